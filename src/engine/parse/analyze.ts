@@ -1,0 +1,854 @@
+// Finds device functions, their loops, unroll pragmas, trip counts and manual unrolls in
+// one parsed CUDA file. Works on broken code: every step tolerates missing children.
+import type { Node, Tree } from './parser';
+import type {
+  FileAnalysis, Kernel, KernelQualifier, Loop, LoopKind, ManualUnroll, SourceSpan, StrayPragma,
+  TripCount, UnrollPragma,
+} from './model';
+import { ConstScope, EvalResult, evalConst, parseNumberLiteral } from './constEval';
+import { findManualUnrolls } from './manualUnroll';
+
+const LOOP_TYPES: Record<string, LoopKind> = {
+  for_statement: 'for', for_range_loop: 'for', while_statement: 'while', do_statement: 'do',
+};
+
+/** Iteration cap when simulating multiplicative/shift loops; beyond it we call the count runtime. */
+const MAX_SIMULATED_TRIPS = 1 << 20;
+
+export function spanOf(node: Node): SourceSpan {
+  return {
+    line: node.startPosition.row + 1,
+    column: node.startPosition.column,
+    endLine: node.endPosition.row + 1,
+    endColumn: node.endPosition.column,
+  };
+}
+
+function named(node: Node | null | undefined): Node[] {
+  return node ? (node.namedChildren.filter(Boolean) as Node[]) : [];
+}
+
+function isComment(n: Node): boolean {
+  return n.type === 'comment';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Unroll pragmas
+
+/** Parses the text after `#pragma` (or inside `_Pragma("…")`); null when it is not an unroll pragma. */
+export function parsePragmaText(
+  text: string, scope: ConstScope | null,
+): Pick<UnrollPragma, 'kind' | 'factor' | 'text'> | null {
+  const t = text.replace(/\/\/.*$|\/\*.*?\*\//g, '').trim();
+  const m = /^unroll\b\s*(.*)$/s.exec(t);
+  if (!m) return null;
+  const arg = m[1].trim();
+  if (arg === '') return { kind: 'full', factor: null, text: t };
+  if (/^(0[xX][0-9a-fA-F]+|\d+)[uUlL]*$/.test(arg)) {
+    const n = parseNumberLiteral(arg) ?? 0;
+    return { kind: n === 1 ? 'disable' : 'count', factor: n, text: t };
+  }
+  return { kind: 'expr', factor: null, text: t };
+}
+
+/** `_Pragma("unroll 4")` parses as a call expression (often missing its semicolon). */
+function operatorPragmaText(stmt: Node): string | null {
+  if (stmt.type !== 'expression_statement') return null;
+  const call = named(stmt)[0];
+  if (!call || call.type !== 'call_expression') return null;
+  if (call.childForFieldName('function')?.text !== '_Pragma') return null;
+  const str = named(call.childForFieldName('arguments'))[0];
+  if (!str || str.type !== 'string_literal') return null;
+  return str.text.slice(1, -1).replace(/\\"/g, '"');
+}
+
+interface PendingPragma {
+  node: Node;
+  pragma: Pick<UnrollPragma, 'kind' | 'factor' | 'text'>;
+  form: UnrollPragma['form'];
+  exprNode: string | null;
+}
+
+function pragmaFromNode(node: Node): PendingPragma | null {
+  if (node.type === 'preproc_call' && node.childForFieldName('directive')?.text === '#pragma') {
+    const arg = node.childForFieldName('argument')?.text ?? '';
+    const p = parsePragmaText(arg, null);
+    return p ? { node, pragma: p, form: 'directive', exprNode: null } : null;
+  }
+  const op = operatorPragmaText(node);
+  if (op !== null) {
+    const p = parsePragmaText(op, null);
+    return p ? { node, pragma: p, form: 'operator', exprNode: null } : null;
+  }
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Constants visible at file scope: #define N 16, constexpr/const ints, enumerators, static members
+
+function collectFileConstants(root: Node, values: Map<string, number>): void {
+  const scope: ConstScope = { values, unboundTemplateParams: new Set() };
+  const visit = (node: Node, depth: number) => {
+    if (depth > 8) return;
+    for (const child of named(node)) {
+      switch (child.type) {
+        case 'preproc_def': {
+          const name = child.childForFieldName('name')?.text;
+          const value = child.childForFieldName('value')?.text;
+          if (name && value) {
+            const v = evalMacroBody(value, scope);
+            if (v !== null) values.set(name, v);
+          }
+          break;
+        }
+        case 'declaration':
+        case 'field_declaration':
+          collectConstDeclaration(child, scope);
+          break;
+        case 'enum_specifier':
+          collectEnum(child, scope);
+          break;
+        case 'preproc_if': case 'preproc_ifdef': case 'preproc_else': case 'preproc_elif':
+        case 'namespace_definition': case 'declaration_list': case 'linkage_specification':
+        case 'struct_specifier': case 'class_specifier': case 'field_declaration_list':
+        case 'template_declaration':
+          visit(child, depth + 1);
+          break;
+      }
+      if (child.type === 'declaration' || child.type === 'field_declaration') {
+        for (const e of named(child)) if (e.type === 'enum_specifier') collectEnum(e, scope);
+      }
+    }
+  };
+  visit(root, 0);
+}
+
+/** Macro bodies are raw text; evaluate simple arithmetic over numbers and known names. */
+function evalMacroBody(text: string, scope: ConstScope): number | null {
+  const t = text.trim();
+  if (!/^[\w\s()+\-*/%<>&|^~.']+$/.test(t)) return null;
+  const expr = t.replace(/\b([A-Za-z_]\w*)\b/g, (name) => {
+    const v = scope.values.get(name);
+    return v === undefined ? '\u0000' : String(v);
+  });
+  if (expr.includes('\u0000')) return null;
+  const tokens = expr.match(/0[xX][0-9a-fA-F]+[uUlL]*|\d+(\.\d+)?[uUlLfF]*|<<|>>|[()+\-*/%&|^~]/g);
+  if (!tokens || tokens.join('') !== expr.replace(/\s+/g, '')) return null;
+  // Recursive descent over + - * / % << >> & | ^ with C precedence.
+  let i = 0;
+  const prec: Record<string, number> = { '|': 1, '^': 2, '&': 3, '<<': 4, '>>': 4, '+': 5, '-': 5, '*': 6, '/': 6, '%': 6 };
+  const primary = (): number | null => {
+    const tok = tokens[i++];
+    if (tok === undefined) return null;
+    if (tok === '(') { const v = binary(0); if (tokens[i++] !== ')') return null; return v; }
+    if (tok === '-') { const v = primary(); return v === null ? null : -v; }
+    if (tok === '+') return primary();
+    if (tok === '~') { const v = primary(); return v === null ? null : ~v; }
+    return parseNumberLiteral(tok);
+  };
+  const binary = (min: number): number | null => {
+    let left = primary();
+    while (left !== null && i < tokens.length && prec[tokens[i]] !== undefined && prec[tokens[i]] > min) {
+      const op = tokens[i++];
+      const right = binary(prec[op]);
+      if (right === null) return null;
+      switch (op) {
+        case '+': left += right; break;
+        case '-': left -= right; break;
+        case '*': left *= right; break;
+        case '/': if (right === 0) return null; left = Math.trunc(left / right); break;
+        case '%': if (right === 0) return null; left %= right; break;
+        case '<<': left = left * 2 ** right; break;
+        case '>>': left = Math.floor(left / 2 ** right); break;
+        case '&': left &= right; break;
+        case '|': left |= right; break;
+        case '^': left ^= right; break;
+      }
+    }
+    return left;
+  };
+  const v = binary(0);
+  return v !== null && i === tokens.length ? v : null;
+}
+
+function isConstDeclaration(decl: Node): boolean {
+  return named(decl).some(c => c.type === 'type_qualifier' && /^(const|constexpr)$/.test(c.text));
+}
+
+function collectConstDeclaration(decl: Node, scope: ConstScope): void {
+  if (!isConstDeclaration(decl)) return;
+  for (const d of named(decl)) {
+    if (d.type === 'init_declarator') {
+      const name = d.childForFieldName('declarator');
+      const value = d.childForFieldName('value');
+      if (name?.type === 'identifier' && value) {
+        const v = evalConst(value, scope);
+        if (typeof v === 'number') scope.values.set(name.text, v);
+      }
+    } else if (decl.type === 'field_declaration' && d.type === 'field_identifier') {
+      const value = decl.childForFieldName('default_value');
+      if (value) {
+        const v = evalConst(value, scope);
+        if (typeof v === 'number') scope.values.set(d.text, v);
+      }
+    }
+  }
+}
+
+function collectEnum(en: Node, scope: ConstScope): void {
+  let next = 0;
+  for (const e of named(en.childForFieldName('body'))) {
+    if (e.type !== 'enumerator') continue;
+    const name = e.childForFieldName('name')?.text;
+    const value = e.childForFieldName('value');
+    let v: EvalResult = next;
+    if (value) v = evalConst(value, scope);
+    if (name && typeof v === 'number') {
+      scope.values.set(name, v);
+      next = v + 1;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Device functions
+
+interface FunctionInfo {
+  node: Node;
+  name: string;
+  qualifier: KernelQualifier;
+  templateParams: { name: string; defaultValue: Node | null }[];
+  launchBounds: string[] | null;
+}
+
+function functionName(decl: Node | null): string | null {
+  let d: Node | null = decl;
+  for (let i = 0; d && i < 8; i++) {
+    switch (d.type) {
+      case 'function_declarator': d = d.childForFieldName('declarator'); break;
+      case 'pointer_declarator': case 'reference_declarator': case 'parenthesized_declarator':
+        d = d.childForFieldName('declarator') ?? named(d)[0] ?? null; break;
+      case 'identifier': case 'field_identifier': case 'operator_name': case 'destructor_name':
+        return d.text;
+      case 'qualified_identifier': {
+        const n = d.childForFieldName('name');
+        d = n ?? null;
+        break;
+      }
+      case 'template_function': return d.childForFieldName('name')?.text ?? null;
+      default: return null;
+    }
+  }
+  return null;
+}
+
+function deviceQualifier(fn: Node): KernelQualifier | null {
+  let global = false;
+  let device = false;
+  for (const c of fn.children) {
+    if (!c) continue;
+    if (c.type === '__global__') global = true;
+    else if (c.type === '__device__') device = true;
+    else if (c.type === 'attribute_specifier' || c.type === 'ms_declspec_modifier') {
+      if (/__global__/.test(c.text)) global = true;
+      if (/__device__/.test(c.text)) device = true;
+    }
+  }
+  return global ? 'global' : device ? 'device' : null;
+}
+
+function templateParamsOf(templateDecl: Node): FunctionInfo['templateParams'] {
+  const out: FunctionInfo['templateParams'] = [];
+  for (const p of named(templateDecl.childForFieldName('parameters'))) {
+    let name: string | null = null;
+    let defaultValue: Node | null = null;
+    switch (p.type) {
+      case 'parameter_declaration':
+      case 'variadic_parameter_declaration':
+        name = lastIdentifier(p.childForFieldName('declarator'));
+        break;
+      case 'optional_parameter_declaration':
+        name = lastIdentifier(p.childForFieldName('declarator'));
+        defaultValue = p.childForFieldName('default_value');
+        break;
+      case 'type_parameter_declaration':
+      case 'variadic_type_parameter_declaration':
+        name = named(p).find(c => c.type === 'type_identifier')?.text ?? null;
+        break;
+      case 'optional_type_parameter_declaration':
+        name = p.childForFieldName('name')?.text ?? null;
+        break;
+      case 'template_template_parameter_declaration':
+        name = null;
+        break;
+    }
+    if (name) out.push({ name, defaultValue });
+  }
+  return out;
+}
+
+function lastIdentifier(n: Node | null): string | null {
+  if (!n) return null;
+  if (n.type === 'identifier' || n.type === 'type_identifier') return n.text;
+  const kids = named(n);
+  for (let i = kids.length - 1; i >= 0; i--) {
+    const r = lastIdentifier(kids[i]);
+    if (r) return r;
+  }
+  return null;
+}
+
+function collectFunctions(root: Node): FunctionInfo[] {
+  const out: FunctionInfo[] = [];
+  const visit = (node: Node, templateDecl: Node | null, depth: number) => {
+    if (depth > 16) return;
+    for (const child of named(node)) {
+      if (child.type === 'function_definition') {
+        const qualifier = deviceQualifier(child);
+        if (!qualifier) continue;
+        const name = functionName(child.childForFieldName('declarator'));
+        if (!name) continue;
+        const lb = named(child).find(c => c.type === 'launch_bounds');
+        out.push({
+          node: child,
+          name,
+          qualifier,
+          templateParams: templateDecl ? templateParamsOf(templateDecl) : [],
+          launchBounds: lb ? named(lb).map(a => a.text) : null,
+        });
+      } else if (child.type === 'template_declaration') {
+        visit(child, child, depth + 1);
+      } else if (/^(preproc_if|preproc_ifdef|preproc_else|preproc_elif|preproc_elifdef|namespace_definition|declaration_list|linkage_specification|ERROR)$/.test(child.type)) {
+        visit(child, null, depth + 1);
+      }
+    }
+  };
+  visit(root, null, 0);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Template instantiations visible in the file: k<float, 256><<<…>>>, template void k<…>(…), &k<8>
+
+type Instantiation = Map<string, number>;
+
+function collectInstantiations(root: Node, templates: Map<string, FunctionInfo[]>): Map<string, string[][]> {
+  const args = new Map<string, string[][]>();
+  const seen = new Set<string>();
+  const stack: Node[] = [root];
+  while (stack.length) {
+    const n = stack.pop()!;
+    if (n.type === 'template_function') {
+      const name = n.childForFieldName('name')?.text;
+      const list = n.childForFieldName('arguments');
+      if (name && list && templates.has(name) && !insideTemplateOf(n, name)) {
+        const texts = named(list).map(a => a.text);
+        const key = `${name}<${texts.join(',')}>`;
+        if (!seen.has(key)) {
+          seen.add(key);
+          if (!args.has(name)) args.set(name, []);
+          args.get(name)!.push(texts);
+        }
+      }
+    }
+    for (let i = n.namedChildCount - 1; i >= 0; i--) {
+      const c = n.namedChild(i);
+      if (c) stack.push(c);
+    }
+  }
+  return args;
+}
+
+/** A recursive self-reference inside the template (k<B/2>) is not a visible instantiation. */
+function insideTemplateOf(node: Node, name: string): boolean {
+  for (let p = node.parent; p; p = p.parent) {
+    if (p.type === 'function_definition' && functionName(p.childForFieldName('declarator')) === name) return true;
+  }
+  return false;
+}
+
+function bindInstantiation(fn: FunctionInfo, argTexts: string[], fileScope: ConstScope): Instantiation {
+  const binding: Instantiation = new Map();
+  for (let i = 0; i < fn.templateParams.length; i++) {
+    const p = fn.templateParams[i];
+    const text = argTexts[i];
+    let v: number | null = null;
+    if (text !== undefined) {
+      v = evalTextConst(text, fileScope);
+    } else if (p.defaultValue) {
+      const r = evalConst(p.defaultValue, { values: new Map([...fileScope.values, ...binding]), unboundTemplateParams: new Set() });
+      v = typeof r === 'number' ? r : null;
+    }
+    if (v !== null) binding.set(p.name, v);
+  }
+  return binding;
+}
+
+function evalTextConst(text: string, scope: ConstScope): number | null {
+  const t = text.trim();
+  const lit = /^[-+]?(0[xX][0-9a-fA-F]+|\d+)[uUlL]*$/.test(t) ? parseNumberLiteral(t.replace(/^\+/, '')) : null;
+  if (lit !== null) return lit;
+  const known = scope.values.get(t);
+  if (known !== undefined) return known;
+  return evalMacroBody(t, scope);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loops and trip counts
+
+interface LoopShape {
+  variable: string;
+  start: Node | null;
+  bound: Node | null;
+  /** Comparison with the induction variable on the left: <, <=, >, >=, != */
+  op: string;
+  /** The update as a function of the variable, with its step expression node. */
+  updateOp: '+' | '-' | '*' | '/' | '<<' | '>>';
+  step: Node | null;
+  stepValue: number | null;
+}
+
+const FLIP: Record<string, string> = { '<': '>', '<=': '>=', '>': '<', '>=': '<=', '!=': '!=' };
+
+function forLoopShape(loop: Node): LoopShape | null {
+  const init = loop.childForFieldName('initializer');
+  const cond = loop.childForFieldName('condition');
+  const update = loop.childForFieldName('update');
+  if (!cond || !update) return null;
+
+  // Condition: i < b  or  b > i
+  let variable: string | null = null;
+  let bound: Node | null = null;
+  let op = '';
+  if (cond.type === 'binary_expression') {
+    const l = cond.childForFieldName('left');
+    const r = cond.childForFieldName('right');
+    const o = cond.childForFieldName('operator')?.text ?? '';
+    if (!(o in FLIP)) return null;
+    if (l?.type === 'identifier') { variable = l.text; bound = r; op = o; }
+    else if (r?.type === 'identifier') { variable = r.text; bound = l; op = FLIP[o]; }
+  }
+  if (!variable) return null;
+
+  // Update: i++ / ++i / i-- / i += s / i -= s / i *= s / i <<= s / i = i + s
+  let updateOp: LoopShape['updateOp'] | null = null;
+  let step: Node | null = null;
+  let stepValue: number | null = null;
+  if (update.type === 'update_expression') {
+    if (update.childForFieldName('argument')?.text !== variable) return null;
+    updateOp = update.text.includes('++') ? '+' : '-';
+    stepValue = 1;
+  } else if (update.type === 'assignment_expression') {
+    if (update.childForFieldName('left')?.text !== variable) return null;
+    const aop = update.childForFieldName('operator')?.text ?? '';
+    const right = update.childForFieldName('right');
+    const map: Record<string, LoopShape['updateOp']> = { '+=': '+', '-=': '-', '*=': '*', '/=': '/', '<<=': '<<', '>>=': '>>' };
+    if (map[aop]) { updateOp = map[aop]; step = right; }
+    else if (aop === '=' && right?.type === 'binary_expression') {
+      const rl = right.childForFieldName('left');
+      const ro = right.childForFieldName('operator')?.text ?? '';
+      if (rl?.text === variable && ['+', '-', '*', '/', '<<', '>>'].includes(ro)) {
+        updateOp = ro as LoopShape['updateOp'];
+        step = right.childForFieldName('right');
+      }
+    }
+  }
+  if (!updateOp) return null;
+
+  // Start: declaration `int i = a` or assignment `i = a`; an empty initializer starts at an unknown value.
+  let start: Node | null = null;
+  if (init?.type === 'declaration') {
+    const d = named(init).find(c => c.type === 'init_declarator' && c.childForFieldName('declarator')?.text === variable);
+    start = d?.childForFieldName('value') ?? null;
+  } else if (init?.type === 'assignment_expression' && init.childForFieldName('left')?.text === variable) {
+    start = init.childForFieldName('right');
+  }
+  return { variable, start, bound, op, updateOp, step, stepValue };
+}
+
+/** Does the loop body assign to the induction variable? Then its trip count is not static. */
+function bodyWritesVariable(body: Node | null, variable: string): boolean {
+  if (!body) return false;
+  const stack: Node[] = [body];
+  while (stack.length) {
+    const n = stack.pop()!;
+    if ((n.type === 'assignment_expression' && n.childForFieldName('left')?.text === variable) ||
+        (n.type === 'update_expression' && n.childForFieldName('argument')?.text === variable)) return true;
+    for (const c of named(n)) stack.push(c);
+  }
+  return false;
+}
+
+function countTrips(start: number, bound: number, op: string, updateOp: LoopShape['updateOp'], step: number): number | null {
+  const holds = (i: number) => {
+    switch (op) {
+      case '<': return i < bound;
+      case '<=': return i <= bound;
+      case '>': return i > bound;
+      case '>=': return i >= bound;
+      case '!=': return i !== bound;
+    }
+    return false;
+  };
+  if (!holds(start)) return 0;
+  if ((updateOp === '+' || updateOp === '-') && op !== '!=') {
+    const delta = updateOp === '+' ? step : -step;
+    if (delta === 0) return null;
+    if ((op === '<' || op === '<=') && delta < 0) return null;
+    if ((op === '>' || op === '>=') && delta > 0) return null;
+    const span = op === '<' ? bound - start : op === '<=' ? bound - start + 1 : op === '>' ? start - bound : start - bound + 1;
+    return Math.ceil(span / Math.abs(delta));
+  }
+  let i = start;
+  for (let n = 0; n < MAX_SIMULATED_TRIPS; n++) {
+    if (!holds(i)) return n;
+    switch (updateOp) {
+      case '+': i += step; break;
+      case '-': i -= step; break;
+      case '*': if (Math.abs(step) <= 1) return null; i *= step; break;
+      case '/': if (Math.abs(step) <= 1) return null; i = Math.trunc(i / step); break;
+      case '<<': if (step <= 0) return null; i = i * 2 ** step; break;
+      case '>>': if (step <= 0) return null; i = Math.floor(i / 2 ** step); break;
+    }
+  }
+  return null;
+}
+
+/**
+ * For an additive loop with constant bounds, the number of unit-step positions it covers
+ * (`for (k = 0; k < 100; k += 4)` covers 100): lets us tell whether a manual unroll divides it.
+ */
+function constantExtent(loop: Node, scope: ConstScope): number | null {
+  if (loop.type !== 'for_statement') return null;
+  const shape = forLoopShape(loop);
+  if (!shape || shape.updateOp !== '+' || !shape.start || !shape.bound) return null;
+  const a = evalConst(shape.start, scope);
+  const b = evalConst(shape.bound, scope);
+  if (typeof a !== 'number' || typeof b !== 'number') return null;
+  if (shape.op === '<') return b - a;
+  if (shape.op === '<=') return b - a + 1;
+  return null;
+}
+
+function tripCountUnder(loop: Node, kind: LoopKind, scope: ConstScope): TripCount {
+  if (kind === 'do' || kind === 'while') {
+    const cond = kind === 'do' ? loop.childForFieldName('condition') : loop.childForFieldName('condition');
+    const c = evalConst(cond, scope);
+    if (c === 0) return kind === 'do' ? 1 : 0;
+    return c === 'dependent' ? 'dependent' : 'runtime';
+  }
+  if (loop.type === 'for_range_loop') return 'runtime';
+  const shape = forLoopShape(loop);
+  if (!shape || !shape.start || !shape.bound) {
+    return shape?.bound && evalConst(shape.bound, scope) === 'dependent' ? 'dependent' : 'runtime';
+  }
+  if (bodyWritesVariable(loop.childForFieldName('body'), shape.variable)) return 'runtime';
+  const a = evalConst(shape.start, scope);
+  const b = evalConst(shape.bound, scope);
+  const s = shape.stepValue ?? evalConst(shape.step, scope);
+  for (const v of [a, b, s]) if (v === 'runtime') return 'runtime';
+  for (const v of [a, b, s]) if (v === 'dependent') return 'dependent';
+  const n = countTrips(a as number, b as number, shape.op, shape.updateOp, s as number);
+  return n === null ? 'runtime' : n;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Walking a function body
+
+interface RawLoop {
+  node: Node;
+  kind: LoopKind;
+  depth: number;
+  parent: RawLoop | null;
+  pragma: PendingPragma | null;
+  /** Local constexpr/const values visible at the loop. */
+  locals: Map<string, number>;
+}
+
+interface WalkState {
+  loops: RawLoop[];
+  stray: PendingPragma[];
+  /** Loops whose real parent the parser lost (see visitLoop), keyed by node id. */
+  adoptions: Map<number, RawLoop>;
+}
+
+/**
+ * Statement lists are where pragmas live. Walk one list in order, attaching each unroll pragma
+ * to the loop that follows it (comments and blank lines allowed in between).
+ */
+function walkStatements(
+  stmts: Node[], depth: number, parent: RawLoop | null, locals: Map<string, number>,
+  baseScope: ConstScope, state: WalkState,
+): void {
+  let pending: PendingPragma | null = null;
+  for (let i = 0; i < stmts.length; i++) {
+    const s = stmts[i];
+    if (isComment(s)) continue;
+    const p = pragmaFromNode(s);
+    if (p) {
+      if (pending) state.stray.push(pending);
+      pending = p;
+      continue;
+    }
+    if (s.type === 'preproc_call') continue; // other pragmas (e.g. nv_diag_suppress) do not consume it
+    // An empty statement that tree-sitter invented (`MISSING ;`) after _Pragma is not a statement.
+    if (s.type === 'expression_statement' && s.text.trim() === '' && pending) continue;
+    if (LOOP_TYPES[s.type]) {
+      visitLoop(s, depth, parent, pending, locals, baseScope, state, stmts, i);
+      pending = null;
+      continue;
+    }
+    if (pending) {
+      state.stray.push(pending);
+      pending = null;
+    }
+    if (s.type === 'declaration') collectLocalConst(s, locals, baseScope);
+    visitStatement(s, depth, parent, locals, baseScope, state);
+  }
+  if (pending) state.stray.push(pending);
+}
+
+function collectLocalConst(decl: Node, locals: Map<string, number>, baseScope: ConstScope): void {
+  if (!isConstDeclaration(decl)) return;
+  const scope: ConstScope = { values: new Map([...baseScope.values, ...locals]), unboundTemplateParams: baseScope.unboundTemplateParams };
+  collectConstDeclaration(decl, scope);
+  for (const [k, v] of scope.values) if (!baseScope.values.has(k) || baseScope.values.get(k) !== v) locals.set(k, v);
+}
+
+function visitLoop(
+  node: Node, depth: number, parent: RawLoop | null, pragma: PendingPragma | null,
+  locals: Map<string, number>, baseScope: ConstScope, state: WalkState,
+  siblings: Node[], index: number,
+): void {
+  const loop: RawLoop = { node, kind: LOOP_TYPES[node.type], depth, parent, pragma, locals: new Map(locals) };
+  state.loops.push(loop);
+  const body = node.childForFieldName('body');
+  // `for (…)\n#pragma unroll\nfor (…)` without braces: tree-sitter ends the outer loop with an
+  // empty statement and puts pragma and inner loop after it. Re-attach them as the body.
+  if (body && body.type === 'expression_statement' && body.text.trim() === '' && index + 1 < siblings.length) {
+    let j = index + 1;
+    while (j < siblings.length && isComment(siblings[j])) j++;
+    const maybePragma = siblings[j] ? pragmaFromNode(siblings[j]) : null;
+    if (maybePragma) {
+      let k = j + 1;
+      while (k < siblings.length && isComment(siblings[k])) k++;
+      if (siblings[k] && LOOP_TYPES[siblings[k].type]) {
+        // The caller will see the pragma and loop next; mark them to nest under this loop.
+        state.adoptions.set(siblings[k].id, loop);
+      }
+    }
+  }
+  for (const part of ['initializer', 'condition', 'update']) {
+    const n = node.childForFieldName(part);
+    if (n) visitStatement(n, depth + 1, loop, new Map(locals), baseScope, state);
+  }
+  if (body) visitBody(body, depth + 1, loop, new Map(locals), baseScope, state);
+}
+
+function visitBody(
+  body: Node, depth: number, parent: RawLoop | null, locals: Map<string, number>,
+  baseScope: ConstScope, state: WalkState,
+): void {
+  if (body.type === 'compound_statement') {
+    walkStatements(named(body), depth, parent, locals, baseScope, state);
+  } else {
+    walkStatements([body], depth, parent, locals, baseScope, state);
+  }
+}
+
+function visitStatement(
+  node: Node, depth: number, parent: RawLoop | null, locals: Map<string, number>,
+  baseScope: ConstScope, state: WalkState,
+): void {
+  if (node.type === 'compound_statement') {
+    walkStatements(named(node), depth, parent, new Map(locals), baseScope, state);
+    return;
+  }
+  if (LOOP_TYPES[node.type]) {
+    visitLoop(node, depth, parent, null, locals, baseScope, state, [node], 0);
+    return;
+  }
+  // if/else, switch, case bodies, lambdas, preprocessor blocks: recurse into statement lists.
+  for (const c of named(node)) {
+    if (c.type === 'compound_statement' || c.type === 'else_clause' || /^preproc_(if|ifdef|else|elif)/.test(c.type)
+        || c.type === 'case_statement' || c.type === 'lambda_expression') {
+      if (/^preproc_|case_statement/.test(c.type)) walkStatements(named(c), depth, parent, locals, baseScope, state);
+      else visitStatement(c, depth, parent, locals, baseScope, state);
+    } else if (LOOP_TYPES[c.type]) {
+      visitLoop(c, depth, parent, null, locals, baseScope, state, [c], 0);
+    } else if (c.namedChildCount > 0 && c.type !== 'string_literal') {
+      visitStatement(c, depth, parent, locals, baseScope, state);
+    }
+  }
+}
+
+function countStatements(node: Node | null): number {
+  if (!node) return 0;
+  if (node.type !== 'compound_statement') return 1;
+  let n = 0;
+  for (const c of named(node)) {
+    if (isComment(c) || c.type === 'preproc_call') continue;
+    if (LOOP_TYPES[c.type]) n += 1;
+    else if (c.type === 'compound_statement') n += countStatements(c);
+    else if (c.type === 'if_statement') {
+      n += 1 + countStatements(c.childForFieldName('consequence'));
+      const alt = c.childForFieldName('alternative');
+      if (alt) n += countStatements(named(alt)[0] ?? null);
+    } else n += 1;
+  }
+  return n;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function buildPragma(p: PendingPragma, scope: ConstScope, instantiations: Instantiation[]): UnrollPragma {
+  let factor = p.pragma.factor;
+  if (p.pragma.kind === 'expr') {
+    const exprText = p.pragma.text.replace(/^unroll\s*/, '');
+    const results = (instantiations.length ? instantiations : [new Map<string, number>()]).map(inst => {
+      const s: ConstScope = { values: new Map([...scope.values, ...inst]), unboundTemplateParams: new Set() };
+      return evalTextConst(exprText.replace(/^\((.*)\)$/s, '$1'), s);
+    });
+    const distinct = new Set(results);
+    if (distinct.size === 1 && results[0] !== null) factor = results[0];
+  }
+  return {
+    kind: p.pragma.kind, factor, text: p.pragma.text, line: p.node.startPosition.row + 1,
+    span: spanOf(p.node), form: p.form,
+  };
+}
+
+function analyzeFunction(fn: FunctionInfo, fileScope: ConstScope, instantiationArgs: string[][] | undefined): { kernel: Kernel; stray: StrayPragma[] } {
+  const body = fn.node.childForFieldName('body');
+  const templateNames = new Set(fn.templateParams.map(p => p.name));
+  const baseScope: ConstScope = { values: new Map(fileScope.values), unboundTemplateParams: templateNames };
+  for (const n of templateNames) baseScope.values.delete(n);
+  const state: WalkState = { loops: [], stray: [], adoptions: new Map() };
+  if (body) walkStatements(named(body), 0, null, new Map(), baseScope, state);
+  // Re-parent loops the parser detached from an unbraced outer loop.
+  for (const l of state.loops) {
+    const adopter = state.adoptions.get(l.node.id);
+    if (adopter && adopter !== l) reparent(l, adopter, state.loops);
+  }
+
+  const instantiations: Instantiation[] = (instantiationArgs ?? [])
+    .map(a => bindInstantiation(fn, a, fileScope));
+  if (!instantiations.length && fn.templateParams.length && fn.templateParams.every(p => p.defaultValue)) {
+    instantiations.push(bindInstantiation(fn, [], fileScope));
+  }
+
+  const loops: Loop[] = state.loops.map(raw => {
+    const scope: ConstScope = { values: new Map([...baseScope.values, ...raw.locals]), unboundTemplateParams: templateNames };
+    let trip = tripCountUnder(raw.node, raw.kind, scope);
+    if (trip === 'dependent' && instantiations.length) {
+      const perInst = instantiations.map(inst => {
+        const unbound = new Set([...templateNames].filter(n => !inst.has(n)));
+        return tripCountUnder(raw.node, raw.kind, { values: new Map([...scope.values, ...inst]), unboundTemplateParams: unbound });
+      });
+      trip = new Set(perInst).size === 1 ? perInst[0] : 'dependent';
+    }
+    const shape = raw.kind === 'for' && raw.node.type === 'for_statement' ? forLoopShape(raw.node) : null;
+    return {
+      line: raw.node.startPosition.row + 1,
+      kind: raw.kind,
+      depth: raw.depth,
+      pragma: raw.pragma ? buildPragma(raw.pragma, scope, instantiations) : null,
+      tripCount: trip,
+      span: spanOf(raw.node),
+      inductionVariable: shape?.variable ?? null,
+      conditionText: (raw.node.childForFieldName('condition')?.text ?? '').replace(/^\((.*)\)$/s, '$1').replace(/\s+/g, ' '),
+      parentLine: raw.parent ? raw.parent.node.startPosition.row + 1 : null,
+      bodyStatements: countStatements(raw.node.childForFieldName('body')),
+      constantExtent: constantExtent(raw.node, scope),
+    };
+  });
+  loops.sort((a, b) => a.line - b.line || a.span.column - b.span.column);
+
+  let manualUnrolls: ManualUnroll[] = [];
+  if (body) {
+    try {
+      manualUnrolls = findManualUnrolls(body, (n: Node) => {
+        const v = evalConst(n, baseScope);
+        return typeof v === 'number' ? v : null;
+      });
+    } catch {
+      manualUnrolls = []; // detectors are best effort; never break the whole analysis
+    }
+  }
+
+  const scopeForStray: ConstScope = { values: baseScope.values, unboundTemplateParams: templateNames };
+  const stray: StrayPragma[] = state.stray.map(p => ({
+    pragma: buildPragma(p, scopeForStray, instantiations),
+    reason: 'not followed by a loop: nvcc ignores it',
+  }));
+
+  return {
+    kernel: {
+      name: fn.name,
+      qualifier: fn.qualifier,
+      line: fn.node.startPosition.row + 1,
+      span: spanOf(fn.node),
+      templateParameters: fn.templateParams.map(p => p.name),
+      launchBounds: fn.launchBounds,
+      loops,
+      manualUnrolls,
+      instantiations: instantiations.map(inst => Object.fromEntries(inst)),
+    },
+    stray,
+  };
+}
+
+function reparent(loop: RawLoop, parent: RawLoop, all: RawLoop[]): void {
+  const shift = parent.depth + 1 - loop.depth;
+  loop.parent = parent;
+  if (shift === 0) return;
+  // Every loop nested in this one moves by the same amount.
+  const inside = (l: RawLoop) => { for (let p = l.parent; p; p = p.parent) if (p === loop) return true; return false; };
+  loop.depth += shift;
+  for (const l of all) if (inside(l)) l.depth += shift;
+}
+
+function hasRealSyntaxErrors(root: Node): boolean {
+  if (!root.hasError) return false;
+  // `_Pragma("…") for (…)` makes tree-sitter insert a MISSING ";" — that is valid CUDA.
+  const stack: Node[] = [root];
+  while (stack.length) {
+    const n = stack.pop()!;
+    if (!n.hasError && !n.isMissing) continue;
+    if (n.type === 'ERROR') return true;
+    if (n.isMissing) {
+      const stmt = n.parent;
+      if (!(stmt && operatorPragmaText(stmt) !== null)) return true;
+      continue;
+    }
+    for (const c of n.children) if (c) stack.push(c);
+  }
+  return false;
+}
+
+export function analyzeTree(tree: Tree, path: string): FileAnalysis {
+  const root = tree.rootNode;
+  const fileScope: ConstScope = { values: new Map(), unboundTemplateParams: new Set() };
+  try {
+    collectFileConstants(root, fileScope.values);
+  } catch { /* constants are an aid, not a requirement */ }
+  const functions = collectFunctions(root);
+  const templates = new Map<string, FunctionInfo[]>();
+  for (const f of functions) if (f.templateParams.length) {
+    if (!templates.has(f.name)) templates.set(f.name, []);
+    templates.get(f.name)!.push(f);
+  }
+  const inst = templates.size ? collectInstantiations(root, templates) : new Map<string, string[][]>();
+  const kernels: Kernel[] = [];
+  const strayPragmas: StrayPragma[] = [];
+  for (const fn of functions) {
+    try {
+      const r = analyzeFunction(fn, fileScope, fn.templateParams.length ? inst.get(fn.name) : undefined);
+      kernels.push(r.kernel);
+      strayPragmas.push(...r.stray);
+    } catch {
+      // A function the walker cannot handle is skipped, never fatal.
+    }
+  }
+  return { path, kernels, strayPragmas, hasSyntaxErrors: hasRealSyntaxErrors(root) };
+}

@@ -1,0 +1,155 @@
+// Evaluates integral constant expressions the way nvcc would see them at compile time:
+// literals, object-like #define macros, const/constexpr integers, enumerators, sizeof of
+// builtin types and template parameters bound by a visible instantiation.
+import type { Node } from './parser';
+
+/** Why an expression is not a plain number: it needs run-time values, or an unbound template parameter. */
+export type NotConstant = 'runtime' | 'dependent';
+
+export type EvalResult = number | NotConstant;
+
+export interface ConstScope {
+  /** Names bound to compile-time values (macros, constexpr, enumerators, bound template params). */
+  values: Map<string, number>;
+  /** Template parameters without a binding in this scope. */
+  unboundTemplateParams: Set<string>;
+}
+
+const BUILTIN_SIZES: Record<string, number> = {
+  char: 1, 'signed char': 1, 'unsigned char': 1, bool: 1, short: 2, 'unsigned short': 2,
+  int: 4, unsigned: 4, 'unsigned int': 4, float: 4, long: 8, 'unsigned long': 8,
+  'long long': 8, 'unsigned long long': 8, double: 8, half: 2, __half: 2, float2: 8,
+  float4: 16, int2: 8, int4: 16, double2: 16, size_t: 8,
+};
+
+/** Parses C integer and floating literals (hex, octal, binary, digit separators, suffixes). */
+export function parseNumberLiteral(text: string): number | null {
+  let t = text.replace(/'/g, '').toLowerCase();
+  if (/^[0-9.]+(e[+-]?\d+)?f?$/.test(t) && (t.includes('.') || t.includes('e')) && !t.startsWith('0x')) {
+    const v = parseFloat(t);
+    return Number.isFinite(v) ? v : null;
+  }
+  t = t.replace(/[ul]+$/, '');
+  let v: number;
+  if (t.startsWith('0x')) v = parseInt(t.slice(2), 16);
+  else if (t.startsWith('0b')) v = parseInt(t.slice(2), 2);
+  else if (t.length > 1 && t.startsWith('0')) v = parseInt(t.slice(1), 8);
+  else v = parseInt(t, 10);
+  return Number.isFinite(v) ? v : null;
+}
+
+function combine(a: EvalResult, b: EvalResult): NotConstant | null {
+  if (a === 'runtime' || b === 'runtime') return 'runtime';
+  if (a === 'dependent' || b === 'dependent') return 'dependent';
+  return null;
+}
+
+function truncDiv(a: number, b: number): number {
+  return Math.trunc(a / b);
+}
+
+export function evalConst(node: Node | null | undefined, scope: ConstScope, depth = 0): EvalResult {
+  if (!node || depth > 64) return 'runtime';
+  switch (node.type) {
+    case 'number_literal': {
+      const v = parseNumberLiteral(node.text);
+      return v === null ? 'runtime' : v;
+    }
+    case 'true': return 1;
+    case 'false': return 0;
+    case 'char_literal': {
+      const m = /^'(.)'$/.exec(node.text);
+      return m ? m[1].charCodeAt(0) : 'runtime';
+    }
+    case 'parenthesized_expression':
+    case 'condition_clause': {
+      const inner = node.namedChildren.filter(c => c && c.type !== 'comment');
+      return inner.length === 1 ? evalConst(inner[0], scope, depth + 1) : 'runtime';
+    }
+    case 'identifier':
+    case 'type_identifier': {
+      const name = node.text;
+      const v = scope.values.get(name);
+      if (v !== undefined) return v;
+      if (scope.unboundTemplateParams.has(name)) return 'dependent';
+      return 'runtime';
+    }
+    case 'qualified_identifier': {
+      // e.g. Config::kTile or std::numeric_limits… : use the last component if known.
+      const last = node.text.split('::').pop() ?? '';
+      const v = scope.values.get(last);
+      return v !== undefined ? v : 'runtime';
+    }
+    case 'cast_expression': {
+      const value = node.childForFieldName('value');
+      return evalConst(value, scope, depth + 1);
+    }
+    case 'unary_expression': {
+      const arg = evalConst(node.childForFieldName('argument'), scope, depth + 1);
+      if (typeof arg !== 'number') return arg;
+      const op = node.childForFieldName('operator')?.text ?? node.child(0)?.text;
+      switch (op) {
+        case '-': return -arg;
+        case '+': return arg;
+        case '!': return arg ? 0 : 1;
+        case '~': return ~arg;
+      }
+      return 'runtime';
+    }
+    case 'sizeof_expression': {
+      const type = node.childForFieldName('type');
+      const text = (type ?? node.namedChildren[0])?.text.replace(/\s+/g, ' ').replace(/^\(|\)$/g, '').trim();
+      if (text && BUILTIN_SIZES[text] !== undefined) return BUILTIN_SIZES[text];
+      return 'runtime';
+    }
+    case 'conditional_expression': {
+      const c = evalConst(node.childForFieldName('condition'), scope, depth + 1);
+      if (typeof c !== 'number') return c;
+      return evalConst(node.childForFieldName(c ? 'consequence' : 'alternative'), scope, depth + 1);
+    }
+    case 'binary_expression': {
+      const a = evalConst(node.childForFieldName('left'), scope, depth + 1);
+      const b = evalConst(node.childForFieldName('right'), scope, depth + 1);
+      const bad = combine(a, b);
+      if (bad) return bad;
+      const x = a as number;
+      const y = b as number;
+      const op = node.childForFieldName('operator')?.text;
+      switch (op) {
+        case '+': return x + y;
+        case '-': return x - y;
+        case '*': return x * y;
+        case '/': return y === 0 ? 'runtime' : (Number.isInteger(x) && Number.isInteger(y) ? truncDiv(x, y) : x / y);
+        case '%': return y === 0 ? 'runtime' : x % y;
+        case '<<': return x * 2 ** y;
+        case '>>': return Math.floor(x / 2 ** y);
+        case '&': return x & y;
+        case '|': return x | y;
+        case '^': return x ^ y;
+        case '<': return x < y ? 1 : 0;
+        case '<=': return x <= y ? 1 : 0;
+        case '>': return x > y ? 1 : 0;
+        case '>=': return x >= y ? 1 : 0;
+        case '==': return x === y ? 1 : 0;
+        case '!=': return x !== y ? 1 : 0;
+        case '&&': return x && y ? 1 : 0;
+        case '||': return x || y ? 1 : 0;
+      }
+      return 'runtime';
+    }
+    case 'call_expression': {
+      // min/max of constants are common in bounds (e.g. min(TILE, 32)).
+      const fn = node.childForFieldName('function')?.text ?? '';
+      const args = node.childForFieldName('arguments')?.namedChildren ?? [];
+      if (/^(std::)?(min|max)$/.test(fn) && args.length === 2) {
+        const a = evalConst(args[0], scope, depth + 1);
+        const b = evalConst(args[1], scope, depth + 1);
+        const bad = combine(a, b);
+        if (bad) return bad;
+        return fn.endsWith('min') ? Math.min(a as number, b as number) : Math.max(a as number, b as number);
+      }
+      return 'runtime';
+    }
+  }
+  return 'runtime';
+}

@@ -1,0 +1,124 @@
+// One syntax tree per open document, updated incrementally on edits, with its analysis
+// computed lazily and cached until the next edit.
+import type { Parser, Tree, Edit } from './parser';
+import { createCudaParser, pointAt } from './parser';
+import { analyzeTree } from './analyze';
+import type { FileAnalysis } from './model';
+
+/** An edit as LSP and VS Code describe it: a range in the old text replaced by new text. */
+export interface TextChange {
+  /** Offset (UTF-16 code units) where the replaced range starts in the old text. */
+  start: number;
+  /** Length of the replaced range in the old text. */
+  length: number;
+  text: string;
+}
+
+interface Entry {
+  text: string;
+  tree: Tree;
+  analysis: FileAnalysis | null;
+  path: string;
+}
+
+export class CudaDocuments {
+  private readonly entries = new Map<string, Entry>();
+
+  private constructor(private readonly parser: Parser) {}
+
+  static async create(): Promise<CudaDocuments> {
+    return new CudaDocuments(await createCudaParser());
+  }
+
+  /** Parses a whole document from scratch (open, or a change we cannot apply incrementally). */
+  open(key: string, text: string, path = key): FileAnalysis {
+    this.close(key);
+    const tree = this.parser.parse(text);
+    if (!tree) throw new Error('tree-sitter returned no tree');
+    this.entries.set(key, { text, tree, analysis: null, path });
+    return this.analysis(key)!;
+  }
+
+  /** Applies edits in order (each relative to the text after the previous one) and reparses incrementally. */
+  update(key: string, changes: TextChange[]): void {
+    const entry = this.entries.get(key);
+    if (!entry) throw new Error(`document not open: ${key}`);
+    let text = entry.text;
+    for (const c of changes) {
+      const oldEnd = c.start + c.length;
+      const newEnd = c.start + c.text.length;
+      const edit: Edit = {
+        startIndex: c.start,
+        oldEndIndex: oldEnd,
+        newEndIndex: newEnd,
+        startPosition: pointAt(text, c.start),
+        oldEndPosition: pointAt(text, oldEnd),
+        newEndPosition: { row: 0, column: 0 },
+      } as Edit;
+      text = text.slice(0, c.start) + c.text + text.slice(oldEnd);
+      edit.newEndPosition = pointAt(text, newEnd);
+      entry.tree.edit(edit);
+    }
+    const tree = this.parser.parse(text, entry.tree);
+    if (!tree) throw new Error('tree-sitter returned no tree');
+    entry.tree.delete();
+    entry.tree = tree;
+    entry.text = text;
+    entry.analysis = null;
+  }
+
+  /** Replaces the whole text (e.g. full-sync clients); still reuses the old tree where it can. */
+  replace(key: string, text: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) {
+      this.open(key, text);
+      return;
+    }
+    // Diff the common prefix/suffix so tree-sitter can reuse unchanged subtrees.
+    const old = entry.text;
+    let start = 0;
+    const max = Math.min(old.length, text.length);
+    while (start < max && old.charCodeAt(start) === text.charCodeAt(start)) start++;
+    let oldEnd = old.length;
+    let newEnd = text.length;
+    while (oldEnd > start && newEnd > start && old.charCodeAt(oldEnd - 1) === text.charCodeAt(newEnd - 1)) {
+      oldEnd--;
+      newEnd--;
+    }
+    this.update(key, [{ start, length: oldEnd - start, text: text.slice(start, newEnd) }]);
+  }
+
+  analysis(key: string): FileAnalysis | null {
+    const entry = this.entries.get(key);
+    if (!entry) return null;
+    if (!entry.analysis) entry.analysis = analyzeTree(entry.tree, entry.path);
+    return entry.analysis;
+  }
+
+  text(key: string): string | undefined {
+    return this.entries.get(key)?.text;
+  }
+
+  tree(key: string): Tree | undefined {
+    return this.entries.get(key)?.tree;
+  }
+
+  close(key: string): void {
+    const entry = this.entries.get(key);
+    if (entry) {
+      entry.tree.delete();
+      this.entries.delete(key);
+    }
+  }
+
+  /** Parses and analyses a file's text once, keeping nothing (CLI scans). */
+  analyzeOnce(text: string, path: string): FileAnalysis {
+    const tree = this.parser.parse(text);
+    if (!tree) throw new Error('tree-sitter returned no tree');
+    try {
+      return analyzeTree(tree, path);
+    } finally {
+      tree.delete();
+    }
+  }
+}

@@ -1,0 +1,142 @@
+// Static findings about unrolling, computed from the analysis alone (no compiler needed).
+// The language server turns them into diagnostics; the CLI can print them.
+import type { FileAnalysis, Kernel, Loop, ManualUnroll, SourceSpan } from './model';
+
+export type FindingCode =
+  | 'pragma-without-loop'
+  | 'full-unroll-runtime-trip'
+  | 'full-unroll-dependent-trip'
+  | 'nested-unroll-bloat'
+  | 'manual-unroll-no-remainder';
+
+export interface Finding {
+  code: FindingCode;
+  severity: 'warning' | 'information';
+  span: SourceSpan;
+  message: string;
+  kernel?: string;
+}
+
+export interface FindingOptions {
+  /** Estimated statement copies in a fully unrolled nest above which we warn. */
+  bloatThresholdStatements: number;
+}
+
+export const DEFAULT_FINDING_OPTIONS: FindingOptions = { bloatThresholdStatements: 2048 };
+
+/** How many copies of its body a loop's pragma puts into the code (1 when rolled). */
+export function bodyCopies(loop: Loop): number {
+  const p = loop.pragma;
+  const trip = typeof loop.tripCount === 'number' ? loop.tripCount : null;
+  if (!p || p.kind === 'disable') return 1;
+  if (p.kind === 'full') return trip ?? 1;
+  if (p.factor === null) return 1;
+  return trip !== null ? Math.max(1, Math.min(p.factor, trip)) : p.factor;
+}
+
+/** Statement copies after unrolling, counting nested loops' expansions. */
+export function expandedStatements(loop: Loop, children: Map<number, Loop[]>): number {
+  const kids = children.get(loop.line) ?? [];
+  const own = Math.max(1, loop.bodyStatements - kids.length);
+  let inner = 0;
+  for (const k of kids) inner += expandedStatements(k, children);
+  return bodyCopies(loop) * (own + inner);
+}
+
+function childrenByParent(kernel: Kernel): Map<number, Loop[]> {
+  const m = new Map<number, Loop[]>();
+  for (const l of kernel.loops) {
+    if (l.parentLine === null) continue;
+    if (!m.has(l.parentLine)) m.set(l.parentLine, []);
+    m.get(l.parentLine)!.push(l);
+  }
+  return m;
+}
+
+function fullyUnrolledChain(loop: Loop, children: Map<number, Loop[]>): number {
+  const self = loop.pragma?.kind === 'full' && typeof loop.tripCount === 'number' ? 1 : 0;
+  let best = 0;
+  for (const k of children.get(loop.line) ?? []) best = Math.max(best, fullyUnrolledChain(k, children));
+  return self + best;
+}
+
+export function describeTripCount(loop: Loop): string {
+  if (typeof loop.tripCount === 'number') return String(loop.tripCount);
+  return loop.tripCount; // "runtime" | "dependent"
+}
+
+export function manualUnrollLoop(kernel: Kernel, m: ManualUnroll): Loop | undefined {
+  return kernel.loops.find(l => l.line === m.line);
+}
+
+export function computeFindings(analysis: FileAnalysis, options: FindingOptions = DEFAULT_FINDING_OPTIONS): Finding[] {
+  const out: Finding[] = [];
+  for (const s of analysis.strayPragmas) {
+    out.push({
+      code: 'pragma-without-loop',
+      severity: 'warning',
+      span: s.pragma.span,
+      message: `\`#pragma ${s.pragma.text}\` is not followed by a loop: nvcc ignores it.`,
+    });
+  }
+  for (const kernel of analysis.kernels) {
+    const children = childrenByParent(kernel);
+    for (const loop of kernel.loops) {
+      const p = loop.pragma;
+      if (p?.kind === 'full' && loop.tripCount === 'runtime') {
+        out.push({
+          code: 'full-unroll-runtime-trip',
+          severity: 'warning',
+          span: p.span,
+          kernel: kernel.name,
+          message: `\`#pragma unroll\` asks for a full unroll, but the trip count of this ${loop.kind} loop` +
+            (loop.conditionText ? ` (\`${loop.conditionText}\`)` : '') +
+            ' is not a compile-time constant: nvcc cannot fully unroll it and uses its own partial unroll instead.',
+        });
+      } else if (p?.kind === 'full' && loop.tripCount === 'dependent') {
+        out.push({
+          code: 'full-unroll-dependent-trip',
+          severity: 'information',
+          span: p.span,
+          kernel: kernel.name,
+          message: 'Full unroll depends on template parameters' +
+            (kernel.instantiations.length ? ' whose instantiations give different trip counts.' : ' with no instantiation visible in this file.') +
+            ' Each instantiation is unrolled separately; its code size grows with the trip count.',
+        });
+      }
+      if (loop.parentLine === null || !kernel.loops.some(l => l.line === loop.parentLine)) {
+        // Outermost loop of a nest: estimate the straight-line size of nested full unrolls.
+        if (fullyUnrolledChain(loop, children) >= 2) {
+          const size = expandedStatements(loop, children);
+          if (size > options.bloatThresholdStatements) {
+            out.push({
+              code: 'nested-unroll-bloat',
+              severity: 'warning',
+              span: loop.pragma?.span ?? loop.span,
+              kernel: kernel.name,
+              message: `Nested full unrolls expand this loop nest to about ${size.toLocaleString('en-US')} statement copies ` +
+                `(threshold ${options.bloatThresholdStatements.toLocaleString('en-US')}): the straight-line code may overflow ` +
+                'the instruction cache and stall warps on instruction fetch (ncu: no_instruction).',
+            });
+          }
+        }
+      }
+    }
+    for (const m of kernel.manualUnrolls) {
+      if (m.pattern !== 'strided-body' || m.guarded) continue;
+      const loop = manualUnrollLoop(kernel, m);
+      const extent = loop?.constantExtent ?? null;
+      if (extent !== null && extent % m.factor === 0) continue; // constant bounds that divide: no tail
+      out.push({
+        code: 'manual-unroll-no-remainder',
+        severity: 'warning',
+        span: loop?.span ?? { line: m.line, column: 0, endLine: m.line, endColumn: 0 },
+        kernel: kernel.name,
+        message: `Manually unrolled ×${m.factor} without a remainder guard: when the trip count is not a multiple of ` +
+          `${m.factor} the last iterations are ${loop && /\+\s*\d|-\s*\d/.test(loop.conditionText) ? 'skipped' : 'read out of bounds or skipped'}. ` +
+          `Guard each copy (\`if (k + j < n)\`) or add a remainder loop.`,
+      });
+    }
+  }
+  return out.sort((a, b) => a.span.line - b.span.line || a.span.column - b.span.column);
+}

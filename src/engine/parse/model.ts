@@ -1,0 +1,104 @@
+// The analysis model of one CUDA source file. These shapes are also the `scan --json`
+// contract (see docs/cli.md), so change them only together with that document.
+
+/** 1-based line and 0-based column, as editors and compilers print them. */
+export interface SourceSpan {
+  line: number;
+  column: number;
+  endLine: number;
+  endColumn: number;
+}
+
+export type KernelQualifier = 'global' | 'device';
+
+export type LoopKind = 'for' | 'while' | 'do';
+
+/**
+ * What an unroll pragma asks for.
+ * - full:    `#pragma unroll`            (unroll completely; needs a compile-time trip count)
+ * - count:   `#pragma unroll 4`          (literal factor)
+ * - expr:    `#pragma unroll (B/2)`      (integral constant expression; factor when we can evaluate it)
+ * - disable: `#pragma unroll 1`          (keep the loop rolled)
+ */
+export type UnrollPragmaKind = 'full' | 'count' | 'expr' | 'disable';
+
+export interface UnrollPragma {
+  kind: UnrollPragmaKind;
+  factor: number | null;
+  /** The pragma's text after `#pragma` / inside `_Pragma("…")`, e.g. "unroll 4". */
+  text: string;
+  line: number;
+  /** Where the pragma itself sits; used for hover and diagnostics. */
+  span: SourceSpan;
+  /** `#pragma` directive or the `_Pragma("…")` operator. */
+  form: 'directive' | 'operator';
+}
+
+/**
+ * A compile-time trip count, "runtime" when the bounds depend on values known only at run
+ * time (kernel arguments, threadIdx, memory), or "dependent" when it depends on a template
+ * parameter whose instantiation is not visible in this file.
+ */
+export type TripCount = number | 'runtime' | 'dependent';
+
+export interface Loop {
+  line: number;
+  kind: LoopKind;
+  /** 0 for a loop directly in the function body, 1 inside one loop, … */
+  depth: number;
+  pragma: UnrollPragma | null;
+  tripCount: TripCount;
+  span: SourceSpan;
+  /** Induction variable when the loop has the canonical `for (int i = a; i < b; i += s)` shape. */
+  inductionVariable: string | null;
+  /** Source text of the condition, for hover. */
+  conditionText: string;
+  /** Line of the enclosing loop, or null at depth 0. */
+  parentLine: number | null;
+  /** Statements in the body (nested loops count as one statement each). */
+  bodyStatements: number;
+  /** For `for (k = a; k < b; k += s)` with constant a and b: b - a (what a manual unroll must divide). */
+  constantExtent: number | null;
+}
+
+export type ManualUnrollPattern = 'strided-body' | 'offset-run' | 'warp-tail' | 'coarsening';
+
+export interface ManualUnroll {
+  line: number;
+  endLine: number;
+  pattern: ManualUnrollPattern;
+  factor: number;
+  /** For strided-body: whether each copy is guarded by `if (k + j < n)` or a remainder loop follows. */
+  guarded?: boolean;
+  /** Short explanation shown in hover, e.g. "8 loads at idx + j*blockDim.x". */
+  detail: string;
+}
+
+export interface Kernel {
+  name: string;
+  qualifier: KernelQualifier;
+  line: number;
+  span: SourceSpan;
+  /** Template parameter names, in order; empty for non-templates. */
+  templateParameters: string[];
+  /** `__launch_bounds__(…)` arguments as written, or null. */
+  launchBounds: string[] | null;
+  /** Template arguments of each instantiation visible in the file, by parameter name. */
+  instantiations: Record<string, number>[];
+  loops: Loop[];
+  manualUnrolls: ManualUnroll[];
+}
+
+/** A `#pragma unroll` that is not followed by a loop (nvcc ignores it, with a warning at best). */
+export interface StrayPragma {
+  pragma: UnrollPragma;
+  reason: string;
+}
+
+export interface FileAnalysis {
+  path: string;
+  kernels: Kernel[];
+  strayPragmas: StrayPragma[];
+  /** True when tree-sitter found syntax errors; results are best effort then. */
+  hasSyntaxErrors: boolean;
+}

@@ -1,0 +1,107 @@
+// Scanning files and folders for CUDA sources: what `unroll-lens scan` and the workspace use.
+import * as fs from 'fs';
+import * as path from 'path';
+import type { FileAnalysis, Kernel, Loop, ManualUnroll, UnrollPragma } from './model';
+import { CudaDocuments } from './documents';
+
+export const CUDA_EXTENSIONS = ['.cu', '.cuh'];
+
+export class ScanInputError extends Error {}
+
+/** Expands files and directories (recursively, skipping node_modules and dot-folders) into .cu/.cuh files. */
+export function collectCudaFiles(inputs: string[]): string[] {
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch (e) {
+      throw new ScanInputError(`cannot read directory ${dir}: ${(e as Error).message}`);
+    }
+    entries.sort((a, b) => a.name.localeCompare(b.name));
+    for (const e of entries) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) {
+        if (e.name !== 'node_modules' && !e.name.startsWith('.')) walk(p);
+      } else if (e.isFile() && CUDA_EXTENSIONS.includes(path.extname(e.name))) {
+        out.push(p);
+      }
+    }
+  };
+  for (const input of inputs) {
+    let st: fs.Stats;
+    try {
+      st = fs.statSync(input);
+    } catch {
+      throw new ScanInputError(`no such file or directory: ${input}`);
+    }
+    if (st.isDirectory()) walk(input);
+    else {
+      try {
+        fs.accessSync(input, fs.constants.R_OK);
+      } catch {
+        throw new ScanInputError(`cannot read file: ${input}`);
+      }
+      out.push(input);
+    }
+  }
+  return out;
+}
+
+export async function scanFiles(files: string[], docs?: CudaDocuments): Promise<FileAnalysis[]> {
+  const d = docs ?? (await CudaDocuments.create());
+  return files.map(f => {
+    let text: string;
+    try {
+      text = fs.readFileSync(f, 'utf8');
+    } catch (e) {
+      throw new ScanInputError(`cannot read file: ${f} (${(e as Error).message})`);
+    }
+    return d.analyzeOnce(text, f);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The `scan --json` contract (docs/cli.md). Projected explicitly so internal fields never leak.
+
+export interface ScanJson {
+  files: {
+    path: string;
+    kernels: {
+      name: string;
+      qualifier: Kernel['qualifier'];
+      line: number;
+      loops: {
+        line: number;
+        kind: Loop['kind'];
+        depth: number;
+        pragma: null | { kind: UnrollPragma['kind']; factor: number | null; text: string; line: number };
+        tripCount: Loop['tripCount'];
+      }[];
+      manualUnrolls: Pick<ManualUnroll, 'line' | 'endLine' | 'pattern' | 'factor'>[];
+    }[];
+  }[];
+}
+
+export function toScanJson(files: FileAnalysis[]): ScanJson {
+  return {
+    files: files.map(f => ({
+      path: f.path,
+      kernels: f.kernels.map(k => ({
+        name: k.name,
+        qualifier: k.qualifier,
+        line: k.line,
+        loops: k.loops.map(l => ({
+          line: l.line,
+          kind: l.kind,
+          depth: l.depth,
+          pragma: l.pragma
+            ? { kind: l.pragma.kind, factor: l.pragma.factor, text: l.pragma.text, line: l.pragma.line }
+            : null,
+          tripCount: l.tripCount,
+        })),
+        manualUnrolls: k.manualUnrolls.map(m => ({ line: m.line, endLine: m.endLine, pattern: m.pattern, factor: m.factor })),
+      })),
+    })),
+  };
+}

@@ -1,0 +1,69 @@
+// Human-facing text about loops and kernels, shared by CodeLens, hover and the CLI table so
+// that every surface says the same thing in the same words.
+import type { Kernel, Loop, ManualUnroll, UnrollPragma } from '../parse/model';
+
+export function pragmaSummary(p: UnrollPragma | null): string {
+  if (!p) return 'no unroll pragma';
+  switch (p.kind) {
+    case 'full': return 'full unroll requested';
+    case 'disable': return 'unroll 1 (disabled)';
+    case 'count': return `unroll ${p.factor} requested`;
+    case 'expr': {
+      const expr = p.text.replace(/^unroll\s*/, '');
+      return p.factor !== null ? `unroll ${expr} = ${p.factor} requested` : `unroll ${expr} requested`;
+    }
+  }
+}
+
+export function tripCountSummary(loop: Loop): string {
+  return `trip count ${loop.tripCount}`;
+}
+
+export function manualUnrollSummary(m: ManualUnroll): string {
+  const guard = m.pattern === 'strided-body' ? (m.guarded ? ', guarded' : ', no remainder guard') : '';
+  return `manual unroll ×${m.factor} (${m.pattern}${guard})`;
+}
+
+/** Manual unrolls that start on the loop's line or inside its body. */
+export function manualUnrollsOf(kernel: Kernel, loop: Loop): ManualUnroll[] {
+  return kernel.manualUnrolls.filter(m => m.line === loop.line);
+}
+
+/** The CodeLens summary above a loop, e.g. "unroll 4 requested · trip count runtime". */
+export function loopLensSummary(kernel: Kernel, loop: Loop): string {
+  const parts = [pragmaSummary(loop.pragma), tripCountSummary(loop)];
+  for (const m of manualUnrollsOf(kernel, loop)) parts.push(manualUnrollSummary(m));
+  return parts.join(' · ');
+}
+
+export function kernelLabel(k: Kernel): string {
+  const tpl = k.templateParameters.length ? `<${k.templateParameters.join(', ')}>` : '';
+  return `${k.qualifier === 'global' ? '__global__' : '__device__'} ${k.name}${tpl}`;
+}
+
+function escapeMd(s: string): string {
+  return s.replace(/[\\`*_{}[\]<>|]/g, c => `\\${c}`);
+}
+
+/** Markdown for hovering a loop or its pragma. */
+export function loopHoverMarkdown(kernel: Kernel, loop: Loop): string {
+  const rows: [string, string][] = [];
+  rows.push(['Loop', `\`${loop.kind}\` at line ${loop.line}` + (loop.conditionText ? ` — \`${loop.conditionText.replace(/`/g, "'")}\`` : '')]);
+  rows.push(['Requested unroll', loop.pragma ? `\`#pragma ${loop.pragma.text.replace(/`/g, "'")}\` → ${pragmaSummary(loop.pragma)}` : 'none (nvcc decides)']);
+  let trip = String(loop.tripCount);
+  if (loop.tripCount === 'runtime') trip = 'runtime (not a compile-time constant)';
+  if (loop.tripCount === 'dependent') trip = 'dependent on template parameters (no single visible instantiation)';
+  rows.push(['Trip count', trip]);
+  rows.push(['Nesting', loop.depth === 0 ? 'outermost loop' : `depth ${loop.depth}, inside the loop at line ${loop.parentLine}`]);
+  rows.push(['Kernel', `\`${escapeMd(kernelLabel(kernel))}\` (line ${kernel.line})`]);
+  for (const m of manualUnrollsOf(kernel, loop)) rows.push(['Manual unroll', `×${m.factor}, ${m.pattern}${m.guarded ? ', guarded' : ''} — ${m.detail}`]);
+  if (kernel.instantiations.length) {
+    rows.push(['Instantiations', kernel.instantiations.map(i => `<${Object.entries(i).map(([k, v]) => `${k}=${v}`).join(', ')}>`).join(' ')]);
+  }
+  const table = ['| | |', '|---|---|', ...rows.map(([k, v]) => `| ${k} | ${v.replace(/\|/g, '\\|')} |`)].join('\n');
+  return `**Unroll Lens** · ${loop.kind} loop, ${tripCountSummary(loop)}\n\n${table}`;
+}
+
+export function manualUnrollHoverMarkdown(kernel: Kernel, m: ManualUnroll): string {
+  return `**Unroll Lens** · ${manualUnrollSummary(m)}\n\nLines ${m.line}–${m.endLine} in \`${escapeMd(kernelLabel(kernel))}\`: ${m.detail}`;
+}

@@ -1,0 +1,40 @@
+// The language client: runs src/server/main.ts in a Node process over IPC.
+import * as vscode from 'vscode';
+import { LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from 'vscode-languageclient/node';
+import { AnalysisStatus, AnalysisStatusNotification, CUDA_FILE_PATTERN, CUDA_LANGUAGE_IDS } from '../protocol';
+import type { StatusBar } from './statusBar';
+
+export async function startLanguageClient(
+  context: vscode.ExtensionContext, output: vscode.OutputChannel, status: StatusBar,
+): Promise<LanguageClient> {
+  const module = context.asAbsolutePath('out/src/server/main.js');
+  const serverOptions: ServerOptions = {
+    run: { module, transport: TransportKind.ipc },
+    debug: { module, transport: TransportKind.ipc, options: { execArgv: ['--nolazy', '--inspect=6019'] } },
+  };
+  // Select on both language ids VS Code may assign and on the file pattern, so .cu/.cuh files
+  // are served whether or not a C/C++ extension claims them.
+  const documentSelector = [
+    ...CUDA_LANGUAGE_IDS.map(language => ({ scheme: 'file', language })),
+    ...CUDA_LANGUAGE_IDS.map(language => ({ scheme: 'untitled', language })),
+    { scheme: 'file', pattern: CUDA_FILE_PATTERN },
+  ];
+  const clientOptions: LanguageClientOptions = {
+    documentSelector,
+    outputChannel: output,
+    synchronize: { configurationSection: 'unrollLens' },
+  };
+  const client = new LanguageClient('unrollLens', 'Unroll Lens', serverOptions, clientOptions);
+  context.subscriptions.push(client);
+  status.starting();
+  try {
+    await client.start();
+  } catch (e) {
+    status.failed(String(e));
+    output.appendLine(`Unroll Lens: the language server failed to start: ${e}`);
+    throw e;
+  }
+  context.subscriptions.push(client.onNotification(AnalysisStatusNotification, (s: AnalysisStatus) => status.update(s)));
+  status.ready();
+  return client;
+}

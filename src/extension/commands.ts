@@ -1,0 +1,94 @@
+// Command handlers. Benchmark and sweep need the compiler/GPU pipeline of later releases; they
+// are registered and receive their loop/kernel now so CodeLens and palette entries are wired.
+import * as vscode from 'vscode';
+import type { LanguageClient } from 'vscode-languageclient/node';
+import {
+  BenchmarkLoopArgs, Commands, FileAnalysisRequest, FileAnalysisResult, SweepKernelArgs,
+} from '../protocol';
+import { loopLensSummary } from '../engine/report/describe';
+
+export function registerCommands(context: vscode.ExtensionContext, client: LanguageClient, output: vscode.OutputChannel): void {
+  const reg = (id: string, fn: (...args: any[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
+
+  reg(Commands.benchmarkLoop, async (args?: BenchmarkLoopArgs) => {
+    const target = args ?? (await pickLoop(client));
+    if (!target) return undefined;
+    const msg = `Benchmark of the loop at line ${target.line} in ${target.kernel}: not available yet (building and timing variants comes in a later release).`;
+    output.appendLine(msg);
+    void vscode.window.showInformationMessage(`Unroll Lens: ${msg}`);
+    return { status: 'not-available', ...target };
+  });
+
+  reg(Commands.sweepKernel, async (args?: SweepKernelArgs) => {
+    const target = args ?? (await pickKernel(client));
+    if (!target) return undefined;
+    const msg = `Sweep of unroll factors for ${target.kernel}: not available yet (comes with variant builds in a later release).`;
+    output.appendLine(msg);
+    void vscode.window.showInformationMessage(`Unroll Lens: ${msg}`);
+    return { status: 'not-available', ...target };
+  });
+
+  reg(Commands.showLoops, async (args?: { uri: string; line: number }) => {
+    const uri = args?.uri ?? vscode.window.activeTextEditor?.document.uri.toString();
+    if (!uri) {
+      void vscode.window.showWarningMessage('Unroll Lens: open a .cu or .cuh file first.');
+      return;
+    }
+    const analysis = await client.sendRequest<FileAnalysisResult>(FileAnalysisRequest, { uri });
+    if (!analysis) {
+      void vscode.window.showWarningMessage('Unroll Lens: this file is not a CUDA file the server has open.');
+      return;
+    }
+    const items = analysis.kernels.flatMap(k => k.loops.map(l => ({
+      label: `$(symbol-event) ${l.kind} · line ${l.line}`,
+      description: `${k.name} · ${loopLensSummary(k, l)}`,
+      line: l.line,
+    })));
+    if (!items.length) {
+      void vscode.window.showInformationMessage('Unroll Lens: no loops in device code in this file.');
+      return;
+    }
+    const picked = await vscode.window.showQuickPick(items, { placeHolder: 'Loops in device code' });
+    if (picked) {
+      const editor = await vscode.window.showTextDocument(vscode.Uri.parse(uri));
+      const pos = new vscode.Position(picked.line - 1, 0);
+      editor.selection = new vscode.Selection(pos, pos);
+      editor.revealRange(new vscode.Range(pos, pos), vscode.TextEditorRevealType.InCenter);
+    }
+  });
+
+  reg(Commands.showOutput, () => output.show(true));
+}
+
+async function activeAnalysis(client: LanguageClient) {
+  const uri = vscode.window.activeTextEditor?.document.uri.toString();
+  if (!uri) return null;
+  const analysis = await client.sendRequest<FileAnalysisResult>(FileAnalysisRequest, { uri });
+  return analysis ? { uri, analysis } : null;
+}
+
+/** Palette entry without a CodeLens: the loop under the cursor, else a pick. */
+async function pickLoop(client: LanguageClient): Promise<BenchmarkLoopArgs | undefined> {
+  const a = await activeAnalysis(client);
+  if (!a) {
+    void vscode.window.showWarningMessage('Unroll Lens: open a CUDA file and put the cursor on a loop.');
+    return undefined;
+  }
+  const cursor = (vscode.window.activeTextEditor?.selection.active.line ?? -1) + 1;
+  const loops = a.analysis.kernels.flatMap(k => k.loops.map(l => ({ k, l })));
+  const under = loops.filter(({ l }) => cursor >= l.span.line && cursor <= l.span.endLine).sort((x, y) => y.l.depth - x.l.depth)[0];
+  if (under) return { uri: a.uri, line: under.l.line, kernel: under.k.name };
+  const pick = await vscode.window.showQuickPick(loops.map(({ k, l }) => ({ label: `line ${l.line}`, description: `${k.name} · ${loopLensSummary(k, l)}`, k, l })));
+  return pick ? { uri: a.uri, line: pick.l.line, kernel: pick.k.name } : undefined;
+}
+
+async function pickKernel(client: LanguageClient): Promise<SweepKernelArgs | undefined> {
+  const a = await activeAnalysis(client);
+  if (!a) {
+    void vscode.window.showWarningMessage('Unroll Lens: open a CUDA file first.');
+    return undefined;
+  }
+  const kernels = a.analysis.kernels.filter(k => k.qualifier === 'global');
+  const pick = await vscode.window.showQuickPick(kernels.map(k => ({ label: k.name, description: `line ${k.line}`, k })), { placeHolder: 'Kernel to sweep' });
+  return pick ? { uri: a.uri, line: pick.k.line, kernel: pick.k.name } : undefined;
+}

@@ -1,0 +1,24 @@
+// Extension entry point: starts the language server and wires commands and the status bar.
+import * as vscode from 'vscode';
+import { startLanguageClient } from './client';
+import { registerCommands } from './commands';
+import { StatusBar } from './statusBar';
+
+export interface UnrollLensApi {
+  /** The running language client (tests use it to check the server answers). */
+  client: Awaited<ReturnType<typeof startLanguageClient>>;
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<UnrollLensApi> {
+  const output = vscode.window.createOutputChannel('Unroll Lens');
+  context.subscriptions.push(output);
+  const status = new StatusBar();
+  context.subscriptions.push(status);
+  const client = await startLanguageClient(context, output, status);
+  registerCommands(context, client, output);
+  return { client };
+}
+
+export function deactivate(): Thenable<void> | undefined {
+  return undefined; // the client is disposed through context.subscriptions
+}

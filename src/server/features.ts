@@ -1,0 +1,84 @@
+// LSP features computed from one file's analysis. Pure functions (no connection) so unit
+// tests and benchmarks exercise exactly what the server sends.
+import { CodeLens, Diagnostic, DiagnosticSeverity, Hover, MarkupKind, Position, Range } from 'vscode-languageserver';
+import type { FileAnalysis, Kernel, Loop, SourceSpan } from '../engine/parse/model';
+import { computeFindings } from '../engine/parse/findings';
+import { loopHoverMarkdown, loopLensSummary, manualUnrollHoverMarkdown } from '../engine/report/describe';
+import { BenchmarkLoopArgs, Commands, DIAGNOSTIC_SOURCE, Settings, SweepKernelArgs } from '../protocol';
+
+export function toRange(span: SourceSpan): Range {
+  return Range.create(span.line - 1, span.column, span.endLine - 1, span.endColumn);
+}
+
+function lineRange(line1: number): Range {
+  return Range.create(line1 - 1, 0, line1 - 1, 0);
+}
+
+export function codeLenses(uri: string, analysis: FileAnalysis, settings: Settings): CodeLens[] {
+  if (!settings.codeLensEnabled) return [];
+  const lenses: CodeLens[] = [];
+  for (const k of analysis.kernels) {
+    if (k.qualifier === 'global') {
+      const args: SweepKernelArgs = { uri, line: k.line, kernel: k.name };
+      lenses.push(CodeLens.create(lineRange(k.line)));
+      lenses[lenses.length - 1].command = { title: 'Sweep unroll factors', command: Commands.sweepKernel, arguments: [args] };
+    }
+    for (const loop of k.loops) {
+      // Put the lens above the pragma when there is one, so it does not split pragma and loop.
+      const line = loop.pragma ? Math.min(loop.pragma.line, loop.line) : loop.line;
+      const args: BenchmarkLoopArgs = { uri, line: loop.line, kernel: k.name };
+      lenses.push({
+        range: lineRange(line),
+        command: { title: 'Benchmark this loop', command: Commands.benchmarkLoop, arguments: [args] },
+      });
+      lenses.push({
+        range: lineRange(line),
+        command: { title: loopLensSummary(k, loop), command: Commands.showLoops, arguments: [{ uri, line: loop.line }] },
+      });
+    }
+  }
+  return lenses;
+}
+
+export function diagnostics(analysis: FileAnalysis, settings: Settings): Diagnostic[] {
+  return computeFindings(analysis, { bloatThresholdStatements: settings.bloatThresholdStatements }).map(f => ({
+    range: toRange(f.span),
+    severity: f.severity === 'warning' ? DiagnosticSeverity.Warning : DiagnosticSeverity.Information,
+    code: f.code,
+    source: DIAGNOSTIC_SOURCE,
+    message: f.message,
+  }));
+}
+
+function within(pos: Position, span: SourceSpan): boolean {
+  const line = pos.line + 1;
+  if (line < span.line || line > span.endLine) return false;
+  if (line === span.line && pos.character < span.column) return false;
+  if (line === span.endLine && pos.character > span.endColumn) return false;
+  return true;
+}
+
+/**
+ * Hover on a loop keyword line, its pragma, or a manual unroll: the innermost match wins so
+ * hovering a nested loop describes that loop rather than its parent.
+ */
+export function hover(analysis: FileAnalysis, pos: Position): Hover | null {
+  const line = pos.line + 1;
+  const headers: { kernel: Kernel; loop: Loop }[] = [];
+  for (const k of analysis.kernels) {
+    if (line < k.span.line || line > k.span.endLine) continue;
+    for (const loop of k.loops) {
+      if (line === loop.line || (loop.pragma !== null && within(pos, loop.pragma.span))) headers.push({ kernel: k, loop });
+    }
+    if (!headers.length) {
+      const m = k.manualUnrolls.find(u => line >= u.line && line <= u.endLine);
+      if (m) return { contents: { kind: MarkupKind.Markdown, value: manualUnrollHoverMarkdown(k, m) } };
+    }
+  }
+  if (!headers.length) return null;
+  const { kernel, loop } = headers.reduce((a, b) => (b.loop.depth > a.loop.depth ? b : a));
+  const range = loop.pragma && within(pos, loop.pragma.span)
+    ? toRange(loop.pragma.span)
+    : Range.create(loop.line - 1, loop.span.column, loop.line - 1, loop.span.column + loop.kind.length);
+  return { contents: { kind: MarkupKind.Markdown, value: loopHoverMarkdown(kernel, loop) }, range };
+}

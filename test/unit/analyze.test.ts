@@ -1,0 +1,255 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { analyze, kernel, loopAt, lineOf } from './helpers';
+import { parsePragmaText } from '../../src/engine/parse/analyze';
+
+describe('kernels and device functions', () => {
+  test('finds __global__, __device__, templates, launch bounds; skips host code', async () => {
+    const src = `#include <cstdio>
+template <int BLOCK, typename T>
+__global__ void __launch_bounds__(256, 2) tiled(T* a, int n) { for (int i = 0; i < n; ++i) a[i] = 0; }
+static __device__ __forceinline__ float helper(float x) { return x * 2; }
+__host__ __device__ int both(int x) { for (int i = 0; i < 4; ++i) x += i; return x; }
+namespace ns { __global__ void inNamespace() {} }
+extern "C" __global__ void cLinkage() {}
+void hostOnly(int n) { for (int i = 0; i < n; ++i) {} }
+int main() { for (int r = 0; r < 3; ++r) {} }
+`;
+    const a = await analyze(src);
+    assert.deepEqual(a.kernels.map(k => [k.name, k.qualifier, k.line]), [
+      ['tiled', 'global', 3], ['helper', 'device', 4], ['both', 'device', 5], ['inNamespace', 'global', 6], ['cLinkage', 'global', 7],
+    ]);
+    const t = kernel(a, 'tiled');
+    assert.deepEqual(t.templateParameters, ['BLOCK', 'T']);
+    assert.deepEqual(t.launchBounds, ['256', '2']);
+    assert.equal(a.kernels.flatMap(k => k.loops).length, 2, 'host loops are not reported');
+    assert.equal(a.hasSyntaxErrors, false);
+  });
+
+  test('qualified out-of-class definitions use the source name', async () => {
+    const a = await analyze('struct S { __device__ void f(); };\n__device__ void S::f() { while (true) {} }\n');
+    assert.equal(a.kernels[0].name, 'f');
+    assert.equal(a.kernels[0].loops[0].kind, 'while');
+  });
+});
+
+describe('loops and nesting', () => {
+  test('for/while/do with depth, parent and 1-based keyword lines', async () => {
+    const src = `__global__ void k(float* a, int n) {
+  for (int i = 0; i < n; ++i) {
+    int j = 0;
+    while (j < n) {
+      do { a[j]++; } while (a[j] < 0);
+      ++j;
+    }
+  }
+  for (int x : {1, 2}) {}
+}`;
+    const k = kernel(await analyze(src), 'k');
+    assert.deepEqual(k.loops.map(l => [l.line, l.kind, l.depth, l.parentLine]), [
+      [2, 'for', 0, null], [4, 'while', 1, 2], [5, 'do', 2, 4], [9, 'for', 0, null],
+    ]);
+  });
+
+  test('loops inside if/else, switch, lambdas and #if blocks are found', async () => {
+    const src = `__global__ void k(int* a, int n) {
+  if (n > 0) { for (int i = 0; i < 4; ++i) a[i] = 0; } else for (int i = 0; i < 2; ++i) a[i] = 1;
+  switch (n) { case 1: for (int i = 0; i < 8; ++i) a[i] = 2; break; }
+  auto f = [&](int m) { for (int i = 0; i < m; ++i) a[i] = 3; };
+#if 1
+  for (int i = 0; i < 16; ++i) a[i] = 4;
+#endif
+}`;
+    const k = kernel(await analyze(src), 'k');
+    assert.deepEqual(k.loops.map(l => [l.line, l.tripCount]), [[2, 4], [2, 2], [3, 8], [4, 'runtime'], [6, 16]]);
+  });
+});
+
+describe('unroll pragmas', () => {
+  test('pragma text forms', () => {
+    assert.deepEqual(parsePragmaText('unroll', null), { kind: 'full', factor: null, text: 'unroll' });
+    assert.deepEqual(parsePragmaText('unroll 4', null), { kind: 'count', factor: 4, text: 'unroll 4' });
+    assert.deepEqual(parsePragmaText('unroll 1', null), { kind: 'disable', factor: 1, text: 'unroll 1' });
+    assert.deepEqual(parsePragmaText('unroll 0x10', null), { kind: 'count', factor: 16, text: 'unroll 0x10' });
+    assert.equal(parsePragmaText('unroll (B/2)', null)?.kind, 'expr');
+    assert.equal(parsePragmaText('unroll TILE', null)?.kind, 'expr');
+    assert.equal(parsePragmaText('unroll // keep it', null)?.kind, 'full');
+    assert.equal(parsePragmaText('once', null), null);
+    assert.equal(parsePragmaText('unrolled', null), null);
+  });
+
+  test('every form nvcc accepts attaches to the following loop, through comments and blank lines', async () => {
+    const src = `#define TILE 8
+template <int B> __global__ void k(float* a, int n) {
+  #pragma unroll
+  for (int i = 0; i < 16; ++i) a[i] = 0;
+#pragma unroll 4
+  for (int i = 0; i < n; ++i) a[i] = 1;
+  #pragma unroll 1
+  for (int i = 0; i < n; ++i) a[i] = 2;
+  #pragma unroll (B / 2)
+  for (int i = 0; i < B; ++i) a[i] = 3;
+  #pragma unroll TILE
+
+  // a comment between pragma and loop
+  /* and another */
+  for (int i = 0; i < n; ++i) a[i] = 4;
+  _Pragma("unroll 2")
+  for (int i = 0; i < n; ++i) a[i] = 5;
+  _Pragma("unroll") for (int i = 0; i < 4; ++i) a[i] = 6;
+  #pragma unroll 4
+  while (n--) a[n] = 7;
+}
+void launch() { k<64><<<1, 1>>>(nullptr, 0); }`;
+    const a = await analyze(src);
+    const k = kernel(a, 'k');
+    const p = (needle: string, nth = 1) => loopAt(k, lineOf(src, needle, nth)).pragma;
+    assert.deepEqual(p('a[i] = 0'), { ...p('a[i] = 0')!, kind: 'full', factor: null, text: 'unroll', line: 3, form: 'directive' });
+    assert.equal(p('a[i] = 1')?.kind, 'count');
+    assert.equal(p('a[i] = 1')?.factor, 4);
+    assert.equal(p('a[i] = 2')?.kind, 'disable');
+    assert.deepEqual([p('a[i] = 3')?.kind, p('a[i] = 3')?.factor, p('a[i] = 3')?.text], ['expr', 32, 'unroll (B / 2)']);
+    assert.deepEqual([p('a[i] = 4')?.kind, p('a[i] = 4')?.factor, p('a[i] = 4')?.line], ['expr', 8, 11]);
+    assert.deepEqual([p('a[i] = 5')?.kind, p('a[i] = 5')?.factor, p('a[i] = 5')?.form], ['count', 2, 'operator']);
+    assert.deepEqual([p('a[i] = 6')?.kind, p('a[i] = 6')?.form], ['full', 'operator']);
+    assert.equal(p('a[n] = 7')?.factor, 4);
+    assert.equal(a.strayPragmas.length, 0);
+    assert.equal(a.hasSyntaxErrors, false, '_Pragma without semicolon is valid CUDA');
+  });
+
+  test('a pragma followed by a statement or at the end of a block is stray', async () => {
+    const src = `__global__ void k(float* a, int n) {
+  #pragma unroll 4
+  a[0] = 1;
+  for (int i = 0; i < n; ++i) a[i] = 0;
+  #pragma unroll
+}`;
+    const a = await analyze(src);
+    assert.deepEqual(a.strayPragmas.map(s => s.pragma.line), [2, 5]);
+    assert.equal(kernel(a, 'k').loops[0].pragma, null);
+  });
+
+  test('pragma on an unbraced inner loop keeps the nesting', async () => {
+    const src = `__global__ void k(float* a) {
+  for (int i = 0; i < 4; ++i)
+  #pragma unroll
+    for (int j = 0; j < 8; ++j) a[i * 8 + j] = 0;
+}`;
+    const k = kernel(await analyze(src), 'k');
+    assert.deepEqual(k.loops.map(l => [l.line, l.depth, l.parentLine, l.pragma?.kind ?? null]), [[2, 0, null, null], [4, 1, 2, 'full']]);
+  });
+
+  test('unrelated pragmas between unroll pragma and loop do not detach it', async () => {
+    const src = `__global__ void k(float* a) {
+  #pragma unroll 2
+  #pragma nv_diag_suppress 177
+  for (int i = 0; i < 4; ++i) a[i] = 0;
+}`;
+    const k = kernel(await analyze(src), 'k');
+    assert.equal(k.loops[0].pragma?.factor, 2);
+  });
+});
+
+describe('trip counts', () => {
+  const trips = async (body: string, prelude = '') => {
+    const a = await analyze(`${prelude}\n__global__ void k(float* a, int n) {\n${body}\n}`);
+    return kernel(a, 'k').loops.map(l => l.tripCount);
+  };
+
+  test('literal bounds, all comparison and update forms', async () => {
+    assert.deepEqual(await trips('for (int i = 0; i < 16; ++i) {}'), [16]);
+    assert.deepEqual(await trips('for (int i = 0; i <= 16; i++) {}'), [17]);
+    assert.deepEqual(await trips('for (int i = 16; i > 0; --i) {}'), [16]);
+    assert.deepEqual(await trips('for (int i = 0; i < 10; i += 3) {}'), [4]);
+    assert.deepEqual(await trips('for (int i = 0; 10 > i; i = i + 2) {}'), [5]);
+    assert.deepEqual(await trips('for (int s = 128; s > 0; s >>= 1) {}'), [8]);
+    assert.deepEqual(await trips('for (int s = 1; s < 1024; s *= 2) {}'), [10]);
+    assert.deepEqual(await trips('for (int s = 1; s < 32; s <<= 1) {}'), [5]);
+    assert.deepEqual(await trips('for (int i = 0; i != 8; ++i) {}'), [8]);
+    assert.deepEqual(await trips('for (int i = 5; i < 5; ++i) {}'), [0]);
+    assert.deepEqual(await trips('int i; for (i = 2; i < 6; ++i) {}'), [4]);
+  });
+
+  test('constexpr, const, #define, enum, sizeof and static members', async () => {
+    const prelude = `#define N 32
+#define M (N * 2)
+constexpr int kTile = 4;
+enum { WARP = 32, HALF = WARP / 2 };
+struct Cfg { static constexpr int Steps = 3; };`;
+    assert.deepEqual(await trips('for (int i = 0; i < N; ++i) {}', prelude), [32]);
+    assert.deepEqual(await trips('for (int i = 0; i < M; ++i) {}', prelude), [64]);
+    assert.deepEqual(await trips('for (int i = 0; i < kTile * 2; ++i) {}', prelude), [8]);
+    assert.deepEqual(await trips('for (int i = 0; i < HALF; ++i) {}', prelude), [16]);
+    assert.deepEqual(await trips('for (int i = 0; i < sizeof(float4) / sizeof(float); ++i) {}', prelude), [4]);
+    assert.deepEqual(await trips('for (int i = 0; i < Cfg::Steps; ++i) {}', prelude), [3]);
+    assert.deepEqual(await trips('constexpr int L = 6; const int S = 2;\nfor (int i = 0; i < L; i += S) {}'), [3]);
+  });
+
+  test('runtime: kernel arguments, threadIdx, non-canonical loops, body writes the counter', async () => {
+    assert.deepEqual(await trips('for (int i = 0; i < n; ++i) {}'), ['runtime']);
+    assert.deepEqual(await trips('for (int i = threadIdx.x; i < 256; i += blockDim.x) {}'), ['runtime']);
+    assert.deepEqual(await trips('for (int i = 0; i < 8; ++i) { if (a[i] > 0) i++; }'), ['runtime']);
+    assert.deepEqual(await trips('for (;;) {}'), ['runtime']);
+    assert.deepEqual(await trips('int k = 4; for (int i = 0; i < k; ++i) {}'), ['runtime'], 'a non-const local is a runtime value');
+    assert.deepEqual(await trips('while (n > 0) { n--; }'), ['runtime']);
+    assert.deepEqual(await trips('do { } while (0);'), [1]);
+  });
+
+  test('template parameters: resolved from visible instantiations, otherwise dependent', async () => {
+    const src = `template <int B, int U = 2> __global__ void k(float* a) {
+  for (int i = 0; i < B; ++i) a[i] = 0;
+  for (int i = 0; i < U; ++i) a[i] = 1;
+  for (int i = 0; i < B / U; ++i) a[i] = 2;
+}
+template <int B> __global__ void unseen(float* a) { for (int i = 0; i < B; ++i) a[i] = 0; }
+template <int B> __global__ void many(float* a) { for (int i = 0; i < B; ++i) a[i] = 0; for (int i = 0; i < 4; ++i) a[i] = 1; }
+template __global__ void many<8>(float*);
+void launch(float* p) {
+  k<128><<<1, 1>>>(p);
+  many<16><<<1, 1>>>(p);
+}`;
+    const a = await analyze(src);
+    assert.deepEqual(kernel(a, 'k').loops.map(l => l.tripCount), [128, 2, 64]);
+    assert.deepEqual(kernel(a, 'k').instantiations, [{ B: 128, U: 2 }]);
+    assert.deepEqual(kernel(a, 'unseen').loops.map(l => l.tripCount), ['dependent']);
+    assert.deepEqual(kernel(a, 'many').loops.map(l => l.tripCount), ['dependent', 4], 'two instantiations disagree');
+    assert.equal(kernel(a, 'many').instantiations.length, 2);
+  });
+
+  test('a recursive self-instantiation inside the template is not a visible instantiation', async () => {
+    const a = await analyze('template <int B> __device__ int f(int x) { for (int i = 0; i < B; ++i) x += f<B / 2>(x); return x; }');
+    assert.equal(a.kernels[0].loops[0].tripCount, 'dependent');
+  });
+});
+
+describe('broken and half-typed code never throws', () => {
+  const broken = [
+    '',
+    '__global__',
+    '__global__ void k(',
+    '__global__ void k(float* a, int n) { for (int i = 0; i < n',
+    '__global__ void k(float* a, int n) {\n#pragma unroll\n for (int i = 0; i <',
+    '__global__ void k() { #pragma unroll 4 }',
+    '__global__ void k() { for (;;) { while ( } }',
+    '}}}} __device__ int f() { do { } while (',
+    '_Pragma("unroll',
+    'template <int B __global__ void k() { for (int i = 0; i < B; ++i) {} }',
+    '__global__ void k(int n) { for (int i = 0; i < 0x; i += ) {} }',
+    '#define N (\n__global__ void k() { for (int i = 0; i < N; ++i) {} }',
+    '__global__ void k() { for (int s = 1; s < 100; s *= 1) {} for (int s = 9; s > 0; s /= 1) {} }',
+    '\u0000\u0001 __global__ void ☃() { for (int i = 0; i < 4; ++i) {} }',
+  ];
+  for (const src of broken) {
+    test(JSON.stringify(src).slice(0, 60), async () => {
+      const a = await analyze(src);
+      assert.ok(Array.isArray(a.kernels));
+    });
+  }
+
+  test('analysis of a half-typed loop still reports what it can', async () => {
+    const a = await analyze('__global__ void k(float* a, int n) {\n#pragma unroll 4\n  for (int i = 0; i < n; ++i) {\n    a[i] = \n}\n');
+    const k = kernel(a, 'k');
+    assert.equal(a.hasSyntaxErrors, true);
+    assert.equal(k.loops[0].pragma?.factor, 4);
+  });
+});
