@@ -335,27 +335,32 @@ type Instantiation = Map<string, number>;
 function collectInstantiations(root: Node, templates: Map<string, FunctionInfo[]>): Map<string, string[][]> {
   const args = new Map<string, string[][]>();
   const seen = new Set<string>();
-  const stack: Node[] = [root];
-  while (stack.length) {
-    const n = stack.pop()!;
-    if (n.type === 'template_function') {
-      const name = n.childForFieldName('name')?.text;
-      const list = n.childForFieldName('arguments');
-      if (name && list && templates.has(name) && !insideTemplateOf(n, name)) {
+  // A query over the whole tree costs tens of ms on a large file; only top-level pieces whose
+  // text mentions `name<` can hold an instantiation, and a regex over text is nearly free.
+  const names = [...templates.keys()].map(n => n.replace(/[$]/g, '\\$&'));
+  const mention = new RegExp(`\\b(${names.join('|')})\\s*<`);
+  const visit = (node: Node, depth: number) => {
+    for (const child of named(node)) {
+      if (depth < 8 && /^(preproc_if|preproc_ifdef|preproc_else|preproc_elif|namespace_definition|declaration_list|linkage_specification|template_declaration)$/.test(child.type)) {
+        visit(child, depth + 1);
+        continue;
+      }
+      if (!mention.test(child.text)) continue;
+      for (const n of child.descendantsOfType('template_function')) {
+        if (!n) continue;
+        const name = n.childForFieldName('name')?.text;
+        const list = n.childForFieldName('arguments');
+        if (!name || !list || !templates.has(name) || insideTemplateOf(n, name)) continue;
         const texts = named(list).map(a => a.text);
         const key = `${name}<${texts.join(',')}>`;
-        if (!seen.has(key)) {
-          seen.add(key);
-          if (!args.has(name)) args.set(name, []);
-          args.get(name)!.push(texts);
-        }
+        if (seen.has(key)) continue;
+        seen.add(key);
+        if (!args.has(name)) args.set(name, []);
+        args.get(name)!.push(texts);
       }
     }
-    for (let i = n.namedChildCount - 1; i >= 0; i--) {
-      const c = n.namedChild(i);
-      if (c) stack.push(c);
-    }
-  }
+  };
+  visit(root, 0);
   return args;
 }
 
@@ -468,13 +473,11 @@ function forLoopShape(loop: Node): LoopShape | null {
 
 /** Does the loop body assign to the induction variable? Then its trip count is not static. */
 function bodyWritesVariable(body: Node | null, variable: string): boolean {
-  if (!body) return false;
-  const stack: Node[] = [body];
-  while (stack.length) {
-    const n = stack.pop()!;
-    if ((n.type === 'assignment_expression' && n.childForFieldName('left')?.text === variable) ||
-        (n.type === 'update_expression' && n.childForFieldName('argument')?.text === variable)) return true;
-    for (const c of named(n)) stack.push(c);
+  if (!body || !body.text.includes(variable)) return false;
+  for (const n of body.descendantsOfType(['assignment_expression', 'update_expression'])) {
+    if (!n) continue;
+    const target = n.type === 'assignment_expression' ? n.childForFieldName('left') : n.childForFieldName('argument');
+    if (target?.text === variable) return true;
   }
   return false;
 }
@@ -553,133 +556,17 @@ function tripCountUnder(loop: Node, kind: LoopKind, scope: ConstScope): TripCoun
 }
 
 // ---------------------------------------------------------------------------------------------
-// Walking a function body
+// Walking a function body. Node access in the wasm build is costly, so loops, pragmas and
+// declarations are found with one descendantsOfType query each and related through parents.
+
+const LOOP_TYPE_LIST = Object.keys(LOOP_TYPES);
 
 interface RawLoop {
   node: Node;
   kind: LoopKind;
-  depth: number;
   parent: RawLoop | null;
   pragma: PendingPragma | null;
-  /** Local constexpr/const values visible at the loop. */
-  locals: Map<string, number>;
-}
-
-interface WalkState {
-  loops: RawLoop[];
-  stray: PendingPragma[];
-  /** Loops whose real parent the parser lost (see visitLoop), keyed by node id. */
-  adoptions: Map<number, RawLoop>;
-}
-
-/**
- * Statement lists are where pragmas live. Walk one list in order, attaching each unroll pragma
- * to the loop that follows it (comments and blank lines allowed in between).
- */
-function walkStatements(
-  stmts: Node[], depth: number, parent: RawLoop | null, locals: Map<string, number>,
-  baseScope: ConstScope, state: WalkState,
-): void {
-  let pending: PendingPragma | null = null;
-  for (let i = 0; i < stmts.length; i++) {
-    const s = stmts[i];
-    if (isComment(s)) continue;
-    const p = pragmaFromNode(s);
-    if (p) {
-      if (pending) state.stray.push(pending);
-      pending = p;
-      continue;
-    }
-    if (s.type === 'preproc_call') continue; // other pragmas (e.g. nv_diag_suppress) do not consume it
-    // An empty statement that tree-sitter invented (`MISSING ;`) after _Pragma is not a statement.
-    if (s.type === 'expression_statement' && s.text.trim() === '' && pending) continue;
-    if (LOOP_TYPES[s.type]) {
-      visitLoop(s, depth, parent, pending, locals, baseScope, state, stmts, i);
-      pending = null;
-      continue;
-    }
-    if (pending) {
-      state.stray.push(pending);
-      pending = null;
-    }
-    if (s.type === 'declaration') collectLocalConst(s, locals, baseScope);
-    visitStatement(s, depth, parent, locals, baseScope, state);
-  }
-  if (pending) state.stray.push(pending);
-}
-
-function collectLocalConst(decl: Node, locals: Map<string, number>, baseScope: ConstScope): void {
-  if (!isConstDeclaration(decl)) return;
-  const scope: ConstScope = { values: new Map([...baseScope.values, ...locals]), unboundTemplateParams: baseScope.unboundTemplateParams };
-  collectConstDeclaration(decl, scope);
-  for (const [k, v] of scope.values) if (!baseScope.values.has(k) || baseScope.values.get(k) !== v) locals.set(k, v);
-}
-
-function visitLoop(
-  node: Node, depth: number, parent: RawLoop | null, pragma: PendingPragma | null,
-  locals: Map<string, number>, baseScope: ConstScope, state: WalkState,
-  siblings: Node[], index: number,
-): void {
-  const loop: RawLoop = { node, kind: LOOP_TYPES[node.type], depth, parent, pragma, locals: new Map(locals) };
-  state.loops.push(loop);
-  const body = node.childForFieldName('body');
-  // `for (…)\n#pragma unroll\nfor (…)` without braces: tree-sitter ends the outer loop with an
-  // empty statement and puts pragma and inner loop after it. Re-attach them as the body.
-  if (body && body.type === 'expression_statement' && body.text.trim() === '' && index + 1 < siblings.length) {
-    let j = index + 1;
-    while (j < siblings.length && isComment(siblings[j])) j++;
-    const maybePragma = siblings[j] ? pragmaFromNode(siblings[j]) : null;
-    if (maybePragma) {
-      let k = j + 1;
-      while (k < siblings.length && isComment(siblings[k])) k++;
-      if (siblings[k] && LOOP_TYPES[siblings[k].type]) {
-        // The caller will see the pragma and loop next; mark them to nest under this loop.
-        state.adoptions.set(siblings[k].id, loop);
-      }
-    }
-  }
-  for (const part of ['initializer', 'condition', 'update']) {
-    const n = node.childForFieldName(part);
-    if (n) visitStatement(n, depth + 1, loop, new Map(locals), baseScope, state);
-  }
-  if (body) visitBody(body, depth + 1, loop, new Map(locals), baseScope, state);
-}
-
-function visitBody(
-  body: Node, depth: number, parent: RawLoop | null, locals: Map<string, number>,
-  baseScope: ConstScope, state: WalkState,
-): void {
-  if (body.type === 'compound_statement') {
-    walkStatements(named(body), depth, parent, locals, baseScope, state);
-  } else {
-    walkStatements([body], depth, parent, locals, baseScope, state);
-  }
-}
-
-function visitStatement(
-  node: Node, depth: number, parent: RawLoop | null, locals: Map<string, number>,
-  baseScope: ConstScope, state: WalkState,
-): void {
-  if (node.type === 'compound_statement') {
-    walkStatements(named(node), depth, parent, new Map(locals), baseScope, state);
-    return;
-  }
-  if (LOOP_TYPES[node.type]) {
-    visitLoop(node, depth, parent, null, locals, baseScope, state, [node], 0);
-    return;
-  }
-  // if/else, switch, case bodies, lambdas, preprocessor blocks: recurse into statement lists.
-  for (const c of named(node)) {
-    if (c.type === 'compound_statement' || c.type === 'else_clause' || /^preproc_(if|ifdef|else|elif)/.test(c.type)
-        || c.type === 'case_statement' || c.type === 'lambda_expression') {
-      if (/^preproc_|case_statement/.test(c.type)) walkStatements(named(c), depth, parent, locals, baseScope, state);
-      else visitStatement(c, depth, parent, locals, baseScope, state);
-    } else if (LOOP_TYPES[c.type]) {
-      visitLoop(c, depth, parent, null, locals, baseScope, state, [c], 0);
-    } else if (c.namedChildCount > 0 && c.type !== 'string_literal') {
-      visitStatement(c, depth, parent, locals, baseScope, state);
-    }
-  }
+  startIndex: number;
 }
 
 function countStatements(node: Node | null): number {
@@ -688,8 +575,7 @@ function countStatements(node: Node | null): number {
   let n = 0;
   for (const c of named(node)) {
     if (isComment(c) || c.type === 'preproc_call') continue;
-    if (LOOP_TYPES[c.type]) n += 1;
-    else if (c.type === 'compound_statement') n += countStatements(c);
+    if (c.type === 'compound_statement') n += countStatements(c);
     else if (c.type === 'if_statement') {
       n += 1 + countStatements(c.childForFieldName('consequence'));
       const alt = c.childForFieldName('alternative');
@@ -697,6 +583,101 @@ function countStatements(node: Node | null): number {
     } else n += 1;
   }
   return n;
+}
+
+/** Statements that may stand between a pragma and its loop without detaching it. */
+function isTransparent(n: Node, pendingOperator: boolean): boolean {
+  if (isComment(n)) return true;
+  if (n.type === 'preproc_call' && !pragmaFromNode(n)) return true;
+  // tree-sitter invents an empty statement (`MISSING ;`) after `_Pragma("…")`.
+  return pendingOperator && n.type === 'expression_statement' && n.text.trim() === '';
+}
+
+/** The unroll pragma in front of a loop, looking back over comments and other pragmas. */
+function pragmaBefore(loop: Node): PendingPragma | null {
+  let prev = loop.previousNamedSibling;
+  let sawEmpty = false;
+  while (prev) {
+    const p = pragmaFromNode(prev);
+    if (p) return !sawEmpty || p.form === 'operator' ? p : null;
+    if (prev.type === 'expression_statement' && prev.text.trim() === '') sawEmpty = true;
+    else if (!isTransparent(prev, true)) return null;
+    prev = prev.previousNamedSibling;
+  }
+  return null;
+}
+
+/**
+ * `for (…)\n#pragma unroll\nfor (…)` without braces: tree-sitter ends the outer loop with an
+ * empty statement and puts pragma and inner loop after it. Returns that outer loop.
+ */
+function detachedParent(loop: Node): Node | null {
+  let prev = loop.previousNamedSibling;
+  while (prev && isComment(prev)) prev = prev.previousNamedSibling;
+  if (!prev || !pragmaFromNode(prev)) return null;
+  prev = prev.previousNamedSibling;
+  while (prev && isComment(prev)) prev = prev.previousNamedSibling;
+  if (!prev || !LOOP_TYPES[prev.type]) return null;
+  const body = prev.childForFieldName('body');
+  return body && body.type === 'expression_statement' && body.text.trim() === '' ? prev : null;
+}
+
+function collectLoops(body: Node): RawLoop[] {
+  const nodes = body.descendantsOfType(LOOP_TYPE_LIST).filter((n): n is Node => !!n);
+  const byId = new Map<number, RawLoop>();
+  const loops = nodes.map(node => {
+    const raw: RawLoop = { node, kind: LOOP_TYPES[node.type], parent: null, pragma: pragmaBefore(node), startIndex: node.startIndex };
+    byId.set(node.id, raw);
+    return raw;
+  });
+  for (const raw of loops) {
+    for (let p = raw.node.parent; p && p.id !== body.id; p = p.parent) {
+      const outer = byId.get(p.id);
+      if (outer) { raw.parent = outer; break; }
+    }
+    if (!raw.parent) {
+      const adopter = detachedParent(raw.node);
+      if (adopter) raw.parent = byId.get(adopter.id) ?? null;
+    }
+  }
+  return loops;
+}
+
+function depthOf(l: RawLoop): number {
+  let d = 0;
+  for (let p = l.parent; p; p = p.parent) d++;
+  return d;
+}
+
+/** Unroll pragmas anywhere in the body, by node id (directives and `_Pragma` operators). */
+function collectPragmas(body: Node): PendingPragma[] {
+  const out: PendingPragma[] = [];
+  for (const n of body.descendantsOfType('preproc_call')) {
+    const p = n && pragmaFromNode(n);
+    if (p) out.push(p);
+  }
+  if (body.text.includes('_Pragma')) {
+    for (const n of body.descendantsOfType('expression_statement')) {
+      const p = n && pragmaFromNode(n);
+      if (p) out.push(p);
+    }
+  }
+  return out;
+}
+
+/** const/constexpr integers declared in the body, in source order, with their position. */
+function collectLocalConsts(body: Node, baseScope: ConstScope): { at: number; name: string; value: number }[] {
+  const out: { at: number; name: string; value: number }[] = [];
+  if (!/\bconst(expr)?\b/.test(body.text)) return out;
+  const values = new Map(baseScope.values);
+  for (const decl of body.descendantsOfType('declaration')) {
+    if (!decl || !isConstDeclaration(decl)) continue;
+    const scope: ConstScope = { values, unboundTemplateParams: baseScope.unboundTemplateParams };
+    const before = new Map(values);
+    collectConstDeclaration(decl, scope);
+    for (const [name, value] of values) if (before.get(name) !== value) out.push({ at: decl.startIndex, name, value });
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -718,27 +699,32 @@ function buildPragma(p: PendingPragma, scope: ConstScope, instantiations: Instan
   };
 }
 
-function analyzeFunction(fn: FunctionInfo, fileScope: ConstScope, instantiationArgs: string[][] | undefined): { kernel: Kernel; stray: StrayPragma[] } {
+interface FunctionResult {
+  kernel: Kernel;
+  stray: StrayPragma[];
+}
+
+function analyzeFunction(fn: FunctionInfo, fileScope: ConstScope, instantiationArgs: string[][] | undefined): FunctionResult {
   const body = fn.node.childForFieldName('body');
   const templateNames = new Set(fn.templateParams.map(p => p.name));
   const baseScope: ConstScope = { values: new Map(fileScope.values), unboundTemplateParams: templateNames };
   for (const n of templateNames) baseScope.values.delete(n);
-  const state: WalkState = { loops: [], stray: [], adoptions: new Map() };
-  if (body) walkStatements(named(body), 0, null, new Map(), baseScope, state);
-  // Re-parent loops the parser detached from an unbraced outer loop.
-  for (const l of state.loops) {
-    const adopter = state.adoptions.get(l.node.id);
-    if (adopter && adopter !== l) reparent(l, adopter, state.loops);
-  }
 
-  const instantiations: Instantiation[] = (instantiationArgs ?? [])
-    .map(a => bindInstantiation(fn, a, fileScope));
+  const instantiations: Instantiation[] = (instantiationArgs ?? []).map(a => bindInstantiation(fn, a, fileScope));
   if (!instantiations.length && fn.templateParams.length && fn.templateParams.every(p => p.defaultValue)) {
     instantiations.push(bindInstantiation(fn, [], fileScope));
   }
 
-  const loops: Loop[] = state.loops.map(raw => {
-    const scope: ConstScope = { values: new Map([...baseScope.values, ...raw.locals]), unboundTemplateParams: templateNames };
+  const rawLoops = body ? collectLoops(body) : [];
+  const locals = body ? collectLocalConsts(body, baseScope) : [];
+  const scopeAt = (index: number): ConstScope => {
+    const values = new Map(baseScope.values);
+    for (const c of locals) if (c.at < index) values.set(c.name, c.value);
+    return { values, unboundTemplateParams: templateNames };
+  };
+
+  const loops: Loop[] = rawLoops.map(raw => {
+    const scope = locals.length ? scopeAt(raw.startIndex) : baseScope;
     let trip = tripCountUnder(raw.node, raw.kind, scope);
     if (trip === 'dependent' && instantiations.length) {
       const perInst = instantiations.map(inst => {
@@ -747,11 +733,11 @@ function analyzeFunction(fn: FunctionInfo, fileScope: ConstScope, instantiationA
       });
       trip = new Set(perInst).size === 1 ? perInst[0] : 'dependent';
     }
-    const shape = raw.kind === 'for' && raw.node.type === 'for_statement' ? forLoopShape(raw.node) : null;
+    const shape = raw.node.type === 'for_statement' ? forLoopShape(raw.node) : null;
     return {
       line: raw.node.startPosition.row + 1,
       kind: raw.kind,
-      depth: raw.depth,
+      depth: depthOf(raw),
       pragma: raw.pragma ? buildPragma(raw.pragma, scope, instantiations) : null,
       tripCount: trip,
       span: spanOf(raw.node),
@@ -768,7 +754,7 @@ function analyzeFunction(fn: FunctionInfo, fileScope: ConstScope, instantiationA
   if (body) {
     try {
       manualUnrolls = findManualUnrolls(body, (n: Node) => {
-        const v = evalConst(n, baseScope);
+        const v = evalConst(n, locals.length ? scopeAt(n.startIndex) : baseScope);
         return typeof v === 'number' ? v : null;
       });
     } catch {
@@ -776,11 +762,10 @@ function analyzeFunction(fn: FunctionInfo, fileScope: ConstScope, instantiationA
     }
   }
 
-  const scopeForStray: ConstScope = { values: baseScope.values, unboundTemplateParams: templateNames };
-  const stray: StrayPragma[] = state.stray.map(p => ({
-    pragma: buildPragma(p, scopeForStray, instantiations),
-    reason: 'not followed by a loop: nvcc ignores it',
-  }));
+  const attached = new Set(rawLoops.filter(l => l.pragma).map(l => l.pragma!.node.id));
+  const stray: StrayPragma[] = (body ? collectPragmas(body) : [])
+    .filter(p => !attached.has(p.node.id))
+    .map(p => ({ pragma: buildPragma(p, baseScope, instantiations), reason: 'not followed by a loop: nvcc ignores it' }));
 
   return {
     kernel: {
@@ -790,22 +775,65 @@ function analyzeFunction(fn: FunctionInfo, fileScope: ConstScope, instantiationA
       span: spanOf(fn.node),
       templateParameters: fn.templateParams.map(p => p.name),
       launchBounds: fn.launchBounds,
+      instantiations: instantiations.map(inst => Object.fromEntries(inst)),
       loops,
       manualUnrolls,
-      instantiations: instantiations.map(inst => Object.fromEntries(inst)),
     },
     stray,
   };
 }
 
-function reparent(loop: RawLoop, parent: RawLoop, all: RawLoop[]): void {
-  const shift = parent.depth + 1 - loop.depth;
-  loop.parent = parent;
-  if (shift === 0) return;
-  // Every loop nested in this one moves by the same amount.
-  const inside = (l: RawLoop) => { for (let p = l.parent; p; p = p.parent) if (p === loop) return true; return false; };
-  loop.depth += shift;
-  for (const l of all) if (inside(l)) l.depth += shift;
+// ---------------------------------------------------------------------------------------------
+// Re-using a function's analysis when only its position changed
+
+function shiftSpan(s: SourceSpan, d: number): SourceSpan {
+  return { ...s, line: s.line + d, endLine: s.endLine + d };
+}
+
+function shiftResult(r: FunctionResult, d: number): FunctionResult {
+  if (d === 0) return r;
+  const shiftPragma = (p: UnrollPragma): UnrollPragma => ({ ...p, line: p.line + d, span: shiftSpan(p.span, d) });
+  return {
+    kernel: {
+      ...r.kernel,
+      line: r.kernel.line + d,
+      span: shiftSpan(r.kernel.span, d),
+      loops: r.kernel.loops.map(l => ({
+        ...l, line: l.line + d, span: shiftSpan(l.span, d), parentLine: l.parentLine === null ? null : l.parentLine + d,
+        pragma: l.pragma ? shiftPragma(l.pragma) : null,
+      })),
+      manualUnrolls: r.kernel.manualUnrolls.map(m => ({ ...m, line: m.line + d, endLine: m.endLine + d })),
+    },
+    stray: r.stray.map(s => ({ ...s, pragma: shiftPragma(s.pragma) })),
+  };
+}
+
+/**
+ * Results of the previous analysis of one document, keyed by everything a function's result
+ * depends on: its text, its start column, the file's constants and its instantiations.
+ */
+export class FunctionCache {
+  private entries = new Map<string, FunctionResult>();
+  private next = new Map<string, FunctionResult>();
+  hits = 0;
+  misses = 0;
+
+  get(key: string, line: number): FunctionResult | undefined {
+    const r = this.entries.get(key);
+    if (!r) return undefined;
+    this.next.set(key, r);
+    return shiftResult(r, line - r.kernel.line);
+  }
+
+  set(key: string, r: FunctionResult): void {
+    this.next.set(key, r);
+  }
+
+  /** Keep only what the latest analysis used, so the cache never outgrows the document. */
+  commit(): void {
+    this.entries = this.next;
+    this.next = new Map();
+  }
 }
 
 function hasRealSyntaxErrors(root: Node): boolean {
@@ -826,7 +854,7 @@ function hasRealSyntaxErrors(root: Node): boolean {
   return false;
 }
 
-export function analyzeTree(tree: Tree, path: string): FileAnalysis {
+export function analyzeTree(tree: Tree, path: string, cache?: FunctionCache): FileAnalysis {
   const root = tree.rootNode;
   const fileScope: ConstScope = { values: new Map(), unboundTemplateParams: new Set() };
   try {
@@ -839,16 +867,32 @@ export function analyzeTree(tree: Tree, path: string): FileAnalysis {
     templates.get(f.name)!.push(f);
   }
   const inst = templates.size ? collectInstantiations(root, templates) : new Map<string, string[][]>();
+  const constantsKey = cache ? JSON.stringify([...fileScope.values]) : '';
   const kernels: Kernel[] = [];
   const strayPragmas: StrayPragma[] = [];
   for (const fn of functions) {
     try {
-      const r = analyzeFunction(fn, fileScope, fn.templateParams.length ? inst.get(fn.name) : undefined);
+      const args = fn.templateParams.length ? inst.get(fn.name) : undefined;
+      let r: FunctionResult | undefined;
+      let key = '';
+      if (cache) {
+        key = `${fn.node.startPosition.column}\u0000${constantsKey}\u0000${JSON.stringify(args ?? null)}\u0000${fn.node.text}`;
+        r = cache.get(key, fn.node.startPosition.row + 1);
+        if (r) cache.hits++;
+      }
+      if (!r) {
+        r = analyzeFunction(fn, fileScope, args);
+        if (cache) {
+          cache.misses++;
+          cache.set(key, r);
+        }
+      }
       kernels.push(r.kernel);
       strayPragmas.push(...r.stray);
     } catch {
       // A function the walker cannot handle is skipped, never fatal.
     }
   }
+  cache?.commit();
   return { path, kernels, strayPragmas, hasSyntaxErrors: hasRealSyntaxErrors(root) };
 }

@@ -1,8 +1,8 @@
 // One syntax tree per open document, updated incrementally on edits, with its analysis
 // computed lazily and cached until the next edit.
-import type { Parser, Tree, Edit } from './parser';
+import type { Parser, Tree, Edit, Point } from './parser';
 import { createCudaParser, pointAt } from './parser';
-import { analyzeTree } from './analyze';
+import { analyzeTree, FunctionCache } from './analyze';
 import type { FileAnalysis } from './model';
 
 /** An edit as LSP and VS Code describe it: a range in the old text replaced by new text. */
@@ -19,6 +19,17 @@ interface Entry {
   tree: Tree;
   analysis: FileAnalysis | null;
   path: string;
+  /** Per-function results of the last analysis: an edit re-analyses only what it touched. */
+  cache: FunctionCache;
+}
+
+/** The point reached after `inserted` text starting at `from` (rows and UTF-16 columns). */
+function advance(from: Point, inserted: string): Point {
+  const lastNl = inserted.lastIndexOf('\n');
+  if (lastNl === -1) return { row: from.row, column: from.column + inserted.length };
+  let rows = 0;
+  for (let i = inserted.indexOf('\n'); i !== -1; i = inserted.indexOf('\n', i + 1)) rows++;
+  return { row: from.row + rows, column: inserted.length - lastNl - 1 };
 }
 
 export class CudaDocuments {
@@ -35,7 +46,7 @@ export class CudaDocuments {
     this.close(key);
     const tree = this.parser.parse(text);
     if (!tree) throw new Error('tree-sitter returned no tree');
-    this.entries.set(key, { text, tree, analysis: null, path });
+    this.entries.set(key, { text, tree, analysis: null, path, cache: new FunctionCache() });
     return this.analysis(key)!;
   }
 
@@ -46,17 +57,16 @@ export class CudaDocuments {
     let text = entry.text;
     for (const c of changes) {
       const oldEnd = c.start + c.length;
-      const newEnd = c.start + c.text.length;
+      const startPosition = pointAt(text, c.start);
       const edit: Edit = {
         startIndex: c.start,
         oldEndIndex: oldEnd,
-        newEndIndex: newEnd,
-        startPosition: pointAt(text, c.start),
-        oldEndPosition: pointAt(text, oldEnd),
-        newEndPosition: { row: 0, column: 0 },
+        newEndIndex: c.start + c.text.length,
+        startPosition,
+        oldEndPosition: advance(startPosition, text.slice(c.start, oldEnd)),
+        newEndPosition: advance(startPosition, c.text),
       } as Edit;
       text = text.slice(0, c.start) + c.text + text.slice(oldEnd);
-      edit.newEndPosition = pointAt(text, newEnd);
       entry.tree.edit(edit);
     }
     const tree = this.parser.parse(text, entry.tree);
@@ -91,7 +101,7 @@ export class CudaDocuments {
   analysis(key: string): FileAnalysis | null {
     const entry = this.entries.get(key);
     if (!entry) return null;
-    if (!entry.analysis) entry.analysis = analyzeTree(entry.tree, entry.path);
+    if (!entry.analysis) entry.analysis = analyzeTree(entry.tree, entry.path, entry.cache);
     return entry.analysis;
   }
 

@@ -41,10 +41,6 @@ export function kernelLabel(k: Kernel): string {
   return `${k.qualifier === 'global' ? '__global__' : '__device__'} ${k.name}${tpl}`;
 }
 
-function escapeMd(s: string): string {
-  return s.replace(/[\\`*_{}[\]<>|]/g, c => `\\${c}`);
-}
-
 /** Markdown for hovering a loop or its pragma. */
 export function loopHoverMarkdown(kernel: Kernel, loop: Loop): string {
   const rows: [string, string][] = [];
@@ -55,7 +51,7 @@ export function loopHoverMarkdown(kernel: Kernel, loop: Loop): string {
   if (loop.tripCount === 'dependent') trip = 'dependent on template parameters (no single visible instantiation)';
   rows.push(['Trip count', trip]);
   rows.push(['Nesting', loop.depth === 0 ? 'outermost loop' : `depth ${loop.depth}, inside the loop at line ${loop.parentLine}`]);
-  rows.push(['Kernel', `\`${escapeMd(kernelLabel(kernel))}\` (line ${kernel.line})`]);
+  rows.push(['Kernel', `\`${kernelLabel(kernel)}\` (line ${kernel.line})`]);
   for (const m of manualUnrollsOf(kernel, loop)) rows.push(['Manual unroll', `×${m.factor}, ${m.pattern}${m.guarded ? ', guarded' : ''} — ${m.detail}`]);
   if (kernel.instantiations.length) {
     rows.push(['Instantiations', kernel.instantiations.map(i => `<${Object.entries(i).map(([k, v]) => `${k}=${v}`).join(', ')}>`).join(' ')]);
@@ -65,5 +61,5 @@ export function loopHoverMarkdown(kernel: Kernel, loop: Loop): string {
 }
 
 export function manualUnrollHoverMarkdown(kernel: Kernel, m: ManualUnroll): string {
-  return `**Unroll Lens** · ${manualUnrollSummary(m)}\n\nLines ${m.line}–${m.endLine} in \`${escapeMd(kernelLabel(kernel))}\`: ${m.detail}`;
+  return `**Unroll Lens** · ${manualUnrollSummary(m)}\n\nLines ${m.line}–${m.endLine} in \`${kernelLabel(kernel)}\`: ${m.detail}`;
 }

@@ -1,0 +1,165 @@
+// `npm run bench`: parser/analysis and language-server latency on a generated 5,000-line CUDA
+// file, and a CLI scan of 100 files. Prints numbers against the targets; never fails the build
+// (targets are tracked here, not in timed tests).
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { fork, spawnSync } from 'child_process';
+import { performance } from 'perf_hooks';
+import { IPCMessageReader, IPCMessageWriter, createMessageConnection } from 'vscode-jsonrpc/node';
+import { CudaDocuments } from '../../src/engine/parse/documents';
+import { analyzeTree } from '../../src/engine/parse/analyze';
+import { createCudaParser } from '../../src/engine/parse/parser';
+
+const ROOT = path.resolve(__dirname, '..', '..', '..');
+
+/**
+ * A realistic file of at least `minLines` lines: the bundled samples' whole texts repeated with
+ * renamed functions, so it stays a valid translation unit (no syntax errors to recover from).
+ */
+export function generateLargeFile(minLines = 5000): string {
+  const samples = fs.readdirSync(path.join(ROOT, 'cuda-samples')).filter(f => f.endsWith('.cu')).sort();
+  const parts: string[] = [];
+  let lines = 0;
+  for (let copy = 0; lines < minLines; copy++) {
+    for (const s of samples) {
+      if (lines >= minLines) break;
+      let text = fs.readFileSync(path.join(ROOT, 'cuda-samples', s), 'utf8');
+      text = text.replace(/\b(main)\b/g, `main_${copy}`).replace(/__global__ void (\w+)/g, `__global__ void $1_${copy}`);
+      parts.push(text);
+      lines += text.split('\n').length;
+    }
+  }
+  return parts.join('\n');
+}
+
+function stats(samples: number[]) {
+  const s = [...samples].sort((a, b) => a - b);
+  const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * (s.length - 1)))];
+  return { n: s.length, p50: q(0.5), p95: q(0.95), max: s[s.length - 1] };
+}
+
+const rows: string[][] = [];
+function row(name: string, value: string, target: string, ok: boolean | null) {
+  rows.push([name, value, target, ok === null ? '' : ok ? 'ok' : 'MISSED']);
+  console.log(`  ${name}: ${value}${target ? ` (target ${target}: ${ok ? 'ok' : 'MISSED'})` : ''}`);
+}
+
+async function parseBench(text: string) {
+  const t0 = performance.now();
+  const parser = await createCudaParser();
+  const tree = parser.parse(text)!;
+  const a = analyzeTree(tree, 'big.cu');
+  const cold = performance.now() - t0;
+  tree.delete();
+  const warm: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    const t = performance.now();
+    const tr = parser.parse(text)!;
+    analyzeTree(tr, 'big.cu');
+    warm.push(performance.now() - t);
+    tr.delete();
+  }
+  const loops = a.kernels.reduce((n, k) => n + k.loops.length, 0);
+  row('parse+analyse cold (5k lines, incl. wasm load)', `${cold.toFixed(1)} ms`, '', null);
+  row(`parse+analyse warm (${a.kernels.length} functions, ${loops} loops)`, `p50 ${stats(warm).p50.toFixed(1)} ms`, '', null);
+
+  // Incremental: one-character edits spread over the file, each followed by a fresh analysis.
+  const docs = await CudaDocuments.create();
+  docs.open('big', text);
+  const inc: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    const at = Math.floor(((i * 7919) % 997) / 997 * (text.length - 10));
+    const t = performance.now();
+    docs.update('big', [{ start: at, length: 0, text: ' ' }]);
+    docs.analysis('big');
+    inc.push(performance.now() - t);
+  }
+  const s = stats(inc);
+  row('incremental update + analysis after a 1-char edit', `p50 ${s.p50.toFixed(2)} ms, p95 ${s.p95.toFixed(2)} ms`, 'p95 < 5 ms', s.p95 < 5);
+}
+
+async function hoverBench(text: string) {
+  const server = fork(path.join(ROOT, 'out', 'src', 'server', 'main.js'), ['--node-ipc'], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const conn = createMessageConnection(new IPCMessageReader(server), new IPCMessageWriter(server));
+  conn.onNotification(() => undefined);
+  conn.onRequest(() => null);
+  conn.listen();
+  try {
+    await conn.sendRequest('initialize', { processId: process.pid, rootUri: null, capabilities: {} });
+    conn.sendNotification('initialized', {});
+    const uri = 'file:///bench/big.cu';
+    conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'cuda-cpp', version: 1, text } });
+    // Hover every loop header line: what a user pointing at loops does.
+    const lines = text.split('\n');
+    const targets: { line: number; character: number }[] = [];
+    lines.forEach((l, i) => { const c = l.search(/\b(for|while)\s*\(/); if (c >= 0) targets.push({ line: i, character: c }); });
+    await conn.sendRequest('textDocument/hover', { textDocument: { uri }, position: targets[0] }); // waits for the open
+    const times: number[] = [];
+    let answered = 0;
+    for (let r = 0; r < 3; r++) {
+      for (const position of targets) {
+        const t = performance.now();
+        const h = await conn.sendRequest('textDocument/hover', { textDocument: { uri }, position });
+        times.push(performance.now() - t);
+        if (h) answered++;
+      }
+    }
+    const s = stats(times);
+    row(`hover round trip over LSP IPC (${times.length} hovers, ${answered} answered)`, `p50 ${s.p50.toFixed(2)} ms, p95 ${s.p95.toFixed(2)} ms`, 'p95 < 10 ms', s.p95 < 10);
+    // Edit → CodeLens round trip: incremental change then a lens request.
+    const lens: number[] = [];
+    for (let v = 2; v < 52; v++) {
+      const t = performance.now();
+      conn.sendNotification('textDocument/didChange', {
+        textDocument: { uri, version: v },
+        contentChanges: [{ range: { start: { line: 3, character: 0 }, end: { line: 3, character: 0 } }, text: ' ' }],
+      });
+      await conn.sendRequest('textDocument/codeLens', { textDocument: { uri } });
+      lens.push(performance.now() - t);
+    }
+    const ls = stats(lens);
+    row('edit + CodeLens round trip over LSP IPC', `p50 ${ls.p50.toFixed(2)} ms, p95 ${ls.p95.toFixed(2)} ms`, '', null);
+    await conn.sendRequest('shutdown');
+    conn.sendNotification('exit');
+  } finally {
+    conn.dispose();
+    server.kill();
+  }
+}
+
+function scanBench() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-bench-scan-'));
+  const samples = fs.readdirSync(path.join(ROOT, 'cuda-samples')).filter(f => f.endsWith('.cu'));
+  for (let i = 0; i < 100; i++) {
+    const s = samples[i % samples.length];
+    fs.copyFileSync(path.join(ROOT, 'cuda-samples', s), path.join(dir, `${i}_${s}`));
+  }
+  const times: number[] = [];
+  for (let r = 0; r < 3; r++) {
+    const t = performance.now();
+    const res = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'unroll-lens.js'), 'scan', dir, '--json'], { encoding: 'utf8', maxBuffer: 1 << 28 });
+    times.push(performance.now() - t);
+    if (res.status !== 0) throw new Error(`scan failed: ${res.stderr}`);
+  }
+  const best = Math.min(...times);
+  const totalLines = fs.readdirSync(dir).reduce((n, f) => n + fs.readFileSync(path.join(dir, f), 'utf8').split('\n').length, 0);
+  row(`CLI scan of 100 files (${totalLines} lines, whole process)`, `best of 3 ${best.toFixed(0)} ms (runs: ${times.map(t => t.toFixed(0)).join(', ')})`, '< 2 s', best < 2000);
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+async function main() {
+  console.log(`Unroll Lens benchmarks — node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}`);
+  const text = generateLargeFile(5000);
+  console.log(`generated file: ${text.split('\n').length - 1} lines, ${(text.length / 1024).toFixed(0)} KiB`);
+  await parseBench(text);
+  await hoverBench(text);
+  scanBench();
+  console.log('\n| benchmark | result | target | |\n|---|---|---|---|');
+  for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+}
+
+if (require.main === module) main().catch(e => {
+  console.error(e);
+  process.exit(1);
+});

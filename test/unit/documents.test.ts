@@ -1,0 +1,70 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { CudaDocuments } from '../../src/engine/parse/documents';
+
+const SRC = `__global__ void k(float* a, int n) {
+#pragma unroll 4
+  for (int i = 0; i < n; ++i) a[i] = 0;
+}
+`;
+
+describe('incremental documents', () => {
+  test('edits update the tree and the analysis like a fresh parse would', async () => {
+    const docs = await CudaDocuments.create();
+    docs.open('u', SRC);
+    // change "unroll 4" into "unroll 8"
+    const at = SRC.indexOf('4');
+    docs.update('u', [{ start: at, length: 1, text: '8' }]);
+    assert.equal(docs.analysis('u')!.kernels[0].loops[0].pragma?.factor, 8);
+    // insert a new loop after the first, then change its bound to a constant
+    const end = docs.text('u')!.lastIndexOf('}');
+    docs.update('u', [{ start: end, length: 0, text: '  for (int j = 0; j < n; ++j) {}\n' }]);
+    const t = docs.text('u')!;
+    const nAt = t.lastIndexOf('j < n') + 4;
+    docs.update('u', [{ start: nAt, length: 1, text: '32' }]);
+    const fresh = docs.analyzeOnce(docs.text('u')!, 'u');
+    assert.deepEqual(docs.analysis('u'), fresh);
+    assert.deepEqual(fresh.kernels[0].loops.map(l => l.tripCount), ['runtime', 32]);
+  });
+
+  test('several changes in one event apply in order', async () => {
+    const docs = await CudaDocuments.create();
+    docs.open('u', 'abc');
+    docs.update('u', [{ start: 0, length: 1, text: 'X' }, { start: 3, length: 0, text: 'Y' }, { start: 1, length: 1, text: '' }]);
+    assert.equal(docs.text('u'), 'XcY');
+  });
+
+  test('non-ASCII text before an edit keeps positions right (UTF-16 offsets)', async () => {
+    const docs = await CudaDocuments.create();
+    const src = '// é € 😀 comment\n' + SRC;
+    docs.open('u', src);
+    const at = src.indexOf('unroll 4') + 7;
+    docs.update('u', [{ start: at, length: 1, text: '2' }]);
+    const a = docs.analysis('u')!;
+    assert.equal(a.kernels[0].loops[0].pragma?.factor, 2);
+    assert.deepEqual(a, docs.analyzeOnce(docs.text('u')!, 'u'));
+  });
+
+  test('replace() with a full text diff reuses the tree and matches a fresh parse', async () => {
+    const docs = await CudaDocuments.create();
+    docs.open('u', SRC);
+    const next = SRC.replace('i < n', 'i < 16');
+    docs.replace('u', next);
+    assert.equal(docs.analysis('u')!.kernels[0].loops[0].tripCount, 16);
+  });
+
+  test('typing a loop character by character never throws and ends consistent', async () => {
+    const docs = await CudaDocuments.create();
+    const base = '__global__ void k(float* a) {\n\n}\n';
+    docs.open('u', base);
+    const insert = '#pragma unroll 2\n  for (int i = 0; i < 8; ++i) { a[i] = i; }\n';
+    let offset = base.indexOf('\n\n') + 1;
+    for (const ch of insert) {
+      docs.update('u', [{ start: offset, length: 0, text: ch }]);
+      offset++;
+      docs.analysis('u');
+    }
+    const a = docs.analysis('u')!;
+    assert.deepEqual(a.kernels[0].loops.map(l => [l.tripCount, l.pragma?.factor]), [[8, 2]]);
+  });
+});

@@ -1,0 +1,75 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { analyze, lineOf } from './helpers';
+import { codeLenses, diagnostics, hover } from '../../src/server/features';
+import { DEFAULT_SETTINGS } from '../../src/protocol';
+
+const SRC = `template <int B>
+__global__ void k(float* a, int n) {
+  #pragma unroll 4
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < B; ++j) a[i * B + j] = 0;
+  }
+}
+template __global__ void k<32>(float*, int);
+__device__ float f(float* a) {
+  float s = 0;
+  for (int i = 0; i < 8; ++i) s += a[i];
+  return s;
+}
+`;
+
+describe('CodeLens', () => {
+  test('kernels get a sweep lens; every device loop gets benchmark + summary', async () => {
+    const lenses = codeLenses('file:///x.cu', await analyze(SRC), DEFAULT_SETTINGS);
+    const titles = lenses.map(l => `${l.range.start.line + 1}: ${l.command?.title}`);
+    assert.deepEqual(titles, [
+      '2: Sweep unroll factors',
+      '3: Benchmark this loop',
+      '3: unroll 4 requested · trip count runtime',
+      '5: Benchmark this loop',
+      '5: no unroll pragma · trip count 32',
+      '11: Benchmark this loop',
+      '11: no unroll pragma · trip count 8',
+    ]);
+    assert.deepEqual(lenses[1].command?.arguments, [{ uri: 'file:///x.cu', line: 4, kernel: 'k' }]);
+  });
+
+  test('disabled by setting', async () => {
+    assert.equal(codeLenses('u', await analyze(SRC), { ...DEFAULT_SETTINGS, codeLensEnabled: false }).length, 0);
+  });
+});
+
+describe('hover', () => {
+  test('on the pragma and on the loop keyword describe the loop', async () => {
+    const a = await analyze(SRC);
+    for (const pos of [{ line: 2, character: 5 }, { line: 3, character: 2 }]) {
+      const h = hover(a, pos);
+      const text = (h?.contents as { value: string }).value;
+      assert.match(text, /Unroll Lens/);
+      assert.match(text, /unroll 4 requested/);
+      assert.match(text, /trip count runtime/);
+      assert.match(text, /outermost loop/);
+      assert.match(text, /Kernel \| `__global__ k<B>`/);
+    }
+  });
+
+  test('inner loop on its own line; nothing on other lines', async () => {
+    const a = await analyze(SRC);
+    const text = (hover(a, { line: lineOf(SRC, 'int j') - 1, character: 4 })?.contents as { value: string }).value;
+    assert.match(text, /trip count 32/);
+    assert.match(text, /depth 1, inside the loop at line 4/);
+    assert.match(text, /B=32/);
+    assert.equal(hover(a, { line: 0, character: 0 }), null);
+  });
+});
+
+describe('diagnostics', () => {
+  test('map findings to LSP diagnostics with source and code', async () => {
+    const d = diagnostics(await analyze('__global__ void k(int n) {\n#pragma unroll 2\n  n++;\n}'), DEFAULT_SETTINGS);
+    assert.equal(d.length, 1);
+    assert.equal(d[0].source, 'unroll-lens');
+    assert.equal(d[0].code, 'pragma-without-loop');
+    assert.deepEqual(d[0].range.start, { line: 1, character: 0 });
+  });
+});
