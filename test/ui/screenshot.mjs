@@ -1,0 +1,141 @@
+#!/usr/bin/env node
+// UI check of the PACKAGED extension in a real VS Code workbench, offline:
+//   1. installs .test-artifacts/unroll-lens.vsix (scripts/package-vsix.mjs) into a fresh
+//      code-server extensions dir with --install-extension;
+//   2. opens the workbench on <repo>/cuda-samples in headless Debian chromium (playwright-core);
+//   3. opens matmul_unroll.cu (quick open, or the explorer as a fallback) and reveals its first
+//      kernel loop;
+//   4. waits for a CodeLens "Benchmark this loop" rendered in the editor, opens the Problems
+//      panel, and saves .test-artifacts/ui-codelens.png.
+// Exit 0 on success, 1 on failure (with .test-artifacts/ui/failure.png and logs).
+//
+//   npm run test:ui          (= node scripts/package-vsix.mjs && node test/ui/screenshot.mjs)
+//   UNROLL_LENS_VSIX=/path/x.vsix UNROLL_LENS_UI_TIMEOUT_S=120 node test/ui/screenshot.mjs
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  HarnessError, artifactsRoot, codeServerCli, freePort, interrupted, launchChromium, loadTools, makeLogger,
+  makeRunDirs, repoRoot, runCleanups, startCodeServer,
+} from '../integration/lib/harness.mjs';
+
+const log = makeLogger('test:ui');
+const TIMEOUT_MS = Number(process.env.UNROLL_LENS_UI_TIMEOUT_S ?? 90) * 1000;
+const vsix = path.resolve(process.env.UNROLL_LENS_VSIX ?? path.join(artifactsRoot, 'unroll-lens.vsix'));
+const workspace = path.join(repoRoot, 'cuda-samples');
+const SAMPLE = 'matmul_unroll.cu';
+const shot = path.join(artifactsRoot, 'ui-codelens.png');
+const EXTENSION_ID = 'unroll-lens.unroll-lens';
+
+/** 1-based line of the first `for` inside the first __global__ kernel of the sample. */
+function firstKernelLoopLine(file) {
+  const lines = fs.readFileSync(file, 'utf8').split('\n');
+  const k = lines.findIndex(l => /__global__/.test(l));
+  const f = lines.findIndex((l, i) => i > k && /^\s*for\s*\(/.test(l));
+  return f >= 0 ? f + 1 : Math.max(k + 1, 1);
+}
+
+async function openSample(page) {
+  // quick open (Ctrl+P) uses the server's file search (ripgrep, see setup-test-tools.sh)
+  try {
+    await page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 } }).catch(() => {});
+    await page.keyboard.press('Control+P');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ timeout: 10_000 });
+    await input.fill(SAMPLE);
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: SAMPLE }).first();
+    await row.waitFor({ timeout: 15_000 });
+    await page.keyboard.press('Enter');
+    await page.locator('.tab', { hasText: SAMPLE }).first().waitFor({ timeout: 15_000 });
+    log(`opened ${SAMPLE} with quick open`);
+    return;
+  } catch (e) {
+    log(`quick open did not work (${e.message.split('\n')[0]}); using the explorer`);
+    await page.keyboard.press('Escape').catch(() => {});
+  }
+  const row = page.locator('.explorer-folders-view .monaco-list-row', { hasText: SAMPLE }).first();
+  await row.waitFor({ timeout: 30_000 });
+  await row.dblclick();
+  await page.locator('.tab', { hasText: SAMPLE }).first().waitFor({ timeout: 15_000 });
+  log(`opened ${SAMPLE} from the explorer`);
+}
+
+async function goToLine(page, line) {
+  await page.locator('.monaco-editor textarea').first().focus().catch(() => {});
+  await page.keyboard.press('Control+G');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ timeout: 10_000 });
+  await input.fill(`:${line}`);
+  await page.keyboard.press('Enter');
+}
+
+async function main() {
+  if (!fs.existsSync(vsix)) throw new HarnessError(`${vsix} not found: run 'node scripts/package-vsix.mjs' (npm run package) first`);
+  if (!fs.existsSync(path.join(workspace, SAMPLE))) throw new HarnessError(`${path.join(workspace, SAMPLE)} not found`);
+  const tools = loadTools();
+  const dirs = makeRunDirs('ui');
+  fs.rmSync(shot, { force: true });
+
+  log(`installing ${path.relative(repoRoot, vsix)} into a fresh extensions dir`);
+  const out = codeServerCli(tools, dirs, ['--install-extension', vsix], path.join(dirs.artifacts, 'install-extension.log'));
+  if (!new RegExp(`${EXTENSION_ID.replace('.', '\\.')}.*successfully installed|successfully installed`, 'i').test(out)) {
+    throw new HarnessError(`--install-extension did not report success:\n${out}`);
+  }
+  const installed = fs.readdirSync(dirs.extensions).filter(d => d.startsWith(EXTENSION_ID));
+  if (installed.length === 0) throw new HarnessError(`${EXTENSION_ID} is not in ${dirs.extensions} after --install-extension:\n${out}`);
+  log(`installed ${installed.join(', ')}`);
+
+  const port = await freePort();
+  const server = await startCodeServer({
+    tools, dirs, port, folder: workspace, log, logFile: path.join(dirs.artifacts, 'code-server.log'),
+  });
+  const { page } = await launchChromium(tools, dirs);
+  try {
+    await page.goto(`${server.url}/?folder=${encodeURIComponent(workspace)}`);
+    await page.waitForSelector('.monaco-workbench', { timeout: TIMEOUT_MS });
+    log('workbench rendered');
+    await openSample(page);
+    const line = firstKernelLoopLine(path.join(workspace, SAMPLE));
+    await goToLine(page, line);
+    log(`revealed line ${line}`);
+
+    const lens = page.locator('.codelens-decoration', { hasText: 'Benchmark this loop' }).first();
+    await lens.waitFor({ timeout: TIMEOUT_MS });
+    const lensText = (await lens.innerText()).replace(/\s+/g, ' ').trim();
+    if (!lensText.includes('Benchmark this loop')) throw new HarnessError(`unexpected CodeLens text "${lensText}"`);
+    log(`CodeLens rendered: "${lensText}"`);
+    const allLenses = (await page.locator('.codelens-decoration').allInnerTexts()).map(t => t.replace(/\s+/g, ' ').trim());
+    fs.writeFileSync(path.join(dirs.artifacts, 'codelens.txt'), `${allLenses.join('\n')}\n`);
+    log(`${allLenses.length} CodeLens lines visible, e.g. "${allLenses.find(t => /trip count/.test(t)) ?? allLenses[0]}"`);
+
+    // Problems panel (optional: the samples may be free of findings)
+    await page.keyboard.press('Control+Shift+M');
+    const markers = page.locator('.markers-panel');
+    if (await markers.waitFor({ timeout: 10_000 }).then(() => true, () => false)) {
+      await page.waitForTimeout(1000);
+      const rows = (await page.locator('.markers-panel .monaco-list-row').allInnerTexts())
+        .map(t => t.replace(/\s+/g, ' ').trim()).filter(t => /unroll-lens/.test(t));
+      log(`Problems panel open: ${rows.length} unroll-lens problem(s)${rows[0] ? `, e.g. "${rows[0].slice(0, 120)}"` : ''}`);
+    } else {
+      log('Problems panel did not open (not required)');
+    }
+    await page.screenshot({ path: shot });
+    log(`screenshot saved: ${path.relative(repoRoot, shot)}`);
+  } catch (e) {
+    const fail = path.join(dirs.artifacts, 'failure.png');
+    await page.screenshot({ path: fail }).catch(() => {});
+    throw new HarnessError(`${e.message.split('\n')[0]}; failure screenshot ${path.relative(repoRoot, fail)}, logs in ${path.relative(repoRoot, dirs.artifacts)}/`);
+  }
+}
+
+let exitCode = 1;
+try {
+  await main();
+  exitCode = 0;
+} catch (e) {
+  if (interrupted()) await new Promise(() => {});
+  console.error(`[test:ui] ERROR: ${e instanceof HarnessError ? e.message : e?.stack ?? e}`);
+} finally {
+  await runCleanups();
+}
+log(exitCode === 0 ? 'PASS' : 'FAIL');
+process.exit(exitCode);
