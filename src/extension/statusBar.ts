@@ -2,6 +2,10 @@
 import * as vscode from 'vscode';
 import { AnalysisStatus, Commands } from '../protocol';
 
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
 export class StatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('unrollLens.status', vscode.StatusBarAlignment.Right, 100);
   private readonly byUri = new Map<string, AnalysisStatus>();
@@ -41,7 +45,7 @@ export class StatusBar implements vscode.Disposable {
       this.item.text = '$(pulse) Unroll Lens';
       this.item.tooltip = 'Unroll Lens is running. Open a .cu or .cuh file to see its loops.';
     } else {
-      this.item.text = `$(pulse) ${s.loops} loops · ${s.pragmas} pragmas${s.manualUnrolls ? ` · ${s.manualUnrolls} manual` : ''}${s.hasSyntaxErrors ? ' $(warning)' : ''}`;
+      this.item.text = `$(pulse) ${plural(s.loops, 'loop')} · ${plural(s.pragmas, 'pragma')}${s.manualUnrolls ? ` · ${s.manualUnrolls} manual` : ''}${s.hasSyntaxErrors ? ' $(warning)' : ''}`;
       this.item.tooltip = `Unroll Lens: ${s.kernels} device functions, ${s.loops} loops, ${s.pragmas} unroll pragmas, ` +
         `${s.manualUnrolls} manual unrolls (analysed in ${s.elapsedMs.toFixed(1)} ms)` +
         (s.hasSyntaxErrors ? '\nThe file has syntax errors: results are best effort.' : '') + '\nClick for the server log.';

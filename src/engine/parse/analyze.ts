@@ -125,7 +125,7 @@ function collectFileConstants(root: Node, values: Map<string, number>): void {
 
 /** Macro bodies are raw text; evaluate simple arithmetic over numbers and known names. */
 function evalMacroBody(text: string, scope: ConstScope): number | null {
-  const t = text.trim();
+  const t = text.replace(/\/\*.*?\*\//gs, ' ').replace(/\/\/.*$/s, '').trim();
   if (!/^[\w\s()+\-*/%<>&|^~.']+$/.test(t)) return null;
   const expr = t.replace(/\b([A-Za-z_]\w*)\b/g, (name) => {
     const v = scope.values.get(name);
