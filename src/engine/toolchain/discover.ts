@@ -1,0 +1,118 @@
+// Finds the CUDA tools: explicit settings first, then CUDA_HOME/CUDA_PATH, PATH, the standard
+// /usr/local/cuda, and the project's own .tools/cuda-tools (where `npm run setup:cuda-tools`
+// puts cuobjdump/nvdisasm on machines without a full toolkit).
+import * as fs from 'fs';
+import * as path from 'path';
+import { ProcessRunner, runProcess } from './process';
+
+export type ToolName = 'nvcc' | 'cuobjdump' | 'nvdisasm' | 'ncu' | 'nvidia-smi' | 'c++filt';
+
+export interface ToolInfo {
+  name: ToolName;
+  path: string;
+  /** e.g. "13.0" for nvcc (release), "2025.3.1" for ncu; null when the tool did not say. */
+  version: string | null;
+  /** Where the path came from, for the log and error messages. */
+  source: 'setting' | 'CUDA_HOME' | 'CUDA_PATH' | 'PATH' | '/usr/local/cuda' | 'project tools' | 'nsight-compute';
+}
+
+export const INSTALL_HINTS: Record<ToolName, string> = {
+  nvcc: 'Install the CUDA Toolkit (https://developer.nvidia.com/cuda-downloads), or set unrollLens.toolchain.cudaHome / nvccPath.',
+  cuobjdump: 'cuobjdump ships with the CUDA Toolkit (bin/). Without a full toolkit on Debian, run `npm run setup:cuda-tools` in the Unroll Lens folder; or set unrollLens.toolchain.cuobjdumpPath.',
+  nvdisasm: 'nvdisasm ships with the CUDA Toolkit (bin/). Without a full toolkit on Debian, run `npm run setup:cuda-tools` in the Unroll Lens folder; or set unrollLens.toolchain.nvdisasmPath.',
+  ncu: 'Install NVIDIA Nsight Compute (part of the CUDA Toolkit, or standalone), or set unrollLens.toolchain.ncuPath.',
+  'nvidia-smi': 'nvidia-smi comes with the NVIDIA driver; without it Unroll Lens assumes no GPU.',
+  'c++filt': 'c++filt comes with GNU binutils (apt-get install binutils); without it kernel names stay mangled.',
+};
+
+export class MissingToolError extends Error {
+  constructor(readonly tool: ToolName, readonly searched: string[]) {
+    super(`${tool} not found (looked in: ${searched.join(', ') || 'nowhere'}). ${INSTALL_HINTS[tool]}`);
+  }
+}
+
+export interface DiscoverOptions {
+  /** Explicit paths from settings, by tool. */
+  paths?: Partial<Record<ToolName, string>>;
+  /** CUDA installation root from settings (overrides CUDA_HOME). */
+  cudaHome?: string;
+  env?: NodeJS.ProcessEnv;
+  /** The project's own tools folder (…/.tools/cuda-tools/bin). */
+  projectToolsBin?: string;
+  runner?: ProcessRunner;
+  /** Also look in /usr/local/cuda and Nsight Compute's install folders (default true). */
+  standardLocations?: boolean;
+}
+
+function isExecutable(p: string): boolean {
+  try {
+    fs.accessSync(p, fs.constants.X_OK);
+    return fs.statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Candidate locations in priority order, with the source we report for each. */
+function candidates(tool: ToolName, o: DiscoverOptions): { p: string; source: ToolInfo['source'] }[] {
+  const env = o.env ?? process.env;
+  const exe = process.platform === 'win32' ? `${tool}.exe` : tool;
+  const out: { p: string; source: ToolInfo['source'] }[] = [];
+  const setting = o.paths?.[tool];
+  if (setting) out.push({ p: setting, source: 'setting' });
+  if (o.cudaHome) out.push({ p: path.join(o.cudaHome, 'bin', exe), source: 'setting' });
+  if (env.CUDA_HOME) out.push({ p: path.join(env.CUDA_HOME, 'bin', exe), source: 'CUDA_HOME' });
+  if (env.CUDA_PATH) out.push({ p: path.join(env.CUDA_PATH, 'bin', exe), source: 'CUDA_PATH' });
+  for (const dir of (env.PATH ?? '').split(path.delimiter)) if (dir) out.push({ p: path.join(dir, exe), source: 'PATH' });
+  if (o.standardLocations !== false) out.push({ p: path.join('/usr/local/cuda/bin', exe), source: '/usr/local/cuda' });
+  if (tool === 'ncu' && o.standardLocations !== false) {
+    // Nsight Compute installs under /opt/nvidia/nsight-compute/<version>/ and /usr/local/cuda/nsight-compute-*.
+    for (const root of ['/opt/nvidia/nsight-compute', '/usr/local/cuda']) {
+      try {
+        const dirs = fs.readdirSync(root).filter(d => /^(nsight-compute-)?\d/.test(d)).sort().reverse();
+        for (const d of dirs) out.push({ p: path.join(root, d, exe), source: 'nsight-compute' });
+      } catch { /* not installed there */ }
+    }
+  }
+  if (o.projectToolsBin) out.push({ p: path.join(o.projectToolsBin, exe), source: 'project tools' });
+  return out;
+}
+
+const VERSION_PATTERNS: Record<ToolName, RegExp> = {
+  nvcc: /release (\d+\.\d+)/,
+  cuobjdump: /release (\d+\.\d+)/,
+  nvdisasm: /release (\d+\.\d+)/,
+  ncu: /Version (\d+(?:\.\d+)+)/i,
+  'nvidia-smi': /NVIDIA-SMI (\d+(?:\.\d+)+)/,
+  'c++filt': /(\d+\.\d+(?:\.\d+)?)/,
+};
+
+const VERSION_ARGS: Record<ToolName, string[]> = {
+  nvcc: ['--version'], cuobjdump: ['--version'], nvdisasm: ['--version'], ncu: ['--version'],
+  'nvidia-smi': ['--version'], 'c++filt': ['--version'],
+};
+
+export async function findTool(tool: ToolName, o: DiscoverOptions = {}): Promise<ToolInfo> {
+  const list = candidates(tool, o);
+  const hit = list.find(c => isExecutable(c.p));
+  if (!hit) throw new MissingToolError(tool, [...new Set(list.map(c => path.dirname(c.p)))]);
+  const run = o.runner ?? runProcess;
+  const r = await run(hit.p, VERSION_ARGS[tool], { timeoutMs: 20_000 });
+  const m = VERSION_PATTERNS[tool].exec(r.stdout + r.stderr);
+  return { name: tool, path: hit.p, version: m ? m[1] : null, source: hit.source };
+}
+
+/** Finds a tool or returns null (for optional tools such as ncu without a GPU). */
+export async function findOptionalTool(tool: ToolName, o: DiscoverOptions = {}): Promise<ToolInfo | null> {
+  try {
+    return await findTool(tool, o);
+  } catch (e) {
+    if (e instanceof MissingToolError) return null;
+    throw e;
+  }
+}
+
+/** The repository's own tools folder, when running from a checkout (CLI, tests, dev host). */
+export function defaultProjectToolsBin(): string {
+  return path.resolve(__dirname, '..', '..', '..', '..', '.tools', 'cuda-tools', 'bin');
+}

@@ -1,0 +1,109 @@
+// Every external tool runs through here: argument arrays (never a shell), a timeout, and
+// cancellation that kills the whole process tree (nvcc spawns cicc/ptxas; a profiled program
+// spawns its own children), so nothing is left running after a cancel.
+
+export interface RunOptions {
+  cwd?: string;
+  env?: Record<string, string | undefined>;
+  /** Milliseconds before the process tree is killed and the result marked timedOut. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Text written to stdin. */
+  input?: string;
+  /** Called with output as it arrives (for logs and progress). */
+  onOutput?: (chunk: string, stream: 'stdout' | 'stderr') => void;
+}
+
+export interface ProcessResult {
+  command: string;
+  args: string[];
+  exitCode: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  cancelled: boolean;
+  /** The executable could not be started (ENOENT, EACCES). */
+  spawnError?: string;
+  durationMs: number;
+}
+
+/** Replaceable so tests (and CI without a GPU) can answer with recorded outputs. */
+export type ProcessRunner = (command: string, args: string[], options?: RunOptions) => Promise<ProcessResult>;
+
+/** Grace period between SIGTERM and SIGKILL for a process tree. */
+const KILL_GRACE_MS = 2000;
+
+function killTree(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (!pid) return;
+  try {
+    process.kill(-pid, signal); // the child leads its own process group (detached)
+  } catch {
+    try {
+      process.kill(pid, signal);
+    } catch { /* already gone */ }
+  }
+}
+
+export const runProcess: ProcessRunner = async (command, args, options = {}) => {
+  const { execa } = await import('execa');
+  const started = performance.now();
+  let timedOut = false;
+  let cancelled = false;
+  const child = execa(command, args, {
+    cwd: options.cwd,
+    env: options.env,
+    extendEnv: true,
+    input: options.input,
+    reject: false,
+    stripFinalNewline: false,
+    detached: true, // own process group, so the whole tree can be killed
+    cleanup: true,
+    encoding: 'utf8',
+    maxBuffer: 512 * 1024 * 1024,
+  });
+  if (options.onOutput) {
+    child.stdout?.on('data', (d: Buffer) => options.onOutput!(d.toString(), 'stdout'));
+    child.stderr?.on('data', (d: Buffer) => options.onOutput!(d.toString(), 'stderr'));
+  }
+  let graceTimer: NodeJS.Timeout | undefined;
+  const stop = () => {
+    killTree(child.pid, 'SIGTERM');
+    graceTimer = setTimeout(() => killTree(child.pid, 'SIGKILL'), KILL_GRACE_MS);
+    graceTimer.unref();
+  };
+  const timer = options.timeoutMs ? setTimeout(() => { timedOut = true; stop(); }, options.timeoutMs) : undefined;
+  const onAbort = () => { cancelled = true; stop(); };
+  if (options.signal?.aborted) onAbort();
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    const r = await child;
+    const spawnError = r.failed && r.exitCode === undefined && !r.signal && !timedOut && !cancelled
+      ? (r.cause instanceof Error ? r.cause.message : r.shortMessage) : undefined;
+    return {
+      command, args,
+      exitCode: r.exitCode ?? null,
+      signal: r.signal ?? null,
+      stdout: String(r.stdout ?? ''),
+      stderr: String(r.stderr ?? ''),
+      timedOut, cancelled, spawnError,
+      durationMs: performance.now() - started,
+    };
+  } finally {
+    if (timer) clearTimeout(timer);
+    if (graceTimer && child.exitCode !== null) clearTimeout(graceTimer);
+    options.signal?.removeEventListener('abort', onAbort);
+    // Children of the tool that outlived it (e.g. ptxas after nvcc was killed) go too.
+    if (timedOut || cancelled) killTree(child.pid, 'SIGKILL');
+  }
+};
+
+export class CancelledError extends Error {
+  constructor(what = 'operation') {
+    super(`${what} cancelled`);
+  }
+}
+
+export function throwIfCancelled(signal: AbortSignal | undefined, what?: string): void {
+  if (signal?.aborted) throw new CancelledError(what);
+}
