@@ -84,13 +84,75 @@ function pragmaFromNode(node: Node): PendingPragma | null {
 }
 
 // ---------------------------------------------------------------------------------------------
+// One pass over the top level (through namespaces, extern "C" and #if blocks) with a tree
+// cursor: materialising every top-level node as an object is what costs time in the wasm
+// build, so only the kinds of node each later step needs are materialised.
+
+const CONTAINERS = new Set([
+  'preproc_if', 'preproc_ifdef', 'preproc_else', 'preproc_elif', 'preproc_elifdef',
+  'namespace_definition', 'declaration_list', 'linkage_specification', 'ERROR',
+]);
+
+interface TopLevel {
+  /** function_definition nodes whose head names __global__/__device__, with their template and text. */
+  functions: { node: Node; templateDecl: Node | null; qualifier: KernelQualifier; text: string }[];
+  /** Nodes that may define constants: #define, const/constexpr declarations, enums, structs. */
+  constants: Node[];
+  /** Everything else, with its text: where template instantiations may appear. */
+  others: { node: Node; text: string }[];
+}
+
+function scanTopLevel(root: Node): TopLevel {
+  const out: TopLevel = { functions: [], constants: [], others: [] };
+  const cursor = root.walk();
+  try {
+    const visitChildren = (templateDecl: Node | null, depth: number) => {
+      if (!cursor.gotoFirstChild()) return;
+      do {
+        if (!cursor.nodeIsNamed) continue;
+        const type = cursor.nodeType;
+        if (CONTAINERS.has(type) && depth < 16) {
+          visitChildren(null, depth + 1);
+        } else if (type === 'template_declaration' && depth < 16) {
+          const node = cursor.currentNode;
+          visitChildren(node, depth + 1);
+        } else if (type === 'function_definition') {
+          const node = cursor.currentNode;
+          const text = node.text;
+          const brace = text.indexOf('{');
+          const head = brace === -1 ? text : text.slice(0, brace);
+          // The qualifiers precede the body; reading them from text avoids walking children.
+          const qualifier: KernelQualifier | null = /\b__global__\b/.test(head) ? 'global' : /\b__device__\b/.test(head) ? 'device' : null;
+          if (qualifier) out.functions.push({ node, templateDecl, qualifier, text });
+          else out.others.push({ node, text });
+        } else if (type === 'preproc_def' || type === 'enum_specifier') {
+          out.constants.push(cursor.currentNode);
+        } else if (type === 'comment' || type === 'preproc_include' || type === 'preproc_call' || type === 'preproc_function_def') {
+          // no constants, no instantiations
+        } else {
+          const node = cursor.currentNode;
+          const text = node.text;
+          if (/\b(const|constexpr|enum)\b/.test(text)) out.constants.push(node);
+          out.others.push({ node, text });
+        }
+      } while (cursor.gotoNextSibling());
+      cursor.gotoParent();
+    };
+    visitChildren(null, 0);
+  } finally {
+    cursor.delete();
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Constants visible at file scope: #define N 16, constexpr/const ints, enumerators, static members
 
-function collectFileConstants(root: Node, values: Map<string, number>): void {
+function collectFileConstants(nodes: Node[], values: Map<string, number>): void {
   const scope: ConstScope = { values, unboundTemplateParams: new Set() };
-  const visit = (node: Node, depth: number) => {
+  const visit = (children: Node[], depth: number) => {
     if (depth > 8) return;
-    for (const child of named(node)) {
+    for (const child of children) {
       switch (child.type) {
         case 'preproc_def': {
           const name = child.childForFieldName('name')?.text;
@@ -108,19 +170,19 @@ function collectFileConstants(root: Node, values: Map<string, number>): void {
         case 'enum_specifier':
           collectEnum(child, scope);
           break;
-        case 'preproc_if': case 'preproc_ifdef': case 'preproc_else': case 'preproc_elif':
-        case 'namespace_definition': case 'declaration_list': case 'linkage_specification':
         case 'struct_specifier': case 'class_specifier': case 'field_declaration_list':
-        case 'template_declaration':
-          visit(child, depth + 1);
+          visit(named(child), depth + 1);
           break;
       }
       if (child.type === 'declaration' || child.type === 'field_declaration') {
-        for (const e of named(child)) if (e.type === 'enum_specifier') collectEnum(e, scope);
+        for (const e of named(child)) {
+          if (e.type === 'enum_specifier') collectEnum(e, scope);
+          else if (e.type === 'struct_specifier' || e.type === 'class_specifier') visit(named(e), depth + 1);
+        }
       }
     }
   };
-  visit(root, 0);
+  visit(nodes, 0);
 }
 
 /** Macro bodies are raw text; evaluate simple arithmetic over numbers and known names. */
@@ -219,6 +281,8 @@ interface FunctionInfo {
   qualifier: KernelQualifier;
   templateParams: { name: string; defaultValue: Node | null }[];
   launchBounds: string[] | null;
+  /** Source text of the whole definition (cache key, instantiation search). */
+  text: string;
 }
 
 function functionName(decl: Node | null): string | null {
@@ -240,21 +304,6 @@ function functionName(decl: Node | null): string | null {
     }
   }
   return null;
-}
-
-function deviceQualifier(fn: Node): KernelQualifier | null {
-  let global = false;
-  let device = false;
-  for (const c of fn.children) {
-    if (!c) continue;
-    if (c.type === '__global__') global = true;
-    else if (c.type === '__device__') device = true;
-    else if (c.type === 'attribute_specifier' || c.type === 'ms_declspec_modifier') {
-      if (/__global__/.test(c.text)) global = true;
-      if (/__device__/.test(c.text)) device = true;
-    }
-  }
-  return global ? 'global' : device ? 'device' : null;
 }
 
 function templateParamsOf(templateDecl: Node): FunctionInfo['templateParams'] {
@@ -298,32 +347,21 @@ function lastIdentifier(n: Node | null): string | null {
   return null;
 }
 
-function collectFunctions(root: Node): FunctionInfo[] {
+function collectFunctions(candidates: TopLevel['functions']): FunctionInfo[] {
   const out: FunctionInfo[] = [];
-  const visit = (node: Node, templateDecl: Node | null, depth: number) => {
-    if (depth > 16) return;
-    for (const child of named(node)) {
-      if (child.type === 'function_definition') {
-        const qualifier = deviceQualifier(child);
-        if (!qualifier) continue;
-        const name = functionName(child.childForFieldName('declarator'));
-        if (!name) continue;
-        const lb = named(child).find(c => c.type === 'launch_bounds');
-        out.push({
-          node: child,
-          name,
-          qualifier,
-          templateParams: templateDecl ? templateParamsOf(templateDecl) : [],
-          launchBounds: lb ? named(lb).map(a => a.text) : null,
-        });
-      } else if (child.type === 'template_declaration') {
-        visit(child, child, depth + 1);
-      } else if (/^(preproc_if|preproc_ifdef|preproc_else|preproc_elif|preproc_elifdef|namespace_definition|declaration_list|linkage_specification|ERROR)$/.test(child.type)) {
-        visit(child, null, depth + 1);
-      }
-    }
-  };
-  visit(root, null, 0);
+  for (const { node, templateDecl, qualifier, text } of candidates) {
+    const name = functionName(node.childForFieldName('declarator'));
+    if (!name) continue;
+    const lb = named(node).find(c => c.type === 'launch_bounds');
+    out.push({
+      node,
+      name,
+      qualifier,
+      templateParams: templateDecl ? templateParamsOf(templateDecl) : [],
+      launchBounds: lb ? named(lb).map(a => a.text) : null,
+      text,
+    });
+  }
   return out;
 }
 
@@ -332,35 +370,29 @@ function collectFunctions(root: Node): FunctionInfo[] {
 
 type Instantiation = Map<string, number>;
 
-function collectInstantiations(root: Node, templates: Map<string, FunctionInfo[]>): Map<string, string[][]> {
+function collectInstantiations(top: TopLevel, templates: Map<string, FunctionInfo[]>): Map<string, string[][]> {
   const args = new Map<string, string[][]>();
   const seen = new Set<string>();
   // A query over the whole tree costs tens of ms on a large file; only top-level pieces whose
   // text mentions `name<` can hold an instantiation, and a regex over text is nearly free.
   const names = [...templates.keys()].map(n => n.replace(/[$]/g, '\\$&'));
   const mention = new RegExp(`\\b(${names.join('|')})\\s*<`);
-  const visit = (node: Node, depth: number) => {
-    for (const child of named(node)) {
-      if (depth < 8 && /^(preproc_if|preproc_ifdef|preproc_else|preproc_elif|namespace_definition|declaration_list|linkage_specification|template_declaration)$/.test(child.type)) {
-        visit(child, depth + 1);
-        continue;
-      }
-      if (!mention.test(child.text)) continue;
-      for (const n of child.descendantsOfType('template_function')) {
-        if (!n) continue;
-        const name = n.childForFieldName('name')?.text;
-        const list = n.childForFieldName('arguments');
-        if (!name || !list || !templates.has(name) || insideTemplateOf(n, name)) continue;
-        const texts = named(list).map(a => a.text);
-        const key = `${name}<${texts.join(',')}>`;
-        if (seen.has(key)) continue;
-        seen.add(key);
-        if (!args.has(name)) args.set(name, []);
-        args.get(name)!.push(texts);
-      }
+  const candidates = [...top.others, ...top.functions];
+  for (const { node, text } of candidates) {
+    if (!mention.test(text)) continue;
+    for (const n of node.descendantsOfType('template_function')) {
+      if (!n) continue;
+      const name = n.childForFieldName('name')?.text;
+      const list = n.childForFieldName('arguments');
+      if (!name || !list || !templates.has(name) || insideTemplateOf(n, name)) continue;
+      const texts = named(list).map(a => a.text);
+      const key = `${name}<${texts.join(',')}>`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      if (!args.has(name)) args.set(name, []);
+      args.get(name)!.push(texts);
     }
-  };
-  visit(root, 0);
+  }
   return args;
 }
 
@@ -856,17 +888,18 @@ function hasRealSyntaxErrors(root: Node): boolean {
 
 export function analyzeTree(tree: Tree, path: string, cache?: FunctionCache): FileAnalysis {
   const root = tree.rootNode;
+  const top = scanTopLevel(root);
   const fileScope: ConstScope = { values: new Map(), unboundTemplateParams: new Set() };
   try {
-    collectFileConstants(root, fileScope.values);
+    collectFileConstants(top.constants, fileScope.values);
   } catch { /* constants are an aid, not a requirement */ }
-  const functions = collectFunctions(root);
+  const functions = collectFunctions(top.functions);
   const templates = new Map<string, FunctionInfo[]>();
   for (const f of functions) if (f.templateParams.length) {
     if (!templates.has(f.name)) templates.set(f.name, []);
     templates.get(f.name)!.push(f);
   }
-  const inst = templates.size ? collectInstantiations(root, templates) : new Map<string, string[][]>();
+  const inst = templates.size ? collectInstantiations(top, templates) : new Map<string, string[][]>();
   const constantsKey = cache ? JSON.stringify([...fileScope.values]) : '';
   const kernels: Kernel[] = [];
   const strayPragmas: StrayPragma[] = [];
@@ -876,7 +909,7 @@ export function analyzeTree(tree: Tree, path: string, cache?: FunctionCache): Fi
       let r: FunctionResult | undefined;
       let key = '';
       if (cache) {
-        key = `${fn.node.startPosition.column}\u0000${constantsKey}\u0000${JSON.stringify(args ?? null)}\u0000${fn.node.text}`;
+        key = `${fn.node.startPosition.column}\u0000${constantsKey}\u0000${JSON.stringify(args ?? null)}\u0000${fn.text}`;
         r = cache.get(key, fn.node.startPosition.row + 1);
         if (r) cache.hits++;
       }
