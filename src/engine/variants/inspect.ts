@@ -1,0 +1,421 @@
+// Builds a file (as written, or with one loop's unroll factor varied), disassembles each
+// cubin and reports what each variant costs: per kernel SASS instructions, bytes, registers,
+// spills; per loop the instructions attributed to its lines and the unroll factor nvcc really
+// applied.
+import * as crypto from 'crypto';
+import * as fs from 'fs';
+import * as path from 'path';
+import type { FileAnalysis, Kernel, Loop } from '../parse/model';
+import {
+  classHistogram, classifyInstruction, findSassLoops, parseCuobjdumpSass, parseNvdisasm, parsePtxasVerbose, readCubin,
+  instructionCountFromElf, theoreticalOccupancy,
+} from '../sass';
+import type { SassClass, SassFunction, SassInstruction, SassListing, SassLoop } from '../sass';
+import type { PtxasFunctionUsage } from '../sass/ptxas';
+import { demangle, Toolchain } from '../toolchain/toolchain';
+import type { CompilerMessage } from '../toolchain/nvccErrors';
+import { BuildRequest, BuildResult, VariantBuilder } from './build';
+import { factorLabel, makeVariantSource, UnrollFactor, VariantFactors, variantKey, writtenFactor } from './rewrite';
+
+export interface KernelSass {
+  name: string;
+  demangled: string;
+  instructions: number;
+  bytes: number;
+  registers: number;
+  spillStores: number;
+  spillLoads: number;
+  sharedBytes: number;
+  stackBytes: number;
+  /** Instructions per opcode class (FP32, LOAD_GLOBAL, …); empty without a disassembler. */
+  classes: Partial<Record<SassClass, number>>;
+  /** Theoretical occupancy at `blockSize` threads (launch bounds, else 256), when known. */
+  occupancy: { blockSize: number; occupancy: number; limiter: string } | null;
+}
+
+export interface VariantFailure {
+  kind: string;
+  messages: CompilerMessage[];
+}
+
+export interface LoopVariant {
+  factor: UnrollFactor;
+  key: string;
+  status: BuildResult['status'];
+  /** Mangled name of the kernel whose code holds the loop (the one with most of its instructions). */
+  kernel: string | null;
+  kernelInstructions: number | null;
+  kernelBytes: number | null;
+  /** Instructions whose line info falls inside the loop (nested loops included). */
+  loopInstructions: number | null;
+  /** Copies of one source iteration in the hottest machine-code loop covering the source loop. */
+  effectiveUnroll: number | null;
+  /** No machine-code loop is left for this source loop: it was unrolled completely. */
+  fullyUnrolled: boolean;
+  registers: number | null;
+  spillStores: number | null;
+  spillLoads: number | null;
+  /** An earlier variant in the list whose kernel code is identical, instruction for instruction. */
+  identicalTo: UnrollFactor | null;
+  cached: boolean;
+  compileMs: number;
+  failure: VariantFailure | null;
+}
+
+export interface LoopReport {
+  line: number;
+  kernel: string;
+  /** The factor the loop has as written. */
+  written: UnrollFactor;
+  variants: LoopVariant[];
+  /** Plain-language notes: requested factors nvcc ignored or capped. */
+  notes: string[];
+  /** Why effective unroll is unknown, when it is (no disassembler with line info). */
+  limitation: string | null;
+}
+
+export interface FileSassReport {
+  arch: string;
+  nvcc: string | null;
+  status: BuildResult['status'];
+  kernels: KernelSass[];
+  failure: VariantFailure | null;
+  /** Per loop (line) in the file as written: effective unroll vs the rolled build. */
+  loops: { line: number; kernel: string | null; loopInstructions: number | null; effectiveUnroll: number | null; fullyUnrolled: boolean }[];
+  cached: boolean;
+  disassembler: 'nvdisasm' | 'cuobjdump' | 'elf';
+}
+
+export interface InspectorOptions {
+  toolchain: Toolchain;
+  builder: VariantBuilder;
+  arch: string;
+}
+
+interface Disassembly {
+  listing: SassListing | null;
+  /** Per function: instruction count and bytes even without a disassembler (ELF). */
+  sizes: Map<string, { instructions: number; bytes: number }>;
+  source: FileSassReport['disassembler'];
+}
+
+/** Work classes: instructions whose count scales with the iterations a loop body holds. */
+const WORK_CLASSES = new Set<string>(['FP32', 'FP64', 'FP16_TENSOR', 'LOAD_GLOBAL', 'STORE_GLOBAL', 'SHARED', 'LOCAL', 'SHUFFLE', 'SPECIAL', 'INT']);
+
+export class VariantInspector {
+  constructor(private readonly o: InspectorOptions) {}
+
+  private get t(): Toolchain {
+    return this.o.toolchain;
+  }
+
+  /** Disassembles a cubin with the best tool available, caching the listing next to it. */
+  async disassemble(cubinPath: string, signal?: AbortSignal): Promise<Disassembly> {
+    const sizes = new Map<string, { instructions: number; bytes: number }>();
+    const cubin = readCubin(fs.readFileSync(cubinPath));
+    for (const s of cubin.textSections) sizes.set(s.kernel, { instructions: instructionCountFromElf(s.size), bytes: s.size });
+    const dir = path.dirname(cubinPath);
+    const tool = this.t.nvdisasm ? 'nvdisasm' : this.t.cuobjdump ? 'cuobjdump' : null;
+    if (!tool) return { listing: null, sizes, source: 'elf' };
+    const cacheFile = path.join(dir, tool === 'nvdisasm' ? 'nvdisasm-c-gi.txt' : 'cuobjdump-sass.txt');
+    let text: string | null = null;
+    try {
+      text = fs.readFileSync(cacheFile, 'utf8');
+    } catch {
+      const r = tool === 'nvdisasm'
+        ? await this.t.runner(this.t.nvdisasm!.path, ['-c', '-gi', cubinPath], { timeoutMs: 120_000, signal })
+        : await this.t.runner(this.t.cuobjdump!.path, ['-sass', cubinPath], { timeoutMs: 120_000, signal });
+      if (r.exitCode === 0) {
+        text = r.stdout;
+        fs.writeFileSync(cacheFile, text);
+      }
+    }
+    if (text === null) return { listing: null, sizes, source: 'elf' };
+    const listing = tool === 'nvdisasm' ? parseNvdisasm(text) : parseCuobjdumpSass(text);
+    return { listing, sizes, source: tool };
+  }
+
+  private async kernelsOf(build: BuildResult, dis: Disassembly, analysis: FileAnalysis): Promise<KernelSass[]> {
+    const usage = parsePtxasVerbose(build.ptxasLog, { arch: this.o.arch });
+    const names = [...dis.sizes.keys()].filter(n => usage.get(n)?.entry ?? true);
+    const demangled = await demangle(names, this.t);
+    const byName = new Map((dis.listing?.functions ?? []).map(f => [f.name, f]));
+    return names.map(name => {
+      const u = usage.get(name);
+      const fn = byName.get(name);
+      const size = dis.sizes.get(name)!;
+      const dm = demangled.get(name) ?? name;
+      const blockSize = launchBlockSize(analysis, dm);
+      const occ = u ? theoreticalOccupancy({ registersPerThread: u.registers, sharedBytesPerBlock: u.sharedBytes, threadsPerBlock: blockSize, arch: this.o.arch }) : null;
+      return {
+        name,
+        demangled: dm,
+        instructions: fn ? fn.instructions.length : size.instructions,
+        bytes: fn ? fn.bytes : size.bytes,
+        registers: u?.registers ?? 0,
+        spillStores: u?.spillStoreBytes ?? 0,
+        spillLoads: u?.spillLoadBytes ?? 0,
+        sharedBytes: u?.sharedBytes ?? 0,
+        stackBytes: u?.stackBytes ?? 0,
+        classes: fn ? classHistogram(fn) : {},
+        occupancy: occ ? { blockSize, occupancy: occ.occupancy, limiter: occ.limiter } : null,
+      };
+    });
+  }
+
+  /** The file as written plus, to measure effective unroll, the same file with every loop rolled. */
+  async inspectFile(file: string, text: string, analysis: FileAnalysis, opts: { signal?: AbortSignal; onProgress?: (done: number, total: number) => void } = {}): Promise<FileSassReport> {
+    const loops = analysis.kernels.flatMap(k => k.loops);
+    const rolled: VariantFactors = new Map(loops.map(l => [l.line, 1]));
+    const reqs: BuildRequest[] = [{ key: 'as-written', source: makeVariantSource(text, analysis, new Map(), file), originalPath: file }];
+    if (loops.length) reqs.push({ key: 'all-rolled', source: makeVariantSource(text, analysis, rolled, file), originalPath: file });
+    const [asWritten, allRolled] = await this.o.builder.buildAll(reqs, { signal: opts.signal, onProgress: p => opts.onProgress?.(p.done, p.total) });
+    const report: FileSassReport = {
+      arch: this.o.arch, nvcc: this.t.nvcc.version, status: asWritten.status, kernels: [], failure: null, loops: [],
+      cached: asWritten.cached && (allRolled?.cached ?? true), disassembler: 'elf',
+    };
+    if (asWritten.status !== 'ok' || !asWritten.cubinPath) {
+      report.failure = { kind: asWritten.failureKind ?? 'internal', messages: asWritten.messages };
+      return report;
+    }
+    const dis = await this.disassemble(asWritten.cubinPath, opts.signal);
+    report.disassembler = dis.source;
+    report.kernels = await this.kernelsOf(asWritten, dis, analysis);
+    const base = allRolled?.status === 'ok' && allRolled.cubinPath ? await this.disassemble(allRolled.cubinPath, opts.signal) : null;
+    for (const k of analysis.kernels) {
+      for (const loop of k.loops) {
+        const m = dis.listing ? measureLoop(dis.listing, base?.listing ?? null, file, k, loop) : null;
+        report.loops.push({
+          line: loop.line, kernel: m?.kernel ?? null, loopInstructions: m?.loopInstructions ?? null,
+          effectiveUnroll: m?.effectiveUnroll ?? null, fullyUnrolled: m?.fullyUnrolled ?? false,
+        });
+      }
+    }
+    return report;
+  }
+
+  /** Variants of one loop: each factor with every other loop as written, plus a rolled baseline. */
+  async inspectLoop(
+    file: string, text: string, analysis: FileAnalysis, line: number, factors: UnrollFactor[],
+    opts: { signal?: AbortSignal; onProgress?: (done: number, total: number, key: string) => void; kernel?: string } = {},
+  ): Promise<LoopReport> {
+    const kernel = analysis.kernels.find(k => k.loops.some(l => l.line === line));
+    const loop = kernel?.loops.find(l => l.line === line);
+    if (!kernel || !loop) throw new Error(`no loop at line ${line} in device code of ${file}`);
+    const list = [...factors];
+    const needBaseline = !list.includes(1);
+    const all = needBaseline ? [...list, 1 as UnrollFactor] : list;
+    const reqs: BuildRequest[] = all.map(f => {
+      const vf: VariantFactors = new Map([[line, f]]);
+      return { key: variantKey(vf), source: makeVariantSource(text, analysis, vf, file), originalPath: file };
+    });
+    const builds = await this.o.builder.buildAll(reqs, { signal: opts.signal, onProgress: p => opts.onProgress?.(p.done, p.total, p.key) });
+    const baselineIdx = all.indexOf(1);
+    const disassemblies = await Promise.all(builds.map(b => (b.status === 'ok' && b.cubinPath ? this.disassemble(b.cubinPath, opts.signal) : Promise.resolve(null))));
+    const baseline = disassemblies[baselineIdx]?.listing ?? null;
+    const demangled = await demangle([...new Set(disassemblies.flatMap(d => (d ? [...d.sizes.keys()] : [])))], this.t);
+    const variants: LoopVariant[] = [];
+    const codeHashes: (string | null)[] = [];
+    for (let i = 0; i < list.length; i++) {
+      const b = builds[i];
+      const dis = disassemblies[i];
+      const v: LoopVariant = {
+        factor: list[i], key: b.key, status: b.status, kernel: null, kernelInstructions: null, kernelBytes: null,
+        loopInstructions: null, effectiveUnroll: null, fullyUnrolled: false, registers: null, spillStores: null, spillLoads: null,
+        identicalTo: null, cached: b.cached, compileMs: b.compileMs,
+        failure: b.status === 'ok' ? null : { kind: b.failureKind ?? 'internal', messages: b.messages },
+      };
+      codeHashes.push(null);
+      if (dis) {
+        const m = dis.listing ? measureLoop(dis.listing, baseline, file, kernel, loop, opts.kernel, demangled) : null;
+        const kname = m?.kernel ?? pickKernelByName(dis, kernel.name, demangled, opts.kernel);
+        v.kernel = kname;
+        if (kname) {
+          const usage: PtxasFunctionUsage | undefined = parsePtxasVerbose(b.ptxasLog, { arch: this.o.arch }).get(kname);
+          const fn = dis.listing?.functions.find(f => f.name === kname);
+          const size = dis.sizes.get(kname);
+          v.kernelInstructions = fn ? fn.instructions.length : size?.instructions ?? null;
+          v.kernelBytes = fn ? fn.bytes : size?.bytes ?? null;
+          v.registers = usage?.registers ?? null;
+          v.spillStores = usage?.spillStoreBytes ?? null;
+          v.spillLoads = usage?.spillLoadBytes ?? null;
+          codeHashes[i] = fn ? codeHash(fn) : hashFile(b.cubinPath!, kname);
+        }
+        if (m) {
+          v.loopInstructions = m.loopInstructions;
+          v.effectiveUnroll = m.effectiveUnroll;
+          v.fullyUnrolled = m.fullyUnrolled;
+        }
+      }
+      const same = codeHashes.findIndex((h, j) => j < i && h !== null && h === codeHashes[i]);
+      if (same !== -1) v.identicalTo = list[same];
+      variants.push(v);
+    }
+    return {
+      line, kernel: kernel.name, written: writtenFactor(loop), variants,
+      notes: explainVariants(variants, loop),
+      limitation: disassemblies.some(d => d?.source === 'nvdisasm') ? null
+        : 'effective unroll needs nvdisasm (line info); only instruction counts are available',
+    };
+  }
+}
+
+function launchBlockSize(analysis: FileAnalysis, demangled: string): number {
+  const base = demangled.replace(/\(.*$/, '').replace(/<.*$/, '').split('::').pop()?.trim();
+  const k = analysis.kernels.find(x => x.name === base);
+  const lb = k?.launchBounds?.[0];
+  const n = lb ? Number(lb) : NaN;
+  return Number.isFinite(n) && n > 0 ? n : 256;
+}
+
+function codeHash(fn: SassFunction): string {
+  const h = crypto.createHash('sha1');
+  for (const ins of fn.instructions) h.update(`${ins.predicate ?? ''} ${ins.opcode}.${ins.modifiers.join('.')} ${ins.operands}\n`);
+  return h.digest('hex');
+}
+
+/** Without a disassembler: the kernel's machine code bytes from the cubin. */
+function hashFile(cubinPath: string, kernel: string): string | null {
+  const buf = fs.readFileSync(cubinPath);
+  const s = readCubin(buf).textSections.find(x => x.kernel === kernel);
+  return s ? crypto.createHash('sha1').update(buf.subarray(s.offset, s.offset + s.size)).digest('hex') : null;
+}
+
+function pickKernelByName(dis: Disassembly, source: string, demangled: Map<string, string>, filter?: string): string | null {
+  const names = [...dis.sizes.keys()].filter(n => {
+    const d = demangled.get(n) ?? n;
+    const base = d.replace(/\(.*$/, '').replace(/<.*$/, '').split('::').pop()?.trim();
+    return base === source && (!filter || n === filter || d.includes(filter));
+  });
+  return names.sort()[0] ?? null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attribution of machine code to a source loop
+
+function sameFile(a: string, b: string): boolean {
+  return a === b || path.resolve(a) === path.resolve(b);
+}
+
+/** Does any frame of the instruction's location (own line or call sites) fall in [from, to] of file? */
+function lineIn(ins: SassInstruction, file: string, from: number, to: number, exclude?: (line: number) => boolean): boolean {
+  const s = ins.source;
+  if (!s) return false;
+  const frames = [{ file: s.file, line: s.line }, ...(s.inlinedAt ?? [])];
+  for (const f of frames) {
+    if (f.line >= from && f.line <= to && sameFile(f.file, file)) return !(exclude && exclude(f.line));
+  }
+  return false;
+}
+
+interface LoopMeasure {
+  kernel: string;
+  loopInstructions: number;
+  effectiveUnroll: number | null;
+  fullyUnrolled: boolean;
+}
+
+/** Lines of the loop that belong to it and not to a nested loop (header and own statements). */
+function ownLineFilter(kernel: Kernel, loop: Loop): (line: number) => boolean {
+  const nested = kernel.loops.filter(l => l !== loop && l.span.line >= loop.span.line && l.span.endLine <= loop.span.endLine && l.line !== loop.line);
+  return line => nested.some(n => line >= n.span.line && line <= n.span.endLine);
+}
+
+/** Work-instruction counts per opcode inside [head, branch] attributed to the loop's own lines. */
+function workCounts(fn: SassFunction, range: SassLoop | null, file: string, loop: Loop, exclude: (line: number) => boolean): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const ins of fn.instructions) {
+    if (range && (ins.address < range.headAddress || ins.address > range.branchAddress)) continue;
+    if (!lineIn(ins, file, loop.span.line, loop.span.endLine, exclude)) continue;
+    if (!WORK_CLASSES.has(classifyInstruction(ins))) continue;
+    const key = `${ins.opcode}.${ins.modifiers.join('.')}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/** The machine-code loop holding most of the source loop's own work: the hot (main) loop. */
+function hottestLoop(fn: SassFunction, file: string, loop: Loop, exclude: (line: number) => boolean): { sassLoop: SassLoop; work: number } | null {
+  let best: { sassLoop: SassLoop; work: number } | null = null;
+  for (const l of findSassLoops(fn)) {
+    if (!l.natural) continue;
+    let work = 0;
+    for (const c of workCounts(fn, l, file, loop, exclude).values()) work += c;
+    if (work === 0) continue;
+    // Prefer more work; on a tie the inner (smaller) loop, which is the one that repeats.
+    if (!best || work > best.work || (work === best.work && l.instructions < best.sassLoop.instructions)) best = { sassLoop: l, work };
+  }
+  return best;
+}
+
+function chooseFunction(listing: SassListing, file: string, kernel: Kernel, loop: Loop, filter?: string, demangled?: Map<string, string>): SassFunction | null {
+  let best: { fn: SassFunction; n: number } | null = null;
+  void kernel;
+  for (const fn of listing.functions) {
+    if (filter && fn.name !== filter && !(demangled?.get(fn.name) ?? '').includes(filter)) continue;
+    let n = 0;
+    for (const ins of fn.instructions) if (lineIn(ins, file, loop.span.line, loop.span.endLine)) n++;
+    if (n > 0 && (!best || n > best.n || (n === best.n && fn.name < best.fn.name))) best = { fn, n };
+  }
+  return best?.fn ?? null;
+}
+
+/**
+ * Effective unroll: copies of one iteration in the hot machine-code loop, from work
+ * instructions (arithmetic, memory, shuffles) attributed to the loop's own lines, divided by
+ * the same count in the rolled build's loop (one iteration per trip).
+ */
+export function measureLoop(
+  listing: SassListing, baseline: SassListing | null, file: string, kernel: Kernel, loop: Loop,
+  filter?: string, demangled?: Map<string, string>,
+): LoopMeasure | null {
+  const fn = chooseFunction(listing, file, kernel, loop, filter, demangled);
+  if (!fn) return null;
+  const exclude = ownLineFilter(kernel, loop);
+  let loopInstructions = 0;
+  for (const ins of fn.instructions) if (lineIn(ins, file, loop.span.line, loop.span.endLine)) loopInstructions++;
+  const hot = hottestLoop(fn, file, loop, exclude);
+  const baseFn = baseline?.functions.find(f => f.name === fn.name) ?? null;
+  const baseHot = baseFn ? hottestLoop(baseFn, file, loop, exclude) : null;
+  let effectiveUnroll: number | null = null;
+  let fullyUnrolled = false;
+  if (baseFn && baseHot) {
+    const perIteration = workCounts(baseFn, baseHot.sassLoop, file, loop, exclude);
+    const inVariant = workCounts(fn, hot?.sassLoop ?? null, file, loop, exclude);
+    if (!hot) fullyUnrolled = true;
+    // Ratio over the opcodes one rolled iteration executes; the median resists address
+    // arithmetic that unrolling folds away.
+    const ratios: number[] = [];
+    for (const [op, n] of perIteration) ratios.push((inVariant.get(op) ?? 0) / n);
+    ratios.sort((a, b) => a - b);
+    if (ratios.length) {
+      const median = ratios.length % 2 ? ratios[(ratios.length - 1) / 2] : (ratios[ratios.length / 2 - 1] + ratios[ratios.length / 2]) / 2;
+      effectiveUnroll = Math.max(1, Math.round(median));
+    }
+  } else if (!hot && loopInstructions > 0 && typeof loop.tripCount === 'number') {
+    fullyUnrolled = true;
+    effectiveUnroll = loop.tripCount;
+  }
+  return { kernel: fn.name, loopInstructions, effectiveUnroll, fullyUnrolled };
+}
+
+/** Requested factors nvcc ignored (identical code) or capped (fewer copies than asked). */
+export function explainVariants(variants: LoopVariant[], loop: Loop): string[] {
+  const notes: string[] = [];
+  for (const v of variants) {
+    if (v.status !== 'ok') continue;
+    if (v.identicalTo !== null && v.identicalTo !== v.factor) {
+      notes.push(`${factorLabel(v.factor)} produced exactly the same code as ${factorLabel(v.identicalTo)}: nvcc ignored the request`);
+      continue;
+    }
+    if (typeof v.factor === 'number' && v.effectiveUnroll !== null && v.effectiveUnroll !== v.factor) {
+      const trip = typeof loop.tripCount === 'number' ? loop.tripCount : null;
+      if (trip !== null && v.factor >= trip && v.fullyUnrolled) continue; // asked ≥ trips: full unroll is right
+      notes.push(`${factorLabel(v.factor)} requested, nvcc unrolled ×${v.effectiveUnroll}${v.effectiveUnroll < v.factor ? ' (capped)' : ''}`);
+    }
+    if (v.factor === 'full' && !v.fullyUnrolled && v.effectiveUnroll !== null) {
+      notes.push(`full unroll requested, but a loop remains (×${v.effectiveUnroll} per iteration)`);
+    }
+  }
+  return notes;
+}
