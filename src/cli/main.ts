@@ -5,12 +5,20 @@ import { CudaDocuments } from '../engine/parse/documents';
 import { loopLensSummary, kernelLabel, manualUnrollSummary } from '../engine/report/describe';
 import type { FileAnalysis } from '../engine/parse/model';
 import { Progress } from './progress';
+import { sassCommand } from './sass';
+import { MissingToolError } from '../engine/toolchain/discover';
 
 const USAGE = `Usage: unroll-lens <command> [options]
 
 Commands:
   scan <files|dirs>... [--json]   List kernels, device functions, loops, unroll pragmas,
                                   trip counts and manual unrolls in .cu/.cuh files.
+  sass <file> [--arch sm_90] [--loop LINE] [--factors default,1,2,4,8,16,full]
+              [--kernel NAME] [--jobs N] [--json]
+                                  Compile the file with nvcc and count its SASS per kernel;
+                                  with --loop, build one variant per unroll factor of that
+                                  loop and report instructions, registers, spills and the
+                                  unroll factor nvcc really applied.
 Options:
   --json        machine-readable output (contract: docs/cli.md)
   --strict      exit 1 when a diagnostic is found (for CI gates)
@@ -38,12 +46,13 @@ export async function main(argv: string[], io: CliIO = defaultIO): Promise<numbe
   try {
     switch (command) {
       case 'scan': return await scanCommand(rest, io);
+      case 'sass': return await sassCommand(rest, io);
       default:
         io.err(`unroll-lens: unknown command '${command}'\n\n${USAGE}\n`);
         return 2;
     }
   } catch (e) {
-    if (e instanceof ScanInputError || e instanceof UsageError) {
+    if (e instanceof ScanInputError || e instanceof UsageError || e instanceof MissingToolError) {
       io.err(`unroll-lens: ${e.message}\n`);
       return 2;
     }
@@ -51,7 +60,7 @@ export async function main(argv: string[], io: CliIO = defaultIO): Promise<numbe
   }
 }
 
-class UsageError extends Error {}
+export class UsageError extends Error {}
 
 async function scanCommand(args: string[], io: CliIO): Promise<number> {
   let json = false;

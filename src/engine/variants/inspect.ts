@@ -99,8 +99,13 @@ interface Disassembly {
   source: FileSassReport['disassembler'];
 }
 
-/** Work classes: instructions whose count scales with the iterations a loop body holds. */
-const WORK_CLASSES = new Set<string>(['FP32', 'FP64', 'FP16_TENSOR', 'LOAD_GLOBAL', 'STORE_GLOBAL', 'SHARED', 'LOCAL', 'SHUFFLE', 'SPECIAL', 'INT']);
+/**
+ * Work classes: instructions whose count scales with the iterations a loop body holds
+ * (arithmetic and memory). Integer ops are left out at first because unrolling folds index
+ * arithmetic away; a loop with no other work (integer hashing, say) falls back to them.
+ */
+const WORK_CLASSES = new Set<string>(['FP32', 'FP64', 'FP16_TENSOR', 'LOAD_GLOBAL', 'STORE_GLOBAL', 'SHARED', 'LOCAL', 'SHUFFLE', 'SPECIAL', 'ATOMIC', 'TEXTURE']);
+const INTEGER_WORK_CLASSES = new Set<string>([...WORK_CLASSES, 'INT', 'CONVERT']);
 
 export class VariantInspector {
   constructor(private readonly o: InspectorOptions) {}
@@ -322,12 +327,12 @@ function ownLineFilter(kernel: Kernel, loop: Loop): (line: number) => boolean {
 }
 
 /** Work-instruction counts per opcode inside [head, branch] attributed to the loop's own lines. */
-function workCounts(fn: SassFunction, range: SassLoop | null, file: string, loop: Loop, exclude: (line: number) => boolean): Map<string, number> {
+function workCounts(fn: SassFunction, range: SassLoop | null, file: string, loop: Loop, exclude: (line: number) => boolean, classes = WORK_CLASSES): Map<string, number> {
   const counts = new Map<string, number>();
   for (const ins of fn.instructions) {
     if (range && (ins.address < range.headAddress || ins.address > range.branchAddress)) continue;
     if (!lineIn(ins, file, loop.span.line, loop.span.endLine, exclude)) continue;
-    if (!WORK_CLASSES.has(classifyInstruction(ins))) continue;
+    if (!classes.has(classifyInstruction(ins))) continue;
     const key = `${ins.opcode}.${ins.modifiers.join('.')}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
@@ -335,12 +340,12 @@ function workCounts(fn: SassFunction, range: SassLoop | null, file: string, loop
 }
 
 /** The machine-code loop holding most of the source loop's own work: the hot (main) loop. */
-function hottestLoop(fn: SassFunction, file: string, loop: Loop, exclude: (line: number) => boolean): { sassLoop: SassLoop; work: number } | null {
+function hottestLoop(fn: SassFunction, file: string, loop: Loop, exclude: (line: number) => boolean, classes: Set<string>): { sassLoop: SassLoop; work: number } | null {
   let best: { sassLoop: SassLoop; work: number } | null = null;
   for (const l of findSassLoops(fn)) {
     if (!l.natural) continue;
     let work = 0;
-    for (const c of workCounts(fn, l, file, loop, exclude).values()) work += c;
+    for (const c of workCounts(fn, l, file, loop, exclude, classes).values()) work += c;
     if (work === 0) continue;
     // Prefer more work; on a tie the inner (smaller) loop, which is the one that repeats.
     if (!best || work > best.work || (work === best.work && l.instructions < best.sassLoop.instructions)) best = { sassLoop: l, work };
@@ -374,14 +379,19 @@ export function measureLoop(
   const exclude = ownLineFilter(kernel, loop);
   let loopInstructions = 0;
   for (const ins of fn.instructions) if (lineIn(ins, file, loop.span.line, loop.span.endLine)) loopInstructions++;
-  const hot = hottestLoop(fn, file, loop, exclude);
   const baseFn = baseline?.functions.find(f => f.name === fn.name) ?? null;
-  const baseHot = baseFn ? hottestLoop(baseFn, file, loop, exclude) : null;
+  let classes = WORK_CLASSES;
+  let baseHot = baseFn ? hottestLoop(baseFn, file, loop, exclude, classes) : null;
+  if (baseFn && !baseHot) {
+    classes = INTEGER_WORK_CLASSES;
+    baseHot = hottestLoop(baseFn, file, loop, exclude, classes);
+  }
+  const hot = hottestLoop(fn, file, loop, exclude, classes);
   let effectiveUnroll: number | null = null;
   let fullyUnrolled = false;
   if (baseFn && baseHot) {
-    const perIteration = workCounts(baseFn, baseHot.sassLoop, file, loop, exclude);
-    const inVariant = workCounts(fn, hot?.sassLoop ?? null, file, loop, exclude);
+    const perIteration = workCounts(baseFn, baseHot.sassLoop, file, loop, exclude, classes);
+    const inVariant = workCounts(fn, hot?.sassLoop ?? null, file, loop, exclude, classes);
     if (!hot) fullyUnrolled = true;
     // Ratio over the opcodes one rolled iteration executes; the median resists address
     // arithmetic that unrolling folds away.
@@ -402,19 +412,28 @@ export function measureLoop(
 /** Requested factors nvcc ignored (identical code) or capped (fewer copies than asked). */
 export function explainVariants(variants: LoopVariant[], loop: Loop): string[] {
   const notes: string[] = [];
+  const trip = typeof loop.tripCount === 'number' ? loop.tripCount : null;
   for (const v of variants) {
     if (v.status !== 'ok') continue;
+    const asked = typeof v.factor === 'number' ? v.factor : null;
+    const honoured = (asked !== null && v.effectiveUnroll === asked) || (v.factor === 'full' && v.fullyUnrolled);
     if (v.identicalTo !== null && v.identicalTo !== v.factor) {
-      notes.push(`${factorLabel(v.factor)} produced exactly the same code as ${factorLabel(v.identicalTo)}: nvcc ignored the request`);
+      const same = `same code as ${factorLabel(v.identicalTo)}`;
+      if (v.factor === 'full' && !v.fullyUnrolled) {
+        notes.push(`full unroll requested but the trip count is not a compile-time constant: ${same}${v.effectiveUnroll ? ` (×${v.effectiveUnroll})` : ''}`);
+      } else if (honoured) {
+        notes.push(`${factorLabel(v.factor)}: ${same} (nvcc already ${asked === null ? 'unrolls it completely' : `unrolls ×${asked}`} there)`);
+      } else {
+        notes.push(`${factorLabel(v.factor)} ignored by nvcc: ${same}`);
+      }
       continue;
     }
-    if (typeof v.factor === 'number' && v.effectiveUnroll !== null && v.effectiveUnroll !== v.factor) {
-      const trip = typeof loop.tripCount === 'number' ? loop.tripCount : null;
-      if (trip !== null && v.factor >= trip && v.fullyUnrolled) continue; // asked ≥ trips: full unroll is right
-      notes.push(`${factorLabel(v.factor)} requested, nvcc unrolled ×${v.effectiveUnroll}${v.effectiveUnroll < v.factor ? ' (capped)' : ''}`);
+    if (asked !== null && v.effectiveUnroll !== null && !honoured) {
+      if (trip !== null && asked >= trip && v.fullyUnrolled) continue; // asked for ≥ trips: a full unroll is right
+      notes.push(`${factorLabel(v.factor)} requested, nvcc unrolled ×${v.effectiveUnroll}${v.effectiveUnroll < asked ? ' (capped)' : ''}`);
     }
     if (v.factor === 'full' && !v.fullyUnrolled && v.effectiveUnroll !== null) {
-      notes.push(`full unroll requested, but a loop remains (×${v.effectiveUnroll} per iteration)`);
+      notes.push(`full unroll requested, but a loop remains (×${v.effectiveUnroll} per machine-code iteration)`);
     }
   }
   return notes;
