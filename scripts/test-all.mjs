@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm test` after the build: unit tests, then the extension's suite inside a real VS Code
 // (offline: code-server + headless Chromium), then the UI check on the packaged .vsix.
-// Installs the test tools it needs through scripts/setup-test-tools.sh. Prints one closing line
+// Installs the test tools it needs through scripts/setup-cuda-tools.sh (cuobjdump/nvdisasm)
+// and scripts/setup-test-tools.sh (Chromium, code-server). Prints one closing line
 // "Tests: N passed, N failed" and exits non-zero on any failure.
 //
 //   UNROLL_LENS_TEST_STAGES=unit node scripts/test-all.mjs   # only some stages (comma list)
@@ -41,6 +42,11 @@ function findFiles(dir, suffix) {
 const t0 = Date.now();
 
 if (stages.includes('unit')) {
+  // The unit tests compile real variants with nvcc and read them back with cuobjdump/nvdisasm;
+  // the setup script provides the two readers where the toolkit lacks them (CI).
+  console.log('\n=== CUDA tools (scripts/setup-cuda-tools.sh)');
+  const tools = await run('bash', [path.join(ROOT, 'scripts', 'setup-cuda-tools.sh')]);
+  if (tools.code !== 0) record('cuda-tools', 0, 1, 'cuobjdump/nvdisasm could not be installed');
   console.log('\n=== unit tests (node:test)');
   const files = findFiles(path.join(ROOT, 'out', 'test', 'unit'), '.test.js');
   const tap = path.join(ARTIFACTS, 'unit.tap');
