@@ -2,8 +2,9 @@
 // Only types and string constants live here, so every side can import it without pulling in
 // `vscode` or Node APIs.
 import type { FileAnalysis } from './engine/parse/model';
+import type { FileSassReport, LoopReport } from './engine/variants/inspect';
 
-export type { FileAnalysis };
+export type { FileAnalysis, FileSassReport, LoopReport };
 
 export const EXTENSION_ID = 'unroll-lens.unroll-lens';
 export const DIAGNOSTIC_SOURCE = 'unroll-lens';
@@ -17,6 +18,7 @@ export const Commands = {
   sweepKernel: 'unrollLens.sweepKernel',
   showLoops: 'unrollLens.showLoops',
   showOutput: 'unrollLens.showOutput',
+  sassVariants: 'unrollLens.sassVariants',
 } as const;
 
 /** Arguments of "Benchmark this loop" (CodeLens above a loop). */
@@ -35,12 +37,45 @@ export interface SweepKernelArgs {
   kernel: string;
 }
 
+export interface ToolchainSettings {
+  cudaHome: string;
+  nvccPath: string;
+  cuobjdumpPath: string;
+  nvdisasmPath: string;
+  ncuPath: string;
+}
+
 export interface Settings {
   bloatThresholdStatements: number;
   codeLensEnabled: boolean;
+  /** Target arch ("sm_90"); empty: compile flags, then the GPU, then sm_90. */
+  arch: string;
+  nvccArgs: string[];
+  includePaths: string[];
+  defines: string[];
+  unrollFactors: string[];
+  /** Loop code above this many bytes gets an instruction-cache warning. */
+  icacheBudgetBytes: number;
+  /** Compile the file as written (and rolled) on open and save, for SASS counts. */
+  buildOnSave: boolean;
+  /** Parallel nvcc processes; 0 = number of cores. */
+  jobs: number;
+  toolchain: ToolchainSettings;
 }
 
-export const DEFAULT_SETTINGS: Settings = { bloatThresholdStatements: 2048, codeLensEnabled: true };
+export const DEFAULT_SETTINGS: Settings = {
+  bloatThresholdStatements: 2048,
+  codeLensEnabled: true,
+  arch: '',
+  nvccArgs: [],
+  includePaths: [],
+  defines: [],
+  unrollFactors: ['default', '1', '2', '4', '8', '16', 'full'],
+  icacheBudgetBytes: 65536,
+  buildOnSave: true,
+  jobs: 0,
+  toolchain: { cudaHome: '', nvccPath: '', cuobjdumpPath: '', nvdisasmPath: '', ncuPath: '' },
+};
 
 /** Request: the server's analysis of an open document. */
 export const FileAnalysisRequest = 'unrollLens/fileAnalysis';
@@ -59,3 +94,26 @@ export interface AnalysisStatus {
   /** Milliseconds spent parsing and analysing the last change. */
   elapsedMs: number;
 }
+
+/** Notification from the server: what toolchain it found (status bar). */
+export const ToolchainStatusNotification = 'unrollLens/toolchainStatus';
+export interface ToolchainStatus {
+  /** "nvcc 13.0 · sm_90 · H200", or null when nvcc is missing. */
+  summary: string | null;
+  /** A missing tool or another problem, with how to fix it. */
+  problem: string | null;
+  /** A build is running for this file. */
+  building: string | null;
+}
+
+/** Request: build every unroll factor of one loop (with $/progress and cancellation). */
+export const LoopVariantsRequest = 'unrollLens/loopVariants';
+export interface LoopVariantsParams {
+  uri: string;
+  /** 1-based line of the loop keyword. */
+  line: number;
+  /** Factors to build; default: the unrollLens.unrollFactors setting. */
+  factors?: string[];
+  workDoneToken?: string | number;
+}
+export type LoopVariantsResult = LoopReport;

@@ -1,7 +1,9 @@
 // The language client: runs src/server/main.ts in a Node process over IPC.
 import * as vscode from 'vscode';
 import { LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from 'vscode-languageclient/node';
-import { AnalysisStatus, AnalysisStatusNotification, CUDA_FILE_PATTERN, CUDA_LANGUAGE_IDS } from '../protocol';
+import {
+  AnalysisStatus, AnalysisStatusNotification, CUDA_FILE_PATTERN, CUDA_LANGUAGE_IDS, ToolchainStatus, ToolchainStatusNotification,
+} from '../protocol';
 import type { StatusBar } from './statusBar';
 
 export async function startLanguageClient(
@@ -23,6 +25,8 @@ export async function startLanguageClient(
     documentSelector,
     outputChannel: output,
     synchronize: { configurationSection: 'unrollLens' },
+    // Variant builds are cached per machine in the extension's global storage.
+    initializationOptions: { storagePath: context.globalStorageUri.fsPath },
   };
   const client = new LanguageClient('unrollLens', 'Unroll Lens', serverOptions, clientOptions);
   context.subscriptions.push(client);
@@ -35,6 +39,7 @@ export async function startLanguageClient(
     throw e;
   }
   context.subscriptions.push(client.onNotification(AnalysisStatusNotification, (s: AnalysisStatus) => status.update(s)));
+  context.subscriptions.push(client.onNotification(ToolchainStatusNotification, (s: ToolchainStatus) => status.toolchain(s)));
   status.ready();
   return client;
 }

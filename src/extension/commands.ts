@@ -3,8 +3,10 @@
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import {
-  BenchmarkLoopArgs, Commands, FileAnalysisRequest, FileAnalysisResult, SweepKernelArgs,
+  BenchmarkLoopArgs, Commands, FileAnalysisRequest, FileAnalysisResult, LoopVariantsParams, LoopVariantsRequest,
+  LoopVariantsResult, SweepKernelArgs,
 } from '../protocol';
+import { WorkDoneProgress } from 'vscode-languageclient/node';
 import { loopLensSummary } from '../engine/report/describe';
 
 export function registerCommands(context: vscode.ExtensionContext, client: LanguageClient, output: vscode.OutputChannel): void {
@@ -58,6 +60,42 @@ export function registerCommands(context: vscode.ExtensionContext, client: Langu
   });
 
   reg(Commands.showOutput, () => output.show(true));
+
+  // Build every unroll factor of one loop: progress in a notification, cancellable; the result
+  // shows in the loop's hover and CodeLens.
+  reg(Commands.sassVariants, async (args?: { uri: string; line: number }) => {
+    const target = args ?? (await pickLoop(client));
+    if (!target) return undefined;
+    // The server builds from the editor's current text (shadow copies); the file is never saved or touched.
+    return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Unroll Lens: unroll variants of line ${target.line}`, cancellable: true }, async (progress, token) => {
+      const workDoneToken = `unroll-lens-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+      let last = 0;
+      const sub = client.onProgress(WorkDoneProgress.type, workDoneToken, p => {
+        if (p.kind === 'report' && p.percentage !== undefined) {
+          progress.report({ increment: p.percentage - last, message: p.message });
+          last = p.percentage;
+        } else if (p.kind === 'report' && p.message) progress.report({ message: p.message });
+      });
+      try {
+        const params: LoopVariantsParams = { uri: target.uri, line: target.line, workDoneToken };
+        const report = await client.sendRequest<LoopVariantsResult>(LoopVariantsRequest, params, token);
+        const ok = report.variants.filter(v => v.status === 'ok').length;
+        output.appendLine(`variants of line ${target.line}: ${report.variants.map(v => `${v.factor}=${v.status === 'ok' ? `${v.kernelInstructions} instr ×${v.effectiveUnroll ?? '?'}` : v.status}`).join(', ')}`);
+        for (const n of report.notes) output.appendLine(`  note: ${n}`);
+        void vscode.window.showInformationMessage(`Unroll Lens: ${ok}/${report.variants.length} variants built for line ${target.line}. Hover the loop for the table.${report.notes.length ? ` ${report.notes[0]}.` : ''}`);
+        return report;
+      } catch (e) {
+        if (token.isCancellationRequested) {
+          void vscode.window.showInformationMessage('Unroll Lens: variant build cancelled.');
+          return undefined;
+        }
+        void vscode.window.showErrorMessage(`Unroll Lens: ${e instanceof Error ? e.message : e}`);
+        return undefined;
+      } finally {
+        sub.dispose();
+      }
+    });
+  });
 }
 
 async function activeAnalysis(client: LanguageClient) {

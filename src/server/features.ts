@@ -5,6 +5,8 @@ import type { FileAnalysis, Kernel, Loop, SourceSpan } from '../engine/parse/mod
 import { computeFindings } from '../engine/parse/findings';
 import { loopHoverMarkdown, loopLensSummary, manualUnrollHoverMarkdown } from '../engine/report/describe';
 import { BenchmarkLoopArgs, Commands, DIAGNOSTIC_SOURCE, Settings, SweepKernelArgs } from '../protocol';
+import type { SassFacts } from '../engine/report/sassText';
+import { loopSassMarkdown, loopSassLensTitle } from '../engine/report/sassText';
 
 export function toRange(span: SourceSpan): Range {
   return Range.create(span.line - 1, span.column, span.endLine - 1, span.endColumn);
@@ -14,7 +16,7 @@ function lineRange(line1: number): Range {
   return Range.create(line1 - 1, 0, line1 - 1, 0);
 }
 
-export function codeLenses(uri: string, analysis: FileAnalysis, settings: Settings): CodeLens[] {
+export function codeLenses(uri: string, analysis: FileAnalysis, settings: Settings, sass: SassFacts | null = null): CodeLens[] {
   if (!settings.codeLensEnabled) return [];
   const lenses: CodeLens[] = [];
   for (const k of analysis.kernels) {
@@ -34,6 +36,10 @@ export function codeLenses(uri: string, analysis: FileAnalysis, settings: Settin
       lenses.push({
         range: lineRange(line),
         command: { title: loopLensSummary(k, loop), command: Commands.showLoops, arguments: [{ uri, line: loop.line }] },
+      });
+      lenses.push({
+        range: lineRange(line),
+        command: { title: loopSassLensTitle(sass, k, loop), command: Commands.sassVariants, arguments: [{ uri, line: loop.line }] },
       });
     }
   }
@@ -62,7 +68,7 @@ function within(pos: Position, span: SourceSpan): boolean {
  * Hover on a loop keyword line, its pragma, or a manual unroll: the innermost match wins so
  * hovering a nested loop describes that loop rather than its parent.
  */
-export function hover(analysis: FileAnalysis, pos: Position): Hover | null {
+export function hover(analysis: FileAnalysis, pos: Position, sass: SassFacts | null = null): Hover | null {
   const line = pos.line + 1;
   const headers: { kernel: Kernel; loop: Loop }[] = [];
   for (const k of analysis.kernels) {
@@ -80,5 +86,6 @@ export function hover(analysis: FileAnalysis, pos: Position): Hover | null {
   const range = loop.pragma && within(pos, loop.pragma.span)
     ? toRange(loop.pragma.span)
     : Range.create(loop.line - 1, loop.span.column, loop.line - 1, loop.span.column + loop.kind.length);
-  return { contents: { kind: MarkupKind.Markdown, value: loopHoverMarkdown(kernel, loop) }, range };
+  const sassPart = loopSassMarkdown(sass, kernel, loop);
+  return { contents: { kind: MarkupKind.Markdown, value: loopHoverMarkdown(kernel, loop) + (sassPart ? `\n\n${sassPart}` : '') }, range };
 }

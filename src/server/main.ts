@@ -10,13 +10,19 @@ import { CudaDocuments } from '../engine/parse/documents';
 import { codeLenses, diagnostics, hover } from './features';
 import {
   AnalysisStatus, AnalysisStatusNotification, DEFAULT_SETTINGS, FileAnalysisParams, FileAnalysisRequest,
-  FileAnalysisResult, Settings,
+  FileAnalysisResult, LoopVariantsParams, LoopVariantsRequest, LoopVariantsResult, Settings,
 } from '../protocol';
+import { SassService } from './sass';
+import { defaultCacheDir } from '../engine/variants/build';
+import * as path from 'path';
 
 const connection = createConnection(ProposedFeatures.all);
 const texts = new Map<string, TextDocument>();
 let settings: Settings = { ...DEFAULT_SETTINGS };
 let hasConfiguration = false;
+let workspaceRoots: string[] = [];
+/** Variant builds are cached in the extension's storage (passed by the client), else ~/.cache. */
+let cacheDir = defaultCacheDir();
 const docsReady = CudaDocuments.create();
 docsReady.catch(e => connection.console.error(`Unroll Lens: cannot load the CUDA parser: ${e}`));
 
@@ -40,12 +46,15 @@ function log(message: string): void {
 
 connection.onInitialize((params): InitializeResult => {
   hasConfiguration = !!params.capabilities.workspace?.configuration;
+  workspaceRoots = (params.workspaceFolders ?? []).map(f => uriToPath(f.uri)).filter(p => !p.includes('://'));
+  const storage = (params.initializationOptions as { storagePath?: string } | undefined)?.storagePath;
+  if (storage) cacheDir = path.join(storage, 'builds');
   log(`server ${process.version} pid ${process.pid} started for ${params.clientInfo?.name ?? 'unknown client'}`);
   return {
     capabilities: {
-      textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental },
       codeLensProvider: { resolveProvider: false },
       hoverProvider: true,
+      textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental, save: { includeText: false } },
     },
     serverInfo: { name: 'unroll-lens' },
   };
@@ -61,10 +70,22 @@ connection.onInitialized(async () => {
 async function refreshSettings(): Promise<void> {
   if (!hasConfiguration) return;
   const cfg = (await connection.workspace.getConfiguration('unrollLens')) ?? {};
+  const d = DEFAULT_SETTINGS;
+  const strings = (v: unknown, fallback: string[]) => (Array.isArray(v) ? v.map(String) : fallback);
   settings = {
-    bloatThresholdStatements: Number(cfg.bloatThresholdStatements ?? DEFAULT_SETTINGS.bloatThresholdStatements),
-    codeLensEnabled: cfg.codeLens?.enabled ?? DEFAULT_SETTINGS.codeLensEnabled,
+    bloatThresholdStatements: Number(cfg.bloatThresholdStatements ?? d.bloatThresholdStatements),
+    codeLensEnabled: cfg.codeLens?.enabled ?? d.codeLensEnabled,
+    arch: String(cfg.arch ?? d.arch),
+    nvccArgs: strings(cfg.nvccArgs, d.nvccArgs),
+    includePaths: strings(cfg.includePaths, d.includePaths),
+    defines: strings(cfg.defines, d.defines),
+    unrollFactors: strings(cfg.unrollFactors, d.unrollFactors),
+    icacheBudgetBytes: Number(cfg.icacheBudgetBytes ?? d.icacheBudgetBytes),
+    buildOnSave: cfg.buildOnSave ?? d.buildOnSave,
+    jobs: Number(cfg.jobs ?? d.jobs),
+    toolchain: { ...d.toolchain, ...(cfg.toolchain ?? {}) },
   };
+  sass.reset();
   log(`settings: ${JSON.stringify(settings)}`);
 }
 
@@ -74,11 +95,22 @@ connection.onDidChangeConfiguration(async () => {
   connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
 });
 
+const sass = new SassService(connection, () => settings, () => workspaceRoots, () => cacheDir, uri => {
+  void publish(uri, 0);
+  connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
+});
+
+function sassFacts(uri: string) {
+  const text = texts.get(uri)?.getText();
+  return text === undefined ? null : sass.state(uri, text);
+}
+
 async function publish(uri: string, elapsedMs: number): Promise<void> {
   const docs = await docsReady;
   const analysis = docs.analysis(uri);
   if (!analysis) return;
-  connection.sendDiagnostics({ uri, diagnostics: diagnostics(analysis, settings) });
+  const text = texts.get(uri)?.getText() ?? '';
+  connection.sendDiagnostics({ uri, diagnostics: [...diagnostics(analysis, settings), ...sass.diagnostics(uri, text, analysis)] });
   const status: AnalysisStatus = {
     uri,
     kernels: analysis.kernels.length,
@@ -99,6 +131,13 @@ connection.onDidOpenTextDocument(({ textDocument }) => inOrder(async () => {
   const ms = performance.now() - t0;
   log(`opened ${textDocument.uri}: ${a.kernels.length} device functions, ${a.kernels.reduce((n, k) => n + k.loops.length, 0)} loops (${ms.toFixed(1)} ms)`);
   await publish(textDocument.uri, ms);
+  void sass.buildFile(textDocument.uri, textDocument.text, a);
+}));
+
+connection.onDidSaveTextDocument(({ textDocument }) => inOrder(async () => {
+  const text = texts.get(textDocument.uri)?.getText();
+  const a = (await docsReady).analysis(textDocument.uri);
+  if (text !== undefined && a) void sass.buildFile(textDocument.uri, text, a);
 }));
 
 connection.onDidChangeTextDocument(({ textDocument, contentChanges }) => inOrder(async () => {
@@ -122,6 +161,7 @@ connection.onDidChangeTextDocument(({ textDocument, contentChanges }) => inOrder
 
 connection.onDidCloseTextDocument(({ textDocument }) => inOrder(async () => {
   texts.delete(textDocument.uri);
+  sass.close(textDocument.uri);
   (await docsReady).close(textDocument.uri);
   connection.sendDiagnostics({ uri: textDocument.uri, diagnostics: [] });
 }));
@@ -129,18 +169,26 @@ connection.onDidCloseTextDocument(({ textDocument }) => inOrder(async () => {
 connection.onCodeLens(async ({ textDocument }) => {
   await syncQueue;
   const analysis = (await docsReady).analysis(textDocument.uri);
-  return analysis ? codeLenses(textDocument.uri, analysis, settings) : [];
+  return analysis ? codeLenses(textDocument.uri, analysis, settings, sassFacts(textDocument.uri)) : [];
 });
 
 connection.onHover(async ({ textDocument, position }) => {
   await syncQueue;
   const analysis = (await docsReady).analysis(textDocument.uri);
-  return analysis ? hover(analysis, position) : null;
+  return analysis ? hover(analysis, position, sassFacts(textDocument.uri)) : null;
 });
 
 connection.onRequest(FileAnalysisRequest, async (p: FileAnalysisParams): Promise<FileAnalysisResult> => {
   await syncQueue;
   return (await docsReady).analysis(p.uri);
+});
+
+connection.onRequest(LoopVariantsRequest, async (p: LoopVariantsParams, token): Promise<LoopVariantsResult> => {
+  await syncQueue;
+  const analysis = (await docsReady).analysis(p.uri);
+  const text = texts.get(p.uri)?.getText();
+  if (!analysis || text === undefined) throw new Error('the file is not open in the Unroll Lens server');
+  return sass.buildLoop(p.uri, text, analysis, p.line, p.factors, token, p.workDoneToken);
 });
 
 connection.listen();

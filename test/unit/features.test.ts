@@ -27,10 +27,13 @@ describe('CodeLens', () => {
       '2: Sweep unroll factors',
       '3: Benchmark this loop',
       '3: unroll 4 requested · trip count runtime',
+      '3: SASS: build variants',
       '5: Benchmark this loop',
       '5: no unroll pragma · trip count 32',
+      '5: SASS: build variants',
       '11: Benchmark this loop',
       '11: no unroll pragma · trip count 8',
+      '11: SASS: build variants',
     ]);
     assert.deepEqual(lenses[1].command?.arguments, [{ uri: 'file:///x.cu', line: 4, kernel: 'k' }]);
   });
