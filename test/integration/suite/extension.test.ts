@@ -166,4 +166,27 @@ suite('Unroll Lens (extension host)', () => {
       await vscode.commands.executeCommand(id, ...(cmd.arguments ?? []));
     }
   });
+
+  test('SASS: building a loop\'s unroll variants fills the hover table and the CodeLens', async function () {
+    this.timeout(240_000);
+    await vscode.window.showTextDocument(matmul);
+    const loopLine = findLine(matmul, /^\s*for \(int k = 0; k < n; \+\+k\)/);
+    assert.ok(loopLine >= 0, 'matmul_basic k loop not found');
+    const report = await vscode.commands.executeCommand<any>('unrollLens.sassVariants', { uri: matmul.uri.toString(), line: loopLine + 1 });
+    assert.ok(report, 'the command returned no report (is nvcc on the PATH?)');
+    const byFactor = new Map<string, any>(report.variants.map((v: any) => [String(v.factor), v]));
+    assert.equal(byFactor.get('1')?.effectiveUnroll, 1);
+    assert.equal(byFactor.get('4')?.effectiveUnroll, 4);
+    assert.equal(byFactor.get('default')?.effectiveUnroll, 16, 'nvcc unrolls a runtime-trip-count loop ×16 by default');
+    const pos = new vscode.Position(loopLine, matmul.lineAt(loopLine).text.indexOf('for') + 1);
+    const text = hoverText(await poll('hover with the variants table',
+      () => vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', matmul.uri, pos),
+      h => /Unroll variants/.test(hoverText(h))));
+    assert.match(text, /\| factor \| kernel SASS \| bytes \| loop SASS \| regs \| spills \| nvcc unroll/);
+    assert.match(text, /×16/);
+    const lenses = await poll('a SASS CodeLens with counts',
+      () => vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', matmul.uri, 100),
+      l => lensTitles(l).some(t => /^SASS \d+ instr · \d+ regs · nvcc unrolled ×16$/.test(t)), 180_000);
+    assert.ok(lensTitles(lenses).some(t => t.startsWith('SASS ')));
+  });
 });
