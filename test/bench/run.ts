@@ -10,6 +10,7 @@ import { IPCMessageReader, IPCMessageWriter, createMessageConnection } from 'vsc
 import { CudaDocuments } from '../../src/engine/parse/documents';
 import { analyzeTree } from '../../src/engine/parse/analyze';
 import { createCudaParser } from '../../src/engine/parse/parser';
+import { sassBench } from './sass';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 
@@ -174,6 +175,12 @@ async function main() {
   await parseBench(text);
   await hoverBench(text);
   scanBench();
+  console.log('SASS (needs nvcc, cuobjdump/nvdisasm: npm run setup:cuda-tools)');
+  try {
+    await sassBench(row);
+  } catch (e) {
+    row('SASS benchmarks', `skipped: ${e instanceof Error ? e.message.split('\n')[0] : e}`, '', null);
+  }
   console.log('\n| benchmark | result | target | |\n|---|---|---|---|');
   for (const r of rows) console.log(`| ${r.join(' | ')} |`);
 }

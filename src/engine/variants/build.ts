@@ -147,11 +147,19 @@ export class VariantBuilder {
   }
 
   /** Builds all requests; one failing variant never stops the others. Results keep request order. */
-  async buildAll(reqs: BuildRequest[], opts: { signal?: AbortSignal; onProgress?: (p: BuildProgress) => void } = {}): Promise<BuildResult[]> {
+  async buildAll(reqs: BuildRequest[], opts: {
+    signal?: AbortSignal;
+    onProgress?: (p: BuildProgress) => void;
+    /** Called as soon as one build is done, so follow-up work overlaps the remaining compiles. */
+    onResult?: (index: number, result: BuildResult) => void;
+  } = {}): Promise<BuildResult[]> {
     const results: BuildResult[] = new Array(reqs.length);
     let done = 0;
     let next = 0;
-    const report = (i: number) => opts.onProgress?.({ done: ++done, total: reqs.length, key: reqs[i].key, cached: results[i].cached });
+    const report = (i: number) => {
+      opts.onResult?.(i, results[i]);
+      opts.onProgress?.({ done: ++done, total: reqs.length, key: reqs[i].key, cached: results[i].cached });
+    };
     // Cache hits first: they cost nothing and let progress jump ahead.
     const pending: number[] = [];
     const hashes = reqs.map(r => this.hashOf(r));

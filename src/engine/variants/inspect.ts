@@ -214,9 +214,17 @@ export class VariantInspector {
       const vf: VariantFactors = new Map([[line, f]]);
       return { key: variantKey(vf), source: makeVariantSource(text, analysis, vf, file), originalPath: file };
     });
-    const builds = await this.o.builder.buildAll(reqs, { signal: opts.signal, onProgress: p => opts.onProgress?.(p.done, p.total, p.key) });
+    // Disassemble each cubin as soon as it is built, overlapping the remaining compiles.
+    const pending: Promise<Disassembly | null>[] = all.map(() => Promise.resolve(null));
+    const builds = await this.o.builder.buildAll(reqs, {
+      signal: opts.signal,
+      onProgress: p => opts.onProgress?.(p.done, p.total, p.key),
+      onResult: (i, b) => {
+        if (b.status === 'ok' && b.cubinPath) pending[i] = this.disassemble(b.cubinPath, opts.signal);
+      },
+    });
     const baselineIdx = all.indexOf(1);
-    const disassemblies = await Promise.all(builds.map(b => (b.status === 'ok' && b.cubinPath ? this.disassemble(b.cubinPath, opts.signal) : Promise.resolve(null))));
+    const disassemblies = await Promise.all(pending);
     const baseline = disassemblies[baselineIdx]?.listing ?? null;
     const demangled = await demangle([...new Set(disassemblies.flatMap(d => (d ? [...d.sizes.keys()] : [])))], this.t);
     const variants: LoopVariant[] = [];
