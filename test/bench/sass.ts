@@ -38,7 +38,7 @@ export async function sassBench(row: Row): Promise<void> {
   if (lin.status !== 'ok' || !t.cuobjdump) {
     row('SASS parse of the large listing', `skipped (${lin.status !== 'ok' ? 'compile failed' : 'no cuobjdump'})`, '< 150 ms', null);
   } else {
-    const listing = (await t.runner(t.cuobjdump.path, ['-sass', lin.cubinPath!])).stdout;
+    const listing = (await t.runner(t.cuobjdump.path, ['-sass', lin.outputPath!])).stdout;
     const times: number[] = [];
     let count = 0;
     for (let i = 0; i < 15; i++) {
@@ -49,7 +49,7 @@ export async function sassBench(row: Row): Promise<void> {
     row(`cuobjdump -sass parse: linear_small fully unrolled (${(listing.length / 1e6).toFixed(1)} MB, ${count.toLocaleString('en-US')} instructions)`,
       `first ${times[0].toFixed(0)} ms, median ${median(times).toFixed(0)} ms`, '< 150 ms', times[0] < 150);
     if (t.nvdisasm) {
-      const nv = (await t.runner(t.nvdisasm.path, ['-c', '-gi', lin.cubinPath!])).stdout;
+      const nv = (await t.runner(t.nvdisasm.path, ['-c', '-gi', lin.outputPath!])).stdout;
       const nvTimes: number[] = [];
       for (let i = 0; i < 5; i++) {
         const t0 = performance.now();
@@ -103,7 +103,7 @@ export async function sassBench(row: Row): Promise<void> {
   await inspector.inspectLoop(file, text, analysis, line, factors);
   const wall = performance.now() - t0;
   const disStart = performance.now();
-  await t.runner(t.nvdisasm?.path ?? t.cuobjdump!.path, [t.nvdisasm ? '-c' : '-sass', (await buildOnly.buildAll(reqs.slice(0, 1)))[0].cubinPath!]);
+  await t.runner(t.nvdisasm?.path ?? t.cuobjdump!.path, [t.nvdisasm ? '-c' : '-sass', (await buildOnly.buildAll(reqs.slice(0, 1)))[0].outputPath!]);
   const oneDis = performance.now() - disStart;
   row('sweep of 6 variants: whole pipeline incl. disassembly and analysis', `${(wall / 1000).toFixed(2)} s (one disassembler run costs ${(oneDis / 1000).toFixed(2)} s, mostly start-up)`, '', null);
   fs.rmSync(buildDir, { recursive: true, force: true });

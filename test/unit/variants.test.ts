@@ -58,9 +58,9 @@ describe('variants compiled with nvcc (golden)', () => {
     let kernels = 0;
     for (const r of results) {
       assert.equal(r.status, 'ok', `${r.key}: ${r.messages.map(m => m.message).join('\n')}`);
-      const elf = readCubin(fs.readFileSync(r.cubinPath!));
-      const cuob = parseCuobjdumpSass((await toolchain!.runner(toolchain!.cuobjdump!.path, ['-sass', r.cubinPath!])).stdout);
-      const nvd = parseNvdisasm((await toolchain!.runner(toolchain!.nvdisasm!.path, ['-c', '-gi', r.cubinPath!])).stdout);
+      const elf = readCubin(fs.readFileSync(r.outputPath!));
+      const cuob = parseCuobjdumpSass((await toolchain!.runner(toolchain!.cuobjdump!.path, ['-sass', r.outputPath!])).stdout);
+      const nvd = parseNvdisasm((await toolchain!.runner(toolchain!.nvdisasm!.path, ['-c', '-gi', r.outputPath!])).stdout);
       assert.ok(elf.textSections.length > 0, r.key);
       for (const s of elf.textSections) {
         const a = cuob.functions.find(f => f.name === s.kernel);

@@ -26,7 +26,8 @@ export interface BuildResult {
   status: BuildStatus;
   /** Content address of this build (cache folder name). */
   hash: string;
-  cubinPath: string | null;
+  /** The built file: a cubin, or an executable in 'program' mode. */
+  outputPath: string | null;
   /** ptxas -v output (resource usage), from nvcc's stderr. */
   ptxasLog: string;
   messages: CompilerMessage[];
@@ -37,6 +38,8 @@ export interface BuildResult {
 }
 
 export interface BuilderOptions {
+  /** 'cubin' (SASS analysis, the default) or 'program' (a runnable executable, for GPU runs). */
+  mode?: 'cubin' | 'program';
   nvcc: ToolInfo;
   arch: string;
   flags: CompileFlags;
@@ -69,16 +72,22 @@ export class VariantBuilder {
   /** nvcc arguments for a variant, besides the input and output paths. */
   nvccArgs(originalPath: string): string[] {
     return [
-      '-cubin', `-arch=${this.o.arch}`, '-lineinfo', '-Xptxas', '-v',
+      // A program keeps host optimisation on; -lineinfo lets ncu map stalls to source lines.
+      ...(this.o.mode === 'program' ? ['-O3'] : ['-cubin']), `-arch=${this.o.arch}`, '-lineinfo', '-Xptxas', '-v',
       ...this.o.flags.args,
       // The shadow copy lives elsewhere: keep the original directory on the include path.
       '-I', path.dirname(originalPath),
     ];
   }
 
+  /** The built file's name inside its cache folder. */
+  get outputName(): string {
+    return this.o.mode === 'program' ? 'variant' : 'variant.cubin';
+  }
+
   hashOf(req: BuildRequest): string {
     const h = crypto.createHash('sha256');
-    h.update(JSON.stringify([CACHE_FORMAT, req.source, this.nvccArgs(req.originalPath), this.o.nvcc.version, this.o.nvcc.path, this.o.arch]));
+    h.update(JSON.stringify([CACHE_FORMAT, this.o.mode ?? 'cubin', req.source, this.nvccArgs(req.originalPath), this.o.nvcc.version, this.o.nvcc.path, this.o.arch]));
     return h.digest('hex');
   }
 
@@ -90,8 +99,8 @@ export class VariantBuilder {
     const dir = this.dirOf(hash);
     try {
       const meta = JSON.parse(fs.readFileSync(path.join(dir, 'result.json'), 'utf8')) as BuildResult;
-      if (meta.status === 'ok' && !fs.existsSync(path.join(dir, 'variant.cubin'))) return null;
-      return { ...meta, key: req.key, cubinPath: meta.status === 'ok' ? path.join(dir, 'variant.cubin') : null, cached: true };
+      if (meta.status === 'ok' && !fs.existsSync(path.join(dir, this.outputName))) return null;
+      return { ...meta, key: req.key, outputPath: meta.status === 'ok' ? path.join(dir, this.outputName) : null, cached: true };
     } catch {
       return null;
     }
@@ -102,7 +111,7 @@ export class VariantBuilder {
     const tmp = `${dir}.tmp-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
     fs.mkdirSync(tmp, { recursive: true });
     const src = path.join(tmp, 'variant.cu');
-    const cubin = path.join(tmp, 'variant.cubin');
+    const cubin = path.join(tmp, this.outputName);
     fs.writeFileSync(src, req.source);
     this.compiles++;
     const r = await this.run(this.o.nvcc.path, [...this.nvccArgs(req.originalPath), '-o', cubin, src], {
@@ -126,7 +135,7 @@ export class VariantBuilder {
       }
     }
     const result: BuildResult = {
-      key: req.key, status, hash, cubinPath: null, ptxasLog: r.stderr, messages, failureKind,
+      key: req.key, status, hash, outputPath: null, ptxasLog: r.stderr, messages, failureKind,
       compileMs: r.durationMs, cached: false,
     };
     if (status === 'cancelled' || status === 'timeout') {
@@ -135,7 +144,7 @@ export class VariantBuilder {
     }
     // Successful and failed compiles are both cached: a broken variant stays broken until its
     // source or flags change.
-    fs.writeFileSync(path.join(tmp, 'result.json'), JSON.stringify({ ...result, cubinPath: null }));
+    fs.writeFileSync(path.join(tmp, 'result.json'), JSON.stringify({ ...result, outputPath: null }));
     try {
       fs.mkdirSync(path.dirname(dir), { recursive: true });
       fs.rmSync(dir, { recursive: true, force: true });
@@ -143,7 +152,7 @@ export class VariantBuilder {
     } catch {
       fs.rmSync(tmp, { recursive: true, force: true }); // another process won the race; its copy is equivalent
     }
-    return { ...result, cubinPath: status === 'ok' ? path.join(dir, 'variant.cubin') : null };
+    return { ...result, outputPath: status === 'ok' ? path.join(dir, this.outputName) : null };
   }
 
   /** Builds all requests; one failing variant never stops the others. Results keep request order. */
@@ -171,12 +180,12 @@ export class VariantBuilder {
       while (next < pending.length) {
         const i = pending[next++];
         if (opts.signal?.aborted) {
-          results[i] = { key: reqs[i].key, status: 'cancelled', hash: hashes[i], cubinPath: null, ptxasLog: '', messages: [], failureKind: 'cancelled', compileMs: 0, cached: false };
+          results[i] = { key: reqs[i].key, status: 'cancelled', hash: hashes[i], outputPath: null, ptxasLog: '', messages: [], failureKind: 'cancelled', compileMs: 0, cached: false };
         } else {
           try {
             results[i] = await this.compile(reqs[i], hashes[i], opts.signal);
           } catch (e) {
-            results[i] = { key: reqs[i].key, status: 'failed', hash: hashes[i], cubinPath: null, ptxasLog: '', messages: [{ file: null, line: null, column: null, severity: 'error', code: null, message: String(e), kind: 'internal' }], failureKind: 'internal', compileMs: 0, cached: false };
+            results[i] = { key: reqs[i].key, status: 'failed', hash: hashes[i], outputPath: null, ptxasLog: '', messages: [{ file: null, line: null, column: null, severity: 'error', code: null, message: String(e), kind: 'internal' }], failureKind: 'internal', compileMs: 0, cached: false };
           }
         }
         report(i);

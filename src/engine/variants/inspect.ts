@@ -115,11 +115,11 @@ export class VariantInspector {
   }
 
   /** Disassembles a cubin with the best tool available, caching the listing next to it. */
-  async disassemble(cubinPath: string, signal?: AbortSignal): Promise<Disassembly> {
+  async disassemble(outputPath: string, signal?: AbortSignal): Promise<Disassembly> {
     const sizes = new Map<string, { instructions: number; bytes: number }>();
-    const cubin = readCubin(fs.readFileSync(cubinPath));
+    const cubin = readCubin(fs.readFileSync(outputPath));
     for (const s of cubin.textSections) sizes.set(s.kernel, { instructions: instructionCountFromElf(s.size), bytes: s.size });
-    const dir = path.dirname(cubinPath);
+    const dir = path.dirname(outputPath);
     const tool = this.t.nvdisasm ? 'nvdisasm' : this.t.cuobjdump ? 'cuobjdump' : null;
     if (!tool) return { listing: null, sizes, source: 'elf' };
     const cacheFile = path.join(dir, tool === 'nvdisasm' ? 'nvdisasm-c-gi.txt' : 'cuobjdump-sass.txt');
@@ -128,8 +128,8 @@ export class VariantInspector {
       text = fs.readFileSync(cacheFile, 'utf8');
     } catch {
       const r = tool === 'nvdisasm'
-        ? await this.t.runner(this.t.nvdisasm!.path, ['-c', '-gi', cubinPath], { timeoutMs: 120_000, signal })
-        : await this.t.runner(this.t.cuobjdump!.path, ['-sass', cubinPath], { timeoutMs: 120_000, signal });
+        ? await this.t.runner(this.t.nvdisasm!.path, ['-c', '-gi', outputPath], { timeoutMs: 120_000, signal })
+        : await this.t.runner(this.t.cuobjdump!.path, ['-sass', outputPath], { timeoutMs: 120_000, signal });
       if (r.exitCode === 0) {
         text = r.stdout;
         fs.writeFileSync(cacheFile, text);
@@ -179,14 +179,14 @@ export class VariantInspector {
       arch: this.o.arch, nvcc: this.t.nvcc.version, status: asWritten.status, kernels: [], failure: null, loops: [],
       cached: asWritten.cached && (allRolled?.cached ?? true), disassembler: 'elf',
     };
-    if (asWritten.status !== 'ok' || !asWritten.cubinPath) {
+    if (asWritten.status !== 'ok' || !asWritten.outputPath) {
       report.failure = { kind: asWritten.failureKind ?? 'internal', messages: asWritten.messages };
       return report;
     }
-    const dis = await this.disassemble(asWritten.cubinPath, opts.signal);
+    const dis = await this.disassemble(asWritten.outputPath, opts.signal);
     report.disassembler = dis.source;
     report.kernels = await this.kernelsOf(asWritten, dis, analysis);
-    const base = allRolled?.status === 'ok' && allRolled.cubinPath ? await this.disassemble(allRolled.cubinPath, opts.signal) : null;
+    const base = allRolled?.status === 'ok' && allRolled.outputPath ? await this.disassemble(allRolled.outputPath, opts.signal) : null;
     for (const k of analysis.kernels) {
       for (const loop of k.loops) {
         const m = dis.listing ? measureLoop(dis.listing, base?.listing ?? null, file, k, loop) : null;
@@ -207,33 +207,54 @@ export class VariantInspector {
     const kernel = analysis.kernels.find(k => k.loops.some(l => l.line === line));
     const loop = kernel?.loops.find(l => l.line === line);
     if (!kernel || !loop) throw new Error(`no loop at line ${line} in device code of ${file}`);
-    const list = [...factors];
-    const needBaseline = !list.includes(1);
-    const all = needBaseline ? [...list, 1 as UnrollFactor] : list;
-    const reqs: BuildRequest[] = all.map(f => {
-      const vf: VariantFactors = new Map([[line, f]]);
-      return { key: variantKey(vf), source: makeVariantSource(text, analysis, vf, file), originalPath: file };
-    });
+    const variants = await this.inspectVariants(file, text, analysis, line, factors.map(f => new Map([[line, f]])), opts);
+    return {
+      line, kernel: kernel.name, written: writtenFactor(loop), variants,
+      notes: explainVariants(variants, loop),
+      limitation: this.lastDisassembler === 'nvdisasm' ? null
+        : 'effective unroll needs nvdisasm (line info); only instruction counts are available',
+    };
+  }
+
+  private lastDisassembler: Disassembly['source'] = 'elf';
+
+  /**
+   * Builds arbitrary variants (loop line → factor maps) and measures the loop at `line` in each.
+   * A rolled build of that loop is added when none is given, as the effective-unroll baseline.
+   * `factor` of each result is the focus loop's factor.
+   */
+  async inspectVariants(
+    file: string, text: string, analysis: FileAnalysis, line: number, specs: VariantFactors[],
+    opts: { signal?: AbortSignal; onProgress?: (done: number, total: number, key: string) => void; kernel?: string } = {},
+  ): Promise<LoopVariant[]> {
+    const kernel = analysis.kernels.find(k => k.loops.some(l => l.line === line));
+    const loop = kernel?.loops.find(l => l.line === line);
+    if (!kernel || !loop) throw new Error(`no loop at line ${line} in device code of ${file}`);
+    const rolledKey = variantKey(new Map([[line, 1]]));
+    let baselineIdx = specs.findIndex(f => variantKey(f) === rolledKey);
+    const all = baselineIdx === -1 ? [...specs, new Map<number, UnrollFactor>([[line, 1]])] : specs;
+    if (baselineIdx === -1) baselineIdx = all.length - 1;
+    const reqs: BuildRequest[] = all.map(vf => ({ key: variantKey(vf), source: makeVariantSource(text, analysis, vf, file), originalPath: file }));
     // Disassemble each cubin as soon as it is built, overlapping the remaining compiles.
     const pending: Promise<Disassembly | null>[] = all.map(() => Promise.resolve(null));
     const builds = await this.o.builder.buildAll(reqs, {
       signal: opts.signal,
       onProgress: p => opts.onProgress?.(p.done, p.total, p.key),
       onResult: (i, b) => {
-        if (b.status === 'ok' && b.cubinPath) pending[i] = this.disassemble(b.cubinPath, opts.signal);
+        if (b.status === 'ok' && b.outputPath) pending[i] = this.disassemble(b.outputPath, opts.signal);
       },
     });
-    const baselineIdx = all.indexOf(1);
     const disassemblies = await Promise.all(pending);
+    this.lastDisassembler = disassemblies.find(d => d)?.source ?? 'elf';
     const baseline = disassemblies[baselineIdx]?.listing ?? null;
     const demangled = await demangle([...new Set(disassemblies.flatMap(d => (d ? [...d.sizes.keys()] : [])))], this.t);
     const variants: LoopVariant[] = [];
     const codeHashes: (string | null)[] = [];
-    for (let i = 0; i < list.length; i++) {
+    for (let i = 0; i < specs.length; i++) {
       const b = builds[i];
       const dis = disassemblies[i];
       const v: LoopVariant = {
-        factor: list[i], key: b.key, status: b.status, kernel: null, kernelInstructions: null, kernelBytes: null,
+        factor: specs[i].get(line) ?? 'default', key: b.key, status: b.status, kernel: null, kernelInstructions: null, kernelBytes: null,
         loopInstructions: null, effectiveUnroll: null, fullyUnrolled: false, registers: null, spillStores: null, spillLoads: null,
         identicalTo: null, cached: b.cached, compileMs: b.compileMs,
         failure: b.status === 'ok' ? null : { kind: b.failureKind ?? 'internal', messages: b.messages },
@@ -252,7 +273,7 @@ export class VariantInspector {
           v.registers = usage?.registers ?? null;
           v.spillStores = usage?.spillStoreBytes ?? null;
           v.spillLoads = usage?.spillLoadBytes ?? null;
-          codeHashes[i] = fn ? codeHash(fn) : hashFile(b.cubinPath!, kname);
+          codeHashes[i] = fn ? codeHash(fn) : hashFile(b.outputPath!, kname);
         }
         if (m) {
           v.loopInstructions = m.loopInstructions;
@@ -261,15 +282,10 @@ export class VariantInspector {
         }
       }
       const same = codeHashes.findIndex((h, j) => j < i && h !== null && h === codeHashes[i]);
-      if (same !== -1) v.identicalTo = list[same];
+      if (same !== -1) v.identicalTo = specs[same].get(line) ?? 'default';
       variants.push(v);
     }
-    return {
-      line, kernel: kernel.name, written: writtenFactor(loop), variants,
-      notes: explainVariants(variants, loop),
-      limitation: disassemblies.some(d => d?.source === 'nvdisasm') ? null
-        : 'effective unroll needs nvdisasm (line info); only instruction counts are available',
-    };
+    return variants;
   }
 }
 
@@ -288,8 +304,8 @@ function codeHash(fn: SassFunction): string {
 }
 
 /** Without a disassembler: the kernel's machine code bytes from the cubin. */
-function hashFile(cubinPath: string, kernel: string): string | null {
-  const buf = fs.readFileSync(cubinPath);
+function hashFile(outputPath: string, kernel: string): string | null {
+  const buf = fs.readFileSync(outputPath);
   const s = readCubin(buf).textSections.find(x => x.kernel === kernel);
   return s ? crypto.createHash('sha1').update(buf.subarray(s.offset, s.offset + s.size)).digest('hex') : null;
 }
