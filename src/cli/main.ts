@@ -6,6 +6,7 @@ import { loopLensSummary, kernelLabel, manualUnrollSummary } from '../engine/rep
 import type { FileAnalysis } from '../engine/parse/model';
 import { Progress } from './progress';
 import { sassCommand } from './sass';
+import { benchCommand, stallsCommand } from './bench';
 import { MissingToolError } from '../engine/toolchain/discover';
 
 const USAGE = `Usage: unroll-lens <command> [options]
@@ -19,6 +20,14 @@ Commands:
                                   with --loop, build one variant per unroll factor of that
                                   loop and report instructions, registers, spills and the
                                   unroll factor nvcc really applied.
+  bench <file> --loop LINE[,LINE…] [--kernel NAME] [--factors default,1,2,4,8,16,full]
+               [--args "<program arguments>"] [--samples N] [--warmup N]
+               [--clock-control base|none] [--timeout S] [--launcher "srun -p gpu"]
+               [--keep-reports DIR] [--json]
+                                  Build each variant as a program, check its result, time the
+                                  kernel under Nsight Compute and report stall reasons (needs a GPU).
+  stalls <report.ncu-rep | raw-page.csv> [--json]
+                                  Duration and stall breakdown of each profiled kernel.
 Options:
   --json        machine-readable output (contract: docs/cli.md)
   --strict      exit 1 when a diagnostic is found (for CI gates)
@@ -47,6 +56,8 @@ export async function main(argv: string[], io: CliIO = defaultIO): Promise<numbe
     switch (command) {
       case 'scan': return await scanCommand(rest, io);
       case 'sass': return await sassCommand(rest, io);
+      case 'bench': return await benchCommand(rest, io);
+      case 'stalls': return await stallsCommand(rest, io);
       default:
         io.err(`unroll-lens: unknown command '${command}'\n\n${USAGE}\n`);
         return 2;

@@ -27,7 +27,7 @@ export const INSTALL_HINTS: Record<ToolName, string> = {
 
 export class MissingToolError extends Error {
   constructor(readonly tool: ToolName, readonly searched: string[]) {
-    super(`${tool} not found (looked in: ${searched.join(', ') || 'nowhere'}). ${INSTALL_HINTS[tool]}`);
+    super(`${tool === 'ncu' ? 'ncu (Nsight Compute)' : tool} not found${searched.length ? ` (looked in: ${searched.join(', ')})` : ''}. ${INSTALL_HINTS[tool]}`);
   }
 }
 

@@ -1,0 +1,14 @@
+// Bundles the CLI into one file with its wasm grammars, to carry to a GPU machine that has no
+// Node packages (see scripts/device/run-cli-bench.sh and docs/measurements.md).
+import { build } from 'esbuild';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+const require = createRequire(import.meta.url);
+const out = process.argv[2] ?? '.device/cli';
+fs.mkdirSync(out, { recursive: true });
+await build({ entryPoints: ['out/src/cli/main.js'], bundle: true, platform: 'node', target: 'node20', format: 'cjs', outfile: path.join(out, 'main.js'), logLevel: 'warning' });
+fs.copyFileSync(require.resolve('web-tree-sitter/tree-sitter.wasm'), path.join(out, 'tree-sitter.wasm'));
+fs.copyFileSync(require.resolve('tree-sitter-cuda/tree-sitter-cuda.wasm'), path.join(out, 'tree-sitter-cuda.wasm'));
+fs.writeFileSync(path.join(out, 'unroll-lens.js'), "#!/usr/bin/env node\nrequire('./main.js').main(process.argv.slice(2)).then(c => { process.exitCode = c; });\n");
+console.log(`bundled CLI into ${out}`);
