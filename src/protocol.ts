@@ -3,8 +3,9 @@
 // `vscode` or Node APIs.
 import type { FileAnalysis } from './engine/parse/model';
 import type { FileSassReport, LoopReport } from './engine/variants/inspect';
+import type { BenchReport } from './engine/profile/bench';
 
-export type { FileAnalysis, FileSassReport, LoopReport };
+export type { FileAnalysis, FileSassReport, LoopReport, BenchReport };
 
 export const EXTENSION_ID = 'unroll-lens.unroll-lens';
 export const DIAGNOSTIC_SOURCE = 'unroll-lens';
@@ -54,13 +55,32 @@ export interface Settings {
   includePaths: string[];
   defines: string[];
   unrollFactors: string[];
-  /** Loop code above this many bytes gets an instruction-cache warning. */
+  /** Loop code above this many bytes gets an instruction-cache warning; 0: the calibrated per-arch budget. */
   icacheBudgetBytes: number;
   /** Compile the file as written (and rolled) on open and save, for SASS counts. */
   buildOnSave: boolean;
   /** Parallel nvcc processes; 0 = number of cores. */
   jobs: number;
   toolchain: ToolchainSettings;
+  profile: ProfileSettings;
+}
+
+export interface ProfileSettings {
+  /** Program arguments for benchmark runs. */
+  args: string[];
+  samples: number;
+  warmup: number;
+  /** ncu --clock-control: base locks clocks to base for stable comparisons (ncu's default). */
+  clockControl: 'base' | 'none';
+  timeoutSeconds: number;
+  /** Prefix for every run, e.g. ["srun", "-p", "gpu", "--gres=gpu:1"]. */
+  launcher: string[];
+  /** Run command template ({program}, {args}); empty: the program itself. */
+  runCommand: string[];
+  /** Optional check command ({stdout}, {baselineStdout}); exit 0 = same result. */
+  checkCommand: string[];
+  /** Sample warp stalls per source line (one extra ncu run). */
+  sourceStalls: boolean;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
@@ -71,10 +91,11 @@ export const DEFAULT_SETTINGS: Settings = {
   includePaths: [],
   defines: [],
   unrollFactors: ['default', '1', '2', '4', '8', '16', 'full'],
-  icacheBudgetBytes: 65536,
+  icacheBudgetBytes: 0,
   buildOnSave: true,
   jobs: 0,
   toolchain: { cudaHome: '', nvccPath: '', cuobjdumpPath: '', nvdisasmPath: '', ncuPath: '' },
+  profile: { args: [], samples: 20, warmup: 2, clockControl: 'base', timeoutSeconds: 120, launcher: [], runCommand: [], checkCommand: [], sourceStalls: true },
 };
 
 /** Request: the server's analysis of an open document. */
@@ -117,3 +138,13 @@ export interface LoopVariantsParams {
   workDoneToken?: string | number;
 }
 export type LoopVariantsResult = LoopReport;
+
+/** Request: build, check, time and profile every unroll factor of one loop on the GPU. */
+export const BenchLoopRequest = 'unrollLens/benchLoop';
+export interface BenchLoopParams {
+  uri: string;
+  line: number;
+  factors?: string[];
+  workDoneToken?: string | number;
+}
+export type BenchLoopResult = BenchReport;

@@ -42,6 +42,17 @@ function renderBench(r: BenchReport): string {
   return lines.join('\n') + '\n';
 }
 
+function renderLineStalls(r: BenchReport): string {
+  if (r.lineStallsProblem) return `per-line stalls: ${r.lineStallsProblem}\n`;
+  if (!r.lineStalls?.length) return '';
+  const total = r.lineStalls.reduce((a, l) => a + l.samples, 0);
+  const top = [...r.lineStalls].sort((a, b) => b.samples - a.samples).slice(0, 8);
+  return '\nhottest source lines (warp-stall samples, file as written):\n' + top.map(l => {
+    const reason = Object.entries(l.stallShare).sort((a, b) => b[1] - a[1])[0];
+    return `  line ${String(l.line).padStart(4)}  ${((l.samples / Math.max(1, total)) * 100).toFixed(1).padStart(5)}%  ${reason ? `${reason[0]} ${(reason[1] * 100).toFixed(0)}%` : ''}  ${l.source.trim().slice(0, 60)}`;
+  }).join('\n') + '\n';
+}
+
 export async function benchCommand(argv: string[], io: CliIO): Promise<number> {
   let file = '';
   let loops: number[] = [];
@@ -56,6 +67,7 @@ export async function benchCommand(argv: string[], io: CliIO): Promise<number> {
   let launcher: string[] = [];
   let arch: string | null = null;
   let keep: string | undefined;
+  let sourceStalls = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     let v: string;
@@ -79,6 +91,7 @@ export async function benchCommand(argv: string[], io: CliIO): Promise<number> {
     else if (a.startsWith('--launcher')) { [v, i] = option(argv, i, a); launcher = splitCommandLine(v); }
     else if (a.startsWith('--arch')) [arch, i] = option(argv, i, a);
     else if (a.startsWith('--keep-reports')) [keep, i] = option(argv, i, a);
+    else if (a === '--source-stalls') sourceStalls = true;
     else if (a.startsWith('-')) throw new UsageError(`unknown option '${a}' for bench`);
     else if (!file) file = a;
     else throw new UsageError('bench takes one file');
@@ -102,11 +115,11 @@ export async function benchCommand(argv: string[], io: CliIO): Promise<number> {
   try {
     const report = await benchLoop(abs, text, analysis, {
       toolchain, arch: chosen, flags, cacheDir: defaultCacheDir(), loops, factors, kernel, args, samples, warmup,
-      clockControl, timeoutMs: timeoutS * 1000, launcher, signal: ac.signal, keepReportsDir: keep,
+      clockControl, timeoutMs: timeoutS * 1000, launcher, signal: ac.signal, keepReportsDir: keep, sourceCounters: sourceStalls,
       onProgress: msg => progress.tick(msg),
     });
     progress.done();
-    io.out(json ? JSON.stringify(benchJson(report), null, 2) + '\n' : renderBench(report));
+    io.out(json ? JSON.stringify(benchJson(report), null, 2) + '\n' : renderBench(report) + renderLineStalls(report));
     if (ac.signal.aborted) return 130;
     return report.variants.every(v => v.status === 'ok') ? 0 : 1;
   } finally {
@@ -143,12 +156,19 @@ export async function stallsCommand(argv: string[], io: CliIO): Promise<number> 
     io.out(JSON.stringify(out, null, 2) + '\n');
     return 0;
   }
-  for (const [i, k] of out.kernels.entries()) {
-    const p = kernelProfile(rows[i]);
-    io.out(`${k.name}\n  duration ${k.durationNs !== null ? (k.durationNs / 1e3).toFixed(2) + ' us' : 'n/a'}` +
-      `${p.achievedOccupancy !== null ? ` · achieved occupancy ${p.achievedOccupancy.toFixed(1)}%` : ''}\n`);
-    for (const [reason, share] of Object.entries(k.stallShare).sort((a, b) => b[1] - a[1]).slice(0, 6)) {
-      io.out(`  ${reason.padEnd(20)} ${(share * 100).toFixed(1).padStart(5)}%  (${k.stalls[reason]?.toFixed(2)} cycles/issue)\n`);
+  // One block per kernel: median duration over its profiled launches, mean stall shares.
+  const groups = new Map<string, number[]>();
+  out.kernels.forEach((k, i) => groups.set(k.name, [...(groups.get(k.name) ?? []), i]));
+  for (const [name, idx] of groups) {
+    const durations = idx.map(i => out.kernels[i].durationNs).filter((d): d is number => d !== null).sort((a, b) => a - b);
+    const median = durations.length ? durations[Math.floor(durations.length / 2)] : null;
+    const occ = idx.map(i => kernelProfile(rows[i]).achievedOccupancy).filter((x): x is number => x !== null);
+    io.out(`${name}\n  ${idx.length} launch${idx.length === 1 ? '' : 'es'} · median duration ${median !== null ? (median / 1e3).toFixed(2) + ' us' : 'n/a'}` +
+      `${occ.length ? ` · achieved occupancy ${(occ.reduce((a, b) => a + b, 0) / occ.length).toFixed(1)}%` : ''}\n`);
+    const mean = (reason: string, key: 'stallShare' | 'stalls') => idx.reduce((a, i) => a + (out.kernels[i][key][reason] ?? 0), 0) / idx.length;
+    const reasons = Object.keys(out.kernels[idx[0]].stallShare);
+    for (const reason of reasons.sort((a, b) => mean(b, 'stallShare') - mean(a, 'stallShare')).slice(0, 6)) {
+      io.out(`  ${reason.padEnd(20)} ${(mean(reason, 'stallShare') * 100).toFixed(1).padStart(5)}%  (${mean(reason, 'stalls').toFixed(2)} cycles per issued instruction)\n`);
     }
   }
   return 0;

@@ -23,7 +23,7 @@ Commands:
   bench <file> --loop LINE[,LINE…] [--kernel NAME] [--factors default,1,2,4,8,16,full]
                [--args "<program arguments>"] [--samples N] [--warmup N]
                [--clock-control base|none] [--timeout S] [--launcher "srun -p gpu"]
-               [--keep-reports DIR] [--json]
+               [--source-stalls] [--keep-reports DIR] [--json]
                                   Build each variant as a program, check its result, time the
                                   kernel under Nsight Compute and report stall reasons (needs a GPU).
   stalls <report.ncu-rep | raw-page.csv> [--json]

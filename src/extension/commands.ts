@@ -4,21 +4,57 @@ import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import {
   BenchmarkLoopArgs, Commands, FileAnalysisRequest, FileAnalysisResult, LoopVariantsParams, LoopVariantsRequest,
-  LoopVariantsResult, SweepKernelArgs,
+  LoopVariantsResult, SweepKernelArgs, BenchLoopParams, BenchLoopRequest, BenchLoopResult,
 } from '../protocol';
+import { StallDecorations } from './stallDecorations';
 import { WorkDoneProgress } from 'vscode-languageclient/node';
 import { loopLensSummary } from '../engine/report/describe';
 
 export function registerCommands(context: vscode.ExtensionContext, client: LanguageClient, output: vscode.OutputChannel): void {
+  const decorations = new StallDecorations();
+  context.subscriptions.push(decorations);
   const reg = (id: string, fn: (...args: any[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
 
+  // Build, check, time and profile every unroll factor of the loop on the GPU (ncu).
   reg(Commands.benchmarkLoop, async (args?: BenchmarkLoopArgs) => {
     const target = args ?? (await pickLoop(client));
     if (!target) return undefined;
-    const msg = `Benchmark of the loop at line ${target.line} in ${target.kernel}: not available yet (building and timing variants comes in a later release).`;
-    output.appendLine(msg);
-    void vscode.window.showInformationMessage(`Unroll Lens: ${msg}`);
-    return { status: 'not-available', ...target };
+    return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Unroll Lens: benchmarking line ${target.line} on the GPU`, cancellable: true }, async (progress, token) => {
+      const workDoneToken = `unroll-lens-bench-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+      let last = 0;
+      const sub = client.onProgress(WorkDoneProgress.type, workDoneToken, p => {
+        if (p.kind === 'report') {
+          const inc = p.percentage !== undefined ? p.percentage - last : undefined;
+          if (p.percentage !== undefined) last = p.percentage;
+          progress.report({ increment: inc, message: p.message });
+        }
+      });
+      try {
+        const params: BenchLoopParams = { uri: target.uri, line: target.line, workDoneToken };
+        const report = await client.sendRequest<BenchLoopResult>(BenchLoopRequest, params, token);
+        decorations.show(target.uri, report);
+        for (const v of report.variants) {
+          output.appendLine(`bench ${target.kernel}:${target.line} ${v.label}: ${v.status}${v.medianMs !== null ? ` median ${v.medianMs.toFixed(4)} ms IQR ${v.iqrMs?.toFixed(4)} speedup ${v.speedup?.toFixed(2)}${v.withinNoise ? ' (noise)' : ''}` : ''}${v.message ? ` — ${v.message}` : ''}`);
+        }
+        const ok = report.variants.filter(v => v.status === 'ok' && v.medianMs !== null);
+        const best = ok.length ? ok.reduce((a, b) => (b.medianMs! < a.medianMs! ? b : a)) : null;
+        const failed = report.variants.filter(v => v.status !== 'ok');
+        void vscode.window.showInformationMessage(`Unroll Lens: ${best ? `fastest: ${best.label} (${best.speedup?.toFixed(2)}× vs as written${best.withinNoise && best.label !== 'as-written' ? ', within noise' : ''})` : 'no variant ran'}` +
+          `${failed.length ? `; ${failed.length} failed (${failed.map(v => `${v.label}: ${v.status}`).join(', ')})` : ''}. Hover the loop for the table.`);
+        return report;
+      } catch (e) {
+        if (token.isCancellationRequested) {
+          void vscode.window.showInformationMessage('Unroll Lens: benchmark cancelled; nothing was left running.');
+          return undefined;
+        }
+        const msg = e instanceof Error ? e.message : String(e);
+        output.appendLine(`bench failed: ${msg}`);
+        void vscode.window.showErrorMessage(`Unroll Lens: ${msg}`);
+        return { error: msg };
+      } finally {
+        sub.dispose();
+      }
+    });
   });
 
   reg(Commands.sweepKernel, async (args?: SweepKernelArgs) => {

@@ -7,6 +7,15 @@ import { loopHoverMarkdown, loopLensSummary, manualUnrollHoverMarkdown } from '.
 import { BenchmarkLoopArgs, Commands, DIAGNOSTIC_SOURCE, Settings, SweepKernelArgs } from '../protocol';
 import type { SassFacts } from '../engine/report/sassText';
 import { loopSassMarkdown, loopSassLensTitle } from '../engine/report/sassText';
+import { benchMarkdown, lineStallsMarkdown } from '../engine/report/benchText';
+import type { LineStalls } from '../engine/profile/stalls';
+
+/** The newest per-line stall samples for the document (from its last GPU benchmark). */
+function lineStallsOf(sass: SassFacts | null): LineStalls[] {
+  let best: LineStalls[] = [];
+  for (const b of sass?.benches?.values() ?? []) if (b.lineStalls?.length) best = b.lineStalls;
+  return best;
+}
 
 export function toRange(span: SourceSpan): Range {
   return Range.create(span.line - 1, span.column, span.endLine - 1, span.endColumn);
@@ -78,7 +87,9 @@ export function hover(analysis: FileAnalysis, pos: Position, sass: SassFacts | n
     }
     if (!headers.length) {
       const m = k.manualUnrolls.find(u => line >= u.line && line <= u.endLine);
-      if (m) return { contents: { kind: MarkupKind.Markdown, value: manualUnrollHoverMarkdown(k, m) } };
+      const stallPart = lineStallsMarkdown(lineStallsOf(sass), line);
+      if (m) return { contents: { kind: MarkupKind.Markdown, value: manualUnrollHoverMarkdown(k, m) + (stallPart ? `\n\n${stallPart}` : '') } };
+      if (stallPart) return { contents: { kind: MarkupKind.Markdown, value: `**Unroll Lens**\n\n${stallPart}` } };
     }
   }
   if (!headers.length) return null;
@@ -86,6 +97,9 @@ export function hover(analysis: FileAnalysis, pos: Position, sass: SassFacts | n
   const range = loop.pragma && within(pos, loop.pragma.span)
     ? toRange(loop.pragma.span)
     : Range.create(loop.line - 1, loop.span.column, loop.line - 1, loop.span.column + loop.kind.length);
-  const sassPart = loopSassMarkdown(sass, kernel, loop);
-  return { contents: { kind: MarkupKind.Markdown, value: loopHoverMarkdown(kernel, loop) + (sassPart ? `\n\n${sassPart}` : '') }, range };
+  const parts = [loopHoverMarkdown(kernel, loop), loopSassMarkdown(sass, kernel, loop)];
+  const bench = sass?.benches?.get(loop.line);
+  if (bench) parts.push(benchMarkdown(bench));
+  parts.push(lineStallsMarkdown(lineStallsOf(sass), loop.line));
+  return { contents: { kind: MarkupKind.Markdown, value: parts.filter(Boolean).join('\n\n') }, range };
 }

@@ -11,6 +11,7 @@ import { codeLenses, diagnostics, hover } from './features';
 import {
   AnalysisStatus, AnalysisStatusNotification, DEFAULT_SETTINGS, FileAnalysisParams, FileAnalysisRequest,
   FileAnalysisResult, LoopVariantsParams, LoopVariantsRequest, LoopVariantsResult, Settings,
+  BenchLoopParams, BenchLoopRequest, BenchLoopResult,
 } from '../protocol';
 import { SassService } from './sass';
 import { defaultCacheDir } from '../engine/variants/build';
@@ -84,6 +85,7 @@ async function refreshSettings(): Promise<void> {
     buildOnSave: cfg.buildOnSave ?? d.buildOnSave,
     jobs: Number(cfg.jobs ?? d.jobs),
     toolchain: { ...d.toolchain, ...(cfg.toolchain ?? {}) },
+    profile: { ...d.profile, ...(cfg.profile ?? {}) },
   };
   sass.reset();
   log(`settings: ${JSON.stringify(settings)}`);
@@ -189,6 +191,14 @@ connection.onRequest(LoopVariantsRequest, async (p: LoopVariantsParams, token): 
   const text = texts.get(p.uri)?.getText();
   if (!analysis || text === undefined) throw new Error('the file is not open in the Unroll Lens server');
   return sass.buildLoop(p.uri, text, analysis, p.line, p.factors, token, p.workDoneToken);
+});
+
+connection.onRequest(BenchLoopRequest, async (p: BenchLoopParams, token): Promise<BenchLoopResult> => {
+  await syncQueue;
+  const analysis = (await docsReady).analysis(p.uri);
+  const text = texts.get(p.uri)?.getText();
+  if (!analysis || text === undefined) throw new Error('the file is not open in the Unroll Lens server');
+  return sass.benchLoop(p.uri, text, analysis, p.line, p.factors, token, p.workDoneToken);
 });
 
 connection.listen();

@@ -15,11 +15,15 @@ import { VariantBuilder } from '../engine/variants/build';
 import { FileSassReport, LoopReport, VariantInspector } from '../engine/variants/inspect';
 import { parseFactorList, UnrollFactor, writtenFactor } from '../engine/variants/rewrite';
 import { Settings, ToolchainStatus, ToolchainStatusNotification } from '../protocol';
+import { benchLoop, BenchReport } from '../engine/profile/bench';
+import { icacheBudget } from '../engine/profile/icache';
 
 export interface SassState {
   file: FileSassReport | null;
   /** Loop line → variants report, for the text they were built from. */
   loops: Map<number, LoopReport>;
+  /** Loop line → GPU benchmark of its variants. */
+  benches: Map<number, BenchReport>;
   textHash: string;
 }
 
@@ -141,7 +145,8 @@ export class SassService {
       if (ac.signal.aborted) return;
       this.log(`${path.basename(file)}: ${report.status}, ${report.kernels.length} kernels in ${Date.now() - t0} ms${report.cached ? ' (cached)' : ''}`);
       const prev = this.states.get(uri);
-      this.states.set(uri, { file: report, loops: prev && prev.textHash === hash ? prev.loops : new Map(), textHash: hash });
+      const same = prev && prev.textHash === hash;
+      this.states.set(uri, { file: report, loops: same ? prev.loops : new Map(), benches: same ? prev.benches : new Map(), textHash: hash });
       this.onChange(uri);
     } catch (e) {
       this.log(`${path.basename(file)}: ${e instanceof Error ? e.message : e}`);
@@ -172,7 +177,47 @@ export class SassService {
       const hash = hashText(text);
       const st = this.states.get(uri);
       if (st && st.textHash === hash) st.loops.set(line, report);
-      else this.states.set(uri, { file: null, loops: new Map([[line, report]]), textHash: hash });
+      else this.states.set(uri, { file: null, loops: new Map([[line, report]]), benches: new Map(), textHash: hash });
+      this.onChange(uri);
+      return report;
+    } finally {
+      progress.done();
+      this.sendStatus(null);
+    }
+  }
+
+  /** GPU benchmark of one loop's variants (build, check, time, stalls), cancellable. */
+  async benchLoop(uri: string, text: string, analysis: FileAnalysis, line: number, factorTexts: string[] | undefined,
+    token: CancellationToken, workDoneToken?: string | number): Promise<BenchReport> {
+    const file = uriToPath(uri);
+    if (!file) throw new Error('only files on disk can be benchmarked');
+    if (!/\bmain\s*\(/.test(text) && !this.settings().profile.runCommand.length) {
+      throw new Error('this file has no main(): set unrollLens.profile.runCommand (and the compile flags) so Unroll Lens can run your program');
+    }
+    const factors: UnrollFactor[] = parseFactorList((factorTexts ?? this.settings().unrollFactors).join(','));
+    const ac = new AbortController();
+    token.onCancellationRequested(() => ac.abort());
+    const progress = this.connection.window.attachWorkDoneProgress(workDoneToken);
+    progress.begin('Unroll Lens: benchmarking unroll variants on the GPU', 0, `line ${line}`, true);
+    this.sendStatus(`GPU ${path.basename(file)}:${line}`);
+    try {
+      const t = await this.tools();
+      const s = this.settings();
+      const flags = resolveCompileFlags(file, this.workspaceRoots(), { nvccArgs: s.nvccArgs, includePaths: s.includePaths, defines: s.defines, arch: s.arch || null });
+      const total = factors.length + 1;
+      const report = await benchLoop(file, text, analysis, {
+        toolchain: t, arch: this.archFor(t, flags.arch), flags, cacheDir: this.cacheDir(), loops: [line], factors,
+        args: s.profile.args, samples: s.profile.samples, warmup: s.profile.warmup, clockControl: s.profile.clockControl,
+        timeoutMs: s.profile.timeoutSeconds * 1000, launcher: s.profile.launcher,
+        runTemplate: s.profile.runCommand.length ? s.profile.runCommand : undefined,
+        checkTemplate: s.profile.checkCommand.length ? s.profile.checkCommand : undefined,
+        sourceCounters: s.profile.sourceStalls, signal: ac.signal,
+        onProgress: (msg, done) => progress.report(Math.round((Math.min(done, total) / total) * 100), msg),
+      });
+      const hash = hashText(text);
+      const st = this.states.get(uri);
+      if (st && st.textHash === hash) st.benches.set(line, report);
+      else this.states.set(uri, { file: null, loops: new Map(), benches: new Map([[line, report]]), textHash: hash });
       this.onChange(uri);
       return report;
     } finally {
@@ -213,7 +258,9 @@ export class SassService {
         });
       }
     }
-    const budget = this.settings().icacheBudgetBytes;
+    const calibrated = icacheBudget(r.arch);
+    const budget = this.settings().icacheBudgetBytes || calibrated.bytes;
+    const budgetNote = this.settings().icacheBudgetBytes ? 'unrollLens.icacheBudgetBytes' : `${r.arch}, ${calibrated.status}`;
     for (const k of analysis.kernels) {
       for (const loop of k.loops) {
         const m = r.loops.find(x => x.line === loop.line);
@@ -229,7 +276,7 @@ export class SassService {
         if (m.loopInstructions !== null && m.loopInstructions * 16 > budget && loop.depth === 0) {
           out.push({
             range: at(loop.line), severity: DiagnosticSeverity.Warning, source: 'unroll-lens', code: 'icache-budget',
-            message: `Loop code is ${(m.loopInstructions * 16 / 1024).toFixed(0)} KiB of SASS (${m.loopInstructions} instructions) > ${(budget / 1024).toFixed(0)} KiB instruction-cache budget (unrollLens.icacheBudgetBytes, an estimate until calibrated on a GPU): expect instruction-fetch stalls.`,
+            message: `Loop body ${(m.loopInstructions * 16 / 1024).toFixed(0)} KiB of SASS (${m.loopInstructions} instructions) > ~${(budget / 1024).toFixed(0)} KiB instruction-cache budget (${budgetNote}): expect instruction-fetch stalls (ncu: no_instruction) at low occupancy.`,
           });
         }
       }

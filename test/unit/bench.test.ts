@@ -133,6 +133,23 @@ describe('bench pipeline on recorded H100 outputs', () => {
     assert.match(r.variants[1].message!, /_Z12scale_kernelPfi/);
   });
 
+  test('per-line stall samples from the recorded SourceCounters page map to the sample\'s lines', async t => {
+    if (skip) return t.skip(skip);
+    const ncu = (args: string[]) => {
+      if (args[0] === '--import') return { stdout: args.includes('source') ? rec('source-stalls/reports/matmul_unroll-source.csv') : rec('matmul_basic.raw.csv') };
+      return { stdout: '' };
+    };
+    const { runner, calls } = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncu);
+    const { o, file, text, analysis } = await options(runner, { factors: [4], sourceCounters: true });
+    const r = await benchLoop(file, text, analysis, o);
+    assert.equal(r.lineStallsProblem, null);
+    const hottest = [...r.lineStalls!].sort((a, b) => b.samples - a.samples)[0];
+    assert.equal(hottest.line, 52, 'sum += A[row * n + k] * B[k * n + col]');
+    assert.ok(Object.entries(hottest.stallShare).sort((a, b) => b[1] - a[1])[0][0] === 'long_scoreboard');
+    const src = calls.find(c => c.includes('SourceCounters'))!;
+    assert.ok(src.includes('--import-source') && src.includes('--launch-count') && src[src.indexOf('--launch-count') + 1] === '1');
+  });
+
   test('ncu missing: a clear error naming it', async t => {
     if (skip) return t.skip(skip);
     const { runner } = replay(() => ({}), () => ({}));
@@ -158,19 +175,28 @@ describe('instruction-cache calibration from the recorded icache_cliff sweep', (
   const points = () => Object.entries(SIZES).flatMap(([body, bytes]) => [128, 256, 1024].map(threads =>
     cliffPointFromRaw(rec(`icache-b${body}-t${threads}.raw.csv`), bytes, threads / 32)!));
 
-  test('no_instruction rises with body size at low occupancy; the >10% cliff is past 96.8 KiB on sm_90', () => {
+  test('no_instruction rises with body size at low occupancy; no cliff at 32 warps per SM (5-launch sweep)', () => {
     const cliffs = findCliffs(points());
     const four = cliffs.find(c => c.warpsPerSM === 4)!;
-    assert.equal(four.lastGoodBytes, 99072);
-    assert.equal(four.firstBadBytes, 131840);
     const p = (b: number) => four.points.find(x => x.codeBytes === b)!;
     assert.ok(p(262912).noInstructionShare! > 0.5, 'more than half of the stalls at 256 KiB');
     assert.ok(p(4864).noInstructionShare! < 0.02);
     assert.ok(p(262912).slowdown > 1, 'more than 2× slower at 256 KiB');
-    const thirtyTwo = cliffs.find(c => c.warpsPerSM === 32)!;
-    assert.equal(thirtyTwo.firstBadBytes, null, 'no cliff at 32 warps per SM');
+    assert.equal(cliffs.find(c => c.warpsPerSM === 32)!.firstBadBytes, null, 'no cliff at 32 warps per SM');
+  });
+
+  test('the sm_90 budget is the 20-launch calibration: last size within 10% at 4 warps per SM', () => {
+    const S: Record<number, number> = { 32: 4864, 256: 33536, 384: 49920, 512: 66304, 768: 99072, 1024: 131840 };
+    const pts = [128, 256].flatMap(t => Object.entries(S).map(([b, bytes]) => cliffPointFromRaw(rec(`icache20/icache20-b${b}-t${t}.raw.csv`), bytes, t / 32)!));
+    assert.ok(pts.every(p => p !== null));
+    const cliffs = findCliffs(pts);
+    const four = cliffs.find(c => c.warpsPerSM === 4)!;
+    assert.equal(four.lastGoodBytes, 49920);
+    assert.equal(four.firstBadBytes, 66304);
+    assert.equal(cliffs.find(c => c.warpsPerSM === 8)!.firstBadBytes, null, 'within 10% up to 128.8 KiB at 8 warps per SM');
     assert.equal(icacheBudget('sm_90').bytes, four.lastGoodBytes);
     assert.equal(icacheBudget('sm_90').status, 'measured');
     assert.equal(icacheBudget('sm_80').status, 'estimate');
+    assert.equal(icacheBudget('sm_90a').bytes, 49920);
   });
 });

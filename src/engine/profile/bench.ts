@@ -13,7 +13,8 @@ import { BuildRequest, BuildResult, VariantBuilder } from '../variants/build';
 import { VariantInspector } from '../variants/inspect';
 import { makeVariantSource, UnrollFactor, VariantFactors, variantKey } from '../variants/rewrite';
 import { parseRawPage } from './ncuCsv';
-import { kernelProfile } from './stalls';
+import { kernelProfile, LineStalls, perLineStalls } from './stalls';
+import { parseSourcePage } from './ncuCsv';
 import { classifyNcuFailure } from './ncuErrors';
 
 export type RunStatus = 'ok' | 'compile' | 'runtime' | 'timeout' | 'correctness' | 'profile' | 'cancelled';
@@ -50,6 +51,10 @@ export interface BenchReport {
   clockControl: 'base' | 'none';
   baseline: string;
   variants: VariantRun[];
+  /** Warp-stall samples per source line of the file as written (ncu SourceCounters), when collected. */
+  lineStalls: LineStalls[] | null;
+  /** Why lineStalls is missing, when it was asked for. */
+  lineStallsProblem: string | null;
 }
 
 export interface BenchOptions {
@@ -81,6 +86,8 @@ export interface BenchOptions {
   onProgress?: (message: string, done: number, total: number) => void;
   /** Keep every ncu report and its raw-page CSV here (for the record; default: deleted). */
   keepReportsDir?: string;
+  /** Also sample warp stalls per source line of the file as written (one extra ncu run). */
+  sourceCounters?: boolean;
 }
 
 /** ncu metrics collected per launch: duration, warp-state stall ratios, work and occupancy. */
@@ -279,6 +286,16 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }
+  let lineStalls: LineStalls[] | null = null;
+  let lineStallsProblem: string | null = null;
+  if (o.sourceCounters && runs[0].status === 'ok' && programs[0].outputPath && !o.signal?.aborted) {
+    o.onProgress?.('sampling stalls per source line', specs.length, specs.length);
+    try {
+      lineStalls = await sourceLineStalls(file, programs[0].outputPath, kernel, o);
+    } catch (e) {
+      lineStallsProblem = e instanceof Error ? e.message : String(e);
+    }
+  }
   const base = runs[0];
   for (const r of runs) {
     if (r.medianMs !== null && base.medianMs !== null && r.status === 'ok') {
@@ -286,7 +303,30 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
       r.withinNoise = r === base ? true : iqrOverlap(r, base);
     }
   }
-  return { kernel, gpu, clockControl: o.clockControl, baseline: 'as-written', variants: runs };
+  return { kernel, gpu, clockControl: o.clockControl, baseline: 'as-written', variants: runs, lineStalls, lineStallsProblem };
+}
+
+/** One launch under ncu's SourceCounters section, exported as the cuda,sass source page. */
+async function sourceLineStalls(file: string, program: string, kernel: string, o: BenchOptions): Promise<LineStalls[]> {
+  const t = o.toolchain;
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'unroll-lens-src-'));
+  try {
+    const report = path.join(work, 'source');
+    const command = fill(o.runTemplate ?? ['{program}', '{args}'], { program, args: o.args });
+    const prof = await t.runner(o.launcher[0] ?? t.ncu!.path, [...o.launcher.slice(1), ...(o.launcher.length ? [t.ncu!.path] : []),
+      '--kernel-name-base', 'mangled', '--kernel-name', `regex:^${escapeRegex(kernel)}$`, '--launch-skip', String(o.warmup), '--launch-count', '1',
+      '--section', 'SourceCounters', '--section', 'WarpStateStats', '--import-source', 'yes', '--clock-control', o.clockControl,
+      '--export', report, '--force-overwrite', ...command], { timeoutMs: o.timeoutMs * 4, signal: o.signal, cwd: path.dirname(file) });
+    if (prof.exitCode !== 0) {
+      const f = classifyNcuFailure(prof.stdout, prof.stderr, prof.exitCode);
+      throw new Error(`${f.message}${f.fix ? ` Fix: ${f.fix}` : ''}`);
+    }
+    const page = await t.runner(t.ncu!.path, ['--import', `${report}.ncu-rep`, '--csv', '--page', 'source', '--print-source', 'cuda,sass'], { timeoutMs: 300_000, signal: o.signal });
+    if (o.keepReportsDir) fs.writeFileSync(path.join(o.keepReportsDir, `${path.basename(file, '.cu')}-source.csv`), page.stdout);
+    return perLineStalls(parseSourcePage(page.stdout), file);
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
 }
 
 /** The documented `bench --json` contract (docs/cli.md). */
@@ -301,5 +341,6 @@ export function benchJson(r: BenchReport) {
       stallShare: v.stallShare, achievedOccupancy: v.achievedOccupancy, executedInstructions: v.executedInstructions,
       ...(v.message ? { message: v.message } : {}),
     })),
+    ...(r.lineStalls ? { lineStalls: r.lineStalls.map(l => ({ line: l.line, samples: l.samples, stallShare: l.stallShare })) } : {}),
   };
 }

@@ -13,19 +13,21 @@ export interface IcacheBudget {
 }
 
 /**
- * sm_90 was measured on an H100 80GB HBM3 (ncu 2025.3.1, CUDA 13.0, 2026-11-22) with
- * icache_cliff.cu at 4 warps per SM: +9–10% between 48.8 and 96.8 KiB of hot-loop code, +14% at
- * 128.8 KiB, +139% at 256.8 KiB; at 8 warps per SM +8% at 128.8 KiB; at 32 warps per SM no
- * slowdown up to 256.8 KiB. The other arches were not measured: they carry sm_90's number as
- * an estimate until someone runs scripts/device/record-fixtures.sh on one.
+ * sm_90 was measured on an H100 80GB HBM3 (ncu 2025.3.1, CUDA 13.0, driver 580.159.04,
+ * 2026-11-22) with icache_cliff.cu, 20 launches per point, same total work at every size: at
+ * 4 warps per SM +9.9% at 48.8 KiB of hot-loop code, +10.1% at 64.8 KiB, +13.8% at 128.8 KiB and
+ * +139% at 256.8 KiB (no_instruction 58% of stall cycles); at 8 warps per SM +8.1% at 128.8 KiB
+ * and +88% at 256.8 KiB; at 32 warps per SM no slowdown up to 256.8 KiB. The budget is the
+ * largest size still within 10% at 4 warps per SM. Other arches were not measured: they carry
+ * sm_90's number as an estimate until scripts/device/record-fixtures.sh runs on one.
  */
 export const ICACHE_BUDGETS: IcacheBudget[] = [
-  { arch: 'sm_90', bytes: 99_072, status: 'measured', source: 'icache_cliff.cu on an H100, 4 warps/SM, CUDA 13.0 (docs/measurements.md)' },
-  { arch: 'sm_89', bytes: 99_072, status: 'estimate', source: 'not measured: sm_90 value' },
-  { arch: 'sm_86', bytes: 99_072, status: 'estimate', source: 'not measured: sm_90 value' },
-  { arch: 'sm_80', bytes: 99_072, status: 'estimate', source: 'not measured: sm_90 value' },
-  { arch: 'sm_75', bytes: 99_072, status: 'estimate', source: 'not measured: sm_90 value' },
-  { arch: 'sm_70', bytes: 99_072, status: 'estimate', source: 'not measured: sm_90 value' },
+  { arch: 'sm_90', bytes: 49_920, status: 'measured', source: 'icache_cliff.cu on an H100, 4 warps/SM, CUDA 13.0 (docs/measurements.md)' },
+  { arch: 'sm_89', bytes: 49_920, status: 'estimate', source: 'not measured: sm_90 value' },
+  { arch: 'sm_86', bytes: 49_920, status: 'estimate', source: 'not measured: sm_90 value' },
+  { arch: 'sm_80', bytes: 49_920, status: 'estimate', source: 'not measured: sm_90 value' },
+  { arch: 'sm_75', bytes: 49_920, status: 'estimate', source: 'not measured: sm_90 value' },
+  { arch: 'sm_70', bytes: 49_920, status: 'estimate', source: 'not measured: sm_90 value' },
 ];
 
 export function icacheBudget(arch: string): IcacheBudget {

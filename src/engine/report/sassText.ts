@@ -2,12 +2,14 @@
 // a loop's unroll variants (cheapest and most bloated marked).
 import type { Kernel, Loop } from '../parse/model';
 import type { FileSassReport, LoopReport, LoopVariant } from '../variants/inspect';
+import type { BenchReport } from '../profile/bench';
 import { factorLabel } from '../variants/rewrite';
 
 /** What the server knows for a document's current text (see src/server/sass.ts). */
 export interface SassFacts {
   file: FileSassReport | null;
   loops: Map<number, LoopReport>;
+  benches?: Map<number, BenchReport>;
 }
 
 function kernelOf(file: FileSassReport, kernelName: string | null) {

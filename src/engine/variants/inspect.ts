@@ -363,6 +363,13 @@ function workCounts(fn: SassFunction, range: SassLoop | null, file: string, loop
   return counts;
 }
 
+/** Does the machine-code loop hold instructions of `loop`'s own lines (not its nested loops')? */
+function containsOwnLines(fn: SassFunction, range: SassLoop, file: string, kernel: Kernel, loop: Loop): boolean {
+  const exclude = ownLineFilter(kernel, loop);
+  return fn.instructions.some(ins => ins.address >= range.headAddress && ins.address <= range.branchAddress
+    && lineIn(ins, file, loop.span.line, loop.span.endLine, exclude));
+}
+
 /** The machine-code loop holding most of the source loop's own work: the hot (main) loop. */
 function hottestLoop(fn: SassFunction, file: string, loop: Loop, exclude: (line: number) => boolean, classes: Set<string>): { sassLoop: SassLoop; work: number } | null {
   let best: { sassLoop: SassLoop; work: number } | null = null;
@@ -410,7 +417,11 @@ export function measureLoop(
     classes = INTEGER_WORK_CLASSES;
     baseHot = hottestLoop(baseFn, file, loop, exclude, classes);
   }
-  const hot = hottestLoop(fn, file, loop, exclude, classes);
+  let hot = hottestLoop(fn, file, loop, exclude, classes);
+  // A machine-code loop that also runs the enclosing source loop's own code is the parent's
+  // loop: this loop was unrolled completely inside it.
+  const parent = loop.parentLine !== null ? kernel.loops.find(l => l.line === loop.parentLine) : undefined;
+  if (hot && parent && containsOwnLines(fn, hot.sassLoop, file, kernel, parent)) hot = null;
   let effectiveUnroll: number | null = null;
   let fullyUnrolled = false;
   if (baseFn && baseHot) {

@@ -1,0 +1,42 @@
+// GPU benchmark results as the editor shows them: a table per loop in the hover, and per-line
+// warp-stall samples (hover and inline decorations).
+import type { BenchReport } from '../profile/bench';
+import type { LineStalls } from '../profile/stalls';
+
+function pct(x: number | null | undefined): string {
+  return x === null || x === undefined ? '–' : `${(x * 100).toFixed(1)}%`;
+}
+
+function ms(x: number | null): string {
+  return x === null ? '–' : x < 0.1 ? `${(x * 1000).toFixed(1)} µs` : `${x.toFixed(3)} ms`;
+}
+
+export function benchMarkdown(r: BenchReport): string {
+  const ok = r.variants.filter(v => v.status === 'ok' && v.medianMs !== null);
+  const fastest = ok.length ? ok.reduce((a, b) => (b.medianMs! < a.medianMs! ? b : a)) : null;
+  const rows = r.variants.map(v => {
+    const top = v.stallShare ? Object.entries(v.stallShare).filter(([k]) => k !== 'selected').sort((a, b) => b[1] - a[1])[0] : undefined;
+    const speed = v.speedup === null ? '–' : `${v.speedup.toFixed(2)}×${v.withinNoise && v.label !== r.baseline ? ' (noise)' : ''}`;
+    const label = v === fastest ? `**${v.label}**` : v.label;
+    return `| ${label} | ${v.status}${v.message ? ' ⚠' : ''} | ${ms(v.medianMs)} | ${ms(v.iqrMs)} | ${pct(v.cv)} | ${speed} | ${pct(v.stallShare?.no_instruction)} | ${top ? `${top[0]} ${pct(top[1])}` : '–'} | ${v.kernelInstructions ?? '–'} |`;
+  });
+  const problems = r.variants.filter(v => v.message).map(v => `- ${v.label}: ${v.status}: ${v.message!.split('\n')[0]}`);
+  return [
+    `**GPU benchmark** of \`${r.kernel}\` on ${r.gpu ?? 'the GPU'} (ncu, ${r.variants[0]?.samples ?? 0} launches per variant; clocks ${r.clockControl === 'base' ? 'locked to base' : 'not locked'}); speedup vs the file as written, **bold** = fastest:`,
+    ['| variant | status | median | IQR | CV | speedup | no_instruction | top stall | SASS instr |', '|---|---|---|---|---|---|---|---|---|', ...rows].join('\n'),
+    ...problems,
+  ].join('\n\n');
+}
+
+/** Stall samples on one source line, relative to all sampled lines of the kernel. */
+export function lineStallText(l: LineStalls, totalSamples: number): string {
+  const top = Object.entries(l.stallShare).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([k, v]) => `${k} ${pct(v)}`).join(', ');
+  return `${pct(l.samples / Math.max(1, totalSamples))} of stall samples${top ? ` · ${top}` : ''}`;
+}
+
+export function lineStallsMarkdown(lines: LineStalls[], line: number): string | null {
+  const l = lines.find(x => x.line === line && x.samples > 0);
+  if (!l) return null;
+  const total = lines.reduce((a, x) => a + x.samples, 0);
+  return `**Warp stalls on this line** (ncu source counters, file as written): ${l.samples.toLocaleString('en-US')} samples = ${lineStallText(l, total)}`;
+}
