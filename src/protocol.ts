@@ -77,6 +77,8 @@ export interface ProfileSettings {
   launcher: string[];
   /** Run command template ({program}, {args}); empty: the program itself. */
   runCommand: string[];
+  /** Compile command template ({source}, {output}, {arch}, {dir}); empty: nvcc on the .cu file. */
+  compileCommand: string[];
   /** Optional check command ({stdout}, {baselineStdout}); exit 0 = same result. */
   checkCommand: string[];
   /** Sample warp stalls per source line (one extra ncu run). */
@@ -95,7 +97,7 @@ export const DEFAULT_SETTINGS: Settings = {
   buildOnSave: true,
   jobs: 0,
   toolchain: { cudaHome: '', nvccPath: '', cuobjdumpPath: '', nvdisasmPath: '', ncuPath: '' },
-  profile: { args: [], samples: 20, warmup: 2, clockControl: 'base', timeoutSeconds: 120, launcher: [], runCommand: [], checkCommand: [], sourceStalls: true },
+  profile: { args: [], samples: 20, warmup: 2, clockControl: 'base', timeoutSeconds: 120, launcher: [], runCommand: [], compileCommand: [], checkCommand: [], sourceStalls: true },
 };
 
 /** Request: the server's analysis of an open document. */

@@ -89,6 +89,13 @@ async function refreshSettings(): Promise<void> {
   };
   sass.reset();
   log(`settings: ${JSON.stringify(settings)}`);
+  // Tools or flags may have changed (and documents opened before the first settings arrived
+  // were built without them): rebuild what is open; the build cache makes this cheap.
+  const docs = await docsReady;
+  for (const [uri, doc] of texts) {
+    const a = docs.analysis(uri);
+    if (a) void sass.buildFile(uri, doc.getText(), a);
+  }
 }
 
 connection.onDidChangeConfiguration(async () => {
@@ -185,19 +192,22 @@ connection.onRequest(FileAnalysisRequest, async (p: FileAnalysisParams): Promise
   return (await docsReady).analysis(p.uri);
 });
 
-connection.onRequest(LoopVariantsRequest, async (p: LoopVariantsParams, token): Promise<LoopVariantsResult> => {
+/** The current text and analysis of an open document, after pending edits are applied. */
+async function openDocument(uri: string) {
   await syncQueue;
-  const analysis = (await docsReady).analysis(p.uri);
-  const text = texts.get(p.uri)?.getText();
+  const analysis = (await docsReady).analysis(uri);
+  const text = texts.get(uri)?.getText();
   if (!analysis || text === undefined) throw new Error('the file is not open in the Unroll Lens server');
+  return { analysis, text };
+}
+
+connection.onRequest(LoopVariantsRequest, async (p: LoopVariantsParams, token): Promise<LoopVariantsResult> => {
+  const { analysis, text } = await openDocument(p.uri);
   return sass.buildLoop(p.uri, text, analysis, p.line, p.factors, token, p.workDoneToken);
 });
 
 connection.onRequest(BenchLoopRequest, async (p: BenchLoopParams, token): Promise<BenchLoopResult> => {
-  await syncQueue;
-  const analysis = (await docsReady).analysis(p.uri);
-  const text = texts.get(p.uri)?.getText();
-  if (!analysis || text === undefined) throw new Error('the file is not open in the Unroll Lens server');
+  const { analysis, text } = await openDocument(p.uri);
   return sass.benchLoop(p.uri, text, analysis, p.line, p.factors, token, p.workDoneToken);
 });
 

@@ -191,8 +191,8 @@ export class SassService {
     token: CancellationToken, workDoneToken?: string | number): Promise<BenchReport> {
     const file = uriToPath(uri);
     if (!file) throw new Error('only files on disk can be benchmarked');
-    if (!/\bmain\s*\(/.test(text) && !this.settings().profile.runCommand.length) {
-      throw new Error('this file has no main(): set unrollLens.profile.runCommand (and the compile flags) so Unroll Lens can run your program');
+    if (!/\bmain\s*\(/.test(text) && !this.settings().profile.compileCommand.length) {
+      throw new Error('this file has no main(): set unrollLens.profile.compileCommand (e.g. your make/nvcc line with {source} and {output}) and, if needed, runCommand, so Unroll Lens can build and run your program');
     }
     const factors: UnrollFactor[] = parseFactorList((factorTexts ?? this.settings().unrollFactors).join(','));
     const ac = new AbortController();
@@ -210,6 +210,7 @@ export class SassService {
         args: s.profile.args, samples: s.profile.samples, warmup: s.profile.warmup, clockControl: s.profile.clockControl,
         timeoutMs: s.profile.timeoutSeconds * 1000, launcher: s.profile.launcher,
         runTemplate: s.profile.runCommand.length ? s.profile.runCommand : undefined,
+        compileTemplate: s.profile.compileCommand.length ? s.profile.compileCommand : undefined,
         checkTemplate: s.profile.checkCommand.length ? s.profile.checkCommand : undefined,
         sourceCounters: s.profile.sourceStalls, signal: ac.signal,
         onProgress: (msg, done) => progress.report(Math.round((Math.min(done, total) / total) * 100), msg),

@@ -72,7 +72,10 @@ async function main() {
   if (!fs.existsSync(vsix)) throw new HarnessError(`${vsix} not found: run 'node scripts/package-vsix.mjs' (npm run package) first`);
   if (!fs.existsSync(path.join(workspace, SAMPLE))) throw new HarnessError(`${path.join(workspace, SAMPLE)} not found`);
   const tools = loadTools();
-  const dirs = makeRunDirs('ui');
+  // The installed .vsix cannot see the repository's .tools/: point it at the disassembler the
+  // setup script installed, so the SASS CodeLens and hover have per-loop numbers.
+  const nvdisasm = path.join(repoRoot, '.tools', 'cuda-tools', 'bin', 'nvdisasm');
+  const dirs = makeRunDirs('ui', { settings: fs.existsSync(nvdisasm) ? { 'unrollLens.toolchain.nvdisasmPath': nvdisasm } : {} });
   fs.rmSync(shot, { force: true });
 
   log(`installing ${path.relative(repoRoot, vsix)} into a fresh extensions dir`);
@@ -118,8 +121,39 @@ async function main() {
     } else {
       log('Problems panel did not open (not required)');
     }
+    // The background build of the file as written turns the SASS lens into counts (needs nvcc).
+    const sassLens = page.locator('.codelens-decoration a', { hasText: /^SASS \d+ instr/ }).first();
+    if (await sassLens.waitFor({ timeout: 90_000 }).then(() => true, () => false)) log(`SASS CodeLens: "${(await sassLens.innerText()).trim()}"`);
+    else log('no SASS counts in the CodeLens within 90 s (nvcc or nvdisasm missing?)');
+    await page.keyboard.press('Control+Shift+M'); // close the panel again: more editor in the picture
+    await page.waitForTimeout(500);
     await page.screenshot({ path: shot });
     log(`screenshot saved: ${path.relative(repoRoot, shot)}`);
+    // Optional second picture: build the loop's variants from the lens, then hover the loop.
+    if (await sassLens.isVisible().catch(() => false)) {
+      await sassLens.click();
+      const done = page.locator('.notifications-toasts', { hasText: /variants built/ }).first();
+      if (await done.waitFor({ timeout: 180_000 }).then(() => true, () => false)) {
+        // Cursor is on the loop's line: Home puts it on `for`; Ctrl+K Ctrl+I shows the hover.
+        await page.keyboard.press('Escape');
+        await goToLine(page, line);
+        await page.keyboard.press('End');
+        await page.keyboard.press('Home');
+        await page.keyboard.press('Control+K');
+        await page.keyboard.press('Control+I');
+        const hover = page.locator('.monaco-hover', { hasText: 'Unroll variants' }).first();
+        if (await hover.waitFor({ timeout: 20_000 }).then(() => true, () => false)) {
+          // The hover is focused: scroll it to the variants table.
+          await page.keyboard.press('Control+K');
+          await page.keyboard.press('Control+I');
+          await page.keyboard.press('End');
+          await page.waitForTimeout(500);
+          const hoverShot = path.join(path.dirname(shot), 'ui-hover.png');
+          await page.screenshot({ path: hoverShot });
+          log(`hover with the variants table: ${path.relative(repoRoot, hoverShot)}`);
+        } else log('hover table did not show (not required)');
+      } else log('variant build did not finish in time (not required)');
+    }
   } catch (e) {
     const fail = path.join(dirs.artifacts, 'failure.png');
     await page.screenshot({ path: fail }).catch(() => {});

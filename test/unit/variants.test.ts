@@ -161,6 +161,25 @@ describe('variants compiled with nvcc (golden)', () => {
     assert.deepEqual(ps, []);
   });
 
+  test('program mode: a project compile command template builds the variant (no shell)', async t => {
+    if (skip) return t.skip(skip);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-prog-'));
+    const file = path.join(dir, 'p.cu');
+    const text = '#include <cstdio>\n__global__ void k(int* a) { for (int i = 0; i < 4; ++i) a[i] = i; }\nint main() { printf("checksum=1\\n"); return 0; }\n';
+    fs.writeFileSync(file, text);
+    const a = await analyze(text, file);
+    const b = new VariantBuilder({
+      mode: 'program', nvcc: toolchain!.nvcc, arch: 'sm_90', flags: flagsFromSettings({}, dir), cacheDir: fs.mkdtempSync(path.join(os.tmpdir(), 'ul-cache-')),
+      compileTemplate: [toolchain!.nvcc.path, '-arch={arch}', '-I', '{dir}', '-o', '{output}', '{source}'],
+    });
+    const [r] = await b.buildAll([{ key: 'u2', source: makeVariantSource(text, a, new Map([[2, 2]]), file), originalPath: file }]);
+    assert.equal(r.status, 'ok', r.messages.map(m => m.message).join('\n'));
+    assert.ok(fs.statSync(r.outputPath!).mode & 0o111, 'an executable');
+    assert.equal(path.basename(r.outputPath!), 'variant');
+    const run = await toolchain!.runner(r.outputPath!, []);
+    assert.match(run.stdout, /checksum=1/);
+  });
+
   test('a variant whose nvcc fails (simulated) does not stop the others', async t => {
     if (skip) return t.skip(skip);
     const real = toolchain!.runner;

@@ -80,6 +80,8 @@ export interface BenchOptions {
   launcher: string[];
   /** Optional project run command template: {program} {args…}. Default: the program itself. */
   runTemplate?: string[];
+  /** Optional project compile command template: {source} {output} {arch} {dir}. Default: nvcc. */
+  compileTemplate?: string[];
   /** Optional check command template run after each variant: {stdout} {baselineStdout}; exit 0 = same. */
   checkTemplate?: string[];
   signal?: AbortSignal;
@@ -175,7 +177,7 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
 
   // SASS side (cubins): which kernel holds the loop, its instructions and registers per variant.
   const cubinBuilder = new VariantBuilder({ nvcc: t.nvcc, arch: o.arch, flags: o.flags, cacheDir: o.cacheDir, runner: t.runner });
-  const programBuilder = new VariantBuilder({ mode: 'program', nvcc: t.nvcc, arch: o.arch, flags: o.flags, cacheDir: o.cacheDir, runner: t.runner });
+  const programBuilder = new VariantBuilder({ mode: 'program', nvcc: t.nvcc, arch: o.arch, flags: o.flags, cacheDir: o.cacheDir, runner: t.runner, compileTemplate: o.compileTemplate });
   const inspector = new VariantInspector({ toolchain: t, builder: cubinBuilder, arch: o.arch });
   o.onProgress?.('building variants', 0, specs.length);
   const sass = await inspector.inspectVariants(file, text, analysis, focus, specs.map(s => s.factors), { signal: o.signal, kernel: o.kernel });

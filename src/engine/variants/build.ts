@@ -48,6 +48,12 @@ export interface BuilderOptions {
   concurrency?: number;
   timeoutMs?: number;
   runner?: ProcessRunner;
+  /**
+   * 'program' mode: a project's own compile command instead of nvcc, as an argument array with
+   * placeholders {source} (the variant's shadow copy), {output} (the program to write), {arch}
+   * and {dir} (the original file's folder). Never run through a shell.
+   */
+  compileTemplate?: string[];
 }
 
 export interface BuildProgress {
@@ -87,7 +93,7 @@ export class VariantBuilder {
 
   hashOf(req: BuildRequest): string {
     const h = crypto.createHash('sha256');
-    h.update(JSON.stringify([CACHE_FORMAT, this.o.mode ?? 'cubin', req.source, this.nvccArgs(req.originalPath), this.o.nvcc.version, this.o.nvcc.path, this.o.arch]));
+    h.update(JSON.stringify([CACHE_FORMAT, this.o.mode ?? 'cubin', req.source, this.nvccArgs(req.originalPath), this.o.compileTemplate ?? null, this.o.nvcc.version, this.o.nvcc.path, this.o.arch]));
     return h.digest('hex');
   }
 
@@ -114,7 +120,11 @@ export class VariantBuilder {
     const cubin = path.join(tmp, this.outputName);
     fs.writeFileSync(src, req.source);
     this.compiles++;
-    const r = await this.run(this.o.nvcc.path, [...this.nvccArgs(req.originalPath), '-o', cubin, src], {
+    const command = this.o.mode === 'program' && this.o.compileTemplate?.length
+      ? this.o.compileTemplate.map(t => t.replace(/\{(source|output|arch|dir)\}/g, (_m, k: string) =>
+        ({ source: src, output: cubin, arch: this.o.arch, dir: path.dirname(req.originalPath) }[k as 'source'])))
+      : [this.o.nvcc.path, ...this.nvccArgs(req.originalPath), '-o', cubin, src];
+    const r = await this.run(command[0], command.slice(1), {
       cwd: this.o.flags.directory || path.dirname(req.originalPath),
       timeoutMs: this.o.timeoutMs ?? 300_000,
       signal,
@@ -126,7 +136,7 @@ export class VariantBuilder {
     else if (r.timedOut) { status = 'timeout'; failureKind = 'timeout'; }
     else if (r.spawnError) {
       status = 'failed'; failureKind = 'internal';
-      messages.push({ file: null, line: null, column: null, severity: 'error', code: null, message: `cannot run nvcc: ${r.spawnError}`, kind: 'internal' });
+      messages.push({ file: null, line: null, column: null, severity: 'error', code: null, message: `cannot run ${command[0]}: ${r.spawnError}`, kind: 'internal' });
     } else if (r.exitCode !== 0 || !fs.existsSync(cubin)) {
       status = 'failed';
       failureKind = classifyFailure(messages, r.stderr) ?? 'internal';

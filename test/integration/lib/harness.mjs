@@ -95,7 +95,7 @@ export function freePort() {
  * short temp path (VS Code creates unix sockets under some of them; long paths break those), logs
  * and screenshots go to .test-artifacts/<name>/.
  */
-export function makeRunDirs(name, { keep = !!process.env.UNROLL_LENS_KEEP_TMP } = {}) {
+export function makeRunDirs(name, { keep = !!process.env.UNROLL_LENS_KEEP_TMP, settings = {} } = {}) {
   const base = fs.mkdtempSync(path.join(os.tmpdir(), `ul-${name}-`));
   const dirs = {
     base,
@@ -123,6 +123,7 @@ export function makeRunDirs(name, { keep = !!process.env.UNROLL_LENS_KEEP_TMP } 
     'chat.disableAIFeatures': true,
     'window.restoreWindows': 'none',
     'editor.stickyScroll.enabled': false,
+    ...settings,
   }, null, 2));
   onCleanup(() => {
     // keep VS Code's own logs (extension host, server) next to the other artifacts
