@@ -25,6 +25,9 @@ function pct(x: number | undefined | null): string {
 }
 
 function renderBench(r: BenchReport): string {
+  if (r.instantiations.length > 1) {
+    return r.instantiations.map(x => renderBench({ ...r, kernel: `${x.kernel}${x.blockSize ? ` block ${x.blockSize}` : ''}`, variants: x.variants, instantiations: [] })).join('\n');
+  }
   const lines = [`${r.kernel} on ${r.gpu ?? 'unknown GPU'} · clocks ${r.clockControl === 'base' ? 'locked to base by ncu' : 'not locked (--clock-control none)'} · speedup vs the file as written`];
   lines.push('variant      status       instr  regs  samples   median ms    IQR ms     CV  speedup  no_instruction  top stall');
   for (const v of r.variants) {

@@ -51,6 +51,11 @@ export interface BenchReport {
   clockControl: 'base' | 'none';
   baseline: string;
   variants: VariantRun[];
+  /**
+   * Every kernel holding the loop (template instantiations), and block size when one kernel is
+   * launched with several, each with its own variants table; `variants` above is the first.
+   */
+  instantiations: { kernel: string; blockSize: string | null; variants: VariantRun[] }[];
   /** Warp-stall samples per source line of the file as written (ncu SourceCounters), when collected. */
   lineStalls: LineStalls[] | null;
   /** Why lineStalls is missing, when it was asked for. */
@@ -182,8 +187,17 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
   o.onProgress?.('building variants', 0, specs.length);
   const sass = await inspector.inspectVariants(file, text, analysis, focus, specs.map(s => s.factors), { signal: o.signal, kernel: o.kernel });
   const programs = await programBuilder.buildAll(reqs, { signal: o.signal, onProgress: p => o.onProgress?.(`built ${p.key}`, p.done, p.total) });
-  const kernel = o.kernel && /^_Z/.test(o.kernel) ? o.kernel : sass.find(v => v.kernel)?.kernel ?? null;
+  // Every kernel whose code holds the loop (template instantiations), most of the loop first.
+  const holding = await inspector.kernelsHoldingLoop(file, text, analysis, focus, { signal: o.signal });
+  const kernels = o.kernel
+    ? holding.filter(k => k.name === o.kernel || k.demangled.includes(o.kernel!)).map(k => k.name)
+    : holding.map(k => k.name);
+  if (o.kernel && /^_Z/.test(o.kernel) && !kernels.includes(o.kernel)) kernels.unshift(o.kernel);
+  const kernel = kernels[0] ?? sass.find(v => v.kernel)?.kernel ?? null;
   if (!kernel) throw new Error(`could not find the kernel holding line ${focus} in the cubin (is it launched/instantiated?)`);
+  if (!kernels.length) kernels.push(kernel);
+  /** Per variant, per instantiation (mangled name, plus block size when several): durations and last profile. */
+  const perGroup: Map<string, { kernel: string; blockSize: string | null; durations: number[]; last: ReturnType<typeof kernelProfile> | null }>[] = [];
 
   const gpu = t.gpus[0]?.name ?? null;
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'unroll-lens-bench-'));
@@ -241,13 +255,17 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
           continue;
         }
       }
-      // 2. Timing and stall reasons under ncu, repeating the program until enough launches.
-      for (let attempt = 0; run.samples < o.samples && attempt < 10; attempt++) {
-        o.onProgress?.(`${spec.label}: profiling (${run.samples}/${o.samples} samples)`, i, specs.length);
+      // 2. Timing and stall reasons under ncu, repeating the program until every instantiation
+      // has enough launches (ncu counts launches over all of them).
+      const groups = new Map<string, { kernel: string; blockSize: string | null; durations: number[]; last: ReturnType<typeof kernelProfile> | null }>();
+      perGroup[i] = groups;
+      const fewest = () => (groups.size < kernels.length ? 0 : Math.min(...[...groups.values()].map(g => g.durations.length)));
+      for (let attempt = 0; fewest() < o.samples && attempt < 10; attempt++) {
+        o.onProgress?.(`${spec.label}: profiling (${fewest()}/${o.samples} samples)`, i, specs.length);
         const report = path.join(work, `${i}-${attempt}`);
         const ncuArgs = [
-          '--kernel-name-base', 'mangled', '--kernel-name', `regex:^${escapeRegex(kernel)}$`,
-          '--launch-skip', String(o.warmup), '--launch-count', String(o.samples - run.samples),
+          '--kernel-name-base', 'mangled', '--kernel-name', `regex:^(${kernels.map(escapeRegex).join('|')})$`,
+          '--launch-skip', String(o.warmup), '--launch-count', String((o.samples - fewest()) * kernels.length),
           '--metrics', PROFILE_METRICS.join(','), '--clock-control', o.clockControl,
           '--export', report, '--force-overwrite', ...command,
         ];
@@ -261,27 +279,45 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
           run.message = `${failure.message}${failure.fix ? ` Fix: ${failure.fix}` : ''}`;
           break;
         }
-        const csv = await t.runner(t.ncu.path, ['--import', `${report}.ncu-rep`, '--csv', '--page', 'raw'], { timeoutMs: 120_000, signal: o.signal });
+        const csv = await t.runner(t.ncu.path, ['--import', `${report}.ncu-rep`, '--csv', '--page', 'raw', '--print-kernel-base', 'mangled'], { timeoutMs: 120_000, signal: o.signal });
         if (o.keepReportsDir) {
           fs.mkdirSync(o.keepReportsDir, { recursive: true });
           const base = path.join(o.keepReportsDir, `${path.basename(file, '.cu')}-L${o.loops.join('_')}-${spec.label}-${attempt}`);
           fs.writeFileSync(`${base}.raw.csv`, csv.stdout);
           try { fs.copyFileSync(`${report}.ncu-rep`, `${base}.ncu-rep`); } catch { /* report missing: the CSV says why */ }
         }
-        const rows = parseRawPage(csv.stdout).kernels.map(r => kernelProfile(r));
-        if (!rows.length) {
+        const raw = parseRawPage(csv.stdout).kernels;
+        if (!raw.length) {
           run.status = 'profile';
-          run.message = `ncu profiled no launch of ${kernel} (launch-skip ${o.warmup}); does the program launch it with these arguments?`;
+          run.message = `ncu profiled no launch of ${kernels.join(', ')} (launch-skip ${o.warmup}); does the program launch it with these arguments?`;
           break;
         }
-        for (const r of rows) if (r.durationNs !== null) run.durationsMs.push(r.durationNs / 1e6);
-        run.samples = run.durationsMs.length;
-        const last = rows[rows.length - 1];
-        run.stalls = last.stalls;
-        run.stallShare = last.stallShare;
-        run.executedInstructions = last.executedInstructions;
-        run.achievedOccupancy = last.achievedOccupancy;
-        run.registers = last.registers ?? run.registers;
+        const blockSizes = new Map<string, Set<string>>();
+        for (const r of raw) blockSizes.set(r.kernelName, (blockSizes.get(r.kernelName) ?? new Set()).add(String(r.blockSize)));
+        for (const r of raw) {
+          const p = kernelProfile(r);
+          // Recordings exported without --print-kernel-base mangled carry demangled names.
+          const name = kernels.includes(r.kernelName) ? r.kernelName : kernels.length === 1 ? kernels[0] : r.kernelName;
+          const several = (blockSizes.get(r.kernelName)?.size ?? 1) > 1;
+          const block = r.blockSize ? `(${r.blockSize.join(', ')})` : null;
+          const key = several ? `${name} ${block}` : name;
+          const g = groups.get(key) ?? { kernel: name, blockSize: several ? block : null, durations: [], last: null };
+          if (p.durationNs !== null) g.durations.push(p.durationNs / 1e6);
+          g.last = p;
+          groups.set(key, g);
+        }
+      }
+      const primary = groups.get(kernel) ?? [...groups.values()][0];
+      if (primary) {
+        run.durationsMs = primary.durations;
+        const last = primary.last;
+        if (last) {
+          run.stalls = last.stalls;
+          run.stallShare = last.stallShare;
+          run.executedInstructions = last.executedInstructions;
+          run.achievedOccupancy = last.achievedOccupancy;
+          run.registers = last.registers ?? run.registers;
+        }
       }
       Object.assign(run, summarize(run.durationsMs));
     }
@@ -298,14 +334,32 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
       lineStallsProblem = e instanceof Error ? e.message : String(e);
     }
   }
-  const base = runs[0];
-  for (const r of runs) {
-    if (r.medianMs !== null && base.medianMs !== null && r.status === 'ok') {
-      r.speedup = base.medianMs / r.medianMs;
-      r.withinNoise = r === base ? true : iqrOverlap(r, base);
+  const withSpeedups = (list: VariantRun[]) => {
+    const base = list[0];
+    for (const r of list) {
+      if (r.medianMs !== null && base.medianMs !== null && r.status === 'ok') {
+        r.speedup = base.medianMs / r.medianMs;
+        r.withinNoise = r === base ? true : iqrOverlap(r, base);
+      }
     }
-  }
-  return { kernel, gpu, clockControl: o.clockControl, baseline: 'as-written', variants: runs, lineStalls, lineStallsProblem };
+    return list;
+  };
+  withSpeedups(runs);
+  // One table per instantiation (and per block size when a kernel runs with several).
+  const keys = [...new Set(perGroup.flatMap(g => (g ? [...g.keys()] : [])))];
+  const instantiations = keys.map(key => {
+    const any = perGroup.find(g => g?.has(key))!.get(key)!;
+    const variants = runs.map((r, i) => {
+      const g = perGroup[i]?.get(key);
+      const v: VariantRun = { ...r, kernel: any.kernel, durationsMs: g?.durations ?? [], stalls: g?.last?.stalls ?? null, stallShare: g?.last?.stallShare ?? null,
+        executedInstructions: g?.last?.executedInstructions ?? null, achievedOccupancy: g?.last?.achievedOccupancy ?? null,
+        registers: g?.last?.registers ?? r.registers, kernelInstructions: sass[i]?.kernelSizes?.[any.kernel] ?? (any.kernel === kernel ? r.kernelInstructions : null),
+        speedup: null, withinNoise: null };
+      return Object.assign(v, summarize(v.durationsMs));
+    });
+    return { kernel: any.kernel, blockSize: any.blockSize, variants: withSpeedups(variants) };
+  });
+  return { kernel, gpu, clockControl: o.clockControl, baseline: 'as-written', variants: runs, instantiations, lineStalls, lineStallsProblem };
 }
 
 /** One launch under ncu's SourceCounters section, exported as the cuda,sass source page. */
@@ -343,6 +397,9 @@ export function benchJson(r: BenchReport) {
       stallShare: v.stallShare, achievedOccupancy: v.achievedOccupancy, executedInstructions: v.executedInstructions,
       ...(v.message ? { message: v.message } : {}),
     })),
+    ...(r.instantiations.length > 1 ? {
+      instantiations: r.instantiations.map(x => ({ kernel: x.kernel, blockSize: x.blockSize, variants: x.variants.map(v => ({ label: v.label, status: v.status, kernelInstructions: v.kernelInstructions, samples: v.samples, medianMs: v.medianMs, iqrMs: v.iqrMs, cv: v.cv, speedup: v.speedup, withinNoise: v.withinNoise, stallShare: v.stallShare })) })),
+    } : {}),
     ...(r.lineStalls ? { lineStalls: r.lineStalls.map(l => ({ line: l.line, samples: l.samples, stallShare: l.stallShare })) } : {}),
   };
 }

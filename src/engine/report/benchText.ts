@@ -25,6 +25,7 @@ export function benchMarkdown(r: BenchReport): string {
     `**GPU benchmark** of \`${r.kernel}\` on ${r.gpu ?? 'the GPU'} (ncu, ${r.variants[0]?.samples ?? 0} launches per variant; clocks ${r.clockControl === 'base' ? 'locked to base' : 'not locked'}); speedup vs the file as written, **bold** = fastest:`,
     ['| variant | status | median | IQR | CV | speedup | no_instruction | top stall | SASS instr |', '|---|---|---|---|---|---|---|---|---|', ...rows].join('\n'),
     ...problems,
+    ...(r.instantiations.length > 1 ? [`Also measured: ${r.instantiations.slice(1).map(x => `\`${x.kernel}\`${x.blockSize ? ` ${x.blockSize}` : ''}`).join(', ')} (see the Unroll Lens output or \`unroll-lens bench --json\`).`] : []),
   ].join('\n\n');
 }
 

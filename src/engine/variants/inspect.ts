@@ -60,6 +60,8 @@ export interface LoopVariant {
   cached: boolean;
   compileMs: number;
   failure: VariantFailure | null;
+  /** Instructions of every function in this variant's cubin (other instantiations included). */
+  kernelSizes?: Record<string, number>;
 }
 
 export interface LoopReport {
@@ -218,6 +220,25 @@ export class VariantInspector {
 
   private lastDisassembler: Disassembly['source'] = 'elf';
 
+  /** Kernels of the file as written whose code holds the loop's lines, most of them first. */
+  async kernelsHoldingLoop(file: string, text: string, analysis: FileAnalysis, line: number, opts: { signal?: AbortSignal } = {}): Promise<{ name: string; demangled: string; instructions: number }[]> {
+    const kernel = analysis.kernels.find(k => k.loops.some(l => l.line === line));
+    const loop = kernel?.loops.find(l => l.line === line);
+    if (!kernel || !loop) return [];
+    const [b] = await this.o.builder.buildAll([{ key: 'as-written', source: makeVariantSource(text, analysis, new Map(), file), originalPath: file }], { signal: opts.signal });
+    if (b.status !== 'ok' || !b.outputPath) return [];
+    const dis = await this.disassemble(b.outputPath, opts.signal);
+    const demangled = await demangle([...dis.sizes.keys()], this.t);
+    if (!dis.listing) {
+      const name = pickKernelByName(dis, kernel.name, demangled);
+      return name ? [{ name, demangled: demangled.get(name) ?? name, instructions: 0 }] : [];
+    }
+    return dis.listing.functions
+      .map(fn => ({ name: fn.name, demangled: demangled.get(fn.name) ?? fn.name, instructions: fn.instructions.filter(ins => lineIn(ins, file, loop.span.line, loop.span.endLine)).length }))
+      .filter(k => k.instructions > 0)
+      .sort((a, b2) => b2.instructions - a.instructions || a.name.localeCompare(b2.name));
+  }
+
   /**
    * Builds arbitrary variants (loop line → factor maps) and measures the loop at `line` in each.
    * A rolled build of that loop is added when none is given, as the effective-unroll baseline.
@@ -261,6 +282,7 @@ export class VariantInspector {
       };
       codeHashes.push(null);
       if (dis) {
+        v.kernelSizes = Object.fromEntries([...dis.sizes].map(([n, sz]) => [n, sz.instructions]));
         const m = dis.listing ? measureLoop(dis.listing, baseline, file, kernel, loop, opts.kernel, demangled) : null;
         const kname = m?.kernel ?? pickKernelByName(dis, kernel.name, demangled, opts.kernel);
         v.kernel = kname;
