@@ -259,52 +259,56 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
       // has enough launches (ncu counts launches over all of them).
       const groups = new Map<string, { kernel: string; blockSize: string | null; durations: number[]; last: ReturnType<typeof kernelProfile> | null }>();
       perGroup[i] = groups;
-      const fewest = () => (groups.size < kernels.length ? 0 : Math.min(...[...groups.values()].map(g => g.durations.length)));
-      for (let attempt = 0; fewest() < o.samples && attempt < 10; attempt++) {
-        o.onProgress?.(`${spec.label}: profiling (${fewest()}/${o.samples} samples)`, i, specs.length);
-        const report = path.join(work, `${i}-${attempt}`);
-        const ncuArgs = [
-          '--kernel-name-base', 'mangled', '--kernel-name', `regex:^(${kernels.map(escapeRegex).join('|')})$`,
-          '--launch-skip', String(o.warmup), '--launch-count', String((o.samples - fewest()) * kernels.length),
-          '--metrics', PROFILE_METRICS.join(','), '--clock-control', o.clockControl,
-          '--export', report, '--force-overwrite', ...command,
-        ];
-        const prof = await t.runner(o.launcher[0] ?? t.ncu.path, [...o.launcher.slice(1), ...(o.launcher.length ? [t.ncu.path] : []), ...ncuArgs], { timeoutMs: o.timeoutMs * 4, signal: o.signal, cwd: path.dirname(file) });
-        if (prof.cancelled) { run.status = 'cancelled'; break; }
-        if (prof.timedOut) { run.status = 'timeout'; run.message = 'profiling under ncu timed out'; break; }
-        const failure = prof.exitCode !== 0 || /No kernels were profiled/.test(prof.stdout + prof.stderr)
-          ? classifyNcuFailure(prof.stdout, prof.stderr, prof.exitCode) : null;
-        if (failure) {
-          run.status = 'profile';
-          run.message = `${failure.message}${failure.fix ? ` Fix: ${failure.fix}` : ''}`;
-          break;
-        }
-        const csv = await t.runner(t.ncu.path, ['--import', `${report}.ncu-rep`, '--csv', '--page', 'raw', '--print-kernel-base', 'mangled'], { timeoutMs: 120_000, signal: o.signal });
-        if (o.keepReportsDir) {
-          fs.mkdirSync(o.keepReportsDir, { recursive: true });
-          const base = path.join(o.keepReportsDir, `${path.basename(file, '.cu')}-L${o.loops.join('_')}-${spec.label}-${attempt}`);
-          fs.writeFileSync(`${base}.raw.csv`, csv.stdout);
-          try { fs.copyFileSync(`${report}.ncu-rep`, `${base}.ncu-rep`); } catch { /* report missing: the CSV says why */ }
-        }
-        const raw = parseRawPage(csv.stdout).kernels;
-        if (!raw.length) {
-          run.status = 'profile';
-          run.message = `ncu profiled no launch of ${kernels.join(', ')} (launch-skip ${o.warmup}); does the program launch it with these arguments?`;
-          break;
-        }
-        const blockSizes = new Map<string, Set<string>>();
-        for (const r of raw) blockSizes.set(r.kernelName, (blockSizes.get(r.kernelName) ?? new Set()).add(String(r.blockSize)));
-        for (const r of raw) {
-          const p = kernelProfile(r);
-          // Recordings exported without --print-kernel-base mangled carry demangled names.
-          const name = kernels.includes(r.kernelName) ? r.kernelName : kernels.length === 1 ? kernels[0] : r.kernelName;
-          const several = (blockSizes.get(r.kernelName)?.size ?? 1) > 1;
-          const block = r.blockSize ? `(${r.blockSize.join(', ')})` : null;
-          const key = several ? `${name} ${block}` : name;
-          const g = groups.get(key) ?? { kernel: name, blockSize: several ? block : null, durations: [], last: null };
-          if (p.durationNs !== null) g.durations.push(p.durationNs / 1e6);
-          g.last = p;
-          groups.set(key, g);
+      // One ncu run per instantiation: --launch-skip and --launch-count then count that
+      // kernel's own launches (a program usually launches instantiations one after another).
+      const count = (k: string) => Math.min(...[...groups.values()].filter(g => g.kernel === k).map(g => g.durations.length), Infinity);
+      profiling: for (const k of kernels) {
+        for (let attempt = 0; (count(k) === Infinity ? 0 : count(k)) < o.samples && attempt < 10; attempt++) {
+          const have = count(k) === Infinity ? 0 : count(k);
+          o.onProgress?.(`${spec.label}: profiling ${kernels.length > 1 ? `${k} ` : ''}(${have}/${o.samples} samples)`, i, specs.length);
+          const report = path.join(work, `${i}-${kernels.indexOf(k)}-${attempt}`);
+          const ncuArgs = [
+            '--kernel-name-base', 'mangled', '--kernel-name', `regex:^${escapeRegex(k)}$`,
+            '--launch-skip', String(o.warmup), '--launch-count', String(o.samples - have),
+            '--metrics', PROFILE_METRICS.join(','), '--clock-control', o.clockControl,
+            '--export', report, '--force-overwrite', ...command,
+          ];
+          const prof = await t.runner(o.launcher[0] ?? t.ncu.path, [...o.launcher.slice(1), ...(o.launcher.length ? [t.ncu.path] : []), ...ncuArgs], { timeoutMs: o.timeoutMs * 4, signal: o.signal, cwd: path.dirname(file) });
+          if (prof.cancelled) { run.status = 'cancelled'; break profiling; }
+          if (prof.timedOut) { run.status = 'timeout'; run.message = 'profiling under ncu timed out'; break profiling; }
+          const failure = prof.exitCode !== 0 || /No kernels were profiled/.test(prof.stdout + prof.stderr)
+            ? classifyNcuFailure(prof.stdout, prof.stderr, prof.exitCode) : null;
+          if (failure) {
+            if (k !== kernel && failure.kind === 'no-kernels') break; // this instantiation is not launched with these arguments
+            run.status = 'profile';
+            run.message = `${failure.message}${failure.fix ? ` Fix: ${failure.fix}` : ''}`;
+            break profiling;
+          }
+          const csv = await t.runner(t.ncu.path, ['--import', `${report}.ncu-rep`, '--csv', '--page', 'raw', '--print-kernel-base', 'mangled'], { timeoutMs: 120_000, signal: o.signal });
+          if (o.keepReportsDir) {
+            fs.mkdirSync(o.keepReportsDir, { recursive: true });
+            const base = path.join(o.keepReportsDir, `${path.basename(file, '.cu')}-L${o.loops.join('_')}-${spec.label}${kernels.length > 1 ? `-${kernels.indexOf(k)}` : ''}-${attempt}`);
+            fs.writeFileSync(`${base}.raw.csv`, csv.stdout);
+            try { fs.copyFileSync(`${report}.ncu-rep`, `${base}.ncu-rep`); } catch { /* report missing: the CSV says why */ }
+          }
+          const raw = parseRawPage(csv.stdout).kernels;
+          if (!raw.length) {
+            if (k !== kernel) break;
+            run.status = 'profile';
+            run.message = `ncu profiled no launch of ${k} (launch-skip ${o.warmup}); does the program launch it with these arguments?`;
+            break profiling;
+          }
+          const blocks = new Set(raw.map(r => String(r.blockSize)));
+          for (const r of raw) {
+            const p = kernelProfile(r);
+            const several = blocks.size > 1;
+            const block = r.blockSize ? `(${r.blockSize.join(', ')})` : null;
+            const key = several ? `${k} ${block}` : k;
+            const g = groups.get(key) ?? { kernel: k, blockSize: several ? block : null, durations: [], last: null };
+            if (p.durationNs !== null) g.durations.push(p.durationNs / 1e6);
+            g.last = p;
+            groups.set(key, g);
+          }
         }
       }
       const primary = groups.get(kernel) ?? [...groups.values()][0];
