@@ -1,6 +1,9 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import * as fs from 'fs';
+import * as path from 'path';
 import { CudaDocuments } from '../../src/engine/parse/documents';
+import { SAMPLES } from './helpers';
 
 const SRC = `__global__ void k(float* a, int n) {
 #pragma unroll 4
@@ -66,5 +69,41 @@ describe('incremental documents', () => {
     }
     const a = docs.analysis('u')!;
     assert.deepEqual(a.kernels[0].loops.map(l => [l.tripCount, l.pragma?.factor]), [[8, 2]]);
+  });
+});
+
+describe('fast path: an edit inside one function body re-analyses that function only', () => {
+  test('equals a full analysis after every one of many edits in the samples (insert, delete, braces, newlines, pragmas)', async () => {
+    const docs = await CudaDocuments.create();
+    for (const name of ['matmul_unroll.cu', 'reduce_unroll.cu', 'linear_small.cu']) {
+      const original = fs.readFileSync(path.join(SAMPLES, name), 'utf8');
+      docs.open(name, original);
+      docs.analysis(name);
+      const pieces = [' ', 'x', ';', '\n', '{', '}', '#pragma unroll 4\n', '(', ')', '8', '// c\n', 'k<4>'];
+      let seed = 7;
+      const rand = (n: number) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+      // Each edit is checked, then undone and checked again. Where tree-sitter has to recover
+      // from a syntax error, an incremental reparse may legitimately differ from a fresh parse
+      // (best-effort results), so only error-free states are compared.
+      let compared = 0;
+      for (let step = 0; step < 120; step++) {
+        const text = docs.text(name)!;
+        const at = rand(text.length);
+        const e = rand(3) === 0 && at < text.length - 1 ? { start: at, length: 1, text: '' } : { start: at, length: 0, text: pieces[rand(pieces.length)] };
+        const undo = { start: e.start, length: e.text.length, text: text.slice(e.start, e.start + e.length) };
+        for (const edit of [e, undo]) {
+          docs.update(name, [edit]);
+          const got = docs.analysis(name)!;
+          const want = docs.analyzeOnce(docs.text(name)!, name);
+          if (!got.hasSyntaxErrors && !want.hasSyntaxErrors) {
+            assert.deepEqual(got, want, `${name}: step ${step}, edit ${JSON.stringify(edit)}`);
+            compared++;
+          }
+        }
+        assert.equal(docs.text(name), original);
+      }
+      assert.ok(compared > 120, `only ${compared} error-free states compared`);
+      docs.close(name);
+    }
   });
 });

@@ -347,20 +347,25 @@ function lastIdentifier(n: Node | null): string | null {
   return null;
 }
 
+function functionInfo(node: Node, templateDecl: Node | null, qualifier: KernelQualifier, text: string): FunctionInfo | null {
+  const name = functionName(node.childForFieldName('declarator'));
+  if (!name) return null;
+  const lb = named(node).find(c => c.type === 'launch_bounds');
+  return {
+    node,
+    name,
+    qualifier,
+    templateParams: templateDecl ? templateParamsOf(templateDecl) : [],
+    launchBounds: lb ? named(lb).map(a => a.text) : null,
+    text,
+  };
+}
+
 function collectFunctions(candidates: TopLevel['functions']): FunctionInfo[] {
   const out: FunctionInfo[] = [];
   for (const { node, templateDecl, qualifier, text } of candidates) {
-    const name = functionName(node.childForFieldName('declarator'));
-    if (!name) continue;
-    const lb = named(node).find(c => c.type === 'launch_bounds');
-    out.push({
-      node,
-      name,
-      qualifier,
-      templateParams: templateDecl ? templateParamsOf(templateDecl) : [],
-      launchBounds: lb ? named(lb).map(a => a.text) : null,
-      text,
-    });
+    const info = functionInfo(node, templateDecl, qualifier, text);
+    if (info) out.push(info);
   }
   return out;
 }
@@ -886,7 +891,24 @@ function hasRealSyntaxErrors(root: Node): boolean {
   return false;
 }
 
+/**
+ * What an analysis was computed from, so that an edit inside one function body can re-analyse
+ * that function alone (see reanalyzeBodyEdit).
+ */
+export interface AnalysisSnapshot {
+  analysis: FileAnalysis;
+  functions: { start: number; end: number; bodyStart: number; bodyEnd: number; name: string; result: FunctionResult }[];
+  fileScope: ConstScope;
+  instantiations: Map<string, string[][]>;
+  /** Matches text that names one of the file's templates with `<` (a possible instantiation). */
+  templateMention: RegExp | null;
+}
+
 export function analyzeTree(tree: Tree, path: string, cache?: FunctionCache): FileAnalysis {
+  return analyzeTreeWithSnapshot(tree, path, cache).analysis;
+}
+
+export function analyzeTreeWithSnapshot(tree: Tree, path: string, cache?: FunctionCache): AnalysisSnapshot {
   const root = tree.rootNode;
   const top = scanTopLevel(root);
   const fileScope: ConstScope = { values: new Map(), unboundTemplateParams: new Set() };
@@ -903,6 +925,7 @@ export function analyzeTree(tree: Tree, path: string, cache?: FunctionCache): Fi
   const constantsKey = cache ? JSON.stringify([...fileScope.values]) : '';
   const kernels: Kernel[] = [];
   const strayPragmas: StrayPragma[] = [];
+  const snapshotFunctions: AnalysisSnapshot['functions'] = [];
   for (const fn of functions) {
     try {
       const args = fn.templateParams.length ? inst.get(fn.name) : undefined;
@@ -922,10 +945,85 @@ export function analyzeTree(tree: Tree, path: string, cache?: FunctionCache): Fi
       }
       kernels.push(r.kernel);
       strayPragmas.push(...r.stray);
+      const body = fn.node.childForFieldName('body');
+      snapshotFunctions.push({
+        start: fn.node.startIndex, end: fn.node.endIndex, bodyStart: body?.startIndex ?? fn.node.endIndex,
+        bodyEnd: body?.endIndex ?? fn.node.endIndex, name: fn.name, result: r,
+      });
     } catch {
       // A function the walker cannot handle is skipped, never fatal.
     }
   }
   cache?.commit();
-  return { path, kernels, strayPragmas, hasSyntaxErrors: hasRealSyntaxErrors(root) };
+  const names = [...templates.keys()].map(n => n.replace(/[$]/g, '\\$&'));
+  return {
+    analysis: { path, kernels, strayPragmas, hasSyntaxErrors: hasRealSyntaxErrors(root) },
+    functions: snapshotFunctions,
+    fileScope,
+    instantiations: inst,
+    templateMention: names.length ? new RegExp(`\\b(${names.join('|')})\\s*<`) : null,
+  };
+}
+
+/**
+ * Fast path for typing inside one function body: when the edit and every syntax change stay
+ * within that body, nothing at file level changed (constants, instantiations, other
+ * functions), so only that function is analysed again and the others move by the line delta.
+ * Returns null when the edit does not qualify; the caller then analyses the whole file.
+ */
+export function reanalyzeBodyEdit(
+  tree: Tree, prev: AnalysisSnapshot,
+  edit: { start: number; oldEnd: number; newEnd: number; lineDelta: number; removed: string; inserted: string },
+  changed: { startIndex: number; endIndex: number }[],
+): AnalysisSnapshot | null {
+  // Error recovery can re-shape code far from the edit (an unbalanced brace swallows the next
+  // function): only trust the fast path on a tree without errors.
+  if (tree.rootNode.hasError || prev.analysis.hasSyntaxErrors) return null;
+  // Text that names a template with `<` may add or remove an instantiation, before or after.
+  const mentions = (newText: string, offset: number) => !!prev.templateMention && (prev.templateMention.test(newText)
+    || prev.templateMention.test(newText.slice(0, offset) + edit.removed + newText.slice(offset + edit.inserted.length)));
+  const delta = edit.newEnd - edit.oldEnd;
+  const i = prev.functions.findIndex(f => edit.start > f.bodyStart && edit.oldEnd < f.bodyEnd - 1 && edit.start >= f.start);
+  if (i === -1) {
+    // An edit inside a host function's body: device code only moves.
+    let host: Node | null = tree.rootNode.descendantForIndex(edit.start, edit.start);
+    while (host && host.type !== 'function_definition') host = host.parent;
+    const body = host?.childForFieldName('body');
+    if (!host || !body || !(edit.start > body.startIndex && edit.newEnd < body.endIndex - 1)) return null;
+    if (changed.some(r => r.startIndex < body.startIndex || r.endIndex > body.endIndex)) return null;
+    if (prev.functions.some(f => f.start <= edit.start && edit.start < f.end)) return null;
+    if (mentions(host.text, edit.start - host.startIndex)) return null;
+    const functions = prev.functions.map(g => (g.start < edit.start ? g : {
+      start: g.start + delta, end: g.end + delta, bodyStart: g.bodyStart + delta, bodyEnd: g.bodyEnd + delta, name: g.name, result: shiftResult(g.result, edit.lineDelta),
+    }));
+    return {
+      ...prev, functions,
+      analysis: { path: prev.analysis.path, kernels: functions.map(g => g.result.kernel), strayPragmas: functions.flatMap(g => g.result.stray), hasSyntaxErrors: false },
+    };
+  }
+  const f = prev.functions[i];
+  const newEnd = f.end + delta;
+  if (changed.some(r => r.startIndex < f.bodyStart || r.endIndex > newEnd)) return null;
+  let node: Node | null = tree.rootNode.descendantForIndex(f.bodyStart, f.bodyStart);
+  while (node && !(node.type === 'function_definition' && node.startIndex === f.start)) node = node.parent;
+  if (!node || node.endIndex !== newEnd) return null;
+  const text = node.text;
+  if (mentions(text, edit.start - f.start)) return null;
+  const templateDecl = node.parent?.type === 'template_declaration' ? node.parent : null;
+  const old = prev.analysis.kernels[i];
+  const info = functionInfo(node, templateDecl, old.qualifier, text);
+  if (!info || info.name !== f.name) return null;
+  const result = analyzeFunction(info, prev.fileScope, info.templateParams.length ? prev.instantiations.get(info.name) : undefined);
+  const functions = prev.functions.map((g, j) => {
+    if (j === i) return { ...g, end: newEnd, bodyEnd: g.bodyEnd + delta, result };
+    if (j < i) return g;
+    return { start: g.start + delta, end: g.end + delta, bodyStart: g.bodyStart + delta, bodyEnd: g.bodyEnd + delta, name: g.name, result: shiftResult(g.result, edit.lineDelta) };
+  });
+  const analysis: FileAnalysis = {
+    path: prev.analysis.path,
+    kernels: functions.map(g => g.result.kernel),
+    strayPragmas: functions.flatMap(g => g.result.stray),
+    hasSyntaxErrors: false,
+  };
+  return { ...prev, analysis, functions };
 }

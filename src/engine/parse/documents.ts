@@ -2,7 +2,7 @@
 // computed lazily and cached until the next edit.
 import type { Parser, Tree, Edit, Point } from './parser';
 import { createCudaParser, pointAt } from './parser';
-import { analyzeTree, FunctionCache } from './analyze';
+import { AnalysisSnapshot, analyzeTree, analyzeTreeWithSnapshot, FunctionCache, reanalyzeBodyEdit } from './analyze';
 import type { FileAnalysis } from './model';
 
 /** An edit as LSP and VS Code describe it: a range in the old text replaced by new text. */
@@ -21,6 +21,12 @@ interface Entry {
   path: string;
   /** Per-function results of the last analysis: an edit re-analyses only what it touched. */
   cache: FunctionCache;
+  /** The last analysis and what it was computed from. */
+  snapshot: AnalysisSnapshot | null;
+  /** The single edit since the snapshot, with the syntax ranges it changed (fast path). */
+  pending: { start: number; oldEnd: number; newEnd: number; lineDelta: number; removed: string; inserted: string; changed: { startIndex: number; endIndex: number }[] } | null;
+  /** More than one edit since the snapshot: analyse the whole file. */
+  dirty: boolean;
 }
 
 /** The point reached after `inserted` text starting at `from` (rows and UTF-16 columns). */
@@ -46,7 +52,7 @@ export class CudaDocuments {
     this.close(key);
     const tree = this.parser.parse(text);
     if (!tree) throw new Error('tree-sitter returned no tree');
-    this.entries.set(key, { text, tree, analysis: null, path, cache: new FunctionCache() });
+    this.entries.set(key, { text, tree, analysis: null, path, cache: new FunctionCache(), snapshot: null, pending: null, dirty: true });
     return this.analysis(key)!;
   }
 
@@ -55,6 +61,7 @@ export class CudaDocuments {
     const entry = this.entries.get(key);
     if (!entry) throw new Error(`document not open: ${key}`);
     let text = entry.text;
+    const single = changes.length === 1 && !entry.dirty && entry.pending === null && entry.snapshot !== null ? changes[0] : null;
     for (const c of changes) {
       const oldEnd = c.start + c.length;
       const startPosition = pointAt(text, c.start);
@@ -71,6 +78,18 @@ export class CudaDocuments {
     }
     const tree = this.parser.parse(text, entry.tree);
     if (!tree) throw new Error('tree-sitter returned no tree');
+    if (single) {
+      const removed = entry.text.slice(single.start, single.start + single.length);
+      const count = (x: string) => { let n = 0; for (let i = x.indexOf('\n'); i !== -1; i = x.indexOf('\n', i + 1)) n++; return n; };
+      entry.pending = {
+        start: single.start, oldEnd: single.start + single.length, newEnd: single.start + single.text.length,
+        lineDelta: count(single.text) - count(removed), removed, inserted: single.text,
+        changed: entry.tree.getChangedRanges(tree).map(r => ({ startIndex: r.startIndex, endIndex: r.endIndex })),
+      };
+    } else {
+      entry.pending = null;
+      entry.dirty = true;
+    }
     entry.tree.delete();
     entry.tree = tree;
     entry.text = text;
@@ -101,7 +120,22 @@ export class CudaDocuments {
   analysis(key: string): FileAnalysis | null {
     const entry = this.entries.get(key);
     if (!entry) return null;
-    if (!entry.analysis) entry.analysis = analyzeTree(entry.tree, entry.path, entry.cache);
+    if (!entry.analysis) {
+      let snap: AnalysisSnapshot | null = null;
+      if (entry.pending && entry.snapshot && !entry.dirty) {
+        const p = entry.pending;
+        try {
+          snap = reanalyzeBodyEdit(entry.tree, entry.snapshot, p, p.changed);
+        } catch {
+          snap = null; // any doubt: analyse the whole file
+        }
+      }
+      snap ??= analyzeTreeWithSnapshot(entry.tree, entry.path, entry.cache);
+      entry.snapshot = snap;
+      entry.pending = null;
+      entry.dirty = false;
+      entry.analysis = snap.analysis;
+    }
     return entry.analysis;
   }
 
