@@ -107,10 +107,16 @@ export class SassService {
     return chooseArch(this.settings().arch || null, fromFlags, t.gpus).arch;
   }
 
+  /** compile_commands.json for the file, else the settings' flags. */
+  private flagsFor(file: string) {
+    const s = this.settings();
+    return resolveCompileFlags(file, this.workspaceRoots(), { nvccArgs: s.nvccArgs, includePaths: s.includePaths, defines: s.defines, arch: s.arch || null });
+  }
+
   private async inspector(file: string): Promise<VariantInspector> {
     const t = await this.tools();
     const s = this.settings();
-    const flags = resolveCompileFlags(file, this.workspaceRoots(), { nvccArgs: s.nvccArgs, includePaths: s.includePaths, defines: s.defines, arch: s.arch || null });
+    const flags = this.flagsFor(file);
     for (const w of flags.warnings) this.log(`${path.basename(file)}: ${w}`);
     const arch = this.archFor(t, flags.arch);
     const builder = new VariantBuilder({ nvcc: t.nvcc, arch, flags, cacheDir: this.cacheDir(), concurrency: s.jobs > 0 ? s.jobs : os.cpus().length, runner: t.runner });
@@ -203,7 +209,7 @@ export class SassService {
     try {
       const t = await this.tools();
       const s = this.settings();
-      const flags = resolveCompileFlags(file, this.workspaceRoots(), { nvccArgs: s.nvccArgs, includePaths: s.includePaths, defines: s.defines, arch: s.arch || null });
+      const flags = this.flagsFor(file);
       const total = factors.length + 1;
       const report = await benchLoop(file, text, analysis, {
         toolchain: t, arch: this.archFor(t, flags.arch), flags, cacheDir: this.cacheDir(), loops: [line], factors,

@@ -67,15 +67,15 @@ describe('loops and nesting', () => {
 
 describe('unroll pragmas', () => {
   test('pragma text forms', () => {
-    assert.deepEqual(parsePragmaText('unroll', null), { kind: 'full', factor: null, text: 'unroll' });
-    assert.deepEqual(parsePragmaText('unroll 4', null), { kind: 'count', factor: 4, text: 'unroll 4' });
-    assert.deepEqual(parsePragmaText('unroll 1', null), { kind: 'disable', factor: 1, text: 'unroll 1' });
-    assert.deepEqual(parsePragmaText('unroll 0x10', null), { kind: 'count', factor: 16, text: 'unroll 0x10' });
-    assert.equal(parsePragmaText('unroll (B/2)', null)?.kind, 'expr');
-    assert.equal(parsePragmaText('unroll TILE', null)?.kind, 'expr');
-    assert.equal(parsePragmaText('unroll // keep it', null)?.kind, 'full');
-    assert.equal(parsePragmaText('once', null), null);
-    assert.equal(parsePragmaText('unrolled', null), null);
+    assert.deepEqual(parsePragmaText('unroll'), { kind: 'full', factor: null, text: 'unroll' });
+    assert.deepEqual(parsePragmaText('unroll 4'), { kind: 'count', factor: 4, text: 'unroll 4' });
+    assert.deepEqual(parsePragmaText('unroll 1'), { kind: 'disable', factor: 1, text: 'unroll 1' });
+    assert.deepEqual(parsePragmaText('unroll 0x10'), { kind: 'count', factor: 16, text: 'unroll 0x10' });
+    assert.equal(parsePragmaText('unroll (B/2)')?.kind, 'expr');
+    assert.equal(parsePragmaText('unroll TILE')?.kind, 'expr');
+    assert.equal(parsePragmaText('unroll // keep it')?.kind, 'full');
+    assert.equal(parsePragmaText('once'), null);
+    assert.equal(parsePragmaText('unrolled'), null);
   });
 
   test('every form nvcc accepts attaches to the following loop, through comments and blank lines', async () => {

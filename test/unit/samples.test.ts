@@ -26,7 +26,7 @@ describe('cuda-samples corpus', () => {
   });
 
   test('matmul_unroll.cu: guarded strided bodies ×2/4/8/16, the unguarded ×4, pragma template', async () => {
-    const { src, a } = await sample('matmul_unroll.cu');
+    const { a } = await sample('matmul_unroll.cu');
     for (const u of [2, 4, 8, 16]) {
       const k = kernel(a, `matmul_unroll${u}`);
       assert.equal(k.loops.length, 1);

@@ -36,9 +36,7 @@ function isComment(n: Node): boolean {
 // Unroll pragmas
 
 /** Parses the text after `#pragma` (or inside `_Pragma("…")`); null when it is not an unroll pragma. */
-export function parsePragmaText(
-  text: string, scope: ConstScope | null,
-): Pick<UnrollPragma, 'kind' | 'factor' | 'text'> | null {
+export function parsePragmaText(text: string): Pick<UnrollPragma, 'kind' | 'factor' | 'text'> | null {
   const t = text.replace(/\/\/.*$|\/\*.*?\*\//g, '').trim();
   const m = /^unroll\b\s*(.*)$/s.exec(t);
   if (!m) return null;
@@ -66,19 +64,18 @@ interface PendingPragma {
   node: Node;
   pragma: Pick<UnrollPragma, 'kind' | 'factor' | 'text'>;
   form: UnrollPragma['form'];
-  exprNode: string | null;
 }
 
 function pragmaFromNode(node: Node): PendingPragma | null {
   if (node.type === 'preproc_call' && node.childForFieldName('directive')?.text === '#pragma') {
     const arg = node.childForFieldName('argument')?.text ?? '';
-    const p = parsePragmaText(arg, null);
-    return p ? { node, pragma: p, form: 'directive', exprNode: null } : null;
+    const p = parsePragmaText(arg);
+    return p ? { node, pragma: p, form: 'directive' } : null;
   }
   const op = operatorPragmaText(node);
   if (op !== null) {
-    const p = parsePragmaText(op, null);
-    return p ? { node, pragma: p, form: 'operator', exprNode: null } : null;
+    const p = parsePragmaText(op);
+    return p ? { node, pragma: p, form: 'operator' } : null;
   }
   return null;
 }
