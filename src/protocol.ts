@@ -150,3 +150,115 @@ export interface BenchLoopParams {
   workDoneToken?: string | number;
 }
 export type BenchLoopResult = BenchReport;
+
+// ---------------------------------------------------------------------------------------------
+// Sweeps and the results panel. One shape for every result the panel shows: a kernel sweep,
+// one loop's SASS variants and one loop's GPU benchmark are all a SweepResult (the last two
+// are one-loop sweeps). Saved as JSON under .unroll-lens/results/ and read back by the panel.
+
+/** An unroll factor as results write it: no pragma ("default"), a full unroll, or ×N. */
+export type FactorValue = 'default' | 'full' | number;
+
+export type SweepVariantStatus = 'ok' | 'compile' | 'runtime' | 'timeout' | 'correctness' | 'profile' | 'cancelled' | 'pending';
+
+export interface SweepLoop {
+  /** 1-based line of the loop keyword in `SweepResult.file`. */
+  line: number;
+  /** The factor the loop has as written. */
+  written: FactorValue;
+  /** Constant trip count, or why it is not one. */
+  tripCount: number | 'runtime' | 'dependent' | null;
+  /** The pragma as written (`unroll 4`), or null. */
+  pragma: string | null;
+}
+
+export interface SweepVariant {
+  /** Stable id from factors and params: `40=4,52=full` or `40=4|BLOCK=8`; `as-written` for the file as written. */
+  id: string;
+  /** Short human label: `×4`, `full`, `default`, `L40 ×4 · L52 full · BLOCK=8`, `as written`. */
+  label: string;
+  /** Loop line → factor; empty for the file as written. */
+  factors: Record<string, FactorValue>;
+  /** Extra axes: macro values (`BLOCK` → `8`) or template arguments. */
+  params: Record<string, string>;
+  status: SweepVariantStatus;
+  message: string | null;
+  /** Mangled name of the kernel holding the loops. */
+  kernel: string | null;
+  kernelInstructions: number | null;
+  kernelBytes: number | null;
+  /** Per loop line: SASS instructions attributed to the loop's lines (16 bytes each on sm_70+). */
+  loopInstructions: Record<string, number | null>;
+  /** Per loop line: copies of one iteration nvcc emitted in the hot machine-code loop. */
+  effectiveUnroll: Record<string, number | null>;
+  /** Per loop line: no machine-code loop remains. */
+  fullyUnrolled: Record<string, boolean>;
+  registers: number | null;
+  spillStores: number | null;
+  spillLoads: number | null;
+  /** Theoretical occupancy (0..1) at the block size used for the estimate. */
+  occupancy: number | null;
+  /** Id of an earlier variant whose machine code is identical: measured once, reported as that one. */
+  identicalTo: string | null;
+  compileMs: number | null;
+  // GPU measurements: null (samples 0) in a static sweep.
+  samples: number;
+  medianMs: number | null;
+  q1Ms: number | null;
+  q3Ms: number | null;
+  iqrMs: number | null;
+  cv: number | null;
+  /** Baseline median / this median (> 1: faster than the baseline). */
+  speedup: number | null;
+  /** The IQRs of this variant and the baseline overlap. */
+  withinNoise: boolean | null;
+  /** Warp-stall reasons as shares of all stalls (`no_instruction`, `long_scoreboard`, …). */
+  stallShare: Record<string, number> | null;
+  /** Achieved occupancy, % of peak (ncu). */
+  achievedOccupancy: number | null;
+}
+
+export interface SweepResult {
+  /** Format version of this JSON. */
+  schema: 1;
+  /** Absolute path of the source file. */
+  file: string;
+  /** Source name of the kernel. */
+  kernel: string;
+  /** 1-based line of the kernel definition. */
+  kernelLine: number;
+  loops: SweepLoop[];
+  arch: string;
+  nvcc: string | null;
+  /** GPU name when measured on one. */
+  gpu: string | null;
+  /** No GPU measurements (SASS, registers and occupancy only). */
+  static: boolean;
+  /** `exhaustive`, or the search strategy's name. */
+  strategy: string;
+  /** What produced it: a kernel sweep, one loop's SASS variants, or one loop's GPU benchmark. */
+  origin: 'sweep' | 'variants' | 'bench';
+  /** ISO time the run started. */
+  createdAt: string;
+  /** The factor set swept. */
+  factors: FactorValue[];
+  /** Extra axes and their values. */
+  params: Record<string, string[]>;
+  /** Points in the whole space (factor combinations × parameter values). */
+  spaceSize: number;
+  /** Variants built (and, on a GPU, measured) so far. */
+  evaluations: number;
+  /** Id of the variant speedups are relative to. */
+  baseline: string;
+  /** Id of the best variant, or null when none finished. */
+  best: string | null;
+  /** How `best` was chosen (fastest median on the GPU, or the static rule). */
+  bestBasis: string | null;
+  /** Instruction-cache budget for `arch`, bytes, and where it comes from. */
+  icacheBudgetBytes: number;
+  icacheBudgetNote: string;
+  variants: SweepVariant[];
+  notes: string[];
+  /** False while running, and after a cancel. */
+  complete: boolean;
+}
