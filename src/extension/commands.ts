@@ -3,12 +3,10 @@
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import {
-  BenchmarkLoopArgs, Commands, FileAnalysisRequest, FileAnalysisResult, LoopVariantsParams, LoopVariantsRequest,
-  LoopVariantsResult, SweepKernelArgs, BenchLoopParams, BenchLoopRequest, BenchLoopResult,
+  BenchmarkLoopArgs, Commands, FileAnalysisRequest, LoopVariantsParams, LoopVariantsRequest, SweepKernelArgs, BenchLoopParams, BenchLoopRequest,
 } from '../protocol';
 import { StallDecorations } from './stallDecorations';
 import { WorkDoneProgress } from 'vscode-languageclient/node';
-import { loopLensSummary } from '../engine/report/describe';
 
 export function registerCommands(context: vscode.ExtensionContext, client: LanguageClient, output: vscode.OutputChannel): void {
   const decorations = new StallDecorations();
@@ -31,15 +29,14 @@ export function registerCommands(context: vscode.ExtensionContext, client: Langu
       });
       try {
         const params: BenchLoopParams = { uri: target.uri, line: target.line, workDoneToken };
-        const report = await client.sendRequest<BenchLoopResult>(BenchLoopRequest, params, token);
-        decorations.show(target.uri, report);
+        const report = await client.sendRequest(BenchLoopRequest, params, token);
+        decorations.show(target.uri, report.lineStalls);
         for (const v of report.variants) {
           output.appendLine(`bench ${target.kernel}:${target.line} ${v.label}: ${v.status}${v.medianMs !== null ? ` median ${v.medianMs.toFixed(4)} ms IQR ${v.iqrMs?.toFixed(4)} speedup ${v.speedup?.toFixed(2)}${v.withinNoise ? ' (noise)' : ''}` : ''}${v.message ? ` — ${v.message}` : ''}`);
         }
-        const ok = report.variants.filter(v => v.status === 'ok' && v.medianMs !== null);
-        const best = ok.length ? ok.reduce((a, b) => (b.medianMs! < a.medianMs! ? b : a)) : null;
+        const best = report.variants.find(v => v.label === report.fastest);
         const failed = report.variants.filter(v => v.status !== 'ok');
-        void vscode.window.showInformationMessage(`Unroll Lens: ${best ? `fastest: ${best.label} (${best.speedup?.toFixed(2)}× vs as written${best.withinNoise && best.label !== 'as-written' ? ', within noise' : ''})` : 'no variant ran'}` +
+        void vscode.window.showInformationMessage(`Unroll Lens: ${best ? `fastest: ${best.label} (${best.speedup?.toFixed(2)}× vs as written${best.withinNoise && best.label !== report.baseline ? ', within noise' : ''})` : 'no variant ran'}` +
           `${failed.length ? `; ${failed.length} failed (${failed.map(v => `${v.label}: ${v.status}`).join(', ')})` : ''}. Hover the loop for the table.`);
         return report;
       } catch (e) {
@@ -72,14 +69,14 @@ export function registerCommands(context: vscode.ExtensionContext, client: Langu
       void vscode.window.showWarningMessage('Unroll Lens: open a .cu or .cuh file first.');
       return;
     }
-    const analysis = await client.sendRequest<FileAnalysisResult>(FileAnalysisRequest, { uri });
+    const analysis = await client.sendRequest(FileAnalysisRequest, { uri });
     if (!analysis) {
       void vscode.window.showWarningMessage('Unroll Lens: this file is not a CUDA file the server has open.');
       return;
     }
     const items = analysis.kernels.flatMap(k => k.loops.map(l => ({
       label: `$(symbol-event) ${l.kind} · line ${l.line}`,
-      description: `${k.name} · ${loopLensSummary(k, l)}`,
+      description: `${k.name} · ${l.summary}`,
       line: l.line,
     })));
     if (!items.length) {
@@ -114,7 +111,7 @@ export function registerCommands(context: vscode.ExtensionContext, client: Langu
       });
       try {
         const params: LoopVariantsParams = { uri: target.uri, line: target.line, workDoneToken };
-        const report = await client.sendRequest<LoopVariantsResult>(LoopVariantsRequest, params, token);
+        const report = await client.sendRequest(LoopVariantsRequest, params, token);
         const ok = report.variants.filter(v => v.status === 'ok').length;
         output.appendLine(`variants of line ${target.line}: ${report.variants.map(v => `${v.factor}=${v.status === 'ok' ? `${v.kernelInstructions} instr ×${v.effectiveUnroll ?? '?'}` : v.status}`).join(', ')}`);
         for (const n of report.notes) output.appendLine(`  note: ${n}`);
@@ -137,7 +134,7 @@ export function registerCommands(context: vscode.ExtensionContext, client: Langu
 async function activeAnalysis(client: LanguageClient) {
   const uri = vscode.window.activeTextEditor?.document.uri.toString();
   if (!uri) return null;
-  const analysis = await client.sendRequest<FileAnalysisResult>(FileAnalysisRequest, { uri });
+  const analysis = await client.sendRequest(FileAnalysisRequest, { uri });
   return analysis ? { uri, analysis } : null;
 }
 
@@ -150,9 +147,9 @@ async function pickLoop(client: LanguageClient): Promise<BenchmarkLoopArgs | und
   }
   const cursor = (vscode.window.activeTextEditor?.selection.active.line ?? -1) + 1;
   const loops = a.analysis.kernels.flatMap(k => k.loops.map(l => ({ k, l })));
-  const under = loops.filter(({ l }) => cursor >= l.span.line && cursor <= l.span.endLine).sort((x, y) => y.l.depth - x.l.depth)[0];
+  const under = loops.filter(({ l }) => cursor >= l.startLine && cursor <= l.endLine).sort((x, y) => y.l.depth - x.l.depth)[0];
   if (under) return { uri: a.uri, line: under.l.line, kernel: under.k.name };
-  const pick = await vscode.window.showQuickPick(loops.map(({ k, l }) => ({ label: `line ${l.line}`, description: `${k.name} · ${loopLensSummary(k, l)}`, k, l })));
+  const pick = await vscode.window.showQuickPick(loops.map(({ k, l }) => ({ label: `line ${l.line}`, description: `${k.name} · ${l.summary}`, k, l })));
   return pick ? { uri: a.uri, line: pick.l.line, kernel: pick.k.name } : undefined;
 }
 

@@ -8,15 +8,14 @@ import { TextDocument } from 'vscode-languageserver-textdocument';
 import { CudaDocuments } from '../engine/parse/documents';
 import { codeLenses, diagnostics, hover } from './features';
 import {
-  AnalysisStatus, AnalysisStatusNotification, DEFAULT_SETTINGS, FileAnalysisParams, FileAnalysisRequest,
-  FileAnalysisResult, LoopVariantsParams, LoopVariantsRequest, LoopVariantsResult, Settings,
-  BenchLoopParams, BenchLoopRequest, BenchLoopResult,
+  AnalysisStatusNotification, BenchLoopRequest, DEFAULT_SETTINGS, FileAnalysisRequest, LoopVariantsRequest, Settings,
 } from '../protocol';
 import { BenchService } from './bench';
 import { DocumentFactsStore } from './facts';
 import { ServerToolchain } from './toolchain';
 import { uriToPath } from './uri';
 import { VariantService } from './variants';
+import { toAnalysisStatus, toBenchLoopResult, toFileAnalysisResult, toLoopVariantsResult } from './wire';
 import { defaultCacheDir } from '../engine/variants/build';
 import * as path from 'path';
 
@@ -125,16 +124,7 @@ async function publish(uri: string, elapsedMs: number): Promise<void> {
   if (!analysis) return;
   const text = texts.get(uri)?.getText() ?? '';
   connection.sendDiagnostics({ uri, diagnostics: [...diagnostics(analysis, settings), ...sass.diagnostics(uri, text, analysis)] });
-  const status: AnalysisStatus = {
-    uri,
-    kernels: analysis.kernels.length,
-    loops: analysis.kernels.reduce((n, k) => n + k.loops.length, 0),
-    pragmas: analysis.kernels.reduce((n, k) => n + k.loops.filter(l => l.pragma).length, 0),
-    manualUnrolls: analysis.kernels.reduce((n, k) => n + k.manualUnrolls.length, 0),
-    hasSyntaxErrors: analysis.hasSyntaxErrors,
-    elapsedMs,
-  };
-  connection.sendNotification(AnalysisStatusNotification, status);
+  connection.sendNotification(AnalysisStatusNotification, toAnalysisStatus(uri, analysis, elapsedMs));
 }
 
 connection.onDidOpenTextDocument(({ textDocument }) => inOrder(async () => {
@@ -194,9 +184,10 @@ connection.onHover(async ({ textDocument, position }) => {
   return analysis ? hover(analysis, position, sassFacts(textDocument.uri)) : null;
 });
 
-connection.onRequest(FileAnalysisRequest, async (p: FileAnalysisParams): Promise<FileAnalysisResult> => {
+connection.onRequest(FileAnalysisRequest, async p => {
   await syncQueue;
-  return (await docsReady).analysis(p.uri);
+  const analysis = (await docsReady).analysis(p.uri);
+  return analysis ? toFileAnalysisResult(analysis) : null;
 });
 
 /** The current text and analysis of an open document, after pending edits are applied. */
@@ -208,14 +199,14 @@ async function openDocument(uri: string) {
   return { analysis, text };
 }
 
-connection.onRequest(LoopVariantsRequest, async (p: LoopVariantsParams, token): Promise<LoopVariantsResult> => {
+connection.onRequest(LoopVariantsRequest, async (p, token) => {
   const { analysis, text } = await openDocument(p.uri);
-  return sass.buildLoop(p.uri, text, analysis, p.line, p.factors, token, p.workDoneToken);
+  return toLoopVariantsResult(await sass.buildLoop(p.uri, text, analysis, p.line, p.factors, token, p.workDoneToken));
 });
 
-connection.onRequest(BenchLoopRequest, async (p: BenchLoopParams, token): Promise<BenchLoopResult> => {
+connection.onRequest(BenchLoopRequest, async (p, token) => {
   const { analysis, text } = await openDocument(p.uri);
-  return bench.benchLoop(p.uri, text, analysis, p.line, p.factors, token, p.workDoneToken);
+  return toBenchLoopResult(await bench.benchLoop(p.uri, text, analysis, p.line, p.factors, token, p.workDoneToken));
 });
 
 connection.listen();
