@@ -347,7 +347,8 @@ export class ChartPanel {
       { text: 'Faster than the baseline', fill: t.green },
       { text: 'Slower than the baseline', fill: t.orange },
       { text: 'Within noise (IQRs overlap)', fill: noise, stroke: t.grey, lineWidth: 1 },
-      ...(m.variants.some(x => x.ref) ? [{ text: 'Identical code (= ×N), measured once', fill: faded(t.green, 0.45) }] : []),
+      // Faded bars can be green or orange: the swatch shows fading on a neutral colour.
+      ...(m.variants.some(x => x.ref) ? [{ text: 'Identical code (= ×N), measured once', fill: faded(t.foreground, 0.35) }] : []),
       { text: 'IQR whiskers', fill: 'transparent', stroke: t.foreground, lineWidth: 2, datasetIndex: undefined },
       { text: refLines[0].label, fill: 'transparent', stroke: t.foreground, lineWidth: 2, lineDash: [6, 4], refLine: 0 },
     ];
