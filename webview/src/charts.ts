@@ -146,6 +146,9 @@ export class ChartPanel {
     this.selected = selected;
     const ids = chartIds(model);
     if (ids.join() !== [...this.cards.keys()].join()) this.rebuild(ids);
+    // Many variants with long (kernel-sweep) labels: rotated ticks need room, so the plots grow.
+    const longest = Math.max(0, ...model.variants.map(x => Math.min(24, x.v.label.length)));
+    this.root.classList.toggle('ul-tall', model.variants.length * longest > 160);
     for (const [id, card] of this.cards) {
       const cfg = this.config(id, model, theme);
       card.chart.data.labels = cfg.data.labels;
@@ -271,7 +274,13 @@ export class ChartPanel {
         },
         scales: {
           x: {
-            ticks: { ...tick, autoSkip: false, maxRotation: 50, minRotation: 0 },
+            ticks: {
+              ...tick, maxRotation: 50, minRotation: 0,
+              // Every variant gets its label unless there are too many to read; long sweep labels
+              // (`L40 ×4 · L52 full · BLOCK=8`) are shortened here, in full in the tooltip and table.
+              autoSkip: m.variants.length > 40,
+              callback: (_v: string | number, i: number) => (m.variants[i]?.axisLabel ?? []).map(s => (s.length > 24 ? `${s.slice(0, 23)}…` : s)),
+            },
             grid: { color: t.grid, display: false },
             border: { color: t.border },
             title: title('Variant'),
