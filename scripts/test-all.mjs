@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// `npm test` after the build: unit tests, then the extension's suite inside a real VS Code
-// (offline: code-server + headless Chromium), then the UI check on the packaged .vsix.
+// `npm test` after the build: unit tests, the results panel's webview in headless Chromium, then
+// the extension's suite inside a real VS Code (offline: code-server + headless Chromium), then
+// the UI check on the packaged .vsix.
 // Installs the test tools it needs through scripts/setup-cuda-tools.sh (cuobjdump/nvdisasm)
 // and scripts/setup-test-tools.sh (Chromium, code-server). Prints one closing line
 // "Tests: N passed, N failed" and exits non-zero on any failure.
@@ -14,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ARTIFACTS = path.join(ROOT, '.test-artifacts');
 fs.mkdirSync(ARTIFACTS, { recursive: true });
-const stages = (process.env.UNROLL_LENS_TEST_STAGES ?? 'unit,integration,ui').split(',').map(s => s.trim()).filter(Boolean);
+const stages = (process.env.UNROLL_LENS_TEST_STAGES ?? 'unit,webview,integration,ui').split(',').map(s => s.trim()).filter(Boolean);
 
 /** Runs a command, echoing its output, and resolves with exit code and captured text. */
 function run(cmd, args, opts = {}) {
@@ -68,6 +69,34 @@ async function setupTools() {
     return r.code === 0;
   })();
   return toolsReady;
+}
+
+/** Chromium as the test tools manifest names it, else Debian's. */
+function haveChromium() {
+  const manifest = path.join(process.env.UNROLL_LENS_TOOLS || path.join(ROOT, '.tools'), 'test-tools.json');
+  try {
+    const p = JSON.parse(fs.readFileSync(manifest, 'utf8')).chromium;
+    if (p && fs.existsSync(p)) return true;
+  } catch { /* no manifest yet */ }
+  return fs.existsSync('/usr/bin/chromium');
+}
+
+if (stages.includes('webview')) {
+  // Needs only Chromium (not code-server): the setup script runs when it is missing.
+  if (!haveChromium() && !(await setupTools())) record('webview', 0, 1, 'test tools could not be installed');
+  else {
+    console.log('\n=== webview tests (results panel in headless Chromium)');
+    const tap = path.join(ARTIFACTS, 'webview.tap');
+    fs.rmSync(tap, { force: true });   // a crashed run must not report the last run's counts
+    const r = await run(process.execPath, [
+      '--test', '--test-reporter=spec', '--test-reporter-destination=stdout',
+      '--test-reporter=tap', `--test-reporter-destination=${tap}`, path.join(ROOT, 'test', 'webview', 'panel.test.mjs'),
+    ]);
+    const summary = fs.existsSync(tap) ? fs.readFileSync(tap, 'utf8') : '';
+    const pass = Number(/^# pass (\d+)/m.exec(summary)?.[1] ?? 0);
+    const fail = Number(/^# fail (\d+)/m.exec(summary)?.[1] ?? (r.code ? 1 : 0));
+    record('webview', pass, r.code && !fail ? 1 : fail, 'screenshots in .test-artifacts/webview/');
+  }
 }
 
 if (stages.includes('integration')) {

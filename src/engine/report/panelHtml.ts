@@ -1,0 +1,140 @@
+// HTML for the results panel: the page the extension host sets as the webview's html
+// (panelHtml), and a self-contained offline report of one SweepResult (reportHtml). Node only,
+// no `vscode` import: the host passes in the webview URIs, CSP source and nonce.
+import * as crypto from 'crypto';
+import * as fs from 'fs';
+import * as path from 'path';
+import type { SweepResult } from '../../protocol';
+
+export interface PanelHtmlOptions {
+  /** Webview URI of dist/webview/panel.js (webview.asWebviewUri). */
+  scriptUri: string;
+  /** Webview URI of dist/webview/panel.css. */
+  styleUri: string;
+  /** webview.cspSource. */
+  cspSource: string;
+  /** Fresh per page load: the only script (and inline style) allowed. */
+  nonce: string;
+  title: string;
+}
+
+export interface PanelAssets {
+  script: string;
+  css: string;
+}
+
+/** A random nonce for the page's Content-Security-Policy. */
+export function makeNonce(): string {
+  return crypto.randomBytes(18).toString('base64');
+}
+
+/** Text for an HTML text node or a quoted attribute value. */
+export function escapeHtml(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+}
+
+function checkNonce(nonce: string): string {
+  if (!/^[A-Za-z0-9+/=_-]{16,}$/.test(nonce)) throw new Error('nonce must be at least 16 base64 characters');
+  return nonce;
+}
+
+function checkCspSource(src: string): string {
+  // A CSP source list: no directive separators, quotes or markup can come through.
+  if (!src.trim() || /[;,'"<>\r\n]/.test(src)) throw new Error(`invalid cspSource: ${JSON.stringify(src)}`);
+  return src.trim();
+}
+
+function page(o: { csp: string; title: string; head: string; body: string; bodyClass?: string }): string {
+  return [
+    '<!DOCTYPE html>',
+    '<html lang="en">',
+    '<head>',
+    '<meta charset="utf-8">',
+    `<meta http-equiv="Content-Security-Policy" content="${escapeHtml(o.csp)}">`,
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    `<title>${escapeHtml(o.title)}</title>`,
+    o.head,
+    '</head>',
+    `<body${o.bodyClass ? ` class="${escapeHtml(o.bodyClass)}"` : ''}>`,
+    '<main id="app"><p class="ul-empty">Loading results…</p></main>',
+    o.body,
+    '</body>',
+    '</html>',
+    '',
+  ].join('\n');
+}
+
+/**
+ * The webview's html. CSP: nothing but the extension's own resources and the nonce'd script;
+ * the script builds the page and asks the host for the result (`ready` → `result`).
+ */
+export function panelHtml(o: PanelHtmlOptions): string {
+  const nonce = checkNonce(o.nonce);
+  const src = checkCspSource(o.cspSource);
+  const csp = [
+    "default-src 'none'",
+    `img-src ${src} data:`,
+    `style-src ${src} 'nonce-${nonce}'`,
+    `script-src 'nonce-${nonce}'`,
+    `font-src ${src}`,
+  ].join('; ');
+  return page({
+    csp,
+    title: o.title,
+    head: `<link rel="stylesheet" href="${escapeHtml(o.styleUri)}" nonce="${nonce}">`,
+    body: `<script nonce="${nonce}" src="${escapeHtml(o.scriptUri)}"></script>`,
+  });
+}
+
+/**
+ * Inlined code must not end its element early: `</script` / `</style` are escaped (esbuild
+ * already writes `<\/script` in strings), and `<!--` or `<script`, which would switch the HTML
+ * tokenizer into its script-escaped states, are refused in scripts (the bundle has neither; a change that adds
+ * one should fail loudly, not produce a report that silently breaks).
+ */
+function inlineSafe(code: string, tag: 'script' | 'style'): string {
+  if (tag === 'script' && /<!--|<script/i.test(code)) throw new Error(`cannot inline ${tag}: it contains "<!--" or "<script"`);
+  return code.replace(new RegExp(`</(${tag})`, 'gi'), '<\\/$1');
+}
+
+/** JSON inside `<script type="application/json">`: no `<` at all, so no tag can end it. */
+export function embedJson(value: unknown): string {
+  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+}
+
+/**
+ * A self-contained report: opens offline from disk, loads nothing (script, css and the result
+ * are inline, allowed by a per-file nonce), and renders in standalone mode (no Apply/Export).
+ */
+export function reportHtml(result: SweepResult, assets: PanelAssets, opts: { nonce?: string } = {}): string {
+  const nonce = checkNonce(opts.nonce ?? makeNonce());
+  const csp = ["default-src 'none'", 'img-src data:', `style-src 'nonce-${nonce}'`, `script-src 'nonce-${nonce}'`, 'font-src data:'].join('; ');
+  const file = result.file.split(/[\\/]/).pop() || result.file;
+  return page({
+    csp,
+    title: `Unroll Lens: ${result.kernel} (${file})`,
+    head: `<style nonce="${nonce}">\n${inlineSafe(assets.css, 'style')}\n</style>`,
+    body: [
+      `<script type="application/json" id="sweep-data">${embedJson(result)}</script>`,
+      `<script nonce="${nonce}">\n${inlineSafe(assets.script, 'script')}\n</script>`,
+    ].join('\n'),
+  });
+}
+
+/** The package root: the nearest directory above `from` holding a package.json. */
+export function packageRoot(from: string = __dirname): string {
+  for (let dir = path.resolve(from); ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
+    if (path.dirname(dir) === dir) throw new Error(`no package.json above ${from}`);
+  }
+}
+
+/** dist/webview/panel.{js,css} of this package (built by `npm run build`). */
+export function loadPanelAssets(from: string = __dirname): PanelAssets {
+  const dir = path.join(packageRoot(from), 'dist', 'webview');
+  try {
+    return { script: fs.readFileSync(path.join(dir, 'panel.js'), 'utf8'), css: fs.readFileSync(path.join(dir, 'panel.css'), 'utf8') };
+  } catch (e) {
+    throw new Error(`results panel assets missing in ${dir} (${(e as Error).message}): run 'npm run build'`);
+  }
+}

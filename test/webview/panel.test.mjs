@@ -1,0 +1,722 @@
+// Results panel in real headless Chromium (Debian's, driven by playwright-core): the standalone
+// report (reportHtml with the built assets, opened from disk) and a page that stands in for the
+// VS Code webview host (panelHtml's page under its strict CSP, acquireVsCodeApi stubbed to record
+// messages and state, theme variables set the way VS Code sets them), for every fixture in
+// test/fixtures/sweep/. Expected table text is computed here from the fixture with this file's
+// own formatting rules, not with the webview's code.
+//
+//   npm run build && node --test test/webview/panel.test.mjs      (or npm run test:webview)
+//   UNROLL_LENS_UPDATE_DOCS_IMAGES=1 …  also refreshes docs/images/results-panel.png
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const require = createRequire(path.join(ROOT, 'package.json'));
+const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'sweep');
+const ARTIFACTS = path.join(ROOT, '.test-artifacts', 'webview');
+const ORIGIN = 'https://webview.invalid';
+const CHROMIUM_ARGS = [
+  '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', '--disable-extensions',
+];
+
+for (const f of ['dist/webview/panel.js', 'dist/webview/panel.css', 'out/src/engine/report/panelHtml.js']) {
+  if (!fs.existsSync(path.join(ROOT, f))) throw new Error(`${f} missing: run 'npm run build' first`);
+}
+const { panelHtml, reportHtml, loadPanelAssets, makeNonce } = require(path.join(ROOT, 'out/src/engine/report/panelHtml.js'));
+const assets = loadPanelAssets(path.join(ROOT, 'out', 'src'));
+const fixtureNames = fs.readdirSync(FIXTURES).filter(f => f.endsWith('.json')).map(f => f.slice(0, -5)).sort();
+const fixtures = Object.fromEntries(fixtureNames.map(n => [n, JSON.parse(fs.readFileSync(path.join(FIXTURES, `${n}.json`), 'utf8'))]));
+
+function chromiumPath() {
+  if (process.env.UNROLL_LENS_CHROMIUM) return process.env.UNROLL_LENS_CHROMIUM;
+  const manifest = path.join(process.env.UNROLL_LENS_TOOLS || path.join(ROOT, '.tools'), 'test-tools.json');
+  const fromManifest = fs.existsSync(manifest) ? JSON.parse(fs.readFileSync(manifest, 'utf8')).chromium : null;
+  for (const p of [fromManifest, '/usr/bin/chromium']) if (p && fs.existsSync(p)) return p;
+  throw new Error("no Chromium: run 'npm run setup:test-tools'");
+}
+
+// ------------------------------------------------------------------------------------------ themes
+// What VS Code puts on <html> (style) and <body> (class) of a webview, for Dark Modern, Light
+// Modern and High Contrast (a subset: the variables panel.css reads).
+const THEMES = {
+  dark: {
+    cls: 'vscode-dark',
+    vars: {
+      '--vscode-foreground': '#cccccc', '--vscode-descriptionForeground': '#9d9d9d', '--vscode-editor-background': '#1f1f1f',
+      '--vscode-sideBar-background': '#181818', '--vscode-editorWidget-background': '#202020', '--vscode-panel-border': '#2b2b2b',
+      '--vscode-widget-border': '#313131', '--vscode-editorIndentGuide-background1': '#404040', '--vscode-focusBorder': '#0078d4',
+      '--vscode-font-family': 'system-ui, "Ubuntu", "Droid Sans", sans-serif', '--vscode-font-size': '13px',
+      '--vscode-editor-font-family': '"Droid Sans Mono", monospace', '--vscode-editorHoverWidget-background': '#202020',
+      '--vscode-editorHoverWidget-foreground': '#cccccc', '--vscode-editorHoverWidget-border': '#454545',
+      '--vscode-button-background': '#0078d4', '--vscode-button-foreground': '#ffffff', '--vscode-button-hoverBackground': '#026ec1',
+      '--vscode-button-secondaryBackground': '#313131', '--vscode-button-secondaryForeground': '#cccccc',
+      '--vscode-button-secondaryHoverBackground': '#3c3c3c', '--vscode-list-hoverBackground': '#2a2d2e',
+      '--vscode-list-inactiveSelectionBackground': '#37373d', '--vscode-editorGroupHeader-tabsBackground': '#181818',
+      '--vscode-charts-red': '#f14c4c', '--vscode-charts-blue': '#3794ff', '--vscode-charts-yellow': '#cca700',
+      '--vscode-charts-orange': '#d18616', '--vscode-charts-green': '#89d185', '--vscode-charts-purple': '#b180d7',
+      '--vscode-disabledForeground': '#8b8b8b', '--vscode-errorForeground': '#f85149', '--vscode-editorWarning-foreground': '#cca700',
+    },
+  },
+  light: {
+    cls: 'vscode-light',
+    vars: {
+      '--vscode-foreground': '#3b3b3b', '--vscode-descriptionForeground': '#717171', '--vscode-editor-background': '#ffffff',
+      '--vscode-sideBar-background': '#f8f8f8', '--vscode-editorWidget-background': '#f8f8f8', '--vscode-panel-border': '#e5e5e5',
+      '--vscode-widget-border': '#e5e5e5', '--vscode-editorIndentGuide-background1': '#e5e5e5', '--vscode-focusBorder': '#005fb8',
+      '--vscode-font-family': 'system-ui, "Ubuntu", "Droid Sans", sans-serif', '--vscode-font-size': '13px',
+      '--vscode-editor-font-family': '"Droid Sans Mono", monospace', '--vscode-editorHoverWidget-background': '#f8f8f8',
+      '--vscode-editorHoverWidget-foreground': '#3b3b3b', '--vscode-editorHoverWidget-border': '#c8c8c8',
+      '--vscode-button-background': '#005fb8', '--vscode-button-foreground': '#ffffff', '--vscode-button-hoverBackground': '#0258a8',
+      '--vscode-button-secondaryBackground': '#e5e5e5', '--vscode-button-secondaryForeground': '#3b3b3b',
+      '--vscode-button-secondaryHoverBackground': '#cccccc', '--vscode-list-hoverBackground': '#f2f2f2',
+      '--vscode-list-inactiveSelectionBackground': '#e4e6f1', '--vscode-editorGroupHeader-tabsBackground': '#f8f8f8',
+      '--vscode-charts-red': '#e51400', '--vscode-charts-blue': '#1a85ff', '--vscode-charts-yellow': '#bf8803',
+      '--vscode-charts-orange': '#d18616', '--vscode-charts-green': '#388a34', '--vscode-charts-purple': '#652d90',
+      '--vscode-disabledForeground': '#8b8b8b', '--vscode-errorForeground': '#a1260d', '--vscode-editorWarning-foreground': '#bf8803',
+    },
+  },
+  hc: {
+    cls: 'vscode-high-contrast',
+    vars: {
+      '--vscode-foreground': '#ffffff', '--vscode-descriptionForeground': '#ffffffb3', '--vscode-editor-background': '#000000',
+      '--vscode-contrastBorder': '#6fc3df', '--vscode-focusBorder': '#f38518', '--vscode-panel-border': '#6fc3df',
+      '--vscode-font-family': 'system-ui, sans-serif', '--vscode-font-size': '13px',
+      '--vscode-charts-red': '#f14c4c', '--vscode-charts-blue': '#3794ff', '--vscode-charts-yellow': '#ffd700',
+      '--vscode-charts-orange': '#d18616', '--vscode-charts-green': '#89d185', '--vscode-charts-purple': '#b180d7',
+    },
+  },
+};
+
+// ------------------------------------------------------------------------------------------ pages
+
+/** The webview host stand-in: panelHtml's page with a stub that runs first (same nonce). */
+function hostPage({ theme = 'dark', state = null, nonce = makeNonce() } = {}) {
+  const html = panelHtml({ scriptUri: `${ORIGIN}/panel.js`, styleUri: `${ORIGIN}/panel.css`, cspSource: ORIGIN, nonce, title: 'Unroll Lens results' });
+  const stub = `
+    window.__unrollLensTest = true;
+    window.__posted = [];
+    window.__violations = [];
+    document.addEventListener('securitypolicyviolation', e => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI));
+    let state = ${JSON.stringify(state).replace(/</g, '\\u003c')};
+    let acquired = 0;
+    window.__getState = () => state;
+    window.acquireVsCodeApi = () => {
+      if (acquired++) throw new Error('acquireVsCodeApi may be called once');
+      return {
+        postMessage: m => window.__posted.push(JSON.parse(JSON.stringify(m))),
+        getState: () => state,
+        setState: s => { state = JSON.parse(JSON.stringify(s)); },
+      };
+    };
+    window.__setTheme = (cls, vars) => {
+      const root = document.documentElement;
+      for (const p of [...root.style]) if (p.startsWith('--vscode-')) root.style.removeProperty(p);
+      for (const [k, v] of Object.entries(vars)) root.style.setProperty(k, v);
+      document.body.className = cls;
+    };
+    window.__setTheme(${JSON.stringify(THEMES[theme].cls)}, ${JSON.stringify(THEMES[theme].vars)});
+  `;
+  return html.replace('<main id="app">', `<script nonce="${nonce}">${stub}</script>\n<main id="app">`);
+}
+
+let browser;
+const pages = [];
+
+async function newPage({ colorScheme = 'light' } = {}) {
+  const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 }, colorScheme });
+  // The host's resources, served without a network (and nothing else is reachable).
+  await ctx.route('**/*', async route => {
+    const url = new URL(route.request().url());
+    if (url.origin === ORIGIN && url.pathname === '/panel.js') return route.fulfill({ contentType: 'text/javascript', body: assets.script });
+    if (url.origin === ORIGIN && url.pathname === '/panel.css') return route.fulfill({ contentType: 'text/css', body: assets.css });
+    if (url.origin === ORIGIN && url.pathname === '/host.html') return route.fulfill({ contentType: 'text/html', body: ctx.__hostHtml });
+    if (url.protocol === 'file:') return route.continue();
+    return route.abort();
+  });
+  const page = await ctx.newPage();
+  const log = { errors: [], dialogs: [], console: [] };
+  page.on('console', m => {
+    log.console.push(`[${m.type()}] ${m.text()}`);
+    if (m.type() === 'error') log.errors.push(m.text());
+  });
+  page.on('pageerror', e => log.errors.push(`pageerror: ${e.message}`));
+  page.on('dialog', d => {
+    log.dialogs.push(d.message());
+    d.dismiss().catch(() => undefined);
+  });
+  pages.push(ctx);
+  return { ctx, page, log };
+}
+
+async function openHost(opts = {}) {
+  const p = await newPage();
+  p.ctx.__hostHtml = hostPage(opts);
+  await p.page.goto(`${ORIGIN}/host.html`);
+  await p.page.waitForFunction(() => window.__posted?.some(m => m.type === 'ready'));
+  return p;
+}
+
+async function postResult(page, result, progress = null) {
+  await page.evaluate(([r, pr]) => {
+    window.__lastPosted = JSON.stringify(r);
+    window.postMessage({ type: 'result', result: r, progress: pr }, '*');
+  }, [result, progress]);
+  // Handled once the panel has stored it (setState follows every render).
+  await page.waitForFunction(() => JSON.stringify(window.__getState()?.result) === window.__lastPosted);
+  await settle(page);
+}
+
+async function openReport(name, { colorScheme = 'light' } = {}) {
+  const p = await newPage({ colorScheme });
+  await p.page.addInitScript(() => {
+    window.__unrollLensTest = true;
+    window.__violations = [];
+    document.addEventListener('securitypolicyviolation', e => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI));
+  });
+  const file = path.join(ARTIFACTS, `report-${name}.html`);
+  fs.writeFileSync(file, reportHtml(fixtures[name], assets));
+  await p.page.goto(`file://${file}`);
+  await settle(p.page);
+  return p;
+}
+
+/** Two animation frames: chart.js has drawn and the theme observer has run. */
+async function settle(page) {
+  await page.evaluate(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))));
+}
+
+async function assertClean(page, log) {
+  const violations = await page.evaluate(() => window.__violations);
+  assert.deepEqual(violations, [], 'CSP violations');
+  assert.deepEqual(log.errors, [], 'console errors');
+  assert.deepEqual(log.dialogs, [], 'dialogs (alert) opened');
+}
+
+// ------------------------------------------------------------------------------------------ expectations
+
+const NONE = '—';
+const isNum = v => typeof v === 'number' && Number.isFinite(v);
+const int = v => (isNum(v) ? v.toLocaleString('en-US', { maximumFractionDigits: 0 }) : NONE);
+const us = v => (isNum(v) ? (v * 1000).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 }) : NONE);
+const pct = (v, d = 1) => (isNum(v) ? `${(v * 100).toFixed(d)}%` : NONE);
+const pct100 = v => (isNum(v) ? `${v.toFixed(1)}%` : NONE);
+const factor = f => (f === null || f === undefined ? NONE : typeof f === 'number' ? `×${f}` : f);
+
+/** The stall reasons the panel stacks: no_instruction, the 4 largest by mean share, "other". */
+function stallGroups(r) {
+  const measured = r.variants.filter(v => v.status === 'ok' && v.stallShare);
+  if (!measured.length) return { groups: [], top: [] };
+  const mean = {};
+  for (const v of measured) for (const [k, s] of Object.entries(v.stallShare)) if (k !== 'no_instruction') mean[k] = (mean[k] ?? 0) + s / measured.length;
+  const ranked = Object.entries(mean).filter(([, m]) => m > 0).sort((a, b) => b[1] - a[1]).map(([k]) => k);
+  const top = ranked.slice(0, 4);
+  return { groups: ['no_instruction', ...top, ...(ranked.length > 4 ? ['other'] : [])], top };
+}
+
+/** data-col → expected cell text, per variant id, for every column the table should have. */
+function expectedTable(r) {
+  const byId = new Map(r.variants.map(v => [v.id, v]));
+  const lines = r.loops.map(l => String(l.line));
+  const { groups, top } = stallGroups(r);
+  const base = byId.get(r.baseline);
+  const rows = new Map();
+  for (const v of r.variants) {
+    const ref = v.identicalTo ? byId.get(v.identicalTo) : null;
+    const ok = v.status === 'ok';
+    const val = k => (isNum(v[k]) ? v[k] : ok && ref && isNum(ref[k]) ? ref[k] : null);
+    const c = {};
+    c.label = v.label;
+    for (const l of lines) {
+      const written = r.loops.find(x => String(x.line) === l).written;
+      c[`factor:${l}`] = l in v.factors ? factor(v.factors[l]) : Object.keys(v.factors).length ? NONE : `${factor(written)} (written)`;
+    }
+    c.status = v.status;
+    c.kernelInstructions = int(val('kernelInstructions'));
+    c.kernelBytes = int(val('kernelBytes'));
+    for (const l of lines) {
+      const li = v.loopInstructions[l] ?? null;
+      c[`loopInstructions:${l}`] = int(li);
+      c[`loopBytes:${l}`] = int(li === null ? null : li * 16);
+      const eu = v.effectiveUnroll[l] ?? null;
+      c[`effectiveUnroll:${l}`] = eu === null ? NONE : `×${eu}${v.fullyUnrolled[l] ? ' (full)' : ''}`;
+    }
+    c.registers = int(val('registers'));
+    c.spillStores = int(val('spillStores'));
+    c.spillLoads = int(val('spillLoads'));
+    c.occupancy = pct(val('occupancy'));
+    if (!r.static) {
+      c.achievedOccupancy = pct100(val('achievedOccupancy'));
+      c.samples = ok ? int(val('samples')) : NONE;
+      c.medianMs = us(val('medianMs'));
+      c.q1Ms = us(val('q1Ms'));
+      c.q3Ms = us(val('q3Ms'));
+      c.iqrMs = us(val('iqrMs'));
+      c.cv = pct(val('cv'), 2);
+      c.speedup = isNum(val('speedup')) ? `${val('speedup').toFixed(3)}×` : NONE;
+      const q1 = val('q1Ms');
+      const q3 = val('q3Ms');
+      c.speedupIqr = ok && q1 && q3 && base?.medianMs ? `${(base.medianMs / q3).toFixed(3)}–${(base.medianMs / q1).toFixed(3)}×` : NONE;
+      c.withinNoise = v.withinNoise === null ? NONE : v.withinNoise ? 'yes' : 'no';
+      const s = ok ? v.stallShare : null;
+      for (const g of groups) {
+        c[`stall:${g}`] = !s ? NONE : pct(g === 'other'
+          ? Object.entries(s).filter(([k]) => k !== 'no_instruction' && !top.includes(k)).reduce((a, [, x]) => a + x, 0)
+          : s[g] ?? 0);
+      }
+      const topStall = s ? Object.entries(s).filter(([k]) => k !== 'selected').sort((a, b) => b[1] - a[1])[0] : null;
+      c.topStall = topStall ? `${topStall[0]} (${pct(topStall[1])})` : NONE;
+    }
+    c.identicalTo = ref ? ref.label : v.identicalTo ?? NONE;
+    c.message = v.message ?? '';
+    rows.set(v.id, c);
+  }
+  return rows;
+}
+
+/** The table as rendered: header column ids, and per row its id and cell texts by column. */
+async function readTable(page) {
+  return page.evaluate(() => {
+    const cols = [...document.querySelectorAll('.ul-table thead th')].map(th => th.getAttribute('data-col'));
+    const rows = [...document.querySelectorAll('.ul-table tbody tr')].map(tr => ({
+      id: tr.getAttribute('data-variant'),
+      selected: tr.getAttribute('aria-selected'),
+      cells: Object.fromEntries([...tr.cells].map(td => [td.getAttribute('data-col'), td.querySelector('.ul-label')?.textContent ?? td.textContent])),
+    }));
+    return { cols, rows };
+  });
+}
+
+async function checkTable(page, r) {
+  const expected = expectedTable(r);
+  const { cols, rows } = await readTable(page);
+  assert.deepEqual(rows.map(x => x.id), r.variants.map(v => v.id), 'one row per variant, in result order');
+  assert.deepEqual(new Set(cols), new Set(Object.keys(expected.get(r.variants[0].id))), 'table columns');
+  for (const row of rows) assert.deepEqual(row.cells, expected.get(row.id), `row ${row.id}`);
+}
+
+/** Per chart: its legend texts, axis titles, and whether sampled pixels show what it drew. */
+async function readCharts(page) {
+  return page.evaluate(() => {
+    const out = {};
+    for (const [id, chart] of Object.entries(window.__unrollLensCharts)) {
+      const canvas = chart.canvas;
+      const ctx = canvas.getContext('2d');
+      const img = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+      let painted = 0;
+      for (let i = 3; i < img.length; i += 4) if (img[i] > 0) painted++;
+      const dpr = canvas.width / canvas.clientWidth;
+      const alphaAt = (x, y) => ctx.getImageData(Math.round(x * dpr), Math.round(y * dpr), 1, 1).data[3];
+      // Every drawn bar / point: the pixel at its centre is painted (not an empty canvas).
+      const marks = [];
+      chart.data.datasets.forEach((ds, di) => {
+        if (!chart.isDatasetVisible(di)) return;
+        chart.getDatasetMeta(di).data.forEach((el, i) => {
+          const v = ds.data[i];
+          if (v === null || v === undefined || v === 0) return;
+          const y = el.base !== undefined && ds.type !== 'line' ? (el.y + el.base) / 2 : el.y;
+          marks.push({ di, i, alpha: alphaAt(el.x, y) });
+        });
+      });
+      const empty = document.createElement('canvas');
+      empty.width = canvas.width;
+      empty.height = canvas.height;
+      out[id] = {
+        painted: painted / (canvas.width * canvas.height),
+        differsFromEmpty: canvas.toDataURL() !== empty.toDataURL(),
+        marks,
+        legend: chart.legend.legendItems.map(l => l.text),
+        titles: Object.fromEntries(Object.entries(chart.scales)
+          .map(([k, s]) => [k, s.options.display !== false && s.options.title?.display ? s.options.title.text : null])),
+        datasets: chart.data.datasets.map(d => ({ label: d.label, n: d.data.filter(v => v !== null).length })),
+        labels: chart.data.labels,
+        decor: chart.options.plugins.ulDecor ? {
+          refLines: chart.options.plugins.ulDecor.refLines.map(l => ({ value: l.value, label: l.label })),
+          whiskers: chart.options.plugins.ulDecor.whiskers
+            ? { low: chart.options.plugins.ulDecor.whiskers.low, high: chart.options.plugins.ulDecor.whiskers.high }
+            : null,
+        } : null,
+        patterns: chart.data.datasets.map(d => (Array.isArray(d.backgroundColor) ? d.backgroundColor.map(c => typeof c !== 'string') : [])),
+        colors: chart.data.datasets.map(d => (Array.isArray(d.backgroundColor)
+          ? d.backgroundColor.find(c => typeof c === 'string') ?? null
+          : d.borderColor ?? null)),
+        tickColor: chart.options.scales.x.ticks.color,
+        borderColors: chart.data.datasets[0]?.borderColor,
+        borderWidths: chart.data.datasets[0]?.borderWidth,
+      };
+    }
+    return out;
+  });
+}
+
+async function checkCharts(page, r) {
+  const charts = await readCharts(page);
+  const ids = r.static ? ['size', 'resources', 'unroll'] : ['speedup', 'stalls', 'size', 'resources'];
+  assert.deepEqual(Object.keys(charts).sort(), [...ids].sort(), 'charts shown');
+  const ok = r.variants.filter(v => v.status === 'ok');
+  for (const [id, c] of Object.entries(charts)) {
+    assert.ok(c.differsFromEmpty && c.painted > 0.02, `${id}: canvas is blank (${(c.painted * 100).toFixed(2)}% painted)`);
+    assert.ok(c.marks.length > 0, `${id}: no bars or points drawn`);
+    for (const m of c.marks) assert.ok(m.alpha > 0, `${id}: dataset ${m.di} variant ${m.i}: nothing painted at the bar`);
+    assert.equal(c.titles.x, 'Variant', `${id}: x axis title`);
+    for (const [axis, title] of Object.entries(c.titles)) assert.ok(title && title.length > 3, `${id}: axis ${axis} has no title`);
+    assert.ok(c.legend.length >= 2, `${id}: legend`);
+    assert.equal(c.labels.length, r.variants.length, `${id}: one category per variant`);
+  }
+  const label = id => charts[ids[0]].labels[r.variants.findIndex(v => v.id === id)];
+  for (const v of r.variants) {
+    if (v.identicalTo) assert.ok(label(v.id).includes(`= ${r.variants.find(x => x.id === v.identicalTo).label}`), `${v.id}: "= ×N" label`);
+    if (v.status !== 'ok') assert.ok(label(v.id).includes(v.status), `${v.id}: status in its axis label`);
+  }
+  if (r.variants.some(v => v.identicalTo)) assert.ok(charts.size.legend.some(t => t.startsWith('Identical code')), 'identical code legend entry');
+
+  const size = charts.size;
+  assert.ok(size.legend.includes('Kernel SASS bytes') && size.legend.includes('Loop SASS bytes'), 'size legend');
+  const budgetLabel = size.legend.find(t => t.startsWith('I-cache budget'));
+  assert.ok(budgetLabel, 'i-cache budget legend entry');
+  assert.deepEqual(size.decor.refLines.map(l => l.value), [r.icacheBudgetBytes], 'budget line at icacheBudgetBytes');
+  assert.equal(size.datasets[0].n, ok.length, 'kernel bytes bar per finished variant, none for failed/pending ones');
+
+  const res = charts.resources;
+  for (const t of ['Registers / thread', 'Spill bytes (stores + loads)', 'Theoretical occupancy (%)']) {
+    assert.ok(res.legend.includes(t), `resources legend: ${t}`);
+  }
+  assert.ok(res.titles.y1 === 'Occupancy (%)', 'second y axis');
+
+  if (r.static) {
+    assert.deepEqual(charts.unroll.legend.slice(0, 2), ['Effective unroll (nvcc)', 'Requested factor'], 'unroll legend');
+    return charts;
+  }
+  assert.ok(res.legend.includes('Achieved occupancy (%, ncu)'), 'achieved occupancy');
+  const sp = charts.speedup;
+  for (const t of ['Faster than the baseline', 'Slower than the baseline', 'Within noise (IQRs overlap)', 'IQR whiskers']) {
+    assert.ok(sp.legend.includes(t), `speedup legend: ${t}`);
+  }
+  assert.ok(sp.legend.some(t => t.startsWith('Baseline')), 'baseline line legend');
+  assert.deepEqual(sp.decor.refLines.map(l => l.value), [1]);
+  const baseMedian = r.variants.find(v => v.id === r.baseline).medianMs;
+  r.variants.forEach((v, i) => {
+    const expLow = v.status === 'ok' && v.q3Ms ? baseMedian / v.q3Ms : null;
+    const expHigh = v.status === 'ok' && v.q1Ms ? baseMedian / v.q1Ms : null;
+    assert.ok(expLow === null ? sp.decor.whiskers.low[i] === null : Math.abs(sp.decor.whiskers.low[i] - expLow) < 1e-12, `${v.id}: whisker low`);
+    assert.ok(expHigh === null ? sp.decor.whiskers.high[i] === null : Math.abs(sp.decor.whiskers.high[i] - expHigh) < 1e-12, `${v.id}: whisker high`);
+    // Within-noise bars are hatched and identical-code bars faded (patterns), the others solid colours.
+    if (v.status === 'ok') assert.equal(sp.patterns[0][i], v.withinNoise === true || !!v.identicalTo, `${v.id}: noise marking`);
+  });
+  const st = charts.stalls;
+  const { groups } = stallGroups(r);
+  assert.equal(st.legend[0], 'no_instruction (i-cache miss)', 'no_instruction first in the stack');
+  assert.equal(st.datasets.length, groups.length);
+  const others = st.colors.slice(1);
+  assert.ok(!others.includes(st.colors[0]), 'no_instruction has a colour of its own');
+  return charts;
+}
+
+// ------------------------------------------------------------------------------------------ tests
+
+before(async () => {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  const { chromium } = await import('playwright-core');
+  browser = await chromium.launch({ executablePath: chromiumPath(), headless: true, args: CHROMIUM_ARGS });
+});
+
+after(async () => {
+  for (const ctx of pages) await ctx.close().catch(() => undefined);
+  await browser?.close();
+});
+
+describe('standalone report', () => {
+  for (const name of fixtureNames) {
+    test(`${name}: renders every chart and the whole table under its CSP`, async () => {
+      const { page, log } = await openReport(name);
+      const r = fixtures[name];
+      await checkCharts(page, r);
+      await checkTable(page, r);
+      // Host-only controls are hidden; everything else is there.
+      const hostOnlyShown = await page.evaluate(() => [...document.querySelectorAll('.ul-host-only')].map(e => e.offsetParent !== null));
+      assert.deepEqual(hostOnlyShown, [false, false, false, false, false], 'Apply, Apply best, Export ×2 and Cancel hidden');
+      assert.equal(await page.locator('h1').textContent(), `${r.kernel} · loop ${r.loops.map(l => `L${l.line}`).join(', ')}`);
+      assert.equal(await page.locator('[data-meta="GPU"] dd').textContent(), r.gpu ?? 'static: no GPU run');
+      if (r.static) assert.match(await page.locator('[data-static-note]').textContent(), /GPU run adds kernel timings.*unroll-lens sweep/s);
+      await assertClean(page, log);
+    });
+  }
+
+  test('the report is self-contained: one file, no URL loaded, data escaped', async () => {
+    const html = reportHtml(fixtures['escaping-matmul_basic'], assets);
+    assert.doesNotMatch(html, /<script\b[^>]*\ssrc=|<link\b|<img\b|<iframe\b/i, 'no external resource');
+    const data = /<script type="application\/json" id="sweep-data">(.*?)<\/script>/s.exec(html)[1];
+    assert.ok(!data.includes('<'), 'no < inside the embedded JSON');
+    assert.deepEqual(JSON.parse(data), fixtures['escaping-matmul_basic']);
+    assert.match(html, /<meta http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;; img-src data:; style-src &#39;nonce-/);
+  });
+});
+
+describe('webview host', () => {
+  for (const name of fixtureNames) {
+    test(`${name}: ready → result renders every chart and the whole table`, async () => {
+      const { page, log } = await openHost({ theme: 'dark' });
+      const r = fixtures[name];
+      assert.deepEqual(await page.evaluate(() => window.__posted), [{ type: 'ready' }]);
+      await postResult(page, r);
+      await checkCharts(page, r);
+      await checkTable(page, r);
+      const state = await page.evaluate(() => window.__getState());
+      assert.deepEqual(state.result, r, 'the last result is persisted with setState');
+      await assertClean(page, log);
+    });
+  }
+
+  test('markup in kernel names, paths, labels, notes and messages stays text', async () => {
+    const r = fixtures['escaping-matmul_basic'];
+    for (const open of [() => openReport('escaping-matmul_basic'), async () => {
+      const p = await openHost();
+      await postResult(p.page, r);
+      return p;
+    }]) {
+      const { page, log } = await open();
+      const dom = await page.evaluate(() => ({
+        injected: document.querySelectorAll('#app script, #app img, #app iframe, #app b, #app i').length,
+        scripts: document.querySelectorAll('script').length,
+        h1: document.querySelector('h1').textContent,
+        subtitle: document.querySelector('.ul-subtitle').textContent,
+        notes: [...document.querySelectorAll('.ul-notes li')].map(li => li.textContent),
+        failed: document.querySelector('.ul-failed').textContent,
+        message: document.querySelector('tr[data-variant="51=8"] td[data-col="message"]').textContent,
+        label: document.querySelector('tr[data-variant="51=2"] .ul-label').textContent,
+        title: document.title,
+      }));
+      assert.equal(dom.injected, 0, 'no element created from data');
+      assert.equal(dom.scripts, 2, 'only the page\'s own scripts');
+      assert.ok(dom.h1.startsWith('<script>alert(1)</script>k'), dom.h1);
+      assert.ok(dom.subtitle.includes('/<b>bold</b>/'), dom.subtitle);
+      assert.ok(dom.notes.includes('<img src=x onerror="alert(3)"> a note with markup & an ampersand'));
+      assert.equal(dom.message, r.variants.find(v => v.id === '51=8').message);
+      assert.equal(dom.label, '<i>×2</i>');
+      assert.match(dom.failed, /×8 \(compile\)/, 'failed variant listed as not charted');
+      await page.waitForTimeout(200);
+      await assertClean(page, log);
+      if (page.url().startsWith('file:')) assert.ok(dom.title.includes('<script>alert(1)</script>k'), 'title is text');
+    }
+  });
+
+  test('the CSP is enforced (a script without the nonce is refused and reported)', async () => {
+    const { page } = await openHost();
+    await postResult(page, fixtures.matmul_basic);
+    await page.evaluate(() => {
+      const s = document.createElement('script');
+      s.textContent = 'window.__injected = true';
+      document.body.append(s);
+    });
+    await page.waitForFunction(() => window.__violations.length > 0);
+    assert.equal(await page.evaluate(() => window.__injected ?? false), false);
+    assert.match((await page.evaluate(() => window.__violations))[0], /^script-src/);
+  });
+
+  test('selecting: row click and chart click post reveal; Apply, Apply best and Export post their messages', async () => {
+    const { page, log } = await openHost();
+    const r = fixtures.icache_cliff;
+    await postResult(page, r);
+    await page.click('tr[data-variant="72=16"]');
+    await settle(page);
+    const sel = await readTable(page);
+    assert.equal(sel.rows.find(x => x.id === '72=16').selected, 'true');
+    const charts = await readCharts(page);
+    const i = r.variants.findIndex(v => v.id === '72=16');
+    assert.equal(charts.speedup.borderWidths[i], 3, 'selected bar outlined');
+    assert.equal(await page.locator('.ul-selection .ul-button').textContent(), 'Apply ×16');
+    await page.click('.ul-selection .ul-button');
+    await page.click('text=Apply best (×16)');
+    await page.click('text=Export CSV');
+    await page.click('text=Export JSON (T4)');
+    // A click on the ×4 bar of the speedup chart.
+    const pos = await page.evaluate(idx => {
+      const c = window.__unrollLensCharts.speedup;
+      c.canvas.scrollIntoView({ block: 'center' });   // earlier clicks scrolled: the bar must be in the viewport
+      const el = c.getDatasetMeta(0).data[idx];
+      const box = c.canvas.getBoundingClientRect();
+      return { x: box.left + el.x, y: box.top + (el.y + el.base) / 2 };
+    }, r.variants.findIndex(v => v.id === '72=4'));
+    await page.mouse.click(pos.x, pos.y);
+    // chart.js handles events on the next animation frame, reading the canvas position then: wait
+    // for it before anything scrolls.
+    await page.waitForFunction(() => window.__posted.some(m => m.type === 'reveal' && m.variantId === '72=4'));
+    // Keyboard: the selected row is the tab stop; ArrowDown moves, Enter selects.
+    await page.focus('tr[data-variant="72=4"]');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Enter');
+    assert.deepEqual((await page.evaluate(() => window.__posted)).slice(1), [
+      { type: 'reveal', variantId: '72=16' },
+      { type: 'apply', variantId: '72=16' },
+      { type: 'apply', variantId: '72=16' },
+      { type: 'export', format: 'csv' },
+      { type: 'export', format: 't4' },
+      { type: 'reveal', variantId: '72=4' },
+      { type: 'reveal', variantId: '72=8' },
+    ]);
+    assert.equal((await page.evaluate(() => window.__getState())).selected, '72=8');
+    // The host selects (e.g. from a CodeLens): the row follows, nothing is posted back.
+    const posted = (await page.evaluate(() => window.__posted)).length;
+    await page.evaluate(() => window.postMessage({ type: 'select', variantId: '72=2' }, '*'));
+    await settle(page);
+    assert.equal((await readTable(page)).rows.find(x => x.id === '72=2').selected, 'true');
+    assert.equal((await page.evaluate(() => window.__posted)).length, posted);
+    // Junk from the host is ignored.
+    await page.evaluate(() => window.postMessage({ type: 'result', result: { schema: 2 } }, '*'));
+    await settle(page);
+    assert.equal((await readTable(page)).rows.length, r.variants.length);
+    await assertClean(page, log);
+  });
+
+  test('sorting: numeric, missing values last both ways, keyboard accessible', async () => {
+    const { page, log } = await openHost();
+    const r = fixtures['escaping-matmul_basic'];
+    await postResult(page, r);
+    const order = async () => (await readTable(page)).rows.map(x => x.id);
+    const medians = ids => ids.map(id => r.variants.find(v => v.id === id).medianMs);
+    await page.click('th[data-col="medianMs"] button');
+    let ids = await order();
+    let m = medians(ids);
+    assert.equal(m.at(-1), null, 'failed variant (no median) last');
+    assert.deepEqual(m.slice(0, -1), [...m.slice(0, -1)].sort((a, b) => a - b), 'ascending');
+    assert.equal(await page.getAttribute('th[data-col="medianMs"]', 'aria-sort'), 'ascending');
+    await page.focus('th[data-col="medianMs"] button');
+    await page.keyboard.press('Enter');
+    ids = await order();
+    m = medians(ids);
+    assert.equal(m.at(-1), null, 'still last when descending');
+    assert.deepEqual(m.slice(0, -1), [...m.slice(0, -1)].sort((a, b) => b - a), 'descending');
+    assert.equal(await page.getAttribute('th[data-col="medianMs"]', 'aria-sort'), 'descending');
+    // Numbers in text sort as numbers (×2 before ×16); kernel instr numerically (56 < 144 < 216).
+    await page.click('th[data-col="factor:51"] button');
+    ids = await order();
+    assert.ok(ids.indexOf('51=2') < ids.indexOf('51=16'), ids.join());
+    await page.click('th[data-col="kernelInstructions"] button');
+    const instr = (await order()).map(id => r.variants.find(v => v.id === id).kernelInstructions);
+    assert.deepEqual(instr, [...instr.filter(x => x !== null).sort((a, b) => a - b), null]);
+    assert.deepEqual((await page.evaluate(() => window.__getState())).sort, { column: 'kernelInstructions', direction: 'asc' });
+    await assertClean(page, log);
+  });
+
+  test('live update: pending variants fill in place, progress and Cancel, then complete; state restores', async () => {
+    const { page, log } = await openHost();
+    const final = fixtures.matmul_basic;
+    const pending = v => ({
+      ...v, status: 'pending', kernelInstructions: null, kernelBytes: null, loopInstructions: {}, effectiveUnroll: {}, fullyUnrolled: {},
+      registers: null, spillStores: null, spillLoads: null, occupancy: null, identicalTo: null, samples: 0, medianMs: null, q1Ms: null, q3Ms: null,
+      iqrMs: null, cv: null, speedup: null, withinNoise: null, stallShare: null, achievedOccupancy: null,
+    });
+    const partial = done => ({
+      ...final, complete: false, evaluations: done, best: null, bestBasis: null,
+      variants: final.variants.map((v, i) => (i < done ? v : pending(v))),
+    });
+    await postResult(page, partial(1), { message: 'building variants', done: 0, total: final.variants.length });
+    const first = await page.evaluate(() => {
+      window.__chartsBefore = window.__unrollLensCharts;
+      window.__canvasBefore = [...document.querySelectorAll('canvas')];
+      return document.querySelector('.ul-progress-text').textContent;
+    });
+    assert.equal(first, `building variants (0 of ${final.variants.length})`);
+    assert.ok(await page.isVisible('.ul-cancel'));
+    let table = await readTable(page);
+    assert.deepEqual(table.rows.map(x => x.cells.status), final.variants.map((_, i) => (i < 1 ? 'ok' : 'pending')));
+    await page.click('.ul-cancel');
+    assert.deepEqual((await page.evaluate(() => window.__posted)).at(-1), { type: 'cancel' });
+
+    for (let done = 2; done < final.variants.length; done++) {
+      await postResult(page, partial(done), { message: `profiling ${final.variants[done].label}`, done, total: final.variants.length });
+    }
+    table = await readTable(page);
+    assert.equal(table.rows.filter(x => x.cells.status === 'pending').length, 1);
+    const charts = await readCharts(page);
+    assert.equal(charts.speedup.datasets[0].n, final.variants.length - 1, 'a bar per finished variant, none for the pending one');
+    await postResult(page, final, null);
+    const same = await page.evaluate(() => {
+      const now = window.__unrollLensCharts;
+      const canvases = [...document.querySelectorAll('canvas')];
+      return Object.keys(now).every(k => now[k] === window.__chartsBefore[k]) && canvases.every((c, i) => c === window.__canvasBefore[i]);
+    });
+    assert.ok(same, 'charts updated in place (same Chart instances and canvases)');
+    assert.equal(await page.isVisible('.ul-progress'), false);
+    await checkCharts(page, final);
+    await checkTable(page, final);
+    await page.click('tr[data-variant="51=16"]');
+    const state = await page.evaluate(() => window.__getState());
+    assert.equal(state.result.complete, true);
+    await assertClean(page, log);
+
+    // A window reload: the serializer hands the state back; the page renders it before any message.
+    const restored = await openHost({ state });
+    await settle(restored.page);
+    await checkTable(restored.page, final);
+    assert.equal((await readTable(restored.page)).rows.find(x => x.id === '51=16').selected, 'true');
+    await assertClean(restored.page, restored.log);
+  });
+
+  test('theme: colours follow the body class and VS Code variables (dark → light → high contrast)', async () => {
+    const { page, log } = await openHost({ theme: 'dark' });
+    await postResult(page, fixtures.icache_cliff);
+    const colours = async () => {
+      const c = await readCharts(page);
+      return { tick: c.speedup.tickColor, noInstruction: c.stalls.colors[0], border: c.stalls.borderColors };
+    };
+    assert.deepEqual((await colours()).tick, '#cccccc');
+    assert.equal((await colours()).noInstruction, '#f14c4c');
+    await page.evaluate(t => window.__setTheme(t.cls, t.vars), THEMES.light);
+    await settle(page);
+    assert.equal((await colours()).tick, '#3b3b3b');
+    assert.equal((await colours()).noInstruction, '#e51400');
+    await page.evaluate(t => window.__setTheme(t.cls, t.vars), THEMES.hc);
+    await settle(page);
+    const hc = await colours();
+    assert.equal(hc.tick, '#ffffff');
+    assert.ok(hc.border.every(b => b === '#6fc3df'), 'bars outlined with the contrast border');
+    await assertClean(page, log);
+  });
+
+  test('screenshots: dark, light, static and standalone GPU report', async () => {
+    const shots = [];
+    const shoot = async (page, file) => {
+      await settle(page);
+      const out = path.join(ARTIFACTS, file);
+      await page.screenshot({ path: out, fullPage: true });
+      shots.push(out);
+    };
+    for (const theme of ['dark', 'light']) {
+      const { page } = await openHost({ theme });
+      await postResult(page, fixtures.icache_cliff);
+      await page.click('tr[data-variant="72=16"]');
+      await shoot(page, `panel-${theme}.png`);
+    }
+    const st = await openHost({ theme: 'dark' });
+    await postResult(st.page, fixtures['static-matmul_basic']);
+    await shoot(st.page, 'panel-static.png');
+    const rep = await openReport('matmul_basic');
+    await shoot(rep.page, 'report-gpu.png');
+    if (process.env.UNROLL_LENS_UPDATE_DOCS_IMAGES) {
+      fs.copyFileSync(path.join(ARTIFACTS, 'panel-dark.png'), path.join(ROOT, 'docs', 'images', 'results-panel.png'));
+    }
+    for (const s of shots) assert.ok(fs.statSync(s).size > 20_000, `${s} looks empty`);
+    console.log(`screenshots: ${shots.map(s => path.relative(ROOT, s)).join(', ')}`);
+  });
+});
+
+// A distinct nonce per page, so one page's nonce cannot be replayed into another.
+test('panelHtml: CSP, nonce and escaping of what the host passes in', () => {
+  const nonce = crypto.randomBytes(16).toString('base64');
+  const html = panelHtml({
+    scriptUri: 'https://x.invalid/a.js?x="<>', styleUri: 'https://x.invalid/a.css', cspSource: 'https://x.invalid', nonce, title: '<b>t</b>',
+  });
+  assert.ok(html.includes(`default-src &#39;none&#39;; img-src https://x.invalid data:; style-src https://x.invalid &#39;nonce-${nonce}&#39;; `
+    + `script-src &#39;nonce-${nonce}&#39;; font-src https://x.invalid">`));
+  assert.ok(html.includes('<title>&lt;b&gt;t&lt;/b&gt;</title>'));
+  assert.ok(html.includes('src="https://x.invalid/a.js?x=&quot;&lt;&gt;"'));
+  assert.throws(() => panelHtml({ scriptUri: '', styleUri: '', cspSource: "x; script-src 'unsafe-inline'", nonce, title: '' }), /cspSource/);
+  assert.throws(() => panelHtml({ scriptUri: '', styleUri: '', cspSource: 'x', nonce: 'short', title: '' }), /nonce/);
+  assert.notEqual(makeNonce(), makeNonce());
+});

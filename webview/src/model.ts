@@ -1,0 +1,155 @@
+// From a SweepResult to what the charts and the table show: identical variants resolved to the
+// variant they copy, speedup intervals from the quartiles, stall reasons grouped for stacking.
+import type { SweepResult, SweepVariant } from '../../src/protocol';
+
+/**
+ * Stall reasons stacked by name besides no_instruction; the rest are summed as "other". Four keep
+ * every stack colour distinct (VS Code's chart palette has six colours; red is no_instruction's).
+ */
+export const TOP_STALL_REASONS = 4;
+export const NO_INSTRUCTION = 'no_instruction';
+export const OTHER_STALLS = 'other';
+/** Part of the shares' sum (cycles between issues) but not a stall: left out of "top stall". */
+export const ISSUING = 'selected';
+/** SASS instructions are 16 bytes on every architecture the tool supports (sm_70 and later). */
+export const SASS_INSTRUCTION_BYTES = 16;
+
+type NumericKey = {
+  [K in keyof SweepVariant]: SweepVariant[K] extends number | null ? K : never;
+}[keyof SweepVariant];
+
+export interface VariantView {
+  v: SweepVariant;
+  index: number;
+  /** The variant `identicalTo` points at (its numbers stand for this one), or null. */
+  ref: SweepVariant | null;
+  ok: boolean;
+  pending: boolean;
+  /** Finished without a usable build or measurement (compile, runtime, …, cancelled). */
+  failed: boolean;
+  /** Own value, else the identical variant's (the sweep measures identical code once). */
+  num(key: NumericKey): number | null;
+  withinNoise: boolean | null;
+  stallShare: Record<string, number> | null;
+  loopInstructions(line: string): number | null;
+  loopBytes(line: string): number | null;
+  effectiveUnroll(line: string): number | null;
+  fullyUnrolled(line: string): boolean;
+  /** Speedup at the variant's q3 and q1 (baseline median / quartile). */
+  speedupLow: number | null;
+  speedupHigh: number | null;
+  /** Grouped stall shares in `ViewModel.stallGroups` order. */
+  stallGroups: (number | null)[];
+  topStall: { reason: string; share: number } | null;
+  /** Chart axis label: label, then "= ×4" for identical code, then a status that is not ok. */
+  axisLabel: string[];
+}
+
+export interface ViewModel {
+  result: SweepResult;
+  variants: VariantView[];
+  byId: Map<string, VariantView>;
+  /** Loop lines as the variant records key them ("72"). */
+  loopLines: string[];
+  paramKeys: string[];
+  /** no_instruction, the top other reasons by mean share, then "other". */
+  stallGroups: string[];
+  baseline: VariantView | null;
+  best: VariantView | null;
+  /** Finished variants that did not build or run. */
+  failed: VariantView[];
+  pending: number;
+  gpu: boolean;
+}
+
+export function stallLabel(group: string): string {
+  if (group === NO_INSTRUCTION) return 'no_instruction (i-cache miss)';
+  if (group === OTHER_STALLS) return 'other reasons';
+  if (group === ISSUING) return 'selected (issuing)';
+  return group;
+}
+
+export function buildModel(result: SweepResult): ViewModel {
+  const raw = new Map(result.variants.map(v => [v.id, v]));
+  const loopLines = result.loops.map(l => String(l.line));
+  for (const v of result.variants) for (const k of Object.keys(v.factors)) if (!loopLines.includes(k)) loopLines.push(k);
+  const paramKeys = [...new Set([...Object.keys(result.params), ...result.variants.flatMap(v => Object.keys(v.params))])];
+
+  const views: VariantView[] = result.variants.map((v, index) => {
+    const ref = v.identicalTo ? raw.get(v.identicalTo) ?? null : null;
+    const num = (key: NumericKey): number | null => {
+      const own = v[key];
+      if (typeof own === 'number' && Number.isFinite(own)) return own;
+      const theirs = ref?.[key];
+      return typeof theirs === 'number' && Number.isFinite(theirs) && v.status === 'ok' ? theirs : null;
+    };
+    const li = (line: string) => v.loopInstructions[line] ?? (ref && v.status === 'ok' ? ref.loopInstructions[line] ?? null : null);
+    const eu = (line: string) => v.effectiveUnroll[line] ?? (ref && v.status === 'ok' ? ref.effectiveUnroll[line] ?? null : null);
+    const fu = (line: string) => v.fullyUnrolled[line] ?? (ref ? ref.fullyUnrolled[line] ?? false : false);
+    const axisLabel = [v.label];
+    if (ref) axisLabel.push(`= ${ref.label}`);
+    if (v.status !== 'ok') axisLabel.push(v.status);
+    return {
+      v, index, ref,
+      ok: v.status === 'ok',
+      pending: v.status === 'pending',
+      failed: v.status !== 'ok' && v.status !== 'pending',
+      num,
+      withinNoise: v.withinNoise ?? (ref && v.status === 'ok' ? ref.withinNoise : null),
+      stallShare: v.stallShare ?? (ref && v.status === 'ok' ? ref.stallShare : null),
+      loopInstructions: li,
+      loopBytes: (line: string) => { const n = li(line); return n === null ? null : n * SASS_INSTRUCTION_BYTES; },
+      effectiveUnroll: eu,
+      fullyUnrolled: fu,
+      speedupLow: null, speedupHigh: null, stallGroups: [], topStall: null,
+      axisLabel,
+    };
+  });
+  const byId = new Map(views.map(x => [x.v.id, x]));
+  const baseline = byId.get(result.baseline) ?? null;
+
+  // Speedup interval: the baseline median over this variant's quartiles (q3 gives the low end).
+  const baseMedian = baseline?.num('medianMs') ?? null;
+  for (const x of views) {
+    const q1 = x.num('q1Ms');
+    const q3 = x.num('q3Ms');
+    if (baseMedian !== null && x.ok && q1 !== null && q3 !== null && q1 > 0 && q3 > 0) {
+      x.speedupLow = baseMedian / q3;
+      x.speedupHigh = baseMedian / q1;
+    }
+  }
+
+  // Stall groups: the reasons with the largest mean share over measured variants.
+  const measured = views.filter(x => x.ok && x.stallShare);
+  const mean = new Map<string, number>();
+  for (const x of measured) {
+    for (const [reason, share] of Object.entries(x.stallShare!)) {
+      if (reason !== NO_INSTRUCTION && Number.isFinite(share)) mean.set(reason, (mean.get(reason) ?? 0) + share / measured.length);
+    }
+  }
+  const ranked = [...mean].filter(([, m]) => m > 0).sort((a, b) => b[1] - a[1]).map(([r]) => r);
+  const top = ranked.slice(0, TOP_STALL_REASONS);
+  const hasOther = ranked.length > top.length;
+  const stallGroups = measured.length ? [NO_INSTRUCTION, ...top, ...(hasOther ? [OTHER_STALLS] : [])] : [];
+  for (const x of views) {
+    const s = x.ok ? x.stallShare : null;
+    if (!s) {
+      x.stallGroups = stallGroups.map(() => null);
+      continue;
+    }
+    x.stallGroups = stallGroups.map(g => {
+      if (g !== OTHER_STALLS) return s[g] ?? 0;
+      return Object.entries(s).filter(([r]) => r !== NO_INSTRUCTION && !top.includes(r)).reduce((a, [, v]) => a + (Number.isFinite(v) ? v : 0), 0);
+    });
+    const best = Object.entries(s).filter(([r, v]) => r !== ISSUING && Number.isFinite(v)).sort((a, b) => b[1] - a[1])[0];
+    x.topStall = best ? { reason: best[0], share: best[1] } : null;
+  }
+
+  return {
+    result, variants: views, byId, loopLines, paramKeys, stallGroups, baseline,
+    best: result.best ? byId.get(result.best) ?? null : null,
+    failed: views.filter(x => x.failed),
+    pending: views.filter(x => x.pending).length,
+    gpu: !result.static,
+  };
+}

@@ -1,0 +1,274 @@
+// The variants table: every number the charts draw (and the ones they do not), sortable by any
+// column (numbers as numbers, missing values last in either direction), keyboard accessible
+// (header buttons; rows with a roving tabindex, arrows to move, Enter/Space to select).
+import type { SortDirection } from '../../src/panelMessages';
+import { h, setText } from './dom';
+import { fmtFactor, fmtInt, fmtPercent, fmtShare, fmtSpeedup, fmtUs, NONE } from './format';
+import { stallLabel } from './model';
+import type { VariantView, ViewModel } from './model';
+
+export interface Column {
+  id: string;
+  title: string;
+  tip: string;
+  numeric: boolean;
+  /** Measured on the GPU: left out of static results, where it is always empty. */
+  gpu: boolean;
+  sortValue(x: VariantView): number | string | null;
+  text(x: VariantView): string;
+}
+
+export interface SortState {
+  column: string;
+  direction: SortDirection;
+}
+
+const FACTOR_ORDER = { default: 0, full: Number.MAX_SAFE_INTEGER } as const;
+
+function numCol(id: string, title: string, tip: string, gpu: boolean, value: (x: VariantView) => number | null, text: (n: number | null) => string): Column {
+  return { id, title, tip, numeric: true, gpu, sortValue: value, text: x => text(value(x)) };
+}
+
+export function columns(m: ViewModel): Column[] {
+  const r = m.result;
+  const cols: Column[] = [
+    { id: 'label', title: 'Variant', tip: 'Variant label', numeric: false, gpu: false, sortValue: x => x.v.label, text: x => x.v.label },
+  ];
+  for (const line of m.loopLines) {
+    const written = r.loops.find(l => String(l.line) === line)?.written ?? null;
+    const factor = (x: VariantView) => (line in x.v.factors ? x.v.factors[line] : Object.keys(x.v.factors).length ? null : written);
+    cols.push({
+      id: `factor:${line}`, title: `L${line} factor`, tip: `Unroll factor of the loop at line ${line} (the file as written keeps its own)`,
+      numeric: false, gpu: false,
+      sortValue: x => { const f = factor(x); return f === null ? null : typeof f === 'number' ? f : FACTOR_ORDER[f]; },
+      text: x => { const f = factor(x); return line in x.v.factors || f === null ? fmtFactor(f) : `${fmtFactor(f)} (written)`; },
+    });
+  }
+  for (const key of m.paramKeys) {
+    cols.push({
+      id: `param:${key}`, title: key, tip: `Parameter ${key}`, numeric: false, gpu: false,
+      sortValue: x => { const v = x.v.params[key]; return v === undefined ? null : Number.isFinite(Number(v)) ? Number(v) : v; },
+      text: x => x.v.params[key] ?? NONE,
+    });
+  }
+  cols.push(
+    {
+      id: 'status', title: 'Status', tip: 'ok, pending, or why the variant failed', numeric: false, gpu: false,
+      sortValue: x => x.v.status, text: x => x.v.status,
+    },
+    numCol('kernelInstructions', 'Kernel instr', 'SASS instructions of the kernel', false, x => x.num('kernelInstructions'), fmtInt),
+    numCol('kernelBytes', 'Kernel bytes', 'SASS bytes of the kernel', false, x => x.num('kernelBytes'), fmtInt),
+  );
+  for (const line of m.loopLines) {
+    cols.push(
+      numCol(`loopInstructions:${line}`, `L${line} loop instr`, `SASS instructions attributed to the loop at line ${line}`, false,
+        x => x.loopInstructions(line), fmtInt),
+      numCol(`loopBytes:${line}`, `L${line} loop bytes`, 'Loop SASS bytes (instructions × 16), compared with the i-cache budget', false,
+        x => x.loopBytes(line), fmtInt),
+      {
+        id: `effectiveUnroll:${line}`, title: `L${line} nvcc unroll`, tip: 'Copies of one iteration in the hot machine-code loop (effective unroll)',
+        numeric: true, gpu: false, sortValue: x => x.effectiveUnroll(line),
+        text: x => { const n = x.effectiveUnroll(line); return n === null ? NONE : `${fmtFactor(n)}${x.fullyUnrolled(line) ? ' (full)' : ''}`; },
+      },
+    );
+  }
+  cols.push(
+    numCol('registers', 'Registers', 'Registers per thread', false, x => x.num('registers'), fmtInt),
+    numCol('spillStores', 'Spill st (B)', 'Bytes of register spill stores', false, x => x.num('spillStores'), fmtInt),
+    numCol('spillLoads', 'Spill ld (B)', 'Bytes of register spill loads', false, x => x.num('spillLoads'), fmtInt),
+    numCol('occupancy', 'Theor. occ.', 'Theoretical occupancy', false, x => x.num('occupancy'), v => fmtShare(v)),
+    numCol('achievedOccupancy', 'Achieved occ.', 'Achieved occupancy, % of peak warps (ncu)', true, x => x.num('achievedOccupancy'), fmtPercent),
+    numCol('samples', 'Samples', 'Kernel launches timed', true, x => (x.ok ? x.num('samples') : null), fmtInt),
+    numCol('medianMs', 'Median (µs)', 'Median kernel duration', true, x => x.num('medianMs'), fmtUs),
+    numCol('q1Ms', 'Q1 (µs)', 'First quartile of the durations', true, x => x.num('q1Ms'), fmtUs),
+    numCol('q3Ms', 'Q3 (µs)', 'Third quartile of the durations', true, x => x.num('q3Ms'), fmtUs),
+    numCol('iqrMs', 'IQR (µs)', 'Interquartile range of the durations', true, x => x.num('iqrMs'), fmtUs),
+    numCol('cv', 'CV', 'Coefficient of variation of the durations', true, x => x.num('cv'), v => fmtShare(v, 2)),
+    numCol('speedup', 'Speedup', 'Baseline median / this median', true, x => x.num('speedup'), fmtSpeedup),
+    {
+      id: 'speedupIqr', title: 'Speedup IQR', tip: 'Baseline median / this variant\'s q3 … q1 (the chart\'s whiskers)', numeric: true, gpu: true,
+      sortValue: x => x.speedupLow,
+      text: x => (x.speedupLow === null || x.speedupHigh === null ? NONE : `${x.speedupLow.toFixed(3)}–${x.speedupHigh.toFixed(3)}×`),
+    },
+    {
+      id: 'withinNoise', title: 'Within noise', tip: 'The interquartile ranges of this variant and the baseline overlap', numeric: false, gpu: true,
+      sortValue: x => (x.withinNoise === null ? null : x.withinNoise ? 'yes' : 'no'),
+      text: x => (x.withinNoise === null ? NONE : x.withinNoise ? 'yes' : 'no'),
+    },
+  );
+  m.stallGroups.forEach((g, i) => {
+    cols.push(numCol(`stall:${g}`, stallLabel(g), `Share of warp stalls: ${stallLabel(g)}`, true, x => x.stallGroups[i], v => fmtShare(v)));
+  });
+  cols.push(
+    {
+      id: 'topStall', title: 'Top stall', tip: 'The largest warp-stall reason', numeric: false, gpu: true,
+      sortValue: x => x.topStall?.reason ?? null,
+      text: x => (x.topStall ? `${x.topStall.reason} (${fmtShare(x.topStall.share)})` : NONE),
+    },
+    {
+      id: 'identicalTo', title: 'Identical to', tip: 'Same machine code as this variant: measured once', numeric: false, gpu: false,
+      sortValue: x => x.ref?.label ?? x.v.identicalTo,
+      text: x => x.ref?.label ?? x.v.identicalTo ?? NONE,
+    },
+    {
+      id: 'message', title: 'Message', tip: 'Why the variant failed, or a remark', numeric: false, gpu: false,
+      sortValue: x => x.v.message, text: x => x.v.message ?? '',
+    },
+  );
+  return m.gpu ? cols : cols.filter(c => !c.gpu);
+}
+
+const collator = new Intl.Collator('en', { numeric: true, sensitivity: 'base' });
+
+/** Sorted copy: numbers numerically, text with numeric collation, missing values always last. */
+export function sortVariants(rows: VariantView[], col: Column | undefined, direction: SortDirection): VariantView[] {
+  if (!col) return rows;
+  const sign = direction === 'asc' ? 1 : -1;
+  return [...rows].sort((a, b) => {
+    const va = col.sortValue(a);
+    const vb = col.sortValue(b);
+    const na = va === null || va === '' || (typeof va === 'number' && !Number.isFinite(va));
+    const nb = vb === null || vb === '' || (typeof vb === 'number' && !Number.isFinite(vb));
+    if (na || nb) return na === nb ? a.index - b.index : na ? 1 : -1;
+    const c = typeof va === 'number' && typeof vb === 'number' ? va - vb : collator.compare(String(va), String(vb));
+    return c === 0 ? a.index - b.index : sign * c;
+  });
+}
+
+export interface TableCallbacks {
+  /** A row was clicked or activated from the keyboard. */
+  onActivate(variantId: string): void;
+  onSort(sort: SortState | null): void;
+}
+
+export class ResultTable {
+  readonly element: HTMLTableElement;
+  private readonly thead = h('thead');
+  private readonly tbody = h('tbody');
+  private rows = new Map<string, HTMLTableRowElement>();
+  private cols: Column[] = [];
+  private headerKey = '';
+  private focusId: string | null = null;
+
+  constructor(private readonly cb: TableCallbacks) {
+    this.element = h('table', { class: 'ul-table', attrs: { 'aria-label': 'Variants: every value' } }, [
+      h('caption', { class: 'ul-visually-hidden', text: 'Every variant and every value. Sort with the column buttons; select a row with Enter.' }),
+      this.thead, this.tbody,
+    ]);
+    this.tbody.addEventListener('keydown', e => this.onKey(e));
+  }
+
+  render(m: ViewModel, selected: string | null, sort: SortState | null): void {
+    this.cols = columns(m);
+    const key = this.cols.map(c => c.id).join('|');
+    if (key !== this.headerKey) {
+      this.headerKey = key;
+      this.thead.replaceChildren(h('tr', {}, this.cols.map(c => this.headerCell(c))));
+      this.rows.clear();
+      this.tbody.replaceChildren();
+    }
+    for (const th of this.thead.querySelectorAll('th')) {
+      const id = th.getAttribute('data-col');
+      th.setAttribute('aria-sort', sort && sort.column === id ? (sort.direction === 'asc' ? 'ascending' : 'descending') : 'none');
+    }
+    const ordered = sort ? sortVariants(m.variants, this.cols.find(c => c.id === sort.column), sort.direction) : m.variants;
+    const seen = new Set<string>();
+    const hadFocus = this.tbody.contains(document.activeElement);
+    ordered.forEach((x, i) => {
+      seen.add(x.v.id);
+      let tr = this.rows.get(x.v.id);
+      if (!tr) {
+        tr = this.makeRow(x.v.id);
+        this.rows.set(x.v.id, tr);
+      }
+      this.fillRow(tr, x, m);
+      tr.setAttribute('aria-selected', String(x.v.id === selected));
+      tr.classList.toggle('ul-selected', x.v.id === selected);
+      if (this.tbody.children[i] !== tr) this.tbody.insertBefore(tr, this.tbody.children[i] ?? null);
+    });
+    for (const [id, tr] of this.rows) {
+      if (!seen.has(id)) {
+        tr.remove();
+        this.rows.delete(id);
+      }
+    }
+    // Roving tabindex: one row in the tab order (the focused or selected one, else the first).
+    const focusId = [this.focusId, selected].find(id => id && this.rows.has(id)) ?? ordered[0]?.v.id ?? null;
+    for (const [id, tr] of this.rows) tr.tabIndex = id === focusId ? 0 : -1;
+    if (hadFocus && focusId && document.activeElement !== this.rows.get(focusId)) this.rows.get(focusId)?.focus();
+  }
+
+  private headerCell(c: Column): HTMLTableCellElement {
+    const btn = h('button', { class: 'ul-sort', title: `${c.tip}. Click to sort.`, attrs: { type: 'button' } }, [
+      h('span', { text: c.title }),
+      h('span', { class: 'ul-sort-mark', attrs: { 'aria-hidden': 'true' } }),
+    ]);
+    btn.addEventListener('click', () => {
+      const current = this.thead.querySelector(`th[data-col="${CSS.escape(c.id)}"]`)?.getAttribute('aria-sort');
+      this.cb.onSort({ column: c.id, direction: current === 'ascending' ? 'desc' : 'asc' });
+    });
+    return h('th', { class: c.numeric ? 'ul-num' : '', attrs: { scope: 'col', 'data-col': c.id, 'aria-sort': 'none' } }, [btn]);
+  }
+
+  private makeRow(id: string): HTMLTableRowElement {
+    const tr = h('tr', { attrs: { 'data-variant': id, 'aria-selected': 'false' } });
+    tr.tabIndex = -1;
+    tr.addEventListener('click', () => {
+      this.focusId = id;
+      this.cb.onActivate(id);
+    });
+    tr.addEventListener('focus', () => {
+      this.focusId = id;
+    });
+    return tr;
+  }
+
+  private fillRow(tr: HTMLTableRowElement, x: VariantView, m: ViewModel): void {
+    if (tr.cells.length !== this.cols.length) {
+      tr.replaceChildren(...this.cols.map((c, i) => {
+        if (i === 0) {
+          return h('th', { attrs: { scope: 'row', 'data-col': c.id } }, [
+            h('span', { class: 'ul-label' }),
+            h('span', { class: 'ul-badge ul-badge-best', text: 'best', hidden: true }),
+            h('span', { class: 'ul-badge ul-badge-base', text: 'baseline', hidden: true }),
+          ]);
+        }
+        return h('td', { class: c.numeric ? 'ul-num' : c.id === 'message' ? 'ul-message' : '', attrs: { 'data-col': c.id } });
+      }));
+    }
+    this.cols.forEach((c, i) => {
+      const cell = tr.cells[i];
+      if (i === 0) {
+        setText(cell.querySelector('.ul-label')!, c.text(x));
+        (cell.querySelector('.ul-badge-best') as HTMLElement).hidden = m.best?.v.id !== x.v.id;
+        (cell.querySelector('.ul-badge-base') as HTMLElement).hidden = m.baseline?.v.id !== x.v.id;
+        return;
+      }
+      setText(cell, c.text(x));
+      if (c.id === 'status') cell.className = `ul-status ul-status-${x.v.status}`;
+    });
+  }
+
+  private onKey(e: KeyboardEvent): void {
+    const tr = (e.target as HTMLElement).closest('tr');
+    if (!tr || tr.parentElement !== this.tbody) return;
+    const rows = [...this.tbody.rows];
+    const i = rows.indexOf(tr);
+    let next: HTMLTableRowElement | undefined;
+    if (e.key === 'ArrowDown') next = rows[i + 1];
+    else if (e.key === 'ArrowUp') next = rows[i - 1];
+    else if (e.key === 'Home') next = rows[0];
+    else if (e.key === 'End') next = rows[rows.length - 1];
+    else if (e.key === 'Enter' || e.key === ' ') {
+      e.preventDefault();
+      const id = tr.getAttribute('data-variant');
+      if (id) this.cb.onActivate(id);
+      return;
+    } else return;
+    e.preventDefault();
+    if (!next) return;
+    for (const r of rows) r.tabIndex = -1;
+    next.tabIndex = 0;
+    next.focus();
+  }
+}
