@@ -23,7 +23,7 @@ const out = path.resolve(outArg > 0 && process.argv[outArg + 1] ? process.argv[o
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 const main = (pkg.main ?? '').replace(/^\.\//, '');
 // what the extension loads at run time (scripts/bundle.mjs writes dist/)
-const runtime = [main, 'dist/server.js', 'dist/tree-sitter.wasm', 'dist/tree-sitter-cuda.wasm'];
+const runtime = [main, 'dist/server.js', 'dist/tree-sitter.wasm', 'dist/tree-sitter-cuda.wasm', 'dist/webview/panel.js', 'dist/webview/panel.css'];
 for (const f of runtime) if (!f || !fs.existsSync(path.join(root, f))) die(`${f || 'package.json main'} not found: run 'npm run build' first`);
 if (!fs.existsSync(path.join(root, '.vscodeignore'))) die('.vscodeignore is missing: the package would carry the whole repository');
 
@@ -109,7 +109,7 @@ const has = p => names.has(`extension/${p}`);
 const required = ['package.json', 'readme.md', 'LICENSE.txt', ...runtime];
 // anything else is a leak: out/, node_modules, sources, tests, tools, source maps
 const allowed = p => ['[Content_Types].xml', 'extension.vsixmanifest', 'extension/package.json', 'extension/readme.md', 'extension/LICENSE.txt'].includes(p) ||
-  /^extension\/dist\/[^/]+\.(js|wasm)$/.test(p);
+  /^extension\/dist\/[^/]+\.(js|wasm)$/.test(p) || /^extension\/dist\/webview\/panel\.(js|css)$/.test(p);
 const missing = required.filter(p => !has(p));
 const leaked = entries.map(e => e.name).filter(p => !allowed(p));
 const bytes = fs.statSync(out).size;
