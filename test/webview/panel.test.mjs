@@ -25,10 +25,10 @@ const CHROMIUM_ARGS = [
   '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', '--disable-extensions',
 ];
 
-for (const f of ['dist/webview/panel.js', 'dist/webview/panel.css', 'out/src/engine/report/panelHtml.js']) {
+for (const f of ['dist/webview/panel.js', 'dist/webview/panel.css', 'out/src/panelHtml.js']) {
   if (!fs.existsSync(path.join(ROOT, f))) throw new Error(`${f} missing: run 'npm run build' first`);
 }
-const { panelHtml, reportHtml, loadPanelAssets, makeNonce } = require(path.join(ROOT, 'out/src/engine/report/panelHtml.js'));
+const { panelHtml, reportHtml, loadPanelAssets, makeNonce } = require(path.join(ROOT, 'out/src/panelHtml.js'));
 const assets = loadPanelAssets(path.join(ROOT, 'out', 'src'));
 const fixtureNames = fs.readdirSync(FIXTURES).filter(f => f.endsWith('.json')).map(f => f.slice(0, -5)).sort();
 const fixtures = Object.fromEntries(fixtureNames.map(n => [n, JSON.parse(fs.readFileSync(path.join(FIXTURES, `${n}.json`), 'utf8'))]));

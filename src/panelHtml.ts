@@ -1,10 +1,10 @@
-// HTML for the results panel: the page the extension host sets as the webview's html
+// HTML for the results panel (shared by the extension host and the CLI, like protocol.ts): the page the extension host sets as the webview's html
 // (panelHtml), and a self-contained offline report of one SweepResult (reportHtml). Node only,
 // no `vscode` import: the host passes in the webview URIs, CSP source and nonce.
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
-import type { SweepResult } from '../../protocol';
+import type { SweepResult } from './protocol';
 
 export interface PanelHtmlOptions {
   /** Webview URI of dist/webview/panel.js (webview.asWebviewUri). */
