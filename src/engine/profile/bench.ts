@@ -83,18 +83,18 @@ export interface BenchOptions {
   timeoutMs: number;
   /** Prefix for every run (e.g. ["srun", "-p", "gpu", "--gres=gpu:1"]). */
   launcher: string[];
-  /** Optional project run command template: {program} {args…}. Default: the program itself. */
-  runTemplate?: string[];
-  /** Optional project compile command template: {source} {output} {arch} {dir}. Default: nvcc. */
-  compileTemplate?: string[];
-  /** Optional check command template run after each variant: {stdout} {baselineStdout}; exit 0 = same. */
-  checkTemplate?: string[];
+  /** Project run command (setting unrollLens.profile.runCommand): {program} {args…}. Default: the program itself. */
+  runCommand?: string[];
+  /** Project compile command (unrollLens.profile.compileCommand): {source} {output} {arch} {dir}. Default: nvcc. */
+  compileCommand?: string[];
+  /** Check command run after each variant (unrollLens.profile.checkCommand): {stdout} {baselineStdout}; exit 0 = same. */
+  checkCommand?: string[];
   signal?: AbortSignal;
   onProgress?: (message: string, done: number, total: number) => void;
   /** Keep every ncu report and its raw-page CSV here (for the record; default: deleted). */
   keepReportsDir?: string;
-  /** Also sample warp stalls per source line of the file as written (one extra ncu run). */
-  sourceCounters?: boolean;
+  /** Also sample warp stalls per source line of the file as written (one extra ncu run; unrollLens.profile.sourceStalls). */
+  sourceStalls?: boolean;
 }
 
 /** ncu metrics collected per launch: duration, warp-state stall ratios, work and occupancy. */
@@ -182,7 +182,7 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
 
   // SASS side (cubins): which kernel holds the loop, its instructions and registers per variant.
   const cubinBuilder = new VariantBuilder({ nvcc: t.nvcc, arch: o.arch, flags: o.flags, cacheDir: o.cacheDir, runner: t.runner });
-  const programBuilder = new VariantBuilder({ mode: 'program', nvcc: t.nvcc, arch: o.arch, flags: o.flags, cacheDir: o.cacheDir, runner: t.runner, compileTemplate: o.compileTemplate });
+  const programBuilder = new VariantBuilder({ mode: 'program', nvcc: t.nvcc, arch: o.arch, flags: o.flags, cacheDir: o.cacheDir, runner: t.runner, compileTemplate: o.compileCommand });
   const inspector = new VariantInspector({ toolchain: t, builder: cubinBuilder, arch: o.arch });
   o.onProgress?.('building variants', 0, specs.length);
   const sass = await inspector.inspectVariants(file, text, analysis, focus, specs.map(s => s.factors), { signal: o.signal, kernel: o.kernel });
@@ -223,7 +223,7 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
         continue;
       }
       const program = b.outputPath;
-      const command = fill(o.runTemplate ?? ['{program}', '{args}'], { program, args: o.args });
+      const command = fill(o.runCommand ?? ['{program}', '{args}'], { program, args: o.args });
       // 1. Correctness: a plain run must exit 0 and print the baseline's checksums.
       o.onProgress?.(`${spec.label}: checking the result`, i, specs.length);
       const plain = await t.runner(o.launcher[0] ?? command[0], [...o.launcher.slice(1), ...(o.launcher.length ? command : command.slice(1))], { timeoutMs: o.timeoutMs, signal: o.signal, cwd: path.dirname(file) });
@@ -240,12 +240,12 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
         const base = runs[0].checksums;
         const differs = Object.keys(base).some(k => run.checksums[k] !== undefined && run.checksums[k] !== base[k]) || reportsMismatch(plain.stdout);
         let checkFailed = false;
-        if (o.checkTemplate && baselineStdout !== null) {
+        if (o.checkCommand && baselineStdout !== null) {
           const a = path.join(work, `${i}.stdout`);
           const bf = path.join(work, 'baseline.stdout');
           fs.writeFileSync(a, plain.stdout);
           fs.writeFileSync(bf, baselineStdout);
-          const cmd = fill(o.checkTemplate, { stdout: a, baselineStdout: bf });
+          const cmd = fill(o.checkCommand, { stdout: a, baselineStdout: bf });
           const c = await t.runner(cmd[0], cmd.slice(1), { timeoutMs: 60_000, signal: o.signal });
           checkFailed = c.exitCode !== 0;
         }
@@ -330,7 +330,7 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
   }
   let lineStalls: LineStalls[] | null = null;
   let lineStallsProblem: string | null = null;
-  if (o.sourceCounters && runs[0].status === 'ok' && programs[0].outputPath && !o.signal?.aborted) {
+  if (o.sourceStalls && runs[0].status === 'ok' && programs[0].outputPath && !o.signal?.aborted) {
     o.onProgress?.('sampling stalls per source line', specs.length, specs.length);
     try {
       lineStalls = await sourceLineStalls(file, programs[0].outputPath, kernel, o);
@@ -372,7 +372,7 @@ async function sourceLineStalls(file: string, program: string, kernel: string, o
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'unroll-lens-src-'));
   try {
     const report = path.join(work, 'source');
-    const command = fill(o.runTemplate ?? ['{program}', '{args}'], { program, args: o.args });
+    const command = fill(o.runCommand ?? ['{program}', '{args}'], { program, args: o.args });
     const prof = await t.runner(o.launcher[0] ?? t.ncu!.path, [...o.launcher.slice(1), ...(o.launcher.length ? [t.ncu!.path] : []),
       '--kernel-name-base', 'mangled', '--kernel-name', `regex:^${escapeRegex(kernel)}$`, '--launch-skip', String(o.warmup), '--launch-count', '1',
       '--section', 'SourceCounters', '--section', 'WarpStateStats', '--import-source', 'yes', '--clock-control', o.clockControl,
