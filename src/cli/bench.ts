@@ -118,7 +118,7 @@ export async function benchCommand(argv: string[], io: CliIO): Promise<number> {
   try {
     const report = await benchLoop(abs, text, analysis, {
       toolchain, arch: chosen, flags, cacheDir: defaultCacheDir(), loops, factors, kernel, args, samples, warmup,
-      clockControl, timeoutMs: timeoutS * 1000, launcher, signal: ac.signal, keepReportsDir: keep, sourceCounters: sourceStalls,
+      clockControl, timeoutMs: timeoutS * 1000, launcher, signal: ac.signal, keepReportsDir: keep, sourceStalls,
       onProgress: msg => progress.tick(msg),
     });
     progress.done();

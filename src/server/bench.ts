@@ -39,10 +39,10 @@ export class BenchService {
         toolchain: t, arch: this.toolchain.archFor(t, flags.arch), flags, cacheDir: this.cacheDir(), loops: [line], factors,
         args: s.profile.args, samples: s.profile.samples, warmup: s.profile.warmup, clockControl: s.profile.clockControl,
         timeoutMs: s.profile.timeoutSeconds * 1000, launcher: s.profile.launcher,
-        runTemplate: s.profile.runCommand.length ? s.profile.runCommand : undefined,
-        compileTemplate: s.profile.compileCommand.length ? s.profile.compileCommand : undefined,
-        checkTemplate: s.profile.checkCommand.length ? s.profile.checkCommand : undefined,
-        sourceCounters: s.profile.sourceStalls, signal,
+        runCommand: s.profile.runCommand.length ? s.profile.runCommand : undefined,
+        compileCommand: s.profile.compileCommand.length ? s.profile.compileCommand : undefined,
+        checkCommand: s.profile.checkCommand.length ? s.profile.checkCommand : undefined,
+        sourceStalls: s.profile.sourceStalls, signal,
         onProgress: (msg, done) => progress(Math.round((Math.min(done, total) / total) * 100), msg),
       });
       this.facts.record(uri, text, f => f.benches.set(line, report));

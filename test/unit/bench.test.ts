@@ -162,7 +162,7 @@ describe('bench pipeline on recorded H100 outputs', () => {
       return { stdout: '' };
     };
     const { runner, calls } = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncu);
-    const { o, file, text, analysis } = await options(runner, { factors: [4], sourceCounters: true });
+    const { o, file, text, analysis } = await options(runner, { factors: [4], sourceStalls: true });
     const r = await benchLoop(file, text, analysis, o);
     assert.equal(r.lineStallsProblem, null);
     const hottest = [...r.lineStalls!].sort((a, b) => b.samples - a.samples)[0];

@@ -384,33 +384,39 @@ const SOURCE_EXT = /\.(cu|cuh|cpp|cxx|cc|c|c\+\+|cp|C|ii|i)$/;
 
 interface Cleaned { args: string[]; arch: string | null; warnings: string[] }
 
+/** What cleaning gathers while it walks the arguments. */
+interface Gathered {
+  out: string[];
+  realArchs: string[];
+  virtualArchs: string[];
+  /** Flags left out on purpose, listed in one warning at the end. */
+  dropped: Set<string>;
+  warnings: string[];
+  /** -G was given (dropped, with its own warning). */
+  sawG: boolean;
+  /** -dc was given: keep its relocatable device code as -rdc=true. */
+  addRdc: boolean;
+}
+
+/** One nvcc option as written: its looked-up name, what to do with it, its value. */
+interface ParsedOption {
+  name: string;
+  spec: OptSpec;
+  value: string | null;
+}
+
 /**
  * Removes what the caller sets itself and makes paths absolute. `hasCompiler`: argv[0] is the
  * compiler (and launchers before it). `resolvePaths`: resolve -I/-isystem/-include/-ccbin against `dir`.
  */
 function cleanArgs(argvIn: string[], dir: string, opts: { hasCompiler: boolean; resolvePaths: boolean }): Cleaned {
-  const warnings: string[] = [];
-  const argv = [...argvIn];
-  let compiler: string | null = null;
-  if (opts.hasCompiler) {
-    while (argv.length > 1 && LAUNCHERS.test(exeName(argv[0]))) argv.shift();
-    // `env VAR=x nvcc …`
-    while (argv.length > 1 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(argv[0])) argv.shift();
-    compiler = argv.shift() ?? null;
-  }
+  const g: Gathered = { out: [], realArchs: [], virtualArchs: [], dropped: new Set(), warnings: [], sawG: false, addRdc: false };
+  const { compiler, args } = opts.hasCompiler ? splitOffCompiler(argvIn) : { compiler: null, args: [...argvIn] };
   const nvcc = compiler === null || /nvcc/.test(exeName(compiler));
   if (compiler !== null && !nvcc) {
-    warnings.push(`the compile command uses ${compiler}, not nvcc: only include paths, defines, -std and -O were carried over`);
+    g.warnings.push(`the compile command uses ${compiler}, not nvcc: only include paths, defines, -std and -O were carried over`);
   }
-  const expanded = expandResponseFiles(argv, dir, warnings, 0);
-
-  const out: string[] = [];
-  const realArchs: string[] = [];
-  const virtualArchs: string[] = [];
-  const dropped = new Set<string>();
-  let sawG = false;
-  let addRdc = false;
-  const abs = (p: string) => (opts.resolvePaths ? path.resolve(dir, p) : p);
+  const expanded = expandResponseFiles(args, dir, g.warnings, 0);
 
   for (let i = 0; i < expanded.length; i++) {
     const a = expanded[i];
@@ -418,121 +424,158 @@ function cleanArgs(argvIn: string[], dir: string, opts: { hasCompiler: boolean; 
 
     // Positional: the input file(s), or something we cannot place.
     if (!a.startsWith('-') || a === '-') {
-      if (!SOURCE_EXT.test(a)) warnings.push(`dropped unexpected argument "${a}"`);
+      if (!SOURCE_EXT.test(a)) g.warnings.push(`dropped unexpected argument "${a}"`);
       continue;
     }
+    if (takeClangSpelling(a, g)) continue;
 
-    // clang CUDA spellings
-    let m = /^--(?:cuda-gpu-arch|offload-arch)=(.+)$/.exec(a);
-    if (m) { noteArch(m[1], realArchs, virtualArchs); continue; }
-    if (/^--cuda-path=/.test(a) || /^-fgpu-|^-fcuda-/.test(a)) { dropped.add(a); continue; }
-
-    // Look the option up: "--name=value", "-name=value", "-name value", or glued "-Ivalue".
-    let name = a;
-    let value: string | null = null;
-    let spec = OPTIONS.get(a);
-    let consumedNext = false;
-    if (!spec && a.includes('=')) {
-      const eq = a.indexOf('=');
-      const head = a.slice(0, eq);
-      const s2 = OPTIONS.get(head);
-      if (s2 && s2.value) { spec = s2; name = head; value = a.slice(eq + 1); }
-    }
-    if (!spec) {
-      const g = GLUED.find(p => a.startsWith(p) && a.length > p.length && !OPTIONS.has(a.split('=')[0]));
-      if (g) {
-        spec = OPTIONS.get(g)!;
-        name = g;
-        value = a.slice(g.length);
-      }
-    }
-    if (!spec) {
+    const opt = lookUpOption(a);
+    if (!opt) {
       // Unknown to nvcc: host options forwarded by -forward-unknown-to-host-compiler, -lineinfo, etc.
-      if (!nvcc) { dropped.add(a); continue; }
-      out.push(a);
+      if (!nvcc) g.dropped.add(a);
+      else g.out.push(a);
       continue;
     }
-    if (spec.value && value === null) {
-      if (name === '-O' || name === '--optimize') {
-        // "-O" alone is a level-less optimise flag for gcc; "-O 3" is nvcc's separate form.
-        if (i + 1 < expanded.length && /^\d$/.test(expanded[i + 1])) { value = expanded[++i]; consumedNext = true; }
-      } else if (i + 1 < expanded.length) {
-        value = expanded[++i];
-        consumedNext = true;
-      } else {
-        warnings.push(`dropped ${a}: it needs a value`);
+    let raw = [a];
+    if (opt.spec.value && opt.value === null) {
+      const next = separateValue(expanded, i, opt.name);
+      if (!next) {
+        g.warnings.push(`dropped ${a}: it needs a value`);
         continue;
       }
+      if (next.value !== null) {
+        opt.value = next.value;
+        raw = [a, next.value];
+        i++;
+      }
     }
-    const raw = consumedNext ? [a, value as string] : [a];
-
-    if (!nvcc && !PORTABLE.includes(spec.action) && !PORTABLE_KEEP.has(name) && spec.action !== 'arch' && spec.action !== 'lang') {
-      dropped.add(raw.join(' '));
+    if (!nvcc && !carriesOver(opt)) {
+      g.dropped.add(raw.join(' '));
       continue;
     }
-
-    switch (spec.action) {
-      case 'keep':
-        out.push(...raw);
-        break;
-      case 'drop':
-      case 'lang':
-        break;
-      case 'verbose':
-        if (a === '-res-usage' || a === '--resource-usage') dropped.add(a);
-        break;
-      case 'device-debug':
-        sawG = true;
-        break;
-      case 'device-c':
-        addRdc = true;
-        break;
-      case 'include':
-        for (const p of splitList(value ?? '')) out.push(`-I${abs(p)}`);
-        break;
-      case 'isystem': {
-        const flag = name.startsWith('--') ? '-isystem' : name;
-        for (const p of name === '-iquote' || name === '-idirafter' ? [value ?? ''] : splitList(value ?? '')) out.push(flag, abs(p));
-        break;
-      }
-      case 'preinclude': {
-        const flag = name === '--pre-include' ? '-include' : name;
-        const v = value ?? '';
-        const resolved = opts.resolvePaths && !path.isAbsolute(v) && isFile(path.resolve(dir, v)) ? path.resolve(dir, v) : v;
-        out.push(flag, resolved);
-        break;
-      }
-      case 'ccbin': {
-        const v = value ?? '';
-        out.push('-ccbin', opts.resolvePaths && /[/\\]/.test(v) ? path.resolve(dir, v) : v);
-        break;
-      }
-      case 'arch':
-        for (const v of splitList(value ?? '')) noteArch(v, realArchs, virtualArchs);
-        break;
-      case 'code':
-        for (const v of splitList(value ?? '')) noteArch(v, realArchs, virtualArchs);
-        break;
-      case 'gencode':
-        noteGencode(value ?? '', realArchs, virtualArchs);
-        break;
-      case 'xptxas': {
-        const kept = splitList(value ?? '').filter(o => o !== '-v' && o !== '--verbose');
-        if (kept.length) out.push('-Xptxas', kept.join(','));
-        break;
-      }
-      case 'rsp':
-        // Already expanded by expandResponseFiles; a leftover means it could not be read.
-        break;
-    }
+    applyOption(opt, raw, g, dir, opts.resolvePaths);
   }
+  return finish(g);
+}
 
-  if (sawG) warnings.push('dropped -G (device debug): it turns off device optimisation, so the SASS would not show what unrolling does');
-  if (addRdc && !out.some(x => /^-(?:-relocatable-device-code|rdc)(?:=|$)/.test(x))) out.push('-rdc=true');
-  if (dropped.size) warnings.push(`dropped ${[...dropped].join(', ')}`);
+/** Takes launchers (ccache, env) and `VAR=x` assignments off the front, then the compiler. */
+function splitOffCompiler(argvIn: string[]): { compiler: string | null; args: string[] } {
+  const argv = [...argvIn];
+  while (argv.length > 1 && LAUNCHERS.test(exeName(argv[0]))) argv.shift();
+  // `env VAR=x nvcc …`
+  while (argv.length > 1 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(argv[0])) argv.shift();
+  const compiler = argv.shift() ?? null;
+  return { compiler, args: argv };
+}
 
+/** clang CUDA spellings: the arch is noted, the rest dropped. False when `a` is none of them. */
+function takeClangSpelling(a: string, g: Gathered): boolean {
+  const m = /^--(?:cuda-gpu-arch|offload-arch)=(.+)$/.exec(a);
+  if (m) {
+    noteArch(m[1], g.realArchs, g.virtualArchs);
+    return true;
+  }
+  if (/^--cuda-path=/.test(a) || /^-fgpu-|^-fcuda-/.test(a)) {
+    g.dropped.add(a);
+    return true;
+  }
+  return false;
+}
+
+/** Looks an argument up as "--name=value", "-name=value", "-name" (value next, if any) or glued "-Ivalue". */
+function lookUpOption(a: string): ParsedOption | null {
+  const exact = OPTIONS.get(a);
+  if (exact) return { name: a, spec: exact, value: null };
+  if (a.includes('=')) {
+    const eq = a.indexOf('=');
+    const head = a.slice(0, eq);
+    const spec = OPTIONS.get(head);
+    if (spec && spec.value) return { name: head, spec, value: a.slice(eq + 1) };
+  }
+  const glued = GLUED.find(p => a.startsWith(p) && a.length > p.length && !OPTIONS.has(a.split('=')[0]));
+  return glued ? { name: glued, spec: OPTIONS.get(glued)!, value: a.slice(glued.length) } : null;
+}
+
+/**
+ * The value of option `name` at argv[i] written as the next argument; null when it is missing.
+ * "-O" alone is a level-less optimise flag for gcc (value null); "-O 3" is nvcc's separate form.
+ */
+function separateValue(argv: string[], i: number, name: string): { value: string | null } | null {
+  if (name === '-O' || name === '--optimize') return { value: i + 1 < argv.length && /^\d$/.test(argv[i + 1]) ? argv[i + 1] : null };
+  return i + 1 < argv.length ? { value: argv[i + 1] } : null;
+}
+
+/** Whether an option of a non-nvcc compiler line (clang CUDA, g++) means the same to nvcc. */
+function carriesOver(opt: ParsedOption): boolean {
+  return PORTABLE.includes(opt.spec.action) || PORTABLE_KEEP.has(opt.name) || opt.spec.action === 'arch' || opt.spec.action === 'lang';
+}
+
+/** Does what the option's action says: pass it on (paths made absolute), note an arch, or leave it out. */
+function applyOption(opt: ParsedOption, raw: string[], g: Gathered, dir: string, resolvePaths: boolean): void {
+  const { name, value } = opt;
+  const abs = (p: string) => (resolvePaths ? path.resolve(dir, p) : p);
+  switch (opt.spec.action) {
+    case 'keep':
+      g.out.push(...raw);
+      break;
+    case 'drop':
+    case 'lang':
+      break;
+    case 'verbose':
+      if (raw[0] === '-res-usage' || raw[0] === '--resource-usage') g.dropped.add(raw[0]);
+      break;
+    case 'device-debug':
+      g.sawG = true;
+      break;
+    case 'device-c':
+      g.addRdc = true;
+      break;
+    case 'include':
+      for (const p of splitList(value ?? '')) g.out.push(`-I${abs(p)}`);
+      break;
+    case 'isystem': {
+      const flag = name.startsWith('--') ? '-isystem' : name;
+      for (const p of name === '-iquote' || name === '-idirafter' ? [value ?? ''] : splitList(value ?? '')) g.out.push(flag, abs(p));
+      break;
+    }
+    case 'preinclude': {
+      const flag = name === '--pre-include' ? '-include' : name;
+      const v = value ?? '';
+      const resolved = resolvePaths && !path.isAbsolute(v) && isFile(path.resolve(dir, v)) ? path.resolve(dir, v) : v;
+      g.out.push(flag, resolved);
+      break;
+    }
+    case 'ccbin': {
+      const v = value ?? '';
+      g.out.push('-ccbin', resolvePaths && /[/\\]/.test(v) ? path.resolve(dir, v) : v);
+      break;
+    }
+    case 'arch':
+    case 'code':
+      for (const v of splitList(value ?? '')) noteArch(v, g.realArchs, g.virtualArchs);
+      break;
+    case 'gencode':
+      noteGencode(value ?? '', g.realArchs, g.virtualArchs);
+      break;
+    case 'xptxas': {
+      const kept = splitList(value ?? '').filter(o => o !== '-v' && o !== '--verbose');
+      if (kept.length) g.out.push('-Xptxas', kept.join(','));
+      break;
+    }
+    case 'rsp':
+      // Already expanded by expandResponseFiles; a leftover means it could not be read.
+      break;
+  }
+}
+
+/** The closing warnings, -rdc=true for -dc, and the arch: the first real one (sm_), else the first virtual one. */
+function finish(g: Gathered): Cleaned {
+  const { out, warnings } = g;
+  if (g.sawG) warnings.push('dropped -G (device debug): it turns off device optimisation, so the SASS would not show what unrolling does');
+  if (g.addRdc && !out.some(x => /^-(?:-relocatable-device-code|rdc)(?:=|$)/.test(x))) out.push('-rdc=true');
+  if (g.dropped.size) warnings.push(`dropped ${[...g.dropped].join(', ')}`);
   let arch: string | null = null;
-  for (const c of [...realArchs, ...virtualArchs]) {
+  for (const c of [...g.realArchs, ...g.virtualArchs]) {
     arch = normaliseArch(c);
     if (arch) break;
   }

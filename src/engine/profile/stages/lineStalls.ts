@@ -1,0 +1,57 @@
+// Stage 4, line stalls: warp-stall samples per source line of one program (the file as written
+// in benchLoop), from one launch under ncu's SourceCounters section.
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { MissingToolError } from '../../toolchain/discover';
+import type { BenchOptions } from '../bench';
+import { parseSourcePage } from '../ncuCsv';
+import { classifyNcuFailure } from '../ncuErrors';
+import { LineStalls, perLineStalls } from '../stalls';
+import { escapeRegex, launch, LaunchOptions, programCommand, VariantProgram } from './program';
+
+export interface LineStallsResult {
+  lineStalls: LineStalls[] | null;
+  /** Why lineStalls is missing. */
+  problem: string | null;
+}
+
+export type LineStallsOptions = LaunchOptions & Pick<BenchOptions, 'warmup' | 'clockControl' | 'timeoutMs' | 'signal' | 'keepReportsDir'>;
+
+/** Samples `kernel` in the program; a failure comes back as `problem`, never thrown. */
+export async function sampleLineStalls(
+  p: VariantProgram, kernel: string, o: LineStallsOptions, progress?: (message: string) => void,
+): Promise<LineStallsResult> {
+  progress?.('sampling stalls per source line');
+  try {
+    return { lineStalls: await sourceLineStalls(p, kernel, o), problem: null };
+  } catch (e) {
+    return { lineStalls: null, problem: e instanceof Error ? e.message : String(e) };
+  }
+}
+
+/** One launch under ncu's SourceCounters section, exported as the cuda,sass source page. */
+async function sourceLineStalls(p: VariantProgram, kernel: string, o: LineStallsOptions): Promise<LineStalls[]> {
+  const t = o.toolchain;
+  if (!t.ncu) throw new MissingToolError('ncu', []);
+  const ncu = t.ncu.path;
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'unroll-lens-src-'));
+  try {
+    const report = path.join(work, 'source');
+    const prof = await launch(o, [ncu,
+      '--kernel-name-base', 'mangled', '--kernel-name', `regex:^${escapeRegex(kernel)}$`, '--launch-skip', String(o.warmup), '--launch-count', '1',
+      '--section', 'SourceCounters', '--section', 'WarpStateStats', '--import-source', 'yes', '--clock-control', o.clockControl,
+      '--export', report, '--force-overwrite', ...programCommand(p.program, o)], { timeoutMs: o.timeoutMs * 4, signal: o.signal, cwd: path.dirname(p.file) });
+    if (prof.exitCode !== 0) {
+      const f = classifyNcuFailure(prof.stdout, prof.stderr, prof.exitCode);
+      throw new Error(`${f.message}${f.fix ? ` Fix: ${f.fix}` : ''}`);
+    }
+    const page = await t.runner(ncu, ['--import', `${report}.ncu-rep`, '--csv', '--page', 'source', '--print-source', 'cuda,sass'], {
+      timeoutMs: 300_000, signal: o.signal,
+    });
+    if (o.keepReportsDir) fs.writeFileSync(path.join(o.keepReportsDir, `${path.basename(p.file, '.cu')}-source.csv`), page.stdout);
+    return perLineStalls(parseSourcePage(page.stdout), p.file);
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
