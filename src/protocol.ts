@@ -1,11 +1,11 @@
 // The one typed contract shared by the extension client, the language server and the webview.
-// Only types and string constants live here, so every side can import it without pulling in
-// `vscode` or Node APIs.
-import type { FileAnalysis } from './engine/parse/model';
-import type { FileSassReport, LoopReport } from './engine/variants/inspect';
-import type { BenchReport } from './engine/profile/bench';
-
-export type { FileAnalysis, FileSassReport, LoopReport, BenchReport };
+// Types, string constants and the typed LSP messages live here. The wire types are this file's
+// own: the server maps the engine's internal reports onto them (src/server/wire.ts), so the
+// client never sees an engine type. The message objects come from vscode-jsonrpc, the smallest
+// package that has them, whose browser build (package.json "browser") has no Node APIs: a webview
+// may import this file (test/unit/protocol.test.ts bundles it for the browser); a type-only
+// import pulls in nothing at all.
+import { NotificationType, RequestType } from 'vscode-jsonrpc';
 
 export const EXTENSION_ID = 'unroll-lens.unroll-lens';
 export const DIAGNOSTIC_SOURCE = 'unroll-lens';
@@ -100,13 +100,41 @@ export const DEFAULT_SETTINGS: Settings = {
   profile: { args: [], samples: 20, warmup: 2, clockControl: 'base', timeoutSeconds: 120, launcher: [], runCommand: [], compileCommand: [], checkCommand: [], sourceStalls: true },
 };
 
-/** Request: the server's analysis of an open document. */
-export const FileAnalysisRequest = 'unrollLens/fileAnalysis';
+// ---------------------------------------------------------------------------------------------
+// Custom LSP messages (server ⇄ client). Results carry only what the client shows or returns from
+// its commands, display strings included, so the client needs no engine code to present them.
+
+/** A loop in device code as the client lists and picks it. */
+export interface LoopOutline {
+  /** 1-based line of the loop keyword: the `line` that loop requests take. */
+  line: number;
+  /** 1-based first and last line of the whole loop statement (the cursor is "in" the loop between them). */
+  startLine: number;
+  endLine: number;
+  kind: 'for' | 'while' | 'do';
+  /** 0 for a loop directly in the function body, 1 inside one loop, … */
+  depth: number;
+  /** The loop's CodeLens summary, e.g. "unroll 4 requested · trip count runtime". */
+  summary: string;
+}
+
+/** A `__global__` kernel or `__device__` function and its loops. */
+export interface KernelOutline {
+  name: string;
+  qualifier: 'global' | 'device';
+  /** 1-based line of the definition. */
+  line: number;
+  loops: LoopOutline[];
+}
+
 export interface FileAnalysisParams { uri: string }
-export type FileAnalysisResult = FileAnalysis | null;
+export interface FileAnalysisResult {
+  kernels: KernelOutline[];
+}
+/** Request: the kernels and loops of an open document (null when the server does not have it open). */
+export const FileAnalysisRequest = new RequestType<FileAnalysisParams, FileAnalysisResult | null, void>('unrollLens/fileAnalysis');
 
 /** Notification from the server after each analysis, for the status bar. */
-export const AnalysisStatusNotification = 'unrollLens/analysisStatus';
 export interface AnalysisStatus {
   uri: string;
   kernels: number;
@@ -117,9 +145,9 @@ export interface AnalysisStatus {
   /** Milliseconds spent parsing and analysing the last change. */
   elapsedMs: number;
 }
+export const AnalysisStatusNotification = new NotificationType<AnalysisStatus>('unrollLens/analysisStatus');
 
 /** Notification from the server: what toolchain it found (status bar). */
-export const ToolchainStatusNotification = 'unrollLens/toolchainStatus';
 export interface ToolchainStatus {
   /** "nvcc 13.0 · sm_90 · H200", or null when nvcc is missing. */
   summary: string | null;
@@ -128,28 +156,75 @@ export interface ToolchainStatus {
   /** A build is running for this file. */
   building: string | null;
 }
+export const ToolchainStatusNotification = new NotificationType<ToolchainStatus>('unrollLens/toolchainStatus');
 
-/** Request: build every unroll factor of one loop (with $/progress and cancellation). */
-export const LoopVariantsRequest = 'unrollLens/loopVariants';
 export interface LoopVariantsParams {
   uri: string;
   /** 1-based line of the loop keyword. */
   line: number;
   /** Factors to build; default: the unrollLens.unrollFactors setting. */
   factors?: string[];
+  /** LSP work-done progress: the server reports $/progress on it; cancelling the request stops the work. */
   workDoneToken?: string | number;
 }
-export type LoopVariantsResult = LoopReport;
 
-/** Request: build, check, time and profile every unroll factor of one loop on the GPU. */
-export const BenchLoopRequest = 'unrollLens/benchLoop';
-export interface BenchLoopParams {
-  uri: string;
-  line: number;
-  factors?: string[];
-  workDoneToken?: string | number;
+/** Outcome of one variant's build: `failed` is an nvcc error, `timeout` and `cancelled` stopped it. */
+export type VariantBuildStatus = 'ok' | 'failed' | 'timeout' | 'cancelled';
+
+export interface LoopVariantResult {
+  factor: FactorValue;
+  status: VariantBuildStatus;
+  /** SASS instructions of the kernel holding the loop. */
+  kernelInstructions: number | null;
+  /** Copies of one source iteration nvcc emitted in the hot machine-code loop (from the SASS line info). */
+  effectiveUnroll: number | null;
 }
-export type BenchLoopResult = BenchReport;
+
+export interface LoopVariantsResult {
+  variants: LoopVariantResult[];
+  /** Plain-language notes: requested factors nvcc ignored or capped. */
+  notes: string[];
+}
+/** Request: build every unroll factor of one loop; the results also feed the loop's hover and CodeLens. */
+export const LoopVariantsRequest = new RequestType<LoopVariantsParams, LoopVariantsResult, void>('unrollLens/loopVariants');
+
+export type BenchLoopParams = LoopVariantsParams;
+
+/** Outcome of one variant's GPU run: where it stopped, if it did not finish (`ok`). */
+export type BenchRunStatus = 'ok' | 'compile' | 'runtime' | 'timeout' | 'correctness' | 'profile' | 'cancelled';
+
+export interface BenchVariantResult {
+  /** `as-written`, `default`, `full` or the factor. */
+  label: string;
+  status: BenchRunStatus;
+  /** Why it did not finish, when it did not. */
+  message: string | null;
+  medianMs: number | null;
+  iqrMs: number | null;
+  /** Baseline median / this median (> 1: faster than the file as written). */
+  speedup: number | null;
+  /** The IQRs of this variant and the baseline overlap. */
+  withinNoise: boolean | null;
+}
+
+/** An inline note after one source line: its share of the kernel's warp-stall samples and top reasons. */
+export interface LineStallNote {
+  /** 1-based line of the file as written. */
+  line: number;
+  text: string;
+}
+
+export interface BenchLoopResult {
+  /** Label of the variant speedups are relative to (the file as written). */
+  baseline: string;
+  variants: BenchVariantResult[];
+  /** Label of the variant with the lowest median, or null when none ran. */
+  fastest: string | null;
+  /** Lines with a visible share (≥ 1 %) of the stall samples; empty when none were collected. */
+  lineStalls: LineStallNote[];
+}
+/** Request: build, check, time and profile every unroll factor of one loop on the GPU. */
+export const BenchLoopRequest = new RequestType<BenchLoopParams, BenchLoopResult, void>('unrollLens/benchLoop');
 
 // ---------------------------------------------------------------------------------------------
 // Sweeps and the results panel. One shape for every result the panel shows: a kernel sweep,

@@ -1,9 +1,7 @@
 // The language client: runs src/server/main.ts in a Node process over IPC.
 import * as vscode from 'vscode';
 import { LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from 'vscode-languageclient/node';
-import {
-  AnalysisStatus, AnalysisStatusNotification, CUDA_FILE_PATTERN, CUDA_LANGUAGE_IDS, ToolchainStatus, ToolchainStatusNotification,
-} from '../protocol';
+import { AnalysisStatusNotification, CUDA_FILE_PATTERN, CUDA_LANGUAGE_IDS, ToolchainStatusNotification } from '../protocol';
 import type { StatusBar } from './statusBar';
 
 export async function startLanguageClient(
@@ -38,8 +36,8 @@ export async function startLanguageClient(
     output.appendLine(`Unroll Lens: the language server failed to start: ${e}`);
     throw e;
   }
-  context.subscriptions.push(client.onNotification(AnalysisStatusNotification, (s: AnalysisStatus) => status.update(s)));
-  context.subscriptions.push(client.onNotification(ToolchainStatusNotification, (s: ToolchainStatus) => status.toolchain(s)));
+  context.subscriptions.push(client.onNotification(AnalysisStatusNotification, s => status.update(s)));
+  context.subscriptions.push(client.onNotification(ToolchainStatusNotification, s => status.toolchain(s)));
   status.ready();
   return client;
 }

@@ -1,7 +1,8 @@
 // Extension entry point: starts the language server and wires commands and the status bar.
 import * as vscode from 'vscode';
 import { startLanguageClient } from './client';
-import { registerCommands } from './commands';
+// The explicit index: a stale out/src/extension/commands.js (before commands/ was split) would shadow './commands'.
+import { registerCommands } from './commands/index';
 import { StatusBar } from './statusBar';
 
 export interface UnrollLensApi {

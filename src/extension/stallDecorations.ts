@@ -1,30 +1,29 @@
 // Inline decorations after source lines with warp-stall samples from the last GPU benchmark.
+// The server picks the lines and writes their text; this only places it.
 import * as vscode from 'vscode';
-import type { BenchReport } from '../protocol';
-import { lineStallText } from '../engine/report/benchText';
+import type { LineStallNote } from '../protocol';
 
 export class StallDecorations implements vscode.Disposable {
   private readonly type = vscode.window.createTextEditorDecorationType({
     after: { margin: '0 0 0 2em', color: new vscode.ThemeColor('editorCodeLens.foreground'), fontStyle: 'italic' },
     isWholeLine: false,
   });
-  private readonly byUri = new Map<string, BenchReport>();
+  private readonly byUri = new Map<string, LineStallNote[]>();
   private readonly sub = vscode.window.onDidChangeVisibleTextEditors(() => this.render());
 
-  show(uri: string, report: BenchReport): void {
-    if (report.lineStalls?.length) this.byUri.set(uri, report);
+  /** A benchmark without stall samples keeps the notes of the previous one. */
+  show(uri: string, notes: LineStallNote[]): void {
+    if (notes.length) this.byUri.set(uri, notes);
     this.render();
   }
 
   private render(): void {
     for (const editor of vscode.window.visibleTextEditors) {
-      const r = this.byUri.get(editor.document.uri.toString());
-      const lines = r?.lineStalls ?? [];
-      const total = lines.reduce((a, l) => a + l.samples, 0);
-      // Only lines carrying a visible share: a decoration on every line would be noise.
-      const decorations = lines.filter(l => l.samples / Math.max(1, total) >= 0.01 && l.line <= editor.document.lineCount).map(l => ({
-        range: editor.document.lineAt(l.line - 1).range,
-        renderOptions: { after: { contentText: `⏱ ${lineStallText(l, total)}` } },
+      const notes = this.byUri.get(editor.document.uri.toString()) ?? [];
+      // The file may have shrunk since the benchmark.
+      const decorations = notes.filter(n => n.line <= editor.document.lineCount).map(n => ({
+        range: editor.document.lineAt(n.line - 1).range,
+        renderOptions: { after: { contentText: `⏱ ${n.text}` } },
       }));
       editor.setDecorations(this.type, decorations);
     }

@@ -1,19 +1,21 @@
 // The Unroll Lens language server: keeps one incrementally parsed tree per open CUDA file and
 // answers CodeLens, hover and diagnostics from its analysis.
 import {
-  createConnection, DidChangeConfigurationNotification, InitializeResult, ProposedFeatures,
+  CodeLensRefreshRequest, createConnection, DidChangeConfigurationNotification, InitializeResult, ProposedFeatures,
   TextDocumentSyncKind,
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { fileURLToPath } from 'url';
 import { CudaDocuments } from '../engine/parse/documents';
 import { codeLenses, diagnostics, hover } from './features';
 import {
-  AnalysisStatus, AnalysisStatusNotification, DEFAULT_SETTINGS, FileAnalysisParams, FileAnalysisRequest,
-  FileAnalysisResult, LoopVariantsParams, LoopVariantsRequest, LoopVariantsResult, Settings,
-  BenchLoopParams, BenchLoopRequest, BenchLoopResult,
+  AnalysisStatusNotification, BenchLoopRequest, DEFAULT_SETTINGS, FileAnalysisRequest, LoopVariantsRequest, Settings,
 } from '../protocol';
-import { SassService } from './sass';
+import { BenchService } from './bench';
+import { DocumentFactsStore } from './facts';
+import { ServerToolchain } from './toolchain';
+import { uriToPath } from './uri';
+import { VariantService } from './variants';
+import { toAnalysisStatus, toBenchLoopResult, toFileAnalysisResult, toLoopVariantsResult } from './wire';
 import { defaultCacheDir } from '../engine/variants/build';
 import * as path from 'path';
 
@@ -33,21 +35,13 @@ function inOrder(task: () => Promise<void>): void {
   syncQueue = syncQueue.then(task).catch(e => connection.console.error(`Unroll Lens: ${e instanceof Error ? e.stack : e}`));
 }
 
-function uriToPath(uri: string): string {
-  try {
-    return uri.startsWith('file:') ? fileURLToPath(uri) : uri;
-  } catch {
-    return uri;
-  }
-}
-
 function log(message: string): void {
   connection.console.log(`[${new Date().toISOString().slice(11, 23)}] ${message}`);
 }
 
 connection.onInitialize((params): InitializeResult => {
   hasConfiguration = !!params.capabilities.workspace?.configuration;
-  workspaceRoots = (params.workspaceFolders ?? []).map(f => uriToPath(f.uri)).filter(p => !p.includes('://'));
+  workspaceRoots = (params.workspaceFolders ?? []).map(f => uriToPath(f.uri)).filter((p): p is string => p !== null);
   const storage = (params.initializationOptions as { storagePath?: string } | undefined)?.storagePath;
   if (storage) cacheDir = path.join(storage, 'builds');
   log(`server ${process.version} pid ${process.pid} started for ${params.clientInfo?.name ?? 'unknown client'}`);
@@ -101,17 +95,27 @@ async function refreshSettings(): Promise<void> {
 connection.onDidChangeConfiguration(async () => {
   await refreshSettings();
   for (const uri of texts.keys()) await publish(uri, 0);
-  connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
+  refreshCodeLens();
 });
 
-const sass = new SassService(connection, () => settings, () => workspaceRoots, () => cacheDir, uri => {
+/** CodeLens titles carry SASS facts: ask the client to fetch them again (older clients cannot). */
+function refreshCodeLens(): void {
+  connection.sendRequest(CodeLensRefreshRequest.type).catch(() => undefined);
+}
+
+// New compiler or GPU facts change diagnostics and CodeLens titles.
+const facts = new DocumentFactsStore(uri => {
   void publish(uri, 0);
-  connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
+  refreshCodeLens();
 });
+const toolchain = new ServerToolchain(connection, () => settings, () => workspaceRoots);
+/** Builds on open/save, loop variants and SASS diagnostics (refreshSettings resets and rebuilds through it). */
+const sass = new VariantService(connection, toolchain, facts, () => settings, () => cacheDir);
+const bench = new BenchService(toolchain, facts, () => settings, () => cacheDir);
 
 function sassFacts(uri: string) {
   const text = texts.get(uri)?.getText();
-  return text === undefined ? null : sass.state(uri, text);
+  return text === undefined ? null : facts.get(uri, text);
 }
 
 async function publish(uri: string, elapsedMs: number): Promise<void> {
@@ -120,23 +124,15 @@ async function publish(uri: string, elapsedMs: number): Promise<void> {
   if (!analysis) return;
   const text = texts.get(uri)?.getText() ?? '';
   connection.sendDiagnostics({ uri, diagnostics: [...diagnostics(analysis, settings), ...sass.diagnostics(uri, text, analysis)] });
-  const status: AnalysisStatus = {
-    uri,
-    kernels: analysis.kernels.length,
-    loops: analysis.kernels.reduce((n, k) => n + k.loops.length, 0),
-    pragmas: analysis.kernels.reduce((n, k) => n + k.loops.filter(l => l.pragma).length, 0),
-    manualUnrolls: analysis.kernels.reduce((n, k) => n + k.manualUnrolls.length, 0),
-    hasSyntaxErrors: analysis.hasSyntaxErrors,
-    elapsedMs,
-  };
-  connection.sendNotification(AnalysisStatusNotification, status);
+  connection.sendNotification(AnalysisStatusNotification, toAnalysisStatus(uri, analysis, elapsedMs));
 }
 
 connection.onDidOpenTextDocument(({ textDocument }) => inOrder(async () => {
   const t0 = performance.now();
   texts.set(textDocument.uri, TextDocument.create(textDocument.uri, textDocument.languageId, textDocument.version, textDocument.text));
   const docs = await docsReady;
-  const a = docs.open(textDocument.uri, textDocument.text, uriToPath(textDocument.uri));
+  // An untitled buffer is analysed too; its URI stands in for the path.
+  const a = docs.open(textDocument.uri, textDocument.text, uriToPath(textDocument.uri) ?? textDocument.uri);
   const ms = performance.now() - t0;
   log(`opened ${textDocument.uri}: ${a.kernels.length} device functions, ${a.kernels.reduce((n, k) => n + k.loops.length, 0)} loops (${ms.toFixed(1)} ms)`);
   await publish(textDocument.uri, ms);
@@ -171,6 +167,7 @@ connection.onDidChangeTextDocument(({ textDocument, contentChanges }) => inOrder
 connection.onDidCloseTextDocument(({ textDocument }) => inOrder(async () => {
   texts.delete(textDocument.uri);
   sass.close(textDocument.uri);
+  facts.delete(textDocument.uri);
   (await docsReady).close(textDocument.uri);
   connection.sendDiagnostics({ uri: textDocument.uri, diagnostics: [] });
 }));
@@ -187,9 +184,10 @@ connection.onHover(async ({ textDocument, position }) => {
   return analysis ? hover(analysis, position, sassFacts(textDocument.uri)) : null;
 });
 
-connection.onRequest(FileAnalysisRequest, async (p: FileAnalysisParams): Promise<FileAnalysisResult> => {
+connection.onRequest(FileAnalysisRequest, async p => {
   await syncQueue;
-  return (await docsReady).analysis(p.uri);
+  const analysis = (await docsReady).analysis(p.uri);
+  return analysis ? toFileAnalysisResult(analysis) : null;
 });
 
 /** The current text and analysis of an open document, after pending edits are applied. */
@@ -201,14 +199,14 @@ async function openDocument(uri: string) {
   return { analysis, text };
 }
 
-connection.onRequest(LoopVariantsRequest, async (p: LoopVariantsParams, token): Promise<LoopVariantsResult> => {
+connection.onRequest(LoopVariantsRequest, async (p, token) => {
   const { analysis, text } = await openDocument(p.uri);
-  return sass.buildLoop(p.uri, text, analysis, p.line, p.factors, token, p.workDoneToken);
+  return toLoopVariantsResult(await sass.buildLoop(p.uri, text, analysis, p.line, p.factors, token, p.workDoneToken));
 });
 
-connection.onRequest(BenchLoopRequest, async (p: BenchLoopParams, token): Promise<BenchLoopResult> => {
+connection.onRequest(BenchLoopRequest, async (p, token) => {
   const { analysis, text } = await openDocument(p.uri);
-  return sass.benchLoop(p.uri, text, analysis, p.line, p.factors, token, p.workDoneToken);
+  return toBenchLoopResult(await bench.benchLoop(p.uri, text, analysis, p.line, p.factors, token, p.workDoneToken));
 });
 
 connection.listen();

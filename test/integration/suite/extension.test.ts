@@ -79,6 +79,15 @@ suite('Unroll Lens (extension host)', () => {
     assert.deepStrictEqual(missing, [], `commands not registered: ${missing.join(', ')}`);
   });
 
+  test('every command in package.json contributes.commands is registered', async () => {
+    const contributed: string[] = (vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON.contributes?.commands ?? [])
+      .map((c: { command: string }) => c.command);
+    assert.ok(contributed.length > 0, 'package.json contributes no commands');
+    const all = new Set(await vscode.commands.getCommands(true));
+    const missing = contributed.filter(c => !all.has(c));
+    assert.deepStrictEqual(missing, [], `contributed but not registered: ${missing.join(', ')}`);
+  });
+
   test('opens .cu files as cuda-cpp', () => {
     assert.strictEqual(matmul.languageId, 'cuda-cpp');
   });

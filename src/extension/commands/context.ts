@@ -1,0 +1,15 @@
+// What every command factory gets (rust-analyzer's Ctx): the running client, the server log and
+// where a feature puts the disposables it owns, so each feature module is self-contained.
+import type * as vscode from 'vscode';
+import type { LanguageClient } from 'vscode-languageclient/node';
+
+export interface CommandContext {
+  client: LanguageClient;
+  output: vscode.OutputChannel;
+  /** Disposed with the extension: decorations and listeners a feature creates. */
+  subscriptions: vscode.Disposable[];
+}
+
+// Commands take what their CodeLens or a caller passes, so their arguments are not typed here.
+export type Command = (...args: any[]) => unknown;
+export type CommandFactory = (ctx: CommandContext) => Command;

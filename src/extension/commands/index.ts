@@ -1,0 +1,28 @@
+// The command table: every command id maps to the factory of the one feature module that
+// implements it. Typed over `Commands`, so an id without a factory does not compile.
+import * as vscode from 'vscode';
+import type { LanguageClient } from 'vscode-languageclient/node';
+import { Commands } from '../../protocol';
+import { benchmarkLoop } from './benchmarkLoop';
+import type { CommandContext, CommandFactory } from './context';
+import { sassVariants } from './sassVariants';
+import { showLoops } from './showLoops';
+import { showOutput } from './showOutput';
+import { sweepKernel } from './sweep';
+
+type CommandId = (typeof Commands)[keyof typeof Commands];
+
+const COMMANDS: Record<CommandId, CommandFactory> = {
+  [Commands.benchmarkLoop]: benchmarkLoop,
+  [Commands.sweepKernel]: sweepKernel,
+  [Commands.showLoops]: showLoops,
+  [Commands.showOutput]: showOutput,
+  [Commands.sassVariants]: sassVariants,
+};
+
+export function registerCommands(context: vscode.ExtensionContext, client: LanguageClient, output: vscode.OutputChannel): void {
+  const ctx: CommandContext = { client, output, subscriptions: context.subscriptions };
+  for (const [id, factory] of Object.entries(COMMANDS)) {
+    context.subscriptions.push(vscode.commands.registerCommand(id, factory(ctx)));
+  }
+}

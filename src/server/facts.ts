@@ -1,0 +1,52 @@
+// What nvcc and the GPU said about each open document. Facts belong to the exact text they were
+// measured on: after an edit they are dropped all at once, so hover and CodeLens never show
+// numbers of an older text. Every service records through `record`, the one place that decides
+// whether to extend or replace a document's facts.
+import * as crypto from 'crypto';
+import type { BenchReport } from '../engine/profile/bench';
+import type { SassFacts } from '../engine/report/sassText';
+import type { FileSassReport, LoopReport } from '../engine/variants/inspect';
+
+export interface DocumentFacts extends SassFacts {
+  /** The file as written (and rolled), from the build on open/save. */
+  file: FileSassReport | null;
+  /** Loop line → its unroll variants. */
+  loops: Map<number, LoopReport>;
+  /** Loop line → GPU benchmark of its variants. */
+  benches: Map<number, BenchReport>;
+  /** Hash of the text these facts were measured on. */
+  textHash: string;
+}
+
+export function hashText(text: string): string {
+  return crypto.createHash('sha1').update(text).digest('hex');
+}
+
+export class DocumentFactsStore {
+  private readonly byUri = new Map<string, DocumentFacts>();
+
+  /** `onChange` runs after every record: the server republishes diagnostics and CodeLens. */
+  constructor(private readonly onChange: (uri: string) => void) {}
+
+  /** The facts measured on exactly this text, or null. */
+  get(uri: string, text: string): DocumentFacts | null {
+    const facts = this.byUri.get(uri);
+    return facts && facts.textHash === hashText(text) ? facts : null;
+  }
+
+  /** Adds facts measured on `text`, dropping those of any other text first. */
+  record(uri: string, text: string, add: (facts: DocumentFacts) => void): void {
+    const textHash = hashText(text);
+    let facts = this.byUri.get(uri);
+    if (!facts || facts.textHash !== textHash) {
+      facts = { file: null, loops: new Map(), benches: new Map(), textHash };
+      this.byUri.set(uri, facts);
+    }
+    add(facts);
+    this.onChange(uri);
+  }
+
+  delete(uri: string): void {
+    this.byUri.delete(uri);
+  }
+}

@@ -1,0 +1,106 @@
+// The CUDA toolchain as the server's services share it: found once per settings, its status
+// (and what is being built) sent to the status bar, the arch and compile flags for a file.
+import * as path from 'path';
+import { CancellationToken, Connection, ProgressToken } from 'vscode-languageserver/node';
+import { MissingToolError } from '../engine/toolchain/discover';
+import { CompileFlags, resolveCompileFlags } from '../engine/toolchain/flags';
+import { chooseArch, detectToolchain, Toolchain, toolchainSummary } from '../engine/toolchain/toolchain';
+import { Settings, ToolchainStatus, ToolchainStatusNotification } from '../protocol';
+
+export class ServerToolchain {
+  private toolchain: Promise<Toolchain> | null = null;
+  private problem: string | null = null;
+
+  constructor(
+    private readonly connection: Connection,
+    private readonly settings: () => Settings,
+    private readonly workspaceRoots: () => string[],
+  ) {}
+
+  /** Settings changed: the tools may be elsewhere now; found again on next use. */
+  reset(): void {
+    this.toolchain = null;
+    this.problem = null;
+  }
+
+  log(msg: string): void {
+    this.connection.console.log(`[sass] ${msg}`);
+  }
+
+  tools(): Promise<Toolchain> {
+    if (!this.toolchain) {
+      const s = this.settings();
+      const paths: Record<string, string> = {};
+      if (s.toolchain.nvccPath) paths.nvcc = s.toolchain.nvccPath;
+      if (s.toolchain.cuobjdumpPath) paths.cuobjdump = s.toolchain.cuobjdumpPath;
+      if (s.toolchain.nvdisasmPath) paths.nvdisasm = s.toolchain.nvdisasmPath;
+      if (s.toolchain.ncuPath) paths.ncu = s.toolchain.ncuPath;
+      this.toolchain = detectToolchain({ paths, cudaHome: s.toolchain.cudaHome || undefined });
+      this.toolchain.then(
+        t => {
+          this.problem = !t.nvdisasm && !t.cuobjdump
+            ? 'neither nvdisasm nor cuobjdump found: counts come from the cubin, without per-loop attribution. Install the CUDA Toolkit or run `npm run setup:cuda-tools`.'
+            : !t.nvdisasm ? 'nvdisasm not found: effective unroll needs its line info. Install the CUDA Toolkit or run `npm run setup:cuda-tools`.' : null;
+          this.log(`nvcc ${t.nvcc.version} at ${t.nvcc.path}; nvdisasm ${t.nvdisasm?.path ?? 'missing'}; cuobjdump ${t.cuobjdump?.path ?? 'missing'}; GPUs: ${t.gpus.map(g => `${g.name} (${g.arch})`).join(', ') || 'none'}`);
+          this.sendStatus(null);
+        },
+        e => {
+          this.problem = e instanceof MissingToolError ? e.message : `cannot detect the CUDA toolchain: ${e}`;
+          this.log(this.problem);
+          this.sendStatus(null);
+        },
+      );
+    }
+    return this.toolchain;
+  }
+
+  /** Status bar: the toolchain found (or why not) and what is being built, if anything. */
+  sendStatus(building: string | null): void {
+    void this.toolchain?.then(
+      t => {
+        const status: ToolchainStatus = { summary: toolchainSummary(t, this.archFor(t, null)), problem: this.problem, building };
+        this.connection.sendNotification(ToolchainStatusNotification, status);
+      },
+      () => {
+        const status: ToolchainStatus = { summary: null, problem: this.problem, building };
+        this.connection.sendNotification(ToolchainStatusNotification, status);
+      },
+    );
+  }
+
+  /** The unrollLens.arch setting, else the file's flags, else the GPU, else sm_90. */
+  archFor(t: Toolchain, fromFlags: string | null): string {
+    return chooseArch(this.settings().arch || null, fromFlags, t.gpus).arch;
+  }
+
+  /** compile_commands.json for the file, else the settings' flags. */
+  flagsFor(file: string): CompileFlags {
+    const s = this.settings();
+    const flags = resolveCompileFlags(file, this.workspaceRoots(), {
+      nvccArgs: s.nvccArgs, includePaths: s.includePaths, defines: s.defines, arch: s.arch || null,
+    });
+    for (const w of flags.warnings) this.log(`${path.basename(file)}: ${w}`);
+    return flags;
+  }
+
+  /**
+   * One request's compiler or GPU work: $/progress on the client's workDoneToken, cancellation
+   * from the request's token, and `building` in the status bar until it ends.
+   */
+  async runRequest<T>(
+    work: { title: string; message: string; building: string; token: CancellationToken; workDoneToken: ProgressToken | undefined },
+    run: (signal: AbortSignal, report: (percentage: number, message: string) => void) => Promise<T>,
+  ): Promise<T> {
+    const ac = new AbortController();
+    work.token.onCancellationRequested(() => ac.abort());
+    const progress = this.connection.window.attachWorkDoneProgress(work.workDoneToken);
+    progress.begin(work.title, 0, work.message, true);
+    this.sendStatus(work.building);
+    try {
+      return await run(ac.signal, (percentage, message) => progress.report(percentage, message));
+    } finally {
+      progress.done();
+      this.sendStatus(null);
+    }
+  }
+}

@@ -1,0 +1,164 @@
+// Compiler-backed facts for open CUDA files: the file as written (and rolled) is compiled in the
+// background on open and save; one loop's unroll variants are built on request. Results feed
+// hover, CodeLens and SASS diagnostics; builds report $/progress and can be cancelled.
+import * as os from 'os';
+import * as path from 'path';
+import { CancellationToken, Connection, Diagnostic, DiagnosticSeverity, ProgressToken, Range } from 'vscode-languageserver/node';
+import type { FileAnalysis } from '../engine/parse/model';
+import { icacheBudget } from '../engine/profile/icache';
+import type { CompilerMessage } from '../engine/toolchain/nvccErrors';
+import { VariantBuilder } from '../engine/variants/build';
+import { LoopReport, VariantInspector } from '../engine/variants/inspect';
+import { parseFactorList, writtenFactor } from '../engine/variants/rewrite';
+import type { Settings } from '../protocol';
+import type { DocumentFactsStore } from './facts';
+import type { ServerToolchain } from './toolchain';
+import { uriToPath } from './uri';
+
+export class VariantService {
+  /** The background build per document: a newer one cancels it. */
+  private readonly running = new Map<string, AbortController>();
+
+  constructor(
+    private readonly connection: Connection,
+    private readonly toolchain: ServerToolchain,
+    private readonly facts: DocumentFactsStore,
+    private readonly settings: () => Settings,
+    private readonly cacheDir: () => string,
+  ) {}
+
+  /** Settings changed: find the tools again (the benchmark service shares them). */
+  reset(): void {
+    this.toolchain.reset();
+  }
+
+  private async inspector(file: string): Promise<VariantInspector> {
+    const t = await this.toolchain.tools();
+    const s = this.settings();
+    const flags = this.toolchain.flagsFor(file);
+    const arch = this.toolchain.archFor(t, flags.arch);
+    const builder = new VariantBuilder({ nvcc: t.nvcc, arch, flags, cacheDir: this.cacheDir(), concurrency: s.jobs > 0 ? s.jobs : os.cpus().length, runner: t.runner });
+    return new VariantInspector({ toolchain: t, builder, arch });
+  }
+
+  /** Background build of the file as written (on open/save). A newer request cancels an older one. */
+  async buildFile(uri: string, text: string, analysis: FileAnalysis): Promise<void> {
+    if (!this.settings().buildOnSave) return;
+    const file = uriToPath(uri);
+    if (!file || !analysis.kernels.length) return;
+    this.running.get(uri)?.abort();
+    const ac = new AbortController();
+    this.running.set(uri, ac);
+    // Nobody asked for this build, so the server creates its own progress token.
+    const progress = await this.connection.window.createWorkDoneProgress();
+    progress.begin('Unroll Lens: compiling', 0, path.basename(file), true);
+    progress.token.onCancellationRequested(() => ac.abort());
+    this.toolchain.sendStatus(path.basename(file));
+    try {
+      const inspector = await this.inspector(file);
+      const t0 = Date.now();
+      const report = await inspector.inspectFile(file, text, analysis, {
+        signal: ac.signal,
+        onProgress: (done, total) => progress.report(Math.round((done / total) * 100), `${path.basename(file)}: ${done}/${total} builds`),
+      });
+      if (ac.signal.aborted) return;
+      this.toolchain.log(`${path.basename(file)}: ${report.status}, ${report.kernels.length} kernels in ${Date.now() - t0} ms${report.cached ? ' (cached)' : ''}`);
+      this.facts.record(uri, text, f => { f.file = report; });
+    } catch (e) {
+      this.toolchain.log(`${path.basename(file)}: ${e instanceof Error ? e.message : e}`);
+    } finally {
+      progress.done();
+      if (this.running.get(uri) === ac) this.running.delete(uri);
+      this.toolchain.sendStatus(null);
+    }
+  }
+
+  /** Builds one loop's variants; cancellation through the LSP token or the progress UI. */
+  async buildLoop(uri: string, text: string, analysis: FileAnalysis, line: number, factorTexts: string[] | undefined,
+    token: CancellationToken, workDoneToken?: ProgressToken): Promise<LoopReport> {
+    const file = uriToPath(uri);
+    if (!file) throw new Error('only files on disk can be compiled (save the file first)');
+    const factors = parseFactorList((factorTexts ?? this.settings().unrollFactors).join(','));
+    const work = {
+      title: 'Unroll Lens: building unroll variants', message: `line ${line}`, building: `${path.basename(file)}:${line}`, token, workDoneToken,
+    };
+    return this.toolchain.runRequest(work, async (signal, report) => {
+      const inspector = await this.inspector(file);
+      const loop = await inspector.inspectLoop(file, text, analysis, line, factors, {
+        signal,
+        onProgress: (done, total, key) => report(Math.round((done / total) * 100), `${done}/${total}: ${key}`),
+      });
+      this.facts.record(uri, text, f => f.loops.set(line, loop));
+      return loop;
+    });
+  }
+
+  /** A closed document: stop its background build. */
+  close(uri: string): void {
+    this.running.get(uri)?.abort();
+    this.running.delete(uri);
+  }
+
+  /** Compiler-backed diagnostics for the file as written. */
+  diagnostics(uri: string, text: string, analysis: FileAnalysis): Diagnostic[] {
+    const r = this.facts.get(uri, text)?.file;
+    if (!r) return [];
+    const file = uriToPath(uri);
+    const out: Diagnostic[] = [];
+    const at = (line: number) => Range.create(Math.max(0, line - 1), 0, Math.max(0, line - 1), 1000);
+    if (r.failure) {
+      for (const m of r.failure.messages) {
+        if (m.severity === 'remark') continue;
+        const mine = m.file && file && path.resolve(m.file) === path.resolve(file);
+        out.push(messageDiagnostic(m, mine ? m.line : null, r.failure.kind));
+      }
+      return out;
+    }
+    for (const k of r.kernels) {
+      if (k.spillStores > 0 || k.spillLoads > 0) {
+        const base = k.demangled.replace(/\(.*$/, '').replace(/<.*$/, '').split(/\s|::/).pop();
+        const src = analysis.kernels.find(x => x.name === base);
+        out.push({
+          range: at(src?.line ?? 1), severity: DiagnosticSeverity.Warning, source: 'unroll-lens', code: 'register-spills',
+          message: `${k.demangled}: ${k.registers} registers, spills ${k.spillStores} bytes stored / ${k.spillLoads} bytes loaded to local memory (${r.arch}). Unrolling less may remove the spills.`,
+        });
+      }
+    }
+    const calibrated = icacheBudget(r.arch);
+    const budget = this.settings().icacheBudgetBytes || calibrated.bytes;
+    const budgetNote = this.settings().icacheBudgetBytes ? 'unrollLens.icacheBudgetBytes' : `${r.arch}, ${calibrated.status}`;
+    for (const k of analysis.kernels) {
+      for (const loop of k.loops) {
+        const m = r.loops.find(x => x.line === loop.line);
+        if (!m) continue;
+        const asked = writtenFactor(loop);
+        if (typeof asked === 'number' && m.effectiveUnroll !== null && m.effectiveUnroll !== asked && !(m.fullyUnrolled && typeof loop.tripCount === 'number' && asked >= loop.tripCount)) {
+          out.push({
+            range: loop.pragma ? Range.create(loop.pragma.span.line - 1, loop.pragma.span.column, loop.pragma.span.endLine - 1, loop.pragma.span.endColumn) : at(loop.line),
+            severity: DiagnosticSeverity.Warning, source: 'unroll-lens', code: 'unroll-not-applied',
+            message: `\`#pragma ${loop.pragma?.text}\` requested ×${asked}, but nvcc unrolled this loop ×${m.effectiveUnroll} (${r.arch}, from the SASS).`,
+          });
+        }
+        if (m.loopInstructions !== null && m.loopInstructions * 16 > budget && loop.depth === 0) {
+          out.push({
+            range: at(loop.line), severity: DiagnosticSeverity.Warning, source: 'unroll-lens', code: 'icache-budget',
+            message: `Loop body ${(m.loopInstructions * 16 / 1024).toFixed(0)} KiB of SASS (${m.loopInstructions} instructions) > ~${(budget / 1024).toFixed(0)} KiB instruction-cache budget (${budgetNote}): expect instruction-fetch stalls (ncu: no_instruction) at low occupancy.`,
+          });
+        }
+      }
+    }
+    return out;
+  }
+}
+
+function messageDiagnostic(m: CompilerMessage, line: number | null, kind: string): Diagnostic {
+  const l = Math.max(0, (line ?? 1) - 1);
+  const col = m.column ? m.column - 1 : 0;
+  return {
+    range: Range.create(l, line ? col : 0, l, line ? col + 1 : 1000),
+    severity: m.severity === 'error' ? DiagnosticSeverity.Error : DiagnosticSeverity.Warning,
+    source: 'nvcc',
+    code: m.code ?? kind,
+    message: line ? m.message : `${m.file ? `${m.file}${m.line ? `(${m.line})` : ''}: ` : ''}${m.message}`,
+  };
+}

@@ -1,0 +1,65 @@
+// The engine's reports mapped onto the protocol's wire types: only what the client shows, with
+// the display strings it needs computed here, so the client carries no engine code.
+import type { FileAnalysis } from '../engine/parse/model';
+import type { BenchReport } from '../engine/profile/bench';
+import { lineStallText } from '../engine/report/benchText';
+import { loopLensSummary } from '../engine/report/describe';
+import type { LoopReport } from '../engine/variants/inspect';
+import type { AnalysisStatus, BenchLoopResult, FileAnalysisResult, LineStallNote, LoopVariantsResult } from '../protocol';
+
+/** Lines below this share of the kernel's stall samples get no inline note: one on every line would be noise. */
+export const LINE_STALL_NOTE_MIN_SHARE = 0.01;
+
+export function toFileAnalysisResult(a: FileAnalysis): FileAnalysisResult {
+  return {
+    kernels: a.kernels.map(k => ({
+      name: k.name,
+      qualifier: k.qualifier,
+      line: k.line,
+      loops: k.loops.map(l => ({
+        line: l.line, startLine: l.span.line, endLine: l.span.endLine, kind: l.kind, depth: l.depth, summary: loopLensSummary(k, l),
+      })),
+    })),
+  };
+}
+
+export function toAnalysisStatus(uri: string, a: FileAnalysis, elapsedMs: number): AnalysisStatus {
+  return {
+    uri,
+    kernels: a.kernels.length,
+    loops: a.kernels.reduce((n, k) => n + k.loops.length, 0),
+    pragmas: a.kernels.reduce((n, k) => n + k.loops.filter(l => l.pragma).length, 0),
+    manualUnrolls: a.kernels.reduce((n, k) => n + k.manualUnrolls.length, 0),
+    hasSyntaxErrors: a.hasSyntaxErrors,
+    elapsedMs,
+  };
+}
+
+export function toLoopVariantsResult(r: LoopReport): LoopVariantsResult {
+  return {
+    variants: r.variants.map(v => ({ factor: v.factor, status: v.status, kernelInstructions: v.kernelInstructions, effectiveUnroll: v.effectiveUnroll })),
+    notes: r.notes,
+  };
+}
+
+export function toBenchLoopResult(r: BenchReport): BenchLoopResult {
+  const ran = r.variants.filter(v => v.status === 'ok' && v.medianMs !== null);
+  // The first of equal medians wins, as in the hover table's bold row.
+  const fastest = ran.length ? ran.reduce((a, b) => (b.medianMs! < a.medianMs! ? b : a)) : null;
+  return {
+    baseline: r.baseline,
+    variants: r.variants.map(v => ({
+      label: v.label, status: v.status, message: v.message, medianMs: v.medianMs, iqrMs: v.iqrMs, speedup: v.speedup, withinNoise: v.withinNoise,
+    })),
+    fastest: fastest?.label ?? null,
+    lineStalls: lineStallNotes(r),
+  };
+}
+
+function lineStallNotes(r: BenchReport): LineStallNote[] {
+  const lines = r.lineStalls ?? [];
+  const total = lines.reduce((a, l) => a + l.samples, 0);
+  return lines
+    .filter(l => l.samples / Math.max(1, total) >= LINE_STALL_NOTE_MIN_SHARE)
+    .map(l => ({ line: l.line, text: lineStallText(l, total) }));
+}
