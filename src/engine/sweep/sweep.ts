@@ -124,6 +124,7 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
         requested += idx.length;
         total = Math.max(total, requested);
         if (o.signal?.aborted) return idx.map(() => null);
+        progress('build', null, null, `${idx.length} variant${idx.length === 1 ? '' : 's'}`);
         const variants = await runner.measure(idx.map(i => space.point(i)), ctx);
         return variants.map(v => (v.status === 'cancelled' ? null : score(v)));
       },
