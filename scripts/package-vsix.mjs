@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Packages the extension with @vscode/vsce into .test-artifacts/unroll-lens.vsix (or --out PATH),
-// then checks the archive: what the extension loads at run time must be inside (compiled out/,
-// web-tree-sitter's runtime + wasm, tree-sitter-cuda.wasm, the language client/server
-// libraries), sources, tests, tools and native parser builds must not (see .vscodeignore).
+// then checks the archive: the esbuild bundles (dist/extension.js, dist/server.js), the tree-sitter
+// wasm files, package.json, README and LICENSE must be inside and nothing else (no out/,
+// node_modules, sources, tests or tools; see .vscodeignore); the README must be self-contained.
 //
 //   npm run build && npm run package
 //   node scripts/package-vsix.mjs --out /tmp/x.vsix
@@ -22,7 +22,9 @@ const outArg = process.argv.indexOf('--out');
 const out = path.resolve(outArg > 0 && process.argv[outArg + 1] ? process.argv[outArg + 1] : path.join(root, '.test-artifacts', 'unroll-lens.vsix'));
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 const main = (pkg.main ?? '').replace(/^\.\//, '');
-if (!main || !fs.existsSync(path.join(root, main))) die(`${pkg.main} not found: run 'npm run build' first`);
+// what the extension loads at run time (scripts/bundle.mjs writes dist/)
+const runtime = [main, 'dist/server.js', 'dist/tree-sitter.wasm', 'dist/tree-sitter-cuda.wasm'];
+for (const f of runtime) if (!f || !fs.existsSync(path.join(root, f))) die(`${f || 'package.json main'} not found: run 'npm run build' first`);
 if (!fs.existsSync(path.join(root, '.vscodeignore'))) die('.vscodeignore is missing: the package would carry the whole repository');
 
 let vsceBin;
@@ -34,72 +36,100 @@ try {
   die(`@vscode/vsce is not installed (${e.message}): run 'npm ci'`);
 }
 
+// ------------------------------------------------------------------ self-contained README
+// The installed extension's details page renders the README in a webview whose content policy
+// admits only https: and data: images and that has no base URL inside the extension, so a
+// relative image shows nothing, and vsce's default (prefixing the repository URL from
+// package.json) points at a host that does not serve the files. The packaged README therefore
+// carries its images as data: URLs, and links to repository files that are not in the package
+// become plain text.
+const IMAGE_TYPES = { '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.gif': 'image/gif' };
+const isRelative = target => !/^[a-z][a-z0-9+.-]*:/i.test(target) && !target.startsWith('#');
+let embedded = 0;
+const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8')
+  .replace(/!\[([^\]]*)\]\(([^)\s]+)\)/g, (all, alt, target) => {
+    if (!isRelative(target)) return all;
+    const file = path.join(root, decodeURI(target));
+    const type = IMAGE_TYPES[path.extname(file).toLowerCase()];
+    if (!type) die(`README.md: image ${target} is not a PNG, JPEG or GIF (vsce refuses SVG data URLs)`);
+    if (!fs.existsSync(file)) die(`README.md: image ${target} does not exist`);
+    embedded++;
+    return `![${alt}](data:${type};base64,${fs.readFileSync(file).toString('base64')})`;
+  })
+  .replace(/(?<!!)\[([^\]]+)\]\(([^)\s]+)\)/g, (all, text, target) => (isRelative(target) ? text : all));
+// vsce reads the README from inside the folder it packages; any name works (it ships as readme.md)
+const readmeRel = path.join('.test-artifacts', 'package', 'README.md');
+fs.mkdirSync(path.dirname(path.join(root, readmeRel)), { recursive: true });
+fs.writeFileSync(path.join(root, readmeRel), readme);
+
 fs.mkdirSync(path.dirname(out), { recursive: true });
 fs.rmSync(out, { force: true });
 log(`vsce package -> ${path.relative(root, out)}`);
-// vsce rewrites relative links in README.md against the repository; with a repository that is
-// not on a host it recognises it needs explicit base URLs (derived from package.json here).
-const repoUrl = (typeof pkg.repository === 'string' ? pkg.repository : pkg.repository?.url ?? '')
-  .replace(/^git\+/, '').replace(/\.git$/, '');
-const baseArgs = /^https?:\/\//.test(repoUrl)
-  ? ['--baseContentUrl', `${repoUrl}/blob/HEAD`, '--baseImagesUrl', `${repoUrl}/raw/HEAD`]
-  : [];
-const r = spawnSync(process.execPath, [vsceBin, 'package', '--out', out, '--skip-license', '--allow-missing-repository', ...baseArgs], {
+const r = spawnSync(process.execPath, [
+  vsceBin, 'package', '--out', out,
+  '--no-dependencies',            // the bundles carry the dependencies; vsce need not walk node_modules
+  '--readme-path', readmeRel, '--no-rewrite-relative-links',
+], {
   cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000,
   env: { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' },
 });
 const vsceOut = `${r.stdout ?? ''}${r.stderr ?? ''}`.trim();
 if (vsceOut) console.log(vsceOut.split('\n').map(l => `  ${l}`).join('\n'));
 if (r.error || r.status !== 0 || !fs.existsSync(out)) die(`vsce package failed (${r.error?.message ?? `exit ${r.status}`})`);
+// vsce's warnings (unbundled files, missing LICENSE, …) are defects of the package: fail on them
+const warnings = vsceOut.split('\n').filter(l => /\bWARNING\b/.test(l));
+if (warnings.length) die(`vsce warned:\n  ${warnings.join('\n  ')}`);
 
 // ------------------------------------------------------------------ check what went in
 const yauzl = createRequire(require.resolve('@vscode/vsce/package.json'))('yauzl');
 const entries = await new Promise((resolve, reject) => {
   yauzl.open(out, { lazyEntries: true }, (err, zip) => {
     if (err) return reject(err);
-    const names = [];
-    zip.on('entry', e => { names.push({ name: e.fileName, size: e.uncompressedSize }); zip.readEntry(); });
-    zip.on('end', () => resolve(names));
+    const list = [];
+    zip.on('entry', e => {
+      const entry = { name: e.fileName, size: e.uncompressedSize };
+      list.push(entry);
+      if (e.fileName !== 'extension/readme.md') return zip.readEntry();
+      zip.openReadStream(e, (err2, stream) => {
+        if (err2) return reject(err2);
+        const chunks = [];
+        stream.on('data', c => chunks.push(c));
+        stream.on('end', () => { entry.text = Buffer.concat(chunks).toString('utf8'); zip.readEntry(); });
+        stream.on('error', reject);
+      });
+    });
+    zip.on('end', () => resolve(list));
     zip.on('error', reject);
     zip.readEntry();
   });
 });
 const names = new Set(entries.map(e => e.name));
 const has = p => names.has(`extension/${p}`);
-const under = p => entries.some(e => e.name.startsWith(`extension/${p}`));
 
-const required = [
-  'package.json',
-  main,
-  'node_modules/web-tree-sitter/package.json',
-  'node_modules/web-tree-sitter/tree-sitter.cjs',
-  'node_modules/web-tree-sitter/tree-sitter.wasm',
-  'node_modules/tree-sitter-cuda/tree-sitter-cuda.wasm',
-  'node_modules/vscode-languageclient/node.js',
-  'node_modules/vscode-languageserver/node.js',
-  'node_modules/vscode-languageserver-textdocument/package.json',
-  'node_modules/vscode-jsonrpc/package.json',
-];
-const forbidden = [
-  'src/', 'test/', 'out/test/', '.tools/', '.test-artifacts/', 'cuda-samples/', 'scripts/', '.ci/',
-  'node_modules/tree-sitter-cuda/src/', 'node_modules/tree-sitter-cuda/prebuilds/',
-  'node_modules/tree-sitter-c/', 'node_modules/tree-sitter-cpp/', 'node_modules/node-addon-api/',
-  'node_modules/mocha/', 'node_modules/playwright-core/', 'node_modules/@vscode/vsce/', 'node_modules/typescript/',
-];
+const required = ['package.json', 'readme.md', 'LICENSE.txt', ...runtime];
+// anything else is a leak: out/, node_modules, sources, tests, tools, source maps
+const allowed = p => ['[Content_Types].xml', 'extension.vsixmanifest', 'extension/package.json', 'extension/readme.md', 'extension/LICENSE.txt'].includes(p) ||
+  /^extension\/dist\/[^/]+\.(js|wasm)$/.test(p);
 const missing = required.filter(p => !has(p));
-const leaked = forbidden.filter(p => under(p));
+const leaked = entries.map(e => e.name).filter(p => !allowed(p));
 const bytes = fs.statSync(out).size;
-const unpacked = entries.reduce((s, e) => s + e.size, 0);
-const byTop = {};
-for (const e of entries) {
-  const parts = e.name.split('/');
-  const key = parts[1] === 'node_modules' ? `node_modules/${parts[2].startsWith('@') ? `${parts[2]}/${parts[3]}` : parts[2]}` : parts.slice(1, 2).join('/');
-  byTop[key] = (byTop[key] ?? 0) + e.size;
-}
+const unpacked = entries.reduce((sum, e) => sum + e.size, 0);
 log(`${path.relative(root, out)}: ${(bytes / 1024).toFixed(0)} KiB, ${entries.length} files, ${(unpacked / 1024 / 1024).toFixed(1)} MiB unpacked`);
-for (const [k, v] of Object.entries(byTop).sort((a, b) => b[1] - a[1]).slice(0, 12)) {
-  console.log(`  ${(v / 1024).toFixed(0).padStart(7)} KiB  ${k}`);
-}
+for (const e of [...entries].sort((a, b) => b.size - a.size)) console.log(`  ${(e.size / 1024).toFixed(0).padStart(7)} KiB  ${e.name}`);
 if (missing.length) die(`the package lacks files the extension needs at run time:\n  ${missing.join('\n  ')}`);
 if (leaked.length) die(`the package carries files it should not (fix .vscodeignore):\n  ${leaked.join('\n  ')}`);
-log('OK: runtime files present, sources/tests/tools excluded');
+
+// The packaged README: no link to the placeholder repository host, no link into files the
+// package lacks, every image of README.md embedded.
+const text = entries.find(e => e.name === 'extension/readme.md').text ?? '';
+const targets = [
+  ...[...text.matchAll(/\]\(([^)\s]+)\)/g)].map(m => m[1]),
+  ...[...text.matchAll(/\b(?:src|href)=["']([^"']+)["']/g)].map(m => m[1]),
+];
+const problems = [];
+if (/example\.invalid/i.test(text)) problems.push('mentions example.invalid (the placeholder repository host)');
+for (const t of targets) if (isRelative(t) && !has(decodeURI(t).replace(/^\.\//, ''))) problems.push(`links to ${t}, which is not in the package`);
+const dataImages = targets.filter(t => t.startsWith('data:image/')).length;
+if (dataImages !== embedded) problems.push(`has ${dataImages} embedded images, README.md has ${embedded}`);
+if (problems.length) die(`the packaged README is not self-contained:\n  ${problems.join('\n  ')}`);
+log(`OK: bundles, wasm, package.json, README (${embedded} images embedded, no example.invalid links) and LICENSE; nothing else`);

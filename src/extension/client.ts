@@ -1,4 +1,5 @@
 // The language client: runs src/server/main.ts in a Node process over IPC.
+import * as path from 'path';
 import * as vscode from 'vscode';
 import { LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from 'vscode-languageclient/node';
 import { AnalysisStatusNotification, CUDA_FILE_PATTERN, CUDA_LANGUAGE_IDS, ToolchainStatusNotification } from '../protocol';
@@ -7,7 +8,9 @@ import type { StatusBar } from './statusBar';
 export async function startLanguageClient(
   context: vscode.ExtensionContext, output: vscode.OutputChannel, status: StatusBar,
 ): Promise<LanguageClient> {
-  const module = context.asAbsolutePath('out/src/server/main.js');
+  // Bundled (dist/extension.js, what the .vsix ships) the server is dist/server.js next to it;
+  // compiled by tsc (out/src/extension/client.js) it is out/src/server/main.js.
+  const module = path.basename(__filename) === 'extension.js' ? path.join(__dirname, 'server.js') : path.join(__dirname, '..', 'server', 'main.js');
   const serverOptions: ServerOptions = {
     run: { module, transport: TransportKind.ipc },
     debug: { module, transport: TransportKind.ipc, options: { execArgv: ['--nolazy', '--inspect=6019'] } },

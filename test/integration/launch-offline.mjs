@@ -7,6 +7,8 @@
 // the same mechanism @vscode/test-web uses. The workbench reports the suite's log through
 // window.codeAutomationLog and its exit code through window.codeAutomationExit, both exposed
 // to the page before it loads. Exits with mocha's exit code (1 on harness errors and timeouts).
+// The extension under test is what package.json's main names: the esbuild bundle in dist/ (which
+// starts dist/server.js), the same files the .vsix ships; `npm run build` writes both out/ and dist/.
 //
 //   npm run build && npm run test:integration
 //   UNROLL_LENS_IT_TIMEOUT_S=600 UNROLL_LENS_KEEP_TMP=1 UNROLL_LENS_IT_VERBOSE=1 \
@@ -36,7 +38,7 @@ const testsPath = path.join(repoRoot, 'out', 'test', 'integration', 'suite', 'in
 async function main() {
   requireBuilt(['out/test/integration/suite/index.js']);
   const pkg = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8'));
-  if (pkg.main) requireBuilt([pkg.main]);
+  if (pkg.main) requireBuilt([pkg.main, 'dist/server.js', 'dist/tree-sitter.wasm', 'dist/tree-sitter-cuda.wasm']);
   if (!fs.existsSync(workspace)) throw new HarnessError(`workspace folder ${workspace} does not exist`);
   const tools = loadTools();
   if (!tools.smokeTestDriver) log('warning: code-server was not patched for --enable-smoke-test-driver; ?payload= tests may be ignored');

@@ -6,7 +6,9 @@
 //   3. opens matmul_unroll.cu (quick open, or the explorer as a fallback) and reveals its first
 //      kernel loop;
 //   4. waits for a CodeLens "Benchmark this loop" rendered in the editor, opens the Problems
-//      panel, and saves .test-artifacts/ui-codelens.png.
+//      panel, and saves .test-artifacts/ui-codelens.png;
+//   5. opens the extension's details page and checks that its README shows every image and
+//      links nowhere near example.invalid (.test-artifacts/ui/extension-details.png).
 // Exit 0 on success, 1 on failure (with .test-artifacts/ui/failure.png and logs).
 //
 //   npm run test:ui          (= node scripts/package-vsix.mjs && node test/ui/screenshot.mjs)
@@ -66,6 +68,48 @@ async function goToLine(page, line) {
   await input.waitFor({ timeout: 10_000 });
   await input.fill(`:${line}`);
   await page.keyboard.press('Enter');
+}
+
+/**
+ * Opens the installed extension's details page (Extensions view) and checks the README there:
+ * every image of README.md rendered (the page's webview shows only https: and data: images),
+ * no link or image pointing at example.invalid (package.json's placeholder repository).
+ */
+async function checkDetailsPage(page, artifacts) {
+  const expectedImages = (fs.readFileSync(path.join(repoRoot, 'README.md'), 'utf8').match(/!\[[^\]]*\]\(/g) ?? []).length;
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('Control+Shift+X');
+  const search = page.locator('.extensions-viewlet .suggest-input-container textarea, .extensions-viewlet .monaco-inputbox textarea').first();
+  await search.waitFor({ timeout: 20_000 });
+  await search.fill('@installed Unroll Lens');
+  const row = page.locator('.extensions-viewlet .monaco-list-row', { hasText: 'Unroll Lens' }).first();
+  await row.waitFor({ timeout: 20_000 });
+  await row.click();
+  await page.locator('.extension-editor').waitFor({ timeout: 20_000 });
+  // The README renders in a nested webview frame: poll until its images have loaded.
+  const deadline = Date.now() + 30_000;
+  let readme = null;
+  while (Date.now() < deadline) {
+    for (const frame of page.frames()) {
+      const r = await frame.evaluate(() => {
+        if (!/Unroll Lens/.test(document.querySelector('h1')?.textContent ?? '')) return null;
+        return {
+          images: [...document.querySelectorAll('img')].map(i => ({ src: i.getAttribute('src') ?? '', width: i.naturalWidth, complete: i.complete })),
+          links: [...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href')),
+        };
+      }).catch(() => null);
+      if (r && r.images.length >= expectedImages && r.images.every(i => i.complete)) readme = r;
+    }
+    if (readme) break;
+    await page.waitForTimeout(500);
+  }
+  await page.screenshot({ path: path.join(artifacts, 'extension-details.png') });
+  if (!readme) throw new HarnessError(`the details page did not show the README with ${expectedImages} images within 30 s`);
+  const broken = readme.images.filter(i => i.width === 0).map(i => i.src.slice(0, 80));
+  if (broken.length) throw new HarnessError(`README images not shown on the details page: ${broken.join(', ')}`);
+  const placeholder = [...readme.links, ...readme.images.map(i => i.src)].filter(u => /example\.invalid/i.test(u ?? ''));
+  if (placeholder.length) throw new HarnessError(`README on the details page links to example.invalid: ${placeholder.join(', ')}`);
+  log(`details page: README shows ${readme.images.length} images, ${readme.links.length} links, none to example.invalid`);
 }
 
 async function main() {
@@ -154,6 +198,7 @@ async function main() {
         } else log('hover table did not show (not required)');
       } else log('variant build did not finish in time (not required)');
     }
+    await checkDetailsPage(page, dirs.artifacts);
   } catch (e) {
     const fail = path.join(dirs.artifacts, 'failure.png');
     await page.screenshot({ path: fail }).catch(() => {});

@@ -114,5 +114,9 @@ export async function findOptionalTool(tool: ToolName, o: DiscoverOptions = {}):
 
 /** The repository's own tools folder, when running from a checkout (CLI, tests, dev host). */
 export function defaultProjectToolsBin(): string {
-  return path.resolve(__dirname, '..', '..', '..', '..', '.tools', 'cuda-tools', 'bin');
+  // This module runs from out/src/engine/toolchain/ (tsc) or inside dist/server.js (esbuild):
+  // the package root is the nearest folder above with a package.json either way.
+  let dir = __dirname;
+  while (!fs.existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  return path.join(dir, '.tools', 'cuda-tools', 'bin');
 }

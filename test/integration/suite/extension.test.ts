@@ -3,6 +3,8 @@
 // Launch with `npm run test:integration` (offline, code-server) or
 // `npm run test:integration:electron` (downloads VS Code).
 import * as assert from 'assert';
+import * as fs from 'fs';
+import * as path from 'path';
 import * as vscode from 'vscode';
 
 const EXTENSION_ID = 'unroll-lens.unroll-lens';
@@ -86,6 +88,26 @@ suite('Unroll Lens (extension host)', () => {
     const all = new Set(await vscode.commands.getCommands(true));
     const missing = contributed.filter(c => !all.has(c));
     assert.deepStrictEqual(missing, [], `contributed but not registered: ${missing.join(', ')}`);
+  });
+
+  test('runs the esbuild bundles the .vsix ships (dist/extension.js, dist/server.js)', () => {
+    const ext = vscode.extensions.getExtension(EXTENSION_ID)!;
+    const dist = path.join(ext.extensionPath, 'dist');
+    const loaded = Object.keys(require.cache);
+    assert.ok(loaded.includes(path.join(dist, 'extension.js')), `${path.join(dist, 'extension.js')} is not loaded in the extension host`);
+    const fromOut = loaded.filter(f => f.startsWith(path.join(ext.extensionPath, 'out', 'src') + path.sep));
+    assert.deepStrictEqual(fromOut, [], 'the extension host loaded the unbundled tsc output');
+    // The language server is a child process of this extension host (Linux: read /proc).
+    if (!fs.existsSync('/proc/self/status')) return;
+    const children = fs.readdirSync('/proc').filter(d => /^\d+$/.test(d)).flatMap(pid => {
+      try {
+        const ppid = Number(/^PPid:\s*(\d+)/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+        return ppid === process.pid ? [fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ')] : [];
+      } catch {
+        return []; // the process ended while we looked
+      }
+    });
+    assert.ok(children.some(c => c.includes(path.join(dist, 'server.js'))), `no child process runs ${path.join(dist, 'server.js')}: ${JSON.stringify(children)}`);
   });
 
   test('opens .cu files as cuda-cpp', () => {
