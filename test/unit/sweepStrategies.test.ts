@@ -4,6 +4,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { coordinate, exhaustive, Score, Strategy, strategyByName } from '../../src/engine/sweep/strategies';
 import { allPoints } from '../../src/engine/sweep/strategies/exhaustive';
+import { limitProcesses } from '../../src/engine/sweep/runners/static';
 
 /** Runs a strategy on f, recording every point it asks for (no memo between it and f). */
 async function run(s: Strategy, sizes: number[], start: number[], f: (p: number[]) => Score) {
@@ -94,5 +95,23 @@ describe('search strategies', () => {
   test('by name', () => {
     assert.equal(strategyByName('coordinate'), coordinate);
     assert.throws(() => strategyByName('random'), /unknown strategy 'random': use exhaustive or coordinate/);
+  });
+});
+
+describe('shared nvcc limit', () => {
+  test('limitProcesses: never more than n at once across callers, every call answered', async () => {
+    let now = 0;
+    let peak = 0;
+    const slow = async (command: string) => {
+      now++;
+      peak = Math.max(peak, now);
+      await new Promise(r => setTimeout(r, 2 + (command.length % 3)));
+      now--;
+      return { command, args: [], exitCode: 0, signal: null, stdout: command, stderr: '', timedOut: false, cancelled: false, durationMs: 1 };
+    };
+    const limited = limitProcesses(slow, 3);
+    const out = await Promise.all(Array.from({ length: 40 }, (_, i) => limited(`c${i}`, [])));
+    assert.deepEqual(out.map(r => r.stdout), Array.from({ length: 40 }, (_, i) => `c${i}`));
+    assert.equal(peak, 3);
   });
 });

@@ -38,13 +38,14 @@ export function limitProcesses(runner: ProcessRunner, n: number): ProcessRunner 
   let running = 0;
   const waiting: (() => void)[] = [];
   return async (command, args, options) => {
-    if (running >= n) await new Promise<void>(r => waiting.push(r));
-    running++;
+    if (running < n) running++;
+    else await new Promise<void>(r => waiting.push(r)); // the finishing process hands over its slot
     try {
       return await runner(command, args, options);
     } finally {
-      running--;
-      waiting.shift()?.();
+      const next = waiting.shift();
+      if (next) next();
+      else running--;
     }
   };
 }
