@@ -11,6 +11,7 @@ import { CudaDocuments } from '../../src/engine/parse/documents';
 import { analyzeTree } from '../../src/engine/parse/analyze';
 import { createCudaParser } from '../../src/engine/parse/parser';
 import { sassBench } from './sass';
+import { sweepBench } from './sweep';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 
@@ -180,6 +181,12 @@ async function main() {
     await sassBench(row);
   } catch (e) {
     row('SASS benchmarks', `skipped: ${e instanceof Error ? e.message.split('\n')[0] : e}`, '', null);
+  }
+  console.log('Sweeps (coordinate vs exhaustive; needs nvcc and nvdisasm)');
+  try {
+    await sweepBench(row);
+  } catch (e) {
+    row('sweep benchmarks', `skipped: ${e instanceof Error ? e.message.split('\n')[0] : e}`, '', null);
   }
   console.log('\n| benchmark | result | target | |\n|---|---|---|---|');
   for (const r of rows) console.log(`| ${r.join(' | ')} |`);

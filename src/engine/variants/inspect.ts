@@ -309,13 +309,137 @@ export class VariantInspector {
     }
     return variants;
   }
+
+  /**
+   * Variants of one kernel with several loops' factors set at once (a sweep point), measuring
+   * every listed loop in each. A build with all listed loops rolled is added as the
+   * effective-unroll baseline unless one is given. `defines` only informs the occupancy estimate
+   * (a `__launch_bounds__` macro); the builder carries the -D flags themselves.
+   * `onMeasured` fires as each variant is measured (any order), so callers can stream results.
+   */
+  async inspectKernelVariants(
+    file: string, text: string, analysis: FileAnalysis, kernelName: string, lines: number[], specs: VariantFactors[],
+    opts: {
+      signal?: AbortSignal; kernel?: string; defines?: Record<string, string>;
+      onProgress?: (done: number, total: number, key: string, cached: boolean) => void;
+      onMeasured?: (index: number, variant: KernelVariant) => void;
+    } = {},
+  ): Promise<KernelVariant[]> {
+    const kernel = analysis.kernels.find(k => k.name === kernelName && lines.every(l => k.loops.some(x => x.line === l)));
+    if (!kernel) throw new Error(`no kernel ${kernelName} holding loops at lines ${lines.join(', ')} in ${file}`);
+    const loops = lines.map(l => kernel.loops.find(x => x.line === l)!);
+    const rolled: VariantFactors = new Map(lines.map(l => [l, 1]));
+    const rolledKey = variantKey(rolled);
+    let baselineIdx = specs.findIndex(f => variantKey(f) === rolledKey);
+    const all = baselineIdx === -1 ? [...specs, rolled] : specs;
+    if (baselineIdx === -1) baselineIdx = all.length - 1;
+    const reqs: BuildRequest[] = all.map(vf => ({ key: variantKey(vf), source: makeVariantSource(text, analysis, vf, file), originalPath: file }));
+    const disassembled: Promise<Disassembly | null>[] = all.map(() => Promise.resolve(null));
+    const built: Promise<BuildResult>[] = [];
+    const settle: ((b: BuildResult) => void)[] = [];
+    for (let i = 0; i < all.length; i++) built.push(new Promise<BuildResult>(r => settle.push(r)));
+    const results: Promise<KernelVariant>[] = specs.map((_, i) => (async () => {
+      const b = await built[i];
+      const dis = await disassembled[i];
+      const base = (await disassembled[baselineIdx])?.listing ?? null;
+      const v = await this.measureKernelVariant(file, analysis, kernel, loops, b, dis, base, opts);
+      opts.onMeasured?.(i, v);
+      return v;
+    })());
+    const buildAll = this.o.builder.buildAll(reqs, {
+      signal: opts.signal,
+      onProgress: p => opts.onProgress?.(p.done, p.total, p.key, p.cached),
+      onResult: (i, b) => {
+        // Disassemble as soon as each cubin exists, overlapping the remaining compiles.
+        if (b.status === 'ok' && b.outputPath) disassembled[i] = this.disassemble(b.outputPath, opts.signal).catch(() => null);
+        settle[i](b);
+      },
+    });
+    await buildAll;
+    const variants = await Promise.all(results);
+    this.lastDisassembler = (await Promise.all(disassembled)).find(d => d)?.source ?? this.lastDisassembler;
+    return variants;
+  }
+
+  private async measureKernelVariant(
+    file: string, analysis: FileAnalysis, kernel: Kernel, loops: Loop[], b: BuildResult, dis: Disassembly | null, baseline: SassListing | null,
+    opts: { kernel?: string; defines?: Record<string, string> },
+  ): Promise<KernelVariant> {
+    const v: KernelVariant = {
+      key: b.key, status: b.status, kernel: null, kernelInstructions: null, kernelBytes: null, registers: null, spillStores: null, spillLoads: null,
+      occupancy: null, loops: {}, codeHash: null, cached: b.cached, compileMs: b.compileMs,
+      failure: b.status === 'ok' ? null : { kind: b.failureKind ?? 'internal', messages: b.messages },
+    };
+    if (!dis) return v;
+    const demangled = await demangle([...dis.sizes.keys()], this.t);
+    const name = (dis.listing ? chooseKernelFunction(dis.listing, file, loops, opts.kernel, demangled) : null)
+      ?? pickKernelByName(dis, kernel.name, demangled, opts.kernel);
+    v.kernel = name;
+    if (!name) return v;
+    const usage = parsePtxasVerbose(b.ptxasLog, { arch: this.o.arch }).get(name);
+    const fn = dis.listing?.functions.find(f => f.name === name);
+    const size = dis.sizes.get(name);
+    v.kernelInstructions = fn ? fn.instructions.length : size?.instructions ?? null;
+    v.kernelBytes = fn ? fn.bytes : size?.bytes ?? null;
+    v.registers = usage?.registers ?? null;
+    v.spillStores = usage?.spillStoreBytes ?? null;
+    v.spillLoads = usage?.spillLoadBytes ?? null;
+    if (usage) {
+      const occ = theoreticalOccupancy({
+        registersPerThread: usage.registers, sharedBytesPerBlock: usage.sharedBytes, arch: this.o.arch,
+        threadsPerBlock: launchBlockSize(analysis, demangled.get(name) ?? name, opts.defines),
+      });
+      v.occupancy = occ?.occupancy ?? null;
+    }
+    v.codeHash = fn ? codeHash(fn) : hashFile(b.outputPath!, name);
+    for (const loop of loops) {
+      const m = dis.listing ? measureLoop(dis.listing, baseline, file, kernel, loop, name, demangled) : null;
+      v.loops[String(loop.line)] = { loopInstructions: m?.loopInstructions ?? null, effectiveUnroll: m?.effectiveUnroll ?? null, fullyUnrolled: m?.fullyUnrolled ?? false };
+    }
+    return v;
+  }
+
+  /** Which disassembler the last measurement used (effective unroll needs nvdisasm's line info). */
+  get disassembler(): FileSassReport['disassembler'] {
+    return this.lastDisassembler;
+  }
 }
 
-function launchBlockSize(analysis: FileAnalysis, demangled: string): number {
+/** One loop's measurement inside a variant (see measureLoop). */
+export interface LoopMeasurement {
+  loopInstructions: number | null;
+  effectiveUnroll: number | null;
+  fullyUnrolled: boolean;
+}
+
+/** A variant of a whole kernel: several loops' factors at once, every listed loop measured. */
+export interface KernelVariant {
+  key: string;
+  status: BuildResult['status'];
+  /** Mangled name of the function measured (the kernel holding most of the loops' code). */
+  kernel: string | null;
+  kernelInstructions: number | null;
+  kernelBytes: number | null;
+  registers: number | null;
+  spillStores: number | null;
+  spillLoads: number | null;
+  /** Theoretical occupancy (0..1) at the launch-bounds block size (else 256). */
+  occupancy: number | null;
+  /** Loop line → measurement; empty when the build failed. */
+  loops: Record<string, LoopMeasurement>;
+  /** Hash of the kernel's machine code: equal hashes mean identical code. */
+  codeHash: string | null;
+  cached: boolean;
+  compileMs: number;
+  failure: VariantFailure | null;
+}
+
+function launchBlockSize(analysis: FileAnalysis, demangled: string, defines: Record<string, string> = {}): number {
   const base = demangled.replace(/\(.*$/, '').replace(/<.*$/, '').split('::').pop()?.trim();
   const k = analysis.kernels.find(x => x.name === base);
-  const lb = k?.launchBounds?.[0];
-  const n = lb ? Number(lb) : NaN;
+  const lb = k?.launchBounds?.[0]?.trim();
+  // `__launch_bounds__(BLOCK)` with BLOCK swept as a -D macro: the block size is that value.
+  const n = lb ? Number(defines[lb] ?? lb) : NaN;
   return Number.isFinite(n) && n > 0 ? n : 256;
 }
 
@@ -339,6 +463,18 @@ function pickKernelByName(dis: Disassembly, source: string, demangled: Map<strin
     return base === source && (!filter || n === filter || d.includes(filter));
   });
   return names.sort()[0] ?? null;
+}
+
+/** The function holding most instructions of the loops' lines (a template's busiest instantiation). */
+function chooseKernelFunction(listing: SassListing, file: string, loops: Loop[], filter?: string, demangled?: Map<string, string>): string | null {
+  let best: { name: string; n: number } | null = null;
+  for (const fn of listing.functions) {
+    if (filter && fn.name !== filter && !(demangled?.get(fn.name) ?? '').includes(filter)) continue;
+    let n = 0;
+    for (const ins of fn.instructions) if (loops.some(l => lineIn(ins, file, l.span.line, l.span.endLine))) n++;
+    if (n > 0 && (!best || n > best.n || (n === best.n && fn.name < best.name))) best = { name: fn.name, n };
+  }
+  return best?.name ?? null;
 }
 
 // ---------------------------------------------------------------------------------------------

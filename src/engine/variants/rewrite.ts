@@ -39,7 +39,8 @@ export function writtenFactor(loop: Loop): UnrollFactor {
   return p.factor ?? 'default';
 }
 
-function pragmaText(f: UnrollFactor): string {
+/** The pragma's text for a factor: `unroll 4`, or `unroll` for a full unroll. */
+export function pragmaText(f: UnrollFactor): string {
   return f === 'full' ? 'unroll' : `unroll ${f}`;
 }
 
@@ -50,7 +51,7 @@ interface Splice {
 }
 
 /** Offsets of the start of each line (0-based rows). */
-function lineStarts(text: string): number[] {
+export function lineStarts(text: string): number[] {
   const starts = [0];
   for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
   return starts;

@@ -1,0 +1,137 @@
+// One loop's SASS variants (LoopReport) and one loop's GPU benchmark (BenchReport) as
+// SweepResults, so the results panel shows every kind of result with one view.
+import type { FactorValue, SweepLoop, SweepResult, SweepVariant } from '../../protocol';
+import type { BenchReport, VariantRun } from '../profile/bench';
+import { icacheBudget } from '../profile/icache';
+import type { FileAnalysis, Loop } from '../parse/model';
+import type { LoopReport, LoopVariant } from '../variants/inspect';
+import { writtenFactor } from '../variants/rewrite';
+import { bestBy, gpuScore, staticBasis, staticScore } from './objective';
+import { AS_WRITTEN_ID, pointId } from './space';
+import { compilerMessage, emptyVariant } from './variant';
+
+export interface ConvertContext {
+  /** Absolute path of the source file. */
+  file: string;
+  analysis: FileAnalysis;
+  arch: string;
+  nvcc: string | null;
+  /** When the run started; default now. */
+  createdAt?: string;
+  /** Loop code budget for the static rule, bytes; default: the calibrated one for `arch`. */
+  icacheBudgetBytes?: number;
+}
+
+function findLoop(analysis: FileAnalysis, line: number): { kernel: FileAnalysis['kernels'][number]; loop: Loop } | null {
+  for (const kernel of analysis.kernels) {
+    const loop = kernel.loops.find(l => l.line === line);
+    if (loop) return { kernel, loop };
+  }
+  return null;
+}
+
+function sweepLoop(loop: Loop): SweepLoop {
+  return { line: loop.line, written: writtenFactor(loop), tripCount: loop.tripCount ?? null, pragma: loop.pragma?.text ?? null };
+}
+
+function budgetOf(c: ConvertContext): { bytes: number; note: string } {
+  if (c.icacheBudgetBytes && c.icacheBudgetBytes > 0) return { bytes: c.icacheBudgetBytes, note: 'from the unrollLens.icacheBudgetBytes setting' };
+  const b = icacheBudget(c.arch);
+  return { bytes: b.bytes, note: `${b.status}: ${b.source}` };
+}
+
+function shell(c: ConvertContext, kernel: string, kernelLine: number, loops: SweepLoop[], origin: SweepResult['origin'], factors: FactorValue[]): SweepResult {
+  const budget = budgetOf(c);
+  return {
+    schema: 1, file: c.file, kernel, kernelLine, loops, arch: c.arch, nvcc: c.nvcc, gpu: null, static: true, strategy: 'exhaustive', origin,
+    createdAt: c.createdAt ?? new Date().toISOString(), factors, params: {}, spaceSize: factors.length, evaluations: 0,
+    baseline: AS_WRITTEN_ID, best: null, bestBasis: null, icacheBudgetBytes: budget.bytes, icacheBudgetNote: budget.note,
+    variants: [], notes: [], complete: true,
+  };
+}
+
+function loopVariantStatus(v: LoopVariant): SweepVariant['status'] {
+  return v.status === 'ok' ? 'ok' : v.status === 'cancelled' ? 'cancelled' : v.status === 'timeout' ? 'timeout' : 'compile';
+}
+
+/**
+ * "Build unroll variants (SASS)" of one loop as a one-loop static sweep. There is no as-written
+ * build in a LoopReport: the baseline is the variant with the loop's written factor (the same
+ * source), else the first variant.
+ */
+export function fromLoopReport(report: LoopReport, c: ConvertContext): SweepResult {
+  const found = findLoop(c.analysis, report.line);
+  const line = String(report.line);
+  const r = shell(c, report.kernel, found?.kernel.line ?? report.line, found ? [sweepLoop(found.loop)] : [{ line: report.line, written: report.written, tripCount: null, pragma: null }],
+    'variants', report.variants.map(v => v.factor));
+  const idOf = (f: FactorValue) => pointId({ factors: { [line]: f }, params: {} });
+  for (const lv of report.variants) {
+    const v = emptyVariant({ factors: { [line]: lv.factor }, params: {} }, loopVariantStatus(lv));
+    v.message = lv.failure ? compilerMessage(lv.failure.messages, lv.failure.kind) : null;
+    v.kernel = lv.kernel;
+    v.kernelInstructions = lv.kernelInstructions;
+    v.kernelBytes = lv.kernelBytes;
+    v.loopInstructions = { [line]: lv.loopInstructions };
+    v.effectiveUnroll = { [line]: lv.effectiveUnroll };
+    v.fullyUnrolled = { [line]: lv.fullyUnrolled };
+    v.registers = lv.registers;
+    v.spillStores = lv.spillStores;
+    v.spillLoads = lv.spillLoads;
+    v.identicalTo = lv.identicalTo !== null ? idOf(lv.identicalTo) : null;
+    v.compileMs = lv.compileMs;
+    r.variants.push(v);
+  }
+  const written = r.variants.find(v => String(v.factors[line]) === String(report.written));
+  r.baseline = written?.id ?? r.variants[0]?.id ?? AS_WRITTEN_ID;
+  r.evaluations = r.variants.filter(v => v.status !== 'cancelled').length;
+  r.complete = r.variants.every(v => v.status !== 'cancelled');
+  const base = r.variants.find(v => v.id === r.baseline) ?? null;
+  const best = bestBy(r.variants, v => staticScore(v, base, r.icacheBudgetBytes));
+  r.best = best?.id ?? null;
+  r.bestBasis = best ? staticBasis(r.icacheBudgetBytes) : null;
+  r.notes = [...report.notes, ...(report.limitation ? [report.limitation] : [])];
+  return r;
+}
+
+/** "Benchmark this loop" as a sweep: the listed loops all take each factor; the baseline is the file as written. */
+export function fromBenchReport(report: BenchReport, c: ConvertContext & { loops: number[]; samples?: number }): SweepResult {
+  const found = c.loops.map(l => findLoop(c.analysis, l)).filter((x): x is NonNullable<typeof x> => !!x);
+  const factors = [...new Map(report.variants.filter(v => Object.keys(v.factors).length)
+    .map(v => Object.values(v.factors)[0]).map(f => [String(f), f])).values()];
+  const r = shell(c, found[0]?.kernel.name ?? report.kernel, found[0]?.kernel.line ?? c.loops[0], found.map(x => sweepLoop(x.loop)), 'bench', factors);
+  r.static = false;
+  r.gpu = report.gpu;
+  r.spaceSize = factors.length;
+  for (const run of report.variants) r.variants.push(fromRun(run));
+  r.baseline = AS_WRITTEN_ID;
+  r.evaluations = r.variants.filter(v => v.status !== 'cancelled').length;
+  r.complete = r.variants.every(v => v.status !== 'cancelled');
+  const best = bestBy(r.variants, gpuScore);
+  r.best = best?.id ?? null;
+  r.bestBasis = best ? `fastest median kernel time${report.gpu ? ` on ${report.gpu}` : ''} (ncu, ${best.samples} samples; clocks ${report.clockControl === 'base' ? 'locked to base' : 'not locked'})` : null;
+  if (report.instantiations.length > 1) {
+    r.notes.push(`${report.instantiations.length} instantiations hold the loop; this view shows ${report.kernel}`);
+  }
+  if (report.lineStallsProblem) r.notes.push(`per-line stalls: ${report.lineStallsProblem}`);
+  return r;
+}
+
+function fromRun(run: VariantRun): SweepVariant {
+  const point = { factors: run.factors as Record<string, FactorValue>, params: {} };
+  const v = emptyVariant(point, run.status);
+  v.message = run.message;
+  v.kernel = run.kernel;
+  v.kernelInstructions = run.kernelInstructions;
+  v.registers = run.registers;
+  v.samples = run.samples;
+  v.medianMs = run.medianMs;
+  v.q1Ms = run.q1Ms;
+  v.q3Ms = run.q3Ms;
+  v.iqrMs = run.iqrMs;
+  v.cv = run.cv;
+  v.speedup = run.speedup;
+  v.withinNoise = run.withinNoise;
+  v.stallShare = run.stallShare;
+  v.achievedOccupancy = run.achievedOccupancy;
+  return v;
+}

@@ -1,0 +1,62 @@
+// The `unroll-lens sweep --json` contract (docs/cli.md): a compact view of a SweepResult.
+import type { FactorValue, SweepResult, SweepVariant } from '../../protocol';
+import { AS_WRITTEN_ID } from './space';
+
+export interface SweepJsonVariant {
+  /** Loop line → "default", "full" or an integer. */
+  factors: Record<string, FactorValue>;
+  params: Record<string, string>;
+  status: SweepVariant['status'];
+  kernelInstructions: number | null;
+  loopInstructions: Record<string, number | null>;
+  registers: number | null;
+  /**
+   * The variant with the same machine code: its factor value in a one-loop sweep ("as-written"
+   * for the file as written), its factors object in a multi-loop sweep, and { factors, params }
+   * when the sweep has parameters.
+   */
+  identicalTo: FactorValue | 'as-written' | Record<string, FactorValue> | { factors: Record<string, FactorValue>; params: Record<string, string> } | null;
+  medianMs: number | null;
+  iqrMs: number | null;
+  speedup: number | null;
+  stallShare: Record<string, number> | null;
+  effectiveUnroll: Record<string, number | null>;
+  occupancy: number | null;
+  withinNoise: boolean | null;
+  id: string;
+  message?: string;
+}
+
+export interface SweepJson {
+  kernel: string;
+  static: boolean;
+  variants: SweepJsonVariant[];
+  best: SweepJsonVariant | null;
+  evaluations: number;
+  spaceSize: number;
+  strategy: string;
+  complete: boolean;
+}
+
+export function sweepJson(r: SweepResult): SweepJson {
+  const byId = new Map(r.variants.map(v => [v.id, v]));
+  const oneLoop = r.loops.length === 1 && !Object.keys(r.params).length;
+  const hasParams = Object.keys(r.params).length > 0;
+  const ref = (id: string): SweepJsonVariant['identicalTo'] => {
+    const t = byId.get(id);
+    if (!t) return null;
+    if (oneLoop) return id === AS_WRITTEN_ID ? 'as-written' : Object.values(t.factors)[0];
+    return hasParams ? { factors: t.factors, params: t.params } : t.factors;
+  };
+  const view = (v: SweepVariant): SweepJsonVariant => ({
+    factors: v.factors, params: v.params, status: v.status, kernelInstructions: v.kernelInstructions, loopInstructions: v.loopInstructions,
+    registers: v.registers, identicalTo: v.identicalTo ? ref(v.identicalTo) : null, medianMs: v.medianMs, iqrMs: v.iqrMs, speedup: v.speedup,
+    stallShare: v.stallShare, effectiveUnroll: v.effectiveUnroll, occupancy: v.occupancy, withinNoise: v.withinNoise, id: v.id,
+    ...(v.message ? { message: v.message } : {}),
+  });
+  const best = r.best ? byId.get(r.best) : undefined;
+  return {
+    kernel: r.kernel, static: r.static, variants: r.variants.map(view), best: best ? view(best) : null, evaluations: r.evaluations,
+    spaceSize: r.spaceSize, strategy: r.strategy, complete: r.complete,
+  };
+}

@@ -1,0 +1,50 @@
+// Live updates from a running sweep: a progress line per step of each variant, and every
+// finished variant with the partial result (the panel redraws from it; complete stays false
+// until the sweep ends).
+import type { SweepResult, SweepVariant } from '../../../protocol';
+import type { SweepPhase } from '../runners/runner';
+
+export interface SweepProgress {
+  /** One line: `[12/25] L70 ×4 · L74 full: timing`. */
+  message: string;
+  phase: SweepPhase | 'start' | 'done';
+  /** Variant id the step belongs to, or null for the sweep as a whole. */
+  variant: string | null;
+  /** Variants finished. */
+  done: number;
+  /** Variants expected (grows when a strategy needs more than it estimated). */
+  total: number;
+}
+
+export interface SweepObserver {
+  onProgress?(p: SweepProgress): void;
+  /** A finished variant and a snapshot of the result so far (safe to keep). */
+  onVariant?(v: SweepVariant, partial: SweepResult): void;
+}
+
+/** Every observer gets every callback; one throwing does not stop the sweep or the others. */
+export function combineObservers(...observers: (SweepObserver | undefined)[]): SweepObserver {
+  const list = observers.filter((o): o is SweepObserver => !!o);
+  const safe = (f: () => void) => {
+    try { f(); } catch { /* an observer's bug must not break the measurement */ }
+  };
+  return {
+    onProgress: p => list.forEach(o => o.onProgress && safe(() => o.onProgress!(p))),
+    onVariant: (v, r) => list.forEach(o => o.onVariant && safe(() => o.onVariant!(v, r))),
+  };
+}
+
+const PHASE_TEXT: Record<SweepProgress['phase'], string> = {
+  start: 'starting', build: 'building', disassemble: 'reading SASS', check: 'checking the result', time: 'timing under ncu',
+  stalls: 'sampling stalls', reuse: 'same machine code as an earlier variant', done: 'done',
+};
+
+export function phaseText(phase: SweepProgress['phase']): string {
+  return PHASE_TEXT[phase];
+}
+
+/** A plain progress line for logs and the CLI's stderr. */
+export function progressLine(done: number, total: number, label: string | null, phase: SweepProgress['phase'], detail?: string): string {
+  const what = `${PHASE_TEXT[phase]}${detail ? ` (${detail})` : ''}`;
+  return `[${done}/${Math.max(done, total)}] ${label ? `${label}: ` : ''}${what}`;
+}

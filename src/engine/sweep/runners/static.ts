@@ -1,0 +1,157 @@
+// Static evaluation: each point is built as a cubin (its loops' pragmas rewritten, its
+// parameters as -D flags) and measured from the SASS: kernel size, per-loop instructions and
+// effective unroll, registers, spills, theoretical occupancy. No GPU needed.
+import * as os from 'os';
+import type { SweepVariant } from '../../../protocol';
+import type { FileAnalysis } from '../../parse/model';
+import type { CompileFlags } from '../../toolchain/flags';
+import type { ProcessRunner } from '../../toolchain/process';
+import type { Toolchain } from '../../toolchain/toolchain';
+import { VariantBuilder } from '../../variants/build';
+import { KernelVariant, VariantInspector } from '../../variants/inspect';
+import { variantKey } from '../../variants/rewrite';
+import { defineArgs, pointId, SweepPoint, variantFactorsOf } from '../space';
+import { compilerMessage, emptyVariant } from '../variant';
+import type { RunnerContext, SweepRunner } from './runner';
+
+export interface StaticRunnerOptions {
+  file: string;
+  text: string;
+  analysis: FileAnalysis;
+  /** Source name of the kernel and the swept loops' lines. */
+  kernel: string;
+  loops: number[];
+  toolchain: Toolchain;
+  arch: string;
+  flags: CompileFlags;
+  cacheDir: string;
+  /** Parallel nvcc processes over all parameter values together; default: cores. */
+  jobs?: number;
+  /** Mangled name or demangled substring: which instantiation to measure (templates). */
+  kernelFilter?: string;
+  /** Per compile, milliseconds. */
+  timeoutMs?: number;
+}
+
+/** At most `n` processes of `runner` at once, however many builders share it. */
+export function limitProcesses(runner: ProcessRunner, n: number): ProcessRunner {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async (command, args, options) => {
+    if (running < n) running++;
+    else await new Promise<void>(r => waiting.push(r)); // the finishing process hands over its slot
+    try {
+      return await runner(command, args, options);
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else running--;
+    }
+  };
+}
+
+/** The static measurement of one built variant, as the sweep reports it. */
+export function staticVariant(p: SweepPoint, kv: KernelVariant): SweepVariant {
+  const v = emptyVariant(p);
+  v.status = kv.status === 'ok' ? 'ok' : kv.status === 'cancelled' ? 'cancelled' : kv.status === 'timeout' ? 'timeout' : 'compile';
+  if (kv.failure) v.message = compilerMessage(kv.failure.messages, kv.failure.kind);
+  v.kernel = kv.kernel;
+  v.kernelInstructions = kv.kernelInstructions;
+  v.kernelBytes = kv.kernelBytes;
+  v.registers = kv.registers;
+  v.spillStores = kv.spillStores;
+  v.spillLoads = kv.spillLoads;
+  v.occupancy = kv.occupancy;
+  v.compileMs = kv.status === 'cancelled' ? null : kv.compileMs;
+  for (const [line, m] of Object.entries(kv.loops)) {
+    v.loopInstructions[line] = m.loopInstructions;
+    v.effectiveUnroll[line] = m.effectiveUnroll;
+    v.fullyUnrolled[line] = m.fullyUnrolled;
+  }
+  if (kv.status === 'ok' && !kv.kernel) v.message = 'the kernel is not in the cubin: is it instantiated (templates) and compiled for this arch?';
+  return v;
+}
+
+export class StaticRunner implements SweepRunner {
+  readonly static = true;
+  readonly gpu = null;
+  private readonly limited: ProcessRunner;
+  private readonly jobs: number;
+  private readonly inspectors = new Map<string, VariantInspector>();
+  /** Code hash of each measured variant, by id (the GPU runner reads it). */
+  readonly codeHashes = new Map<string, string | null>();
+  /** Which disassembler the measurements used ('nvdisasm' gives effective unroll). */
+  disassembler: 'nvdisasm' | 'cuobjdump' | 'elf' = 'elf';
+
+  constructor(private readonly o: StaticRunnerOptions) {
+    this.jobs = Math.max(1, o.jobs || os.cpus().length);
+    this.limited = limitProcesses(o.toolchain.runner, this.jobs);
+  }
+
+  /** One builder per parameter combination: its -D flags are part of the flags (and of the cache key). */
+  private inspectorFor(params: Record<string, string>): VariantInspector {
+    const defines = defineArgs(params);
+    const key = defines.join(' ');
+    let inspector = this.inspectors.get(key);
+    if (!inspector) {
+      const flags: CompileFlags = { ...this.o.flags, args: [...this.o.flags.args, ...defines] };
+      const builder = new VariantBuilder({
+        nvcc: this.o.toolchain.nvcc, arch: this.o.arch, flags, cacheDir: this.o.cacheDir, concurrency: this.jobs,
+        runner: this.limited, timeoutMs: this.o.timeoutMs,
+      });
+      inspector = new VariantInspector({ toolchain: this.o.toolchain, builder, arch: this.o.arch });
+      this.inspectors.set(key, inspector);
+    }
+    return inspector;
+  }
+
+  notes(): string[] {
+    return this.disassembler === 'nvdisasm' ? [] : ['effective unroll needs nvdisasm (line info): only instruction counts are available'];
+  }
+
+  async measure(points: SweepPoint[], ctx: RunnerContext): Promise<SweepVariant[]> {
+    const out: (SweepVariant | undefined)[] = new Array(points.length);
+    const hashes: (string | null)[] = new Array(points.length);
+    let next = 0;
+    // Hand results on in point order, as soon as every earlier point is done, so identical code
+    // is always attributed to the earlier point whatever order the builds finish in.
+    const flush = () => {
+      while (next < points.length && out[next]) {
+        const v = out[next]!;
+        if (v.status !== 'cancelled') {
+          const same = ctx.registry.claim(hashes[next], v);
+          if (same) v.identicalTo = same.id;
+          ctx.onVariant?.(v);
+        }
+        next++;
+      }
+    };
+    const groups = new Map<string, number[]>();
+    points.forEach((p, i) => {
+      const k = defineArgs(p.params).join(' ');
+      groups.set(k, [...(groups.get(k) ?? []), i]);
+    });
+    await Promise.all([...groups.values()].map(async idx => {
+      const params = points[idx[0]].params;
+      const byKey = new Map(idx.map(i => [variantKey(variantFactorsOf(points[i])), i]));
+      await this.inspectorFor(params).inspectKernelVariants(
+        this.o.file, this.o.text, this.o.analysis, this.o.kernel, this.o.loops, idx.map(i => variantFactorsOf(points[i])), {
+          signal: ctx.signal, kernel: this.o.kernelFilter, defines: params,
+          onProgress: (_d, _t, key, cached) => {
+            const i = byKey.get(key);
+            if (i !== undefined) ctx.onPhase?.(points[i], 'disassemble', cached ? 'cached build' : 'built');
+          },
+          onMeasured: (j, kv) => {
+            const i = idx[j];
+            hashes[i] = kv.codeHash;
+            this.codeHashes.set(pointId(points[i]), kv.codeHash);
+            out[i] = staticVariant(points[i], kv);
+            flush();
+          },
+        });
+      this.disassembler = this.inspectors.get(defineArgs(params).join(' '))!.disassembler;
+    }));
+    flush();
+    return out.map((v, i) => v ?? { ...emptyVariant(points[i]), status: 'cancelled' });
+  }
+}

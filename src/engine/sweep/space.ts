@@ -1,0 +1,236 @@
+// The search space of a kernel sweep: one axis per swept loop (its unroll factors) and one per
+// extra parameter (macro values passed as -D). A point is one value per axis; its id is the
+// stable name results, caches and the panel use (documented on SweepVariant.id in protocol.ts).
+import type { FactorValue } from '../../protocol';
+import type { FileAnalysis, Kernel, Loop } from '../parse/model';
+import { DEFAULT_FACTORS, parseFactorList, UnrollFactor, VariantFactors, writtenFactor } from '../variants/rewrite';
+
+export class SweepSpaceError extends Error {}
+
+/** One sweep point: a factor per swept loop (keyed by loop line) and a value per parameter. */
+export interface SweepPoint {
+  factors: Record<string, FactorValue>;
+  params: Record<string, string>;
+}
+
+export interface LoopAxis {
+  kind: 'loop';
+  line: number;
+  values: UnrollFactor[];
+}
+
+export interface ParamAxis {
+  kind: 'param';
+  name: string;
+  values: string[];
+}
+
+export type Axis = LoopAxis | ParamAxis;
+
+/** The file as written: no factor changed, no -D added. The baseline of every sweep. */
+export const AS_WRITTEN: SweepPoint = { factors: {}, params: {} };
+export const AS_WRITTEN_ID = 'as-written';
+
+/** A C identifier: what `-DNAME=…` can define. */
+const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/**
+ * Values are restricted to characters that mean nothing to a shell or to nvcc's option parser:
+ * nvcc hands -D values to the host compiler through `sh`, so `$(…)`, quotes, spaces, `;`, `|`
+ * or backquotes in a value could run commands. Numbers, identifiers and `1.5f`/`-2` pass.
+ */
+const PARAM_VALUE = /^[A-Za-z0-9_.+-]+$/;
+
+function factorText(f: FactorValue): string {
+  return String(f);
+}
+
+/** `40=4,52=full`, `40=4|BLOCK=8`, or `as-written`. Loops by line, params by name. */
+export function pointId(p: SweepPoint): string {
+  const loops = Object.entries(p.factors).sort((a, b) => Number(a[0]) - Number(b[0])).map(([l, f]) => `${l}=${factorText(f)}`);
+  const params = Object.entries(p.params).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([n, v]) => `${n}=${v}`);
+  if (!loops.length && !params.length) return AS_WRITTEN_ID;
+  return params.length ? `${loops.join(',')}|${params.join(',')}` : loops.join(',');
+}
+
+function factorLabelShort(f: FactorValue): string {
+  return typeof f === 'number' ? `×${f}` : f;
+}
+
+/** `×4`, `full`, `default` for one loop; `L40 ×4 · L52 full · BLOCK=8` otherwise; `as written`. */
+export function pointLabel(p: SweepPoint): string {
+  const loops = Object.entries(p.factors).sort((a, b) => Number(a[0]) - Number(b[0]));
+  const params = Object.entries(p.params).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([n, v]) => `${n}=${v}`);
+  if (!loops.length && !params.length) return 'as written';
+  const loopParts = loops.length === 1 ? [factorLabelShort(loops[0][1])] : loops.map(([l, f]) => `L${l} ${factorLabelShort(f)}`);
+  return [...loopParts, ...params].join(' · ');
+}
+
+/** The rewrite's factor map of a point. */
+export function variantFactorsOf(p: SweepPoint): VariantFactors {
+  return new Map(Object.entries(p.factors).map(([l, f]) => [Number(l), f]));
+}
+
+/** `-DNAME=value` arguments of a point, in name order (stable build hashes). */
+export function defineArgs(params: Record<string, string>): string[] {
+  return Object.keys(params).sort().map(n => `-D${n}=${params[n]}`);
+}
+
+/** Parses `NAME=v1,v2,…` (the CLI's --param); throws SweepSpaceError with the reason. */
+export function parseParamSpec(spec: string): { name: string; values: string[] } {
+  const eq = spec.indexOf('=');
+  if (eq <= 0) throw new SweepSpaceError(`bad parameter '${spec}': use NAME=v1,v2,… (e.g. BLOCK=8,16,32)`);
+  const name = spec.slice(0, eq).trim();
+  const values = spec.slice(eq + 1).split(',').map(v => v.trim()).filter(Boolean);
+  checkParam(name, values);
+  return { name, values: [...new Set(values)] };
+}
+
+function checkParam(name: string, values: string[]): void {
+  if (!PARAM_NAME.test(name)) throw new SweepSpaceError(`bad parameter name '${name}': a macro name is a C identifier (letters, digits, _)`);
+  if (!values.length) throw new SweepSpaceError(`parameter ${name} has no values`);
+  for (const v of values) {
+    if (!PARAM_VALUE.test(v)) {
+      throw new SweepSpaceError(`bad value '${v}' for ${name}: values may hold only letters, digits and _ . + - (they reach the host compiler through a shell)`);
+    }
+  }
+}
+
+export interface SpaceOptions {
+  /** Source name of the kernel; default: the kernel holding the first listed loop, or the only kernel with loops. */
+  kernel?: string;
+  /** Loop lines to sweep; default: every loop of the kernel. */
+  loops?: number[];
+  /** Factor set; a list or the `default,1,2,full` text. Default: DEFAULT_FACTORS. */
+  factors?: UnrollFactor[] | string;
+  /** Extra axes: macro name → values (each becomes -DNAME=value). */
+  params?: Record<string, string[]>;
+}
+
+/**
+ * The validated space. Axes: loops in line order, then parameters in the order given. Points
+ * are addressed by index vectors (one value index per axis), which is what strategies see.
+ */
+export class SweepSpace {
+  readonly axes: Axis[];
+
+  constructor(readonly kernel: Kernel, readonly loops: Loop[], readonly factors: UnrollFactor[], readonly params: ParamAxis[]) {
+    this.axes = [...loops.map(l => ({ kind: 'loop' as const, line: l.line, values: factors })), ...params];
+  }
+
+  get sizes(): number[] {
+    return this.axes.map(a => a.values.length);
+  }
+
+  get size(): number {
+    return this.sizes.reduce((a, b) => a * b, 1);
+  }
+
+  point(index: number[]): SweepPoint {
+    const p: SweepPoint = { factors: {}, params: {} };
+    this.axes.forEach((a, i) => {
+      if (a.kind === 'loop') p.factors[String(a.line)] = a.values[index[i]];
+      else p.params[a.name] = a.values[index[i]];
+    });
+    return p;
+  }
+
+  /** Index vector of a point of this space, or null when a value is not on its axis. */
+  indexOf(p: SweepPoint): number[] | null {
+    const idx = this.axes.map(a => (a.kind === 'loop'
+      ? a.values.findIndex(v => String(v) === String(p.factors[String(a.line)]))
+      : a.values.indexOf(p.params[a.name])));
+    return idx.every(i => i >= 0) ? idx : null;
+  }
+
+  /** Every point, first axis slowest (so ids come out grouped by the first loop). */
+  *points(): Generator<SweepPoint> {
+    const sizes = this.sizes;
+    const idx = sizes.map(() => 0);
+    if (sizes.some(s => s === 0)) return;
+    for (;;) {
+      yield this.point(idx);
+      let a = sizes.length - 1;
+      while (a >= 0 && ++idx[a] === sizes[a]) idx[a--] = 0;
+      if (a < 0) return;
+    }
+  }
+
+  /**
+   * The point closest to the file as written: each loop at its written factor when the factor
+   * set holds it (else `default`), each parameter at the macro's `#define` value in the file
+   * when listed (else its first value). Local searches start here.
+   */
+  start(text: string): number[] {
+    return this.axes.map(a => {
+      if (a.kind === 'loop') {
+        const written = writtenFactor(this.loops.find(l => l.line === a.line)!);
+        const i = a.values.findIndex(v => String(v) === String(written));
+        const d = a.values.indexOf('default');
+        return i >= 0 ? i : d >= 0 ? d : 0;
+      }
+      const m = new RegExp(`^[ \\t]*#[ \\t]*define[ \\t]+${a.name}[ \\t]+(\\S+)`, 'm').exec(text);
+      const i = m ? a.values.indexOf(m[1]) : -1;
+      return i >= 0 ? i : 0;
+    });
+  }
+}
+
+function describeKernel(k: Kernel): string {
+  return `${k.name} (line ${k.line})`;
+}
+
+/** Validates sweep options against the file's analysis and builds the space. Throws SweepSpaceError. */
+export function resolveSpace(analysis: FileAnalysis, file: string, o: SpaceOptions): SweepSpace {
+  const allLoops = new Map<number, Kernel>();
+  for (const k of analysis.kernels) for (const l of k.loops) allLoops.set(l.line, k);
+  for (const line of o.loops ?? []) {
+    if (!Number.isInteger(line) || line < 1) throw new SweepSpaceError(`bad loop line '${line}': a 1-based line number`);
+    if (!allLoops.has(line)) {
+      const near = [...allLoops.keys()].sort((a, b) => Math.abs(a - line) - Math.abs(b - line)).slice(0, 3).sort((a, b) => a - b);
+      throw new SweepSpaceError(`no loop at line ${line} of ${file}${near.length ? ` (loops at lines ${near.join(', ')} nearby)` : ' (the file has no loops in device code)'}`);
+    }
+  }
+  let kernel: Kernel | undefined;
+  if (o.kernel) {
+    const named = analysis.kernels.filter(k => k.name === o.kernel);
+    if (!named.length) {
+      throw new SweepSpaceError(`no kernel or device function named ${o.kernel} in ${file}; have ${analysis.kernels.map(k => k.name).join(', ') || 'none'}`);
+    }
+    kernel = named.find(k => (o.loops ?? []).every(l => allLoops.get(l) === k)) ?? named[0];
+  } else if (o.loops?.length) {
+    kernel = allLoops.get(o.loops[0]);
+  } else {
+    const withLoops = analysis.kernels.filter(k => k.loops.length);
+    if (withLoops.length !== 1) {
+      throw new SweepSpaceError(withLoops.length
+        ? `which kernel? ${file} has loops in ${withLoops.map(describeKernel).join(', ')}`
+        : `no loops in device code of ${file}`);
+    }
+    kernel = withLoops[0];
+  }
+  const k = kernel!;
+  for (const line of o.loops ?? []) {
+    const owner = allLoops.get(line)!;
+    if (owner !== k) throw new SweepSpaceError(`the loop at line ${line} belongs to ${describeKernel(owner)}, not to ${describeKernel(k)}`);
+  }
+  const lines = o.loops?.length ? [...new Set(o.loops)].sort((a, b) => a - b) : k.loops.map(l => l.line);
+  if (!lines.length) throw new SweepSpaceError(`${describeKernel(k)} has no loops to sweep`);
+  let factors: UnrollFactor[];
+  try {
+    factors = typeof o.factors === 'string' ? parseFactorList(o.factors) : o.factors ? [...new Map(o.factors.map(f => [String(f), f])).values()] : DEFAULT_FACTORS;
+  } catch (e) {
+    throw new SweepSpaceError((e as Error).message);
+  }
+  if (!factors.length) throw new SweepSpaceError('empty factor list');
+  for (const f of factors) {
+    if (typeof f === 'number' ? !Number.isInteger(f) || f < 1 : f !== 'default' && f !== 'full') {
+      throw new SweepSpaceError(`bad unroll factor '${f}': use default, full or a positive integer`);
+    }
+  }
+  const params: ParamAxis[] = [];
+  for (const [name, values] of Object.entries(o.params ?? {})) {
+    checkParam(name, values);
+    params.push({ kind: 'param', name, values: [...new Set(values)] });
+  }
+  return new SweepSpace(k, lines.map(l => k.loops.find(x => x.line === l)!), factors, params);
+}

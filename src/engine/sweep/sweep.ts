@@ -1,0 +1,155 @@
+// A kernel-wide sweep: every swept loop's unroll factor (and every extra macro value) varied
+// together, each point built and measured by a runner (static SASS, or timed on a GPU), the
+// points chosen by a strategy (all of them, or a coordinate descent). The result is the
+// protocol's SweepResult, streamed to an observer as variants finish.
+import type { FactorValue, SweepLoop, SweepResult, SweepVariant } from '../../protocol';
+import type { FileAnalysis, Loop } from '../parse/model';
+import { icacheBudget } from '../profile/icache';
+import { iqrOverlap } from '../profile/bench';
+import type { CompileFlags } from '../toolchain/flags';
+import type { Toolchain } from '../toolchain/toolchain';
+import { writtenFactor } from '../variants/rewrite';
+import { bestBy, gpuScore, staticBasis, staticScore } from './objective';
+import { combineObservers, progressLine, SweepObserver, SweepProgress } from './observers/observer';
+import type { RunnerContext, SweepPhase, SweepRunner } from './runners/runner';
+import { StaticRunner } from './runners/static';
+import { AS_WRITTEN, AS_WRITTEN_ID, pointLabel, resolveSpace, SpaceOptions, SweepSpace, SweepSpaceError } from './space';
+import { exhaustive, Score, Strategy, strategyByName } from './strategies';
+import { CodeRegistry } from './variant';
+
+export interface SweepOptions extends SpaceOptions {
+  file: string;
+  text: string;
+  analysis: FileAnalysis;
+  toolchain: Toolchain;
+  arch: string;
+  flags: CompileFlags;
+  cacheDir: string;
+  /** Parallel nvcc processes; default: cores. */
+  jobs?: number;
+  /** Mangled name or demangled substring: which instantiation of a template kernel to measure. */
+  kernelFilter?: string;
+  /** A strategy or its name; default exhaustive. */
+  strategy?: string | Strategy;
+  /** Instruction-cache budget for the static rule, bytes; 0 or absent: the calibrated one for `arch`. */
+  icacheBudgetBytes?: number;
+  /** An exhaustive sweep larger than this is refused (use a search strategy). Default 5000. */
+  maxPoints?: number;
+  signal?: AbortSignal;
+  /** The runner measuring the points; default: static (SASS only). */
+  runner?: (space: SweepSpace, o: SweepOptions) => SweepRunner;
+  /** Clock for createdAt (tests). */
+  now?: () => Date;
+}
+
+export const DEFAULT_MAX_POINTS = 5000;
+
+function sweepLoop(l: Loop): SweepLoop {
+  return { line: l.line, written: writtenFactor(l), tripCount: l.tripCount ?? null, pragma: l.pragma?.text ?? null };
+}
+
+/** Speedup and noise against the baseline (GPU medians). */
+function relate(v: SweepVariant, baseline: SweepVariant | null): void {
+  if (v.status !== 'ok' || v.medianMs === null || !baseline || baseline.medianMs === null) return;
+  v.speedup = baseline.medianMs / v.medianMs;
+  v.withinNoise = v === baseline ? true : iqrOverlap(v, baseline);
+}
+
+export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): Promise<SweepResult> {
+  const space = resolveSpace(o.analysis, o.file, o);
+  const strategy = typeof o.strategy === 'string' ? strategyByName(o.strategy) : o.strategy ?? exhaustive;
+  const maxPoints = o.maxPoints ?? DEFAULT_MAX_POINTS;
+  if (strategy === exhaustive && space.size > maxPoints) {
+    throw new SweepSpaceError(`${space.size} points is too many for an exhaustive sweep (limit ${maxPoints}): `
+      + 'use the coordinate strategy, fewer loops, fewer factors or fewer parameter values');
+  }
+  const runner = o.runner?.(space, o) ?? new StaticRunner({
+    file: o.file, text: o.text, analysis: o.analysis, kernel: space.kernel.name, loops: space.loops.map(l => l.line),
+    toolchain: o.toolchain, arch: o.arch, flags: o.flags, cacheDir: o.cacheDir, jobs: o.jobs, kernelFilter: o.kernelFilter,
+  });
+  const obs = combineObservers(observer);
+  const budget = o.icacheBudgetBytes && o.icacheBudgetBytes > 0
+    ? { bytes: o.icacheBudgetBytes, note: 'from the unrollLens.icacheBudgetBytes setting' }
+    : (() => { const b = icacheBudget(o.arch); return { bytes: b.bytes, note: `${b.status}: ${b.source}` }; })();
+  const result: SweepResult = {
+    schema: 1, file: o.file, kernel: space.kernel.name, kernelLine: space.kernel.line, loops: space.loops.map(sweepLoop),
+    arch: o.arch, nvcc: o.toolchain.nvcc.version, gpu: runner.gpu, static: runner.static, strategy: strategy.name, origin: 'sweep',
+    createdAt: (o.now?.() ?? new Date()).toISOString(), factors: space.factors as FactorValue[],
+    params: Object.fromEntries(space.params.map(p => [p.name, [...p.values]])), spaceSize: space.size, evaluations: 0,
+    baseline: AS_WRITTEN_ID, best: null, bestBasis: null, icacheBudgetBytes: budget.bytes, icacheBudgetNote: budget.note,
+    variants: [], notes: [], complete: false,
+  };
+  const baseline = () => result.variants.find(v => v.id === AS_WRITTEN_ID) ?? null;
+  const score = (v: SweepVariant): Score => (runner.static ? staticScore(v, baseline(), budget.bytes) : gpuScore(v));
+  const chooseBest = () => {
+    const best = bestBy(result.variants, score);
+    result.best = best?.id ?? null;
+    if (!best) result.bestBasis = null;
+    else if (runner.static) {
+      const broken = staticScore(best, baseline(), budget.bytes)! >= 2 ** 40;
+      result.bestBasis = staticBasis(budget.bytes) + (broken ? ' (no variant met every condition: the one breaking fewest)' : '');
+    } else {
+      result.bestBasis = `fastest median kernel time${runner.gpu ? ` on ${runner.gpu}` : ''} (ncu, ${best.samples} samples)`;
+    }
+  };
+
+  let total = 1 + strategy.expectedEvaluations({ sizes: space.sizes, start: space.start(o.text) });
+  let requested = 1;
+  const progress = (phase: SweepProgress['phase'], label: string | null, variant: string | null, detail?: string) => {
+    const done = result.variants.length;
+    obs.onProgress?.({ message: progressLine(done, total, label, phase, detail), phase, variant, done, total });
+  };
+  const registry = new CodeRegistry(!runner.static);
+  const ctx: RunnerContext = {
+    signal: o.signal,
+    registry,
+    onPhase: (p, phase: SweepPhase, detail) => progress(phase, pointLabel(p), null, detail),
+    onVariant: v => {
+      relate(v, v.id === AS_WRITTEN_ID ? v : baseline());
+      result.variants.push(v);
+      result.evaluations = result.variants.length;
+      chooseBest();
+      obs.onVariant?.(v, structuredClone(result));
+      progress('done', v.label, v.id, v.identicalTo ? `same machine code as ${v.identicalTo}` : v.status === 'ok' ? undefined : v.status);
+    },
+  };
+
+  progress('start', null, null, `${space.size} points, ${strategy.name}`);
+  await runner.measure([AS_WRITTEN], ctx);
+  if (!o.signal?.aborted) {
+    await strategy.search({
+      space: { sizes: space.sizes, start: space.start(o.text) },
+      signal: o.signal,
+      evaluate: async idx => {
+        requested += idx.length;
+        total = Math.max(total, requested);
+        if (o.signal?.aborted) return idx.map(() => null);
+        progress('build', null, null, `${idx.length} variant${idx.length === 1 ? '' : 's'}`);
+        const variants = await runner.measure(idx.map(i => space.point(i)), ctx);
+        return variants.map(v => (v.status === 'cancelled' ? null : score(v)));
+      },
+    });
+  }
+
+  chooseBest();
+  result.complete = !o.signal?.aborted;
+  result.notes = sweepNotes(result, space, runner);
+  progress('done', null, null, result.complete ? `${result.evaluations} variants` : 'cancelled');
+  return result;
+}
+
+function sweepNotes(r: SweepResult, space: SweepSpace, runner: SweepRunner): string[] {
+  const notes: string[] = [];
+  const base = r.variants.find(v => v.id === AS_WRITTEN_ID);
+  if (base && base.status !== 'ok') notes.push(`the file as written failed (${base.status})${base.message ? `: ${base.message.split('\n')[0]}` : ''}`);
+  const same = r.variants.filter(v => v.identicalTo !== null).length;
+  if (same) {
+    notes.push(`${same} of ${r.variants.length} variants have the same machine code as an earlier one`
+      + `${r.static ? '' : ' and reuse its timing'} (nvcc ignored or capped the request, or the change did not matter)`);
+  }
+  if (r.strategy !== 'exhaustive') {
+    notes.push(`${r.strategy}: ${r.variants.filter(v => v.id !== AS_WRITTEN_ID).length} of ${space.size} points evaluated`);
+  }
+  if (!r.complete) notes.push(`cancelled: ${r.evaluations} variants finished`);
+  return [...notes, ...runner.notes()];
+}
