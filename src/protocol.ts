@@ -20,7 +20,17 @@ export const Commands = {
   showLoops: 'unrollLens.showLoops',
   showOutput: 'unrollLens.showOutput',
   sassVariants: 'unrollLens.sassVariants',
+  showResults: 'unrollLens.showResults',
 } as const;
+
+/** The results panel's webview type (its serializer restores it after a window reload). */
+export const RESULTS_VIEW_TYPE = 'unrollLens.results';
+
+/** Search strategies a sweep can use: every point, or a coordinate descent for large spaces. */
+export const SWEEP_STRATEGIES = [
+  { name: 'exhaustive', description: 'every combination of per-loop factors and parameter values' },
+  { name: 'coordinate', description: 'coordinate descent: one loop or parameter at a time, a fraction of the evaluations' },
+] as const;
 
 /** Arguments of "Benchmark this loop" (CodeLens above a loop). */
 export interface BenchmarkLoopArgs {
@@ -184,6 +194,8 @@ export interface LoopVariantsResult {
   variants: LoopVariantResult[];
   /** Plain-language notes: requested factors nvcc ignored or capped. */
   notes: string[];
+  /** The same variants for the results panel (a one-loop static sweep). */
+  result: SweepResult;
 }
 /** Request: build every unroll factor of one loop; the results also feed the loop's hover and CodeLens. */
 export const LoopVariantsRequest = new RequestType<LoopVariantsParams, LoopVariantsResult, void>('unrollLens/loopVariants');
@@ -222,9 +234,101 @@ export interface BenchLoopResult {
   fastest: string | null;
   /** Lines with a visible share (≥ 1 %) of the stall samples; empty when none were collected. */
   lineStalls: LineStallNote[];
+  /** The same run for the results panel (a one-loop sweep). */
+  result: SweepResult;
+  /** Where the result was saved (.unroll-lens/results/…), or null when it could not be. */
+  savedPath: string | null;
 }
 /** Request: build, check, time and profile every unroll factor of one loop on the GPU. */
 export const BenchLoopRequest = new RequestType<BenchLoopParams, BenchLoopResult, void>('unrollLens/benchLoop');
+
+export interface SweepParams {
+  uri: string;
+  /** 1-based line of the kernel definition. */
+  kernelLine: number;
+  /** Loop lines to sweep; default: every loop of the kernel. */
+  loops?: number[];
+  /** Factor set; default: the unrollLens.unrollFactors setting. */
+  factors?: string[];
+  /** Extra axes as macro values, one `NAME=v1,v2,…` each. */
+  params?: string[];
+  /** A name from SWEEP_STRATEGIES; default exhaustive. */
+  strategy?: string;
+  /** SASS only, even where a GPU run is possible. */
+  static?: boolean;
+  /** Names this run's SweepUpdateNotifications. */
+  runId: string;
+  workDoneToken?: string | number;
+}
+export interface SweepRunResult {
+  result: SweepResult;
+  /** Where the result was saved (.unroll-lens/results/…), or null when it could not be. */
+  savedPath: string | null;
+}
+/** Request: sweep a kernel's unroll factors (with $/progress; cancelling returns what finished). */
+export const SweepRequest = new RequestType<SweepParams, SweepRunResult, void>('unrollLens/sweep');
+
+/** Progress of a running sweep as the panel shows it. */
+export interface SweepProgressInfo {
+  message: string;
+  done: number;
+  total: number;
+}
+/** Notification: a sweep's result so far, after each variant (live panel). */
+export interface SweepUpdate {
+  runId: string;
+  result: SweepResult;
+  progress: SweepProgressInfo | null;
+}
+export const SweepUpdateNotification = new NotificationType<SweepUpdate>('unrollLens/sweepUpdate');
+
+/** A result saved under a workspace folder's .unroll-lens/results/. */
+export interface SavedResultSummary {
+  path: string;
+  kernel: string;
+  file: string;
+  createdAt: string;
+  origin: SweepResult['origin'];
+  static: boolean;
+  /** Label of the best variant and its speedup, when there is one. */
+  best: string | null;
+}
+export interface ListResultsResult {
+  results: SavedResultSummary[];
+  /** Files in the results folders that are not results (unreadable, foreign, older format). */
+  skipped: { path: string; reason: string }[];
+}
+/** Request: the saved results of every workspace folder, newest first. */
+export const ListResultsRequest = new RequestType<Record<string, never>, ListResultsResult, void>('unrollLens/listResults');
+
+/** Request: one saved result (validated). */
+export const LoadResultRequest = new RequestType<{ path: string }, SweepResult, void>('unrollLens/loadResult');
+
+/** Request: a result as CSV or as JSON in the T4 autotuning results schema. */
+export interface ExportResultParams {
+  result: SweepResult;
+  format: 'csv' | 't4';
+}
+export const ExportResultRequest = new RequestType<ExportResultParams, { text: string; fileName: string }, void>('unrollLens/exportResult');
+
+/** A text edit in LSP terms (0-based lines and UTF-16 columns). */
+export interface WireTextEdit {
+  range: { start: { line: number; character: number }; end: { line: number; character: number } };
+  newText: string;
+}
+export interface PragmaEditsParams {
+  uri: string;
+  /** Loop line → the factor to write (`default` removes the pragma). */
+  factors: Record<string, FactorValue>;
+}
+export interface PragmaEditsResult {
+  /** Non-overlapping edits of the current text; empty when every loop already has its factor. */
+  edits: WireTextEdit[];
+  /** Loops that could not be edited (gone, or changed since the result was measured). */
+  problems: string[];
+}
+/** Request: the edits that write the chosen unroll pragmas into the open document (Apply). */
+export const PragmaEditsRequest = new RequestType<PragmaEditsParams, PragmaEditsResult, void>('unrollLens/pragmaEdits');
 
 // ---------------------------------------------------------------------------------------------
 // Sweeps and the results panel. One shape for every result the panel shows: a kernel sweep,

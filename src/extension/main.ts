@@ -8,6 +8,8 @@ import { StatusBar } from './statusBar';
 export interface UnrollLensApi {
   /** The running language client (tests use it to check the server answers). */
   client: Awaited<ReturnType<typeof startLanguageClient>>;
+  /** The open results panels and what they show (tests check the panel a command opened). */
+  panels: () => { title: string; result: import('../protocol').SweepResult | null }[];
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<UnrollLensApi> {
@@ -16,8 +18,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Unroll
   const status = new StatusBar();
   context.subscriptions.push(status);
   const client = await startLanguageClient(context, output, status);
-  registerCommands(context, client, output);
-  return { client };
+  const panels = registerCommands(context, client, output);
+  return { client, panels: () => panels.all };
 }
 
 export function deactivate(): Thenable<void> | undefined {

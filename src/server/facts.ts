@@ -6,6 +6,7 @@ import * as crypto from 'crypto';
 import type { BenchReport } from '../engine/profile/bench';
 import type { SassFacts } from '../engine/report/sassText';
 import type { FileSassReport, LoopReport } from '../engine/variants/inspect';
+import type { SweepResult } from '../protocol';
 
 export interface DocumentFacts extends SassFacts {
   /** The file as written (and rolled), from the build on open/save. */
@@ -14,6 +15,8 @@ export interface DocumentFacts extends SassFacts {
   loops: Map<number, LoopReport>;
   /** Loop line → GPU benchmark of its variants. */
   benches: Map<number, BenchReport>;
+  /** Finished sweeps and benchmarks of this text, newest first (the loop quick fix offers their best). */
+  results: SweepResult[];
   /** Hash of the text these facts were measured on. */
   textHash: string;
 }
@@ -39,7 +42,7 @@ export class DocumentFactsStore {
     const textHash = hashText(text);
     let facts = this.byUri.get(uri);
     if (!facts || facts.textHash !== textHash) {
-      facts = { file: null, loops: new Map(), benches: new Map(), textHash };
+      facts = { file: null, loops: new Map(), benches: new Map(), results: [], textHash };
       this.byUri.set(uri, facts);
     }
     add(facts);

@@ -1,15 +1,18 @@
 // The Unroll Lens language server: keeps one incrementally parsed tree per open CUDA file and
 // answers CodeLens, hover and diagnostics from its analysis.
 import {
-  CodeLensRefreshRequest, createConnection, DidChangeConfigurationNotification, InitializeResult, ProposedFeatures,
+  CodeActionKind, CodeLensRefreshRequest, createConnection, DidChangeConfigurationNotification, InitializeResult, ProposedFeatures,
   TextDocumentSyncKind,
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { CudaDocuments } from '../engine/parse/documents';
 import { codeLenses, diagnostics, hover } from './features';
 import {
-  AnalysisStatusNotification, BenchLoopRequest, DEFAULT_SETTINGS, FileAnalysisRequest, LoopVariantsRequest, Settings,
+  AnalysisStatusNotification, BenchLoopRequest, DEFAULT_SETTINGS, ExportResultRequest, FileAnalysisRequest, ListResultsRequest, LoadResultRequest,
+  LoopVariantsRequest, PragmaEditsRequest, Settings, SweepRequest,
 } from '../protocol';
+import { fromBenchReport, fromLoopReport } from '../engine/sweep/convert';
+import { ResultsService } from './results';
 import { BenchService } from './bench';
 import { DocumentFactsStore } from './facts';
 import { ServerToolchain } from './toolchain';
@@ -48,6 +51,7 @@ connection.onInitialize((params): InitializeResult => {
   return {
     capabilities: {
       codeLensProvider: { resolveProvider: false },
+      codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
       hoverProvider: true,
       textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental, save: { includeText: false } },
     },
@@ -112,6 +116,7 @@ const toolchain = new ServerToolchain(connection, () => settings, () => workspac
 /** Builds on open/save, loop variants and SASS diagnostics (refreshSettings resets and rebuilds through it). */
 const sass = new VariantService(connection, toolchain, facts, () => settings, () => cacheDir);
 const bench = new BenchService(toolchain, facts, () => settings, () => cacheDir);
+const results = new ResultsService(connection, toolchain, facts, () => settings, () => cacheDir, () => workspaceRoots);
 
 function sassFacts(uri: string) {
   const text = texts.get(uri)?.getText();
@@ -201,12 +206,42 @@ async function openDocument(uri: string) {
 
 connection.onRequest(LoopVariantsRequest, async (p, token) => {
   const { analysis, text } = await openDocument(p.uri);
-  return toLoopVariantsResult(await sass.buildLoop(p.uri, text, analysis, p.line, p.factors, token, p.workDoneToken));
+  const report = await sass.buildLoop(p.uri, text, analysis, p.line, p.factors, token, p.workDoneToken);
+  const result = fromLoopReport(report, await results.convertContext(uriToPath(p.uri)!, analysis));
+  results.remember(p.uri, text, result);
+  return toLoopVariantsResult(report, result);
 });
 
 connection.onRequest(BenchLoopRequest, async (p, token) => {
   const { analysis, text } = await openDocument(p.uri);
-  return toBenchLoopResult(await bench.benchLoop(p.uri, text, analysis, p.line, p.factors, token, p.workDoneToken));
+  const report = await bench.benchLoop(p.uri, text, analysis, p.line, p.factors, token, p.workDoneToken);
+  const settingsNow = settings;
+  const result = fromBenchReport(report, { ...(await results.convertContext(uriToPath(p.uri)!, analysis)), loops: [p.line], samples: settingsNow.profile.samples });
+  // GPU time is worth keeping: a finished benchmark is saved like a sweep.
+  const savedPath = report.variants.some(v => v.status === 'cancelled') ? null : results.save(result);
+  results.remember(p.uri, text, result);
+  return toBenchLoopResult(report, result, savedPath);
+});
+
+connection.onRequest(SweepRequest, async (p, token) => {
+  const { analysis, text } = await openDocument(p.uri);
+  return results.sweep(p, text, analysis, token);
+});
+
+connection.onRequest(ListResultsRequest, () => results.list());
+connection.onRequest(LoadResultRequest, p => results.load(p.path));
+connection.onRequest(ExportResultRequest, p => results.exportResult(p));
+
+connection.onRequest(PragmaEditsRequest, async p => {
+  const { analysis, text } = await openDocument(p.uri);
+  return results.pragmaEdits(text, analysis, p.factors);
+});
+
+connection.onCodeAction(async ({ textDocument, range }) => {
+  await syncQueue;
+  const analysis = (await docsReady).analysis(textDocument.uri);
+  const text = texts.get(textDocument.uri)?.getText();
+  return analysis && text !== undefined ? results.codeActions(textDocument.uri, text, analysis, range) : [];
 });
 
 connection.listen();

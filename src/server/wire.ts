@@ -5,7 +5,7 @@ import type { BenchReport } from '../engine/profile/bench';
 import { lineStallText } from '../engine/report/benchText';
 import { loopLensSummary } from '../engine/report/describe';
 import type { LoopReport } from '../engine/variants/inspect';
-import type { AnalysisStatus, BenchLoopResult, FileAnalysisResult, LineStallNote, LoopVariantsResult } from '../protocol';
+import type { AnalysisStatus, BenchLoopResult, FileAnalysisResult, LineStallNote, LoopVariantsResult, SweepResult } from '../protocol';
 
 /** Lines below this share of the kernel's stall samples get no inline note: one on every line would be noise. */
 export const LINE_STALL_NOTE_MIN_SHARE = 0.01;
@@ -35,14 +35,15 @@ export function toAnalysisStatus(uri: string, a: FileAnalysis, elapsedMs: number
   };
 }
 
-export function toLoopVariantsResult(r: LoopReport): LoopVariantsResult {
+export function toLoopVariantsResult(r: LoopReport, result: SweepResult): LoopVariantsResult {
   return {
     variants: r.variants.map(v => ({ factor: v.factor, status: v.status, kernelInstructions: v.kernelInstructions, effectiveUnroll: v.effectiveUnroll })),
     notes: r.notes,
+    result,
   };
 }
 
-export function toBenchLoopResult(r: BenchReport): BenchLoopResult {
+export function toBenchLoopResult(r: BenchReport, result: SweepResult, savedPath: string | null): BenchLoopResult {
   const ran = r.variants.filter(v => v.status === 'ok' && v.medianMs !== null);
   // The first of equal medians wins, as in the hover table's bold row.
   const fastest = ran.length ? ran.reduce((a, b) => (b.medianMs! < a.medianMs! ? b : a)) : null;
@@ -53,6 +54,8 @@ export function toBenchLoopResult(r: BenchReport): BenchLoopResult {
     })),
     fastest: fastest?.label ?? null,
     lineStalls: lineStallNotes(r),
+    result,
+    savedPath,
   };
 }
 

@@ -6,6 +6,7 @@ import { analyze, lineOf } from './helpers';
 import type { BenchReport, VariantRun } from '../../src/engine/profile/bench';
 import type { LineStalls } from '../../src/engine/profile/stalls';
 import type { LoopReport, LoopVariant } from '../../src/engine/variants/inspect';
+import type { SweepResult } from '../../src/protocol';
 import { toAnalysisStatus, toBenchLoopResult, toFileAnalysisResult, toLoopVariantsResult } from '../../src/server/wire';
 
 const SRC = `template <int B>
@@ -62,6 +63,13 @@ function variant(over: Partial<LoopVariant>): LoopVariant {
   };
 }
 
+/** The panel's copy of a run passes through unchanged (its conversion is tested in the sweep tests). */
+const PANEL = {
+  schema: 1, file: '/x.cu', kernel: 'k', kernelLine: 1, loops: [], arch: 'sm_90', nvcc: '13.0', gpu: null, static: true, strategy: 'exhaustive',
+  origin: 'variants', createdAt: '2026-11-22T00:00:00.000Z', factors: [], params: {}, spaceSize: 0, evaluations: 0, baseline: 'as-written',
+  best: null, bestBasis: null, icacheBudgetBytes: 50000, icacheBudgetNote: 'test', variants: [], notes: [], complete: true,
+} satisfies SweepResult;
+
 describe('loopVariants', () => {
   test('factor, status, kernel SASS and effective unroll per variant; the notes', () => {
     const report: LoopReport = {
@@ -72,7 +80,7 @@ describe('loopVariants', () => {
         variant({ factor: 'full', status: 'failed', kernelInstructions: null, effectiveUnroll: null, failure: { kind: 'error', messages: [] } }),
       ],
     };
-    const r = toLoopVariantsResult(report);
+    const r = toLoopVariantsResult(report, PANEL);
     assert.deepEqual(r, {
       variants: [
         { factor: 'default', status: 'ok', kernelInstructions: 100, effectiveUnroll: 4 },
@@ -80,6 +88,7 @@ describe('loopVariants', () => {
         { factor: 'full', status: 'failed', kernelInstructions: null, effectiveUnroll: null },
       ],
       notes: ['unroll 16 was capped at ×8'],
+      result: PANEL,
     });
     assert.deepEqual(overTheWire(r), r);
   });
@@ -116,8 +125,10 @@ function bench(over: Partial<BenchReport>): BenchReport {
 
 describe('benchLoop', () => {
   test('variants as the client logs them, the fastest (first of equal medians) and the baseline', () => {
-    const r = toBenchLoopResult(bench({}));
+    const r = toBenchLoopResult(bench({}), PANEL, '/ws/.unroll-lens/results/k.json');
     assert.equal(r.baseline, 'as-written');
+    assert.equal(r.result, PANEL);
+    assert.equal(r.savedPath, '/ws/.unroll-lens/results/k.json');
     assert.equal(r.fastest, '4');
     assert.deepEqual(r.variants[3], {
       label: 'full', status: 'compile', message: 'nvcc ran out of memory', medianMs: null, iqrMs: null, speedup: null, withinNoise: null,
@@ -128,7 +139,7 @@ describe('benchLoop', () => {
   });
 
   test('no variant ran: no fastest', () => {
-    const r = toBenchLoopResult(bench({ variants: [run({ status: 'runtime', medianMs: null, message: 'exit 1' })] }));
+    const r = toBenchLoopResult(bench({ variants: [run({ status: 'runtime', medianMs: null, message: 'exit 1' })] }), PANEL, '/ws/.unroll-lens/results/k.json');
     assert.equal(r.fastest, null);
   });
 
@@ -139,7 +150,7 @@ describe('benchLoop', () => {
         stalls(6, 395, { wait: 1 }),
         stalls(7, 5, { wait: 1 }),
       ],
-    }));
+    }), PANEL, '/ws/.unroll-lens/results/k.json');
     assert.deepEqual(r.lineStalls, [
       { line: 5, text: '60.0% of stall samples · long_scoreboard 50.0%, no_instruction 25.0%, wait 20.0%' },
       { line: 6, text: '39.5% of stall samples · wait 100.0%' },

@@ -8,7 +8,7 @@ import { StallDecorations } from '../stallDecorations';
 import type { CommandFactory } from './context';
 import { pickLoop } from './pick';
 
-export const benchmarkLoop: CommandFactory = ({ client, output, subscriptions }) => {
+export const benchmarkLoop: CommandFactory = ({ client, output, panels, subscriptions }) => {
   const decorations = new StallDecorations();
   subscriptions.push(decorations);
   return async (args?: BenchmarkLoopArgs) => {
@@ -22,6 +22,7 @@ export const benchmarkLoop: CommandFactory = ({ client, output, subscriptions })
         return undefined;
       }
       const report = outcome.result;
+      panels.open(report.result);
       decorations.show(target.uri, report.lineStalls);
       for (const v of report.variants) {
         const timing = v.medianMs !== null
@@ -35,7 +36,7 @@ export const benchmarkLoop: CommandFactory = ({ client, output, subscriptions })
         ? `fastest: ${best.label} (${best.speedup?.toFixed(2)}× vs as written${best.withinNoise && best.label !== report.baseline ? ', within noise' : ''})`
         : 'no variant ran';
       const failures = failed.length ? `; ${failed.length} failed (${failed.map(v => `${v.label}: ${v.status}`).join(', ')})` : '';
-      void vscode.window.showInformationMessage(`Unroll Lens: ${verdict}${failures}. Hover the loop for the table.`);
+      void vscode.window.showInformationMessage(`Unroll Lens: ${verdict}${failures}. The panel and the loop's hover show the table${report.savedPath ? '; saved under .unroll-lens/results' : ''}.`);
       return report;
     } catch (e) {
       const msg = e instanceof Error ? e.message : String(e);

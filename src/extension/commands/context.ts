@@ -2,10 +2,13 @@
 // where a feature puts the disposables it owns, so each feature module is self-contained.
 import type * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
+import type { ResultsPanels } from '../panel/resultsPanel';
 
 export interface CommandContext {
   client: LanguageClient;
   output: vscode.OutputChannel;
+  /** The results panels (one per loop or sweep). */
+  panels: ResultsPanels;
   /** Disposed with the extension: decorations and listeners a feature creates. */
   subscriptions: vscode.Disposable[];
 }

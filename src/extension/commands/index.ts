@@ -9,6 +9,8 @@ import { sassVariants } from './sassVariants';
 import { showLoops } from './showLoops';
 import { showOutput } from './showOutput';
 import { sweepKernel } from './sweep';
+import { showResults } from './showResults';
+import { ResultsPanels } from '../panel/resultsPanel';
 
 type CommandId = (typeof Commands)[keyof typeof Commands];
 
@@ -18,11 +20,15 @@ const COMMANDS: Record<CommandId, CommandFactory> = {
   [Commands.showLoops]: showLoops,
   [Commands.showOutput]: showOutput,
   [Commands.sassVariants]: sassVariants,
+  [Commands.showResults]: showResults,
 };
 
-export function registerCommands(context: vscode.ExtensionContext, client: LanguageClient, output: vscode.OutputChannel): void {
-  const ctx: CommandContext = { client, output, subscriptions: context.subscriptions };
+export function registerCommands(context: vscode.ExtensionContext, client: LanguageClient, output: vscode.OutputChannel): ResultsPanels {
+  const panels = new ResultsPanels(context.extensionUri, client, output);
+  context.subscriptions.push(panels);
+  const ctx: CommandContext = { client, output, panels, subscriptions: context.subscriptions };
   for (const [id, factory] of Object.entries(COMMANDS)) {
     context.subscriptions.push(vscode.commands.registerCommand(id, factory(ctx)));
   }
+  return panels;
 }

@@ -1,0 +1,231 @@
+// Kernel sweeps and the results they leave: runs a sweep with live updates for the panel, saves
+// every finished result under the workspace (.unroll-lens/results/), lists, loads and exports
+// saved ones, and turns a chosen variant into pragma edits of the user's document (Apply, and the
+// loop's quick fix). The document itself is only ever changed by the client applying those edits.
+import * as path from 'path';
+import { CancellationToken, CodeAction, CodeActionKind, Connection, Range, TextEdit } from 'vscode-languageserver/node';
+import type { FileAnalysis, Loop } from '../engine/parse/model';
+import type { ConvertContext } from '../engine/sweep/convert';
+import { sweepCsv, sweepT4 } from '../engine/sweep/export';
+import { parseParamSpec } from '../engine/sweep/space';
+import { listResults, loadResult, saveResult } from '../engine/sweep/store';
+import { runSweep } from '../engine/sweep/sweep';
+import { unrollPragmaEdit } from '../engine/variants/applyEdit';
+import { parseFactorList, UnrollFactor, writtenFactor } from '../engine/variants/rewrite';
+import {
+  ExportResultParams, FactorValue, ListResultsResult, PragmaEditsResult, Settings, SweepParams, SweepResult, SweepRunResult,
+  SweepUpdateNotification, WireTextEdit,
+} from '../protocol';
+import type { DocumentFactsStore } from './facts';
+import type { ServerToolchain } from './toolchain';
+import { uriToPath } from './uri';
+
+/** Live panel updates: at most this often while variants stream in (the last one always goes). */
+const UPDATE_INTERVAL_MS = 250;
+
+export class ResultsService {
+  constructor(
+    private readonly connection: Connection,
+    private readonly toolchain: ServerToolchain,
+    private readonly facts: DocumentFactsStore,
+    private readonly settings: () => Settings,
+    private readonly cacheDir: () => string,
+    private readonly workspaceRoots: () => string[],
+  ) {}
+
+  /** The workspace folder holding `file` (the deepest), else the file's own folder. */
+  private folderFor(file: string): string {
+    const roots = this.workspaceRoots().filter(r => file === r || file.startsWith(r.endsWith(path.sep) ? r : r + path.sep));
+    return roots.sort((a, b) => b.length - a.length)[0] ?? path.dirname(file);
+  }
+
+  /** Saves a finished result; a result that cannot be saved is still shown, with why in the log. */
+  save(result: SweepResult): string | null {
+    try {
+      return saveResult(this.folderFor(result.file), result);
+    } catch (e) {
+      this.toolchain.log(`could not save the result of ${result.kernel}: ${e instanceof Error ? e.message : e}`);
+      return null;
+    }
+  }
+
+  /** The context that turns one loop's variants or benchmark into a panel result. */
+  async convertContext(file: string, analysis: FileAnalysis): Promise<ConvertContext> {
+    const t = await this.toolchain.tools();
+    const s = this.settings();
+    return { file, analysis, arch: this.toolchain.archFor(t, this.toolchain.flagsFor(file).arch), nvcc: t.nvcc.version, icacheBudgetBytes: s.icacheBudgetBytes };
+  }
+
+  /** Keeps a result with the document's facts: the loop quick fix offers its best variant. */
+  remember(uri: string, text: string, result: SweepResult): void {
+    if (result.best) this.facts.record(uri, text, f => { f.results = [result, ...f.results.filter(r => !sameLoops(r, result))]; });
+  }
+
+  async sweep(p: SweepParams, text: string, analysis: FileAnalysis, token: CancellationToken): Promise<SweepRunResult> {
+    const file = uriToPath(p.uri);
+    if (!file) throw new Error('only files on disk can be compiled (save the file first)');
+    const kernel = analysis.kernels.find(k => k.line === p.kernelLine);
+    if (!kernel) throw new Error(`no kernel or device function at line ${p.kernelLine}`);
+    const s = this.settings();
+    const factors = parseFactorList((p.factors ?? s.unrollFactors).join(','));
+    const params = Object.fromEntries((p.params ?? []).filter(x => x.trim()).map(parseParamSpec).map(x => [x.name, x.values]));
+    const work = {
+      title: `Unroll Lens: sweeping ${kernel.name}`, message: `${path.basename(file)}:${kernel.line}`,
+      building: `sweep ${kernel.name}`, token, workDoneToken: p.workDoneToken,
+    };
+    return this.toolchain.runRequest(work, async (signal, report) => {
+      const t = await this.toolchain.tools();
+      const flags = this.toolchain.flagsFor(file);
+      const arch = this.toolchain.archFor(t, flags.arch);
+      const gpu = this.gpuProblem(t.ncu !== null, t.gpus.length, text, !!p.static);
+      let last = 0;
+      let pending: SweepResult | null = null;
+      let timer: NodeJS.Timeout | null = null;
+      let progress: { message: string; done: number; total: number } | null = null;
+      const flush = () => {
+        timer = null;
+        if (pending) this.connection.sendNotification(SweepUpdateNotification, { runId: p.runId, result: pending, progress });
+        pending = null;
+        last = Date.now();
+      };
+      const result = await runSweep({
+        file, text, analysis, kernel: kernel.name, loops: p.loops, factors, params, strategy: p.strategy,
+        toolchain: t, arch, flags, cacheDir: this.cacheDir(), jobs: s.jobs > 0 ? s.jobs : undefined, icacheBudgetBytes: s.icacheBudgetBytes, signal,
+        runner: gpu === null ? this.gpuRunner(s) : undefined,
+      }, {
+        onProgress: pr => {
+          progress = { message: pr.message, done: pr.done, total: pr.total };
+          report(Math.round((Math.min(pr.done, pr.total) / Math.max(1, pr.total)) * 100), pr.message);
+        },
+        onVariant: (_v, partial) => {
+          pending = partial;
+          if (!timer) timer = setTimeout(flush, Math.max(0, UPDATE_INTERVAL_MS - (Date.now() - last)));
+        },
+      });
+      if (timer) clearTimeout(timer);
+      if (gpu) result.notes.push(`static sweep: ${gpu}`);
+      // A cancelled sweep is shown but not saved: a saved result is a finished one.
+      const savedPath = result.complete ? this.save(result) : null;
+      this.connection.sendNotification(SweepUpdateNotification, { runId: p.runId, result, progress: null });
+      if (result.complete) this.remember(p.uri, text, result);
+      return { result, savedPath };
+    });
+  }
+
+  /** The GPU runner over the profile settings (wired when the GPU runner lands). */
+  private gpuRunner(_s: Settings): undefined {
+    return undefined;
+  }
+
+  /** Why this sweep cannot run on a GPU, or null when it can. */
+  private gpuProblem(hasNcu: boolean, gpus: number, text: string, staticAsked: boolean): string | null {
+    const s = this.settings();
+    if (staticAsked) return 'SASS only, as asked';
+    if (!hasNcu) return 'Nsight Compute (ncu) not found: set unrollLens.toolchain.ncuPath or install it for timings and stall reasons';
+    // With a launcher (srun …) the GPU is on another node: nvidia-smi here says nothing about it.
+    if (!gpus && !s.profile.launcher.length) return 'no GPU on this machine (nvidia-smi lists none); set unrollLens.profile.launcher to run on a GPU node';
+    if (!/\bmain\s*\(/.test(text) && !s.profile.compileCommand.length) {
+      return 'this file has no main(): set unrollLens.profile.compileCommand (and runCommand) so variants can be built and run as programs';
+    }
+    return null;
+  }
+
+  list(): ListResultsResult {
+    const out: ListResultsResult = { results: [], skipped: [] };
+    const folders = [...new Set(this.workspaceRoots())];
+    for (const folder of folders) {
+      const { results, skipped } = listResults(folder);
+      for (const r of results) {
+        out.results.push({ path: r.path, kernel: r.kernel, file: r.source, createdAt: r.createdAt, origin: r.origin, static: r.static, best: r.best });
+      }
+      for (const k of skipped) out.skipped.push({ path: path.join(folder, '.unroll-lens', 'results', k.file), reason: k.reason });
+    }
+    out.results.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+    return out;
+  }
+
+  load(file: string): SweepResult {
+    return loadResult(file);
+  }
+
+  exportResult(p: ExportResultParams): { text: string; fileName: string } {
+    const base = `${p.result.kernel.replace(/[^A-Za-z0-9_.-]+/g, '_')}-${p.result.createdAt.slice(0, 19).replace(/[-:]/g, '').replace('T', '-')}`;
+    return p.format === 'csv'
+      ? { text: sweepCsv(p.result), fileName: `${base}.csv` }
+      : { text: JSON.stringify(sweepT4(p.result), null, 2) + '\n', fileName: `${base}.t4.json` };
+  }
+
+  /** Edits writing each loop's factor into `text`; loops that moved or vanished are reported, not guessed. */
+  pragmaEdits(text: string, analysis: FileAnalysis, factors: Record<string, FactorValue>): PragmaEditsResult {
+    const loops = analysis.kernels.flatMap(k => k.loops);
+    const edits: WireTextEdit[] = [];
+    const problems: string[] = [];
+    const lines = lineOffsets(text);
+    for (const [line, factor] of Object.entries(factors)) {
+      const loop = loops.find(l => l.line === Number(line));
+      if (!loop) {
+        problems.push(`no loop at line ${line} any more: the file changed since the result was measured`);
+        continue;
+      }
+      const e = unrollPragmaEdit(text, loop, toUnrollFactor(factor));
+      if (e) edits.push({ range: { start: position(lines, e.startOffset), end: position(lines, e.endOffset) }, newText: e.newText });
+    }
+    return { edits, problems };
+  }
+
+  /** Quick fixes on a loop: write the best factor of the last sweep or benchmark that covered it. */
+  codeActions(uri: string, text: string, analysis: FileAnalysis, range: Range): CodeAction[] {
+    const facts = this.facts.get(uri, text);
+    if (!facts?.results.length) return [];
+    const actions: CodeAction[] = [];
+    const loops = analysis.kernels.flatMap(k => k.loops).filter(l => l.span.line - 1 <= range.end.line && l.span.endLine - 1 >= range.start.line);
+    const seen = new Set<string>();
+    for (const result of facts.results) {
+      const best = result.variants.find(v => v.id === result.best);
+      if (!best || !Object.keys(best.factors).length) continue;
+      if (!loops.some(l => String(l.line) in best.factors) || seen.has(best.id)) continue;
+      seen.add(best.id);
+      const { edits } = this.pragmaEdits(text, analysis, best.factors);
+      if (!edits.length) continue;
+      const how = best.speedup !== null && !result.static ? ` (${best.speedup.toFixed(2)}× vs as written on ${result.gpu ?? 'the GPU'})` : ' (static rule)';
+      actions.push({
+        title: `Apply ${best.label}: best of the last ${result.origin === 'sweep' ? 'sweep' : result.origin === 'bench' ? 'benchmark' : 'variant build'}${how}`,
+        kind: CodeActionKind.QuickFix,
+        isPreferred: actions.length === 0,
+        edit: { changes: { [uri]: edits.map(e => TextEdit.replace(e.range, e.newText)) } },
+      });
+    }
+    return actions;
+  }
+}
+
+function sameLoops(a: SweepResult, b: SweepResult): boolean {
+  return a.origin === b.origin && a.loops.map(l => l.line).join(',') === b.loops.map(l => l.line).join(',');
+}
+
+function toUnrollFactor(f: FactorValue): UnrollFactor {
+  return f === 'default' || f === 'full' ? f : Number(f);
+}
+
+/** Offsets of each line start, for offset → LSP position. */
+function lineOffsets(text: string): number[] {
+  const out = [0];
+  for (let i = 0; i < text.length; i++) if (text[i] === '\n') out.push(i + 1);
+  return out;
+}
+
+function position(lines: number[], offset: number): { line: number; character: number } {
+  let lo = 0;
+  let hi = lines.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (lines[mid] <= offset) lo = mid;
+    else hi = mid - 1;
+  }
+  return { line: lo, character: offset - lines[lo] };
+}
+
+/** The factor a loop has as written, as results write it. */
+export function writtenFactorValue(loop: Loop): FactorValue {
+  return writtenFactor(loop);
+}
