@@ -12,7 +12,8 @@ import { writtenFactor } from '../variants/rewrite';
 import { bestBy, gpuScore, staticBasis, staticScore } from './objective';
 import { combineObservers, progressLine, SweepObserver, SweepProgress } from './observers/observer';
 import type { RunnerContext, SweepPhase, SweepRunner } from './runners/runner';
-import { StaticRunner } from './runners/static';
+import { GpuRunner, GpuSettings } from './runners/gpu';
+import { StaticRunner, StaticRunnerOptions } from './runners/static';
 import { AS_WRITTEN, AS_WRITTEN_ID, pointLabel, resolveSpace, SpaceOptions, SweepSpace, SweepSpaceError } from './space';
 import { exhaustive, Score, Strategy, strategyByName } from './strategies';
 import { CodeRegistry } from './variant';
@@ -36,7 +37,11 @@ export interface SweepOptions extends SpaceOptions {
   /** An exhaustive sweep larger than this is refused (use a search strategy). Default 5000. */
   maxPoints?: number;
   signal?: AbortSignal;
-  /** The runner measuring the points; default: static (SASS only). */
+  /** Time every point on the GPU with these settings; absent: a static sweep (SASS only). */
+  gpu?: GpuSettings;
+  /** Per compile, milliseconds (default: the builder's). */
+  compileTimeoutMs?: number;
+  /** The runner measuring the points, replacing the static or GPU one (replays, tests). */
   runner?: (space: SweepSpace, o: SweepOptions) => SweepRunner;
   /** Clock for createdAt (tests). */
   now?: () => Date;
@@ -63,10 +68,12 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
     throw new SweepSpaceError(`${space.size} points is too many for an exhaustive sweep (limit ${maxPoints}): `
       + 'use the coordinate strategy, fewer loops, fewer factors or fewer parameter values');
   }
-  const runner = o.runner?.(space, o) ?? new StaticRunner({
+  const staticOptions: StaticRunnerOptions = {
     file: o.file, text: o.text, analysis: o.analysis, kernel: space.kernel.name, loops: space.loops.map(l => l.line),
-    toolchain: o.toolchain, arch: o.arch, flags: o.flags, cacheDir: o.cacheDir, jobs: o.jobs, kernelFilter: o.kernelFilter,
-  });
+    toolchain: o.toolchain, arch: o.arch, flags: o.flags, cacheDir: o.cacheDir, jobs: o.jobs, kernelFilter: o.kernelFilter, timeoutMs: o.compileTimeoutMs,
+  };
+  const runner = o.runner?.(space, o)
+    ?? (o.gpu ? new GpuRunner({ ...staticOptions, gpu: o.gpu, params: space.params.map(p => p.name) }) : new StaticRunner(staticOptions));
   const obs = combineObservers(observer);
   const budget = o.icacheBudgetBytes && o.icacheBudgetBytes > 0
     ? { bytes: o.icacheBudgetBytes, note: 'from the unrollLens.icacheBudgetBytes setting' }
