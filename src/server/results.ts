@@ -91,7 +91,13 @@ export class ResultsService {
       const result = await runSweep({
         file, text, analysis, kernel: kernel.name, loops: p.loops, factors, params, strategy: p.strategy,
         toolchain: t, arch, flags, cacheDir: this.cacheDir(), jobs: s.jobs > 0 ? s.jobs : undefined, icacheBudgetBytes: s.icacheBudgetBytes, signal,
-        runner: gpu === null ? this.gpuRunner(s) : undefined,
+        gpu: gpu === null ? {
+          args: s.profile.args, samples: s.profile.samples, warmup: s.profile.warmup, clockControl: s.profile.clockControl,
+          timeoutMs: s.profile.timeoutSeconds * 1000, launcher: s.profile.launcher,
+          runCommand: s.profile.runCommand.length ? s.profile.runCommand : undefined,
+          compileCommand: s.profile.compileCommand.length ? s.profile.compileCommand : undefined,
+          checkCommand: s.profile.checkCommand.length ? s.profile.checkCommand : undefined,
+        } : undefined,
       }, {
         onProgress: pr => {
           progress = { message: pr.message, done: pr.done, total: pr.total };
@@ -110,11 +116,6 @@ export class ResultsService {
       if (result.complete) this.remember(p.uri, text, result);
       return { result, savedPath };
     });
-  }
-
-  /** The GPU runner over the profile settings (wired when the GPU runner lands). */
-  private gpuRunner(_s: Settings): undefined {
-    return undefined;
   }
 
   /** Why this sweep cannot run on a GPU, or null when it can. */
