@@ -10,6 +10,8 @@ export interface UnrollLensApi {
   client: Awaited<ReturnType<typeof startLanguageClient>>;
   /** The open results panels and what they show (tests check the panel a command opened). */
   panels: () => { title: string; result: import('../protocol').SweepResult | null }[];
+  /** What the panel's Apply button does for a variant of a result (tests drive it without a webview). */
+  applyVariant: (result: import('../protocol').SweepResult, variantId: string) => Promise<boolean>;
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<UnrollLensApi> {
@@ -19,7 +21,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Unroll
   context.subscriptions.push(status);
   const client = await startLanguageClient(context, output, status);
   const panels = registerCommands(context, client, output);
-  return { client, panels: () => panels.all };
+  return {
+    client,
+    panels: () => panels.all,
+    applyVariant: (result, id) => panels.apply(result, result.variants.find(v => v.id === id)),
+  };
 }
 
 export function deactivate(): Thenable<void> | undefined {

@@ -183,7 +183,7 @@ suite('Unroll Lens (extension host)', () => {
     }
   });
 
-  test('commands benchmarkLoop and sweepKernel run without throwing', async () => {
+  test('command benchmarkLoop runs without throwing (sweepKernel: sweep.test.ts)', async () => {
     await vscode.window.showTextDocument(matmul);
     const lenses = await poll(
       'CodeLens commands on matmul_unroll.cu',
@@ -191,7 +191,7 @@ suite('Unroll Lens (extension host)', () => {
       l => lensTitles(l).some(t => t.includes('Benchmark this loop')),
     );
     const commandOf = (id: string) => lenses.find(l => l.command?.command === id)?.command;
-    for (const id of ['unrollLens.benchmarkLoop', 'unrollLens.sweepKernel']) {
+    for (const id of ['unrollLens.benchmarkLoop']) {
       const cmd = commandOf(id);
       assert.ok(cmd, `no CodeLens invokes ${id}`);
       const result = await vscode.commands.executeCommand<any>(id, ...(cmd.arguments ?? []));
