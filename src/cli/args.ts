@@ -194,6 +194,7 @@ function commandHelp<O extends OptionTable>(def: CommandDef<O>): string {
     '',
     'Exit codes:',
     ...[...def.exitCodes, [EXIT.internal, 'internal error: a bug in Unroll Lens (stack trace on stderr)'] as const]
+      .sort((a, b) => a[0] - b[0])
       .map(([code, meaning]) => hanging(`  ${String(code).padEnd(5)}`, meaning)),
     '',
   ].join('\n');

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { COMMANDS, main } from '../../src/cli/main';
+import { COMMANDS, main, usage } from '../../src/cli/main';
 import { numberOption, parseCommandLine } from '../../src/cli/args';
 import { UsageError } from '../../src/cli/io';
 import { DEFAULT_SETTINGS, SETTINGS } from '../../src/settings';
@@ -159,6 +159,36 @@ describe('unroll-lens command line', () => {
       }
     });
   }
+});
+
+describe('docs/cli.md', () => {
+  test('shows the real --help of unroll-lens and of every command', () => {
+    const doc = fs.readFileSync(path.join(REPO_ROOT, 'docs', 'cli.md'), 'utf8');
+    const fix = 'docs/cli.md is out of date: paste the output of `node bin/unroll-lens.js [command] --help` after `npm run build`';
+    assert.ok(doc.includes('$ npx unroll-lens --help\n' + usage()), fix);
+    for (const c of COMMANDS) assert.ok(doc.includes(`$ npx unroll-lens ${c.name} --help\n${c.help()}`), `${c.name}: ${fix}`);
+  });
+
+  test('the scan examples are excerpts of real runs on cuda-samples/', async () => {
+    const doc = fs.readFileSync(path.join(REPO_ROOT, 'docs', 'cli.md'), 'utf8');
+    const cwd = process.cwd();
+    process.chdir(REPO_ROOT); // the examples show paths relative to the repository
+    try {
+      const json = await run(['scan', 'cuda-samples/matmul_unroll.cu', 'cuda-samples/linear_small.cu', '--json']);
+      type Scan = { files: { path: string; kernels: { name: string }[] }[] };
+      const example = JSON.parse(/```json\n(\{"files".*?)\n```/s.exec(doc)![1]) as Scan;
+      const real = JSON.parse(json.out) as Scan;
+      for (const f of example.files) {
+        const rf = real.files.find(x => x.path === f.path);
+        for (const k of f.kernels) assert.deepEqual(k, rf?.kernels.find(x => x.name === k.name), `${f.path} ${k.name}`);
+      }
+      const table = (await run(['scan', 'cuda-samples/matmul_unroll.cu'])).out.split('\n');
+      const shown = /An excerpt of `npx unroll-lens scan cuda-samples\/matmul_unroll\.cu`:\n\n```text\n(.*?)\n```/s.exec(doc)![1].split('\n');
+      for (const line of shown.filter(l => l !== '  …')) assert.ok(table.includes(line), `not in the real table: ${line}`);
+    } finally {
+      process.chdir(cwd);
+    }
+  });
 });
 
 describe('command-line parser', () => {
