@@ -48,67 +48,9 @@ export interface SweepKernelArgs {
   kernel: string;
 }
 
-export interface ToolchainSettings {
-  cudaHome: string;
-  nvccPath: string;
-  cuobjdumpPath: string;
-  nvdisasmPath: string;
-  ncuPath: string;
-}
-
-export interface Settings {
-  bloatThresholdStatements: number;
-  codeLensEnabled: boolean;
-  /** Target arch ("sm_90"); empty: compile flags, then the GPU, then sm_90. */
-  arch: string;
-  nvccArgs: string[];
-  includePaths: string[];
-  defines: string[];
-  unrollFactors: string[];
-  /** Loop code above this many bytes gets an instruction-cache warning; 0: the calibrated per-arch budget. */
-  icacheBudgetBytes: number;
-  /** Compile the file as written (and rolled) on open and save, for SASS counts. */
-  buildOnSave: boolean;
-  /** Parallel nvcc processes; 0 = number of cores. */
-  jobs: number;
-  toolchain: ToolchainSettings;
-  profile: ProfileSettings;
-}
-
-export interface ProfileSettings {
-  /** Program arguments for benchmark runs. */
-  args: string[];
-  samples: number;
-  warmup: number;
-  /** ncu --clock-control: base locks clocks to base for stable comparisons (ncu's default). */
-  clockControl: 'base' | 'none';
-  timeoutSeconds: number;
-  /** Prefix for every run, e.g. ["srun", "-p", "gpu", "--gres=gpu:1"]. */
-  launcher: string[];
-  /** Run command template ({program}, {args}); empty: the program itself. */
-  runCommand: string[];
-  /** Compile command template ({source}, {output}, {arch}, {dir}); empty: nvcc on the .cu file. */
-  compileCommand: string[];
-  /** Optional check command ({stdout}, {baselineStdout}); exit 0 = same result. */
-  checkCommand: string[];
-  /** Sample warp stalls per source line (one extra ncu run). */
-  sourceStalls: boolean;
-}
-
-export const DEFAULT_SETTINGS: Settings = {
-  bloatThresholdStatements: 2048,
-  codeLensEnabled: true,
-  arch: '',
-  nvccArgs: [],
-  includePaths: [],
-  defines: [],
-  unrollFactors: ['default', '1', '2', '4', '8', '16', 'full'],
-  icacheBudgetBytes: 0,
-  buildOnSave: true,
-  jobs: 0,
-  toolchain: { cudaHome: '', nvccPath: '', cuobjdumpPath: '', nvdisasmPath: '', ncuPath: '' },
-  profile: { args: [], samples: 20, warmup: 2, clockControl: 'base', timeoutSeconds: 120, launcher: [], runCommand: [], compileCommand: [], checkCommand: [], sourceStalls: true },
-};
+// Settings are declared once in ./settings (package.json and the docs are generated from it).
+export type { Settings, ToolchainSettings, ProfileSettings } from './settings';
+export { DEFAULT_SETTINGS } from './settings';
 
 // ---------------------------------------------------------------------------------------------
 // Custom LSP messages (server ⇄ client). Results carry only what the client shows or returns from

@@ -1,4 +1,4 @@
-// `unroll-lens bench` and `unroll-lens stalls`: GPU timing, correctness and stall reasons.
+// `unroll-lens bench`: GPU timing, correctness and stall reasons of each unroll factor of a loop.
 import * as fs from 'fs';
 import * as path from 'path';
 import { CudaDocuments } from '../engine/parse/documents';
@@ -6,19 +6,73 @@ import { ScanInputError } from '../engine/parse/scan';
 import { detectToolchain, chooseArch } from '../engine/toolchain/toolchain';
 import { resolveCompileFlags, splitCommandLine } from '../engine/toolchain/flags';
 import { defaultCacheDir } from '../engine/variants/build';
-import { DEFAULT_FACTORS, parseFactorList, UnrollFactor } from '../engine/variants/rewrite';
 import { benchJson, benchLoop, BenchReport } from '../engine/profile/bench';
-import { parseRawPage } from '../engine/profile/ncuCsv';
-import { kernelProfile, stallsJson } from '../engine/profile/stalls';
-import type { CliIO } from './main';
-import { UsageError } from './main';
+import type { UnrollFactor } from '../engine/variants/rewrite';
+import { DEFAULT_SETTINGS, SETTINGS } from '../settings';
+import { defineCommand, enumOption, factorsOption, numberOption, stringOption } from './args';
+import { CliIO, EXIT, UsageError } from './io';
 import { Progress } from './progress';
 
-function option(args: string[], i: number, a: string): [string, number] {
-  if (a.includes('=')) return [a.slice(a.indexOf('=') + 1), i];
-  if (args[i + 1] === undefined) throw new UsageError(`${a} needs a value`);
-  return [args[i + 1], i + 1];
-}
+export const benchCommand = defineCommand({
+  name: 'bench',
+  summary: 'Build each unroll factor of a loop as a program, check its result, time the kernel under Nsight Compute and report stall reasons (GPU).',
+  synopsis: '<file> --loop LINE[,LINE…] [options]',
+  description: 'For the file as written and each factor (every listed loop set to it): builds the program (a .cu with main), runs it\n'
+    + 'once and compares its checksum= values with the file as written, then profiles the kernel holding the loop under ncu\n'
+    + 'until it has --samples durations, with the warp-stall reasons. Needs nvcc, ncu and an NVIDIA GPU. Ctrl-C cancels.',
+  options: {
+    loop: { type: 'string', value: 'LINE[,LINE…]', help: '1-based line of the loop keyword; several loops are all set to the same factor' },
+    kernel: { type: 'string', value: 'NAME', help: 'profile only this instantiation (mangled name, or part of the demangled one)',
+      default: 'every kernel holding the loop' },
+    factors: { type: 'string', value: 'LIST', help: 'unroll factors: default (no pragma), full, or positive integers', setting: SETTINGS.unrollFactors },
+    args: { type: 'string', value: '"ARGS"', help: 'program arguments, split like a shell would but never run through one', default: 'none' },
+    samples: { type: 'string', value: 'N', help: 'kernel durations per variant', setting: SETTINGS.profile.samples },
+    warmup: { type: 'string', value: 'N', help: 'launches of the kernel skipped per program run before timing', setting: SETTINGS.profile.warmup },
+    'clock-control': {
+      type: 'string', value: 'base|none', setting: SETTINGS.profile.clockControl,
+      help: 'ncu --clock-control: base locks base clocks while profiling; none measures at the clocks the GPU runs',
+    },
+    timeout: {
+      type: 'string', value: 'S', setting: SETTINGS.profile.timeoutSeconds,
+      help: 'seconds per program run; past it the run is killed with its process tree',
+    },
+    launcher: { type: 'string', value: '"CMD"', help: 'prefix for every program and ncu run, e.g. "srun -p gpu --gres=gpu:1"', default: 'none' },
+    arch: { type: 'string', value: 'sm_XX', help: 'target architecture', default: "compile flags' arch, else the first GPU's, else sm_90" },
+    // Opt-in here although the editor's unrollLens.profile.sourceStalls defaults to on: it costs one more ncu run per bench.
+    'source-stalls': { type: 'boolean', help: 'also sample warp stalls per source line of the file as written (one extra ncu run)' },
+    'keep-reports': { type: 'string', value: 'DIR', help: 'keep every ncu report and its raw-page CSV in DIR', default: 'deleted' },
+    json: { type: 'boolean', help: 'machine-readable output (contract: docs/cli.md)' },
+  },
+  exitCodes: [
+    [EXIT.ok, 'every variant ok'],
+    [EXIT.failed, 'some variant did not finish ok (compile, runtime, timeout, correctness or profile: see its status and message)'],
+    [EXIT.usage, 'bad usage, unreadable file, no loop at a --loop line, or nvcc or ncu not found'],
+    [EXIT.cancelled, 'cancelled (Ctrl-C); the variants measured so far are printed'],
+  ],
+  async run({ options, positionals }, io) {
+    if (!positionals.length) throw new UsageError('bench needs a .cu file with main()');
+    if (positionals.length > 1) throw new UsageError('bench takes one file');
+    if (options.loop === undefined) throw new UsageError('bench needs --loop LINE');
+    const loops = options.loop.split(',').map(Number);
+    if (loops.some(n => !Number.isInteger(n) || n < 1)) throw new UsageError('--loop takes 1-based line numbers: --loop 40 or --loop 40,52');
+    return bench({
+      file: positionals[0],
+      loops,
+      kernel: options.kernel,
+      factors: factorsOption(options.factors),
+      args: options.args !== undefined ? splitCommandLine(options.args) : [...DEFAULT_SETTINGS.profile.args],
+      samples: numberOption('samples', options.samples, SETTINGS.profile.samples),
+      warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
+      clockControl: enumOption('clock-control', options['clock-control'], SETTINGS.profile.clockControl),
+      timeoutS: numberOption('timeout', options.timeout, SETTINGS.profile.timeoutSeconds),
+      launcher: options.launcher !== undefined ? splitCommandLine(options.launcher) : [...DEFAULT_SETTINGS.profile.launcher],
+      arch: stringOption('arch', options.arch, SETTINGS.arch) || null,
+      keep: options['keep-reports'],
+      sourceStalls: !!options['source-stalls'],
+      json: !!options.json,
+    }, io);
+  },
+});
 
 function pct(x: number | undefined | null): string {
   return x === undefined || x === null ? '-' : `${(x * 100).toFixed(1)}%`;
@@ -56,51 +110,25 @@ function renderLineStalls(r: BenchReport): string {
   }).join('\n') + '\n';
 }
 
-export async function benchCommand(argv: string[], io: CliIO): Promise<number> {
-  let file = '';
-  let loops: number[] = [];
-  let kernel: string | undefined;
-  let factors: UnrollFactor[] = DEFAULT_FACTORS;
-  let args: string[] = [];
-  let samples = 20;
-  let warmup = 2;
-  let json = false;
-  let clockControl: 'base' | 'none' = 'base';
-  let timeoutS = 120;
-  let launcher: string[] = [];
-  let arch: string | null = null;
-  let keep: string | undefined;
-  let sourceStalls = false;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    let v: string;
-    if (a === '--json') json = true;
-    else if (a.startsWith('--loop')) {
-      [v, i] = option(argv, i, a);
-      loops = v.split(',').map(Number);
-      if (!loops.length || loops.some(n => !Number.isInteger(n) || n < 1)) throw new UsageError('--loop takes 1-based line numbers: --loop 40 or --loop 40,52');
-    } else if (a.startsWith('--kernel')) [kernel, i] = option(argv, i, a);
-    else if (a.startsWith('--factors')) {
-      [v, i] = option(argv, i, a);
-      try { factors = parseFactorList(v); } catch (e) { throw new UsageError((e as Error).message); }
-    } else if (a.startsWith('--args')) { [v, i] = option(argv, i, a); args = splitCommandLine(v); }
-    else if (a.startsWith('--samples')) { [v, i] = option(argv, i, a); samples = Math.max(1, Number(v) || 0); }
-    else if (a.startsWith('--warmup')) { [v, i] = option(argv, i, a); warmup = Math.max(0, Number(v) || 0); }
-    else if (a.startsWith('--clock-control')) {
-      [v, i] = option(argv, i, a);
-      if (v !== 'base' && v !== 'none') throw new UsageError('--clock-control is base or none');
-      clockControl = v;
-    } else if (a.startsWith('--timeout')) { [v, i] = option(argv, i, a); timeoutS = Math.max(1, Number(v) || 120); }
-    else if (a.startsWith('--launcher')) { [v, i] = option(argv, i, a); launcher = splitCommandLine(v); }
-    else if (a.startsWith('--arch')) [arch, i] = option(argv, i, a);
-    else if (a.startsWith('--keep-reports')) [keep, i] = option(argv, i, a);
-    else if (a === '--source-stalls') sourceStalls = true;
-    else if (a.startsWith('-')) throw new UsageError(`unknown option '${a}' for bench`);
-    else if (!file) file = a;
-    else throw new UsageError('bench takes one file');
-  }
-  if (!file) throw new UsageError('bench needs a .cu file with main()');
-  if (!loops.length) throw new UsageError('bench needs --loop LINE');
+interface BenchArgs {
+  file: string;
+  loops: number[];
+  kernel: string | undefined;
+  factors: UnrollFactor[];
+  args: string[];
+  samples: number;
+  warmup: number;
+  clockControl: 'base' | 'none';
+  timeoutS: number;
+  launcher: string[];
+  arch: string | null;
+  keep: string | undefined;
+  sourceStalls: boolean;
+  json: boolean;
+}
+
+async function bench(a: BenchArgs, io: CliIO): Promise<number> {
+  const { file, loops, kernel, factors, args, samples, warmup, clockControl, timeoutS, launcher, arch, keep, sourceStalls, json } = a;
   const abs = path.resolve(file);
   let text: string;
   try { text = fs.readFileSync(abs, 'utf8'); } catch { throw new ScanInputError(`cannot read file: ${file}`); }
@@ -123,56 +151,9 @@ export async function benchCommand(argv: string[], io: CliIO): Promise<number> {
     });
     progress.done();
     io.out(json ? JSON.stringify(benchJson(report), null, 2) + '\n' : renderBench(report) + renderLineStalls(report));
-    if (ac.signal.aborted) return 130;
-    return report.variants.every(v => v.status === 'ok') ? 0 : 1;
+    if (ac.signal.aborted) return EXIT.cancelled;
+    return report.variants.every(v => v.status === 'ok') ? EXIT.ok : EXIT.failed;
   } finally {
     process.removeListener('SIGINT', onSigint);
   }
-}
-
-export async function stallsCommand(argv: string[], io: CliIO): Promise<number> {
-  let input = '';
-  let json = false;
-  for (const a of argv) {
-    if (a === '--json') json = true;
-    else if (a.startsWith('-')) throw new UsageError(`unknown option '${a}' for stalls`);
-    else if (!input) input = a;
-    else throw new UsageError('stalls takes one report or CSV file');
-  }
-  if (!input) throw new UsageError('stalls needs a .ncu-rep report or a `--page raw --csv` export');
-  if (!fs.existsSync(input)) throw new ScanInputError(`no such file: ${input}`);
-  let csv: string;
-  if (input.endsWith('.ncu-rep')) {
-    const t = await detectToolchain({ probeGpu: false }).catch(() => null);
-    const ncu = t?.ncu;
-    if (!ncu || !t) throw new ScanInputError('reading a .ncu-rep needs ncu (Nsight Compute); export it elsewhere with `ncu -i report.ncu-rep --csv --page raw > report.csv` and pass the CSV');
-    const r = await t.runner(ncu.path, ['--import', input, '--csv', '--page', 'raw'], { timeoutMs: 120_000 });
-    if (r.exitCode !== 0) throw new ScanInputError(`ncu could not read ${input}: ${(r.stderr || r.stdout).trim()}`);
-    csv = r.stdout;
-  } else {
-    csv = fs.readFileSync(input, 'utf8');
-  }
-  const rows = parseRawPage(csv).kernels;
-  if (!rows.length) throw new ScanInputError(`${input}: no profiled kernels found (expected ncu's raw page: --csv --page raw)`);
-  const out = stallsJson(rows);
-  if (json) {
-    io.out(JSON.stringify(out, null, 2) + '\n');
-    return 0;
-  }
-  // One block per kernel: median duration over its profiled launches, mean stall shares.
-  const groups = new Map<string, number[]>();
-  out.kernels.forEach((k, i) => groups.set(k.name, [...(groups.get(k.name) ?? []), i]));
-  for (const [name, idx] of groups) {
-    const durations = idx.map(i => out.kernels[i].durationNs).filter((d): d is number => d !== null).sort((a, b) => a - b);
-    const median = durations.length ? durations[Math.floor(durations.length / 2)] : null;
-    const occ = idx.map(i => kernelProfile(rows[i]).achievedOccupancy).filter((x): x is number => x !== null);
-    io.out(`${name}\n  ${idx.length} launch${idx.length === 1 ? '' : 'es'} · median duration ${median !== null ? (median / 1e3).toFixed(2) + ' us' : 'n/a'}` +
-      `${occ.length ? ` · achieved occupancy ${(occ.reduce((a, b) => a + b, 0) / occ.length).toFixed(1)}%` : ''}\n`);
-    const mean = (reason: string, key: 'stallShare' | 'stalls') => idx.reduce((a, i) => a + (out.kernels[i][key][reason] ?? 0), 0) / idx.length;
-    const reasons = Object.keys(out.kernels[idx[0]].stallShare);
-    for (const reason of reasons.sort((a, b) => mean(b, 'stallShare') - mean(a, 'stallShare')).slice(0, 6)) {
-      io.out(`  ${reason.padEnd(20)} ${(mean(reason, 'stallShare') * 100).toFixed(1).padStart(5)}%  (${mean(reason, 'stalls').toFixed(2)} cycles per issued instruction)\n`);
-    }
-  }
-  return 0;
 }

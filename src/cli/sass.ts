@@ -6,11 +6,59 @@ import { detectToolchain, chooseArch } from '../engine/toolchain/toolchain';
 import { resolveCompileFlags } from '../engine/toolchain/flags';
 import { defaultCacheDir, VariantBuilder } from '../engine/variants/build';
 import { FileSassReport, LoopReport, VariantInspector } from '../engine/variants/inspect';
-import { DEFAULT_FACTORS, factorLabel, parseFactorList, UnrollFactor } from '../engine/variants/rewrite';
+import { factorLabel, UnrollFactor } from '../engine/variants/rewrite';
 import { ScanInputError } from '../engine/parse/scan';
-import type { CliIO } from './main';
-import { UsageError } from './main';
+import { SETTINGS } from '../settings';
+import { defineCommand, factorsOption, numberOption, stringOption } from './args';
+import { CliIO, EXIT, UsageError } from './io';
 import { Progress } from './progress';
+
+export const sassCommand = defineCommand({
+  name: 'sass',
+  summary: 'Compile with nvcc and count SASS per kernel; with --loop, build one variant per unroll factor of that loop.',
+  synopsis: '<file> [--loop LINE] [options]',
+  description: 'Compiles the file with nvcc (flags from compile_commands.json when it has an entry for the file) and reports each\n'
+    + "kernel's SASS instructions, bytes, registers and spills. With --loop LINE (the loop keyword's line), builds one variant\n"
+    + "per unroll factor, in which only that loop's pragma changes, and reports the loop's instructions and the unroll factor\n"
+    + 'nvcc really applied. Needs nvcc; no GPU. Builds are cached; Ctrl-C cancels them.',
+  options: {
+    arch: { type: 'string', value: 'sm_XX', help: 'target architecture', default: "compile flags' arch, else the first GPU's, else sm_90" },
+    loop: { type: 'string', value: 'LINE', help: "1-based line of the loop keyword: build one variant per factor of this loop" },
+    factors: {
+      type: 'string', value: 'LIST', setting: SETTINGS.unrollFactors,
+      help: 'unroll factors to build: default (no pragma), full, or positive integers',
+    },
+    kernel: { type: 'string', value: 'NAME', help: 'the instantiation holding the loop (mangled name, or part of the demangled one)',
+      default: 'the one with most of the loop\'s instructions' },
+    jobs: { type: 'string', value: 'N', help: 'parallel nvcc processes; 0 = number of CPU cores', setting: SETTINGS.jobs },
+    json: { type: 'boolean', help: 'machine-readable output (contract: docs/cli.md)' },
+  },
+  exitCodes: [
+    [EXIT.ok, 'done (single variants may still have failed: see their status)'],
+    [EXIT.failed, 'the file as written does not compile (nvcc\'s messages on stderr)'],
+    [EXIT.usage, 'bad usage, unreadable file, no loop at --loop, or nvcc not found (the message says how to install it)'],
+    [EXIT.cancelled, 'cancelled (Ctrl-C)'],
+  ],
+  async run({ options, positionals }, io) {
+    if (!positionals.length) throw new UsageError('sass needs a .cu file');
+    if (positionals.length > 1) throw new UsageError('sass takes one file');
+    let loop: number | null = null;
+    if (options.loop !== undefined) {
+      loop = Number(options.loop);
+      if (!Number.isInteger(loop) || loop < 1) throw new UsageError('--loop takes a 1-based line number');
+    }
+    const arch = stringOption('arch', options.arch, SETTINGS.arch);
+    return sass({
+      file: positionals[0],
+      arch: arch || null,
+      loop,
+      factors: factorsOption(options.factors),
+      kernel: options.kernel ?? null,
+      jobs: numberOption('jobs', options.jobs, SETTINGS.jobs),
+      json: !!options.json,
+    }, io);
+  },
+});
 
 interface SassArgs {
   file: string;
@@ -18,40 +66,9 @@ interface SassArgs {
   loop: number | null;
   factors: UnrollFactor[];
   kernel: string | null;
-  jobs: number | null;
+  /** 0: one nvcc per CPU core. */
+  jobs: number;
   json: boolean;
-}
-
-function parseArgs(args: string[]): SassArgs {
-  const out: SassArgs = { file: '', arch: null, loop: null, factors: DEFAULT_FACTORS, kernel: null, jobs: null, json: false };
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    const value = () => {
-      const v = a.includes('=') ? a.slice(a.indexOf('=') + 1) : args[++i];
-      if (v === undefined) throw new UsageError(`${a} needs a value`);
-      return v;
-    };
-    if (a === '--json') out.json = true;
-    else if (a.startsWith('--arch')) out.arch = value();
-    else if (a.startsWith('--loop')) {
-      const n = Number(value());
-      if (!Number.isInteger(n) || n < 1) throw new UsageError('--loop takes a 1-based line number');
-      out.loop = n;
-    } else if (a.startsWith('--factors')) {
-      try {
-        out.factors = parseFactorList(value());
-      } catch (e) {
-        throw new UsageError((e as Error).message);
-      }
-    } else if (a.startsWith('--kernel')) out.kernel = value();
-    else if (a.startsWith('--jobs')) out.jobs = Math.max(1, Number(value()) || 1);
-    else if (a.startsWith('-')) throw new UsageError(`unknown option '${a}' for sass`);
-    else if (!out.file) out.file = a;
-    else throw new UsageError('sass takes one file');
-  }
-  if (!out.file) throw new UsageError('sass needs a .cu file');
-  if (out.arch && !/^sm_\d+[af]?$/.test(out.arch)) throw new UsageError(`--arch must look like sm_90, not '${out.arch}'`);
-  return out;
 }
 
 /** The documented `sass --json` contract (docs/cli.md). */
@@ -104,8 +121,7 @@ function renderLoop(r: LoopReport): string {
   return lines.join('\n') + '\n';
 }
 
-export async function sassCommand(argv: string[], io: CliIO): Promise<number> {
-  const a = parseArgs(argv);
+async function sass(a: SassArgs, io: CliIO): Promise<number> {
   const file = path.resolve(a.file);
   let text: string;
   try {
@@ -119,7 +135,7 @@ export async function sassCommand(argv: string[], io: CliIO): Promise<number> {
   const flags = resolveCompileFlags(file, [process.cwd()], {});
   for (const w of flags.warnings) io.err(`unroll-lens: ${w}\n`);
   const { arch } = chooseArch(a.arch, flags.arch, toolchain.gpus);
-  const builder = new VariantBuilder({ nvcc: toolchain.nvcc, arch, flags, cacheDir: defaultCacheDir(), concurrency: a.jobs ?? undefined, runner: toolchain.runner });
+  const builder = new VariantBuilder({ nvcc: toolchain.nvcc, arch, flags, cacheDir: defaultCacheDir(), concurrency: a.jobs > 0 ? a.jobs : undefined, runner: toolchain.runner });
   const inspector = new VariantInspector({ toolchain, builder, arch });
   const ac = new AbortController();
   const onSigint = () => ac.abort();
@@ -134,7 +150,7 @@ export async function sassCommand(argv: string[], io: CliIO): Promise<number> {
       progress.done();
       const msgs = fileReport.failure?.messages.filter(m => m.severity === 'error') ?? [];
       io.err(`unroll-lens: ${a.file} does not compile (${fileReport.failure?.kind}):\n${msgs.map(m => `  ${m.file ?? ''}${m.line ? `:${m.line}` : ''}: ${m.message}`).join('\n')}\n`);
-      return fileReport.status === 'cancelled' ? 130 : 1;
+      return fileReport.status === 'cancelled' ? EXIT.cancelled : EXIT.failed;
     }
     let loopReport: LoopReport | null = null;
     if (a.loop !== null) {
@@ -145,11 +161,11 @@ export async function sassCommand(argv: string[], io: CliIO): Promise<number> {
     progress.done();
     if (ac.signal.aborted) {
       io.err('unroll-lens: cancelled\n');
-      return 130;
+      return EXIT.cancelled;
     }
     if (a.json) io.out(JSON.stringify(toSassJson(fileReport, loopReport), null, 2) + '\n');
     else io.out(renderFile(fileReport) + (loopReport ? renderLoop(loopReport) : ''));
-    return 0;
+    return EXIT.ok;
   } finally {
     process.removeListener('SIGINT', onSigint);
   }

@@ -13,6 +13,7 @@ import {
 } from '../protocol';
 import { fromBenchReport, fromLoopReport } from '../engine/sweep/convert';
 import { ResultsService } from './results';
+import { readSettings, SECTION } from '../settings';
 import { BenchService } from './bench';
 import { DocumentFactsStore } from './facts';
 import { ServerToolchain } from './toolchain';
@@ -68,23 +69,9 @@ connection.onInitialized(async () => {
 
 async function refreshSettings(): Promise<void> {
   if (!hasConfiguration) return;
-  const cfg = (await connection.workspace.getConfiguration('unrollLens')) ?? {};
-  const d = DEFAULT_SETTINGS;
-  const strings = (v: unknown, fallback: string[]) => (Array.isArray(v) ? v.map(String) : fallback);
-  settings = {
-    bloatThresholdStatements: Number(cfg.bloatThresholdStatements ?? d.bloatThresholdStatements),
-    codeLensEnabled: cfg.codeLens?.enabled ?? d.codeLensEnabled,
-    arch: String(cfg.arch ?? d.arch),
-    nvccArgs: strings(cfg.nvccArgs, d.nvccArgs),
-    includePaths: strings(cfg.includePaths, d.includePaths),
-    defines: strings(cfg.defines, d.defines),
-    unrollFactors: strings(cfg.unrollFactors, d.unrollFactors),
-    icacheBudgetBytes: Number(cfg.icacheBudgetBytes ?? d.icacheBudgetBytes),
-    buildOnSave: cfg.buildOnSave ?? d.buildOnSave,
-    jobs: Number(cfg.jobs ?? d.jobs),
-    toolchain: { ...d.toolchain, ...(cfg.toolchain ?? {}) },
-    profile: { ...d.profile, ...(cfg.profile ?? {}) },
-  };
+  const cfg: unknown = await connection.workspace.getConfiguration(SECTION);
+  // A wrong value falls back to its default; say which one, once per refresh.
+  settings = readSettings(cfg, message => connection.console.warn(`Unroll Lens settings: ${message}`));
   sass.reset();
   log(`settings: ${JSON.stringify(settings)}`);
   // Tools or flags may have changed (and documents opened before the first settings arrived

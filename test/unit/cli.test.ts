@@ -3,7 +3,11 @@ import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { main } from '../../src/cli/main';
+import { COMMANDS, main, usage } from '../../src/cli/main';
+import { numberOption, parseCommandLine } from '../../src/cli/args';
+import { UsageError } from '../../src/cli/io';
+import { DEFAULT_SETTINGS, SETTINGS } from '../../src/settings';
+import { REPO_ROOT, SAMPLES } from './helpers';
 
 async function run(args: string[]) {
   let out = '';
@@ -86,5 +90,189 @@ void host() { for (int i = 0; i < 3; ++i) {} }
   test('--strict exits 1 when a finding exists', async () => {
     const file = tmpCu('d.cu', '__global__ void k(int n) {\n#pragma unroll\n  n++;\n}\n');
     assert.equal((await run(['scan', file, '--strict'])).code, 1);
+  });
+});
+
+describe('unroll-lens command line', () => {
+  test('no arguments: usage on stderr, exit 2; --help / -h: usage on stdout, exit 0', async () => {
+    const none = await run([]);
+    assert.equal(none.code, 2);
+    assert.equal(none.out, '');
+    assert.match(none.err, /^Usage: unroll-lens <command>/);
+    for (const h of ['--help', '-h']) {
+      const r = await run([h]);
+      assert.equal(r.code, 0);
+      assert.match(r.out, /^Usage: unroll-lens <command>/);
+      for (const c of COMMANDS) assert.match(r.out, new RegExp(`^  ${c.name} `, 'm'));
+      assert.equal(r.err, '');
+    }
+  });
+
+  test('--version prints the package.json version, exit 0', async () => {
+    const version = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')).version;
+    const r = await run(['--version']);
+    assert.equal(r.code, 0);
+    assert.equal(r.out, `unroll-lens ${version}\n`);
+  });
+
+  test('unknown command or top-level option: exit 2 naming it', async () => {
+    const c = await run(['frobnicate']);
+    assert.equal(c.code, 2);
+    assert.match(c.err, /unknown command 'frobnicate'/);
+    const o = await run(['--frob']);
+    assert.equal(o.code, 2);
+    assert.match(o.err, /unknown option '--frob'/);
+  });
+
+  for (const c of COMMANDS) {
+    test(`${c.name} --help / -h: its options and exit codes on stdout, exit 0`, async () => {
+      for (const h of ['--help', '-h']) {
+        const r = await run([c.name, h]);
+        assert.equal(r.code, 0, r.err);
+        assert.match(r.out, new RegExp(`^Usage: unroll-lens ${c.name} `));
+        for (const name of Object.keys(c.options)) assert.match(r.out, new RegExp(`--${name}\\b`));
+        assert.match(r.out, /Exit codes:\n {2}0 /);
+        assert.match(r.out, /^ {2}2 /m);
+      }
+    });
+
+    test(`${c.name}: unknown option → exit 2 with a message naming it`, async () => {
+      for (const bad of ['--nope', '--nope=1', '-x']) {
+        const r = await run([c.name, bad, 'file.cu']);
+        assert.equal(r.code, 2);
+        assert.match(r.err, new RegExp(`unknown option '${bad.replace(/=.*/, '')}' for ${c.name}`));
+        assert.match(r.err, new RegExp(`unroll-lens ${c.name} --help`));
+      }
+    });
+
+    test(`${c.name}: every option parses as --opt v and --opt=v; switches take no value`, () => {
+      for (const [name, spec] of Object.entries(c.options)) {
+        if (spec.type === 'boolean') {
+          assert.deepEqual(parseCommandLine(c.name, c.options, ['f.cu', `--${name}`]), { options: { [name]: true }, positionals: ['f.cu'] });
+          assert.throws(() => parseCommandLine(c.name, c.options, [`--${name}=yes`]), UsageError);
+        } else {
+          const spaced = parseCommandLine(c.name, c.options, [`--${name}`, 'v 1', 'f.cu']);
+          assert.deepEqual(spaced, { options: { [name]: 'v 1' }, positionals: ['f.cu'] });
+          assert.deepEqual(parseCommandLine(c.name, c.options, ['f.cu', `--${name}=v 1`]), spaced);
+          assert.throws(() => parseCommandLine(c.name, c.options, ['f.cu', `--${name}`]), new RegExp(`--${name} needs a value`));
+        }
+      }
+    });
+  }
+});
+
+describe('docs/cli.md', () => {
+  test('shows the real --help of unroll-lens and of every command', () => {
+    const doc = fs.readFileSync(path.join(REPO_ROOT, 'docs', 'cli.md'), 'utf8');
+    const fix = 'docs/cli.md is out of date: paste the output of `node bin/unroll-lens.js [command] --help` after `npm run build`';
+    assert.ok(doc.includes('$ npx unroll-lens --help\n' + usage()), fix);
+    for (const c of COMMANDS) assert.ok(doc.includes(`$ npx unroll-lens ${c.name} --help\n${c.help()}`), `${c.name}: ${fix}`);
+  });
+
+  test('the scan examples are excerpts of real runs on cuda-samples/', async () => {
+    const doc = fs.readFileSync(path.join(REPO_ROOT, 'docs', 'cli.md'), 'utf8');
+    const cwd = process.cwd();
+    process.chdir(REPO_ROOT); // the examples show paths relative to the repository
+    try {
+      const json = await run(['scan', 'cuda-samples/matmul_unroll.cu', 'cuda-samples/linear_small.cu', '--json']);
+      type Scan = { files: { path: string; kernels: { name: string }[] }[] };
+      const example = JSON.parse(/```json\n(\{"files".*?)\n```/s.exec(doc)![1]) as Scan;
+      const real = JSON.parse(json.out) as Scan;
+      for (const f of example.files) {
+        const rf = real.files.find(x => x.path === f.path);
+        for (const k of f.kernels) assert.deepEqual(k, rf?.kernels.find(x => x.name === k.name), `${f.path} ${k.name}`);
+      }
+      const table = (await run(['scan', 'cuda-samples/matmul_unroll.cu'])).out.split('\n');
+      const shown = /An excerpt of `npx unroll-lens scan cuda-samples\/matmul_unroll\.cu`:\n\n```text\n(.*?)\n```/s.exec(doc)![1].split('\n');
+      for (const line of shown.filter(l => l !== '  …')) assert.ok(table.includes(line), `not in the real table: ${line}`);
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+});
+
+describe('command-line parser', () => {
+  const options = { args: { type: 'string', help: '' }, json: { type: 'boolean', help: '' } } as const;
+  const parse = (argv: string[]) => {
+    const p = parseCommandLine('bench', options, argv);
+    assert.notEqual(p, 'help');
+    return p as Exclude<typeof p, 'help'>;
+  };
+
+  test('a value may start with a dash; = keeps everything after the first =; last repeat wins', () => {
+    assert.deepEqual(parseCommandLine('bench', options, ['--args', '--size 2048', 'f.cu']), { options: { args: '--size 2048' }, positionals: ['f.cu'] });
+    assert.deepEqual(parse(['--args=-n=3']).options, { args: '-n=3' });
+    assert.deepEqual(parse(['--args=']).options, { args: '' });
+    assert.deepEqual(parse(['--args', 'a', '--args', 'b']).options, { args: 'b' });
+  });
+
+  test('-- ends the options; - is a file; --help as an option value is a value', () => {
+    assert.deepEqual(parseCommandLine('scan', options, ['--json', '--', '--weird.cu', '-']), { options: { json: true }, positionals: ['--weird.cu', '-'] });
+    assert.deepEqual(parse(['-']).positionals, ['-']);
+    assert.equal(parseCommandLine('bench', options, ['--help']), 'help');
+    assert.equal(parseCommandLine('bench', options, ['f.cu', '-h']), 'help');
+    assert.deepEqual(parse(['--args', '--help']).options, { args: '--help' });
+  });
+
+  test('numeric options are checked like the setting they stand for, in both forms', () => {
+    assert.equal(numberOption('samples', undefined, SETTINGS.profile.samples), DEFAULT_SETTINGS.profile.samples);
+    assert.equal(numberOption('samples', '40', SETTINGS.profile.samples), 40);
+    assert.equal(numberOption('jobs', '0', SETTINGS.jobs), 0, '0 = cores, as in the setting');
+    assert.equal(numberOption('timeout', '2.5', SETTINGS.profile.timeoutSeconds), 2.5);
+    for (const bad of ['0', '-1', '2.5', 'abc', '', ' ']) {
+      assert.throws(() => numberOption('samples', bad, SETTINGS.profile.samples), /--samples takes an integer ≥ 1/);
+    }
+    assert.throws(() => numberOption('timeout', '0', SETTINGS.profile.timeoutSeconds), /--timeout takes a number ≥ 1, not '0'/);
+  });
+});
+
+describe('subcommand options reach their checks (both forms), before any compile', () => {
+  const cliff = path.join(SAMPLES, 'icache_cliff.cu');
+  const cases: [string[], RegExp][] = [
+    [['bench', cliff, '--loop', '72', '--samples', '0'], /--samples takes an integer ≥ 1, not '0'/],
+    [['bench', cliff, '--loop', '72', '--samples=x'], /--samples takes an integer ≥ 1, not 'x'/],
+    [['bench', cliff, '--loop', '72', '--warmup=-1'], /--warmup takes an integer ≥ 0/],
+    [['bench', cliff, '--loop=72', '--timeout', '0'], /--timeout takes a number ≥ 1/],
+    [['bench', cliff, '--loop', '72', '--clock-control', 'max'], /--clock-control takes base or none, not 'max'/],
+    [['bench', cliff, '--loop=72', '--clock-control=max'], /--clock-control takes base or none/],
+    [['bench', cliff, '--loop', '72', '--factors', '1,x'], /bad unroll factor 'x'/],
+    [['bench', cliff, '--loop=72', '--factors=0'], /bad unroll factor '0'/],
+    [['bench', cliff, '--loop', '72', '--arch', '90'], /--arch takes an sm_XX architecture/],
+    [['bench', cliff, '--loop', 'x'], /--loop takes 1-based line numbers/],
+    [['bench', cliff, '--loop=3,99'], /no loop in device code at line 3 of .*icache_cliff\.cu \(loops at 70, 72\)/],
+    [['bench', cliff], /bench needs --loop LINE/],
+    [['bench', cliff, 'other.cu', '--loop', '72'], /bench takes one file/],
+    [['bench', '--loop', '72'], /bench needs a \.cu file with main\(\)/],
+    [['sass', cliff, '--jobs', '-1'], /--jobs takes an integer ≥ 0, not '-1'/],
+    [['sass', cliff, '--jobs=many'], /--jobs takes an integer ≥ 0/],
+    [['sass', cliff, '--arch=sm90'], /--arch takes an sm_XX architecture/],
+    [['sass', cliff, '--loop', '0'], /--loop takes a 1-based line number/],
+    [['sass', cliff, '--factors='], /empty factor list/],
+    [['sass'], /sass needs a \.cu file/],
+    [['sass', cliff, cliff], /sass takes one file/],
+    [['stalls'], /stalls needs a \.ncu-rep report/],
+    [['stalls', 'a.csv', 'b.csv'], /stalls takes one report or CSV file/],
+    [['stalls', '/nonexistent/r.csv'], /no such file: \/nonexistent\/r\.csv/],
+    [['scan'], /scan needs at least one file or directory/],
+  ];
+  for (const [args, message] of cases) {
+    test(`${args.map(a => a.replace(SAMPLES + '/', '')).join(' ')} → exit 2`, async () => {
+      const r = await run(args);
+      assert.equal(r.code, 2, r.err);
+      assert.match(r.err, message);
+      assert.equal(r.out, '');
+    });
+  }
+
+  test('stalls reads a raw-page CSV (--json after the file or before it)', async () => {
+    const csv = path.join(REPO_ROOT, 'test', 'fixtures', 'ncu', 'hot-loop-32KiB.raw.csv');
+    const a = await run(['stalls', csv, '--json']);
+    const b = await run(['stalls', '--json', csv]);
+    assert.equal(a.code, 0, a.err);
+    assert.equal(a.out, b.out);
+    assert.ok(JSON.parse(a.out).kernels.length > 0);
+    const table = await run(['stalls', csv]);
+    assert.equal(table.code, 0);
+    assert.match(table.out, /median duration/);
   });
 });

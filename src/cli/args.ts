@@ -1,0 +1,201 @@
+// One small command-line parser for every subcommand, and the help text built from the same
+// option table. Not util.parseArgs: its strict mode refuses an option value that starts with a
+// dash given as the next word, and `bench --args "--size 2048"` must keep working.
+import { CliIO, EXIT, UsageError } from './io';
+import { DEFAULT_SETTINGS, describeValue, EnumDecl, NumberDecl, SettingDecl, settingProblem, StringDecl } from '../settings';
+import { parseFactorList, UnrollFactor } from '../engine/variants/rewrite';
+
+export interface OptionSpec {
+  /** `string` takes a value (`--loop 51` or `--loop=51`); `boolean` is a switch (`--json`). */
+  type: 'string' | 'boolean';
+  /** Placeholder in the help: `--loop LINE`. */
+  value?: string;
+  help: string;
+  /** The setting this option overrides for one run: the help shows its default. */
+  setting?: SettingDecl;
+  /** Default as the help shows it, when the setting's own value does not say it well. */
+  default?: string;
+}
+
+/** Long option name without the dashes → spec. */
+export type OptionTable = Record<string, OptionSpec>;
+export type OptionValues<O extends OptionTable> = { [K in keyof O]?: O[K]['type'] extends 'boolean' ? true : string };
+
+export interface ParsedArgs<O extends OptionTable> {
+  options: OptionValues<O>;
+  positionals: string[];
+}
+
+export interface CommandDef<O extends OptionTable> {
+  name: string;
+  /** One line for `unroll-lens --help`. */
+  summary: string;
+  /** What follows the command name in its usage line: `<file> --loop LINE[,LINE…] [options]`. */
+  synopsis: string;
+  /** Paragraphs for `unroll-lens <command> --help` (already wrapped). */
+  description: string;
+  options: O;
+  /** Every code `run` can return or an error of it maps to, and when. */
+  exitCodes: [number, string][];
+  run(args: ParsedArgs<O>, io: CliIO): Promise<number>;
+}
+
+/** A subcommand as the command table in main.ts holds it. */
+export interface CliCommand {
+  name: string;
+  summary: string;
+  synopsis: string;
+  options: OptionTable;
+  help(): string;
+  /** Parses `argv` (the words after the command name) and runs; `--help` prints the help and returns 0. */
+  main(argv: string[], io: CliIO): Promise<number>;
+}
+
+export function defineCommand<const O extends OptionTable>(def: CommandDef<O>): CliCommand {
+  return {
+    name: def.name,
+    summary: def.summary,
+    synopsis: def.synopsis,
+    options: def.options,
+    help: () => commandHelp(def),
+    main: async (argv, io) => {
+      const parsed = parseCommandLine(def.name, def.options, argv);
+      if (parsed === 'help') {
+        io.out(commandHelp(def));
+        return EXIT.ok;
+      }
+      return def.run(parsed, io);
+    },
+  };
+}
+
+/**
+ * `--opt value`, `--opt=value`, switches, `--` (everything after it is a file), `-h`/`--help`.
+ * A value is taken as the next word even when it starts with a dash. Repeating an option keeps
+ * the last value. Returns 'help' when -h/--help appears as an option (not as a value).
+ */
+export function parseCommandLine<O extends OptionTable>(command: string, options: O, argv: string[]): ParsedArgs<O> | 'help' {
+  const values: Record<string, string | true> = {};
+  const positionals: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--') {
+      positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    if (a === '-h' || a === '--help') return 'help';
+    if (!a.startsWith('-') || a === '-') {
+      positionals.push(a);
+      continue;
+    }
+    const eq = a.indexOf('=');
+    const written = eq < 0 ? a : a.slice(0, eq);
+    const name = written.startsWith('--') ? written.slice(2) : '';
+    const spec = name && Object.prototype.hasOwnProperty.call(options, name) ? options[name] : undefined;
+    if (!spec) throw new UsageError(`unknown option '${written}' for ${command}`);
+    if (spec.type === 'boolean') {
+      if (eq >= 0) throw new UsageError(`--${name} takes no value`);
+      values[name] = true;
+    } else if (eq >= 0) {
+      values[name] = a.slice(eq + 1);
+    } else {
+      if (i + 1 >= argv.length) throw new UsageError(`--${name} needs a value${spec.value ? ` (${spec.value})` : ''}`);
+      values[name] = argv[++i];
+    }
+  }
+  return { options: values as OptionValues<O>, positionals };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values checked against the setting an option stands for, so the CLI and the editor accept the same.
+
+function invalid(name: string, decl: SettingDecl, text: string): UsageError {
+  return new UsageError(`--${name} takes ${describeValue(decl)}, not '${text}'`);
+}
+
+/** `--samples 40` → 40, checked like unrollLens.profile.samples; absent → the setting's default. */
+export function numberOption(name: string, text: string | undefined, decl: NumberDecl): number {
+  if (text === undefined) return decl.default;
+  const n = text.trim() === '' ? NaN : Number(text);
+  if (settingProblem(decl, n)) throw invalid(name, decl, text);
+  return n;
+}
+
+export function enumOption<E extends string>(name: string, text: string | undefined, decl: EnumDecl<E>): E {
+  if (text === undefined) return decl.default;
+  if (settingProblem(decl, text)) throw invalid(name, decl, text);
+  return text as E;
+}
+
+export function stringOption(name: string, text: string | undefined, decl: StringDecl): string {
+  if (text === undefined) return decl.default;
+  if (settingProblem(decl, text)) throw invalid(name, decl, text);
+  return text;
+}
+
+/** `--factors 1,4,full`; absent: the unrollLens.unrollFactors default. */
+export function factorsOption(text: string | undefined): UnrollFactor[] {
+  try {
+    return parseFactorList(text ?? DEFAULT_SETTINGS.unrollFactors.join(','));
+  } catch (e) {
+    throw new UsageError(`--factors: ${(e as Error).message}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Help
+
+const WIDTH = 100;
+
+/** `prefix` then `text` word-wrapped at `width`; continuation lines are indented to the end of `prefix`. */
+export function hanging(prefix: string, text: string, width = WIDTH): string {
+  const lines: string[] = [];
+  let line = prefix;
+  let empty = true;
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    if (!empty && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = ' '.repeat(prefix.length) + word;
+    } else {
+      line += (empty ? '' : ' ') + word;
+    }
+    empty = false;
+  }
+  lines.push(line);
+  return lines.join('\n');
+}
+
+function defaultText(spec: OptionSpec): string | null {
+  if (spec.default !== undefined) return spec.default;
+  if (!spec.setting) return null;
+  const d = spec.setting.default;
+  return Array.isArray(d) ? d.join(',') : String(d);
+}
+
+/** Two columns: the names (`--loop LINE`) and the help, wrapped under its column. */
+export function optionRows(rows: [string, string][]): string {
+  const col = Math.max(...rows.map(([n]) => n.length)) + 2;
+  return rows.map(([n, h]) => hanging(`  ${n.padEnd(col)}`, h)).join('\n');
+}
+
+function commandHelp<O extends OptionTable>(def: CommandDef<O>): string {
+  const rows: [string, string][] = Object.entries(def.options).map(([name, spec]) => {
+    const d = defaultText(spec);
+    return [`--${name}${spec.value ? ` ${spec.value}` : ''}`, `${spec.help}${d !== null ? ` (default: ${d})` : ''}`];
+  });
+  rows.push(['-h, --help', 'this help']);
+  return [
+    `Usage: unroll-lens ${def.name} ${def.synopsis}`,
+    '',
+    def.description,
+    '',
+    'Options:',
+    optionRows(rows),
+    '',
+    'Exit codes:',
+    ...[...def.exitCodes, [EXIT.internal, 'internal error: a bug in Unroll Lens (stack trace on stderr)'] as const]
+      .sort((a, b) => a[0] - b[0])
+      .map(([code, meaning]) => hanging(`  ${String(code).padEnd(5)}`, meaning)),
+    '',
+  ].join('\n');
+}

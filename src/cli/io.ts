@@ -1,0 +1,45 @@
+// What every `unroll-lens` subcommand shares: where output goes, the usage error, and which
+// exit code an error becomes. Subcommands import this, never main.ts (no import cycle).
+import { ScanInputError } from '../engine/parse/scan';
+import { MissingToolError } from '../engine/toolchain/discover';
+
+export interface CliIO {
+  out: (s: string) => void;
+  err: (s: string) => void;
+  /** stderr is a terminal: progress bars are drawn there. */
+  isTTY: boolean;
+}
+
+export const defaultIO: CliIO = {
+  out: s => process.stdout.write(s),
+  err: s => process.stderr.write(s),
+  isTTY: !!process.stderr.isTTY,
+};
+
+/** Bad command line: unknown option, missing or bad value, wrong number of files. */
+export class UsageError extends Error {}
+
+/** Exit codes of every subcommand; the help texts and docs/cli.md list the same. */
+export const EXIT = {
+  ok: 0,
+  /** scan --strict found a diagnostic; sass: the file as written does not compile; bench: a variant failed. */
+  failed: 1,
+  /** Bad usage, a missing or unreadable input, or a tool the command needs is not installed. */
+  usage: 2,
+  /** A bug in Unroll Lens: the stack trace goes to stderr. EX_SOFTWARE, so scripts can tell it from findings (1). */
+  internal: 70,
+  /** Cancelled with Ctrl-C (128 + SIGINT, what a shell reports for an interrupted program). */
+  cancelled: 130,
+} as const;
+
+/** Errors the user can fix (their message says how) exit 2; anything else is a bug. */
+export function exitCodeFor(e: unknown): number {
+  return e instanceof UsageError || e instanceof ScanInputError || e instanceof MissingToolError ? EXIT.usage : EXIT.internal;
+}
+
+/** The package's version. A require (not fs) so that esbuild inlines package.json when it bundles the CLI (scripts/device/bundle-cli.mjs). */
+export function cliVersion(): string {
+  // Relative to the compiled file: out/src/cli/io.js → the repository's package.json.
+  const pkg = require('../../../package.json') as { version?: string };
+  return pkg.version ?? 'unknown';
+}

@@ -1,0 +1,72 @@
+// `unroll-lens scan`: kernels, loops, pragmas, trip counts and manual unrolls, without a compiler.
+import { collectCudaFiles, scanFiles, ScanInputError, toScanJson } from '../engine/parse/scan';
+import { computeFindings } from '../engine/parse/findings';
+import { CudaDocuments } from '../engine/parse/documents';
+import { loopLensSummary, kernelLabel, manualUnrollSummary } from '../engine/report/describe';
+import type { FileAnalysis } from '../engine/parse/model';
+import { defineCommand } from './args';
+import { EXIT, UsageError } from './io';
+import { Progress } from './progress';
+
+export const scanCommand = defineCommand({
+  name: 'scan',
+  summary: 'List kernels, device functions, loops, unroll pragmas, trip counts and manual unrolls in .cu/.cuh files (no compiler needed).',
+  synopsis: '<files|dirs>... [--json] [--strict]',
+  description: 'Parses each file with tree-sitter, the same analysis as the editor. Directories are searched recursively for .cu and\n'
+    + '.cuh files (node_modules and dot-folders are skipped). The table ends each file with the diagnostics the editor shows.',
+  options: {
+    json: { type: 'boolean', help: 'machine-readable output (contract: docs/cli.md)' },
+    strict: { type: 'boolean', help: 'exit 1 when a diagnostic is found (for CI gates)' },
+  },
+  exitCodes: [
+    [EXIT.ok, 'scanned'],
+    [EXIT.failed, '--strict and at least one diagnostic was found'],
+    [EXIT.usage, 'bad usage, or a path that is missing, unreadable or holds no .cu/.cuh file (the message names it)'],
+  ],
+  async run({ options, positionals }, io) {
+    if (!positionals.length) throw new UsageError('scan needs at least one file or directory');
+    const json = !!options.json;
+    const files = collectCudaFiles(positionals);
+    if (!files.length) throw new ScanInputError(`no .cu or .cuh files in ${positionals.join(', ')}`);
+    const docs = await CudaDocuments.create();
+    const progress = new Progress('scan', files.length, io.isTTY && !json ? io.err : null);
+    const results: FileAnalysis[] = [];
+    for (const f of files) {
+      results.push(...(await scanFiles([f], docs)));
+      progress.tick(f);
+    }
+    progress.done();
+    io.out(json ? JSON.stringify(toScanJson(results), null, 2) + '\n' : renderTable(results));
+    const findings = results.reduce((n, r) => n + computeFindings(r).length, 0);
+    return options.strict && findings ? EXIT.failed : EXIT.ok;
+  },
+});
+
+function pad(s: string, n: number): string {
+  return s.length >= n ? s : s + ' '.repeat(n - s.length);
+}
+
+export function renderTable(results: FileAnalysis[]): string {
+  const lines: string[] = [];
+  let loops = 0;
+  let kernels = 0;
+  for (const r of results) {
+    lines.push(`${r.path}${r.hasSyntaxErrors ? '  (syntax errors: best-effort results)' : ''}`);
+    if (!r.kernels.length) lines.push('  no device code');
+    for (const k of r.kernels) {
+      kernels++;
+      lines.push(`  ${pad(String(k.line), 5)} ${kernelLabel(k)}${k.launchBounds ? ` __launch_bounds__(${k.launchBounds.join(', ')})` : ''}`);
+      for (const l of k.loops) {
+        loops++;
+        lines.push(`    ${pad(String(l.line), 5)} ${'  '.repeat(l.depth)}${pad(l.kind, 6)} ${loopLensSummary(k, l)}`);
+      }
+      for (const m of k.manualUnrolls) {
+        lines.push(`    ${pad(`${m.line}-${m.endLine}`, 9)} ${manualUnrollSummary(m)}: ${m.detail}`);
+      }
+    }
+    for (const f of computeFindings(r)) lines.push(`  ${f.span.line}: ${f.severity}: ${f.message} [${f.code}]`);
+    lines.push('');
+  }
+  lines.push(`${results.length} files, ${kernels} device functions, ${loops} loops`);
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,319 @@
+// Every Unroll Lens setting, declared once. The typed `Settings`, `DEFAULT_SETTINGS` and
+// `readSettings` are derived here; package.json's contributes.configuration and
+// capabilities.untrustedWorkspaces, docs/settings.md and the README's table are generated from it
+// (`npm run gen:settings`, checked by test/unit/settingsManifest.test.ts).
+// Pure on purpose: no `vscode`, no Node APIs. The extension, the server and the CLI import it,
+// the webview imports its types.
+
+/** Where a value may be set (VS Code's configuration scopes that this extension uses). */
+export type SettingScope = 'window' | 'machine-overridable';
+
+interface DeclBase {
+  /** Key under `unrollLens.` when it is not the field path joined by dots (`codeLens.enabled` for `codeLensEnabled`). */
+  key?: string;
+  description: string;
+  /** Default `window`: the server asks for the whole section, without a resource, so per-folder values would be ignored. */
+  scope?: SettingScope;
+  /** Names a program, a command or compiler input: VS Code ignores its workspace value in an untrusted workspace. */
+  restricted?: boolean;
+}
+
+export interface BooleanDecl extends DeclBase { type: 'boolean'; default: boolean }
+export interface NumberDecl extends DeclBase { type: 'integer' | 'number'; default: number; minimum?: number; maximum?: number }
+export interface StringDecl extends DeclBase {
+  type: 'string';
+  default: string;
+  /** Anchored regular expression (JSON-schema syntax) a value must match. */
+  pattern?: string;
+  /** What a matching value looks like, for VS Code's settings editor and our warnings. */
+  patternErrorMessage?: string;
+}
+export interface EnumDecl<E extends string = string> extends DeclBase {
+  type: 'enum';
+  values: readonly E[];
+  valueDescriptions?: readonly string[];
+  default: E;
+}
+export interface StringListDecl extends DeclBase {
+  type: 'strings';
+  default: readonly string[];
+  /** Each element must match this anchored regular expression. */
+  itemPattern?: string;
+  itemPatternErrorMessage?: string;
+  minItems?: number;
+}
+export type SettingDecl = BooleanDecl | NumberDecl | StringDecl | EnumDecl | StringListDecl;
+
+const boolean = (d: Omit<BooleanDecl, 'type'>): BooleanDecl => ({ type: 'boolean', ...d });
+const integer = (d: Omit<NumberDecl, 'type'>): NumberDecl => ({ type: 'integer', ...d });
+const number = (d: Omit<NumberDecl, 'type'>): NumberDecl => ({ type: 'number', ...d });
+const string = (d: Omit<StringDecl, 'type'>): StringDecl => ({ type: 'string', ...d });
+const strings = (d: Omit<StringListDecl, 'type'>): StringListDecl => ({ type: 'strings', ...d });
+function oneOf<const E extends string>(values: readonly E[], d: Omit<EnumDecl<E>, 'type' | 'values'>): EnumDecl<E> {
+  return { type: 'enum', values, ...d };
+}
+/** A path to a tool: may differ per machine (local vs Remote-SSH), and runs what it names. */
+const toolPath = (description: string): StringDecl => string({ default: '', scope: 'machine-overridable', restricted: true, description });
+
+/** Settings the language server reads, in the shape of `Settings` (field path → declaration). */
+export const SETTINGS = {
+  bloatThresholdStatements: integer({
+    default: 2048, minimum: 1,
+    description: 'Warn when nested full unrolls would expand a loop body to more than this many source-level statement copies '
+      + '(an estimate of straight-line code size, checked before any compile).',
+  }),
+  codeLensEnabled: boolean({ key: 'codeLens.enabled', default: true, description: 'Show Unroll Lens CodeLens above device loops and kernels.' }),
+  arch: string({
+    default: '', pattern: '^(sm_[0-9]+[af]?)?$', patternErrorMessage: 'an sm_XX architecture such as sm_90, or empty',
+    description: 'Target architecture for variant builds, e.g. sm_90. Empty: from compile_commands.json, else the GPU, else sm_90.',
+  }),
+  nvccArgs: strings({
+    default: [], restricted: true,
+    description: 'Extra nvcc arguments (one array element per argument; never passed through a shell). '
+      + 'Added after compile_commands.json flags when the workspace has them.',
+  }),
+  includePaths: strings({
+    default: [], restricted: true,
+    description: 'Include directories (relative to the workspace folder) when there is no compile_commands.json entry for the file.',
+  }),
+  defines: strings({
+    default: [], restricted: true,
+    description: 'Preprocessor definitions (NAME or NAME=VALUE) when there is no compile_commands.json entry.',
+  }),
+  unrollFactors: strings({
+    default: ['default', '1', '2', '4', '8', '16', 'full'], minItems: 1,
+    itemPattern: '^(default|full|[1-9][0-9]*)$', itemPatternErrorMessage: 'default, full or a positive integer',
+    description: 'Unroll factors to build for a loop: default (no pragma), full, or a positive integer.',
+  }),
+  icacheBudgetBytes: integer({
+    default: 0, minimum: 0,
+    description: 'Loops whose SASS is larger than this many bytes get an instruction-cache warning. 0 (default): the per-architecture '
+      + 'budget calibrated on a GPU (sm_90: 48.8 KiB, measured on an H100; other arches: estimates).',
+  }),
+  buildOnSave: boolean({
+    default: true,
+    description: 'Compile the file as written (and with every loop rolled, to measure effective unroll) on open and save.',
+  }),
+  jobs: integer({ default: 0, minimum: 0, description: 'Parallel nvcc processes for variant builds; 0 = number of CPU cores.' }),
+  toolchain: {
+    cudaHome: toolPath('CUDA installation root (its bin/ holds nvcc, cuobjdump, nvdisasm). Empty: CUDA_HOME, CUDA_PATH, PATH, /usr/local/cuda.'),
+    nvccPath: toolPath('Path to nvcc (overrides discovery).'),
+    cuobjdumpPath: toolPath('Path to cuobjdump (overrides discovery).'),
+    nvdisasmPath: toolPath('Path to nvdisasm (overrides discovery).'),
+    ncuPath: toolPath("Path to Nsight Compute's ncu (overrides discovery)."),
+  },
+  profile: {
+    args: strings({ default: [], restricted: true, description: 'Program arguments for benchmark runs (one element per argument).' }),
+    samples: integer({ default: 20, minimum: 1, description: 'Kernel durations to collect per variant (statistics assume at least 20).' }),
+    warmup: integer({ default: 2, minimum: 0, description: 'Launches of the kernel skipped per program run before timing.' }),
+    clockControl: oneOf(['base', 'none'], {
+      default: 'base',
+      valueDescriptions: ['Lock the GPU to base clocks while profiling (stable comparisons; ncu\'s default).', 'Measure at whatever clocks the GPU runs.'],
+      description: 'ncu --clock-control: base locks the GPU to base clocks during profiling for stable comparisons; '
+        + 'none measures at whatever clocks the GPU runs.',
+    }),
+    timeoutSeconds: number({
+      default: 120, minimum: 1,
+      description: 'Per program run; a run past it is killed with its whole process tree and reported as timeout.',
+    }),
+    launcher: strings({ default: [], restricted: true, description: 'Prefix for every program run, e.g. ["srun", "-p", "gpu", "--gres=gpu:1"].' }),
+    runCommand: strings({
+      default: [], restricted: true,
+      description: 'Run command template for projects: {program} is the built variant, {args} the program arguments. Empty: run the program itself.',
+    }),
+    compileCommand: strings({
+      default: [], restricted: true,
+      description: 'Compile command template for projects (CMake/Make): {source} is the variant\'s shadow copy of the file, {output} the program '
+        + 'to produce, {arch} the target arch, {dir} the original file\'s folder. Example: ["make", "-C", "{dir}", "KERNEL_SRC={source}", '
+        + '"BIN={output}", "ARCH={arch}"]. Empty: nvcc on the .cu file (it must have main).',
+    }),
+    checkCommand: strings({
+      default: [], restricted: true,
+      description: 'Optional check run after each variant: {stdout} and {baselineStdout} are files; exit 0 means the same result.',
+    }),
+    sourceStalls: boolean({
+      default: true,
+      description: 'Also sample warp stalls per source line (one extra ncu run), shown on hover and inline.',
+    }),
+  },
+};
+
+/** Settings only the extension client reads (vscode-languageclient traces by `<id>.trace.server`); not part of `Settings`. */
+export const CLIENT_SETTINGS = {
+  'trace.server': oneOf(['off', 'messages', 'verbose'], { default: 'off', description: 'Trace LSP traffic in the Unroll Lens output channel.' }),
+};
+
+/** Keys users may still have in settings.json that never took effect, and what to set instead. */
+const REPLACED_KEYS: Record<string, string> = {
+  bloatThresholdInstructions: 'bloatThresholdStatements',
+};
+
+export const SECTION = 'unrollLens';
+
+// ---------------------------------------------------------------------------------------------
+// Types derived from the declaration
+
+type ValueOf<D> = D extends BooleanDecl ? boolean
+  : D extends NumberDecl ? number
+  : D extends EnumDecl<infer E> ? E
+  : D extends StringDecl ? string
+  : D extends StringListDecl ? string[]
+  : never;
+type SettingsOf<T> = { [K in keyof T]: T[K] extends SettingDecl ? ValueOf<T[K]> : SettingsOf<T[K]> };
+
+export type Settings = SettingsOf<typeof SETTINGS>;
+export type ToolchainSettings = Settings['toolchain'];
+export type ProfileSettings = Settings['profile'];
+
+/** One declared setting with its full key (`unrollLens.` + key) and where it lives in `Settings` (null: client-only). */
+export interface SettingEntry {
+  key: string;
+  field: string[] | null;
+  decl: SettingDecl;
+}
+
+function isDecl(x: unknown): x is SettingDecl {
+  return typeof x === 'object' && x !== null && typeof (x as { type?: unknown }).type === 'string' && 'default' in x;
+}
+
+function collect(tree: object, field: string[], out: SettingEntry[]): SettingEntry[] {
+  for (const [name, node] of Object.entries(tree)) {
+    const f = [...field, name];
+    if (isDecl(node)) out.push({ key: `${SECTION}.${node.key ?? f.join('.')}`, field: f, decl: node });
+    else collect(node as object, f, out);
+  }
+  return out;
+}
+
+/** Every setting, server-read ones first, in declaration order. */
+export const SETTING_ENTRIES: readonly SettingEntry[] = [
+  ...collect(SETTINGS, [], []),
+  ...Object.entries(CLIENT_SETTINGS).map(([key, decl]): SettingEntry => ({ key: `${SECTION}.${key}`, field: null, decl })),
+];
+
+// ---------------------------------------------------------------------------------------------
+// Validation
+
+function copy<T>(v: T): T {
+  return (Array.isArray(v) ? [...v] : v) as T;
+}
+
+function range(d: NumberDecl): string {
+  const kind = d.type === 'integer' ? 'an integer' : 'a number';
+  if (d.minimum !== undefined && d.maximum !== undefined) return `${kind} from ${d.minimum} to ${d.maximum}`;
+  if (d.minimum !== undefined) return `${kind} ≥ ${d.minimum}`;
+  if (d.maximum !== undefined) return `${kind} ≤ ${d.maximum}`;
+  return kind;
+}
+
+/** What a valid value looks like, in words ("an integer ≥ 1", "base or none"). */
+export function describeValue(d: SettingDecl): string {
+  switch (d.type) {
+    case 'boolean': return 'true or false';
+    case 'integer': case 'number': return range(d);
+    case 'string': return d.patternErrorMessage ?? 'a string';
+    case 'enum': return d.values.join(' or ');
+    case 'strings': return `an array of strings${d.itemPatternErrorMessage ? ` (each ${d.itemPatternErrorMessage})` : ''}`
+      + `${d.minItems ? `, at least ${d.minItems}` : ''}`;
+  }
+}
+
+/** Why `value` is not valid for `d`, or null when it is. */
+export function settingProblem(d: SettingDecl, value: unknown): string | null {
+  const shown = JSON.stringify(value) ?? String(value);
+  const expected = `expected ${describeValue(d)}, got ${shown}`;
+  switch (d.type) {
+    case 'boolean':
+      return typeof value === 'boolean' ? null : expected;
+    case 'integer': case 'number': {
+      if (typeof value !== 'number' || !Number.isFinite(value) || (d.type === 'integer' && !Number.isInteger(value))) return expected;
+      if (d.minimum !== undefined && value < d.minimum) return expected;
+      if (d.maximum !== undefined && value > d.maximum) return expected;
+      return null;
+    }
+    case 'string':
+      if (typeof value !== 'string') return expected;
+      return d.pattern && !new RegExp(d.pattern).test(value) ? expected : null;
+    case 'enum':
+      return typeof value === 'string' && (d.values as readonly string[]).includes(value) ? null : expected;
+    case 'strings': {
+      if (!Array.isArray(value)) return expected;
+      const bad = value.find(x => typeof x !== 'string' || (d.itemPattern !== undefined && !new RegExp(d.itemPattern).test(x)));
+      if (bad !== undefined) return `${expected} (${JSON.stringify(bad)} is not ${d.itemPatternErrorMessage ?? 'a string'})`;
+      return d.minItems !== undefined && value.length < d.minItems ? expected : null;
+    }
+  }
+}
+
+function isObject(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+/** `codeLens.enabled` in VS Code's nested answer (`{codeLens: {enabled}}`), or written flat (`{"codeLens.enabled": …}`). */
+function lookup(raw: Record<string, unknown>, key: string): unknown {
+  let node: unknown = raw;
+  for (const part of key.split('.')) {
+    if (!isObject(node) || !(part in node)) { node = undefined; break; }
+    node = node[part];
+  }
+  return node !== undefined ? node : raw[key];
+}
+
+function setField(target: Record<string, unknown>, field: string[], value: unknown): void {
+  let node = target;
+  for (const part of field.slice(0, -1)) node = (node[part] ??= {}) as Record<string, unknown>;
+  node[field[field.length - 1]] = value;
+}
+
+/** A fresh copy of the defaults (arrays are not shared with `DEFAULT_SETTINGS`). */
+export function defaultSettings(): Settings {
+  const out: Record<string, unknown> = {};
+  for (const e of SETTING_ENTRIES) if (e.field) setField(out, e.field, copy(e.decl.default));
+  return out as unknown as Settings;
+}
+
+export const DEFAULT_SETTINGS: Settings = defaultSettings();
+
+/**
+ * `Settings` from what VS Code's `workspace/configuration` returns for the `unrollLens` section.
+ * A value of the wrong type, out of range or not among the allowed ones falls back to its default
+ * and is reported through `warn`, naming the setting; so are keys Unroll Lens does not read.
+ * Missing (or null) values take their default silently.
+ */
+export function readSettings(raw: unknown, warn: (message: string) => void = () => undefined): Settings {
+  const out = defaultSettings() as unknown as Record<string, unknown>;
+  if (raw === undefined || raw === null) return out as unknown as Settings;
+  if (!isObject(raw)) {
+    warn(`${SECTION}: expected an object of settings, got ${JSON.stringify(raw)}; using the defaults`);
+    return out as unknown as Settings;
+  }
+  for (const e of SETTING_ENTRIES) {
+    if (!e.field) continue;
+    const key = e.key.slice(SECTION.length + 1);
+    const value = lookup(raw, key);
+    if (value === undefined || value === null) continue;
+    const problem = settingProblem(e.decl, value);
+    if (problem) warn(`${e.key}: ${problem}; using the default ${JSON.stringify(e.decl.default)}`);
+    else setField(out, e.field, copy(value));
+  }
+  for (const message of unknownKeys(raw, '')) warn(message);
+  return out as unknown as Settings;
+}
+
+const KNOWN_KEYS = new Set(SETTING_ENTRIES.map(e => e.key.slice(SECTION.length + 1)));
+
+/** A warning for each key in `raw` that no declaration names (groups such as `profile` are walked into). */
+function unknownKeys(raw: Record<string, unknown>, prefix: string): string[] {
+  const out: string[] = [];
+  for (const [name, value] of Object.entries(raw)) {
+    const key = prefix + name;
+    // A WorkspaceConfiguration object carries its accessors (get, has, …) as own functions.
+    if (typeof value === 'function' || KNOWN_KEYS.has(key)) continue;
+    const isGroup = [...KNOWN_KEYS].some(k => k.startsWith(key + '.'));
+    if (isGroup && isObject(value)) out.push(...unknownKeys(value, key + '.'));
+    else if (isGroup) out.push(`${SECTION}.${key}: expected an object of settings, got ${JSON.stringify(value)}; ignored`);
+    else if (REPLACED_KEYS[key]) out.push(`${SECTION}.${key} is not read (it never took effect); set ${SECTION}.${REPLACED_KEYS[key]} instead`);
+    else out.push(`${SECTION}.${key} is not an Unroll Lens setting; ignored`);
+  }
+  return out;
+}

@@ -1,0 +1,183 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { DEFAULT_SETTINGS, readSettings, SETTING_ENTRIES, Settings } from '../../src/settings';
+import * as protocol from '../../src/protocol';
+
+function read(raw: unknown): { settings: Settings; warnings: string[] } {
+  const warnings: string[] = [];
+  const settings = readSettings(raw, w => warnings.push(w));
+  return { settings, warnings };
+}
+
+describe('settings declaration', () => {
+  test('DEFAULT_SETTINGS keeps the shape and values the server, features and CLI were written against', () => {
+    assert.deepEqual(DEFAULT_SETTINGS, {
+      bloatThresholdStatements: 2048,
+      codeLensEnabled: true,
+      arch: '',
+      nvccArgs: [],
+      includePaths: [],
+      defines: [],
+      unrollFactors: ['default', '1', '2', '4', '8', '16', 'full'],
+      icacheBudgetBytes: 0,
+      buildOnSave: true,
+      jobs: 0,
+      toolchain: { cudaHome: '', nvccPath: '', cuobjdumpPath: '', nvdisasmPath: '', ncuPath: '' },
+      profile: {
+        args: [], samples: 20, warmup: 2, clockControl: 'base', timeoutSeconds: 120, launcher: [], runCommand: [],
+        compileCommand: [], checkCommand: [], sourceStalls: true,
+      },
+    });
+    assert.equal(protocol.DEFAULT_SETTINGS, DEFAULT_SETTINGS, 'protocol.ts re-exports the one declaration');
+  });
+
+  test('keys: bloatThresholdStatements is the real setting; codeLens.enabled maps to codeLensEnabled; 26 settings', () => {
+    const keys = SETTING_ENTRIES.map(e => e.key);
+    assert.ok(keys.includes('unrollLens.bloatThresholdStatements'));
+    assert.ok(!keys.includes('unrollLens.bloatThresholdInstructions'));
+    assert.deepEqual(SETTING_ENTRIES.find(e => e.key === 'unrollLens.codeLens.enabled')?.field, ['codeLensEnabled']);
+    assert.equal(SETTING_ENTRIES.find(e => e.key === 'unrollLens.trace.server')?.field, null, 'read by the language client only');
+    assert.equal(keys.length, 26);
+    assert.equal(new Set(keys).size, keys.length);
+  });
+
+  test('restricted = names a program, a command or compiler input; tool paths are machine-overridable', () => {
+    const restricted = SETTING_ENTRIES.filter(e => e.decl.restricted).map(e => e.key.replace('unrollLens.', '')).sort();
+    assert.deepEqual(restricted, [
+      'defines', 'includePaths', 'nvccArgs',
+      'profile.args', 'profile.checkCommand', 'profile.compileCommand', 'profile.launcher', 'profile.runCommand',
+      'toolchain.cudaHome', 'toolchain.cuobjdumpPath', 'toolchain.ncuPath', 'toolchain.nvccPath', 'toolchain.nvdisasmPath',
+    ]);
+    for (const e of SETTING_ENTRIES) {
+      assert.equal(e.decl.scope ?? 'window', e.key.includes('.toolchain.') ? 'machine-overridable' : 'window', e.key);
+    }
+  });
+
+  test('every default passes its own validation', () => {
+    const { warnings } = read(Object.fromEntries(SETTING_ENTRIES.map(e => [e.key.replace('unrollLens.', ''), e.decl.default])));
+    assert.deepEqual(warnings, []);
+  });
+});
+
+describe('readSettings', () => {
+  test('nothing configured (undefined, null, {}): the defaults, no warnings, fresh arrays', () => {
+    for (const raw of [undefined, null, {}]) {
+      const r = read(raw);
+      assert.deepEqual(r.settings, DEFAULT_SETTINGS);
+      assert.deepEqual(r.warnings, []);
+    }
+    const s = readSettings({});
+    s.unrollFactors.push('32');
+    s.profile.launcher.push('srun');
+    assert.deepEqual(DEFAULT_SETTINGS.unrollFactors, ['default', '1', '2', '4', '8', '16', 'full']);
+    assert.deepEqual(DEFAULT_SETTINGS.profile.launcher, []);
+  });
+
+  test("VS Code's nested answer maps onto the Settings shape", () => {
+    const r = read({
+      bloatThresholdStatements: 100,
+      codeLens: { enabled: false },
+      trace: { server: 'verbose' },
+      arch: 'sm_80',
+      nvccArgs: ['-O3', '--use_fast_math'],
+      unrollFactors: ['1', '4', 'full'],
+      icacheBudgetBytes: 65536,
+      jobs: 3,
+      toolchain: { nvccPath: '/opt/cuda/bin/nvcc', cudaHome: '' },
+      profile: { samples: 40, clockControl: 'none', timeoutSeconds: 2.5, launcher: ['srun', '-p', 'gpu'], sourceStalls: false },
+    });
+    assert.deepEqual(r.warnings, []);
+    assert.equal(r.settings.bloatThresholdStatements, 100);
+    assert.equal(r.settings.codeLensEnabled, false);
+    assert.equal(r.settings.arch, 'sm_80');
+    assert.deepEqual(r.settings.nvccArgs, ['-O3', '--use_fast_math']);
+    assert.deepEqual(r.settings.unrollFactors, ['1', '4', 'full']);
+    assert.equal(r.settings.icacheBudgetBytes, 65536);
+    assert.equal(r.settings.jobs, 3);
+    assert.deepEqual(r.settings.toolchain, { ...DEFAULT_SETTINGS.toolchain, nvccPath: '/opt/cuda/bin/nvcc' });
+    assert.deepEqual(r.settings.profile, {
+      ...DEFAULT_SETTINGS.profile, samples: 40, clockControl: 'none', timeoutSeconds: 2.5, launcher: ['srun', '-p', 'gpu'], sourceStalls: false,
+    });
+  });
+
+  test('dotted keys written flat are read too', () => {
+    const r = read({ 'codeLens.enabled': false, 'profile.samples': 30 });
+    assert.deepEqual(r.warnings, []);
+    assert.equal(r.settings.codeLensEnabled, false);
+    assert.equal(r.settings.profile.samples, 30);
+  });
+
+  test('0 keeps its meaning: jobs 0 = cores, icacheBudgetBytes 0 = calibrated budget, warmup 0 = none skipped', () => {
+    const r = read({ jobs: 0, icacheBudgetBytes: 0, profile: { warmup: 0 } });
+    assert.deepEqual(r.warnings, []);
+    assert.equal(r.settings.jobs, 0);
+    assert.equal(r.settings.icacheBudgetBytes, 0);
+    assert.equal(r.settings.profile.warmup, 0);
+  });
+
+  // Each invalid value: the default comes back and one warning names the setting.
+  const invalid: [string, unknown, (s: Settings) => unknown, RegExp][] = [
+    ['profile.timeoutSeconds', 0, s => s.profile.timeoutSeconds, /unrollLens\.profile\.timeoutSeconds: expected a number ≥ 1, got 0; using the default 120/],
+    ['icacheBudgetBytes', -1, s => s.icacheBudgetBytes, /unrollLens\.icacheBudgetBytes: expected an integer ≥ 0, got -1/],
+    ['profile.samples', 0, s => s.profile.samples, /unrollLens\.profile\.samples: expected an integer ≥ 1, got 0; using the default 20/],
+    ['profile.samples', 2.5, s => s.profile.samples, /unrollLens\.profile\.samples: expected an integer ≥ 1, got 2\.5/],
+    ['profile.samples', '20', s => s.profile.samples, /unrollLens\.profile\.samples: expected an integer ≥ 1, got "20"/],
+    ['jobs', -2, s => s.jobs, /unrollLens\.jobs/],
+    ['jobs', Number.NaN, s => s.jobs, /unrollLens\.jobs/],
+    ['bloatThresholdStatements', 0, s => s.bloatThresholdStatements, /unrollLens\.bloatThresholdStatements: expected an integer ≥ 1/],
+    ['codeLens.enabled', 'yes', s => s.codeLensEnabled, /unrollLens\.codeLens\.enabled: expected true or false, got "yes"/],
+    ['profile.clockControl', 'locked', s => s.profile.clockControl,
+      /unrollLens\.profile\.clockControl: expected base or none, got "locked"; using the default "base"/],
+    ['arch', 'compute_90', s => s.arch, /unrollLens\.arch: expected an sm_XX architecture such as sm_90, or empty/],
+    ['arch', 90, s => s.arch, /unrollLens\.arch/],
+    ['nvccArgs', '-O3', s => s.nvccArgs, /unrollLens\.nvccArgs: expected an array of strings, got "-O3"/],
+    ['nvccArgs', ['-O3', 3], s => s.nvccArgs, /unrollLens\.nvccArgs: .*\(3 is not a string\)/],
+    ['unrollFactors', ['1', 'x4'], s => s.unrollFactors, /unrollLens\.unrollFactors: .*\("x4" is not default, full or a positive integer\)/],
+    ['unrollFactors', ['0'], s => s.unrollFactors, /unrollLens\.unrollFactors/],
+    ['unrollFactors', [], s => s.unrollFactors, /unrollLens\.unrollFactors: expected .*at least 1, got \[\]/],
+    ['toolchain.nvccPath', ['/usr/bin/nvcc'], s => s.toolchain.nvccPath, /unrollLens\.toolchain\.nvccPath: expected a string/],
+  ];
+  for (const [key, value, get, message] of invalid) {
+    test(`invalid ${key} = ${JSON.stringify(value) ?? String(value)}: default and a warning naming it`, () => {
+      const raw: Record<string, unknown> = {};
+      const parts = key.split('.');
+      let node = raw;
+      for (const p of parts.slice(0, -1)) node = (node[p] = {}) as Record<string, unknown>;
+      node[parts[parts.length - 1]] = value;
+      const r = read(raw);
+      assert.equal(r.warnings.length, 1, r.warnings.join('\n'));
+      assert.match(r.warnings[0], message);
+      assert.deepEqual(get(r.settings), get(DEFAULT_SETTINGS));
+    });
+  }
+
+  test('one bad value does not discard the good ones next to it', () => {
+    const r = read({ profile: { samples: -1, warmup: 5 }, jobs: 4 });
+    assert.equal(r.warnings.length, 1);
+    assert.equal(r.settings.profile.samples, 20);
+    assert.equal(r.settings.profile.warmup, 5);
+    assert.equal(r.settings.jobs, 4);
+  });
+
+  test('the never-read bloatThresholdInstructions and unknown keys are named, not applied', () => {
+    const r = read({ bloatThresholdInstructions: 4096, profile: { sampels: 30 }, toolchain: 'x' });
+    assert.equal(r.settings.bloatThresholdStatements, 2048);
+    assert.deepEqual(r.warnings.sort(), [
+      'unrollLens.bloatThresholdInstructions is not read (it never took effect); set unrollLens.bloatThresholdStatements instead',
+      'unrollLens.profile.sampels is not an Unroll Lens setting; ignored',
+      'unrollLens.toolchain: expected an object of settings, got "x"; ignored',
+    ]);
+  });
+
+  test('a configuration object with accessor functions (vscode.WorkspaceConfiguration) reads like plain JSON', () => {
+    const r = read({ get: () => undefined, has: () => false, jobs: 2 });
+    assert.deepEqual(r.warnings, []);
+    assert.equal(r.settings.jobs, 2);
+  });
+
+  test('not an object: defaults and one warning', () => {
+    const r = read('jobs=4');
+    assert.deepEqual(r.settings, DEFAULT_SETTINGS);
+    assert.equal(r.warnings.length, 1);
+  });
+});
