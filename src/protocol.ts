@@ -110,6 +110,20 @@ export interface ToolchainStatus {
 }
 export const ToolchainStatusNotification = new NotificationType<ToolchainStatus>('unrollLens/toolchainStatus');
 
+/** What the client passes when it starts the server. */
+export interface InitializationOptions {
+  /** Where variant builds are cached (the extension's global storage). */
+  storagePath?: string;
+  /**
+   * VS Code's Workspace Trust. Untrusted (or not said): the server parses and answers CodeLens,
+   * hover and diagnostics, and runs no program at all (nvcc passes -D/-Xcompiler values through a
+   * shell, and compile_commands.json comes from the repository).
+   */
+  trusted?: boolean;
+}
+/** Notification from the client: the user trusted the workspace (trust is never taken back without a reload). */
+export const WorkspaceTrustNotification = new NotificationType<{ trusted: boolean }>('unrollLens/workspaceTrust');
+
 export interface LoopVariantsParams {
   uri: string;
   /** 1-based line of the loop keyword. */

@@ -2,7 +2,8 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from 'vscode-languageclient/node';
-import { AnalysisStatusNotification, CUDA_FILE_PATTERN, CUDA_LANGUAGE_IDS, ToolchainStatusNotification } from '../protocol';
+import { AnalysisStatusNotification, CUDA_FILE_PATTERN, CUDA_LANGUAGE_IDS, ToolchainStatusNotification, InitializationOptions, WorkspaceTrustNotification
+} from '../protocol';
 import type { StatusBar } from './statusBar';
 
 export async function startLanguageClient(
@@ -27,7 +28,7 @@ export async function startLanguageClient(
     outputChannel: output,
     synchronize: { configurationSection: 'unrollLens' },
     // Variant builds are cached per machine in the extension's global storage.
-    initializationOptions: { storagePath: context.globalStorageUri.fsPath },
+    initializationOptions: { storagePath: context.globalStorageUri.fsPath, trusted: vscode.workspace.isTrusted } satisfies InitializationOptions,
   };
   const client = new LanguageClient('unrollLens', 'Unroll Lens', serverOptions, clientOptions);
   context.subscriptions.push(client);
@@ -41,6 +42,7 @@ export async function startLanguageClient(
   }
   context.subscriptions.push(client.onNotification(AnalysisStatusNotification, s => status.update(s)));
   context.subscriptions.push(client.onNotification(ToolchainStatusNotification, s => status.toolchain(s)));
+  context.subscriptions.push(vscode.workspace.onDidGrantWorkspaceTrust(() => void client.sendNotification(WorkspaceTrustNotification, { trusted: true })));
   status.ready();
   return client;
 }

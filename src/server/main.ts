@@ -1,7 +1,7 @@
 // The Unroll Lens language server: keeps one incrementally parsed tree per open CUDA file and
 // answers CodeLens, hover and diagnostics from its analysis.
 import {
-  CodeActionKind, CodeLensRefreshRequest, createConnection, DidChangeConfigurationNotification, InitializeResult, ProposedFeatures,
+  CodeActionKind, CodeLensRefreshRequest, createConnection, MarkupContent, DidChangeConfigurationNotification, InitializeResult, ProposedFeatures,
   TextDocumentSyncKind,
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
@@ -9,14 +9,14 @@ import { CudaDocuments } from '../engine/parse/documents';
 import { codeLenses, diagnostics, hover } from './features';
 import {
   AnalysisStatusNotification, BenchLoopRequest, DEFAULT_SETTINGS, ExportResultRequest, FileAnalysisRequest, ListResultsRequest, LoadResultRequest,
-  LoopVariantsRequest, PragmaEditsRequest, Settings, SweepRequest,
+  InitializationOptions, LoopVariantsRequest, PragmaEditsRequest, Settings, SweepRequest, WorkspaceTrustNotification,
 } from '../protocol';
 import { fromBenchReport, fromLoopReport } from '../engine/sweep/convert';
 import { ResultsService } from './results';
 import { readSettings, SECTION } from '../settings';
 import { BenchService } from './bench';
 import { DocumentFactsStore } from './facts';
-import { ServerToolchain } from './toolchain';
+import { RESTRICTED_MODE, ServerToolchain } from './toolchain';
 import { uriToPath } from './uri';
 import { VariantService } from './variants';
 import { toAnalysisStatus, toBenchLoopResult, toFileAnalysisResult, toLoopVariantsResult } from './wire';
@@ -46,8 +46,10 @@ function log(message: string): void {
 connection.onInitialize((params): InitializeResult => {
   hasConfiguration = !!params.capabilities.workspace?.configuration;
   workspaceRoots = (params.workspaceFolders ?? []).map(f => uriToPath(f.uri)).filter((p): p is string => p !== null);
-  const storage = (params.initializationOptions as { storagePath?: string } | undefined)?.storagePath;
-  if (storage) cacheDir = path.join(storage, 'builds');
+  const init = (params.initializationOptions ?? {}) as InitializationOptions;
+  if (init.storagePath) cacheDir = path.join(init.storagePath, 'builds');
+  toolchain.setTrusted(init.trusted === true);
+  if (!toolchain.trusted) log('workspace not trusted: analysis only, no builds or runs');
   log(`server ${process.version} pid ${process.pid} started for ${params.clientInfo?.name ?? 'unknown client'}`);
   return {
     capabilities: {
@@ -173,7 +175,21 @@ connection.onCodeLens(async ({ textDocument }) => {
 connection.onHover(async ({ textDocument, position }) => {
   await syncQueue;
   const analysis = (await docsReady).analysis(textDocument.uri);
-  return analysis ? hover(analysis, position, sassFacts(textDocument.uri)) : null;
+  const h = analysis ? hover(analysis, position, sassFacts(textDocument.uri)) : null;
+  if (h && !toolchain.trusted && MarkupContent.is(h.contents)) h.contents.value += `\n\n_${RESTRICTED_MODE}._`;
+  return h;
+});
+
+connection.onNotification(WorkspaceTrustNotification, async ({ trusted }) => {
+  toolchain.setTrusted(trusted);
+  log(`workspace trust: ${trusted ? 'trusted: builds enabled' : 'not trusted'}`);
+  if (!trusted) return;
+  // What was opened before trust was granted is built now.
+  const docs = await docsReady;
+  for (const [uri, doc] of texts) {
+    const a = docs.analysis(uri);
+    if (a) void sass.buildFile(uri, doc.getText(), a);
+  }
 });
 
 connection.onRequest(FileAnalysisRequest, async p => {

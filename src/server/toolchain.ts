@@ -7,15 +7,36 @@ import { CompileFlags, resolveCompileFlags } from '../engine/toolchain/flags';
 import { chooseArch, detectToolchain, Toolchain, toolchainSummary } from '../engine/toolchain/toolchain';
 import { Settings, ToolchainStatus, ToolchainStatusNotification } from '../protocol';
 
+/** Why nothing runs: the workspace is not trusted. */
+export const RESTRICTED_MODE = 'Restricted Mode: Unroll Lens analyses this workspace but builds and runs nothing (no nvcc, no GPU runs) until you trust it';
+
+export class UntrustedWorkspaceError extends Error {
+  constructor() {
+    super(`${RESTRICTED_MODE} (Manage Workspace Trust).`);
+  }
+}
+
 export class ServerToolchain {
   private toolchain: Promise<Toolchain> | null = null;
   private problem: string | null = null;
+  /** VS Code's Workspace Trust, from the client; until it says so, nothing is run. */
+  private trustedNow = false;
 
   constructor(
     private readonly connection: Connection,
     private readonly settings: () => Settings,
     private readonly workspaceRoots: () => string[],
   ) {}
+
+  get trusted(): boolean {
+    return this.trustedNow;
+  }
+
+  /** Trust granted (or known at start): tools may be looked for and run from now on. */
+  setTrusted(trusted: boolean): void {
+    this.trustedNow = trusted;
+    this.reset();
+  }
 
   /** Settings changed: the tools may be elsewhere now; found again on next use. */
   reset(): void {
@@ -28,6 +49,12 @@ export class ServerToolchain {
   }
 
   tools(): Promise<Toolchain> {
+    // Even `nvcc --version` is a program run: an untrusted repository may name nvcc's path.
+    if (!this.trustedNow) {
+      this.problem = `${RESTRICTED_MODE}.`;
+      this.connection.sendNotification(ToolchainStatusNotification, { summary: null, problem: this.problem, building: null });
+      return Promise.reject(new UntrustedWorkspaceError());
+    }
     if (!this.toolchain) {
       const s = this.settings();
       const paths: Record<string, string> = {};

@@ -43,7 +43,7 @@ export class VariantService {
 
   /** Background build of the file as written (on open/save). A newer request cancels an older one. */
   async buildFile(uri: string, text: string, analysis: FileAnalysis): Promise<void> {
-    if (!this.settings().buildOnSave) return;
+    if (!this.settings().buildOnSave || !this.toolchain.trusted) return;
     const file = uriToPath(uri);
     if (!file || !analysis.kernels.length) return;
     this.running.get(uri)?.abort();
