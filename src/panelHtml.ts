@@ -39,9 +39,11 @@ function checkNonce(nonce: string): string {
 }
 
 function checkCspSource(src: string): string {
-  // A CSP source list: no directive separators, quotes or markup can come through.
-  if (!src.trim() || /[;,'"<>\r\n]/.test(src)) throw new Error(`invalid cspSource: ${JSON.stringify(src)}`);
-  return src.trim();
+  // A CSP source list as VS Code gives it (`'self' https://*.vscode-cdn.net` in code-server): the
+  // only quoted keyword allowed is 'self'; no directive separators or markup can come through.
+  const tokens = src.trim().split(/\s+/).filter(Boolean);
+  if (!tokens.length || tokens.some(t => t !== "'self'" && /[;,'"<>]/.test(t))) throw new Error(`invalid cspSource: ${JSON.stringify(src)}`);
+  return tokens.join(' ');
 }
 
 function page(o: { csp: string; title: string; head: string; body: string; bodyClass?: string }): string {

@@ -717,6 +717,10 @@ test('panelHtml: CSP, nonce and escaping of what the host passes in', () => {
   assert.ok(html.includes('<title>&lt;b&gt;t&lt;/b&gt;</title>'));
   assert.ok(html.includes('src="https://x.invalid/a.js?x=&quot;&lt;&gt;"'));
   assert.throws(() => panelHtml({ scriptUri: '', styleUri: '', cspSource: "x; script-src 'unsafe-inline'", nonce, title: '' }), /cspSource/);
+  assert.throws(() => panelHtml({ scriptUri: '', styleUri: '', cspSource: "'unsafe-inline'", nonce, title: '' }), /cspSource/);
+  // code-server's webview.cspSource: 'self' is the one quoted keyword a host may pass.
+  assert.match(panelHtml({ scriptUri: 'a', styleUri: 'b', cspSource: "'self' https://*.vscode-cdn.net", nonce, title: '' }),
+    /style-src &#39;self&#39; https:\/\/\*\.vscode-cdn\.net &#39;nonce-/);
   assert.throws(() => panelHtml({ scriptUri: '', styleUri: '', cspSource: 'x', nonce: 'short', title: '' }), /nonce/);
   assert.notEqual(makeNonce(), makeNonce());
 });
