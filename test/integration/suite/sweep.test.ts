@@ -40,6 +40,7 @@ suite('Sweeps and the results panel (extension host)', () => {
   let doc: vscode.TextDocument;
   let api: Api;
   const saved: string[] = [];
+  const started = Date.now() - 1000;
 
   suiteSetup(async () => {
     const ext = vscode.extensions.getExtension(EXTENSION_ID)!;
@@ -58,6 +59,12 @@ suite('Sweeps and the results panel (extension host)', () => {
   suiteTeardown(async () => {
     for (const [key] of GPU_SETTINGS) await config().update(key, undefined, vscode.ConfigurationTarget.Global);
     for (const f of saved) fs.rmSync(f, { force: true });
+    // Also what a failed run saved before it could report its path: nothing of the tests stays in cuda-samples/.
+    const dir = path.join(folder().fsPath, '.unroll-lens', 'results');
+    for (const f of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
+      if (fs.statSync(path.join(dir, f)).mtimeMs >= started) fs.rmSync(path.join(dir, f), { force: true });
+    }
+    for (const d of [dir, path.dirname(dir)]) if (fs.existsSync(d) && !fs.readdirSync(d).length) fs.rmdirSync(d);
   });
 
   let sweep: { result: any; savedPath: string | null };
