@@ -6,8 +6,11 @@ import { DEFAULT_SETTINGS, describeValue, EnumDecl, NumberDecl, SettingDecl, set
 import { parseFactorList, UnrollFactor } from '../engine/variants/rewrite';
 
 export interface OptionSpec {
-  /** `string` takes a value (`--loop 51` or `--loop=51`); `boolean` is a switch (`--json`). */
-  type: 'string' | 'boolean';
+  /**
+   * `string` takes a value (`--loop 51` or `--loop=51`); `boolean` is a switch (`--json`); `list`
+   * takes a value and may be repeated, every value kept in order (`--param A=1 --param B=2`).
+   */
+  type: 'string' | 'boolean' | 'list';
   /** Placeholder in the help: `--loop LINE`. */
   value?: string;
   help: string;
@@ -19,7 +22,9 @@ export interface OptionSpec {
 
 /** Long option name without the dashes → spec. */
 export type OptionTable = Record<string, OptionSpec>;
-export type OptionValues<O extends OptionTable> = { [K in keyof O]?: O[K]['type'] extends 'boolean' ? true : string };
+export type OptionValues<O extends OptionTable> = {
+  [K in keyof O]?: O[K]['type'] extends 'boolean' ? true : O[K]['type'] extends 'list' ? string[] : string
+};
 
 export interface ParsedArgs<O extends OptionTable> {
   options: OptionValues<O>;
@@ -72,10 +77,14 @@ export function defineCommand<const O extends OptionTable>(def: CommandDef<O>): 
 /**
  * `--opt value`, `--opt=value`, switches, `--` (everything after it is a file), `-h`/`--help`.
  * A value is taken as the next word even when it starts with a dash. Repeating an option keeps
- * the last value. Returns 'help' when -h/--help appears as an option (not as a value).
+ * the last value, except a `list` option, which keeps them all. Returns 'help' when -h/--help
+ * appears as an option (not as a value).
  */
 export function parseCommandLine<O extends OptionTable>(command: string, options: O, argv: string[]): ParsedArgs<O> | 'help' {
-  const values: Record<string, string | true> = {};
+  const values: Record<string, string | true | string[]> = {};
+  const set = (name: string, spec: OptionSpec, value: string) => {
+    values[name] = spec.type === 'list' ? [...((values[name] as string[] | undefined) ?? []), value] : value;
+  };
   const positionals: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -97,10 +106,10 @@ export function parseCommandLine<O extends OptionTable>(command: string, options
       if (eq >= 0) throw new UsageError(`--${name} takes no value`);
       values[name] = true;
     } else if (eq >= 0) {
-      values[name] = a.slice(eq + 1);
+      set(name, spec, a.slice(eq + 1));
     } else {
       if (i + 1 >= argv.length) throw new UsageError(`--${name} needs a value${spec.value ? ` (${spec.value})` : ''}`);
-      values[name] = argv[++i];
+      set(name, spec, argv[++i]);
     }
   }
   return { options: values as OptionValues<O>, positionals };
@@ -181,7 +190,8 @@ export function optionRows(rows: [string, string][]): string {
 function commandHelp<O extends OptionTable>(def: CommandDef<O>): string {
   const rows: [string, string][] = Object.entries(def.options).map(([name, spec]) => {
     const d = defaultText(spec);
-    return [`--${name}${spec.value ? ` ${spec.value}` : ''}`, `${spec.help}${d !== null ? ` (default: ${d})` : ''}`];
+    const repeat = spec.type === 'list' ? ' (repeatable)' : '';
+    return [`--${name}${spec.value ? ` ${spec.value}` : ''}`, `${spec.help}${repeat}${d !== null ? ` (default: ${d})` : ''}`];
   });
   rows.push(['-h, --help', 'this help']);
   return [

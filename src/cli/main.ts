@@ -7,6 +7,7 @@ import { scanCommand } from './scan';
 import { sassCommand } from './sass';
 import { benchCommand } from './bench';
 import { stallsCommand } from './stalls';
+import { sweepCommand } from './sweep';
 
 export type { CliIO } from './io';
 export { UsageError } from './io';
@@ -17,6 +18,7 @@ export const COMMANDS: readonly CliCommand[] = [
   scanCommand,
   sassCommand,
   benchCommand,
+  sweepCommand,
   stallsCommand,
 ];
 
@@ -35,7 +37,8 @@ export function usage(): string {
     'Exit codes:',
     optionRows([
       [String(EXIT.ok), 'success (--help and --version too)'],
-      [String(EXIT.failed), 'scan --strict found a diagnostic; sass: the file as written does not compile; bench: a variant failed'],
+      [String(EXIT.failed), 'scan --strict found a diagnostic; sass: the file as written does not compile; bench: a variant failed; '
+        + 'sweep: no variant finished ok'],
       [String(EXIT.usage), 'bad usage (no command, unknown command or option, missing or bad value), a missing or unreadable input, '
         + 'or a tool the command needs (nvcc, ncu) not found'],
       [String(EXIT.internal), 'internal error: a bug in Unroll Lens (stack trace on stderr)'],

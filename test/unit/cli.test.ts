@@ -152,7 +152,11 @@ describe('unroll-lens command line', () => {
           assert.throws(() => parseCommandLine(c.name, c.options, [`--${name}=yes`]), UsageError);
         } else {
           const spaced = parseCommandLine(c.name, c.options, [`--${name}`, 'v 1', 'f.cu']);
-          assert.deepEqual(spaced, { options: { [name]: 'v 1' }, positionals: ['f.cu'] });
+          assert.deepEqual(spaced, { options: { [name]: spec.type === 'list' ? ['v 1'] : 'v 1' }, positionals: ['f.cu'] });
+          if (spec.type === 'list') {
+            // a list option keeps every occurrence, in order
+            assert.deepEqual(parseCommandLine(c.name, c.options, [`--${name}`, 'a', 'f.cu', `--${name}=b`]), { options: { [name]: ['a', 'b'] }, positionals: ['f.cu'] });
+          }
           assert.deepEqual(parseCommandLine(c.name, c.options, ['f.cu', `--${name}=v 1`]), spaced);
           assert.throws(() => parseCommandLine(c.name, c.options, ['f.cu', `--${name}`]), new RegExp(`--${name} needs a value`));
         }

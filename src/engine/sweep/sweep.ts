@@ -117,7 +117,8 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
       result.evaluations = result.variants.length;
       chooseBest();
       obs.onVariant?.(v, structuredClone(result));
-      progress('done', v.label, v.id, v.identicalTo ? `same machine code as ${v.identicalTo}` : v.status === 'ok' ? undefined : v.status);
+      const same = v.identicalTo ? result.variants.find(x => x.id === v.identicalTo)?.label ?? v.identicalTo : null;
+      progress('done', v.label, v.id, same ? `same machine code as ${same}` : v.status === 'ok' ? undefined : v.status);
     },
   };
 

@@ -1,0 +1,59 @@
+// A SweepResult as a plain-text table (the CLI's output, logs): one row per variant, the
+// swept loops' SASS side by side, GPU timings when there are any, the best marked.
+import type { SweepResult, SweepVariant } from '../../protocol';
+
+function pct(x: number | null | undefined): string {
+  return x === null || x === undefined ? '-' : `${(x * 100).toFixed(1)}%`;
+}
+
+function num(x: number | null | undefined, digits = 0): string {
+  return x === null || x === undefined ? '-' : x.toFixed(digits);
+}
+
+function unroll(v: SweepVariant, line: string): string {
+  const u = v.effectiveUnroll[line];
+  if (u === null || u === undefined) return '-';
+  return `×${u}${v.fullyUnrolled[line] ? ' full' : ''}`;
+}
+
+/** Columns padded to their widest cell; text columns left-aligned, numbers right-aligned. */
+function table(header: string[], rows: string[][], left: Set<number>): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map(r => r[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => (left.has(i) ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ').trimEnd();
+  return [line(header), ...rows.map(line)];
+}
+
+export function sweepText(r: SweepResult): string {
+  const lines = r.loops.map(l => String(l.line));
+  const labelOf = new Map(r.variants.map(v => [v.id, v.label]));
+  const header = ['', 'variant', 'status', 'instr', ...lines.flatMap(l => [`L${l} instr`, `L${l} unroll`]), 'regs', 'spills', 'occupancy'];
+  if (!r.static) header.push('median ms', 'IQR ms', 'speedup', 'no_instr', 'top stall');
+  header.push('same code as');
+  const rows = r.variants.map(v => {
+    const top = v.stallShare ? Object.entries(v.stallShare).filter(([k]) => k !== 'selected').sort((a, b) => b[1] - a[1])[0] : undefined;
+    const spills = v.spillStores === null && v.spillLoads === null ? '-' : String((v.spillStores ?? 0) + (v.spillLoads ?? 0));
+    const row = [
+      v.id === r.best ? '*' : '', v.label, v.status, num(v.kernelInstructions),
+      ...lines.flatMap(l => [num(v.loopInstructions[l]), unroll(v, l)]), num(v.registers), spills, pct(v.occupancy),
+    ];
+    if (!r.static) {
+      row.push(num(v.medianMs, 4), num(v.iqrMs, 4), v.speedup === null ? '-' : `${v.speedup.toFixed(2)}×${v.withinNoise && v.id !== r.baseline ? '~' : ''}`,
+        pct(v.stallShare?.no_instruction), top ? `${top[0]} ${pct(top[1])}` : '-');
+    }
+    row.push(v.identicalTo ? labelOf.get(v.identicalTo) ?? v.identicalTo : '');
+    return row;
+  });
+  const left = new Set([0, 1, 2, header.length - 1, ...(r.static ? [] : [header.length - 2])]);
+  const where = r.static ? 'static (SASS only)' : `on ${r.gpu ?? 'the GPU'}`;
+  const out = [
+    `${r.kernel} · ${r.loops.map(l => `L${l.line}`).join(', ')}${Object.keys(r.params).length ? ` · ${Object.keys(r.params).join(', ')}` : ''} · ${where} · `
+      + `${r.strategy}: ${r.evaluations} variants of ${r.spaceSize} points${r.complete ? '' : ' (cancelled)'}`,
+    ...table(header, rows, left),
+  ];
+  const best = r.variants.find(v => v.id === r.best);
+  out.push('', best ? `* best: ${best.label} (${best.id}) — ${r.bestBasis}` : '* best: none (no variant finished ok)');
+  if (!r.static) out.push('~ = within noise (the interquartile ranges overlap)');
+  for (const v of r.variants) if (v.message) out.push(`${v.label}: ${v.status}: ${v.message.split('\n')[0]}`);
+  for (const n of r.notes) out.push(`note: ${n}`);
+  return out.join('\n') + '\n';
+}
