@@ -27,8 +27,21 @@ type Row = (name: string, value: string, target: string, ok: boolean | null) => 
 export async function replayRecordedSweeps(row: Row): Promise<number> {
   const dir = path.join(ROOT, 'test', 'fixtures', 'sweep');
   const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter(f => /^gpu-.*\.json$/.test(f)).sort() : [];
-  for (const f of files) {
-    const rec = loadResult(path.join(dir, f));
+  const recorded = files.map(f => ({ f, rec: loadResult(path.join(dir, f)) }));
+  for (const { f, rec } of recorded) {
+    if (rec.strategy !== 'exhaustive') {
+      // A live search on the GPU: compare with the live exhaustive sweep of the same loops, when recorded.
+      const ex = recorded.find(x => x.rec.strategy === 'exhaustive' && x.rec.kernel === rec.kernel && x.rec.gpu === rec.gpu
+        && x.rec.loops.map(l => l.line).join() === rec.loops.map(l => l.line).join())?.rec;
+      const best = rec.variants.find(v => v.id === rec.best);
+      const exBest = ex?.variants.find(v => v.id === ex.best);
+      const inEx = ex?.variants.find(v => v.id === rec.best);
+      const gap = inEx?.medianMs != null && exBest?.medianMs != null ? inEx.medianMs / exBest.medianMs - 1 : null;
+      row(`recorded ${rec.strategy} run ${f}`, `${rec.evaluations} evaluations${ex ? ` (exhaustive: ${ex.evaluations})` : ''}, best ${best?.label ?? '-'}`
+        + `${ex ? `; exhaustive best ${exBest?.label ?? '-'}; its median in the exhaustive run ${gap === null ? '-' : `${(gap * 100).toFixed(1)}% from the best`}` : ''}`,
+      'within 5% of the exhaustive best', gap === null ? null : gap <= 0.05);
+      continue;
+    }
     const ex = await replaySweep(rec, exhaustive, 'median');
     const co = await replaySweep(rec, coordinate, 'median');
     const pct = (g: number | null) => (g === null ? '-' : `${(g * 100).toFixed(1)}%`);
@@ -36,7 +49,7 @@ export async function replayRecordedSweeps(row: Row): Promise<number> {
     row(`replay ${f}: coordinate`, `${co.evaluations} evaluations, best ${co.bestId} ${co.bestMedian?.toFixed(4)} ms, gap ${pct(co.gap)}`,
       'gap ≤ 5%', co.gap !== null && co.gap <= 0.05);
   }
-  return files.length;
+  return recorded.filter(x => x.rec.strategy === 'exhaustive').length;
 }
 
 async function staticSweeps(row: Row): Promise<void> {

@@ -376,7 +376,9 @@ async function checkCharts(page, r) {
   if (r.variants.some(v => v.identicalTo)) assert.ok(charts.size.legend.some(t => t.startsWith('Identical code')), 'identical code legend entry');
 
   const size = charts.size;
-  assert.ok(size.legend.includes('Kernel SASS bytes') && size.legend.includes('Loop SASS bytes'), 'size legend');
+  // One loop: "Loop SASS bytes"; a multi-loop sweep has one series per loop ("Loop L70 SASS bytes").
+  const loopSeries = r.loops.length > 1 ? r.loops.map(l => `Loop L${l.line} SASS bytes`) : ['Loop SASS bytes'];
+  assert.ok(size.legend.includes('Kernel SASS bytes') && loopSeries.every(t => size.legend.includes(t)), `size legend: ${size.legend.join(', ')}`);
   const budgetLabel = size.legend.find(t => t.startsWith('I-cache budget'));
   assert.ok(budgetLabel, 'i-cache budget legend entry');
   assert.deepEqual(size.decor.refLines.map(l => l.value), [r.icacheBudgetBytes], 'budget line at icacheBudgetBytes');
@@ -440,7 +442,7 @@ describe('standalone report', () => {
       // Host-only controls are hidden; everything else is there.
       const hostOnlyShown = await page.evaluate(() => [...document.querySelectorAll('.ul-host-only')].map(e => e.offsetParent !== null));
       assert.deepEqual(hostOnlyShown, [false, false, false, false, false], 'Apply, Apply best, Export ×2 and Cancel hidden');
-      assert.equal(await page.locator('h1').textContent(), `${r.kernel} · loop ${r.loops.map(l => `L${l.line}`).join(', ')}`);
+      assert.equal(await page.locator('h1').textContent(), `${r.kernel} · loop${r.loops.length > 1 ? "s" : ""} ${r.loops.map(l => `L${l.line}`).join(', ')}`);
       assert.equal(await page.locator('[data-meta="GPU"] dd').textContent(), r.gpu ?? 'static: no GPU run');
       if (r.static) assert.match(await page.locator('[data-static-note]').textContent(), /GPU run adds kernel timings.*unroll-lens sweep/s);
       await assertClean(page, log);
@@ -689,10 +691,14 @@ describe('webview host', () => {
     };
     for (const theme of ['dark', 'light']) {
       const { page } = await openHost({ theme });
-      await postResult(page, fixtures.icache_cliff);
+      // The real sweep of the i-cache sample on an H100 (scripts/device/run-sweep.sh).
+      await postResult(page, fixtures['gpu-h100-icache_cliff']);
       await page.click('tr[data-variant="72=16"]');
       await shoot(page, `panel-${theme}.png`);
     }
+    const two = await openHost({ theme: 'dark' });
+    await postResult(two.page, fixtures['gpu-h100-matvec_exhaustive']);
+    await shoot(two.page, 'panel-two-loops.png');
     const st = await openHost({ theme: 'dark' });
     await postResult(st.page, fixtures['static-matmul_basic']);
     await shoot(st.page, 'panel-static.png');
@@ -700,6 +706,7 @@ describe('webview host', () => {
     await shoot(rep.page, 'report-gpu.png');
     if (process.env.UNROLL_LENS_UPDATE_DOCS_IMAGES) {
       fs.copyFileSync(path.join(ARTIFACTS, 'panel-dark.png'), path.join(ROOT, 'docs', 'images', 'results-panel.png'));
+      fs.copyFileSync(path.join(ARTIFACTS, 'panel-two-loops.png'), path.join(ROOT, 'docs', 'images', 'sweep-two-loops.png'));
     }
     for (const s of shots) assert.ok(fs.statSync(s).size > 20_000, `${s} looks empty`);
     console.log(`screenshots: ${shots.map(s => path.relative(ROOT, s)).join(', ')}`);

@@ -160,7 +160,8 @@ class App {
       ['GPU', r.gpu ?? 'static: no GPU run'],
       ['nvcc', r.nvcc ?? 'unknown'],
       ['Strategy', r.strategy],
-      ['Evaluated', `${fmtInt(r.evaluations)} of ${fmtInt(r.spaceSize)} variants`],
+      // evaluations counts the file as written, which is not a point of the space.
+      ['Evaluated', `${fmtInt(r.evaluations)} variants · ${fmtInt(r.spaceSize)} points in the space + as written`],
       ['Best', bestText],
       ['Recorded', formatTime(r.createdAt)],
     ];
