@@ -1,0 +1,25 @@
+// ESLint flat config: typescript-eslint's recommended rules for the extension, server, engine,
+// CLI and tests; Prettier owns formatting (eslint-config-prettier turns the style rules off).
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import prettier from 'eslint-config-prettier';
+import globals from 'globals';
+
+export default tseslint.config(
+  { ignores: ['out/**', 'dist/**', 'node_modules/**', '.tools/**', '.test-artifacts/**', '.vscode-test/**', 'test/fixtures/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { ...globals.node } },
+    rules: {
+      // Unused names are errors, except deliberate placeholders (_x) and rest siblings.
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      // Command callbacks receive arbitrary VS Code arguments.
+      '@typescript-eslint/no-explicit-any': 'warn',
+      // Labelled loops and `for (;;)` poll loops are intended.
+      'no-constant-condition': ['error', { checkLoops: false }],
+      eqeqeq: ['error', 'always', { null: 'ignore' }],
+    },
+  },
+  prettier,
+);
