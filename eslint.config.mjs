@@ -6,7 +6,7 @@ import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['out/**', 'dist/**', 'node_modules/**', '.tools/**', '.test-artifacts/**', '.vscode-test/**', 'test/fixtures/**'] },
+  { ignores: ['out/**', 'dist/**', 'node_modules/**', '.tools/**', '.test-artifacts/**', '.vscode-test/**', 'test/fixtures/**', '.device/**', '.gl/**', '.whl/**', 'cuda-samples/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -21,5 +21,9 @@ export default tseslint.config(
       eqeqeq: ['error', 'always', { null: 'ignore' }],
     },
   },
+  // bin/ is the CommonJS entry of the CLI (no build step of its own).
+  { files: ['bin/**/*.js'], rules: { '@typescript-eslint/no-require-imports': 'off' } },
+  // The results panel runs in a browser (webview, Chromium tests evaluate code in the page).
+  { files: ['webview/**', 'test/webview/**', 'test/ui/**'], languageOptions: { globals: { ...globals.browser, ...globals.node } } },
   prettier,
 );

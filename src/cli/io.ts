@@ -40,6 +40,7 @@ export function exitCodeFor(e: unknown): number {
 /** The package's version. A require (not fs) so that esbuild inlines package.json when it bundles the CLI (scripts/device/bundle-cli.mjs). */
 export function cliVersion(): string {
   // Relative to the compiled file: out/src/cli/io.js → the repository's package.json.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a require is what esbuild inlines
   const pkg = require('../../../package.json') as { version?: string };
   return pkg.version ?? 'unknown';
 }

@@ -283,7 +283,7 @@ describe('flagsFromSettings and resolveCompileFlags', () => {
   });
 
   test('bad inputs never throw', () => {
-    assert.doesNotThrow(() => resolveCompileFlags(undefined as unknown as string, undefined as unknown as string[], undefined as unknown as {}));
+    assert.doesNotThrow(() => resolveCompileFlags(undefined as unknown as string, undefined as unknown as string[], undefined as unknown as object));
     assert.doesNotThrow(() => flagsFromSettings({ nvccArgs: [1, null, '-O3'] as unknown as string[], includePaths: 'x' as unknown as string[] }, ''));
     assert.doesNotThrow(() => findCompileCommands('', ['']));
   });

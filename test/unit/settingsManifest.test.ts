@@ -85,7 +85,7 @@ describe('settings generator', () => {
     const rows = md.split('\n').filter(l => l.startsWith('| `unrollLens.'));
     assert.equal(rows.length, SETTING_ENTRIES.length);
     assert.match(md, /\| `unrollLens\.profile\.launcher` \| string\[\] \| `\[\]` \| .* \| yes \|/);
-    assert.match(md, /\| `unrollLens\.arch` \| .* \|  \|$/m);
+    assert.match(md, /\| `unrollLens\.arch` \| .* \| {2}\|$/m);
     assert.match(md, /`base` \\\| `none`/);
     for (const r of rows) assert.equal(r.split(/(?<!\\)\|/).length, 7, r);
   });

@@ -45,6 +45,8 @@ interface DecorOptions {
 }
 
 declare module 'chart.js' {
+  // chart.js declares the type parameter; the augmentation must repeat it.
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars
   interface PluginOptionsByType<TType extends ChartType> {
     ulDecor?: DecorOptions;
   }

@@ -55,6 +55,8 @@ export function archOf(computeCapability: string | null): string | null {
 export function parseNvidiaSmiXml(xml: string): GpuInfo[] {
   // Values stay strings ("13.0" must not become 13); malformed XML means no GPU information.
   const parser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '@_', parseTagValue: false, isArray: name => name === 'gpu' });
+  // nvidia-smi's XML as fast-xml-parser returns it: shape checked field by field below.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   let doc: any;
   try {
     doc = parser.parse(xml);
@@ -65,6 +67,7 @@ export function parseNvidiaSmiXml(xml: string): GpuInfo[] {
   if (!log) return [];
   const gpus: unknown[] = log.gpu ?? [];
   return gpus.map((raw, index) => {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- one <gpu> element, read defensively
     const g = raw as Record<string, any>;
     const name = String(g.product_name ?? 'unknown GPU');
     const architectureName = g.product_architecture ? String(g.product_architecture) : null;

@@ -96,6 +96,8 @@ const NOISE = [
 ];
 const DETECTED_DURING = /^\s*detected during(?::|\s+(.*))$/;
 const AT_LINE = /^(.*)\s+at line (\d+)(?: of (.+?))?\s*$/;
+// Colour escapes (ESC [ … letter) that some wrappers add around nvcc's messages.
+// eslint-disable-next-line no-control-regex
 const ANSI = /\x1b\[[0-9;]*[A-Za-z]/g;
 
 // ---- kinds --------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import * as assert from 'assert';
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
+import type { LoopVariantsResult } from '../../../src/protocol';
 
 const EXTENSION_ID = 'unroll-lens.unroll-lens';
 const COMMANDS = ['unrollLens.benchmarkLoop', 'unrollLens.sweepKernel', 'unrollLens.showLoops', 'unrollLens.showOutput'];
@@ -194,9 +195,9 @@ suite('Unroll Lens (extension host)', () => {
     for (const id of ['unrollLens.benchmarkLoop']) {
       const cmd = commandOf(id);
       assert.ok(cmd, `no CodeLens invokes ${id}`);
-      const result = await vscode.commands.executeCommand<any>(id, ...(cmd.arguments ?? []));
+      const result = await vscode.commands.executeCommand<{ error?: string } | undefined>(id, ...(cmd.arguments ?? []));
       // CI has nvcc but no GPU tools: the benchmark must say which tool is missing and how to get it.
-      if (id === 'unrollLens.benchmarkLoop' && result && 'error' in result) assert.match(result.error, /ncu \(Nsight Compute\) not found.*Install/);
+      if (id === 'unrollLens.benchmarkLoop' && result?.error) assert.match(result.error, /ncu \(Nsight Compute\) not found.*Install/);
     }
   });
 
@@ -205,9 +206,9 @@ suite('Unroll Lens (extension host)', () => {
     await vscode.window.showTextDocument(matmul);
     const loopLine = findLine(matmul, /^\s*for \(int k = 0; k < n; \+\+k\)/);
     assert.ok(loopLine >= 0, 'matmul_basic k loop not found');
-    const report = await vscode.commands.executeCommand<any>('unrollLens.sassVariants', { uri: matmul.uri.toString(), line: loopLine + 1 });
+    const report = await vscode.commands.executeCommand<LoopVariantsResult | undefined>('unrollLens.sassVariants', { uri: matmul.uri.toString(), line: loopLine + 1 });
     assert.ok(report, 'the command returned no report (is nvcc on the PATH?)');
-    const byFactor = new Map<string, any>(report.variants.map((v: any) => [String(v.factor), v]));
+    const byFactor = new Map(report!.variants.map(v => [String(v.factor), v]));
     assert.equal(byFactor.get('1')?.effectiveUnroll, 1);
     assert.equal(byFactor.get('4')?.effectiveUnroll, 4);
     assert.equal(byFactor.get('default')?.effectiveUnroll, 16, 'nvcc unrolls a runtime-trip-count loop ×16 by default');

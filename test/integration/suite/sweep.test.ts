@@ -7,13 +7,14 @@ import * as assert from 'assert';
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
+import type { SweepResult, SweepRunResult } from '../../../src/protocol';
 
 const EXTENSION_ID = 'unroll-lens.unroll-lens';
 const sleep = (ms: number) => new Promise<void>(resolve => setTimeout(resolve, ms));
 
 interface Api {
-  panels: () => { title: string; result: any }[];
-  applyVariant: (result: any, variantId: string) => Promise<boolean>;
+  panels: () => { title: string; result: SweepResult | null }[];
+  applyVariant: (result: SweepResult, variantId: string) => Promise<boolean>;
 }
 
 async function poll<T>(what: string, probe: () => Thenable<T> | T, ok: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
@@ -67,7 +68,7 @@ suite('Sweeps and the results panel (extension host)', () => {
     for (const d of [dir, path.dirname(dir)]) if (fs.existsSync(d) && !fs.readdirSync(d).length) fs.rmdirSync(d);
   });
 
-  let sweep: { result: any; savedPath: string | null };
+  let sweep: SweepRunResult;
 
   test('the kernel CodeLens sweeps on the (replayed) GPU and the panel opens with the result', async function () {
     this.timeout(300_000);
@@ -77,24 +78,24 @@ suite('Sweeps and the results panel (extension host)', () => {
     const lens = lenses.find(x => x.command?.command === 'unrollLens.sweepKernel' && x.command.arguments?.[0]?.kernel === 'matmul_basic')!;
     const loopLine = doc.getText().split('\n').findIndex(l => /for \(int k = 0; k < n; \+\+k\)/.test(l)) + 1;
     // The CodeLens argument plus what the quick picks would ask (a test cannot click them).
-    sweep = await vscode.commands.executeCommand<any>('unrollLens.sweepKernel',
+    sweep = await vscode.commands.executeCommand<SweepRunResult>('unrollLens.sweepKernel',
       { ...lens.command!.arguments![0], loops: [loopLine], factors: ['default', '1', '4'], params: [], strategy: 'exhaustive' });
     assert.ok(sweep && !('error' in sweep), `sweep failed: ${JSON.stringify(sweep)}`);
     const r = sweep.result;
     assert.equal(r.static, false, `expected a GPU sweep: ${r.notes.join('; ')}`);
     assert.equal(r.complete, true);
-    assert.deepEqual(r.variants.map((v: any) => v.id), ['as-written', `${loopLine}=default`, `${loopLine}=1`, `${loopLine}=4`]);
+    assert.deepEqual(r.variants.map(v => v.id), ['as-written', `${loopLine}=default`, `${loopLine}=1`, `${loopLine}=4`]);
     for (const v of r.variants) assert.equal(v.status, 'ok', `${v.id}: ${v.status} ${v.message}`);
     // The file as written has no pragma on this loop: "default" is the same machine code, measured once.
     assert.equal(r.variants[1].identicalTo, 'as-written');
     assert.equal(r.variants[1].medianMs, r.variants[0].medianMs);
     assert.equal(r.best, `${loopLine}=4`, 'the replayed ×4 is the fastest');
-    assert.ok(Math.abs(r.variants[3].speedup - 1 / 0.6) < 0.01, `speedup of ×4: ${r.variants[3].speedup}`);
+    assert.ok(Math.abs(r.variants[3].speedup! - 1 / 0.6) < 0.01, `speedup of ×4: ${r.variants[3].speedup}`);
     assert.ok(r.variants[0].stallShare && 'no_instruction' in r.variants[0].stallShare, 'stall reasons come from the recording');
     const panel = await poll('the results panel', () => api.panels(), ps => ps.some(p => p.result?.kernel === 'matmul_basic' && p.result?.origin === 'sweep'));
     const mine = panel.find(p => p.result?.origin === 'sweep')!;
     assert.match(mine.title, /matmul_basic · L\d+ · sweep/);
-    assert.equal(mine.result.best, r.best);
+    assert.equal(mine.result!.best, r.best);
     assert.ok(sweep.savedPath && fs.existsSync(sweep.savedPath), `saved result missing: ${sweep.savedPath}`);
     saved.push(sweep.savedPath!);
     assert.match(path.relative(folder().fsPath, sweep.savedPath!), /^\.unroll-lens[\\/]results[\\/]matmul_basic-\d{8}-\d{6}(-\d+)?\.json$/);
@@ -102,16 +103,16 @@ suite('Sweeps and the results panel (extension host)', () => {
 
   test('a saved result re-opens in the panel', async () => {
     assert.ok(sweep?.savedPath, 'needs the sweep above');
-    const loaded = await vscode.commands.executeCommand<any>('unrollLens.showResults', { path: sweep.savedPath });
+    const loaded = await vscode.commands.executeCommand<SweepResult>('unrollLens.showResults', { path: sweep.savedPath });
     assert.equal(loaded.kernel, 'matmul_basic');
-    assert.deepEqual(loaded.variants.map((v: any) => v.id), sweep.result.variants.map((v: any) => v.id));
+    assert.deepEqual(loaded.variants.map(v => v.id), sweep.result.variants.map(v => v.id));
   });
 
   test('Apply best from the panel edits the document; Undo restores it', async () => {
     assert.ok(sweep?.result, 'needs the sweep above');
     const editor = await vscode.window.showTextDocument(doc);
     const before = doc.getText();
-    assert.equal(await api.applyVariant(sweep.result, sweep.result.best), true);
+    assert.equal(await api.applyVariant(sweep.result, sweep.result.best!), true);
     const loopLine = sweep.result.loops[0].line;
     assert.match(doc.lineAt(loopLine - 1).text, /^\s*#pragma unroll 4$/, `line ${loopLine}: ${doc.lineAt(loopLine - 1).text}`);
     assert.ok(doc.isDirty, 'Apply edits the document; the user saves (or undoes) it');
@@ -124,7 +125,7 @@ suite('Sweeps and the results panel (extension host)', () => {
     this.timeout(120_000);
     assert.ok(sweep?.result, 'needs the sweep above');
     // The server keeps results per text: sweep again on the restored text (cached: builds and replay are quick).
-    const again = await vscode.commands.executeCommand<any>('unrollLens.sweepKernel', {
+    const again = await vscode.commands.executeCommand<SweepRunResult>('unrollLens.sweepKernel', {
       uri: doc.uri.toString(), line: sweep.result.kernelLine, kernel: 'matmul_basic', loops: [sweep.result.loops[0].line],
       factors: ['default', '1', '4'], params: [], strategy: 'exhaustive',
     });
