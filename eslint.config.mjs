@@ -6,7 +6,21 @@ import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['out/**', 'dist/**', 'node_modules/**', '.tools/**', '.test-artifacts/**', '.vscode-test/**', 'test/fixtures/**', '.device/**', '.gl/**', '.whl/**', 'cuda-samples/**'] },
+  {
+    ignores: [
+      'out/**',
+      'dist/**',
+      'node_modules/**',
+      '.tools/**',
+      '.test-artifacts/**',
+      '.vscode-test/**',
+      'test/fixtures/**',
+      '.device/**',
+      '.gl/**',
+      '.whl/**',
+      'cuda-samples/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

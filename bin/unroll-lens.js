@@ -8,5 +8,12 @@ if (!fs.existsSync(main)) {
   process.exit(2);
 }
 // `unroll-lens … | head` closes stdout early: that is not an error.
-process.stdout.on('error', e => { if (e.code === 'EPIPE') process.exit(0); throw e; });
-require(main).main(process.argv.slice(2)).then(code => { process.exitCode = code; });
+process.stdout.on('error', e => {
+  if (e.code === 'EPIPE') process.exit(0);
+  throw e;
+});
+require(main)
+  .main(process.argv.slice(2))
+  .then(code => {
+    process.exitCode = code;
+  });

@@ -20,11 +20,32 @@ if (!has('nvcc') && !process.env.CUDA_HOME) {
   process.exit(0);
 }
 run('what nvcc really does with a runtime-trip-count loop', ['sass', 'cuda-samples/matmul_unroll.cu', '--loop', '51']);
-run('the instruction-cache cliff: code size per unroll factor', ['sass', 'cuda-samples/icache_cliff.cu', '--loop', '72', '--factors', '1,4,16,64,full', '--kernel', '_Z8hot_loopILi2048EEvPKmPmi']);
+run('the instruction-cache cliff: code size per unroll factor', [
+  'sass',
+  'cuda-samples/icache_cliff.cu',
+  '--loop',
+  '72',
+  '--factors',
+  '1,4,16,64,full',
+  '--kernel',
+  '_Z8hot_loopILi2048EEvPKmPmi',
+]);
 const gpu = has('nvidia-smi') && spawnSync('nvidia-smi', ['-L'], { encoding: 'utf8' }).stdout?.includes('GPU');
 if (!gpu || !has('ncu')) {
-  console.log('\nNo GPU with Nsight Compute here: `unroll-lens bench` (timing, correctness, stall reasons) needs one. docs/measurements.md shows its output on an H100.');
+  console.log(
+    '\nNo GPU with Nsight Compute here: `unroll-lens bench` (timing, correctness, stall reasons) needs one. docs/measurements.md shows its output on an H100.',
+  );
   process.exit(0);
 }
-run('time and profile each unroll factor on the GPU', ['bench', 'cuda-samples/icache_cliff.cu', '--loop', '72', '--factors', '1,4,16,full',
-  '--kernel', '_Z8hot_loopILi2048EEvPKmPmi', '--args', '--body 2048 --threads 128 --reps 25']);
+run('time and profile each unroll factor on the GPU', [
+  'bench',
+  'cuda-samples/icache_cliff.cu',
+  '--loop',
+  '72',
+  '--factors',
+  '1,4,16,full',
+  '--kernel',
+  '_Z8hot_loopILi2048EEvPKmPmi',
+  '--args',
+  '--body 2048 --threads 128 --reps 25',
+]);

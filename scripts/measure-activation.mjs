@@ -19,15 +19,27 @@ import path from 'node:path';
 import util from 'node:util';
 import { fileURLToPath } from 'node:url';
 import {
-  HarnessError, artifactsRoot, codeServerCli, freePort, launchChromium, loadTools, makeLogger, makeRunDirs,
-  remoteUri, runCleanups, startCodeServer,
+  HarnessError,
+  artifactsRoot,
+  codeServerCli,
+  freePort,
+  launchChromium,
+  loadTools,
+  makeLogger,
+  makeRunDirs,
+  remoteUri,
+  runCleanups,
+  startCodeServer,
 } from '../test/integration/lib/harness.mjs';
 
 const log = makeLogger('measure-activation');
 const args = process.argv.slice(2);
-const option = name => { const i = args.indexOf(name); return i >= 0 ? args.splice(i, 2)[1] : undefined; };
+const option = name => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args.splice(i, 2)[1] : undefined;
+};
 const RUNS = Number(option('--runs') ?? 7);
-const ONE = option('--one');   // internal: one measurement in this process (the harness cleans up once per process)
+const ONE = option('--one'); // internal: one measurement in this process (the harness cleans up once per process)
 const vsixes = (ONE ? [ONE] : args).map(a => path.resolve(a));
 if (!vsixes.length || !(RUNS > 0)) {
   console.error('usage: node scripts/measure-activation.mjs [--runs N] A.vsix [B.vsix …]');
@@ -41,10 +53,18 @@ async function measureOnce(vsix) {
   // extensionTestsPath only together with an extensionDevelopmentPath).
   const probeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-probe-'));
   const emptyFolder = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-empty-'));
-  fs.writeFileSync(path.join(probeDir, 'package.json'), JSON.stringify({
-    name: 'activation-probe', publisher: 'unroll-lens', version: '0.0.0', engines: { vscode: '*' },
-  }));
-  fs.writeFileSync(path.join(probeDir, 'probe.js'), `
+  fs.writeFileSync(
+    path.join(probeDir, 'package.json'),
+    JSON.stringify({
+      name: 'activation-probe',
+      publisher: 'unroll-lens',
+      version: '0.0.0',
+      engines: { vscode: '*' },
+    }),
+  );
+  fs.writeFileSync(
+    path.join(probeDir, 'probe.js'),
+    `
 const vscode = require('vscode');
 exports.run = async () => {
   await new Promise(r => setTimeout(r, 3000)); // let the workbench finish starting
@@ -55,13 +75,18 @@ exports.run = async () => {
   await ext.activate();
   console.log('ACTIVATE_MS=' + (performance.now() - t0).toFixed(1));
 };
-`);
+`,
+  );
   const tools = loadTools();
   const dirs = makeRunDirs('activation');
   codeServerCli(tools, dirs, ['--install-extension', vsix]);
   const port = await freePort();
   const server = await startCodeServer({
-    tools, dirs, port, folder: emptyFolder, extraArgs: tools.smokeTestDriver ? ['--enable-smoke-test-driver'] : [],
+    tools,
+    dirs,
+    port,
+    folder: emptyFolder,
+    extraArgs: tools.smokeTestDriver ? ['--enable-smoke-test-driver'] : [],
     logFile: path.join(dirs.artifacts, 'code-server.log'),
   });
   const { page } = await launchChromium(tools, dirs);
@@ -78,7 +103,8 @@ exports.run = async () => {
   const payload = JSON.stringify([
     ['extensionDevelopmentPath', remoteUri(port, probeDir)],
     ['extensionTestsPath', remoteUri(port, path.join(probeDir, 'probe'))],
-    ['skipWelcome', 'true'], ['skipReleaseNotes', 'true'],
+    ['skipWelcome', 'true'],
+    ['skipReleaseNotes', 'true'],
   ]);
   await page.goto(`${server.url}/?folder=${encodeURIComponent(emptyFolder)}&payload=${encodeURIComponent(payload)}`);
   const code = await Promise.race([done, new Promise(r => setTimeout(() => r('timeout'), 120_000))]);
@@ -101,7 +127,11 @@ if (ONE) {
   process.exit(code);
 }
 
-const median = xs => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
+const median = xs => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
 const results = Object.fromEntries(vsixes.map(v => [v, []]));
 for (let i = 0; i < RUNS; i++) {
   for (const v of vsixes) {
@@ -113,11 +143,26 @@ for (let i = 0; i < RUNS; i++) {
   }
 }
 const summary = vsixes.map(v => ({
-  vsix: path.relative(process.cwd(), v), runs: results[v], medianMs: median(results[v]),
-  minMs: Math.min(...results[v]), maxMs: Math.max(...results[v]),
+  vsix: path.relative(process.cwd(), v),
+  runs: results[v],
+  medianMs: median(results[v]),
+  minMs: Math.min(...results[v]),
+  maxMs: Math.max(...results[v]),
 }));
-for (const s of summary) log(`${s.vsix}: median ${s.medianMs.toFixed(0)} ms (min ${s.minMs.toFixed(0)}, max ${s.maxMs.toFixed(0)}, ${RUNS} runs)`);
+for (const s of summary)
+  log(`${s.vsix}: median ${s.medianMs.toFixed(0)} ms (min ${s.minMs.toFixed(0)}, max ${s.maxMs.toFixed(0)}, ${RUNS} runs)`);
 fs.mkdirSync(artifactsRoot, { recursive: true });
-fs.writeFileSync(path.join(artifactsRoot, 'activation.json'), JSON.stringify({
-  date: new Date().toISOString(), cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, loadavg: os.loadavg(), summary,
-}, null, 2));
+fs.writeFileSync(
+  path.join(artifactsRoot, 'activation.json'),
+  JSON.stringify(
+    {
+      date: new Date().toISOString(),
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model,
+      loadavg: os.loadavg(),
+      summary,
+    },
+    null,
+    2,
+  ),
+);

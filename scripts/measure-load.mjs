@@ -30,20 +30,22 @@ const yauzl = createRequire(require.resolve('@vscode/vsce/package.json'))('yauzl
 const rpc = require('vscode-jsonrpc/node');
 
 function unpack(vsix, dir) {
-  return new Promise((resolve, reject) => yauzl.open(vsix, { lazyEntries: true }, (err, zip) => {
-    if (err) return reject(err);
-    zip.on('entry', e => {
-      if (!e.fileName.startsWith('extension/') || e.fileName.endsWith('/')) return zip.readEntry();
-      const to = path.join(dir, e.fileName.slice('extension/'.length));
-      fs.mkdirSync(path.dirname(to), { recursive: true });
-      zip.openReadStream(e, (err2, s) => {
-        if (err2) return reject(err2);
-        s.pipe(fs.createWriteStream(to)).on('finish', () => zip.readEntry());
+  return new Promise((resolve, reject) =>
+    yauzl.open(vsix, { lazyEntries: true }, (err, zip) => {
+      if (err) return reject(err);
+      zip.on('entry', e => {
+        if (!e.fileName.startsWith('extension/') || e.fileName.endsWith('/')) return zip.readEntry();
+        const to = path.join(dir, e.fileName.slice('extension/'.length));
+        fs.mkdirSync(path.dirname(to), { recursive: true });
+        zip.openReadStream(e, (err2, s) => {
+          if (err2) return reject(err2);
+          s.pipe(fs.createWriteStream(to)).on('finish', () => zip.readEntry());
+        });
       });
-    });
-    zip.on('end', resolve);
-    zip.readEntry();
-  }));
+      zip.on('end', resolve);
+      zip.readEntry();
+    }),
+  );
 }
 
 /** Where the package's client starts its server (the out/ layout before bundling, dist/ after). */
@@ -69,7 +71,7 @@ function requireTime(main) {
   return { wall, cpu };
 }
 
-const TICK_MS = 1000 / 100;   // USER_HZ on Linux
+const TICK_MS = 1000 / 100; // USER_HZ on Linux
 function cpuMsOf(pid) {
   // fields after the parenthesised command name: utime and stime are the 12th and 13th
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -92,7 +94,11 @@ async function serverTime(module) {
   return { wall: ms, cpu };
 }
 
-const median = xs => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
+const median = xs => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
 const packages = [];
 for (const vsix of args) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-unpacked-'));
@@ -111,9 +117,16 @@ const stats = (xs, key) => {
   return `${median(v).toFixed(0)} ms (${Math.min(...v).toFixed(0)}–${Math.max(...v).toFixed(0)})`;
 };
 for (const p of packages) {
-  console.log(`${p.vsix} (${RUNS} runs, median (min–max)):\n` +
-    `  require(main):                       wall ${stats(p.require, 'wall')}, CPU ${stats(p.require, 'cpu')}\n` +
-    `  server spawn → initialize answered:  wall ${stats(p.serverMs, 'wall')}, CPU ${stats(p.serverMs, 'cpu')}`);
+  console.log(
+    `${p.vsix} (${RUNS} runs, median (min–max)):\n` +
+      `  require(main):                       wall ${stats(p.require, 'wall')}, CPU ${stats(p.require, 'cpu')}\n` +
+      `  server spawn → initialize answered:  wall ${stats(p.serverMs, 'wall')}, CPU ${stats(p.serverMs, 'cpu')}`,
+  );
   fs.rmSync(p.dir, { recursive: true, force: true });
 }
-console.log(`node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model}), load average ${os.loadavg().map(l => l.toFixed(1)).join(' ')}`);
+console.log(
+  `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model}), load average ${os
+    .loadavg()
+    .map(l => l.toFixed(1))
+    .join(' ')}`,
+);

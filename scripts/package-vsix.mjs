@@ -16,15 +16,28 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(path.join(root, 'package.json'));
 const t0 = Date.now();
 const log = (...a) => console.log(`[package-vsix +${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
-const die = msg => { console.error(`[package-vsix] ERROR: ${msg}`); process.exit(1); };
+const die = msg => {
+  console.error(`[package-vsix] ERROR: ${msg}`);
+  process.exit(1);
+};
 
 const outArg = process.argv.indexOf('--out');
-const out = path.resolve(outArg > 0 && process.argv[outArg + 1] ? process.argv[outArg + 1] : path.join(root, '.test-artifacts', 'unroll-lens.vsix'));
+const out = path.resolve(
+  outArg > 0 && process.argv[outArg + 1] ? process.argv[outArg + 1] : path.join(root, '.test-artifacts', 'unroll-lens.vsix'),
+);
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 const main = (pkg.main ?? '').replace(/^\.\//, '');
 // what the extension loads at run time (scripts/bundle.mjs writes dist/)
-const runtime = [main, 'dist/server.js', 'dist/tree-sitter.wasm', 'dist/tree-sitter-cuda.wasm', 'dist/webview/panel.js', 'dist/webview/panel.css'];
-for (const f of runtime) if (!f || !fs.existsSync(path.join(root, f))) die(`${f || 'package.json main'} not found: run 'npm run build' first`);
+const runtime = [
+  main,
+  'dist/server.js',
+  'dist/tree-sitter.wasm',
+  'dist/tree-sitter-cuda.wasm',
+  'dist/webview/panel.js',
+  'dist/webview/panel.css',
+];
+for (const f of runtime)
+  if (!f || !fs.existsSync(path.join(root, f))) die(`${f || 'package.json main'} not found: run 'npm run build' first`);
 if (!fs.existsSync(path.join(root, '.vscodeignore'))) die('.vscodeignore is missing: the package would carry the whole repository');
 
 let vsceBin;
@@ -46,7 +59,8 @@ try {
 const IMAGE_TYPES = { '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.gif': 'image/gif' };
 const isRelative = target => !/^[a-z][a-z0-9+.-]*:/i.test(target) && !target.startsWith('#');
 let embedded = 0;
-const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8')
+const readme = fs
+  .readFileSync(path.join(root, 'README.md'), 'utf8')
   .replace(/!\[([^\]]*)\]\(([^)\s]+)\)/g, (all, alt, target) => {
     if (!isRelative(target)) return all;
     const file = path.join(root, decodeURI(target));
@@ -65,16 +79,34 @@ fs.writeFileSync(path.join(root, readmeRel), readme);
 fs.mkdirSync(path.dirname(out), { recursive: true });
 fs.rmSync(out, { force: true });
 log(`vsce package -> ${path.relative(root, out)}`);
-const r = spawnSync(process.execPath, [
-  vsceBin, 'package', '--out', out,
-  '--no-dependencies',            // the bundles carry the dependencies; vsce need not walk node_modules
-  '--readme-path', readmeRel, '--no-rewrite-relative-links',
-], {
-  cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000,
-  env: { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' },
-});
+const r = spawnSync(
+  process.execPath,
+  [
+    vsceBin,
+    'package',
+    '--out',
+    out,
+    '--no-dependencies', // the bundles carry the dependencies; vsce need not walk node_modules
+    '--readme-path',
+    readmeRel,
+    '--no-rewrite-relative-links',
+  ],
+  {
+    cwd: root,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 300_000,
+    env: { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' },
+  },
+);
 const vsceOut = `${r.stdout ?? ''}${r.stderr ?? ''}`.trim();
-if (vsceOut) console.log(vsceOut.split('\n').map(l => `  ${l}`).join('\n'));
+if (vsceOut)
+  console.log(
+    vsceOut
+      .split('\n')
+      .map(l => `  ${l}`)
+      .join('\n'),
+  );
 if (r.error || r.status !== 0 || !fs.existsSync(out)) die(`vsce package failed (${r.error?.message ?? `exit ${r.status}`})`);
 // vsce's warnings (unbundled files, missing LICENSE, …) are defects of the package: fail on them
 const warnings = vsceOut.split('\n').filter(l => /\bWARNING\b/.test(l));
@@ -94,7 +126,10 @@ const entries = await new Promise((resolve, reject) => {
         if (err2) return reject(err2);
         const chunks = [];
         stream.on('data', c => chunks.push(c));
-        stream.on('end', () => { entry.text = Buffer.concat(chunks).toString('utf8'); zip.readEntry(); });
+        stream.on('end', () => {
+          entry.text = Buffer.concat(chunks).toString('utf8');
+          zip.readEntry();
+        });
         stream.on('error', reject);
       });
     });
@@ -108,13 +143,17 @@ const has = p => names.has(`extension/${p}`);
 
 const required = ['package.json', 'readme.md', 'LICENSE.txt', ...runtime];
 // anything else is a leak: out/, node_modules, sources, tests, tools, source maps
-const allowed = p => ['[Content_Types].xml', 'extension.vsixmanifest', 'extension/package.json', 'extension/readme.md', 'extension/LICENSE.txt'].includes(p) ||
-  /^extension\/dist\/[^/]+\.(js|wasm)$/.test(p) || /^extension\/dist\/webview\/panel\.(js|css)$/.test(p);
+const allowed = p =>
+  ['[Content_Types].xml', 'extension.vsixmanifest', 'extension/package.json', 'extension/readme.md', 'extension/LICENSE.txt'].includes(p) ||
+  /^extension\/dist\/[^/]+\.(js|wasm)$/.test(p) ||
+  /^extension\/dist\/webview\/panel\.(js|css)$/.test(p);
 const missing = required.filter(p => !has(p));
 const leaked = entries.map(e => e.name).filter(p => !allowed(p));
 const bytes = fs.statSync(out).size;
 const unpacked = entries.reduce((sum, e) => sum + e.size, 0);
-log(`${path.relative(root, out)}: ${(bytes / 1024).toFixed(0)} KiB, ${entries.length} files, ${(unpacked / 1024 / 1024).toFixed(1)} MiB unpacked`);
+log(
+  `${path.relative(root, out)}: ${(bytes / 1024).toFixed(0)} KiB, ${entries.length} files, ${(unpacked / 1024 / 1024).toFixed(1)} MiB unpacked`,
+);
 for (const e of [...entries].sort((a, b) => b.size - a.size)) console.log(`  ${(e.size / 1024).toFixed(0).padStart(7)} KiB  ${e.name}`);
 if (missing.length) die(`the package lacks files the extension needs at run time:\n  ${missing.join('\n  ')}`);
 if (leaked.length) die(`the package carries files it should not (fix .vscodeignore):\n  ${leaked.join('\n  ')}`);
@@ -128,7 +167,8 @@ const targets = [
 ];
 const problems = [];
 if (/example\.invalid/i.test(text)) problems.push('mentions example.invalid (the placeholder repository host)');
-for (const t of targets) if (isRelative(t) && !has(decodeURI(t).replace(/^\.\//, ''))) problems.push(`links to ${t}, which is not in the package`);
+for (const t of targets)
+  if (isRelative(t) && !has(decodeURI(t).replace(/^\.\//, ''))) problems.push(`links to ${t}, which is not in the package`);
 const dataImages = targets.filter(t => t.startsWith('data:image/')).length;
 if (dataImages !== embedded) problems.push(`has ${dataImages} embedded images, README.md has ${embedded}`);
 if (problems.length) die(`the packaged README is not self-contained:\n  ${problems.join('\n  ')}`);

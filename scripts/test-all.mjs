@@ -15,14 +15,20 @@ import { fileURLToPath } from 'node:url';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ARTIFACTS = path.join(ROOT, '.test-artifacts');
 fs.mkdirSync(ARTIFACTS, { recursive: true });
-const stages = (process.env.UNROLL_LENS_TEST_STAGES ?? 'unit,webview,integration,ui').split(',').map(s => s.trim()).filter(Boolean);
+const stages = (process.env.UNROLL_LENS_TEST_STAGES ?? 'unit,webview,integration,ui')
+  .split(',')
+  .map(s => s.trim())
+  .filter(Boolean);
 
 /** Runs a command, echoing its output, and resolves with exit code and captured text. */
 function run(cmd, args, opts = {}) {
   return new Promise(resolve => {
     const child = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], ...opts });
     let text = '';
-    const onData = stream => chunk => { text += chunk; stream.write(chunk); };
+    const onData = stream => chunk => {
+      text += chunk;
+      stream.write(chunk);
+    };
     child.stdout.on('data', onData(process.stdout));
     child.stderr.on('data', onData(process.stderr));
     child.on('close', code => resolve({ code: code ?? 1, text }));
@@ -37,7 +43,12 @@ function record(stage, passed, failed, note = '') {
 
 function findFiles(dir, suffix) {
   if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { recursive: true }).map(String).filter(f => f.endsWith(suffix)).map(f => path.join(dir, f)).sort();
+  return fs
+    .readdirSync(dir, { recursive: true })
+    .map(String)
+    .filter(f => f.endsWith(suffix))
+    .map(f => path.join(dir, f))
+    .sort();
 }
 
 const t0 = Date.now();
@@ -52,8 +63,12 @@ if (stages.includes('unit')) {
   const files = findFiles(path.join(ROOT, 'out', 'test', 'unit'), '.test.js');
   const tap = path.join(ARTIFACTS, 'unit.tap');
   const r = await run(process.execPath, [
-    '--test', '--test-reporter=spec', '--test-reporter-destination=stdout',
-    '--test-reporter=tap', `--test-reporter-destination=${tap}`, ...files,
+    '--test',
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    '--test-reporter=tap',
+    `--test-reporter-destination=${tap}`,
+    ...files,
   ]);
   const summary = fs.existsSync(tap) ? fs.readFileSync(tap, 'utf8') : '';
   const pass = Number(/^# pass (\d+)/m.exec(summary)?.[1] ?? 0);
@@ -77,7 +92,9 @@ function haveChromium() {
   try {
     const p = JSON.parse(fs.readFileSync(manifest, 'utf8')).chromium;
     if (p && fs.existsSync(p)) return true;
-  } catch { /* no manifest yet */ }
+  } catch {
+    /* no manifest yet */
+  }
   return fs.existsSync('/usr/bin/chromium');
 }
 
@@ -87,10 +104,14 @@ if (stages.includes('webview')) {
   else {
     console.log('\n=== webview tests (results panel in headless Chromium)');
     const tap = path.join(ARTIFACTS, 'webview.tap');
-    fs.rmSync(tap, { force: true });   // a crashed run must not report the last run's counts
+    fs.rmSync(tap, { force: true }); // a crashed run must not report the last run's counts
     const r = await run(process.execPath, [
-      '--test', '--test-reporter=spec', '--test-reporter-destination=stdout',
-      '--test-reporter=tap', `--test-reporter-destination=${tap}`, path.join(ROOT, 'test', 'webview', 'panel.test.mjs'),
+      '--test',
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      '--test-reporter=tap',
+      `--test-reporter-destination=${tap}`,
+      path.join(ROOT, 'test', 'webview', 'panel.test.mjs'),
     ]);
     const summary = fs.existsSync(tap) ? fs.readFileSync(tap, 'utf8') : '';
     const pass = Number(/^# pass (\d+)/m.exec(summary)?.[1] ?? 0);

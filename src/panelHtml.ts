@@ -42,7 +42,8 @@ function checkCspSource(src: string): string {
   // A CSP source list as VS Code gives it (`'self' https://*.vscode-cdn.net` in code-server): the
   // only quoted keyword allowed is 'self'; no directive separators or markup can come through.
   const tokens = src.trim().split(/\s+/).filter(Boolean);
-  if (!tokens.length || tokens.some(t => t !== "'self'" && /[;,'"<>]/.test(t))) throw new Error(`invalid cspSource: ${JSON.stringify(src)}`);
+  if (!tokens.length || tokens.some(t => t !== "'self'" && /[;,'"<>]/.test(t)))
+    throw new Error(`invalid cspSource: ${JSON.stringify(src)}`);
   return tokens.join(' ');
 }
 
@@ -101,7 +102,10 @@ function inlineSafe(code: string, tag: 'script' | 'style'): string {
 
 /** JSON inside `<script type="application/json">`: no `<` at all, so no tag can end it. */
 export function embedJson(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 /**
@@ -110,7 +114,9 @@ export function embedJson(value: unknown): string {
  */
 export function reportHtml(result: SweepResult, assets: PanelAssets, opts: { nonce?: string } = {}): string {
   const nonce = checkNonce(opts.nonce ?? makeNonce());
-  const csp = ["default-src 'none'", 'img-src data:', `style-src 'nonce-${nonce}'`, `script-src 'nonce-${nonce}'`, 'font-src data:'].join('; ');
+  const csp = ["default-src 'none'", 'img-src data:', `style-src 'nonce-${nonce}'`, `script-src 'nonce-${nonce}'`, 'font-src data:'].join(
+    '; ',
+  );
   const file = result.file.split(/[\\/]/).pop() || result.file;
   return page({
     csp,

@@ -79,7 +79,9 @@ export interface KernelOutline {
   loops: LoopOutline[];
 }
 
-export interface FileAnalysisParams { uri: string }
+export interface FileAnalysisParams {
+  uri: string;
+}
 export interface FileAnalysisResult {
   kernels: KernelOutline[];
 }

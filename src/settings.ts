@@ -18,8 +18,16 @@ interface DeclBase {
   restricted?: boolean;
 }
 
-export interface BooleanDecl extends DeclBase { type: 'boolean'; default: boolean }
-export interface NumberDecl extends DeclBase { type: 'integer' | 'number'; default: number; minimum?: number; maximum?: number }
+export interface BooleanDecl extends DeclBase {
+  type: 'boolean';
+  default: boolean;
+}
+export interface NumberDecl extends DeclBase {
+  type: 'integer' | 'number';
+  default: number;
+  minimum?: number;
+  maximum?: number;
+}
 export interface StringDecl extends DeclBase {
   type: 'string';
   default: string;
@@ -58,37 +66,53 @@ const toolPath = (description: string): StringDecl => string({ default: '', scop
 /** Settings the language server reads, in the shape of `Settings` (field path → declaration). */
 export const SETTINGS = {
   bloatThresholdStatements: integer({
-    default: 2048, minimum: 1,
-    description: 'Warn when nested full unrolls would expand a loop body to more than this many source-level statement copies '
-      + '(an estimate of straight-line code size, checked before any compile).',
+    default: 2048,
+    minimum: 1,
+    description:
+      'Warn when nested full unrolls would expand a loop body to more than this many source-level statement copies ' +
+      '(an estimate of straight-line code size, checked before any compile).',
   }),
-  codeLensEnabled: boolean({ key: 'codeLens.enabled', default: true, description: 'Show Unroll Lens CodeLens above device loops and kernels.' }),
+  codeLensEnabled: boolean({
+    key: 'codeLens.enabled',
+    default: true,
+    description: 'Show Unroll Lens CodeLens above device loops and kernels.',
+  }),
   arch: string({
-    default: '', pattern: '^(sm_[0-9]+[af]?)?$', patternErrorMessage: 'an sm_XX architecture such as sm_90, or empty',
+    default: '',
+    pattern: '^(sm_[0-9]+[af]?)?$',
+    patternErrorMessage: 'an sm_XX architecture such as sm_90, or empty',
     description: 'Target architecture for variant builds, e.g. sm_90. Empty: from compile_commands.json, else the GPU, else sm_90.',
   }),
   nvccArgs: strings({
-    default: [], restricted: true,
-    description: 'Extra nvcc arguments (one array element per argument; never passed through a shell). '
-      + 'Added after compile_commands.json flags when the workspace has them.',
+    default: [],
+    restricted: true,
+    description:
+      'Extra nvcc arguments (one array element per argument; never passed through a shell). ' +
+      'Added after compile_commands.json flags when the workspace has them.',
   }),
   includePaths: strings({
-    default: [], restricted: true,
+    default: [],
+    restricted: true,
     description: 'Include directories (relative to the workspace folder) when there is no compile_commands.json entry for the file.',
   }),
   defines: strings({
-    default: [], restricted: true,
+    default: [],
+    restricted: true,
     description: 'Preprocessor definitions (NAME or NAME=VALUE) when there is no compile_commands.json entry.',
   }),
   unrollFactors: strings({
-    default: ['default', '1', '2', '4', '8', '16', 'full'], minItems: 1,
-    itemPattern: '^(default|full|[1-9][0-9]*)$', itemPatternErrorMessage: 'default, full or a positive integer',
+    default: ['default', '1', '2', '4', '8', '16', 'full'],
+    minItems: 1,
+    itemPattern: '^(default|full|[1-9][0-9]*)$',
+    itemPatternErrorMessage: 'default, full or a positive integer',
     description: 'Unroll factors to build for a loop: default (no pragma), full, or a positive integer.',
   }),
   icacheBudgetBytes: integer({
-    default: 0, minimum: 0,
-    description: 'Loops whose SASS is larger than this many bytes get an instruction-cache warning. 0 (default): the per-architecture '
-      + 'budget calibrated on a GPU (sm_90: 48.8 KiB, measured on an H100; other arches: estimates).',
+    default: 0,
+    minimum: 0,
+    description:
+      'Loops whose SASS is larger than this many bytes get an instruction-cache warning. 0 (default): the per-architecture ' +
+      'budget calibrated on a GPU (sm_90: 48.8 KiB, measured on an H100; other arches: estimates).',
   }),
   buildOnSave: boolean({
     default: true,
@@ -96,7 +120,9 @@ export const SETTINGS = {
   }),
   jobs: integer({ default: 0, minimum: 0, description: 'Parallel nvcc processes for variant builds; 0 = number of CPU cores.' }),
   toolchain: {
-    cudaHome: toolPath('CUDA installation root (its bin/ holds nvcc, cuobjdump, nvdisasm). Empty: CUDA_HOME, CUDA_PATH, PATH, /usr/local/cuda.'),
+    cudaHome: toolPath(
+      'CUDA installation root (its bin/ holds nvcc, cuobjdump, nvdisasm). Empty: CUDA_HOME, CUDA_PATH, PATH, /usr/local/cuda.',
+    ),
     nvccPath: toolPath('Path to nvcc (overrides discovery).'),
     cuobjdumpPath: toolPath('Path to cuobjdump (overrides discovery).'),
     nvdisasmPath: toolPath('Path to nvdisasm (overrides discovery).'),
@@ -108,27 +134,41 @@ export const SETTINGS = {
     warmup: integer({ default: 2, minimum: 0, description: 'Launches of the kernel skipped per program run before timing.' }),
     clockControl: oneOf(['base', 'none'], {
       default: 'base',
-      valueDescriptions: ['Lock the GPU to base clocks while profiling (stable comparisons; ncu\'s default).', 'Measure at whatever clocks the GPU runs.'],
-      description: 'ncu --clock-control: base locks the GPU to base clocks during profiling for stable comparisons; '
-        + 'none measures at whatever clocks the GPU runs.',
+      valueDescriptions: [
+        "Lock the GPU to base clocks while profiling (stable comparisons; ncu's default).",
+        'Measure at whatever clocks the GPU runs.',
+      ],
+      description:
+        'ncu --clock-control: base locks the GPU to base clocks during profiling for stable comparisons; ' +
+        'none measures at whatever clocks the GPU runs.',
     }),
     timeoutSeconds: number({
-      default: 120, minimum: 1,
+      default: 120,
+      minimum: 1,
       description: 'Per program run; a run past it is killed with its whole process tree and reported as timeout.',
     }),
-    launcher: strings({ default: [], restricted: true, description: 'Prefix for every program run, e.g. ["srun", "-p", "gpu", "--gres=gpu:1"].' }),
+    launcher: strings({
+      default: [],
+      restricted: true,
+      description: 'Prefix for every program run, e.g. ["srun", "-p", "gpu", "--gres=gpu:1"].',
+    }),
     runCommand: strings({
-      default: [], restricted: true,
-      description: 'Run command template for projects: {program} is the built variant, {args} the program arguments. Empty: run the program itself.',
+      default: [],
+      restricted: true,
+      description:
+        'Run command template for projects: {program} is the built variant, {args} the program arguments. Empty: run the program itself.',
     }),
     compileCommand: strings({
-      default: [], restricted: true,
-      description: 'Compile command template for projects (CMake/Make): {source} is the variant\'s shadow copy of the file, {output} the program '
-        + 'to produce, {arch} the target arch, {dir} the original file\'s folder. Example: ["make", "-C", "{dir}", "KERNEL_SRC={source}", '
-        + '"BIN={output}", "ARCH={arch}"]. Empty: nvcc on the .cu file (it must have main).',
+      default: [],
+      restricted: true,
+      description:
+        "Compile command template for projects (CMake/Make): {source} is the variant's shadow copy of the file, {output} the program " +
+        'to produce, {arch} the target arch, {dir} the original file\'s folder. Example: ["make", "-C", "{dir}", "KERNEL_SRC={source}", ' +
+        '"BIN={output}", "ARCH={arch}"]. Empty: nvcc on the .cu file (it must have main).',
     }),
     checkCommand: strings({
-      default: [], restricted: true,
+      default: [],
+      restricted: true,
       description: 'Optional check run after each variant: {stdout} and {baselineStdout} are files; exit 0 means the same result.',
     }),
     sourceStalls: boolean({
@@ -140,7 +180,10 @@ export const SETTINGS = {
 
 /** Settings only the extension client reads (vscode-languageclient traces by `<id>.trace.server`); not part of `Settings`. */
 export const CLIENT_SETTINGS = {
-  'trace.server': oneOf(['off', 'messages', 'verbose'], { default: 'off', description: 'Trace LSP traffic in the Unroll Lens output channel.' }),
+  'trace.server': oneOf(['off', 'messages', 'verbose'], {
+    default: 'off',
+    description: 'Trace LSP traffic in the Unroll Lens output channel.',
+  }),
 };
 
 /** Keys users may still have in settings.json that never took effect, and what to set instead. */
@@ -153,12 +196,17 @@ export const SECTION = 'unrollLens';
 // ---------------------------------------------------------------------------------------------
 // Types derived from the declaration
 
-type ValueOf<D> = D extends BooleanDecl ? boolean
-  : D extends NumberDecl ? number
-  : D extends EnumDecl<infer E> ? E
-  : D extends StringDecl ? string
-  : D extends StringListDecl ? string[]
-  : never;
+type ValueOf<D> = D extends BooleanDecl
+  ? boolean
+  : D extends NumberDecl
+    ? number
+    : D extends EnumDecl<infer E>
+      ? E
+      : D extends StringDecl
+        ? string
+        : D extends StringListDecl
+          ? string[]
+          : never;
 type SettingsOf<T> = { [K in keyof T]: T[K] extends SettingDecl ? ValueOf<T[K]> : SettingsOf<T[K]> };
 
 export type Settings = SettingsOf<typeof SETTINGS>;
@@ -209,12 +257,20 @@ function range(d: NumberDecl): string {
 /** What a valid value looks like, in words ("an integer ≥ 1", "base or none"). */
 export function describeValue(d: SettingDecl): string {
   switch (d.type) {
-    case 'boolean': return 'true or false';
-    case 'integer': case 'number': return range(d);
-    case 'string': return d.patternErrorMessage ?? 'a string';
-    case 'enum': return d.values.join(' or ');
-    case 'strings': return `an array of strings${d.itemPatternErrorMessage ? ` (each ${d.itemPatternErrorMessage})` : ''}`
-      + `${d.minItems ? `, at least ${d.minItems}` : ''}`;
+    case 'boolean':
+      return 'true or false';
+    case 'integer':
+    case 'number':
+      return range(d);
+    case 'string':
+      return d.patternErrorMessage ?? 'a string';
+    case 'enum':
+      return d.values.join(' or ');
+    case 'strings':
+      return (
+        `an array of strings${d.itemPatternErrorMessage ? ` (each ${d.itemPatternErrorMessage})` : ''}` +
+        `${d.minItems ? `, at least ${d.minItems}` : ''}`
+      );
   }
 }
 
@@ -225,7 +281,8 @@ export function settingProblem(d: SettingDecl, value: unknown): string | null {
   switch (d.type) {
     case 'boolean':
       return typeof value === 'boolean' ? null : expected;
-    case 'integer': case 'number': {
+    case 'integer':
+    case 'number': {
       if (typeof value !== 'number' || !Number.isFinite(value) || (d.type === 'integer' && !Number.isInteger(value))) return expected;
       if (d.minimum !== undefined && value < d.minimum) return expected;
       if (d.maximum !== undefined && value > d.maximum) return expected;
@@ -253,7 +310,10 @@ function isObject(x: unknown): x is Record<string, unknown> {
 function lookup(raw: Record<string, unknown>, key: string): unknown {
   let node: unknown = raw;
   for (const part of key.split('.')) {
-    if (!isObject(node) || !(part in node)) { node = undefined; break; }
+    if (!isObject(node) || !(part in node)) {
+      node = undefined;
+      break;
+    }
     node = node[part];
   }
   return node !== undefined ? node : raw[key];
@@ -312,7 +372,8 @@ function unknownKeys(raw: Record<string, unknown>, prefix: string): string[] {
     const isGroup = [...KNOWN_KEYS].some(k => k.startsWith(key + '.'));
     if (isGroup && isObject(value)) out.push(...unknownKeys(value, key + '.'));
     else if (isGroup) out.push(`${SECTION}.${key}: expected an object of settings, got ${JSON.stringify(value)}; ignored`);
-    else if (REPLACED_KEYS[key]) out.push(`${SECTION}.${key} is not read (it never took effect); set ${SECTION}.${REPLACED_KEYS[key]} instead`);
+    else if (REPLACED_KEYS[key])
+      out.push(`${SECTION}.${key} is not read (it never took effect); set ${SECTION}.${REPLACED_KEYS[key]} instead`);
     else out.push(`${SECTION}.${key} is not an Unroll Lens setting; ignored`);
   }
   return out;

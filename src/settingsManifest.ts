@@ -14,14 +14,20 @@ function schema(d: SettingDecl): Record<string, unknown> {
     case 'boolean':
       Object.assign(s, { type: 'boolean', default: d.default });
       break;
-    case 'integer': case 'number':
+    case 'integer':
+    case 'number':
       Object.assign(s, { type: d.type, default: d.default, minimum: d.minimum, maximum: d.maximum });
       break;
     case 'string':
       Object.assign(s, { type: 'string', default: d.default, pattern: d.pattern, patternErrorMessage: d.patternErrorMessage });
       break;
     case 'enum':
-      Object.assign(s, { type: 'string', enum: [...d.values], enumDescriptions: d.valueDescriptions && [...d.valueDescriptions], default: d.default });
+      Object.assign(s, {
+        type: 'string',
+        enum: [...d.values],
+        enumDescriptions: d.valueDescriptions && [...d.valueDescriptions],
+        default: d.default,
+      });
       break;
     case 'strings':
       Object.assign(s, {
@@ -49,8 +55,9 @@ export function restrictedSettings(): string[] {
 export function untrustedWorkspacesCapability() {
   return {
     supported: 'limited' as const,
-    description: 'In an untrusted workspace, workspace values of the settings that name a program, a command or compiler input '
-      + '(tool paths, nvcc arguments, include paths, defines, benchmark commands and arguments) are ignored.',
+    description:
+      'In an untrusted workspace, workspace values of the settings that name a program, a command or compiler input ' +
+      '(tool paths, nvcc arguments, include paths, defines, benchmark commands and arguments) are ignored.',
     restrictedConfigurations: restrictedSettings(),
   };
 }
@@ -62,7 +69,10 @@ export function untrustedWorkspacesCapability() {
 export function generatePackageJson(text: string): string {
   const pkg = JSON.parse(text) as Record<string, unknown>;
   const contributes = { ...(pkg.contributes as Record<string, unknown> | undefined), configuration: configurationContribution() };
-  const capabilities = { ...(pkg.capabilities as Record<string, unknown> | undefined), untrustedWorkspaces: untrustedWorkspacesCapability() };
+  const capabilities = {
+    ...(pkg.capabilities as Record<string, unknown> | undefined),
+    untrustedWorkspaces: untrustedWorkspacesCapability(),
+  };
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(pkg)) {
     if (k === 'contributes' && !('capabilities' in pkg)) out.capabilities = capabilities;
@@ -86,11 +96,17 @@ function defaultText(d: SettingDecl): string {
 
 function typeText(d: SettingDecl): string {
   switch (d.type) {
-    case 'boolean': return 'boolean';
-    case 'integer': case 'number': return describeValue(d).replace(/^an? /, '');
-    case 'string': return d.pattern ? `string: ${d.patternErrorMessage}` : 'string';
-    case 'enum': return d.values.map(code).join(' | ');
-    case 'strings': return `string[]${d.itemPatternErrorMessage ? `: each ${d.itemPatternErrorMessage}` : ''}${d.minItems ? `, at least ${d.minItems}` : ''}`;
+    case 'boolean':
+      return 'boolean';
+    case 'integer':
+    case 'number':
+      return describeValue(d).replace(/^an? /, '');
+    case 'string':
+      return d.pattern ? `string: ${d.patternErrorMessage}` : 'string';
+    case 'enum':
+      return d.values.map(code).join(' | ');
+    case 'strings':
+      return `string[]${d.itemPatternErrorMessage ? `: each ${d.itemPatternErrorMessage}` : ''}${d.minItems ? `, at least ${d.minItems}` : ''}`;
   }
 }
 
@@ -98,8 +114,11 @@ const NOTICE = '<!-- Generated from src/settings.ts by `npm run gen:settings`; e
 
 /** docs/settings.md. */
 export function settingsMarkdown(): string {
-  const rows = SETTING_ENTRIES.map(e => `| ${code(e.key)} | ${cell(typeText(e.decl))} | ${defaultText(e.decl)} | ${cell(e.decl.description)} | `
-    + `${e.decl.restricted ? 'yes' : ''} |`);
+  const rows = SETTING_ENTRIES.map(
+    e =>
+      `| ${code(e.key)} | ${cell(typeText(e.decl))} | ${defaultText(e.decl)} | ${cell(e.decl.description)} | ` +
+      `${e.decl.restricted ? 'yes' : ''} |`,
+  );
   return [
     '# Settings',
     '',
@@ -108,7 +127,7 @@ export function settingsMarkdown(): string {
     `Every setting of Unroll Lens, under \`${SECTION}.\` in VS Code's settings. A value of the wrong type, out of range or not`,
     'among the allowed ones is replaced by its default, and the *Unroll Lens* output channel names the setting.',
     '',
-    '*Restricted*: the setting names a program, a command or compiler input. In an untrusted workspace (VS Code\'s',
+    "*Restricted*: the setting names a program, a command or compiler input. In an untrusted workspace (VS Code's",
     'Restricted Mode) VS Code ignores its workspace value and uses your user settings. Tool paths are',
     '`machine-overridable`: a remote machine can have its own.',
     '',

@@ -7,7 +7,15 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 const out = process.argv[2] ?? '.device/cli';
 fs.mkdirSync(out, { recursive: true });
-await build({ entryPoints: ['out/src/cli/main.js'], bundle: true, platform: 'node', target: 'node20', format: 'cjs', outfile: path.join(out, 'main.js'), logLevel: 'warning' });
+await build({
+  entryPoints: ['out/src/cli/main.js'],
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  outfile: path.join(out, 'main.js'),
+  logLevel: 'warning',
+});
 fs.copyFileSync(require.resolve('web-tree-sitter/tree-sitter.wasm'), path.join(out, 'tree-sitter.wasm'));
 fs.copyFileSync(require.resolve('tree-sitter-cuda/tree-sitter-cuda.wasm'), path.join(out, 'tree-sitter-cuda.wasm'));
 // The results panel's bundle for `sweep --report` (found beside the nearest package.json).
@@ -15,5 +23,8 @@ fs.mkdirSync(path.join(out, 'dist', 'webview'), { recursive: true });
 for (const f of ['panel.js', 'panel.css']) fs.copyFileSync(path.join('dist', 'webview', f), path.join(out, 'dist', 'webview', f));
 const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8'));
 fs.writeFileSync(path.join(out, 'package.json'), JSON.stringify({ name: pkg.name, version: pkg.version, private: true }) + '\n');
-fs.writeFileSync(path.join(out, 'unroll-lens.js'), "#!/usr/bin/env node\nrequire('./main.js').main(process.argv.slice(2)).then(c => { process.exitCode = c; });\n");
+fs.writeFileSync(
+  path.join(out, 'unroll-lens.js'),
+  "#!/usr/bin/env node\nrequire('./main.js').main(process.argv.slice(2)).then(c => { process.exitCode = c; });\n",
+);
 console.log(`bundled CLI into ${out}`);

@@ -23,7 +23,7 @@ export interface OptionSpec {
 /** Long option name without the dashes → spec. */
 export type OptionTable = Record<string, OptionSpec>;
 export type OptionValues<O extends OptionTable> = {
-  [K in keyof O]?: O[K]['type'] extends 'boolean' ? true : O[K]['type'] extends 'list' ? string[] : string
+  [K in keyof O]?: O[K]['type'] extends 'boolean' ? true : O[K]['type'] extends 'list' ? string[] : string;
 };
 
 export interface ParsedArgs<O extends OptionTable> {

@@ -15,28 +15,58 @@ import { Progress } from './progress';
 
 export const benchCommand = defineCommand({
   name: 'bench',
-  summary: 'Build each unroll factor of a loop as a program, check its result, time the kernel under Nsight Compute and report stall reasons (GPU).',
+  summary:
+    'Build each unroll factor of a loop as a program, check its result, time the kernel under Nsight Compute and report stall reasons (GPU).',
   synopsis: '<file> --loop LINE[,LINE…] [options]',
-  description: 'For the file as written and each factor (every listed loop set to it): builds the program (a .cu with main), runs it\n'
-    + 'once and compares its checksum= values with the file as written, then profiles the kernel holding the loop under ncu\n'
-    + 'until it has --samples durations, with the warp-stall reasons. Needs nvcc, ncu and an NVIDIA GPU. Ctrl-C cancels.',
+  description:
+    'For the file as written and each factor (every listed loop set to it): builds the program (a .cu with main), runs it\n' +
+    'once and compares its checksum= values with the file as written, then profiles the kernel holding the loop under ncu\n' +
+    'until it has --samples durations, with the warp-stall reasons. Needs nvcc, ncu and an NVIDIA GPU. Ctrl-C cancels.',
   options: {
     loop: { type: 'string', value: 'LINE[,LINE…]', help: '1-based line of the loop keyword; several loops are all set to the same factor' },
-    kernel: { type: 'string', value: 'NAME', help: 'profile only this instantiation (mangled name, or part of the demangled one)',
-      default: 'every kernel holding the loop' },
-    factors: { type: 'string', value: 'LIST', help: 'unroll factors: default (no pragma), full, or positive integers', setting: SETTINGS.unrollFactors },
-    args: { type: 'string', value: '"ARGS"', help: 'program arguments, split like a shell would but never run through one', default: 'none' },
+    kernel: {
+      type: 'string',
+      value: 'NAME',
+      help: 'profile only this instantiation (mangled name, or part of the demangled one)',
+      default: 'every kernel holding the loop',
+    },
+    factors: {
+      type: 'string',
+      value: 'LIST',
+      help: 'unroll factors: default (no pragma), full, or positive integers',
+      setting: SETTINGS.unrollFactors,
+    },
+    args: {
+      type: 'string',
+      value: '"ARGS"',
+      help: 'program arguments, split like a shell would but never run through one',
+      default: 'none',
+    },
     samples: { type: 'string', value: 'N', help: 'kernel durations per variant', setting: SETTINGS.profile.samples },
-    warmup: { type: 'string', value: 'N', help: 'launches of the kernel skipped per program run before timing', setting: SETTINGS.profile.warmup },
+    warmup: {
+      type: 'string',
+      value: 'N',
+      help: 'launches of the kernel skipped per program run before timing',
+      setting: SETTINGS.profile.warmup,
+    },
     'clock-control': {
-      type: 'string', value: 'base|none', setting: SETTINGS.profile.clockControl,
+      type: 'string',
+      value: 'base|none',
+      setting: SETTINGS.profile.clockControl,
       help: 'ncu --clock-control: base locks base clocks while profiling; none measures at the clocks the GPU runs',
     },
     timeout: {
-      type: 'string', value: 'S', setting: SETTINGS.profile.timeoutSeconds,
+      type: 'string',
+      value: 'S',
+      setting: SETTINGS.profile.timeoutSeconds,
       help: 'seconds per program run; past it the run is killed with its process tree',
     },
-    launcher: { type: 'string', value: '"CMD"', help: 'prefix for every program and ncu run, e.g. "srun -p gpu --gres=gpu:1"', default: 'none' },
+    launcher: {
+      type: 'string',
+      value: '"CMD"',
+      help: 'prefix for every program and ncu run, e.g. "srun -p gpu --gres=gpu:1"',
+      default: 'none',
+    },
     arch: { type: 'string', value: 'sm_XX', help: 'target architecture', default: "compile flags' arch, else the first GPU's, else sm_90" },
     // Opt-in here although the editor's unrollLens.profile.sourceStalls defaults to on: it costs one more ncu run per bench.
     'source-stalls': { type: 'boolean', help: 'also sample warp stalls per source line of the file as written (one extra ncu run)' },
@@ -54,23 +84,27 @@ export const benchCommand = defineCommand({
     if (positionals.length > 1) throw new UsageError('bench takes one file');
     if (options.loop === undefined) throw new UsageError('bench needs --loop LINE');
     const loops = options.loop.split(',').map(Number);
-    if (loops.some(n => !Number.isInteger(n) || n < 1)) throw new UsageError('--loop takes 1-based line numbers: --loop 40 or --loop 40,52');
-    return bench({
-      file: positionals[0],
-      loops,
-      kernel: options.kernel,
-      factors: factorsOption(options.factors),
-      args: options.args !== undefined ? splitCommandLine(options.args) : [...DEFAULT_SETTINGS.profile.args],
-      samples: numberOption('samples', options.samples, SETTINGS.profile.samples),
-      warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
-      clockControl: enumOption('clock-control', options['clock-control'], SETTINGS.profile.clockControl),
-      timeoutS: numberOption('timeout', options.timeout, SETTINGS.profile.timeoutSeconds),
-      launcher: options.launcher !== undefined ? splitCommandLine(options.launcher) : [...DEFAULT_SETTINGS.profile.launcher],
-      arch: stringOption('arch', options.arch, SETTINGS.arch) || null,
-      keep: options['keep-reports'],
-      sourceStalls: !!options['source-stalls'],
-      json: !!options.json,
-    }, io);
+    if (loops.some(n => !Number.isInteger(n) || n < 1))
+      throw new UsageError('--loop takes 1-based line numbers: --loop 40 or --loop 40,52');
+    return bench(
+      {
+        file: positionals[0],
+        loops,
+        kernel: options.kernel,
+        factors: factorsOption(options.factors),
+        args: options.args !== undefined ? splitCommandLine(options.args) : [...DEFAULT_SETTINGS.profile.args],
+        samples: numberOption('samples', options.samples, SETTINGS.profile.samples),
+        warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
+        clockControl: enumOption('clock-control', options['clock-control'], SETTINGS.profile.clockControl),
+        timeoutS: numberOption('timeout', options.timeout, SETTINGS.profile.timeoutSeconds),
+        launcher: options.launcher !== undefined ? splitCommandLine(options.launcher) : [...DEFAULT_SETTINGS.profile.launcher],
+        arch: stringOption('arch', options.arch, SETTINGS.arch) || null,
+        keep: options['keep-reports'],
+        sourceStalls: !!options['source-stalls'],
+        json: !!options.json,
+      },
+      io,
+    );
   },
 });
 
@@ -80,19 +114,33 @@ function pct(x: number | undefined | null): string {
 
 function renderBench(r: BenchReport): string {
   if (r.instantiations.length > 1) {
-    return r.instantiations.map(x => renderBench({ ...r, kernel: `${x.kernel}${x.blockSize ? ` block ${x.blockSize}` : ''}`, variants: x.variants, instantiations: [] })).join('\n');
+    return r.instantiations
+      .map(x =>
+        renderBench({ ...r, kernel: `${x.kernel}${x.blockSize ? ` block ${x.blockSize}` : ''}`, variants: x.variants, instantiations: [] }),
+      )
+      .join('\n');
   }
-  const lines = [`${r.kernel} on ${r.gpu ?? 'unknown GPU'} · clocks ${r.clockControl === 'base' ? 'locked to base by ncu' : 'not locked (--clock-control none)'} · speedup vs the file as written`];
+  const lines = [
+    `${r.kernel} on ${r.gpu ?? 'unknown GPU'} · clocks ${r.clockControl === 'base' ? 'locked to base by ncu' : 'not locked (--clock-control none)'} · speedup vs the file as written`,
+  ];
   lines.push('variant      status       instr  regs  samples   median ms    IQR ms     CV  speedup  no_instruction  top stall');
   for (const v of r.variants) {
     const top = v.stallShare ? Object.entries(v.stallShare).sort((a, b) => b[1] - a[1])[0] : undefined;
-    lines.push([
-      v.label.padEnd(12), v.status.padEnd(11), String(v.kernelInstructions ?? '-').padStart(6), String(v.registers ?? '-').padStart(5),
-      String(v.samples).padStart(8), (v.medianMs?.toFixed(4) ?? '-').padStart(11), (v.iqrMs?.toFixed(4) ?? '-').padStart(9),
-      (v.cv !== null ? `${(v.cv * 100).toFixed(1)}%` : '-').padStart(6),
-      (v.speedup !== null ? `${v.speedup.toFixed(2)}×${v.withinNoise && v.label !== 'as-written' ? '~' : ''}` : '-').padStart(8),
-      pct(v.stallShare?.no_instruction).padStart(15), top ? `${top[0]} ${pct(top[1])}` : '-',
-    ].join(' '));
+    lines.push(
+      [
+        v.label.padEnd(12),
+        v.status.padEnd(11),
+        String(v.kernelInstructions ?? '-').padStart(6),
+        String(v.registers ?? '-').padStart(5),
+        String(v.samples).padStart(8),
+        (v.medianMs?.toFixed(4) ?? '-').padStart(11),
+        (v.iqrMs?.toFixed(4) ?? '-').padStart(9),
+        (v.cv !== null ? `${(v.cv * 100).toFixed(1)}%` : '-').padStart(6),
+        (v.speedup !== null ? `${v.speedup.toFixed(2)}×${v.withinNoise && v.label !== 'as-written' ? '~' : ''}` : '-').padStart(8),
+        pct(v.stallShare?.no_instruction).padStart(15),
+        top ? `${top[0]} ${pct(top[1])}` : '-',
+      ].join(' '),
+    );
     if (v.message) lines.push(`    ${v.message}`);
   }
   lines.push('~ = within noise (the interquartile ranges overlap)');
@@ -104,10 +152,16 @@ function renderLineStalls(r: BenchReport): string {
   if (!r.lineStalls?.length) return '';
   const total = r.lineStalls.reduce((a, l) => a + l.samples, 0);
   const top = [...r.lineStalls].sort((a, b) => b.samples - a.samples).slice(0, 8);
-  return '\nhottest source lines (warp-stall samples, file as written):\n' + top.map(l => {
-    const reason = Object.entries(l.stallShare).sort((a, b) => b[1] - a[1])[0];
-    return `  line ${String(l.line).padStart(4)}  ${((l.samples / Math.max(1, total)) * 100).toFixed(1).padStart(5)}%  ${reason ? `${reason[0]} ${(reason[1] * 100).toFixed(0)}%` : ''}  ${l.source.trim().slice(0, 60)}`;
-  }).join('\n') + '\n';
+  return (
+    '\nhottest source lines (warp-stall samples, file as written):\n' +
+    top
+      .map(l => {
+        const reason = Object.entries(l.stallShare).sort((a, b) => b[1] - a[1])[0];
+        return `  line ${String(l.line).padStart(4)}  ${((l.samples / Math.max(1, total)) * 100).toFixed(1).padStart(5)}%  ${reason ? `${reason[0]} ${(reason[1] * 100).toFixed(0)}%` : ''}  ${l.source.trim().slice(0, 60)}`;
+      })
+      .join('\n') +
+    '\n'
+  );
 }
 
 interface BenchArgs {
@@ -131,11 +185,16 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
   const { file, loops, kernel, factors, args, samples, warmup, clockControl, timeoutS, launcher, arch, keep, sourceStalls, json } = a;
   const abs = path.resolve(file);
   let text: string;
-  try { text = fs.readFileSync(abs, 'utf8'); } catch { throw new ScanInputError(`cannot read file: ${file}`); }
+  try {
+    text = fs.readFileSync(abs, 'utf8');
+  } catch {
+    throw new ScanInputError(`cannot read file: ${file}`);
+  }
   const docs = await CudaDocuments.create();
   const analysis = docs.analyzeOnce(text, abs);
   const all = analysis.kernels.flatMap(k => k.loops.map(l => l.line));
-  for (const l of loops) if (!all.includes(l)) throw new UsageError(`no loop in device code at line ${l} of ${file} (loops at ${all.join(', ') || 'none'})`);
+  for (const l of loops)
+    if (!all.includes(l)) throw new UsageError(`no loop in device code at line ${l} of ${file} (loops at ${all.join(', ') || 'none'})`);
   const toolchain = await detectToolchain({});
   const flags = resolveCompileFlags(abs, [process.cwd()], {});
   const chosen = chooseArch(arch, flags.arch, toolchain.gpus).arch;
@@ -145,8 +204,22 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
   const progress = new Progress('bench', factors.length + 1, io.isTTY ? io.err : null);
   try {
     const report = await benchLoop(abs, text, analysis, {
-      toolchain, arch: chosen, flags, cacheDir: defaultCacheDir(), loops, factors, kernel, args, samples, warmup,
-      clockControl, timeoutMs: timeoutS * 1000, launcher, signal: ac.signal, keepReportsDir: keep, sourceStalls,
+      toolchain,
+      arch: chosen,
+      flags,
+      cacheDir: defaultCacheDir(),
+      loops,
+      factors,
+      kernel,
+      args,
+      samples,
+      warmup,
+      clockControl,
+      timeoutMs: timeoutS * 1000,
+      launcher,
+      signal: ac.signal,
+      keepReportsDir: keep,
+      sourceStalls,
       onProgress: msg => progress.tick(msg),
     });
     progress.done();

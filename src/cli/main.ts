@@ -14,13 +14,7 @@ export { UsageError } from './io';
 export { renderTable } from './scan';
 
 /** Every subcommand, in the order `unroll-lens --help` lists them. */
-export const COMMANDS: readonly CliCommand[] = [
-  scanCommand,
-  sassCommand,
-  benchCommand,
-  sweepCommand,
-  stallsCommand,
-];
+export const COMMANDS: readonly CliCommand[] = [scanCommand, sassCommand, benchCommand, sweepCommand, stallsCommand];
 
 export function usage(): string {
   return [
@@ -32,15 +26,24 @@ export function usage(): string {
     optionRows(COMMANDS.map(c => [c.name, c.summary])),
     '',
     'Options:',
-    optionRows([['-h, --help', 'this help'], ['--version', 'print the version and exit']]),
+    optionRows([
+      ['-h, --help', 'this help'],
+      ['--version', 'print the version and exit'],
+    ]),
     '',
     'Exit codes:',
     optionRows([
       [String(EXIT.ok), 'success (--help and --version too)'],
-      [String(EXIT.failed), 'scan --strict found a diagnostic; sass: the file as written does not compile; bench: a variant failed; '
-        + 'sweep: no variant finished ok'],
-      [String(EXIT.usage), 'bad usage (no command, unknown command or option, missing or bad value), a missing or unreadable input, '
-        + 'or a tool the command needs (nvcc, ncu) not found'],
+      [
+        String(EXIT.failed),
+        'scan --strict found a diagnostic; sass: the file as written does not compile; bench: a variant failed; ' +
+          'sweep: no variant finished ok',
+      ],
+      [
+        String(EXIT.usage),
+        'bad usage (no command, unknown command or option, missing or bad value), a missing or unreadable input, ' +
+          'or a tool the command needs (nvcc, ncu) not found',
+      ],
       [String(EXIT.internal), 'internal error: a bug in Unroll Lens (stack trace on stderr)'],
       [String(EXIT.cancelled), 'cancelled with Ctrl-C'],
     ]),
@@ -75,7 +78,7 @@ export async function main(argv: string[], io: CliIO = defaultIO): Promise<numbe
   } catch (e) {
     const code = exitCodeFor(e);
     if (code === EXIT.internal) {
-      io.err(`unroll-lens: internal error (please report it): ${e instanceof Error ? e.stack ?? e.message : String(e)}\n`);
+      io.err(`unroll-lens: internal error (please report it): ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
     } else {
       io.err(`unroll-lens: ${(e as Error).message}\n`);
       if (e instanceof UsageError) io.err(`Run 'unroll-lens ${command.name} --help' for its options.\n`);

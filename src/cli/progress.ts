@@ -3,7 +3,11 @@ export class Progress {
   private done_ = 0;
   private lastDraw = 0;
 
-  constructor(private readonly label: string, private readonly total: number, private readonly write: ((s: string) => void) | null) {}
+  constructor(
+    private readonly label: string,
+    private readonly total: number,
+    private readonly write: ((s: string) => void) | null,
+  ) {}
 
   tick(item: string): void {
     this.done_++;

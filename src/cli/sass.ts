@@ -17,25 +17,32 @@ export const sassCommand = defineCommand({
   name: 'sass',
   summary: 'Compile with nvcc and count SASS per kernel; with --loop, build one variant per unroll factor of that loop.',
   synopsis: '<file> [--loop LINE] [options]',
-  description: 'Compiles the file with nvcc (flags from compile_commands.json when it has an entry for the file) and reports each\n'
-    + "kernel's SASS instructions, bytes, registers and spills. With --loop LINE (the loop keyword's line), builds one variant\n"
-    + "per unroll factor, in which only that loop's pragma changes, and reports the loop's instructions and the unroll factor\n"
-    + 'nvcc really applied. Needs nvcc; no GPU. Builds are cached; Ctrl-C cancels them.',
+  description:
+    'Compiles the file with nvcc (flags from compile_commands.json when it has an entry for the file) and reports each\n' +
+    "kernel's SASS instructions, bytes, registers and spills. With --loop LINE (the loop keyword's line), builds one variant\n" +
+    "per unroll factor, in which only that loop's pragma changes, and reports the loop's instructions and the unroll factor\n" +
+    'nvcc really applied. Needs nvcc; no GPU. Builds are cached; Ctrl-C cancels them.',
   options: {
     arch: { type: 'string', value: 'sm_XX', help: 'target architecture', default: "compile flags' arch, else the first GPU's, else sm_90" },
-    loop: { type: 'string', value: 'LINE', help: "1-based line of the loop keyword: build one variant per factor of this loop" },
+    loop: { type: 'string', value: 'LINE', help: '1-based line of the loop keyword: build one variant per factor of this loop' },
     factors: {
-      type: 'string', value: 'LIST', setting: SETTINGS.unrollFactors,
+      type: 'string',
+      value: 'LIST',
+      setting: SETTINGS.unrollFactors,
       help: 'unroll factors to build: default (no pragma), full, or positive integers',
     },
-    kernel: { type: 'string', value: 'NAME', help: 'the instantiation holding the loop (mangled name, or part of the demangled one)',
-      default: 'the one with most of the loop\'s instructions' },
+    kernel: {
+      type: 'string',
+      value: 'NAME',
+      help: 'the instantiation holding the loop (mangled name, or part of the demangled one)',
+      default: "the one with most of the loop's instructions",
+    },
     jobs: { type: 'string', value: 'N', help: 'parallel nvcc processes; 0 = number of CPU cores', setting: SETTINGS.jobs },
     json: { type: 'boolean', help: 'machine-readable output (contract: docs/cli.md)' },
   },
   exitCodes: [
     [EXIT.ok, 'done (single variants may still have failed: see their status)'],
-    [EXIT.failed, 'the file as written does not compile (nvcc\'s messages on stderr)'],
+    [EXIT.failed, "the file as written does not compile (nvcc's messages on stderr)"],
     [EXIT.usage, 'bad usage, unreadable file, no loop at --loop, or nvcc not found (the message says how to install it)'],
     [EXIT.cancelled, 'cancelled (Ctrl-C)'],
   ],
@@ -48,15 +55,18 @@ export const sassCommand = defineCommand({
       if (!Number.isInteger(loop) || loop < 1) throw new UsageError('--loop takes a 1-based line number');
     }
     const arch = stringOption('arch', options.arch, SETTINGS.arch);
-    return sass({
-      file: positionals[0],
-      arch: arch || null,
-      loop,
-      factors: factorsOption(options.factors),
-      kernel: options.kernel ?? null,
-      jobs: numberOption('jobs', options.jobs, SETTINGS.jobs),
-      json: !!options.json,
-    }, io);
+    return sass(
+      {
+        file: positionals[0],
+        arch: arch || null,
+        loop,
+        factors: factorsOption(options.factors),
+        kernel: options.kernel ?? null,
+        jobs: numberOption('jobs', options.jobs, SETTINGS.jobs),
+        json: !!options.json,
+      },
+      io,
+    );
   },
 });
 
@@ -77,21 +87,43 @@ export function toSassJson(file: FileSassReport, loop: LoopReport | null) {
     arch: file.arch,
     nvcc: file.nvcc,
     kernels: file.kernels.map(k => ({
-      name: k.name, demangled: k.demangled, instructions: k.instructions, bytes: k.bytes, registers: k.registers,
-      spillStores: k.spillStores, spillLoads: k.spillLoads, sharedBytes: k.sharedBytes,
+      name: k.name,
+      demangled: k.demangled,
+      instructions: k.instructions,
+      bytes: k.bytes,
+      registers: k.registers,
+      spillStores: k.spillStores,
+      spillLoads: k.spillLoads,
+      sharedBytes: k.sharedBytes,
     })),
-    ...(loop ? {
-      loop: {
-        line: loop.line,
-        variants: loop.variants.map(v => ({
-          factor: v.factor, status: v.status, kernel: v.kernel, kernelInstructions: v.kernelInstructions,
-          loopInstructions: v.loopInstructions, effectiveUnroll: v.effectiveUnroll, registers: v.registers,
-          spillStores: v.spillStores, identicalTo: v.identicalTo,
-          ...(v.failure ? { error: v.failure.messages.filter(m => m.severity === 'error').map(m => m.message).join('\n') || v.failure.kind } : {}),
-        })),
-        notes: loop.notes,
-      },
-    } : {}),
+    ...(loop
+      ? {
+          loop: {
+            line: loop.line,
+            variants: loop.variants.map(v => ({
+              factor: v.factor,
+              status: v.status,
+              kernel: v.kernel,
+              kernelInstructions: v.kernelInstructions,
+              loopInstructions: v.loopInstructions,
+              effectiveUnroll: v.effectiveUnroll,
+              registers: v.registers,
+              spillStores: v.spillStores,
+              identicalTo: v.identicalTo,
+              ...(v.failure
+                ? {
+                    error:
+                      v.failure.messages
+                        .filter(m => m.severity === 'error')
+                        .map(m => m.message)
+                        .join('\n') || v.failure.kind,
+                  }
+                : {}),
+            })),
+            notes: loop.notes,
+          },
+        }
+      : {}),
   };
 }
 
@@ -101,20 +133,30 @@ function pad(s: string, n: number, right = false): string {
 
 function renderFile(r: FileSassReport): string {
   const lines = [`nvcc ${r.nvcc} · ${r.arch} · counts from ${r.disassembler}${r.cached ? ' (cached)' : ''}`];
-  lines.push(`${pad('kernel', 60)} ${pad('instr', 7, true)} ${pad('bytes', 8, true)} ${pad('regs', 5, true)} ${pad('spill st/ld', 12, true)}`);
+  lines.push(
+    `${pad('kernel', 60)} ${pad('instr', 7, true)} ${pad('bytes', 8, true)} ${pad('regs', 5, true)} ${pad('spill st/ld', 12, true)}`,
+  );
   for (const k of r.kernels) {
-    lines.push(`${pad(k.demangled.length > 60 ? k.demangled.slice(0, 59) + '…' : k.demangled, 60)} ${pad(String(k.instructions), 7, true)} ${pad(String(k.bytes), 8, true)} ${pad(String(k.registers), 5, true)} ${pad(`${k.spillStores}/${k.spillLoads}`, 12, true)}`);
+    lines.push(
+      `${pad(k.demangled.length > 60 ? k.demangled.slice(0, 59) + '…' : k.demangled, 60)} ${pad(String(k.instructions), 7, true)} ${pad(String(k.bytes), 8, true)} ${pad(String(k.registers), 5, true)} ${pad(`${k.spillStores}/${k.spillLoads}`, 12, true)}`,
+    );
   }
   return lines.join('\n') + '\n';
 }
 
 function renderLoop(r: LoopReport): string {
   const lines = [`\nloop at line ${r.line} in ${r.kernel} (as written: ${factorLabel(r.written)})`];
-  lines.push(`${pad('factor', 10)} ${pad('status', 8)} ${pad('kernel instr', 13, true)} ${pad('loop instr', 11, true)} ${pad('nvcc unroll', 12, true)} ${pad('regs', 5, true)} ${pad('spills', 7, true)}  same as`);
+  lines.push(
+    `${pad('factor', 10)} ${pad('status', 8)} ${pad('kernel instr', 13, true)} ${pad('loop instr', 11, true)} ${pad('nvcc unroll', 12, true)} ${pad('regs', 5, true)} ${pad('spills', 7, true)}  same as`,
+  );
   for (const v of r.variants) {
     const eff = v.effectiveUnroll === null ? '?' : `×${v.effectiveUnroll}${v.fullyUnrolled ? ' (full)' : ''}`;
-    lines.push(`${pad(String(v.factor), 10)} ${pad(v.status, 8)} ${pad(String(v.kernelInstructions ?? '-'), 13, true)} ${pad(String(v.loopInstructions ?? '-'), 11, true)} ${pad(v.status === 'ok' ? eff : '-', 12, true)} ${pad(String(v.registers ?? '-'), 5, true)} ${pad(String(v.spillStores ?? '-'), 7, true)}  ${v.identicalTo ?? ''}`);
-    if (v.failure) for (const m of v.failure.messages.filter(x => x.severity === 'error').slice(0, 3)) lines.push(`    ${v.failure.kind}: ${m.file ? `${m.file}:${m.line ?? ''}: ` : ''}${m.message.split('\n')[0]}`);
+    lines.push(
+      `${pad(String(v.factor), 10)} ${pad(v.status, 8)} ${pad(String(v.kernelInstructions ?? '-'), 13, true)} ${pad(String(v.loopInstructions ?? '-'), 11, true)} ${pad(v.status === 'ok' ? eff : '-', 12, true)} ${pad(String(v.registers ?? '-'), 5, true)} ${pad(String(v.spillStores ?? '-'), 7, true)}  ${v.identicalTo ?? ''}`,
+    );
+    if (v.failure)
+      for (const m of v.failure.messages.filter(x => x.severity === 'error').slice(0, 3))
+        lines.push(`    ${v.failure.kind}: ${m.file ? `${m.file}:${m.line ?? ''}: ` : ''}${m.message.split('\n')[0]}`);
   }
   for (const n of r.notes) lines.push(`note: ${n}`);
   if (r.limitation) lines.push(`note: ${r.limitation}`);
@@ -135,27 +177,43 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
   const flags = resolveCompileFlags(file, [process.cwd()], {});
   for (const w of flags.warnings) io.err(`unroll-lens: ${w}\n`);
   const { arch } = chooseArch(a.arch, flags.arch, toolchain.gpus);
-  const builder = new VariantBuilder({ nvcc: toolchain.nvcc, arch, flags, cacheDir: defaultCacheDir(), concurrency: a.jobs > 0 ? a.jobs : undefined, runner: toolchain.runner });
+  const builder = new VariantBuilder({
+    nvcc: toolchain.nvcc,
+    arch,
+    flags,
+    cacheDir: defaultCacheDir(),
+    concurrency: a.jobs > 0 ? a.jobs : undefined,
+    runner: toolchain.runner,
+  });
   const inspector = new VariantInspector({ toolchain, builder, arch });
   const ac = new AbortController();
   const onSigint = () => ac.abort();
   process.once('SIGINT', onSigint);
   try {
     if (a.loop !== null && !analysis.kernels.some(k => k.loops.some(l => l.line === a.loop))) {
-      throw new UsageError(`no loop in device code at line ${a.loop} of ${a.file} (loops at ${analysis.kernels.flatMap(k => k.loops.map(l => l.line)).join(', ') || 'none'})`);
+      throw new UsageError(
+        `no loop in device code at line ${a.loop} of ${a.file} (loops at ${analysis.kernels.flatMap(k => k.loops.map(l => l.line)).join(', ') || 'none'})`,
+      );
     }
     const progress = new Progress('nvcc', a.loop !== null ? a.factors.length + 3 : 2, io.isTTY ? io.err : null);
-    const fileReport = await inspector.inspectFile(file, text, analysis, { signal: ac.signal, onProgress: () => progress.tick('file as written') });
+    const fileReport = await inspector.inspectFile(file, text, analysis, {
+      signal: ac.signal,
+      onProgress: () => progress.tick('file as written'),
+    });
     if (fileReport.status !== 'ok') {
       progress.done();
       const msgs = fileReport.failure?.messages.filter(m => m.severity === 'error') ?? [];
-      io.err(`unroll-lens: ${a.file} does not compile (${fileReport.failure?.kind}):\n${msgs.map(m => `  ${m.file ?? ''}${m.line ? `:${m.line}` : ''}: ${m.message}`).join('\n')}\n`);
+      io.err(
+        `unroll-lens: ${a.file} does not compile (${fileReport.failure?.kind}):\n${msgs.map(m => `  ${m.file ?? ''}${m.line ? `:${m.line}` : ''}: ${m.message}`).join('\n')}\n`,
+      );
       return fileReport.status === 'cancelled' ? EXIT.cancelled : EXIT.failed;
     }
     let loopReport: LoopReport | null = null;
     if (a.loop !== null) {
       loopReport = await inspector.inspectLoop(file, text, analysis, a.loop, a.factors, {
-        signal: ac.signal, kernel: a.kernel ?? undefined, onProgress: (_d, _t, key) => progress.tick(key),
+        signal: ac.signal,
+        kernel: a.kernel ?? undefined,
+        onProgress: (_d, _t, key) => progress.tick(key),
       });
     }
     progress.done();

@@ -12,8 +12,9 @@ export const scanCommand = defineCommand({
   name: 'scan',
   summary: 'List kernels, device functions, loops, unroll pragmas, trip counts and manual unrolls in .cu/.cuh files (no compiler needed).',
   synopsis: '<files|dirs>... [--json] [--strict]',
-  description: 'Parses each file with tree-sitter, the same analysis as the editor. Directories are searched recursively for .cu and\n'
-    + '.cuh files (node_modules and dot-folders are skipped). The table ends each file with the diagnostics the editor shows.',
+  description:
+    'Parses each file with tree-sitter, the same analysis as the editor. Directories are searched recursively for .cu and\n' +
+    '.cuh files (node_modules and dot-folders are skipped). The table ends each file with the diagnostics the editor shows.',
   options: {
     json: { type: 'boolean', help: 'machine-readable output (contract: docs/cli.md)' },
     strict: { type: 'boolean', help: 'exit 1 when a diagnostic is found (for CI gates)' },
@@ -55,7 +56,9 @@ export function renderTable(results: FileAnalysis[]): string {
     if (!r.kernels.length) lines.push('  no device code');
     for (const k of r.kernels) {
       kernels++;
-      lines.push(`  ${pad(String(k.line), 5)} ${kernelLabel(k)}${k.launchBounds ? ` __launch_bounds__(${k.launchBounds.join(', ')})` : ''}`);
+      lines.push(
+        `  ${pad(String(k.line), 5)} ${kernelLabel(k)}${k.launchBounds ? ` __launch_bounds__(${k.launchBounds.join(', ')})` : ''}`,
+      );
       for (const l of k.loops) {
         loops++;
         lines.push(`    ${pad(String(l.line), 5)} ${'  '.repeat(l.depth)}${pad(l.kind, 6)} ${loopLensSummary(k, l)}`);

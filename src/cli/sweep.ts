@@ -23,36 +23,94 @@ import { CliIO, EXIT, UsageError } from './io';
 
 export const sweepCommand = defineCommand({
   name: 'sweep',
-  summary: 'Every combination of a kernel\'s loops\' unroll factors (and -D macro values): SASS of each, timed on the GPU '
-    + 'when there is one; the best, a table, JSON, CSV, T4 and an HTML report.',
+  summary:
+    "Every combination of a kernel's loops' unroll factors (and -D macro values): SASS of each, timed on the GPU " +
+    'when there is one; the best, a table, JSON, CSV, T4 and an HTML report.',
   synopsis: '<file> [--kernel NAME] [--loops LINE,LINE…] [--param NAME=V1,V2…]… [options]',
-  description: 'Builds the file as written and each point of the space (every swept loop\'s factor × every --param value, one -D\n'
-    + 'each), measures its SASS (instructions per kernel and per loop, the unroll nvcc really applied, registers, spills,\n'
-    + 'occupancy) and, with ncu and a GPU (or --launcher), checks and times it as bench does. Variants with the same\n'
-    + 'machine code as an earlier one are marked and not run again. Without a GPU, ncu or main(), or with --static, the best\n'
-    + 'is chosen by a static rule (printed with the result). Progress goes to stderr; Ctrl-C cancels and prints what finished.',
+  description:
+    "Builds the file as written and each point of the space (every swept loop's factor × every --param value, one -D\n" +
+    'each), measures its SASS (instructions per kernel and per loop, the unroll nvcc really applied, registers, spills,\n' +
+    'occupancy) and, with ncu and a GPU (or --launcher), checks and times it as bench does. Variants with the same\n' +
+    'machine code as an earlier one are marked and not run again. Without a GPU, ncu or main(), or with --static, the best\n' +
+    'is chosen by a static rule (printed with the result). Progress goes to stderr; Ctrl-C cancels and prints what finished.',
   options: {
-    kernel: { type: 'string', value: 'NAME', help: 'kernel (or __device__ function) whose loops to sweep', default: 'the kernel of --loops, or the only one with loops' },
-    loops: { type: 'string', value: 'LINE[,LINE…]', help: '1-based lines of the loop keywords to sweep', default: 'every loop of the kernel' },
-    factors: { type: 'string', value: 'LIST', help: 'unroll factors: default (no pragma), full, or positive integers', setting: SETTINGS.unrollFactors },
+    kernel: {
+      type: 'string',
+      value: 'NAME',
+      help: 'kernel (or __device__ function) whose loops to sweep',
+      default: 'the kernel of --loops, or the only one with loops',
+    },
+    loops: {
+      type: 'string',
+      value: 'LINE[,LINE…]',
+      help: '1-based lines of the loop keywords to sweep',
+      default: 'every loop of the kernel',
+    },
+    factors: {
+      type: 'string',
+      value: 'LIST',
+      help: 'unroll factors: default (no pragma), full, or positive integers',
+      setting: SETTINGS.unrollFactors,
+    },
     param: { type: 'list', value: 'NAME=V1,V2…', help: 'an extra axis: each value becomes -DNAME=value (letters, digits, _ . + - only)' },
-    strategy: { type: 'string', value: STRATEGIES.map(s => s.name).join('|'), help: 'exhaustive: every point; coordinate: one axis at a time from the file as written',
-      default: 'exhaustive' },
+    strategy: {
+      type: 'string',
+      value: STRATEGIES.map(s => s.name).join('|'),
+      help: 'exhaustive: every point; coordinate: one axis at a time from the file as written',
+      default: 'exhaustive',
+    },
     static: { type: 'boolean', help: 'SASS only, no GPU runs (automatic without ncu, a GPU or main())' },
     json: { type: 'boolean', help: 'print the result as JSON (contract: docs/cli.md) instead of the table' },
     csv: { type: 'string', value: 'FILE', help: 'also write one CSV row per variant', default: 'none' },
-    t4: { type: 'string', value: 'FILE', help: 'also write the results in the T4 autotuning schema (Kernel Tuner and others read it)', default: 'none' },
-    report: { type: 'string', value: 'FILE', help: 'also write a self-contained HTML report (the editor\'s results panel, offline)', default: 'none' },
-    save: { type: 'string', value: 'DIR', help: 'also save the result under DIR/.unroll-lens/results, where the editor lists saved results', default: 'none' },
-    args: { type: 'string', value: '"ARGS"', help: 'program arguments, split like a shell would but never run through one', default: 'none' },
+    t4: {
+      type: 'string',
+      value: 'FILE',
+      help: 'also write the results in the T4 autotuning schema (Kernel Tuner and others read it)',
+      default: 'none',
+    },
+    report: {
+      type: 'string',
+      value: 'FILE',
+      help: "also write a self-contained HTML report (the editor's results panel, offline)",
+      default: 'none',
+    },
+    save: {
+      type: 'string',
+      value: 'DIR',
+      help: 'also save the result under DIR/.unroll-lens/results, where the editor lists saved results',
+      default: 'none',
+    },
+    args: {
+      type: 'string',
+      value: '"ARGS"',
+      help: 'program arguments, split like a shell would but never run through one',
+      default: 'none',
+    },
     samples: { type: 'string', value: 'N', help: 'kernel durations per variant', setting: SETTINGS.profile.samples },
-    warmup: { type: 'string', value: 'N', help: 'launches of the kernel skipped per program run before timing', setting: SETTINGS.profile.warmup },
+    warmup: {
+      type: 'string',
+      value: 'N',
+      help: 'launches of the kernel skipped per program run before timing',
+      setting: SETTINGS.profile.warmup,
+    },
     'clock-control': {
-      type: 'string', value: 'base|none', setting: SETTINGS.profile.clockControl,
+      type: 'string',
+      value: 'base|none',
+      setting: SETTINGS.profile.clockControl,
       help: 'ncu --clock-control: base locks base clocks while profiling; none measures at the clocks the GPU runs',
     },
-    timeout: { type: 'string', value: 'S', setting: SETTINGS.profile.timeoutSeconds, help: 'seconds per program run; past it the run is killed with its process tree' },
-    launcher: { type: 'string', value: '"CMD"', help: 'prefix for every program and ncu run, e.g. "srun -p gpu --gres=gpu:1"', default: 'none' },
+    timeout: {
+      type: 'string',
+      value: 'S',
+      setting: SETTINGS.profile.timeoutSeconds,
+      help: 'seconds per program run; past it the run is killed with its process tree',
+    },
+    launcher: {
+      type: 'string',
+      value: '"CMD"',
+      help: 'prefix for every program and ncu run, e.g. "srun -p gpu --gres=gpu:1"',
+      default: 'none',
+    },
     arch: { type: 'string', value: 'sm_XX', help: 'target architecture', default: "compile flags' arch, else the first GPU's, else sm_90" },
     jobs: { type: 'string', value: 'N', help: 'parallel nvcc processes; 0 = number of CPU cores', setting: SETTINGS.jobs },
     'keep-reports': { type: 'string', value: 'DIR', help: 'keep every ncu report and its raw-page CSV in DIR', default: 'deleted' },
@@ -69,30 +127,49 @@ export const sweepCommand = defineCommand({
     let loops: number[] | undefined;
     if (options.loops !== undefined) {
       loops = options.loops.split(',').map(s => Number(s.trim()));
-      if (!loops.length || loops.some(n => !Number.isInteger(n) || n < 1)) throw new UsageError('--loops takes 1-based line numbers: --loops 40 or --loops 40,52');
+      if (!loops.length || loops.some(n => !Number.isInteger(n) || n < 1))
+        throw new UsageError('--loops takes 1-based line numbers: --loops 40 or --loops 40,52');
     }
     const params: Record<string, string[]> = {};
     for (const spec of options.param ?? []) {
       let p: { name: string; values: string[] };
-      try { p = parseParamSpec(spec); } catch (e) { throw new UsageError(`--param: ${(e as Error).message}`); }
+      try {
+        p = parseParamSpec(spec);
+      } catch (e) {
+        throw new UsageError(`--param: ${(e as Error).message}`);
+      }
       if (params[p.name]) throw new UsageError(`--param ${p.name} is given twice`);
       params[p.name] = p.values;
     }
     const strategy = options.strategy ?? 'exhaustive';
-    if (!STRATEGIES.some(s => s.name === strategy)) throw new UsageError(`--strategy takes ${STRATEGIES.map(s => s.name).join(' or ')}, not '${strategy}'`);
-    return sweep({
-      file: positionals[0], kernel: options.kernel, loops, factors: factorsOption(options.factors), params, strategy,
-      forceStatic: !!options.static, json: !!options.json, csv: options.csv, t4: options.t4, report: options.report, save: options.save,
-      args: options.args !== undefined ? splitCommandLine(options.args) : [...DEFAULT_SETTINGS.profile.args],
-      samples: numberOption('samples', options.samples, SETTINGS.profile.samples),
-      warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
-      clockControl: enumOption('clock-control', options['clock-control'], SETTINGS.profile.clockControl),
-      timeoutS: numberOption('timeout', options.timeout, SETTINGS.profile.timeoutSeconds),
-      launcher: options.launcher !== undefined ? splitCommandLine(options.launcher) : [...DEFAULT_SETTINGS.profile.launcher],
-      arch: stringOption('arch', options.arch, SETTINGS.arch) || null,
-      jobs: numberOption('jobs', options.jobs, SETTINGS.jobs),
-      keep: options['keep-reports'],
-    }, io);
+    if (!STRATEGIES.some(s => s.name === strategy))
+      throw new UsageError(`--strategy takes ${STRATEGIES.map(s => s.name).join(' or ')}, not '${strategy}'`);
+    return sweep(
+      {
+        file: positionals[0],
+        kernel: options.kernel,
+        loops,
+        factors: factorsOption(options.factors),
+        params,
+        strategy,
+        forceStatic: !!options.static,
+        json: !!options.json,
+        csv: options.csv,
+        t4: options.t4,
+        report: options.report,
+        save: options.save,
+        args: options.args !== undefined ? splitCommandLine(options.args) : [...DEFAULT_SETTINGS.profile.args],
+        samples: numberOption('samples', options.samples, SETTINGS.profile.samples),
+        warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
+        clockControl: enumOption('clock-control', options['clock-control'], SETTINGS.profile.clockControl),
+        timeoutS: numberOption('timeout', options.timeout, SETTINGS.profile.timeoutSeconds),
+        launcher: options.launcher !== undefined ? splitCommandLine(options.launcher) : [...DEFAULT_SETTINGS.profile.launcher],
+        arch: stringOption('arch', options.arch, SETTINGS.arch) || null,
+        jobs: numberOption('jobs', options.jobs, SETTINGS.jobs),
+        keep: options['keep-reports'],
+      },
+      io,
+    );
   },
 });
 
@@ -138,13 +215,18 @@ function progressWriter(io: CliIO): { write: (message: string) => void; done: ()
     write: message => {
       if (message === last) return;
       last = message;
-      if (!io.isTTY) { io.err(`${message}\n`); return; }
+      if (!io.isTTY) {
+        io.err(`${message}\n`);
+        return;
+      }
       const now = Date.now();
       if (now - drawn < 50) return;
       drawn = now;
       io.err(`\r${message.length > 118 ? `${message.slice(0, 117)}…` : message}\x1b[K`);
     },
-    done: () => { if (io.isTTY && last) io.err('\r\x1b[K'); },
+    done: () => {
+      if (io.isTTY && last) io.err('\r\x1b[K');
+    },
   };
 }
 
@@ -156,7 +238,11 @@ function writeOutput(file: string, text: string): void {
 async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
   const abs = path.resolve(a.file);
   let text: string;
-  try { text = fs.readFileSync(abs, 'utf8'); } catch { throw new ScanInputError(`cannot read file: ${a.file}`); }
+  try {
+    text = fs.readFileSync(abs, 'utf8');
+  } catch {
+    throw new ScanInputError(`cannot read file: ${a.file}`);
+  }
   const docs = await CudaDocuments.create();
   const analysis = docs.analyzeOnce(text, abs);
   const toolchain = await detectToolchain({});
@@ -170,16 +256,38 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
   const progress = progressWriter(io);
   let result: SweepResult;
   try {
-    result = await runSweep({
-      file: abs, text, analysis, kernel: a.kernel, loops: a.loops, factors: a.factors, params: a.params, strategy: a.strategy,
-      toolchain, arch, flags, cacheDir: defaultCacheDir(), jobs: a.jobs > 0 ? a.jobs : undefined, signal: ac.signal,
-      gpu: reason ? undefined : {
-        args: a.args, samples: a.samples, warmup: a.warmup, clockControl: a.clockControl, timeoutMs: a.timeoutS * 1000, launcher: a.launcher,
-        keepReportsDir: a.keep,
+    result = await runSweep(
+      {
+        file: abs,
+        text,
+        analysis,
+        kernel: a.kernel,
+        loops: a.loops,
+        factors: a.factors,
+        params: a.params,
+        strategy: a.strategy,
+        toolchain,
+        arch,
+        flags,
+        cacheDir: defaultCacheDir(),
+        jobs: a.jobs > 0 ? a.jobs : undefined,
+        signal: ac.signal,
+        gpu: reason
+          ? undefined
+          : {
+              args: a.args,
+              samples: a.samples,
+              warmup: a.warmup,
+              clockControl: a.clockControl,
+              timeoutMs: a.timeoutS * 1000,
+              launcher: a.launcher,
+              keepReportsDir: a.keep,
+            },
       },
-    }, {
-      onProgress: p => progress.write(`sweep ${p.message}`),
-    });
+      {
+        onProgress: p => progress.write(`sweep ${p.message}`),
+      },
+    );
   } catch (e) {
     if (e instanceof SweepSpaceError) throw new UsageError(e.message);
     throw e;

@@ -2,16 +2,25 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from 'vscode-languageclient/node';
-import { AnalysisStatusNotification, CUDA_FILE_PATTERN, CUDA_LANGUAGE_IDS, ToolchainStatusNotification, InitializationOptions, WorkspaceTrustNotification
+import {
+  AnalysisStatusNotification,
+  CUDA_FILE_PATTERN,
+  CUDA_LANGUAGE_IDS,
+  ToolchainStatusNotification,
+  InitializationOptions,
+  WorkspaceTrustNotification,
 } from '../protocol';
 import type { StatusBar } from './statusBar';
 
 export async function startLanguageClient(
-  context: vscode.ExtensionContext, output: vscode.OutputChannel, status: StatusBar,
+  context: vscode.ExtensionContext,
+  output: vscode.OutputChannel,
+  status: StatusBar,
 ): Promise<LanguageClient> {
   // Bundled (dist/extension.js, what the .vsix ships) the server is dist/server.js next to it;
   // compiled by tsc (out/src/extension/client.js) it is out/src/server/main.js.
-  const module = path.basename(__filename) === 'extension.js' ? path.join(__dirname, 'server.js') : path.join(__dirname, '..', 'server', 'main.js');
+  const module =
+    path.basename(__filename) === 'extension.js' ? path.join(__dirname, 'server.js') : path.join(__dirname, '..', 'server', 'main.js');
   const serverOptions: ServerOptions = {
     run: { module, transport: TransportKind.ipc },
     debug: { module, transport: TransportKind.ipc, options: { execArgv: ['--nolazy', '--inspect=6019'] } },
@@ -28,7 +37,10 @@ export async function startLanguageClient(
     outputChannel: output,
     synchronize: { configurationSection: 'unrollLens' },
     // Variant builds are cached per machine in the extension's global storage.
-    initializationOptions: { storagePath: context.globalStorageUri.fsPath, trusted: vscode.workspace.isTrusted } satisfies InitializationOptions,
+    initializationOptions: {
+      storagePath: context.globalStorageUri.fsPath,
+      trusted: vscode.workspace.isTrusted,
+    } satisfies InitializationOptions,
   };
   const client = new LanguageClient('unrollLens', 'Unroll Lens', serverOptions, clientOptions);
   context.subscriptions.push(client);
@@ -42,7 +54,9 @@ export async function startLanguageClient(
   }
   context.subscriptions.push(client.onNotification(AnalysisStatusNotification, s => status.update(s)));
   context.subscriptions.push(client.onNotification(ToolchainStatusNotification, s => status.toolchain(s)));
-  context.subscriptions.push(vscode.workspace.onDidGrantWorkspaceTrust(() => void client.sendNotification(WorkspaceTrustNotification, { trusted: true })));
+  context.subscriptions.push(
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void client.sendNotification(WorkspaceTrustNotification, { trusted: true })),
+  );
   status.ready();
   return client;
 }

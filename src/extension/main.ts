@@ -24,7 +24,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Unroll
   return {
     client,
     panels: () => panels.all,
-    applyVariant: (result, id) => panels.apply(result, result.variants.find(v => v.id === id)),
+    applyVariant: (result, id) =>
+      panels.apply(
+        result,
+        result.variants.find(v => v.id === id),
+      ),
   };
 }
 

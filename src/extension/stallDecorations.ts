@@ -21,10 +21,12 @@ export class StallDecorations implements vscode.Disposable {
     for (const editor of vscode.window.visibleTextEditors) {
       const notes = this.byUri.get(editor.document.uri.toString()) ?? [];
       // The file may have shrunk since the benchmark.
-      const decorations = notes.filter(n => n.line <= editor.document.lineCount).map(n => ({
-        range: editor.document.lineAt(n.line - 1).range,
-        renderOptions: { after: { contentText: `⏱ ${n.text}` } },
-      }));
+      const decorations = notes
+        .filter(n => n.line <= editor.document.lineCount)
+        .map(n => ({
+          range: editor.document.lineAt(n.line - 1).range,
+          renderOptions: { after: { contentText: `⏱ ${n.text}` } },
+        }));
       editor.setDecorations(this.type, decorations);
     }
   }

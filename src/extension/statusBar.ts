@@ -56,9 +56,12 @@ export class StatusBar implements vscode.Disposable {
       this.item.tooltip = `Unroll Lens is running. Open a .cu or .cuh file to see its loops.${toolTip}`;
     } else {
       this.item.text = `$(pulse) ${plural(s.loops, 'loop')} · ${plural(s.pragmas, 'pragma')}${s.manualUnrolls ? ` · ${s.manualUnrolls} manual` : ''}${s.hasSyntaxErrors ? ' $(warning)' : ''}${toolText}`;
-      this.item.tooltip = `Unroll Lens: ${s.kernels} device functions, ${s.loops} loops, ${s.pragmas} unroll pragmas, ` +
+      this.item.tooltip =
+        `Unroll Lens: ${s.kernels} device functions, ${s.loops} loops, ${s.pragmas} unroll pragmas, ` +
         `${s.manualUnrolls} manual unrolls (analysed in ${s.elapsedMs.toFixed(1)} ms)` +
-        (s.hasSyntaxErrors ? '\nThe file has syntax errors: results are best effort.' : '') + toolTip + '\nClick for the server log.';
+        (s.hasSyntaxErrors ? '\nThe file has syntax errors: results are best effort.' : '') +
+        toolTip +
+        '\nClick for the server log.';
     }
     this.item.show();
   }

@@ -18,17 +18,30 @@ export class BenchService {
     private readonly cacheDir: () => string,
   ) {}
 
-  async benchLoop(uri: string, text: string, analysis: FileAnalysis, line: number, factorTexts: string[] | undefined,
-    token: CancellationToken, workDoneToken?: ProgressToken): Promise<BenchReport> {
+  async benchLoop(
+    uri: string,
+    text: string,
+    analysis: FileAnalysis,
+    line: number,
+    factorTexts: string[] | undefined,
+    token: CancellationToken,
+    workDoneToken?: ProgressToken,
+  ): Promise<BenchReport> {
     const file = uriToPath(uri);
     if (!file) throw new Error('only files on disk can be benchmarked');
     const s = this.settings();
     if (!/\bmain\s*\(/.test(text) && !s.profile.compileCommand.length) {
-      throw new Error('this file has no main(): set unrollLens.profile.compileCommand (e.g. your make/nvcc line with {source} and {output}) and, if needed, runCommand, so Unroll Lens can build and run your program');
+      throw new Error(
+        'this file has no main(): set unrollLens.profile.compileCommand (e.g. your make/nvcc line with {source} and {output}) and, if needed, runCommand, so Unroll Lens can build and run your program',
+      );
     }
     const factors = parseFactorList((factorTexts ?? s.unrollFactors).join(','));
     const work = {
-      title: 'Unroll Lens: benchmarking unroll variants on the GPU', message: `line ${line}`, building: `GPU ${path.basename(file)}:${line}`, token, workDoneToken,
+      title: 'Unroll Lens: benchmarking unroll variants on the GPU',
+      message: `line ${line}`,
+      building: `GPU ${path.basename(file)}:${line}`,
+      token,
+      workDoneToken,
     };
     return this.toolchain.runRequest(work, async (signal, progress) => {
       const t = await this.toolchain.tools();
@@ -36,13 +49,23 @@ export class BenchService {
       // The file as written runs first, then one program per factor.
       const total = factors.length + 1;
       const report = await benchLoop(file, text, analysis, {
-        toolchain: t, arch: this.toolchain.archFor(t, flags.arch), flags, cacheDir: this.cacheDir(), loops: [line], factors,
-        args: s.profile.args, samples: s.profile.samples, warmup: s.profile.warmup, clockControl: s.profile.clockControl,
-        timeoutMs: s.profile.timeoutSeconds * 1000, launcher: s.profile.launcher,
+        toolchain: t,
+        arch: this.toolchain.archFor(t, flags.arch),
+        flags,
+        cacheDir: this.cacheDir(),
+        loops: [line],
+        factors,
+        args: s.profile.args,
+        samples: s.profile.samples,
+        warmup: s.profile.warmup,
+        clockControl: s.profile.clockControl,
+        timeoutMs: s.profile.timeoutSeconds * 1000,
+        launcher: s.profile.launcher,
         runCommand: s.profile.runCommand.length ? s.profile.runCommand : undefined,
         compileCommand: s.profile.compileCommand.length ? s.profile.compileCommand : undefined,
         checkCommand: s.profile.checkCommand.length ? s.profile.checkCommand : undefined,
-        sourceStalls: s.profile.sourceStalls, signal,
+        sourceStalls: s.profile.sourceStalls,
+        signal,
         onProgress: (msg, done) => progress(Math.round((Math.min(done, total) / total) * 100), msg),
       });
       this.facts.record(uri, text, f => f.benches.set(line, report));

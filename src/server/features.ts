@@ -88,15 +88,17 @@ export function hover(analysis: FileAnalysis, pos: Position, sass: SassFacts | n
     if (!headers.length) {
       const m = k.manualUnrolls.find(u => line >= u.line && line <= u.endLine);
       const stallPart = lineStallsMarkdown(lineStallsOf(sass), line);
-      if (m) return { contents: { kind: MarkupKind.Markdown, value: manualUnrollHoverMarkdown(k, m) + (stallPart ? `\n\n${stallPart}` : '') } };
+      if (m)
+        return { contents: { kind: MarkupKind.Markdown, value: manualUnrollHoverMarkdown(k, m) + (stallPart ? `\n\n${stallPart}` : '') } };
       if (stallPart) return { contents: { kind: MarkupKind.Markdown, value: `**Unroll Lens**\n\n${stallPart}` } };
     }
   }
   if (!headers.length) return null;
   const { kernel, loop } = headers.reduce((a, b) => (b.loop.depth > a.loop.depth ? b : a));
-  const range = loop.pragma && within(pos, loop.pragma.span)
-    ? toRange(loop.pragma.span)
-    : Range.create(loop.line - 1, loop.span.column, loop.line - 1, loop.span.column + loop.kind.length);
+  const range =
+    loop.pragma && within(pos, loop.pragma.span)
+      ? toRange(loop.pragma.span)
+      : Range.create(loop.line - 1, loop.span.column, loop.line - 1, loop.span.column + loop.kind.length);
   const parts = [loopHoverMarkdown(kernel, loop), loopSassMarkdown(sass, kernel, loop)];
   const bench = sass?.benches?.get(loop.line);
   if (bench) parts.push(benchMarkdown(bench));

@@ -1,15 +1,32 @@
 // The Unroll Lens language server: keeps one incrementally parsed tree per open CUDA file and
 // answers CodeLens, hover and diagnostics from its analysis.
 import {
-  CodeActionKind, CodeLensRefreshRequest, createConnection, MarkupContent, DidChangeConfigurationNotification, InitializeResult, ProposedFeatures,
+  CodeActionKind,
+  CodeLensRefreshRequest,
+  createConnection,
+  MarkupContent,
+  DidChangeConfigurationNotification,
+  InitializeResult,
+  ProposedFeatures,
   TextDocumentSyncKind,
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { CudaDocuments } from '../engine/parse/documents';
 import { codeLenses, diagnostics, hover } from './features';
 import {
-  AnalysisStatusNotification, BenchLoopRequest, DEFAULT_SETTINGS, ExportResultRequest, FileAnalysisRequest, ListResultsRequest, LoadResultRequest,
-  InitializationOptions, LoopVariantsRequest, PragmaEditsRequest, Settings, SweepRequest, WorkspaceTrustNotification,
+  AnalysisStatusNotification,
+  BenchLoopRequest,
+  DEFAULT_SETTINGS,
+  ExportResultRequest,
+  FileAnalysisRequest,
+  ListResultsRequest,
+  LoadResultRequest,
+  InitializationOptions,
+  LoopVariantsRequest,
+  PragmaEditsRequest,
+  Settings,
+  SweepRequest,
+  WorkspaceTrustNotification,
 } from '../protocol';
 import { fromBenchReport, fromLoopReport } from '../engine/sweep/convert';
 import { ResultsService } from './results';
@@ -101,11 +118,33 @@ const facts = new DocumentFactsStore(uri => {
   void publish(uri, 0);
   refreshCodeLens();
 });
-const toolchain = new ServerToolchain(connection, () => settings, () => workspaceRoots);
+const toolchain = new ServerToolchain(
+  connection,
+  () => settings,
+  () => workspaceRoots,
+);
 /** Builds on open/save, loop variants and SASS diagnostics (refreshSettings resets and rebuilds through it). */
-const sass = new VariantService(connection, toolchain, facts, () => settings, () => cacheDir);
-const bench = new BenchService(toolchain, facts, () => settings, () => cacheDir);
-const results = new ResultsService(connection, toolchain, facts, () => settings, () => cacheDir, () => workspaceRoots);
+const sass = new VariantService(
+  connection,
+  toolchain,
+  facts,
+  () => settings,
+  () => cacheDir,
+);
+const bench = new BenchService(
+  toolchain,
+  facts,
+  () => settings,
+  () => cacheDir,
+);
+const results = new ResultsService(
+  connection,
+  toolchain,
+  facts,
+  () => settings,
+  () => cacheDir,
+  () => workspaceRoots,
+);
 
 function sassFacts(uri: string) {
   const text = texts.get(uri)?.getText();
@@ -121,50 +160,60 @@ async function publish(uri: string, elapsedMs: number): Promise<void> {
   connection.sendNotification(AnalysisStatusNotification, toAnalysisStatus(uri, analysis, elapsedMs));
 }
 
-connection.onDidOpenTextDocument(({ textDocument }) => inOrder(async () => {
-  const t0 = performance.now();
-  texts.set(textDocument.uri, TextDocument.create(textDocument.uri, textDocument.languageId, textDocument.version, textDocument.text));
-  const docs = await docsReady;
-  // An untitled buffer is analysed too; its URI stands in for the path.
-  const a = docs.open(textDocument.uri, textDocument.text, uriToPath(textDocument.uri) ?? textDocument.uri);
-  const ms = performance.now() - t0;
-  log(`opened ${textDocument.uri}: ${a.kernels.length} device functions, ${a.kernels.reduce((n, k) => n + k.loops.length, 0)} loops (${ms.toFixed(1)} ms)`);
-  await publish(textDocument.uri, ms);
-  void sass.buildFile(textDocument.uri, textDocument.text, a);
-}));
+connection.onDidOpenTextDocument(({ textDocument }) =>
+  inOrder(async () => {
+    const t0 = performance.now();
+    texts.set(textDocument.uri, TextDocument.create(textDocument.uri, textDocument.languageId, textDocument.version, textDocument.text));
+    const docs = await docsReady;
+    // An untitled buffer is analysed too; its URI stands in for the path.
+    const a = docs.open(textDocument.uri, textDocument.text, uriToPath(textDocument.uri) ?? textDocument.uri);
+    const ms = performance.now() - t0;
+    log(
+      `opened ${textDocument.uri}: ${a.kernels.length} device functions, ${a.kernels.reduce((n, k) => n + k.loops.length, 0)} loops (${ms.toFixed(1)} ms)`,
+    );
+    await publish(textDocument.uri, ms);
+    void sass.buildFile(textDocument.uri, textDocument.text, a);
+  }),
+);
 
-connection.onDidSaveTextDocument(({ textDocument }) => inOrder(async () => {
-  const text = texts.get(textDocument.uri)?.getText();
-  const a = (await docsReady).analysis(textDocument.uri);
-  if (text !== undefined && a) void sass.buildFile(textDocument.uri, text, a);
-}));
+connection.onDidSaveTextDocument(({ textDocument }) =>
+  inOrder(async () => {
+    const text = texts.get(textDocument.uri)?.getText();
+    const a = (await docsReady).analysis(textDocument.uri);
+    if (text !== undefined && a) void sass.buildFile(textDocument.uri, text, a);
+  }),
+);
 
-connection.onDidChangeTextDocument(({ textDocument, contentChanges }) => inOrder(async () => {
-  const t0 = performance.now();
-  let doc = texts.get(textDocument.uri);
-  const docs = await docsReady;
-  if (!doc) return;
-  for (const change of contentChanges) {
-    if ('range' in change) {
-      const start = doc.offsetAt(change.range.start);
-      const end = doc.offsetAt(change.range.end);
-      docs.update(textDocument.uri, [{ start, length: end - start, text: change.text }]);
-    } else {
-      docs.replace(textDocument.uri, change.text);
+connection.onDidChangeTextDocument(({ textDocument, contentChanges }) =>
+  inOrder(async () => {
+    const t0 = performance.now();
+    let doc = texts.get(textDocument.uri);
+    const docs = await docsReady;
+    if (!doc) return;
+    for (const change of contentChanges) {
+      if ('range' in change) {
+        const start = doc.offsetAt(change.range.start);
+        const end = doc.offsetAt(change.range.end);
+        docs.update(textDocument.uri, [{ start, length: end - start, text: change.text }]);
+      } else {
+        docs.replace(textDocument.uri, change.text);
+      }
+      doc = TextDocument.update(doc, [change], textDocument.version);
     }
-    doc = TextDocument.update(doc, [change], textDocument.version);
-  }
-  texts.set(textDocument.uri, doc);
-  await publish(textDocument.uri, performance.now() - t0);
-}));
+    texts.set(textDocument.uri, doc);
+    await publish(textDocument.uri, performance.now() - t0);
+  }),
+);
 
-connection.onDidCloseTextDocument(({ textDocument }) => inOrder(async () => {
-  texts.delete(textDocument.uri);
-  sass.close(textDocument.uri);
-  facts.delete(textDocument.uri);
-  (await docsReady).close(textDocument.uri);
-  connection.sendDiagnostics({ uri: textDocument.uri, diagnostics: [] });
-}));
+connection.onDidCloseTextDocument(({ textDocument }) =>
+  inOrder(async () => {
+    texts.delete(textDocument.uri);
+    sass.close(textDocument.uri);
+    facts.delete(textDocument.uri);
+    (await docsReady).close(textDocument.uri);
+    connection.sendDiagnostics({ uri: textDocument.uri, diagnostics: [] });
+  }),
+);
 
 connection.onCodeLens(async ({ textDocument }) => {
   await syncQueue;
@@ -219,7 +268,11 @@ connection.onRequest(BenchLoopRequest, async (p, token) => {
   const { analysis, text } = await openDocument(p.uri);
   const report = await bench.benchLoop(p.uri, text, analysis, p.line, p.factors, token, p.workDoneToken);
   const settingsNow = settings;
-  const result = fromBenchReport(report, { ...(await results.convertContext(uriToPath(p.uri)!, analysis)), loops: [p.line], samples: settingsNow.profile.samples });
+  const result = fromBenchReport(report, {
+    ...(await results.convertContext(uriToPath(p.uri)!, analysis)),
+    loops: [p.line],
+    samples: settingsNow.profile.samples,
+  });
   // GPU time is worth keeping: a finished benchmark is saved like a sweep.
   const savedPath = report.variants.some(v => v.status === 'cancelled') ? null : results.save(result);
   results.remember(p.uri, text, result);

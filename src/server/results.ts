@@ -13,8 +13,16 @@ import { runSweep } from '../engine/sweep/sweep';
 import { unrollPragmaEdit } from '../engine/variants/applyEdit';
 import { parseFactorList, UnrollFactor, writtenFactor } from '../engine/variants/rewrite';
 import {
-  ExportResultParams, FactorValue, ListResultsResult, PragmaEditsResult, Settings, SweepParams, SweepResult, SweepRunResult,
-  SweepUpdateNotification, WireTextEdit,
+  ExportResultParams,
+  FactorValue,
+  ListResultsResult,
+  PragmaEditsResult,
+  Settings,
+  SweepParams,
+  SweepResult,
+  SweepRunResult,
+  SweepUpdateNotification,
+  WireTextEdit,
 } from '../protocol';
 import type { DocumentFactsStore } from './facts';
 import type { ServerToolchain } from './toolchain';
@@ -53,12 +61,21 @@ export class ResultsService {
   async convertContext(file: string, analysis: FileAnalysis): Promise<ConvertContext> {
     const t = await this.toolchain.tools();
     const s = this.settings();
-    return { file, analysis, arch: this.toolchain.archFor(t, this.toolchain.flagsFor(file).arch), nvcc: t.nvcc.version, icacheBudgetBytes: s.icacheBudgetBytes };
+    return {
+      file,
+      analysis,
+      arch: this.toolchain.archFor(t, this.toolchain.flagsFor(file).arch),
+      nvcc: t.nvcc.version,
+      icacheBudgetBytes: s.icacheBudgetBytes,
+    };
   }
 
   /** Keeps a result with the document's facts: the loop quick fix offers its best variant. */
   remember(uri: string, text: string, result: SweepResult): void {
-    if (result.best) this.facts.record(uri, text, f => { f.results = [result, ...f.results.filter(r => !sameLoops(r, result))]; });
+    if (result.best)
+      this.facts.record(uri, text, f => {
+        f.results = [result, ...f.results.filter(r => !sameLoops(r, result))];
+      });
   }
 
   async sweep(p: SweepParams, text: string, analysis: FileAnalysis, token: CancellationToken): Promise<SweepRunResult> {
@@ -68,10 +85,18 @@ export class ResultsService {
     if (!kernel) throw new Error(`no kernel or device function at line ${p.kernelLine}`);
     const s = this.settings();
     const factors = parseFactorList((p.factors ?? s.unrollFactors).join(','));
-    const params = Object.fromEntries((p.params ?? []).filter(x => x.trim()).map(parseParamSpec).map(x => [x.name, x.values]));
+    const params = Object.fromEntries(
+      (p.params ?? [])
+        .filter(x => x.trim())
+        .map(parseParamSpec)
+        .map(x => [x.name, x.values]),
+    );
     const work = {
-      title: `Unroll Lens: sweeping ${kernel.name}`, message: `${path.basename(file)}:${kernel.line}`,
-      building: `sweep ${kernel.name}`, token, workDoneToken: p.workDoneToken,
+      title: `Unroll Lens: sweeping ${kernel.name}`,
+      message: `${path.basename(file)}:${kernel.line}`,
+      building: `sweep ${kernel.name}`,
+      token,
+      workDoneToken: p.workDoneToken,
     };
     return this.toolchain.runRequest(work, async (signal, report) => {
       const t = await this.toolchain.tools();
@@ -88,26 +113,49 @@ export class ResultsService {
         pending = null;
         last = Date.now();
       };
-      const result = await runSweep({
-        file, text, analysis, kernel: kernel.name, loops: p.loops, factors, params, strategy: p.strategy,
-        toolchain: t, arch, flags, cacheDir: this.cacheDir(), jobs: s.jobs > 0 ? s.jobs : undefined, icacheBudgetBytes: s.icacheBudgetBytes, signal,
-        gpu: gpu === null ? {
-          args: s.profile.args, samples: s.profile.samples, warmup: s.profile.warmup, clockControl: s.profile.clockControl,
-          timeoutMs: s.profile.timeoutSeconds * 1000, launcher: s.profile.launcher,
-          runCommand: s.profile.runCommand.length ? s.profile.runCommand : undefined,
-          compileCommand: s.profile.compileCommand.length ? s.profile.compileCommand : undefined,
-          checkCommand: s.profile.checkCommand.length ? s.profile.checkCommand : undefined,
-        } : undefined,
-      }, {
-        onProgress: pr => {
-          progress = { message: pr.message, done: pr.done, total: pr.total };
-          report(Math.round((Math.min(pr.done, pr.total) / Math.max(1, pr.total)) * 100), pr.message);
+      const result = await runSweep(
+        {
+          file,
+          text,
+          analysis,
+          kernel: kernel.name,
+          loops: p.loops,
+          factors,
+          params,
+          strategy: p.strategy,
+          toolchain: t,
+          arch,
+          flags,
+          cacheDir: this.cacheDir(),
+          jobs: s.jobs > 0 ? s.jobs : undefined,
+          icacheBudgetBytes: s.icacheBudgetBytes,
+          signal,
+          gpu:
+            gpu === null
+              ? {
+                  args: s.profile.args,
+                  samples: s.profile.samples,
+                  warmup: s.profile.warmup,
+                  clockControl: s.profile.clockControl,
+                  timeoutMs: s.profile.timeoutSeconds * 1000,
+                  launcher: s.profile.launcher,
+                  runCommand: s.profile.runCommand.length ? s.profile.runCommand : undefined,
+                  compileCommand: s.profile.compileCommand.length ? s.profile.compileCommand : undefined,
+                  checkCommand: s.profile.checkCommand.length ? s.profile.checkCommand : undefined,
+                }
+              : undefined,
         },
-        onVariant: (_v, partial) => {
-          pending = partial;
-          if (!timer) timer = setTimeout(flush, Math.max(0, UPDATE_INTERVAL_MS - (Date.now() - last)));
+        {
+          onProgress: pr => {
+            progress = { message: pr.message, done: pr.done, total: pr.total };
+            report(Math.round((Math.min(pr.done, pr.total) / Math.max(1, pr.total)) * 100), pr.message);
+          },
+          onVariant: (_v, partial) => {
+            pending = partial;
+            if (!timer) timer = setTimeout(flush, Math.max(0, UPDATE_INTERVAL_MS - (Date.now() - last)));
+          },
         },
-      });
+      );
       if (timer) clearTimeout(timer);
       if (gpu) result.notes.push(`static sweep: ${gpu}`);
       // A cancelled sweep is shown but not saved: a saved result is a finished one.
@@ -124,7 +172,8 @@ export class ResultsService {
     if (staticAsked) return 'SASS only, as asked';
     if (!hasNcu) return 'Nsight Compute (ncu) not found: set unrollLens.toolchain.ncuPath or install it for timings and stall reasons';
     // With a launcher (srun …) the GPU is on another node: nvidia-smi here says nothing about it.
-    if (!gpus && !s.profile.launcher.length) return 'no GPU on this machine (nvidia-smi lists none); set unrollLens.profile.launcher to run on a GPU node';
+    if (!gpus && !s.profile.launcher.length)
+      return 'no GPU on this machine (nvidia-smi lists none); set unrollLens.profile.launcher to run on a GPU node';
     if (!/\bmain\s*\(/.test(text) && !s.profile.compileCommand.length) {
       return 'this file has no main(): set unrollLens.profile.compileCommand (and runCommand) so variants can be built and run as programs';
     }
@@ -137,7 +186,15 @@ export class ResultsService {
     for (const folder of folders) {
       const { results, skipped } = listResults(folder);
       for (const r of results) {
-        out.results.push({ path: r.path, kernel: r.kernel, file: r.source, createdAt: r.createdAt, origin: r.origin, static: r.static, best: r.best });
+        out.results.push({
+          path: r.path,
+          kernel: r.kernel,
+          file: r.source,
+          createdAt: r.createdAt,
+          origin: r.origin,
+          static: r.static,
+          best: r.best,
+        });
       }
       for (const k of skipped) out.skipped.push({ path: path.join(folder, '.unroll-lens', 'results', k.file), reason: k.reason });
     }
@@ -179,7 +236,9 @@ export class ResultsService {
     const facts = this.facts.get(uri, text);
     if (!facts?.results.length) return [];
     const actions: CodeAction[] = [];
-    const loops = analysis.kernels.flatMap(k => k.loops).filter(l => l.span.line - 1 <= range.end.line && l.span.endLine - 1 >= range.start.line);
+    const loops = analysis.kernels
+      .flatMap(k => k.loops)
+      .filter(l => l.span.line - 1 <= range.end.line && l.span.endLine - 1 >= range.start.line);
     const seen = new Set<string>();
     for (const result of facts.results) {
       const best = result.variants.find(v => v.id === result.best);
@@ -188,7 +247,10 @@ export class ResultsService {
       seen.add(best.id);
       const { edits } = this.pragmaEdits(text, analysis, best.factors);
       if (!edits.length) continue;
-      const how = best.speedup !== null && !result.static ? ` (${best.speedup.toFixed(2)}× vs as written on ${result.gpu ?? 'the GPU'})` : ' (static rule)';
+      const how =
+        best.speedup !== null && !result.static
+          ? ` (${best.speedup.toFixed(2)}× vs as written on ${result.gpu ?? 'the GPU'})`
+          : ' (static rule)';
       actions.push({
         title: `Apply ${best.label}: best of the last ${result.origin === 'sweep' ? 'sweep' : result.origin === 'bench' ? 'benchmark' : 'variant build'}${how}`,
         kind: CodeActionKind.QuickFix,

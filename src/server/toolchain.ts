@@ -8,7 +8,8 @@ import { chooseArch, detectToolchain, Toolchain, toolchainSummary } from '../eng
 import { Settings, ToolchainStatus, ToolchainStatusNotification } from '../protocol';
 
 /** Why nothing runs: the workspace is not trusted. */
-export const RESTRICTED_MODE = 'Restricted Mode: Unroll Lens analyses this workspace but builds and runs nothing (no nvcc, no GPU runs) until you trust it';
+export const RESTRICTED_MODE =
+  'Restricted Mode: Unroll Lens analyses this workspace but builds and runs nothing (no nvcc, no GPU runs) until you trust it';
 
 export class UntrustedWorkspaceError extends Error {
   constructor() {
@@ -65,10 +66,15 @@ export class ServerToolchain {
       this.toolchain = detectToolchain({ paths, cudaHome: s.toolchain.cudaHome || undefined });
       this.toolchain.then(
         t => {
-          this.problem = !t.nvdisasm && !t.cuobjdump
-            ? 'neither nvdisasm nor cuobjdump found: counts come from the cubin, without per-loop attribution. Install the CUDA Toolkit or run `npm run setup:cuda-tools`.'
-            : !t.nvdisasm ? 'nvdisasm not found: effective unroll needs its line info. Install the CUDA Toolkit or run `npm run setup:cuda-tools`.' : null;
-          this.log(`nvcc ${t.nvcc.version} at ${t.nvcc.path}; nvdisasm ${t.nvdisasm?.path ?? 'missing'}; cuobjdump ${t.cuobjdump?.path ?? 'missing'}; GPUs: ${t.gpus.map(g => `${g.name} (${g.arch})`).join(', ') || 'none'}`);
+          this.problem =
+            !t.nvdisasm && !t.cuobjdump
+              ? 'neither nvdisasm nor cuobjdump found: counts come from the cubin, without per-loop attribution. Install the CUDA Toolkit or run `npm run setup:cuda-tools`.'
+              : !t.nvdisasm
+                ? 'nvdisasm not found: effective unroll needs its line info. Install the CUDA Toolkit or run `npm run setup:cuda-tools`.'
+                : null;
+          this.log(
+            `nvcc ${t.nvcc.version} at ${t.nvcc.path}; nvdisasm ${t.nvdisasm?.path ?? 'missing'}; cuobjdump ${t.cuobjdump?.path ?? 'missing'}; GPUs: ${t.gpus.map(g => `${g.name} (${g.arch})`).join(', ') || 'none'}`,
+          );
           this.sendStatus(null);
         },
         e => {
@@ -104,7 +110,10 @@ export class ServerToolchain {
   flagsFor(file: string): CompileFlags {
     const s = this.settings();
     const flags = resolveCompileFlags(file, this.workspaceRoots(), {
-      nvccArgs: s.nvccArgs, includePaths: s.includePaths, defines: s.defines, arch: s.arch || null,
+      nvccArgs: s.nvccArgs,
+      includePaths: s.includePaths,
+      defines: s.defines,
+      arch: s.arch || null,
     });
     for (const w of flags.warnings) this.log(`${path.basename(file)}: ${w}`);
     return flags;

@@ -37,7 +37,14 @@ export class VariantService {
     const s = this.settings();
     const flags = this.toolchain.flagsFor(file);
     const arch = this.toolchain.archFor(t, flags.arch);
-    const builder = new VariantBuilder({ nvcc: t.nvcc, arch, flags, cacheDir: this.cacheDir(), concurrency: s.jobs > 0 ? s.jobs : os.cpus().length, runner: t.runner });
+    const builder = new VariantBuilder({
+      nvcc: t.nvcc,
+      arch,
+      flags,
+      cacheDir: this.cacheDir(),
+      concurrency: s.jobs > 0 ? s.jobs : os.cpus().length,
+      runner: t.runner,
+    });
     return new VariantInspector({ toolchain: t, builder, arch });
   }
 
@@ -62,8 +69,12 @@ export class VariantService {
         onProgress: (done, total) => progress.report(Math.round((done / total) * 100), `${path.basename(file)}: ${done}/${total} builds`),
       });
       if (ac.signal.aborted) return;
-      this.toolchain.log(`${path.basename(file)}: ${report.status}, ${report.kernels.length} kernels in ${Date.now() - t0} ms${report.cached ? ' (cached)' : ''}`);
-      this.facts.record(uri, text, f => { f.file = report; });
+      this.toolchain.log(
+        `${path.basename(file)}: ${report.status}, ${report.kernels.length} kernels in ${Date.now() - t0} ms${report.cached ? ' (cached)' : ''}`,
+      );
+      this.facts.record(uri, text, f => {
+        f.file = report;
+      });
     } catch (e) {
       this.toolchain.log(`${path.basename(file)}: ${e instanceof Error ? e.message : e}`);
     } finally {
@@ -74,13 +85,24 @@ export class VariantService {
   }
 
   /** Builds one loop's variants; cancellation through the LSP token or the progress UI. */
-  async buildLoop(uri: string, text: string, analysis: FileAnalysis, line: number, factorTexts: string[] | undefined,
-    token: CancellationToken, workDoneToken?: ProgressToken): Promise<LoopReport> {
+  async buildLoop(
+    uri: string,
+    text: string,
+    analysis: FileAnalysis,
+    line: number,
+    factorTexts: string[] | undefined,
+    token: CancellationToken,
+    workDoneToken?: ProgressToken,
+  ): Promise<LoopReport> {
     const file = uriToPath(uri);
     if (!file) throw new Error('only files on disk can be compiled (save the file first)');
     const factors = parseFactorList((factorTexts ?? this.settings().unrollFactors).join(','));
     const work = {
-      title: 'Unroll Lens: building unroll variants', message: `line ${line}`, building: `${path.basename(file)}:${line}`, token, workDoneToken,
+      title: 'Unroll Lens: building unroll variants',
+      message: `line ${line}`,
+      building: `${path.basename(file)}:${line}`,
+      token,
+      workDoneToken,
     };
     return this.toolchain.runRequest(work, async (signal, report) => {
       const inspector = await this.inspector(file);
@@ -119,7 +141,10 @@ export class VariantService {
         const base = k.demangled.replace(/\(.*$/, '').replace(/<.*$/, '').split(/\s|::/).pop();
         const src = analysis.kernels.find(x => x.name === base);
         out.push({
-          range: at(src?.line ?? 1), severity: DiagnosticSeverity.Warning, source: 'unroll-lens', code: 'register-spills',
+          range: at(src?.line ?? 1),
+          severity: DiagnosticSeverity.Warning,
+          source: 'unroll-lens',
+          code: 'register-spills',
           message: `${k.demangled}: ${k.registers} registers, spills ${k.spillStores} bytes stored / ${k.spillLoads} bytes loaded to local memory (${r.arch}). Unrolling less may remove the spills.`,
         });
       }
@@ -132,17 +157,29 @@ export class VariantService {
         const m = r.loops.find(x => x.line === loop.line);
         if (!m) continue;
         const asked = writtenFactor(loop);
-        if (typeof asked === 'number' && m.effectiveUnroll !== null && m.effectiveUnroll !== asked && !(m.fullyUnrolled && typeof loop.tripCount === 'number' && asked >= loop.tripCount)) {
+        if (
+          typeof asked === 'number' &&
+          m.effectiveUnroll !== null &&
+          m.effectiveUnroll !== asked &&
+          !(m.fullyUnrolled && typeof loop.tripCount === 'number' && asked >= loop.tripCount)
+        ) {
           out.push({
-            range: loop.pragma ? Range.create(loop.pragma.span.line - 1, loop.pragma.span.column, loop.pragma.span.endLine - 1, loop.pragma.span.endColumn) : at(loop.line),
-            severity: DiagnosticSeverity.Warning, source: 'unroll-lens', code: 'unroll-not-applied',
+            range: loop.pragma
+              ? Range.create(loop.pragma.span.line - 1, loop.pragma.span.column, loop.pragma.span.endLine - 1, loop.pragma.span.endColumn)
+              : at(loop.line),
+            severity: DiagnosticSeverity.Warning,
+            source: 'unroll-lens',
+            code: 'unroll-not-applied',
             message: `\`#pragma ${loop.pragma?.text}\` requested ×${asked}, but nvcc unrolled this loop ×${m.effectiveUnroll} (${r.arch}, from the SASS).`,
           });
         }
         if (m.loopInstructions !== null && m.loopInstructions * 16 > budget && loop.depth === 0) {
           out.push({
-            range: at(loop.line), severity: DiagnosticSeverity.Warning, source: 'unroll-lens', code: 'icache-budget',
-            message: `Loop body ${(m.loopInstructions * 16 / 1024).toFixed(0)} KiB of SASS (${m.loopInstructions} instructions) > ~${(budget / 1024).toFixed(0)} KiB instruction-cache budget (${budgetNote}): expect instruction-fetch stalls (ncu: no_instruction) at low occupancy.`,
+            range: at(loop.line),
+            severity: DiagnosticSeverity.Warning,
+            source: 'unroll-lens',
+            code: 'icache-budget',
+            message: `Loop body ${((m.loopInstructions * 16) / 1024).toFixed(0)} KiB of SASS (${m.loopInstructions} instructions) > ~${(budget / 1024).toFixed(0)} KiB instruction-cache budget (${budgetNote}): expect instruction-fetch stalls (ncu: no_instruction) at low occupancy.`,
           });
         }
       }

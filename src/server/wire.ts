@@ -17,7 +17,12 @@ export function toFileAnalysisResult(a: FileAnalysis): FileAnalysisResult {
       qualifier: k.qualifier,
       line: k.line,
       loops: k.loops.map(l => ({
-        line: l.line, startLine: l.span.line, endLine: l.span.endLine, kind: l.kind, depth: l.depth, summary: loopLensSummary(k, l),
+        line: l.line,
+        startLine: l.span.line,
+        endLine: l.span.endLine,
+        kind: l.kind,
+        depth: l.depth,
+        summary: loopLensSummary(k, l),
       })),
     })),
   };
@@ -37,7 +42,12 @@ export function toAnalysisStatus(uri: string, a: FileAnalysis, elapsedMs: number
 
 export function toLoopVariantsResult(r: LoopReport, result: SweepResult): LoopVariantsResult {
   return {
-    variants: r.variants.map(v => ({ factor: v.factor, status: v.status, kernelInstructions: v.kernelInstructions, effectiveUnroll: v.effectiveUnroll })),
+    variants: r.variants.map(v => ({
+      factor: v.factor,
+      status: v.status,
+      kernelInstructions: v.kernelInstructions,
+      effectiveUnroll: v.effectiveUnroll,
+    })),
     notes: r.notes,
     result,
   };
@@ -50,7 +60,13 @@ export function toBenchLoopResult(r: BenchReport, result: SweepResult, savedPath
   return {
     baseline: r.baseline,
     variants: r.variants.map(v => ({
-      label: v.label, status: v.status, message: v.message, medianMs: v.medianMs, iqrMs: v.iqrMs, speedup: v.speedup, withinNoise: v.withinNoise,
+      label: v.label,
+      status: v.status,
+      message: v.message,
+      medianMs: v.medianMs,
+      iqrMs: v.iqrMs,
+      speedup: v.speedup,
+      withinNoise: v.withinNoise,
     })),
     fastest: fastest?.label ?? null,
     lineStalls: lineStallNotes(r),

@@ -20,7 +20,10 @@ const ROOT = path.resolve(__dirname, '..', '..', '..');
  * renamed functions, so it stays a valid translation unit (no syntax errors to recover from).
  */
 export function generateLargeFile(minLines = 5000): string {
-  const samples = fs.readdirSync(path.join(ROOT, 'cuda-samples')).filter(f => f.endsWith('.cu')).sort();
+  const samples = fs
+    .readdirSync(path.join(ROOT, 'cuda-samples'))
+    .filter(f => f.endsWith('.cu'))
+    .sort();
   const parts: string[] = [];
   let lines = 0;
   for (let copy = 0; lines < minLines; copy++) {
@@ -90,18 +93,49 @@ async function parseBench(text: string) {
     }
     return stats(times);
   };
-  const space = measure(positions(/;\n/g).map(at => [{ start: at, length: 0, text: ' ' }, { start: at, length: 1, text: '' }]));
-  row('incremental update + analysis: space typed after a statement (and deleted)', `p50 ${space.p50.toFixed(2)} ms, p95 ${space.p95.toFixed(2)} ms`, 'p95 < 5 ms', space.p95 < 5);
-  const digit = measure(positions(/[^\w.][1-9]\b/g).map(at => [{ start: at, length: 1, text: '7' }, { start: at, length: 1, text: text[at] }]));
-  row('incremental update + analysis: digit of a number literal changed (and back)', `p50 ${digit.p50.toFixed(2)} ms, p95 ${digit.p95.toFixed(2)} ms`, 'p95 < 5 ms', digit.p95 < 5);
-  const random = measure(Array.from({ length: 100 }, (_, i) => Math.floor(((i * 7919) % 997) / 997 * (text.length - 10)))
-    .map(at => [{ start: at, length: 0, text: 'x' }, { start: at, length: 1, text: '' }]));
-  row('incremental update + analysis: character typed at a random spot (and deleted)', `p50 ${random.p50.toFixed(2)} ms, p95 ${random.p95.toFixed(2)} ms`, '', null);
+  const space = measure(
+    positions(/;\n/g).map(at => [
+      { start: at, length: 0, text: ' ' },
+      { start: at, length: 1, text: '' },
+    ]),
+  );
+  row(
+    'incremental update + analysis: space typed after a statement (and deleted)',
+    `p50 ${space.p50.toFixed(2)} ms, p95 ${space.p95.toFixed(2)} ms`,
+    'p95 < 5 ms',
+    space.p95 < 5,
+  );
+  const digit = measure(
+    positions(/[^\w.][1-9]\b/g).map(at => [
+      { start: at, length: 1, text: '7' },
+      { start: at, length: 1, text: text[at] },
+    ]),
+  );
+  row(
+    'incremental update + analysis: digit of a number literal changed (and back)',
+    `p50 ${digit.p50.toFixed(2)} ms, p95 ${digit.p95.toFixed(2)} ms`,
+    'p95 < 5 ms',
+    digit.p95 < 5,
+  );
+  const random = measure(
+    Array.from({ length: 100 }, (_, i) => Math.floor((((i * 7919) % 997) / 997) * (text.length - 10))).map(at => [
+      { start: at, length: 0, text: 'x' },
+      { start: at, length: 1, text: '' },
+    ]),
+  );
+  row(
+    'incremental update + analysis: character typed at a random spot (and deleted)',
+    `p50 ${random.p50.toFixed(2)} ms, p95 ${random.p95.toFixed(2)} ms`,
+    '',
+    null,
+  );
   if (docs.text('big') !== text) throw new Error('bench edits did not restore the text');
 }
 
 async function hoverBench(text: string) {
-  const server = fork(path.join(ROOT, 'out', 'src', 'server', 'main.js'), ['--node-ipc'], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const server = fork(path.join(ROOT, 'out', 'src', 'server', 'main.js'), ['--node-ipc'], {
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
   const conn = createMessageConnection(new IPCMessageReader(server), new IPCMessageWriter(server));
   conn.onNotification(() => undefined);
   conn.onRequest(() => null);
@@ -114,7 +148,10 @@ async function hoverBench(text: string) {
     // Hover every loop header line: what a user pointing at loops does.
     const lines = text.split('\n');
     const targets: { line: number; character: number }[] = [];
-    lines.forEach((l, i) => { const c = l.search(/\b(for|while)\s*\(/); if (c >= 0) targets.push({ line: i, character: c }); });
+    lines.forEach((l, i) => {
+      const c = l.search(/\b(for|while)\s*\(/);
+      if (c >= 0) targets.push({ line: i, character: c });
+    });
     await conn.sendRequest('textDocument/hover', { textDocument: { uri }, position: targets[0] }); // waits for the open
     const times: number[] = [];
     let answered = 0;
@@ -127,7 +164,12 @@ async function hoverBench(text: string) {
       }
     }
     const s = stats(times);
-    row(`hover round trip over LSP IPC (${times.length} hovers, ${answered} answered)`, `p50 ${s.p50.toFixed(2)} ms, p95 ${s.p95.toFixed(2)} ms`, 'p95 < 10 ms', s.p95 < 10);
+    row(
+      `hover round trip over LSP IPC (${times.length} hovers, ${answered} answered)`,
+      `p50 ${s.p50.toFixed(2)} ms, p95 ${s.p95.toFixed(2)} ms`,
+      'p95 < 10 ms',
+      s.p95 < 10,
+    );
     // Edit → CodeLens round trip: incremental change then a lens request.
     const lens: number[] = [];
     for (let v = 2; v < 52; v++) {
@@ -159,13 +201,21 @@ function scanBench() {
   const times: number[] = [];
   for (let r = 0; r < 3; r++) {
     const t = performance.now();
-    const res = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'unroll-lens.js'), 'scan', dir, '--json'], { encoding: 'utf8', maxBuffer: 1 << 28 });
+    const res = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'unroll-lens.js'), 'scan', dir, '--json'], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 28,
+    });
     times.push(performance.now() - t);
     if (res.status !== 0) throw new Error(`scan failed: ${res.stderr}`);
   }
   const best = Math.min(...times);
   const totalLines = fs.readdirSync(dir).reduce((n, f) => n + fs.readFileSync(path.join(dir, f), 'utf8').split('\n').length, 0);
-  row(`CLI scan of 100 files (${totalLines} lines, whole process)`, `best of 3 ${best.toFixed(0)} ms (runs: ${times.map(t => t.toFixed(0)).join(', ')})`, '< 2 s', best < 2000);
+  row(
+    `CLI scan of 100 files (${totalLines} lines, whole process)`,
+    `best of 3 ${best.toFixed(0)} ms (runs: ${times.map(t => t.toFixed(0)).join(', ')})`,
+    '< 2 s',
+    best < 2000,
+  );
   fs.rmSync(dir, { recursive: true, force: true });
 }
 
@@ -192,7 +242,8 @@ async function main() {
   for (const r of rows) console.log(`| ${r.join(' | ')} |`);
 }
 
-if (require.main === module) main().catch(e => {
-  console.error(e);
-  process.exit(1);
-});
+if (require.main === module)
+  main().catch(e => {
+    console.error(e);
+    process.exit(1);
+  });

@@ -34,7 +34,9 @@ export async function sassBench(row: Row): Promise<void> {
   const linFile = path.join(SAMPLES, 'linear_small.cu');
   const linText = fs.readFileSync(linFile, 'utf8');
   const linAnalysis = docs.analyzeOnce(linText, linFile);
-  const [lin] = await builder.buildAll([{ key: 'linear_small', source: makeVariantSource(linText, linAnalysis, new Map(), linFile), originalPath: linFile }]);
+  const [lin] = await builder.buildAll([
+    { key: 'linear_small', source: makeVariantSource(linText, linAnalysis, new Map(), linFile), originalPath: linFile },
+  ]);
   if (lin.status !== 'ok' || !t.cuobjdump) {
     row('SASS parse of the large listing', `skipped (${lin.status !== 'ok' ? 'compile failed' : 'no cuobjdump'})`, '< 150 ms', null);
   } else {
@@ -46,8 +48,12 @@ export async function sassBench(row: Row): Promise<void> {
       count = parseCuobjdumpSass(listing).functions.reduce((n, f) => n + f.instructions.length, 0);
       times.push(performance.now() - t0);
     }
-    row(`cuobjdump -sass parse: linear_small fully unrolled (${(listing.length / 1e6).toFixed(1)} MB, ${count.toLocaleString('en-US')} instructions)`,
-      `first ${times[0].toFixed(0)} ms, median ${median(times).toFixed(0)} ms`, '< 150 ms', times[0] < 150);
+    row(
+      `cuobjdump -sass parse: linear_small fully unrolled (${(listing.length / 1e6).toFixed(1)} MB, ${count.toLocaleString('en-US')} instructions)`,
+      `first ${times[0].toFixed(0)} ms, median ${median(times).toFixed(0)} ms`,
+      '< 150 ms',
+      times[0] < 150,
+    );
     if (t.nvdisasm) {
       const nv = (await t.runner(t.nvdisasm.path, ['-c', '-gi', lin.outputPath!])).stdout;
       const nvTimes: number[] = [];
@@ -56,7 +62,12 @@ export async function sassBench(row: Row): Promise<void> {
         parseNvdisasm(nv);
         nvTimes.push(performance.now() - t0);
       }
-      row(`nvdisasm -c -gi parse of the same cubin (${(nv.length / 1e6).toFixed(1)} MB, line info)`, `median ${median(nvTimes).toFixed(0)} ms`, '', null);
+      row(
+        `nvdisasm -c -gi parse of the same cubin (${(nv.length / 1e6).toFixed(1)} MB, line info)`,
+        `median ${median(nvTimes).toFixed(0)} ms`,
+        '',
+        null,
+      );
     }
   }
 
@@ -86,14 +97,24 @@ export async function sassBench(row: Row): Promise<void> {
   }
   const cores = os.cpus().length;
   const ideal = sequential / cores;
-  row(`sweep of 6 variants (${cores} cores): sequential nvcc loop`, `${(sequential / 1000).toFixed(2)} s (each ${each.map(x => (x / 1000).toFixed(1)).join(', ')} s)`, '', null);
+  row(
+    `sweep of 6 variants (${cores} cores): sequential nvcc loop`,
+    `${(sequential / 1000).toFixed(2)} s (each ${each.map(x => (x / 1000).toFixed(1)).join(', ')} s)`,
+    '',
+    null,
+  );
   // Compile phase alone: what the parallel, cached builder is responsible for.
   const buildDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-bench-build-'));
   const buildOnly = new VariantBuilder({ nvcc: t.nvcc, arch, flags, cacheDir: buildDir });
   let t0 = performance.now();
   await buildOnly.buildAll(reqs);
   const buildWall = performance.now() - t0;
-  row('sweep of 6 variants: parallel builder (compiles)', `${(buildWall / 1000).toFixed(2)} s = ${(buildWall / ideal).toFixed(2)} × ideal (Σ compile / cores = ${(ideal / 1000).toFixed(2)} s), ${(sequential / buildWall).toFixed(2)}× faster than sequential`, '≤ 1.2 × ideal', buildWall / ideal <= 1.2);
+  row(
+    'sweep of 6 variants: parallel builder (compiles)',
+    `${(buildWall / 1000).toFixed(2)} s = ${(buildWall / ideal).toFixed(2)} × ideal (Σ compile / cores = ${(ideal / 1000).toFixed(2)} s), ${(sequential / buildWall).toFixed(2)}× faster than sequential`,
+    '≤ 1.2 × ideal',
+    buildWall / ideal <= 1.2,
+  );
   // The whole sweep as the user waits for it: compiles, then nvdisasm -c -gi per cubin
   // (overlapped), line attribution and effective unroll.
   const parDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-bench-par-'));
@@ -103,14 +124,27 @@ export async function sassBench(row: Row): Promise<void> {
   await inspector.inspectLoop(file, text, analysis, line, factors);
   const wall = performance.now() - t0;
   const disStart = performance.now();
-  await t.runner(t.nvdisasm?.path ?? t.cuobjdump!.path, [t.nvdisasm ? '-c' : '-sass', (await buildOnly.buildAll(reqs.slice(0, 1)))[0].outputPath!]);
+  await t.runner(t.nvdisasm?.path ?? t.cuobjdump!.path, [
+    t.nvdisasm ? '-c' : '-sass',
+    (await buildOnly.buildAll(reqs.slice(0, 1)))[0].outputPath!,
+  ]);
   const oneDis = performance.now() - disStart;
-  row('sweep of 6 variants: whole pipeline incl. disassembly and analysis', `${(wall / 1000).toFixed(2)} s (one disassembler run costs ${(oneDis / 1000).toFixed(2)} s, mostly start-up)`, '', null);
+  row(
+    'sweep of 6 variants: whole pipeline incl. disassembly and analysis',
+    `${(wall / 1000).toFixed(2)} s (one disassembler run costs ${(oneDis / 1000).toFixed(2)} s, mostly start-up)`,
+    '',
+    null,
+  );
   fs.rmSync(buildDir, { recursive: true, force: true });
   const compiles = parBuilder.compiles;
   t0 = performance.now();
   const again = await inspector.inspectLoop(file, text, analysis, line, factors);
   const rerun = performance.now() - t0;
-  row('unchanged re-run of the sweep', `${rerun.toFixed(0)} ms, ${parBuilder.compiles - compiles} compiles, ${again.variants.filter(v => v.cached).length}/${again.variants.length} cached`, '< 0.5 s, 0 compiles', rerun < 500 && parBuilder.compiles === compiles);
+  row(
+    'unchanged re-run of the sweep',
+    `${rerun.toFixed(0)} ms, ${parBuilder.compiles - compiles} compiles, ${again.variants.filter(v => v.cached).length}/${again.variants.length} cached`,
+    '< 0.5 s, 0 compiles',
+    rerun < 500 && parBuilder.compiles === compiles,
+  );
   for (const d of [cacheDir, seqDir, parDir]) fs.rmSync(d, { recursive: true, force: true });
 }

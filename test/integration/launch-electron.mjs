@@ -31,7 +31,7 @@ try {
     extensionTestsPath,
     launchArgs: [
       workspace,
-      '--disable-extensions',          // only the extension under development
+      '--disable-extensions', // only the extension under development
       '--disable-workspace-trust',
       '--skip-welcome',
       '--skip-release-notes',

@@ -21,16 +21,31 @@ import fs from 'node:fs';
 import path from 'node:path';
 import util from 'node:util';
 import {
-  HarnessError, freePort, interrupted, launchChromium, loadTools, makeLogger, makeRunDirs, remoteUri, repoRoot,
-  onCleanup, requireBuilt, runCleanups, startCodeServer,
+  HarnessError,
+  freePort,
+  interrupted,
+  launchChromium,
+  loadTools,
+  makeLogger,
+  makeRunDirs,
+  remoteUri,
+  repoRoot,
+  onCleanup,
+  requireBuilt,
+  runCleanups,
+  startCodeServer,
 } from './lib/harness.mjs';
 
 const log = makeLogger('test:integration');
 const TIMEOUT_S = Number(process.env.UNROLL_LENS_IT_TIMEOUT_S ?? 300);
 const VERBOSE = !!process.env.UNROLL_LENS_IT_VERBOSE;
 const WORKBENCH_NOISE = [
-  /^Resolv(ing|ed) connection token/, /^Creating a socket \(renderer-/, /^\[Service Worker\]/,
-  /additional builtin extensions/, /^ChatSessionStore:/, /^Creation of workbench contribution/,
+  /^Resolv(ing|ed) connection token/,
+  /^Creating a socket \(renderer-/,
+  /^\[Service Worker\]/,
+  /additional builtin extensions/,
+  /^ChatSessionStore:/,
+  /^Creation of workbench contribution/,
 ];
 const workspace = path.join(repoRoot, 'cuda-samples');
 const testsPath = path.join(repoRoot, 'out', 'test', 'integration', 'suite', 'index');
@@ -54,7 +69,11 @@ async function main() {
   onCleanup(removeStrays);
   const port = await freePort();
   const server = await startCodeServer({
-    tools, dirs, port, folder: workspace, log,
+    tools,
+    dirs,
+    port,
+    folder: workspace,
+    log,
     extraArgs: tools.smokeTestDriver ? ['--enable-smoke-test-driver'] : [],
     logFile: path.join(dirs.artifacts, 'code-server.log'),
   });
@@ -89,19 +108,32 @@ async function main() {
   const url = `${server.url}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(payload)}`;
   log(`opening workbench on ${workspace} (extension ${repoRoot})`);
   await page.goto(url);
-  page.waitForSelector('.monaco-workbench', { timeout: 120_000 })
-    .then(() => log('workbench rendered; extension host is running the suite'), () => {});
+  page.waitForSelector('.monaco-workbench', { timeout: 120_000 }).then(
+    () => log('workbench rendered; extension host is running the suite'),
+    () => {},
+  );
 
   let timer;
   const result = await Promise.race([
     finished,
-    new Promise(r => (timer = setTimeout(() => r({ error: `timed out after ${TIMEOUT_S}s waiting for the suite to report an exit code (set UNROLL_LENS_IT_TIMEOUT_S to change)` }), TIMEOUT_S * 1000))),
+    new Promise(
+      r =>
+        (timer = setTimeout(
+          () =>
+            r({
+              error: `timed out after ${TIMEOUT_S}s waiting for the suite to report an exit code (set UNROLL_LENS_IT_TIMEOUT_S to change)`,
+            }),
+          TIMEOUT_S * 1000,
+        )),
+    ),
   ]);
   clearTimeout(timer);
   clearInterval(serverWatch);
   if (result.error) {
     await page.screenshot({ path: path.join(dirs.artifacts, 'failure.png') }).catch(() => {});
-    throw new HarnessError(`${result.error}; see ${path.relative(repoRoot, dirs.artifacts)}/ (code-server.log, browser-console.log, vscode-logs/, failure.png)`);
+    throw new HarnessError(
+      `${result.error}; see ${path.relative(repoRoot, dirs.artifacts)}/ (code-server.log, browser-console.log, vscode-logs/, failure.png)`,
+    );
   }
   const code = Number(result.code) || 0;
   log(`extension tests finished with exit code ${code}`);
@@ -113,8 +145,8 @@ let exitCode = 1;
 try {
   exitCode = await main();
 } catch (e) {
-  if (interrupted()) await new Promise(() => {});   // the signal handler finishes and exits
-  console.error(`[test:integration] ERROR: ${e instanceof HarnessError ? e.message : e?.stack ?? e}`);
+  if (interrupted()) await new Promise(() => {}); // the signal handler finishes and exits
+  console.error(`[test:integration] ERROR: ${e instanceof HarnessError ? e.message : (e?.stack ?? e)}`);
   exitCode = 1;
 } finally {
   await runCleanups();

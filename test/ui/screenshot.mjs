@@ -16,8 +16,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  HarnessError, artifactsRoot, codeServerCli, freePort, interrupted, launchChromium, loadTools, makeLogger,
-  makeRunDirs, repoRoot, runCleanups, startCodeServer,
+  HarnessError,
+  artifactsRoot,
+  codeServerCli,
+  freePort,
+  interrupted,
+  launchChromium,
+  loadTools,
+  makeLogger,
+  makeRunDirs,
+  repoRoot,
+  runCleanups,
+  startCodeServer,
 } from '../integration/lib/harness.mjs';
 
 const log = makeLogger('test:ui');
@@ -39,7 +49,10 @@ function firstKernelLoopLine(file) {
 async function openSample(page) {
   // quick open (Ctrl+P) uses the server's file search (ripgrep, see setup-test-tools.sh)
   try {
-    await page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 } }).catch(() => {});
+    await page
+      .locator('.monaco-workbench')
+      .click({ position: { x: 700, y: 400 } })
+      .catch(() => {});
     await page.keyboard.press('Control+P');
     const input = page.locator('.quick-input-widget input');
     await input.waitFor({ timeout: 10_000 });
@@ -62,7 +75,11 @@ async function openSample(page) {
 }
 
 async function goToLine(page, line) {
-  await page.locator('.monaco-editor textarea').first().focus().catch(() => {});
+  await page
+    .locator('.monaco-editor textarea')
+    .first()
+    .focus()
+    .catch(() => {});
   await page.keyboard.press('Control+G');
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ timeout: 10_000 });
@@ -79,7 +96,9 @@ async function checkDetailsPage(page, artifacts) {
   const expectedImages = (fs.readFileSync(path.join(repoRoot, 'README.md'), 'utf8').match(/!\[[^\]]*\]\(/g) ?? []).length;
   await page.keyboard.press('Escape');
   await page.keyboard.press('Control+Shift+X');
-  const search = page.locator('.extensions-viewlet .suggest-input-container textarea, .extensions-viewlet .monaco-inputbox textarea').first();
+  const search = page
+    .locator('.extensions-viewlet .suggest-input-container textarea, .extensions-viewlet .monaco-inputbox textarea')
+    .first();
   await search.waitFor({ timeout: 20_000 });
   await search.fill('@installed Unroll Lens');
   const row = page.locator('.extensions-viewlet .monaco-list-row', { hasText: 'Unroll Lens' }).first();
@@ -91,13 +110,19 @@ async function checkDetailsPage(page, artifacts) {
   let readme = null;
   while (Date.now() < deadline) {
     for (const frame of page.frames()) {
-      const r = await frame.evaluate(() => {
-        if (!/Unroll Lens/.test(document.querySelector('h1')?.textContent ?? '')) return null;
-        return {
-          images: [...document.querySelectorAll('img')].map(i => ({ src: i.getAttribute('src') ?? '', width: i.naturalWidth, complete: i.complete })),
-          links: [...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href')),
-        };
-      }).catch(() => null);
+      const r = await frame
+        .evaluate(() => {
+          if (!/Unroll Lens/.test(document.querySelector('h1')?.textContent ?? '')) return null;
+          return {
+            images: [...document.querySelectorAll('img')].map(i => ({
+              src: i.getAttribute('src') ?? '',
+              width: i.naturalWidth,
+              complete: i.complete,
+            })),
+            links: [...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href')),
+          };
+        })
+        .catch(() => null);
       if (r && r.images.length >= expectedImages && r.images.every(i => i.complete)) readme = r;
     }
     if (readme) break;
@@ -133,7 +158,12 @@ async function main() {
 
   const port = await freePort();
   const server = await startCodeServer({
-    tools, dirs, port, folder: workspace, log, logFile: path.join(dirs.artifacts, 'code-server.log'),
+    tools,
+    dirs,
+    port,
+    folder: workspace,
+    log,
+    logFile: path.join(dirs.artifacts, 'code-server.log'),
   });
   const { page } = await launchChromium(tools, dirs);
   try {
@@ -157,17 +187,29 @@ async function main() {
     // Problems panel (optional: the samples may be free of findings)
     await page.keyboard.press('Control+Shift+M');
     const markers = page.locator('.markers-panel');
-    if (await markers.waitFor({ timeout: 10_000 }).then(() => true, () => false)) {
+    if (
+      await markers.waitFor({ timeout: 10_000 }).then(
+        () => true,
+        () => false,
+      )
+    ) {
       await page.waitForTimeout(1000);
       const rows = (await page.locator('.markers-panel .monaco-list-row').allInnerTexts())
-        .map(t => t.replace(/\s+/g, ' ').trim()).filter(t => /unroll-lens/.test(t));
+        .map(t => t.replace(/\s+/g, ' ').trim())
+        .filter(t => /unroll-lens/.test(t));
       log(`Problems panel open: ${rows.length} unroll-lens problem(s)${rows[0] ? `, e.g. "${rows[0].slice(0, 120)}"` : ''}`);
     } else {
       log('Problems panel did not open (not required)');
     }
     // The background build of the file as written turns the SASS lens into counts (needs nvcc).
     const sassLens = page.locator('.codelens-decoration a', { hasText: /^SASS \d+ instr/ }).first();
-    if (await sassLens.waitFor({ timeout: 90_000 }).then(() => true, () => false)) log(`SASS CodeLens: "${(await sassLens.innerText()).trim()}"`);
+    if (
+      await sassLens.waitFor({ timeout: 90_000 }).then(
+        () => true,
+        () => false,
+      )
+    )
+      log(`SASS CodeLens: "${(await sassLens.innerText()).trim()}"`);
     else log('no SASS counts in the CodeLens within 90 s (nvcc or nvdisasm missing?)');
     await page.keyboard.press('Control+Shift+M'); // close the panel again: more editor in the picture
     await page.waitForTimeout(500);
@@ -177,7 +219,12 @@ async function main() {
     if (await sassLens.isVisible().catch(() => false)) {
       await sassLens.click();
       const done = page.locator('.notifications-toasts', { hasText: /variants built/ }).first();
-      if (await done.waitFor({ timeout: 180_000 }).then(() => true, () => false)) {
+      if (
+        await done.waitFor({ timeout: 180_000 }).then(
+          () => true,
+          () => false,
+        )
+      ) {
         // Cursor is on the loop's line: Home puts it on `for`; Ctrl+K Ctrl+I shows the hover.
         await page.keyboard.press('Escape');
         await goToLine(page, line);
@@ -186,7 +233,12 @@ async function main() {
         await page.keyboard.press('Control+K');
         await page.keyboard.press('Control+I');
         const hover = page.locator('.monaco-hover', { hasText: 'Unroll variants' }).first();
-        if (await hover.waitFor({ timeout: 20_000 }).then(() => true, () => false)) {
+        if (
+          await hover.waitFor({ timeout: 20_000 }).then(
+            () => true,
+            () => false,
+          )
+        ) {
           // The hover is focused: scroll it to the variants table.
           await page.keyboard.press('Control+K');
           await page.keyboard.press('Control+I');
@@ -202,7 +254,9 @@ async function main() {
   } catch (e) {
     const fail = path.join(dirs.artifacts, 'failure.png');
     await page.screenshot({ path: fail }).catch(() => {});
-    throw new HarnessError(`${e.message.split('\n')[0]}; failure screenshot ${path.relative(repoRoot, fail)}, logs in ${path.relative(repoRoot, dirs.artifacts)}/`);
+    throw new HarnessError(
+      `${e.message.split('\n')[0]}; failure screenshot ${path.relative(repoRoot, fail)}, logs in ${path.relative(repoRoot, dirs.artifacts)}/`,
+    );
   }
 }
 
@@ -212,7 +266,7 @@ try {
   exitCode = 0;
 } catch (e) {
   if (interrupted()) await new Promise(() => {});
-  console.error(`[test:ui] ERROR: ${e instanceof HarnessError ? e.message : e?.stack ?? e}`);
+  console.error(`[test:ui] ERROR: ${e instanceof HarnessError ? e.message : (e?.stack ?? e)}`);
 } finally {
   await runCleanups();
 }

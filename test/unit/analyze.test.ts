@@ -16,9 +16,16 @@ void hostOnly(int n) { for (int i = 0; i < n; ++i) {} }
 int main() { for (int r = 0; r < 3; ++r) {} }
 `;
     const a = await analyze(src);
-    assert.deepEqual(a.kernels.map(k => [k.name, k.qualifier, k.line]), [
-      ['tiled', 'global', 3], ['helper', 'device', 4], ['both', 'device', 5], ['inNamespace', 'global', 6], ['cLinkage', 'global', 7],
-    ]);
+    assert.deepEqual(
+      a.kernels.map(k => [k.name, k.qualifier, k.line]),
+      [
+        ['tiled', 'global', 3],
+        ['helper', 'device', 4],
+        ['both', 'device', 5],
+        ['inNamespace', 'global', 6],
+        ['cLinkage', 'global', 7],
+      ],
+    );
     const t = kernel(a, 'tiled');
     assert.deepEqual(t.templateParameters, ['BLOCK', 'T']);
     assert.deepEqual(t.launchBounds, ['256', '2']);
@@ -46,9 +53,15 @@ describe('loops and nesting', () => {
   for (int x : {1, 2}) {}
 }`;
     const k = kernel(await analyze(src), 'k');
-    assert.deepEqual(k.loops.map(l => [l.line, l.kind, l.depth, l.parentLine]), [
-      [2, 'for', 0, null], [4, 'while', 1, 2], [5, 'do', 2, 4], [9, 'for', 0, null],
-    ]);
+    assert.deepEqual(
+      k.loops.map(l => [l.line, l.kind, l.depth, l.parentLine]),
+      [
+        [2, 'for', 0, null],
+        [4, 'while', 1, 2],
+        [5, 'do', 2, 4],
+        [9, 'for', 0, null],
+      ],
+    );
   });
 
   test('loops inside if/else, switch, lambdas and #if blocks are found', async () => {
@@ -61,7 +74,16 @@ describe('loops and nesting', () => {
 #endif
 }`;
     const k = kernel(await analyze(src), 'k');
-    assert.deepEqual(k.loops.map(l => [l.line, l.tripCount]), [[2, 4], [2, 2], [3, 8], [4, 'runtime'], [6, 16]]);
+    assert.deepEqual(
+      k.loops.map(l => [l.line, l.tripCount]),
+      [
+        [2, 4],
+        [2, 2],
+        [3, 8],
+        [4, 'runtime'],
+        [6, 16],
+      ],
+    );
   });
 });
 
@@ -125,7 +147,10 @@ void launch() { k<64><<<1, 1>>>(nullptr, 0); }`;
   #pragma unroll
 }`;
     const a = await analyze(src);
-    assert.deepEqual(a.strayPragmas.map(s => s.pragma.line), [2, 5]);
+    assert.deepEqual(
+      a.strayPragmas.map(s => s.pragma.line),
+      [2, 5],
+    );
     assert.equal(kernel(a, 'k').loops[0].pragma, null);
   });
 
@@ -136,7 +161,13 @@ void launch() { k<64><<<1, 1>>>(nullptr, 0); }`;
     for (int j = 0; j < 8; ++j) a[i * 8 + j] = 0;
 }`;
     const k = kernel(await analyze(src), 'k');
-    assert.deepEqual(k.loops.map(l => [l.line, l.depth, l.parentLine, l.pragma?.kind ?? null]), [[2, 0, null, null], [4, 1, 2, 'full']]);
+    assert.deepEqual(
+      k.loops.map(l => [l.line, l.depth, l.parentLine, l.pragma?.kind ?? null]),
+      [
+        [2, 0, null, null],
+        [4, 1, 2, 'full'],
+      ],
+    );
   });
 
   test('unrelated pragmas between unroll pragma and loop do not detach it', async () => {
@@ -209,10 +240,20 @@ void launch(float* p) {
   many<16><<<1, 1>>>(p);
 }`;
     const a = await analyze(src);
-    assert.deepEqual(kernel(a, 'k').loops.map(l => l.tripCount), [128, 2, 64]);
+    assert.deepEqual(
+      kernel(a, 'k').loops.map(l => l.tripCount),
+      [128, 2, 64],
+    );
     assert.deepEqual(kernel(a, 'k').instantiations, [{ B: 128, U: 2 }]);
-    assert.deepEqual(kernel(a, 'unseen').loops.map(l => l.tripCount), ['dependent']);
-    assert.deepEqual(kernel(a, 'many').loops.map(l => l.tripCount), ['dependent', 4], 'two instantiations disagree');
+    assert.deepEqual(
+      kernel(a, 'unseen').loops.map(l => l.tripCount),
+      ['dependent'],
+    );
+    assert.deepEqual(
+      kernel(a, 'many').loops.map(l => l.tripCount),
+      ['dependent', 4],
+      'two instantiations disagree',
+    );
     assert.equal(kernel(a, 'many').instantiations.length, 2);
   });
 

@@ -48,7 +48,13 @@ describe('writing the chosen pragma into the file', () => {
 
   test('pragma lines above the loop with comments in between: only the pragma changes', async () => {
     const { lines } = await edit(SRC, 'int j = 0', 2);
-    assert.deepEqual(lines.slice(3, 8), ['  // note', '  #pragma unroll 2', '  /* between */', '  // more', '  for (int j = 0; j < 8; ++j) a[j] = 1;']);
+    assert.deepEqual(lines.slice(3, 8), [
+      '  // note',
+      '  #pragma unroll 2',
+      '  /* between */',
+      '  // more',
+      '  for (int j = 0; j < 8; ++j) a[j] = 1;',
+    ]);
   });
 
   test('remove for default: the pragma line goes, a comment-bearing line keeps its comment', async () => {
@@ -74,7 +80,7 @@ describe('writing the chosen pragma into the file', () => {
     assert.ok(rd.lines.includes('    for (int r = 0; r < n; ++r) a[r] += 1;'));
   });
 
-  test('insert: a line of its own at the loop\'s indentation (tabs too); inline when the loop shares its line', async () => {
+  test("insert: a line of its own at the loop's indentation (tabs too); inline when the loop shares its line", async () => {
     const t = await edit(SRC, 'int t = 0', 4);
     const at = t.lines.indexOf('\tfor (int t = 0; t < n; ++t) a[t] = 3;');
     assert.equal(t.lines[at - 1], '\t#pragma unroll 4');

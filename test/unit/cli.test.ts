@@ -38,17 +38,23 @@ void host() { for (int i = 0; i < 3; ++i) {} }
     const r = await run(['scan', file, '--json']);
     assert.equal(r.code, 0, r.err);
     assert.deepEqual(JSON.parse(r.out), {
-      files: [{
-        path: file,
-        kernels: [{
-          name: 'saxpy_tiled', qualifier: 'global', line: 1,
-          loops: [
-            { line: 3, kind: 'for', depth: 0, pragma: { kind: 'count', factor: 4, text: 'unroll 4', line: 2 }, tripCount: 'runtime' },
-            { line: 4, kind: 'for', depth: 1, pragma: null, tripCount: 64 },
+      files: [
+        {
+          path: file,
+          kernels: [
+            {
+              name: 'saxpy_tiled',
+              qualifier: 'global',
+              line: 1,
+              loops: [
+                { line: 3, kind: 'for', depth: 0, pragma: { kind: 'count', factor: 4, text: 'unroll 4', line: 2 }, tripCount: 'runtime' },
+                { line: 4, kind: 'for', depth: 1, pragma: null, tripCount: 64 },
+              ],
+              manualUnrolls: [],
+            },
           ],
-          manualUnrolls: [],
-        }],
-      }],
+        },
+      ],
     });
   });
 
@@ -148,14 +154,20 @@ describe('unroll-lens command line', () => {
     test(`${c.name}: every option parses as --opt v and --opt=v; switches take no value`, () => {
       for (const [name, spec] of Object.entries(c.options)) {
         if (spec.type === 'boolean') {
-          assert.deepEqual(parseCommandLine(c.name, c.options, ['f.cu', `--${name}`]), { options: { [name]: true }, positionals: ['f.cu'] });
+          assert.deepEqual(parseCommandLine(c.name, c.options, ['f.cu', `--${name}`]), {
+            options: { [name]: true },
+            positionals: ['f.cu'],
+          });
           assert.throws(() => parseCommandLine(c.name, c.options, [`--${name}=yes`]), UsageError);
         } else {
           const spaced = parseCommandLine(c.name, c.options, [`--${name}`, 'v 1', 'f.cu']);
           assert.deepEqual(spaced, { options: { [name]: spec.type === 'list' ? ['v 1'] : 'v 1' }, positionals: ['f.cu'] });
           if (spec.type === 'list') {
             // a list option keeps every occurrence, in order
-            assert.deepEqual(parseCommandLine(c.name, c.options, [`--${name}`, 'a', 'f.cu', `--${name}=b`]), { options: { [name]: ['a', 'b'] }, positionals: ['f.cu'] });
+            assert.deepEqual(parseCommandLine(c.name, c.options, [`--${name}`, 'a', 'f.cu', `--${name}=b`]), {
+              options: { [name]: ['a', 'b'] },
+              positionals: ['f.cu'],
+            });
           }
           assert.deepEqual(parseCommandLine(c.name, c.options, ['f.cu', `--${name}=v 1`]), spaced);
           assert.throws(() => parseCommandLine(c.name, c.options, ['f.cu', `--${name}`]), new RegExp(`--${name} needs a value`));
@@ -184,10 +196,17 @@ describe('docs/cli.md', () => {
       const real = JSON.parse(json.out) as Scan;
       for (const f of example.files) {
         const rf = real.files.find(x => x.path === f.path);
-        for (const k of f.kernels) assert.deepEqual(k, rf?.kernels.find(x => x.name === k.name), `${f.path} ${k.name}`);
+        for (const k of f.kernels)
+          assert.deepEqual(
+            k,
+            rf?.kernels.find(x => x.name === k.name),
+            `${f.path} ${k.name}`,
+          );
       }
       const table = (await run(['scan', 'cuda-samples/matmul_unroll.cu'])).out.split('\n');
-      const shown = /An excerpt of `npx unroll-lens scan cuda-samples\/matmul_unroll\.cu`:\n\n```text\n(.*?)\n```/s.exec(doc)![1].split('\n');
+      const shown = /An excerpt of `npx unroll-lens scan cuda-samples\/matmul_unroll\.cu`:\n\n```text\n(.*?)\n```/s
+        .exec(doc)![1]
+        .split('\n');
       for (const line of shown.filter(l => l !== '  …')) assert.ok(table.includes(line), `not in the real table: ${line}`);
     } finally {
       process.chdir(cwd);
@@ -204,14 +223,20 @@ describe('command-line parser', () => {
   };
 
   test('a value may start with a dash; = keeps everything after the first =; last repeat wins', () => {
-    assert.deepEqual(parseCommandLine('bench', options, ['--args', '--size 2048', 'f.cu']), { options: { args: '--size 2048' }, positionals: ['f.cu'] });
+    assert.deepEqual(parseCommandLine('bench', options, ['--args', '--size 2048', 'f.cu']), {
+      options: { args: '--size 2048' },
+      positionals: ['f.cu'],
+    });
     assert.deepEqual(parse(['--args=-n=3']).options, { args: '-n=3' });
     assert.deepEqual(parse(['--args=']).options, { args: '' });
     assert.deepEqual(parse(['--args', 'a', '--args', 'b']).options, { args: 'b' });
   });
 
   test('-- ends the options; - is a file; --help as an option value is a value', () => {
-    assert.deepEqual(parseCommandLine('scan', options, ['--json', '--', '--weird.cu', '-']), { options: { json: true }, positionals: ['--weird.cu', '-'] });
+    assert.deepEqual(parseCommandLine('scan', options, ['--json', '--', '--weird.cu', '-']), {
+      options: { json: true },
+      positionals: ['--weird.cu', '-'],
+    });
     assert.deepEqual(parse(['-']).positionals, ['-']);
     assert.equal(parseCommandLine('bench', options, ['--help']), 'help');
     assert.equal(parseCommandLine('bench', options, ['f.cu', '-h']), 'help');

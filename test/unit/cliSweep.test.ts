@@ -80,15 +80,34 @@ describe('unroll-lens sweep', () => {
   test('--static --json with --csv, --t4, --report and --save: the result, four files, progress on stderr', async t => {
     if (skip) return t.skip(skip);
     const out = (f: string) => path.join(dir, 'out', f);
-    const r = await run(['sweep', file, '--kernel', 'two', '--factors', '1,4', '--static', '--json',
-      '--csv', out('two.csv'), '--t4', out('two.t4.json'), '--report', out('two.html'), '--save', dir]);
+    const r = await run([
+      'sweep',
+      file,
+      '--kernel',
+      'two',
+      '--factors',
+      '1,4',
+      '--static',
+      '--json',
+      '--csv',
+      out('two.csv'),
+      '--t4',
+      out('two.t4.json'),
+      '--report',
+      out('two.html'),
+      '--save',
+      dir,
+    ]);
     assert.equal(r.code, 0, r.err);
     const j = JSON.parse(r.out);
     assert.deepEqual(Object.keys(j).slice(0, 5), ['kernel', 'static', 'variants', 'best', 'evaluations']);
     assert.equal(j.kernel, 'two');
     assert.equal(j.static, true);
     assert.equal(j.evaluations, 5);
-    assert.deepEqual(j.variants.map((v: { factors: object }) => v.factors), [{}, { 2: 1, 5: 1 }, { 2: 1, 5: 4 }, { 2: 4, 5: 1 }, { 2: 4, 5: 4 }]);
+    assert.deepEqual(
+      j.variants.map((v: { factors: object }) => v.factors),
+      [{}, { 2: 1, 5: 1 }, { 2: 1, 5: 4 }, { 2: 4, 5: 1 }, { 2: 4, 5: 4 }],
+    );
     assert.ok(j.variants.every((v: { status: string; kernelInstructions: number }) => v.status === 'ok' && v.kernelInstructions > 0));
     assert.ok(j.best);
     // progress: one line per step on a non-terminal stderr, even with --json

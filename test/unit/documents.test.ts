@@ -27,13 +27,20 @@ describe('incremental documents', () => {
     docs.update('u', [{ start: nAt, length: 1, text: '32' }]);
     const fresh = docs.analyzeOnce(docs.text('u')!, 'u');
     assert.deepEqual(docs.analysis('u'), fresh);
-    assert.deepEqual(fresh.kernels[0].loops.map(l => l.tripCount), ['runtime', 32]);
+    assert.deepEqual(
+      fresh.kernels[0].loops.map(l => l.tripCount),
+      ['runtime', 32],
+    );
   });
 
   test('several changes in one event apply in order', async () => {
     const docs = await CudaDocuments.create();
     docs.open('u', 'abc');
-    docs.update('u', [{ start: 0, length: 1, text: 'X' }, { start: 3, length: 0, text: 'Y' }, { start: 1, length: 1, text: '' }]);
+    docs.update('u', [
+      { start: 0, length: 1, text: 'X' },
+      { start: 3, length: 0, text: 'Y' },
+      { start: 1, length: 1, text: '' },
+    ]);
     assert.equal(docs.text('u'), 'XcY');
   });
 
@@ -68,7 +75,10 @@ describe('incremental documents', () => {
       docs.analysis('u');
     }
     const a = docs.analysis('u')!;
-    assert.deepEqual(a.kernels[0].loops.map(l => [l.tripCount, l.pragma?.factor]), [[8, 2]]);
+    assert.deepEqual(
+      a.kernels[0].loops.map(l => [l.tripCount, l.pragma?.factor]),
+      [[8, 2]],
+    );
   });
 });
 
@@ -81,7 +91,10 @@ describe('fast path: an edit inside one function body re-analyses that function 
       docs.analysis(name);
       const pieces = [' ', 'x', ';', '\n', '{', '}', '#pragma unroll 4\n', '(', ')', '8', '// c\n', 'k<4>'];
       let seed = 7;
-      const rand = (n: number) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+      const rand = (n: number) => {
+        seed = (seed * 1103515245 + 12345) % 2147483648;
+        return seed % n;
+      };
       // Each edit is checked, then undone and checked again. Where tree-sitter has to recover
       // from a syntax error, an incremental reparse may legitimately differ from a fresh parse
       // (best-effort results), so only error-free states are compared.
@@ -89,7 +102,10 @@ describe('fast path: an edit inside one function body re-analyses that function 
       for (let step = 0; step < 120; step++) {
         const text = docs.text(name)!;
         const at = rand(text.length);
-        const e = rand(3) === 0 && at < text.length - 1 ? { start: at, length: 1, text: '' } : { start: at, length: 0, text: pieces[rand(pieces.length)] };
+        const e =
+          rand(3) === 0 && at < text.length - 1
+            ? { start: at, length: 1, text: '' }
+            : { start: at, length: 0, text: pieces[rand(pieces.length)] };
         const undo = { start: e.start, length: e.text.length, text: text.slice(e.start, e.start + e.length) };
         for (const edit of [e, undo]) {
           docs.update(name, [edit]);

@@ -46,7 +46,10 @@ describe('CodeLens', () => {
 describe('hover', () => {
   test('on the pragma and on the loop keyword describe the loop', async () => {
     const a = await analyze(SRC);
-    for (const pos of [{ line: 2, character: 5 }, { line: 3, character: 2 }]) {
+    for (const pos of [
+      { line: 2, character: 5 },
+      { line: 3, character: 2 },
+    ]) {
       const h = hover(a, pos);
       const text = (h?.contents as { value: string }).value;
       assert.match(text, /Unroll Lens/);

@@ -7,7 +7,10 @@ describe('static findings', () => {
   test('pragma not followed by a loop', async () => {
     const src = '__global__ void k(float* a, int n) {\n#pragma unroll 4\n  a[0] = 1;\n}';
     const f = computeFindings(await analyze(src));
-    assert.deepEqual(f.map(x => [x.code, x.span.line]), [['pragma-without-loop', 2]]);
+    assert.deepEqual(
+      f.map(x => [x.code, x.span.line]),
+      [['pragma-without-loop', 2]],
+    );
     assert.match(f[0].message, /not followed by a loop/);
   });
 
@@ -21,14 +24,20 @@ describe('static findings', () => {
   for (int i = 0; i < n; ++i) a[i] = 0;
 }`;
     const f = computeFindings(await analyze(src));
-    assert.deepEqual(f.map(x => [x.code, x.span.line]), [['full-unroll-runtime-trip', 2]]);
+    assert.deepEqual(
+      f.map(x => [x.code, x.span.line]),
+      [['full-unroll-runtime-trip', 2]],
+    );
     assert.match(f[0].message, /`i < n`/);
   });
 
   test('full unroll with an unresolved template trip count is information, not a warning', async () => {
     const src = 'template <int B> __global__ void k(float* a) {\n#pragma unroll\n  for (int i = 0; i < B; ++i) a[i] = 0;\n}';
     const f = computeFindings(await analyze(src));
-    assert.deepEqual(f.map(x => [x.code, x.severity]), [['full-unroll-dependent-trip', 'information']]);
+    assert.deepEqual(
+      f.map(x => [x.code, x.severity]),
+      [['full-unroll-dependent-trip', 'information']],
+    );
   });
 
   test('nested full unrolls above the threshold warn once, at the outermost loop', async () => {
@@ -46,7 +55,10 @@ describe('static findings', () => {
 }`;
     const a = await analyze(src);
     const f = computeFindings(a, { bloatThresholdStatements: 2048 });
-    assert.deepEqual(f.map(x => [x.code, x.span.line]), [['nested-unroll-bloat', 2]]);
+    assert.deepEqual(
+      f.map(x => [x.code, x.span.line]),
+      [['nested-unroll-bloat', 2]],
+    );
     // r: 8 copies of (1 for its own overhead + 64 copies of c's body: 2 statements + 256 copies of 1)
     assert.match(f[0].message, /132,104/);
     assert.equal(computeFindings(a, { bloatThresholdStatements: 200000 }).length, 0);
@@ -82,6 +94,9 @@ describe('manual unroll remainder', () => {
     const manual = a.kernels[0].manualUnrolls;
     assert.equal(manual.length, 3, JSON.stringify(manual));
     const f = computeFindings(a).filter(x => x.code === 'manual-unroll-no-remainder');
-    assert.deepEqual(f.map(x => x.span.line), [lineOf(src, 'k < n; k += 4')]);
+    assert.deepEqual(
+      f.map(x => x.span.line),
+      [lineOf(src, 'k < n; k += 4')],
+    );
   });
 });

@@ -4,7 +4,12 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import {
-  findCompileCommands, flagsFromCompileCommands, flagsFromSettings, normaliseArch, resolveCompileFlags, splitCommandLine,
+  findCompileCommands,
+  flagsFromCompileCommands,
+  flagsFromSettings,
+  normaliseArch,
+  resolveCompileFlags,
+  splitCommandLine,
 } from '../../src/engine/toolchain/flags';
 
 const DB = path.resolve(__dirname, '..', '..', '..', 'test', 'fixtures', 'nvcc', 'compile_commands');
@@ -75,15 +80,30 @@ describe('flagsFromCompileCommands', () => {
   test('CMake entry with ccache, dependency flags, sm_90a, relaxed constexpr', () => {
     const f = flagsFromCompileCommands(db('cmake.json'), '/src/b.cu')!;
     assert.deepEqual(f.args, [
-      '-forward-unknown-to-host-compiler', '-DKERNEL_EXPORTS', '-I/src/include', '-I/src/build/generated', '-O3', '-DNDEBUG',
-      '-Xcompiler=-fPIC', '--expt-relaxed-constexpr', '-std=c++17',
+      '-forward-unknown-to-host-compiler',
+      '-DKERNEL_EXPORTS',
+      '-I/src/include',
+      '-I/src/build/generated',
+      '-O3',
+      '-DNDEBUG',
+      '-Xcompiler=-fPIC',
+      '--expt-relaxed-constexpr',
+      '-std=c++17',
     ]);
     assert.equal(f.arch, 'sm_90a');
   });
 
   test('-G is dropped with a warning; -g/-O0 kept; -Xptxas -v dropped; -dc becomes -rdc=true', () => {
     const f = flagsFromCompileCommands(db('cmake.json'), '/src/debug.cu')!;
-    assert.deepEqual(f.args, ['-forward-unknown-to-host-compiler', '-I/src/include', '-g', '-O0', '-std=c++17', '-Xcompiler=-fPIC', '-rdc=true']);
+    assert.deepEqual(f.args, [
+      '-forward-unknown-to-host-compiler',
+      '-I/src/include',
+      '-g',
+      '-O0',
+      '-std=c++17',
+      '-Xcompiler=-fPIC',
+      '-rdc=true',
+    ]);
     assert.equal(f.arch, 'sm_86');
     assert.equal(f.warnings.length, 1);
     assert.match(f.warnings[0], /dropped -G/);
@@ -92,8 +112,20 @@ describe('flagsFromCompileCommands', () => {
   test('make-style entry: relative file and -I resolved against directory; first real sm_ of several -gencode', () => {
     const f = flagsFromCompileCommands(db('make.json'), '/proj/samples/vecadd/vecadd.cu')!;
     assert.deepEqual(f.args, [
-      '-ccbin', 'g++', '-m64', '-O3', '-lineinfo', '-I/proj/common/inc', '-I/proj/samples/vecadd/include', '-DUSE_X=1',
-      '-Xcompiler', '-Wall,-Wextra', '-Xptxas', '-warn-spills', '-maxrregcount', '64',
+      '-ccbin',
+      'g++',
+      '-m64',
+      '-O3',
+      '-lineinfo',
+      '-I/proj/common/inc',
+      '-I/proj/samples/vecadd/include',
+      '-DUSE_X=1',
+      '-Xcompiler',
+      '-Wall,-Wextra',
+      '-Xptxas',
+      '-warn-spills',
+      '-maxrregcount',
+      '64',
     ]);
     assert.equal(f.arch, 'sm_70');
     assert.equal(f.directory, '/proj/samples/vecadd');
@@ -153,8 +185,15 @@ describe('flagsFromCompileCommands', () => {
     assert.ok(f);
     assert.equal(f.directory, build);
     assert.deepEqual(f.args, [
-      '-forward-unknown-to-host-compiler', '-DFROM_RSP', '-DQUOTED=a b', `-I${path.join(DB, 'rsp', 'inc')}`, '-DNESTED',
-      '-I/abs/cmake include', '-isystem', path.join(DB, 'rsp', 'third_party'), '-O3',
+      '-forward-unknown-to-host-compiler',
+      '-DFROM_RSP',
+      '-DQUOTED=a b',
+      `-I${path.join(DB, 'rsp', 'inc')}`,
+      '-DNESTED',
+      '-I/abs/cmake include',
+      '-isystem',
+      path.join(DB, 'rsp', 'third_party'),
+      '-O3',
     ]);
     assert.equal(f.arch, 'sm_90');
   });
@@ -168,9 +207,10 @@ describe('flagsFromCompileCommands', () => {
   test('matches through symlinks (realpath of both sides)', () => {
     const dir = tmpTree({ 'real/k.cu': '', 'compile_commands.json': '' });
     fs.symlinkSync(path.join(dir, 'real'), path.join(dir, 'link'));
-    fs.writeFileSync(path.join(dir, 'compile_commands.json'), JSON.stringify([
-      { directory: path.join(dir, 'link'), command: 'nvcc -DVIA_LINK -c k.cu -o k.o', file: 'k.cu' },
-    ]));
+    fs.writeFileSync(
+      path.join(dir, 'compile_commands.json'),
+      JSON.stringify([{ directory: path.join(dir, 'link'), command: 'nvcc -DVIA_LINK -c k.cu -o k.o', file: 'k.cu' }]),
+    );
     const f = flagsFromCompileCommands(path.join(dir, 'compile_commands.json'), path.join(dir, 'real', 'k.cu'))!;
     assert.deepEqual(f.args, ['-DVIA_LINK']);
   });
@@ -202,7 +242,7 @@ describe('findCompileCommands', () => {
     assert.equal(findCompileCommands(path.join(ws, 'src/deep/k.cu'), [ws]), path.join(ws, 'src', 'deep', 'compile_commands.json'));
   });
 
-  test('none found; outside every root only the file\'s own folder is searched', () => {
+  test("none found; outside every root only the file's own folder is searched", () => {
     const dir = tmpTree({ 'ws/a/k.cu': '', 'other/x.cu': '', 'compile_commands.json': '[]' });
     assert.equal(findCompileCommands(path.join(dir, 'ws/a/k.cu'), [path.join(dir, 'ws')]), null);
     assert.equal(findCompileCommands(path.join(dir, 'other/x.cu'), [path.join(dir, 'ws')]), null);
@@ -220,11 +260,26 @@ describe('findCompileCommands', () => {
 
 describe('flagsFromSettings and resolveCompileFlags', () => {
   test('settings: defines, include paths relative to the root, nvccArgs as given (never split)', () => {
-    const f = flagsFromSettings({
-      includePaths: ['include', '/abs/inc'], defines: ['A', 'B=2', 'C="x y"'], nvccArgs: ['-DSPACED=a b', '--expt-relaxed-constexpr', '-Xcompiler', '-fopenmp'],
-      arch: 'compute_90',
-    }, '/ws');
-    assert.deepEqual(f.args, ['-I/ws/include', '-I/abs/inc', '-DA', '-DB=2', '-DC="x y"', '-DSPACED=a b', '--expt-relaxed-constexpr', '-Xcompiler', '-fopenmp']);
+    const f = flagsFromSettings(
+      {
+        includePaths: ['include', '/abs/inc'],
+        defines: ['A', 'B=2', 'C="x y"'],
+        nvccArgs: ['-DSPACED=a b', '--expt-relaxed-constexpr', '-Xcompiler', '-fopenmp'],
+        arch: 'compute_90',
+      },
+      '/ws',
+    );
+    assert.deepEqual(f.args, [
+      '-I/ws/include',
+      '-I/abs/inc',
+      '-DA',
+      '-DB=2',
+      '-DC="x y"',
+      '-DSPACED=a b',
+      '--expt-relaxed-constexpr',
+      '-Xcompiler',
+      '-fopenmp',
+    ]);
     assert.equal(f.arch, 'sm_90');
     assert.equal(f.source, 'settings');
     assert.equal(f.directory, '/ws');
@@ -248,9 +303,10 @@ describe('flagsFromSettings and resolveCompileFlags', () => {
 
   test('compile_commands.json first, settings.nvccArgs appended; settings.arch wins', () => {
     const dir = tmpTree({ 'src/k.cu': '' });
-    fs.writeFileSync(path.join(dir, 'compile_commands.json'), JSON.stringify([
-      { directory: dir, command: 'nvcc -Iinclude -arch=sm_80 -c src/k.cu -o k.o', file: 'src/k.cu' },
-    ]));
+    fs.writeFileSync(
+      path.join(dir, 'compile_commands.json'),
+      JSON.stringify([{ directory: dir, command: 'nvcc -Iinclude -arch=sm_80 -c src/k.cu -o k.o', file: 'src/k.cu' }]),
+    );
     const f = resolveCompileFlags(path.join(dir, 'src/k.cu'), [dir], { nvccArgs: ['--extended-lambda'], includePaths: ['ignored'] });
     assert.deepEqual(f.args, [`-I${dir}/include`, '--extended-lambda']);
     assert.equal(f.arch, 'sm_80');
@@ -261,9 +317,10 @@ describe('flagsFromSettings and resolveCompileFlags', () => {
   test('a nearer database without the file falls through to one further up, then to settings', () => {
     const dir = tmpTree({ 'src/k.cu': '', 'src/h.cuh': '' });
     fs.writeFileSync(path.join(dir, 'src', 'compile_commands.json'), '[]');
-    fs.writeFileSync(path.join(dir, 'compile_commands.json'), JSON.stringify([
-      { directory: dir, command: 'nvcc -DTOP -c src/k.cu', file: 'src/k.cu' },
-    ]));
+    fs.writeFileSync(
+      path.join(dir, 'compile_commands.json'),
+      JSON.stringify([{ directory: dir, command: 'nvcc -DTOP -c src/k.cu', file: 'src/k.cu' }]),
+    );
     const k = resolveCompileFlags(path.join(dir, 'src/k.cu'), [dir], {});
     assert.deepEqual(k.args, ['-DTOP']);
     assert.match(k.warnings[0], /has no entry for/);
@@ -283,8 +340,12 @@ describe('flagsFromSettings and resolveCompileFlags', () => {
   });
 
   test('bad inputs never throw', () => {
-    assert.doesNotThrow(() => resolveCompileFlags(undefined as unknown as string, undefined as unknown as string[], undefined as unknown as object));
-    assert.doesNotThrow(() => flagsFromSettings({ nvccArgs: [1, null, '-O3'] as unknown as string[], includePaths: 'x' as unknown as string[] }, ''));
+    assert.doesNotThrow(() =>
+      resolveCompileFlags(undefined as unknown as string, undefined as unknown as string[], undefined as unknown as object),
+    );
+    assert.doesNotThrow(() =>
+      flagsFromSettings({ nvccArgs: [1, null, '-O3'] as unknown as string[], includePaths: 'x' as unknown as string[] }, ''),
+    );
     assert.doesNotThrow(() => findCompileCommands('', ['']));
   });
 });

@@ -32,13 +32,20 @@ function evalConst(n: Node): number | null {
       const b = r ? evalConst(r) : null;
       if (a === null || b === null) return null;
       switch (n.childForFieldName('operator')?.type) {
-        case '+': return a + b;
-        case '-': return a - b;
-        case '*': return a * b;
-        case '/': return b === 0 ? null : Math.trunc(a / b);
-        case '<<': return a << b;
-        case '>>': return a >> b;
-        default: return null;
+        case '+':
+          return a + b;
+        case '-':
+          return a - b;
+        case '*':
+          return a * b;
+        case '/':
+          return b === 0 ? null : Math.trunc(a / b);
+        case '<<':
+          return a << b;
+        case '>>':
+          return a >> b;
+        default:
+          return null;
       }
     }
     default:
@@ -118,7 +125,10 @@ describe('strided-body', () => {
   out[0] = s;
 }`;
     const m = await detect(src);
-    assert.deepEqual(m.map(x => [x.pattern, x.factor, x.guarded]), [['strided-body', 4, true]]);
+    assert.deepEqual(
+      m.map(x => [x.pattern, x.factor, x.guarded]),
+      [['strided-body', 4, true]],
+    );
   });
 
   test('remainder loop after the unrolled loop marks it guarded', async () => {
@@ -152,7 +162,10 @@ describe('strided-body', () => {
   out[0] = s;
 }`;
     const m = await detect(src);
-    assert.deepEqual(m.map(x => [x.pattern, x.factor, x.guarded]), [['strided-body', 2, true]]);
+    assert.deepEqual(
+      m.map(x => [x.pattern, x.factor, x.guarded]),
+      [['strided-body', 2, true]],
+    );
   });
 
   test('a following loop that restarts the variable is not a remainder; `n - n % 4` start is', async () => {
@@ -168,10 +181,13 @@ describe('strided-body', () => {
   for (int j = n - n % 2; j < n; ++j) a[j] = b[j];
 }`;
     const m = await detect(src);
-    assert.deepEqual(m.map(x => [x.pattern, x.factor, x.line, x.guarded]), [
-      ['strided-body', 2, 2, false],
-      ['strided-body', 2, 6, true],
-    ]);
+    assert.deepEqual(
+      m.map(x => [x.pattern, x.factor, x.line, x.guarded]),
+      [
+        ['strided-body', 2, 2, false],
+        ['strided-body', 2, 6, true],
+      ],
+    );
   });
 
   test('`k = k + 2` update, step from the constant evaluator `(1 << 1)`', async () => {
@@ -182,7 +198,10 @@ describe('strided-body', () => {
   }
 }`;
     const m = await detect(src);
-    assert.deepEqual(m.map(x => [x.pattern, x.factor, x.guarded]), [['strided-body', 2, false]]);
+    assert.deepEqual(
+      m.map(x => [x.pattern, x.factor, x.guarded]),
+      [['strided-body', 2, false]],
+    );
   });
 
   test('copies of a group of statements (2 statements per copy, 3 copies)', async () => {
@@ -233,7 +252,10 @@ describe('strided-body', () => {
   out[0] = s;
 }`;
     const m = await detect(src);
-    assert.deepEqual(m.map(x => [x.pattern, x.factor, x.guarded, x.line]), [['strided-body', 4, true, 3]]);
+    assert.deepEqual(
+      m.map(x => [x.pattern, x.factor, x.guarded, x.line]),
+      [['strided-body', 4, true, 3]],
+    );
   });
 
   test('negative: a plain loop stepping by 2 with one statement', async () => {
@@ -269,7 +291,10 @@ describe('strided-body', () => {
   }
 }`;
     const m = await detect(src);
-    assert.deepEqual(m.map(x => x.pattern), ['strided-body']);
+    assert.deepEqual(
+      m.map(x => x.pattern),
+      ['strided-body'],
+    );
   });
 });
 
@@ -449,7 +474,10 @@ __global__ void k(volatile float* sdata, unsigned int tid) {
     v[tid] = v[tid] + v[tid + 1];
   }
 }`;
-    assert.deepEqual(brief(await detect(src)), [['warp-tail', 6, 2, 7], ['warp-tail', 5, 9, 13]]);
+    assert.deepEqual(brief(await detect(src)), [
+      ['warp-tail', 6, 2, 7],
+      ['warp-tail', 5, 9, 13],
+    ]);
   });
 
   test('an in-block tree leading into the warp tail is reported with it', async () => {
@@ -644,7 +672,10 @@ __global__ void d(float* out, float x) {
       describeManualUnroll({ line: 1, endLine: 5, pattern: 'strided-body', factor: 4, guarded: true, detail: '' }),
       'manual unroll ×4 (strided-body, guarded)',
     );
-    assert.equal(describeManualUnroll({ line: 1, endLine: 6, pattern: 'warp-tail', factor: 6, detail: '' }), 'manual unroll ×6 (warp-tail)');
+    assert.equal(
+      describeManualUnroll({ line: 1, endLine: 6, pattern: 'warp-tail', factor: 6, detail: '' }),
+      'manual unroll ×6 (warp-tail)',
+    );
     assert.equal(
       describeManualUnroll({ line: 1, endLine: 2, pattern: 'offset-run', factor: 2, guarded: false, detail: '' }),
       'manual unroll ×2 (offset-run)',
@@ -663,7 +694,10 @@ __global__ void d(float* out, float x) {
 `;
     const m = await detect(src);
     assert.ok(Array.isArray(m));
-    assert.ok(m.some(x => x.pattern === 'offset-run' && x.factor === 4), JSON.stringify(m));
+    assert.ok(
+      m.some(x => x.pattern === 'offset-run' && x.factor === 4),
+      JSON.stringify(m),
+    );
   });
 
   test('half-typed statements and ERROR nodes never throw', async () => {
@@ -703,7 +737,14 @@ __global__ void d(float* out, float x) {
 }`;
     for (let i = 0; i <= full.length; i += 5) await detect(full.slice(0, i));
     const m = await detect(full);
-    assert.deepEqual(m.map(x => [x.pattern, x.factor]), [['strided-body', 4], ['coarsening', 4], ['warp-tail', 3]]);
+    assert.deepEqual(
+      m.map(x => [x.pattern, x.factor]),
+      [
+        ['strided-body', 4],
+        ['coarsening', 4],
+        ['warp-tail', 3],
+      ],
+    );
   });
 
   test('an evaluator that throws is tolerated', async () => {
@@ -734,7 +775,10 @@ __global__ void d(float* out, float x) {
     await detect(mixed);
     const m = await detect(long);
     const ms = performance.now() - t0;
-    assert.deepEqual(m.map(x => [x.pattern, x.factor, x.line, x.endLine]), [['offset-run', 2000, 2, 2001]]);
+    assert.deepEqual(
+      m.map(x => [x.pattern, x.factor, x.line, x.endLine]),
+      [['offset-run', 2000, 2, 2001]],
+    );
     assert.ok(ms < 5000, `took ${ms.toFixed(0)} ms`);
   });
 });
@@ -773,15 +817,24 @@ describe('cuda-samples', () => {
     assert.deepEqual(pf('reduce_unroll2'), [['offset-run', 2]]);
     assert.deepEqual(pf('reduce_unroll4'), [['offset-run', 4]]);
     assert.deepEqual(pf('reduce_unroll8'), [['offset-run', 8]]);
-    assert.deepEqual(pf('reduce_unroll8_warptail'), [['offset-run', 8], ['warp-tail', 6]]);
+    assert.deepEqual(pf('reduce_unroll8_warptail'), [
+      ['offset-run', 8],
+      ['warp-tail', 6],
+    ]);
     // the template's in-block tree 512..64 runs straight into the 32..1 warp tail
-    assert.deepEqual(pf('reduce_complete'), [['offset-run', 8], ['warp-tail', 10]]);
+    assert.deepEqual(pf('reduce_complete'), [
+      ['offset-run', 8],
+      ['warp-tail', 10],
+    ]);
   });
 
   test('coarsening.cu: every copied group of gj_rowsN / potential_ptsN is coarsening ×N', { skip: !has('coarsening.cu') }, async () => {
     const k = await sampleKernels('coarsening.cu');
     for (const n of [1, 2, 4, 8]) {
-      for (const [name, groups] of [[`gj_rows${n}`, 3], [`potential_pts${n}`, 5]] as const) {
+      for (const [name, groups] of [
+        [`gj_rows${n}`, 3],
+        [`potential_pts${n}`, 5],
+      ] as const) {
         const ms = k.get(name) ?? [];
         if (n === 1) {
           assert.deepEqual(ms, [], name);

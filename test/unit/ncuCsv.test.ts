@@ -7,8 +7,19 @@ import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as path from 'path';
 import {
-  canonicalStallReason, detailsMetrics, kernelBaseName, normalizeKernelName, parseCsv, parseDetailsPage,
-  parseDim3, parseNumber, parseRawPage, parseSourcePage, splitNcuLine, stripNcuLogLines, toNanoseconds,
+  canonicalStallReason,
+  detailsMetrics,
+  kernelBaseName,
+  normalizeKernelName,
+  parseCsv,
+  parseDetailsPage,
+  parseDim3,
+  parseNumber,
+  parseRawPage,
+  parseSourcePage,
+  splitNcuLine,
+  stripNcuLogLines,
+  toNanoseconds,
 } from '../../src/engine/profile/ncuCsv';
 
 const FIXTURES = path.resolve(__dirname, '..', '..', '..', 'test', 'fixtures', 'ncu');
@@ -53,7 +64,21 @@ describe('numbers and units', () => {
     assert.equal(parseNumber('1.693280'), 1.69328);
     assert.equal(parseNumber('1e3'), 1000);
     assert.equal(parseNumber(' 42 '), 42);
-    for (const bad of ['', 'n/a', 'N/A', '(!) n/a', '-', '...', 'PolicySpread', '(128, 1, 1)', '0,5', '1,2', '0x7f07e17a4300', 'NaN', 'inf']) {
+    for (const bad of [
+      '',
+      'n/a',
+      'N/A',
+      '(!) n/a',
+      '-',
+      '...',
+      'PolicySpread',
+      '(128, 1, 1)',
+      '0,5',
+      '1,2',
+      '0x7f07e17a4300',
+      'NaN',
+      'inf',
+    ]) {
       assert.equal(parseNumber(bad), null, bad);
     }
     assert.equal(parseNumber(null), null);
@@ -83,8 +108,10 @@ describe('numbers and units', () => {
   });
 
   test('kernel names: (int) casts of the source page, base names', () => {
-    assert.equal(normalizeKernelName('void linear<(int)1, (int)0>(const float *, const float *, const float *, float *)'),
-      'void linear<1, 0>(const float *, const float *, const float *, float *)');
+    assert.equal(
+      normalizeKernelName('void linear<(int)1, (int)0>(const float *, const float *, const float *, float *)'),
+      'void linear<1, 0>(const float *, const float *, const float *, float *)',
+    );
     assert.equal(normalizeKernelName('void k<(unsigned int)4, (bool)1>(int)'), 'void k<4, 1>(int)');
     assert.equal(kernelBaseName('void scale<4>(float *, int, float, int)'), 'scale');
     assert.equal(kernelBaseName('accumulate(float *, int, int)'), 'accumulate');
@@ -94,18 +121,56 @@ describe('numbers and units', () => {
 
   test('stall column names of the source page and PC-sampling metrics (fixture headers)', () => {
     const header = read('linear-unroll-inner-full.source-cuda-sass.csv').split('\n')[2];
-    const names = header.slice(1, -1).split('","').filter(h => h.startsWith('stall_'));
-    const got = names.map(n => { const c = canonicalStallReason(n); return `${c.reason}${c.notIssued ? '*' : ''}`; });
+    const names = header
+      .slice(1, -1)
+      .split('","')
+      .filter(h => h.startsWith('stall_'));
+    const got = names.map(n => {
+      const c = canonicalStallReason(n);
+      return `${c.reason}${c.notIssued ? '*' : ''}`;
+    });
     assert.deepEqual(got, [
-      'barrier', 'branch_resolving', 'dispatch_stall', 'drain', 'imc_miss', 'lg_throttle', 'long_scoreboard',
-      'math_pipe_throttle', 'membar', 'mio_throttle', 'misc', 'no_instruction', 'not_selected', 'selected',
-      'short_scoreboard', 'sleeping', 'tex_throttle', 'wait',
-      'barrier*', 'branch_resolving*', 'dispatch_stall*', 'drain*', 'imc_miss*', 'lg_throttle*', 'long_scoreboard*',
-      'math_pipe_throttle*', 'membar*', 'mio_throttle*', 'misc*', 'no_instruction*', 'not_selected*', 'selected*',
-      'short_scoreboard*', 'sleeping*', 'tex_throttle*', 'wait*',
+      'barrier',
+      'branch_resolving',
+      'dispatch_stall',
+      'drain',
+      'imc_miss',
+      'lg_throttle',
+      'long_scoreboard',
+      'math_pipe_throttle',
+      'membar',
+      'mio_throttle',
+      'misc',
+      'no_instruction',
+      'not_selected',
+      'selected',
+      'short_scoreboard',
+      'sleeping',
+      'tex_throttle',
+      'wait',
+      'barrier*',
+      'branch_resolving*',
+      'dispatch_stall*',
+      'drain*',
+      'imc_miss*',
+      'lg_throttle*',
+      'long_scoreboard*',
+      'math_pipe_throttle*',
+      'membar*',
+      'mio_throttle*',
+      'misc*',
+      'no_instruction*',
+      'not_selected*',
+      'selected*',
+      'short_scoreboard*',
+      'sleeping*',
+      'tex_throttle*',
+      'wait*',
     ]);
     // Every canonical reason is one of the per-issue-active metrics ncu lists (query-metrics-stall.txt).
-    const listed = new Set([...read('query-metrics-stall.txt').matchAll(/smsp__average_warps_issue_stalled_(\w+?)_per_issue_active/g)].map(m => m[1]));
+    const listed = new Set(
+      [...read('query-metrics-stall.txt').matchAll(/smsp__average_warps_issue_stalled_(\w+?)_per_issue_active/g)].map(m => m[1]),
+    );
     for (const g of got) assert.ok(listed.has(g.replace('*', '')), g);
     assert.deepEqual(canonicalStallReason('no_instructions_not_issued'), { reason: 'no_instruction', notIssued: true });
     assert.deepEqual(canonicalStallReason('stall_gmma'), { reason: 'gmma', notIssued: false });
@@ -161,14 +226,30 @@ describe('parseRawPage: H200 fixtures', () => {
     assert.match(text, /^kernel=scale<4> done$/m);
     const page = parseRawPage(text);
     // grep '^"[0-9]' mini/mini-raw-live.stdout.txt | cut -d, -f1,5 ; python3 csv → gpu__time_duration.sum ('ns', '13,120' …)
-    assert.deepEqual(page.kernels.map(k => [k.id, k.kernelName, k.metrics['gpu__time_duration.sum'].text, k.metrics['gpu__time_duration.sum'].unit]), [
-      [0, 'void scale<4>(float *, int, float, int)', '13,120', 'ns'],
-      [1, 'void scale<16>(float *, int, float, int)', '13,216', 'ns'],
-      [2, 'accumulate(float *, int, int)', '43,520', 'ns'],
-    ]);
-    assert.deepEqual(page.kernels.map(k => k.metrics['smsp__inst_executed.sum'].value), [9928704, 9699328, 36306944]);
-    assert.deepEqual(page.kernels.map(k => k.metrics['sm__warps_active.avg.pct_of_peak_sustained_active'].value), [83.27, 83.34, 87.28]);
-    assert.deepEqual(page.kernels.map(k => k.gridSize), [[4096, 1, 1], [4096, 1, 1], [8192, 1, 1]]);
+    assert.deepEqual(
+      page.kernels.map(k => [k.id, k.kernelName, k.metrics['gpu__time_duration.sum'].text, k.metrics['gpu__time_duration.sum'].unit]),
+      [
+        [0, 'void scale<4>(float *, int, float, int)', '13,120', 'ns'],
+        [1, 'void scale<16>(float *, int, float, int)', '13,216', 'ns'],
+        [2, 'accumulate(float *, int, int)', '43,520', 'ns'],
+      ],
+    );
+    assert.deepEqual(
+      page.kernels.map(k => k.metrics['smsp__inst_executed.sum'].value),
+      [9928704, 9699328, 36306944],
+    );
+    assert.deepEqual(
+      page.kernels.map(k => k.metrics['sm__warps_active.avg.pct_of_peak_sustained_active'].value),
+      [83.27, 83.34, 87.28],
+    );
+    assert.deepEqual(
+      page.kernels.map(k => k.gridSize),
+      [
+        [4096, 1, 1],
+        [4096, 1, 1],
+        [8192, 1, 1],
+      ],
+    );
   });
 
   test('hand-written: n/a, empty cells, no units row, a repeated header, noise rows, CRLF', () => {
@@ -206,15 +287,21 @@ describe('parseDetailsPage', () => {
     assert.equal(k.kernelName, 'void linear<1, 0>(const float *, const float *, const float *, float *)');
     assert.deepEqual(k.blockSize, [128, 1, 1]);
     // cut -d, -f12- linear-unroll-inner-full.details.csv | awk -F'","' '{print $1}' | uniq -c
-    assert.deepEqual(k.sections.map(s => [s.name, s.metrics.length, s.rules.length]), [
-      ['Command line profiler metrics', 23, 0],
-      ['Warp State Statistics', 4, 0],
-      ['WarpStateStats', 0, 2],
-      ['Source Counters', 4, 0],
-    ]);
+    assert.deepEqual(
+      k.sections.map(s => [s.name, s.metrics.length, s.rules.length]),
+      [
+        ['Command line profiler metrics', 23, 0],
+        ['Warp State Statistics', 4, 0],
+        ['WarpStateStats', 0, 2],
+        ['Source Counters', 4, 0],
+      ],
+    );
     const cmd = k.sections[0].metrics;
     assert.deepEqual(cmd[0], { name: 'gpu__time_duration.sum', unit: 'us', value: 309.28, text: '309.28' });
-    assert.deepEqual(cmd.find(m => m.name === 'smsp__inst_executed.sum'), { name: 'smsp__inst_executed.sum', unit: 'inst', value: 121040, text: '121,040' });
+    assert.deepEqual(
+      cmd.find(m => m.name === 'smsp__inst_executed.sum'),
+      { name: 'smsp__inst_executed.sum', unit: 'inst', value: 121040, text: '121,040' },
+    );
     assert.deepEqual(k.sections[1].metrics[2], { name: 'Avg. Active Threads Per Warp', unit: null, value: 32, text: '32' });
     const [opt, inf] = k.sections[2].rules;
     assert.equal(opt.name, 'CPIStall');
@@ -231,13 +318,19 @@ describe('parseDetailsPage', () => {
   test('H100: three launches of two kernels, one entry each', () => {
     const page = parseDetailsPage(read('mini/mini-details.stdout.txt'));
     // cut -d, -f1,5 mini/mini-details.stdout.txt | sort | uniq -c
-    assert.deepEqual(page.kernels.map(k => [k.id, k.kernelName]), [
-      [0, 'void scale<4>(float *, int, float, int)'],
-      [1, 'void scale<16>(float *, int, float, int)'],
-      [2, 'accumulate(float *, int, int)'],
-    ]);
+    assert.deepEqual(
+      page.kernels.map(k => [k.id, k.kernelName]),
+      [
+        [0, 'void scale<4>(float *, int, float, int)'],
+        [1, 'void scale<16>(float *, int, float, int)'],
+        [2, 'accumulate(float *, int, int)'],
+      ],
+    );
     for (const k of page.kernels) {
-      assert.deepEqual(k.sections.map(s => s.name), ['Command line profiler metrics', 'Warp State Statistics', 'Launch Statistics', 'LaunchStats', 'Occupancy', 'Source Counters']);
+      assert.deepEqual(
+        k.sections.map(s => s.name),
+        ['Command line profiler metrics', 'Warp State Statistics', 'Launch Statistics', 'LaunchStats', 'Occupancy', 'Source Counters'],
+      );
     }
     // grep '"2",.*gpu__time_duration.sum' mini/mini-details.stdout.txt → "us","43.46"
     assert.deepEqual(detailsMetrics(page.kernels[2])['gpu__time_duration.sum'], { value: 43.46, text: '43.46', unit: 'us' });
@@ -246,11 +339,14 @@ describe('parseDetailsPage', () => {
 
   test('--print-summary per-kernel: no ID, invocations, Average as the value', () => {
     const page = parseDetailsPage(read('mini/mini-summary-per-kernel.stdout.txt'));
-    assert.deepEqual(page.kernels.map(k => [k.id, k.kernelName, k.invocations]), [
-      [null, 'accumulate(float *, int, int)', 1],
-      [null, 'void scale<16>(float *, int, float, int)', 1],
-      [null, 'void scale<4>(float *, int, float, int)', 1],
-    ]);
+    assert.deepEqual(
+      page.kernels.map(k => [k.id, k.kernelName, k.invocations]),
+      [
+        [null, 'accumulate(float *, int, int)', 1],
+        [null, 'void scale<16>(float *, int, float, int)', 1],
+        [null, 'void scale<4>(float *, int, float, int)', 1],
+      ],
+    );
     assert.equal(detailsMetrics(page.kernels[0])['gpu__time_duration.sum'].value, 43.46);
   });
 });
@@ -266,10 +362,21 @@ describe('parseSourcePage', () => {
     assert.equal(f.kernelName, f.function);
     // python3 -c "import csv,sys;r=list(csv.reader(open(sys.argv[1])));h=r[2];print([(x[0],x[4],x[5],x[7],
     //   {h[i]:x[i] for i in range(33,len(h)) if x[i]!='0'}) for x in r[3:] if x[0]])" linear-unroll-inner-full.source-cuda-sass.csv
-    assert.deepEqual(f.rows.map(r => [r.line, r.samples, r.samplesNotIssued, r.instructionsExecuted]), [
-      [11, 0, 0, 4], [14, 0, 0, 784], [17, 3, 3, 3956], [19, 25, 23, 16640], [20, 0, 0, 256],
-      [23, 7, 4, 17152], [25, 191, 180, 81920], [27, 0, 0, 256], [30, 0, 0, 68], [31, 0, 0, 4],
-    ]);
+    assert.deepEqual(
+      f.rows.map(r => [r.line, r.samples, r.samplesNotIssued, r.instructionsExecuted]),
+      [
+        [11, 0, 0, 4],
+        [14, 0, 0, 784],
+        [17, 3, 3, 3956],
+        [19, 25, 23, 16640],
+        [20, 0, 0, 256],
+        [23, 7, 4, 17152],
+        [25, 191, 180, 81920],
+        [27, 0, 0, 256],
+        [30, 0, 0, 68],
+        [31, 0, 0, 4],
+      ],
+    );
     const l25 = f.rows.find(r => r.line === 25)!;
     assert.equal(l25.source, 'for (int r = 0; r < 4; r++) acc[r] += xs[mh * 4 + r][kk] * w;');
     assert.deepEqual(l25.stalls, { dispatch_stall: 2, long_scoreboard: 163, selected: 9, short_scoreboard: 7, wait: 10 });
@@ -277,11 +384,23 @@ describe('parseSourcePage', () => {
     // 568 SASS rows (127 "..." gap rows skipped); their samples add up to the line totals and to
     // smsp__pcsamp_sample_count (226) of the raw page.
     assert.equal(f.sass.length, 568);
-    assert.equal(f.sass.reduce((a, r) => a + r.samples, 0), 226);
-    assert.equal(f.rows.reduce((a, r) => a + r.samples, 0), 226);
+    assert.equal(
+      f.sass.reduce((a, r) => a + r.samples, 0),
+      226,
+    );
+    assert.equal(
+      f.rows.reduce((a, r) => a + r.samples, 0),
+      226,
+    );
     assert.deepEqual(f.sass[0], {
-      line: 11, address: '0x7f07e17a4300', source: 'LDC R1, c[0x0][0x28]', samples: 0, samplesNotIssued: 0,
-      instructionsExecuted: 4, stalls: {}, stallsNotIssued: {},
+      line: 11,
+      address: '0x7f07e17a4300',
+      source: 'LDC R1, c[0x0][0x28]',
+      samples: 0,
+      samplesNotIssued: 0,
+      instructionsExecuted: 4,
+      stalls: {},
+      stallsNotIssued: {},
     });
     for (const line of [...new Set(f.sass.map(s => s.line))]) {
       const own = f.sass.filter(s => s.line === line).reduce((a, s) => a + s.samples, 0);
@@ -290,7 +409,11 @@ describe('parseSourcePage', () => {
   });
 
   test('every row: per-reason samples add up to the sample totals', () => {
-    for (const file of ['linear-unroll-inner-full.source-cuda-sass.csv', 'mini/mini-source-cuda-sass.accumulate.stdout.txt', 'mini/mini-source-sass.accumulate.stdout.txt']) {
+    for (const file of [
+      'linear-unroll-inner-full.source-cuda-sass.csv',
+      'mini/mini-source-cuda-sass.accumulate.stdout.txt',
+      'mini/mini-source-sass.accumulate.stdout.txt',
+    ]) {
       for (const f of parseSourcePage(read(file)).functions) {
         for (const r of [...f.rows, ...f.sass]) {
           const sum = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
@@ -304,16 +427,32 @@ describe('parseSourcePage', () => {
   test('H100 cuda,sass: one block per file for a kernel with an inlined header function; repeated SASS rows once', () => {
     const page = parseSourcePage(read('mini/mini-source-cuda-sass.accumulate.stdout.txt'));
     // python3 (split each line on '","') → (line, samples, not issued, instructions) per File Path block
-    assert.deepEqual(page.functions.map(f => [f.file, f.function, f.rows.map(r => [r.line, r.samples, r.samplesNotIssued, r.instructionsExecuted])]), [
-      ['/work/main/test/fixtures/ncu/capture/mini.cu', 'accumulate(float *, int, int)', [
-        [23, 34, 25, 32768], [25, 9, 4, 131072], [26, 11, 0, 98304], [27, 11, 1, 98304],
-        [28, 3053, 409, 4390912], [29, 5, 0, 32768], [30, 33, 12, 32768]]],
-      ['/work/main/test/fixtures/ncu/capture/mini_helper.cuh', 'accumulate(float *, int, int)', [[5, 4949, 679, 32014336]]],
-    ]);
+    assert.deepEqual(
+      page.functions.map(f => [f.file, f.function, f.rows.map(r => [r.line, r.samples, r.samplesNotIssued, r.instructionsExecuted])]),
+      [
+        [
+          '/work/main/test/fixtures/ncu/capture/mini.cu',
+          'accumulate(float *, int, int)',
+          [
+            [23, 34, 25, 32768],
+            [25, 9, 4, 131072],
+            [26, 11, 0, 98304],
+            [27, 11, 1, 98304],
+            [28, 3053, 409, 4390912],
+            [29, 5, 0, 32768],
+            [30, 33, 12, 32768],
+          ],
+        ],
+        ['/work/main/test/fixtures/ncu/capture/mini_helper.cuh', 'accumulate(float *, int, int)', [[5, 4949, 679, 32014336]]],
+      ],
+    );
     for (const f of page.functions) {
       const addrs = f.sass.map(s => s.address);
       assert.equal(new Set(addrs).size, addrs.length);
-      assert.equal(f.sass.reduce((a, r) => a + r.samples, 0), f.rows.reduce((a, r) => a + r.samples, 0));
+      assert.equal(
+        f.sass.reduce((a, r) => a + r.samples, 0),
+        f.rows.reduce((a, r) => a + r.samples, 0),
+      );
     }
   });
 
@@ -331,7 +470,10 @@ describe('parseSourcePage', () => {
     // awk -F'","' '/^"Kernel Name"/ {b++} b==1 && /^"0x/ {n++; s+=$3} END {print n, s}' mini/mini-source-sass.accumulate.stdout.txt
     //   → 176 5221 (= the cuda,sass page's 3156 + 4949 samples on mini.cu and mini_helper.cuh)
     assert.equal(f.rows.length, 176);
-    assert.equal(f.rows.reduce((a, r) => a + r.samples, 0), 5221);
+    assert.equal(
+      f.rows.reduce((a, r) => a + r.samples, 0),
+      5221,
+    );
     assert.equal(f.rows[0].address, '0x7fb5d97af300');
     assert.equal(f.rows[0].source, 'LDC R1, c[0x0][0x28]');
     assert.ok(f.rows.every(r => r.line === undefined && /^0x[0-9a-f]+$/.test(r.address!)));
@@ -346,10 +488,13 @@ describe('parseSourcePage', () => {
     ].join('\n');
     const f = parseSourcePage(text).functions[0];
     assert.equal(f.kernelName, 'void k<(int)1>(float *)');
-    assert.deepEqual(f.rows.map(r => [r.address, r.source, r.samples, r.samplesNotIssued, r.instructionsExecuted, r.stalls, r.stallsNotIssued]), [
-      ['0x10', 'LDG.E R2, desc[UR4][R2.64]', 1204, 1200, 4, { long_scoreboard: 1200, no_instruction: 4 }, { long_scoreboard: 1200 }],
-      ['0x20', 'EXIT', 0, 0, null, {}, {}],
-    ]);
+    assert.deepEqual(
+      f.rows.map(r => [r.address, r.source, r.samples, r.samplesNotIssued, r.instructionsExecuted, r.stalls, r.stallsNotIssued]),
+      [
+        ['0x10', 'LDG.E R2, desc[UR4][R2.64]', 1204, 1200, 4, { long_scoreboard: 1200, no_instruction: 4 }, { long_scoreboard: 1200 }],
+        ['0x20', 'EXIT', 0, 0, null, {}, {}],
+      ],
+    );
   });
 
   test('--print-source cuda: unescaped quotes in source text', () => {
@@ -369,14 +514,45 @@ describe('parseSourcePage', () => {
 
 describe('garbage in, no throw', () => {
   const inputs: unknown[] = [
-    '', '\n\n', '"', '"""', ',,,', '"ID"', '"ID",\n"",\n"x"', '==PROF== only\n==ERROR== lines',
-    '"Kernel Name"\n"Address","Source"\n"0x1"', '"Line No","Source"\n"abc","x"\n"","","",""',
-    'a,"b\n', '\u0000\u0001\uFFFF', 'x'.repeat(10000), '"' + ','.repeat(500), null, undefined, 42, {},
+    '',
+    '\n\n',
+    '"',
+    '"""',
+    ',,,',
+    '"ID"',
+    '"ID",\n"",\n"x"',
+    '==PROF== only\n==ERROR== lines',
+    '"Kernel Name"\n"Address","Source"\n"0x1"',
+    '"Line No","Source"\n"abc","x"\n"","","",""',
+    'a,"b\n',
+    '\u0000\u0001\uFFFF',
+    'x'.repeat(10000),
+    '"' + ','.repeat(500),
+    null,
+    undefined,
+    42,
+    {},
   ];
   // A deterministic pseudo-random mix of CSV-ish characters.
   let seed = 12345;
   const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
-  const alphabet = ['"', ',', '\n', '\r', 'ID', 'Kernel Name', 'Address', 'Line No', 'Source', '0x10', '1,234', 'n/a', '==PROF== x\n', 'stall_no_inst', ' '];
+  const alphabet = [
+    '"',
+    ',',
+    '\n',
+    '\r',
+    'ID',
+    'Kernel Name',
+    'Address',
+    'Line No',
+    'Source',
+    '0x10',
+    '1,234',
+    'n/a',
+    '==PROF== x\n',
+    'stall_no_inst',
+    ' ',
+  ];
   for (let i = 0; i < 300; i++) {
     let s = '';
     const len = Math.floor(rnd() * 60);

@@ -118,7 +118,7 @@ describe('classifyNcuFailure: synthetic (publicly reported wording)', () => {
     ]);
   });
 
-  test('no CUDA device (the program\'s own error on stderr): no-gpu', () => {
+  test("no CUDA device (the program's own error on stderr): no-gpu", () => {
     const f = classify('synthetic-no-cuda-device');
     assert.equal(f.kind, 'no-gpu');
     assert.match(f.message, /no CUDA-capable device is detected/);
@@ -144,7 +144,10 @@ describe('classifyNcuFailure: hand-written variants', () => {
 
   test('exit codes without messages; killed by a signal', () => {
     assert.equal(classifyNcuFailure('', '', 139).message, 'ncu exited with code 139 and printed nothing that explains it.');
-    assert.equal(classifyNcuFailure('"ID","x"\n"0","1"\n', 'Segmentation fault\n', 139).message, 'ncu exited with code 139: Segmentation fault');
+    assert.equal(
+      classifyNcuFailure('"ID","x"\n"0","1"\n', 'Segmentation fault\n', 139).message,
+      'ncu exited with code 139: Segmentation fault',
+    );
     assert.equal(classifyNcuFailure('', '', null).message, 'ncu was stopped before it finished (killed by a signal).');
   });
 
@@ -154,7 +157,18 @@ describe('classifyNcuFailure: hand-written variants', () => {
   });
 
   test('garbage never throws', () => {
-    const inputs: unknown[] = ['', '\0', '==ERROR==', '==ERROR== The application returned an error code (', 'Available Kernels:\n1.', null, undefined, 5, {}, 'x'.repeat(100000)];
+    const inputs: unknown[] = [
+      '',
+      '\0',
+      '==ERROR==',
+      '==ERROR== The application returned an error code (',
+      'Available Kernels:\n1.',
+      null,
+      undefined,
+      5,
+      {},
+      'x'.repeat(100000),
+    ];
     for (const a of inputs) {
       for (const code of [0, 1, null, undefined, NaN]) {
         const f = classifyNcuFailure(a as string, a as string, code as number, a as string[]);

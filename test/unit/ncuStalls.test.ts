@@ -11,12 +11,29 @@ import { kernelProfile, perLineStalls, shares, stallBreakdown, stallsJson } from
 const FIXTURES = path.resolve(__dirname, '..', '..', '..', 'test', 'fixtures', 'ncu');
 const read = (rel: string): string => fs.readFileSync(path.join(FIXTURES, rel), 'utf8');
 const raw = (name: string) => parseRawPage(read(`${name}.raw.csv`)).kernels[0];
-const close = (a: number | undefined, b: number, what = '') => assert.ok(a !== undefined && Math.abs(a - b) < 1e-9, `${what}: ${a} vs ${b}`);
+const close = (a: number | undefined, b: number, what = '') =>
+  assert.ok(a !== undefined && Math.abs(a - b) < 1e-9, `${what}: ${a} vs ${b}`);
 
 const REASONS = [
-  'barrier', 'branch_resolving', 'dispatch_stall', 'drain', 'gmma', 'imc_miss', 'lg_throttle', 'long_scoreboard',
-  'math_pipe_throttle', 'membar', 'mio_throttle', 'misc', 'no_instruction', 'not_selected', 'selected',
-  'short_scoreboard', 'sleeping', 'tex_throttle', 'wait',
+  'barrier',
+  'branch_resolving',
+  'dispatch_stall',
+  'drain',
+  'gmma',
+  'imc_miss',
+  'lg_throttle',
+  'long_scoreboard',
+  'math_pipe_throttle',
+  'membar',
+  'mio_throttle',
+  'misc',
+  'no_instruction',
+  'not_selected',
+  'selected',
+  'short_scoreboard',
+  'sleeping',
+  'tex_throttle',
+  'wait',
 ];
 
 describe('kernelProfile: raw-page fixtures (H200)', () => {
@@ -28,10 +45,38 @@ describe('kernelProfile: raw-page fixtures (H200)', () => {
   //   if n.startswith('smsp__average_warps_issue_stalled_')};print(len(v), sum(v.values()),
   //   v['smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio']/sum(v.values()))" FILE.raw.csv
   const cases: { file: string; durationNs: number; inst: number; regs: number; sum: number; picks: Record<string, number> }[] = [
-    { file: 'hot-loop-32KiB', durationNs: 1693280, inst: 1108930416, regs: 16, sum: 1.160377, picks: { no_instruction: 0.156695, wait: 0.001975, branch_resolving: 0.001465, selected: 1, long_scoreboard: 0 } },
-    { file: 'hot-loop-256KiB', durationNs: 7376224, inst: 1107511152, regs: 16, sum: 5.245518, picks: { no_instruction: 4.243906, wait: 0.001058, dispatch_stall: 0.000002, selected: 1 } },
-    { file: 'linear-unroll-inner-full', durationNs: 309280, inst: 121040, regs: 46, sum: 15.278974, picks: { long_scoreboard: 11.94464, short_scoreboard: 1.142188, wait: 0.890916, barrier: 0.134976, no_instruction: 0.075857 } },
-    { file: 'linear-unroll-outer-full', durationNs: 1658688, inst: 280472, regs: 32, sum: 35.39863, picks: { long_scoreboard: 32.324797, no_instruction: 0.411234, branch_resolving: 0.189981, wait: 1.082605 } },
+    {
+      file: 'hot-loop-32KiB',
+      durationNs: 1693280,
+      inst: 1108930416,
+      regs: 16,
+      sum: 1.160377,
+      picks: { no_instruction: 0.156695, wait: 0.001975, branch_resolving: 0.001465, selected: 1, long_scoreboard: 0 },
+    },
+    {
+      file: 'hot-loop-256KiB',
+      durationNs: 7376224,
+      inst: 1107511152,
+      regs: 16,
+      sum: 5.245518,
+      picks: { no_instruction: 4.243906, wait: 0.001058, dispatch_stall: 0.000002, selected: 1 },
+    },
+    {
+      file: 'linear-unroll-inner-full',
+      durationNs: 309280,
+      inst: 121040,
+      regs: 46,
+      sum: 15.278974,
+      picks: { long_scoreboard: 11.94464, short_scoreboard: 1.142188, wait: 0.890916, barrier: 0.134976, no_instruction: 0.075857 },
+    },
+    {
+      file: 'linear-unroll-outer-full',
+      durationNs: 1658688,
+      inst: 280472,
+      regs: 32,
+      sum: 35.39863,
+      picks: { long_scoreboard: 32.324797, no_instruction: 0.411234, branch_resolving: 0.189981, wait: 1.082605 },
+    },
   ];
   for (const c of cases) {
     test(`${c.file}: duration, instructions, registers, stall ratios and shares`, () => {
@@ -46,13 +91,17 @@ describe('kernelProfile: raw-page fixtures (H200)', () => {
         assert.equal(p.stalls[reason], v, reason);
         close(p.stallShare[reason], v / c.sum, reason);
       }
-      close(Object.values(p.stallShare).reduce((a, b) => a + b, 0), 1, 'shares sum');
+      close(
+        Object.values(p.stallShare).reduce((a, b) => a + b, 0),
+        1,
+        'shares sum',
+      );
       assert.equal(p.notIssued, undefined);
       assert.deepEqual(p.blockSize, [128, 1, 1]);
     });
   }
 
-  test('the icache fact: no_instruction share rises with the hot loop\'s code size (32 KiB → 256 KiB)', () => {
+  test("the icache fact: no_instruction share rises with the hot loop's code size (32 KiB → 256 KiB)", () => {
     const small = kernelProfile(raw('hot-loop-32KiB'));
     const big = kernelProfile(raw('hot-loop-256KiB'));
     // 0.156695 / 1.160377 = 0.1350 and 4.243906 / 5.245518 = 0.8091 (commands above)
@@ -68,11 +117,14 @@ describe('kernelProfile: raw-page fixtures (H200)', () => {
     const rows = parseRawPage(read('mini/mini-raw-live.stdout.txt')).kernels.map(kernelProfile);
     // python3 csv on the '"'-lines of mini/mini-raw-live.stdout.txt: gpu__time_duration.sum ns 13,120 / 13,216 / 43,520,
     // sm__warps_active.avg.pct_of_peak_sustained_active 83.27 / 83.34 / 87.28, no_instruction 0.18 / 0.22 / 0.08
-    assert.deepEqual(rows.map(r => [r.name, r.durationNs, r.achievedOccupancy, r.registers, r.stalls.no_instruction, r.stalls.math_pipe_throttle]), [
-      ['void scale<4>(float *, int, float, int)', 13120, 83.27, 16, 0.18, 0.2],
-      ['void scale<16>(float *, int, float, int)', 13216, 83.34, 16, 0.22, 0.07],
-      ['accumulate(float *, int, int)', 43520, 87.28, 16, 0.08, 5.74],
-    ]);
+    assert.deepEqual(
+      rows.map(r => [r.name, r.durationNs, r.achievedOccupancy, r.registers, r.stalls.no_instruction, r.stalls.math_pipe_throttle]),
+      [
+        ['void scale<4>(float *, int, float, int)', 13120, 83.27, 16, 0.18, 0.2],
+        ['void scale<16>(float *, int, float, int)', 13216, 83.34, 16, 0.22, 0.07],
+        ['accumulate(float *, int, int)', 43520, 87.28, 16, 0.08, 5.74],
+      ],
+    );
   });
 
   test('a details-page kernel gives the same profile shape (values rounded by ncu to 2 decimals)', () => {
@@ -86,10 +138,31 @@ describe('kernelProfile: raw-page fixtures (H200)', () => {
   });
 
   test('missing metrics are null, not zero', () => {
-    const p = kernelProfile({ id: 3, processId: null, processName: null, kernelName: 'k', context: null, stream: null, blockSize: null, gridSize: null, device: null, cc: null, metrics: {} });
+    const p = kernelProfile({
+      id: 3,
+      processId: null,
+      processName: null,
+      kernelName: 'k',
+      context: null,
+      stream: null,
+      blockSize: null,
+      gridSize: null,
+      device: null,
+      cc: null,
+      metrics: {},
+    });
     assert.deepEqual(p, {
-      name: 'k', id: 3, durationNs: null, stalls: {}, stallShare: {}, stallSource: 'none', executedInstructions: null,
-      achievedOccupancy: null, registers: null, blockSize: null, gridSize: null,
+      name: 'k',
+      id: 3,
+      durationNs: null,
+      stalls: {},
+      stallShare: {},
+      stallSource: 'none',
+      executedInstructions: null,
+      achievedOccupancy: null,
+      registers: null,
+      blockSize: null,
+      gridSize: null,
     });
   });
 });
@@ -103,7 +176,14 @@ describe('stallBreakdown: metric families', () => {
     // python3 -c "import csv,sys;r=list(csv.reader(open(sys.argv[1])));print({n[33:]:r[2][i] for i,n in enumerate(r[0])
     //   if n.startswith('smsp__pcsamp_warps_issue_stalled_') and r[2][i]!='0'})" linear-unroll-outer-full.raw.csv
     const nonzero = Object.fromEntries(Object.entries(b.stalls).filter(([, v]) => v));
-    assert.deepEqual(nonzero, { branch_resolving: 15, long_scoreboard: 1091, no_instruction: 16, selected: 41, short_scoreboard: 10, wait: 37 });
+    assert.deepEqual(nonzero, {
+      branch_resolving: 15,
+      long_scoreboard: 1091,
+      no_instruction: 16,
+      selected: 41,
+      short_scoreboard: 10,
+      wait: 37,
+    });
     assert.ok('warpgroup_arrive' in b.stalls);
     const ni = Object.fromEntries(Object.entries(b.notIssued ?? {}).filter(([, v]) => v));
     assert.deepEqual(ni, { branch_resolving: 15, long_scoreboard: 1091, no_instruction: 16, short_scoreboard: 10, wait: 37 });
@@ -142,7 +222,7 @@ describe('stallBreakdown: metric families', () => {
     assert.deepEqual(stallBreakdown({}), { stalls: {}, stallShare: {}, source: 'none' });
     assert.deepEqual(stallBreakdown(null), { stalls: {}, stallShare: {}, source: 'none' });
     assert.deepEqual(shares({ a: 0, b: 0 }), { a: 0, b: 0 });
-    const z = stallBreakdown({ 'smsp__pcsamp_warps_issue_stalled_wait': 0 });
+    const z = stallBreakdown({ smsp__pcsamp_warps_issue_stalled_wait: 0 });
     assert.deepEqual(z, { stalls: { wait: 0 }, stallShare: { wait: 0 }, source: 'pc-sampling' });
     for (const x of [42, 'x', [], { metrics: 5 }, { a: { value: 'x' } }] as unknown[]) {
       stallBreakdown(x as Record<string, number>);
@@ -156,11 +236,14 @@ describe('stallsJson: the documented contract', () => {
     assert.deepEqual(Object.keys(j), ['kernels']);
     assert.equal(j.kernels.length, 3);
     for (const k of j.kernels) assert.deepEqual(Object.keys(k), ['name', 'durationNs', 'stalls', 'stallShare']);
-    assert.deepEqual(j.kernels.map(k => [k.name, k.durationNs]), [
-      ['void scale<4>(float *, int, float, int)', 13120],
-      ['void scale<16>(float *, int, float, int)', 13216],
-      ['accumulate(float *, int, int)', 43520],
-    ]);
+    assert.deepEqual(
+      j.kernels.map(k => [k.name, k.durationNs]),
+      [
+        ['void scale<4>(float *, int, float, int)', 13120],
+        ['void scale<16>(float *, int, float, int)', 13216],
+        ['accumulate(float *, int, int)', 43520],
+      ],
+    );
     const again = JSON.parse(JSON.stringify(j));
     assert.deepEqual(again, j);
   });
@@ -182,12 +265,16 @@ describe('perLineStalls: source page per line', () => {
     for (const name of ['bloat.cu', 'kernels/bloat.cu', '/home/dev/kernels/bloat.cu', 'C:\\work\\kernels\\bloat.cu']) {
       const lines = perLineStalls(page, name);
       // python3 command of ncuCsv.test.ts (line rows of the same file)
-      assert.deepEqual(lines.filter(l => l.samples).map(l => [l.line, l.samples, l.stalls]), [
-        [17, 3, { barrier: 1, short_scoreboard: 1, wait: 1 }],
-        [19, 25, { branch_resolving: 1, long_scoreboard: 19, selected: 2, wait: 3 }],
-        [23, 7, { selected: 3, wait: 4 }],
-        [25, 191, { dispatch_stall: 2, long_scoreboard: 163, selected: 9, short_scoreboard: 7, wait: 10 }],
-      ], name);
+      assert.deepEqual(
+        lines.filter(l => l.samples).map(l => [l.line, l.samples, l.stalls]),
+        [
+          [17, 3, { barrier: 1, short_scoreboard: 1, wait: 1 }],
+          [19, 25, { branch_resolving: 1, long_scoreboard: 19, selected: 2, wait: 3 }],
+          [23, 7, { selected: 3, wait: 4 }],
+          [25, 191, { dispatch_stall: 2, long_scoreboard: 163, selected: 9, short_scoreboard: 7, wait: 10 }],
+        ],
+        name,
+      );
     }
     const l25 = perLineStalls(page, 'bloat.cu').find(l => l.line === 25)!;
     assert.equal(l25.file, '/home/dev/kernels/bloat.cu');
@@ -201,9 +288,26 @@ describe('perLineStalls: source page per line', () => {
 
   test('H100: a kernel with code in two files; lines of each file apart', () => {
     const page = parseSourcePage(read('mini/mini-source-cuda-sass.accumulate.stdout.txt'));
-    assert.deepEqual(perLineStalls(page, 'mini_helper.cuh').map(l => [l.line, l.samples, l.samplesNotIssued]), [[5, 4949, 679]]);
-    assert.deepEqual(perLineStalls(page, 'capture/mini.cu').map(l => [l.line, l.samples]), [[23, 34], [25, 9], [26, 11], [27, 11], [28, 3053], [29, 5], [30, 33]]);
-    assert.deepEqual(perLineStalls(page).map(l => l.file.split('/').pop()), [...Array(7).fill('mini.cu'), 'mini_helper.cuh']);
+    assert.deepEqual(
+      perLineStalls(page, 'mini_helper.cuh').map(l => [l.line, l.samples, l.samplesNotIssued]),
+      [[5, 4949, 679]],
+    );
+    assert.deepEqual(
+      perLineStalls(page, 'capture/mini.cu').map(l => [l.line, l.samples]),
+      [
+        [23, 34],
+        [25, 9],
+        [26, 11],
+        [27, 11],
+        [28, 3053],
+        [29, 5],
+        [30, 33],
+      ],
+    );
+    assert.deepEqual(
+      perLineStalls(page).map(l => l.file.split('/').pop()),
+      [...Array(7).fill('mini.cu'), 'mini_helper.cuh'],
+    );
   });
 
   test('lines shared by several kernels add up; sass-only pages have no lines', () => {

@@ -6,8 +6,11 @@ import { ProgressSteps } from '../../src/extension/progressSteps';
 
 test('percentages become increments; messages pass through', () => {
   const s = new ProgressSteps();
-  assert.equal(s.next({ kind: 'begin', title: 'Unroll Lens: building unroll variants', percentage: 0, message: 'line 12', cancellable: true }), null,
-    'begin repeats the notification title: nothing to show');
+  assert.equal(
+    s.next({ kind: 'begin', title: 'Unroll Lens: building unroll variants', percentage: 0, message: 'line 12', cancellable: true }),
+    null,
+    'begin repeats the notification title: nothing to show',
+  );
   assert.deepEqual(s.next({ kind: 'report', percentage: 25, message: '1/4: unroll 1' }), { increment: 25, message: '1/4: unroll 1' });
   assert.deepEqual(s.next({ kind: 'report', percentage: 75, message: '3/4: unroll 4' }), { increment: 50, message: '3/4: unroll 4' });
   assert.deepEqual(s.next({ kind: 'report', message: 'disassembling' }), { message: 'disassembling' });

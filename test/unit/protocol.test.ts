@@ -7,13 +7,26 @@ import * as path from 'path';
 import { build } from 'esbuild';
 import { REPO_ROOT } from './helpers';
 import {
-  AnalysisStatusNotification, BenchLoopRequest, Commands, FileAnalysisRequest, LoopVariantsRequest, ToolchainStatusNotification,
+  AnalysisStatusNotification,
+  BenchLoopRequest,
+  Commands,
+  FileAnalysisRequest,
+  LoopVariantsRequest,
+  ToolchainStatusNotification,
 } from '../../src/protocol';
 
 test('custom LSP methods keep their names', () => {
   assert.deepEqual(
-    [FileAnalysisRequest, LoopVariantsRequest, BenchLoopRequest, AnalysisStatusNotification, ToolchainStatusNotification].map(m => m.method),
-    ['unrollLens/fileAnalysis', 'unrollLens/loopVariants', 'unrollLens/benchLoop', 'unrollLens/analysisStatus', 'unrollLens/toolchainStatus'],
+    [FileAnalysisRequest, LoopVariantsRequest, BenchLoopRequest, AnalysisStatusNotification, ToolchainStatusNotification].map(
+      m => m.method,
+    ),
+    [
+      'unrollLens/fileAnalysis',
+      'unrollLens/loopVariants',
+      'unrollLens/benchLoop',
+      'unrollLens/analysisStatus',
+      'unrollLens/toolchainStatus',
+    ],
   );
 });
 
@@ -24,9 +37,15 @@ test('Commands are exactly the commands package.json contributes', () => {
 });
 
 test('a webview can bundle the protocol: no Node built-ins', async () => {
-  const bundle = (contents: string) => build({
-    stdin: { contents, resolveDir: REPO_ROOT, loader: 'ts' }, bundle: true, platform: 'browser', format: 'esm', write: false, logLevel: 'silent',
-  });
+  const bundle = (contents: string) =>
+    build({
+      stdin: { contents, resolveDir: REPO_ROOT, loader: 'ts' },
+      bundle: true,
+      platform: 'browser',
+      format: 'esm',
+      write: false,
+      logLevel: 'silent',
+    });
   const r = await bundle("export * from './src/protocol';");
   assert.equal(r.errors.length, 0);
   // The check has teeth: engine code (fs, crypto, child processes) does not bundle for the browser.

@@ -17,11 +17,21 @@ async function sample(name: string): Promise<{ src: string; a: FileAnalysis }> {
 describe('cuda-samples corpus', () => {
   test('every sample parses without syntax errors and has kernels', async () => {
     const files = fs.readdirSync(SAMPLES).filter(f => f.endsWith('.cu'));
-    assert.deepEqual(files.sort(), ['coarsening.cu', 'icache_cliff.cu', 'linear_small.cu', 'matmul_unroll.cu', 'matvec.cu', 'reduce_unroll.cu']);
+    assert.deepEqual(files.sort(), [
+      'coarsening.cu',
+      'icache_cliff.cu',
+      'linear_small.cu',
+      'matmul_unroll.cu',
+      'matvec.cu',
+      'reduce_unroll.cu',
+    ]);
     for (const f of files) {
       const { a } = await sample(f);
       assert.equal(a.hasSyntaxErrors, false, f);
-      assert.ok(a.kernels.some(k => k.qualifier === 'global'), f);
+      assert.ok(
+        a.kernels.some(k => k.qualifier === 'global'),
+        f,
+      );
     }
   });
 
@@ -31,19 +41,37 @@ describe('cuda-samples corpus', () => {
       const k = kernel(a, `matmul_unroll${u}`);
       assert.equal(k.loops.length, 1);
       assert.equal(k.loops[0].tripCount, 'runtime');
-      assert.deepEqual(k.manualUnrolls.map(m => [m.pattern, m.factor, m.guarded, m.line]), [['strided-body', u, true, k.loops[0].line]]);
+      assert.deepEqual(
+        k.manualUnrolls.map(m => [m.pattern, m.factor, m.guarded, m.line]),
+        [['strided-body', u, true, k.loops[0].line]],
+      );
     }
     const ng = kernel(a, 'matmul_unroll4_noguard');
-    assert.deepEqual(ng.manualUnrolls.map(m => [m.pattern, m.factor, m.guarded]), [['strided-body', 4, false]]);
+    assert.deepEqual(
+      ng.manualUnrolls.map(m => [m.pattern, m.factor, m.guarded]),
+      [['strided-body', 4, false]],
+    );
     const f = computeFindings(a);
-    assert.deepEqual(f.map(x => [x.code, x.kernel]), [['manual-unroll-no-remainder', 'matmul_unroll4_noguard']]);
+    assert.deepEqual(
+      f.map(x => [x.code, x.kernel]),
+      [['manual-unroll-no-remainder', 'matmul_unroll4_noguard']],
+    );
     const basic = kernel(a, 'matmul_basic');
-    assert.deepEqual(basic.loops.map(l => [l.tripCount, l.pragma]), [['runtime', null]]);
+    assert.deepEqual(
+      basic.loops.map(l => [l.tripCount, l.pragma]),
+      [['runtime', null]],
+    );
     assert.equal(basic.manualUnrolls.length, 0);
     const p = kernel(a, 'matmul_pragma');
     assert.deepEqual(p.templateParameters, ['U']);
-    assert.deepEqual(p.loops.map(l => [l.pragma?.kind, l.pragma?.text, l.pragma?.factor]), [['expr', 'unroll U', null]]);
-    assert.deepEqual(p.instantiations.map(i => i.U).sort((x, y) => x - y), [2, 4, 8, 16]);
+    assert.deepEqual(
+      p.loops.map(l => [l.pragma?.kind, l.pragma?.text, l.pragma?.factor]),
+      [['expr', 'unroll U', null]],
+    );
+    assert.deepEqual(
+      p.instantiations.map(i => i.U).sort((x, y) => x - y),
+      [2, 4, 8, 16],
+    );
   });
 
   test('reduce_unroll.cu: the reduction ladder', async () => {
@@ -53,7 +81,10 @@ describe('cuda-samples corpus', () => {
     assert.deepEqual(manual('reduce_unroll2'), [['offset-run', 2]]);
     assert.deepEqual(manual('reduce_unroll4'), [['offset-run', 4]]);
     assert.deepEqual(manual('reduce_unroll8'), [['offset-run', 8]]);
-    assert.deepEqual(manual('reduce_unroll8_warptail'), [['offset-run', 8], ['warp-tail', 6]]);
+    assert.deepEqual(manual('reduce_unroll8_warptail'), [
+      ['offset-run', 8],
+      ['warp-tail', 6],
+    ]);
     const complete = kernel(a, 'reduce_complete');
     assert.deepEqual(complete.templateParameters, ['iBlockSize']);
     assert.equal(complete.loops.length, 0, 'the complete unroll has no loop left');
@@ -70,38 +101,81 @@ describe('cuda-samples corpus', () => {
         if (n === 1) assert.deepEqual(m, [], name);
         else {
           assert.ok(m.length >= 2, `${name}: ${JSON.stringify(m)}`);
-          assert.ok(m.every(x => x.pattern === 'coarsening' && x.factor === n), `${name}: ${JSON.stringify(m)}`);
+          assert.ok(
+            m.every(x => x.pattern === 'coarsening' && x.factor === n),
+            `${name}: ${JSON.stringify(m)}`,
+          );
         }
       }
     }
     // Gauss-Jordan pivots over a 32×32 system: a compile-time trip count
-    assert.deepEqual(kernel(a, 'gj_rows4').loops.map(l => l.tripCount), [32]);
-    assert.deepEqual(kernel(a, 'potential_pts4').loops.map(l => l.tripCount), ['runtime']);
+    assert.deepEqual(
+      kernel(a, 'gj_rows4').loops.map(l => l.tripCount),
+      [32],
+    );
+    assert.deepEqual(
+      kernel(a, 'potential_pts4').loops.map(l => l.tripCount),
+      ['runtime'],
+    );
   });
 
   test('linear_small.cu: blanket full unrolls with constant trip counts explode the nest', async () => {
     const { src, a } = await sample('linear_small.cu');
     const k = kernel(a, 'linear_small');
-    assert.deepEqual(k.loops.map(l => [l.depth, l.pragma?.kind, l.tripCount]), [[0, 'full', 128], [0, 'full', 8], [1, 'full', 4], [2, 'full', 256]]);
+    assert.deepEqual(
+      k.loops.map(l => [l.depth, l.pragma?.kind, l.tripCount]),
+      [
+        [0, 'full', 128],
+        [0, 'full', 8],
+        [1, 'full', 4],
+        [2, 'full', 256],
+      ],
+    );
     const rolled = kernel(a, 'linear_small_rolled');
-    assert.deepEqual(rolled.loops.map(l => [l.pragma?.kind, l.pragma?.factor]), [['disable', 1], ['disable', 1], ['disable', 1], ['count', 4]]);
+    assert.deepEqual(
+      rolled.loops.map(l => [l.pragma?.kind, l.pragma?.factor]),
+      [
+        ['disable', 1],
+        ['disable', 1],
+        ['disable', 1],
+        ['count', 4],
+      ],
+    );
     const f = computeFindings(a);
-    assert.deepEqual(f.map(x => [x.code, x.kernel, x.span.line]), [['nested-unroll-bloat', 'linear_small', lineOf(src, 'for (int r = 0; r < ROWS; ++r)') - 1]]);
+    assert.deepEqual(
+      f.map(x => [x.code, x.kernel, x.span.line]),
+      [['nested-unroll-bloat', 'linear_small', lineOf(src, 'for (int r = 0; r < ROWS; ++r)') - 1]],
+    );
   });
 
   test('matvec.cu: the shuffle reduction loop is a constant 5-step full unroll', async () => {
     const { a } = await sample('matvec.cu');
     const warp = kernel(a, 'matvec_warp_per_row');
-    assert.deepEqual(warp.loops.map(l => [l.tripCount, l.pragma?.kind ?? null]), [['runtime', null], [5, 'full']]);
+    assert.deepEqual(
+      warp.loops.map(l => [l.tripCount, l.pragma?.kind ?? null]),
+      [
+        ['runtime', null],
+        [5, 'full'],
+      ],
+    );
     const many = kernel(a, 'matvec_warps_per_row');
     assert.deepEqual(many.templateParameters, ['W']);
-    assert.deepEqual(many.instantiations.map(i => i.W).sort((x, y) => x - y), [2, 4, 8]);
+    assert.deepEqual(
+      many.instantiations.map(i => i.W).sort((x, y) => x - y),
+      [2, 4, 8],
+    );
   });
 
   test('icache_cliff.cu: hot loop body size is a template parameter, outer loop kept rolled', async () => {
     const { a } = await sample('icache_cliff.cu');
     const k = kernel(a, 'hot_loop');
-    assert.deepEqual(k.loops.map(l => [l.depth, l.pragma?.kind, l.tripCount]), [[0, 'disable', 'runtime'], [1, 'full', 'dependent']]);
+    assert.deepEqual(
+      k.loops.map(l => [l.depth, l.pragma?.kind, l.tripCount]),
+      [
+        [0, 'disable', 'runtime'],
+        [1, 'full', 'dependent'],
+      ],
+    );
     assert.ok(k.instantiations.length >= 6, 'one instantiation per body size');
     const sizes = k.instantiations.map(i => i.BODY);
     assert.deepEqual(sizes, [...new Set(sizes)]);

@@ -134,8 +134,26 @@ describe('findSassLoops', () => {
     //   /*0810*/     BRA 0x810;    branch to itself after EXIT: not a loop
     const loops = findSassLoops(fn(matmul(), '_Z9mm_pragmaILi16EEvPKfS1_Pfi'));
     assert.deepEqual(loops, [
-      { headAddress: 0x1f0, branchAddress: 0x670, branchAddresses: [0x670], instructions: 73, parent: null, depth: 0, natural: true, predicated: true },
-      { headAddress: 0x710, branchAddress: 0x7b0, branchAddresses: [0x7b0], instructions: 11, parent: null, depth: 0, natural: true, predicated: true },
+      {
+        headAddress: 0x1f0,
+        branchAddress: 0x670,
+        branchAddresses: [0x670],
+        instructions: 73,
+        parent: null,
+        depth: 0,
+        natural: true,
+        predicated: true,
+      },
+      {
+        headAddress: 0x710,
+        branchAddress: 0x7b0,
+        branchAddresses: [0x7b0],
+        instructions: 11,
+        parent: null,
+        depth: 0,
+        natural: true,
+        predicated: true,
+      },
     ]);
   });
 
@@ -169,10 +187,7 @@ describe('findSassLoops', () => {
     // 0x720 is reached from 0x500 without passing 0x660, so 0x660 does not dominate 0x960.
     const loops = findSassLoops(fn(reduce(), '_Z21reduceCompleteUnroll8ILj512EEvPiS0_j'));
     assert.equal(loops.length, 1);
-    assert.deepEqual(
-      [loops[0].headAddress, loops[0].branchAddress, loops[0].natural, loops[0].predicated],
-      [0x660, 0x960, false, false],
-    );
+    assert.deepEqual([loops[0].headAddress, loops[0].branchAddress, loops[0].natural, loops[0].predicated], [0x660, 0x960, false, false]);
     // reduceInterleaved: /*01d0*/ @P0 BRA 0x100 ;  its stride loop [0x100, 0x1d0] is natural.
     const inter = findSassLoops(fn(reduce(), '_Z17reduceInterleavedPiS_j'));
     assert.deepEqual(
@@ -222,7 +237,16 @@ describe('findSassLoops', () => {
     ].join('\n');
     const loops = findSassLoops(parseNvdisasm(text).functions[0]);
     assert.deepEqual(loops, [
-      { headAddress: 0x10, branchAddress: 0x40, branchAddresses: [0x20, 0x40], instructions: 4, parent: null, depth: 0, natural: true, predicated: true },
+      {
+        headAddress: 0x10,
+        branchAddress: 0x40,
+        branchAddresses: [0x20, 0x40],
+        instructions: 4,
+        parent: null,
+        depth: 0,
+        natural: true,
+        predicated: true,
+      },
     ]);
   });
 

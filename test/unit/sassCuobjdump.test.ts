@@ -113,11 +113,41 @@ describe('parseCuobjdumpSass: local sasstest listings (cuobjdump 13.0)', () => {
   //   awk '/Function :/{n=$3; o[++k]=n} /^[ \t]*\/\*[0-9a-f]+\*\//{c[n]++}
   //        END{for(i=1;i<=k;i++) print o[i], c[o[i]]}' sasstest.sm_XX.cuobjdump-sass.txt
   const expected: Record<string, [string, number][]> = {
-    sm_75: [['_Z12inline_chainPfPKf', 16], ['_Z12spill_kernelPfPKfi', 408], ['_Z11shared_callPfPKfi', 40], ['_Z12nested_loopsPfPKfii', 48], ['_Z11simple_loopPfPKfi', 32]],
-    sm_80: [['_Z12inline_chainPfPKf', 24], ['_Z12spill_kernelPfPKfi', 248], ['_Z11shared_callPfPKfi', 48], ['_Z12nested_loopsPfPKfii', 56], ['_Z11simple_loopPfPKfi', 40]],
-    sm_86: [['_Z12inline_chainPfPKf', 24], ['_Z12spill_kernelPfPKfi', 416], ['_Z11shared_callPfPKfi', 48], ['_Z12nested_loopsPfPKfii', 56], ['_Z11simple_loopPfPKfi', 40]],
-    sm_89: [['_Z12inline_chainPfPKf', 24], ['_Z12spill_kernelPfPKfi', 416], ['_Z11shared_callPfPKfi', 48], ['_Z12nested_loopsPfPKfii', 56], ['_Z11simple_loopPfPKfi', 40]],
-    sm_90: [['_Z12inline_chainPfPKf', 32], ['_Z12spill_kernelPfPKfi', 248], ['_Z11shared_callPfPKfi', 56], ['_Z12nested_loopsPfPKfii', 56], ['_Z11simple_loopPfPKfi', 40]],
+    sm_75: [
+      ['_Z12inline_chainPfPKf', 16],
+      ['_Z12spill_kernelPfPKfi', 408],
+      ['_Z11shared_callPfPKfi', 40],
+      ['_Z12nested_loopsPfPKfii', 48],
+      ['_Z11simple_loopPfPKfi', 32],
+    ],
+    sm_80: [
+      ['_Z12inline_chainPfPKf', 24],
+      ['_Z12spill_kernelPfPKfi', 248],
+      ['_Z11shared_callPfPKfi', 48],
+      ['_Z12nested_loopsPfPKfii', 56],
+      ['_Z11simple_loopPfPKfi', 40],
+    ],
+    sm_86: [
+      ['_Z12inline_chainPfPKf', 24],
+      ['_Z12spill_kernelPfPKfi', 416],
+      ['_Z11shared_callPfPKfi', 48],
+      ['_Z12nested_loopsPfPKfii', 56],
+      ['_Z11simple_loopPfPKfi', 40],
+    ],
+    sm_89: [
+      ['_Z12inline_chainPfPKf', 24],
+      ['_Z12spill_kernelPfPKfi', 416],
+      ['_Z11shared_callPfPKfi', 48],
+      ['_Z12nested_loopsPfPKfii', 56],
+      ['_Z11simple_loopPfPKfi', 40],
+    ],
+    sm_90: [
+      ['_Z12inline_chainPfPKf', 32],
+      ['_Z12spill_kernelPfPKfi', 248],
+      ['_Z11shared_callPfPKfi', 56],
+      ['_Z12nested_loopsPfPKfii', 56],
+      ['_Z11simple_loopPfPKfi', 40],
+    ],
   };
   for (const [arch, want] of Object.entries(expected)) {
     test(`${arch}: counts and arch`, () => {
@@ -141,19 +171,28 @@ describe('parseCuobjdumpSass: local sasstest listings (cuobjdump 13.0)', () => {
     //      END{for(i=1;i<=k;i++) print o[i], c[o[i]]}' sasstest.fatbin.cuobjdump-sass.txt
     const text = read('sass/elf/sasstest.fatbin.cuobjdump-sass.txt');
     const members = parseCuobjdumpSassByArch(text);
-    assert.deepEqual(members.map(m => m.arch), ['sm_80', 'sm_90']);
+    assert.deepEqual(
+      members.map(m => m.arch),
+      ['sm_80', 'sm_90'],
+    );
     assert.deepEqual(counts(members[0]), expected.sm_80);
     assert.deepEqual(counts(members[1]), expected.sm_90);
     const all = parseCuobjdumpSass(text);
     assert.equal(all.arch, null);
     assert.equal(all.functions.length, 10);
-    assert.deepEqual(all.functions.map(f => f.arch), [...Array(5).fill('sm_80'), ...Array(5).fill('sm_90')]);
+    assert.deepEqual(
+      all.functions.map(f => f.arch),
+      [...Array(5).fill('sm_80'), ...Array(5).fill('sm_90')],
+    );
   });
 
   test('host object with -sass -ptx: the PTX text is skipped', () => {
     // Same awk command over sasstest.multi-o.cuobjdump-sass-ptx.txt: the same 10 functions.
     const members = parseCuobjdumpSassByArch(read('sass/elf/sasstest.multi-o.cuobjdump-sass-ptx.txt'));
-    assert.deepEqual(members.map(m => m.arch), ['sm_80', 'sm_90']);
+    assert.deepEqual(
+      members.map(m => m.arch),
+      ['sm_80', 'sm_90'],
+    );
     assert.deepEqual(counts(members[0]), expected.sm_80);
     assert.deepEqual(counts(members[1]), expected.sm_90);
   });
@@ -236,7 +275,10 @@ describe('parseResUsage', () => {
   test('fat binary: one member per arch; arch option picks one, first wins otherwise', () => {
     const text = read('sass/elf/sasstest.fatbin.cuobjdump-res-usage.txt');
     const members = parseResUsageByArch(text);
-    assert.deepEqual(members.map(m => m.arch), ['sm_80', 'sm_90']);
+    assert.deepEqual(
+      members.map(m => m.arch),
+      ['sm_80', 'sm_90'],
+    );
     // sm_80: REG:11 for nested_loops; sm_90: REG:14.
     assert.equal(parseResUsage(text, { arch: 'sm_90' }).get('_Z12nested_loopsPfPKfii')!.registers, 14);
     assert.equal(parseResUsage(text, { arch: 'sm_80' }).get('_Z12nested_loopsPfPKfii')!.registers, 11);
@@ -245,7 +287,9 @@ describe('parseResUsage', () => {
   });
 
   test('several constant banks are summed and kept per bank', () => {
-    const m = parseResUsage(' Function f:\n  REG:8 STACK:16 SHARED:0 LOCAL:4 CONSTANT[0]:356 CONSTANT[2]:8 CONSTANT[3]:40 TEXTURE:1 SURFACE:0 SAMPLER:0\n');
+    const m = parseResUsage(
+      ' Function f:\n  REG:8 STACK:16 SHARED:0 LOCAL:4 CONSTANT[0]:356 CONSTANT[2]:8 CONSTANT[3]:40 TEXTURE:1 SURFACE:0 SAMPLER:0\n',
+    );
     const u = m.get('f')!;
     assert.equal(u.constantBytes, 404);
     assert.deepEqual(u.constantBanks, { 0: 356, 2: 8, 3: 40 });

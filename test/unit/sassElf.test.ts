@@ -237,17 +237,26 @@ describe('readCubin: synthetic ELF files', () => {
     assert.equal(c.arch, 'sm_80');
     assert.equal(c.abiVersion, 7);
     assert.equal(c.osAbi, 0x33);
-    assert.deepEqual(c.textSections.map(s => [s.kernel, s.size]), want);
+    assert.deepEqual(
+      c.textSections.map(s => [s.kernel, s.size]),
+      want,
+    );
   });
 
   test('ELF32, big-endian and extended section numbering', () => {
     assert.deepEqual(readCubin(buildElf({ is64: false, flags: 0x00460546, sections })).arch, 'sm_70');
     const be = readCubin(buildElf({ littleEndian: false, abiVersion: 8, osAbi: 0x41, flags: 0x06005a04, sections }));
     assert.equal(be.arch, 'sm_90');
-    assert.deepEqual(be.textSections.map(s => [s.kernel, s.size]), want);
+    assert.deepEqual(
+      be.textSections.map(s => [s.kernel, s.size]),
+      want,
+    );
     const ext = readCubin(buildElf({ extendedNumbering: true, flags: 0x00590559, sections }));
     assert.equal(ext.arch, 'sm_89');
-    assert.deepEqual(ext.textSections.map(s => [s.kernel, s.size]), want);
+    assert.deepEqual(
+      ext.textSections.map(s => [s.kernel, s.size]),
+      want,
+    );
   });
 
   test('an ELF for another machine has sections but no CUDA arch', () => {
@@ -261,7 +270,12 @@ describe('readCubin never throws', () => {
   const real = bytes(path.join(ELF_DIR, 'sasstest.sm_90.cubin'));
 
   test('empty, tiny, random and non-ELF input', () => {
-    for (const input of [new Uint8Array(0), new Uint8Array([0x7f, 0x45]), new Uint8Array(4096).fill(0xff), Buffer.from('not an elf at all')]) {
+    for (const input of [
+      new Uint8Array(0),
+      new Uint8Array([0x7f, 0x45]),
+      new Uint8Array(4096).fill(0xff),
+      Buffer.from('not an elf at all'),
+    ]) {
       const c = readCubin(input);
       assert.equal(c.arch, null);
       assert.deepEqual(c.textSections, []);
@@ -295,7 +309,7 @@ describe('readCubin never throws', () => {
     }
     // Random byte flips in the section table.
     let seed = 12345;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
     for (let k = 0; k < 200; k++) {
       const b = new Uint8Array(real);
       for (let j = 0; j < 16; j++) b[Math.floor(rnd() * b.length)] = Math.floor(rnd() * 256);

@@ -31,9 +31,18 @@ const LOOPS: Record<string, [number, number][]> = {
   'unroll1.sm_75': [[0x150, 0x200]],
   'unroll1.sm_80': [[0x160, 0x220]],
   'unroll1.sm_90': [[0x160, 0x220]],
-  'unroll4.sm_75': [[0x1d0, 0x320], [0x400, 0x4a0]],
-  'unroll4.sm_80': [[0x1f0, 0x360], [0x440, 0x510]],
-  'unroll4.sm_90': [[0x220, 0x390], [0x450, 0x520]],
+  'unroll4.sm_75': [
+    [0x1d0, 0x320],
+    [0x400, 0x4a0],
+  ],
+  'unroll4.sm_80': [
+    [0x1f0, 0x360],
+    [0x440, 0x510],
+  ],
+  'unroll4.sm_90': [
+    [0x220, 0x390],
+    [0x450, 0x520],
+  ],
 };
 
 describe('local fixtures (dot_rows, unroll 4 / unroll 1)', { skip: !fs.existsSync(LOCAL) }, () => {
@@ -49,7 +58,11 @@ describe('local fixtures (dot_rows, unroll 4 / unroll 1)', { skip: !fs.existsSyn
       assert.equal(readCubin(fs.readFileSync(path.join(LOCAL, `${stem}.cubin`))).arch, arch);
       // nvdisasm 12.4 prints no `.target` for these nvcc 13 cubins (and unknown header flags).
       assert.ok(gi.arch === null || gi.arch === arch);
-      for (const l of [cuobj, g, gi]) assert.deepEqual(l.functions.map(f => f.name), [name]);
+      for (const l of [cuobj, g, gi])
+        assert.deepEqual(
+          l.functions.map(f => f.name),
+          [name],
+        );
       const f = cuobj.functions[0];
 
       // README table: FFMA 5 / LDG 10 for unroll 4; 1 / 2 for unroll 1.

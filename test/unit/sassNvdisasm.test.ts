@@ -62,7 +62,10 @@ describe('parseNvdisasm: H200 fixtures', () => {
   test('reduce -c -gi: same instructions and targets as cuobjdump', () => {
     // Counts (same awk as above): 160, 80, 64, 56, 152, 48.
     const l = parseNvdisasm(read('sass/reduce.nvdisasm-c-gi.txt'));
-    assert.deepEqual(l.functions.map(f => f.instructions.length), [160, 80, 64, 56, 152, 48]);
+    assert.deepEqual(
+      l.functions.map(f => f.instructions.length),
+      [160, 80, 64, 56, 152, 48],
+    );
     assert.deepEqual(plain(l), plain(parseCuobjdumpSass(read('sass/reduce.cuobjdump-sass.txt'))));
   });
 
@@ -141,7 +144,14 @@ describe('parseNvdisasm: local sasstest listings (nvdisasm 13.0)', () => {
       ],
     });
     assert.equal(at(f, 0xb0).opcode, 'SHFL');
-    assert.deepEqual(at(f, 0xc0).source, { file: CU, line: 59, inlinedAt: [{ file: CU, line: 62 }, { file: CU, line: 66 }] });
+    assert.deepEqual(at(f, 0xc0).source, {
+      file: CU,
+      line: 59,
+      inlinedAt: [
+        { file: CU, line: 62 },
+        { file: CU, line: 66 },
+      ],
+    });
     assert.deepEqual(at(f, 0xd0).source, { file: CU, line: 62, inlinedAt: [{ file: CU, line: 66 }] });
     assert.deepEqual(at(f, 0xe0).source, { file: CU, line: 66 });
     assert.deepEqual(outermostLocation(at(f, 0xb0).source!), { file: CU, line: 66 });
@@ -159,7 +169,10 @@ describe('parseNvdisasm: local sasstest listings (nvdisasm 13.0)', () => {
     const all = parseNvdisasm(read('sass/elf/sasstest.sm_90.nvdisasm-gi-all.txt'));
     const codeOnly = parseNvdisasm(read('sass/elf/sasstest.sm_90.nvdisasm-c-gi.txt'));
     // awk over -gi-all counting only /*addr*/ lines of .text.* sections: 32, 248, 56, 56, 40.
-    assert.deepEqual(all.functions.map(f => f.instructions.length), [32, 248, 56, 56, 40]);
+    assert.deepEqual(
+      all.functions.map(f => f.instructions.length),
+      [32, 248, 56, 56, 40],
+    );
     assert.deepEqual(all, codeOnly);
   });
 

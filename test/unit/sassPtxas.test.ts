@@ -27,7 +27,10 @@ describe('parsePtxasVerbose: H200 fixtures', () => {
       ['_Z10mm_defaultPKfS0_Pfi', 32, 10.185],
       ['_Z8mm_basicPKfS0_Pfi', 16, 3.274],
     ];
-    assert.deepEqual([...m.keys()], want.map(w => w[0]));
+    assert.deepEqual(
+      [...m.keys()],
+      want.map(w => w[0]),
+    );
     for (const [name, regs, ms] of want) {
       const u = m.get(name)!;
       assert.equal(u.registers, regs, name);
@@ -141,7 +144,10 @@ describe('parsePtxasLog: CUDA 13.0 logs of sasstest.cu', () => {
     const log = parsePtxasLog(text);
     assert.deepEqual(log.gmemBytes, [0, 0]);
     assert.equal(log.functions.length, 12);
-    assert.deepEqual(log.functions.map(f => f.run), [0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1]);
+    assert.deepEqual(
+      log.functions.map(f => f.run),
+      [0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1],
+    );
     const helperArchs = log.functions.filter(f => f.name === '_Z6helperPKfi').map(f => f.arch);
     assert.deepEqual(helperArchs, ['sm_80', 'sm_90']);
     // nested_loops: 11 registers for sm_80, 14 for sm_90.
@@ -215,7 +221,7 @@ describe('parsePtxasLog: older formats (hand-written)', () => {
       [
         'ptxas /tmp/tmpxft_0001_00000000-6_k.ptx, line 12; warning : Double is not supported. Demoting to float',
         "ptxas error   : Entry function '_Z1kv' uses too much shared data (0x10000 bytes, 0xc000 max)",
-        'nvcc error   : \'ptxas\' died due to signal 11',
+        "nvcc error   : 'ptxas' died due to signal 11",
       ].join('\n'),
     );
     assert.deepEqual(log.warnings, ['Double is not supported. Demoting to float']);

@@ -55,10 +55,43 @@ describe('garbage and empty input', () => {
   test('random text, random lines of fixture tokens, and binary data do not throw', () => {
     const rand = rng(7);
     const pieces = [
-      '/*', '*/', '/*0010*/', '/* 0x000fe2 */', 'Function :', 'code for sm_90', '.section\t.text.', '//## File "',
-      '", line ', ' inlined at "', '`(.L_x_', ')', ';', '@P0', '@!PT', 'BRA', '0x', 'ptxas info    : ', 'Used ',
-      'registers', ', ', 'bytes cmem[', ']', "Compiling entry function '", "' for '", 'Function properties for ',
-      'REG:', 'CONSTANT[', ']:', 'Fatbin elf code:', 'Fatbin ptx code:', 'arch = ', '..........', '\n', '\r\n', '\t', ' ',
+      '/*',
+      '*/',
+      '/*0010*/',
+      '/* 0x000fe2 */',
+      'Function :',
+      'code for sm_90',
+      '.section\t.text.',
+      '//## File "',
+      '", line ',
+      ' inlined at "',
+      '`(.L_x_',
+      ')',
+      ';',
+      '@P0',
+      '@!PT',
+      'BRA',
+      '0x',
+      'ptxas info    : ',
+      'Used ',
+      'registers',
+      ', ',
+      'bytes cmem[',
+      ']',
+      "Compiling entry function '",
+      "' for '",
+      'Function properties for ',
+      'REG:',
+      'CONSTANT[',
+      ']:',
+      'Fatbin elf code:',
+      'Fatbin ptx code:',
+      'arch = ',
+      '..........',
+      '\n',
+      '\r\n',
+      '\t',
+      ' ',
     ];
     for (let k = 0; k < 300; k++) {
       let s = '';
@@ -80,7 +113,10 @@ describe('garbage and empty input', () => {
   test('odd opcode names are counted too', () => {
     const l = parseCuobjdumpSass('\tcode for sm_90\n\t\tFunction : k\n /*0000*/ __proto__ R0 ;\n /*0010*/ constructor ;\n');
     const h = opcodeHistogram(l.functions[0]);
-    assert.equal(Object.values(h).reduce((a, b) => a + b, 0), 2);
+    assert.equal(
+      Object.values(h).reduce((a, b) => a + b, 0),
+      2,
+    );
     assert.equal(Object.getOwnPropertyDescriptor(h, '__proto__')?.value, 1);
   });
 });
@@ -100,7 +136,10 @@ describe('truncated listings', () => {
         assert.ok(got <= full && got >= last, `cut ${cut}: ${got}`);
         last = got;
       }
-      assert.equal(parse(text.substring(0, text.length)).functions.reduce((n, f) => n + f.instructions.length, 0), full);
+      assert.equal(
+        parse(text.substring(0, text.length)).functions.reduce((n, f) => n + f.instructions.length, 0),
+        full,
+      );
     });
   }
 
@@ -134,7 +173,10 @@ describe('large listings', () => {
     const l = parseCuobjdumpSass(big.text);
     assert.equal(l.arch, 'sm_90');
     assert.equal(l.functions.length, big.functions);
-    assert.equal(l.functions.reduce((n, f) => n + f.instructions.length, 0), big.instructions);
+    assert.equal(
+      l.functions.reduce((n, f) => n + f.instructions.length, 0),
+      big.instructions,
+    );
     assert.equal(l.functions[big.functions - 1].name, '_Z8mm_basicPKfS0_Pfi_copy34');
   });
 
@@ -146,6 +188,9 @@ describe('large listings', () => {
     assert.ok(text.length > 8_000_000);
     const l = parseNvdisasm(text);
     assert.equal(l.functions.length, 6 * 160);
-    assert.equal(l.functions.reduce((n, f) => n + f.instructions.length, 0), 560 * 160);
+    assert.equal(
+      l.functions.reduce((n, f) => n + f.instructions.length, 0),
+      560 * 160,
+    );
   });
 });

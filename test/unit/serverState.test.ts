@@ -20,7 +20,9 @@ describe('DocumentFactsStore', () => {
     const store = new DocumentFactsStore(uri => changed.push(uri));
     store.record('file:///a.cu', 'v1', f => f.loops.set(4, loopReport));
     store.record('file:///a.cu', 'v1', f => f.benches.set(4, benchReport));
-    store.record('file:///a.cu', 'v1', f => { f.file = fileReport; });
+    store.record('file:///a.cu', 'v1', f => {
+      f.file = fileReport;
+    });
     const f = store.get('file:///a.cu', 'v1');
     assert.equal(f?.file, fileReport);
     assert.equal(f?.loops.get(4), loopReport);
@@ -30,7 +32,10 @@ describe('DocumentFactsStore', () => {
 
   test('facts of an older text are never returned, and are dropped when the new text gets facts', () => {
     const store = new DocumentFactsStore(() => undefined);
-    store.record('file:///a.cu', 'v1', f => { f.file = fileReport; f.loops.set(4, loopReport); });
+    store.record('file:///a.cu', 'v1', f => {
+      f.file = fileReport;
+      f.loops.set(4, loopReport);
+    });
     assert.equal(store.get('file:///a.cu', 'v2'), null);
     store.record('file:///a.cu', 'v2', f => f.benches.set(4, benchReport));
     const f = store.get('file:///a.cu', 'v2');
@@ -42,7 +47,9 @@ describe('DocumentFactsStore', () => {
 
   test('documents are independent; delete forgets one', () => {
     const store = new DocumentFactsStore(() => undefined);
-    store.record('file:///a.cu', 'same', f => { f.file = fileReport; });
+    store.record('file:///a.cu', 'same', f => {
+      f.file = fileReport;
+    });
     store.record('file:///b.cu', 'same', f => f.loops.set(4, loopReport));
     assert.equal(store.get('file:///b.cu', 'same')?.file, null);
     store.delete('file:///a.cu');

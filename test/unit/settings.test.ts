@@ -24,8 +24,16 @@ describe('settings declaration', () => {
       jobs: 0,
       toolchain: { cudaHome: '', nvccPath: '', cuobjdumpPath: '', nvdisasmPath: '', ncuPath: '' },
       profile: {
-        args: [], samples: 20, warmup: 2, clockControl: 'base', timeoutSeconds: 120, launcher: [], runCommand: [],
-        compileCommand: [], checkCommand: [], sourceStalls: true,
+        args: [],
+        samples: 20,
+        warmup: 2,
+        clockControl: 'base',
+        timeoutSeconds: 120,
+        launcher: [],
+        runCommand: [],
+        compileCommand: [],
+        checkCommand: [],
+        sourceStalls: true,
       },
     });
     assert.equal(protocol.DEFAULT_SETTINGS, DEFAULT_SETTINGS, 'protocol.ts re-exports the one declaration');
@@ -42,11 +50,23 @@ describe('settings declaration', () => {
   });
 
   test('restricted = names a program, a command or compiler input; tool paths are machine-overridable', () => {
-    const restricted = SETTING_ENTRIES.filter(e => e.decl.restricted).map(e => e.key.replace('unrollLens.', '')).sort();
+    const restricted = SETTING_ENTRIES.filter(e => e.decl.restricted)
+      .map(e => e.key.replace('unrollLens.', ''))
+      .sort();
     assert.deepEqual(restricted, [
-      'defines', 'includePaths', 'nvccArgs',
-      'profile.args', 'profile.checkCommand', 'profile.compileCommand', 'profile.launcher', 'profile.runCommand',
-      'toolchain.cudaHome', 'toolchain.cuobjdumpPath', 'toolchain.ncuPath', 'toolchain.nvccPath', 'toolchain.nvdisasmPath',
+      'defines',
+      'includePaths',
+      'nvccArgs',
+      'profile.args',
+      'profile.checkCommand',
+      'profile.compileCommand',
+      'profile.launcher',
+      'profile.runCommand',
+      'toolchain.cudaHome',
+      'toolchain.cuobjdumpPath',
+      'toolchain.ncuPath',
+      'toolchain.nvccPath',
+      'toolchain.nvdisasmPath',
     ]);
     for (const e of SETTING_ENTRIES) {
       assert.equal(e.decl.scope ?? 'window', e.key.includes('.toolchain.') ? 'machine-overridable' : 'window', e.key);
@@ -96,7 +116,12 @@ describe('readSettings', () => {
     assert.equal(r.settings.jobs, 3);
     assert.deepEqual(r.settings.toolchain, { ...DEFAULT_SETTINGS.toolchain, nvccPath: '/opt/cuda/bin/nvcc' });
     assert.deepEqual(r.settings.profile, {
-      ...DEFAULT_SETTINGS.profile, samples: 40, clockControl: 'none', timeoutSeconds: 2.5, launcher: ['srun', '-p', 'gpu'], sourceStalls: false,
+      ...DEFAULT_SETTINGS.profile,
+      samples: 40,
+      clockControl: 'none',
+      timeoutSeconds: 2.5,
+      launcher: ['srun', '-p', 'gpu'],
+      sourceStalls: false,
     });
   });
 
@@ -117,7 +142,12 @@ describe('readSettings', () => {
 
   // Each invalid value: the default comes back and one warning names the setting.
   const invalid: [string, unknown, (s: Settings) => unknown, RegExp][] = [
-    ['profile.timeoutSeconds', 0, s => s.profile.timeoutSeconds, /unrollLens\.profile\.timeoutSeconds: expected a number ≥ 1, got 0; using the default 120/],
+    [
+      'profile.timeoutSeconds',
+      0,
+      s => s.profile.timeoutSeconds,
+      /unrollLens\.profile\.timeoutSeconds: expected a number ≥ 1, got 0; using the default 120/,
+    ],
     ['icacheBudgetBytes', -1, s => s.icacheBudgetBytes, /unrollLens\.icacheBudgetBytes: expected an integer ≥ 0, got -1/],
     ['profile.samples', 0, s => s.profile.samples, /unrollLens\.profile\.samples: expected an integer ≥ 1, got 0; using the default 20/],
     ['profile.samples', 2.5, s => s.profile.samples, /unrollLens\.profile\.samples: expected an integer ≥ 1, got 2\.5/],
@@ -126,13 +156,22 @@ describe('readSettings', () => {
     ['jobs', Number.NaN, s => s.jobs, /unrollLens\.jobs/],
     ['bloatThresholdStatements', 0, s => s.bloatThresholdStatements, /unrollLens\.bloatThresholdStatements: expected an integer ≥ 1/],
     ['codeLens.enabled', 'yes', s => s.codeLensEnabled, /unrollLens\.codeLens\.enabled: expected true or false, got "yes"/],
-    ['profile.clockControl', 'locked', s => s.profile.clockControl,
-      /unrollLens\.profile\.clockControl: expected base or none, got "locked"; using the default "base"/],
+    [
+      'profile.clockControl',
+      'locked',
+      s => s.profile.clockControl,
+      /unrollLens\.profile\.clockControl: expected base or none, got "locked"; using the default "base"/,
+    ],
     ['arch', 'compute_90', s => s.arch, /unrollLens\.arch: expected an sm_XX architecture such as sm_90, or empty/],
     ['arch', 90, s => s.arch, /unrollLens\.arch/],
     ['nvccArgs', '-O3', s => s.nvccArgs, /unrollLens\.nvccArgs: expected an array of strings, got "-O3"/],
     ['nvccArgs', ['-O3', 3], s => s.nvccArgs, /unrollLens\.nvccArgs: .*\(3 is not a string\)/],
-    ['unrollFactors', ['1', 'x4'], s => s.unrollFactors, /unrollLens\.unrollFactors: .*\("x4" is not default, full or a positive integer\)/],
+    [
+      'unrollFactors',
+      ['1', 'x4'],
+      s => s.unrollFactors,
+      /unrollLens\.unrollFactors: .*\("x4" is not default, full or a positive integer\)/,
+    ],
     ['unrollFactors', ['0'], s => s.unrollFactors, /unrollLens\.unrollFactors/],
     ['unrollFactors', [], s => s.unrollFactors, /unrollLens\.unrollFactors: expected .*at least 1, got \[\]/],
     ['toolchain.nvccPath', ['/usr/bin/nvcc'], s => s.toolchain.nvccPath, /unrollLens\.toolchain\.nvccPath: expected a string/],

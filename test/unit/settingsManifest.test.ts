@@ -6,7 +6,13 @@ import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as path from 'path';
 import {
-  configurationContribution, generatePackageJson, generateReadme, README_BEGIN, README_END, readmeSettingsBlock, settingsMarkdown,
+  configurationContribution,
+  generatePackageJson,
+  generateReadme,
+  README_BEGIN,
+  README_END,
+  readmeSettingsBlock,
+  settingsMarkdown,
   untrustedWorkspacesCapability,
 } from '../../src/settingsManifest';
 import { DEFAULT_SETTINGS, SETTING_ENTRIES } from '../../src/settings';
@@ -49,19 +55,26 @@ describe('generated settings files are up to date with src/settings.ts', () => {
 describe('settings generator', () => {
   test('every setting is contributed with its default, and the schema default matches DEFAULT_SETTINGS', () => {
     const props = configurationContribution().properties as Record<string, { default: unknown; scope: string; type: string }>;
-    assert.deepEqual(Object.keys(props), SETTING_ENTRIES.map(e => e.key));
+    assert.deepEqual(
+      Object.keys(props),
+      SETTING_ENTRIES.map(e => e.key),
+    );
     assert.equal(props['unrollLens.bloatThresholdStatements'].default, DEFAULT_SETTINGS.bloatThresholdStatements);
     assert.equal(props['unrollLens.bloatThresholdStatements'].type, 'integer');
     assert.equal(props['unrollLens.toolchain.nvccPath'].scope, 'machine-overridable');
     assert.equal(props['unrollLens.jobs'].scope, 'window');
     assert.deepEqual(props['unrollLens.profile.clockControl'], {
-      type: 'string', enum: ['base', 'none'],
+      type: 'string',
+      enum: ['base', 'none'],
       enumDescriptions: [
-        "Lock the GPU to base clocks while profiling (stable comparisons; ncu's default).", 'Measure at whatever clocks the GPU runs.',
+        "Lock the GPU to base clocks while profiling (stable comparisons; ncu's default).",
+        'Measure at whatever clocks the GPU runs.',
       ],
-      default: 'base', scope: 'window',
-      description: 'ncu --clock-control: base locks the GPU to base clocks during profiling for stable comparisons; '
-        + 'none measures at whatever clocks the GPU runs.',
+      default: 'base',
+      scope: 'window',
+      description:
+        'ncu --clock-control: base locks the GPU to base clocks during profiling for stable comparisons; ' +
+        'none measures at whatever clocks the GPU runs.',
     });
   });
 

@@ -48,34 +48,41 @@ function printedSource(out: string): Record<string, string> {
 
 describe('setup-cuda-tools.sh: private apt source from the machine configuration', () => {
   const dir = tmpDir();
-  const osRelease = write(path.join(dir, 'os-release'), 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian\nVERSION_CODENAME=bookworm\n');
+  const osRelease = write(
+    path.join(dir, 'os-release'),
+    'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian\nVERSION_CODENAME=bookworm\n',
+  );
   const parts = path.join(dir, 'sources.list.d');
-  write(path.join(parts, 'a-off.sources'), [
-    'Types: deb', 'URIs: http://off.invalid/debian', 'Suites: bookworm', 'Components: main', 'Enabled: no', '',
-  ].join('\n'));
-  write(path.join(parts, 'b-debian.sources'), [
-    '# leading comment',
-    'Types: deb-src',
-    'URIs: http://src-only.invalid/debian',
-    'Suites: bookworm',
-    'Components: main',
-    '',
-    'Types: deb',
-    '# a comment inside the stanza',
-    'URIs: http://sec.invalid/debian-security',
-    'Suites: bookworm-security',
-    'Components: main',
-    'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg',
-    '',
-    'Types: deb deb-src',
-    'uris: http://mirror-a.invalid/debian',
-    '  http://mirror-b.invalid/debian/',
-    'Suites: bookworm',
-    ' bookworm-updates',
-    'Components: main contrib',
-    'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg',
-    '',
-  ].join('\n'));
+  write(
+    path.join(parts, 'a-off.sources'),
+    ['Types: deb', 'URIs: http://off.invalid/debian', 'Suites: bookworm', 'Components: main', 'Enabled: no', ''].join('\n'),
+  );
+  write(
+    path.join(parts, 'b-debian.sources'),
+    [
+      '# leading comment',
+      'Types: deb-src',
+      'URIs: http://src-only.invalid/debian',
+      'Suites: bookworm',
+      'Components: main',
+      '',
+      'Types: deb',
+      '# a comment inside the stanza',
+      'URIs: http://sec.invalid/debian-security',
+      'Suites: bookworm-security',
+      'Components: main',
+      'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg',
+      '',
+      'Types: deb deb-src',
+      'uris: http://mirror-a.invalid/debian',
+      '  http://mirror-b.invalid/debian/',
+      'Suites: bookworm',
+      ' bookworm-updates',
+      'Components: main contrib',
+      'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg',
+      '',
+    ].join('\n'),
+  );
   write(path.join(parts, 'c.list.disabled-by-someone'), 'deb http://disabled.invalid/debian bookworm main\n');
   const emptyList = write(path.join(dir, 'empty.list'), '# nothing here\n');
   const env = { UNROLL_LENS_OS_RELEASE: osRelease, UNROLL_LENS_SOURCES_PARTS: parts, UNROLL_LENS_SOURCES_LIST: emptyList };
@@ -96,14 +103,17 @@ describe('setup-cuda-tools.sh: private apt source from the machine configuration
   });
 
   test('one-line sources.list: options in brackets, trailing comment, no Signed-By; read before sources.list.d', () => {
-    const list = write(path.join(dir, 'sources.list'), [
-      '# deb http://commented.invalid/debian bookworm main',
-      'deb-src http://src.invalid/debian bookworm main',
-      'deb http://sec1.invalid/debian-security/ bookworm-security main',
-      'deb [ arch=amd64 signed-by=/etc/apt/keyrings/k.gpg ] http://one.invalid/debian bookworm main # mirror',
-      'deb http://plain.invalid/debian bookworm main contrib',
-      '',
-    ].join('\n'));
+    const list = write(
+      path.join(dir, 'sources.list'),
+      [
+        '# deb http://commented.invalid/debian bookworm main',
+        'deb-src http://src.invalid/debian bookworm main',
+        'deb http://sec1.invalid/debian-security/ bookworm-security main',
+        'deb [ arch=amd64 signed-by=/etc/apt/keyrings/k.gpg ] http://one.invalid/debian bookworm main # mirror',
+        'deb http://plain.invalid/debian bookworm main contrib',
+        '',
+      ].join('\n'),
+    );
     const r = runScript(['--print-source'], { ...env, UNROLL_LENS_SOURCES_LIST: list });
     assert.equal(r.code, 0, r.out + r.err);
     const src = printedSource(r.out);
@@ -115,24 +125,29 @@ describe('setup-cuda-tools.sh: private apt source from the machine configuration
 
   test('an inline (embedded) Signed-By key is written to a key file', () => {
     const p2 = path.join(dir, 'embedded');
-    write(path.join(p2, 'x.sources'), [
-      'Types: deb',
-      'URIs: http://keyed.invalid/debian',
-      'Suites: bookworm',
-      'Components: main',
-      'Signed-By:',
-      ' -----BEGIN PGP PUBLIC KEY BLOCK-----',
-      ' .',
-      ' mQINBFakeKeyData',
-      ' -----END PGP PUBLIC KEY BLOCK-----',
-      '',
-    ].join('\n'));
+    write(
+      path.join(p2, 'x.sources'),
+      [
+        'Types: deb',
+        'URIs: http://keyed.invalid/debian',
+        'Suites: bookworm',
+        'Components: main',
+        'Signed-By:',
+        ' -----BEGIN PGP PUBLIC KEY BLOCK-----',
+        ' .',
+        ' mQINBFakeKeyData',
+        ' -----END PGP PUBLIC KEY BLOCK-----',
+        '',
+      ].join('\n'),
+    );
     const r = runScript(['--print-source', '--keep-work'], { ...env, UNROLL_LENS_SOURCES_PARTS: p2 });
     assert.equal(r.code, 0, r.out + r.err);
     const key = printedSource(r.out)['Signed-By'];
     assert.match(key, /embedded-key-1\.asc$/);
-    assert.equal(fs.readFileSync(key, 'utf8'),
-      '-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBFakeKeyData\n-----END PGP PUBLIC KEY BLOCK-----\n');
+    assert.equal(
+      fs.readFileSync(key, 'utf8'),
+      '-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBFakeKeyData\n-----END PGP PUBLIC KEY BLOCK-----\n',
+    );
     fs.rmSync(path.dirname(key), { recursive: true, force: true });
   });
 
@@ -166,10 +181,11 @@ describe('setup-cuda-tools.sh: install from a package', { skip: !hasCommand('dpk
   test('--deb installs only the two tools into UNROLL_LENS_TOOLS; a second run does nothing', () => {
     const dir = tmpDir();
     const pkg = path.join(dir, 'pkg');
-    const fake = (name: string) =>
-      `#!/bin/sh\necho "${name}: stand-in"\necho "Cuda compilation tools, release 12.4, V12.4.127"\n`;
-    write(path.join(pkg, 'DEBIAN', 'control'),
-      'Package: fake-cuda-tools\nVersion: 1.0-1\nArchitecture: all\nMaintainer: Test <test@localhost>\nDescription: stand-in\n');
+    const fake = (name: string) => `#!/bin/sh\necho "${name}: stand-in"\necho "Cuda compilation tools, release 12.4, V12.4.127"\n`;
+    write(
+      path.join(pkg, 'DEBIAN', 'control'),
+      'Package: fake-cuda-tools\nVersion: 1.0-1\nArchitecture: all\nMaintainer: Test <test@localhost>\nDescription: stand-in\n',
+    );
     for (const n of ['cuobjdump', 'nvdisasm']) {
       write(path.join(pkg, 'usr', 'bin', n), fake(n));
       fs.chmodSync(path.join(pkg, 'usr', 'bin', n), 0o755);
@@ -199,8 +215,10 @@ describe('setup-cuda-tools.sh: install from a package', { skip: !hasCommand('dpk
   test('a package without the tools fails with the step and the log', () => {
     const dir = tmpDir();
     const pkg = path.join(dir, 'pkg');
-    write(path.join(pkg, 'DEBIAN', 'control'),
-      'Package: empty-tools\nVersion: 1\nArchitecture: all\nMaintainer: Test <test@localhost>\nDescription: empty\n');
+    write(
+      path.join(pkg, 'DEBIAN', 'control'),
+      'Package: empty-tools\nVersion: 1\nArchitecture: all\nMaintainer: Test <test@localhost>\nDescription: empty\n',
+    );
     write(path.join(pkg, 'usr', 'share', 'doc', 'empty-tools', 'README'), 'nothing\n');
     const deb = path.join(dir, 'empty.deb');
     assert.equal(spawnSync('dpkg-deb', ['--root-owner-group', '-b', pkg, deb]).status, 0);

@@ -32,15 +32,30 @@ before(async () => {
 });
 
 function result(over: Partial<ProcessResult>): ProcessResult {
-  return { command: '', args: [], exitCode: 0, signal: null, stdout: '', stderr: '', timedOut: false, cancelled: false, durationMs: 1, ...over };
+  return {
+    command: '',
+    args: [],
+    exitCode: 0,
+    signal: null,
+    stdout: '',
+    stderr: '',
+    timedOut: false,
+    cancelled: false,
+    durationMs: 1,
+    ...over,
+  };
 }
 
 /** Real nvcc/c++filt/disassemblers; recorded answers for the program and for ncu. */
-function replay(program: (runIndex: number, args: string[], cmd: string) => Partial<ProcessResult>, ncu: (args: string[]) => Partial<ProcessResult>) {
+function replay(
+  program: (runIndex: number, args: string[], cmd: string) => Partial<ProcessResult>,
+  ncu: (args: string[]) => Partial<ProcessResult>,
+) {
   const calls: string[][] = [];
   let runs = 0;
   const runner: ProcessRunner = async (cmd, args, o) => {
-    if (cmd === real!.nvcc.path || cmd === real!.nvdisasm?.path || cmd === real!.cuobjdump?.path || cmd === real!.cxxfilt?.path) return real!.runner(cmd, args, o);
+    if (cmd === real!.nvcc.path || cmd === real!.nvdisasm?.path || cmd === real!.cuobjdump?.path || cmd === real!.cxxfilt?.path)
+      return real!.runner(cmd, args, o);
     calls.push([cmd, ...args]);
     if (cmd === '/fake/ncu') return { ...result({ command: cmd, args }), ...ncu(args) };
     return { ...result({ command: cmd, args }), ...program(runs++, args, cmd) };
@@ -48,19 +63,39 @@ function replay(program: (runIndex: number, args: string[], cmd: string) => Part
   return { runner, calls };
 }
 
-const ncuOk = (args: string[]) => (args[0] === '--import' ? { stdout: rec('matvec_warp_per_row.raw.csv') } : { stdout: rec('matvec_warp_per_row.ncu-stdout.txt') });
+const ncuOk = (args: string[]) =>
+  args[0] === '--import' ? { stdout: rec('matvec_warp_per_row.raw.csv') } : { stdout: rec('matvec_warp_per_row.ncu-stdout.txt') };
 
 async function options(runner: ProcessRunner, over: Partial<SweepOptions> = {}): Promise<SweepOptions & { c: number }> {
   const file = path.join(SAMPLES, 'matvec.cu');
   const text = fs.readFileSync(file, 'utf8');
   const c = lineOf(text, 'for (int c = lane; c < cols; c += WARP)');
   const toolchain: Toolchain = {
-    ...real!, runner, ncu: { name: 'ncu', path: '/fake/ncu', version: '2025.3.1', source: 'setting' }, gpus: parseNvidiaSmiXml(rec('nvidia-smi-q-x.xml')),
+    ...real!,
+    runner,
+    ncu: { name: 'ncu', path: '/fake/ncu', version: '2025.3.1', source: 'setting' },
+    gpus: parseNvidiaSmiXml(rec('nvidia-smi-q-x.xml')),
   };
   return {
-    c, file, text, analysis: await analyze(text, file), toolchain, arch: 'sm_90', flags: flagsFromSettings({}, SAMPLES), cacheDir: CACHE,
-    kernel: 'matvec_warp_per_row', loops: [c], factors: 'default,4,full',
-    gpu: { args: ['--only', 'matvec_warp_per_row', '--reps', '25'], samples: 20, warmup: 2, clockControl: 'none', timeoutMs: 60_000, launcher: [] },
+    c,
+    file,
+    text,
+    analysis: await analyze(text, file),
+    toolchain,
+    arch: 'sm_90',
+    flags: flagsFromSettings({}, SAMPLES),
+    cacheDir: CACHE,
+    kernel: 'matvec_warp_per_row',
+    loops: [c],
+    factors: 'default,4,full',
+    gpu: {
+      args: ['--only', 'matvec_warp_per_row', '--reps', '25'],
+      samples: 20,
+      warmup: 2,
+      clockControl: 'none',
+      timeoutMs: 60_000,
+      launcher: [],
+    },
     ...over,
   };
 }
@@ -75,14 +110,17 @@ describe('GPU sweep on recorded H100 outputs (matvec_warp_per_row, loop c: defau
     assert.equal(r.static, false);
     assert.equal(r.gpu, 'NVIDIA H100 80GB HBM3');
     assert.equal(r.complete, true);
-    assert.deepEqual(r.variants.map(v => [v.id, v.status, v.samples, v.identicalTo]), [
-      ['as-written', 'ok', 20, null],
-      // nvcc's default for this loop is what the file has: the same program, not run again
-      [`${c}=default`, 'ok', 20, 'as-written'],
-      [`${c}=4`, 'ok', 20, null],
-      // `full` on a runtime trip count: nvcc unrolls ×4, the same code as unroll 4
-      [`${c}=full`, 'ok', 20, `${c}=4`],
-    ]);
+    assert.deepEqual(
+      r.variants.map(v => [v.id, v.status, v.samples, v.identicalTo]),
+      [
+        ['as-written', 'ok', 20, null],
+        // nvcc's default for this loop is what the file has: the same program, not run again
+        [`${c}=default`, 'ok', 20, 'as-written'],
+        [`${c}=4`, 'ok', 20, null],
+        // `full` on a runtime trip count: nvcc unrolls ×4, the same code as unroll 4
+        [`${c}=full`, 'ok', 20, `${c}=4`],
+      ],
+    );
     // two programs ran: one plain run (check) and one ncu profile each
     const plain = calls.filter(x => x[0] !== '/fake/ncu');
     const profiles = calls.filter(x => x[0] === '/fake/ncu' && x.includes('--export'));
@@ -91,7 +129,16 @@ describe('GPU sweep on recorded H100 outputs (matvec_warp_per_row, loop c: defau
     assert.notEqual(plain[0][0], plain[1][0], 'as written and ×4 are different programs');
     assert.deepEqual(plain[0].slice(1), ['--only', 'matvec_warp_per_row', '--reps', '25']);
     const prof = profiles[1];
-    assert.deepEqual(prof.slice(1, 9), ['--kernel-name-base', 'mangled', '--kernel-name', `regex:^${KERNEL}$`, '--launch-skip', '2', '--launch-count', '20']);
+    assert.deepEqual(prof.slice(1, 9), [
+      '--kernel-name-base',
+      'mangled',
+      '--kernel-name',
+      `regex:^${KERNEL}$`,
+      '--launch-skip',
+      '2',
+      '--launch-count',
+      '20',
+    ]);
     assert.equal(prof[prof.indexOf('--clock-control') + 1], 'none');
     const v = (id: string) => r.variants.find(x => x.id === id)!;
     for (const x of r.variants) {
@@ -108,7 +155,10 @@ describe('GPU sweep on recorded H100 outputs (matvec_warp_per_row, loop c: defau
     assert.equal(v(`${c}=4`).effectiveUnroll[c], 4, 'the SASS side is measured on a GPU sweep too');
     assert.equal(r.best, 'as-written', 'equal medians: the first wins');
     assert.match(r.bestBasis!, /^fastest median kernel time on NVIDIA H100 80GB HBM3 \(ncu, 20 samples\)$/);
-    assert.ok(r.notes.some(n => /2 of 4 variants have the same machine code as an earlier one and reuse its timing/.test(n)), r.notes.join('\n'));
+    assert.ok(
+      r.notes.some(n => /2 of 4 variants have the same machine code as an earlier one and reuse its timing/.test(n)),
+      r.notes.join('\n'),
+    );
     assert.ok(r.notes.some(n => n === `timed kernel: ${KERNEL}`));
     const j = sweepJson(r);
     assert.equal(j.static, false);
@@ -127,7 +177,10 @@ describe('GPU sweep on recorded H100 outputs (matvec_warp_per_row, loop c: defau
     const r = await runSweep(o);
     const v = (id: string) => r.variants.find(x => x.id === id)!;
     assert.equal(v(`${o.c}=4`).status, 'correctness');
-    assert.match(v(`${o.c}=4`).message!, /checksums differ from the file as written: matvec_warp_per_row .*6\.735188e\+02 vs 6\.735187e\+02/);
+    assert.match(
+      v(`${o.c}=4`).message!,
+      /checksums differ from the file as written: matvec_warp_per_row .*6\.735188e\+02 vs 6\.735187e\+02/,
+    );
     assert.equal(v(`${o.c}=full`).status, 'correctness');
     assert.equal(v(`${o.c}=4`).medianMs, null);
     assert.equal(calls.filter(x => x[0] === '/fake/ncu' && x.includes('--export')).length, 1, 'only the file as written was timed');
@@ -136,28 +189,51 @@ describe('GPU sweep on recorded H100 outputs (matvec_warp_per_row, loop c: defau
 
   test('a crash (recorded) is a runtime failure; cancel mid-run returns what finished', async t => {
     if (skip) return t.skip(skip);
-    const crash = replay(i => (i === 1 ? { exitCode: Number(rec('crash.exit')), stdout: rec('crash.stdout'), stderr: rec('crash.stderr') } : { stdout: rec('matvec.stdout') }), ncuOk);
+    const crash = replay(
+      i =>
+        i === 1
+          ? { exitCode: Number(rec('crash.exit')), stdout: rec('crash.stdout'), stderr: rec('crash.stderr') }
+          : { stdout: rec('matvec.stdout') },
+      ncuOk,
+    );
     const r = await runSweep(await options(crash.runner, { factors: '4' }));
-    assert.deepEqual(r.variants.map(v => v.status), ['ok', 'runtime']);
+    assert.deepEqual(
+      r.variants.map(v => v.status),
+      ['ok', 'runtime'],
+    );
     assert.match(r.variants[1].message!, /exit 3/);
 
     const ac = new AbortController();
     const cancel = replay(i => {
-      if (i === 1) { ac.abort(); return { cancelled: true, exitCode: null }; }
+      if (i === 1) {
+        ac.abort();
+        return { cancelled: true, exitCode: null };
+      }
       return { stdout: rec('matvec.stdout') };
     }, ncuOk);
     const c = await runSweep(await options(cancel.runner, { signal: ac.signal }));
     assert.equal(c.complete, false);
-    assert.deepEqual(c.variants.map(v => [v.id, v.status]), [['as-written', 'ok'], [`${(await options(cancel.runner)).c}=default`, 'ok']]);
+    assert.deepEqual(
+      c.variants.map(v => [v.id, v.status]),
+      [
+        ['as-written', 'ok'],
+        [`${(await options(cancel.runner)).c}=default`, 'ok'],
+      ],
+    );
     assert.ok(c.notes.some(n => /^cancelled: 2 variants finished/.test(n)));
   });
 
   test('refused up front: no ncu; -D parameters with a project compile command', async t => {
     if (skip) return t.skip(skip);
-    const { runner } = replay(() => ({}), () => ({}));
+    const { runner } = replay(
+      () => ({}),
+      () => ({}),
+    );
     const o = await options(runner);
     await assert.rejects(runSweep({ ...o, toolchain: { ...o.toolchain, ncu: null } }), /ncu \(Nsight Compute\) not found/);
-    await assert.rejects(runSweep({ ...o, params: { BLOCK: ['128'] }, gpu: { ...o.gpu!, compileCommand: ['make', 'SRC={source}'] } }),
-      /sweeping BLOCK needs nvcc builds \(-D flags\)/);
+    await assert.rejects(
+      runSweep({ ...o, params: { BLOCK: ['128'] }, gpu: { ...o.gpu!, compileCommand: ['make', 'SRC={source}'] } }),
+      /sweeping BLOCK needs nvcc builds \(-D flags\)/,
+    );
   });
 });

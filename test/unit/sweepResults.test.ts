@@ -21,22 +21,82 @@ function variant(factors: SweepVariant['factors'], params: SweepVariant['params'
 
 /** A small GPU result by hand: two loops, one parameter. */
 function gpuResult(over: Partial<SweepResult> = {}): SweepResult {
-  const timed = (median: number) => ({ samples: 20, medianMs: median, q1Ms: median * 0.99, q3Ms: median * 1.01, iqrMs: median * 0.02, cv: 0.01 });
+  const timed = (median: number) => ({
+    samples: 20,
+    medianMs: median,
+    q1Ms: median * 0.99,
+    q3Ms: median * 1.01,
+    iqrMs: median * 0.02,
+    cv: 0.01,
+  });
   return {
-    schema: 1, file: '/w/k.cu', kernel: 'k', kernelLine: 3,
-    loops: [{ line: 40, written: 'default', tripCount: 'runtime', pragma: null }, { line: 52, written: 'full', tripCount: 8, pragma: 'unroll' }],
-    arch: 'sm_90', nvcc: '13.0', gpu: 'NVIDIA H100 80GB HBM3', static: false, strategy: 'exhaustive', origin: 'sweep',
-    createdAt: '2026-11-23T10:00:00.000Z', factors: [4, 'full'], params: { BLOCK: ['8', '16'] }, spaceSize: 8, evaluations: 4,
-    baseline: 'as-written', best: '40=4,52=full|BLOCK=8', bestBasis: 'fastest median kernel time', icacheBudgetBytes: 49920, icacheBudgetNote: 'measured',
+    schema: 1,
+    file: '/w/k.cu',
+    kernel: 'k',
+    kernelLine: 3,
+    loops: [
+      { line: 40, written: 'default', tripCount: 'runtime', pragma: null },
+      { line: 52, written: 'full', tripCount: 8, pragma: 'unroll' },
+    ],
+    arch: 'sm_90',
+    nvcc: '13.0',
+    gpu: 'NVIDIA H100 80GB HBM3',
+    static: false,
+    strategy: 'exhaustive',
+    origin: 'sweep',
+    createdAt: '2026-11-23T10:00:00.000Z',
+    factors: [4, 'full'],
+    params: { BLOCK: ['8', '16'] },
+    spaceSize: 8,
+    evaluations: 4,
+    baseline: 'as-written',
+    best: '40=4,52=full|BLOCK=8',
+    bestBasis: 'fastest median kernel time',
+    icacheBudgetBytes: 49920,
+    icacheBudgetNote: 'measured',
     variants: [
-      variant({}, {}, { ...timed(1.0), kernelInstructions: 200, speedup: 1, withinNoise: true, compileMs: 900, stallShare: { long_scoreboard: 0.6, no_instruction: 0.1 } }),
-      variant({ 40: 4, 52: 'full' }, { BLOCK: '8' }, { ...timed(0.8), kernelInstructions: 260, registers: 32, speedup: 1.25, withinNoise: false, compileMs: 1100,
-        loopInstructions: { 40: 70, 52: 12 }, effectiveUnroll: { 40: 4, 52: 8 }, stallShare: { long_scoreboard: 0.5, wait: 0.2 } }),
-      variant({ 40: 'full', 52: 'full' }, { BLOCK: '8' }, { ...timed(0.8), identicalTo: '40=4,52=full|BLOCK=8', speedup: 1.25, compileMs: 1000 }),
-      variant({ 40: 4, 52: 'full' }, { BLOCK: '16' }, { status: 'compile', message: '=HYPERLINK("http://x") error: "BLOCK", bad\nsecond line', compileMs: 300 }),
+      variant(
+        {},
+        {},
+        {
+          ...timed(1.0),
+          kernelInstructions: 200,
+          speedup: 1,
+          withinNoise: true,
+          compileMs: 900,
+          stallShare: { long_scoreboard: 0.6, no_instruction: 0.1 },
+        },
+      ),
+      variant(
+        { 40: 4, 52: 'full' },
+        { BLOCK: '8' },
+        {
+          ...timed(0.8),
+          kernelInstructions: 260,
+          registers: 32,
+          speedup: 1.25,
+          withinNoise: false,
+          compileMs: 1100,
+          loopInstructions: { 40: 70, 52: 12 },
+          effectiveUnroll: { 40: 4, 52: 8 },
+          stallShare: { long_scoreboard: 0.5, wait: 0.2 },
+        },
+      ),
+      variant(
+        { 40: 'full', 52: 'full' },
+        { BLOCK: '8' },
+        { ...timed(0.8), identicalTo: '40=4,52=full|BLOCK=8', speedup: 1.25, compileMs: 1000 },
+      ),
+      variant(
+        { 40: 4, 52: 'full' },
+        { BLOCK: '16' },
+        { status: 'compile', message: '=HYPERLINK("http://x") error: "BLOCK", bad\nsecond line', compileMs: 300 },
+      ),
       variant({ 40: 4, 52: 4 }, { BLOCK: '16' }, { status: 'cancelled' }),
     ],
-    notes: [], complete: true, ...over,
+    notes: [],
+    complete: true,
+    ...over,
   };
 }
 
@@ -82,7 +142,13 @@ describe('saved results (.unroll-lens/results)', () => {
     fs.writeFileSync(path.join(dir, '.k-20261123-100000.123-abcd.tmp'), '{"sch');
     fs.mkdirSync(path.join(dir, 'sub.json'));
     const { results, skipped } = listResults(ws);
-    assert.deepEqual(results.map(x => [x.kernel, x.static, x.best]), [['newer', true, null], ['older', false, 'L40 ×4 · L52 full · BLOCK=8']]);
+    assert.deepEqual(
+      results.map(x => [x.kernel, x.static, x.best]),
+      [
+        ['newer', true, null],
+        ['older', false, 'L40 ×4 · L52 full · BLOCK=8'],
+      ],
+    );
     assert.equal(results[1].createdAt, '2026-11-20T10:00:00.000Z');
     assert.equal(results[1].source, '/w/k.cu');
     assert.deepEqual(skipped.map(s => s.file).sort(), ['array.json', 'foreign.json', 'future.json', 'garbage.json']);
@@ -103,14 +169,24 @@ describe('exports', () => {
     const rows = csv.slice(0, -2).split('\r\n');
     const header = rows[0].split(',');
     assert.deepEqual(header.slice(0, 6), ['id', 'label', 'status', 'L40', 'L52', 'BLOCK']);
-    for (const h of ['kernelInstructions', 'loopInstructions L40', 'effectiveUnroll L52', 'medianMs', 'speedup', 'stall long_scoreboard', 'stall wait', 'best', 'message']) {
+    for (const h of [
+      'kernelInstructions',
+      'loopInstructions L40',
+      'effectiveUnroll L52',
+      'medianMs',
+      'speedup',
+      'stall long_scoreboard',
+      'stall wait',
+      'best',
+      'message',
+    ]) {
       assert.ok(header.includes(h), h);
     }
     assert.ok(rows[2].startsWith('"40=4,52=full|BLOCK=8",L40 ×4 · L52 full · BLOCK=8,ok,4,full,8,260,'), rows[2]);
     assert.ok(rows[1].startsWith('as-written,as written,ok,as-written,as-written,,'));
     // the compile message: starts with '=', holds quotes, a comma and a line break
     assert.ok(csv.includes('"\'=HYPERLINK(""http://x"") error: ""BLOCK"", bad\nsecond line"'), csv);
-    assert.equal(rows.length, 1 + 5, 'a header and one record per variant: the message\'s line break stays inside its quoted field');
+    assert.equal(rows.length, 1 + 5, "a header and one record per variant: the message's line break stays inside its quoted field");
     assert.equal(csvField('-2'), '-2', 'a number stays a number');
     assert.equal(csvField('-2+3+cmd|x'), "'-2+3+cmd|x");
     assert.equal(csvField('+1'), '+1');
@@ -166,24 +242,49 @@ describe('exports', () => {
     assert.equal(m.variant.value, '40=4,52=full|BLOCK=8');
     assert.equal(Object.fromEntries(t4.results[2].measurements.map(x => [x.name, x.value])).identical_to, '40=4,52=full|BLOCK=8');
     // static: no runtimes, the static rank is the objective
-    const s = sweepT4(gpuResult({ static: true, gpu: null, variants: gpuResult().variants.map(v => ({ ...v, samples: 0, medianMs: null, q1Ms: null, q3Ms: null, iqrMs: null, cv: null, speedup: null })) }));
+    const s = sweepT4(
+      gpuResult({
+        static: true,
+        gpu: null,
+        variants: gpuResult().variants.map(v => ({
+          ...v,
+          samples: 0,
+          medianMs: null,
+          q1Ms: null,
+          q3Ms: null,
+          iqrMs: null,
+          cv: null,
+          speedup: null,
+        })),
+      }),
+    );
     checkT4(s);
     assert.deepEqual(s.results[0].times.runtimes, []);
     assert.deepEqual(s.results[0].objectives, ['static_rank']);
     // ranked: every valid variant with a SASS measurement (1 = best by the static rule)
-    const ranks = s.results.filter(x => x.measurements.some(mm => mm.name === 'kernel_instructions'))
+    const ranks = s.results
+      .filter(x => x.measurements.some(mm => mm.name === 'kernel_instructions'))
       .map(x => x.measurements.find(mm => mm.name === 'static_rank')?.value);
     assert.deepEqual(ranks.sort(), [1, 2]);
   });
 
   test('sweep --json of a one-loop sweep: identicalTo is the factor value', () => {
     const r = gpuResult({
-      loops: [{ line: 40, written: 'default', tripCount: 'runtime', pragma: null }], params: {},
-      variants: [variant({}, {}), variant({ 40: 4 }, {}), variant({ 40: 'full' }, {}, { identicalTo: '40=4' }), variant({ 40: 'default' }, {}, { identicalTo: 'as-written' })],
+      loops: [{ line: 40, written: 'default', tripCount: 'runtime', pragma: null }],
+      params: {},
+      variants: [
+        variant({}, {}),
+        variant({ 40: 4 }, {}),
+        variant({ 40: 'full' }, {}, { identicalTo: '40=4' }),
+        variant({ 40: 'default' }, {}, { identicalTo: 'as-written' }),
+      ],
       best: '40=4',
     });
     const j = sweepJson(r);
-    assert.deepEqual(j.variants.map(v => v.identicalTo), [null, null, 4, 'as-written']);
+    assert.deepEqual(
+      j.variants.map(v => v.identicalTo),
+      [null, null, 4, 'as-written'],
+    );
     assert.deepEqual(j.best!.factors, { 40: 4 });
     // with parameters: the factors and params of the other variant
     assert.deepEqual(sweepJson(gpuResult()).variants[2].identicalTo, { factors: { 40: 4, 52: 'full' }, params: { BLOCK: '8' } });
@@ -197,20 +298,58 @@ describe('one-loop reports as SweepResults', () => {
     const analysis = await analyze(text, file);
     const line = analysis.kernels.find(k => k.name === 'matmul_basic')!.loops[0].line;
     const lv = (factor: LoopVariant['factor'], instr: number, eu: number, identicalTo: LoopVariant['identicalTo'] = null): LoopVariant => ({
-      factor, key: `L${line}=${factor}`, status: 'ok', kernel: '_Z12matmul_basicPKfS0_Pfi', kernelInstructions: instr, kernelBytes: instr * 16,
-      loopInstructions: instr - 40, effectiveUnroll: eu, fullyUnrolled: false, registers: 32, spillStores: 0, spillLoads: 0, identicalTo, cached: false, compileMs: 500, failure: null,
+      factor,
+      key: `L${line}=${factor}`,
+      status: 'ok',
+      kernel: '_Z12matmul_basicPKfS0_Pfi',
+      kernelInstructions: instr,
+      kernelBytes: instr * 16,
+      loopInstructions: instr - 40,
+      effectiveUnroll: eu,
+      fullyUnrolled: false,
+      registers: 32,
+      spillStores: 0,
+      spillLoads: 0,
+      identicalTo,
+      cached: false,
+      compileMs: 500,
+      failure: null,
     });
     const report: LoopReport = {
-      line, kernel: 'matmul_basic', written: 'default', notes: ['full unroll requested but the trip count is not a compile-time constant'], limitation: null,
-      variants: [lv('default', 216, 16), lv(1, 90, 1), lv(4, 130, 4), lv('full', 130, 4, 4),
-        { ...lv(8, 0, 0), status: 'failed', kernelInstructions: null, effectiveUnroll: null, failure: { kind: 'source', messages: [{ file, line: 3, column: 1, severity: 'error', code: null, message: 'boom', kind: 'source' }] } }],
+      line,
+      kernel: 'matmul_basic',
+      written: 'default',
+      notes: ['full unroll requested but the trip count is not a compile-time constant'],
+      limitation: null,
+      variants: [
+        lv('default', 216, 16),
+        lv(1, 90, 1),
+        lv(4, 130, 4),
+        lv('full', 130, 4, 4),
+        {
+          ...lv(8, 0, 0),
+          status: 'failed',
+          kernelInstructions: null,
+          effectiveUnroll: null,
+          failure: {
+            kind: 'source',
+            messages: [{ file, line: 3, column: 1, severity: 'error', code: null, message: 'boom', kind: 'source' }],
+          },
+        },
+      ],
     };
     const r = fromLoopReport(report, { file, analysis, arch: 'sm_90', nvcc: '13.0', createdAt: '2026-11-23T10:00:00.000Z' });
     assert.equal(r.origin, 'variants');
     assert.equal(r.kernel, 'matmul_basic');
     assert.equal(r.kernelLine, analysis.kernels.find(k => k.name === 'matmul_basic')!.line);
-    assert.deepEqual(r.variants.map(v => v.id), ['default', '1', '4', 'full', '8'].map(f => `${line}=${f}`));
-    assert.deepEqual(r.variants.map(v => v.label), ['default', '×1', '×4', 'full', '×8']);
+    assert.deepEqual(
+      r.variants.map(v => v.id),
+      ['default', '1', '4', 'full', '8'].map(f => `${line}=${f}`),
+    );
+    assert.deepEqual(
+      r.variants.map(v => v.label),
+      ['default', '×1', '×4', 'full', '×8'],
+    );
     assert.equal(r.variants[3].identicalTo, `${line}=4`);
     assert.equal(r.variants[4].status, 'compile');
     assert.match(r.variants[4].message!, /:3 boom/);
@@ -228,10 +367,27 @@ describe('one-loop reports as SweepResults', () => {
     const text = fs.readFileSync(file, 'utf8');
     const analysis = await analyze(text, file);
     const line = lineOf(text, 'for (int k = 0; k < n; ++k)');
-    const runs: VariantRun[] = rec.variants.map((v: VariantRun) => ({ ...v, kernel: rec.kernel, message: v.message ?? null, durationsMs: [], q1Ms: null, q3Ms: null,
-      stalls: null, checksums: {}, executedInstructions: v.executedInstructions ?? null }));
-    const report: BenchReport = { kernel: rec.kernel, gpu: rec.gpu, clockControl: rec.clockControl, baseline: 'as-written', variants: runs,
-      instantiations: [{ kernel: rec.kernel, blockSize: null, variants: runs }], lineStalls: null, lineStallsProblem: null };
+    const runs: VariantRun[] = rec.variants.map((v: VariantRun) => ({
+      ...v,
+      kernel: rec.kernel,
+      message: v.message ?? null,
+      durationsMs: [],
+      q1Ms: null,
+      q3Ms: null,
+      stalls: null,
+      checksums: {},
+      executedInstructions: v.executedInstructions ?? null,
+    }));
+    const report: BenchReport = {
+      kernel: rec.kernel,
+      gpu: rec.gpu,
+      clockControl: rec.clockControl,
+      baseline: 'as-written',
+      variants: runs,
+      instantiations: [{ kernel: rec.kernel, blockSize: null, variants: runs }],
+      lineStalls: null,
+      lineStallsProblem: null,
+    };
     const r = fromBenchReport(report, { file, analysis, arch: 'sm_90', nvcc: '13.0', loops: [line] });
     assert.equal(r.origin, 'bench');
     assert.equal(r.static, false);
@@ -247,6 +403,9 @@ describe('one-loop reports as SweepResults', () => {
     const fastest = [...runs].filter(v => v.status === 'ok').sort((a, b) => a.medianMs! - b.medianMs!)[0];
     assert.equal(r.variants.find(v => v.id === r.best)!.medianMs, fastest.medianMs);
     assert.match(r.bestBasis!, /fastest median kernel time on NVIDIA H100/);
-    assert.deepEqual(r.loops.map(l => l.line), [line]);
+    assert.deepEqual(
+      r.loops.map(l => l.line),
+      [line],
+    );
   });
 });

@@ -1,9 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze, lineOf } from './helpers';
-import {
-  AS_WRITTEN, defineArgs, parseParamSpec, pointId, pointLabel, resolveSpace, SweepSpaceError,
-} from '../../src/engine/sweep/space';
+import { AS_WRITTEN, defineArgs, parseParamSpec, pointId, pointLabel, resolveSpace, SweepSpaceError } from '../../src/engine/sweep/space';
 
 const SRC = `#define BLOCK 16
 __global__ void two(float* a, int n) {
@@ -37,7 +35,10 @@ describe('sweep space', () => {
     const i = lineOf(SRC, 'int i = 0');
     const j = lineOf(SRC, 'int j = 0');
     const s = resolveSpace(a, '/x/two.cu', { kernel: 'two', factors: 'default,1,4,full', params: { BLOCK: ['8', '16', '32'] } });
-    assert.deepEqual(s.axes.map(x => (x.kind === 'loop' ? x.line : x.name)), [i, j, 'BLOCK']);
+    assert.deepEqual(
+      s.axes.map(x => (x.kind === 'loop' ? x.line : x.name)),
+      [i, j, 'BLOCK'],
+    );
     assert.equal(s.size, 4 * 4 * 3);
     const all = [...s.points()];
     assert.equal(all.length, s.size);
@@ -84,7 +85,10 @@ describe('sweep space', () => {
       assert.throws(() => parseParamSpec(`BLOCK=${bad}`), /bad value .* for BLOCK/, bad);
     }
     const a = await analyze(SRC, '/x/two.cu');
-    assert.throws(() => resolveSpace(a, '/x/two.cu', { kernel: 'two', params: { BLOCK: ['$(touch /tmp/x)'] } }), /bad value '\$\(touch \/tmp\/x\)' for BLOCK/);
+    assert.throws(
+      () => resolveSpace(a, '/x/two.cu', { kernel: 'two', params: { BLOCK: ['$(touch /tmp/x)'] } }),
+      /bad value '\$\(touch \/tmp\/x\)' for BLOCK/,
+    );
     assert.throws(() => resolveSpace(a, '/x/two.cu', { kernel: 'two', params: { 'A B': ['1'] } }), /bad parameter name/);
   });
 });

@@ -33,8 +33,17 @@ async function options(over: Partial<SweepOptions> = {}): Promise<SweepOptions> 
   const file = path.join(SAMPLES, 'matvec.cu');
   const text = fs.readFileSync(file, 'utf8');
   return {
-    file, text, analysis: await analyze(text, file), toolchain: toolchain!, arch: 'sm_90', flags: flagsFromSettings({}, SAMPLES), cacheDir: CACHE,
-    kernel: 'matvec_warp_per_row', factors: 'default,4,full', now: () => new Date('2026-11-23T10:00:00Z'), ...over,
+    file,
+    text,
+    analysis: await analyze(text, file),
+    toolchain: toolchain!,
+    arch: 'sm_90',
+    flags: flagsFromSettings({}, SAMPLES),
+    cacheDir: CACHE,
+    kernel: 'matvec_warp_per_row',
+    factors: 'default,4,full',
+    now: () => new Date('2026-11-23T10:00:00Z'),
+    ...over,
   };
 }
 
@@ -57,7 +66,13 @@ describe('static sweep with nvcc (matvec_warp_per_row: 2 loops × default,4,full
     assert.equal(r.static, true);
     assert.equal(r.origin, 'sweep');
     assert.equal(r.createdAt, '2026-11-23T10:00:00.000Z');
-    assert.deepEqual(r.loops.map(l => [l.line, l.written, l.tripCount, l.pragma]), [[c, 'default', 'runtime', null], [s, 'full', 5, 'unroll']]);
+    assert.deepEqual(
+      r.loops.map(l => [l.line, l.written, l.tripCount, l.pragma]),
+      [
+        [c, 'default', 'runtime', null],
+        [s, 'full', 5, 'unroll'],
+      ],
+    );
     assert.equal(r.variants[0].id, 'as-written');
     assert.ok(r.variants.every(v => v.status === 'ok' && v.kernel === '_Z19matvec_warp_per_rowPKfS0_Pfii'));
     const v = (id: string) => r.variants.find(x => x.id === id)!;
@@ -77,17 +92,25 @@ describe('static sweep with nvcc (matvec_warp_per_row: 2 loops × default,4,full
     // instructions follow the unroll; registers and occupancy are measured
     assert.ok(v(`${c}=4,${s}=default`).kernelInstructions! < v('as-written').kernelInstructions!);
     assert.ok(v(`${c}=4,${s}=default`).loopInstructions[c]! < v('as-written').loopInstructions[c]!);
-    assert.ok(r.variants.every(x => x.registers! > 0 && x.occupancy! > 0 && x.occupancy! <= 1 && x.kernelBytes === x.kernelInstructions! * 16));
+    assert.ok(
+      r.variants.every(x => x.registers! > 0 && x.occupancy! > 0 && x.occupancy! <= 1 && x.kernelBytes === x.kernelInstructions! * 16),
+    );
     assert.ok(r.variants.every(x => x.samples === 0 && x.medianMs === null && x.speedup === null));
     // static rule: most unrolling within the budgets; ties to fewer instructions → as written (×16 · ×5)
     assert.equal(r.best, 'as-written');
     assert.match(r.bestBasis!, /unrolled most.*fewer kernel instructions/);
     assert.equal(r.icacheBudgetBytes, 49920);
-    assert.ok(r.notes.some(n => /6 of 10 variants have the same machine code/.test(n)), r.notes.join('\n'));
+    assert.ok(
+      r.notes.some(n => /6 of 10 variants have the same machine code/.test(n)),
+      r.notes.join('\n'),
+    );
     // live updates: one snapshot per variant, none complete, the last one equal to the result but for that
     assert.equal(partial.length, 10);
     assert.ok(partial.every((p, i) => !p.complete && p.variants.length === i + 1));
-    assert.ok(progress.some(m => /^\[\d+\/\d+\] L\d+ ×4 · L\d+ full: done \(same machine code as/.test(m)), progress.join('\n'));
+    assert.ok(
+      progress.some(m => /^\[\d+\/\d+\] L\d+ ×4 · L\d+ full: done \(same machine code as/.test(m)),
+      progress.join('\n'),
+    );
   });
 
   test('sweep --json: documented shape, identicalTo as the factors object in a multi-loop sweep', t => {
@@ -98,8 +121,19 @@ describe('static sweep with nvcc (matvec_warp_per_row: 2 loops × default,4,full
     assert.equal(j.static, true);
     assert.equal(j.evaluations, 10);
     const x = j.variants.find(v => v.id === `${c}=full,${s}=default`)!;
-    assert.deepEqual(Object.keys(x).slice(0, 11), ['factors', 'params', 'status', 'kernelInstructions', 'loopInstructions', 'registers', 'identicalTo',
-      'medianMs', 'iqrMs', 'speedup', 'stallShare']);
+    assert.deepEqual(Object.keys(x).slice(0, 11), [
+      'factors',
+      'params',
+      'status',
+      'kernelInstructions',
+      'loopInstructions',
+      'registers',
+      'identicalTo',
+      'medianMs',
+      'iqrMs',
+      'speedup',
+      'stallShare',
+    ]);
     assert.deepEqual(x.factors, { [c]: 'full', [s]: 'default' });
     assert.deepEqual(x.identicalTo, { [c]: 4, [s]: 'default' });
     assert.deepEqual(j.variants.find(v => v.id === `${c}=default,${s}=full`)!.identicalTo, {});
@@ -134,14 +168,25 @@ __global__ void tiny(float* a, int n) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-sweep-tiny-'));
     const file = path.join(dir, 'tiny.cu');
     fs.writeFileSync(file, TINY);
-    return { ...(await options()), file, text: TINY, analysis: await analyze(TINY, file), kernel: 'tiny', flags: flagsFromSettings({}, dir), cacheDir: dir, ...over };
+    return {
+      ...(await options()),
+      file,
+      text: TINY,
+      analysis: await analyze(TINY, file),
+      kernel: 'tiny',
+      flags: flagsFromSettings({}, dir),
+      cacheDir: dir,
+      ...over,
+    };
   }
 
   test('cancel: what finished comes back, complete false, nothing half-measured', async t => {
     if (skip) return t.skip(skip);
     const ac = new AbortController();
     const got = await runSweep(await tiny({ signal: ac.signal, factors: 'default,1,2', jobs: 1 }), {
-      onVariant: v => { if (v.id !== 'as-written') ac.abort(); },
+      onVariant: v => {
+        if (v.id !== 'as-written') ac.abort();
+      },
     });
     assert.equal(got.complete, false);
     assert.ok(got.variants.length >= 2 && got.variants.length < 10, `${got.variants.length} variants`);

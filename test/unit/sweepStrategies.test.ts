@@ -22,15 +22,21 @@ async function run(s: Strategy, sizes: number[], start: number[], f: (p: number[
       return ps.map(f);
     },
   });
-  const best = asked.map(k => k.split(',').map(Number)).reduce<number[] | null>((b, p) => {
-    const fp = f(p);
-    return fp !== null && (b === null || fp < f(b)!) ? p : b;
-  }, null);
+  const best = asked
+    .map(k => k.split(',').map(Number))
+    .reduce<number[] | null>((b, p) => {
+      const fp = f(p);
+      return fp !== null && (b === null || fp < f(b)!) ? p : b;
+    }, null);
   return { asked, batches, best };
 }
 
 function optimum(sizes: number[], f: (p: number[]) => Score): number {
-  return Math.min(...allPoints(sizes).map(f).filter((x): x is number => x !== null));
+  return Math.min(
+    ...allPoints(sizes)
+      .map(f)
+      .filter((x): x is number => x !== null),
+  );
 }
 
 // Unroll-like per-axis curves: a dip at some factor, a rise past it (code size, registers).
@@ -61,7 +67,12 @@ describe('search strategies', () => {
   test('coordinate: mildly coupled 2-D objective (shared register budget) still reaches the optimum', async () => {
     // Unrolling both loops far costs extra (registers → occupancy): a coupling term on a·b.
     const f = (p: number[]) => curveA[p[0]] + curveB[p[1]] + 0.35 * Math.max(0, p[0] + p[1] - 6) ** 2;
-    for (const start of [[0, 0], [6, 6], [3, 0], [0, 5]]) {
+    for (const start of [
+      [0, 0],
+      [6, 6],
+      [3, 0],
+      [0, 5],
+    ]) {
       const r = await run(coordinate, [7, 7], start, f);
       assert.equal(new Set(r.asked).size, r.asked.length, `start ${start}: no point asked twice`);
       assert.equal(f(r.best!), optimum([7, 7], f), `start ${start}: found ${r.best} (${f(r.best!)}) vs ${optimum([7, 7], f)}`);
@@ -71,7 +82,8 @@ describe('search strategies', () => {
 
   test('coordinate: 3 loops × 7 factors, a fraction of 343 evaluations; failed points never win', async () => {
     const curveC = [4, 3, 2, 2.5, 3, 3.5, 4];
-    const f = (p: number[]): Score => (p[2] === 6 && p[0] === 4 ? null : curveA[p[0]] + curveB[p[1]] + curveC[p[2]] + 0.1 * Math.abs(p[0] - p[2]));
+    const f = (p: number[]): Score =>
+      p[2] === 6 && p[0] === 4 ? null : curveA[p[0]] + curveB[p[1]] + curveC[p[2]] + 0.1 * Math.abs(p[0] - p[2]);
     const r = await run(coordinate, [7, 7, 7], [0, 0, 0], f);
     assert.equal(new Set(r.asked).size, r.asked.length);
     assert.equal(f(r.best!), optimum([7, 7, 7], f));
@@ -86,8 +98,12 @@ describe('search strategies', () => {
     const ac = new AbortController();
     let batches = 0;
     await coordinate.search({
-      space: { sizes: [7, 7], start: [0, 0] }, signal: ac.signal,
-      evaluate: async ps => { if (++batches === 2) ac.abort(); return ps.map(p => curveA[p[0]] + curveB[p[1]]); },
+      space: { sizes: [7, 7], start: [0, 0] },
+      signal: ac.signal,
+      evaluate: async ps => {
+        if (++batches === 2) ac.abort();
+        return ps.map(p => curveA[p[0]] + curveB[p[1]]);
+      },
     });
     assert.equal(batches, 2);
   });
@@ -107,11 +123,24 @@ describe('shared nvcc limit', () => {
       peak = Math.max(peak, now);
       await new Promise(r => setTimeout(r, 2 + (command.length % 3)));
       now--;
-      return { command, args: [], exitCode: 0, signal: null, stdout: command, stderr: '', timedOut: false, cancelled: false, durationMs: 1 };
+      return {
+        command,
+        args: [],
+        exitCode: 0,
+        signal: null,
+        stdout: command,
+        stderr: '',
+        timedOut: false,
+        cancelled: false,
+        durationMs: 1,
+      };
     };
     const limited = limitProcesses(slow, 3);
     const out = await Promise.all(Array.from({ length: 40 }, (_, i) => limited(`c${i}`, [])));
-    assert.deepEqual(out.map(r => r.stdout), Array.from({ length: 40 }, (_, i) => `c${i}`));
+    assert.deepEqual(
+      out.map(r => r.stdout),
+      Array.from({ length: 40 }, (_, i) => `c${i}`),
+    );
     assert.equal(peak, 3);
   });
 });

@@ -28,7 +28,13 @@ async function waitGone(pid: number, ms = 5000): Promise<boolean> {
 
 describe('process runner', () => {
   test('argument arrays reach the program verbatim (no shell)', async () => {
-    const r = await runProcess(process.execPath, ['-e', 'console.log(JSON.stringify(process.argv.slice(1)))', '$(echo pwned)', 'a b', '"q"; rm -rf /']);
+    const r = await runProcess(process.execPath, [
+      '-e',
+      'console.log(JSON.stringify(process.argv.slice(1)))',
+      '$(echo pwned)',
+      'a b',
+      '"q"; rm -rf /',
+    ]);
     assert.equal(r.exitCode, 0);
     assert.deepEqual(JSON.parse(r.stdout), ['$(echo pwned)', 'a b', '"q"; rm -rf /']);
   });
@@ -76,7 +82,12 @@ describe('tool discovery', () => {
     fakeTool(path.join(root, 'home', 'bin'), 'nvcc', 'Cuda compilation tools, release 13.0, V13.0.48');
     fakeTool(path.join(root, 'p'), 'nvcc', 'Cuda compilation tools, release 11.8, V11.8.89');
     const env = { CUDA_HOME: path.join(root, 'home'), PATH: path.join(root, 'p') };
-    assert.deepEqual(await findTool('nvcc', { env, paths: { nvcc: viaSetting } }), { name: 'nvcc', path: viaSetting, version: '12.9', source: 'setting' });
+    assert.deepEqual(await findTool('nvcc', { env, paths: { nvcc: viaSetting } }), {
+      name: 'nvcc',
+      path: viaSetting,
+      version: '12.9',
+      source: 'setting',
+    });
     const t = await findTool('nvcc', { env });
     assert.equal(t.source, 'CUDA_HOME');
     assert.equal(t.version, '13.0');
@@ -84,8 +95,10 @@ describe('tool discovery', () => {
   });
 
   test('missing tool: the error names it and says how to get it', async () => {
-    await assert.rejects(findTool('cuobjdump', { env: { PATH: '/nonexistent' }, standardLocations: false }),
-      (e: Error) => e instanceof MissingToolError && /^cuobjdump not found/.test(e.message) && /setup:cuda-tools/.test(e.message));
+    await assert.rejects(
+      findTool('cuobjdump', { env: { PATH: '/nonexistent' }, standardLocations: false }),
+      (e: Error) => e instanceof MissingToolError && /^cuobjdump not found/.test(e.message) && /setup:cuda-tools/.test(e.message),
+    );
   });
 });
 
@@ -106,16 +119,39 @@ describe('GPU from nvidia-smi', () => {
 
   test('compute capability query wins over the name table', async () => {
     const runner = async (_c: string, args: string[]) => ({
-      command: 'nvidia-smi', args, exitCode: 0, signal: null, timedOut: false, cancelled: false, durationMs: 1, stderr: '',
+      command: 'nvidia-smi',
+      args,
+      exitCode: 0,
+      signal: null,
+      timedOut: false,
+      cancelled: false,
+      durationMs: 1,
+      stderr: '',
       stdout: args[0] === '-q' ? xml : '0, 9.0\n',
     });
     const gpus = await readGpus('nvidia-smi', runner);
     assert.equal(gpus[0].arch, 'sm_90');
-    assert.deepEqual([...parseComputeCapQuery('0, 8.6\n1, 9.0\n')], [[0, '8.6'], [1, '9.0']]);
+    assert.deepEqual(
+      [...parseComputeCapQuery('0, 8.6\n1, 9.0\n')],
+      [
+        [0, '8.6'],
+        [1, '9.0'],
+      ],
+    );
   });
 
   test('no driver → no GPUs, never a throw', async () => {
-    const runner = async (_c: string, args: string[]) => ({ command: 'nvidia-smi', args, exitCode: 9, signal: null, timedOut: false, cancelled: false, durationMs: 1, stderr: 'NVIDIA-SMI has failed', stdout: '' });
+    const runner = async (_c: string, args: string[]) => ({
+      command: 'nvidia-smi',
+      args,
+      exitCode: 9,
+      signal: null,
+      timedOut: false,
+      cancelled: false,
+      durationMs: 1,
+      stderr: 'NVIDIA-SMI has failed',
+      stdout: '',
+    });
     assert.deepEqual(await readGpus('nvidia-smi', runner), []);
     assert.deepEqual(parseNvidiaSmiXml('<not-xml'), []);
   });

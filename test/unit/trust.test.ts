@@ -8,22 +8,38 @@ import { DEFAULT_SETTINGS } from '../../src/protocol';
 import { RESTRICTED_MODE, ServerToolchain, UntrustedWorkspaceError } from '../../src/server/toolchain';
 
 function fakeConnection(sent: unknown[]): Connection {
-  return { sendNotification: (_t: unknown, p: unknown) => { sent.push(p); }, console: { log: () => undefined } } as unknown as Connection;
+  return {
+    sendNotification: (_t: unknown, p: unknown) => {
+      sent.push(p);
+    },
+    console: { log: () => undefined },
+  } as unknown as Connection;
 }
 
 test('untrusted: no tool is looked for, the status bar and the error say Restricted Mode', async () => {
   const sent: unknown[] = [];
   // A tool path that would fail loudly if anything tried to run it.
   const settings = { ...DEFAULT_SETTINGS, toolchain: { ...DEFAULT_SETTINGS.toolchain, nvccPath: '/nonexistent/evil-nvcc' } };
-  const t = new ServerToolchain(fakeConnection(sent), () => settings, () => []);
+  const t = new ServerToolchain(
+    fakeConnection(sent),
+    () => settings,
+    () => [],
+  );
   assert.equal(t.trusted, false, 'untrusted until the client says otherwise');
   await assert.rejects(t.tools(), (e: unknown) => e instanceof UntrustedWorkspaceError && e.message.includes('Restricted Mode'));
   assert.deepEqual(sent.at(-1), { summary: null, problem: `${RESTRICTED_MODE}.`, building: null });
 });
 
 test('trusted: the toolchain is looked for (found, or missing with its own message)', async () => {
-  const t = new ServerToolchain(fakeConnection([]), () => DEFAULT_SETTINGS, () => []);
+  const t = new ServerToolchain(
+    fakeConnection([]),
+    () => DEFAULT_SETTINGS,
+    () => [],
+  );
   t.setTrusted(true);
-  const outcome = await t.tools().then(tc => tc, (e: unknown) => e);
+  const outcome = await t.tools().then(
+    tc => tc,
+    (e: unknown) => e,
+  );
   assert.ok(!(outcome instanceof UntrustedWorkspaceError), 'a trusted workspace is not in Restricted Mode');
 });

@@ -49,11 +49,16 @@ describe('variants compiled with nvcc (golden)', () => {
   test('per-kernel instruction counts: ELF .text size / 16 == cuobjdump -sass == nvdisasm, every sample', async t => {
     if (skip) return t.skip(skip);
     const { builder } = setup();
-    const files = fs.readdirSync(SAMPLES).filter(f => f.endsWith('.cu')).sort();
-    const reqs = await Promise.all(files.map(async f => {
-      const s = await sample(f);
-      return { key: f, source: makeVariantSource(s.text, s.analysis, new Map(), s.file), originalPath: s.file };
-    }));
+    const files = fs
+      .readdirSync(SAMPLES)
+      .filter(f => f.endsWith('.cu'))
+      .sort();
+    const reqs = await Promise.all(
+      files.map(async f => {
+        const s = await sample(f);
+        return { key: f, source: makeVariantSource(s.text, s.analysis, new Map(), s.file), originalPath: s.file };
+      }),
+    );
     const results = await builder.buildAll(reqs);
     let kernels = 0;
     for (const r of results) {
@@ -84,21 +89,39 @@ describe('variants compiled with nvcc (golden)', () => {
     const s = await sample('matmul_unroll.cu');
     const line = s.analysis.kernels.find(k => k.name === 'matmul_basic')!.loops[0].line;
     const r = await inspector.inspectLoop(s.file, s.text, s.analysis, line, ['default', 1, 2, 4, 8, 16, 'full']);
-    assert.deepEqual(r.variants.map(v => [v.factor, v.status, v.effectiveUnroll]), [
-      ['default', 'ok', 16], [1, 'ok', 1], [2, 'ok', 2], [4, 'ok', 4], [8, 'ok', 8], [16, 'ok', 16], ['full', 'ok', 4],
-    ]);
-    assert.deepEqual(r.variants.map(v => v.identicalTo), [null, null, null, null, null, null, 4]);
+    assert.deepEqual(
+      r.variants.map(v => [v.factor, v.status, v.effectiveUnroll]),
+      [
+        ['default', 'ok', 16],
+        [1, 'ok', 1],
+        [2, 'ok', 2],
+        [4, 'ok', 4],
+        [8, 'ok', 8],
+        [16, 'ok', 16],
+        ['full', 'ok', 4],
+      ],
+    );
+    assert.deepEqual(
+      r.variants.map(v => v.identicalTo),
+      [null, null, null, null, null, null, 4],
+    );
     assert.ok(r.variants.every(v => v.kernel === '_Z12matmul_basicPKfS0_Pfi'));
     const instr = r.variants.map(v => v.kernelInstructions!);
     assert.ok(instr[1] < instr[2] && instr[2] < instr[4] && instr[4] < instr[5], `code grows with the factor: ${instr}`);
-    assert.ok(r.notes.some(n => /full unroll requested but the trip count is not a compile-time constant/.test(n)), r.notes.join('\n'));
+    assert.ok(
+      r.notes.some(n => /full unroll requested but the trip count is not a compile-time constant/.test(n)),
+      r.notes.join('\n'),
+    );
     assert.equal(r.limitation, null);
     // unchanged re-run: nothing compiles
     const compiles = builder.compiles;
     const again = await inspector.inspectLoop(s.file, s.text, s.analysis, line, ['default', 1, 2, 4, 8, 16, 'full']);
     assert.equal(builder.compiles, compiles);
     assert.ok(again.variants.every(v => v.cached));
-    assert.deepEqual(again.variants.map(v => v.effectiveUnroll), r.variants.map(v => v.effectiveUnroll));
+    assert.deepEqual(
+      again.variants.map(v => v.effectiveUnroll),
+      r.variants.map(v => v.effectiveUnroll),
+    );
   });
 
   test('a constant 5-trip shuffle loop: fully unrolled by default; unroll 1 keeps one copy', async t => {
@@ -108,7 +131,14 @@ describe('variants compiled with nvcc (golden)', () => {
     const k = s.analysis.kernels.find(x => x.name === 'matvec_warp_per_row')!;
     const loop = k.loops.find(l => l.tripCount === 5)!;
     const r = await inspector.inspectLoop(s.file, s.text, s.analysis, loop.line, ['default', 1, 'full']);
-    assert.deepEqual(r.variants.map(v => [v.factor, v.effectiveUnroll, v.fullyUnrolled]), [['default', 5, true], [1, 1, false], ['full', 5, true]]);
+    assert.deepEqual(
+      r.variants.map(v => [v.factor, v.effectiveUnroll, v.fullyUnrolled]),
+      [
+        ['default', 5, true],
+        [1, 1, false],
+        ['full', 5, true],
+      ],
+    );
     assert.equal(r.variants[2].identicalTo, 'default');
   });
 
@@ -132,12 +162,25 @@ describe('variants compiled with nvcc (golden)', () => {
     if (skip) return t.skip(skip);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-broken-'));
     const file = path.join(dir, 'broken.cu');
-    const text = '__global__ void k(float* a, int n) {\n  for (int i = 0; i < n; ++i) a[i] = 0;\n}\n__global__ void bad() { undefined_name = 1; }\n';
+    const text =
+      '__global__ void k(float* a, int n) {\n  for (int i = 0; i < n; ++i) a[i] = 0;\n}\n__global__ void bad() { undefined_name = 1; }\n';
     fs.writeFileSync(file, text);
     const { builder } = setup();
     const a = await analyze(text, file);
-    const good = { key: 'good', source: makeVariantSource('__global__ void k(float* a) { a[0] = 1; }\n', await analyze('__global__ void k(float* a) { a[0] = 1; }\n'), new Map(), file), originalPath: file };
-    const [broken, ok] = await builder.buildAll([{ key: 'broken', source: makeVariantSource(text, a, new Map([[2, 4]]), file), originalPath: file }, good]);
+    const good = {
+      key: 'good',
+      source: makeVariantSource(
+        '__global__ void k(float* a) { a[0] = 1; }\n',
+        await analyze('__global__ void k(float* a) { a[0] = 1; }\n'),
+        new Map(),
+        file,
+      ),
+      originalPath: file,
+    };
+    const [broken, ok] = await builder.buildAll([
+      { key: 'broken', source: makeVariantSource(text, a, new Map([[2, 4]]), file), originalPath: file },
+      good,
+    ]);
     assert.equal(broken.status, 'failed');
     assert.equal(broken.failureKind, 'source');
     const err = broken.messages.find(m => m.severity === 'error')!;
@@ -152,12 +195,16 @@ describe('variants compiled with nvcc (golden)', () => {
     const { builder } = setup();
     const s = await sample('linear_small.cu'); // ~30 s compile: plenty of time to cancel
     const ac = new AbortController();
-    const p = builder.buildAll([{ key: 'slow', source: makeVariantSource(s.text, s.analysis, new Map(), s.file), originalPath: s.file }], { signal: ac.signal });
+    const p = builder.buildAll([{ key: 'slow', source: makeVariantSource(s.text, s.analysis, new Map(), s.file), originalPath: s.file }], {
+      signal: ac.signal,
+    });
     setTimeout(() => ac.abort(), 1500);
     const [r] = await p;
     assert.equal(r.status, 'cancelled');
     await new Promise(res => setTimeout(res, 500));
-    const ps = (await toolchain!.runner('ps', ['-eo', 'pid,args'])).stdout.split('\n').filter(l => /cicc|ptxas|cudafe|nvcc/.test(l) && l.includes('variant.cu'));
+    const ps = (await toolchain!.runner('ps', ['-eo', 'pid,args'])).stdout
+      .split('\n')
+      .filter(l => /cicc|ptxas|cudafe|nvcc/.test(l) && l.includes('variant.cu'));
     assert.deepEqual(ps, []);
   });
 
@@ -165,11 +212,16 @@ describe('variants compiled with nvcc (golden)', () => {
     if (skip) return t.skip(skip);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-prog-'));
     const file = path.join(dir, 'p.cu');
-    const text = '#include <cstdio>\n__global__ void k(int* a) { for (int i = 0; i < 4; ++i) a[i] = i; }\nint main() { printf("checksum=1\\n"); return 0; }\n';
+    const text =
+      '#include <cstdio>\n__global__ void k(int* a) { for (int i = 0; i < 4; ++i) a[i] = i; }\nint main() { printf("checksum=1\\n"); return 0; }\n';
     fs.writeFileSync(file, text);
     const a = await analyze(text, file);
     const b = new VariantBuilder({
-      mode: 'program', nvcc: toolchain!.nvcc, arch: 'sm_90', flags: flagsFromSettings({}, dir), cacheDir: fs.mkdtempSync(path.join(os.tmpdir(), 'ul-cache-')),
+      mode: 'program',
+      nvcc: toolchain!.nvcc,
+      arch: 'sm_90',
+      flags: flagsFromSettings({}, dir),
+      cacheDir: fs.mkdtempSync(path.join(os.tmpdir(), 'ul-cache-')),
       compileTemplate: [toolchain!.nvcc.path, '-arch={arch}', '-I', '{dir}', '-o', '{output}', '{source}'],
     });
     const [r] = await b.buildAll([{ key: 'u2', source: makeVariantSource(text, a, new Map([[2, 2]]), file), originalPath: file }]);
@@ -186,7 +238,17 @@ describe('variants compiled with nvcc (golden)', () => {
     const failing: ProcessRunner = async (cmd, args, o) => {
       const src = args[args.length - 1];
       if (cmd === toolchain!.nvcc.path && fs.readFileSync(src, 'utf8').includes('unroll 8')) {
-        return { command: cmd, args, exitCode: 1, signal: null, stdout: '', stderr: 'ptxas fatal   : Memory allocation failure\n', timedOut: false, cancelled: false, durationMs: 1 };
+        return {
+          command: cmd,
+          args,
+          exitCode: 1,
+          signal: null,
+          stdout: '',
+          stderr: 'ptxas fatal   : Memory allocation failure\n',
+          timedOut: false,
+          cancelled: false,
+          durationMs: 1,
+        };
       }
       return real(cmd, args, o);
     };
@@ -194,7 +256,15 @@ describe('variants compiled with nvcc (golden)', () => {
     const s = await sample('matmul_unroll.cu');
     const line = s.analysis.kernels.find(k => k.name === 'matmul_basic')!.loops[0].line;
     const r = await inspector.inspectLoop(s.file, s.text, s.analysis, line, [1, 4, 8, 16]);
-    assert.deepEqual(r.variants.map(v => [v.factor, v.status]), [[1, 'ok'], [4, 'ok'], [8, 'failed'], [16, 'ok']]);
+    assert.deepEqual(
+      r.variants.map(v => [v.factor, v.status]),
+      [
+        [1, 'ok'],
+        [4, 'ok'],
+        [8, 'failed'],
+        [16, 'ok'],
+      ],
+    );
     assert.equal(r.variants[2].failure?.kind, 'ptxas');
     assert.equal(r.variants[3].effectiveUnroll, 16);
   });

@@ -34,15 +34,33 @@ describe('fileAnalysis', () => {
     assert.deepEqual(r, {
       kernels: [
         {
-          name: 'k', qualifier: 'global', line: 2, loops: [
-            { line: outer, startLine: outer, endLine: outer + 2, kind: 'for', depth: 0, summary: 'unroll 4 requested · trip count runtime' },
-            { line: outer + 1, startLine: outer + 1, endLine: outer + 1, kind: 'for', depth: 1, summary: 'no unroll pragma · trip count 32' },
+          name: 'k',
+          qualifier: 'global',
+          line: 2,
+          loops: [
+            {
+              line: outer,
+              startLine: outer,
+              endLine: outer + 2,
+              kind: 'for',
+              depth: 0,
+              summary: 'unroll 4 requested · trip count runtime',
+            },
+            {
+              line: outer + 1,
+              startLine: outer + 1,
+              endLine: outer + 1,
+              kind: 'for',
+              depth: 1,
+              summary: 'no unroll pragma · trip count 32',
+            },
           ],
         },
         {
-          name: 'f', qualifier: 'device', line: 9, loops: [
-            { line: 11, startLine: 11, endLine: 11, kind: 'for', depth: 0, summary: 'no unroll pragma · trip count 8' },
-          ],
+          name: 'f',
+          qualifier: 'device',
+          line: 9,
+          loops: [{ line: 11, startLine: 11, endLine: 11, kind: 'for', depth: 0, summary: 'no unroll pragma · trip count 8' }],
         },
       ],
     });
@@ -51,33 +69,87 @@ describe('fileAnalysis', () => {
 
   test('analysis status counts', async () => {
     const s = toAnalysisStatus('file:///x.cu', await analyze(SRC), 1.5);
-    assert.deepEqual(s, { uri: 'file:///x.cu', kernels: 2, loops: 3, pragmas: 1, manualUnrolls: 0, hasSyntaxErrors: false, elapsedMs: 1.5 });
+    assert.deepEqual(s, {
+      uri: 'file:///x.cu',
+      kernels: 2,
+      loops: 3,
+      pragmas: 1,
+      manualUnrolls: 0,
+      hasSyntaxErrors: false,
+      elapsedMs: 1.5,
+    });
   });
 });
 
 function variant(over: Partial<LoopVariant>): LoopVariant {
   return {
-    factor: 'default', key: 'k', status: 'ok', kernel: '_Z1kPfi', kernelInstructions: 100, kernelBytes: 1600, loopInstructions: 40,
-    effectiveUnroll: 4, fullyUnrolled: false, registers: 32, spillStores: 0, spillLoads: 0, identicalTo: null, cached: false, compileMs: 120,
-    failure: null, kernelSizes: { _Z1kPfi: 100 }, ...over,
+    factor: 'default',
+    key: 'k',
+    status: 'ok',
+    kernel: '_Z1kPfi',
+    kernelInstructions: 100,
+    kernelBytes: 1600,
+    loopInstructions: 40,
+    effectiveUnroll: 4,
+    fullyUnrolled: false,
+    registers: 32,
+    spillStores: 0,
+    spillLoads: 0,
+    identicalTo: null,
+    cached: false,
+    compileMs: 120,
+    failure: null,
+    kernelSizes: { _Z1kPfi: 100 },
+    ...over,
   };
 }
 
 /** The panel's copy of a run passes through unchanged (its conversion is tested in the sweep tests). */
 const PANEL = {
-  schema: 1, file: '/x.cu', kernel: 'k', kernelLine: 1, loops: [], arch: 'sm_90', nvcc: '13.0', gpu: null, static: true, strategy: 'exhaustive',
-  origin: 'variants', createdAt: '2026-11-22T00:00:00.000Z', factors: [], params: {}, spaceSize: 0, evaluations: 0, baseline: 'as-written',
-  best: null, bestBasis: null, icacheBudgetBytes: 50000, icacheBudgetNote: 'test', variants: [], notes: [], complete: true,
+  schema: 1,
+  file: '/x.cu',
+  kernel: 'k',
+  kernelLine: 1,
+  loops: [],
+  arch: 'sm_90',
+  nvcc: '13.0',
+  gpu: null,
+  static: true,
+  strategy: 'exhaustive',
+  origin: 'variants',
+  createdAt: '2026-11-22T00:00:00.000Z',
+  factors: [],
+  params: {},
+  spaceSize: 0,
+  evaluations: 0,
+  baseline: 'as-written',
+  best: null,
+  bestBasis: null,
+  icacheBudgetBytes: 50000,
+  icacheBudgetNote: 'test',
+  variants: [],
+  notes: [],
+  complete: true,
 } satisfies SweepResult;
 
 describe('loopVariants', () => {
   test('factor, status, kernel SASS and effective unroll per variant; the notes', () => {
     const report: LoopReport = {
-      line: 4, kernel: '_Z1kPfi', written: 4, limitation: null, notes: ['unroll 16 was capped at ×8'],
+      line: 4,
+      kernel: '_Z1kPfi',
+      written: 4,
+      limitation: null,
+      notes: ['unroll 16 was capped at ×8'],
       variants: [
         variant({ factor: 'default' }),
         variant({ factor: 16, effectiveUnroll: 8, identicalTo: 8 }),
-        variant({ factor: 'full', status: 'failed', kernelInstructions: null, effectiveUnroll: null, failure: { kind: 'error', messages: [] } }),
+        variant({
+          factor: 'full',
+          status: 'failed',
+          kernelInstructions: null,
+          effectiveUnroll: null,
+          failure: { kind: 'error', messages: [] },
+        }),
       ],
     };
     const r = toLoopVariantsResult(report, PANEL);
@@ -96,15 +168,43 @@ describe('loopVariants', () => {
 
 function run(over: Partial<VariantRun>): VariantRun {
   return {
-    factors: {}, label: 'as-written', status: 'ok', message: null, kernel: '_Z1kPfi', kernelInstructions: 100, registers: 32, samples: 20,
-    durationsMs: [1, 1], medianMs: 1, iqrMs: 0.01, q1Ms: 0.99, q3Ms: 1.0, cv: 0.01, speedup: 1, withinNoise: true, stalls: null,
-    stallShare: { long_scoreboard: 0.5, no_instruction: 0.3, wait: 0.2 }, executedInstructions: 1000, achievedOccupancy: 50, checksums: {}, ...over,
+    factors: {},
+    label: 'as-written',
+    status: 'ok',
+    message: null,
+    kernel: '_Z1kPfi',
+    kernelInstructions: 100,
+    registers: 32,
+    samples: 20,
+    durationsMs: [1, 1],
+    medianMs: 1,
+    iqrMs: 0.01,
+    q1Ms: 0.99,
+    q3Ms: 1.0,
+    cv: 0.01,
+    speedup: 1,
+    withinNoise: true,
+    stalls: null,
+    stallShare: { long_scoreboard: 0.5, no_instruction: 0.3, wait: 0.2 },
+    executedInstructions: 1000,
+    achievedOccupancy: 50,
+    checksums: {},
+    ...over,
   };
 }
 
 function stalls(line: number, samples: number, stallShare: Record<string, number>): LineStalls {
   return {
-    file: '/x.cu', line, source: '', samples, samplesNotIssued: 0, instructionsExecuted: null, stalls: {}, stallsNotIssued: {}, stallShare, kernels: ['k'],
+    file: '/x.cu',
+    line,
+    source: '',
+    samples,
+    samplesNotIssued: 0,
+    instructionsExecuted: null,
+    stalls: {},
+    stallsNotIssued: {},
+    stallShare,
+    kernels: ['k'],
   };
 }
 
@@ -114,12 +214,26 @@ function bench(over: Partial<BenchReport>): BenchReport {
     run({ factors: { 4: 4 }, label: '4', medianMs: 0.8, speedup: 1.25, withinNoise: false }),
     run({ factors: { 4: 8 }, label: '8', medianMs: 0.8, speedup: 1.25, withinNoise: false }),
     run({
-      factors: { 4: 'full' }, label: 'full', status: 'compile', message: 'nvcc ran out of memory', medianMs: null, iqrMs: null, speedup: null, withinNoise: null,
+      factors: { 4: 'full' },
+      label: 'full',
+      status: 'compile',
+      message: 'nvcc ran out of memory',
+      medianMs: null,
+      iqrMs: null,
+      speedup: null,
+      withinNoise: null,
     }),
   ];
   return {
-    kernel: '_Z1kPfi', gpu: 'NVIDIA H100 80GB HBM3', clockControl: 'base', baseline: 'as-written', variants,
-    instantiations: [{ kernel: '_Z1kPfi', blockSize: null, variants }], lineStalls: null, lineStallsProblem: null, ...over,
+    kernel: '_Z1kPfi',
+    gpu: 'NVIDIA H100 80GB HBM3',
+    clockControl: 'base',
+    baseline: 'as-written',
+    variants,
+    instantiations: [{ kernel: '_Z1kPfi', blockSize: null, variants }],
+    lineStalls: null,
+    lineStallsProblem: null,
+    ...over,
   };
 }
 
@@ -131,7 +245,13 @@ describe('benchLoop', () => {
     assert.equal(r.savedPath, '/ws/.unroll-lens/results/k.json');
     assert.equal(r.fastest, '4');
     assert.deepEqual(r.variants[3], {
-      label: 'full', status: 'compile', message: 'nvcc ran out of memory', medianMs: null, iqrMs: null, speedup: null, withinNoise: null,
+      label: 'full',
+      status: 'compile',
+      message: 'nvcc ran out of memory',
+      medianMs: null,
+      iqrMs: null,
+      speedup: null,
+      withinNoise: null,
     });
     assert.deepEqual(Object.keys(r.variants[0]).sort(), ['iqrMs', 'label', 'medianMs', 'message', 'speedup', 'status', 'withinNoise']);
     assert.deepEqual(r.lineStalls, [], 'no source stalls collected: no notes');
@@ -139,18 +259,26 @@ describe('benchLoop', () => {
   });
 
   test('no variant ran: no fastest', () => {
-    const r = toBenchLoopResult(bench({ variants: [run({ status: 'runtime', medianMs: null, message: 'exit 1' })] }), PANEL, '/ws/.unroll-lens/results/k.json');
+    const r = toBenchLoopResult(
+      bench({ variants: [run({ status: 'runtime', medianMs: null, message: 'exit 1' })] }),
+      PANEL,
+      '/ws/.unroll-lens/results/k.json',
+    );
     assert.equal(r.fastest, null);
   });
 
   test('inline stall notes: share of all sampled lines and the top three reasons; lines under 1 % left out', () => {
-    const r = toBenchLoopResult(bench({
-      lineStalls: [
-        stalls(5, 600, { long_scoreboard: 0.5, no_instruction: 0.25, wait: 0.2, barrier: 0.05 }),
-        stalls(6, 395, { wait: 1 }),
-        stalls(7, 5, { wait: 1 }),
-      ],
-    }), PANEL, '/ws/.unroll-lens/results/k.json');
+    const r = toBenchLoopResult(
+      bench({
+        lineStalls: [
+          stalls(5, 600, { long_scoreboard: 0.5, no_instruction: 0.25, wait: 0.2, barrier: 0.05 }),
+          stalls(6, 395, { wait: 1 }),
+          stalls(7, 5, { wait: 1 }),
+        ],
+      }),
+      PANEL,
+      '/ws/.unroll-lens/results/k.json',
+    );
     assert.deepEqual(r.lineStalls, [
       { line: 5, text: '60.0% of stall samples · long_scoreboard 50.0%, no_instruction 25.0%, wait 20.0%' },
       { line: 6, text: '39.5% of stall samples · wait 100.0%' },

@@ -21,8 +21,15 @@ const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'sweep');
 const ARTIFACTS = path.join(ROOT, '.test-artifacts', 'webview');
 const ORIGIN = 'https://webview.invalid';
 const CHROMIUM_ARGS = [
-  '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', '--disable-extensions',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+  '--disable-extensions',
 ];
 
 for (const f of ['dist/webview/panel.js', 'dist/webview/panel.css', 'out/src/panelHtml.js']) {
@@ -30,7 +37,11 @@ for (const f of ['dist/webview/panel.js', 'dist/webview/panel.css', 'out/src/pan
 }
 const { panelHtml, reportHtml, loadPanelAssets, makeNonce } = require(path.join(ROOT, 'out/src/panelHtml.js'));
 const assets = loadPanelAssets(path.join(ROOT, 'out', 'src'));
-const fixtureNames = fs.readdirSync(FIXTURES).filter(f => f.endsWith('.json')).map(f => f.slice(0, -5)).sort();
+const fixtureNames = fs
+  .readdirSync(FIXTURES)
+  .filter(f => f.endsWith('.json'))
+  .map(f => f.slice(0, -5))
+  .sort();
 const fixtures = Object.fromEntries(fixtureNames.map(n => [n, JSON.parse(fs.readFileSync(path.join(FIXTURES, `${n}.json`), 'utf8'))]));
 
 function chromiumPath() {
@@ -48,47 +59,96 @@ const THEMES = {
   dark: {
     cls: 'vscode-dark',
     vars: {
-      '--vscode-foreground': '#cccccc', '--vscode-descriptionForeground': '#9d9d9d', '--vscode-editor-background': '#1f1f1f',
-      '--vscode-sideBar-background': '#181818', '--vscode-editorWidget-background': '#202020', '--vscode-panel-border': '#2b2b2b',
-      '--vscode-widget-border': '#313131', '--vscode-editorIndentGuide-background1': '#404040', '--vscode-focusBorder': '#0078d4',
-      '--vscode-font-family': 'system-ui, "Ubuntu", "Droid Sans", sans-serif', '--vscode-font-size': '13px',
-      '--vscode-editor-font-family': '"Droid Sans Mono", monospace', '--vscode-editorHoverWidget-background': '#202020',
-      '--vscode-editorHoverWidget-foreground': '#cccccc', '--vscode-editorHoverWidget-border': '#454545',
-      '--vscode-button-background': '#0078d4', '--vscode-button-foreground': '#ffffff', '--vscode-button-hoverBackground': '#026ec1',
-      '--vscode-button-secondaryBackground': '#313131', '--vscode-button-secondaryForeground': '#cccccc',
-      '--vscode-button-secondaryHoverBackground': '#3c3c3c', '--vscode-list-hoverBackground': '#2a2d2e',
-      '--vscode-list-inactiveSelectionBackground': '#37373d', '--vscode-editorGroupHeader-tabsBackground': '#181818',
-      '--vscode-charts-red': '#f14c4c', '--vscode-charts-blue': '#3794ff', '--vscode-charts-yellow': '#cca700',
-      '--vscode-charts-orange': '#d18616', '--vscode-charts-green': '#89d185', '--vscode-charts-purple': '#b180d7',
-      '--vscode-disabledForeground': '#8b8b8b', '--vscode-errorForeground': '#f85149', '--vscode-editorWarning-foreground': '#cca700',
+      '--vscode-foreground': '#cccccc',
+      '--vscode-descriptionForeground': '#9d9d9d',
+      '--vscode-editor-background': '#1f1f1f',
+      '--vscode-sideBar-background': '#181818',
+      '--vscode-editorWidget-background': '#202020',
+      '--vscode-panel-border': '#2b2b2b',
+      '--vscode-widget-border': '#313131',
+      '--vscode-editorIndentGuide-background1': '#404040',
+      '--vscode-focusBorder': '#0078d4',
+      '--vscode-font-family': 'system-ui, "Ubuntu", "Droid Sans", sans-serif',
+      '--vscode-font-size': '13px',
+      '--vscode-editor-font-family': '"Droid Sans Mono", monospace',
+      '--vscode-editorHoverWidget-background': '#202020',
+      '--vscode-editorHoverWidget-foreground': '#cccccc',
+      '--vscode-editorHoverWidget-border': '#454545',
+      '--vscode-button-background': '#0078d4',
+      '--vscode-button-foreground': '#ffffff',
+      '--vscode-button-hoverBackground': '#026ec1',
+      '--vscode-button-secondaryBackground': '#313131',
+      '--vscode-button-secondaryForeground': '#cccccc',
+      '--vscode-button-secondaryHoverBackground': '#3c3c3c',
+      '--vscode-list-hoverBackground': '#2a2d2e',
+      '--vscode-list-inactiveSelectionBackground': '#37373d',
+      '--vscode-editorGroupHeader-tabsBackground': '#181818',
+      '--vscode-charts-red': '#f14c4c',
+      '--vscode-charts-blue': '#3794ff',
+      '--vscode-charts-yellow': '#cca700',
+      '--vscode-charts-orange': '#d18616',
+      '--vscode-charts-green': '#89d185',
+      '--vscode-charts-purple': '#b180d7',
+      '--vscode-disabledForeground': '#8b8b8b',
+      '--vscode-errorForeground': '#f85149',
+      '--vscode-editorWarning-foreground': '#cca700',
     },
   },
   light: {
     cls: 'vscode-light',
     vars: {
-      '--vscode-foreground': '#3b3b3b', '--vscode-descriptionForeground': '#717171', '--vscode-editor-background': '#ffffff',
-      '--vscode-sideBar-background': '#f8f8f8', '--vscode-editorWidget-background': '#f8f8f8', '--vscode-panel-border': '#e5e5e5',
-      '--vscode-widget-border': '#e5e5e5', '--vscode-editorIndentGuide-background1': '#e5e5e5', '--vscode-focusBorder': '#005fb8',
-      '--vscode-font-family': 'system-ui, "Ubuntu", "Droid Sans", sans-serif', '--vscode-font-size': '13px',
-      '--vscode-editor-font-family': '"Droid Sans Mono", monospace', '--vscode-editorHoverWidget-background': '#f8f8f8',
-      '--vscode-editorHoverWidget-foreground': '#3b3b3b', '--vscode-editorHoverWidget-border': '#c8c8c8',
-      '--vscode-button-background': '#005fb8', '--vscode-button-foreground': '#ffffff', '--vscode-button-hoverBackground': '#0258a8',
-      '--vscode-button-secondaryBackground': '#e5e5e5', '--vscode-button-secondaryForeground': '#3b3b3b',
-      '--vscode-button-secondaryHoverBackground': '#cccccc', '--vscode-list-hoverBackground': '#f2f2f2',
-      '--vscode-list-inactiveSelectionBackground': '#e4e6f1', '--vscode-editorGroupHeader-tabsBackground': '#f8f8f8',
-      '--vscode-charts-red': '#e51400', '--vscode-charts-blue': '#1a85ff', '--vscode-charts-yellow': '#bf8803',
-      '--vscode-charts-orange': '#d18616', '--vscode-charts-green': '#388a34', '--vscode-charts-purple': '#652d90',
-      '--vscode-disabledForeground': '#8b8b8b', '--vscode-errorForeground': '#a1260d', '--vscode-editorWarning-foreground': '#bf8803',
+      '--vscode-foreground': '#3b3b3b',
+      '--vscode-descriptionForeground': '#717171',
+      '--vscode-editor-background': '#ffffff',
+      '--vscode-sideBar-background': '#f8f8f8',
+      '--vscode-editorWidget-background': '#f8f8f8',
+      '--vscode-panel-border': '#e5e5e5',
+      '--vscode-widget-border': '#e5e5e5',
+      '--vscode-editorIndentGuide-background1': '#e5e5e5',
+      '--vscode-focusBorder': '#005fb8',
+      '--vscode-font-family': 'system-ui, "Ubuntu", "Droid Sans", sans-serif',
+      '--vscode-font-size': '13px',
+      '--vscode-editor-font-family': '"Droid Sans Mono", monospace',
+      '--vscode-editorHoverWidget-background': '#f8f8f8',
+      '--vscode-editorHoverWidget-foreground': '#3b3b3b',
+      '--vscode-editorHoverWidget-border': '#c8c8c8',
+      '--vscode-button-background': '#005fb8',
+      '--vscode-button-foreground': '#ffffff',
+      '--vscode-button-hoverBackground': '#0258a8',
+      '--vscode-button-secondaryBackground': '#e5e5e5',
+      '--vscode-button-secondaryForeground': '#3b3b3b',
+      '--vscode-button-secondaryHoverBackground': '#cccccc',
+      '--vscode-list-hoverBackground': '#f2f2f2',
+      '--vscode-list-inactiveSelectionBackground': '#e4e6f1',
+      '--vscode-editorGroupHeader-tabsBackground': '#f8f8f8',
+      '--vscode-charts-red': '#e51400',
+      '--vscode-charts-blue': '#1a85ff',
+      '--vscode-charts-yellow': '#bf8803',
+      '--vscode-charts-orange': '#d18616',
+      '--vscode-charts-green': '#388a34',
+      '--vscode-charts-purple': '#652d90',
+      '--vscode-disabledForeground': '#8b8b8b',
+      '--vscode-errorForeground': '#a1260d',
+      '--vscode-editorWarning-foreground': '#bf8803',
     },
   },
   hc: {
     cls: 'vscode-high-contrast',
     vars: {
-      '--vscode-foreground': '#ffffff', '--vscode-descriptionForeground': '#ffffffb3', '--vscode-editor-background': '#000000',
-      '--vscode-contrastBorder': '#6fc3df', '--vscode-focusBorder': '#f38518', '--vscode-panel-border': '#6fc3df',
-      '--vscode-font-family': 'system-ui, sans-serif', '--vscode-font-size': '13px',
-      '--vscode-charts-red': '#f14c4c', '--vscode-charts-blue': '#3794ff', '--vscode-charts-yellow': '#ffd700',
-      '--vscode-charts-orange': '#d18616', '--vscode-charts-green': '#89d185', '--vscode-charts-purple': '#b180d7',
+      '--vscode-foreground': '#ffffff',
+      '--vscode-descriptionForeground': '#ffffffb3',
+      '--vscode-editor-background': '#000000',
+      '--vscode-contrastBorder': '#6fc3df',
+      '--vscode-focusBorder': '#f38518',
+      '--vscode-panel-border': '#6fc3df',
+      '--vscode-font-family': 'system-ui, sans-serif',
+      '--vscode-font-size': '13px',
+      '--vscode-charts-red': '#f14c4c',
+      '--vscode-charts-blue': '#3794ff',
+      '--vscode-charts-yellow': '#ffd700',
+      '--vscode-charts-orange': '#d18616',
+      '--vscode-charts-green': '#89d185',
+      '--vscode-charts-purple': '#b180d7',
     },
   },
 };
@@ -97,7 +157,13 @@ const THEMES = {
 
 /** The webview host stand-in: panelHtml's page with a stub that runs first (same nonce). */
 function hostPage({ theme = 'dark', state = null, nonce = makeNonce() } = {}) {
-  const html = panelHtml({ scriptUri: `${ORIGIN}/panel.js`, styleUri: `${ORIGIN}/panel.css`, cspSource: ORIGIN, nonce, title: 'Unroll Lens results' });
+  const html = panelHtml({
+    scriptUri: `${ORIGIN}/panel.js`,
+    styleUri: `${ORIGIN}/panel.css`,
+    cspSource: ORIGIN,
+    nonce,
+    title: 'Unroll Lens results',
+  });
   const stub = `
     window.__unrollLensTest = true;
     window.__posted = [];
@@ -133,7 +199,8 @@ async function newPage({ colorScheme = 'light' } = {}) {
   // The host's resources, served without a network (and nothing else is reachable).
   await ctx.route('**/*', async route => {
     const url = new URL(route.request().url());
-    if (url.origin === ORIGIN && url.pathname === '/panel.js') return route.fulfill({ contentType: 'text/javascript', body: assets.script });
+    if (url.origin === ORIGIN && url.pathname === '/panel.js')
+      return route.fulfill({ contentType: 'text/javascript', body: assets.script });
     if (url.origin === ORIGIN && url.pathname === '/panel.css') return route.fulfill({ contentType: 'text/css', body: assets.css });
     if (url.origin === ORIGIN && url.pathname === '/host.html') return route.fulfill({ contentType: 'text/html', body: ctx.__hostHtml });
     if (url.protocol === 'file:') return route.continue();
@@ -163,10 +230,13 @@ async function openHost(opts = {}) {
 }
 
 async function postResult(page, result, progress = null) {
-  await page.evaluate(([r, pr]) => {
-    window.__lastPosted = JSON.stringify(r);
-    window.postMessage({ type: 'result', result: r, progress: pr }, '*');
-  }, [result, progress]);
+  await page.evaluate(
+    ([r, pr]) => {
+      window.__lastPosted = JSON.stringify(r);
+      window.postMessage({ type: 'result', result: r, progress: pr }, '*');
+    },
+    [result, progress],
+  );
   // Handled once the panel has stored it (setState follows every render).
   await page.waitForFunction(() => JSON.stringify(window.__getState()?.result) === window.__lastPosted);
   await settle(page);
@@ -213,8 +283,12 @@ function stallGroups(r) {
   const measured = r.variants.filter(v => v.status === 'ok' && v.stallShare);
   if (!measured.length) return { groups: [], top: [] };
   const mean = {};
-  for (const v of measured) for (const [k, s] of Object.entries(v.stallShare)) if (k !== 'no_instruction') mean[k] = (mean[k] ?? 0) + s / measured.length;
-  const ranked = Object.entries(mean).filter(([, m]) => m > 0).sort((a, b) => b[1] - a[1]).map(([k]) => k);
+  for (const v of measured)
+    for (const [k, s] of Object.entries(v.stallShare)) if (k !== 'no_instruction') mean[k] = (mean[k] ?? 0) + s / measured.length;
+  const ranked = Object.entries(mean)
+    .filter(([, m]) => m > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k]) => k);
   const top = ranked.slice(0, 4);
   return { groups: ['no_instruction', ...top, ...(ranked.length > 4 ? ['other'] : [])], top };
 }
@@ -265,14 +339,24 @@ function expectedTable(r) {
       c.withinNoise = v.withinNoise === null ? NONE : v.withinNoise ? 'yes' : 'no';
       const s = ok ? v.stallShare : null;
       for (const g of groups) {
-        c[`stall:${g}`] = !s ? NONE : pct(g === 'other'
-          ? Object.entries(s).filter(([k]) => k !== 'no_instruction' && !top.includes(k)).reduce((a, [, x]) => a + x, 0)
-          : s[g] ?? 0);
+        c[`stall:${g}`] = !s
+          ? NONE
+          : pct(
+              g === 'other'
+                ? Object.entries(s)
+                    .filter(([k]) => k !== 'no_instruction' && !top.includes(k))
+                    .reduce((a, [, x]) => a + x, 0)
+                : (s[g] ?? 0),
+            );
       }
-      const topStall = s ? Object.entries(s).filter(([k]) => k !== 'selected').sort((a, b) => b[1] - a[1])[0] : null;
+      const topStall = s
+        ? Object.entries(s)
+            .filter(([k]) => k !== 'selected')
+            .sort((a, b) => b[1] - a[1])[0]
+        : null;
       c.topStall = topStall ? `${topStall[0]} (${pct(topStall[1])})` : NONE;
     }
-    c.identicalTo = ref ? ref.label : v.identicalTo ?? NONE;
+    c.identicalTo = ref ? ref.label : (v.identicalTo ?? NONE);
     c.message = v.message ?? '';
     rows.set(v.id, c);
   }
@@ -286,7 +370,9 @@ async function readTable(page) {
     const rows = [...document.querySelectorAll('.ul-table tbody tr')].map(tr => ({
       id: tr.getAttribute('data-variant'),
       selected: tr.getAttribute('aria-selected'),
-      cells: Object.fromEntries([...tr.cells].map(td => [td.getAttribute('data-col'), td.querySelector('.ul-label')?.textContent ?? td.textContent])),
+      cells: Object.fromEntries(
+        [...tr.cells].map(td => [td.getAttribute('data-col'), td.querySelector('.ul-label')?.textContent ?? td.textContent]),
+      ),
     }));
     return { cols, rows };
   });
@@ -295,7 +381,11 @@ async function readTable(page) {
 async function checkTable(page, r) {
   const expected = expectedTable(r);
   const { cols, rows } = await readTable(page);
-  assert.deepEqual(rows.map(x => x.id), r.variants.map(v => v.id), 'one row per variant, in result order');
+  assert.deepEqual(
+    rows.map(x => x.id),
+    r.variants.map(v => v.id),
+    'one row per variant, in result order',
+  );
   assert.deepEqual(new Set(cols), new Set(Object.keys(expected.get(r.variants[0].id))), 'table columns');
   for (const row of rows) assert.deepEqual(row.cells, expected.get(row.id), `row ${row.id}`);
 }
@@ -331,20 +421,26 @@ async function readCharts(page) {
         differsFromEmpty: canvas.toDataURL() !== empty.toDataURL(),
         marks,
         legend: chart.legend.legendItems.map(l => l.text),
-        titles: Object.fromEntries(Object.entries(chart.scales)
-          .map(([k, s]) => [k, s.options.display !== false && s.options.title?.display ? s.options.title.text : null])),
+        titles: Object.fromEntries(
+          Object.entries(chart.scales).map(([k, s]) => [
+            k,
+            s.options.display !== false && s.options.title?.display ? s.options.title.text : null,
+          ]),
+        ),
         datasets: chart.data.datasets.map(d => ({ label: d.label, n: d.data.filter(v => v !== null).length })),
         labels: chart.data.labels,
-        decor: chart.options.plugins.ulDecor ? {
-          refLines: chart.options.plugins.ulDecor.refLines.map(l => ({ value: l.value, label: l.label })),
-          whiskers: chart.options.plugins.ulDecor.whiskers
-            ? { low: chart.options.plugins.ulDecor.whiskers.low, high: chart.options.plugins.ulDecor.whiskers.high }
-            : null,
-        } : null,
+        decor: chart.options.plugins.ulDecor
+          ? {
+              refLines: chart.options.plugins.ulDecor.refLines.map(l => ({ value: l.value, label: l.label })),
+              whiskers: chart.options.plugins.ulDecor.whiskers
+                ? { low: chart.options.plugins.ulDecor.whiskers.low, high: chart.options.plugins.ulDecor.whiskers.high }
+                : null,
+            }
+          : null,
         patterns: chart.data.datasets.map(d => (Array.isArray(d.backgroundColor) ? d.backgroundColor.map(c => typeof c !== 'string') : [])),
-        colors: chart.data.datasets.map(d => (Array.isArray(d.backgroundColor)
-          ? d.backgroundColor.find(c => typeof c === 'string') ?? null
-          : d.borderColor ?? null)),
+        colors: chart.data.datasets.map(d =>
+          Array.isArray(d.backgroundColor) ? (d.backgroundColor.find(c => typeof c === 'string') ?? null) : (d.borderColor ?? null),
+        ),
         tickColor: chart.options.scales.x.ticks.color,
         borderColors: chart.data.datasets[0]?.borderColor,
         borderWidths: chart.data.datasets[0]?.borderWidth,
@@ -373,15 +469,26 @@ async function checkCharts(page, r) {
     if (v.identicalTo) assert.ok(label(v.id).includes(`= ${r.variants.find(x => x.id === v.identicalTo).label}`), `${v.id}: "= ×N" label`);
     if (v.status !== 'ok') assert.ok(label(v.id).includes(v.status), `${v.id}: status in its axis label`);
   }
-  if (r.variants.some(v => v.identicalTo)) assert.ok(charts.size.legend.some(t => t.startsWith('Identical code')), 'identical code legend entry');
+  if (r.variants.some(v => v.identicalTo))
+    assert.ok(
+      charts.size.legend.some(t => t.startsWith('Identical code')),
+      'identical code legend entry',
+    );
 
   const size = charts.size;
   // One loop: "Loop SASS bytes"; a multi-loop sweep has one series per loop ("Loop L70 SASS bytes").
   const loopSeries = r.loops.length > 1 ? r.loops.map(l => `Loop L${l.line} SASS bytes`) : ['Loop SASS bytes'];
-  assert.ok(size.legend.includes('Kernel SASS bytes') && loopSeries.every(t => size.legend.includes(t)), `size legend: ${size.legend.join(', ')}`);
+  assert.ok(
+    size.legend.includes('Kernel SASS bytes') && loopSeries.every(t => size.legend.includes(t)),
+    `size legend: ${size.legend.join(', ')}`,
+  );
   const budgetLabel = size.legend.find(t => t.startsWith('I-cache budget'));
   assert.ok(budgetLabel, 'i-cache budget legend entry');
-  assert.deepEqual(size.decor.refLines.map(l => l.value), [r.icacheBudgetBytes], 'budget line at icacheBudgetBytes');
+  assert.deepEqual(
+    size.decor.refLines.map(l => l.value),
+    [r.icacheBudgetBytes],
+    'budget line at icacheBudgetBytes',
+  );
   assert.equal(size.datasets[0].n, ok.length, 'kernel bytes bar per finished variant, none for failed/pending ones');
 
   const res = charts.resources;
@@ -399,14 +506,26 @@ async function checkCharts(page, r) {
   for (const t of ['Faster than the baseline', 'Slower than the baseline', 'Within noise (IQRs overlap)', 'IQR whiskers']) {
     assert.ok(sp.legend.includes(t), `speedup legend: ${t}`);
   }
-  assert.ok(sp.legend.some(t => t.startsWith('Baseline')), 'baseline line legend');
-  assert.deepEqual(sp.decor.refLines.map(l => l.value), [1]);
+  assert.ok(
+    sp.legend.some(t => t.startsWith('Baseline')),
+    'baseline line legend',
+  );
+  assert.deepEqual(
+    sp.decor.refLines.map(l => l.value),
+    [1],
+  );
   const baseMedian = r.variants.find(v => v.id === r.baseline).medianMs;
   r.variants.forEach((v, i) => {
     const expLow = v.status === 'ok' && v.q3Ms ? baseMedian / v.q3Ms : null;
     const expHigh = v.status === 'ok' && v.q1Ms ? baseMedian / v.q1Ms : null;
-    assert.ok(expLow === null ? sp.decor.whiskers.low[i] === null : Math.abs(sp.decor.whiskers.low[i] - expLow) < 1e-12, `${v.id}: whisker low`);
-    assert.ok(expHigh === null ? sp.decor.whiskers.high[i] === null : Math.abs(sp.decor.whiskers.high[i] - expHigh) < 1e-12, `${v.id}: whisker high`);
+    assert.ok(
+      expLow === null ? sp.decor.whiskers.low[i] === null : Math.abs(sp.decor.whiskers.low[i] - expLow) < 1e-12,
+      `${v.id}: whisker low`,
+    );
+    assert.ok(
+      expHigh === null ? sp.decor.whiskers.high[i] === null : Math.abs(sp.decor.whiskers.high[i] - expHigh) < 1e-12,
+      `${v.id}: whisker high`,
+    );
     // Within-noise bars are hatched and identical-code bars faded (patterns), the others solid colours.
     if (v.status === 'ok') assert.equal(sp.patterns[0][i], v.withinNoise === true || !!v.identicalTo, `${v.id}: noise marking`);
   });
@@ -442,7 +561,10 @@ describe('standalone report', () => {
       // Host-only controls are hidden; everything else is there.
       const hostOnlyShown = await page.evaluate(() => [...document.querySelectorAll('.ul-host-only')].map(e => e.offsetParent !== null));
       assert.deepEqual(hostOnlyShown, [false, false, false, false, false], 'Apply, Apply best, Export ×2 and Cancel hidden');
-      assert.equal(await page.locator('h1').textContent(), `${r.kernel} · loop${r.loops.length > 1 ? "s" : ""} ${r.loops.map(l => `L${l.line}`).join(', ')}`);
+      assert.equal(
+        await page.locator('h1').textContent(),
+        `${r.kernel} · loop${r.loops.length > 1 ? 's' : ''} ${r.loops.map(l => `L${l.line}`).join(', ')}`,
+      );
       assert.equal(await page.locator('[data-meta="GPU"] dd').textContent(), r.gpu ?? 'static: no GPU run');
       if (r.static) assert.match(await page.locator('[data-static-note]').textContent(), /GPU run adds kernel timings.*unroll-lens sweep/s);
       await assertClean(page, log);
@@ -455,7 +577,10 @@ describe('standalone report', () => {
     const data = /<script type="application\/json" id="sweep-data">(.*?)<\/script>/s.exec(html)[1];
     assert.ok(!data.includes('<'), 'no < inside the embedded JSON');
     assert.deepEqual(JSON.parse(data), fixtures['escaping-matmul_basic']);
-    assert.match(html, /<meta http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;; img-src data:; style-src &#39;nonce-/);
+    assert.match(
+      html,
+      /<meta http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;; img-src data:; style-src &#39;nonce-/,
+    );
   });
 });
 
@@ -476,11 +601,14 @@ describe('webview host', () => {
 
   test('markup in kernel names, paths, labels, notes and messages stays text', async () => {
     const r = fixtures['escaping-matmul_basic'];
-    for (const open of [() => openReport('escaping-matmul_basic'), async () => {
-      const p = await openHost();
-      await postResult(p.page, r);
-      return p;
-    }]) {
+    for (const open of [
+      () => openReport('escaping-matmul_basic'),
+      async () => {
+        const p = await openHost();
+        await postResult(p.page, r);
+        return p;
+      },
+    ]) {
       const { page, log } = await open();
       const dom = await page.evaluate(() => ({
         injected: document.querySelectorAll('#app script, #app img, #app iframe, #app b, #app i').length,
@@ -494,7 +622,7 @@ describe('webview host', () => {
         title: document.title,
       }));
       assert.equal(dom.injected, 0, 'no element created from data');
-      assert.equal(dom.scripts, 2, 'only the page\'s own scripts');
+      assert.equal(dom.scripts, 2, "only the page's own scripts");
       assert.ok(dom.h1.startsWith('<script>alert(1)</script>k'), dom.h1);
       assert.ok(dom.subtitle.includes('/<b>bold</b>/'), dom.subtitle);
       assert.ok(dom.notes.includes('<img src=x onerror="alert(3)"> a note with markup & an ampersand'));
@@ -537,13 +665,16 @@ describe('webview host', () => {
     await page.click('text=Export CSV');
     await page.click('text=Export JSON (T4)');
     // A click on the ×4 bar of the speedup chart.
-    const pos = await page.evaluate(idx => {
-      const c = window.__unrollLensCharts.speedup;
-      c.canvas.scrollIntoView({ block: 'center' });   // earlier clicks scrolled: the bar must be in the viewport
-      const el = c.getDatasetMeta(0).data[idx];
-      const box = c.canvas.getBoundingClientRect();
-      return { x: box.left + el.x, y: box.top + (el.y + el.base) / 2 };
-    }, r.variants.findIndex(v => v.id === '72=4'));
+    const pos = await page.evaluate(
+      idx => {
+        const c = window.__unrollLensCharts.speedup;
+        c.canvas.scrollIntoView({ block: 'center' }); // earlier clicks scrolled: the bar must be in the viewport
+        const el = c.getDatasetMeta(0).data[idx];
+        const box = c.canvas.getBoundingClientRect();
+        return { x: box.left + el.x, y: box.top + (el.y + el.base) / 2 };
+      },
+      r.variants.findIndex(v => v.id === '72=4'),
+    );
     await page.mouse.click(pos.x, pos.y);
     // chart.js handles events on the next animation frame, reading the canvas position then: wait
     // for it before anything scrolls.
@@ -585,14 +716,22 @@ describe('webview host', () => {
     let ids = await order();
     let m = medians(ids);
     assert.equal(m.at(-1), null, 'failed variant (no median) last');
-    assert.deepEqual(m.slice(0, -1), [...m.slice(0, -1)].sort((a, b) => a - b), 'ascending');
+    assert.deepEqual(
+      m.slice(0, -1),
+      [...m.slice(0, -1)].sort((a, b) => a - b),
+      'ascending',
+    );
     assert.equal(await page.getAttribute('th[data-col="medianMs"]', 'aria-sort'), 'ascending');
     await page.focus('th[data-col="medianMs"] button');
     await page.keyboard.press('Enter');
     ids = await order();
     m = medians(ids);
     assert.equal(m.at(-1), null, 'still last when descending');
-    assert.deepEqual(m.slice(0, -1), [...m.slice(0, -1)].sort((a, b) => b - a), 'descending');
+    assert.deepEqual(
+      m.slice(0, -1),
+      [...m.slice(0, -1)].sort((a, b) => b - a),
+      'descending',
+    );
     assert.equal(await page.getAttribute('th[data-col="medianMs"]', 'aria-sort'), 'descending');
     // Numbers in text sort as numbers (×2 before ×16); kernel instr numerically (56 < 144 < 216).
     await page.click('th[data-col="factor:51"] button');
@@ -609,12 +748,35 @@ describe('webview host', () => {
     const { page, log } = await openHost();
     const final = fixtures.matmul_basic;
     const pending = v => ({
-      ...v, status: 'pending', kernelInstructions: null, kernelBytes: null, loopInstructions: {}, effectiveUnroll: {}, fullyUnrolled: {},
-      registers: null, spillStores: null, spillLoads: null, occupancy: null, identicalTo: null, samples: 0, medianMs: null, q1Ms: null, q3Ms: null,
-      iqrMs: null, cv: null, speedup: null, withinNoise: null, stallShare: null, achievedOccupancy: null,
+      ...v,
+      status: 'pending',
+      kernelInstructions: null,
+      kernelBytes: null,
+      loopInstructions: {},
+      effectiveUnroll: {},
+      fullyUnrolled: {},
+      registers: null,
+      spillStores: null,
+      spillLoads: null,
+      occupancy: null,
+      identicalTo: null,
+      samples: 0,
+      medianMs: null,
+      q1Ms: null,
+      q3Ms: null,
+      iqrMs: null,
+      cv: null,
+      speedup: null,
+      withinNoise: null,
+      stallShare: null,
+      achievedOccupancy: null,
     });
     const partial = done => ({
-      ...final, complete: false, evaluations: done, best: null, bestBasis: null,
+      ...final,
+      complete: false,
+      evaluations: done,
+      best: null,
+      bestBasis: null,
       variants: final.variants.map((v, i) => (i < done ? v : pending(v))),
     });
     await postResult(page, partial(1), { message: 'building variants', done: 0, total: final.variants.length });
@@ -626,7 +788,10 @@ describe('webview host', () => {
     assert.equal(first, `building variants (0 of ${final.variants.length})`);
     assert.ok(await page.isVisible('.ul-cancel'));
     let table = await readTable(page);
-    assert.deepEqual(table.rows.map(x => x.cells.status), final.variants.map((_, i) => (i < 1 ? 'ok' : 'pending')));
+    assert.deepEqual(
+      table.rows.map(x => x.cells.status),
+      final.variants.map((_, i) => (i < 1 ? 'ok' : 'pending')),
+    );
     await page.click('.ul-cancel');
     assert.deepEqual((await page.evaluate(() => window.__posted)).at(-1), { type: 'cancel' });
 
@@ -677,7 +842,10 @@ describe('webview host', () => {
     await settle(page);
     const hc = await colours();
     assert.equal(hc.tick, '#ffffff');
-    assert.ok(hc.border.every(b => b === '#6fc3df'), 'bars outlined with the contrast border');
+    assert.ok(
+      hc.border.every(b => b === '#6fc3df'),
+      'bars outlined with the contrast border',
+    );
     await assertClean(page, log);
   });
 
@@ -717,17 +885,30 @@ describe('webview host', () => {
 test('panelHtml: CSP, nonce and escaping of what the host passes in', () => {
   const nonce = crypto.randomBytes(16).toString('base64');
   const html = panelHtml({
-    scriptUri: 'https://x.invalid/a.js?x="<>', styleUri: 'https://x.invalid/a.css', cspSource: 'https://x.invalid', nonce, title: '<b>t</b>',
+    scriptUri: 'https://x.invalid/a.js?x="<>',
+    styleUri: 'https://x.invalid/a.css',
+    cspSource: 'https://x.invalid',
+    nonce,
+    title: '<b>t</b>',
   });
-  assert.ok(html.includes(`default-src &#39;none&#39;; img-src https://x.invalid data:; style-src https://x.invalid &#39;nonce-${nonce}&#39;; `
-    + `script-src &#39;nonce-${nonce}&#39;; font-src https://x.invalid">`));
+  assert.ok(
+    html.includes(
+      `default-src &#39;none&#39;; img-src https://x.invalid data:; style-src https://x.invalid &#39;nonce-${nonce}&#39;; ` +
+        `script-src &#39;nonce-${nonce}&#39;; font-src https://x.invalid">`,
+    ),
+  );
   assert.ok(html.includes('<title>&lt;b&gt;t&lt;/b&gt;</title>'));
   assert.ok(html.includes('src="https://x.invalid/a.js?x=&quot;&lt;&gt;"'));
-  assert.throws(() => panelHtml({ scriptUri: '', styleUri: '', cspSource: "x; script-src 'unsafe-inline'", nonce, title: '' }), /cspSource/);
+  assert.throws(
+    () => panelHtml({ scriptUri: '', styleUri: '', cspSource: "x; script-src 'unsafe-inline'", nonce, title: '' }),
+    /cspSource/,
+  );
   assert.throws(() => panelHtml({ scriptUri: '', styleUri: '', cspSource: "'unsafe-inline'", nonce, title: '' }), /cspSource/);
   // code-server's webview.cspSource: 'self' is the one quoted keyword a host may pass.
-  assert.match(panelHtml({ scriptUri: 'a', styleUri: 'b', cspSource: "'self' https://*.vscode-cdn.net", nonce, title: '' }),
-    /style-src &#39;self&#39; https:\/\/\*\.vscode-cdn\.net &#39;nonce-/);
+  assert.match(
+    panelHtml({ scriptUri: 'a', styleUri: 'b', cspSource: "'self' https://*.vscode-cdn.net", nonce, title: '' }),
+    /style-src &#39;self&#39; https:\/\/\*\.vscode-cdn\.net &#39;nonce-/,
+  );
   assert.throws(() => panelHtml({ scriptUri: '', styleUri: '', cspSource: 'x', nonce: 'short', title: '' }), /nonce/);
   assert.notEqual(makeNonce(), makeNonce());
 });

@@ -4,9 +4,29 @@
 // carry per-variant styles (noise hatching, identical code, selection) that a dataset-derived
 // legend would misreport.
 import {
-  BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, LineController, LineElement, LogarithmicScale, PointElement, Tooltip,
+  BarController,
+  BarElement,
+  CategoryScale,
+  Chart,
+  Legend,
+  LinearScale,
+  LineController,
+  LineElement,
+  LogarithmicScale,
+  PointElement,
+  Tooltip,
 } from 'chart.js';
-import type { ActiveElement, ChartConfiguration, ChartDataset, ChartEvent, ChartType, LegendItem, Plugin, Scale, TooltipItem } from 'chart.js';
+import type {
+  ActiveElement,
+  ChartConfiguration,
+  ChartDataset,
+  ChartEvent,
+  ChartType,
+  LegendItem,
+  Plugin,
+  Scale,
+  TooltipItem,
+} from 'chart.js';
 import { h, setText } from './dom';
 import { fmtBytes, fmtFactor, fmtInt, fmtPercent, fmtShare, fmtSpeedup, fmtUs } from './format';
 import { NO_INSTRUCTION, OTHER_STALLS, stallLabel } from './model';
@@ -14,7 +34,18 @@ import type { VariantView, ViewModel } from './model';
 import { faded, hatched } from './theme';
 import type { Theme } from './theme';
 
-Chart.register(BarController, BarElement, LineController, LineElement, PointElement, CategoryScale, LinearScale, LogarithmicScale, Legend, Tooltip);
+Chart.register(
+  BarController,
+  BarElement,
+  LineController,
+  LineElement,
+  PointElement,
+  CategoryScale,
+  LinearScale,
+  LogarithmicScale,
+  Legend,
+  Tooltip,
+);
 
 export type ChartId = 'speedup' | 'stalls' | 'size' | 'resources' | 'unroll';
 
@@ -136,7 +167,10 @@ export class ChartPanel {
   private selected: string | null = null;
   private hiddenRefLines = new Set<string>();
 
-  constructor(private readonly root: HTMLElement, private readonly onPick: (variantId: string) => void) {}
+  constructor(
+    private readonly root: HTMLElement,
+    private readonly onPick: (variantId: string) => void,
+  ) {}
 
   get instances(): Record<string, Chart> {
     return Object.fromEntries([...this.cards].map(([id, c]) => [id, c.chart]));
@@ -199,8 +233,10 @@ export class ChartPanel {
       case 'speedup':
         return `Baseline median / variant median; whiskers span the variant's interquartile range. Baseline: ${m.baseline?.v.label ?? r.baseline}.`;
       case 'stalls':
-        return 'Share of warp-stall samples per reason (ncu warp-state metrics). no_instruction: warps waiting for instructions, '
-          + 'i.e. instruction-cache misses from code bloat.';
+        return (
+          'Share of warp-stall samples per reason (ncu warp-state metrics). no_instruction: warps waiting for instructions, ' +
+          'i.e. instruction-cache misses from code bloat.'
+        );
       case 'size':
         return `Loop bytes = loop SASS instructions × 16. I-cache budget ${fmtBytes(r.icacheBudgetBytes)}: ${r.icacheBudgetNote}`;
       case 'resources':
@@ -208,7 +244,7 @@ export class ChartPanel {
           ? 'Theoretical occupancy from registers and shared memory; achieved occupancy measured by ncu (% of peak warps).'
           : 'Theoretical occupancy from registers and shared memory at the block size of the estimate.';
       case 'unroll':
-        return 'Copies of one loop iteration in the hot machine-code loop (nvcc\'s effective unroll); crosses mark the factor requested.';
+        return "Copies of one loop iteration in the hot machine-code loop (nvcc's effective unroll); crosses mark the factor requested.";
     }
   }
 
@@ -218,11 +254,16 @@ export class ChartPanel {
     const labels = m.variants.map(x => x.axisLabel);
     const base = this.baseOptions(m, t);
     switch (id) {
-      case 'speedup': return this.speedup(m, t, labels, base);
-      case 'stalls': return this.stalls(m, t, labels, base);
-      case 'size': return this.size(m, t, labels, base);
-      case 'resources': return this.resources(m, t, labels, base);
-      case 'unroll': return this.unroll(m, t, labels, base);
+      case 'speedup':
+        return this.speedup(m, t, labels, base);
+      case 'stalls':
+        return this.stalls(m, t, labels, base);
+      case 'size':
+        return this.size(m, t, labels, base);
+      case 'resources':
+        return this.resources(m, t, labels, base);
+      case 'unroll':
+        return this.unroll(m, t, labels, base);
     }
   }
 
@@ -232,16 +273,22 @@ export class ChartPanel {
    */
   private outline(m: ViewModel, t: Theme) {
     return {
-      borderColor: m.variants.map(x => (x.v.id === this.selected ? t.foreground : t.contrastBorder ?? 'transparent')),
+      borderColor: m.variants.map(x => (x.v.id === this.selected ? t.foreground : (t.contrastBorder ?? 'transparent'))),
       borderWidth: m.variants.map(x => (x.v.id === this.selected ? 3 : t.contrastBorder ? 1 : 0)),
     };
   }
 
   private baseOptions(m: ViewModel, t: Theme) {
     const tick = { color: t.foreground, font: { family: t.fontFamily, size: t.fontSize - 1 } };
-    const title = (text: string) => ({ display: true, text, color: t.foreground, font: { family: t.fontFamily, size: t.fontSize, weight: 600 as const } });
+    const title = (text: string) => ({
+      display: true,
+      text,
+      color: t.foreground,
+      font: { family: t.fontFamily, size: t.fontSize, weight: 600 as const },
+    });
     return {
-      tick, title,
+      tick,
+      title,
       options: {
         responsive: true,
         maintainAspectRatio: false,
@@ -263,8 +310,14 @@ export class ChartPanel {
             labels: { color: t.foreground, font: { family: t.fontFamily, size: t.fontSize - 1 }, boxWidth: 22, boxHeight: 12, padding: 10 },
           },
           tooltip: {
-            backgroundColor: t.tooltipBackground, titleColor: t.tooltipForeground, bodyColor: t.tooltipForeground, footerColor: t.tooltipForeground,
-            borderColor: t.tooltipBorder, borderWidth: 1, titleFont: { family: t.fontFamily, weight: 600 as const }, bodyFont: { family: t.fontFamily },
+            backgroundColor: t.tooltipBackground,
+            titleColor: t.tooltipForeground,
+            bodyColor: t.tooltipForeground,
+            footerColor: t.tooltipForeground,
+            borderColor: t.tooltipBorder,
+            borderWidth: 1,
+            titleFont: { family: t.fontFamily, weight: 600 as const },
+            bodyFont: { family: t.fontFamily },
             footerFont: { family: t.fontFamily, weight: 400 as const },
             callbacks: {
               title: (items: TooltipItem<'bar'>[]) => {
@@ -277,11 +330,14 @@ export class ChartPanel {
         scales: {
           x: {
             ticks: {
-              ...tick, maxRotation: 50, minRotation: 0,
+              ...tick,
+              maxRotation: 50,
+              minRotation: 0,
               // Every variant gets its label unless there are too many to read; long sweep labels
               // (`L40 ×4 · L52 full · BLOCK=8`) are shortened here, in full in the tooltip and table.
               autoSkip: m.variants.length > 40,
-              callback: (_v: string | number, i: number) => (m.variants[i]?.axisLabel ?? []).map(s => (s.length > 24 ? `${s.slice(0, 23)}…` : s)),
+              callback: (_v: string | number, i: number) =>
+                (m.variants[i]?.axisLabel ?? []).map(s => (s.length > 24 ? `${s.slice(0, 23)}…` : s)),
             },
             grid: { color: t.grid, display: false },
             border: { color: t.border },
@@ -295,16 +351,27 @@ export class ChartPanel {
   /** The chart.js legend options for our own entries (click toggles datasets and reference lines). */
   private legend(entries: LegendEntry[], t: Theme, refLines: RefLine[]) {
     return {
-      generateLabels: (chart: Chart): LegendItem[] => entries.map(e => ({
-        text: e.text,
-        fillStyle: e.fill,
-        strokeStyle: e.stroke ?? (typeof e.fill === 'string' ? e.fill : t.foreground),
-        lineWidth: e.lineWidth ?? 0,
-        lineDash: e.lineDash,
-        fontColor: t.foreground,
-        hidden: e.datasetIndex !== undefined ? !chart.isDatasetVisible(e.datasetIndex) : e.refLine !== undefined ? !!refLines[e.refLine]?.hidden : false,
-        datasetIndex: e.datasetIndex,
-      } as LegendItem & { refLine?: number })).map((item, i) => Object.assign(item, { refLine: entries[i].refLine })),
+      generateLabels: (chart: Chart): LegendItem[] =>
+        entries
+          .map(
+            e =>
+              ({
+                text: e.text,
+                fillStyle: e.fill,
+                strokeStyle: e.stroke ?? (typeof e.fill === 'string' ? e.fill : t.foreground),
+                lineWidth: e.lineWidth ?? 0,
+                lineDash: e.lineDash,
+                fontColor: t.foreground,
+                hidden:
+                  e.datasetIndex !== undefined
+                    ? !chart.isDatasetVisible(e.datasetIndex)
+                    : e.refLine !== undefined
+                      ? !!refLines[e.refLine]?.hidden
+                      : false,
+                datasetIndex: e.datasetIndex,
+              }) as LegendItem & { refLine?: number },
+          )
+          .map((item, i) => Object.assign(item, { refLine: entries[i].refLine })),
     };
   }
 
@@ -325,8 +392,13 @@ export class ChartPanel {
     };
   }
 
-  private withDecor(base: ReturnType<ChartPanel['baseOptions']>, t: Theme, decor: DecorOptions, scales: Record<string, unknown>,
-    tooltipLabel: (item: TooltipItem<'bar'>) => string | string[] | void) {
+  private withDecor(
+    base: ReturnType<ChartPanel['baseOptions']>,
+    t: Theme,
+    decor: DecorOptions,
+    scales: Record<string, unknown>,
+    tooltipLabel: (item: TooltipItem<'bar'>) => string | string[] | void,
+  ) {
     for (const r of decor.refLines) r.hidden = this.hiddenRefLines.has(r.label);
     const o = base.options;
     return {
@@ -366,34 +438,44 @@ export class ChartPanel {
     const data = m.variants.map(x => (x.ok ? x.num('speedup') : null));
     const top = Math.max(1, ...m.variants.map(x => x.speedupHigh ?? x.num('speedup') ?? 0));
     const decor: DecorOptions = {
-      refLines, legend,
+      refLines,
+      legend,
       whiskers: { datasetIndex: 0, low: m.variants.map(x => x.speedupLow), high: m.variants.map(x => x.speedupHigh), color: t.foreground },
     };
     return {
       type: 'bar',
       data: { labels, datasets: [{ label: 'Speedup (median)', data, backgroundColor: fill, ...this.outline(m, t), barPercentage: 0.8 }] },
-      options: this.withDecor(base, t, decor, {
-        y: {
-          beginAtZero: true, suggestedMax: top * 1.08,
-          ticks: { ...base.tick, callback: (v: string | number) => `${Number(v).toFixed(2)}×` },
-          grid: { color: t.grid }, border: { color: t.border },
-          title: base.title('Speedup (×, higher is faster)'),
+      options: this.withDecor(
+        base,
+        t,
+        decor,
+        {
+          y: {
+            beginAtZero: true,
+            suggestedMax: top * 1.08,
+            ticks: { ...base.tick, callback: (v: string | number) => `${Number(v).toFixed(2)}×` },
+            grid: { color: t.grid },
+            border: { color: t.border },
+            title: base.title('Speedup (×, higher is faster)'),
+          },
         },
-      }, item => {
-        const x = m.variants[item.dataIndex];
-        if (!x) return '';
-        const lines = [`speedup ${fmtSpeedup(x.num('speedup'))}`];
-        if (x.speedupLow !== null && x.speedupHigh !== null) lines.push(`IQR ${x.speedupLow.toFixed(3)}–${x.speedupHigh.toFixed(3)}×`);
-        lines.push(`median ${fmtUs(x.num('medianMs'))} µs`);
-        if (x.withinNoise !== null) lines.push(x.withinNoise ? 'within noise of the baseline' : 'outside the baseline\'s noise');
-        return lines;
-      }) as ChartConfiguration['options'],
+        item => {
+          const x = m.variants[item.dataIndex];
+          if (!x) return '';
+          const lines = [`speedup ${fmtSpeedup(x.num('speedup'))}`];
+          if (x.speedupLow !== null && x.speedupHigh !== null) lines.push(`IQR ${x.speedupLow.toFixed(3)}–${x.speedupHigh.toFixed(3)}×`);
+          lines.push(`median ${fmtUs(x.num('medianMs'))} µs`);
+          if (x.withinNoise !== null) lines.push(x.withinNoise ? 'within noise of the baseline' : "outside the baseline's noise");
+          return lines;
+        },
+      ) as ChartConfiguration['options'],
     };
   }
 
   private stalls(m: ViewModel, t: Theme, labels: string[][], base: ReturnType<ChartPanel['baseOptions']>): ChartConfiguration {
     const palette = [t.blue, t.green, t.yellow, t.purple];
-    const colour = (g: string, i: number) => (g === NO_INSTRUCTION ? t.red : g === OTHER_STALLS ? t.grey : palette[(i - 1) % palette.length]);
+    const colour = (g: string, i: number) =>
+      g === NO_INSTRUCTION ? t.red : g === OTHER_STALLS ? t.grey : palette[(i - 1) % palette.length];
     const outline = this.outline(m, t);
     const datasets: ChartDataset<'bar'>[] = m.stallGroups.map((g, i) => ({
       label: stallLabel(g),
@@ -407,18 +489,27 @@ export class ChartPanel {
     return {
       type: 'bar',
       data: { labels, datasets },
-      options: this.withDecor(base, t, { refLines: [], legend, whiskers: null }, {
-        x: { ...base.options.scales.x, stacked: true },
-        y: {
-          stacked: true, min: 0, max: 100,
-          ticks: { ...base.tick, callback: (v: string | number) => `${v}%` },
-          grid: { color: t.grid }, border: { color: t.border },
-          title: base.title('Share of warp stalls (%)'),
+      options: this.withDecor(
+        base,
+        t,
+        { refLines: [], legend, whiskers: null },
+        {
+          x: { ...base.options.scales.x, stacked: true },
+          y: {
+            stacked: true,
+            min: 0,
+            max: 100,
+            ticks: { ...base.tick, callback: (v: string | number) => `${v}%` },
+            grid: { color: t.grid },
+            border: { color: t.border },
+            title: base.title('Share of warp stalls (%)'),
+          },
         },
-      }, item => {
-        const v = item.raw as number | null;
-        return `${item.dataset.label}: ${fmtShare(v === null ? null : v / 100)}`;
-      }) as ChartConfiguration['options'],
+        item => {
+          const v = item.raw as number | null;
+          return `${item.dataset.label}: ${fmtShare(v === null ? null : v / 100)}`;
+        },
+      ) as ChartConfiguration['options'],
     };
   }
 
@@ -442,7 +533,8 @@ export class ChartPanel {
       categoryPercentage: 0.8,
     }));
     const budget = m.result.icacheBudgetBytes;
-    const refLines: RefLine[] = budget > 0 ? [{ value: budget, color: t.red, label: `I-cache budget ${fmtBytes(budget)} (${m.result.arch})` }] : [];
+    const refLines: RefLine[] =
+      budget > 0 ? [{ value: budget, color: t.red, label: `I-cache budget ${fmtBytes(budget)} (${m.result.arch})` }] : [];
     const legend: LegendEntry[] = [
       ...series.map((s, i) => ({ text: s.label, fill: s.colour, datasetIndex: i })),
       ...refLines.map((r, i) => ({ text: r.label, fill: 'transparent', stroke: r.color, lineWidth: 2, lineDash: [6, 4], refLine: i })),
@@ -457,19 +549,28 @@ export class ChartPanel {
     return {
       type: 'bar',
       data: { labels, datasets },
-      options: this.withDecor(base, t, { refLines, legend, whiskers: null }, {
-        y: {
-          type: 'logarithmic', min, max,
-          afterBuildTicks: (scale: Scale) => {
-            const ticks = [];
-            for (let v = min; v <= max; v *= 4) ticks.push({ value: v });
-            scale.ticks = ticks;
+      options: this.withDecor(
+        base,
+        t,
+        { refLines, legend, whiskers: null },
+        {
+          y: {
+            type: 'logarithmic',
+            min,
+            max,
+            afterBuildTicks: (scale: Scale) => {
+              const ticks = [];
+              for (let v = min; v <= max; v *= 4) ticks.push({ value: v });
+              scale.ticks = ticks;
+            },
+            ticks: { ...base.tick, callback: (v: string | number) => fmtBytes(Number(v)) },
+            grid: { color: t.grid },
+            border: { color: t.border },
+            title: base.title('SASS bytes (log scale)'),
           },
-          ticks: { ...base.tick, callback: (v: string | number) => fmtBytes(Number(v)) },
-          grid: { color: t.grid }, border: { color: t.border },
-          title: base.title('SASS bytes (log scale)'),
         },
-      }, item => `${item.dataset.label}: ${fmtInt(item.raw as number | null)} B`) as ChartConfiguration['options'],
+        item => `${item.dataset.label}: ${fmtInt(item.raw as number | null)} B`,
+      ) as ChartConfiguration['options'],
     };
   }
 
@@ -485,56 +586,101 @@ export class ChartPanel {
     const spills = m.variants.map(x => (x.ok ? spill(x) : null));
     const spillAxis = spills.some(v => v !== null && v > 0);
     const bar = (label: string, colour: string, data: (number | null)[], axis: string): ChartDataset<'bar'> => ({
-      label, data,
+      label,
+      data,
       backgroundColor: m.variants.map(x => (x.ref ? faded(colour, 0.45) : colour)),
-      ...outline, yAxisID: axis, barPercentage: 0.9, categoryPercentage: 0.75, order: 2,
+      ...outline,
+      yAxisID: axis,
+      barPercentage: 0.9,
+      categoryPercentage: 0.75,
+      order: 2,
     });
     const line = (label: string, colour: string, value: (x: VariantView) => number | null, dash: number[]) => ({
-      type: 'line' as const, label, data: m.variants.map(x => (x.ok ? value(x) : null)), borderColor: colour, backgroundColor: colour,
-      borderWidth: 2, borderDash: dash, pointRadius: 4, pointHoverRadius: 6, spanGaps: false, yAxisID: 'y1', order: 1,
+      type: 'line' as const,
+      label,
+      data: m.variants.map(x => (x.ok ? value(x) : null)),
+      borderColor: colour,
+      backgroundColor: colour,
+      borderWidth: 2,
+      borderDash: dash,
+      pointRadius: 4,
+      pointHoverRadius: 6,
+      spanGaps: false,
+      yAxisID: 'y1',
+      order: 1,
       clip: false as const, // 100% sits on the top edge: draw the points whole
     });
     const registers = m.variants.map(x => (x.ok ? x.num('registers') : null));
     const datasets = [
       bar('Registers / thread', t.blue, registers, 'y'),
       bar('Spill bytes (stores + loads)', t.red, spills, spillAxis ? 'ys' : 'y'),
-      line('Theoretical occupancy (%)', t.green, x => { const o = x.num('occupancy'); return o === null ? null : o * 100; }, []),
+      line(
+        'Theoretical occupancy (%)',
+        t.green,
+        x => {
+          const o = x.num('occupancy');
+          return o === null ? null : o * 100;
+        },
+        [],
+      ),
       ...(m.gpu ? [line('Achieved occupancy (%, ncu)', t.yellow, x => x.num('achievedOccupancy'), [5, 3])] : []),
     ] as ChartDataset<'bar'>[];
     const legend: LegendEntry[] = [
       { text: 'Registers / thread', fill: t.blue, datasetIndex: 0 },
       { text: 'Spill bytes (stores + loads)', fill: t.red, datasetIndex: 1 },
       { text: 'Theoretical occupancy (%)', fill: 'transparent', stroke: t.green, lineWidth: 2, datasetIndex: 2 },
-      ...(m.gpu ? [{ text: 'Achieved occupancy (%, ncu)', fill: 'transparent', stroke: t.yellow, lineWidth: 2, lineDash: [5, 3], datasetIndex: 3 }] : []),
+      ...(m.gpu
+        ? [{ text: 'Achieved occupancy (%, ncu)', fill: 'transparent', stroke: t.yellow, lineWidth: 2, lineDash: [5, 3], datasetIndex: 3 }]
+        : []),
     ];
     const maxOf = (vs: (number | null)[]) => Math.max(0, ...vs.filter((v): v is number => v !== null));
     const maxLeft = Math.max(8, maxOf(registers), spillAxis ? 0 : maxOf(spills));
     return {
       type: 'bar',
       data: { labels, datasets },
-      options: this.withDecor(base, t, { refLines: [], legend, whiskers: null }, {
-        y: {
-          position: 'left', beginAtZero: true, suggestedMax: Math.ceil(maxLeft * 1.1),
-          ticks: { ...base.tick, precision: 0 }, grid: { color: t.grid }, border: { color: t.border },
-          title: base.title(spillAxis ? 'Registers per thread' : 'Registers per thread · spill bytes'),
-        },
-        ...(spillAxis ? {
-          ys: {
-            position: 'left', beginAtZero: true, suggestedMax: Math.ceil(maxOf(spills) * 1.1),
-            ticks: { ...base.tick, color: t.red, precision: 0 }, grid: { display: false }, border: { color: t.red },
-            title: { ...base.title('Spill bytes'), color: t.red },
+      options: this.withDecor(
+        base,
+        t,
+        { refLines: [], legend, whiskers: null },
+        {
+          y: {
+            position: 'left',
+            beginAtZero: true,
+            suggestedMax: Math.ceil(maxLeft * 1.1),
+            ticks: { ...base.tick, precision: 0 },
+            grid: { color: t.grid },
+            border: { color: t.border },
+            title: base.title(spillAxis ? 'Registers per thread' : 'Registers per thread · spill bytes'),
           },
-        } : {}),
-        y1: {
-          position: 'right', min: 0, max: 100,
-          ticks: { ...base.tick, callback: (v: string | number) => `${v}%` }, grid: { display: false }, border: { color: t.border },
-          title: base.title('Occupancy (%)'),
+          ...(spillAxis
+            ? {
+                ys: {
+                  position: 'left',
+                  beginAtZero: true,
+                  suggestedMax: Math.ceil(maxOf(spills) * 1.1),
+                  ticks: { ...base.tick, color: t.red, precision: 0 },
+                  grid: { display: false },
+                  border: { color: t.red },
+                  title: { ...base.title('Spill bytes'), color: t.red },
+                },
+              }
+            : {}),
+          y1: {
+            position: 'right',
+            min: 0,
+            max: 100,
+            ticks: { ...base.tick, callback: (v: string | number) => `${v}%` },
+            grid: { display: false },
+            border: { color: t.border },
+            title: base.title('Occupancy (%)'),
+          },
         },
-      }, item => {
-        const v = item.raw as number | null;
-        if (item.dataset.yAxisID === 'y1') return `${item.dataset.label}: ${fmtPercent(v)}`;
-        return `${item.dataset.label}: ${fmtInt(v)}`;
-      }) as ChartConfiguration['options'],
+        item => {
+          const v = item.raw as number | null;
+          if (item.dataset.yAxisID === 'y1') return `${item.dataset.label}: ${fmtPercent(v)}`;
+          return `${item.dataset.label}: ${fmtInt(v)}`;
+        },
+      ) as ChartConfiguration['options'],
     };
   }
 
@@ -543,7 +689,7 @@ export class ChartPanel {
     const outline = this.outline(m, t);
     const loops = m.result.loops;
     const requested = (x: VariantView, line: string): number | null => {
-      const f = x.v.factors[line] ?? (Object.keys(x.v.factors).length ? null : loops.find(l => String(l.line) === line)?.written ?? null);
+      const f = x.v.factors[line] ?? (Object.keys(x.v.factors).length ? null : (loops.find(l => String(l.line) === line)?.written ?? null));
       if (typeof f === 'number') return f;
       const trip = loops.find(l => String(l.line) === line)?.tripCount;
       return f === 'full' && typeof trip === 'number' ? trip : null;
@@ -553,14 +699,22 @@ export class ChartPanel {
         label: m.loopLines.length > 1 ? `L${line} effective unroll` : 'Effective unroll (nvcc)',
         data: m.variants.map(x => (x.ok ? x.effectiveUnroll(line) : null)),
         backgroundColor: m.variants.map(x => (x.ref ? faded(colours[i % colours.length], 0.45) : colours[i % colours.length])),
-        ...outline, barPercentage: 0.85, order: 2,
+        ...outline,
+        barPercentage: 0.85,
+        order: 2,
       })),
       ...m.loopLines.map((line, i) => ({
         type: 'line' as const,
         label: m.loopLines.length > 1 ? `L${line} requested` : 'Requested factor',
         data: m.variants.map(x => (x.ok ? requested(x, line) : null)),
-        showLine: false, pointStyle: 'crossRot' as const, pointRadius: 8, pointHoverRadius: 9, borderWidth: 2,
-        borderColor: m.loopLines.length > 1 ? colours[i % colours.length] : t.foreground, backgroundColor: 'transparent', order: 1,
+        showLine: false,
+        pointStyle: 'crossRot' as const,
+        pointRadius: 8,
+        pointHoverRadius: 9,
+        borderWidth: 2,
+        borderColor: m.loopLines.length > 1 ? colours[i % colours.length] : t.foreground,
+        backgroundColor: 'transparent',
+        order: 1,
       })),
     ] as ChartDataset<'bar'>[];
     const n = m.loopLines.length;
@@ -577,26 +731,35 @@ export class ChartPanel {
     return {
       type: 'bar',
       data: { labels, datasets },
-      options: this.withDecor(base, t, { refLines: [], legend, whiskers: null }, {
-        y: {
-          type: 'logarithmic', min: 0.5, max,
-          afterBuildTicks: (scale: Scale) => {
-            const ticks = [];
-            const step = max > 256 ? 4 : 2;
-            for (let v = 1; v <= max; v *= step) ticks.push({ value: v });
-            scale.ticks = ticks;
+      options: this.withDecor(
+        base,
+        t,
+        { refLines: [], legend, whiskers: null },
+        {
+          y: {
+            type: 'logarithmic',
+            min: 0.5,
+            max,
+            afterBuildTicks: (scale: Scale) => {
+              const ticks = [];
+              const step = max > 256 ? 4 : 2;
+              for (let v = 1; v <= max; v *= step) ticks.push({ value: v });
+              scale.ticks = ticks;
+            },
+            ticks: { ...base.tick, callback: (v: string | number) => fmtFactor(Number(v)) },
+            grid: { color: t.grid },
+            border: { color: t.border },
+            title: base.title('Copies per machine-code iteration (log)'),
           },
-          ticks: { ...base.tick, callback: (v: string | number) => fmtFactor(Number(v)) },
-          grid: { color: t.grid }, border: { color: t.border },
-          title: base.title('Copies per machine-code iteration (log)'),
         },
-      }, item => {
-        const x = m.variants[item.dataIndex];
-        const line = m.loopLines[item.datasetIndex % n];
-        const v = item.raw as number | null;
-        if (item.datasetIndex >= n) return `${item.dataset.label}: ${v === null ? 'n/a' : fmtFactor(v)}`;
-        return `${item.dataset.label}: ${fmtFactor(v)}${x?.fullyUnrolled(line) ? ' (fully unrolled, no loop left)' : ''}`;
-      }) as ChartConfiguration['options'],
+        item => {
+          const x = m.variants[item.dataIndex];
+          const line = m.loopLines[item.datasetIndex % n];
+          const v = item.raw as number | null;
+          if (item.datasetIndex >= n) return `${item.dataset.label}: ${v === null ? 'n/a' : fmtFactor(v)}`;
+          return `${item.dataset.label}: ${fmtFactor(v)}${x?.fullyUnrolled(line) ? ' (fully unrolled, no loop left)' : ''}`;
+        },
+      ) as ChartConfiguration['options'],
     };
   }
 }
@@ -606,15 +769,17 @@ function staticNotice(): HTMLElement {
   return h('section', { class: 'ul-card ul-static-note', attrs: { 'data-static-note': '' } }, [
     h('h2', { text: 'Static result: no GPU run' }),
     h('p', {
-      text: 'These numbers come from the compiler alone: SASS size, registers, spills, theoretical occupancy and the unroll '
-        + 'factor nvcc really applied. A GPU run adds kernel timings (median and interquartile range of repeated launches), '
-        + 'the speedup of every variant over the file as written with a noise check, achieved occupancy, and warp-stall '
-        + 'reasons (no_instruction shows instruction-cache misses from code bloat).',
+      text:
+        'These numbers come from the compiler alone: SASS size, registers, spills, theoretical occupancy and the unroll ' +
+        'factor nvcc really applied. A GPU run adds kernel timings (median and interquartile range of repeated launches), ' +
+        'the speedup of every variant over the file as written with a noise check, achieved occupancy, and warp-stall ' +
+        'reasons (no_instruction shows instruction-cache misses from code bloat).',
     }),
     h('p', {
-      text: 'To get one, run "Unroll Lens: Benchmark this loop" or "Unroll Lens: Sweep unroll factors" in a workspace on a '
-        + 'machine with an NVIDIA GPU and Nsight Compute, or run unroll-lens sweep (unroll-lens bench for one loop) on a GPU host '
-        + 'and open the saved result.',
+      text:
+        'To get one, run "Unroll Lens: Benchmark this loop" or "Unroll Lens: Sweep unroll factors" in a workspace on a ' +
+        'machine with an NVIDIA GPU and Nsight Compute, or run unroll-lens sweep (unroll-lens bench for one loop) on a GPU host ' +
+        'and open the saved result.',
     }),
   ]);
 }

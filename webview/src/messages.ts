@@ -49,9 +49,16 @@ export function connectHost(): Host {
 /** Enough shape checking that a malformed message is dropped instead of breaking the panel. */
 export function isSweepResult(x: unknown): x is SweepResult {
   const r = x as SweepResult | null;
-  return !!r && typeof r === 'object' && r.schema === 1 && Array.isArray(r.variants) && Array.isArray(r.loops)
-    && typeof r.kernel === 'string' && typeof r.file === 'string'
-    && r.variants.every(v => !!v && typeof v.id === 'string' && typeof v.label === 'string' && typeof v.status === 'string');
+  return (
+    !!r &&
+    typeof r === 'object' &&
+    r.schema === 1 &&
+    Array.isArray(r.variants) &&
+    Array.isArray(r.loops) &&
+    typeof r.kernel === 'string' &&
+    typeof r.file === 'string' &&
+    r.variants.every(v => !!v && typeof v.id === 'string' && typeof v.label === 'string' && typeof v.status === 'string')
+  );
 }
 
 function isProgress(p: unknown): p is PanelProgress {

@@ -76,21 +76,23 @@ export function buildModel(result: SweepResult): ViewModel {
   const paramKeys = [...new Set([...Object.keys(result.params), ...result.variants.flatMap(v => Object.keys(v.params))])];
 
   const views: VariantView[] = result.variants.map((v, index) => {
-    const ref = v.identicalTo ? raw.get(v.identicalTo) ?? null : null;
+    const ref = v.identicalTo ? (raw.get(v.identicalTo) ?? null) : null;
     const num = (key: NumericKey): number | null => {
       const own = v[key];
       if (typeof own === 'number' && Number.isFinite(own)) return own;
       const theirs = ref?.[key];
       return typeof theirs === 'number' && Number.isFinite(theirs) && v.status === 'ok' ? theirs : null;
     };
-    const li = (line: string) => v.loopInstructions[line] ?? (ref && v.status === 'ok' ? ref.loopInstructions[line] ?? null : null);
-    const eu = (line: string) => v.effectiveUnroll[line] ?? (ref && v.status === 'ok' ? ref.effectiveUnroll[line] ?? null : null);
-    const fu = (line: string) => v.fullyUnrolled[line] ?? (ref ? ref.fullyUnrolled[line] ?? false : false);
+    const li = (line: string) => v.loopInstructions[line] ?? (ref && v.status === 'ok' ? (ref.loopInstructions[line] ?? null) : null);
+    const eu = (line: string) => v.effectiveUnroll[line] ?? (ref && v.status === 'ok' ? (ref.effectiveUnroll[line] ?? null) : null);
+    const fu = (line: string) => v.fullyUnrolled[line] ?? (ref ? (ref.fullyUnrolled[line] ?? false) : false);
     const axisLabel = [v.label];
     if (ref) axisLabel.push(`= ${ref.label}`);
     if (v.status !== 'ok') axisLabel.push(v.status);
     return {
-      v, index, ref,
+      v,
+      index,
+      ref,
       ok: v.status === 'ok',
       pending: v.status === 'pending',
       failed: v.status !== 'ok' && v.status !== 'pending',
@@ -98,10 +100,16 @@ export function buildModel(result: SweepResult): ViewModel {
       withinNoise: v.withinNoise ?? (ref && v.status === 'ok' ? ref.withinNoise : null),
       stallShare: v.stallShare ?? (ref && v.status === 'ok' ? ref.stallShare : null),
       loopInstructions: li,
-      loopBytes: (line: string) => { const n = li(line); return n === null ? null : n * SASS_INSTRUCTION_BYTES; },
+      loopBytes: (line: string) => {
+        const n = li(line);
+        return n === null ? null : n * SASS_INSTRUCTION_BYTES;
+      },
       effectiveUnroll: eu,
       fullyUnrolled: fu,
-      speedupLow: null, speedupHigh: null, stallGroups: [], topStall: null,
+      speedupLow: null,
+      speedupHigh: null,
+      stallGroups: [],
+      topStall: null,
       axisLabel,
     };
   });
@@ -127,7 +135,10 @@ export function buildModel(result: SweepResult): ViewModel {
       if (reason !== NO_INSTRUCTION && Number.isFinite(share)) mean.set(reason, (mean.get(reason) ?? 0) + share / measured.length);
     }
   }
-  const ranked = [...mean].filter(([, m]) => m > 0).sort((a, b) => b[1] - a[1]).map(([r]) => r);
+  const ranked = [...mean]
+    .filter(([, m]) => m > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([r]) => r);
   const top = ranked.slice(0, TOP_STALL_REASONS);
   const hasOther = ranked.length > top.length;
   const stallGroups = measured.length ? [NO_INSTRUCTION, ...top, ...(hasOther ? [OTHER_STALLS] : [])] : [];
@@ -139,15 +150,25 @@ export function buildModel(result: SweepResult): ViewModel {
     }
     x.stallGroups = stallGroups.map(g => {
       if (g !== OTHER_STALLS) return s[g] ?? 0;
-      return Object.entries(s).filter(([r]) => r !== NO_INSTRUCTION && !top.includes(r)).reduce((a, [, v]) => a + (Number.isFinite(v) ? v : 0), 0);
+      return Object.entries(s)
+        .filter(([r]) => r !== NO_INSTRUCTION && !top.includes(r))
+        .reduce((a, [, v]) => a + (Number.isFinite(v) ? v : 0), 0);
     });
-    const best = Object.entries(s).filter(([r, v]) => r !== ISSUING && Number.isFinite(v)).sort((a, b) => b[1] - a[1])[0];
+    const best = Object.entries(s)
+      .filter(([r, v]) => r !== ISSUING && Number.isFinite(v))
+      .sort((a, b) => b[1] - a[1])[0];
     x.topStall = best ? { reason: best[0], share: best[1] } : null;
   }
 
   return {
-    result, variants: views, byId, loopLines, paramKeys, stallGroups, baseline,
-    best: result.best ? byId.get(result.best) ?? null : null,
+    result,
+    variants: views,
+    byId,
+    loopLines,
+    paramKeys,
+    stallGroups,
+    baseline,
+    best: result.best ? (byId.get(result.best) ?? null) : null,
     failed: views.filter(x => x.failed),
     pending: views.filter(x => x.pending).length,
     gpu: !result.static,

@@ -15,7 +15,11 @@ import type { SortState } from './table';
 import { readTheme, watchTheme } from './theme';
 import type { Theme } from './theme';
 
-const ORIGIN: Record<SweepResult['origin'], string> = { sweep: 'Kernel sweep', variants: 'SASS variants of one loop', bench: 'GPU benchmark of one loop' };
+const ORIGIN: Record<SweepResult['origin'], string> = {
+  sweep: 'Kernel sweep',
+  variants: 'SASS variants of one loop',
+  bench: 'GPU benchmark of one loop',
+};
 
 declare global {
   interface Window {
@@ -51,13 +55,20 @@ class App {
   private readonly charts: ChartPanel;
   private readonly table: ResultTable;
 
-  constructor(root: HTMLElement, private readonly host: Host) {
+  constructor(
+    root: HTMLElement,
+    private readonly host: Host,
+  ) {
     const hostOnly = (el: HTMLElement) => {
       el.classList.add('ul-host-only');
       if (host.standalone) el.hidden = true;
       return el;
     };
-    this.applyBest = button('Apply best', 'ul-button ul-primary', () => this.result?.best && this.post({ type: 'apply', variantId: this.result.best }));
+    this.applyBest = button(
+      'Apply best',
+      'ul-button ul-primary',
+      () => this.result?.best && this.post({ type: 'apply', variantId: this.result.best }),
+    );
     this.applySelected = button('Apply', 'ul-button', () => this.selected && this.post({ type: 'apply', variantId: this.selected }));
     const actions = h('div', { class: 'ul-actions' }, [
       hostOnly(this.applyBest),
@@ -65,26 +76,38 @@ class App {
       hostOnly(button('Export JSON (T4)', 'ul-button ul-secondary', () => this.post({ type: 'export', format: 't4' }))),
     ]);
     this.progressBox = h('div', { class: 'ul-progress', hidden: true }, [
-      this.progressText, this.progressBar,
+      this.progressText,
+      this.progressBar,
       hostOnly(button('Cancel', 'ul-button ul-secondary ul-cancel', () => this.post({ type: 'cancel' }))),
     ]);
     const chartRoot = h('div', { class: 'ul-charts' });
     this.charts = new ChartPanel(chartRoot, id => this.select(id, true));
     this.table = new ResultTable({ onActivate: id => this.select(id, true), onSort: s => this.setSort(s) });
     this.selection.append(this.selectionText, hostOnly(this.applySelected));
-    this.content = h('div', { class: 'ul-content', hidden: true }, [
-      h('header', { class: 'ul-header' }, [
-        h('div', { class: 'ul-title-row' }, [this.title, actions]),
-        this.subtitle, this.meta, this.progressBox, this.incomplete, this.failedBox, this.notes,
-      ]),
-      h('section', { class: 'ul-chart-section', attrs: { 'aria-label': 'Charts' } }, [chartRoot]),
-      h('section', { class: 'ul-table-section', attrs: { 'aria-label': 'Variants table' } }, [
-        h('h2', { text: 'Variants' }),
-        this.selection,
-        h('div', { class: 'ul-table-scroll' }, [this.table.element]),
-      ]),
-      host.standalone ? h('footer', { class: 'ul-footer', text: 'Unroll Lens report. Open the result in VS Code to apply a variant.' }) : null,
-    ].filter((x): x is HTMLElement => x !== null));
+    this.content = h(
+      'div',
+      { class: 'ul-content', hidden: true },
+      [
+        h('header', { class: 'ul-header' }, [
+          h('div', { class: 'ul-title-row' }, [this.title, actions]),
+          this.subtitle,
+          this.meta,
+          this.progressBox,
+          this.incomplete,
+          this.failedBox,
+          this.notes,
+        ]),
+        h('section', { class: 'ul-chart-section', attrs: { 'aria-label': 'Charts' } }, [chartRoot]),
+        h('section', { class: 'ul-table-section', attrs: { 'aria-label': 'Variants table' } }, [
+          h('h2', { text: 'Variants' }),
+          this.selection,
+          h('div', { class: 'ul-table-scroll' }, [this.table.element]),
+        ]),
+        host.standalone
+          ? h('footer', { class: 'ul-footer', text: 'Unroll Lens report. Open the result in VS Code to apply a variant.' })
+          : null,
+      ].filter((x): x is HTMLElement => x !== null),
+    );
     root.replaceChildren(this.empty, this.content);
     if (host.standalone) document.body.classList.add('ul-standalone');
 
@@ -147,7 +170,10 @@ class App {
   private renderHeader(m: ViewModel): void {
     const r = m.result;
     const loops = r.loops.map(l => `L${l.line}`);
-    setText(this.title, `${r.kernel} · ${loops.length === 1 ? `loop ${loops[0]}` : loops.length ? `loops ${loops.join(', ')}` : 'no loops'}`);
+    setText(
+      this.title,
+      `${r.kernel} · ${loops.length === 1 ? `loop ${loops[0]}` : loops.length ? `loops ${loops.join(', ')}` : 'no loops'}`,
+    );
     this.title.title = r.kernel;
     setText(this.subtitle, `${r.file}:${r.kernelLine}`);
     const best = m.best;
@@ -165,8 +191,11 @@ class App {
       ['Best', bestText],
       ['Recorded', formatTime(r.createdAt)],
     ];
-    this.meta.replaceChildren(...items.map(([k, v]) =>
-      h('div', { class: 'ul-meta-item', attrs: { 'data-meta': k } }, [h('dt', { text: k }), h('dd', { text: v })])));
+    this.meta.replaceChildren(
+      ...items.map(([k, v]) =>
+        h('div', { class: 'ul-meta-item', attrs: { 'data-meta': k } }, [h('dt', { text: k }), h('dd', { text: v })]),
+      ),
+    );
     this.applyBest.disabled = !best || !best.ok || best.v.id === r.baseline;
     this.applyBest.textContent = best ? `Apply best (${best.v.label})` : 'Apply best';
 
@@ -178,12 +207,16 @@ class App {
       this.progressBar.value = Math.min(this.progress.done, this.progress.total);
     }
     this.incomplete.hidden = r.complete || running;
-    setText(this.incomplete, `Incomplete result: ${r.evaluations} of ${r.spaceSize} variants evaluated (the run was cancelled or stopped).`);
+    setText(
+      this.incomplete,
+      `Incomplete result: ${r.evaluations} of ${r.spaceSize} variants evaluated (the run was cancelled or stopped).`,
+    );
 
     this.failedBox.hidden = !m.failed.length;
-    setText(this.failedBox, m.failed.length
-      ? `Not charted: ${m.failed.map(x => `${x.v.label} (${x.v.status})`).join(', ')}. The table shows why.`
-      : '');
+    setText(
+      this.failedBox,
+      m.failed.length ? `Not charted: ${m.failed.map(x => `${x.v.label} (${x.v.status})`).join(', ')}. The table shows why.` : '',
+    );
     this.notes.replaceChildren(...r.notes.map(n => h('li', { text: n })));
     this.notes.hidden = !r.notes.length;
   }

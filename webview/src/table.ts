@@ -25,7 +25,14 @@ export interface SortState {
 
 const FACTOR_ORDER = { default: 0, full: Number.MAX_SAFE_INTEGER } as const;
 
-function numCol(id: string, title: string, tip: string, gpu: boolean, value: (x: VariantView) => number | null, text: (n: number | null) => string): Column {
+function numCol(
+  id: string,
+  title: string,
+  tip: string,
+  gpu: boolean,
+  value: (x: VariantView) => number | null,
+  text: (n: number | null) => string,
+): Column {
   return { id, title, tip, numeric: true, gpu, sortValue: value, text: x => text(value(x)) };
 }
 
@@ -38,37 +45,77 @@ export function columns(m: ViewModel): Column[] {
     const written = r.loops.find(l => String(l.line) === line)?.written ?? null;
     const factor = (x: VariantView) => (line in x.v.factors ? x.v.factors[line] : Object.keys(x.v.factors).length ? null : written);
     cols.push({
-      id: `factor:${line}`, title: `L${line} factor`, tip: `Unroll factor of the loop at line ${line} (the file as written keeps its own)`,
-      numeric: false, gpu: false,
-      sortValue: x => { const f = factor(x); return f === null ? null : typeof f === 'number' ? f : FACTOR_ORDER[f]; },
-      text: x => { const f = factor(x); return line in x.v.factors || f === null ? fmtFactor(f) : `${fmtFactor(f)} (written)`; },
+      id: `factor:${line}`,
+      title: `L${line} factor`,
+      tip: `Unroll factor of the loop at line ${line} (the file as written keeps its own)`,
+      numeric: false,
+      gpu: false,
+      sortValue: x => {
+        const f = factor(x);
+        return f === null ? null : typeof f === 'number' ? f : FACTOR_ORDER[f];
+      },
+      text: x => {
+        const f = factor(x);
+        return line in x.v.factors || f === null ? fmtFactor(f) : `${fmtFactor(f)} (written)`;
+      },
     });
   }
   for (const key of m.paramKeys) {
     cols.push({
-      id: `param:${key}`, title: key, tip: `Parameter ${key}`, numeric: false, gpu: false,
-      sortValue: x => { const v = x.v.params[key]; return v === undefined ? null : Number.isFinite(Number(v)) ? Number(v) : v; },
+      id: `param:${key}`,
+      title: key,
+      tip: `Parameter ${key}`,
+      numeric: false,
+      gpu: false,
+      sortValue: x => {
+        const v = x.v.params[key];
+        return v === undefined ? null : Number.isFinite(Number(v)) ? Number(v) : v;
+      },
       text: x => x.v.params[key] ?? NONE,
     });
   }
   cols.push(
     {
-      id: 'status', title: 'Status', tip: 'ok, pending, or why the variant failed', numeric: false, gpu: false,
-      sortValue: x => x.v.status, text: x => x.v.status,
+      id: 'status',
+      title: 'Status',
+      tip: 'ok, pending, or why the variant failed',
+      numeric: false,
+      gpu: false,
+      sortValue: x => x.v.status,
+      text: x => x.v.status,
     },
     numCol('kernelInstructions', 'Kernel instr', 'SASS instructions of the kernel', false, x => x.num('kernelInstructions'), fmtInt),
     numCol('kernelBytes', 'Kernel bytes', 'SASS bytes of the kernel', false, x => x.num('kernelBytes'), fmtInt),
   );
   for (const line of m.loopLines) {
     cols.push(
-      numCol(`loopInstructions:${line}`, `L${line} loop instr`, `SASS instructions attributed to the loop at line ${line}`, false,
-        x => x.loopInstructions(line), fmtInt),
-      numCol(`loopBytes:${line}`, `L${line} loop bytes`, 'Loop SASS bytes (instructions × 16), compared with the i-cache budget', false,
-        x => x.loopBytes(line), fmtInt),
+      numCol(
+        `loopInstructions:${line}`,
+        `L${line} loop instr`,
+        `SASS instructions attributed to the loop at line ${line}`,
+        false,
+        x => x.loopInstructions(line),
+        fmtInt,
+      ),
+      numCol(
+        `loopBytes:${line}`,
+        `L${line} loop bytes`,
+        'Loop SASS bytes (instructions × 16), compared with the i-cache budget',
+        false,
+        x => x.loopBytes(line),
+        fmtInt,
+      ),
       {
-        id: `effectiveUnroll:${line}`, title: `L${line} nvcc unroll`, tip: 'Copies of one iteration in the hot machine-code loop (effective unroll)',
-        numeric: true, gpu: false, sortValue: x => x.effectiveUnroll(line),
-        text: x => { const n = x.effectiveUnroll(line); return n === null ? NONE : `${fmtFactor(n)}${x.fullyUnrolled(line) ? ' (full)' : ''}`; },
+        id: `effectiveUnroll:${line}`,
+        title: `L${line} nvcc unroll`,
+        tip: 'Copies of one iteration in the hot machine-code loop (effective unroll)',
+        numeric: true,
+        gpu: false,
+        sortValue: x => x.effectiveUnroll(line),
+        text: x => {
+          const n = x.effectiveUnroll(line);
+          return n === null ? NONE : `${fmtFactor(n)}${x.fullyUnrolled(line) ? ' (full)' : ''}`;
+        },
       },
     );
   }
@@ -76,43 +123,94 @@ export function columns(m: ViewModel): Column[] {
     numCol('registers', 'Registers', 'Registers per thread', false, x => x.num('registers'), fmtInt),
     numCol('spillStores', 'Spill st (B)', 'Bytes of register spill stores', false, x => x.num('spillStores'), fmtInt),
     numCol('spillLoads', 'Spill ld (B)', 'Bytes of register spill loads', false, x => x.num('spillLoads'), fmtInt),
-    numCol('occupancy', 'Theor. occ.', 'Theoretical occupancy', false, x => x.num('occupancy'), v => fmtShare(v)),
-    numCol('achievedOccupancy', 'Achieved occ.', 'Achieved occupancy, % of peak warps (ncu)', true, x => x.num('achievedOccupancy'), fmtPercent),
+    numCol(
+      'occupancy',
+      'Theor. occ.',
+      'Theoretical occupancy',
+      false,
+      x => x.num('occupancy'),
+      v => fmtShare(v),
+    ),
+    numCol(
+      'achievedOccupancy',
+      'Achieved occ.',
+      'Achieved occupancy, % of peak warps (ncu)',
+      true,
+      x => x.num('achievedOccupancy'),
+      fmtPercent,
+    ),
     numCol('samples', 'Samples', 'Kernel launches timed', true, x => (x.ok ? x.num('samples') : null), fmtInt),
     numCol('medianMs', 'Median (µs)', 'Median kernel duration', true, x => x.num('medianMs'), fmtUs),
     numCol('q1Ms', 'Q1 (µs)', 'First quartile of the durations', true, x => x.num('q1Ms'), fmtUs),
     numCol('q3Ms', 'Q3 (µs)', 'Third quartile of the durations', true, x => x.num('q3Ms'), fmtUs),
     numCol('iqrMs', 'IQR (µs)', 'Interquartile range of the durations', true, x => x.num('iqrMs'), fmtUs),
-    numCol('cv', 'CV', 'Coefficient of variation of the durations', true, x => x.num('cv'), v => fmtShare(v, 2)),
+    numCol(
+      'cv',
+      'CV',
+      'Coefficient of variation of the durations',
+      true,
+      x => x.num('cv'),
+      v => fmtShare(v, 2),
+    ),
     numCol('speedup', 'Speedup', 'Baseline median / this median', true, x => x.num('speedup'), fmtSpeedup),
     {
-      id: 'speedupIqr', title: 'Speedup IQR', tip: 'Baseline median / this variant\'s q3 … q1 (the chart\'s whiskers)', numeric: true, gpu: true,
+      id: 'speedupIqr',
+      title: 'Speedup IQR',
+      tip: "Baseline median / this variant's q3 … q1 (the chart's whiskers)",
+      numeric: true,
+      gpu: true,
       sortValue: x => x.speedupLow,
       text: x => (x.speedupLow === null || x.speedupHigh === null ? NONE : `${x.speedupLow.toFixed(3)}–${x.speedupHigh.toFixed(3)}×`),
     },
     {
-      id: 'withinNoise', title: 'Within noise', tip: 'The interquartile ranges of this variant and the baseline overlap', numeric: false, gpu: true,
+      id: 'withinNoise',
+      title: 'Within noise',
+      tip: 'The interquartile ranges of this variant and the baseline overlap',
+      numeric: false,
+      gpu: true,
       sortValue: x => (x.withinNoise === null ? null : x.withinNoise ? 'yes' : 'no'),
       text: x => (x.withinNoise === null ? NONE : x.withinNoise ? 'yes' : 'no'),
     },
   );
   m.stallGroups.forEach((g, i) => {
-    cols.push(numCol(`stall:${g}`, stallLabel(g), `Share of warp stalls: ${stallLabel(g)}`, true, x => x.stallGroups[i], v => fmtShare(v)));
+    cols.push(
+      numCol(
+        `stall:${g}`,
+        stallLabel(g),
+        `Share of warp stalls: ${stallLabel(g)}`,
+        true,
+        x => x.stallGroups[i],
+        v => fmtShare(v),
+      ),
+    );
   });
   cols.push(
     {
-      id: 'topStall', title: 'Top stall', tip: 'The largest warp-stall reason', numeric: false, gpu: true,
+      id: 'topStall',
+      title: 'Top stall',
+      tip: 'The largest warp-stall reason',
+      numeric: false,
+      gpu: true,
       sortValue: x => x.topStall?.reason ?? null,
       text: x => (x.topStall ? `${x.topStall.reason} (${fmtShare(x.topStall.share)})` : NONE),
     },
     {
-      id: 'identicalTo', title: 'Identical to', tip: 'Same machine code as this variant: measured once', numeric: false, gpu: false,
+      id: 'identicalTo',
+      title: 'Identical to',
+      tip: 'Same machine code as this variant: measured once',
+      numeric: false,
+      gpu: false,
       sortValue: x => x.ref?.label ?? x.v.identicalTo,
       text: x => x.ref?.label ?? x.v.identicalTo ?? NONE,
     },
     {
-      id: 'message', title: 'Message', tip: 'Why the variant failed, or a remark', numeric: false, gpu: false,
-      sortValue: x => x.v.message, text: x => x.v.message ?? '',
+      id: 'message',
+      title: 'Message',
+      tip: 'Why the variant failed, or a remark',
+      numeric: false,
+      gpu: false,
+      sortValue: x => x.v.message,
+      text: x => x.v.message ?? '',
     },
   );
   return m.gpu ? cols : cols.filter(c => !c.gpu);
@@ -152,8 +250,12 @@ export class ResultTable {
 
   constructor(private readonly cb: TableCallbacks) {
     this.element = h('table', { class: 'ul-table', attrs: { 'aria-label': 'Variants: every value' } }, [
-      h('caption', { class: 'ul-visually-hidden', text: 'Every variant and every value. Sort with the column buttons; select a row with Enter.' }),
-      this.thead, this.tbody,
+      h('caption', {
+        class: 'ul-visually-hidden',
+        text: 'Every variant and every value. Sort with the column buttons; select a row with Enter.',
+      }),
+      this.thead,
+      this.tbody,
     ]);
     this.tbody.addEventListener('keydown', e => this.onKey(e));
   }
@@ -163,7 +265,13 @@ export class ResultTable {
     const key = this.cols.map(c => c.id).join('|');
     if (key !== this.headerKey) {
       this.headerKey = key;
-      this.thead.replaceChildren(h('tr', {}, this.cols.map(c => this.headerCell(c))));
+      this.thead.replaceChildren(
+        h(
+          'tr',
+          {},
+          this.cols.map(c => this.headerCell(c)),
+        ),
+      );
       this.rows.clear();
       this.tbody.replaceChildren();
     }
@@ -171,7 +279,13 @@ export class ResultTable {
       const id = th.getAttribute('data-col');
       th.setAttribute('aria-sort', sort && sort.column === id ? (sort.direction === 'asc' ? 'ascending' : 'descending') : 'none');
     }
-    const ordered = sort ? sortVariants(m.variants, this.cols.find(c => c.id === sort.column), sort.direction) : m.variants;
+    const ordered = sort
+      ? sortVariants(
+          m.variants,
+          this.cols.find(c => c.id === sort.column),
+          sort.direction,
+        )
+      : m.variants;
     const seen = new Set<string>();
     const hadFocus = this.tbody.contains(document.activeElement);
     ordered.forEach((x, i) => {
@@ -225,16 +339,18 @@ export class ResultTable {
 
   private fillRow(tr: HTMLTableRowElement, x: VariantView, m: ViewModel): void {
     if (tr.cells.length !== this.cols.length) {
-      tr.replaceChildren(...this.cols.map((c, i) => {
-        if (i === 0) {
-          return h('th', { attrs: { scope: 'row', 'data-col': c.id } }, [
-            h('span', { class: 'ul-label' }),
-            h('span', { class: 'ul-badge ul-badge-best', text: 'best', hidden: true }),
-            h('span', { class: 'ul-badge ul-badge-base', text: 'baseline', hidden: true }),
-          ]);
-        }
-        return h('td', { class: c.numeric ? 'ul-num' : c.id === 'message' ? 'ul-message' : '', attrs: { 'data-col': c.id } });
-      }));
+      tr.replaceChildren(
+        ...this.cols.map((c, i) => {
+          if (i === 0) {
+            return h('th', { attrs: { scope: 'row', 'data-col': c.id } }, [
+              h('span', { class: 'ul-label' }),
+              h('span', { class: 'ul-badge ul-badge-best', text: 'best', hidden: true }),
+              h('span', { class: 'ul-badge ul-badge-base', text: 'baseline', hidden: true }),
+            ]);
+          }
+          return h('td', { class: c.numeric ? 'ul-num' : c.id === 'message' ? 'ul-message' : '', attrs: { 'data-col': c.id } });
+        }),
+      );
     }
     this.cols.forEach((c, i) => {
       const cell = tr.cells[i];

@@ -2,14 +2,25 @@
 // one parsed CUDA file. Works on broken code: every step tolerates missing children.
 import type { Node, Tree } from './parser';
 import type {
-  FileAnalysis, Kernel, KernelQualifier, Loop, LoopKind, ManualUnroll, SourceSpan, StrayPragma,
-  TripCount, UnrollPragma,
+  FileAnalysis,
+  Kernel,
+  KernelQualifier,
+  Loop,
+  LoopKind,
+  ManualUnroll,
+  SourceSpan,
+  StrayPragma,
+  TripCount,
+  UnrollPragma,
 } from './model';
 import { ConstScope, EvalResult, evalConst, parseNumberLiteral } from './constEval';
 import { findManualUnrolls } from './manualUnroll';
 
 const LOOP_TYPES: Record<string, LoopKind> = {
-  for_statement: 'for', for_range_loop: 'for', while_statement: 'while', do_statement: 'do',
+  for_statement: 'for',
+  for_range_loop: 'for',
+  while_statement: 'while',
+  do_statement: 'do',
 };
 
 /** Iteration cap when simulating multiplicative/shift loops; beyond it we call the count runtime. */
@@ -86,8 +97,15 @@ function pragmaFromNode(node: Node): PendingPragma | null {
 // build, so only the kinds of node each later step needs are materialised.
 
 const CONTAINERS = new Set([
-  'preproc_if', 'preproc_ifdef', 'preproc_else', 'preproc_elif', 'preproc_elifdef',
-  'namespace_definition', 'declaration_list', 'linkage_specification', 'ERROR',
+  'preproc_if',
+  'preproc_ifdef',
+  'preproc_else',
+  'preproc_elif',
+  'preproc_elifdef',
+  'namespace_definition',
+  'declaration_list',
+  'linkage_specification',
+  'ERROR',
 ]);
 
 interface TopLevel {
@@ -167,7 +185,9 @@ function collectFileConstants(nodes: Node[], values: Map<string, number>): void 
         case 'enum_specifier':
           collectEnum(child, scope);
           break;
-        case 'struct_specifier': case 'class_specifier': case 'field_declaration_list':
+        case 'struct_specifier':
+        case 'class_specifier':
+        case 'field_declaration_list':
           visit(named(child), depth + 1);
           break;
       }
@@ -184,9 +204,12 @@ function collectFileConstants(nodes: Node[], values: Map<string, number>): void 
 
 /** Macro bodies are raw text; evaluate simple arithmetic over numbers and known names. */
 function evalMacroBody(text: string, scope: ConstScope): number | null {
-  const t = text.replace(/\/\*.*?\*\//gs, ' ').replace(/\/\/.*$/s, '').trim();
+  const t = text
+    .replace(/\/\*.*?\*\//gs, ' ')
+    .replace(/\/\/.*$/s, '')
+    .trim();
   if (!/^[\w\s()+\-*/%<>&|^~.']+$/.test(t)) return null;
-  const expr = t.replace(/\b([A-Za-z_]\w*)\b/g, (name) => {
+  const expr = t.replace(/\b([A-Za-z_]\w*)\b/g, name => {
     const v = scope.values.get(name);
     return v === undefined ? '\u0000' : String(v);
   });
@@ -199,10 +222,20 @@ function evalMacroBody(text: string, scope: ConstScope): number | null {
   const primary = (): number | null => {
     const tok = tokens[i++];
     if (tok === undefined) return null;
-    if (tok === '(') { const v = binary(0); if (tokens[i++] !== ')') return null; return v; }
-    if (tok === '-') { const v = primary(); return v === null ? null : -v; }
+    if (tok === '(') {
+      const v = binary(0);
+      if (tokens[i++] !== ')') return null;
+      return v;
+    }
+    if (tok === '-') {
+      const v = primary();
+      return v === null ? null : -v;
+    }
     if (tok === '+') return primary();
-    if (tok === '~') { const v = primary(); return v === null ? null : ~v; }
+    if (tok === '~') {
+      const v = primary();
+      return v === null ? null : ~v;
+    }
     return parseNumberLiteral(tok);
   };
   const binary = (min: number): number | null => {
@@ -212,16 +245,38 @@ function evalMacroBody(text: string, scope: ConstScope): number | null {
       const right = binary(prec[op]);
       if (right === null) return null;
       switch (op) {
-        case '+': left += right; break;
-        case '-': left -= right; break;
-        case '*': left *= right; break;
-        case '/': if (right === 0) return null; left = Math.trunc(left / right); break;
-        case '%': if (right === 0) return null; left %= right; break;
-        case '<<': left = left * 2 ** right; break;
-        case '>>': left = Math.floor(left / 2 ** right); break;
-        case '&': left &= right; break;
-        case '|': left |= right; break;
-        case '^': left ^= right; break;
+        case '+':
+          left += right;
+          break;
+        case '-':
+          left -= right;
+          break;
+        case '*':
+          left *= right;
+          break;
+        case '/':
+          if (right === 0) return null;
+          left = Math.trunc(left / right);
+          break;
+        case '%':
+          if (right === 0) return null;
+          left %= right;
+          break;
+        case '<<':
+          left = left * 2 ** right;
+          break;
+        case '>>':
+          left = Math.floor(left / 2 ** right);
+          break;
+        case '&':
+          left &= right;
+          break;
+        case '|':
+          left |= right;
+          break;
+        case '^':
+          left ^= right;
+          break;
       }
     }
     return left;
@@ -286,18 +341,28 @@ function functionName(decl: Node | null): string | null {
   let d: Node | null = decl;
   for (let i = 0; d && i < 8; i++) {
     switch (d.type) {
-      case 'function_declarator': d = d.childForFieldName('declarator'); break;
-      case 'pointer_declarator': case 'reference_declarator': case 'parenthesized_declarator':
-        d = d.childForFieldName('declarator') ?? named(d)[0] ?? null; break;
-      case 'identifier': case 'field_identifier': case 'operator_name': case 'destructor_name':
+      case 'function_declarator':
+        d = d.childForFieldName('declarator');
+        break;
+      case 'pointer_declarator':
+      case 'reference_declarator':
+      case 'parenthesized_declarator':
+        d = d.childForFieldName('declarator') ?? named(d)[0] ?? null;
+        break;
+      case 'identifier':
+      case 'field_identifier':
+      case 'operator_name':
+      case 'destructor_name':
         return d.text;
       case 'qualified_identifier': {
         const n = d.childForFieldName('name');
         d = n ?? null;
         break;
       }
-      case 'template_function': return d.childForFieldName('name')?.text ?? null;
-      default: return null;
+      case 'template_function':
+        return d.childForFieldName('name')?.text ?? null;
+      default:
+        return null;
     }
   }
   return null;
@@ -464,8 +529,15 @@ function forLoopShape(loop: Node): LoopShape | null {
     const r = cond.childForFieldName('right');
     const o = cond.childForFieldName('operator')?.text ?? '';
     if (!(o in FLIP)) return null;
-    if (l?.type === 'identifier') { variable = l.text; bound = r; op = o; }
-    else if (r?.type === 'identifier') { variable = r.text; bound = l; op = FLIP[o]; }
+    if (l?.type === 'identifier') {
+      variable = l.text;
+      bound = r;
+      op = o;
+    } else if (r?.type === 'identifier') {
+      variable = r.text;
+      bound = l;
+      op = FLIP[o];
+    }
   }
   if (!variable) return null;
 
@@ -482,8 +554,10 @@ function forLoopShape(loop: Node): LoopShape | null {
     const aop = update.childForFieldName('operator')?.text ?? '';
     const right = update.childForFieldName('right');
     const map: Record<string, LoopShape['updateOp']> = { '+=': '+', '-=': '-', '*=': '*', '/=': '/', '<<=': '<<', '>>=': '>>' };
-    if (map[aop]) { updateOp = map[aop]; step = right; }
-    else if (aop === '=' && right?.type === 'binary_expression') {
+    if (map[aop]) {
+      updateOp = map[aop];
+      step = right;
+    } else if (aop === '=' && right?.type === 'binary_expression') {
       const rl = right.childForFieldName('left');
       const ro = right.childForFieldName('operator')?.text ?? '';
       if (rl?.text === variable && ['+', '-', '*', '/', '<<', '>>'].includes(ro)) {
@@ -519,11 +593,16 @@ function bodyWritesVariable(body: Node | null, variable: string): boolean {
 function countTrips(start: number, bound: number, op: string, updateOp: LoopShape['updateOp'], step: number): number | null {
   const holds = (i: number) => {
     switch (op) {
-      case '<': return i < bound;
-      case '<=': return i <= bound;
-      case '>': return i > bound;
-      case '>=': return i >= bound;
-      case '!=': return i !== bound;
+      case '<':
+        return i < bound;
+      case '<=':
+        return i <= bound;
+      case '>':
+        return i > bound;
+      case '>=':
+        return i >= bound;
+      case '!=':
+        return i !== bound;
     }
     return false;
   };
@@ -540,12 +619,28 @@ function countTrips(start: number, bound: number, op: string, updateOp: LoopShap
   for (let n = 0; n < MAX_SIMULATED_TRIPS; n++) {
     if (!holds(i)) return n;
     switch (updateOp) {
-      case '+': i += step; break;
-      case '-': i -= step; break;
-      case '*': if (Math.abs(step) <= 1) return null; i *= step; break;
-      case '/': if (Math.abs(step) <= 1) return null; i = Math.trunc(i / step); break;
-      case '<<': if (step <= 0) return null; i = i * 2 ** step; break;
-      case '>>': if (step <= 0) return null; i = Math.floor(i / 2 ** step); break;
+      case '+':
+        i += step;
+        break;
+      case '-':
+        i -= step;
+        break;
+      case '*':
+        if (Math.abs(step) <= 1) return null;
+        i *= step;
+        break;
+      case '/':
+        if (Math.abs(step) <= 1) return null;
+        i = Math.trunc(i / step);
+        break;
+      case '<<':
+        if (step <= 0) return null;
+        i = i * 2 ** step;
+        break;
+      case '>>':
+        if (step <= 0) return null;
+        i = Math.floor(i / 2 ** step);
+        break;
     }
   }
   return null;
@@ -667,7 +762,10 @@ function collectLoops(body: Node): RawLoop[] {
   for (const raw of loops) {
     for (let p = raw.node.parent; p && p.id !== body.id; p = p.parent) {
       const outer = byId.get(p.id);
-      if (outer) { raw.parent = outer; break; }
+      if (outer) {
+        raw.parent = outer;
+        break;
+      }
     }
     if (!raw.parent) {
       const adopter = detachedParent(raw.node);
@@ -728,8 +826,12 @@ function buildPragma(p: PendingPragma, scope: ConstScope, instantiations: Instan
     if (distinct.size === 1 && results[0] !== null) factor = results[0];
   }
   return {
-    kind: p.pragma.kind, factor, text: p.pragma.text, line: p.node.startPosition.row + 1,
-    span: spanOf(p.node), form: p.form,
+    kind: p.pragma.kind,
+    factor,
+    text: p.pragma.text,
+    line: p.node.startPosition.row + 1,
+    span: spanOf(p.node),
+    form: p.form,
   };
 }
 
@@ -833,7 +935,10 @@ function shiftResult(r: FunctionResult, d: number): FunctionResult {
       line: r.kernel.line + d,
       span: shiftSpan(r.kernel.span, d),
       loops: r.kernel.loops.map(l => ({
-        ...l, line: l.line + d, span: shiftSpan(l.span, d), parentLine: l.parentLine === null ? null : l.parentLine + d,
+        ...l,
+        line: l.line + d,
+        span: shiftSpan(l.span, d),
+        parentLine: l.parentLine === null ? null : l.parentLine + d,
         pragma: l.pragma ? shiftPragma(l.pragma) : null,
       })),
       manualUnrolls: r.kernel.manualUnrolls.map(m => ({ ...m, line: m.line + d, endLine: m.endLine + d })),
@@ -911,13 +1016,16 @@ export function analyzeTreeWithSnapshot(tree: Tree, path: string, cache?: Functi
   const fileScope: ConstScope = { values: new Map(), unboundTemplateParams: new Set() };
   try {
     collectFileConstants(top.constants, fileScope.values);
-  } catch { /* constants are an aid, not a requirement */ }
+  } catch {
+    /* constants are an aid, not a requirement */
+  }
   const functions = collectFunctions(top.functions);
   const templates = new Map<string, FunctionInfo[]>();
-  for (const f of functions) if (f.templateParams.length) {
-    if (!templates.has(f.name)) templates.set(f.name, []);
-    templates.get(f.name)!.push(f);
-  }
+  for (const f of functions)
+    if (f.templateParams.length) {
+      if (!templates.has(f.name)) templates.set(f.name, []);
+      templates.get(f.name)!.push(f);
+    }
   const inst = templates.size ? collectInstantiations(top, templates) : new Map<string, string[][]>();
   const constantsKey = cache ? JSON.stringify([...fileScope.values]) : '';
   const kernels: Kernel[] = [];
@@ -944,8 +1052,12 @@ export function analyzeTreeWithSnapshot(tree: Tree, path: string, cache?: Functi
       strayPragmas.push(...r.stray);
       const body = fn.node.childForFieldName('body');
       snapshotFunctions.push({
-        start: fn.node.startIndex, end: fn.node.endIndex, bodyStart: body?.startIndex ?? fn.node.endIndex,
-        bodyEnd: body?.endIndex ?? fn.node.endIndex, name: fn.name, result: r,
+        start: fn.node.startIndex,
+        end: fn.node.endIndex,
+        bodyStart: body?.startIndex ?? fn.node.endIndex,
+        bodyEnd: body?.endIndex ?? fn.node.endIndex,
+        name: fn.name,
+        result: r,
       });
     } catch {
       // A function the walker cannot handle is skipped, never fatal.
@@ -969,7 +1081,8 @@ export function analyzeTreeWithSnapshot(tree: Tree, path: string, cache?: Functi
  * Returns null when the edit does not qualify; the caller then analyses the whole file.
  */
 export function reanalyzeBodyEdit(
-  tree: Tree, prev: AnalysisSnapshot,
+  tree: Tree,
+  prev: AnalysisSnapshot,
   edit: { start: number; oldEnd: number; newEnd: number; lineDelta: number; removed: string; inserted: string },
   changed: { startIndex: number; endIndex: number }[],
 ): AnalysisSnapshot | null {
@@ -977,8 +1090,10 @@ export function reanalyzeBodyEdit(
   // function): only trust the fast path on a tree without errors.
   if (tree.rootNode.hasError || prev.analysis.hasSyntaxErrors) return null;
   // Text that names a template with `<` may add or remove an instantiation, before or after.
-  const mentions = (newText: string, offset: number) => !!prev.templateMention && (prev.templateMention.test(newText)
-    || prev.templateMention.test(newText.slice(0, offset) + edit.removed + newText.slice(offset + edit.inserted.length)));
+  const mentions = (newText: string, offset: number) =>
+    !!prev.templateMention &&
+    (prev.templateMention.test(newText) ||
+      prev.templateMention.test(newText.slice(0, offset) + edit.removed + newText.slice(offset + edit.inserted.length)));
   const delta = edit.newEnd - edit.oldEnd;
   const i = prev.functions.findIndex(f => edit.start > f.bodyStart && edit.oldEnd < f.bodyEnd - 1 && edit.start >= f.start);
   if (i === -1) {
@@ -990,12 +1105,27 @@ export function reanalyzeBodyEdit(
     if (changed.some(r => r.startIndex < body.startIndex || r.endIndex > body.endIndex)) return null;
     if (prev.functions.some(f => f.start <= edit.start && edit.start < f.end)) return null;
     if (mentions(host.text, edit.start - host.startIndex)) return null;
-    const functions = prev.functions.map(g => (g.start < edit.start ? g : {
-      start: g.start + delta, end: g.end + delta, bodyStart: g.bodyStart + delta, bodyEnd: g.bodyEnd + delta, name: g.name, result: shiftResult(g.result, edit.lineDelta),
-    }));
+    const functions = prev.functions.map(g =>
+      g.start < edit.start
+        ? g
+        : {
+            start: g.start + delta,
+            end: g.end + delta,
+            bodyStart: g.bodyStart + delta,
+            bodyEnd: g.bodyEnd + delta,
+            name: g.name,
+            result: shiftResult(g.result, edit.lineDelta),
+          },
+    );
     return {
-      ...prev, functions,
-      analysis: { path: prev.analysis.path, kernels: functions.map(g => g.result.kernel), strayPragmas: functions.flatMap(g => g.result.stray), hasSyntaxErrors: false },
+      ...prev,
+      functions,
+      analysis: {
+        path: prev.analysis.path,
+        kernels: functions.map(g => g.result.kernel),
+        strayPragmas: functions.flatMap(g => g.result.stray),
+        hasSyntaxErrors: false,
+      },
     };
   }
   const f = prev.functions[i];
@@ -1014,7 +1144,14 @@ export function reanalyzeBodyEdit(
   const functions = prev.functions.map((g, j) => {
     if (j === i) return { ...g, end: newEnd, bodyEnd: g.bodyEnd + delta, result };
     if (j < i) return g;
-    return { start: g.start + delta, end: g.end + delta, bodyStart: g.bodyStart + delta, bodyEnd: g.bodyEnd + delta, name: g.name, result: shiftResult(g.result, edit.lineDelta) };
+    return {
+      start: g.start + delta,
+      end: g.end + delta,
+      bodyStart: g.bodyStart + delta,
+      bodyEnd: g.bodyEnd + delta,
+      name: g.name,
+      result: shiftResult(g.result, edit.lineDelta),
+    };
   });
   const analysis: FileAnalysis = {
     path: prev.analysis.path,

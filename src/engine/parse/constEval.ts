@@ -16,10 +16,29 @@ export interface ConstScope {
 }
 
 const BUILTIN_SIZES: Record<string, number> = {
-  char: 1, 'signed char': 1, 'unsigned char': 1, bool: 1, short: 2, 'unsigned short': 2,
-  int: 4, unsigned: 4, 'unsigned int': 4, float: 4, long: 8, 'unsigned long': 8,
-  'long long': 8, 'unsigned long long': 8, double: 8, half: 2, __half: 2, float2: 8,
-  float4: 16, int2: 8, int4: 16, double2: 16, size_t: 8,
+  char: 1,
+  'signed char': 1,
+  'unsigned char': 1,
+  bool: 1,
+  short: 2,
+  'unsigned short': 2,
+  int: 4,
+  unsigned: 4,
+  'unsigned int': 4,
+  float: 4,
+  long: 8,
+  'unsigned long': 8,
+  'long long': 8,
+  'unsigned long long': 8,
+  double: 8,
+  half: 2,
+  __half: 2,
+  float2: 8,
+  float4: 16,
+  int2: 8,
+  int4: 16,
+  double2: 16,
+  size_t: 8,
 };
 
 /** Parses C integer and floating literals (hex, octal, binary, digit separators, suffixes). */
@@ -55,8 +74,10 @@ export function evalConst(node: Node | null | undefined, scope: ConstScope, dept
       const v = parseNumberLiteral(node.text);
       return v === null ? 'runtime' : v;
     }
-    case 'true': return 1;
-    case 'false': return 0;
+    case 'true':
+      return 1;
+    case 'false':
+      return 0;
     case 'char_literal': {
       const m = /^'(.)'$/.exec(node.text);
       return m ? m[1].charCodeAt(0) : 'runtime';
@@ -89,16 +110,23 @@ export function evalConst(node: Node | null | undefined, scope: ConstScope, dept
       if (typeof arg !== 'number') return arg;
       const op = node.childForFieldName('operator')?.text ?? node.child(0)?.text;
       switch (op) {
-        case '-': return -arg;
-        case '+': return arg;
-        case '!': return arg ? 0 : 1;
-        case '~': return ~arg;
+        case '-':
+          return -arg;
+        case '+':
+          return arg;
+        case '!':
+          return arg ? 0 : 1;
+        case '~':
+          return ~arg;
       }
       return 'runtime';
     }
     case 'sizeof_expression': {
       const type = node.childForFieldName('type');
-      const text = (type ?? node.namedChildren[0])?.text.replace(/\s+/g, ' ').replace(/^\(|\)$/g, '').trim();
+      const text = (type ?? node.namedChildren[0])?.text
+        .replace(/\s+/g, ' ')
+        .replace(/^\(|\)$/g, '')
+        .trim();
       if (text && BUILTIN_SIZES[text] !== undefined) return BUILTIN_SIZES[text];
       return 'runtime';
     }
@@ -116,24 +144,42 @@ export function evalConst(node: Node | null | undefined, scope: ConstScope, dept
       const y = b as number;
       const op = node.childForFieldName('operator')?.text;
       switch (op) {
-        case '+': return x + y;
-        case '-': return x - y;
-        case '*': return x * y;
-        case '/': return y === 0 ? 'runtime' : (Number.isInteger(x) && Number.isInteger(y) ? truncDiv(x, y) : x / y);
-        case '%': return y === 0 ? 'runtime' : x % y;
-        case '<<': return x * 2 ** y;
-        case '>>': return Math.floor(x / 2 ** y);
-        case '&': return x & y;
-        case '|': return x | y;
-        case '^': return x ^ y;
-        case '<': return x < y ? 1 : 0;
-        case '<=': return x <= y ? 1 : 0;
-        case '>': return x > y ? 1 : 0;
-        case '>=': return x >= y ? 1 : 0;
-        case '==': return x === y ? 1 : 0;
-        case '!=': return x !== y ? 1 : 0;
-        case '&&': return x && y ? 1 : 0;
-        case '||': return x || y ? 1 : 0;
+        case '+':
+          return x + y;
+        case '-':
+          return x - y;
+        case '*':
+          return x * y;
+        case '/':
+          return y === 0 ? 'runtime' : Number.isInteger(x) && Number.isInteger(y) ? truncDiv(x, y) : x / y;
+        case '%':
+          return y === 0 ? 'runtime' : x % y;
+        case '<<':
+          return x * 2 ** y;
+        case '>>':
+          return Math.floor(x / 2 ** y);
+        case '&':
+          return x & y;
+        case '|':
+          return x | y;
+        case '^':
+          return x ^ y;
+        case '<':
+          return x < y ? 1 : 0;
+        case '<=':
+          return x <= y ? 1 : 0;
+        case '>':
+          return x > y ? 1 : 0;
+        case '>=':
+          return x >= y ? 1 : 0;
+        case '==':
+          return x === y ? 1 : 0;
+        case '!=':
+          return x !== y ? 1 : 0;
+        case '&&':
+          return x && y ? 1 : 0;
+        case '||':
+          return x || y ? 1 : 0;
       }
       return 'runtime';
     }

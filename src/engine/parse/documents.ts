@@ -24,7 +24,15 @@ interface Entry {
   /** The last analysis and what it was computed from. */
   snapshot: AnalysisSnapshot | null;
   /** The single edit since the snapshot, with the syntax ranges it changed (fast path). */
-  pending: { start: number; oldEnd: number; newEnd: number; lineDelta: number; removed: string; inserted: string; changed: { startIndex: number; endIndex: number }[] } | null;
+  pending: {
+    start: number;
+    oldEnd: number;
+    newEnd: number;
+    lineDelta: number;
+    removed: string;
+    inserted: string;
+    changed: { startIndex: number; endIndex: number }[];
+  } | null;
   /** More than one edit since the snapshot: analyse the whole file. */
   dirty: boolean;
 }
@@ -80,10 +88,18 @@ export class CudaDocuments {
     if (!tree) throw new Error('tree-sitter returned no tree');
     if (single) {
       const removed = entry.text.slice(single.start, single.start + single.length);
-      const count = (x: string) => { let n = 0; for (let i = x.indexOf('\n'); i !== -1; i = x.indexOf('\n', i + 1)) n++; return n; };
+      const count = (x: string) => {
+        let n = 0;
+        for (let i = x.indexOf('\n'); i !== -1; i = x.indexOf('\n', i + 1)) n++;
+        return n;
+      };
       entry.pending = {
-        start: single.start, oldEnd: single.start + single.length, newEnd: single.start + single.text.length,
-        lineDelta: count(single.text) - count(removed), removed, inserted: single.text,
+        start: single.start,
+        oldEnd: single.start + single.length,
+        newEnd: single.start + single.text.length,
+        lineDelta: count(single.text) - count(removed),
+        removed,
+        inserted: single.text,
         changed: entry.tree.getChangedRanges(tree).map(r => ({ startIndex: r.startIndex, endIndex: r.endIndex })),
       };
     } else {

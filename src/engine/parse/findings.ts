@@ -3,11 +3,7 @@
 import type { FileAnalysis, Kernel, Loop, ManualUnroll, SourceSpan } from './model';
 
 export type FindingCode =
-  | 'pragma-without-loop'
-  | 'full-unroll-runtime-trip'
-  | 'full-unroll-dependent-trip'
-  | 'nested-unroll-bloat'
-  | 'manual-unroll-no-remainder';
+  'pragma-without-loop' | 'full-unroll-runtime-trip' | 'full-unroll-dependent-trip' | 'nested-unroll-bloat' | 'manual-unroll-no-remainder';
 
 export interface Finding {
   code: FindingCode;
@@ -89,7 +85,8 @@ export function computeFindings(analysis: FileAnalysis, options: FindingOptions 
           severity: 'warning',
           span: p.span,
           kernel: kernel.name,
-          message: `\`#pragma unroll\` asks for a full unroll, but the trip count of this ${loop.kind} loop` +
+          message:
+            `\`#pragma unroll\` asks for a full unroll, but the trip count of this ${loop.kind} loop` +
             (loop.conditionText ? ` (\`${loop.conditionText}\`)` : '') +
             ' is not a compile-time constant: nvcc cannot fully unroll it and uses its own partial unroll instead.',
         });
@@ -99,8 +96,11 @@ export function computeFindings(analysis: FileAnalysis, options: FindingOptions 
           severity: 'information',
           span: p.span,
           kernel: kernel.name,
-          message: 'Full unroll depends on template parameters' +
-            (kernel.instantiations.length ? ' whose instantiations give different trip counts.' : ' with no instantiation visible in this file.') +
+          message:
+            'Full unroll depends on template parameters' +
+            (kernel.instantiations.length
+              ? ' whose instantiations give different trip counts.'
+              : ' with no instantiation visible in this file.') +
             ' Each instantiation is unrolled separately; its code size grows with the trip count.',
         });
       }
@@ -114,7 +114,8 @@ export function computeFindings(analysis: FileAnalysis, options: FindingOptions 
               severity: 'warning',
               span: loop.pragma?.span ?? loop.span,
               kernel: kernel.name,
-              message: `Nested full unrolls expand this loop nest to about ${size.toLocaleString('en-US')} statement copies ` +
+              message:
+                `Nested full unrolls expand this loop nest to about ${size.toLocaleString('en-US')} statement copies ` +
                 `(threshold ${options.bloatThresholdStatements.toLocaleString('en-US')}): the straight-line code may overflow ` +
                 'the instruction cache and stall warps on instruction fetch (ncu: no_instruction).',
             });
@@ -132,7 +133,8 @@ export function computeFindings(analysis: FileAnalysis, options: FindingOptions 
         severity: 'warning',
         span: loop?.span ?? { line: m.line, column: 0, endLine: m.line, endColumn: 0 },
         kernel: kernel.name,
-        message: `Manually unrolled ×${m.factor} without a remainder guard: when the trip count is not a multiple of ` +
+        message:
+          `Manually unrolled ×${m.factor} without a remainder guard: when the trip count is not a multiple of ` +
           `${m.factor} the last iterations are ${loop && /\+\s*\d|-\s*\d/.test(loop.conditionText) ? 'skipped' : 'read out of bounds or skipped'}. ` +
           `Guard each copy (\`if (k + j < n)\`) or add a remainder loop.`,
       });

@@ -95,7 +95,7 @@ function analyse(body: Node, evalConst: ConstEval, found: Candidate[]): void {
   const ctx: DetectContext = {
     an,
     scan,
-    isFree: (span) => !kept.some((c) => overlaps(c, span)),
+    isFree: span => !kept.some(c => overlaps(c, span)),
     runs: () => (runs ??= uniformRuns(an, scan)),
   };
   const keep = (c: Candidate) => {

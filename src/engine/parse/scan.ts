@@ -95,9 +95,7 @@ export function toScanJson(files: FileAnalysis[]): ScanJson {
           line: l.line,
           kind: l.kind,
           depth: l.depth,
-          pragma: l.pragma
-            ? { kind: l.pragma.kind, factor: l.pragma.factor, text: l.pragma.text, line: l.pragma.line }
-            : null,
+          pragma: l.pragma ? { kind: l.pragma.kind, factor: l.pragma.factor, text: l.pragma.text, line: l.pragma.line } : null,
           tripCount: l.tripCount,
         })),
         manualUnrolls: k.manualUnrolls.map(m => ({ line: m.line, endLine: m.endLine, pattern: m.pattern, factor: m.factor })),

@@ -115,7 +115,8 @@ export interface BenchOptions {
 export async function benchLoop(file: string, text: string, analysis: FileAnalysis, o: BenchOptions): Promise<BenchReport> {
   if (!o.toolchain.ncu) throw new MissingToolError('ncu', []);
   const focus = o.loops[0];
-  if (!analysis.kernels.some(k => k.loops.some(l => l.line === focus))) throw new Error(`no loop in device code at line ${focus} of ${file}`);
+  if (!analysis.kernels.some(k => k.loops.some(l => l.line === focus)))
+    throw new Error(`no loop in device code at line ${focus} of ${file}`);
   const src: BenchSource = { file, text, analysis, focus };
   const variants: BenchVariant[] = [{ label: 'as-written', factors: new Map() }];
   for (const f of o.factors) variants.push({ label: String(f), factors: new Map(o.loops.map(l => [l, f])) });
@@ -131,14 +132,23 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
     const progress = (message: string) => o.onProgress?.(message, i, n);
     const run = newRun(variant, target.kernel, sass);
     runs.push(run);
-    if (o.signal?.aborted) { run.status = 'cancelled'; continue; }
+    if (o.signal?.aborted) {
+      run.status = 'cancelled';
+      continue;
+    }
     const failed = buildFailure(program);
-    if (failed) { Object.assign(run, failed); continue; }
+    if (failed) {
+      Object.assign(run, failed);
+      continue;
+    }
     const p: VariantProgram = { label: variant.label, program: program.outputPath!, file };
     // every variant is checked against the baseline's checksums, whatever became of the baseline
     const check = await checkVariant(p, i === 0 ? null : { checksums: runs[0].checksums, stdout: baselineStdout }, o, progress);
     run.checksums = check.checksums;
-    if (check.status !== 'ok') { Object.assign(run, { status: check.status, message: check.message }); continue; }
+    if (check.status !== 'ok') {
+      Object.assign(run, { status: check.status, message: check.message });
+      continue;
+    }
     if (i === 0) baselineStdout = check.stdout;
     const timing = await timeVariant(p, target, o, progress);
     timings[i] = timing.groups;
@@ -148,14 +158,28 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
   }
 
   const baseline = built[0].program.outputPath;
-  const { lineStalls, problem } = o.sourceStalls && runs[0].status === 'ok' && baseline && !o.signal?.aborted
-    ? await sampleLineStalls({ label: variants[0].label, program: baseline, file }, target.kernel, o, message => o.onProgress?.(message, n, n))
-    : { lineStalls: null, problem: null };
+  const { lineStalls, problem } =
+    o.sourceStalls && runs[0].status === 'ok' && baseline && !o.signal?.aborted
+      ? await sampleLineStalls({ label: variants[0].label, program: baseline, file }, target.kernel, o, message =>
+          o.onProgress?.(message, n, n),
+        )
+      : { lineStalls: null, problem: null };
   runs = withSpeedups(runs);
-  const instantiations = instantiationTables(runs, timings, built.map(b => b.sass), target.kernel);
+  const instantiations = instantiationTables(
+    runs,
+    timings,
+    built.map(b => b.sass),
+    target.kernel,
+  );
   return {
-    kernel: target.kernel, gpu: o.toolchain.gpus[0]?.name ?? null, clockControl: o.clockControl, baseline: 'as-written',
-    variants: runs, instantiations, lineStalls, lineStallsProblem: problem,
+    kernel: target.kernel,
+    gpu: o.toolchain.gpus[0]?.name ?? null,
+    clockControl: o.clockControl,
+    baseline: 'as-written',
+    variants: runs,
+    instantiations,
+    lineStalls,
+    lineStallsProblem: problem,
   };
 }
 
@@ -163,10 +187,25 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
 function newRun(variant: BenchVariant, kernel: string, sass: LoopVariant | undefined): VariantRun {
   return {
     factors: Object.fromEntries([...variant.factors].map(([l, f]) => [String(l), f])),
-    label: variant.label, status: 'ok', message: null, kernel,
-    kernelInstructions: sass?.kernelInstructions ?? null, registers: sass?.registers ?? null,
-    samples: 0, durationsMs: [], medianMs: null, iqrMs: null, q1Ms: null, q3Ms: null, cv: null,
-    speedup: null, withinNoise: null, stalls: null, stallShare: null, executedInstructions: null, achievedOccupancy: null,
+    label: variant.label,
+    status: 'ok',
+    message: null,
+    kernel,
+    kernelInstructions: sass?.kernelInstructions ?? null,
+    registers: sass?.registers ?? null,
+    samples: 0,
+    durationsMs: [],
+    medianMs: null,
+    iqrMs: null,
+    q1Ms: null,
+    q3Ms: null,
+    cv: null,
+    speedup: null,
+    withinNoise: null,
+    stalls: null,
+    stallShare: null,
+    executedInstructions: null,
+    achievedOccupancy: null,
     checksums: {},
   };
 }
@@ -178,14 +217,42 @@ export function benchJson(r: BenchReport) {
     gpu: r.gpu,
     clockControl: r.clockControl,
     variants: r.variants.map(v => ({
-      factors: v.factors, label: v.label, status: v.status, kernelInstructions: v.kernelInstructions, registers: v.registers,
-      samples: v.samples, medianMs: v.medianMs, iqrMs: v.iqrMs, cv: v.cv, speedup: v.speedup, withinNoise: v.withinNoise,
-      stallShare: v.stallShare, achievedOccupancy: v.achievedOccupancy, executedInstructions: v.executedInstructions,
+      factors: v.factors,
+      label: v.label,
+      status: v.status,
+      kernelInstructions: v.kernelInstructions,
+      registers: v.registers,
+      samples: v.samples,
+      medianMs: v.medianMs,
+      iqrMs: v.iqrMs,
+      cv: v.cv,
+      speedup: v.speedup,
+      withinNoise: v.withinNoise,
+      stallShare: v.stallShare,
+      achievedOccupancy: v.achievedOccupancy,
+      executedInstructions: v.executedInstructions,
       ...(v.message ? { message: v.message } : {}),
     })),
-    ...(r.instantiations.length > 1 ? {
-      instantiations: r.instantiations.map(x => ({ kernel: x.kernel, blockSize: x.blockSize, variants: x.variants.map(v => ({ label: v.label, status: v.status, kernelInstructions: v.kernelInstructions, samples: v.samples, medianMs: v.medianMs, iqrMs: v.iqrMs, cv: v.cv, speedup: v.speedup, withinNoise: v.withinNoise, stallShare: v.stallShare })) })),
-    } : {}),
+    ...(r.instantiations.length > 1
+      ? {
+          instantiations: r.instantiations.map(x => ({
+            kernel: x.kernel,
+            blockSize: x.blockSize,
+            variants: x.variants.map(v => ({
+              label: v.label,
+              status: v.status,
+              kernelInstructions: v.kernelInstructions,
+              samples: v.samples,
+              medianMs: v.medianMs,
+              iqrMs: v.iqrMs,
+              cv: v.cv,
+              speedup: v.speedup,
+              withinNoise: v.withinNoise,
+              stallShare: v.stallShare,
+            })),
+          })),
+        }
+      : {}),
     ...(r.lineStalls ? { lineStalls: r.lineStalls.map(l => ({ line: l.line, samples: l.samples, stallShare: l.stallShare })) } : {}),
   };
 }

@@ -32,8 +32,14 @@ export const ICACHE_BUDGETS: IcacheBudget[] = [
 
 export function icacheBudget(arch: string): IcacheBudget {
   const base = arch.replace(/[af]$/, '');
-  return ICACHE_BUDGETS.find(b => b.arch === base)
-    ?? { arch, bytes: ICACHE_BUDGETS[0].bytes, status: 'estimate', source: `not measured for ${arch}: sm_90 value` };
+  return (
+    ICACHE_BUDGETS.find(b => b.arch === base) ?? {
+      arch,
+      bytes: ICACHE_BUDGETS[0].bytes,
+      status: 'estimate',
+      source: `not measured for ${arch}: sm_90 value`,
+    }
+  );
 }
 
 export interface CliffPoint {
@@ -55,25 +61,35 @@ export interface Cliff {
 }
 
 /** Finds, per occupancy, the code size where throughput drops by more than `threshold`. */
-export function findCliffs(points: CliffPoint[], threshold = 0.10): Cliff[] {
+export function findCliffs(points: CliffPoint[], threshold = 0.1): Cliff[] {
   const byWarps = new Map<number, CliffPoint[]>();
   for (const p of points) byWarps.set(p.warpsPerSM, [...(byWarps.get(p.warpsPerSM) ?? []), p]);
-  return [...byWarps].sort((a, b) => a[0] - b[0]).map(([warpsPerSM, ps]) => {
-    const sorted = [...ps].sort((a, b) => a.codeBytes - b.codeBytes);
-    const base = sorted[0].medianMs;
-    const withSlowdown = sorted.map(p => ({ ...p, slowdown: p.medianMs / base - 1 }));
-    const bad = withSlowdown.find(p => p.slowdown > threshold) ?? null;
-    const good = bad ? withSlowdown.filter(p => p.codeBytes < bad.codeBytes).pop() ?? null : withSlowdown[withSlowdown.length - 1];
-    return { warpsPerSM, lastGoodBytes: good?.codeBytes ?? null, firstBadBytes: bad?.codeBytes ?? null, points: withSlowdown };
-  });
+  return [...byWarps]
+    .sort((a, b) => a[0] - b[0])
+    .map(([warpsPerSM, ps]) => {
+      const sorted = [...ps].sort((a, b) => a.codeBytes - b.codeBytes);
+      const base = sorted[0].medianMs;
+      const withSlowdown = sorted.map(p => ({ ...p, slowdown: p.medianMs / base - 1 }));
+      const bad = withSlowdown.find(p => p.slowdown > threshold) ?? null;
+      const good = bad ? (withSlowdown.filter(p => p.codeBytes < bad.codeBytes).pop() ?? null) : withSlowdown[withSlowdown.length - 1];
+      return { warpsPerSM, lastGoodBytes: good?.codeBytes ?? null, firstBadBytes: bad?.codeBytes ?? null, points: withSlowdown };
+    });
 }
 
 /** One icache_cliff profile (`ncu --csv --page raw`) → a point: median duration and stall share. */
 export function cliffPointFromRaw(rawCsv: string, codeBytes: number, warpsPerSM: number): CliffPoint | null {
   const rows = parseRawPage(rawCsv).kernels.map(k => kernelProfile(k));
-  const d = rows.map(r => r.durationNs).filter((x): x is number => x !== null).sort((a, b) => a - b);
+  const d = rows
+    .map(r => r.durationNs)
+    .filter((x): x is number => x !== null)
+    .sort((a, b) => a - b);
   if (!d.length) return null;
   const mid = d.length % 2 ? d[(d.length - 1) / 2] : (d[d.length / 2 - 1] + d[d.length / 2]) / 2;
   const shares = rows.map(r => r.stallShare?.no_instruction).filter((x): x is number => typeof x === 'number');
-  return { codeBytes, warpsPerSM, medianMs: mid / 1e6, noInstructionShare: shares.length ? shares.reduce((a, b) => a + b, 0) / shares.length : null };
+  return {
+    codeBytes,
+    warpsPerSM,
+    medianMs: mid / 1e6,
+    noInstructionShare: shares.length ? shares.reduce((a, b) => a + b, 0) / shares.length : null,
+  };
 }

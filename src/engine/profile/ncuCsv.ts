@@ -36,7 +36,10 @@ const NCU_LOG_LINE = /^\s*==(?:PROF|WARNING|WARN|ERROR|INFO|NOTE)==/;
 export function stripNcuLogLines(text: string): string {
   const s = asText(text).replace(/^\uFEFF/, '');
   if (!s.includes('==')) return s;
-  return s.split(/(?<=\n)/).filter(line => !NCU_LOG_LINE.test(line)).join('');
+  return s
+    .split(/(?<=\n)/)
+    .filter(line => !NCU_LOG_LINE.test(line))
+    .join('');
 }
 
 /**
@@ -74,8 +77,16 @@ export function parseCsv(text: string): string[][] {
         const d = s[i];
         if (d === '"') {
           const next = s[i + 1];
-          if (next === '"') { field += '"'; i += 2; continue; }
-          if (next === undefined || next === ',' || next === '\n' || next === '\r') { i++; closed = true; break; }
+          if (next === '"') {
+            field += '"';
+            i += 2;
+            continue;
+          }
+          if (next === undefined || next === ',' || next === '\n' || next === '\r') {
+            i++;
+            closed = true;
+            break;
+          }
           field += '"'; // lone quote in the middle of a quoted field: keep it
           i++;
           continue;
@@ -88,7 +99,13 @@ export function parseCsv(text: string): string[][] {
       while (i < n && s[i] !== ',' && s[i] !== '\n' && s[i] !== '\r') field += s[i++];
       continue;
     }
-    if (c === ',') { record.push(field); field = ''; fieldStarted = false; i++; continue; }
+    if (c === ',') {
+      record.push(field);
+      field = '';
+      fieldStarted = false;
+      i++;
+      continue;
+    }
     if (c === '\r' || c === '\n') {
       endRecord();
       if (c === '\r' && s[i + 1] === '\n') i++;
@@ -153,11 +170,31 @@ export function parseNumber(text: string | number | null | undefined): number | 
 
 /** Nanoseconds per unit, for the time units ncu prints (newer: ns/us/ms/s; older: nsecond…). */
 const TIME_UNITS = new Map<string, number>([
-  ['ps', 1e-3], ['psecond', 1e-3], ['picosecond', 1e-3], ['picoseconds', 1e-3],
-  ['ns', 1], ['nsec', 1], ['nsecond', 1], ['nanosecond', 1], ['nanoseconds', 1],
-  ['us', 1e3], ['µs', 1e3], ['μs', 1e3], ['usec', 1e3], ['usecond', 1e3], ['microsecond', 1e3], ['microseconds', 1e3],
-  ['ms', 1e6], ['msec', 1e6], ['msecond', 1e6], ['millisecond', 1e6], ['milliseconds', 1e6],
-  ['s', 1e9], ['sec', 1e9], ['second', 1e9], ['seconds', 1e9],
+  ['ps', 1e-3],
+  ['psecond', 1e-3],
+  ['picosecond', 1e-3],
+  ['picoseconds', 1e-3],
+  ['ns', 1],
+  ['nsec', 1],
+  ['nsecond', 1],
+  ['nanosecond', 1],
+  ['nanoseconds', 1],
+  ['us', 1e3],
+  ['µs', 1e3],
+  ['μs', 1e3],
+  ['usec', 1e3],
+  ['usecond', 1e3],
+  ['microsecond', 1e3],
+  ['microseconds', 1e3],
+  ['ms', 1e6],
+  ['msec', 1e6],
+  ['msecond', 1e6],
+  ['millisecond', 1e6],
+  ['milliseconds', 1e6],
+  ['s', 1e9],
+  ['sec', 1e9],
+  ['second', 1e9],
+  ['seconds', 1e9],
 ]);
 
 /**
@@ -169,7 +206,7 @@ const TIME_UNITS = new Map<string, number>([
 export function toNanoseconds(value: number | null | undefined, unit: string | null | undefined): number | null {
   if (value === null || value === undefined || !Number.isFinite(value)) return null;
   const u = (unit ?? '').trim();
-  const factor = u === '' ? 1 : TIME_UNITS.get(u) ?? TIME_UNITS.get(u.toLowerCase());
+  const factor = u === '' ? 1 : (TIME_UNITS.get(u) ?? TIME_UNITS.get(u.toLowerCase()));
   if (factor === undefined) return null;
   // Scale without binary noise: 1.69328 ms is 1693280 ns, not 1693280.0000000002.
   return Number((value * factor).toPrecision(12));
@@ -193,7 +230,10 @@ export function parseDim3(text: string | null | undefined): Dim3 | null {
  */
 export function normalizeKernelName(name: string): string {
   return asText(name)
-    .replace(/\((?:(?:unsigned|signed|const|long|short)\s+)*(?:int|long|short|char|bool|__int128|size_t|unsigned|long long)\)(?=[-\w'.])/g, '')
+    .replace(
+      /\((?:(?:unsigned|signed|const|long|short)\s+)*(?:int|long|short|char|bool|__int128|size_t|unsigned|long long)\)(?=[-\w'.])/g,
+      '',
+    )
     .replace(/\s+/g, ' ')
     .trim();
 }
@@ -206,7 +246,13 @@ export function kernelBaseName(name: string): string {
     let depth = 0;
     for (let i = s.length - 1; i >= 0; i--) {
       if (s[i] === ')') depth++;
-      else if (s[i] === '(') { depth--; if (depth === 0) { s = s.slice(0, i); break; } }
+      else if (s[i] === '(') {
+        depth--;
+        if (depth === 0) {
+          s = s.slice(0, i);
+          break;
+        }
+      }
     }
   }
   // Drop template arguments.
@@ -256,8 +302,14 @@ export function canonicalStallReason(name: string): { reason: string; notIssued:
   let s = asText(name).trim().toLowerCase();
   let notIssued = false;
   const paren = /\s*\(\s*not[\s_-]*issued\s*\)\s*$/;
-  if (paren.test(s)) { notIssued = true; s = s.replace(paren, ''); }
-  if (s.endsWith('_not_issued')) { notIssued = true; s = s.slice(0, -'_not_issued'.length); }
+  if (paren.test(s)) {
+    notIssued = true;
+    s = s.replace(paren, '');
+  }
+  if (s.endsWith('_not_issued')) {
+    notIssued = true;
+    s = s.slice(0, -'_not_issued'.length);
+  }
   s = s.replace(/^stall_/, '').replace(/\s+/g, '_');
   return { reason: LEGACY_STALL_NAMES.get(s) ?? s, notIssued };
 }
@@ -298,8 +350,17 @@ export interface RawPage {
 }
 
 const IDENTITY_COLUMNS = new Set([
-  'ID', 'Process ID', 'Process Name', 'Host Name', 'Kernel Name', 'Context', 'Stream',
-  'Block Size', 'Grid Size', 'Device', 'CC',
+  'ID',
+  'Process ID',
+  'Process Name',
+  'Host Name',
+  'Kernel Name',
+  'Context',
+  'Stream',
+  'Block Size',
+  'Grid Size',
+  'Device',
+  'CC',
 ]);
 
 /** Parses `ncu --csv --page raw` output (ncu's message lines and program output around it allowed). */
@@ -469,7 +530,12 @@ export function parseDetailsPage(text: string): DetailsPage {
     } else if (metricName) {
       const valueText = get('Metric Value') ?? get('Average') ?? '';
       const unit = get('Metric Unit');
-      section.metrics.push({ name: metricName, unit: unit && unit.trim() ? unit.trim() : null, value: parseNumber(valueText), text: valueText });
+      section.metrics.push({
+        name: metricName,
+        unit: unit && unit.trim() ? unit.trim() : null,
+        value: parseNumber(valueText),
+        text: valueText,
+      });
     }
   }
   return { kernels };
@@ -550,17 +616,22 @@ export function parseSourcePage(text: string): SourcePage {
     const tag = first[0];
     if (tag === 'Kernel Name' && first.length >= 2) {
       finish();
-      kernelName = first[1]; file = undefined; func = undefined; cols = null;
+      kernelName = first[1];
+      file = undefined;
+      func = undefined;
+      cols = null;
       continue;
     }
     if ((tag === 'File Path' || tag === 'File Name') && first.length >= 2) {
       finish();
-      file = first[1]; cols = null;
+      file = first[1];
+      cols = null;
       continue;
     }
     if (tag === 'Function Name' && first.length >= 2) {
       finish();
-      func = first[1]; cols = null;
+      func = first[1];
+      cols = null;
       continue;
     }
     if ((tag === 'Line No' || tag === 'Address') && first.includes('Source')) {
@@ -596,7 +667,11 @@ export function parseSourcePage(text: string): SourcePage {
     if (c.address >= 0 && address !== '' && address !== '-') {
       if (seenAddresses.has(address)) continue;
       seenAddresses.add(address);
-      const row = sourceRow(cells, c, { ...(currentLine !== undefined ? { line: currentLine } : {}), address, source: at(c.sassSource).trim() });
+      const row = sourceRow(cells, c, {
+        ...(currentLine !== undefined ? { line: currentLine } : {}),
+        address,
+        source: at(c.sassSource).trim(),
+      });
       cur.sass.push(row);
       if (cur.view === 'sass') cur.rows.push(row);
     }
@@ -665,7 +740,13 @@ function sourceRow(cells: string[], c: SourceColumns, base: { line?: number; add
 /** ncu 2025.3.1 prints some blocks twice; an exact repeat of an earlier block is dropped. */
 function isDuplicateBlock(f: SourceFunction, earlier: SourceFunction[]): boolean {
   const sig = (x: SourceFunction) =>
-    JSON.stringify([x.kernelName, x.file ?? null, x.function ?? null, x.view, x.rows.map(r => [r.line ?? null, r.address ?? null, r.samples, r.instructionsExecuted])]);
+    JSON.stringify([
+      x.kernelName,
+      x.file ?? null,
+      x.function ?? null,
+      x.view,
+      x.rows.map(r => [r.line ?? null, r.address ?? null, r.samples, r.instructionsExecuted]),
+    ]);
   const mine = sig(f);
   return earlier.some(e => e.kernelName === f.kernelName && sig(e) === mine);
 }

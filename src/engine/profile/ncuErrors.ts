@@ -62,7 +62,12 @@ const PERMISSION_FIX =
  * kernel names the caller knows the program launched (for example from its own output) to the
  * ones ncu listed.
  */
-export function classifyNcuFailure(stdout: string, stderr: string, exitCode: number | null | undefined, kernelsSeen?: string[]): NcuFailure {
+export function classifyNcuFailure(
+  stdout: string,
+  stderr: string,
+  exitCode: number | null | undefined,
+  kernelsSeen?: string[],
+): NcuFailure {
   const out = typeof stdout === 'string' ? stdout : '';
   const err = typeof stderr === 'string' ? stderr : '';
   const all = `${out}\n${err}`;
@@ -77,7 +82,11 @@ export function classifyNcuFailure(stdout: string, stderr: string, exitCode: num
   });
 
   // 1. Counter permissions.
-  if (/ERR_NVGPUCTRPERM|does not have permission to (?:access NVIDIA GPU Performance Counters|profile)|CUPTI_ERROR_INSUFFICIENT_PRIVILEGES/i.test(all)) {
+  if (
+    /ERR_NVGPUCTRPERM|does not have permission to (?:access NVIDIA GPU Performance Counters|profile)|CUPTI_ERROR_INSUFFICIENT_PRIVILEGES/i.test(
+      all,
+    )
+  ) {
     const dev = /on the target device (\d+)/i.exec(all)?.[1];
     return withErrors({
       kind: 'permission',
@@ -87,8 +96,9 @@ export function classifyNcuFailure(stdout: string, stderr: string, exitCode: num
   }
 
   // 2. A GPU that this ncu cannot profile.
-  const unsupported = /Profiling is not supported on (?:this )?device(?: (\d+))?([^\n]*)/i.exec(all)
-    ?? /(?:device|GPU|chip)[^\n]*\bis not supported\b[^\n]*|\bunsupported (?:GPU|device|chip)\b[^\n]*/i.exec(errors.join('\n'));
+  const unsupported =
+    /Profiling is not supported on (?:this )?device(?: (\d+))?([^\n]*)/i.exec(all) ??
+    /(?:device|GPU|chip)[^\n]*\bis not supported\b[^\n]*|\bunsupported (?:GPU|device|chip)\b[^\n]*/i.exec(errors.join('\n'));
   if (unsupported) {
     const wsl = /Windows Subsystem for Linux|\bWSL\b/i.test(all);
     const dev = unsupported[1];
@@ -106,10 +116,13 @@ export function classifyNcuFailure(stdout: string, stderr: string, exitCode: num
     return withErrors({
       kind: 'no-gpu',
       message: 'ncu could not load the NVIDIA driver library it measures with ("Failed to initialize the profiler: LibraryNotLoaded").',
-      fix: 'Check that an NVIDIA driver is installed and loaded (nvidia-smi works) and that it is new enough for this Nsight Compute; containers, virtual machines and WSL must also pass the GPU\'s profiling interface through.',
+      fix: "Check that an NVIDIA driver is installed and loaded (nvidia-smi works) and that it is new enough for this Nsight Compute; containers, virtual machines and WSL must also pass the GPU's profiling interface through.",
     });
   }
-  const noDevice = /no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|no CUDA[- ]capable device|No CUDA devices? (?:found|available)|no NVIDIA GPU/i.exec(all);
+  const noDevice =
+    /no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|no CUDA[- ]capable device|No CUDA devices? (?:found|available)|no NVIDIA GPU/i.exec(
+      all,
+    );
   if (noDevice) {
     return withErrors({
       kind: 'no-gpu',
@@ -117,7 +130,10 @@ export function classifyNcuFailure(stdout: string, stderr: string, exitCode: num
       fix: 'Run on a machine with an NVIDIA GPU and driver (check with nvidia-smi), and check CUDA_VISIBLE_DEVICES.',
     });
   }
-  const driver = /CUDA driver version is insufficient for CUDA runtime version|CUDA_ERROR_INSUFFICIENT_DRIVER|NVIDIA driver (?:is not|isn't) (?:loaded|installed|running)|Driver\/library version mismatch|couldn't communicate with the NVIDIA driver/i.exec(all);
+  const driver =
+    /CUDA driver version is insufficient for CUDA runtime version|CUDA_ERROR_INSUFFICIENT_DRIVER|NVIDIA driver (?:is not|isn't) (?:loaded|installed|running)|Driver\/library version mismatch|couldn't communicate with the NVIDIA driver/i.exec(
+      all,
+    );
   if (driver) {
     return withErrors({
       kind: 'no-gpu',
@@ -128,7 +144,11 @@ export function classifyNcuFailure(stdout: string, stderr: string, exitCode: num
 
   // 4. Nothing profiled.
   if (/No kernels were profiled/i.test(all)) {
-    const seen = unique([...availableKernels(out), ...availableKernels(err), ...(Array.isArray(kernelsSeen) ? kernelsSeen.filter(k => typeof k === 'string' && k.trim()) : [])]);
+    const seen = unique([
+      ...availableKernels(out),
+      ...availableKernels(err),
+      ...(Array.isArray(kernelsSeen) ? kernelsSeen.filter(k => typeof k === 'string' && k.trim()) : []),
+    ]);
     const childHint = warnings.some(w => /child processes requires the --target-processes all/i.test(w));
     const exitNote = appExit !== undefined ? ` The program exited with code ${appExit}.` : '';
     let message = 'ncu profiled no kernels.';
@@ -138,9 +158,11 @@ export function classifyNcuFailure(stdout: string, stderr: string, exitCode: num
       fix = 'Add --target-processes all so that ncu follows child processes (scripts, launchers, mpirun).';
     } else if (seen.length) {
       message = `ncu profiled none of the kernels the program launched (${seen.join(', ')}).`;
-      fix = 'Check the kernel filter (--kernel-name / -k, --kernel-name-base, --launch-skip, --launch-count) against these names: it matched none of them.';
+      fix =
+        'Check the kernel filter (--kernel-name / -k, --kernel-name-base, --launch-skip, --launch-count) against these names: it matched none of them.';
     } else {
-      fix = 'Check that the program launches a kernel with these arguments and does not fail before its first launch; for a program that starts others, add --target-processes all.';
+      fix =
+        'Check that the program launches a kernel with these arguments and does not fail before its first launch; for a program that starts others, add --target-processes all.';
     }
     return withErrors({ kind: 'no-kernels', message: message + exitNote, fix, kernelsSeen: seen });
   }
@@ -158,7 +180,9 @@ export function classifyNcuFailure(stdout: string, stderr: string, exitCode: num
     return withErrors({
       kind: 'other',
       message: `ncu failed: ${errors.join(' ')}`,
-      ...(missing ? { fix: `Check the program path (${missing[1]}); ncu needs an absolute path for a program outside the working directory.` } : {}),
+      ...(missing
+        ? { fix: `Check the program path (${missing[1]}); ncu needs an absolute path for a program outside the working directory.` }
+        : {}),
     });
   }
   if (exitCode === null) {
@@ -219,11 +243,20 @@ function applicationExitCode(errors: string[]): number | undefined {
 
 /** stdout without ncu's message lines, CSV rows and its text tables. */
 function programOutput(stdout: string): string {
-  return stdout.split(/\r?\n/).filter(l => !/^\s*(?:==[A-Z]+==|"|-{3,}|\[\d+\] )/.test(l)).join('\n');
+  return stdout
+    .split(/\r?\n/)
+    .filter(l => !/^\s*(?:==[A-Z]+==|"|-{3,}|\[\d+\] )/.test(l))
+    .join('\n');
 }
 
 function lastLines(text: string, n: number): string {
-  return text.split(/\r?\n/).map(l => l.trim()).filter(Boolean).slice(-n).join(' ').slice(0, 500);
+  return text
+    .split(/\r?\n/)
+    .map(l => l.trim())
+    .filter(Boolean)
+    .slice(-n)
+    .join(' ')
+    .slice(0, 500);
 }
 
 function unique(xs: string[]): string[] {

@@ -21,8 +21,16 @@
 // shares are the parts of the average cycles between two issued instructions. The "not issued"
 // variants are reported apart and are not part of that sum.
 import {
-  canonicalStallReason, detailsMetrics, DetailsKernel, Dim3, parseNumber, RawKernelRow, RawMetric,
-  SourcePage, SourceRow, toNanoseconds,
+  canonicalStallReason,
+  detailsMetrics,
+  DetailsKernel,
+  Dim3,
+  parseNumber,
+  RawKernelRow,
+  RawMetric,
+  SourcePage,
+  SourceRow,
+  toNanoseconds,
 } from './ncuCsv';
 
 export { canonicalStallReason } from './ncuCsv';
@@ -146,7 +154,13 @@ export function kernelProfile(row: RawKernelRow | DetailsKernel): KernelProfile 
     stallShare: b.stallShare,
     ...(b.notIssued ? { notIssued: b.notIssued } : {}),
     stallSource: b.source,
-    executedInstructions: value('smsp__inst_executed.sum', 'sm__inst_executed.sum', 'inst_executed', 'smsp__inst_executed', 'sm__inst_executed'),
+    executedInstructions: value(
+      'smsp__inst_executed.sum',
+      'sm__inst_executed.sum',
+      'inst_executed',
+      'smsp__inst_executed',
+      'sm__inst_executed',
+    ),
     achievedOccupancy: value('sm__warps_active.avg.pct_of_peak_sustained_active'),
     registers: value('launch__registers_per_thread'),
     blockSize: row?.blockSize ?? null,
@@ -208,7 +222,18 @@ export function perLineStalls(page: SourcePage, file?: string): LineStalls[] {
       const key = `${f.file}\u0000${r.line}`;
       let e = byLine.get(key);
       if (!e) {
-        e = { file: f.file ?? '', line: r.line, source: r.source, samples: 0, samplesNotIssued: 0, instructionsExecuted: null, stalls: {}, stallsNotIssued: {}, stallShare: {}, kernels: [] };
+        e = {
+          file: f.file ?? '',
+          line: r.line,
+          source: r.source,
+          samples: 0,
+          samplesNotIssued: 0,
+          instructionsExecuted: null,
+          stalls: {},
+          stallsNotIssued: {},
+          stallShare: {},
+          kernels: [],
+        };
         byLine.set(key, e);
       }
       addRow(e, r);
@@ -239,7 +264,12 @@ function matchFile<T extends { file?: string }>(fns: T[], file: string): T[] {
   });
   if (suffix.length) return suffix;
   const base = want.split('/').pop();
-  return fns.filter(f => norm(f.file ?? '').split('/').pop() === base);
+  return fns.filter(
+    f =>
+      norm(f.file ?? '')
+        .split('/')
+        .pop() === base,
+  );
 }
 
 function isProfile(r: unknown): r is KernelProfile {
@@ -252,7 +282,8 @@ function metricValues(input: MetricsInput | null | undefined): [string, number |
   let entries: [string, unknown][];
   if (input instanceof Map) entries = [...input.entries()];
   else if (Array.isArray((input as DetailsKernel).sections)) entries = Object.entries(detailsMetrics(input as DetailsKernel));
-  else if ('metrics' in input && input.metrics && typeof input.metrics === 'object' && 'kernelName' in input) entries = Object.entries((input as RawKernelRow).metrics);
+  else if ('metrics' in input && input.metrics && typeof input.metrics === 'object' && 'kernelName' in input)
+    entries = Object.entries((input as RawKernelRow).metrics);
   else entries = Object.entries(input);
   return entries.map(([k, v]) => [k, toValue(v)]);
 }

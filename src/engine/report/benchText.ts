@@ -15,7 +15,11 @@ export function benchMarkdown(r: BenchReport): string {
   const ok = r.variants.filter(v => v.status === 'ok' && v.medianMs !== null);
   const fastest = ok.length ? ok.reduce((a, b) => (b.medianMs! < a.medianMs! ? b : a)) : null;
   const rows = r.variants.map(v => {
-    const top = v.stallShare ? Object.entries(v.stallShare).filter(([k]) => k !== 'selected').sort((a, b) => b[1] - a[1])[0] : undefined;
+    const top = v.stallShare
+      ? Object.entries(v.stallShare)
+          .filter(([k]) => k !== 'selected')
+          .sort((a, b) => b[1] - a[1])[0]
+      : undefined;
     const speed = v.speedup === null ? '–' : `${v.speedup.toFixed(2)}×${v.withinNoise && v.label !== r.baseline ? ' (noise)' : ''}`;
     const label = v === fastest ? `**${v.label}**` : v.label;
     return `| ${label} | ${v.status}${v.message ? ' ⚠' : ''} | ${ms(v.medianMs)} | ${ms(v.iqrMs)} | ${pct(v.cv)} | ${speed} | ${pct(v.stallShare?.no_instruction)} | ${top ? `${top[0]} ${pct(top[1])}` : '–'} | ${v.kernelInstructions ?? '–'} |`;
@@ -23,15 +27,30 @@ export function benchMarkdown(r: BenchReport): string {
   const problems = r.variants.filter(v => v.message).map(v => `- ${v.label}: ${v.status}: ${v.message!.split('\n')[0]}`);
   return [
     `**GPU benchmark** of \`${r.kernel}\` on ${r.gpu ?? 'the GPU'} (ncu, ${r.variants[0]?.samples ?? 0} launches per variant; clocks ${r.clockControl === 'base' ? 'locked to base' : 'not locked'}); speedup vs the file as written, **bold** = fastest:`,
-    ['| variant | status | median | IQR | CV | speedup | no_instruction | top stall | SASS instr |', '|---|---|---|---|---|---|---|---|---|', ...rows].join('\n'),
+    [
+      '| variant | status | median | IQR | CV | speedup | no_instruction | top stall | SASS instr |',
+      '|---|---|---|---|---|---|---|---|---|',
+      ...rows,
+    ].join('\n'),
     ...problems,
-    ...(r.instantiations.length > 1 ? [`Also measured: ${r.instantiations.slice(1).map(x => `\`${x.kernel}\`${x.blockSize ? ` ${x.blockSize}` : ''}`).join(', ')} (see the Unroll Lens output or \`unroll-lens bench --json\`).`] : []),
+    ...(r.instantiations.length > 1
+      ? [
+          `Also measured: ${r.instantiations
+            .slice(1)
+            .map(x => `\`${x.kernel}\`${x.blockSize ? ` ${x.blockSize}` : ''}`)
+            .join(', ')} (see the Unroll Lens output or \`unroll-lens bench --json\`).`,
+        ]
+      : []),
   ].join('\n\n');
 }
 
 /** Stall samples on one source line, relative to all sampled lines of the kernel. */
 export function lineStallText(l: LineStalls, totalSamples: number): string {
-  const top = Object.entries(l.stallShare).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([k, v]) => `${k} ${pct(v)}`).join(', ');
+  const top = Object.entries(l.stallShare)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 3)
+    .map(([k, v]) => `${k} ${pct(v)}`)
+    .join(', ');
   return `${pct(l.samples / Math.max(1, totalSamples))} of stall samples${top ? ` · ${top}` : ''}`;
 }
 

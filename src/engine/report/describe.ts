@@ -5,9 +5,12 @@ import type { Kernel, Loop, ManualUnroll, UnrollPragma } from '../parse/model';
 export function pragmaSummary(p: UnrollPragma | null): string {
   if (!p) return 'no unroll pragma';
   switch (p.kind) {
-    case 'full': return 'full unroll requested';
-    case 'disable': return 'unroll 1 (disabled)';
-    case 'count': return `unroll ${p.factor} requested`;
+    case 'full':
+      return 'full unroll requested';
+    case 'disable':
+      return 'unroll 1 (disabled)';
+    case 'count':
+      return `unroll ${p.factor} requested`;
     case 'expr': {
       const expr = p.text.replace(/^unroll\s*/, '');
       return p.factor !== null ? `unroll ${expr} = ${p.factor} requested` : `unroll ${expr} requested`;
@@ -44,17 +47,34 @@ export function kernelLabel(k: Kernel): string {
 /** Markdown for hovering a loop or its pragma. */
 export function loopHoverMarkdown(kernel: Kernel, loop: Loop): string {
   const rows: [string, string][] = [];
-  rows.push(['Loop', `\`${loop.kind}\` at line ${loop.line}` + (loop.conditionText ? ` — \`${loop.conditionText.replace(/`/g, "'")}\`` : '')]);
-  rows.push(['Requested unroll', loop.pragma ? `\`#pragma ${loop.pragma.text.replace(/`/g, "'")}\` → ${pragmaSummary(loop.pragma)}` : 'none (nvcc decides)']);
+  rows.push([
+    'Loop',
+    `\`${loop.kind}\` at line ${loop.line}` + (loop.conditionText ? ` — \`${loop.conditionText.replace(/`/g, "'")}\`` : ''),
+  ]);
+  rows.push([
+    'Requested unroll',
+    loop.pragma ? `\`#pragma ${loop.pragma.text.replace(/`/g, "'")}\` → ${pragmaSummary(loop.pragma)}` : 'none (nvcc decides)',
+  ]);
   let trip = String(loop.tripCount);
   if (loop.tripCount === 'runtime') trip = 'runtime (not a compile-time constant)';
   if (loop.tripCount === 'dependent') trip = 'dependent on template parameters (no single visible instantiation)';
   rows.push(['Trip count', trip]);
   rows.push(['Nesting', loop.depth === 0 ? 'outermost loop' : `depth ${loop.depth}, inside the loop at line ${loop.parentLine}`]);
   rows.push(['Kernel', `\`${kernelLabel(kernel)}\` (line ${kernel.line})`]);
-  for (const m of manualUnrollsOf(kernel, loop)) rows.push(['Manual unroll', `×${m.factor}, ${m.pattern}${m.guarded ? ', guarded' : ''} — ${m.detail}`]);
+  for (const m of manualUnrollsOf(kernel, loop))
+    rows.push(['Manual unroll', `×${m.factor}, ${m.pattern}${m.guarded ? ', guarded' : ''} — ${m.detail}`]);
   if (kernel.instantiations.length) {
-    rows.push(['Instantiations', kernel.instantiations.map(i => `<${Object.entries(i).map(([k, v]) => `${k}=${v}`).join(', ')}>`).join(' ')]);
+    rows.push([
+      'Instantiations',
+      kernel.instantiations
+        .map(
+          i =>
+            `<${Object.entries(i)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(', ')}>`,
+        )
+        .join(' '),
+    ]);
   }
   const table = ['| | |', '|---|---|', ...rows.map(([k, v]) => `| ${k} | ${v.replace(/\|/g, '\\|')} |`)].join('\n');
   return `**Unroll Lens** · ${loop.kind} loop, ${tripCountSummary(loop)}\n\n${table}`;

@@ -27,7 +27,8 @@ export function loopSassLensTitle(sass: SassFacts | null, _kernel: Kernel, loop:
   const parts = [`SASS ${m.loopInstructions} instr`];
   if (k) parts.push(`${k.registers} regs`);
   if (k && (k.spillStores || k.spillLoads)) parts.push(`spills ${k.spillStores}B`);
-  if (m.effectiveUnroll !== null) parts.push(m.fullyUnrolled ? `nvcc unrolled fully (×${m.effectiveUnroll})` : `nvcc unrolled ×${m.effectiveUnroll}`);
+  if (m.effectiveUnroll !== null)
+    parts.push(m.fullyUnrolled ? `nvcc unrolled fully (×${m.effectiveUnroll})` : `nvcc unrolled ×${m.effectiveUnroll}`);
   return parts.join(' · ');
 }
 
@@ -52,8 +53,11 @@ export function loopSassMarkdown(sass: SassFacts | null, _kernel: Kernel, loop: 
   const m = f?.loops.find(l => l.line === loop.line);
   if (f && f.status === 'ok' && m) {
     const k = kernelOf(f, m.kernel);
-    parts.push(`**SASS as written** (${f.arch}, nvcc ${f.nvcc}): ${k ? `\`${k.demangled}\` ${k.instructions} instructions, ${k.registers} registers; ` : ''}` +
-      `${cell(m.loopInstructions)} in this loop` + (m.effectiveUnroll !== null ? `; nvcc unrolled it ${m.fullyUnrolled ? 'completely' : `×${m.effectiveUnroll}`}` : ''));
+    parts.push(
+      `**SASS as written** (${f.arch}, nvcc ${f.nvcc}): ${k ? `\`${k.demangled}\` ${k.instructions} instructions, ${k.registers} registers; ` : ''}` +
+        `${cell(m.loopInstructions)} in this loop` +
+        (m.effectiveUnroll !== null ? `; nvcc unrolled it ${m.fullyUnrolled ? 'completely' : `×${m.effectiveUnroll}`}` : ''),
+    );
   } else if (f && f.status !== 'ok') {
     parts.push(`**SASS**: the file does not compile (${f.failure?.kind ?? f.status}); see the Problems panel.`);
   }
@@ -62,8 +66,16 @@ export function loopSassMarkdown(sass: SassFacts | null, _kernel: Kernel, loop: 
     const ok = r.variants.filter(v => v.status === 'ok' && v.kernelInstructions !== null);
     const best = ok.length ? ok.reduce((a, b) => (b.kernelInstructions! < a.kernelInstructions! ? b : a)) : null;
     const worst = ok.length ? ok.reduce((a, b) => (b.kernelInstructions! > a.kernelInstructions! ? b : a)) : null;
-    parts.push(`**Unroll variants** of this loop (kernel \`${r.variants.find(v => v.kernel)?.kernel ?? r.kernel}\`, as written: ${factorLabel(r.written)}); **bold** = fewest instructions, *italic* = most:`);
-    parts.push(['| factor | kernel SASS | bytes | loop SASS | regs | spills | nvcc unroll | same code as |', '|---|---|---|---|---|---|---|---|', ...r.variants.map(v => variantRow(v, best, worst))].join('\n'));
+    parts.push(
+      `**Unroll variants** of this loop (kernel \`${r.variants.find(v => v.kernel)?.kernel ?? r.kernel}\`, as written: ${factorLabel(r.written)}); **bold** = fewest instructions, *italic* = most:`,
+    );
+    parts.push(
+      [
+        '| factor | kernel SASS | bytes | loop SASS | regs | spills | nvcc unroll | same code as |',
+        '|---|---|---|---|---|---|---|---|',
+        ...r.variants.map(v => variantRow(v, best, worst)),
+      ].join('\n'),
+    );
     for (const n of r.notes) parts.push(`- ${n}`);
     if (r.limitation) parts.push(`- ${r.limitation}`);
   } else {

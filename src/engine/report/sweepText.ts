@@ -19,7 +19,11 @@ function unroll(v: SweepVariant, line: string): string {
 /** Columns padded to their widest cell; text columns left-aligned, numbers right-aligned. */
 function table(header: string[], rows: string[][], left: Set<number>): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map(r => r[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => (left.has(i) ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (left.has(i) ? c.padEnd(widths[i]) : c.padStart(widths[i])))
+      .join('  ')
+      .trimEnd();
   return [line(header), ...rows.map(line)];
 }
 
@@ -30,24 +34,39 @@ export function sweepText(r: SweepResult): string {
   if (!r.static) header.push('median ms', 'IQR ms', 'speedup', 'no_instr', 'top stall');
   header.push('same code as');
   const rows = r.variants.map(v => {
-    const top = v.stallShare ? Object.entries(v.stallShare).filter(([k]) => k !== 'selected').sort((a, b) => b[1] - a[1])[0] : undefined;
+    const top = v.stallShare
+      ? Object.entries(v.stallShare)
+          .filter(([k]) => k !== 'selected')
+          .sort((a, b) => b[1] - a[1])[0]
+      : undefined;
     const spills = v.spillStores === null && v.spillLoads === null ? '-' : String((v.spillStores ?? 0) + (v.spillLoads ?? 0));
     const row = [
-      v.id === r.best ? '*' : '', v.label, v.status, num(v.kernelInstructions),
-      ...lines.flatMap(l => [num(v.loopInstructions[l]), unroll(v, l)]), num(v.registers), spills, pct(v.occupancy),
+      v.id === r.best ? '*' : '',
+      v.label,
+      v.status,
+      num(v.kernelInstructions),
+      ...lines.flatMap(l => [num(v.loopInstructions[l]), unroll(v, l)]),
+      num(v.registers),
+      spills,
+      pct(v.occupancy),
     ];
     if (!r.static) {
-      row.push(num(v.medianMs, 4), num(v.iqrMs, 4), v.speedup === null ? '-' : `${v.speedup.toFixed(2)}×${v.withinNoise && v.id !== r.baseline ? '~' : ''}`,
-        pct(v.stallShare?.no_instruction), top ? `${top[0]} ${pct(top[1])}` : '-');
+      row.push(
+        num(v.medianMs, 4),
+        num(v.iqrMs, 4),
+        v.speedup === null ? '-' : `${v.speedup.toFixed(2)}×${v.withinNoise && v.id !== r.baseline ? '~' : ''}`,
+        pct(v.stallShare?.no_instruction),
+        top ? `${top[0]} ${pct(top[1])}` : '-',
+      );
     }
-    row.push(v.identicalTo ? labelOf.get(v.identicalTo) ?? v.identicalTo : '');
+    row.push(v.identicalTo ? (labelOf.get(v.identicalTo) ?? v.identicalTo) : '');
     return row;
   });
   const left = new Set([0, 1, 2, header.length - 1, ...(r.static ? [] : [header.length - 2])]);
   const where = r.static ? 'static (SASS only)' : `on ${r.gpu ?? 'the GPU'}`;
   const out = [
-    `${r.kernel} · ${r.loops.map(l => `L${l.line}`).join(', ')}${Object.keys(r.params).length ? ` · ${Object.keys(r.params).join(', ')}` : ''} · ${where} · `
-      + `${r.strategy}: ${r.evaluations} variants of ${r.spaceSize} points${r.complete ? '' : ' (cancelled)'}`,
+    `${r.kernel} · ${r.loops.map(l => `L${l.line}`).join(', ')}${Object.keys(r.params).length ? ` · ${Object.keys(r.params).join(', ')}` : ''} · ${where} · ` +
+      `${r.strategy}: ${r.evaluations} variants of ${r.spaceSize} points${r.complete ? '' : ' (cancelled)'}`,
     ...table(header, rows, left),
   ];
   const best = r.variants.find(v => v.id === r.best);

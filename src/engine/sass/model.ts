@@ -81,14 +81,7 @@ export interface SassListing {
 
 /** Names of the numeric fields of ResourceUsage (for `reported`). */
 export type ResourceField =
-  | 'registers'
-  | 'stackBytes'
-  | 'spillStoreBytes'
-  | 'spillLoadBytes'
-  | 'sharedBytes'
-  | 'constantBytes'
-  | 'localBytes'
-  | 'barriers';
+  'registers' | 'stackBytes' | 'spillStoreBytes' | 'spillLoadBytes' | 'sharedBytes' | 'constantBytes' | 'localBytes' | 'barriers';
 
 /**
  * What one function uses. Every numeric field is a number; a field the source does not print is

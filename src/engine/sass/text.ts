@@ -93,7 +93,21 @@ export function instructionText(line: string, from: number): string {
 
 /** Opcodes whose last operand, when it is an immediate address, is a code target. */
 const TARGET_OPCODES = new Set([
-  'BRA', 'JMP', 'CALL', 'BSSY', 'RET', 'WARPSYNC', 'BREAK', 'SSY', 'PBK', 'PCNT', 'CAL', 'JCAL', 'PRET', 'BRK', 'CONT',
+  'BRA',
+  'JMP',
+  'CALL',
+  'BSSY',
+  'RET',
+  'WARPSYNC',
+  'BREAK',
+  'SSY',
+  'PBK',
+  'PCNT',
+  'CAL',
+  'JCAL',
+  'PRET',
+  'BRK',
+  'CONT',
 ]);
 
 /**
@@ -135,7 +149,9 @@ export function parseInstructionRange(
   const operands = k < e ? s.substring(k, e) : '';
   // One object literal per shape (with or without `source`), so that V8 keeps few hidden classes.
   const ins: SassInstruction =
-    source === undefined ? { address, predicate, opcode, modifiers, operands } : { address, predicate, opcode, modifiers, operands, source };
+    source === undefined
+      ? { address, predicate, opcode, modifiers, operands }
+      : { address, predicate, opcode, modifiers, operands, source };
   if (operands.length === 0) return ins;
 
   // Label operand (nvdisasm): `(.L_x_3) or `($kernel$helper)

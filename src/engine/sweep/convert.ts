@@ -35,18 +35,46 @@ function sweepLoop(loop: Loop): SweepLoop {
 }
 
 function budgetOf(c: ConvertContext): { bytes: number; note: string } {
-  if (c.icacheBudgetBytes && c.icacheBudgetBytes > 0) return { bytes: c.icacheBudgetBytes, note: 'from the unrollLens.icacheBudgetBytes setting' };
+  if (c.icacheBudgetBytes && c.icacheBudgetBytes > 0)
+    return { bytes: c.icacheBudgetBytes, note: 'from the unrollLens.icacheBudgetBytes setting' };
   const b = icacheBudget(c.arch);
   return { bytes: b.bytes, note: `${b.status}: ${b.source}` };
 }
 
-function shell(c: ConvertContext, kernel: string, kernelLine: number, loops: SweepLoop[], origin: SweepResult['origin'], factors: FactorValue[]): SweepResult {
+function shell(
+  c: ConvertContext,
+  kernel: string,
+  kernelLine: number,
+  loops: SweepLoop[],
+  origin: SweepResult['origin'],
+  factors: FactorValue[],
+): SweepResult {
   const budget = budgetOf(c);
   return {
-    schema: 1, file: c.file, kernel, kernelLine, loops, arch: c.arch, nvcc: c.nvcc, gpu: null, static: true, strategy: 'exhaustive', origin,
-    createdAt: c.createdAt ?? new Date().toISOString(), factors, params: {}, spaceSize: factors.length, evaluations: 0,
-    baseline: AS_WRITTEN_ID, best: null, bestBasis: null, icacheBudgetBytes: budget.bytes, icacheBudgetNote: budget.note,
-    variants: [], notes: [], complete: true,
+    schema: 1,
+    file: c.file,
+    kernel,
+    kernelLine,
+    loops,
+    arch: c.arch,
+    nvcc: c.nvcc,
+    gpu: null,
+    static: true,
+    strategy: 'exhaustive',
+    origin,
+    createdAt: c.createdAt ?? new Date().toISOString(),
+    factors,
+    params: {},
+    spaceSize: factors.length,
+    evaluations: 0,
+    baseline: AS_WRITTEN_ID,
+    best: null,
+    bestBasis: null,
+    icacheBudgetBytes: budget.bytes,
+    icacheBudgetNote: budget.note,
+    variants: [],
+    notes: [],
+    complete: true,
   };
 }
 
@@ -62,8 +90,14 @@ function loopVariantStatus(v: LoopVariant): SweepVariant['status'] {
 export function fromLoopReport(report: LoopReport, c: ConvertContext): SweepResult {
   const found = findLoop(c.analysis, report.line);
   const line = String(report.line);
-  const r = shell(c, report.kernel, found?.kernel.line ?? report.line, found ? [sweepLoop(found.loop)] : [{ line: report.line, written: report.written, tripCount: null, pragma: null }],
-    'variants', report.variants.map(v => v.factor));
+  const r = shell(
+    c,
+    report.kernel,
+    found?.kernel.line ?? report.line,
+    found ? [sweepLoop(found.loop)] : [{ line: report.line, written: report.written, tripCount: null, pragma: null }],
+    'variants',
+    report.variants.map(v => v.factor),
+  );
   const idOf = (f: FactorValue) => pointId({ factors: { [line]: f }, params: {} });
   for (const lv of report.variants) {
     const v = emptyVariant({ factors: { [line]: lv.factor }, params: {} }, loopVariantStatus(lv));
@@ -96,9 +130,22 @@ export function fromLoopReport(report: LoopReport, c: ConvertContext): SweepResu
 /** "Benchmark this loop" as a sweep: the listed loops all take each factor; the baseline is the file as written. */
 export function fromBenchReport(report: BenchReport, c: ConvertContext & { loops: number[]; samples?: number }): SweepResult {
   const found = c.loops.map(l => findLoop(c.analysis, l)).filter((x): x is NonNullable<typeof x> => !!x);
-  const factors = [...new Map(report.variants.filter(v => Object.keys(v.factors).length)
-    .map(v => Object.values(v.factors)[0]).map(f => [String(f), f])).values()];
-  const r = shell(c, found[0]?.kernel.name ?? report.kernel, found[0]?.kernel.line ?? c.loops[0], found.map(x => sweepLoop(x.loop)), 'bench', factors);
+  const factors = [
+    ...new Map(
+      report.variants
+        .filter(v => Object.keys(v.factors).length)
+        .map(v => Object.values(v.factors)[0])
+        .map(f => [String(f), f]),
+    ).values(),
+  ];
+  const r = shell(
+    c,
+    found[0]?.kernel.name ?? report.kernel,
+    found[0]?.kernel.line ?? c.loops[0],
+    found.map(x => sweepLoop(x.loop)),
+    'bench',
+    factors,
+  );
   r.static = false;
   r.gpu = report.gpu;
   r.spaceSize = factors.length;
@@ -108,7 +155,9 @@ export function fromBenchReport(report: BenchReport, c: ConvertContext & { loops
   r.complete = r.variants.every(v => v.status !== 'cancelled');
   const best = bestBy(r.variants, gpuScore);
   r.best = best?.id ?? null;
-  r.bestBasis = best ? `fastest median kernel time${report.gpu ? ` on ${report.gpu}` : ''} (ncu, ${best.samples} samples; clocks ${report.clockControl === 'base' ? 'locked to base' : 'not locked'})` : null;
+  r.bestBasis = best
+    ? `fastest median kernel time${report.gpu ? ` on ${report.gpu}` : ''} (ncu, ${best.samples} samples; clocks ${report.clockControl === 'base' ? 'locked to base' : 'not locked'})`
+    : null;
   if (report.instantiations.length > 1) {
     r.notes.push(`${report.instantiations.length} instantiations hold the loop; this view shows ${report.kernel}`);
   }

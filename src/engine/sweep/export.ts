@@ -32,19 +32,64 @@ export function sweepCsv(r: SweepResult): string {
   const params = Object.keys(r.params);
   const stalls = stallReasons(r);
   const header = [
-    'id', 'label', 'status', ...lines.map(l => `L${l}`), ...params, 'kernelInstructions', 'kernelBytes',
-    ...lines.map(l => `loopInstructions L${l}`), ...lines.map(l => `effectiveUnroll L${l}`), ...lines.map(l => `fullyUnrolled L${l}`),
-    'registers', 'spillStores', 'spillLoads', 'occupancy', 'identicalTo', 'compileMs',
-    'samples', 'medianMs', 'q1Ms', 'q3Ms', 'iqrMs', 'cv', 'speedup', 'withinNoise', 'achievedOccupancy', ...stalls.map(s => `stall ${s}`),
-    'best', 'message',
+    'id',
+    'label',
+    'status',
+    ...lines.map(l => `L${l}`),
+    ...params,
+    'kernelInstructions',
+    'kernelBytes',
+    ...lines.map(l => `loopInstructions L${l}`),
+    ...lines.map(l => `effectiveUnroll L${l}`),
+    ...lines.map(l => `fullyUnrolled L${l}`),
+    'registers',
+    'spillStores',
+    'spillLoads',
+    'occupancy',
+    'identicalTo',
+    'compileMs',
+    'samples',
+    'medianMs',
+    'q1Ms',
+    'q3Ms',
+    'iqrMs',
+    'cv',
+    'speedup',
+    'withinNoise',
+    'achievedOccupancy',
+    ...stalls.map(s => `stall ${s}`),
+    'best',
+    'message',
   ];
   const rows = r.variants.map(v => [
-    v.id, v.label, v.status, ...lines.map(l => (v.factors[l] === undefined ? (v.id === AS_WRITTEN_ID ? 'as-written' : null) : v.factors[l])),
-    ...params.map(p => v.params[p] ?? null), v.kernelInstructions, v.kernelBytes,
-    ...lines.map(l => v.loopInstructions[l] ?? null), ...lines.map(l => v.effectiveUnroll[l] ?? null), ...lines.map(l => v.fullyUnrolled[l] ?? null),
-    v.registers, v.spillStores, v.spillLoads, v.occupancy, v.identicalTo, v.compileMs,
-    v.samples, v.medianMs, v.q1Ms, v.q3Ms, v.iqrMs, v.cv, v.speedup, v.withinNoise, v.achievedOccupancy, ...stalls.map(s => v.stallShare?.[s] ?? null),
-    v.id === r.best, v.message,
+    v.id,
+    v.label,
+    v.status,
+    ...lines.map(l => (v.factors[l] === undefined ? (v.id === AS_WRITTEN_ID ? 'as-written' : null) : v.factors[l])),
+    ...params.map(p => v.params[p] ?? null),
+    v.kernelInstructions,
+    v.kernelBytes,
+    ...lines.map(l => v.loopInstructions[l] ?? null),
+    ...lines.map(l => v.effectiveUnroll[l] ?? null),
+    ...lines.map(l => v.fullyUnrolled[l] ?? null),
+    v.registers,
+    v.spillStores,
+    v.spillLoads,
+    v.occupancy,
+    v.identicalTo,
+    v.compileMs,
+    v.samples,
+    v.medianMs,
+    v.q1Ms,
+    v.q3Ms,
+    v.iqrMs,
+    v.cv,
+    v.speedup,
+    v.withinNoise,
+    v.achievedOccupancy,
+    ...stalls.map(s => v.stallShare?.[s] ?? null),
+    v.id === r.best,
+    v.message,
   ]);
   return [header, ...rows].map(row => row.map(csvField).join(',')).join('\r\n') + '\r\n';
 }
@@ -95,10 +140,17 @@ export interface T4Document {
 
 function invalidity(status: SweepVariant['status']): T4Invalidity | null {
   switch (status) {
-    case 'ok': return 'correct';
-    case 'compile': case 'timeout': case 'runtime': case 'correctness': return status;
-    case 'profile': return 'runtime';
-    default: return null;
+    case 'ok':
+      return 'correct';
+    case 'compile':
+    case 'timeout':
+    case 'runtime':
+    case 'correctness':
+      return status;
+    case 'profile':
+      return 'runtime';
+    default:
+      return null;
   }
 }
 
@@ -109,7 +161,10 @@ function paramValue(v: string): string | number {
 export function sweepT4(r: SweepResult): T4Document {
   const base = r.variants.find(v => v.id === r.baseline) ?? null;
   const score = (v: SweepVariant) => (r.static ? staticScore(v, base, r.icacheBudgetBytes) : gpuScore(v));
-  const ranked = r.variants.map(v => ({ v, s: score(v) })).filter((x): x is { v: SweepVariant; s: number } => x.s !== null).sort((a, b) => a.s - b.s);
+  const ranked = r.variants
+    .map(v => ({ v, s: score(v) }))
+    .filter((x): x is { v: SweepVariant; s: number } => x.s !== null)
+    .sort((a, b) => a.s - b.s);
   const rank = new Map(ranked.map((x, i) => [x.v.id, i + 1]));
   const results: T4Result[] = [];
   for (const v of r.variants) {

@@ -15,7 +15,12 @@ export interface SweepJsonVariant {
    * for the file as written), its factors object in a multi-loop sweep, and { factors, params }
    * when the sweep has parameters.
    */
-  identicalTo: FactorValue | 'as-written' | Record<string, FactorValue> | { factors: Record<string, FactorValue>; params: Record<string, string> } | null;
+  identicalTo:
+    | FactorValue
+    | 'as-written'
+    | Record<string, FactorValue>
+    | { factors: Record<string, FactorValue>; params: Record<string, string> }
+    | null;
   medianMs: number | null;
   iqrMs: number | null;
   speedup: number | null;
@@ -49,14 +54,32 @@ export function sweepJson(r: SweepResult): SweepJson {
     return hasParams ? { factors: t.factors, params: t.params } : t.factors;
   };
   const view = (v: SweepVariant): SweepJsonVariant => ({
-    factors: v.factors, params: v.params, status: v.status, kernelInstructions: v.kernelInstructions, loopInstructions: v.loopInstructions,
-    registers: v.registers, identicalTo: v.identicalTo ? ref(v.identicalTo) : null, medianMs: v.medianMs, iqrMs: v.iqrMs, speedup: v.speedup,
-    stallShare: v.stallShare, effectiveUnroll: v.effectiveUnroll, occupancy: v.occupancy, withinNoise: v.withinNoise, id: v.id,
+    factors: v.factors,
+    params: v.params,
+    status: v.status,
+    kernelInstructions: v.kernelInstructions,
+    loopInstructions: v.loopInstructions,
+    registers: v.registers,
+    identicalTo: v.identicalTo ? ref(v.identicalTo) : null,
+    medianMs: v.medianMs,
+    iqrMs: v.iqrMs,
+    speedup: v.speedup,
+    stallShare: v.stallShare,
+    effectiveUnroll: v.effectiveUnroll,
+    occupancy: v.occupancy,
+    withinNoise: v.withinNoise,
+    id: v.id,
     ...(v.message ? { message: v.message } : {}),
   });
   const best = r.best ? byId.get(r.best) : undefined;
   return {
-    kernel: r.kernel, static: r.static, variants: r.variants.map(view), best: best ? view(best) : null, evaluations: r.evaluations,
-    spaceSize: r.spaceSize, strategy: r.strategy, complete: r.complete,
+    kernel: r.kernel,
+    static: r.static,
+    variants: r.variants.map(view),
+    best: best ? view(best) : null,
+    evaluations: r.evaluations,
+    spaceSize: r.spaceSize,
+    strategy: r.strategy,
+    complete: r.complete,
   };
 }

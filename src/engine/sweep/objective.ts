@@ -30,7 +30,8 @@ export function staticViolations(v: SweepVariant, baseline: SweepVariant | null,
   if ((v.spillStores ?? 0) > 0 || (v.spillLoads ?? 0) > 0) out.push('spills');
   const bytes = largestLoopBytes(v);
   if (bytes !== null && icacheBudgetBytes > 0 && bytes > icacheBudgetBytes) out.push('i-cache');
-  if (v.occupancy !== null && baseline?.occupancy !== null && baseline?.occupancy !== undefined && v.occupancy < baseline.occupancy - 1e-9) out.push('occupancy');
+  if (v.occupancy !== null && baseline?.occupancy !== null && baseline?.occupancy !== undefined && v.occupancy < baseline.occupancy - 1e-9)
+    out.push('occupancy');
   return out;
 }
 
@@ -49,9 +50,11 @@ export function staticScore(v: SweepVariant, baseline: SweepVariant | null, icac
 }
 
 export function staticBasis(icacheBudgetBytes: number): string {
-  return `no GPU run: among variants without spills, whose largest loop fits the ${icacheBudgetBytes}-byte instruction-cache budget and whose `
-    + 'theoretical occupancy is not below the file as written\'s, the one nvcc unrolled most (product of effective unroll factors), '
-    + 'ties to fewer kernel instructions';
+  return (
+    `no GPU run: among variants without spills, whose largest loop fits the ${icacheBudgetBytes}-byte instruction-cache budget and whose ` +
+    "theoretical occupancy is not below the file as written's, the one nvcc unrolled most (product of effective unroll factors), " +
+    'ties to fewer kernel instructions'
+  );
 }
 
 /** The best variant by a score (lower better), first on ties; null when none has a score. */
@@ -60,7 +63,10 @@ export function bestBy(variants: SweepVariant[], score: (v: SweepVariant) => num
   let bestScore = Infinity;
   for (const v of variants) {
     const s = score(v);
-    if (s !== null && s < bestScore) { best = v; bestScore = s; }
+    if (s !== null && s < bestScore) {
+      best = v;
+      bestScore = s;
+    }
   }
   return best;
 }

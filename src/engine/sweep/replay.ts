@@ -25,10 +25,15 @@ export interface ReplayOutcome {
   bestRank: number | null;
 }
 
-export async function replaySweep(recorded: SweepResult, strategy: Strategy, objective: ReplayObjective = recorded.static ? 'static' : 'median'): Promise<ReplayOutcome> {
+export async function replaySweep(
+  recorded: SweepResult,
+  strategy: Strategy,
+  objective: ReplayObjective = recorded.static ? 'static' : 'median',
+): Promise<ReplayOutcome> {
   const byId = new Map(recorded.variants.map(v => [v.id, v]));
   const baseline = byId.get(recorded.baseline) ?? byId.get(AS_WRITTEN_ID) ?? null;
-  const score = (v: SweepVariant | undefined) => (!v ? null : objective === 'median' ? gpuScore(v) : staticScore(v, baseline, recorded.icacheBudgetBytes));
+  const score = (v: SweepVariant | undefined) =>
+    !v ? null : objective === 'median' ? gpuScore(v) : staticScore(v, baseline, recorded.icacheBudgetBytes);
   const lines = recorded.loops.map(l => String(l.line));
   const params = Object.entries(recorded.params);
   const sizes = [...lines.map(() => recorded.factors.length), ...params.map(([, vs]) => vs.length)];
@@ -47,22 +52,31 @@ export async function replaySweep(recorded: SweepResult, strategy: Strategy, obj
   const seen = new Set<string>();
   await strategy.search({
     space: { sizes, start },
-    evaluate: async idx => idx.map(i => {
-      const id = pointId(pointAt(i));
-      seen.add(id);
-      return score(byId.get(id));
-    }),
+    evaluate: async idx =>
+      idx.map(i => {
+        const id = pointId(pointAt(i));
+        seen.add(id);
+        return score(byId.get(id));
+      }),
   });
   const found = [baseline, ...[...seen].map(id => byId.get(id))].filter((v): v is SweepVariant => !!v);
   const best = bestBy(found, score);
   const overall = bestBy(recorded.variants, score);
-  const ranked = recorded.variants.map(v => ({ id: v.id, s: score(v) })).filter((x): x is { id: string; s: number } => x.s !== null).sort((a, b) => a.s - b.s);
+  const ranked = recorded.variants
+    .map(v => ({ id: v.id, s: score(v) }))
+    .filter((x): x is { id: string; s: number } => x.s !== null)
+    .sort((a, b) => a.s - b.s);
   const rank = best ? ranked.findIndex(x => score(byId.get(x.id)) === score(best)) + 1 : 0;
-  const bestMedian = objective === 'median' ? best?.medianMs ?? null : null;
-  const exhaustiveBestMedian = objective === 'median' ? overall?.medianMs ?? null : null;
+  const bestMedian = objective === 'median' ? (best?.medianMs ?? null) : null;
+  const exhaustiveBestMedian = objective === 'median' ? (overall?.medianMs ?? null) : null;
   return {
-    strategy: strategy.name, objective, evaluations: seen.size + (baseline && !seen.has(baseline.id) ? 1 : 0), recorded: recorded.variants.length,
-    bestId: best?.id ?? null, bestMedian, exhaustiveBestMedian,
+    strategy: strategy.name,
+    objective,
+    evaluations: seen.size + (baseline && !seen.has(baseline.id) ? 1 : 0),
+    recorded: recorded.variants.length,
+    bestId: best?.id ?? null,
+    bestMedian,
+    exhaustiveBestMedian,
     gap: bestMedian !== null && exhaustiveBestMedian ? bestMedian / exhaustiveBestMedian - 1 : null,
     bestRank: rank > 0 ? rank : null,
   };

@@ -46,8 +46,12 @@ function factorText(f: FactorValue): string {
 
 /** `40=4,52=full`, `40=4|BLOCK=8`, or `as-written`. Loops by line, params by name. */
 export function pointId(p: SweepPoint): string {
-  const loops = Object.entries(p.factors).sort((a, b) => Number(a[0]) - Number(b[0])).map(([l, f]) => `${l}=${factorText(f)}`);
-  const params = Object.entries(p.params).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([n, v]) => `${n}=${v}`);
+  const loops = Object.entries(p.factors)
+    .sort((a, b) => Number(a[0]) - Number(b[0]))
+    .map(([l, f]) => `${l}=${factorText(f)}`);
+  const params = Object.entries(p.params)
+    .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .map(([n, v]) => `${n}=${v}`);
   if (!loops.length && !params.length) return AS_WRITTEN_ID;
   return params.length ? `${loops.join(',')}|${params.join(',')}` : loops.join(',');
 }
@@ -59,7 +63,9 @@ function factorLabelShort(f: FactorValue): string {
 /** `×4`, `full`, `default` for one loop; `L40 ×4 · L52 full · BLOCK=8` otherwise; `as written`. */
 export function pointLabel(p: SweepPoint): string {
   const loops = Object.entries(p.factors).sort((a, b) => Number(a[0]) - Number(b[0]));
-  const params = Object.entries(p.params).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([n, v]) => `${n}=${v}`);
+  const params = Object.entries(p.params)
+    .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .map(([n, v]) => `${n}=${v}`);
   if (!loops.length && !params.length) return 'as written';
   const loopParts = loops.length === 1 ? [factorLabelShort(loops[0][1])] : loops.map(([l, f]) => `L${l} ${factorLabelShort(f)}`);
   return [...loopParts, ...params].join(' · ');
@@ -72,7 +78,9 @@ export function variantFactorsOf(p: SweepPoint): VariantFactors {
 
 /** `-DNAME=value` arguments of a point, in name order (stable build hashes). */
 export function defineArgs(params: Record<string, string>): string[] {
-  return Object.keys(params).sort().map(n => `-D${n}=${params[n]}`);
+  return Object.keys(params)
+    .sort()
+    .map(n => `-D${n}=${params[n]}`);
 }
 
 /** Parses `NAME=v1,v2,…` (the CLI's --param); throws SweepSpaceError with the reason. */
@@ -80,17 +88,24 @@ export function parseParamSpec(spec: string): { name: string; values: string[] }
   const eq = spec.indexOf('=');
   if (eq <= 0) throw new SweepSpaceError(`bad parameter '${spec}': use NAME=v1,v2,… (e.g. BLOCK=8,16,32)`);
   const name = spec.slice(0, eq).trim();
-  const values = spec.slice(eq + 1).split(',').map(v => v.trim()).filter(Boolean);
+  const values = spec
+    .slice(eq + 1)
+    .split(',')
+    .map(v => v.trim())
+    .filter(Boolean);
   checkParam(name, values);
   return { name, values: [...new Set(values)] };
 }
 
 function checkParam(name: string, values: string[]): void {
-  if (!PARAM_NAME.test(name)) throw new SweepSpaceError(`bad parameter name '${name}': a macro name is a C identifier (letters, digits, _)`);
+  if (!PARAM_NAME.test(name))
+    throw new SweepSpaceError(`bad parameter name '${name}': a macro name is a C identifier (letters, digits, _)`);
   if (!values.length) throw new SweepSpaceError(`parameter ${name} has no values`);
   for (const v of values) {
     if (!PARAM_VALUE.test(v)) {
-      throw new SweepSpaceError(`bad value '${v}' for ${name}: values may hold only letters, digits and _ . + - (they reach the host compiler through a shell)`);
+      throw new SweepSpaceError(
+        `bad value '${v}' for ${name}: values may hold only letters, digits and _ . + - (they reach the host compiler through a shell)`,
+      );
     }
   }
 }
@@ -113,7 +128,12 @@ export interface SpaceOptions {
 export class SweepSpace {
   readonly axes: Axis[];
 
-  constructor(readonly kernel: Kernel, readonly loops: Loop[], readonly factors: UnrollFactor[], readonly params: ParamAxis[]) {
+  constructor(
+    readonly kernel: Kernel,
+    readonly loops: Loop[],
+    readonly factors: UnrollFactor[],
+    readonly params: ParamAxis[],
+  ) {
     this.axes = [...loops.map(l => ({ kind: 'loop' as const, line: l.line, values: factors })), ...params];
   }
 
@@ -136,9 +156,9 @@ export class SweepSpace {
 
   /** Index vector of a point of this space, or null when a value is not on its axis. */
   indexOf(p: SweepPoint): number[] | null {
-    const idx = this.axes.map(a => (a.kind === 'loop'
-      ? a.values.findIndex(v => String(v) === String(p.factors[String(a.line)]))
-      : a.values.indexOf(p.params[a.name])));
+    const idx = this.axes.map(a =>
+      a.kind === 'loop' ? a.values.findIndex(v => String(v) === String(p.factors[String(a.line)])) : a.values.indexOf(p.params[a.name]),
+    );
     return idx.every(i => i >= 0) ? idx : null;
   }
 
@@ -186,15 +206,22 @@ export function resolveSpace(analysis: FileAnalysis, file: string, o: SpaceOptio
   for (const line of o.loops ?? []) {
     if (!Number.isInteger(line) || line < 1) throw new SweepSpaceError(`bad loop line '${line}': a 1-based line number`);
     if (!allLoops.has(line)) {
-      const near = [...allLoops.keys()].sort((a, b) => Math.abs(a - line) - Math.abs(b - line)).slice(0, 3).sort((a, b) => a - b);
-      throw new SweepSpaceError(`no loop at line ${line} of ${file}${near.length ? ` (loops at lines ${near.join(', ')} nearby)` : ' (the file has no loops in device code)'}`);
+      const near = [...allLoops.keys()]
+        .sort((a, b) => Math.abs(a - line) - Math.abs(b - line))
+        .slice(0, 3)
+        .sort((a, b) => a - b);
+      throw new SweepSpaceError(
+        `no loop at line ${line} of ${file}${near.length ? ` (loops at lines ${near.join(', ')} nearby)` : ' (the file has no loops in device code)'}`,
+      );
     }
   }
   let kernel: Kernel | undefined;
   if (o.kernel) {
     const named = analysis.kernels.filter(k => k.name === o.kernel);
     if (!named.length) {
-      throw new SweepSpaceError(`no kernel or device function named ${o.kernel} in ${file}; have ${analysis.kernels.map(k => k.name).join(', ') || 'none'}`);
+      throw new SweepSpaceError(
+        `no kernel or device function named ${o.kernel} in ${file}; have ${analysis.kernels.map(k => k.name).join(', ') || 'none'}`,
+      );
     }
     kernel = named.find(k => (o.loops ?? []).every(l => allLoops.get(l) === k)) ?? named[0];
   } else if (o.loops?.length) {
@@ -202,9 +229,11 @@ export function resolveSpace(analysis: FileAnalysis, file: string, o: SpaceOptio
   } else {
     const withLoops = analysis.kernels.filter(k => k.loops.length);
     if (withLoops.length !== 1) {
-      throw new SweepSpaceError(withLoops.length
-        ? `which kernel? ${file} has loops in ${withLoops.map(describeKernel).join(', ')}`
-        : `no loops in device code of ${file}`);
+      throw new SweepSpaceError(
+        withLoops.length
+          ? `which kernel? ${file} has loops in ${withLoops.map(describeKernel).join(', ')}`
+          : `no loops in device code of ${file}`,
+      );
     }
     kernel = withLoops[0];
   }
@@ -217,7 +246,12 @@ export function resolveSpace(analysis: FileAnalysis, file: string, o: SpaceOptio
   if (!lines.length) throw new SweepSpaceError(`${describeKernel(k)} has no loops to sweep`);
   let factors: UnrollFactor[];
   try {
-    factors = typeof o.factors === 'string' ? parseFactorList(o.factors) : o.factors ? [...new Map(o.factors.map(f => [String(f), f])).values()] : DEFAULT_FACTORS;
+    factors =
+      typeof o.factors === 'string'
+        ? parseFactorList(o.factors)
+        : o.factors
+          ? [...new Map(o.factors.map(f => [String(f), f])).values()]
+          : DEFAULT_FACTORS;
   } catch (e) {
     throw new SweepSpaceError((e as Error).message);
   }
@@ -232,5 +266,10 @@ export function resolveSpace(analysis: FileAnalysis, file: string, o: SpaceOptio
     checkParam(name, values);
     params.push({ kind: 'param', name, values: [...new Set(values)] });
   }
-  return new SweepSpace(k, lines.map(l => k.loops.find(x => x.line === l)!), factors, params);
+  return new SweepSpace(
+    k,
+    lines.map(l => k.loops.find(x => x.line === l)!),
+    factors,
+    params,
+  );
 }

@@ -49,7 +49,12 @@ export function stamp(d: Date): string {
 
 /** A kernel name as a file-name part (templates and operators carry <>, :, spaces). */
 function safeName(kernel: string): string {
-  return kernel.replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^[._]+/, '').slice(0, 80) || 'kernel';
+  return (
+    kernel
+      .replace(/[^A-Za-z0-9_.-]+/g, '_')
+      .replace(/^[._]+/, '')
+      .slice(0, 80) || 'kernel'
+  );
 }
 
 /**
@@ -94,7 +99,12 @@ export function saveResult(workspaceFolder: string, result: SweepResult): string
 export function validateResult(value: unknown): SweepResult {
   if (!value || typeof value !== 'object' || Array.isArray(value)) throw new ResultFileError('not a JSON object');
   const r = value as Partial<SweepResult>;
-  if (r.schema !== 1) throw new ResultFileError(r.schema === undefined ? 'no schema field: not an Unroll Lens result' : `schema ${JSON.stringify(r.schema)} is not supported (this version reads 1)`);
+  if (r.schema !== 1)
+    throw new ResultFileError(
+      r.schema === undefined
+        ? 'no schema field: not an Unroll Lens result'
+        : `schema ${JSON.stringify(r.schema)} is not supported (this version reads 1)`,
+    );
   const missing = (['file', 'kernel', 'createdAt', 'origin', 'strategy', 'baseline'] as const).filter(k => typeof r[k] !== 'string');
   if (typeof r.static !== 'boolean') missing.push('static' as never);
   if (!Array.isArray(r.variants)) missing.push('variants' as never);
@@ -147,8 +157,18 @@ export function listResults(workspaceFolder: string): { results: SavedResult[]; 
       const r = loadResult(full);
       const best = r.best ? r.variants.find(v => v.id === r.best) : undefined;
       results.push({
-        path: full, file: name, kernel: r.kernel, source: r.file, createdAt: r.createdAt, static: r.static, origin: r.origin, strategy: r.strategy,
-        best: best?.label ?? null, bestId: r.best ?? null, variants: r.variants.length, complete: r.complete !== false,
+        path: full,
+        file: name,
+        kernel: r.kernel,
+        source: r.file,
+        createdAt: r.createdAt,
+        static: r.static,
+        origin: r.origin,
+        strategy: r.strategy,
+        best: best?.label ?? null,
+        bestId: r.best ?? null,
+        variants: r.variants.length,
+        complete: r.complete !== false,
       });
     } catch (e) {
       skipped.push({ file: name, reason: e instanceof ResultFileError ? e.message : String(e) });

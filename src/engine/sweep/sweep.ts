@@ -62,29 +62,64 @@ function relate(v: SweepVariant, baseline: SweepVariant | null): void {
 
 export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): Promise<SweepResult> {
   const space = resolveSpace(o.analysis, o.file, o);
-  const strategy = typeof o.strategy === 'string' ? strategyByName(o.strategy) : o.strategy ?? exhaustive;
+  const strategy = typeof o.strategy === 'string' ? strategyByName(o.strategy) : (o.strategy ?? exhaustive);
   const maxPoints = o.maxPoints ?? DEFAULT_MAX_POINTS;
   if (strategy === exhaustive && space.size > maxPoints) {
-    throw new SweepSpaceError(`${space.size} points is too many for an exhaustive sweep (limit ${maxPoints}): `
-      + 'use the coordinate strategy, fewer loops, fewer factors or fewer parameter values');
+    throw new SweepSpaceError(
+      `${space.size} points is too many for an exhaustive sweep (limit ${maxPoints}): ` +
+        'use the coordinate strategy, fewer loops, fewer factors or fewer parameter values',
+    );
   }
   const staticOptions: StaticRunnerOptions = {
-    file: o.file, text: o.text, analysis: o.analysis, kernel: space.kernel.name, loops: space.loops.map(l => l.line),
-    toolchain: o.toolchain, arch: o.arch, flags: o.flags, cacheDir: o.cacheDir, jobs: o.jobs, kernelFilter: o.kernelFilter, timeoutMs: o.compileTimeoutMs,
+    file: o.file,
+    text: o.text,
+    analysis: o.analysis,
+    kernel: space.kernel.name,
+    loops: space.loops.map(l => l.line),
+    toolchain: o.toolchain,
+    arch: o.arch,
+    flags: o.flags,
+    cacheDir: o.cacheDir,
+    jobs: o.jobs,
+    kernelFilter: o.kernelFilter,
+    timeoutMs: o.compileTimeoutMs,
   };
-  const runner = o.runner?.(space, o)
-    ?? (o.gpu ? new GpuRunner({ ...staticOptions, gpu: o.gpu, params: space.params.map(p => p.name) }) : new StaticRunner(staticOptions));
+  const runner =
+    o.runner?.(space, o) ??
+    (o.gpu ? new GpuRunner({ ...staticOptions, gpu: o.gpu, params: space.params.map(p => p.name) }) : new StaticRunner(staticOptions));
   const obs = combineObservers(observer);
-  const budget = o.icacheBudgetBytes && o.icacheBudgetBytes > 0
-    ? { bytes: o.icacheBudgetBytes, note: 'from the unrollLens.icacheBudgetBytes setting' }
-    : (() => { const b = icacheBudget(o.arch); return { bytes: b.bytes, note: `${b.status}: ${b.source}` }; })();
+  const budget =
+    o.icacheBudgetBytes && o.icacheBudgetBytes > 0
+      ? { bytes: o.icacheBudgetBytes, note: 'from the unrollLens.icacheBudgetBytes setting' }
+      : (() => {
+          const b = icacheBudget(o.arch);
+          return { bytes: b.bytes, note: `${b.status}: ${b.source}` };
+        })();
   const result: SweepResult = {
-    schema: 1, file: o.file, kernel: space.kernel.name, kernelLine: space.kernel.line, loops: space.loops.map(sweepLoop),
-    arch: o.arch, nvcc: o.toolchain.nvcc.version, gpu: runner.gpu, static: runner.static, strategy: strategy.name, origin: 'sweep',
-    createdAt: (o.now?.() ?? new Date()).toISOString(), factors: space.factors as FactorValue[],
-    params: Object.fromEntries(space.params.map(p => [p.name, [...p.values]])), spaceSize: space.size, evaluations: 0,
-    baseline: AS_WRITTEN_ID, best: null, bestBasis: null, icacheBudgetBytes: budget.bytes, icacheBudgetNote: budget.note,
-    variants: [], notes: [], complete: false,
+    schema: 1,
+    file: o.file,
+    kernel: space.kernel.name,
+    kernelLine: space.kernel.line,
+    loops: space.loops.map(sweepLoop),
+    arch: o.arch,
+    nvcc: o.toolchain.nvcc.version,
+    gpu: runner.gpu,
+    static: runner.static,
+    strategy: strategy.name,
+    origin: 'sweep',
+    createdAt: (o.now?.() ?? new Date()).toISOString(),
+    factors: space.factors as FactorValue[],
+    params: Object.fromEntries(space.params.map(p => [p.name, [...p.values]])),
+    spaceSize: space.size,
+    evaluations: 0,
+    baseline: AS_WRITTEN_ID,
+    best: null,
+    bestBasis: null,
+    icacheBudgetBytes: budget.bytes,
+    icacheBudgetNote: budget.note,
+    variants: [],
+    notes: [],
+    complete: false,
   };
   const baseline = () => result.variants.find(v => v.id === AS_WRITTEN_ID) ?? null;
   const score = (v: SweepVariant): Score => (runner.static ? staticScore(v, baseline(), budget.bytes) : gpuScore(v));
@@ -117,7 +152,7 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
       result.evaluations = result.variants.length;
       chooseBest();
       obs.onVariant?.(v, structuredClone(result));
-      const same = v.identicalTo ? result.variants.find(x => x.id === v.identicalTo)?.label ?? v.identicalTo : null;
+      const same = v.identicalTo ? (result.variants.find(x => x.id === v.identicalTo)?.label ?? v.identicalTo) : null;
       progress('done', v.label, v.id, same ? `same machine code as ${same}` : v.status === 'ok' ? undefined : v.status);
     },
   };
@@ -133,7 +168,10 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
         total = Math.max(total, requested);
         if (o.signal?.aborted) return idx.map(() => null);
         progress('build', null, null, `${idx.length} variant${idx.length === 1 ? '' : 's'}`);
-        const variants = await runner.measure(idx.map(i => space.point(i)), ctx);
+        const variants = await runner.measure(
+          idx.map(i => space.point(i)),
+          ctx,
+        );
         return variants.map(v => (v.status === 'cancelled' ? null : score(v)));
       },
     });
@@ -149,11 +187,14 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
 function sweepNotes(r: SweepResult, space: SweepSpace, runner: SweepRunner): string[] {
   const notes: string[] = [];
   const base = r.variants.find(v => v.id === AS_WRITTEN_ID);
-  if (base && base.status !== 'ok') notes.push(`the file as written failed (${base.status})${base.message ? `: ${base.message.split('\n')[0]}` : ''}`);
+  if (base && base.status !== 'ok')
+    notes.push(`the file as written failed (${base.status})${base.message ? `: ${base.message.split('\n')[0]}` : ''}`);
   const same = r.variants.filter(v => v.identicalTo !== null).length;
   if (same) {
-    notes.push(`${same} of ${r.variants.length} variants have the same machine code as an earlier one`
-      + `${r.static ? '' : ' and reuse its timing'} (nvcc ignored or capped the request, or the change did not matter)`);
+    notes.push(
+      `${same} of ${r.variants.length} variants have the same machine code as an earlier one` +
+        `${r.static ? '' : ' and reuse its timing'} (nvcc ignored or capped the request, or the change did not matter)`,
+    );
   }
   if (r.strategy !== 'exhaustive') {
     notes.push(`${r.strategy}: ${r.variants.filter(v => v.id !== AS_WRITTEN_ID).length} of ${space.size} points evaluated`);

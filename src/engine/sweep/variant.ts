@@ -6,11 +6,34 @@ import { pointId, pointLabel, SweepPoint } from './space';
 /** A variant with every measurement empty: what a runner starts from. */
 export function emptyVariant(p: SweepPoint, status: SweepVariantStatus = 'pending'): SweepVariant {
   return {
-    id: pointId(p), label: pointLabel(p), factors: { ...p.factors }, params: { ...p.params }, status, message: null, kernel: null,
-    kernelInstructions: null, kernelBytes: null, loopInstructions: {}, effectiveUnroll: {}, fullyUnrolled: {},
-    registers: null, spillStores: null, spillLoads: null, occupancy: null, identicalTo: null, compileMs: null,
-    samples: 0, medianMs: null, q1Ms: null, q3Ms: null, iqrMs: null, cv: null, speedup: null, withinNoise: null,
-    stallShare: null, achievedOccupancy: null,
+    id: pointId(p),
+    label: pointLabel(p),
+    factors: { ...p.factors },
+    params: { ...p.params },
+    status,
+    message: null,
+    kernel: null,
+    kernelInstructions: null,
+    kernelBytes: null,
+    loopInstructions: {},
+    effectiveUnroll: {},
+    fullyUnrolled: {},
+    registers: null,
+    spillStores: null,
+    spillLoads: null,
+    occupancy: null,
+    identicalTo: null,
+    compileMs: null,
+    samples: 0,
+    medianMs: null,
+    q1Ms: null,
+    q3Ms: null,
+    iqrMs: null,
+    cv: null,
+    speedup: null,
+    withinNoise: null,
+    stallShare: null,
+    achievedOccupancy: null,
   };
 }
 
@@ -19,7 +42,9 @@ export const GPU_FIELDS = ['samples', 'medianMs', 'q1Ms', 'q3Ms', 'iqrMs', 'cv',
 
 /** nvcc's error lines, one per line: a variant's message. */
 export function compilerMessage(messages: CompilerMessage[], fallback: string | null): string | null {
-  const errors = messages.filter(m => m.severity === 'error').map(m => `${m.file ?? ''}${m.line ? `:${m.line}` : ''}${m.file || m.line ? ' ' : ''}${m.message}`);
+  const errors = messages
+    .filter(m => m.severity === 'error')
+    .map(m => `${m.file ?? ''}${m.line ? `:${m.line}` : ''}${m.file || m.line ? ' ' : ''}${m.message}`);
   return errors.join('\n') || fallback;
 }
 
@@ -34,7 +59,12 @@ export class CodeRegistry {
   constructor(private readonly perParams: boolean) {}
 
   private key(hash: string, params: Record<string, string>): string {
-    return this.perParams ? `${hash}|${Object.keys(params).sort().map(k => `${k}=${params[k]}`).join(',')}` : hash;
+    return this.perParams
+      ? `${hash}|${Object.keys(params)
+          .sort()
+          .map(k => `${k}=${params[k]}`)
+          .join(',')}`
+      : hash;
   }
 
   /** The earlier variant with this code, or null (then this one is recorded as the first). */
@@ -48,6 +78,6 @@ export class CodeRegistry {
   }
 
   lookup(hash: string | null, params: Record<string, string>): SweepVariant | null {
-    return hash ? this.first.get(this.key(hash, params)) ?? null : null;
+    return hash ? (this.first.get(this.key(hash, params)) ?? null) : null;
   }
 }

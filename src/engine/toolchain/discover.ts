@@ -18,16 +18,23 @@ export interface ToolInfo {
 
 export const INSTALL_HINTS: Record<ToolName, string> = {
   nvcc: 'Install the CUDA Toolkit (https://developer.nvidia.com/cuda-downloads), or set unrollLens.toolchain.cudaHome / nvccPath.',
-  cuobjdump: 'cuobjdump ships with the CUDA Toolkit (bin/). Without a full toolkit on Debian, run `npm run setup:cuda-tools` in the Unroll Lens folder; or set unrollLens.toolchain.cuobjdumpPath.',
-  nvdisasm: 'nvdisasm ships with the CUDA Toolkit (bin/). Without a full toolkit on Debian, run `npm run setup:cuda-tools` in the Unroll Lens folder; or set unrollLens.toolchain.nvdisasmPath.',
+  cuobjdump:
+    'cuobjdump ships with the CUDA Toolkit (bin/). Without a full toolkit on Debian, run `npm run setup:cuda-tools` in the Unroll Lens folder; or set unrollLens.toolchain.cuobjdumpPath.',
+  nvdisasm:
+    'nvdisasm ships with the CUDA Toolkit (bin/). Without a full toolkit on Debian, run `npm run setup:cuda-tools` in the Unroll Lens folder; or set unrollLens.toolchain.nvdisasmPath.',
   ncu: 'Install NVIDIA Nsight Compute (part of the CUDA Toolkit, or standalone), or set unrollLens.toolchain.ncuPath.',
   'nvidia-smi': 'nvidia-smi comes with the NVIDIA driver; without it Unroll Lens assumes no GPU.',
   'c++filt': 'c++filt comes with GNU binutils (apt-get install binutils); without it kernel names stay mangled.',
 };
 
 export class MissingToolError extends Error {
-  constructor(readonly tool: ToolName, readonly searched: string[]) {
-    super(`${tool === 'ncu' ? 'ncu (Nsight Compute)' : tool} not found${searched.length ? ` (looked in: ${searched.join(', ')})` : ''}. ${INSTALL_HINTS[tool]}`);
+  constructor(
+    readonly tool: ToolName,
+    readonly searched: string[],
+  ) {
+    super(
+      `${tool === 'ncu' ? 'ncu (Nsight Compute)' : tool} not found${searched.length ? ` (looked in: ${searched.join(', ')})` : ''}. ${INSTALL_HINTS[tool]}`,
+    );
   }
 }
 
@@ -69,9 +76,15 @@ function candidates(tool: ToolName, o: DiscoverOptions): { p: string; source: To
     // Nsight Compute installs under /opt/nvidia/nsight-compute/<version>/ and /usr/local/cuda/nsight-compute-*.
     for (const root of ['/opt/nvidia/nsight-compute', '/usr/local/cuda']) {
       try {
-        const dirs = fs.readdirSync(root).filter(d => /^(nsight-compute-)?\d/.test(d)).sort().reverse();
+        const dirs = fs
+          .readdirSync(root)
+          .filter(d => /^(nsight-compute-)?\d/.test(d))
+          .sort()
+          .reverse();
         for (const d of dirs) out.push({ p: path.join(root, d, exe), source: 'nsight-compute' });
-      } catch { /* not installed there */ }
+      } catch {
+        /* not installed there */
+      }
     }
   }
   if (o.projectToolsBin) out.push({ p: path.join(o.projectToolsBin, exe), source: 'project tools' });
@@ -88,8 +101,12 @@ const VERSION_PATTERNS: Record<ToolName, RegExp> = {
 };
 
 const VERSION_ARGS: Record<ToolName, string[]> = {
-  nvcc: ['--version'], cuobjdump: ['--version'], nvdisasm: ['--version'], ncu: ['--version'],
-  'nvidia-smi': ['--version'], 'c++filt': ['--version'],
+  nvcc: ['--version'],
+  cuobjdump: ['--version'],
+  nvdisasm: ['--version'],
+  ncu: ['--version'],
+  'nvidia-smi': ['--version'],
+  'c++filt': ['--version'],
 };
 
 export async function findTool(tool: ToolName, o: DiscoverOptions = {}): Promise<ToolInfo> {

@@ -56,15 +56,26 @@ export function splitCommandLine(command: string): string[] {
       continue;
     }
     if (c === ' ' || c === '\t' || c === '\n' || c === '\r') {
-      if (inWord) { words.push(cur); cur = ''; inWord = false; }
+      if (inWord) {
+        words.push(cur);
+        cur = '';
+        inWord = false;
+      }
       continue;
     }
     inWord = true;
     if (c === "'" || c === '"') quote = c;
     else if (c === '\\') {
-      if (i + 1 >= command.length) cur += c; // a lone trailing backslash stays
-      else if (command[i + 1] === '\n') { i++; if (cur === '') inWord = false; } // line continuation
-      else { cur += command[i + 1]; i++; }
+      if (i + 1 >= command.length)
+        cur += c; // a lone trailing backslash stays
+      else if (command[i + 1] === '\n') {
+        i++;
+        if (cur === '') inWord = false;
+      } // line continuation
+      else {
+        cur += command[i + 1];
+        i++;
+      }
     } else cur += c;
   }
   if (inWord) words.push(cur);
@@ -222,7 +233,10 @@ export function flagsFromCompileCommands(dbPath: string, file: string): CompileF
 /** "sm_90", "compute_90", "lto_90", "90", "9.0" → "sm_90" (suffixes a/f kept); native/all/unknown → null. */
 export function normaliseArch(value: string | null | undefined): string | null {
   if (typeof value !== 'string') return null;
-  const s = value.trim().toLowerCase().replace(/^["']|["']$/g, '');
+  const s = value
+    .trim()
+    .toLowerCase()
+    .replace(/^["']|["']$/g, '');
   let m = /^(?:sm|compute|lto)_(\d+)([af]?)$/.exec(s);
   if (m) return `sm_${m[1]}${m[2]}`;
   m = /^(\d{2,3})([af]?)$/.exec(s);
@@ -298,7 +312,9 @@ type Action =
   | 'isystem' // -isystem and friends: make absolute
   | 'preinclude' // -include/-imacros: make absolute when the file is there
   | 'ccbin'
-  | 'arch' | 'code' | 'gencode'
+  | 'arch'
+  | 'code'
+  | 'gencode'
   | 'xptxas'
   | 'rsp' // --options-file
   | 'lang' // -x cu
@@ -306,31 +322,141 @@ type Action =
   | 'device-c' // -dc: drop, but keep its -rdc=true
   | 'verbose';
 
-interface OptSpec { action: Action; value: boolean }
+interface OptSpec {
+  action: Action;
+  value: boolean;
+}
 
 const OPTIONS = new Map<string, OptSpec>();
 function def(action: Action, value: boolean, ...names: string[]): void {
   for (const n of names) OPTIONS.set(n, { action, value });
 }
 // Value-taking nvcc options (from `nvcc --help`, 13.0), short and long names.
-def('drop', true, '-o', '--output-file', '-odir', '--output-directory', '-MF', '--dependency-output', '-MT',
-  '--dependency-target-name', '-MQ', '-l', '--library', '-L', '--library-path', '-Xlinker', '--linker-options',
-  '-Xnvlink', '--nvlink-options', '-Xarchive', '--archive-options', '-arbin', '--archiver-binary', '-keep-dir',
-  '--keep-dir', '-time', '--time', '-fdevice-time-trace', '--fdevice-time-trace', '-run-args', '--run-args',
-  '-e', '--entries', '-target-dir', '--target-directory', '-cudart', '--cudart', '-cudadevrt', '--cudadevrt');
-def('keep', true, '-D', '--define-macro', '-U', '--undefine-macro', '-ldir', '--libdevice-directory', '-opt-info',
-  '--optimization-info', '-O', '--optimize', '-Ofc', '--Ofast-compile', '-dopt', '--dopt', '-ftemplate-backtrace-limit',
-  '--ftemplate-backtrace-limit', '-ftemplate-depth', '--ftemplate-depth', '-Xcompiler', '--compiler-options',
-  '-t', '--threads', '-split-compile', '--split-compile', '-split-compile-extended', '--split-compile-extended',
-  '-idp', '--input-drive-prefix', '-ddp', '--dependency-drive-prefix', '-dp', '--drive-prefix', '-maxrregcount',
-  '--maxrregcount', '-Werror', '--Werror', '-diag-error', '--diag-error', '-diag-suppress', '--diag-suppress',
-  '-diag-warn', '--diag-warn', '-jtd', '--jump-table-density', '-frandom-seed', '--frandom-seed', '-sanitize',
-  '--sanitize', '-std', '--std', '-rdc', '--relocatable-device-code', '-ftz', '--ftz', '-prec-div', '--prec-div',
-  '-prec-sqrt', '--prec-sqrt', '-fmad', '--fmad', '-default-stream', '--default-stream', '-m', '--machine',
-  '-static-global-template-stub', '--static-global-template-stub', '-device-entity-has-hidden-visibility',
-  '--device-entity-has-hidden-visibility', '-hls', '--host-linker-script', '-brief-diag', '--brief-diagnostics',
-  '-device-stack-protector', '--device-stack-protector', '-compress-mode', '--compress-mode',
-  '-Xcudafe', '-Xcicc', '-Xfatbin', '-Xnvvm');
+def(
+  'drop',
+  true,
+  '-o',
+  '--output-file',
+  '-odir',
+  '--output-directory',
+  '-MF',
+  '--dependency-output',
+  '-MT',
+  '--dependency-target-name',
+  '-MQ',
+  '-l',
+  '--library',
+  '-L',
+  '--library-path',
+  '-Xlinker',
+  '--linker-options',
+  '-Xnvlink',
+  '--nvlink-options',
+  '-Xarchive',
+  '--archive-options',
+  '-arbin',
+  '--archiver-binary',
+  '-keep-dir',
+  '--keep-dir',
+  '-time',
+  '--time',
+  '-fdevice-time-trace',
+  '--fdevice-time-trace',
+  '-run-args',
+  '--run-args',
+  '-e',
+  '--entries',
+  '-target-dir',
+  '--target-directory',
+  '-cudart',
+  '--cudart',
+  '-cudadevrt',
+  '--cudadevrt',
+);
+def(
+  'keep',
+  true,
+  '-D',
+  '--define-macro',
+  '-U',
+  '--undefine-macro',
+  '-ldir',
+  '--libdevice-directory',
+  '-opt-info',
+  '--optimization-info',
+  '-O',
+  '--optimize',
+  '-Ofc',
+  '--Ofast-compile',
+  '-dopt',
+  '--dopt',
+  '-ftemplate-backtrace-limit',
+  '--ftemplate-backtrace-limit',
+  '-ftemplate-depth',
+  '--ftemplate-depth',
+  '-Xcompiler',
+  '--compiler-options',
+  '-t',
+  '--threads',
+  '-split-compile',
+  '--split-compile',
+  '-split-compile-extended',
+  '--split-compile-extended',
+  '-idp',
+  '--input-drive-prefix',
+  '-ddp',
+  '--dependency-drive-prefix',
+  '-dp',
+  '--drive-prefix',
+  '-maxrregcount',
+  '--maxrregcount',
+  '-Werror',
+  '--Werror',
+  '-diag-error',
+  '--diag-error',
+  '-diag-suppress',
+  '--diag-suppress',
+  '-diag-warn',
+  '--diag-warn',
+  '-jtd',
+  '--jump-table-density',
+  '-frandom-seed',
+  '--frandom-seed',
+  '-sanitize',
+  '--sanitize',
+  '-std',
+  '--std',
+  '-rdc',
+  '--relocatable-device-code',
+  '-ftz',
+  '--ftz',
+  '-prec-div',
+  '--prec-div',
+  '-prec-sqrt',
+  '--prec-sqrt',
+  '-fmad',
+  '--fmad',
+  '-default-stream',
+  '--default-stream',
+  '-m',
+  '--machine',
+  '-static-global-template-stub',
+  '--static-global-template-stub',
+  '-device-entity-has-hidden-visibility',
+  '--device-entity-has-hidden-visibility',
+  '-hls',
+  '--host-linker-script',
+  '-brief-diag',
+  '--brief-diagnostics',
+  '-device-stack-protector',
+  '--device-stack-protector',
+  '-compress-mode',
+  '--compress-mode',
+  '-Xcudafe',
+  '-Xcicc',
+  '-Xfatbin',
+  '-Xnvvm',
+);
 def('include', true, '-I', '--include-path');
 def('isystem', true, '-isystem', '--system-include', '-idirafter', '-iquote');
 def('preinclude', true, '-include', '--pre-include', '-imacros');
@@ -342,32 +468,159 @@ def('xptxas', true, '-Xptxas', '--ptxas-options');
 def('rsp', true, '-optf', '--options-file');
 def('lang', true, '-x', '--x');
 // Flags without a value.
-def('drop', false, '-c', '--compile', '-cubin', '--cubin', '-ptx', '--ptx', '-fatbin', '--fatbin', '-E', '--preprocess',
-  '-cuda', '--cuda', '-optix-ir', '--optix-ir', '-ltoir', '--ltoir', '-M', '--generate-dependencies', '-MM',
-  '--generate-nonsystem-dependencies', '-MD', '--generate-dependencies-with-compile', '-MMD',
-  '--generate-nonsystem-dependencies-with-compile', '-MP', '--generate-dependency-targets', '-dw', '--device-w',
-  '-dlink', '--device-link', '-link', '--link', '-lib', '--lib', '-run', '--run', '-objtemp', '--objdir-as-tempdir',
-  '-dlto', '--dlink-time-opt', '-lto', '--lto', '-gen-opt-lto', '--gen-opt-lto', '-shared', '--shared', '-r',
-  '--relocatable-link', '-dryrun', '--dryrun', '-keep', '--keep', '-save-temps', '--save-temps', '-clean',
-  '--clean-targets', '-fdevice-syntax-only', '--fdevice-syntax-only', '-nodlink', '--no-device-link',
-  '-arch-ls', '--list-gpu-arch', '-code-ls', '--list-gpu-code', '-h', '--help', '-V', '--version', '-pipe');
+def(
+  'drop',
+  false,
+  '-c',
+  '--compile',
+  '-cubin',
+  '--cubin',
+  '-ptx',
+  '--ptx',
+  '-fatbin',
+  '--fatbin',
+  '-E',
+  '--preprocess',
+  '-cuda',
+  '--cuda',
+  '-optix-ir',
+  '--optix-ir',
+  '-ltoir',
+  '--ltoir',
+  '-M',
+  '--generate-dependencies',
+  '-MM',
+  '--generate-nonsystem-dependencies',
+  '-MD',
+  '--generate-dependencies-with-compile',
+  '-MMD',
+  '--generate-nonsystem-dependencies-with-compile',
+  '-MP',
+  '--generate-dependency-targets',
+  '-dw',
+  '--device-w',
+  '-dlink',
+  '--device-link',
+  '-link',
+  '--link',
+  '-lib',
+  '--lib',
+  '-run',
+  '--run',
+  '-objtemp',
+  '--objdir-as-tempdir',
+  '-dlto',
+  '--dlink-time-opt',
+  '-lto',
+  '--lto',
+  '-gen-opt-lto',
+  '--gen-opt-lto',
+  '-shared',
+  '--shared',
+  '-r',
+  '--relocatable-link',
+  '-dryrun',
+  '--dryrun',
+  '-keep',
+  '--keep',
+  '-save-temps',
+  '--save-temps',
+  '-clean',
+  '--clean-targets',
+  '-fdevice-syntax-only',
+  '--fdevice-syntax-only',
+  '-nodlink',
+  '--no-device-link',
+  '-arch-ls',
+  '--list-gpu-arch',
+  '-code-ls',
+  '--list-gpu-code',
+  '-h',
+  '--help',
+  '-V',
+  '--version',
+  '-pipe',
+);
 // nvcc flags without a value that pass through (listed so that e.g. -lineinfo is not read as -l ineinfo).
-def('keep', false, '-lineinfo', '--generate-line-info', '-g', '--debug', '-pg', '--profile', '-use_fast_math',
-  '--use_fast_math', '-expt-relaxed-constexpr', '--expt-relaxed-constexpr', '-extended-lambda', '--extended-lambda',
-  '-expt-extended-lambda', '--expt-extended-lambda', '-m64', '--m64', '-noeh', '--no-exceptions', '-nohdinitlist',
-  '--no-host-device-initializer-list', '-nohdmoveforward', '--no-host-device-move-forward',
-  '-allow-unsupported-compiler', '--allow-unsupported-compiler', '-use-local-env', '--use-local-env',
-  '-force-cl-env-setup', '--force-cl-env-setup', '-forward-unknown-to-host-compiler',
-  '--forward-unknown-to-host-compiler', '-forward-unknown-to-host-linker', '--forward-unknown-to-host-linker',
-  '-forward-unknown-opts', '--forward-unknown-opts', '-noprof', '--dont-use-profile', '-extra-device-vectorization',
-  '--extra-device-vectorization', '-w', '--disable-warnings', '-keep-device-functions', '--keep-device-functions',
-  '-src-in-ptx', '--source-in-ptx', '-restrict', '--restrict', '-Wreorder', '--Wreorder', '-Wdefault-stream-launch',
-  '--Wdefault-stream-launch', '-Wmissing-launch-bounds', '--Wmissing-launch-bounds', '-Wext-lambda-captures-this',
-  '--Wext-lambda-captures-this', '-Wno-deprecated-declarations', '--Wno-deprecated-declarations',
-  '-Wno-deprecated-gpu-targets', '--Wno-deprecated-gpu-targets', '-ewp', '--extensible-whole-program',
-  '-no-compress', '--no-compress', '-err-no', '--display-error-number', '-no-err-no', '--no-display-error-number',
-  '-aug-hls', '--augment-host-linker-script', '-reloc-ptx', '--relocatable-ptx', '-jobserver', '--jobserver',
-  '--no-align-double', '-astoolspatch', '--compile-as-tools-patch');
+def(
+  'keep',
+  false,
+  '-lineinfo',
+  '--generate-line-info',
+  '-g',
+  '--debug',
+  '-pg',
+  '--profile',
+  '-use_fast_math',
+  '--use_fast_math',
+  '-expt-relaxed-constexpr',
+  '--expt-relaxed-constexpr',
+  '-extended-lambda',
+  '--extended-lambda',
+  '-expt-extended-lambda',
+  '--expt-extended-lambda',
+  '-m64',
+  '--m64',
+  '-noeh',
+  '--no-exceptions',
+  '-nohdinitlist',
+  '--no-host-device-initializer-list',
+  '-nohdmoveforward',
+  '--no-host-device-move-forward',
+  '-allow-unsupported-compiler',
+  '--allow-unsupported-compiler',
+  '-use-local-env',
+  '--use-local-env',
+  '-force-cl-env-setup',
+  '--force-cl-env-setup',
+  '-forward-unknown-to-host-compiler',
+  '--forward-unknown-to-host-compiler',
+  '-forward-unknown-to-host-linker',
+  '--forward-unknown-to-host-linker',
+  '-forward-unknown-opts',
+  '--forward-unknown-opts',
+  '-noprof',
+  '--dont-use-profile',
+  '-extra-device-vectorization',
+  '--extra-device-vectorization',
+  '-w',
+  '--disable-warnings',
+  '-keep-device-functions',
+  '--keep-device-functions',
+  '-src-in-ptx',
+  '--source-in-ptx',
+  '-restrict',
+  '--restrict',
+  '-Wreorder',
+  '--Wreorder',
+  '-Wdefault-stream-launch',
+  '--Wdefault-stream-launch',
+  '-Wmissing-launch-bounds',
+  '--Wmissing-launch-bounds',
+  '-Wext-lambda-captures-this',
+  '--Wext-lambda-captures-this',
+  '-Wno-deprecated-declarations',
+  '--Wno-deprecated-declarations',
+  '-Wno-deprecated-gpu-targets',
+  '--Wno-deprecated-gpu-targets',
+  '-ewp',
+  '--extensible-whole-program',
+  '-no-compress',
+  '--no-compress',
+  '-err-no',
+  '--display-error-number',
+  '-no-err-no',
+  '--no-display-error-number',
+  '-aug-hls',
+  '--augment-host-linker-script',
+  '-reloc-ptx',
+  '--relocatable-ptx',
+  '-jobserver',
+  '--jobserver',
+  '--no-align-double',
+  '-astoolspatch',
+  '--compile-as-tools-patch',
+);
 def('device-debug', false, '-G', '--device-debug');
 def('device-c', false, '-dc', '--device-c');
 def('verbose', false, '-v', '--verbose', '-res-usage', '--resource-usage');
@@ -382,7 +635,11 @@ const PORTABLE_KEEP = new Set(['-D', '--define-macro', '-U', '--undefine-macro',
 const LAUNCHERS = /^(ccache|sccache|distcc|icecc|buildcache|env)$/;
 const SOURCE_EXT = /\.(cu|cuh|cpp|cxx|cc|c|c\+\+|cp|C|ii|i)$/;
 
-interface Cleaned { args: string[]; arch: string | null; warnings: string[] }
+interface Cleaned {
+  args: string[];
+  arch: string | null;
+  warnings: string[];
+}
 
 /** What cleaning gathers while it walks the arguments. */
 interface Gathered {
@@ -594,7 +851,11 @@ function splitList(v: string): string[] {
   for (const c of v) {
     if (c === '[') depth++;
     else if (c === ']') depth = Math.max(0, depth - 1);
-    if (c === ',' && depth === 0) { if (cur) out.push(cur); cur = ''; continue; }
+    if (c === ',' && depth === 0) {
+      if (cur) out.push(cur);
+      cur = '';
+      continue;
+    }
     cur += c;
   }
   if (cur) out.push(cur);
@@ -614,7 +875,11 @@ function noteGencode(v: string, real: string[], virt: string[]): void {
   const archM = /(?:^|,)arch=([^,\]]+)/.exec(s);
   const codeM = /(?:^|,)code=(\[[^\]]*\]|.*)$/.exec(s);
   if (codeM) {
-    const codes = codeM[1].replace(/^\[|\]$/g, '').split(',').map(x => x.trim()).filter(x => x && !x.startsWith('arch='));
+    const codes = codeM[1]
+      .replace(/^\[|\]$/g, '')
+      .split(',')
+      .map(x => x.trim())
+      .filter(x => x && !x.startsWith('arch='));
     for (const c of codes) if (/^sm_/i.test(c)) real.push(c);
   }
   if (archM) virt.push(archM[1].trim());
@@ -627,12 +892,20 @@ function expandResponseFiles(argv: string[], dir: string, warnings: string[], de
     const a = argv[i];
     let files: string[] | null = null;
     if (a.startsWith('@') && a.length > 1) files = [a.slice(1)];
-    else if (a === '-optf' || a === '--options-file') { if (i + 1 < argv.length) files = splitList(argv[++i]); else files = []; }
-    else if (/^--?(?:optf|options-file)=/.test(a)) files = splitList(a.slice(a.indexOf('=') + 1));
-    if (files === null) { out.push(a); continue; }
+    else if (a === '-optf' || a === '--options-file') {
+      if (i + 1 < argv.length) files = splitList(argv[++i]);
+      else files = [];
+    } else if (/^--?(?:optf|options-file)=/.test(a)) files = splitList(a.slice(a.indexOf('=') + 1));
+    if (files === null) {
+      out.push(a);
+      continue;
+    }
     for (const f of files) {
       const p = path.resolve(dir, f);
-      if (depth >= 8) { warnings.push(`response file ${f} nested too deeply; ignored`); continue; }
+      if (depth >= 8) {
+        warnings.push(`response file ${f} nested too deeply; ignored`);
+        continue;
+      }
       let text: string;
       try {
         text = fs.readFileSync(p, 'utf8');

@@ -54,7 +54,12 @@ export function archOf(computeCapability: string | null): string | null {
 /** Parses `nvidia-smi -q -x`. */
 export function parseNvidiaSmiXml(xml: string): GpuInfo[] {
   // Values stay strings ("13.0" must not become 13); malformed XML means no GPU information.
-  const parser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '@_', parseTagValue: false, isArray: name => name === 'gpu' });
+  const parser = new XMLParser({
+    ignoreAttributes: false,
+    attributeNamePrefix: '@_',
+    parseTagValue: false,
+    isArray: name => name === 'gpu',
+  });
   // nvidia-smi's XML as fast-xml-parser returns it: shape checked field by field below.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   let doc: any;
@@ -111,7 +116,10 @@ export async function readGpus(nvidiaSmi: string, run: ProcessRunner): Promise<G
   if (cc.exitCode === 0) {
     for (const [i, c] of parseComputeCapQuery(cc.stdout)) {
       const g = gpus[i];
-      if (g) { g.computeCapability = c; g.arch = archOf(c); }
+      if (g) {
+        g.computeCapability = c;
+        g.arch = archOf(c);
+      }
     }
   }
   return gpus;

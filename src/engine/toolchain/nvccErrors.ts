@@ -69,11 +69,13 @@ const GCC_LOCATED = /^(.+?):(\d+):(?:(\d+):)? (fatal error|error|warning|note|re
 /** gcc context lines with a location but no severity: `file:10:5:   required from here`. */
 const GCC_CONTEXT_LOCATED = /^(.+?):(\d+):(\d+):\s{2,}(required from .*|in (?:constexpr )?expansion of .*|required by .*)$/;
 /** A program or pseudo-file in place of a location: `<command-line>: fatal error: msg`, `cc1plus: error: msg`. */
-const GCC_PROGRAM = /^(<command-line>|<built-in>|(?:\S*[/\\])?(?:[\w.+-]+-)?(?:gcc|g\+\+|c\+\+|cc|cc1plus|cc1|clang\+\+|clang|collect2|cpp)(?:-[\d.]+)?(?:\.exe)?): (fatal error|error|warning|note): (.*)$/;
+const GCC_PROGRAM =
+  /^(<command-line>|<built-in>|(?:\S*[/\\])?(?:[\w.+-]+-)?(?:gcc|g\+\+|c\+\+|cc|cc1plus|cc1|clang\+\+|clang|collect2|cpp)(?:-[\d.]+)?(?:\.exe)?): (fatal error|error|warning|note): (.*)$/;
 /** GNU as: `file.cu:4: Error: msg` / `Warning:`. */
 const GAS = /^(.+?):(\d+): (Error|Warning): (.*)$/;
 /** CUDA tools: `ptxas error   : msg`, `nvcc fatal   : msg`, `ptxas /tmp/x.ptx, line 27; error   : msg`. */
-const CUDA_TOOL = /^(nvcc|ptxas|nvlink|fatbinary|nvdisasm|cuobjdump|cicc|cudafe\+\+|nvptxcompiler|nvrtc)(?:\s+(.+?), line (\d+);)?\s+(fatal|error|warning|info)\s*: ?(.*)$/;
+const CUDA_TOOL =
+  /^(nvcc|ptxas|nvlink|fatbinary|nvdisasm|cuobjdump|cicc|cudafe\+\+|nvptxcompiler|nvrtc)(?:\s+(.+?), line (\d+);)?\s+(fatal|error|warning|info)\s*: ?(.*)$/;
 /** GNU ld (possibly by full path): `/usr/bin/ld: msg`. */
 const LD = /^((?:\S*\/)?(?:[\w.-]+-)?ld(?:\.bfd|\.gold|\.lld|\.mold)?(?:\.exe)?|(?:\S*\/)?lld|(?:\S*\/)?mold): (.*)$/;
 /** Object-file locations from the linker: `tmpxft_…cudafe1.cpp:(.text+0x87): undefined reference to `f()'`. */
@@ -128,15 +130,22 @@ function kindForGcc(message: string, located: boolean): CompileFailureKind {
 }
 
 function kindForTool(tool: string, message: string): CompileFailureKind {
-  if (/died due to signal|died with status|internal (?:compiler )?error|Internal Compiler Error|assertion/i.test(message)) return 'internal';
-  if (/Unsupported gpu architecture|is not defined for option '(?:gpu-architecture|gpu-code|gpu-name|arch)'|gpu-name|not a supported (?:gpu|architecture)|architecture.*not supported|Unsupported .*arch/i.test(message)) return 'arch';
+  if (/died due to signal|died with status|internal (?:compiler )?error|Internal Compiler Error|assertion/i.test(message))
+    return 'internal';
+  if (
+    /Unsupported gpu architecture|is not defined for option '(?:gpu-architecture|gpu-code|gpu-name|arch)'|gpu-name|not a supported (?:gpu|architecture)|architecture.*not supported|Unsupported .*arch/i.test(
+      message,
+    )
+  )
+    return 'arch';
   switch (tool) {
     case 'ptxas':
       return /Unknown option|is not defined for option|Missing value for option|Invalid value/i.test(message) ? 'flags' : 'ptxas';
     case 'nvlink':
       return 'link';
     case 'nvcc':
-      if (HOST_COMPILER_VERSION.test(message) || /Cannot find compiler|cl\.exe|preprocess host compiler/i.test(message)) return 'host-compiler';
+      if (HOST_COMPILER_VERSION.test(message) || /Cannot find compiler|cl\.exe|preprocess host compiler/i.test(message))
+        return 'host-compiler';
       if (/Could not open (?:input|output) file|Cannot create|No such file/i.test(message)) return 'internal';
       return 'flags';
     case 'cicc':
@@ -208,7 +217,10 @@ class Parser {
 
   /** Handles a line inside an EDG block; false when the line ends the block and is not part of it. */
   private blockLine(b: EdgBlock, line: string): boolean {
-    if (line === '') { this.closeBlock(); return true; }
+    if (line === '') {
+      this.closeBlock();
+      return true;
+    }
     if (CARET.test(line)) {
       if (b.excerptCandidate !== null) {
         const ex = b.excerptCandidate;
@@ -223,13 +235,22 @@ class Parser {
     const dd = DETECTED_DURING.exec(line);
     if (dd) {
       b.inDetected = true;
-      if (b.excerptCandidate !== null) { b.extra.push(b.excerptCandidate); b.excerptCandidate = null; }
+      if (b.excerptCandidate !== null) {
+        b.extra.push(b.excerptCandidate);
+        b.excerptCandidate = null;
+      }
       if (dd[1]) addInstantiation(b.msg, dd[1]);
       return true;
     }
-    if (isHeader(line)) { this.closeBlock(); return false; }
+    if (isHeader(line)) {
+      this.closeBlock();
+      return false;
+    }
     if (b.inDetected) {
-      if (!/^\s+\S/.test(line)) { this.closeBlock(); return false; }
+      if (!/^\s+\S/.test(line)) {
+        this.closeBlock();
+        return false;
+      }
       addInstantiation(b.msg, line.trim()); // "instantiation of … at line N [of F]", or a step without a location
       return true;
     }
@@ -239,7 +260,10 @@ class Parser {
       b.excerptCandidate = line;
       return true;
     }
-    if (/^\s{4,}\S/.test(line)) { b.extra.push(line); return true; }
+    if (/^\s{4,}\S/.test(line)) {
+      b.extra.push(line);
+      return true;
+    }
     this.closeBlock();
     return false;
   }
@@ -274,7 +298,16 @@ class Parser {
     let m: RegExpExecArray | null;
 
     if ((m = REMARK.exec(line))) {
-      this.push({ file: null, line: null, column: null, severity: 'remark', code: null, message: m[1].trim(), kind: 'source', tool: 'nvcc' });
+      this.push({
+        file: null,
+        line: null,
+        column: null,
+        severity: 'remark',
+        code: null,
+        message: m[1].trim(),
+        kind: 'source',
+        tool: 'nvcc',
+      });
       return;
     }
 
@@ -282,8 +315,14 @@ class Parser {
       const [, tool, ptxFile, ptxLine, sev, message] = m;
       if (sev === 'info') return; // ptxas -v resource usage: not a diagnostic
       this.push({
-        file: ptxFile ?? null, line: num(ptxLine), column: null, severity: mapSeverity(sev), code: null,
-        message: message.trim(), kind: kindForTool(tool, message), tool,
+        file: ptxFile ?? null,
+        line: num(ptxLine),
+        column: null,
+        severity: mapSeverity(sev),
+        code: null,
+        message: message.trim(),
+        kind: kindForTool(tool, message),
+        tool,
       });
       return;
     }
@@ -291,8 +330,14 @@ class Parser {
     if ((m = MSVC_HEADER.exec(line))) {
       const [, file, ln, col, sev, code, message] = m;
       this.noteOrPush(sev, { file, line: num(ln), column: num(col), message: message.trim() }, () => ({
-        file, line: num(ln), column: num(col), severity: mapSeverity(sev), code, message: message.trim(),
-        kind: code === 'C1083' || /Cannot open include file/.test(message) ? 'include' : 'host-compiler', tool: 'cl',
+        file,
+        line: num(ln),
+        column: num(col),
+        severity: mapSeverity(sev),
+        code,
+        message: message.trim(),
+        kind: code === 'C1083' || /Cannot open include file/.test(message) ? 'include' : 'host-compiler',
+        tool: 'cl',
       }));
       return;
     }
@@ -306,8 +351,14 @@ class Parser {
         return;
       }
       const msg: CompilerMessage = {
-        file, line: num(ln), column: null, severity: mapSeverity(sev), code: code ?? null,
-        message: message.trim(), kind: kindForEdg(sev, message), tool: 'front-end',
+        file,
+        line: num(ln),
+        column: null,
+        severity: mapSeverity(sev),
+        code: code ?? null,
+        message: message.trim(),
+        kind: kindForEdg(sev, message),
+        tool: 'front-end',
       };
       const flag = suggestedFlag(message);
       if (flag) msg.suggestedFlag = flag;
@@ -331,7 +382,13 @@ class Parser {
       else if (/: No such file or directory$|unrecognized|unknown|invalid|not supported|missing argument/i.test(message)) kind = 'flags';
       else kind = kindForGcc(message, false);
       this.noteOrPush(sev, { file: null, line: null, message: message.trim() }, () => ({
-        file: null, line: null, column: null, severity: mapSeverity(sev), code: null, message: message.trim(), kind,
+        file: null,
+        line: null,
+        column: null,
+        severity: mapSeverity(sev),
+        code: null,
+        message: message.trim(),
+        kind,
         tool: pseudo ? 'gcc' : base,
       }));
       return;
@@ -340,8 +397,14 @@ class Parser {
     if ((m = LD_SECTION.exec(line))) {
       const message = m[2].trim();
       this.push({
-        file: null, line: null, column: null, severity: /^warning:/.test(message) ? 'warning' : 'error', code: null,
-        message: message.replace(/^(?:warning|error): /, ''), kind: 'link', tool: 'ld',
+        file: null,
+        line: null,
+        column: null,
+        severity: /^warning:/.test(message) ? 'warning' : 'error',
+        code: null,
+        message: message.replace(/^(?:warning|error): /, ''),
+        kind: 'link',
+        tool: 'ld',
       });
       return;
     }
@@ -350,8 +413,14 @@ class Parser {
       const message = m[2].trim();
       if (/in function [`'‘].*['’]:$/.test(message)) return; // context for the next line
       this.push({
-        file: null, line: null, column: null, severity: /^warning:|: warning:/.test(message) ? 'warning' : 'error', code: null,
-        message: message.replace(/^(?:warning|error): /, ''), kind: 'link', tool: 'ld',
+        file: null,
+        line: null,
+        column: null,
+        severity: /^warning:|: warning:/.test(message) ? 'warning' : 'error',
+        code: null,
+        message: message.replace(/^(?:warning|error): /, ''),
+        kind: 'link',
+        tool: 'ld',
       });
       return;
     }
@@ -359,22 +428,45 @@ class Parser {
     if ((m = GCC_LOCATED.exec(line))) {
       const [, file, ln, col, sev, message] = m;
       this.noteOrPush(sev, { file, line: num(ln), column: num(col), message: message.trim() }, () => ({
-        file, line: num(ln), column: num(col), severity: mapSeverity(sev), code: gccOption(message),
-        message: message.trim(), kind: kindForGcc(message, true), tool: 'gcc',
+        file,
+        line: num(ln),
+        column: num(col),
+        severity: mapSeverity(sev),
+        code: gccOption(message),
+        message: message.trim(),
+        kind: kindForGcc(message, true),
+        tool: 'gcc',
       }));
       return;
     }
 
     if ((m = GAS.exec(line))) {
       const [, file, ln, sev, message] = m;
-      this.push({ file, line: num(ln), column: null, severity: mapSeverity(sev), code: null, message: message.trim(), kind: 'host-compiler', tool: 'as' });
+      this.push({
+        file,
+        line: num(ln),
+        column: null,
+        severity: mapSeverity(sev),
+        code: null,
+        message: message.trim(),
+        kind: 'host-compiler',
+        tool: 'as',
+      });
       return;
     }
 
     if ((m = MISSING_PROGRAM.exec(line))) {
       const base = m[1].replace(/^.*[/\\]/, '');
       const compilerish = /(?:^|-)(?:gcc|g\+\+|c\+\+|cc|clang\+\+|clang|cl|icpx|icx|nvc\+\+)(?:-[\d.]+)?(?:\.exe)?$/.test(base);
-      this.push({ file: null, line: null, column: null, severity: 'error', code: null, message: t, kind: compilerish ? 'host-compiler' : 'internal' });
+      this.push({
+        file: null,
+        line: null,
+        column: null,
+        severity: 'error',
+        code: null,
+        message: t,
+        kind: compilerish ? 'host-compiler' : 'internal',
+      });
       return;
     }
 
@@ -386,8 +478,15 @@ class Parser {
 }
 
 function isHeader(line: string): boolean {
-  return EDG_HEADER.test(line) || REMARK.test(line) || CUDA_TOOL.test(line) || SUMMARY.test(line.trim())
-    || GCC_LOCATED.test(line) || GCC_PROGRAM.test(line) || MSVC_HEADER.test(line);
+  return (
+    EDG_HEADER.test(line) ||
+    REMARK.test(line) ||
+    CUDA_TOOL.test(line) ||
+    SUMMARY.test(line.trim()) ||
+    GCC_LOCATED.test(line) ||
+    GCC_PROGRAM.test(line) ||
+    MSVC_HEADER.test(line)
+  );
 }
 
 function detached(): CompilerMessage {

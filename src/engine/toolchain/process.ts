@@ -41,7 +41,9 @@ function killTree(pid: number | undefined, signal: NodeJS.Signals): void {
   } catch {
     try {
       process.kill(pid, signal);
-    } catch { /* already gone */ }
+    } catch {
+      /* already gone */
+    }
   }
 }
 
@@ -72,21 +74,36 @@ export const runProcess: ProcessRunner = async (command, args, options = {}) => 
     graceTimer = setTimeout(() => killTree(child.pid, 'SIGKILL'), KILL_GRACE_MS);
     graceTimer.unref();
   };
-  const timer = options.timeoutMs ? setTimeout(() => { timedOut = true; stop(); }, options.timeoutMs) : undefined;
-  const onAbort = () => { cancelled = true; stop(); };
+  const timer = options.timeoutMs
+    ? setTimeout(() => {
+        timedOut = true;
+        stop();
+      }, options.timeoutMs)
+    : undefined;
+  const onAbort = () => {
+    cancelled = true;
+    stop();
+  };
   if (options.signal?.aborted) onAbort();
   else options.signal?.addEventListener('abort', onAbort, { once: true });
   try {
     const r = await child;
-    const spawnError = r.failed && r.exitCode === undefined && !r.signal && !timedOut && !cancelled
-      ? (r.cause instanceof Error ? r.cause.message : r.shortMessage) : undefined;
+    const spawnError =
+      r.failed && r.exitCode === undefined && !r.signal && !timedOut && !cancelled
+        ? r.cause instanceof Error
+          ? r.cause.message
+          : r.shortMessage
+        : undefined;
     return {
-      command, args,
+      command,
+      args,
       exitCode: r.exitCode ?? null,
       signal: r.signal ?? null,
       stdout: String(r.stdout ?? ''),
       stderr: String(r.stderr ?? ''),
-      timedOut, cancelled, spawnError,
+      timedOut,
+      cancelled,
+      spawnError,
       durationMs: performance.now() - started,
     };
   } finally {

@@ -38,7 +38,11 @@ export async function detectToolchain(o: ToolchainOptions = {}): Promise<Toolcha
 }
 
 /** Target arch: explicit setting, then compile flags, then the first GPU, then DEFAULT_ARCH. */
-export function chooseArch(setting: string | null | undefined, fromFlags: string | null, gpus: GpuInfo[]): { arch: string; source: string } {
+export function chooseArch(
+  setting: string | null | undefined,
+  fromFlags: string | null,
+  gpus: GpuInfo[],
+): { arch: string; source: string } {
   if (setting) return { arch: setting, source: 'setting' };
   if (fromFlags) return { arch: fromFlags, source: 'compile flags' };
   const g = gpus.find(x => x.arch);
@@ -59,6 +63,8 @@ export async function demangle(names: string[], t: Pick<Toolchain, 'cxxfilt' | '
   const r = await t.runner(t.cxxfilt.path, [], { input: names.join('\n') + '\n', timeoutMs: 20_000 });
   if (r.exitCode !== 0) return out;
   const lines = r.stdout.split('\n');
-  names.forEach((n, i) => { if (lines[i]) out.set(n, lines[i].trim()); });
+  names.forEach((n, i) => {
+    if (lines[i]) out.set(n, lines[i].trim());
+  });
   return out;
 }

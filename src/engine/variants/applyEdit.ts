@@ -69,7 +69,8 @@ export function unrollPragmaEdit(text: string, loop: Loop, factor: UnrollFactor)
   const loopStart = offset(loop.span.line, loop.span.column);
   const lineStart = starts[loop.span.line - 1];
   const indent = text.slice(lineStart, loopStart);
-  if (/^[ \t]*$/.test(indent)) return { startOffset: lineStart, endOffset: lineStart, newText: `${indent}#pragma ${pragmaText(factor)}${eol}` };
+  if (/^[ \t]*$/.test(indent))
+    return { startOffset: lineStart, endOffset: lineStart, newText: `${indent}#pragma ${pragmaText(factor)}${eol}` };
   // The loop does not start its line (`if (n) for (…)`): a directive line above would apply to
   // the wrong statement, so the pragma goes right before the loop keyword.
   return { startOffset: loopStart, endOffset: loopStart, newText: `_Pragma("${pragmaText(factor)}") ` };

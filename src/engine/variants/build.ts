@@ -79,10 +79,15 @@ export class VariantBuilder {
   nvccArgs(originalPath: string): string[] {
     return [
       // A program keeps host optimisation on; -lineinfo lets ncu map stalls to source lines.
-      ...(this.o.mode === 'program' ? ['-O3'] : ['-cubin']), `-arch=${this.o.arch}`, '-lineinfo', '-Xptxas', '-v',
+      ...(this.o.mode === 'program' ? ['-O3'] : ['-cubin']),
+      `-arch=${this.o.arch}`,
+      '-lineinfo',
+      '-Xptxas',
+      '-v',
       ...this.o.flags.args,
       // The shadow copy lives elsewhere: keep the original directory on the include path.
-      '-I', path.dirname(originalPath),
+      '-I',
+      path.dirname(originalPath),
     ];
   }
 
@@ -93,7 +98,18 @@ export class VariantBuilder {
 
   hashOf(req: BuildRequest): string {
     const h = crypto.createHash('sha256');
-    h.update(JSON.stringify([CACHE_FORMAT, this.o.mode ?? 'cubin', req.source, this.nvccArgs(req.originalPath), this.o.compileTemplate ?? null, this.o.nvcc.version, this.o.nvcc.path, this.o.arch]));
+    h.update(
+      JSON.stringify([
+        CACHE_FORMAT,
+        this.o.mode ?? 'cubin',
+        req.source,
+        this.nvccArgs(req.originalPath),
+        this.o.compileTemplate ?? null,
+        this.o.nvcc.version,
+        this.o.nvcc.path,
+        this.o.arch,
+      ]),
+    );
     return h.digest('hex');
   }
 
@@ -120,10 +136,15 @@ export class VariantBuilder {
     const cubin = path.join(tmp, this.outputName);
     fs.writeFileSync(src, req.source);
     this.compiles++;
-    const command = this.o.mode === 'program' && this.o.compileTemplate?.length
-      ? this.o.compileTemplate.map(t => t.replace(/\{(source|output|arch|dir)\}/g, (_m, k: string) =>
-        ({ source: src, output: cubin, arch: this.o.arch, dir: path.dirname(req.originalPath) }[k as 'source'])))
-      : [this.o.nvcc.path, ...this.nvccArgs(req.originalPath), '-o', cubin, src];
+    const command =
+      this.o.mode === 'program' && this.o.compileTemplate?.length
+        ? this.o.compileTemplate.map(t =>
+            t.replace(
+              /\{(source|output|arch|dir)\}/g,
+              (_m, k: string) => ({ source: src, output: cubin, arch: this.o.arch, dir: path.dirname(req.originalPath) })[k as 'source'],
+            ),
+          )
+        : [this.o.nvcc.path, ...this.nvccArgs(req.originalPath), '-o', cubin, src];
     const r = await this.run(command[0], command.slice(1), {
       cwd: this.o.flags.directory || path.dirname(req.originalPath),
       timeoutMs: this.o.timeoutMs ?? 300_000,
@@ -132,21 +153,49 @@ export class VariantBuilder {
     const messages = parseNvccOutput(r.stderr);
     let status: BuildStatus = 'ok';
     let failureKind: BuildResult['failureKind'] = null;
-    if (r.cancelled) { status = 'cancelled'; failureKind = 'cancelled'; }
-    else if (r.timedOut) { status = 'timeout'; failureKind = 'timeout'; }
-    else if (r.spawnError) {
-      status = 'failed'; failureKind = 'internal';
-      messages.push({ file: null, line: null, column: null, severity: 'error', code: null, message: `cannot run ${command[0]}: ${r.spawnError}`, kind: 'internal' });
+    if (r.cancelled) {
+      status = 'cancelled';
+      failureKind = 'cancelled';
+    } else if (r.timedOut) {
+      status = 'timeout';
+      failureKind = 'timeout';
+    } else if (r.spawnError) {
+      status = 'failed';
+      failureKind = 'internal';
+      messages.push({
+        file: null,
+        line: null,
+        column: null,
+        severity: 'error',
+        code: null,
+        message: `cannot run ${command[0]}: ${r.spawnError}`,
+        kind: 'internal',
+      });
     } else if (r.exitCode !== 0 || !fs.existsSync(cubin)) {
       status = 'failed';
       failureKind = classifyFailure(messages, r.stderr) ?? 'internal';
       if (!messages.some(m => m.severity === 'error')) {
-        messages.push({ file: null, line: null, column: null, severity: 'error', code: null, message: r.stderr.trim() || `nvcc exited with ${r.exitCode ?? r.signal}`, kind: failureKind });
+        messages.push({
+          file: null,
+          line: null,
+          column: null,
+          severity: 'error',
+          code: null,
+          message: r.stderr.trim() || `nvcc exited with ${r.exitCode ?? r.signal}`,
+          kind: failureKind,
+        });
       }
     }
     const result: BuildResult = {
-      key: req.key, status, hash, outputPath: null, ptxasLog: r.stderr, messages, failureKind,
-      compileMs: r.durationMs, cached: false,
+      key: req.key,
+      status,
+      hash,
+      outputPath: null,
+      ptxasLog: r.stderr,
+      messages,
+      failureKind,
+      compileMs: r.durationMs,
+      cached: false,
     };
     if (status === 'cancelled' || status === 'timeout') {
       fs.rmSync(tmp, { recursive: true, force: true });
@@ -166,12 +215,15 @@ export class VariantBuilder {
   }
 
   /** Builds all requests; one failing variant never stops the others. Results keep request order. */
-  async buildAll(reqs: BuildRequest[], opts: {
-    signal?: AbortSignal;
-    onProgress?: (p: BuildProgress) => void;
-    /** Called as soon as one build is done, so follow-up work overlaps the remaining compiles. */
-    onResult?: (index: number, result: BuildResult) => void;
-  } = {}): Promise<BuildResult[]> {
+  async buildAll(
+    reqs: BuildRequest[],
+    opts: {
+      signal?: AbortSignal;
+      onProgress?: (p: BuildProgress) => void;
+      /** Called as soon as one build is done, so follow-up work overlaps the remaining compiles. */
+      onResult?: (index: number, result: BuildResult) => void;
+    } = {},
+  ): Promise<BuildResult[]> {
     const results: BuildResult[] = new Array(reqs.length);
     let done = 0;
     let next = 0;
@@ -184,18 +236,41 @@ export class VariantBuilder {
     const hashes = reqs.map(r => this.hashOf(r));
     reqs.forEach((r, i) => {
       const hit = this.readCached(r, hashes[i]);
-      if (hit) { results[i] = hit; report(i); } else pending.push(i);
+      if (hit) {
+        results[i] = hit;
+        report(i);
+      } else pending.push(i);
     });
     const worker = async () => {
       while (next < pending.length) {
         const i = pending[next++];
         if (opts.signal?.aborted) {
-          results[i] = { key: reqs[i].key, status: 'cancelled', hash: hashes[i], outputPath: null, ptxasLog: '', messages: [], failureKind: 'cancelled', compileMs: 0, cached: false };
+          results[i] = {
+            key: reqs[i].key,
+            status: 'cancelled',
+            hash: hashes[i],
+            outputPath: null,
+            ptxasLog: '',
+            messages: [],
+            failureKind: 'cancelled',
+            compileMs: 0,
+            cached: false,
+          };
         } else {
           try {
             results[i] = await this.compile(reqs[i], hashes[i], opts.signal);
           } catch (e) {
-            results[i] = { key: reqs[i].key, status: 'failed', hash: hashes[i], outputPath: null, ptxasLog: '', messages: [{ file: null, line: null, column: null, severity: 'error', code: null, message: String(e), kind: 'internal' }], failureKind: 'internal', compileMs: 0, cached: false };
+            results[i] = {
+              key: reqs[i].key,
+              status: 'failed',
+              hash: hashes[i],
+              outputPath: null,
+              ptxasLog: '',
+              messages: [{ file: null, line: null, column: null, severity: 'error', code: null, message: String(e), kind: 'internal' }],
+              failureKind: 'internal',
+              compileMs: 0,
+              cached: false,
+            };
           }
         }
         report(i);

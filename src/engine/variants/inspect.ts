@@ -7,8 +7,15 @@ import * as fs from 'fs';
 import * as path from 'path';
 import type { FileAnalysis, Kernel, Loop } from '../parse/model';
 import {
-  classHistogram, classifyInstruction, findSassLoops, parseCuobjdumpSass, parseNvdisasm, parsePtxasVerbose, readCubin,
-  instructionCountFromElf, theoreticalOccupancy,
+  classHistogram,
+  classifyInstruction,
+  findSassLoops,
+  parseCuobjdumpSass,
+  parseNvdisasm,
+  parsePtxasVerbose,
+  readCubin,
+  instructionCountFromElf,
+  theoreticalOccupancy,
 } from '../sass';
 import type { SassClass, SassFunction, SassInstruction, SassListing, SassLoop } from '../sass';
 import type { PtxasFunctionUsage } from '../sass/ptxas';
@@ -106,7 +113,19 @@ interface Disassembly {
  * (arithmetic and memory). Integer ops are left out at first because unrolling folds index
  * arithmetic away; a loop with no other work (integer hashing, say) falls back to them.
  */
-const WORK_CLASSES = new Set<string>(['FP32', 'FP64', 'FP16_TENSOR', 'LOAD_GLOBAL', 'STORE_GLOBAL', 'SHARED', 'LOCAL', 'SHUFFLE', 'SPECIAL', 'ATOMIC', 'TEXTURE']);
+const WORK_CLASSES = new Set<string>([
+  'FP32',
+  'FP64',
+  'FP16_TENSOR',
+  'LOAD_GLOBAL',
+  'STORE_GLOBAL',
+  'SHARED',
+  'LOCAL',
+  'SHUFFLE',
+  'SPECIAL',
+  'ATOMIC',
+  'TEXTURE',
+]);
 const INTEGER_WORK_CLASSES = new Set<string>([...WORK_CLASSES, 'INT', 'CONVERT']);
 
 export class VariantInspector {
@@ -129,9 +148,10 @@ export class VariantInspector {
     try {
       text = fs.readFileSync(cacheFile, 'utf8');
     } catch {
-      const r = tool === 'nvdisasm'
-        ? await this.t.runner(this.t.nvdisasm!.path, ['-c', '-gi', outputPath], { timeoutMs: 120_000, signal })
-        : await this.t.runner(this.t.cuobjdump!.path, ['-sass', outputPath], { timeoutMs: 120_000, signal });
+      const r =
+        tool === 'nvdisasm'
+          ? await this.t.runner(this.t.nvdisasm!.path, ['-c', '-gi', outputPath], { timeoutMs: 120_000, signal })
+          : await this.t.runner(this.t.cuobjdump!.path, ['-sass', outputPath], { timeoutMs: 120_000, signal });
       if (r.exitCode === 0) {
         text = r.stdout;
         fs.writeFileSync(cacheFile, text);
@@ -153,7 +173,14 @@ export class VariantInspector {
       const size = dis.sizes.get(name)!;
       const dm = demangled.get(name) ?? name;
       const blockSize = launchBlockSize(analysis, dm);
-      const occ = u ? theoreticalOccupancy({ registersPerThread: u.registers, sharedBytesPerBlock: u.sharedBytes, threadsPerBlock: blockSize, arch: this.o.arch }) : null;
+      const occ = u
+        ? theoreticalOccupancy({
+            registersPerThread: u.registers,
+            sharedBytesPerBlock: u.sharedBytes,
+            threadsPerBlock: blockSize,
+            arch: this.o.arch,
+          })
+        : null;
       return {
         name,
         demangled: dm,
@@ -171,15 +198,29 @@ export class VariantInspector {
   }
 
   /** The file as written plus, to measure effective unroll, the same file with every loop rolled. */
-  async inspectFile(file: string, text: string, analysis: FileAnalysis, opts: { signal?: AbortSignal; onProgress?: (done: number, total: number) => void } = {}): Promise<FileSassReport> {
+  async inspectFile(
+    file: string,
+    text: string,
+    analysis: FileAnalysis,
+    opts: { signal?: AbortSignal; onProgress?: (done: number, total: number) => void } = {},
+  ): Promise<FileSassReport> {
     const loops = analysis.kernels.flatMap(k => k.loops);
     const rolled: VariantFactors = new Map(loops.map(l => [l.line, 1]));
     const reqs: BuildRequest[] = [{ key: 'as-written', source: makeVariantSource(text, analysis, new Map(), file), originalPath: file }];
     if (loops.length) reqs.push({ key: 'all-rolled', source: makeVariantSource(text, analysis, rolled, file), originalPath: file });
-    const [asWritten, allRolled] = await this.o.builder.buildAll(reqs, { signal: opts.signal, onProgress: p => opts.onProgress?.(p.done, p.total) });
+    const [asWritten, allRolled] = await this.o.builder.buildAll(reqs, {
+      signal: opts.signal,
+      onProgress: p => opts.onProgress?.(p.done, p.total),
+    });
     const report: FileSassReport = {
-      arch: this.o.arch, nvcc: this.t.nvcc.version, status: asWritten.status, kernels: [], failure: null, loops: [],
-      cached: asWritten.cached && (allRolled?.cached ?? true), disassembler: 'elf',
+      arch: this.o.arch,
+      nvcc: this.t.nvcc.version,
+      status: asWritten.status,
+      kernels: [],
+      failure: null,
+      loops: [],
+      cached: asWritten.cached && (allRolled?.cached ?? true),
+      disassembler: 'elf',
     };
     if (asWritten.status !== 'ok' || !asWritten.outputPath) {
       report.failure = { kind: asWritten.failureKind ?? 'internal', messages: asWritten.messages };
@@ -193,8 +234,11 @@ export class VariantInspector {
       for (const loop of k.loops) {
         const m = dis.listing ? measureLoop(dis.listing, base?.listing ?? null, file, k, loop) : null;
         report.loops.push({
-          line: loop.line, kernel: m?.kernel ?? null, loopInstructions: m?.loopInstructions ?? null,
-          effectiveUnroll: m?.effectiveUnroll ?? null, fullyUnrolled: m?.fullyUnrolled ?? false,
+          line: loop.line,
+          kernel: m?.kernel ?? null,
+          loopInstructions: m?.loopInstructions ?? null,
+          effectiveUnroll: m?.effectiveUnroll ?? null,
+          fullyUnrolled: m?.fullyUnrolled ?? false,
         });
       }
     }
@@ -203,29 +247,52 @@ export class VariantInspector {
 
   /** Variants of one loop: each factor with every other loop as written, plus a rolled baseline. */
   async inspectLoop(
-    file: string, text: string, analysis: FileAnalysis, line: number, factors: UnrollFactor[],
+    file: string,
+    text: string,
+    analysis: FileAnalysis,
+    line: number,
+    factors: UnrollFactor[],
     opts: { signal?: AbortSignal; onProgress?: (done: number, total: number, key: string) => void; kernel?: string } = {},
   ): Promise<LoopReport> {
     const kernel = analysis.kernels.find(k => k.loops.some(l => l.line === line));
     const loop = kernel?.loops.find(l => l.line === line);
     if (!kernel || !loop) throw new Error(`no loop at line ${line} in device code of ${file}`);
-    const variants = await this.inspectVariants(file, text, analysis, line, factors.map(f => new Map([[line, f]])), opts);
+    const variants = await this.inspectVariants(
+      file,
+      text,
+      analysis,
+      line,
+      factors.map(f => new Map([[line, f]])),
+      opts,
+    );
     return {
-      line, kernel: kernel.name, written: writtenFactor(loop), variants,
+      line,
+      kernel: kernel.name,
+      written: writtenFactor(loop),
+      variants,
       notes: explainVariants(variants, loop),
-      limitation: this.lastDisassembler === 'nvdisasm' ? null
-        : 'effective unroll needs nvdisasm (line info); only instruction counts are available',
+      limitation:
+        this.lastDisassembler === 'nvdisasm' ? null : 'effective unroll needs nvdisasm (line info); only instruction counts are available',
     };
   }
 
   private lastDisassembler: Disassembly['source'] = 'elf';
 
   /** Kernels of the file as written whose code holds the loop's lines, most of them first. */
-  async kernelsHoldingLoop(file: string, text: string, analysis: FileAnalysis, line: number, opts: { signal?: AbortSignal } = {}): Promise<{ name: string; demangled: string; instructions: number }[]> {
+  async kernelsHoldingLoop(
+    file: string,
+    text: string,
+    analysis: FileAnalysis,
+    line: number,
+    opts: { signal?: AbortSignal } = {},
+  ): Promise<{ name: string; demangled: string; instructions: number }[]> {
     const kernel = analysis.kernels.find(k => k.loops.some(l => l.line === line));
     const loop = kernel?.loops.find(l => l.line === line);
     if (!kernel || !loop) return [];
-    const [b] = await this.o.builder.buildAll([{ key: 'as-written', source: makeVariantSource(text, analysis, new Map(), file), originalPath: file }], { signal: opts.signal });
+    const [b] = await this.o.builder.buildAll(
+      [{ key: 'as-written', source: makeVariantSource(text, analysis, new Map(), file), originalPath: file }],
+      { signal: opts.signal },
+    );
     if (b.status !== 'ok' || !b.outputPath) return [];
     const dis = await this.disassemble(b.outputPath, opts.signal);
     const demangled = await demangle([...dis.sizes.keys()], this.t);
@@ -234,7 +301,11 @@ export class VariantInspector {
       return name ? [{ name, demangled: demangled.get(name) ?? name, instructions: 0 }] : [];
     }
     return dis.listing.functions
-      .map(fn => ({ name: fn.name, demangled: demangled.get(fn.name) ?? fn.name, instructions: fn.instructions.filter(ins => lineIn(ins, file, loop.span.line, loop.span.endLine)).length }))
+      .map(fn => ({
+        name: fn.name,
+        demangled: demangled.get(fn.name) ?? fn.name,
+        instructions: fn.instructions.filter(ins => lineIn(ins, file, loop.span.line, loop.span.endLine)).length,
+      }))
       .filter(k => k.instructions > 0)
       .sort((a, b2) => b2.instructions - a.instructions || a.name.localeCompare(b2.name));
   }
@@ -245,7 +316,11 @@ export class VariantInspector {
    * `factor` of each result is the focus loop's factor.
    */
   async inspectVariants(
-    file: string, text: string, analysis: FileAnalysis, line: number, specs: VariantFactors[],
+    file: string,
+    text: string,
+    analysis: FileAnalysis,
+    line: number,
+    specs: VariantFactors[],
     opts: { signal?: AbortSignal; onProgress?: (done: number, total: number, key: string) => void; kernel?: string } = {},
   ): Promise<LoopVariant[]> {
     const kernel = analysis.kernels.find(k => k.loops.some(l => l.line === line));
@@ -255,7 +330,11 @@ export class VariantInspector {
     let baselineIdx = specs.findIndex(f => variantKey(f) === rolledKey);
     const all = baselineIdx === -1 ? [...specs, new Map<number, UnrollFactor>([[line, 1]])] : specs;
     if (baselineIdx === -1) baselineIdx = all.length - 1;
-    const reqs: BuildRequest[] = all.map(vf => ({ key: variantKey(vf), source: makeVariantSource(text, analysis, vf, file), originalPath: file }));
+    const reqs: BuildRequest[] = all.map(vf => ({
+      key: variantKey(vf),
+      source: makeVariantSource(text, analysis, vf, file),
+      originalPath: file,
+    }));
     // Disassemble each cubin as soon as it is built, overlapping the remaining compiles.
     const pending: Promise<Disassembly | null>[] = all.map(() => Promise.resolve(null));
     const builds = await this.o.builder.buildAll(reqs, {
@@ -275,9 +354,21 @@ export class VariantInspector {
       const b = builds[i];
       const dis = disassemblies[i];
       const v: LoopVariant = {
-        factor: specs[i].get(line) ?? 'default', key: b.key, status: b.status, kernel: null, kernelInstructions: null, kernelBytes: null,
-        loopInstructions: null, effectiveUnroll: null, fullyUnrolled: false, registers: null, spillStores: null, spillLoads: null,
-        identicalTo: null, cached: b.cached, compileMs: b.compileMs,
+        factor: specs[i].get(line) ?? 'default',
+        key: b.key,
+        status: b.status,
+        kernel: null,
+        kernelInstructions: null,
+        kernelBytes: null,
+        loopInstructions: null,
+        effectiveUnroll: null,
+        fullyUnrolled: false,
+        registers: null,
+        spillStores: null,
+        spillLoads: null,
+        identicalTo: null,
+        cached: b.cached,
+        compileMs: b.compileMs,
         failure: b.status === 'ok' ? null : { kind: b.failureKind ?? 'internal', messages: b.messages },
       };
       codeHashes.push(null);
@@ -290,8 +381,8 @@ export class VariantInspector {
           const usage: PtxasFunctionUsage | undefined = parsePtxasVerbose(b.ptxasLog, { arch: this.o.arch }).get(kname);
           const fn = dis.listing?.functions.find(f => f.name === kname);
           const size = dis.sizes.get(kname);
-          v.kernelInstructions = fn ? fn.instructions.length : size?.instructions ?? null;
-          v.kernelBytes = fn ? fn.bytes : size?.bytes ?? null;
+          v.kernelInstructions = fn ? fn.instructions.length : (size?.instructions ?? null);
+          v.kernelBytes = fn ? fn.bytes : (size?.bytes ?? null);
           v.registers = usage?.registers ?? null;
           v.spillStores = usage?.spillStoreBytes ?? null;
           v.spillLoads = usage?.spillLoadBytes ?? null;
@@ -318,9 +409,16 @@ export class VariantInspector {
    * `onMeasured` fires as each variant is measured (any order), so callers can stream results.
    */
   async inspectKernelVariants(
-    file: string, text: string, analysis: FileAnalysis, kernelName: string, lines: number[], specs: VariantFactors[],
+    file: string,
+    text: string,
+    analysis: FileAnalysis,
+    kernelName: string,
+    lines: number[],
+    specs: VariantFactors[],
     opts: {
-      signal?: AbortSignal; kernel?: string; defines?: Record<string, string>;
+      signal?: AbortSignal;
+      kernel?: string;
+      defines?: Record<string, string>;
       onProgress?: (done: number, total: number, key: string, cached: boolean) => void;
       onMeasured?: (index: number, variant: KernelVariant) => void;
     } = {},
@@ -333,19 +431,25 @@ export class VariantInspector {
     let baselineIdx = specs.findIndex(f => variantKey(f) === rolledKey);
     const all = baselineIdx === -1 ? [...specs, rolled] : specs;
     if (baselineIdx === -1) baselineIdx = all.length - 1;
-    const reqs: BuildRequest[] = all.map(vf => ({ key: variantKey(vf), source: makeVariantSource(text, analysis, vf, file), originalPath: file }));
+    const reqs: BuildRequest[] = all.map(vf => ({
+      key: variantKey(vf),
+      source: makeVariantSource(text, analysis, vf, file),
+      originalPath: file,
+    }));
     const disassembled: Promise<Disassembly | null>[] = all.map(() => Promise.resolve(null));
     const built: Promise<BuildResult>[] = [];
     const settle: ((b: BuildResult) => void)[] = [];
     for (let i = 0; i < all.length; i++) built.push(new Promise<BuildResult>(r => settle.push(r)));
-    const results: Promise<KernelVariant>[] = specs.map((_, i) => (async () => {
-      const b = await built[i];
-      const dis = await disassembled[i];
-      const base = (await disassembled[baselineIdx])?.listing ?? null;
-      const v = await this.measureKernelVariant(file, analysis, kernel, loops, b, dis, base, opts);
-      opts.onMeasured?.(i, v);
-      return v;
-    })());
+    const results: Promise<KernelVariant>[] = specs.map((_, i) =>
+      (async () => {
+        const b = await built[i];
+        const dis = await disassembled[i];
+        const base = (await disassembled[baselineIdx])?.listing ?? null;
+        const v = await this.measureKernelVariant(file, analysis, kernel, loops, b, dis, base, opts);
+        opts.onMeasured?.(i, v);
+        return v;
+      })(),
+    );
     const buildAll = this.o.builder.buildAll(reqs, {
       signal: opts.signal,
       onProgress: p => opts.onProgress?.(p.done, p.total, p.key, p.cached),
@@ -362,31 +466,51 @@ export class VariantInspector {
   }
 
   private async measureKernelVariant(
-    file: string, analysis: FileAnalysis, kernel: Kernel, loops: Loop[], b: BuildResult, dis: Disassembly | null, baseline: SassListing | null,
+    file: string,
+    analysis: FileAnalysis,
+    kernel: Kernel,
+    loops: Loop[],
+    b: BuildResult,
+    dis: Disassembly | null,
+    baseline: SassListing | null,
     opts: { kernel?: string; defines?: Record<string, string> },
   ): Promise<KernelVariant> {
     const v: KernelVariant = {
-      key: b.key, status: b.status, kernel: null, kernelInstructions: null, kernelBytes: null, registers: null, spillStores: null, spillLoads: null,
-      occupancy: null, loops: {}, codeHash: null, cached: b.cached, compileMs: b.compileMs,
+      key: b.key,
+      status: b.status,
+      kernel: null,
+      kernelInstructions: null,
+      kernelBytes: null,
+      registers: null,
+      spillStores: null,
+      spillLoads: null,
+      occupancy: null,
+      loops: {},
+      codeHash: null,
+      cached: b.cached,
+      compileMs: b.compileMs,
       failure: b.status === 'ok' ? null : { kind: b.failureKind ?? 'internal', messages: b.messages },
     };
     if (!dis) return v;
     const demangled = await demangle([...dis.sizes.keys()], this.t);
-    const name = (dis.listing ? chooseKernelFunction(dis.listing, file, loops, opts.kernel, demangled) : null)
-      ?? pickKernelByName(dis, kernel.name, demangled, opts.kernel);
+    const name =
+      (dis.listing ? chooseKernelFunction(dis.listing, file, loops, opts.kernel, demangled) : null) ??
+      pickKernelByName(dis, kernel.name, demangled, opts.kernel);
     v.kernel = name;
     if (!name) return v;
     const usage = parsePtxasVerbose(b.ptxasLog, { arch: this.o.arch }).get(name);
     const fn = dis.listing?.functions.find(f => f.name === name);
     const size = dis.sizes.get(name);
-    v.kernelInstructions = fn ? fn.instructions.length : size?.instructions ?? null;
-    v.kernelBytes = fn ? fn.bytes : size?.bytes ?? null;
+    v.kernelInstructions = fn ? fn.instructions.length : (size?.instructions ?? null);
+    v.kernelBytes = fn ? fn.bytes : (size?.bytes ?? null);
     v.registers = usage?.registers ?? null;
     v.spillStores = usage?.spillStoreBytes ?? null;
     v.spillLoads = usage?.spillLoadBytes ?? null;
     if (usage) {
       const occ = theoreticalOccupancy({
-        registersPerThread: usage.registers, sharedBytesPerBlock: usage.sharedBytes, arch: this.o.arch,
+        registersPerThread: usage.registers,
+        sharedBytesPerBlock: usage.sharedBytes,
+        arch: this.o.arch,
         threadsPerBlock: launchBlockSize(analysis, demangled.get(name) ?? name, opts.defines),
       });
       v.occupancy = occ?.occupancy ?? null;
@@ -394,7 +518,11 @@ export class VariantInspector {
     v.codeHash = fn ? codeHash(fn) : hashFile(b.outputPath!, name);
     for (const loop of loops) {
       const m = dis.listing ? measureLoop(dis.listing, baseline, file, kernel, loop, name, demangled) : null;
-      v.loops[String(loop.line)] = { loopInstructions: m?.loopInstructions ?? null, effectiveUnroll: m?.effectiveUnroll ?? null, fullyUnrolled: m?.fullyUnrolled ?? false };
+      v.loops[String(loop.line)] = {
+        loopInstructions: m?.loopInstructions ?? null,
+        effectiveUnroll: m?.effectiveUnroll ?? null,
+        fullyUnrolled: m?.fullyUnrolled ?? false,
+      };
     }
     return v;
   }
@@ -453,7 +581,12 @@ function codeHash(fn: SassFunction): string {
 function hashFile(outputPath: string, kernel: string): string | null {
   const buf = fs.readFileSync(outputPath);
   const s = readCubin(buf).textSections.find(x => x.kernel === kernel);
-  return s ? crypto.createHash('sha1').update(buf.subarray(s.offset, s.offset + s.size)).digest('hex') : null;
+  return s
+    ? crypto
+        .createHash('sha1')
+        .update(buf.subarray(s.offset, s.offset + s.size))
+        .digest('hex')
+    : null;
 }
 
 function pickKernelByName(dis: Disassembly, source: string, demangled: Map<string, string>, filter?: string): string | null {
@@ -466,7 +599,13 @@ function pickKernelByName(dis: Disassembly, source: string, demangled: Map<strin
 }
 
 /** The function holding most instructions of the loops' lines (a template's busiest instantiation). */
-function chooseKernelFunction(listing: SassListing, file: string, loops: Loop[], filter?: string, demangled?: Map<string, string>): string | null {
+function chooseKernelFunction(
+  listing: SassListing,
+  file: string,
+  loops: Loop[],
+  filter?: string,
+  demangled?: Map<string, string>,
+): string | null {
   let best: { name: string; n: number } | null = null;
   for (const fn of listing.functions) {
     if (filter && fn.name !== filter && !(demangled?.get(fn.name) ?? '').includes(filter)) continue;
@@ -504,12 +643,21 @@ interface LoopMeasure {
 
 /** Lines of the loop that belong to it and not to a nested loop (header and own statements). */
 function ownLineFilter(kernel: Kernel, loop: Loop): (line: number) => boolean {
-  const nested = kernel.loops.filter(l => l !== loop && l.span.line >= loop.span.line && l.span.endLine <= loop.span.endLine && l.line !== loop.line);
+  const nested = kernel.loops.filter(
+    l => l !== loop && l.span.line >= loop.span.line && l.span.endLine <= loop.span.endLine && l.line !== loop.line,
+  );
   return line => nested.some(n => line >= n.span.line && line <= n.span.endLine);
 }
 
 /** Work-instruction counts per opcode inside [head, branch] attributed to the loop's own lines. */
-function workCounts(fn: SassFunction, range: SassLoop | null, file: string, loop: Loop, exclude: (line: number) => boolean, classes = WORK_CLASSES): Map<string, number> {
+function workCounts(
+  fn: SassFunction,
+  range: SassLoop | null,
+  file: string,
+  loop: Loop,
+  exclude: (line: number) => boolean,
+  classes = WORK_CLASSES,
+): Map<string, number> {
   const counts = new Map<string, number>();
   for (const ins of fn.instructions) {
     if (range && (ins.address < range.headAddress || ins.address > range.branchAddress)) continue;
@@ -524,12 +672,22 @@ function workCounts(fn: SassFunction, range: SassLoop | null, file: string, loop
 /** Does the machine-code loop hold instructions of `loop`'s own lines (not its nested loops')? */
 function containsOwnLines(fn: SassFunction, range: SassLoop, file: string, kernel: Kernel, loop: Loop): boolean {
   const exclude = ownLineFilter(kernel, loop);
-  return fn.instructions.some(ins => ins.address >= range.headAddress && ins.address <= range.branchAddress
-    && lineIn(ins, file, loop.span.line, loop.span.endLine, exclude));
+  return fn.instructions.some(
+    ins =>
+      ins.address >= range.headAddress &&
+      ins.address <= range.branchAddress &&
+      lineIn(ins, file, loop.span.line, loop.span.endLine, exclude),
+  );
 }
 
 /** The machine-code loop holding most of the source loop's own work: the hot (main) loop. */
-function hottestLoop(fn: SassFunction, file: string, loop: Loop, exclude: (line: number) => boolean, classes: Set<string>): { sassLoop: SassLoop; work: number } | null {
+function hottestLoop(
+  fn: SassFunction,
+  file: string,
+  loop: Loop,
+  exclude: (line: number) => boolean,
+  classes: Set<string>,
+): { sassLoop: SassLoop; work: number } | null {
   let best: { sassLoop: SassLoop; work: number } | null = null;
   for (const l of findSassLoops(fn)) {
     if (!l.natural) continue;
@@ -542,7 +700,14 @@ function hottestLoop(fn: SassFunction, file: string, loop: Loop, exclude: (line:
   return best;
 }
 
-function chooseFunction(listing: SassListing, file: string, kernel: Kernel, loop: Loop, filter?: string, demangled?: Map<string, string>): SassFunction | null {
+function chooseFunction(
+  listing: SassListing,
+  file: string,
+  kernel: Kernel,
+  loop: Loop,
+  filter?: string,
+  demangled?: Map<string, string>,
+): SassFunction | null {
   let best: { fn: SassFunction; n: number } | null = null;
   void kernel;
   for (const fn of listing.functions) {
@@ -560,8 +725,13 @@ function chooseFunction(listing: SassListing, file: string, kernel: Kernel, loop
  * the same count in the rolled build's loop (one iteration per trip).
  */
 export function measureLoop(
-  listing: SassListing, baseline: SassListing | null, file: string, kernel: Kernel, loop: Loop,
-  filter?: string, demangled?: Map<string, string>,
+  listing: SassListing,
+  baseline: SassListing | null,
+  file: string,
+  kernel: Kernel,
+  loop: Loop,
+  filter?: string,
+  demangled?: Map<string, string>,
 ): LoopMeasure | null {
   const fn = chooseFunction(listing, file, kernel, loop, filter, demangled);
   if (!fn) return null;
@@ -613,9 +783,13 @@ export function explainVariants(variants: LoopVariant[], loop: Loop): string[] {
     if (v.identicalTo !== null && v.identicalTo !== v.factor) {
       const same = `same code as ${factorLabel(v.identicalTo)}`;
       if (v.factor === 'full' && !v.fullyUnrolled) {
-        notes.push(`full unroll requested but the trip count is not a compile-time constant: ${same}${v.effectiveUnroll ? ` (×${v.effectiveUnroll})` : ''}`);
+        notes.push(
+          `full unroll requested but the trip count is not a compile-time constant: ${same}${v.effectiveUnroll ? ` (×${v.effectiveUnroll})` : ''}`,
+        );
       } else if (honoured) {
-        notes.push(`${factorLabel(v.factor)}: ${same} (nvcc already ${asked === null ? 'unrolls it completely' : `unrolls ×${asked}`} there)`);
+        notes.push(
+          `${factorLabel(v.factor)}: ${same} (nvcc already ${asked === null ? 'unrolls it completely' : `unrolls ×${asked}`} there)`,
+        );
       } else {
         notes.push(`${factorLabel(v.factor)} ignored by nvcc: ${same}`);
       }

@@ -21,7 +21,11 @@ export function parseFactor(text: string): UnrollFactor {
 }
 
 export function parseFactorList(text: string): UnrollFactor[] {
-  const list = text.split(',').map(s => s.trim()).filter(Boolean).map(parseFactor);
+  const list = text
+    .split(',')
+    .map(s => s.trim())
+    .filter(Boolean)
+    .map(parseFactor);
   if (!list.length) throw new Error('empty factor list');
   return [...new Map(list.map(f => [String(f), f])).values()];
 }
@@ -98,5 +102,8 @@ export function makeVariantSource(text: string, analysis: FileAnalysis, factors:
 /** A stable, readable name for a variant: "L40=4,L52=full" ("as-written" when empty). */
 export function variantKey(factors: VariantFactors): string {
   if (!factors.size) return 'as-written';
-  return [...factors].sort((a, b) => a[0] - b[0]).map(([l, f]) => `L${l}=${f}`).join(',');
+  return [...factors]
+    .sort((a, b) => a[0] - b[0])
+    .map(([l, f]) => `L${l}=${f}`)
+    .join(',');
 }

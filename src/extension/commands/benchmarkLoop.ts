@@ -15,8 +15,10 @@ export const benchmarkLoop: CommandFactory = ({ client, output, panels, subscrip
     const target = args ?? (await pickLoop(client));
     if (!target) return undefined;
     try {
-      const outcome = await requestWithProgress(client, `Unroll Lens: benchmarking line ${target.line} on the GPU`, BenchLoopRequest,
-        { uri: target.uri, line: target.line });
+      const outcome = await requestWithProgress(client, `Unroll Lens: benchmarking line ${target.line} on the GPU`, BenchLoopRequest, {
+        uri: target.uri,
+        line: target.line,
+      });
       if (outcome.cancelled) {
         void vscode.window.showInformationMessage('Unroll Lens: benchmark cancelled; nothing was left running.');
         return undefined;
@@ -25,9 +27,10 @@ export const benchmarkLoop: CommandFactory = ({ client, output, panels, subscrip
       panels.open(report.result);
       decorations.show(target.uri, report.lineStalls);
       for (const v of report.variants) {
-        const timing = v.medianMs !== null
-          ? ` median ${v.medianMs.toFixed(4)} ms IQR ${v.iqrMs?.toFixed(4)} speedup ${v.speedup?.toFixed(2)}${v.withinNoise ? ' (noise)' : ''}`
-          : '';
+        const timing =
+          v.medianMs !== null
+            ? ` median ${v.medianMs.toFixed(4)} ms IQR ${v.iqrMs?.toFixed(4)} speedup ${v.speedup?.toFixed(2)}${v.withinNoise ? ' (noise)' : ''}`
+            : '';
         output.appendLine(`bench ${target.kernel}:${target.line} ${v.label}: ${v.status}${timing}${v.message ? ` — ${v.message}` : ''}`);
       }
       const best = report.variants.find(v => v.label === report.fastest);
@@ -36,7 +39,9 @@ export const benchmarkLoop: CommandFactory = ({ client, output, panels, subscrip
         ? `fastest: ${best.label} (${best.speedup?.toFixed(2)}× vs as written${best.withinNoise && best.label !== report.baseline ? ', within noise' : ''})`
         : 'no variant ran';
       const failures = failed.length ? `; ${failed.length} failed (${failed.map(v => `${v.label}: ${v.status}`).join(', ')})` : '';
-      void vscode.window.showInformationMessage(`Unroll Lens: ${verdict}${failures}. The panel and the loop's hover show the table${report.savedPath ? '; saved under .unroll-lens/results' : ''}.`);
+      void vscode.window.showInformationMessage(
+        `Unroll Lens: ${verdict}${failures}. The panel and the loop's hover show the table${report.savedPath ? '; saved under .unroll-lens/results' : ''}.`,
+      );
       return report;
     } catch (e) {
       const msg = e instanceof Error ? e.message : String(e);

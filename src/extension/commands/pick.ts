@@ -22,7 +22,9 @@ export async function pickLoop(client: LanguageClient): Promise<BenchmarkLoopArg
   const loops = a.analysis.kernels.flatMap(k => k.loops.map(l => ({ k, l })));
   const under = loops.filter(({ l }) => cursor >= l.startLine && cursor <= l.endLine).sort((x, y) => y.l.depth - x.l.depth)[0];
   if (under) return { uri: a.uri, line: under.l.line, kernel: under.k.name };
-  const pick = await vscode.window.showQuickPick(loops.map(({ k, l }) => ({ label: `line ${l.line}`, description: `${k.name} · ${l.summary}`, k, l })));
+  const pick = await vscode.window.showQuickPick(
+    loops.map(({ k, l }) => ({ label: `line ${l.line}`, description: `${k.name} · ${l.summary}`, k, l })),
+  );
   return pick ? { uri: a.uri, line: pick.l.line, kernel: pick.k.name } : undefined;
 }
 
@@ -34,6 +36,9 @@ export async function pickKernel(client: LanguageClient): Promise<SweepKernelArg
     return undefined;
   }
   const kernels = a.analysis.kernels.filter(k => k.qualifier === 'global');
-  const pick = await vscode.window.showQuickPick(kernels.map(k => ({ label: k.name, description: `line ${k.line}`, k })), { placeHolder: 'Kernel to sweep' });
+  const pick = await vscode.window.showQuickPick(
+    kernels.map(k => ({ label: k.name, description: `line ${k.line}`, k })),
+    { placeHolder: 'Kernel to sweep' },
+  );
   return pick ? { uri: a.uri, line: pick.k.line, kernel: pick.k.name } : undefined;
 }

@@ -5,30 +5,36 @@ import * as vscode from 'vscode';
 import { ListResultsRequest, LoadResultRequest } from '../../protocol';
 import type { CommandFactory } from './context';
 
-export const showResults: CommandFactory = ({ client, output, panels }) => async (args?: { path: string }) => {
-  try {
-    let file = args?.path;
-    if (!file) {
-      const { results, skipped } = await client.sendRequest(ListResultsRequest, {});
-      for (const s of skipped) output.appendLine(`results: skipped ${s.path}: ${s.reason}`);
-      if (!results.length) {
-        void vscode.window.showInformationMessage('Unroll Lens: no saved results yet. Run a sweep or a benchmark; finished ones are saved under .unroll-lens/results/.');
-        return undefined;
+export const showResults: CommandFactory =
+  ({ client, output, panels }) =>
+  async (args?: { path: string }) => {
+    try {
+      let file = args?.path;
+      if (!file) {
+        const { results, skipped } = await client.sendRequest(ListResultsRequest, {});
+        for (const s of skipped) output.appendLine(`results: skipped ${s.path}: ${s.reason}`);
+        if (!results.length) {
+          void vscode.window.showInformationMessage(
+            'Unroll Lens: no saved results yet. Run a sweep or a benchmark; finished ones are saved under .unroll-lens/results/.',
+          );
+          return undefined;
+        }
+        const items = results.map(r => ({
+          label: `${r.kernel} · ${r.origin === 'sweep' ? 'sweep' : r.origin === 'bench' ? 'benchmark' : 'SASS variants'}${r.static ? ' (static)' : ''}`,
+          description: `${path.basename(r.file)} · ${new Date(r.createdAt).toLocaleString()}`,
+          detail: r.best ? `best: ${r.best}` : 'no finished variant',
+          path: r.path,
+        }));
+        file = (
+          await vscode.window.showQuickPick(items, { placeHolder: 'Saved Unroll Lens results, newest first', matchOnDescription: true })
+        )?.path;
+        if (!file) return undefined;
       }
-      const items = results.map(r => ({
-        label: `${r.kernel} · ${r.origin === 'sweep' ? 'sweep' : r.origin === 'bench' ? 'benchmark' : 'SASS variants'}${r.static ? ' (static)' : ''}`,
-        description: `${path.basename(r.file)} · ${new Date(r.createdAt).toLocaleString()}`,
-        detail: r.best ? `best: ${r.best}` : 'no finished variant',
-        path: r.path,
-      }));
-      file = (await vscode.window.showQuickPick(items, { placeHolder: 'Saved Unroll Lens results, newest first', matchOnDescription: true }))?.path;
-      if (!file) return undefined;
+      const result = await client.sendRequest(LoadResultRequest, { path: file });
+      panels.open(result);
+      return result;
+    } catch (e) {
+      void vscode.window.showErrorMessage(`Unroll Lens: ${e instanceof Error ? e.message : e}`);
+      return undefined;
     }
-    const result = await client.sendRequest(LoadResultRequest, { path: file });
-    panels.open(result);
-    return result;
-  } catch (e) {
-    void vscode.window.showErrorMessage(`Unroll Lens: ${e instanceof Error ? e.message : e}`);
-    return undefined;
-  }
-};
+  };

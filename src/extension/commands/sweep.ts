@@ -3,7 +3,13 @@
 // with the results panel filling in live; the notification and the panel can both cancel it.
 import * as vscode from 'vscode';
 import {
-  FileAnalysisRequest, SWEEP_STRATEGIES, SweepKernelArgs, SweepParams, SweepRequest, SweepRunResult, SweepUpdateNotification,
+  FileAnalysisRequest,
+  SWEEP_STRATEGIES,
+  SweepKernelArgs,
+  SweepParams,
+  SweepRequest,
+  SweepRunResult,
+  SweepUpdateNotification,
 } from '../../protocol';
 import { requestWithProgress } from '../progress';
 import type { CommandFactory } from './context';
@@ -25,38 +31,68 @@ export function spaceSize(loops: number, factors: number, params: string[]): num
 
 async function askLoops(loops: { line: number; summary: string; depth: number }[]): Promise<number[] | undefined> {
   if (loops.length <= 1) return loops.map(l => l.line);
-  const items = loops.map(l => ({ label: `line ${l.line}`, description: `${'  '.repeat(l.depth)}${l.summary}`, picked: true, line: l.line }));
-  const picked = await vscode.window.showQuickPick(items, { canPickMany: true, title: 'Unroll Lens sweep: loops to vary (1/4)', placeHolder: 'Every combination of their factors is a point' });
+  const items = loops.map(l => ({
+    label: `line ${l.line}`,
+    description: `${'  '.repeat(l.depth)}${l.summary}`,
+    picked: true,
+    line: l.line,
+  }));
+  const picked = await vscode.window.showQuickPick(items, {
+    canPickMany: true,
+    title: 'Unroll Lens sweep: loops to vary (1/4)',
+    placeHolder: 'Every combination of their factors is a point',
+  });
   return picked?.length ? picked.map(p => p.line) : undefined;
 }
 
 async function askFactors(defaults: string[]): Promise<string[] | undefined> {
   const text = await vscode.window.showInputBox({
-    title: 'Unroll Lens sweep: unroll factors (2/4)', value: defaults.join(','), prompt: 'default (no pragma), full, or positive integers, comma-separated',
-    validateInput: v => (/^\s*((default|full|[1-9]\d{0,4})\s*,\s*)*(default|full|[1-9]\d{0,4})\s*$/.test(v) ? null : 'e.g. default,1,2,4,8,16,full'),
+    title: 'Unroll Lens sweep: unroll factors (2/4)',
+    value: defaults.join(','),
+    prompt: 'default (no pragma), full, or positive integers, comma-separated',
+    validateInput: v =>
+      /^\s*((default|full|[1-9]\d{0,4})\s*,\s*)*(default|full|[1-9]\d{0,4})\s*$/.test(v) ? null : 'e.g. default,1,2,4,8,16,full',
   });
-  return text?.split(',').map(s => s.trim()).filter(Boolean);
+  return text
+    ?.split(',')
+    .map(s => s.trim())
+    .filter(Boolean);
 }
 
 async function askParams(): Promise<string[] | undefined> {
   const text = await vscode.window.showInputBox({
-    title: 'Unroll Lens sweep: extra axes (3/4, optional)', value: '',
+    title: 'Unroll Lens sweep: extra axes (3/4, optional)',
+    value: '',
     prompt: 'Macro values passed as -D, e.g. BLOCK=8,16,32; separate several with ";". Leave empty for none.',
-    validateInput: v => (v.split(';').every(p => !p.trim() || /^\s*[A-Za-z_]\w*\s*=\s*[A-Za-z0-9_.+-]+(\s*,\s*[A-Za-z0-9_.+-]+)*\s*$/.test(p))
-      ? null : 'NAME=v1,v2 with letters, digits, _ . + - only'),
+    validateInput: v =>
+      v.split(';').every(p => !p.trim() || /^\s*[A-Za-z_]\w*\s*=\s*[A-Za-z0-9_.+-]+(\s*,\s*[A-Za-z0-9_.+-]+)*\s*$/.test(p))
+        ? null
+        : 'NAME=v1,v2 with letters, digits, _ . + - only',
   });
-  return text === undefined ? undefined : text.split(';').map(s => s.replace(/\s+/g, '')).filter(Boolean);
+  return text === undefined
+    ? undefined
+    : text
+        .split(';')
+        .map(s => s.replace(/\s+/g, ''))
+        .filter(Boolean);
 }
 
 async function askStrategy(size: number): Promise<string | undefined> {
-  const items = SWEEP_STRATEGIES.map(s => ({ label: s.name, description: s.name === 'exhaustive' ? `${size} points` : 'fewer evaluations', detail: s.description }));
+  const items = SWEEP_STRATEGIES.map(s => ({
+    label: s.name,
+    description: s.name === 'exhaustive' ? `${size} points` : 'fewer evaluations',
+    detail: s.description,
+  }));
   if (size > 64) items.reverse(); // large spaces: the search first
   const picked = await vscode.window.showQuickPick(items, { title: 'Unroll Lens sweep: strategy (4/4)' });
   return picked?.label;
 }
 
 export const sweepKernel: CommandFactory = ({ client, output, panels, subscriptions }) => {
-  const live = new Map<string, (u: { result: SweepRunResult['result']; progress: { message: string; done: number; total: number } | null }) => void>();
+  const live = new Map<
+    string,
+    (u: { result: SweepRunResult['result']; progress: { message: string; done: number; total: number } | null }) => void
+  >();
   subscriptions.push(client.onNotification(SweepUpdateNotification, u => live.get(u.runId)?.(u)));
   return async (args?: SweepCommandArgs) => {
     const target = args ?? (await pickKernel(client));
@@ -71,7 +107,15 @@ export const sweepKernel: CommandFactory = ({ client, output, panels, subscripti
       void vscode.window.showInformationMessage(`Unroll Lens: ${kernel.name} has no loops to sweep.`);
       return undefined;
     }
-    const defaults = vscode.workspace.getConfiguration('unrollLens').get<string[]>('unrollFactors') ?? ['default', '1', '2', '4', '8', '16', 'full'];
+    const defaults = vscode.workspace.getConfiguration('unrollLens').get<string[]>('unrollFactors') ?? [
+      'default',
+      '1',
+      '2',
+      '4',
+      '8',
+      '16',
+      'full',
+    ];
     const loops = args?.loops ?? (await askLoops(kernel.loops));
     if (!loops) return undefined;
     const factors = args?.factors ?? (await askFactors(defaults));
@@ -89,8 +133,19 @@ export const sweepKernel: CommandFactory = ({ client, output, panels, subscripti
       panel = panels.open(u.result, u.progress);
       panel.onCancel = () => fromPanel.cancel();
     });
-    const params_: SweepParams = { uri: target.uri, kernelLine: kernel.line, loops, factors, params, strategy, static: args?.static, runId };
-    output.appendLine(`sweep ${kernel.name}: loops ${loops.join(', ')} × factors ${factors.join(',')}${params.length ? ` × ${params.join(' × ')}` : ''} (${strategy}, ${size} points)`);
+    const params_: SweepParams = {
+      uri: target.uri,
+      kernelLine: kernel.line,
+      loops,
+      factors,
+      params,
+      strategy,
+      static: args?.static,
+      runId,
+    };
+    output.appendLine(
+      `sweep ${kernel.name}: loops ${loops.join(', ')} × factors ${factors.join(',')}${params.length ? ` × ${params.join(' × ')}` : ''} (${strategy}, ${size} points)`,
+    );
     try {
       const outcome = await requestWithProgress(client, `Unroll Lens: sweeping ${kernel.name}`, SweepRequest, params_, fromPanel.token);
       if (outcome.cancelled) {
@@ -101,10 +156,21 @@ export const sweepKernel: CommandFactory = ({ client, output, panels, subscripti
       panel = panels.open(result, null);
       (panel as ReturnType<typeof panels.open>).onCancel = null;
       const best = result.variants.find(v => v.id === result.best);
-      output.appendLine(`sweep ${kernel.name}: ${result.evaluations} of ${result.spaceSize} points, best ${best?.label ?? 'none'}${savedPath ? `; saved ${savedPath}` : ''}`);
+      output.appendLine(
+        `sweep ${kernel.name}: ${result.evaluations} of ${result.spaceSize} points, best ${best?.label ?? 'none'}${savedPath ? `; saved ${savedPath}` : ''}`,
+      );
       for (const n of result.notes) output.appendLine(`  note: ${n}`);
-      const speed = best?.speedup != null && !result.static ? ` (${best.speedup.toFixed(2)}× vs as written)` : result.static ? ' (static rule: no GPU run)' : '';
-      void vscode.window.showInformationMessage(`Unroll Lens: ${kernel.name}: best ${best?.label ?? 'none'}${speed} after ${result.evaluations} variants.`, ...(best ? ['Apply best'] : []))
+      const speed =
+        best?.speedup != null && !result.static
+          ? ` (${best.speedup.toFixed(2)}× vs as written)`
+          : result.static
+            ? ' (static rule: no GPU run)'
+            : '';
+      void vscode.window
+        .showInformationMessage(
+          `Unroll Lens: ${kernel.name}: best ${best?.label ?? 'none'}${speed} after ${result.evaluations} variants.`,
+          ...(best ? ['Apply best'] : []),
+        )
         .then(choice => (choice && best ? panels.apply(result, best) : undefined));
       return outcome.result;
     } catch (e) {

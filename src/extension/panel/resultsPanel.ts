@@ -93,13 +93,15 @@ export class ResultsPanels implements vscode.Disposable {
     private readonly output: vscode.OutputChannel,
   ) {
     // After a window reload VS Code recreates the panel and hands back what the webview stored.
-    this.disposables.push(vscode.window.registerWebviewPanelSerializer(RESULTS_VIEW_TYPE, {
-      deserializeWebviewPanel: async (panel: vscode.WebviewPanel, state: unknown) => {
-        const result = (state as PanelState | undefined)?.result ?? null;
-        const p = this.adopt(panel, result);
-        if (result) p.show(result, null);
-      },
-    }));
+    this.disposables.push(
+      vscode.window.registerWebviewPanelSerializer(RESULTS_VIEW_TYPE, {
+        deserializeWebviewPanel: async (panel: vscode.WebviewPanel, state: unknown) => {
+          const result = (state as PanelState | undefined)?.result ?? null;
+          const p = this.adopt(panel, result);
+          if (result) p.show(result, null);
+        },
+      }),
+    );
   }
 
   /** The panel for this result's loops (created beside the editor when there is none) showing `result`. */
@@ -107,9 +109,16 @@ export class ResultsPanels implements vscode.Disposable {
     const key = panelKey(result);
     let p = this.panels.get(key);
     if (!p) {
-      const panel = vscode.window.createWebviewPanel(RESULTS_VIEW_TYPE, panelTitle(result), { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true }, {
-        enableScripts: true, retainContextWhenHidden: true, localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview')],
-      });
+      const panel = vscode.window.createWebviewPanel(
+        RESULTS_VIEW_TYPE,
+        panelTitle(result),
+        { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+        {
+          enableScripts: true,
+          retainContextWhenHidden: true,
+          localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview')],
+        },
+      );
       p = this.adopt(panel, result);
     } else {
       p.panel.reveal(undefined, true);
@@ -147,7 +156,10 @@ export class ResultsPanels implements vscode.Disposable {
   /** Shows the swept loop (the first whose factor this variant sets) in the editor. */
   async reveal(result: SweepResult, v: SweepVariant | undefined): Promise<void> {
     const line = Number(Object.keys(v?.factors ?? {})[0] ?? result.loops[0]?.line ?? result.kernelLine);
-    const editor = await vscode.window.showTextDocument(await this.document(result), { viewColumn: vscode.ViewColumn.One, preserveFocus: false });
+    const editor = await vscode.window.showTextDocument(await this.document(result), {
+      viewColumn: vscode.ViewColumn.One,
+      preserveFocus: false,
+    });
     const pos = new vscode.Position(Math.max(0, line - 1), 0);
     editor.selection = new vscode.Selection(pos, pos);
     editor.revealRange(new vscode.Range(pos, pos), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
@@ -161,9 +173,10 @@ export class ResultsPanels implements vscode.Disposable {
   async apply(result: SweepResult, v: SweepVariant | undefined): Promise<boolean> {
     if (!v) return false;
     const doc = await this.document(result);
-    const factors = v.id === result.baseline && !Object.keys(v.factors).length
-      ? Object.fromEntries(result.loops.map(l => [String(l.line), l.written]))
-      : v.factors;
+    const factors =
+      v.id === result.baseline && !Object.keys(v.factors).length
+        ? Object.fromEntries(result.loops.map(l => [String(l.line), l.written]))
+        : v.factors;
     const { edits, problems } = await this.client.sendRequest(PragmaEditsRequest, { uri: doc.uri.toString(), factors });
     for (const p of problems) this.output.appendLine(`apply ${v.label}: ${p}`);
     if (problems.length) {
@@ -174,22 +187,32 @@ export class ResultsPanels implements vscode.Disposable {
     if (edits.length) {
       const edit = new vscode.WorkspaceEdit();
       for (const e of edits) {
-        edit.replace(doc.uri, new vscode.Range(e.range.start.line, e.range.start.character, e.range.end.line, e.range.end.character), e.newText);
+        edit.replace(
+          doc.uri,
+          new vscode.Range(e.range.start.line, e.range.start.character, e.range.end.line, e.range.end.character),
+          e.newText,
+        );
       }
       if (!(await vscode.workspace.applyEdit(edit))) throw new Error(`the editor refused the edit for ${v.label}`);
     }
     await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.One });
-    const paramNote = params.length ? ` Set ${params.map(([k, x]) => `${k}=${x}`).join(', ')} in your build: parameters are not pragmas.` : '';
-    void vscode.window.showInformationMessage(edits.length
-      ? `Unroll Lens: applied ${v.label} (${edits.length} pragma edit${edits.length === 1 ? '' : 's'}; Undo reverts).${paramNote}`
-      : `Unroll Lens: the file already has the factors of ${v.label}.${paramNote}`);
+    const paramNote = params.length
+      ? ` Set ${params.map(([k, x]) => `${k}=${x}`).join(', ')} in your build: parameters are not pragmas.`
+      : '';
+    void vscode.window.showInformationMessage(
+      edits.length
+        ? `Unroll Lens: applied ${v.label} (${edits.length} pragma edit${edits.length === 1 ? '' : 's'}; Undo reverts).${paramNote}`
+        : `Unroll Lens: the file already has the factors of ${v.label}.${paramNote}`,
+    );
     return edits.length > 0;
   }
 
   /** Saves the result as CSV or T4 JSON where the user picks. */
   async export(result: SweepResult, format: 'csv' | 't4'): Promise<vscode.Uri | undefined> {
     const { text, fileName } = await this.client.sendRequest(ExportResultRequest, { result, format });
-    const folder = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(result.file))?.uri ?? vscode.Uri.file(result.file).with({ path: result.file.replace(/[^/]+$/, '') });
+    const folder =
+      vscode.workspace.getWorkspaceFolder(vscode.Uri.file(result.file))?.uri ??
+      vscode.Uri.file(result.file).with({ path: result.file.replace(/[^/]+$/, '') });
     const target = await vscode.window.showSaveDialog({
       defaultUri: vscode.Uri.joinPath(folder, fileName),
       filters: format === 'csv' ? { CSV: ['csv'] } : { 'T4 JSON': ['json'] },

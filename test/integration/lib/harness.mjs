@@ -22,12 +22,18 @@ export function makeLogger(tag) {
 export class HarnessError extends Error {}
 
 // ------------------------------------------------------------------ cleanup of child process groups
-const groups = new Set();        // pids that lead a process group (spawned with detached: true = setsid)
-const cleanups = [];             // async cleanups (browser close, temp dirs), run once
+const groups = new Set(); // pids that lead a process group (spawned with detached: true = setsid)
+const cleanups = []; // async cleanups (browser close, temp dirs), run once
 function killGroup(pid, signal) {
-  try { process.kill(-pid, signal); return true; } catch { return false; }
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
 }
-process.on('exit', () => {       // last resort: synchronous, cannot wait
+process.on('exit', () => {
+  // last resort: synchronous, cannot wait
   for (const pid of groups) killGroup(pid, 'SIGKILL');
 });
 let exiting = false;
@@ -40,7 +46,9 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
     process.exit(sig === 'SIGINT' ? 130 : 143);
   });
 }
-export function onCleanup(fn) { cleanups.push(fn); }
+export function onCleanup(fn) {
+  cleanups.push(fn);
+}
 export const interrupted = () => exiting;
 let cleanupRun = null;
 /** Runs the registered cleanups once, newest first; every caller awaits the same run. */
@@ -48,7 +56,11 @@ export function runCleanups() {
   cleanupRun ??= (async () => {
     while (cleanups.length) {
       const fn = cleanups.pop();
-      try { await fn(); } catch (e) { console.error(`[harness] cleanup step failed: ${e?.message ?? e}`); }
+      try {
+        await fn();
+      } catch (e) {
+        console.error(`[harness] cleanup step failed: ${e?.message ?? e}`);
+      }
     }
   })();
   return cleanupRun;
@@ -106,25 +118,32 @@ export function makeRunDirs(name, { keep = !!process.env.UNROLL_LENS_KEEP_TMP, s
     chromeProfile: path.join(base, 'chrome'),
     artifacts: path.join(artifactsRoot, name),
   };
-  fs.rmSync(dirs.artifacts, { recursive: true, force: true });   // no stale logs/screenshots
+  fs.rmSync(dirs.artifacts, { recursive: true, force: true }); // no stale logs/screenshots
   for (const d of Object.values(dirs)) fs.mkdirSync(d, { recursive: true });
   fs.mkdirSync(path.join(dirs.userData, 'User'), { recursive: true });
-  fs.writeFileSync(path.join(dirs.userData, 'User', 'settings.json'), JSON.stringify({
-    'telemetry.telemetryLevel': 'off',
-    'extensions.autoCheckUpdates': false,
-    'extensions.autoUpdate': false,
-    'extensions.ignoreRecommendations': true,
-    'workbench.enableExperiments': false,
-    'workbench.startupEditor': 'none',
-    'workbench.tips.enabled': false,
-    'security.workspace.trust.enabled': false,
-    'git.enabled': false,
-    'update.mode': 'none',
-    'chat.disableAIFeatures': true,
-    'window.restoreWindows': 'none',
-    'editor.stickyScroll.enabled': false,
-    ...settings,
-  }, null, 2));
+  fs.writeFileSync(
+    path.join(dirs.userData, 'User', 'settings.json'),
+    JSON.stringify(
+      {
+        'telemetry.telemetryLevel': 'off',
+        'extensions.autoCheckUpdates': false,
+        'extensions.autoUpdate': false,
+        'extensions.ignoreRecommendations': true,
+        'workbench.enableExperiments': false,
+        'workbench.startupEditor': 'none',
+        'workbench.tips.enabled': false,
+        'security.workspace.trust.enabled': false,
+        'git.enabled': false,
+        'update.mode': 'none',
+        'chat.disableAIFeatures': true,
+        'window.restoreWindows': 'none',
+        'editor.stickyScroll.enabled': false,
+        ...settings,
+      },
+      null,
+      2,
+    ),
+  );
   onCleanup(() => {
     // keep VS Code's own logs (extension host, server) next to the other artifacts
     const logs = path.join(dirs.userData, 'logs');
@@ -159,15 +178,25 @@ export function privateEnv(dirs) {
 
 function baseArgs(dirs) {
   return [
-    '--auth', 'none', '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust',
-    '--disable-getting-started-override', '--user-data-dir', dirs.userData, '--extensions-dir', dirs.extensions,
+    '--auth',
+    'none',
+    '--disable-telemetry',
+    '--disable-update-check',
+    '--disable-workspace-trust',
+    '--disable-getting-started-override',
+    '--user-data-dir',
+    dirs.userData,
+    '--extensions-dir',
+    dirs.extensions,
   ];
 }
 
 /** Runs a one-shot code-server CLI command (e.g. --install-extension) synchronously. */
 export function codeServerCli(tools, dirs, args, logFile) {
   const r = spawnSync(tools.node, [tools.codeServerEntry, ...baseArgs(dirs), ...args], {
-    env: privateEnv(dirs), encoding: 'utf8', timeout: 120_000,
+    env: privateEnv(dirs),
+    encoding: 'utf8',
+    timeout: 120_000,
   });
   const out = `${r.stdout ?? ''}${r.stderr ?? ''}`;
   if (logFile) fs.writeFileSync(logFile, out);
@@ -189,7 +218,12 @@ export async function startCodeServer({ tools, dirs, port, folder, extraArgs = [
   fs.closeSync(out);
   groups.add(child.pid);
   let exited = null;
-  const exitPromise = new Promise(resolve => child.on('exit', (code, signal) => { exited = { code, signal }; resolve(); }));
+  const exitPromise = new Promise(resolve =>
+    child.on('exit', (code, signal) => {
+      exited = { code, signal };
+      resolve();
+    }),
+  );
   const stop = async () => {
     if (!groups.has(child.pid)) return;
     killGroup(child.pid, 'SIGTERM');
@@ -203,38 +237,61 @@ export async function startCodeServer({ tools, dirs, port, folder, extraArgs = [
   const url = `http://127.0.0.1:${port}`;
   for (;;) {
     if (exited) {
-      throw new HarnessError(`code-server exited early (${JSON.stringify(exited)}); its log ${logFile}:\n` +
-        fs.readFileSync(logFile, 'utf8').slice(-4000));
+      throw new HarnessError(
+        `code-server exited early (${JSON.stringify(exited)}); its log ${logFile}:\n` + fs.readFileSync(logFile, 'utf8').slice(-4000),
+      );
     }
     try {
       const res = await fetch(`${url}/healthz`);
       if (res.ok) break;
-    } catch { /* not listening yet */ }
+    } catch {
+      /* not listening yet */
+    }
     if (Date.now() - t > 60_000) throw new HarnessError(`code-server did not answer on ${url}/healthz within 60 s (log: ${logFile})`);
     await new Promise(r => setTimeout(r, 100));
   }
   log(`code-server ${tools.codeServerVersion} (pid/pgid ${child.pid}) listening on ${url} after ${((Date.now() - t) / 1000).toFixed(1)}s`);
-  return { url, pid: child.pid, stop, get exited() { return exited; } };
+  return {
+    url,
+    pid: child.pid,
+    stop,
+    get exited() {
+      return exited;
+    },
+  };
 }
 
 export const CHROMIUM_ARGS = [
-  '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic',
-  '--disable-default-apps', '--disable-extensions', '--no-default-browser-check',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+  '--disable-default-apps',
+  '--disable-extensions',
+  '--no-default-browser-check',
 ];
 
 /** Headless Debian chromium with a fresh profile; playwright kills its process group on exit. */
 export async function launchChromium(tools, dirs, { width = 1400, height = 900 } = {}) {
   const { chromium } = await loadPlaywright();
   const ctx = await chromium.launchPersistentContext(dirs.chromeProfile, {
-    executablePath: tools.chromium, headless: true, viewport: { width, height }, args: CHROMIUM_ARGS,
+    executablePath: tools.chromium,
+    headless: true,
+    viewport: { width, height },
+    args: CHROMIUM_ARGS,
     env: privateEnv(dirs),
     // our own signal handlers close the browser, stop code-server and remove the temp dirs;
     // playwright's would exit the process before that (it still kills the browser on 'exit')
-    handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false,
+    handleSIGINT: false,
+    handleSIGTERM: false,
+    handleSIGHUP: false,
   });
   onCleanup(() => Promise.race([ctx.close(), new Promise(r => setTimeout(r, 10_000))]));
-  const page = ctx.pages()[0] ?? await ctx.newPage();
+  const page = ctx.pages()[0] ?? (await ctx.newPage());
   const consoleLog = fs.createWriteStream(path.join(dirs.artifacts, 'browser-console.log'));
   onCleanup(() => new Promise(r => consoleLog.end(r)));
   page.on('console', m => consoleLog.write(`[${m.type()}] ${m.text()}\n`));

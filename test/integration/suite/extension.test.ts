@@ -83,8 +83,9 @@ suite('Unroll Lens (extension host)', () => {
   });
 
   test('every command in package.json contributes.commands is registered', async () => {
-    const contributed: string[] = (vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON.contributes?.commands ?? [])
-      .map((c: { command: string }) => c.command);
+    const contributed: string[] = (vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON.contributes?.commands ?? []).map(
+      (c: { command: string }) => c.command,
+    );
     assert.ok(contributed.length > 0, 'package.json contributes no commands');
     const all = new Set(await vscode.commands.getCommands(true));
     const missing = contributed.filter(c => !all.has(c));
@@ -100,15 +101,21 @@ suite('Unroll Lens (extension host)', () => {
     assert.deepStrictEqual(fromOut, [], 'the extension host loaded the unbundled tsc output');
     // The language server is a child process of this extension host (Linux: read /proc).
     if (!fs.existsSync('/proc/self/status')) return;
-    const children = fs.readdirSync('/proc').filter(d => /^\d+$/.test(d)).flatMap(pid => {
-      try {
-        const ppid = Number(/^PPid:\s*(\d+)/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
-        return ppid === process.pid ? [fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ')] : [];
-      } catch {
-        return []; // the process ended while we looked
-      }
-    });
-    assert.ok(children.some(c => c.includes(path.join(dist, 'server.js'))), `no child process runs ${path.join(dist, 'server.js')}: ${JSON.stringify(children)}`);
+    const children = fs
+      .readdirSync('/proc')
+      .filter(d => /^\d+$/.test(d))
+      .flatMap(pid => {
+        try {
+          const ppid = Number(/^PPid:\s*(\d+)/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+          return ppid === process.pid ? [fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ')] : [];
+        } catch {
+          return []; // the process ended while we looked
+        }
+      });
+    assert.ok(
+      children.some(c => c.includes(path.join(dist, 'server.js'))),
+      `no child process runs ${path.join(dist, 'server.js')}: ${JSON.stringify(children)}`,
+    );
   });
 
   test('opens .cu files as cuda-cpp', () => {
@@ -122,8 +129,14 @@ suite('Unroll Lens (extension host)', () => {
       l => lensTitles(l).some(t => t.includes('Benchmark this loop')),
     );
     const titles = lensTitles(lenses);
-    assert.ok(titles.some(t => t.includes('Benchmark this loop')), `no "Benchmark this loop" lens in ${JSON.stringify(titles)}`);
-    assert.ok(titles.some(t => t.includes('Sweep unroll factors')), `no "Sweep unroll factors" lens in ${JSON.stringify(titles)}`);
+    assert.ok(
+      titles.some(t => t.includes('Benchmark this loop')),
+      `no "Benchmark this loop" lens in ${JSON.stringify(titles)}`,
+    );
+    assert.ok(
+      titles.some(t => t.includes('Sweep unroll factors')),
+      `no "Sweep unroll factors" lens in ${JSON.stringify(titles)}`,
+    );
     const summaries = titles.filter(t => /trip count (runtime|\d+|dependent)/.test(t));
     assert.ok(summaries.length > 0, `no summary lens with a trip count in ${JSON.stringify(titles)}`);
     assert.ok(
@@ -143,11 +156,13 @@ suite('Unroll Lens (extension host)', () => {
       new vscode.Position(forLine, matmul.lineAt(forLine).text.indexOf('for') + 1),
     ];
     for (const pos of positions) {
-      const text = hoverText(await poll(
-        `an Unroll Lens hover at ${pos.line + 1}:${pos.character + 1} ("${matmul.lineAt(pos.line).text.trim()}")`,
-        () => vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', matmul.uri, pos),
-        h => /unroll lens/i.test(hoverText(h)),
-      ));
+      const text = hoverText(
+        await poll(
+          `an Unroll Lens hover at ${pos.line + 1}:${pos.character + 1} ("${matmul.lineAt(pos.line).text.trim()}")`,
+          () => vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', matmul.uri, pos),
+          h => /unroll lens/i.test(hoverText(h)),
+        ),
+      );
       assert.match(text, /unroll lens/i);
       assert.match(text, /trip count/i, `hover at line ${pos.line + 1} does not mention the trip count:\n${text}`);
     }
@@ -174,10 +189,14 @@ suite('Unroll Lens (extension host)', () => {
         ds => ds.some(d => codeOf(d) === 'pragma-without-loop') && ds.some(d => codeOf(d) === 'full-unroll-runtime-trip'),
       );
       const summary = JSON.stringify(diags.map(d => ({ code: codeOf(d), line: d.range.start.line + 1, message: d.message })));
-      assert.ok(diags.some(d => codeOf(d) === 'pragma-without-loop' && d.range.start.line === 1),
-        `expected pragma-without-loop on line 2: ${summary}`);
-      assert.ok(diags.some(d => codeOf(d) === 'full-unroll-runtime-trip' && d.range.start.line === 3),
-        `expected full-unroll-runtime-trip on line 4: ${summary}`);
+      assert.ok(
+        diags.some(d => codeOf(d) === 'pragma-without-loop' && d.range.start.line === 1),
+        `expected pragma-without-loop on line 2: ${summary}`,
+      );
+      assert.ok(
+        diags.some(d => codeOf(d) === 'full-unroll-runtime-trip' && d.range.start.line === 3),
+        `expected full-unroll-runtime-trip on line 4: ${summary}`,
+      );
     } finally {
       await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
       await vscode.workspace.fs.delete(uri, { useTrash: false });
@@ -201,26 +220,36 @@ suite('Unroll Lens (extension host)', () => {
     }
   });
 
-  test('SASS: building a loop\'s unroll variants fills the hover table and the CodeLens', async function () {
+  test("SASS: building a loop's unroll variants fills the hover table and the CodeLens", async function () {
     this.timeout(240_000);
     await vscode.window.showTextDocument(matmul);
     const loopLine = findLine(matmul, /^\s*for \(int k = 0; k < n; \+\+k\)/);
     assert.ok(loopLine >= 0, 'matmul_basic k loop not found');
-    const report = await vscode.commands.executeCommand<LoopVariantsResult | undefined>('unrollLens.sassVariants', { uri: matmul.uri.toString(), line: loopLine + 1 });
+    const report = await vscode.commands.executeCommand<LoopVariantsResult | undefined>('unrollLens.sassVariants', {
+      uri: matmul.uri.toString(),
+      line: loopLine + 1,
+    });
     assert.ok(report, 'the command returned no report (is nvcc on the PATH?)');
     const byFactor = new Map(report!.variants.map(v => [String(v.factor), v]));
     assert.equal(byFactor.get('1')?.effectiveUnroll, 1);
     assert.equal(byFactor.get('4')?.effectiveUnroll, 4);
     assert.equal(byFactor.get('default')?.effectiveUnroll, 16, 'nvcc unrolls a runtime-trip-count loop ×16 by default');
     const pos = new vscode.Position(loopLine, matmul.lineAt(loopLine).text.indexOf('for') + 1);
-    const text = hoverText(await poll('hover with the variants table',
-      () => vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', matmul.uri, pos),
-      h => /Unroll variants/.test(hoverText(h))));
+    const text = hoverText(
+      await poll(
+        'hover with the variants table',
+        () => vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', matmul.uri, pos),
+        h => /Unroll variants/.test(hoverText(h)),
+      ),
+    );
     assert.match(text, /\| factor \| kernel SASS \| bytes \| loop SASS \| regs \| spills \| nvcc unroll/);
     assert.match(text, /×16/);
-    const lenses = await poll('a SASS CodeLens with counts',
+    const lenses = await poll(
+      'a SASS CodeLens with counts',
       () => vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', matmul.uri, 100),
-      l => lensTitles(l).some(t => /^SASS \d+ instr · \d+ regs · nvcc unrolled ×16$/.test(t)), 180_000);
+      l => lensTitles(l).some(t => /^SASS \d+ instr · \d+ regs · nvcc unrolled ×16$/.test(t)),
+      180_000,
+    );
     assert.ok(lensTitles(lenses).some(t => t.startsWith('SASS ')));
   });
 });

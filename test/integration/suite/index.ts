@@ -10,7 +10,10 @@ export function run(): Promise<void> {
   const mocha = new Mocha({ ui: 'tdd', color: false, timeout: 60_000, reporter: 'spec' });
   const grep = process.env.UNROLL_LENS_IT_GREP;
   if (grep) mocha.grep(grep);
-  const files = fs.readdirSync(__dirname).filter(f => f.endsWith('.test.js')).sort();
+  const files = fs
+    .readdirSync(__dirname)
+    .filter(f => f.endsWith('.test.js'))
+    .sort();
   if (files.length === 0) return Promise.reject(new Error(`no *.test.js files in ${__dirname}`));
   for (const f of files) mocha.addFile(path.join(__dirname, f));
   return new Promise((resolve, reject) => {

@@ -72,19 +72,33 @@ suite('Sweeps and the results panel (extension host)', () => {
 
   test('the kernel CodeLens sweeps on the (replayed) GPU and the panel opens with the result', async function () {
     this.timeout(300_000);
-    const lenses = await poll('the Sweep CodeLens of matmul_basic',
+    const lenses = await poll(
+      'the Sweep CodeLens of matmul_basic',
       () => vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', doc.uri, 100),
-      l => (l ?? []).some(x => x.command?.command === 'unrollLens.sweepKernel' && x.command.arguments?.[0]?.kernel === 'matmul_basic'));
+      l => (l ?? []).some(x => x.command?.command === 'unrollLens.sweepKernel' && x.command.arguments?.[0]?.kernel === 'matmul_basic'),
+    );
     const lens = lenses.find(x => x.command?.command === 'unrollLens.sweepKernel' && x.command.arguments?.[0]?.kernel === 'matmul_basic')!;
-    const loopLine = doc.getText().split('\n').findIndex(l => /for \(int k = 0; k < n; \+\+k\)/.test(l)) + 1;
+    const loopLine =
+      doc
+        .getText()
+        .split('\n')
+        .findIndex(l => /for \(int k = 0; k < n; \+\+k\)/.test(l)) + 1;
     // The CodeLens argument plus what the quick picks would ask (a test cannot click them).
-    sweep = await vscode.commands.executeCommand<SweepRunResult>('unrollLens.sweepKernel',
-      { ...lens.command!.arguments![0], loops: [loopLine], factors: ['default', '1', '4'], params: [], strategy: 'exhaustive' });
+    sweep = await vscode.commands.executeCommand<SweepRunResult>('unrollLens.sweepKernel', {
+      ...lens.command!.arguments![0],
+      loops: [loopLine],
+      factors: ['default', '1', '4'],
+      params: [],
+      strategy: 'exhaustive',
+    });
     assert.ok(sweep && !('error' in sweep), `sweep failed: ${JSON.stringify(sweep)}`);
     const r = sweep.result;
     assert.equal(r.static, false, `expected a GPU sweep: ${r.notes.join('; ')}`);
     assert.equal(r.complete, true);
-    assert.deepEqual(r.variants.map(v => v.id), ['as-written', `${loopLine}=default`, `${loopLine}=1`, `${loopLine}=4`]);
+    assert.deepEqual(
+      r.variants.map(v => v.id),
+      ['as-written', `${loopLine}=default`, `${loopLine}=1`, `${loopLine}=4`],
+    );
     for (const v of r.variants) assert.equal(v.status, 'ok', `${v.id}: ${v.status} ${v.message}`);
     // The file as written has no pragma on this loop: "default" is the same machine code, measured once.
     assert.equal(r.variants[1].identicalTo, 'as-written');
@@ -92,7 +106,11 @@ suite('Sweeps and the results panel (extension host)', () => {
     assert.equal(r.best, `${loopLine}=4`, 'the replayed ×4 is the fastest');
     assert.ok(Math.abs(r.variants[3].speedup! - 1 / 0.6) < 0.01, `speedup of ×4: ${r.variants[3].speedup}`);
     assert.ok(r.variants[0].stallShare && 'no_instruction' in r.variants[0].stallShare, 'stall reasons come from the recording');
-    const panel = await poll('the results panel', () => api.panels(), ps => ps.some(p => p.result?.kernel === 'matmul_basic' && p.result?.origin === 'sweep'));
+    const panel = await poll(
+      'the results panel',
+      () => api.panels(),
+      ps => ps.some(p => p.result?.kernel === 'matmul_basic' && p.result?.origin === 'sweep'),
+    );
     const mine = panel.find(p => p.result?.origin === 'sweep')!;
     assert.match(mine.title, /matmul_basic · L\d+ · sweep/);
     assert.equal(mine.result!.best, r.best);
@@ -105,7 +123,10 @@ suite('Sweeps and the results panel (extension host)', () => {
     assert.ok(sweep?.savedPath, 'needs the sweep above');
     const loaded = await vscode.commands.executeCommand<SweepResult>('unrollLens.showResults', { path: sweep.savedPath });
     assert.equal(loaded.kernel, 'matmul_basic');
-    assert.deepEqual(loaded.variants.map(v => v.id), sweep.result.variants.map(v => v.id));
+    assert.deepEqual(
+      loaded.variants.map(v => v.id),
+      sweep.result.variants.map(v => v.id),
+    );
   });
 
   test('Apply best from the panel edits the document; Undo restores it', async () => {
@@ -118,30 +139,47 @@ suite('Sweeps and the results panel (extension host)', () => {
     assert.ok(doc.isDirty, 'Apply edits the document; the user saves (or undoes) it');
     await vscode.window.showTextDocument(editor.document);
     await vscode.commands.executeCommand('undo');
-    await poll('Undo to restore the text', () => doc.getText(), t => t === before, 10_000);
+    await poll(
+      'Undo to restore the text',
+      () => doc.getText(),
+      t => t === before,
+      10_000,
+    );
   });
 
-  test('the loop\'s quick fix applies the best factor of the last sweep; Undo restores it', async function () {
+  test("the loop's quick fix applies the best factor of the last sweep; Undo restores it", async function () {
     this.timeout(120_000);
     assert.ok(sweep?.result, 'needs the sweep above');
     // The server keeps results per text: sweep again on the restored text (cached: builds and replay are quick).
     const again = await vscode.commands.executeCommand<SweepRunResult>('unrollLens.sweepKernel', {
-      uri: doc.uri.toString(), line: sweep.result.kernelLine, kernel: 'matmul_basic', loops: [sweep.result.loops[0].line],
-      factors: ['default', '1', '4'], params: [], strategy: 'exhaustive',
+      uri: doc.uri.toString(),
+      line: sweep.result.kernelLine,
+      kernel: 'matmul_basic',
+      loops: [sweep.result.loops[0].line],
+      factors: ['default', '1', '4'],
+      params: [],
+      strategy: 'exhaustive',
     });
     if (again.savedPath) saved.push(again.savedPath);
     const loopLine = sweep.result.loops[0].line;
     const before = doc.getText();
     const range = new vscode.Range(loopLine - 1, 4, loopLine - 1, 8);
-    const actions = await poll('an Apply quick fix on the loop',
+    const actions = await poll(
+      'an Apply quick fix on the loop',
       () => vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', doc.uri, range),
-      a => (a ?? []).some(x => /^Apply ×4/.test(x.title)));
+      a => (a ?? []).some(x => /^Apply ×4/.test(x.title)),
+    );
     const fix = actions.find(x => /^Apply ×4/.test(x.title))!;
     assert.ok(fix.edit, 'the quick fix carries its edit');
     await vscode.window.showTextDocument(doc);
     assert.ok(await vscode.workspace.applyEdit(fix.edit!));
     assert.match(doc.lineAt(loopLine - 1).text, /#pragma unroll 4/);
     await vscode.commands.executeCommand('undo');
-    await poll('Undo to restore the text', () => doc.getText(), t => t === before, 10_000);
+    await poll(
+      'Undo to restore the text',
+      () => doc.getText(),
+      t => t === before,
+      10_000,
+    );
   });
 });

@@ -25,9 +25,9 @@ export function coarseFor(scan: FunctionScan, r: Run): CoarseIndex | null {
     }
   }
   // suffixed accumulators (e1..eN) in a function that has an N-fold coarsened index
-  if (sites.length && sites.every((s) => s.kind === 'suffix')) {
+  if (sites.length && sites.every(s => s.kind === 'suffix')) {
     const row = runStartRow(r);
-    const c = scan.coarse.find((x) => x.factor === r.copies && x.row <= row);
+    const c = scan.coarse.find(x => x.factor === r.copies && x.row <= row);
     if (c) return c;
   }
   return null;

@@ -75,7 +75,10 @@ export class Analyzer {
   /** Pair results by token-level shape (see shapeDiffKey), shared by the functions of a tree. */
   readonly shapeMemo: Map<string, PairResult | null>;
 
-  constructor(private readonly evalConst: ConstEval, owner: object) {
+  constructor(
+    private readonly evalConst: ConstEval,
+    owner: object,
+  ) {
     this.shapeMemo = memoFor(owner);
   }
 

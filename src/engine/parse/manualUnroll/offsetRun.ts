@@ -11,12 +11,12 @@ import { allSites, describeCopies, Run, runEndRow, runStartRow } from './runs';
 /** An offset run must step an index (or several suffixed names together), not just a value. */
 function isIndexRun(r: Run): boolean {
   for (const p of r.pairs) {
-    const lin = p.sites.filter((s) => s.kind === 'lin');
+    const lin = p.sites.filter(s => s.kind === 'lin');
     const suffix = p.sites.length - lin.length;
     if (suffix >= 2) return true;
     if (r.copies === 2 && r.group === 1) {
-      if (lin.some((s) => s.inIndex)) return true;
-    } else if (lin.some((s) => s.inIndex || s.hasBase)) return true;
+      if (lin.some(s => s.inIndex)) return true;
+    } else if (lin.some(s => s.inIndex || s.hasBase)) return true;
   }
   return false;
 }

@@ -143,7 +143,7 @@ export function describeCopies(r: Run): string {
     const core = templateOf(first.coreText, second.coreText, U);
     const guard = first.guardText && second.guardText ? templateOf(first.guardText, second.guardText, U) : null;
     const sameGuard = first.guardText !== null && first.guardText === second.guardText;
-    const guarded = runItems(r).some((s) => s.guard);
+    const guarded = runItems(r).some(s => s.guard);
     if (core) {
       let d = `${U} copies of \`${core}\``;
       if (/\bj\b/.test(core)) d += `, j = 0..${U - 1}`;
@@ -189,7 +189,7 @@ export function uniformRuns(an: Analyzer, scan: FunctionScan): Run[] {
     for (let g = 1; g <= MAX_GROUP && 2 * g <= n; g++) {
       for (const r of findRuns(an, list, g, taken)) {
         const items = runItems(r);
-        if (!items.every((s) => runnable(s) || s.isSync) || items.every((s) => s.isSync)) continue;
+        if (!items.every(s => runnable(s) || s.isSync) || items.every(s => s.isSync)) continue;
         if (g === 1 && r.copies === 2 && isolatedPairRejected(an, list, r)) continue;
         runs.push(r);
         for (let i = r.start; i < r.start + r.copies * g; i++) taken[i] = 1;

@@ -8,7 +8,8 @@ import { namedKids, opOf, typedKids } from './syntax';
 import { mentions, mentionsAny, Shape, shapeOf, skeleton, squash } from './text';
 
 /** Barriers and fences: skipped between the steps of a warp tail, allowed inside a repeated group. */
-const SYNC_RE = /^\s*(__syncwarp|__syncthreads|__syncthreads_count|__syncthreads_and|__syncthreads_or|__threadfence_block|__threadfence)\s*\(/;
+const SYNC_RE =
+  /^\s*(__syncwarp|__syncthreads|__syncthreads_count|__syncthreads_and|__syncthreads_or|__threadfence_block|__threadfence)\s*\(/;
 
 export interface Stmt {
   node: Node;
@@ -134,12 +135,21 @@ export class FunctionScan {
   readonly threadVars = new Set<string>();
   private readonly forByStart = new Map<number, ForInfo>();
 
-  constructor(private readonly an: Analyzer, private readonly checkErrors: boolean) {}
+  constructor(
+    private readonly an: Analyzer,
+    private readonly checkErrors: boolean,
+  ) {}
 
   scanContainer(n: Node, owner: number, depth: number): void {
     if (depth > 200) return;
     const type = n.type;
-    if (type === 'compound_statement' || type === 'ERROR' || type === 'case_statement' || type.startsWith('preproc_') || type === 'translation_unit') {
+    if (
+      type === 'compound_statement' ||
+      type === 'ERROR' ||
+      type === 'case_statement' ||
+      type.startsWith('preproc_') ||
+      type === 'translation_unit'
+    ) {
       const kids = typedKids(n);
       let skipId = -1;
       if (type === 'case_statement') {
@@ -270,7 +280,7 @@ export class FunctionScan {
     const relevant =
       /\bthreadIdx\b/.test(text) ||
       mentionsAny(text, this.threadVars) ||
-      this.coarse.some((c) => mentions(text, c.name) || mentionsAny(text, c.derived));
+      this.coarse.some(c => mentions(text, c.name) || mentionsAny(text, c.derived));
     if (!relevant) return;
     // thread indices are integers: `float dy = coory - atom.y` is not one
     const integral = type === 'expression_statement' || INTEGRAL_DECL_RE.test(text);

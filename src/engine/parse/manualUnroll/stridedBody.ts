@@ -90,7 +90,7 @@ function detectStrided(an: Analyzer, f: ForInfo): Candidate | null {
         }
         if (!perCopy || perCopy * r.copies !== step.amount) continue;
         const items = runItems(r);
-        const perCopyGuard = items.some((c) => c.guardText !== null && mentions(c.guardText, k));
+        const perCopyGuard = items.some(c => c.guardText !== null && mentions(c.guardText, k));
         const fastPath = isInsideGuard(list, f.node, k);
         const tail = remainderAfter(f, k);
         let detail = `\`${step.text}\`: ${describeCopies(r)}`;

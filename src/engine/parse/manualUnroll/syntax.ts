@@ -7,7 +7,7 @@ export function opOf(n: Node): string {
 }
 
 export function namedKids(n: Node): Node[] {
-  return typedKids(n).map((k) => k[0]);
+  return typedKids(n).map(k => k[0]);
 }
 
 /** Named children other than comments, with their types (each `.type` is a wasm call). */

@@ -77,7 +77,7 @@ function tailDetail(c: TailChain): string {
   const first = c.list.items[c.first];
   const shuffle = /__shfl\w*|\.shfl\w*/.exec(first.coreText);
   const what = shuffle ? `\`${shuffle[0]}\` steps` : 'reduction steps';
-  const synced = c.list.items.slice(c.first, c.last + 1).some((s) => s.isSync) ? ', with syncs between' : '';
+  const synced = c.list.items.slice(c.first, c.last + 1).some(s => s.isSync) ? ', with syncs between' : '';
   return `${c.values.length} ${what}, offsets ${c.values.join(', ')}${synced}: \`${squash(stripSemi(first.coreText), 70)}\``;
 }
 
@@ -104,7 +104,15 @@ export const warpTail: ManualUnrollDetector = {
         const last = ch.values[ch.values.length - 1];
         if (last === 1 && ch.values.length >= 3) {
           const factor = ch.values.length;
-          const cand: Candidate = { line: startRow + 1, endLine: endRow + 1, pattern: 'warp-tail', factor, detail: tailDetail(ch), startRow, endRow };
+          const cand: Candidate = {
+            line: startRow + 1,
+            endLine: endRow + 1,
+            pattern: 'warp-tail',
+            factor,
+            detail: tailDetail(ch),
+            startRow,
+            endRow,
+          };
           tails.push({ chain: ch, cand });
         } else if (last > 1 && ch.values.length >= 2) {
           blockChains.push(ch);
@@ -112,7 +120,7 @@ export const warpTail: ManualUnrollDetector = {
       }
     }
     for (const bc of blockChains) mergeBlockTree(bc, tails);
-    return tails.map((t) => t.cand);
+    return tails.map(t => t.cand);
   },
 };
 
@@ -125,12 +133,11 @@ function mergeBlockTree(bc: TailChain, tails: Tail[]): void {
   if (!next) return;
   const span = { startRow: next.row, endRow: endRowOf(next.node) };
   const want = bc.values[bc.values.length - 1] / 2;
-  const t = tails.find((x) => x.cand.startRow >= span.startRow && x.cand.endRow <= span.endRow && x.chain.values[0] === want);
+  const t = tails.find(x => x.cand.startRow >= span.startRow && x.cand.endRow <= span.endRow && x.chain.values[0] === want);
   if (!t) return;
   const startRow = items[bc.first].row;
   t.cand.line = startRow + 1;
   t.cand.startRow = startRow;
   t.cand.factor += bc.values.length;
-  t.cand.detail =
-    `${t.cand.factor} halving steps: in-block tree ${bc.values.join(', ')}, then warp tail: ` + tailDetail(t.chain);
+  t.cand.detail = `${t.cand.factor} halving steps: in-block tree ${bc.values.join(', ')}, then warp tail: ` + tailDetail(t.chain);
 }

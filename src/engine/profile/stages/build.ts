@@ -29,7 +29,10 @@ export interface BuiltVariant {
   sass: LoopVariant | undefined;
 }
 
-export type BuildOptions = Pick<BenchOptions, 'toolchain' | 'arch' | 'flags' | 'cacheDir' | 'compileCommand' | 'kernel' | 'signal' | 'onProgress'>;
+export type BuildOptions = Pick<
+  BenchOptions,
+  'toolchain' | 'arch' | 'flags' | 'cacheDir' | 'compileCommand' | 'kernel' | 'signal' | 'onProgress'
+>;
 
 /** The kernels to time: every instantiation holding the loop. */
 export interface BenchTarget {
@@ -48,15 +51,29 @@ function cubinInspector(o: Pick<BuildOptions, 'toolchain' | 'arch' | 'flags' | '
 export async function buildVariants(src: BenchSource, variants: BenchVariant[], o: BuildOptions): Promise<BuiltVariant[]> {
   const t = o.toolchain;
   const reqs: BuildRequest[] = variants.map(v => ({
-    key: variantKey(v.factors), source: makeVariantSource(src.text, src.analysis, v.factors, src.file), originalPath: src.file,
+    key: variantKey(v.factors),
+    source: makeVariantSource(src.text, src.analysis, v.factors, src.file),
+    originalPath: src.file,
   }));
   const programBuilder = new VariantBuilder({
-    mode: 'program', nvcc: t.nvcc, arch: o.arch, flags: o.flags, cacheDir: o.cacheDir, runner: t.runner, compileTemplate: o.compileCommand,
+    mode: 'program',
+    nvcc: t.nvcc,
+    arch: o.arch,
+    flags: o.flags,
+    cacheDir: o.cacheDir,
+    runner: t.runner,
+    compileTemplate: o.compileCommand,
   });
   o.onProgress?.('building variants', 0, variants.length);
   const factors = variants.map(v => v.factors);
-  const sass = await cubinInspector(o).inspectVariants(src.file, src.text, src.analysis, src.focus, factors, { signal: o.signal, kernel: o.kernel });
-  const programs = await programBuilder.buildAll(reqs, { signal: o.signal, onProgress: p => o.onProgress?.(`built ${p.key}`, p.done, p.total) });
+  const sass = await cubinInspector(o).inspectVariants(src.file, src.text, src.analysis, src.focus, factors, {
+    signal: o.signal,
+    kernel: o.kernel,
+  });
+  const programs = await programBuilder.buildAll(reqs, {
+    signal: o.signal,
+    onProgress: p => o.onProgress?.(`built ${p.key}`, p.done, p.total),
+  });
   return variants.map((variant, i) => ({ variant, program: programs[i], sass: sass[i] }));
 }
 
@@ -65,7 +82,9 @@ export async function buildVariants(src: BenchSource, variants: BenchVariant[], 
  * those matching o.kernel (a mangled name or a substring of the demangled one); throws when none is found.
  */
 export async function findTargetKernels(
-  src: BenchSource, built: BuiltVariant[], o: Pick<BuildOptions, 'toolchain' | 'arch' | 'flags' | 'cacheDir' | 'kernel' | 'signal'>,
+  src: BenchSource,
+  built: BuiltVariant[],
+  o: Pick<BuildOptions, 'toolchain' | 'arch' | 'flags' | 'cacheDir' | 'kernel' | 'signal'>,
 ): Promise<BenchTarget> {
   const holding = await cubinInspector(o).kernelsHoldingLoop(src.file, src.text, src.analysis, src.focus, { signal: o.signal });
   const kernels = o.kernel
@@ -83,6 +102,10 @@ export function buildFailure(b: BuildResult): { status: RunStatus; message: stri
   if (b.status === 'ok' && b.outputPath) return null;
   return {
     status: b.status === 'cancelled' ? 'cancelled' : b.status === 'timeout' ? 'timeout' : 'compile',
-    message: b.messages.filter(m => m.severity === 'error').map(m => `${m.file ?? ''}${m.line ? `:${m.line}` : ''} ${m.message}`).join('\n') || b.failureKind,
+    message:
+      b.messages
+        .filter(m => m.severity === 'error')
+        .map(m => `${m.file ?? ''}${m.line ? `:${m.line}` : ''} ${m.message}`)
+        .join('\n') || b.failureKind,
   };
 }

@@ -13,7 +13,10 @@ export function parseChecksums(stdout: string): Record<string, string> {
   for (const line of stdout.split('\n')) {
     const k = /\bkernel=(\S+)/.exec(line);
     const c = /\bchecksum=(\S+)/.exec(line);
-    if (c) out[k ? `${k[1]}${/\bconfig=(\S+)/.exec(line)?.[1] ? ` ${/\bconfig=(\S+)/.exec(line)![1]}` : ''}` : `line${Object.keys(out).length}`] = c[1];
+    if (c)
+      out[
+        k ? `${k[1]}${/\bconfig=(\S+)/.exec(line)?.[1] ? ` ${/\bconfig=(\S+)/.exec(line)![1]}` : ''}` : `line${Object.keys(out).length}`
+      ] = c[1];
   }
   return out;
 }
@@ -43,24 +46,38 @@ export type CheckOptions = LaunchOptions & Pick<BenchOptions, 'checkCommand' | '
 
 /** Runs the program once; compares it with `baseline`, or with nothing when it is the baseline. */
 export async function checkVariant(
-  p: VariantProgram, baseline: BaselineOutput | null, o: CheckOptions, progress?: (message: string) => void,
+  p: VariantProgram,
+  baseline: BaselineOutput | null,
+  o: CheckOptions,
+  progress?: (message: string) => void,
 ): Promise<CheckResult> {
   progress?.(`${p.label}: checking the result`);
   const plain = await launch(o, programCommand(p.program, o), { timeoutMs: o.timeoutMs, signal: o.signal, cwd: path.dirname(p.file) });
   if (plain.cancelled) return { status: 'cancelled', message: null, checksums: {}, stdout: null };
-  if (plain.timedOut) return { status: 'timeout', message: `the program ran longer than ${o.timeoutMs / 1000} s and was killed`, checksums: {}, stdout: null };
+  if (plain.timedOut)
+    return {
+      status: 'timeout',
+      message: `the program ran longer than ${o.timeoutMs / 1000} s and was killed`,
+      checksums: {},
+      stdout: null,
+    };
   const checksums = parseChecksums(plain.stdout);
   if (plain.exitCode !== 0 || plain.spawnError) {
-    const message = plain.spawnError ?? `exit ${plain.exitCode ?? plain.signal}: ${(plain.stderr || plain.stdout).trim().split('\n').slice(-3).join(' | ')}`;
+    const message =
+      plain.spawnError ??
+      `exit ${plain.exitCode ?? plain.signal}: ${(plain.stderr || plain.stdout).trim().split('\n').slice(-3).join(' | ')}`;
     return { status: reportsMismatch(plain.stdout) ? 'correctness' : 'runtime', message, checksums, stdout: null };
   }
   const ok: CheckResult = { status: 'ok', message: null, checksums, stdout: plain.stdout };
   if (!baseline) return ok;
   const base = baseline.checksums;
   const differs = Object.keys(base).some(k => checksums[k] !== undefined && checksums[k] !== base[k]) || reportsMismatch(plain.stdout);
-  const checkFailed = o.checkCommand && baseline.stdout !== null ? !(await checkCommandAgrees(o.checkCommand, plain.stdout, baseline.stdout, o)) : false;
+  const checkFailed =
+    o.checkCommand && baseline.stdout !== null ? !(await checkCommandAgrees(o.checkCommand, plain.stdout, baseline.stdout, o)) : false;
   if (!differs && !checkFailed) return ok;
-  const changed = Object.keys(base).filter(k => checksums[k] !== base[k]).map(k => `${k}: ${checksums[k]} vs ${base[k]}`);
+  const changed = Object.keys(base)
+    .filter(k => checksums[k] !== base[k])
+    .map(k => `${k}: ${checksums[k]} vs ${base[k]}`);
   const message = differs ? `checksums differ from the file as written: ${changed.join('; ')}` : 'the check command reported a difference';
   return { status: 'correctness', message, checksums, stdout: plain.stdout };
 }

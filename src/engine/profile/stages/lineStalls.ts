@@ -20,7 +20,10 @@ export type LineStallsOptions = LaunchOptions & Pick<BenchOptions, 'warmup' | 'c
 
 /** Samples `kernel` in the program; a failure comes back as `problem`, never thrown. */
 export async function sampleLineStalls(
-  p: VariantProgram, kernel: string, o: LineStallsOptions, progress?: (message: string) => void,
+  p: VariantProgram,
+  kernel: string,
+  o: LineStallsOptions,
+  progress?: (message: string) => void,
 ): Promise<LineStallsResult> {
   progress?.('sampling stalls per source line');
   try {
@@ -38,16 +41,40 @@ async function sourceLineStalls(p: VariantProgram, kernel: string, o: LineStalls
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'unroll-lens-src-'));
   try {
     const report = path.join(work, 'source');
-    const prof = await launch(o, [ncu,
-      '--kernel-name-base', 'mangled', '--kernel-name', `regex:^${escapeRegex(kernel)}$`, '--launch-skip', String(o.warmup), '--launch-count', '1',
-      '--section', 'SourceCounters', '--section', 'WarpStateStats', '--import-source', 'yes', '--clock-control', o.clockControl,
-      '--export', report, '--force-overwrite', ...programCommand(p.program, o)], { timeoutMs: o.timeoutMs * 4, signal: o.signal, cwd: path.dirname(p.file) });
+    const prof = await launch(
+      o,
+      [
+        ncu,
+        '--kernel-name-base',
+        'mangled',
+        '--kernel-name',
+        `regex:^${escapeRegex(kernel)}$`,
+        '--launch-skip',
+        String(o.warmup),
+        '--launch-count',
+        '1',
+        '--section',
+        'SourceCounters',
+        '--section',
+        'WarpStateStats',
+        '--import-source',
+        'yes',
+        '--clock-control',
+        o.clockControl,
+        '--export',
+        report,
+        '--force-overwrite',
+        ...programCommand(p.program, o),
+      ],
+      { timeoutMs: o.timeoutMs * 4, signal: o.signal, cwd: path.dirname(p.file) },
+    );
     if (prof.exitCode !== 0) {
       const f = classifyNcuFailure(prof.stdout, prof.stderr, prof.exitCode);
       throw new Error(`${f.message}${f.fix ? ` Fix: ${f.fix}` : ''}`);
     }
     const page = await t.runner(ncu, ['--import', `${report}.ncu-rep`, '--csv', '--page', 'source', '--print-source', 'cuda,sass'], {
-      timeoutMs: 300_000, signal: o.signal,
+      timeoutMs: 300_000,
+      signal: o.signal,
     });
     if (o.keepReportsDir) fs.writeFileSync(path.join(o.keepReportsDir, `${path.basename(p.file, '.cu')}-source.csv`), page.stdout);
     return perLineStalls(parseSourcePage(page.stdout), p.file);

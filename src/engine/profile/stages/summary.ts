@@ -60,7 +60,10 @@ export function withSpeedups(list: VariantRun[]): VariantRun[] {
  * variant's time-stage groups (`groups[i]`, missing for a variant that was not timed).
  */
 export function instantiationTables(
-  runs: VariantRun[], groups: (Map<string, KernelSamples> | undefined)[], sass: (LoopVariant | undefined)[], kernel: string,
+  runs: VariantRun[],
+  groups: (Map<string, KernelSamples> | undefined)[],
+  sass: (LoopVariant | undefined)[],
+  kernel: string,
 ): { kernel: string; blockSize: string | null; variants: VariantRun[] }[] {
   const keys = [...new Set(groups.flatMap(g => (g ? [...g.keys()] : [])))];
   return keys.map(key => {
@@ -68,11 +71,17 @@ export function instantiationTables(
     const variants = runs.map((r, i) => {
       const g = groups[i]?.get(key);
       const v: VariantRun = {
-        ...r, kernel: any.kernel, durationsMs: g?.durations ?? [], stalls: g?.last?.stalls ?? null, stallShare: g?.last?.stallShare ?? null,
-        executedInstructions: g?.last?.executedInstructions ?? null, achievedOccupancy: g?.last?.achievedOccupancy ?? null,
+        ...r,
+        kernel: any.kernel,
+        durationsMs: g?.durations ?? [],
+        stalls: g?.last?.stalls ?? null,
+        stallShare: g?.last?.stallShare ?? null,
+        executedInstructions: g?.last?.executedInstructions ?? null,
+        achievedOccupancy: g?.last?.achievedOccupancy ?? null,
         registers: g?.last?.registers ?? r.registers,
         kernelInstructions: sass[i]?.kernelSizes?.[any.kernel] ?? (any.kernel === kernel ? r.kernelInstructions : null),
-        speedup: null, withinNoise: null,
+        speedup: null,
+        withinNoise: null,
       };
       return Object.assign(v, summarize(v.durationsMs));
     });

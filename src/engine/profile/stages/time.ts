@@ -43,7 +43,12 @@ export type TimeOptions = LaunchOptions &
   Pick<BenchOptions, 'samples' | 'warmup' | 'clockControl' | 'timeoutMs' | 'signal' | 'keepReportsDir' | 'loops'>;
 
 /** Profiles every kernel of `target` in the program until each has o.samples launches (at most 10 ncu runs each). */
-export async function timeVariant(p: VariantProgram, target: BenchTarget, o: TimeOptions, progress?: (message: string) => void): Promise<TimeResult> {
+export async function timeVariant(
+  p: VariantProgram,
+  target: BenchTarget,
+  o: TimeOptions,
+  progress?: (message: string) => void,
+): Promise<TimeResult> {
   const t = o.toolchain;
   if (!t.ncu) throw new MissingToolError('ncu', []);
   const ncu = t.ncu.path;
@@ -63,16 +68,37 @@ export async function timeVariant(p: VariantProgram, target: BenchTarget, o: Tim
         progress?.(`${p.label}: profiling ${kernels.length > 1 ? `${k} ` : ''}(${have}/${o.samples} samples)`);
         const report = path.join(work, `${kernels.indexOf(k)}-${attempt}`);
         const ncuArgs = [
-          '--kernel-name-base', 'mangled', '--kernel-name', `regex:^${escapeRegex(k)}$`,
-          '--launch-skip', String(o.warmup), '--launch-count', String(o.samples - have),
-          '--metrics', PROFILE_METRICS.join(','), '--clock-control', o.clockControl,
-          '--export', report, '--force-overwrite', ...command,
+          '--kernel-name-base',
+          'mangled',
+          '--kernel-name',
+          `regex:^${escapeRegex(k)}$`,
+          '--launch-skip',
+          String(o.warmup),
+          '--launch-count',
+          String(o.samples - have),
+          '--metrics',
+          PROFILE_METRICS.join(','),
+          '--clock-control',
+          o.clockControl,
+          '--export',
+          report,
+          '--force-overwrite',
+          ...command,
         ];
         const prof = await launch(o, [ncu, ...ncuArgs], { timeoutMs: o.timeoutMs * 4, signal: o.signal, cwd: path.dirname(p.file) });
-        if (prof.cancelled) { status = 'cancelled'; break profiling; }
-        if (prof.timedOut) { status = 'timeout'; message = 'profiling under ncu timed out'; break profiling; }
-        const failure = prof.exitCode !== 0 || /No kernels were profiled/.test(prof.stdout + prof.stderr)
-          ? classifyNcuFailure(prof.stdout, prof.stderr, prof.exitCode) : null;
+        if (prof.cancelled) {
+          status = 'cancelled';
+          break profiling;
+        }
+        if (prof.timedOut) {
+          status = 'timeout';
+          message = 'profiling under ncu timed out';
+          break profiling;
+        }
+        const failure =
+          prof.exitCode !== 0 || /No kernels were profiled/.test(prof.stdout + prof.stderr)
+            ? classifyNcuFailure(prof.stdout, prof.stderr, prof.exitCode)
+            : null;
         if (failure) {
           if (k !== kernel && failure.kind === 'no-kernels') break; // this instantiation is not launched with these arguments
           status = 'profile';
@@ -80,14 +106,22 @@ export async function timeVariant(p: VariantProgram, target: BenchTarget, o: Tim
           break profiling;
         }
         const csv = await t.runner(ncu, ['--import', `${report}.ncu-rep`, '--csv', '--page', 'raw', '--print-kernel-base', 'mangled'], {
-          timeoutMs: 120_000, signal: o.signal,
+          timeoutMs: 120_000,
+          signal: o.signal,
         });
         if (o.keepReportsDir) {
           fs.mkdirSync(o.keepReportsDir, { recursive: true });
           const instantiation = kernels.length > 1 ? `-${kernels.indexOf(k)}` : '';
-          const base = path.join(o.keepReportsDir, `${path.basename(p.file, '.cu')}-L${o.loops.join('_')}-${p.label}${instantiation}-${attempt}`);
+          const base = path.join(
+            o.keepReportsDir,
+            `${path.basename(p.file, '.cu')}-L${o.loops.join('_')}-${p.label}${instantiation}-${attempt}`,
+          );
           fs.writeFileSync(`${base}.raw.csv`, csv.stdout);
-          try { fs.copyFileSync(`${report}.ncu-rep`, `${base}.ncu-rep`); } catch { /* report missing: the CSV says why */ }
+          try {
+            fs.copyFileSync(`${report}.ncu-rep`, `${base}.ncu-rep`);
+          } catch {
+            /* report missing: the CSV says why */
+          }
         }
         const raw = parseRawPage(csv.stdout).kernels;
         if (!raw.length) {

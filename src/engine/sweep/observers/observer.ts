@@ -26,7 +26,11 @@ export interface SweepObserver {
 export function combineObservers(...observers: (SweepObserver | undefined)[]): SweepObserver {
   const list = observers.filter((o): o is SweepObserver => !!o);
   const safe = (f: () => void) => {
-    try { f(); } catch { /* an observer's bug must not break the measurement */ }
+    try {
+      f();
+    } catch {
+      /* an observer's bug must not break the measurement */
+    }
   };
   return {
     onProgress: p => list.forEach(o => o.onProgress && safe(() => o.onProgress!(p))),
@@ -35,8 +39,14 @@ export function combineObservers(...observers: (SweepObserver | undefined)[]): S
 }
 
 const PHASE_TEXT: Record<SweepProgress['phase'], string> = {
-  start: 'starting', build: 'building', disassemble: 'reading SASS', check: 'checking the result', time: 'timing under ncu',
-  stalls: 'sampling stalls', reuse: 'same machine code as an earlier variant', done: 'done',
+  start: 'starting',
+  build: 'building',
+  disassemble: 'reading SASS',
+  check: 'checking the result',
+  time: 'timing under ncu',
+  stalls: 'sampling stalls',
+  reuse: 'same machine code as an earlier variant',
+  done: 'done',
 };
 
 export function phaseText(phase: SweepProgress['phase']): string {

@@ -21,8 +21,19 @@ import type { RunnerContext, SweepRunner } from './runner';
 import { limitProcesses, StaticRunner, StaticRunnerOptions } from './static';
 
 /** How programs are run and timed: the bench settings (unrollLens.profile.*). */
-export type GpuSettings = Pick<BenchOptions, 'args' | 'samples' | 'warmup' | 'clockControl' | 'timeoutMs' | 'launcher'
-  | 'runCommand' | 'compileCommand' | 'checkCommand' | 'keepReportsDir'>;
+export type GpuSettings = Pick<
+  BenchOptions,
+  | 'args'
+  | 'samples'
+  | 'warmup'
+  | 'clockControl'
+  | 'timeoutMs'
+  | 'launcher'
+  | 'runCommand'
+  | 'compileCommand'
+  | 'checkCommand'
+  | 'keepReportsDir'
+>;
 
 export interface GpuRunnerOptions extends StaticRunnerOptions {
   gpu: GpuSettings;
@@ -49,7 +60,9 @@ export class GpuRunner implements SweepRunner {
   constructor(private readonly o: GpuRunnerOptions) {
     if (!o.toolchain.ncu) throw new MissingToolError('ncu', []);
     if (o.params.length && o.gpu.compileCommand?.length) {
-      throw new Error(`sweeping ${o.params.join(', ')} needs nvcc builds (-D flags): the project compile command (unrollLens.profile.compileCommand) cannot take them`);
+      throw new Error(
+        `sweeping ${o.params.join(', ')} needs nvcc builds (-D flags): the project compile command (unrollLens.profile.compileCommand) cannot take them`,
+      );
     }
     this.gpu = o.toolchain.gpus[0]?.name ?? null;
     this.sass = new StaticRunner(o);
@@ -58,8 +71,8 @@ export class GpuRunner implements SweepRunner {
 
   notes(): string[] {
     return [
-      `timed under ncu on ${this.gpu ?? 'the GPU'}, ${this.o.gpu.samples} launches per variant after ${this.o.gpu.warmup} warm-up, `
-        + `clocks ${this.o.gpu.clockControl === 'base' ? 'locked to base' : 'not locked (--clock-control none)'}`,
+      `timed under ncu on ${this.gpu ?? 'the GPU'}, ${this.o.gpu.samples} launches per variant after ${this.o.gpu.warmup} warm-up, ` +
+        `clocks ${this.o.gpu.clockControl === 'base' ? 'locked to base' : 'not locked (--clock-control none)'}`,
       ...(this.kernel ? [`timed kernel: ${this.kernel}`] : []),
       ...this.sass.notes(),
     ];
@@ -72,8 +85,14 @@ export class GpuRunner implements SweepRunner {
     if (!b) {
       const flags: CompileFlags = { ...this.o.flags, args: [...this.o.flags.args, ...defines] };
       b = new VariantBuilder({
-        mode: 'program', nvcc: this.o.toolchain.nvcc, arch: this.o.arch, flags, cacheDir: this.o.cacheDir, runner: this.limited,
-        compileTemplate: this.o.gpu.compileCommand, timeoutMs: this.o.timeoutMs,
+        mode: 'program',
+        nvcc: this.o.toolchain.nvcc,
+        arch: this.o.arch,
+        flags,
+        cacheDir: this.o.cacheDir,
+        runner: this.limited,
+        compileTemplate: this.o.gpu.compileCommand,
+        timeoutMs: this.o.timeoutMs,
       });
       this.builders.set(key, b);
     }
@@ -93,14 +112,22 @@ export class GpuRunner implements SweepRunner {
       const key = defineArgs(p.params).join(' ');
       if (runs[i]) groups.set(key, [...(groups.get(key) ?? []), i]);
     });
-    await Promise.all([...groups.values()].map(async idx => {
-      idx.forEach(i => ctx.onPhase?.(points[i], 'build', 'program'));
-      const built = await this.programBuilder(points[idx[0]].params).buildAll(idx.map(i => ({
-        key: variantKey(variantFactorsOf(points[i])), source: makeVariantSource(this.o.text, this.o.analysis, variantFactorsOf(points[i]), this.o.file),
-        originalPath: this.o.file,
-      })), { signal: ctx.signal });
-      idx.forEach((i, j) => { programs[i] = built[j]; });
-    }));
+    await Promise.all(
+      [...groups.values()].map(async idx => {
+        idx.forEach(i => ctx.onPhase?.(points[i], 'build', 'program'));
+        const built = await this.programBuilder(points[idx[0]].params).buildAll(
+          idx.map(i => ({
+            key: variantKey(variantFactorsOf(points[i])),
+            source: makeVariantSource(this.o.text, this.o.analysis, variantFactorsOf(points[i]), this.o.file),
+            originalPath: this.o.file,
+          })),
+          { signal: ctx.signal },
+        );
+        idx.forEach((i, j) => {
+          programs[i] = built[j];
+        });
+      }),
+    );
     // 3. One at a time on the GPU, in point order.
     const out: SweepVariant[] = [];
     for (let i = 0; i < points.length; i++) {
@@ -128,13 +155,15 @@ export class GpuRunner implements SweepRunner {
     const failed = program ? buildFailure(program) : { status: 'cancelled' as const, message: null };
     if (failed) return { ...v, ...failed };
     this.kernel ??= v.kernel ?? this.o.kernelFilter ?? null;
-    if (!this.kernel) return { ...v, status: 'profile', message: `the kernel ${this.o.kernel} is not in the build: is it instantiated and launched?` };
+    if (!this.kernel)
+      return { ...v, status: 'profile', message: `the kernel ${this.o.kernel} is not in the build: is it instantiated and launched?` };
     const p: VariantProgram = { label: labelOf(point), program: program!.outputPath!, file: this.o.file };
     const stage = { ...this.o.gpu, toolchain: this.o.toolchain, signal: ctx.signal, loops: this.o.loops };
-    const progress = (phase: 'check' | 'time') => (m: string) => ctx.onPhase?.(point, phase, m.startsWith(`${p.label}: `) ? m.slice(p.label.length + 2) : m);
+    const progress = (phase: 'check' | 'time') => (m: string) =>
+      ctx.onPhase?.(point, phase, m.startsWith(`${p.label}: `) ? m.slice(p.label.length + 2) : m);
     const isBaseline = v.id === AS_WRITTEN_ID;
     // Every variant is checked against the file as written's checksums, whatever became of that run.
-    const check = await checkVariant(p, isBaseline ? null : this.baseline ?? { checksums: {}, stdout: null }, stage, progress('check'));
+    const check = await checkVariant(p, isBaseline ? null : (this.baseline ?? { checksums: {}, stdout: null }), stage, progress('check'));
     if (isBaseline) this.baseline = { checksums: check.checksums, stdout: check.status === 'ok' ? check.stdout : null };
     if (check.status !== 'ok') return { ...v, status: check.status, message: check.message };
     const timing = await timeVariant(p, { kernel: this.kernel, kernels: [this.kernel] }, stage, progress('time'));

@@ -68,7 +68,8 @@ export function staticVariant(p: SweepPoint, kv: KernelVariant): SweepVariant {
     v.effectiveUnroll[line] = m.effectiveUnroll;
     v.fullyUnrolled[line] = m.fullyUnrolled;
   }
-  if (kv.status === 'ok' && !kv.kernel) v.message = 'the kernel is not in the cubin: is it instantiated (templates) and compiled for this arch?';
+  if (kv.status === 'ok' && !kv.kernel)
+    v.message = 'the kernel is not in the cubin: is it instantiated (templates) and compiled for this arch?';
   return v;
 }
 
@@ -96,8 +97,13 @@ export class StaticRunner implements SweepRunner {
     if (!inspector) {
       const flags: CompileFlags = { ...this.o.flags, args: [...this.o.flags.args, ...defines] };
       const builder = new VariantBuilder({
-        nvcc: this.o.toolchain.nvcc, arch: this.o.arch, flags, cacheDir: this.o.cacheDir, concurrency: this.jobs,
-        runner: this.limited, timeoutMs: this.o.timeoutMs,
+        nvcc: this.o.toolchain.nvcc,
+        arch: this.o.arch,
+        flags,
+        cacheDir: this.o.cacheDir,
+        concurrency: this.jobs,
+        runner: this.limited,
+        timeoutMs: this.o.timeoutMs,
       });
       inspector = new VariantInspector({ toolchain: this.o.toolchain, builder, arch: this.o.arch });
       this.inspectors.set(key, inspector);
@@ -131,26 +137,37 @@ export class StaticRunner implements SweepRunner {
       const k = defineArgs(p.params).join(' ');
       groups.set(k, [...(groups.get(k) ?? []), i]);
     });
-    await Promise.all([...groups.values()].map(async idx => {
-      const params = points[idx[0]].params;
-      const byKey = new Map(idx.map(i => [variantKey(variantFactorsOf(points[i])), i]));
-      await this.inspectorFor(params).inspectKernelVariants(
-        this.o.file, this.o.text, this.o.analysis, this.o.kernel, this.o.loops, idx.map(i => variantFactorsOf(points[i])), {
-          signal: ctx.signal, kernel: this.o.kernelFilter, defines: params,
-          onProgress: (_d, _t, key, cached) => {
-            const i = byKey.get(key);
-            if (i !== undefined) ctx.onPhase?.(points[i], 'disassemble', cached ? 'cached build' : 'built');
+    await Promise.all(
+      [...groups.values()].map(async idx => {
+        const params = points[idx[0]].params;
+        const byKey = new Map(idx.map(i => [variantKey(variantFactorsOf(points[i])), i]));
+        await this.inspectorFor(params).inspectKernelVariants(
+          this.o.file,
+          this.o.text,
+          this.o.analysis,
+          this.o.kernel,
+          this.o.loops,
+          idx.map(i => variantFactorsOf(points[i])),
+          {
+            signal: ctx.signal,
+            kernel: this.o.kernelFilter,
+            defines: params,
+            onProgress: (_d, _t, key, cached) => {
+              const i = byKey.get(key);
+              if (i !== undefined) ctx.onPhase?.(points[i], 'disassemble', cached ? 'cached build' : 'built');
+            },
+            onMeasured: (j, kv) => {
+              const i = idx[j];
+              hashes[i] = kv.codeHash;
+              this.codeHashes.set(pointId(points[i]), kv.codeHash);
+              out[i] = staticVariant(points[i], kv);
+              flush();
+            },
           },
-          onMeasured: (j, kv) => {
-            const i = idx[j];
-            hashes[i] = kv.codeHash;
-            this.codeHashes.set(pointId(points[i]), kv.codeHash);
-            out[i] = staticVariant(points[i], kv);
-            flush();
-          },
-        });
-      this.disassembler = this.inspectors.get(defineArgs(params).join(' '))!.disassembler;
-    }));
+        );
+        this.disassembler = this.inspectors.get(defineArgs(params).join(' '))!.disassembler;
+      }),
+    );
     flush();
     return out.map((v, i) => v ?? { ...emptyVariant(points[i]), status: 'cancelled' });
   }

@@ -21,7 +21,10 @@ export const coordinate: Strategy = {
   expectedEvaluations(space: SearchSpace): number {
     // One pass and half a second one: a progress estimate.
     const pass = space.sizes.reduce((a, s) => a + s - 1, 0);
-    return Math.min(space.sizes.reduce((a, b) => a * b, 1), 1 + Math.ceil(pass * 1.5));
+    return Math.min(
+      space.sizes.reduce((a, b) => a * b, 1),
+      1 + Math.ceil(pass * 1.5),
+    );
   },
   async search(ctx: StrategyContext): Promise<void> {
     const memo = new ScoreMemo(ps => ctx.evaluate(ps));
@@ -38,9 +41,15 @@ export const coordinate: Strategy = {
         let bestV = x[axis];
         let bestScore = memo.get(x);
         scores.forEach((s, v) => {
-          if (better(s, bestScore)) { bestV = v; bestScore = s; }
+          if (better(s, bestScore)) {
+            bestV = v;
+            bestScore = s;
+          }
         });
-        if (bestV !== x[axis]) { x[axis] = bestV; changed = true; }
+        if (bestV !== x[axis]) {
+          x[axis] = bestV;
+          changed = true;
+        }
       }
       if (!changed) return;
     }
