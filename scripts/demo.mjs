@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // `npm run demo`: the main job on the bundled cuda-samples/, as far as this machine allows:
 // scan every sample; with nvcc, the SASS of each unroll factor of two loops; with a GPU and
-// Nsight Compute, the benchmark of the instruction-cache cliff sample.
+// Nsight Compute, the benchmark of the instruction-cache cliff sample; last, a two-loop sweep of
+// matvec (timed on the GPU where there is one, SASS only otherwise) with its HTML report.
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -19,6 +21,13 @@ if (!has('nvcc') && !process.env.CUDA_HOME) {
   console.log('\nnvcc not found: install the CUDA Toolkit to see the SASS of each unroll factor.');
   process.exit(0);
 }
+// Effective unroll and per-loop SASS need nvdisasm's line table: where the toolkit has no
+// disassembler (nvcc-only installs), fetch it as `npm test` does, into .tools/.
+if (!has('nvdisasm') && !fs.existsSync(path.join(root, '.tools', 'cuda-tools', 'bin', 'nvdisasm'))) {
+  console.log('\nnvdisasm not found: installing cuobjdump/nvdisasm into .tools/ (scripts/setup-cuda-tools.sh)…');
+  const r = spawnSync('bash', [path.join(root, 'scripts', 'setup-cuda-tools.sh')], { cwd: root, stdio: 'inherit' });
+  if (r.status !== 0) console.log('could not install them: loop tables will show counts without per-loop attribution.');
+}
 run('what nvcc really does with a runtime-trip-count loop', ['sass', 'cuda-samples/matmul_unroll.cu', '--loop', '51']);
 run('the instruction-cache cliff: code size per unroll factor', [
   'sass',
@@ -30,22 +39,41 @@ run('the instruction-cache cliff: code size per unroll factor', [
   '--kernel',
   '_Z8hot_loopILi2048EEvPKmPmi',
 ]);
-const gpu = has('nvidia-smi') && spawnSync('nvidia-smi', ['-L'], { encoding: 'utf8' }).stdout?.includes('GPU');
-if (!gpu || !has('ncu')) {
+const gpu = has('nvidia-smi') && spawnSync('nvidia-smi', ['-L'], { encoding: 'utf8' }).stdout?.includes('GPU') && has('ncu');
+if (!gpu) {
   console.log(
     '\nNo GPU with Nsight Compute here: `unroll-lens bench` (timing, correctness, stall reasons) needs one. docs/measurements.md shows its output on an H100.',
   );
-  process.exit(0);
+} else {
+  run('time and profile each unroll factor on the GPU', [
+    'bench',
+    'cuda-samples/icache_cliff.cu',
+    '--loop',
+    '72',
+    '--factors',
+    '1,4,16,full',
+    '--kernel',
+    '_Z8hot_loopILi2048EEvPKmPmi',
+    '--args',
+    '--body 2048 --threads 128 --reps 25',
+  ]);
 }
-run('time and profile each unroll factor on the GPU', [
-  'bench',
-  'cuda-samples/icache_cliff.cu',
-  '--loop',
-  '72',
-  '--factors',
-  '1,4,16,full',
+const report = path.join(root, '.test-artifacts', 'demo-sweep.html');
+fs.mkdirSync(path.dirname(report), { recursive: true });
+run(`sweep both loops of a kernel together (${gpu ? 'timed on the GPU' : 'SASS only: no GPU here'}), coordinate search`, [
+  'sweep',
+  'cuda-samples/matvec.cu',
   '--kernel',
-  '_Z8hot_loopILi2048EEvPKmPmi',
+  'matvec_warp_per_row',
+  '--loops',
+  '70,74',
+  '--factors',
+  'default,1,2,4,8,16,full',
+  '--strategy',
+  'coordinate',
   '--args',
-  '--body 2048 --threads 128 --reps 25',
+  '--only matvec_warp_per_row --reps 25',
+  '--report',
+  report,
 ]);
+console.log(`\nThe sweep's report (the editor's results panel, offline): ${path.relative(process.cwd(), report)}`);
