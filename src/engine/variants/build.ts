@@ -128,6 +128,18 @@ export class VariantBuilder {
     }
   }
 
+  /** Compiles in flight, by hash: the same source asked for twice at once (a sweep's template axis) compiles once. */
+  private readonly inflight = new Map<string, Promise<BuildResult>>();
+
+  private async compileOnce(req: BuildRequest, hash: string, signal?: AbortSignal): Promise<BuildResult> {
+    let p = this.inflight.get(hash);
+    if (!p) {
+      p = this.compile(req, hash, signal).finally(() => this.inflight.delete(hash));
+      this.inflight.set(hash, p);
+    }
+    return { ...(await p), key: req.key };
+  }
+
   private async compile(req: BuildRequest, hash: string, signal?: AbortSignal): Promise<BuildResult> {
     const dir = this.dirOf(hash);
     const tmp = `${dir}.tmp-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
@@ -258,7 +270,7 @@ export class VariantBuilder {
           };
         } else {
           try {
-            results[i] = await this.compile(reqs[i], hashes[i], opts.signal);
+            results[i] = await this.compileOnce(reqs[i], hashes[i], opts.signal);
           } catch (e) {
             results[i] = {
               key: reqs[i].key,
