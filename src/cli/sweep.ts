@@ -152,7 +152,7 @@ export const sweepCommand = defineCommand({
     // `{NAME}` in --args is replaced by the point's value: one naming no --param is a typo.
     for (const a of args) {
       for (const m of a.matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) {
-        if (!params[m[1]]) {
+        if (!Object.hasOwn(params, m[1])) {
           throw new UsageError(
             `--args: {${m[1]}} names no --param${Object.keys(params).length ? ` (swept: ${Object.keys(params).join(', ')})` : ''}: ` +
               `{NAME} is replaced by each point's value of --param NAME`,

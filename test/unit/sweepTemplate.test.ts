@@ -165,6 +165,28 @@ describe('static sweep of hot_loop<BODY> with nvcc (loop u: 1, 4 × BODY 32, 128
     assert.equal(n(32).identicalTo, 'as-written');
   });
 
+  test('two instantiations with the same machine code are found identical (matmul_pragma<U> once U is rewritten away)', async t => {
+    if (skip) return t.skip(skip);
+    const file = path.join(SAMPLES, 'matmul_unroll.cu');
+    const text = fs.readFileSync(file, 'utf8');
+    const a = await analyze(text, file);
+    const loop = a.kernels.find(x => x.name === 'matmul_pragma')!.loops[0].line;
+    const r = await runSweep(
+      await options({ file, text, analysis: a, kernel: 'matmul_pragma', loops: [loop], factors: '1', params: { U: ['2', '16'] } }),
+    );
+    // `#pragma unroll U` is the only use of U: with the pragma rewritten to 1 both are the same code
+    // (nvdisasm's cubin-wide label numbers do not make them differ)
+    assert.deepEqual(
+      r.variants.map(v => [v.id, v.status, v.identicalTo]),
+      [
+        ['as-written', 'ok', null],
+        [`${loop}=1|U=2`, 'ok', null],
+        [`${loop}=1|U=16`, 'ok', `${loop}=1|U=2`],
+      ],
+    );
+    assert.notEqual(r.variants[1].kernel, r.variants[2].kernel);
+  });
+
   test('a value with no instantiation fails that point, naming the ones there are', async t => {
     if (skip) return t.skip(skip);
     const r = await runSweep(await options({ factors: '1', params: { BODY: ['32', '4096'] } }));

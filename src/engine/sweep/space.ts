@@ -112,7 +112,7 @@ export function templateArgs(
  * (`--body {BODY}`); `values` also holds the defaults for the file as written. Other braces stay.
  */
 export function substituteArgs(args: readonly string[], values: Record<string, string>): string[] {
-  return args.map(a => a.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (m, n: string) => values[n] ?? m));
+  return args.map(a => a.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (m, n: string) => (Object.hasOwn(values, n) ? values[n] : m)));
 }
 
 /** Parses `NAME=v1,v2,…` (the CLI's --param); throws SweepSpaceError with the reason. */

@@ -578,7 +578,14 @@ function launchBlockSize(analysis: FileAnalysis, demangled: string, defines: Rec
 
 function codeHash(fn: SassFunction): string {
   const h = crypto.createHash('sha1');
-  for (const ins of fn.instructions) h.update(`${ins.predicate ?? ''} ${ins.opcode}.${ins.modifiers.join('.')} ${ins.operands}\n`);
+  // nvdisasm numbers branch labels (.L_x_12) across the whole cubin: renumbered per function in
+  // order of use, so the same code in two functions (template instantiations) hashes the same.
+  const labels = new Map<string, string>();
+  const label = (l: string) => labels.get(l) ?? (labels.set(l, `.L${labels.size}`), labels.get(l)!);
+  for (const ins of fn.instructions) {
+    const operands = ins.operands.replace(/\.L_x_\d+/g, label);
+    h.update(`${ins.predicate ?? ''} ${ins.opcode}.${ins.modifiers.join('.')} ${operands}\n`);
+  }
   return h.digest('hex');
 }
 
