@@ -273,15 +273,7 @@ describe('flagsFromSettings and resolveCompileFlags', () => {
       },
       '/ws',
     );
-    assert.deepEqual(f.args, [
-      '-I/ws/include',
-      '-I/abs/inc',
-      '-DA',
-      '-DB=2',
-      '--expt-relaxed-constexpr',
-      '-Xcompiler',
-      '-fopenmp',
-    ]);
+    assert.deepEqual(f.args, ['-I/ws/include', '-I/abs/inc', '-DA', '-DB=2', '--expt-relaxed-constexpr', '-Xcompiler', '-fopenmp']);
     assert.deepEqual(f.headerDefines, ['#define C "x y"', '#define SPACED a b']);
     assert.equal(f.arch, 'sm_90');
     assert.equal(f.source, 'settings');

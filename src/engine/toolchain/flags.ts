@@ -268,7 +268,10 @@ export function flagsFromSettings(s: FlagSettings, workspaceRoot: string): Compi
   const warnings: string[] = [];
   // Include paths and defines go through the same checks as nvccArgs (they reach nvcc's sh alike).
   const listed = cleanArgs(
-    [...strings(settings.includePaths).map(p => `-I${path.resolve(root, p)}`), ...strings(settings.defines).map(d => `-D${d.replace(/^-D/, '')}`)],
+    [
+      ...strings(settings.includePaths).map(p => `-I${path.resolve(root, p)}`),
+      ...strings(settings.defines).map(d => `-D${d.replace(/^-D/, '')}`),
+    ],
     root,
     { hasCompiler: false, resolvePaths: false },
   );
@@ -936,13 +939,23 @@ const HOST_PASSTHROUGH = new Set(['-Xcompiler', '--compiler-options', '-Xcudafe'
  * plugins, -B (where cc1plus is looked up), spec files, linker and assembler pass-through. Never
  * taken from a repository's compile database.
  */
-const RUNS_PROGRAMS = /^-(?:wrapper|fplugin|B|-?specs|Wl,|Wa,|Wp,|Xlinker|Xassembler|Xpreprocessor|fuse-ld|iplugindir|-param=?plugin|fprofile|save-temps|dumpbase|dumpdir|o$)/;
+const RUNS_PROGRAMS =
+  /^-(?:wrapper|fplugin|B|-?specs|Wl,|Wa,|Wp,|Xlinker|Xassembler|Xpreprocessor|fuse-ld|iplugindir|-param=?plugin|fprofile|save-temps|dumpbase|dumpdir|o$)/;
 
 /** Why `v` fails `re`, naming the first character that does. */
 export function whyUnsafe(v: string, re: RegExp): string {
   if (v === '') return 'its value is empty';
   const bad = [...v].find(c => !re.test(c));
-  const shown = bad === undefined ? '' : bad === '\n' ? 'a newline' : bad === ' ' ? 'a space' : /[\x00-\x1f]/.test(bad) ? 'a control character' : `"${bad}"`;
+  const shown =
+    bad === undefined
+      ? ''
+      : bad === '\n'
+        ? 'a newline'
+        : bad === ' '
+          ? 'a space'
+          : /[\x00-\x1f]/.test(bad)
+            ? 'a control character'
+            : `"${bad}"`;
   return `its value contains ${shown}, which nvcc would hand to sh (values may hold only letters, digits and _ - + = . , : / % @${re === SAFE_PATH ? ' and spaces' : ''})`;
 }
 
@@ -973,9 +986,10 @@ function safeHostOptions(v: string, flag: string, g: Gathered): boolean {
 }
 
 /**
- * A -D value: on the command line when every character is shell-safe; otherwise (quoted strings,
- * spaces, function-like macros) as a #define in the generated header, which no shell reads. A
- * newline (or a trailing backslash, which would join the next #define) cannot be written there.
+ * A -D value: on the command line when every character is shell-safe; otherwise (quoted strings
+ * such as -DVERSION="1.2", spaces, function-like macros) as a #define in the generated header,
+ * which no shell reads. Dropped: $ and ` (see below), a newline, or a trailing backslash (it
+ * would join the next #define).
  */
 function takeDefine(value: string, raw: string[], g: Gathered): void {
   const eq = value.indexOf('=');
@@ -987,6 +1001,10 @@ function takeDefine(value: string, raw: string[], g: Gathered): void {
     return;
   }
   if (!MACRO_HEAD.test(head)) return reject(g, flag, `"${head}" is not a macro name`);
+  // Harmless in a header, but $ and ` mean nothing in C and are how a command substitution would be
+  // smuggled in: dropped, so that the log says so.
+  const subst = /[$`]/.exec(body);
+  if (subst) return reject(g, flag, `its value contains "${subst[0]}" (shell command substitution), which nvcc would hand to sh`);
   if (/[\r\n\0]/.test(body) || body.endsWith('\\')) return reject(g, flag, 'its value holds a newline or ends in a backslash');
   g.headerDefines.push(`#define ${head} ${body}`);
 }

@@ -242,7 +242,10 @@ export class VariantBuilder {
     const extra: string[] = [];
     if (!templated && this.o.flags.headerDefines?.length) {
       const header = path.join(tmp, 'defines.h');
-      fs.writeFileSync(header, `// -D values with quotes or spaces: written here so that no shell reads them\n${this.o.flags.headerDefines.join('\n')}\n`);
+      fs.writeFileSync(
+        header,
+        `// -D values with quotes or spaces: written here so that no shell reads them\n${this.o.flags.headerDefines.join('\n')}\n`,
+      );
       extra.push('-include', header);
     }
     const command = templated
