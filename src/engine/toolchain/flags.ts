@@ -953,7 +953,7 @@ export function whyUnsafe(v: string, re: RegExp): string {
         ? 'a newline'
         : bad === ' '
           ? 'a space'
-          : /[\x00-\x1f]/.test(bad)
+          : bad.charCodeAt(0) < 0x20
             ? 'a control character'
             : `"${bad}"`;
   return `its value contains ${shown}, which nvcc would hand to sh (values may hold only letters, digits and _ - + = . , : / % @${re === SAFE_PATH ? ' and spaces' : ''})`;
