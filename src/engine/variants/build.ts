@@ -79,6 +79,10 @@ interface CacheMeta {
   deps: DepRecord[];
 }
 
+/** Failures of the machine rather than the code (memory, disk, a killed tool): worth another try. */
+const TRANSIENT =
+  /memory allocation failure|out of memory|bad_alloc|cannot allocate memory|died due to signal|killed|no space left on device|resource temporarily unavailable|too many open files/i;
+
 function sha256File(p: string): string {
   return crypto.createHash('sha256').update(fs.readFileSync(p)).digest('hex');
 }
@@ -318,7 +322,8 @@ export class VariantBuilder {
     // kills), spawn errors and internal failures, which another try may not repeat; nor a build
     // whose dependency list is missing (a template compile) or whose output is not there.
     const deterministic =
-      status === 'ok' || (status === 'failed' && !r.signal && !r.spawnError && r.exitCode !== null && failureKind !== 'internal');
+      status === 'ok' ||
+      (status === 'failed' && !r.signal && !r.spawnError && r.exitCode !== null && failureKind !== 'internal' && !TRANSIENT.test(r.stderr));
     const deps = templated ? null : this.depsOf(depFile, cwd, tmp);
     let output: CacheMeta['output'] = null;
     if (status === 'ok') {
