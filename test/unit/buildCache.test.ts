@@ -9,6 +9,7 @@ import * as path from 'path';
 import { detectToolchain, Toolchain } from '../../src/engine/toolchain/toolchain';
 import { flagsFromSettings } from '../../src/engine/toolchain/flags';
 import { BuildRequest, parseDepFile, VariantBuilder } from '../../src/engine/variants/build';
+import { VariantInspector } from '../../src/engine/variants/inspect';
 import { readCubin } from '../../src/engine/sass';
 import type { ProcessResult, ProcessRunner } from '../../src/engine/toolchain/process';
 
@@ -168,5 +169,35 @@ describe('build cache', () => {
     const text = 'out.cubin : a.cu \\\n    /usr/include/x.h \\\n    my\\ dir/h.h price$$.h\n';
     assert.deepEqual(parseDepFile(text, '/w'), ['/w/a.cu', '/usr/include/x.h', '/w/my dir/h.h', '/w/price$.h']);
     assert.deepEqual(parseDepFile('', '/w'), []);
+  });
+});
+
+describe('disassembly cache', () => {
+  test('a damaged cached listing is disassembled again; a different disassembler is a miss', async t => {
+    if (skip) return t.skip(skip);
+    const { dir, req, cacheDir } = project(8);
+    const b = builder(dir, cacheDir);
+    const [r] = await b.buildAll([req]);
+    let runs = 0;
+    const counting: ProcessRunner = (command, args, o) => {
+      if (/nvdisasm|cuobjdump/.test(path.basename(command))) runs++;
+      return toolchain!.runner(command, args, o);
+    };
+    const inspector = (tc: Toolchain) => new VariantInspector({ toolchain: { ...tc, runner: counting }, builder: b, arch: 'sm_90' });
+    const first = await inspector(toolchain!).disassemble(r.outputPath!);
+    assert.ok(first.listing && first.listing.functions.length > 0);
+    assert.equal(runs, 1);
+    await inspector(toolchain!).disassemble(r.outputPath!);
+    assert.equal(runs, 1, 'an intact listing is reused');
+    const listing = fs.readdirSync(path.dirname(r.outputPath!)).find(n => /^(nvdisasm-c-gi|cuobjdump-sass)-[0-9a-f]{16}\.txt$/.test(n))!;
+    const file = path.join(path.dirname(r.outputPath!), listing);
+    fs.truncateSync(file, Math.floor(fs.statSync(file).size / 3));
+    const again = await inspector(toolchain!).disassemble(r.outputPath!);
+    assert.equal(runs, 2, 'a truncated listing is not trusted');
+    assert.equal(again.listing!.functions[0].instructions.length, first.listing!.functions[0].instructions.length);
+    const tool = toolchain!.nvdisasm ? 'nvdisasm' : 'cuobjdump';
+    const upgraded: Toolchain = { ...toolchain!, [tool]: { ...toolchain![tool]!, version: 'other' } };
+    await inspector(upgraded).disassemble(r.outputPath!);
+    assert.equal(runs, 3, 'another disassembler version does not reuse the listing');
   });
 });
