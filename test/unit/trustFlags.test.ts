@@ -10,6 +10,7 @@ import * as path from 'path';
 import { detectToolchain, Toolchain } from '../../src/engine/toolchain/toolchain';
 import { CompileFlags, flagsFromCompileCommands, flagsFromSettings } from '../../src/engine/toolchain/flags';
 import { VariantBuilder } from '../../src/engine/variants/build';
+import { main } from '../../src/cli/main';
 
 let toolchain: Toolchain | null = null;
 let skip: string | false = false;
@@ -181,5 +182,28 @@ describe('nvcc never runs shell syntax from a repository', () => {
     assert.match(r.messages[0].message, /not running nvcc: argument "-DX=\$\(touch .*" is unsafe: its value contains "\$"/);
     assert.equal(builder.compiles, 0);
     assert.ok(!fs.existsSync(path.join(dir, 'pwned')));
+  });
+
+  test('unroll-lens sass on a file with a hostile compile_commands.json: warns, counts, runs nothing', async t => {
+    if (skip) return t.skip(skip);
+    const p = project(`nvcc "-DX=\\$(touch MARK(cli))" '-Xcompiler=\`touch MARK(cli2)\`' -DBLOCK=16 -c k.cu`);
+    const saved = process.env.XDG_CACHE_HOME;
+    process.env.XDG_CACHE_HOME = path.join(p.dir, 'cache'); // the CLI's default cache, kept out of the user's
+    let out = '';
+    let err = '';
+    try {
+      const code = await main(['sass', p.file], { out: s => (out += s), err: s => (err += s), isTTY: false });
+      assert.equal(code, 0, err);
+    } finally {
+      if (saved === undefined) delete process.env.XDG_CACHE_HOME;
+      else process.env.XDG_CACHE_HOME = saved;
+    }
+    assert.match(err, /unroll-lens: dropped "-DX=\$\(touch .*shell command substitution/);
+    assert.match(err, /unroll-lens: dropped "-Xcompiler=`touch .*contains "`"/);
+    assert.match(out, /^k\(int\*\)/m);
+    assert.deepEqual(
+      fs.readdirSync(p.dir).filter(n => n.startsWith('pwned-')),
+      [],
+    );
   });
 });
