@@ -201,3 +201,25 @@ describe('disassembly cache', () => {
     assert.equal(runs, 3, 'another disassembler version does not reuse the listing');
   });
 });
+
+describe('cache key', () => {
+  test('a patch release of nvcc, cicc or ptxas installed over the same path (same "13.0") is a different key', () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-cachetest-tk-'));
+    for (const f of ['bin/nvcc', 'bin/ptxas', 'nvvm/bin/cicc']) {
+      fs.mkdirSync(path.dirname(path.join(root, f)), { recursive: true });
+      fs.writeFileSync(path.join(root, f), 'v1');
+    }
+    const make = () =>
+      new VariantBuilder({
+        nvcc: { name: 'nvcc', path: path.join(root, 'bin/nvcc'), version: '13.0', source: 'PATH' },
+        arch: 'sm_90',
+        flags: flagsFromSettings({}, root),
+        cacheDir: root,
+      });
+    const req: BuildRequest = { key: 'k', source: KERNEL, originalPath: path.join(root, 'k.cu') };
+    const before = make().hashOf(req);
+    assert.equal(make().hashOf(req), before, 'stable while nothing changes');
+    fs.writeFileSync(path.join(root, 'nvvm/bin/cicc'), 'v2 (longer)');
+    assert.notEqual(make().hashOf(req), before);
+  });
+});

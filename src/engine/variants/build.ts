@@ -157,6 +157,7 @@ export class VariantBuilder {
         this.o.compileTemplate ?? null,
         this.o.nvcc.version,
         this.o.nvcc.path,
+        this.toolFingerprint(),
         this.o.arch,
         this.o.flags.headerDefines ?? [],
       ]),
@@ -198,6 +199,29 @@ export class VariantBuilder {
     } catch {
       return null;
     }
+  }
+
+  private fingerprint: string | null = null;
+
+  /**
+   * Size and mtime of nvcc, cicc and ptxas: "13.0" alone does not change with a patch release
+   * installed over the same path, and those binaries decide the code.
+   */
+  private toolFingerprint(): string {
+    if (this.fingerprint === null) {
+      const root = this.toolkit();
+      this.fingerprint = [this.o.nvcc.path, path.join(root, 'nvvm', 'bin', 'cicc'), path.join(root, 'bin', 'ptxas')]
+        .map(p => {
+          try {
+            const st = fs.statSync(p);
+            return `${st.size}:${st.mtimeMs}`;
+          } catch {
+            return '-';
+          }
+        })
+        .join(',');
+    }
+    return this.fingerprint;
   }
 
   /** The CUDA toolkit's own headers: covered by the nvcc version in the key, so not hashed per entry. */
