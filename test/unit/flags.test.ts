@@ -280,6 +280,12 @@ describe('flagsFromSettings and resolveCompileFlags', () => {
     assert.equal(f.directory, '/ws');
   });
 
+  test('settings: a later -U or plain -D of a name undoes its header define (the header is read after the command line)', () => {
+    const f = flagsFromSettings({ nvccArgs: ['-DA="x"', '-UA', '-DB="y"', '-DB=2', '-DC="z"'] }, '/ws');
+    assert.deepEqual(f.args, ['-UA', '-DB=2']);
+    assert.deepEqual(f.headerDefines, ['#define C "z"']);
+  });
+
   test('settings: arch flags and -G inside nvccArgs are taken out', () => {
     const f = flagsFromSettings({ nvccArgs: ['-arch=sm_80', '-G', '-O3'] }, '/ws');
     assert.deepEqual(f.args, ['-O3']);

@@ -139,9 +139,12 @@ describe('nvcc never runs shell syntax from a repository', () => {
 
   test('quoted string defines (-DVERSION="1.2") reach the code through a generated header, never through sh', async t => {
     if (skip) return t.skip(skip);
-    const p = project(`nvcc '-DVERSION="1.2"' -DBLOCK=16 '-DSP=a b' -c k.cu`);
+    // pre.h, pre-included by the project, already needs VERSION: the generated header comes first.
+    const p = project(`nvcc -include pre.h '-DVERSION="1.2"' -DBLOCK=16 '-DSP=a b' -c k.cu`, {
+      'pre.h': 'static_assert(sizeof(VERSION) == 4, "defined before the project\'s -include");\n',
+    });
     const f = flagsFromCompileCommands(p.db, p.file)!;
-    assert.deepEqual(f.args, ['-DBLOCK=16']);
+    assert.deepEqual(f.args, ['-include', path.join(p.dir, 'pre.h'), '-DBLOCK=16']);
     assert.deepEqual(f.headerDefines, ['#define VERSION "1.2"', '#define SP a b']);
     // The kernel static_asserts sizeof(VERSION) == 4: the build only succeeds if the string arrived intact.
     const { r } = await build(f, p.file);

@@ -831,8 +831,10 @@ function applyOption(opt: ParsedOption, raw: string[], g: Gathered, dir: string,
     case 'keep':
       if (name === '-D' || name === '--define-macro') takeDefine(value ?? '', raw, g);
       else if (name === '-U' || name === '--undefine-macro') {
-        if (MACRO_NAME.test(value ?? '')) g.out.push(...raw);
-        else reject(g, flag, 'it is not a macro name');
+        if (MACRO_NAME.test(value ?? '')) {
+          g.out.push(...raw);
+          forgetHeaderDefine(g, value!); // the header is read after all -U: a later -U must still win
+        } else reject(g, flag, 'it is not a macro name');
       } else if (HOST_PASSTHROUGH.has(name)) {
         // nvcc splits these at commas and pastes them unquoted into a sh command line; a space
         // would only split them there too, so it becomes a comma.
@@ -959,6 +961,10 @@ export function whyUnsafe(v: string, re: RegExp): string {
   return `its value contains ${shown}, which nvcc would hand to sh (values may hold only letters, digits and _ - + = . , : / % @${re === SAFE_PATH ? ' and spaces' : ''})`;
 }
 
+function forgetHeaderDefine(g: Gathered, name: string): void {
+  g.headerDefines = g.headerDefines.filter(d => !new RegExp(`^#define ${name}[ (]`).test(d));
+}
+
 /** Records a dropped flag and why, naming where it came from. */
 function reject(g: Gathered, flag: string, why: string): void {
   const from = g.fromRepo ? ` (from ${g.fromRepo.db}, entry for ${g.fromRepo.file})` : '';
@@ -998,6 +1004,7 @@ function takeDefine(value: string, raw: string[], g: Gathered): void {
   const flag = raw.join(' ');
   if (MACRO_NAME.test(head) && SAFE_WORD.test(body)) {
     g.out.push(...raw);
+    forgetHeaderDefine(g, head); // the last -D of a name wins, as on a command line
     return;
   }
   if (!MACRO_HEAD.test(head)) return reject(g, flag, `"${head}" is not a macro name`);

@@ -125,8 +125,12 @@ export class VariantBuilder {
     this.run = o.runner ?? runProcess;
   }
 
-  /** nvcc arguments for a variant, besides the input and output paths. */
-  nvccArgs(originalPath: string): string[] {
+  /**
+   * nvcc arguments for a variant, besides the input and output paths. `definesHeader`: the
+   * generated header of flags.headerDefines, included first, as -D values would act before any
+   * -include of the project's.
+   */
+  nvccArgs(originalPath: string, definesHeader?: string): string[] {
     return [
       // A program keeps host optimisation on; -lineinfo lets ncu map stalls to source lines.
       ...(this.o.mode === 'program' ? ['-O3'] : ['-cubin']),
@@ -134,6 +138,7 @@ export class VariantBuilder {
       '-lineinfo',
       '-Xptxas',
       '-v',
+      ...(definesHeader ? ['-include', definesHeader] : []),
       ...this.o.flags.args,
       // The shadow copy lives elsewhere: keep the original directory on the include path.
       '-I',
@@ -267,14 +272,13 @@ export class VariantBuilder {
     const depFile = path.join(tmp, 'deps.d');
     fs.writeFileSync(src, req.source);
     const templated = this.o.mode === 'program' && !!this.o.compileTemplate?.length;
-    const extra: string[] = [];
+    let header: string | undefined;
     if (!templated && this.o.flags.headerDefines?.length) {
-      const header = path.join(tmp, 'defines.h');
+      header = path.join(tmp, 'defines.h');
       fs.writeFileSync(
         header,
         `// -D values with quotes or spaces: written here so that no shell reads them\n${this.o.flags.headerDefines.join('\n')}\n`,
       );
-      extra.push('-include', header);
     }
     const command = templated
       ? this.o.compileTemplate!.map(t =>
@@ -283,7 +287,7 @@ export class VariantBuilder {
             (_m, k: string) => ({ source: src, output: cubin, arch: this.o.arch, dir: path.dirname(req.originalPath) })[k as 'source'],
           ),
         )
-      : [this.o.nvcc.path, ...this.nvccArgs(req.originalPath), ...extra, '-MD', '-MF', depFile, '-o', cubin, src];
+      : [this.o.nvcc.path, ...this.nvccArgs(req.originalPath, header), '-MD', '-MF', depFile, '-o', cubin, src];
     const cwd = this.o.flags.directory || path.dirname(req.originalPath);
     // Last line of defence: nvcc pastes its arguments into sh command lines, so whatever reached
     // this point (flags, sweep defines, the file's own folder) must hold no shell syntax.
