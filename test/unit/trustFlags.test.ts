@@ -87,6 +87,8 @@ describe('nvcc never runs shell syntax from a repository', () => {
         "'-isystem' '/x;touch MARK(isys)'",
         "'-UY;touch MARK(undef)'",
         '-Xcompiler=-wrapper,/usr/bin/touch,MARK(wrapper)',
+        '-Xcompiler=@MARK(gccrsp)',
+        '-Xptxas=-o,MARK(ptxas)',
         "'-Wall|touch MARK(fwd)'",
         "'--maxrregcount=32&&touch MARK(keep)'",
         '-DBLOCK=16',
@@ -105,6 +107,8 @@ describe('nvcc never runs shell syntax from a repository', () => {
       ['-UY;touch', /not a macro name/],
       ['-Xcompiler=-wrapper', /-wrapper makes the host compiler run or load another program/],
       ['-Wall|touch', /contains "\|"/],
+      ['-Xcompiler=@', /@\/.* makes the host compiler run or load another program, or write a file/],
+      ['-Xptxas=-o', /-o would make ptxas write or read a file/],
       ['--maxrregcount=32&&touch', /contains "&"/],
     ] as const) {
       const line = f.warnings.find(x => x.includes(`dropped ${JSON.stringify(flag).slice(0, -1)}`));

@@ -898,7 +898,9 @@ function applyOption(opt: ParsedOption, raw: string[], g: Gathered, dir: string,
     case 'xptxas': {
       const kept = splitList(value ?? '').filter(o => o !== '-v' && o !== '--verbose');
       const bad = kept.find(o => !SAFE_WORD.test(o));
+      const writes = g.fromRepo ? kept.find(o => PTXAS_WRITES.test(o)) : undefined;
       if (bad !== undefined) reject(g, flag, whyUnsafe(bad, SAFE_WORD));
+      else if (writes !== undefined) reject(g, flag, `${writes} would make ptxas write or read a file of the repository's choosing`);
       else if (kept.length) g.out.push('-Xptxas', kept.join(','));
       break;
     }
@@ -942,7 +944,9 @@ const HOST_PASSTHROUGH = new Set(['-Xcompiler', '--compiler-options', '-Xcudafe'
  * taken from a repository's compile database.
  */
 const RUNS_PROGRAMS =
-  /^-(?:wrapper|fplugin|B|-?specs|Wl,|Wa,|Wp,|Xlinker|Xassembler|Xpreprocessor|fuse-ld|iplugindir|-param=?plugin|fprofile|save-temps|dumpbase|dumpdir|o$)/;
+  /^(?:@|-(?:wrapper|fplugin|B|-?specs|W[lap](?:,|$)|Xlinker|Xassembler|Xpreprocessor|fuse-ld|iplugindir|-param=?plugin|fprofile|save-temps|dumpbase|dumpdir|aux-info|fdump|MF|o$|-output))/;
+/** ptxas options that would write somewhere else than the cubin nvcc asked for, or read options from a file. */
+const PTXAS_WRITES = /^(?:@|-o$|--output-file|--?options-file)/;
 
 /** Why `v` fails `re`, naming the first character that does. */
 export function whyUnsafe(v: string, re: RegExp): string {
@@ -985,7 +989,7 @@ function safeHostOptions(v: string, flag: string, g: Gathered): boolean {
   }
   const runs = g.fromRepo ? splitList(v).find(o => RUNS_PROGRAMS.test(o)) : undefined;
   if (runs !== undefined) {
-    reject(g, flag, `${runs} makes the host compiler run or load another program; not taken from compile_commands.json`);
+    reject(g, flag, `${runs} makes the host compiler run or load another program, or write a file; not taken from compile_commands.json`);
     return false;
   }
   return true;
