@@ -3,6 +3,8 @@
 // that shape the code (include paths, defines, language level, math and codegen switches, host
 // compiler options); mode, output, input, dependency and architecture flags are removed because the
 // caller supplies its own (-cubin -o …, -arch=…). Nothing here runs a shell or throws on bad input.
+// nvcc does run a shell with these values, so each is checked against an allow-list (see "what may
+// reach nvcc's sh" below) and anything else is dropped with a warning.
 import * as fs from 'fs';
 import * as path from 'path';
 
