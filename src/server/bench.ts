@@ -3,7 +3,7 @@
 import * as path from 'path';
 import { CancellationToken, ProgressToken } from 'vscode-languageserver/node';
 import type { FileAnalysis } from '../engine/parse/model';
-import { benchLoop, BenchReport } from '../engine/profile/bench';
+import { benchLoop, BenchReport, runOptionsFromSettings } from '../engine/profile/bench';
 import { parseFactorList } from '../engine/variants/rewrite';
 import type { Settings } from '../protocol';
 import type { DocumentFactsStore } from './facts';
@@ -55,15 +55,7 @@ export class BenchService {
         cacheDir: this.cacheDir(),
         loops: [line],
         factors,
-        args: s.profile.args,
-        samples: s.profile.samples,
-        warmup: s.profile.warmup,
-        clockControl: s.profile.clockControl,
-        timeoutMs: s.profile.timeoutSeconds * 1000,
-        launcher: s.profile.launcher,
-        runCommand: s.profile.runCommand.length ? s.profile.runCommand : undefined,
-        compileCommand: s.profile.compileCommand.length ? s.profile.compileCommand : undefined,
-        checkCommand: s.profile.checkCommand.length ? s.profile.checkCommand : undefined,
+        ...runOptionsFromSettings(s.profile),
         sourceStalls: s.profile.sourceStalls,
         signal,
         onProgress: (msg, done) => progress(Math.round((Math.min(done, total) / total) * 100), msg),

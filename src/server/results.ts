@@ -5,6 +5,7 @@
 import * as path from 'path';
 import { CancellationToken, CodeAction, CodeActionKind, Connection, Range, TextEdit } from 'vscode-languageserver/node';
 import type { FileAnalysis, Loop } from '../engine/parse/model';
+import { runOptionsFromSettings } from '../engine/profile/bench';
 import type { ConvertContext } from '../engine/sweep/convert';
 import { sweepCsv, sweepT4 } from '../engine/sweep/export';
 import { parseParamSpec } from '../engine/sweep/space';
@@ -130,20 +131,7 @@ export class ResultsService {
           jobs: s.jobs > 0 ? s.jobs : undefined,
           icacheBudgetBytes: s.icacheBudgetBytes,
           signal,
-          gpu:
-            gpu === null
-              ? {
-                  args: s.profile.args,
-                  samples: s.profile.samples,
-                  warmup: s.profile.warmup,
-                  clockControl: s.profile.clockControl,
-                  timeoutMs: s.profile.timeoutSeconds * 1000,
-                  launcher: s.profile.launcher,
-                  runCommand: s.profile.runCommand.length ? s.profile.runCommand : undefined,
-                  compileCommand: s.profile.compileCommand.length ? s.profile.compileCommand : undefined,
-                  checkCommand: s.profile.checkCommand.length ? s.profile.checkCommand : undefined,
-                }
-              : undefined,
+          gpu: gpu === null ? runOptionsFromSettings(s.profile) : undefined,
         },
         {
           onProgress: pr => {

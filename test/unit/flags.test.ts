@@ -111,9 +111,9 @@ describe('flagsFromCompileCommands', () => {
 
   test('make-style entry: relative file and -I resolved against directory; first real sm_ of several -gencode', () => {
     const f = flagsFromCompileCommands(db('make.json'), '/proj/samples/vecadd/vecadd.cu')!;
+    // -ccbin is never taken from a compile database (it names the program nvcc runs).
+    assert.match(f.warnings.join('\n'), /dropped "-ccbin g\+\+" \(from .*make\.json.*\): the host compiler is never taken/);
     assert.deepEqual(f.args, [
-      '-ccbin',
-      'g++',
       '-m64',
       '-O3',
       '-lineinfo',
@@ -155,15 +155,19 @@ describe('flagsFromCompileCommands', () => {
   });
 
   test('quoting in "command" survives into single arguments', () => {
+    // Defines with spaces or quotes go to the generated header (nvcc would hand them to sh).
     const q = flagsFromCompileCommands(db('quoting.json'), '/q/q.cu')!;
-    assert.deepEqual(q.args, ['-DNAME=a b', '-DX=\\"y\\"', '-DPATH="/opt/my dir"', '-I/path with space', '-I/quoted dir', '-DEMPTY=']);
+    assert.deepEqual(q.args, ['-I/path with space', '-I/quoted dir', '-DEMPTY=']);
+    assert.deepEqual(q.headerDefines, ['#define NAME a b', '#define X \\"y\\"', '#define PATH "/opt/my dir"']);
     const r = flagsFromCompileCommands(db('quoting.json'), '/q/r.cu')!;
-    assert.deepEqual(r.args, ["-DMSG=it's", '-DTAB=x\\ty']);
+    assert.deepEqual(r.args, []);
+    assert.deepEqual(r.headerDefines, ["#define MSG it's", '#define TAB x\\ty']);
   });
 
   test('"arguments" wins over "command"; "command" used when alone', () => {
     const a = flagsFromCompileCommands(db('arguments.json'), '/args/a.cu')!;
-    assert.deepEqual(a.args, ['-DFROM_ARGUMENTS', '-DSPACE=a b']);
+    assert.deepEqual(a.args, ['-DFROM_ARGUMENTS']);
+    assert.deepEqual(a.headerDefines, ['#define SPACE a b']);
     const b = flagsFromCompileCommands(db('arguments.json'), '/args/b.cu')!;
     assert.deepEqual(b.args, ['-DFROM_COMMAND']);
   });
@@ -187,7 +191,6 @@ describe('flagsFromCompileCommands', () => {
     assert.deepEqual(f.args, [
       '-forward-unknown-to-host-compiler',
       '-DFROM_RSP',
-      '-DQUOTED=a b',
       `-I${path.join(DB, 'rsp', 'inc')}`,
       '-DNESTED',
       '-I/abs/cmake include',
@@ -195,6 +198,7 @@ describe('flagsFromCompileCommands', () => {
       path.join(DB, 'rsp', 'third_party'),
       '-O3',
     ]);
+    assert.deepEqual(f.headerDefines, ['#define QUOTED a b']);
     assert.equal(f.arch, 'sm_90');
   });
 
@@ -269,20 +273,17 @@ describe('flagsFromSettings and resolveCompileFlags', () => {
       },
       '/ws',
     );
-    assert.deepEqual(f.args, [
-      '-I/ws/include',
-      '-I/abs/inc',
-      '-DA',
-      '-DB=2',
-      '-DC="x y"',
-      '-DSPACED=a b',
-      '--expt-relaxed-constexpr',
-      '-Xcompiler',
-      '-fopenmp',
-    ]);
+    assert.deepEqual(f.args, ['-I/ws/include', '-I/abs/inc', '-DA', '-DB=2', '--expt-relaxed-constexpr', '-Xcompiler', '-fopenmp']);
+    assert.deepEqual(f.headerDefines, ['#define C "x y"', '#define SPACED a b']);
     assert.equal(f.arch, 'sm_90');
     assert.equal(f.source, 'settings');
     assert.equal(f.directory, '/ws');
+  });
+
+  test('settings: a later -U or plain -D of a name undoes its header define (the header is read after the command line)', () => {
+    const f = flagsFromSettings({ nvccArgs: ['-DA="x"', '-UA', '-DB="y"', '-DB=2', '-DC="z"'] }, '/ws');
+    assert.deepEqual(f.args, ['-UA', '-DB=2']);
+    assert.deepEqual(f.headerDefines, ['#define C "z"']);
   });
 
   test('settings: arch flags and -G inside nvccArgs are taken out', () => {

@@ -2,6 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_SETTINGS, readSettings, SETTING_ENTRIES, Settings } from '../../src/settings';
 import * as protocol from '../../src/protocol';
+import { runOptionsFromSettings } from '../../src/engine/profile/bench';
 
 function read(raw: unknown): { settings: Settings; warnings: string[] } {
   const warnings: string[] = [];
@@ -219,4 +220,21 @@ describe('readSettings', () => {
     assert.deepEqual(r.settings, DEFAULT_SETTINGS);
     assert.equal(r.warnings.length, 1);
   });
+});
+
+test('the profile settings map onto the run options once, for the bench and the sweep alike', () => {
+  const d = runOptionsFromSettings(DEFAULT_SETTINGS.profile);
+  assert.equal(d.timeoutMs, DEFAULT_SETTINGS.profile.timeoutSeconds * 1000);
+  assert.equal(d.runCommand, undefined, 'an empty template is "not set"');
+  assert.equal(d.compileCommand, undefined);
+  assert.equal(d.checkCommand, undefined);
+  const custom = runOptionsFromSettings({
+    ...DEFAULT_SETTINGS.profile,
+    runCommand: ['{program}', '{args}'],
+    launcher: ['srun'],
+    samples: 30,
+  });
+  assert.deepEqual(custom.runCommand, ['{program}', '{args}']);
+  assert.deepEqual(custom.launcher, ['srun']);
+  assert.equal(custom.samples, 30);
 });

@@ -7,6 +7,7 @@
 // programs), check (a plain run against the baseline), time (ncu durations and stalls per
 // instantiation), lineStalls (per source line) and summary (statistics, speedups, tables).
 // benchLoop below only strings them together.
+import type { ProfileSettings } from '../../settings';
 import type { FileAnalysis } from '../parse/model';
 import type { Toolchain } from '../toolchain/toolchain';
 import { MissingToolError } from '../toolchain/discover';
@@ -103,6 +104,28 @@ export interface BenchOptions {
   keepReportsDir?: string;
   /** Also sample warp stalls per source line of the file as written (one extra ncu run; unrollLens.profile.sourceStalls). */
   sourceStalls?: boolean;
+}
+
+/** How programs are run and timed, from the unrollLens.profile.* settings: the one mapping the bench and sweep services share. */
+export function runOptionsFromSettings(
+  p: ProfileSettings,
+): Pick<
+  BenchOptions,
+  'args' | 'samples' | 'warmup' | 'clockControl' | 'timeoutMs' | 'launcher' | 'runCommand' | 'compileCommand' | 'checkCommand'
+> {
+  // An empty template means "not set": the program itself, nvcc, no check command.
+  const template = (t: string[]) => (t.length ? t : undefined);
+  return {
+    args: p.args,
+    samples: p.samples,
+    warmup: p.warmup,
+    clockControl: p.clockControl,
+    timeoutMs: p.timeoutSeconds * 1000,
+    launcher: p.launcher,
+    runCommand: template(p.runCommand),
+    compileCommand: template(p.compileCommand),
+    checkCommand: template(p.checkCommand),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,6 +3,8 @@
 // that shape the code (include paths, defines, language level, math and codegen switches, host
 // compiler options); mode, output, input, dependency and architecture flags are removed because the
 // caller supplies its own (-cubin -o …, -arch=…). Nothing here runs a shell or throws on bad input.
+// nvcc does run a shell with these values, so each is checked against an allow-list (see "what may
+// reach nvcc's sh" below) and anything else is dropped with a warning.
 import * as fs from 'fs';
 import * as path from 'path';
 
@@ -17,6 +19,12 @@ export interface CompileFlags {
   directory: string;
   /** What was dropped or adapted and why (e.g. -G), for the log. */
   warnings: string[];
+  /**
+   * `#define` lines for -D values that are not safe on nvcc's command line (quotes, spaces, parens:
+   * nvcc hands -D values to sh). The builder writes them to a header passed with -include, which
+   * the preprocessor reads and no shell ever sees.
+   */
+  headerDefines?: string[];
 }
 
 export interface FlagSettings {
@@ -215,13 +223,18 @@ export function flagsFromCompileCommands(dbPath: string, file: string): CompileF
     const want = realOrResolved(file);
     const entry = entries.find(e => samePath(realOrResolved(path.resolve(e.directory, e.file)), want));
     if (!entry) return null;
-    const cleaned = cleanArgs(entry.argv, entry.directory, { hasCompiler: true, resolvePaths: true });
+    const cleaned = cleanArgs(entry.argv, entry.directory, {
+      hasCompiler: true,
+      resolvePaths: true,
+      fromRepo: { db: dbPath, file: path.resolve(entry.directory, entry.file), rspRoot: path.dirname(path.resolve(dbPath)) },
+    });
     return {
       args: cleaned.args,
       arch: cleaned.arch,
       source: `compile_commands.json (${dbPath})`,
       directory: entry.directory,
       warnings: cleaned.warnings,
+      ...(cleaned.headerDefines.length ? { headerDefines: cleaned.headerDefines } : {}),
     };
   } catch {
     return null;
@@ -254,18 +267,33 @@ export function normaliseArch(value: string | null | undefined): string | null {
 export function flagsFromSettings(s: FlagSettings, workspaceRoot: string): CompileFlags {
   const settings = s ?? {};
   const root = path.resolve(typeof workspaceRoot === 'string' && workspaceRoot ? workspaceRoot : '.');
-  const args: string[] = [];
   const warnings: string[] = [];
-  for (const p of strings(settings.includePaths)) args.push(`-I${path.resolve(root, p)}`);
-  for (const d of strings(settings.defines)) args.push(`-D${d.replace(/^-D/, '')}`);
+  // Include paths and defines go through the same checks as nvccArgs (they reach nvcc's sh alike).
+  const listed = cleanArgs(
+    [
+      ...strings(settings.includePaths).map(p => `-I${path.resolve(root, p)}`),
+      ...strings(settings.defines).map(d => `-D${d.replace(/^-D/, '')}`),
+    ],
+    root,
+    { hasCompiler: false, resolvePaths: false },
+  );
+  warnings.push(...listed.warnings.map(w => `unrollLens includePaths/defines: ${w}`));
   const extra = cleanArgs(strings(settings.nvccArgs), root, { hasCompiler: false, resolvePaths: false });
-  args.push(...extra.args);
+  const args = [...listed.args, ...extra.args];
+  const headerDefines = [...listed.headerDefines, ...extra.headerDefines];
   warnings.push(...extra.warnings.map(w => `unrollLens nvccArgs: ${w}`));
   const explicit = normaliseArch(settings.arch ?? null);
   if (settings.arch && !explicit && !/^(native|all|all-major)$/i.test(settings.arch.trim())) {
     warnings.push(`arch setting "${settings.arch}" is not an sm_XX architecture; ignored`);
   }
-  return { args, arch: explicit ?? extra.arch, source: 'settings', directory: root, warnings };
+  return {
+    args,
+    arch: explicit ?? extra.arch,
+    source: 'settings',
+    directory: root,
+    warnings,
+    ...(headerDefines.length ? { headerDefines } : {}),
+  };
 }
 
 function strings(a: unknown): string[] {
@@ -288,7 +316,9 @@ export function resolveCompileFlags(file: string, workspaceRoots: string[], sett
     }
     const extra = cleanArgs(strings(s.nvccArgs), fromDb.directory, { hasCompiler: false, resolvePaths: false });
     const explicit = normaliseArch(s.arch ?? null);
+    const headerDefines = [...(fromDb.headerDefines ?? []), ...extra.headerDefines];
     return {
+      ...(headerDefines.length ? { headerDefines } : {}),
       args: [...fromDb.args, ...extra.args],
       arch: explicit ?? fromDb.arch ?? extra.arch,
       source: fromDb.source,
@@ -639,6 +669,21 @@ interface Cleaned {
   args: string[];
   arch: string | null;
   warnings: string[];
+  headerDefines: string[];
+}
+
+/** Where repository-supplied flags came from, for warnings; absent for the user's own settings. */
+interface RepoOrigin {
+  db: string;
+  file: string;
+  /** Response files are read only from inside this folder (the compile database's). */
+  rspRoot: string;
+}
+
+interface CleanOptions {
+  hasCompiler: boolean;
+  resolvePaths: boolean;
+  fromRepo?: RepoOrigin;
 }
 
 /** What cleaning gathers while it walks the arguments. */
@@ -653,6 +698,8 @@ interface Gathered {
   sawG: boolean;
   /** -dc was given: keep its relocatable device code as -rdc=true. */
   addRdc: boolean;
+  headerDefines: string[];
+  fromRepo?: RepoOrigin;
 }
 
 /** One nvcc option as written: its looked-up name, what to do with it, its value. */
@@ -666,14 +713,24 @@ interface ParsedOption {
  * Removes what the caller sets itself and makes paths absolute. `hasCompiler`: argv[0] is the
  * compiler (and launchers before it). `resolvePaths`: resolve -I/-isystem/-include/-ccbin against `dir`.
  */
-function cleanArgs(argvIn: string[], dir: string, opts: { hasCompiler: boolean; resolvePaths: boolean }): Cleaned {
-  const g: Gathered = { out: [], realArchs: [], virtualArchs: [], dropped: new Set(), warnings: [], sawG: false, addRdc: false };
+function cleanArgs(argvIn: string[], dir: string, opts: CleanOptions): Cleaned {
+  const g: Gathered = {
+    out: [],
+    realArchs: [],
+    virtualArchs: [],
+    dropped: new Set(),
+    warnings: [],
+    sawG: false,
+    addRdc: false,
+    headerDefines: [],
+    fromRepo: opts.fromRepo,
+  };
   const { compiler, args } = opts.hasCompiler ? splitOffCompiler(argvIn) : { compiler: null, args: [...argvIn] };
   const nvcc = compiler === null || /nvcc/.test(exeName(compiler));
   if (compiler !== null && !nvcc) {
     g.warnings.push(`the compile command uses ${compiler}, not nvcc: only include paths, defines, -std and -O were carried over`);
   }
-  const expanded = expandResponseFiles(args, dir, g.warnings, 0);
+  const expanded = expandResponseFiles(args, dir, g.warnings, 0, opts.fromRepo);
 
   for (let i = 0; i < expanded.length; i++) {
     const a = expanded[i];
@@ -690,7 +747,7 @@ function cleanArgs(argvIn: string[], dir: string, opts: { hasCompiler: boolean; 
     if (!opt) {
       // Unknown to nvcc: host options forwarded by -forward-unknown-to-host-compiler, -lineinfo, etc.
       if (!nvcc) g.dropped.add(a);
-      else g.out.push(a);
+      else if (safeHostOptions(a, a, g)) g.out.push(a);
       continue;
     }
     let raw = [a];
@@ -771,9 +828,23 @@ function carriesOver(opt: ParsedOption): boolean {
 function applyOption(opt: ParsedOption, raw: string[], g: Gathered, dir: string, resolvePaths: boolean): void {
   const { name, value } = opt;
   const abs = (p: string) => (resolvePaths ? path.resolve(dir, p) : p);
+  const flag = raw.join(' ');
   switch (opt.spec.action) {
     case 'keep':
-      g.out.push(...raw);
+      if (name === '-D' || name === '--define-macro') takeDefine(value ?? '', raw, g);
+      else if (name === '-U' || name === '--undefine-macro') {
+        if (MACRO_NAME.test(value ?? '')) {
+          g.out.push(...raw);
+          forgetHeaderDefine(g, value!); // the header is read after all -U: a later -U must still win
+        } else reject(g, flag, 'it is not a macro name');
+      } else if (HOST_PASSTHROUGH.has(name)) {
+        // nvcc splits these at commas and pastes them unquoted into a sh command line; a space
+        // would only split them there too, so it becomes a comma.
+        const v = (value ?? '').trim().split(/\s+/).join(',');
+        if (!safeHostOptions(v, flag, g)) break;
+        g.out.push(...(v === value ? raw : [name, v]));
+      } else if (value === null || SAFE_WORD.test(value)) g.out.push(...raw);
+      else reject(g, flag, whyUnsafe(value, SAFE_WORD));
       break;
     case 'drop':
     case 'lang':
@@ -788,22 +859,34 @@ function applyOption(opt: ParsedOption, raw: string[], g: Gathered, dir: string,
       g.addRdc = true;
       break;
     case 'include':
-      for (const p of splitList(value ?? '')) g.out.push(`-I${abs(p)}`);
+      for (const p of splitList(value ?? '')) if (safePath(p, flag, g)) g.out.push(`-I${abs(p)}`);
       break;
     case 'isystem': {
-      const flag = name.startsWith('--') ? '-isystem' : name;
-      for (const p of name === '-iquote' || name === '-idirafter' ? [value ?? ''] : splitList(value ?? '')) g.out.push(flag, abs(p));
+      const out = name.startsWith('--') ? '-isystem' : name;
+      for (const p of name === '-iquote' || name === '-idirafter' ? [value ?? ''] : splitList(value ?? '')) {
+        if (safePath(p, flag, g)) g.out.push(out, abs(p));
+      }
       break;
     }
     case 'preinclude': {
-      const flag = name === '--pre-include' ? '-include' : name;
+      const out = name === '--pre-include' ? '-include' : name;
       const v = value ?? '';
+      if (!safePath(v, flag, g)) break;
       const resolved = resolvePaths && !path.isAbsolute(v) && isFile(path.resolve(dir, v)) ? path.resolve(dir, v) : v;
-      g.out.push(flag, resolved);
+      g.out.push(out, resolved);
       break;
     }
     case 'ccbin': {
+      // -ccbin names the program nvcc runs (through sh): a repository never chooses it.
+      if (g.fromRepo) {
+        reject(g, flag, 'the host compiler is never taken from compile_commands.json (set unrollLens.nvccArgs to choose one)');
+        break;
+      }
       const v = value ?? '';
+      if (!SAFE_WORD.test(v) || v === '') {
+        reject(g, flag, whyUnsafe(v, SAFE_WORD));
+        break;
+      }
       g.out.push('-ccbin', resolvePaths && /[/\\]/.test(v) ? path.resolve(dir, v) : v);
       break;
     }
@@ -816,7 +899,11 @@ function applyOption(opt: ParsedOption, raw: string[], g: Gathered, dir: string,
       break;
     case 'xptxas': {
       const kept = splitList(value ?? '').filter(o => o !== '-v' && o !== '--verbose');
-      if (kept.length) g.out.push('-Xptxas', kept.join(','));
+      const bad = kept.find(o => !SAFE_WORD.test(o));
+      const writes = g.fromRepo ? kept.find(o => PTXAS_WRITES.test(o)) : undefined;
+      if (bad !== undefined) reject(g, flag, whyUnsafe(bad, SAFE_WORD));
+      else if (writes !== undefined) reject(g, flag, `${writes} would make ptxas write or read a file of the repository's choosing`);
+      else if (kept.length) g.out.push('-Xptxas', kept.join(','));
       break;
     }
     case 'rsp':
@@ -836,7 +923,103 @@ function finish(g: Gathered): Cleaned {
     arch = normaliseArch(c);
     if (arch) break;
   }
-  return { args: out, arch, warnings };
+  return { args: out, arch, warnings, headerDefines: g.headerDefines };
+}
+
+// ---- what may reach nvcc's sh -------------------------------------------------------------------
+// nvcc builds its host-compiler and tool command lines as strings and runs them with sh: -D and -I
+// values inside double quotes (where $, `, \ and " still act), -Xcompiler values and forwarded host
+// options bare. So every value is held to an allow-list rather than a list of known-bad characters.
+
+/** Characters that mean nothing to sh, quoted or not. */
+export const SAFE_WORD = /^[A-Za-z0-9_\-+=.,:/%@]*$/;
+/** Paths: nvcc double-quotes them, so a space is safe as well. */
+export const SAFE_PATH = /^[A-Za-z0-9_\-+=.,:/%@ ]+$/;
+const MACRO_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** "NAME" or "NAME(a, b)" of a -D value, before its "=". */
+const MACRO_HEAD = /^[A-Za-z_][A-Za-z0-9_]*(?:\([A-Za-z0-9_, .]*\))?$/;
+/** nvcc options whose value goes, split at commas, to another program's command line. */
+const HOST_PASSTHROUGH = new Set(['-Xcompiler', '--compiler-options', '-Xcudafe', '-Xcicc', '-Xfatbin', '-Xnvvm']);
+/**
+ * Host compiler options that run or load another program even without a shell: gcc's -wrapper,
+ * plugins, -B (where cc1plus is looked up), spec files, linker and assembler pass-through. Never
+ * taken from a repository's compile database.
+ */
+const RUNS_PROGRAMS =
+  /^(?:@|-(?:wrapper|fplugin|B|-?specs|W[lap](?:,|$)|Xlinker|Xassembler|Xpreprocessor|fuse-ld|iplugindir|-param=?plugin|fprofile|save-temps|dumpbase|dumpdir|aux-info|fdump|MF|o$|-output))/;
+/** ptxas options that would write somewhere else than the cubin nvcc asked for, or read options from a file. */
+const PTXAS_WRITES = /^(?:@|-o$|--output-file|--?options-file)/;
+
+/** Why `v` fails `re`, naming the first character that does. */
+export function whyUnsafe(v: string, re: RegExp): string {
+  if (v === '') return 'its value is empty';
+  const bad = [...v].find(c => !re.test(c));
+  const shown =
+    bad === undefined
+      ? ''
+      : bad === '\n'
+        ? 'a newline'
+        : bad === ' '
+          ? 'a space'
+          : bad.charCodeAt(0) < 0x20
+            ? 'a control character'
+            : `"${bad}"`;
+  return `its value contains ${shown}, which nvcc would hand to sh (values may hold only letters, digits and _ - + = . , : / % @${re === SAFE_PATH ? ' and spaces' : ''})`;
+}
+
+function forgetHeaderDefine(g: Gathered, name: string): void {
+  g.headerDefines = g.headerDefines.filter(d => !new RegExp(`^#define ${name}[ (]`).test(d));
+}
+
+/** Records a dropped flag and why, naming where it came from. */
+function reject(g: Gathered, flag: string, why: string): void {
+  const from = g.fromRepo ? ` (from ${g.fromRepo.db}, entry for ${g.fromRepo.file})` : '';
+  g.warnings.push(`dropped ${JSON.stringify(flag)}${from}: ${why}`);
+}
+
+function safePath(p: string, flag: string, g: Gathered): boolean {
+  if (SAFE_PATH.test(p)) return true;
+  reject(g, flag, whyUnsafe(p, SAFE_PATH));
+  return false;
+}
+
+/** Host compiler options (an -Xcompiler value, or one forwarded bare): shell-safe, and from a repository none that run programs. */
+function safeHostOptions(v: string, flag: string, g: Gathered): boolean {
+  if (!SAFE_WORD.test(v) || v === '') {
+    reject(g, flag, whyUnsafe(v, SAFE_WORD));
+    return false;
+  }
+  const runs = g.fromRepo ? splitList(v).find(o => RUNS_PROGRAMS.test(o)) : undefined;
+  if (runs !== undefined) {
+    reject(g, flag, `${runs} makes the host compiler run or load another program, or write a file; not taken from compile_commands.json`);
+    return false;
+  }
+  return true;
+}
+
+/**
+ * A -D value: on the command line when every character is shell-safe; otherwise (quoted strings
+ * such as -DVERSION="1.2", spaces, function-like macros) as a #define in the generated header,
+ * which no shell reads. Dropped: $ and ` (see below), a newline, or a trailing backslash (it
+ * would join the next #define).
+ */
+function takeDefine(value: string, raw: string[], g: Gathered): void {
+  const eq = value.indexOf('=');
+  const head = eq < 0 ? value : value.slice(0, eq);
+  const body = eq < 0 ? '1' : value.slice(eq + 1);
+  const flag = raw.join(' ');
+  if (MACRO_NAME.test(head) && SAFE_WORD.test(body)) {
+    g.out.push(...raw);
+    forgetHeaderDefine(g, head); // the last -D of a name wins, as on a command line
+    return;
+  }
+  if (!MACRO_HEAD.test(head)) return reject(g, flag, `"${head}" is not a macro name`);
+  // Harmless in a header, but $ and ` mean nothing in C and are how a command substitution would be
+  // smuggled in: dropped, so that the log says so.
+  const subst = /[$`]/.exec(body);
+  if (subst) return reject(g, flag, `its value contains "${subst[0]}" (shell command substitution), which nvcc would hand to sh`);
+  if (/[\r\n\0]/.test(body) || body.endsWith('\\')) return reject(g, flag, 'its value holds a newline or ends in a backslash');
+  g.headerDefines.push(`#define ${head} ${body}`);
 }
 
 function exeName(p: string): string {
@@ -885,8 +1068,12 @@ function noteGencode(v: string, real: string[], virt: string[]): void {
   if (archM) virt.push(archM[1].trim());
 }
 
-/** Expands @file and --options-file/-optf file (relative to `dir`), recursively. */
-function expandResponseFiles(argv: string[], dir: string, warnings: string[], depth: number): string[] {
+/**
+ * Expands @file and --options-file/-optf file (relative to `dir`), recursively, here rather than
+ * in nvcc so that their flags get the same checks. From a repository only files inside its
+ * compile database's folder are read.
+ */
+function expandResponseFiles(argv: string[], dir: string, warnings: string[], depth: number, fromRepo?: RepoOrigin): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -902,6 +1089,10 @@ function expandResponseFiles(argv: string[], dir: string, warnings: string[], de
     }
     for (const f of files) {
       const p = path.resolve(dir, f);
+      if (fromRepo && !within(realOrResolved(p), realOrResolved(fromRepo.rspRoot))) {
+        warnings.push(`response file ${p} (from ${fromRepo.db}) is outside ${fromRepo.rspRoot}; not read`);
+        continue;
+      }
       if (depth >= 8) {
         warnings.push(`response file ${f} nested too deeply; ignored`);
         continue;
@@ -913,7 +1104,7 @@ function expandResponseFiles(argv: string[], dir: string, warnings: string[], de
         warnings.push(`response file ${p} could not be read; its flags are missing`);
         continue;
       }
-      out.push(...expandResponseFiles(splitCommandLine(text), dir, warnings, depth + 1));
+      out.push(...expandResponseFiles(splitCommandLine(text), dir, warnings, depth + 1, fromRepo));
     }
   }
   return out;

@@ -1,12 +1,14 @@
 // Compiles variants with nvcc, in parallel up to the core count, through a persistent
 // content-addressed cache: the key covers the variant source, the flags, the nvcc version and
-// the arch, so an unchanged re-run compiles nothing.
+// the arch, so an unchanged re-run compiles nothing. An entry also lists the headers nvcc read
+// (from its -MD output) with their hashes, and the output's size and hash: a changed header or a
+// damaged output is a miss, never a stale answer. Only deterministic outcomes are stored.
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import type { ToolInfo } from '../toolchain/discover';
-import type { CompileFlags } from '../toolchain/flags';
+import { SAFE_PATH, whyUnsafe, type CompileFlags } from '../toolchain/flags';
 import { classifyFailure, CompilerMessage, CompileFailureKind, parseNvccOutput } from '../toolchain/nvccErrors';
 import { ProcessRunner, runProcess } from '../toolchain/process';
 
@@ -63,20 +65,72 @@ export interface BuildProgress {
   cached: boolean;
 }
 
-const CACHE_FORMAT = 1;
+const CACHE_FORMAT = 2;
+
+/** A file nvcc read for a build, as it was then. */
+interface DepRecord {
+  path: string;
+  sha256: string;
+}
+
+/** What result.json holds besides the result: enough to tell whether the entry still holds. */
+interface CacheMeta {
+  output: { size: number; sha256: string } | null;
+  deps: DepRecord[];
+}
+
+/** Failures of the machine rather than the code (memory, disk, a killed tool): worth another try. */
+const TRANSIENT =
+  /memory allocation failure|out of memory|bad_alloc|cannot allocate memory|died due to signal|killed|no space left on device|resource temporarily unavailable|too many open files/i;
+
+function sha256File(p: string): string {
+  return crypto.createHash('sha256').update(fs.readFileSync(p)).digest('hex');
+}
+
+/** The prerequisites of a make-style dependency file (nvcc -MD -MF), as absolute paths. */
+export function parseDepFile(text: string, cwd: string): string[] {
+  const joined = text.replace(/\\\r?\n/g, ' ');
+  const colon = joined.search(/:(\s|$)/);
+  if (colon < 0) return [];
+  const words: string[] = [];
+  let cur = '';
+  const body = joined.slice(colon + 1);
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i];
+    if (c === '\\' && body[i + 1] === ' ') {
+      cur += ' ';
+      i++;
+    } else if (c === '$' && body[i + 1] === '$') {
+      cur += '$';
+      i++;
+    } else if (/\s/.test(c)) {
+      if (cur) words.push(cur);
+      cur = '';
+    } else cur += c;
+  }
+  if (cur) words.push(cur);
+  return words.map(w => path.resolve(cwd, w));
+}
 
 export class VariantBuilder {
   readonly concurrency: number;
   private readonly run: ProcessRunner;
   compiles = 0;
+  /** File hashes for dependency checks, shared by the lookups of one buildAll. */
+  private depHashes = new Map<string, string | null>();
+  private toolkitRoot: string | null = null;
 
   constructor(private readonly o: BuilderOptions) {
     this.concurrency = Math.max(1, o.concurrency ?? os.cpus().length);
     this.run = o.runner ?? runProcess;
   }
 
-  /** nvcc arguments for a variant, besides the input and output paths. */
-  nvccArgs(originalPath: string): string[] {
+  /**
+   * nvcc arguments for a variant, besides the input and output paths. `definesHeader`: the
+   * generated header of flags.headerDefines, included first, as -D values would act before any
+   * -include of the project's.
+   */
+  nvccArgs(originalPath: string, definesHeader?: string): string[] {
     return [
       // A program keeps host optimisation on; -lineinfo lets ncu map stalls to source lines.
       ...(this.o.mode === 'program' ? ['-O3'] : ['-cubin']),
@@ -84,6 +138,7 @@ export class VariantBuilder {
       '-lineinfo',
       '-Xptxas',
       '-v',
+      ...(definesHeader ? ['-include', definesHeader] : []),
       ...this.o.flags.args,
       // The shadow copy lives elsewhere: keep the original directory on the include path.
       '-I',
@@ -107,7 +162,9 @@ export class VariantBuilder {
         this.o.compileTemplate ?? null,
         this.o.nvcc.version,
         this.o.nvcc.path,
+        this.toolFingerprint(),
         this.o.arch,
+        this.o.flags.headerDefines ?? [],
       ]),
     );
     return h.digest('hex');
@@ -117,12 +174,33 @@ export class VariantBuilder {
     return path.join(this.o.cacheDir, hash.slice(0, 2), hash);
   }
 
+  private hashDep(p: string): string | null {
+    if (!this.depHashes.has(p)) {
+      let h: string | null = null;
+      try {
+        h = sha256File(p);
+      } catch {
+        h = null; // gone: the entry no longer holds
+      }
+      this.depHashes.set(p, h);
+    }
+    return this.depHashes.get(p)!;
+  }
+
+  /** An entry counts only if its output is intact and every file nvcc read is unchanged. */
   private readCached(req: BuildRequest, hash: string): BuildResult | null {
     const dir = this.dirOf(hash);
     try {
-      const meta = JSON.parse(fs.readFileSync(path.join(dir, 'result.json'), 'utf8')) as BuildResult;
-      if (meta.status === 'ok' && !fs.existsSync(path.join(dir, this.outputName))) return null;
-      return { ...meta, key: req.key, outputPath: meta.status === 'ok' ? path.join(dir, this.outputName) : null, cached: true };
+      const meta = JSON.parse(fs.readFileSync(path.join(dir, 'result.json'), 'utf8')) as BuildResult & { cache?: CacheMeta };
+      const check = meta.cache;
+      if (!check || !Array.isArray(check.deps)) return null;
+      if (meta.status === 'ok') {
+        const out = path.join(dir, this.outputName);
+        if (!check.output || fs.statSync(out).size !== check.output.size || sha256File(out) !== check.output.sha256) return null;
+      }
+      if (check.deps.some(d => this.hashDep(d.path) !== d.sha256)) return null;
+      const { cache: _cache, ...result } = meta;
+      return { ...result, key: req.key, outputPath: meta.status === 'ok' ? path.join(dir, this.outputName) : null, cached: true };
     } catch {
       return null;
     }
@@ -140,28 +218,98 @@ export class VariantBuilder {
     return { ...(await p), key: req.key };
   }
 
+  private fingerprint: string | null = null;
+
+  /**
+   * Size and mtime of nvcc, cicc and ptxas: "13.0" alone does not change with a patch release
+   * installed over the same path, and those binaries decide the code.
+   */
+  private toolFingerprint(): string {
+    if (this.fingerprint === null) {
+      const root = this.toolkit();
+      this.fingerprint = [this.o.nvcc.path, path.join(root, 'nvvm', 'bin', 'cicc'), path.join(root, 'bin', 'ptxas')]
+        .map(p => {
+          try {
+            const st = fs.statSync(p);
+            return `${st.size}:${st.mtimeMs}`;
+          } catch {
+            return '-';
+          }
+        })
+        .join(',');
+    }
+    return this.fingerprint;
+  }
+
+  /** The CUDA toolkit's own headers: covered by the nvcc version in the key, so not hashed per entry. */
+  private toolkit(): string {
+    if (this.toolkitRoot === null) {
+      let nvcc = this.o.nvcc.path;
+      try {
+        nvcc = fs.realpathSync(nvcc);
+      } catch {
+        // keep as given
+      }
+      this.toolkitRoot = path.resolve(path.dirname(nvcc), '..');
+    }
+    return this.toolkitRoot;
+  }
+
+  /** The files nvcc read (from its -MF file), with hashes; null when that list is missing. */
+  private depsOf(depFile: string, cwd: string, tmp: string): DepRecord[] | null {
+    let text: string;
+    try {
+      text = fs.readFileSync(depFile, 'utf8');
+    } catch {
+      return null;
+    }
+    const root = this.toolkit() + path.sep;
+    const deps: DepRecord[] = [];
+    for (const p of new Set(parseDepFile(text, cwd))) {
+      // The variant source and generated header live in the entry and are in the key already.
+      if (p.startsWith(tmp + path.sep) || p.startsWith(root)) continue;
+      const h = this.hashDep(p);
+      if (h === null) return null;
+      deps.push({ path: p, sha256: h });
+    }
+    return deps;
+  }
+
   private async compile(req: BuildRequest, hash: string, signal?: AbortSignal): Promise<BuildResult> {
     const dir = this.dirOf(hash);
     const tmp = `${dir}.tmp-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
     fs.mkdirSync(tmp, { recursive: true });
     const src = path.join(tmp, 'variant.cu');
     const cubin = path.join(tmp, this.outputName);
+    const depFile = path.join(tmp, 'deps.d');
     fs.writeFileSync(src, req.source);
+    const templated = this.o.mode === 'program' && !!this.o.compileTemplate?.length;
+    let header: string | undefined;
+    if (!templated && this.o.flags.headerDefines?.length) {
+      header = path.join(tmp, 'defines.h');
+      fs.writeFileSync(
+        header,
+        `// -D values with quotes or spaces: written here so that no shell reads them\n${this.o.flags.headerDefines.join('\n')}\n`,
+      );
+    }
+    const command = templated
+      ? this.o.compileTemplate!.map(t =>
+          t.replace(
+            /\{(source|output|arch|dir)\}/g,
+            (_m, k: string) => ({ source: src, output: cubin, arch: this.o.arch, dir: path.dirname(req.originalPath) })[k as 'source'],
+          ),
+        )
+      : [this.o.nvcc.path, ...this.nvccArgs(req.originalPath, header), '-MD', '-MF', depFile, '-o', cubin, src];
+    const cwd = this.o.flags.directory || path.dirname(req.originalPath);
+    // Last line of defence: nvcc pastes its arguments into sh command lines, so whatever reached
+    // this point (flags, sweep defines, the file's own folder) must hold no shell syntax.
+    const unsafe = templated ? undefined : command.slice(1).find(a => !SAFE_PATH.test(a));
+    if (unsafe !== undefined) {
+      fs.rmSync(tmp, { recursive: true, force: true });
+      return this.refused(req, hash, `not running nvcc: argument ${JSON.stringify(unsafe)} is unsafe: ${whyUnsafe(unsafe, SAFE_PATH)}`);
+    }
     this.compiles++;
-    const command =
-      this.o.mode === 'program' && this.o.compileTemplate?.length
-        ? this.o.compileTemplate.map(t =>
-            t.replace(
-              /\{(source|output|arch|dir)\}/g,
-              (_m, k: string) => ({ source: src, output: cubin, arch: this.o.arch, dir: path.dirname(req.originalPath) })[k as 'source'],
-            ),
-          )
-        : [this.o.nvcc.path, ...this.nvccArgs(req.originalPath), '-o', cubin, src];
-    const r = await this.run(command[0], command.slice(1), {
-      cwd: this.o.flags.directory || path.dirname(req.originalPath),
-      timeoutMs: this.o.timeoutMs ?? 300_000,
-      signal,
-    });
+    const r = await this.run(command[0], command.slice(1), { cwd, timeoutMs: this.o.timeoutMs ?? 300_000, signal });
     const messages = parseNvccOutput(r.stderr);
     let status: BuildStatus = 'ok';
     let failureKind: BuildResult['failureKind'] = null;
@@ -209,13 +357,30 @@ export class VariantBuilder {
       compileMs: r.durationMs,
       cached: false,
     };
-    if (status === 'cancelled' || status === 'timeout') {
+    // Stored: successful builds, and compile errors (deterministic: a broken variant stays broken
+    // until its source, flags or headers change). Not stored: timeouts, cancels, signals (OOM
+    // kills), spawn errors and internal failures, which another try may not repeat; nor a build
+    // whose dependency list is missing (a template compile) or whose output is not there.
+    const deterministic =
+      status === 'ok' ||
+      (status === 'failed' && !r.signal && !r.spawnError && r.exitCode !== null && failureKind !== 'internal' && !TRANSIENT.test(r.stderr));
+    const deps = templated ? null : this.depsOf(depFile, cwd, tmp);
+    let output: CacheMeta['output'] = null;
+    if (status === 'ok') {
+      try {
+        output = { size: fs.statSync(cubin).size, sha256: sha256File(cubin) };
+      } catch {
+        output = null;
+      }
+    }
+    const storable = deterministic && deps !== null && (status !== 'ok' || output !== null);
+    if (!storable && status !== 'ok') {
       fs.rmSync(tmp, { recursive: true, force: true });
       return result;
     }
-    // Successful and failed compiles are both cached: a broken variant stays broken until its
-    // source or flags change.
-    fs.writeFileSync(path.join(tmp, 'result.json'), JSON.stringify({ ...result, outputPath: null }));
+    // A usable build that cannot be vouched for (no dependency list, e.g. a template compile) still
+    // moves into place for its caller, but without result.json, so no lookup ever returns it.
+    if (storable) fs.writeFileSync(path.join(tmp, 'result.json'), JSON.stringify({ ...result, outputPath: null, cache: { output, deps } }));
     try {
       fs.mkdirSync(path.dirname(dir), { recursive: true });
       fs.rmSync(dir, { recursive: true, force: true });
@@ -224,6 +389,21 @@ export class VariantBuilder {
       fs.rmSync(tmp, { recursive: true, force: true }); // another process won the race; its copy is equivalent
     }
     return { ...result, outputPath: status === 'ok' ? path.join(dir, this.outputName) : null };
+  }
+
+  /** A build refused before nvcc ran: reported as a flags failure, never cached. */
+  private refused(req: BuildRequest, hash: string, message: string): BuildResult {
+    return {
+      key: req.key,
+      status: 'failed',
+      hash,
+      outputPath: null,
+      ptxasLog: '',
+      messages: [{ file: null, line: null, column: null, severity: 'error', code: null, message, kind: 'flags' }],
+      failureKind: 'flags',
+      compileMs: 0,
+      cached: false,
+    };
   }
 
   /** Builds all requests; one failing variant never stops the others. Results keep request order. */
@@ -237,6 +417,7 @@ export class VariantBuilder {
     } = {},
   ): Promise<BuildResult[]> {
     const results: BuildResult[] = new Array(reqs.length);
+    this.depHashes = new Map(); // headers may have changed since the last call
     let done = 0;
     let next = 0;
     const report = (i: number) => {

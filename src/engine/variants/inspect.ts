@@ -128,6 +128,10 @@ const WORK_CLASSES = new Set<string>([
 ]);
 const INTEGER_WORK_CLASSES = new Set<string>([...WORK_CLASSES, 'INT', 'CONVERT']);
 
+function sha256(data: string | Uint8Array): string {
+  return crypto.createHash('sha256').update(data).digest('hex');
+}
+
 export class VariantInspector {
   constructor(private readonly o: InspectorOptions) {}
 
@@ -135,26 +139,45 @@ export class VariantInspector {
     return this.o.toolchain;
   }
 
-  /** Disassembles a cubin with the best tool available, caching the listing next to it. */
+  /**
+   * Disassembles a cubin with the best tool available, caching the listing next to it. The cached
+   * listing's name carries the tool's path and version and the cubin's hash (a new disassembler or
+   * a rebuilt cubin is a miss); a hash file beside it catches a truncated or damaged listing.
+   */
   async disassemble(outputPath: string, signal?: AbortSignal): Promise<Disassembly> {
     const sizes = new Map<string, { instructions: number; bytes: number }>();
-    const cubin = readCubin(fs.readFileSync(outputPath));
+    const bytes = fs.readFileSync(outputPath);
+    const cubin = readCubin(bytes);
     for (const s of cubin.textSections) sizes.set(s.kernel, { instructions: instructionCountFromElf(s.size), bytes: s.size });
     const dir = path.dirname(outputPath);
     const tool = this.t.nvdisasm ? 'nvdisasm' : this.t.cuobjdump ? 'cuobjdump' : null;
     if (!tool) return { listing: null, sizes, source: 'elf' };
-    const cacheFile = path.join(dir, tool === 'nvdisasm' ? 'nvdisasm-c-gi.txt' : 'cuobjdump-sass.txt');
+    const info = tool === 'nvdisasm' ? this.t.nvdisasm! : this.t.cuobjdump!;
+    const key = sha256(JSON.stringify([tool, info.path, info.version, sha256(bytes)])).slice(0, 16);
+    const cacheFile = path.join(dir, `${tool === 'nvdisasm' ? 'nvdisasm-c-gi' : 'cuobjdump-sass'}-${key}.txt`);
     let text: string | null = null;
     try {
-      text = fs.readFileSync(cacheFile, 'utf8');
+      const cachedText = fs.readFileSync(cacheFile, 'utf8');
+      if (fs.readFileSync(`${cacheFile}.sha256`, 'utf8') === sha256(cachedText)) text = cachedText;
     } catch {
+      // not cached yet
+    }
+    if (text === null) {
       const r =
         tool === 'nvdisasm'
-          ? await this.t.runner(this.t.nvdisasm!.path, ['-c', '-gi', outputPath], { timeoutMs: 120_000, signal })
-          : await this.t.runner(this.t.cuobjdump!.path, ['-sass', outputPath], { timeoutMs: 120_000, signal });
-      if (r.exitCode === 0) {
+          ? await this.t.runner(info.path, ['-c', '-gi', outputPath], { timeoutMs: 120_000, signal })
+          : await this.t.runner(info.path, ['-sass', outputPath], { timeoutMs: 120_000, signal });
+      if (r.exitCode === 0 && !r.signal) {
         text = r.stdout;
-        fs.writeFileSync(cacheFile, text);
+        try {
+          // Written whole under a temporary name, then its hash: a reader sees both or a miss.
+          const tmp = `${cacheFile}.tmp-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
+          fs.writeFileSync(tmp, text);
+          fs.renameSync(tmp, cacheFile);
+          fs.writeFileSync(`${cacheFile}.sha256`, sha256(text));
+        } catch {
+          // an uncached listing is still a listing
+        }
       }
     }
     if (text === null) return { listing: null, sizes, source: 'elf' };
