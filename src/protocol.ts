@@ -208,7 +208,7 @@ export interface SweepParams {
   loops?: number[];
   /** Factor set; default: the unrollLens.unrollFactors setting. */
   factors?: string[];
-  /** Extra axes as macro values, one `NAME=v1,v2,…` each. */
+  /** Extra axes, one `NAME=v1,v2,…` each: a template parameter of the kernel (its instantiations) or a macro (-D). */
   params?: string[];
   /** A name from SWEEP_STRATEGIES; default exhaustive. */
   strategy?: string;
@@ -316,7 +316,10 @@ export interface SweepVariant {
   label: string;
   /** Loop line → factor; empty for the file as written. */
   factors: Record<string, FactorValue>;
-  /** Extra axes: macro values (`BLOCK` → `8`) or template arguments. */
+  /**
+   * Extra axes: macro values (`BLOCK` → `8`) or template arguments (`BODY` → `2048`: the point
+   * measured `kernel<2048>`); empty for the file as written (first value of each template axis).
+   */
   params: Record<string, string>;
   status: SweepVariantStatus;
   message: string | null;

@@ -129,7 +129,12 @@ export const SETTINGS = {
     ncuPath: toolPath("Path to Nsight Compute's ncu (overrides discovery)."),
   },
   profile: {
-    args: strings({ default: [], restricted: true, description: 'Program arguments for benchmark runs (one element per argument).' }),
+    args: strings({
+      default: [],
+      restricted: true,
+      description:
+        "Program arguments for benchmark runs (one element per argument). In a sweep, {NAME} is replaced by the point's value of parameter NAME (--body {BODY}).",
+    }),
     samples: integer({ default: 20, minimum: 1, description: 'Kernel durations to collect per variant (statistics assume at least 20).' }),
     warmup: integer({ default: 2, minimum: 0, description: 'Launches of the kernel skipped per program run before timing.' }),
     clockControl: oneOf(['base', 'none'], {

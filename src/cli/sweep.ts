@@ -24,15 +24,16 @@ import { CliIO, EXIT, UsageError } from './io';
 export const sweepCommand = defineCommand({
   name: 'sweep',
   summary:
-    "Every combination of a kernel's loops' unroll factors (and -D macro values): SASS of each, timed on the GPU " +
+    "Every combination of a kernel's loops' unroll factors (and macro or template values): SASS of each, timed on the GPU " +
     'when there is one; the best, a table, JSON, CSV, T4 and an HTML report.',
   synopsis: '<file> [--kernel NAME] [--loops LINE,LINE…] [--param NAME=V1,V2…]… [options]',
   description:
-    "Builds the file as written and each point of the space (every swept loop's factor × every --param value, one -D\n" +
-    'each), measures its SASS (instructions per kernel and per loop, the unroll nvcc really applied, registers, spills,\n' +
-    'occupancy) and, with ncu and a GPU (or --launcher), checks and times it as bench does. Variants with the same\n' +
-    'machine code as an earlier one are marked and not run again. Without a GPU, ncu or main(), or with --static, the best\n' +
-    'is chosen by a static rule (printed with the result). Progress goes to stderr; Ctrl-C cancels and prints what finished.',
+    "Builds the file as written and each point of the space (every swept loop's factor × every --param value: -D for a\n" +
+    'macro, the instantiation for a template parameter of the kernel), measures its SASS (instructions per kernel and\n' +
+    'per loop, the unroll nvcc really applied, registers, spills, occupancy) and, with ncu and a GPU (or --launcher),\n' +
+    'checks and times it as bench does. Variants with the same machine code as an earlier one are marked and not run\n' +
+    'again. Without a GPU, ncu or main(), or with --static, the best is chosen by a static rule (printed with the\n' +
+    'result). Progress goes to stderr; Ctrl-C cancels and prints what finished.',
   options: {
     kernel: {
       type: 'string',
@@ -52,7 +53,13 @@ export const sweepCommand = defineCommand({
       help: 'unroll factors: default (no pragma), full, or positive integers',
       setting: SETTINGS.unrollFactors,
     },
-    param: { type: 'list', value: 'NAME=V1,V2…', help: 'an extra axis: each value becomes -DNAME=value (letters, digits, _ . + - only)' },
+    param: {
+      type: 'list',
+      value: 'NAME=V1,V2…',
+      help:
+        'an extra axis (letters, digits, _ . + - only): a template parameter of the kernel picks that instantiation, <kernel><V>, ' +
+        'already in the file; any other NAME is a macro, -DNAME=V',
+    },
     strategy: {
       type: 'string',
       value: STRATEGIES.map(s => s.name).join('|'),
@@ -83,7 +90,7 @@ export const sweepCommand = defineCommand({
     args: {
       type: 'string',
       value: '"ARGS"',
-      help: 'program arguments, split like a shell would but never run through one',
+      help: "program arguments, split like a shell would but never run through one; {NAME} is the point's --param value (--body {BODY})",
       default: 'none',
     },
     samples: { type: 'string', value: 'N', help: 'kernel durations per variant', setting: SETTINGS.profile.samples },
@@ -141,6 +148,18 @@ export const sweepCommand = defineCommand({
       if (params[p.name]) throw new UsageError(`--param ${p.name} is given twice`);
       params[p.name] = p.values;
     }
+    const args = options.args !== undefined ? splitCommandLine(options.args) : [...DEFAULT_SETTINGS.profile.args];
+    // `{NAME}` in --args is replaced by the point's value: one naming no --param is a typo.
+    for (const a of args) {
+      for (const m of a.matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) {
+        if (!Object.hasOwn(params, m[1])) {
+          throw new UsageError(
+            `--args: {${m[1]}} names no --param${Object.keys(params).length ? ` (swept: ${Object.keys(params).join(', ')})` : ''}: ` +
+              `{NAME} is replaced by each point's value of --param NAME`,
+          );
+        }
+      }
+    }
     const strategy = options.strategy ?? 'exhaustive';
     if (!STRATEGIES.some(s => s.name === strategy))
       throw new UsageError(`--strategy takes ${STRATEGIES.map(s => s.name).join(' or ')}, not '${strategy}'`);
@@ -158,7 +177,7 @@ export const sweepCommand = defineCommand({
         t4: options.t4,
         report: options.report,
         save: options.save,
-        args: options.args !== undefined ? splitCommandLine(options.args) : [...DEFAULT_SETTINGS.profile.args],
+        args,
         samples: numberOption('samples', options.samples, SETTINGS.profile.samples),
         warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
         clockControl: enumOption('clock-control', options['clock-control'], SETTINGS.profile.clockControl),

@@ -1,5 +1,6 @@
 // The search space of a kernel sweep: one axis per swept loop (its unroll factors) and one per
-// extra parameter (macro values passed as -D). A point is one value per axis; its id is the
+// extra parameter: a macro (values passed as -D) or a template parameter of the swept kernel
+// (values pick which of the file's instantiations is measured). A point is one value per axis; its id is the
 // stable name results, caches and the panel use (documented on SweepVariant.id in protocol.ts).
 import type { FactorValue } from '../../protocol';
 import type { FileAnalysis, Kernel, Loop } from '../parse/model';
@@ -23,6 +24,11 @@ export interface ParamAxis {
   kind: 'param';
   name: string;
   values: string[];
+  /**
+   * True when the name is a template parameter of the swept kernel: no -D; each value selects
+   * the instantiation `kernel<…value…>` already in the file. Otherwise a macro (-DNAME=value).
+   */
+  template: boolean;
 }
 
 export type Axis = LoopAxis | ParamAxis;
@@ -76,11 +82,37 @@ export function variantFactorsOf(p: SweepPoint): VariantFactors {
   return new Map(Object.entries(p.factors).map(([l, f]) => [Number(l), f]));
 }
 
-/** `-DNAME=value` arguments of a point, in name order (stable build hashes). */
-export function defineArgs(params: Record<string, string>): string[] {
+/**
+ * `-DNAME=value` arguments of a point, in name order (stable build hashes). Template parameters
+ * (`templates`) are not macros: they are left out.
+ */
+export function defineArgs(params: Record<string, string>, templates: readonly string[] = []): string[] {
   return Object.keys(params)
+    .filter(n => !templates.includes(n))
     .sort()
     .map(n => `-D${n}=${params[n]}`);
+}
+
+/** The template-parameter values of a point (by name), over `defaults` for the ones it lacks (the file as written). */
+export function templateArgs(
+  params: Record<string, string>,
+  templates: readonly string[],
+  defaults: Record<string, string> = {},
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const n of templates) {
+    const v = params[n] ?? defaults[n];
+    if (v !== undefined) out[n] = v;
+  }
+  return out;
+}
+
+/**
+ * Program arguments with each `{NAME}` of a swept parameter replaced by the point's value
+ * (`--body {BODY}`); `values` also holds the defaults for the file as written. Other braces stay.
+ */
+export function substituteArgs(args: readonly string[], values: Record<string, string>): string[] {
+  return args.map(a => a.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (m, n: string) => (Object.hasOwn(values, n) ? values[n] : m)));
 }
 
 /** Parses `NAME=v1,v2,…` (the CLI's --param); throws SweepSpaceError with the reason. */
@@ -99,7 +131,7 @@ export function parseParamSpec(spec: string): { name: string; values: string[] }
 
 function checkParam(name: string, values: string[]): void {
   if (!PARAM_NAME.test(name))
-    throw new SweepSpaceError(`bad parameter name '${name}': a macro name is a C identifier (letters, digits, _)`);
+    throw new SweepSpaceError(`bad parameter name '${name}': a macro or template parameter name is a C identifier (letters, digits, _)`);
   if (!values.length) throw new SweepSpaceError(`parameter ${name} has no values`);
   for (const v of values) {
     if (!PARAM_VALUE.test(v)) {
@@ -117,7 +149,10 @@ export interface SpaceOptions {
   loops?: number[];
   /** Factor set; a list or the `default,1,2,full` text. Default: DEFAULT_FACTORS. */
   factors?: UnrollFactor[] | string;
-  /** Extra axes: macro name → values (each becomes -DNAME=value). */
+  /**
+   * Extra axes: name → values. A template parameter of the kernel picks that instantiation per
+   * value; any other name is a macro (each value becomes -DNAME=value).
+   */
   params?: Record<string, string[]>;
 }
 
@@ -135,6 +170,21 @@ export class SweepSpace {
     readonly params: ParamAxis[],
   ) {
     this.axes = [...loops.map(l => ({ kind: 'loop' as const, line: l.line, values: factors })), ...params];
+  }
+
+  /** Names of the template-parameter axes, in axis order. */
+  get templateParams(): string[] {
+    return this.params.filter(p => p.template).map(p => p.name);
+  }
+
+  /** Names of the macro axes. */
+  get macroParams(): string[] {
+    return this.params.filter(p => !p.template).map(p => p.name);
+  }
+
+  /** The parameter values the file as written is measured and run with: each axis at its start (see start()). */
+  defaults(text: string): Record<string, string> {
+    return { ...this.point(this.start(text)).params };
   }
 
   get sizes(): number[] {
@@ -177,8 +227,8 @@ export class SweepSpace {
 
   /**
    * The point closest to the file as written: each loop at its written factor when the factor
-   * set holds it (else `default`), each parameter at the macro's `#define` value in the file
-   * when listed (else its first value). Local searches start here.
+   * set holds it (else `default`), each macro at its `#define` value in the file when listed
+   * (else its first value), each template parameter at its first value. Local searches start here.
    */
   start(text: string): number[] {
     return this.axes.map(a => {
@@ -188,6 +238,7 @@ export class SweepSpace {
         const d = a.values.indexOf('default');
         return i >= 0 ? i : d >= 0 ? d : 0;
       }
+      if (a.template) return 0;
       const m = new RegExp(`^[ \\t]*#[ \\t]*define[ \\t]+${a.name}[ \\t]+(\\S+)`, 'm').exec(text);
       const i = m ? a.values.indexOf(m[1]) : -1;
       return i >= 0 ? i : 0;
@@ -264,7 +315,7 @@ export function resolveSpace(analysis: FileAnalysis, file: string, o: SpaceOptio
   const params: ParamAxis[] = [];
   for (const [name, values] of Object.entries(o.params ?? {})) {
     checkParam(name, values);
-    params.push({ kind: 'param', name, values: [...new Set(values)] });
+    params.push({ kind: 'param', name, values: [...new Set(values)], template: k.templateParameters.includes(name) });
   }
   return new SweepSpace(
     k,

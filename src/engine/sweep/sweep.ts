@@ -1,4 +1,4 @@
-// A kernel-wide sweep: every swept loop's unroll factor (and every extra macro value) varied
+// A kernel-wide sweep: every swept loop's unroll factor (and every extra macro or template value) varied
 // together, each point built and measured by a runner (static SASS, or timed on a GPU), the
 // points chosen by a strategy (all of them, or a coordinate descent). The result is the
 // protocol's SweepResult, streamed to an observer as variants finish.
@@ -83,10 +83,14 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
     jobs: o.jobs,
     kernelFilter: o.kernelFilter,
     timeoutMs: o.compileTimeoutMs,
+    templateParams: space.templateParams,
+    templateDefaults: space.defaults(o.text),
   };
   const runner =
     o.runner?.(space, o) ??
-    (o.gpu ? new GpuRunner({ ...staticOptions, gpu: o.gpu, params: space.params.map(p => p.name) }) : new StaticRunner(staticOptions));
+    (o.gpu
+      ? new GpuRunner({ ...staticOptions, gpu: o.gpu, params: space.macroParams, paramDefaults: space.defaults(o.text) })
+      : new StaticRunner(staticOptions));
   const obs = combineObservers(observer);
   const budget =
     o.icacheBudgetBytes && o.icacheBudgetBytes > 0

@@ -206,6 +206,18 @@ export class VariantBuilder {
     }
   }
 
+  /** Compiles in flight, by hash: the same source asked for twice at once (a sweep's template axis) compiles once. */
+  private readonly inflight = new Map<string, Promise<BuildResult>>();
+
+  private async compileOnce(req: BuildRequest, hash: string, signal?: AbortSignal): Promise<BuildResult> {
+    let p = this.inflight.get(hash);
+    if (!p) {
+      p = this.compile(req, hash, signal).finally(() => this.inflight.delete(hash));
+      this.inflight.set(hash, p);
+    }
+    return { ...(await p), key: req.key };
+  }
+
   private fingerprint: string | null = null;
 
   /**
@@ -439,7 +451,7 @@ export class VariantBuilder {
           };
         } else {
           try {
-            results[i] = await this.compile(reqs[i], hashes[i], opts.signal);
+            results[i] = await this.compileOnce(reqs[i], hashes[i], opts.signal);
           } catch (e) {
             results[i] = {
               key: reqs[i].key,

@@ -440,7 +440,7 @@ export class VariantInspector {
     specs: VariantFactors[],
     opts: {
       signal?: AbortSignal;
-      kernel?: string;
+      kernel?: KernelFilter;
       defines?: Record<string, string>;
       onProgress?: (done: number, total: number, key: string, cached: boolean) => void;
       onMeasured?: (index: number, variant: KernelVariant) => void;
@@ -496,7 +496,7 @@ export class VariantInspector {
     b: BuildResult,
     dis: Disassembly | null,
     baseline: SassListing | null,
-    opts: { kernel?: string; defines?: Record<string, string> },
+    opts: { kernel?: KernelFilter; defines?: Record<string, string> },
   ): Promise<KernelVariant> {
     const v: KernelVariant = {
       key: b.key,
@@ -520,7 +520,10 @@ export class VariantInspector {
       (dis.listing ? chooseKernelFunction(dis.listing, file, loops, opts.kernel, demangled) : null) ??
       pickKernelByName(dis, kernel.name, demangled, opts.kernel);
     v.kernel = name;
-    if (!name) return v;
+    if (!name) {
+      v.functions = [...dis.sizes.keys()].map(n => demangled.get(n) ?? n);
+      return v;
+    }
     const usage = parsePtxasVerbose(b.ptxasLog, { arch: this.o.arch }).get(name);
     const fn = dis.listing?.functions.find(f => f.name === name);
     const size = dis.sizes.get(name);
@@ -578,6 +581,8 @@ export interface KernelVariant {
   occupancy: number | null;
   /** Loop line → measurement; empty when the build failed. */
   loops: Record<string, LoopMeasurement>;
+  /** When no function matched: the cubin's functions, demangled (what could have been measured). */
+  functions?: string[];
   /** Hash of the kernel's machine code: equal hashes mean identical code. */
   codeHash: string | null;
   cached: boolean;
@@ -596,7 +601,14 @@ function launchBlockSize(analysis: FileAnalysis, demangled: string, defines: Rec
 
 function codeHash(fn: SassFunction): string {
   const h = crypto.createHash('sha1');
-  for (const ins of fn.instructions) h.update(`${ins.predicate ?? ''} ${ins.opcode}.${ins.modifiers.join('.')} ${ins.operands}\n`);
+  // nvdisasm numbers branch labels (.L_x_12) across the whole cubin: renumbered per function in
+  // order of use, so the same code in two functions (template instantiations) hashes the same.
+  const labels = new Map<string, string>();
+  const label = (l: string) => labels.get(l) ?? (labels.set(l, `.L${labels.size}`), labels.get(l)!);
+  for (const ins of fn.instructions) {
+    const operands = ins.operands.replace(/\.L_x_\d+/g, label);
+    h.update(`${ins.predicate ?? ''} ${ins.opcode}.${ins.modifiers.join('.')} ${operands}\n`);
+  }
   return h.digest('hex');
 }
 
@@ -612,11 +624,23 @@ function hashFile(outputPath: string, kernel: string): string | null {
     : null;
 }
 
-function pickKernelByName(dis: Disassembly, source: string, demangled: Map<string, string>, filter?: string): string | null {
+/**
+ * Which function to measure: a mangled name or demangled substring, or a test of the mangled and
+ * demangled names (a sweep's template axis picks one instantiation).
+ */
+export type KernelFilter = string | ((mangled: string, demangled: string) => boolean);
+
+function matchesFilter(filter: KernelFilter | undefined, name: string, demangled: string | undefined): boolean {
+  if (!filter) return true;
+  if (typeof filter === 'function') return filter(name, demangled ?? name);
+  return name === filter || (demangled ?? '').includes(filter);
+}
+
+function pickKernelByName(dis: Disassembly, source: string, demangled: Map<string, string>, filter?: KernelFilter): string | null {
   const names = [...dis.sizes.keys()].filter(n => {
     const d = demangled.get(n) ?? n;
     const base = d.replace(/\(.*$/, '').replace(/<.*$/, '').split('::').pop()?.trim();
-    return base === source && (!filter || n === filter || d.includes(filter));
+    return base === source && matchesFilter(filter, n, d);
   });
   return names.sort()[0] ?? null;
 }
@@ -626,12 +650,12 @@ function chooseKernelFunction(
   listing: SassListing,
   file: string,
   loops: Loop[],
-  filter?: string,
+  filter?: KernelFilter,
   demangled?: Map<string, string>,
 ): string | null {
   let best: { name: string; n: number } | null = null;
   for (const fn of listing.functions) {
-    if (filter && fn.name !== filter && !(demangled?.get(fn.name) ?? '').includes(filter)) continue;
+    if (!matchesFilter(filter, fn.name, demangled?.get(fn.name))) continue;
     let n = 0;
     for (const ins of fn.instructions) if (loops.some(l => lineIn(ins, file, l.span.line, l.span.endLine))) n++;
     if (n > 0 && (!best || n > best.n || (n === best.n && fn.name < best.name))) best = { name: fn.name, n };
@@ -728,13 +752,13 @@ function chooseFunction(
   file: string,
   kernel: Kernel,
   loop: Loop,
-  filter?: string,
+  filter?: KernelFilter,
   demangled?: Map<string, string>,
 ): SassFunction | null {
   let best: { fn: SassFunction; n: number } | null = null;
   void kernel;
   for (const fn of listing.functions) {
-    if (filter && fn.name !== filter && !(demangled?.get(fn.name) ?? '').includes(filter)) continue;
+    if (!matchesFilter(filter, fn.name, demangled?.get(fn.name))) continue;
     let n = 0;
     for (const ins of fn.instructions) if (lineIn(ins, file, loop.span.line, loop.span.endLine)) n++;
     if (n > 0 && (!best || n > best.n || (n === best.n && fn.name < best.fn.name))) best = { fn, n };
@@ -753,7 +777,7 @@ export function measureLoop(
   file: string,
   kernel: Kernel,
   loop: Loop,
-  filter?: string,
+  filter?: KernelFilter,
   demangled?: Map<string, string>,
 ): LoopMeasure | null {
   const fn = chooseFunction(listing, file, kernel, loop, filter, demangled);

@@ -63,7 +63,10 @@ async function askParams(): Promise<string[] | undefined> {
   const text = await vscode.window.showInputBox({
     title: 'Unroll Lens sweep: extra axes (3/4, optional)',
     value: '',
-    prompt: 'Macro values passed as -D, e.g. BLOCK=8,16,32; separate several with ";". Leave empty for none.',
+    prompt:
+      'NAME=v1,v2: a template parameter of the kernel picks its instantiations (BODY=32,128; {BODY} in the program ' +
+      'arguments gets the value), any other name is a macro passed as -D (BLOCK=8,16,32). Separate several with ";". ' +
+      'Leave empty for none.',
     validateInput: v =>
       v.split(';').every(p => !p.trim() || /^\s*[A-Za-z_]\w*\s*=\s*[A-Za-z0-9_.+-]+(\s*,\s*[A-Za-z0-9_.+-]+)*\s*$/.test(p))
         ? null

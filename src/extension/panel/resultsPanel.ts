@@ -197,7 +197,7 @@ export class ResultsPanels implements vscode.Disposable {
     }
     await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.One });
     const paramNote = params.length
-      ? ` Set ${params.map(([k, x]) => `${k}=${x}`).join(', ')} in your build: parameters are not pragmas.`
+      ? ` Set ${params.map(([k, x]) => `${k}=${x}`).join(', ')} in your build (a -D macro) or launch (a template argument): parameters are not pragmas.`
       : '';
     void vscode.window.showInformationMessage(
       edits.length

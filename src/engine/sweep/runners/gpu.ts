@@ -15,7 +15,7 @@ import { MissingToolError } from '../../toolchain/discover';
 import type { CompileFlags } from '../../toolchain/flags';
 import { BuildResult, VariantBuilder } from '../../variants/build';
 import { makeVariantSource, variantKey } from '../../variants/rewrite';
-import { AS_WRITTEN_ID, defineArgs, pointId, SweepPoint, variantFactorsOf } from '../space';
+import { AS_WRITTEN_ID, defineArgs, pointId, substituteArgs, SweepPoint, templateArgs, variantFactorsOf } from '../space';
 import { GPU_FIELDS } from '../variant';
 import type { RunnerContext, SweepRunner } from './runner';
 import { limitProcesses, StaticRunner, StaticRunnerOptions } from './static';
@@ -39,6 +39,8 @@ export interface GpuRunnerOptions extends StaticRunnerOptions {
   gpu: GpuSettings;
   /** Names of the swept macros: a project compile command cannot take -D values. */
   params: string[];
+  /** Every swept parameter's value for the file as written: `{NAME}` in its program arguments. */
+  paramDefaults?: Record<string, string>;
 }
 
 /** A point id as a file-name-safe label for ncu reports and progress. */
@@ -55,7 +57,13 @@ export class GpuRunner implements SweepRunner {
   /** Every variant measured so far, by id: identical-code points copy from here. */
   private readonly measured = new Map<string, SweepVariant>();
   private baseline: BaselineOutput | null = null;
+  /** The file as written's program: run once more per template instantiation for that instantiation's reference output. */
+  private baselineProgram: string | null = null;
+  /** Reference output per template instantiation (JSON of its values), the as-written one included. */
+  private readonly references = new Map<string, Promise<BaselineOutput>>();
   private kernel: string | null = null;
+  /** Every kernel timed: one per instantiation when template parameters are swept. */
+  private readonly timed = new Set<string>();
 
   constructor(private readonly o: GpuRunnerOptions) {
     if (!o.toolchain.ncu) throw new MissingToolError('ncu', []);
@@ -73,13 +81,13 @@ export class GpuRunner implements SweepRunner {
     return [
       `timed under ncu on ${this.gpu ?? 'the GPU'}, ${this.o.gpu.samples} launches per variant after ${this.o.gpu.warmup} warm-up, ` +
         `clocks ${this.o.gpu.clockControl === 'base' ? 'locked to base' : 'not locked (--clock-control none)'}`,
-      ...(this.kernel ? [`timed kernel: ${this.kernel}`] : []),
+      ...(this.timed.size > 1 ? [`timed kernels: ${[...this.timed].join(', ')}`] : this.kernel ? [`timed kernel: ${this.kernel}`] : []),
       ...this.sass.notes(),
     ];
   }
 
   private programBuilder(params: Record<string, string>): VariantBuilder {
-    const defines = defineArgs(params);
+    const defines = defineArgs(params, this.o.templateParams);
     const key = defines.join(' ');
     let b = this.builders.get(key);
     if (!b) {
@@ -109,7 +117,7 @@ export class GpuRunner implements SweepRunner {
     const programs: (BuildResult | undefined)[] = new Array(points.length);
     const groups = new Map<string, number[]>();
     points.forEach((p, i) => {
-      const key = defineArgs(p.params).join(' ');
+      const key = defineArgs(p.params, this.o.templateParams).join(' ');
       if (runs[i]) groups.set(key, [...(groups.get(key) ?? []), i]);
     });
     await Promise.all(
@@ -154,26 +162,64 @@ export class GpuRunner implements SweepRunner {
     }
     const failed = program ? buildFailure(program) : { status: 'cancelled' as const, message: null };
     if (failed) return { ...v, ...failed };
-    this.kernel ??= v.kernel ?? this.o.kernelFilter ?? null;
-    if (!this.kernel)
+    // With template parameters swept each point times its own instantiation (the static side
+    // found it); otherwise the first kernel measured, for every point.
+    const templates = this.o.templateParams ?? [];
+    const kernel = templates.length ? v.kernel : (this.kernel ??= v.kernel ?? this.o.kernelFilter ?? null);
+    if (!kernel)
       return { ...v, status: 'profile', message: `the kernel ${this.o.kernel} is not in the build: is it instantiated and launched?` };
+    this.timed.add(kernel);
     const p: VariantProgram = { label: labelOf(point), program: program!.outputPath!, file: this.o.file };
-    const stage = { ...this.o.gpu, toolchain: this.o.toolchain, signal: ctx.signal, loops: this.o.loops };
+    // `{NAME}` in the program arguments: the point's value (the file as written: the defaults).
+    const args = substituteArgs(this.o.gpu.args, { ...(this.o.paramDefaults ?? {}), ...point.params });
+    const stage = { ...this.o.gpu, args, toolchain: this.o.toolchain, signal: ctx.signal, loops: this.o.loops };
     const progress = (phase: 'check' | 'time') => (m: string) =>
       ctx.onPhase?.(point, phase, m.startsWith(`${p.label}: `) ? m.slice(p.label.length + 2) : m);
     const isBaseline = v.id === AS_WRITTEN_ID;
-    // Every variant is checked against the file as written's checksums, whatever became of that run.
-    const check = await checkVariant(p, isBaseline ? null : (this.baseline ?? { checksums: {}, stdout: null }), stage, progress('check'));
-    if (isBaseline) this.baseline = { checksums: check.checksums, stdout: check.status === 'ok' ? check.stdout : null };
+    // Every variant is checked against the file as written's checksums, whatever became of that
+    // run: with template parameters swept, against the file as written running the same
+    // instantiation (the as-written program run once more with this point's arguments).
+    const reference = isBaseline ? null : await this.referenceFor(point, stage, progress('check'));
+    const check = await checkVariant(p, reference, stage, progress('check'));
+    if (isBaseline) {
+      this.baseline = { checksums: check.checksums, stdout: check.status === 'ok' ? check.stdout : null };
+      this.baselineProgram = p.program;
+      this.references.set(this.instantiationKey(point), Promise.resolve(this.baseline));
+    }
     if (check.status !== 'ok') return { ...v, status: check.status, message: check.message };
-    const timing = await timeVariant(p, { kernel: this.kernel, kernels: [this.kernel] }, stage, progress('time'));
-    const primary = timing.groups.get(this.kernel) ?? [...timing.groups.values()][0];
+    const timing = await timeVariant(p, { kernel, kernels: [kernel] }, stage, progress('time'));
+    const primary = timing.groups.get(kernel) ?? [...timing.groups.values()][0];
     Object.assign(v, summarize(primary?.durations ?? []));
     v.stallShare = primary?.last?.stallShare ?? null;
     v.achievedOccupancy = primary?.last?.achievedOccupancy ?? null;
     // A profile that failed part-way still reports what it collected.
     if (timing.status !== 'ok') return { ...v, status: timing.status, message: timing.message };
-    if (!v.samples) return { ...v, status: 'profile', message: `ncu returned no durations for ${this.kernel}` };
+    if (!v.samples) return { ...v, status: 'profile', message: `ncu returned no durations for ${kernel}` };
     return v;
+  }
+
+  private instantiationKey(point: SweepPoint): string {
+    return JSON.stringify(Object.entries(templateArgs(point.params, this.o.templateParams ?? [], this.o.templateDefaults)));
+  }
+
+  /** The file as written's output for the point's template instantiation (its plain run with the point's arguments). */
+  private referenceFor(
+    point: SweepPoint,
+    stage: Parameters<typeof checkVariant>[2],
+    progress: (m: string) => void,
+  ): Promise<BaselineOutput> {
+    const none: BaselineOutput = { checksums: {}, stdout: null };
+    if (!(this.o.templateParams ?? []).length || !this.baselineProgram) return Promise.resolve(this.baseline ?? none);
+    const key = this.instantiationKey(point);
+    let ref = this.references.get(key);
+    if (!ref) {
+      const program: VariantProgram = { label: `as-written_${labelOf(point)}`, program: this.baselineProgram, file: this.o.file };
+      ref = checkVariant(program, null, stage, progress).then(c => ({
+        checksums: c.checksums,
+        stdout: c.status === 'ok' ? c.stdout : null,
+      }));
+      this.references.set(key, ref);
+    }
+    return ref;
   }
 }

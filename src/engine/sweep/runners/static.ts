@@ -1,5 +1,6 @@
-// Static evaluation: each point is built as a cubin (its loops' pragmas rewritten, its
-// parameters as -D flags) and measured from the SASS: kernel size, per-loop instructions and
+// Static evaluation: each point is built as a cubin (its loops' pragmas rewritten, its macro
+// parameters as -D flags) and measured from the SASS of the kernel (for template parameters:
+// of the instantiation with the point's values): kernel size, per-loop instructions and
 // effective unroll, registers, spills, theoretical occupancy. No GPU needed.
 import * as os from 'os';
 import type { SweepVariant } from '../../../protocol';
@@ -8,9 +9,10 @@ import type { CompileFlags } from '../../toolchain/flags';
 import type { ProcessRunner } from '../../toolchain/process';
 import type { Toolchain } from '../../toolchain/toolchain';
 import { VariantBuilder } from '../../variants/build';
-import { KernelVariant, VariantInspector } from '../../variants/inspect';
+import { KernelFilter, KernelVariant, VariantInspector } from '../../variants/inspect';
 import { variantKey } from '../../variants/rewrite';
-import { defineArgs, pointId, SweepPoint, variantFactorsOf } from '../space';
+import { defineArgs, pointId, SweepPoint, templateArgs, variantFactorsOf } from '../space';
+import { isInstantiation, notInstantiatedMessage } from '../template';
 import { compilerMessage, emptyVariant } from '../variant';
 import type { RunnerContext, SweepRunner } from './runner';
 
@@ -31,6 +33,10 @@ export interface StaticRunnerOptions {
   kernelFilter?: string;
   /** Per compile, milliseconds. */
   timeoutMs?: number;
+  /** Swept parameters that are template parameters of the kernel (not macros): each value picks an instantiation. */
+  templateParams?: string[];
+  /** Their values for the file as written (a point without them). */
+  templateDefaults?: Record<string, string>;
 }
 
 /** At most `n` processes of `runner` at once, however many builders share it. */
@@ -51,7 +57,7 @@ export function limitProcesses(runner: ProcessRunner, n: number): ProcessRunner 
 }
 
 /** The static measurement of one built variant, as the sweep reports it. */
-export function staticVariant(p: SweepPoint, kv: KernelVariant): SweepVariant {
+export function staticVariant(p: SweepPoint, kv: KernelVariant, missing?: () => string): SweepVariant {
   const v = emptyVariant(p);
   v.status = kv.status === 'ok' ? 'ok' : kv.status === 'cancelled' ? 'cancelled' : kv.status === 'timeout' ? 'timeout' : 'compile';
   if (kv.failure) v.message = compilerMessage(kv.failure.messages, kv.failure.kind);
@@ -68,8 +74,11 @@ export function staticVariant(p: SweepPoint, kv: KernelVariant): SweepVariant {
     v.effectiveUnroll[line] = m.effectiveUnroll;
     v.fullyUnrolled[line] = m.fullyUnrolled;
   }
-  if (kv.status === 'ok' && !kv.kernel)
+  if (kv.status === 'ok' && !kv.kernel) {
+    // A template value naming no instantiation measures nothing: that point fails.
+    if (missing) return { ...v, status: 'compile', message: missing() };
     v.message = 'the kernel is not in the cubin: is it instantiated (templates) and compiled for this arch?';
+  }
   return v;
 }
 
@@ -91,7 +100,7 @@ export class StaticRunner implements SweepRunner {
 
   /** One builder per parameter combination: its -D flags are part of the flags (and of the cache key). */
   private inspectorFor(params: Record<string, string>): VariantInspector {
-    const defines = defineArgs(params);
+    const defines = defineArgs(params, this.o.templateParams);
     const key = defines.join(' ');
     let inspector = this.inspectors.get(key);
     if (!inspector) {
@@ -132,14 +141,26 @@ export class StaticRunner implements SweepRunner {
         next++;
       }
     };
+    // One group per -D set and template instantiation: a group's builds share a builder, and
+    // groups differing only in template values share the builds themselves (the same source).
+    const templates = this.o.templateParams ?? [];
     const groups = new Map<string, number[]>();
     points.forEach((p, i) => {
-      const k = defineArgs(p.params).join(' ');
+      const t = templateArgs(p.params, templates, this.o.templateDefaults);
+      const k = `${defineArgs(p.params, templates).join(' ')}|${JSON.stringify(Object.entries(t))}`;
       groups.set(k, [...(groups.get(k) ?? []), i]);
     });
     await Promise.all(
       [...groups.values()].map(async idx => {
         const params = points[idx[0]].params;
+        const tvalues = templateArgs(params, templates, this.o.templateDefaults);
+        const kernel = this.o.analysis.kernels.find(
+          k => k.name === this.o.kernel && this.o.loops.every(l => k.loops.some(x => x.line === l)),
+        );
+        const parameters = kernel?.templateParameters ?? [];
+        const filter: KernelFilter | undefined = Object.keys(tvalues).length
+          ? (_mangled, demangled) => isInstantiation(demangled, this.o.kernel, parameters, tvalues)
+          : this.o.kernelFilter;
         const byKey = new Map(idx.map(i => [variantKey(variantFactorsOf(points[i])), i]));
         await this.inspectorFor(params).inspectKernelVariants(
           this.o.file,
@@ -150,8 +171,8 @@ export class StaticRunner implements SweepRunner {
           idx.map(i => variantFactorsOf(points[i])),
           {
             signal: ctx.signal,
-            kernel: this.o.kernelFilter,
-            defines: params,
+            kernel: filter,
+            defines: Object.fromEntries(Object.entries(params).filter(([n]) => !templates.includes(n))),
             onProgress: (_d, _t, key, cached) => {
               const i = byKey.get(key);
               if (i !== undefined) ctx.onPhase?.(points[i], 'disassemble', cached ? 'cached build' : 'built');
@@ -160,12 +181,18 @@ export class StaticRunner implements SweepRunner {
               const i = idx[j];
               hashes[i] = kv.codeHash;
               this.codeHashes.set(pointId(points[i]), kv.codeHash);
-              out[i] = staticVariant(points[i], kv);
+              out[i] = staticVariant(
+                points[i],
+                kv,
+                Object.keys(tvalues).length
+                  ? () => notInstantiatedMessage(this.o.kernel, parameters, tvalues, kv.functions ?? [])
+                  : undefined,
+              );
               flush();
             },
           },
         );
-        this.disassembler = this.inspectors.get(defineArgs(params).join(' '))!.disassembler;
+        this.disassembler = this.inspectors.get(defineArgs(params, templates).join(' '))!.disassembler;
       }),
     );
     flush();
