@@ -3,12 +3,28 @@ import * as fs from 'fs';
 import * as path from 'path';
 import type { FileAnalysis, Kernel, Loop, ManualUnroll, UnrollPragma } from './model';
 import { CudaDocuments } from './documents';
+import { mayHoldDeviceCode } from './libraryMacros';
 
 export const CUDA_EXTENSIONS = ['.cu', '.cuh'];
 
+/** Headers a directory scan includes only when they hold device code (C++ headers without it are not ours). */
+export const HEADER_EXTENSIONS = ['.h', '.hpp', '.inl'];
+
+/** Whether a header's text holds device code: `__device__`/`__global__` or a library qualifier macro. */
+export function headerHoldsDeviceCode(file: string): boolean {
+  try {
+    return mayHoldDeviceCode(fs.readFileSync(file, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
 export class ScanInputError extends Error {}
 
-/** Expands files and directories (recursively, skipping node_modules and dot-folders) into .cu/.cuh files. */
+/**
+ * Expands files and directories (recursively, skipping node_modules and dot-folders) into .cu/.cuh
+ * files and the .h/.hpp/.inl headers that hold device code. Files named explicitly are kept as given.
+ */
 export function collectCudaFiles(inputs: string[]): string[] {
   const out: string[] = [];
   const walk = (dir: string) => {
@@ -24,6 +40,8 @@ export function collectCudaFiles(inputs: string[]): string[] {
       if (e.isDirectory()) {
         if (e.name !== 'node_modules' && !e.name.startsWith('.')) walk(p);
       } else if (e.isFile() && CUDA_EXTENSIONS.includes(path.extname(e.name))) {
+        out.push(p);
+      } else if (e.isFile() && HEADER_EXTENSIONS.includes(path.extname(e.name)) && headerHoldsDeviceCode(p)) {
         out.push(p);
       }
     }
