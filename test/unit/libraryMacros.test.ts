@@ -6,6 +6,8 @@ import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { fork } from 'child_process';
+import { IPCMessageReader, IPCMessageWriter, createMessageConnection } from 'vscode-jsonrpc/node';
 import { analyze, documents, kernel, lineOf, SAMPLES } from './helpers';
 import { loopHoverMarkdown } from '../../src/engine/report/describe';
 import { computeFindings } from '../../src/engine/parse/findings';
@@ -294,5 +296,56 @@ describe('cuda-samples/library_style.cu with nvcc', () => {
         [1, 'ok', 1],
       ],
     );
+  });
+});
+
+describe('language server: headers are served only while they hold device code', () => {
+  test('a plain C++ .h gets no analysis; a CUTLASS-style .hpp does; typing device code into the .h starts serving it', async () => {
+    const server = fork(path.join(__dirname, '..', '..', 'src', 'server', 'main.js'), ['--node-ipc'], {
+      stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+    });
+    const conn = createMessageConnection(new IPCMessageReader(server), new IPCMessageWriter(server));
+    const diagnostics = new Map<string, unknown[]>();
+    conn.onNotification('textDocument/publishDiagnostics', (p: { uri: string; diagnostics: unknown[] }) =>
+      diagnostics.set(p.uri, p.diagnostics),
+    );
+    conn.onNotification(() => undefined);
+    conn.onRequest(() => null);
+    conn.listen();
+    try {
+      await conn.sendRequest('initialize', { processId: process.pid, rootUri: null, capabilities: {} });
+      conn.sendNotification('initialized', {});
+      const host = 'file:///ws/host.h';
+      const dev = 'file:///ws/gemm.hpp';
+      conn.sendNotification('textDocument/didOpen', {
+        textDocument: { uri: host, languageId: 'cpp', version: 1, text: 'int f(int n);\n' },
+      });
+      conn.sendNotification('textDocument/didOpen', {
+        textDocument: {
+          uri: dev,
+          languageId: 'cpp',
+          version: 1,
+          text: 'CUTLASS_DEVICE void g(float* a, int n) {\n  CUTLASS_PRAGMA_UNROLL\n  for (int i = 0; i < n; ++i) a[i] = 0;\n}\n',
+        },
+      });
+      const lenses = (uri: string) => conn.sendRequest('textDocument/codeLens', { textDocument: { uri } }) as Promise<unknown[] | null>;
+      assert.ok(((await lenses(dev)) ?? []).length > 0, 'the device header gets CodeLenses');
+      assert.equal(diagnostics.get(dev)?.length, 1, 'full unroll of a runtime trip count');
+      assert.deepEqual((await lenses(host)) ?? [], []);
+      assert.equal(diagnostics.has(host), false);
+      conn.sendNotification('textDocument/didChange', {
+        textDocument: { uri: host, version: 2 },
+        contentChanges: [
+          {
+            range: { start: { line: 1, character: 0 }, end: { line: 1, character: 0 } },
+            text: '__device__ void h(int* a) { for (int i = 0; i < 4; ++i) a[i] = 1; }\n',
+          },
+        ],
+      });
+      assert.ok(((await lenses(host)) ?? []).length > 0, 'served once it holds device code');
+    } finally {
+      conn.dispose();
+      server.kill();
+    }
   });
 });

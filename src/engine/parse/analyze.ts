@@ -144,7 +144,7 @@ const CLASS_TYPES = new Set(['struct_specifier', 'class_specifier', 'union_speci
 
 interface TopLevel {
   /** function_definition nodes whose head names __global__/__device__, with their template and text. */
-  functions: { node: Node; templateDecl: Node | null; qualifier: KernelQualifier; text: string; headMacros?: string }[];
+  functions: { node: Node; templateDecl: Node | null; qualifier: KernelQualifier; text: string; headMacros?: string; member?: boolean }[];
   /** Nodes that may define constants: #define, const/constexpr declarations, enums, structs. */
   constants: Node[];
   /** Everything else, with its text: where template instantiations may appear. */
@@ -215,7 +215,7 @@ function scanTopLevel(root: Node): TopLevel {
       const brace = text.indexOf('{');
       const head = (pending ? pending + ' ' : '') + (brace === -1 ? text : text.slice(0, brace));
       const qualifier: KernelQualifier | null = GLOBAL_QUALIFIER.test(head) ? 'global' : DEVICE_QUALIFIER.test(head) ? 'device' : null;
-      if (qualifier) out.functions.push({ node, templateDecl, qualifier, text, ...(pending ? { headMacros: pending } : {}) });
+      if (qualifier) out.functions.push({ node, templateDecl, qualifier, text, member: true, ...(pending ? { headMacros: pending } : {}) });
       if (/^\s*(struct|class|union)\b/.test(head) && GLOBAL_OR_DEVICE.test(text)) visitTypeClass(1);
     };
     /** The class that a function_definition under the cursor has as its type. */
@@ -567,7 +567,8 @@ function collectInstantiations(top: TopLevel, templates: Map<string, FunctionInf
   // text mentions `name<` can hold an instantiation, and a regex over text is nearly free.
   const names = [...templates.keys()].map(n => n.replace(/[$]/g, '\\$&'));
   const mention = new RegExp(`\\b(${names.join('|')})\\s*<`);
-  const candidates = [...top.others, ...top.functions];
+  // A member function's text is part of its class's, which is among the others already.
+  const candidates = [...top.others, ...top.functions.filter(f => !f.member)];
   for (const { node, text } of candidates) {
     if (!mention.test(text)) continue;
     for (const n of node.descendantsOfType('template_function')) {
