@@ -13,7 +13,7 @@ import { loopHoverMarkdown } from '../../src/engine/report/describe';
 import { computeFindings } from '../../src/engine/parse/findings';
 import { makeVariantSource } from '../../src/engine/variants/rewrite';
 import { applyUnrollEdit, unrollPragmaEdit } from '../../src/engine/variants/applyEdit';
-import { collectCudaFiles } from '../../src/engine/parse/scan';
+import { collectCudaFiles, toScanJson } from '../../src/engine/parse/scan';
 import { maskForParse } from '../../src/engine/parse/libraryMacros';
 import { detectToolchain, Toolchain, chooseArch } from '../../src/engine/toolchain/toolchain';
 import { flagsFromSettings } from '../../src/engine/toolchain/flags';
@@ -104,6 +104,19 @@ describe('library macros from the built-in table', () => {
     const p = kernel(a, 'cutlass_kernel').loops[0].pragma!;
     assert.deepEqual([p.line, p.span.column, p.span.endColumn], [11, 2, 2 + 'CUTLASS_PRAGMA_UNROLL'.length]);
     assert.deepEqual(a.strayPragmas, []);
+  });
+
+  test('scan --json carries the macro; plain pragmas have no macro field', async () => {
+    const j = toScanJson([await analyze(SRC + '__device__ void p() {\n#pragma unroll 2\n  for (int i = 0; i < 8; ++i) {}\n}\n', 'lib.cu')]);
+    const pragmas = j.files[0].kernels.flatMap(k => k.loops.map(l => l.pragma));
+    assert.deepEqual(pragmas[3], {
+      kind: 'full',
+      factor: null,
+      text: 'unroll',
+      line: 11,
+      macro: { name: 'CUTLASS_PRAGMA_UNROLL', written: 'CUTLASS_PRAGMA_UNROLL', library: 'CUTLASS', expandsTo: 'unroll' },
+    });
+    assert.deepEqual(pragmas.at(-1), { kind: 'count', factor: 2, text: 'unroll 2', line: 32 });
   });
 
   test('masking keeps offsets and lines and leaves #define lines alone', () => {

@@ -1,7 +1,7 @@
 // Scanning files and folders for CUDA sources: what `unroll-lens scan` and the workspace use.
 import * as fs from 'fs';
 import * as path from 'path';
-import type { FileAnalysis, Kernel, Loop, ManualUnroll, UnrollPragma } from './model';
+import type { FileAnalysis, Kernel, Loop, ManualUnroll, PragmaMacroUse, UnrollPragma } from './model';
 import { CudaDocuments } from './documents';
 import { mayHoldDeviceCode } from './libraryMacros';
 
@@ -93,7 +93,14 @@ export interface ScanJson {
         line: number;
         kind: Loop['kind'];
         depth: number;
-        pragma: null | { kind: UnrollPragma['kind']; factor: number | null; text: string; line: number };
+        pragma: null | {
+          kind: UnrollPragma['kind'];
+          factor: number | null;
+          text: string;
+          line: number;
+          /** Only for a library macro: `{name, written, library, expandsTo}` (built-in table). */
+          macro?: PragmaMacroUse;
+        };
         tripCount: Loop['tripCount'];
       }[];
       manualUnrolls: Pick<ManualUnroll, 'line' | 'endLine' | 'pattern' | 'factor'>[];
@@ -113,7 +120,15 @@ export function toScanJson(files: FileAnalysis[]): ScanJson {
           line: l.line,
           kind: l.kind,
           depth: l.depth,
-          pragma: l.pragma ? { kind: l.pragma.kind, factor: l.pragma.factor, text: l.pragma.text, line: l.pragma.line } : null,
+          pragma: l.pragma
+            ? {
+                kind: l.pragma.kind,
+                factor: l.pragma.factor,
+                text: l.pragma.text,
+                line: l.pragma.line,
+                ...(l.pragma.macro ? { macro: { ...l.pragma.macro } } : {}),
+              }
+            : null,
           tripCount: l.tripCount,
         })),
         manualUnrolls: k.manualUnrolls.map(m => ({ line: m.line, endLine: m.endLine, pattern: m.pattern, factor: m.factor })),
