@@ -13,6 +13,17 @@ export const DIAGNOSTIC_SOURCE = 'unroll-lens';
 /** Language ids VS Code assigns to CUDA files (built-in `cuda-cpp`; `cuda` from older extensions). */
 export const CUDA_LANGUAGE_IDS = ['cuda-cpp', 'cuda'] as const;
 export const CUDA_FILE_PATTERN = '**/*.{cu,cuh}';
+/**
+ * C/C++ headers that may hold device code (library-style CUDA: CUTLASS `.hpp`, CCCL `.h`). The
+ * client selects them; the server serves one only while its text holds device code
+ * (`__device__`/`__global__` or a library qualifier macro), so plain C++ headers stay untouched.
+ */
+export const CUDA_HEADER_PATTERN = '**/*.{h,hpp,inl}';
+
+/** Whether a URI or path names a header the server serves only when it holds device code. */
+export function isContentCheckedHeader(uriOrPath: string): boolean {
+  return /\.(h|hpp|inl)$/i.test(uriOrPath.replace(/[?#].*$/, ''));
+}
 
 export const Commands = {
   benchmarkLoop: 'unrollLens.benchmarkLoop',

@@ -14,7 +14,9 @@ export const scanCommand = defineCommand({
   synopsis: '<files|dirs>... [--json] [--strict]',
   description:
     'Parses each file with tree-sitter, the same analysis as the editor. Directories are searched recursively for .cu and\n' +
-    '.cuh files (node_modules and dot-folders are skipped). The table ends each file with the diagnostics the editor shows.',
+    '.cuh files, and .h/.hpp/.inl headers that hold device code (node_modules and dot-folders are skipped). Library macros\n' +
+    '(CCCL, CUTLASS, CuTe, PyTorch) for qualifiers and unroll pragmas are recognised from a built-in table. The table ends\n' +
+    'each file with the diagnostics the editor shows.',
   options: {
     json: { type: 'boolean', help: 'machine-readable output (contract: docs/cli.md)' },
     strict: { type: 'boolean', help: 'exit 1 when a diagnostic is found (for CI gates)' },
@@ -28,7 +30,7 @@ export const scanCommand = defineCommand({
     if (!positionals.length) throw new UsageError('scan needs at least one file or directory');
     const json = !!options.json;
     const files = collectCudaFiles(positionals);
-    if (!files.length) throw new ScanInputError(`no .cu or .cuh files in ${positionals.join(', ')}`);
+    if (!files.length) throw new ScanInputError(`no .cu or .cuh files (or headers with device code) in ${positionals.join(', ')}`);
     const docs = await CudaDocuments.create();
     const progress = new Progress('scan', files.length, io.isTTY && !json ? io.err : null);
     const results: FileAnalysis[] = [];

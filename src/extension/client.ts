@@ -5,6 +5,7 @@ import { LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } f
 import {
   AnalysisStatusNotification,
   CUDA_FILE_PATTERN,
+  CUDA_HEADER_PATTERN,
   CUDA_LANGUAGE_IDS,
   ToolchainStatusNotification,
   InitializationOptions,
@@ -31,6 +32,8 @@ export async function startLanguageClient(
     ...CUDA_LANGUAGE_IDS.map(language => ({ scheme: 'file', language })),
     ...CUDA_LANGUAGE_IDS.map(language => ({ scheme: 'untitled', language })),
     { scheme: 'file', pattern: CUDA_FILE_PATTERN },
+    // Headers: served by the server only while they hold device code (protocol.ts).
+    { scheme: 'file', pattern: CUDA_HEADER_PATTERN },
   ];
   const clientOptions: LanguageClientOptions = {
     documentSelector,

@@ -12,6 +12,7 @@ import {
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { CudaDocuments } from '../engine/parse/documents';
+import { mayHoldDeviceCode } from '../engine/parse/libraryMacros';
 import { codeLenses, diagnostics, hover } from './features';
 import {
   AnalysisStatusNotification,
@@ -27,6 +28,7 @@ import {
   Settings,
   SweepRequest,
   WorkspaceTrustNotification,
+  isContentCheckedHeader,
 } from '../protocol';
 import { fromBenchReport, fromLoopReport } from '../engine/sweep/convert';
 import { ResultsService } from './results';
@@ -165,6 +167,10 @@ connection.onDidOpenTextDocument(({ textDocument }) =>
     const t0 = performance.now();
     texts.set(textDocument.uri, TextDocument.create(textDocument.uri, textDocument.languageId, textDocument.version, textDocument.text));
     const docs = await docsReady;
+    if (isContentCheckedHeader(textDocument.uri) && !mayHoldDeviceCode(textDocument.text)) {
+      log(`not serving ${textDocument.uri}: a header without device code`);
+      return;
+    }
     // An untitled buffer is analysed too; its URI stands in for the path.
     const a = docs.open(textDocument.uri, textDocument.text, uriToPath(textDocument.uri) ?? textDocument.uri);
     const ms = performance.now() - t0;
@@ -172,7 +178,8 @@ connection.onDidOpenTextDocument(({ textDocument }) =>
       `opened ${textDocument.uri}: ${a.kernels.length} device functions, ${a.kernels.reduce((n, k) => n + k.loops.length, 0)} loops (${ms.toFixed(1)} ms)`,
     );
     await publish(textDocument.uri, ms);
-    void sass.buildFile(textDocument.uri, textDocument.text, a);
+    // A header is not a translation unit: no SASS build of its own.
+    if (!isContentCheckedHeader(textDocument.uri)) void sass.buildFile(textDocument.uri, textDocument.text, a);
   }),
 );
 
@@ -180,7 +187,7 @@ connection.onDidSaveTextDocument(({ textDocument }) =>
   inOrder(async () => {
     const text = texts.get(textDocument.uri)?.getText();
     const a = (await docsReady).analysis(textDocument.uri);
-    if (text !== undefined && a) void sass.buildFile(textDocument.uri, text, a);
+    if (text !== undefined && a && !isContentCheckedHeader(textDocument.uri)) void sass.buildFile(textDocument.uri, text, a);
   }),
 );
 
@@ -190,6 +197,15 @@ connection.onDidChangeTextDocument(({ textDocument, contentChanges }) =>
     let doc = texts.get(textDocument.uri);
     const docs = await docsReady;
     if (!doc) return;
+    if (docs.text(textDocument.uri) === undefined) {
+      // A header not served yet: start serving it once it holds device code.
+      doc = TextDocument.update(doc, contentChanges, textDocument.version);
+      texts.set(textDocument.uri, doc);
+      if (!mayHoldDeviceCode(doc.getText())) return;
+      docs.open(textDocument.uri, doc.getText(), uriToPath(textDocument.uri) ?? textDocument.uri);
+      await publish(textDocument.uri, performance.now() - t0);
+      return;
+    }
     for (const change of contentChanges) {
       if ('range' in change) {
         const start = doc.offsetAt(change.range.start);

@@ -12,6 +12,8 @@ import { analyzeTree } from '../../src/engine/parse/analyze';
 import { createCudaParser } from '../../src/engine/parse/parser';
 import { sassBench } from './sass';
 import { sweepBench } from './sweep';
+import { collectCudaFiles, ScanJson } from '../../src/engine/parse/scan';
+import { findCcclInclude } from '../unit/helpers';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 
@@ -219,6 +221,50 @@ function scanBench() {
   fs.rmSync(dir, { recursive: true, force: true });
 }
 
+/** `unroll-lens scan` over the CUDA toolkit's CCCL headers (CUB, Thrust, libcu++), whole process. */
+export function ccclScanBench() {
+  const cccl = findCcclInclude();
+  if (!cccl) {
+    row('CLI scan of the toolkit CCCL headers', 'skipped: no CUDA toolkit with include/cccl', '< 3 s', null);
+    return;
+  }
+  const run = (args: string[]) => {
+    const times: number[] = [];
+    let json: ScanJson | null = null;
+    for (let r = 0; r < 2; r++) {
+      const t = performance.now();
+      const res = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'unroll-lens.js'), 'scan', '--json', ...args], {
+        encoding: 'utf8',
+        maxBuffer: 1 << 30,
+      });
+      times.push(performance.now() - t);
+      if (res.status !== 0 && res.status !== 1) throw new Error(`scan failed: ${res.stderr}`);
+      json = JSON.parse(res.stdout) as ScanJson;
+    }
+    const files = json!.files;
+    const kernels = files.flatMap(f => f.kernels);
+    const loops = kernels.flatMap(k => k.loops);
+    return {
+      best: Math.min(...times),
+      times,
+      what: `${files.length} files, ${kernels.length} functions, ${loops.length} loops, ${loops.filter(l => l.pragma).length} pragmas`,
+    };
+  };
+  const cuh = collectCudaFiles([cccl]).filter(f => f.endsWith('.cuh'));
+  for (const [label, args] of [
+    ['.cuh only', cuh],
+    ['.cuh + .h/.hpp/.inl with device code', [cccl]],
+  ] as const) {
+    const r = run([...args]);
+    row(
+      `CLI scan of the toolkit CCCL headers, ${label} (${r.what}; whole process)`,
+      `best of 2 ${r.best.toFixed(0)} ms (runs: ${r.times.map(t => t.toFixed(0)).join(', ')})`,
+      '< 3 s',
+      r.best < 3000,
+    );
+  }
+}
+
 async function main() {
   console.log(`Unroll Lens benchmarks — node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}`);
   const text = generateLargeFile(5000);
@@ -226,6 +272,7 @@ async function main() {
   await parseBench(text);
   await hoverBench(text);
   scanBench();
+  ccclScanBench();
   console.log('SASS (needs nvcc, cuobjdump/nvdisasm: npm run setup:cuda-tools)');
   try {
     await sassBench(row);

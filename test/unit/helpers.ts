@@ -1,4 +1,6 @@
+import * as fs from 'fs';
 import * as path from 'path';
+import { execFileSync } from 'child_process';
 import { CudaDocuments } from '../../src/engine/parse/documents';
 import type { FileAnalysis, Kernel, Loop } from '../../src/engine/parse/model';
 
@@ -37,3 +39,29 @@ export function lineOf(source: string, needle: string, nth = 1): number {
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
 export const SAMPLES = path.join(REPO_ROOT, 'cuda-samples');
+
+/** The toolkit's include/cccl, from nvcc on PATH (through symlinks), CUDA_HOME/CUDA_PATH or /usr/local/cuda*. */
+export function findCcclInclude(): string | null {
+  const candidates: string[] = [];
+  for (const env of [process.env.CUDA_HOME, process.env.CUDA_PATH]) if (env) candidates.push(path.join(env, 'include', 'cccl'));
+  try {
+    const nvcc = execFileSync('bash', ['-c', 'command -v nvcc'], { encoding: 'utf8' }).trim();
+    if (nvcc) {
+      candidates.push(path.join(path.dirname(path.dirname(fs.realpathSync(nvcc))), 'include', 'cccl'));
+      // A wrapper script on PATH: ask nvcc where its toolkit is.
+      const dry = execFileSync(nvcc, ['--dryrun', '-x', 'cu', '-E', '/dev/null'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      const top = /TOP=(\S+)/.exec(dry)?.[1];
+      if (top) candidates.push(path.join(top, 'include', 'cccl'));
+    }
+  } catch {
+    /* no nvcc */
+  }
+  candidates.push('/usr/local/cuda/include/cccl');
+  try {
+    for (const d of fs.readdirSync('/usr/local').sort().reverse())
+      if (/^cuda-\d/.test(d)) candidates.push(path.join('/usr/local', d, 'include', 'cccl'));
+  } catch {
+    /* no /usr/local */
+  }
+  return candidates.find(c => fs.existsSync(path.join(c, 'cub'))) ?? null;
+}

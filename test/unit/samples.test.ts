@@ -20,6 +20,7 @@ describe('cuda-samples corpus', () => {
     assert.deepEqual(files.sort(), [
       'coarsening.cu',
       'icache_cliff.cu',
+      'library_style.cu',
       'linear_small.cu',
       'matmul_unroll.cu',
       'matvec.cu',

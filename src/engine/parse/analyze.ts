@@ -15,6 +15,7 @@ import type {
 } from './model';
 import { ConstScope, EvalResult, evalConst, parseNumberLiteral } from './constEval';
 import { findManualUnrolls } from './manualUnroll';
+import { DEVICE_QUALIFIER, GLOBAL_QUALIFIER, pragmaMacroOfCall, qualifierMacrosIn } from './libraryMacros';
 
 const LOOP_TYPES: Record<string, LoopKind> = {
   for_statement: 'for',
@@ -71,10 +72,27 @@ function operatorPragmaText(stmt: Node): string | null {
   return str.text.slice(1, -1).replace(/\\"/g, '"');
 }
 
+/** `_CCCL_PRAGMA_UNROLL(4)` / `CUTLASS_PRAGMA_UNROLL` (masked as a call): the macro and its expansion. */
+function macroPragma(stmt: Node): UnrollPragma['macro'] | null {
+  if (stmt.type !== 'expression_statement') return null;
+  const call = named(stmt)[0];
+  if (!call || call.type !== 'call_expression') return null;
+  const fn = call.childForFieldName('function');
+  if (!fn || fn.type !== 'identifier') return null;
+  const args = named(call.childForFieldName('arguments'));
+  if (args.length > 1) return null;
+  const argText = args[0]?.text ?? null;
+  const m = pragmaMacroOfCall(fn.text, argText);
+  if (!m) return null;
+  const written = m.macro.functionLike ? call.text : m.name;
+  return { name: m.name, written, library: m.macro.library, expandsTo: m.macro.expandsTo.replace('$1', argText ?? '') };
+}
+
 interface PendingPragma {
   node: Node;
   pragma: Pick<UnrollPragma, 'kind' | 'factor' | 'text'>;
   form: UnrollPragma['form'];
+  macro?: UnrollPragma['macro'];
 }
 
 function pragmaFromNode(node: Node): PendingPragma | null {
@@ -88,7 +106,17 @@ function pragmaFromNode(node: Node): PendingPragma | null {
     const p = parsePragmaText(op);
     return p ? { node, pragma: p, form: 'operator' } : null;
   }
+  const macro = macroPragma(node);
+  if (macro) {
+    const p = parsePragmaText(macro.expandsTo);
+    return p ? { node, pragma: p, form: 'macro', macro } : null;
+  }
   return null;
+}
+
+/** A statement after which tree-sitter invents a MISSING `;` that is valid CUDA. */
+function isPragmaStatement(stmt: Node): boolean {
+  return operatorPragmaText(stmt) !== null || macroPragma(stmt) !== null;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -106,11 +134,17 @@ const CONTAINERS = new Set([
   'declaration_list',
   'linkage_specification',
   'ERROR',
+  'field_declaration_list',
 ]);
+
+const GLOBAL_OR_DEVICE = new RegExp(`${GLOBAL_QUALIFIER.source}|${DEVICE_QUALIFIER.source}`);
+
+/** Class bodies hold member functions (CUB's and CUTLASS's device code is mostly members). */
+const CLASS_TYPES = new Set(['struct_specifier', 'class_specifier', 'union_specifier']);
 
 interface TopLevel {
   /** function_definition nodes whose head names __global__/__device__, with their template and text. */
-  functions: { node: Node; templateDecl: Node | null; qualifier: KernelQualifier; text: string }[];
+  functions: { node: Node; templateDecl: Node | null; qualifier: KernelQualifier; text: string; headMacros?: string; member?: boolean }[];
   /** Nodes that may define constants: #define, const/constexpr declarations, enums, structs. */
   constants: Node[];
   /** Everything else, with its text: where template instantiations may appear. */
@@ -137,9 +171,11 @@ function scanTopLevel(root: Node): TopLevel {
           const brace = text.indexOf('{');
           const head = brace === -1 ? text : text.slice(0, brace);
           // The qualifiers precede the body; reading them from text avoids walking children.
-          const qualifier: KernelQualifier | null = /\b__global__\b/.test(head) ? 'global' : /\b__device__\b/.test(head) ? 'device' : null;
+          const qualifier: KernelQualifier | null = GLOBAL_QUALIFIER.test(head) ? 'global' : DEVICE_QUALIFIER.test(head) ? 'device' : null;
           if (qualifier) out.functions.push({ node, templateDecl, qualifier, text });
           else out.others.push({ node, text });
+          // `struct S {…} MACRO f() {…}` (a macro the grammar does not know after a class): the class is the "return type".
+          if (/^\s*(struct|class|union)\b/.test(head) && depth < 16 && GLOBAL_OR_DEVICE.test(text)) visitTypeClass(depth + 1);
         } else if (type === 'preproc_def' || type === 'enum_specifier') {
           out.constants.push(cursor.currentNode);
         } else if (type === 'comment' || type === 'preproc_include' || type === 'preproc_call' || type === 'preproc_function_def') {
@@ -149,6 +185,84 @@ function scanTopLevel(root: Node): TopLevel {
           const text = node.text;
           if (/\b(const|constexpr|enum)\b/.test(text)) out.constants.push(node);
           out.others.push({ node, text });
+          if (CLASS_TYPES.has(type) && depth < 16 && GLOBAL_OR_DEVICE.test(text)) visitClassBody(depth + 1);
+        }
+      } while (cursor.gotoNextSibling());
+      cursor.gotoParent();
+    };
+    /** Member function definitions of the class under the cursor (its other members are in its node). */
+    const visitClassBody = (depth: number) => {
+      if (!cursor.gotoFirstChild()) return;
+      do {
+        if (cursor.nodeType === 'field_declaration_list') {
+          visitMembers(depth);
+          break;
+        }
+      } while (cursor.gotoNextSibling());
+      cursor.gotoParent();
+    };
+    // In a class body, `_CCCL_DEVICE _CCCL_FORCEINLINE uint32_t get() const {…}` parses as a
+    // member declaration `_CCCL_DEVICE _CCCL_FORCEINLINE` (missing its `;`) followed by the
+    // function: the macros of such a declaration qualify the function after it.
+    const macroOnly = (text: string): string | null => {
+      if (/[;(){}=<>,]/.test(text)) return null;
+      const words = text.trim().split(/\s+/);
+      // Also `void THRUST_DEVICE_FUNCTION` and `_CCCL_DEVICE bit_packed_counter` (the grammar splits before the name).
+      return words.length && words.every(w => /^[A-Za-z_]\w*$/.test(w)) && qualifierMacrosIn(text).length ? text : null;
+    };
+    const memberFunction = (node: Node, templateDecl: Node | null, pending: string | null) => {
+      const text = node.text;
+      const brace = text.indexOf('{');
+      const head = (pending ? pending + ' ' : '') + (brace === -1 ? text : text.slice(0, brace));
+      const qualifier: KernelQualifier | null = GLOBAL_QUALIFIER.test(head) ? 'global' : DEVICE_QUALIFIER.test(head) ? 'device' : null;
+      if (qualifier) out.functions.push({ node, templateDecl, qualifier, text, member: true, ...(pending ? { headMacros: pending } : {}) });
+      if (/^\s*(struct|class|union)\b/.test(head) && GLOBAL_OR_DEVICE.test(text)) visitTypeClass(1);
+    };
+    /** The class that a function_definition under the cursor has as its type. */
+    const visitTypeClass = (depth: number) => {
+      if (depth > 16 || !cursor.gotoFirstChild()) return;
+      do if (CLASS_TYPES.has(cursor.nodeType)) visitClassBody(depth + 1);
+      while (cursor.gotoNextSibling());
+      cursor.gotoParent();
+    };
+    const visitMembers = (depth: number) => {
+      if (!cursor.gotoFirstChild()) return;
+      let pending: string | null = null;
+      do {
+        const type = cursor.nodeType;
+        const wasPending: string | null = pending;
+        pending = null;
+        if (type === 'function_definition') {
+          memberFunction(cursor.currentNode, null, wasPending);
+        } else if (type === 'template_declaration') {
+          const node = cursor.currentNode;
+          if (cursor.gotoFirstChild()) {
+            let inner: string | null = null;
+            do {
+              const t = cursor.nodeType;
+              const was: string | null = inner;
+              inner = null;
+              if (t === 'function_definition') memberFunction(cursor.currentNode, node, was);
+              else if (CLASS_TYPES.has(t) && depth < 16) visitClassBody(depth + 1);
+              else if (t === 'field_declaration' || t === 'declaration') inner = macroOnly(cursor.currentNode.text);
+            } while (cursor.gotoNextSibling());
+            cursor.gotoParent();
+          }
+        } else if (CLASS_TYPES.has(type) && depth < 16) {
+          visitClassBody(depth + 1);
+        } else if (CONTAINERS.has(type) && depth < 16) {
+          visitMembers(depth + 1);
+        } else if (type === 'field_declaration') {
+          const node = cursor.currentNode;
+          pending = macroOnly(node.text);
+          // A nested `struct Inner { … };` member.
+          if (!pending && depth < 16 && cursor.gotoFirstChild()) {
+            do if (CLASS_TYPES.has(cursor.nodeType)) visitClassBody(depth + 1);
+            while (cursor.gotoNextSibling());
+            cursor.gotoParent();
+          }
+        } else if (type === 'comment') {
+          pending = wasPending;
         }
       } while (cursor.gotoNextSibling());
       cursor.gotoParent();
@@ -335,6 +449,8 @@ interface FunctionInfo {
   launchBounds: string[] | null;
   /** Source text of the whole definition (cache key, instantiation search). */
   text: string;
+  /** Qualifier macros parsed as a separate member declaration before the function (class bodies). */
+  headMacros?: string;
 }
 
 function functionName(decl: Node | null): string | null {
@@ -409,7 +525,13 @@ function lastIdentifier(n: Node | null): string | null {
   return null;
 }
 
-function functionInfo(node: Node, templateDecl: Node | null, qualifier: KernelQualifier, text: string): FunctionInfo | null {
+function functionInfo(
+  node: Node,
+  templateDecl: Node | null,
+  qualifier: KernelQualifier,
+  text: string,
+  headMacros?: string,
+): FunctionInfo | null {
   const name = functionName(node.childForFieldName('declarator'));
   if (!name) return null;
   const lb = named(node).find(c => c.type === 'launch_bounds');
@@ -420,13 +542,14 @@ function functionInfo(node: Node, templateDecl: Node | null, qualifier: KernelQu
     templateParams: templateDecl ? templateParamsOf(templateDecl) : [],
     launchBounds: lb ? named(lb).map(a => a.text) : null,
     text,
+    ...(headMacros ? { headMacros } : {}),
   };
 }
 
 function collectFunctions(candidates: TopLevel['functions']): FunctionInfo[] {
   const out: FunctionInfo[] = [];
-  for (const { node, templateDecl, qualifier, text } of candidates) {
-    const info = functionInfo(node, templateDecl, qualifier, text);
+  for (const { node, templateDecl, qualifier, text, headMacros } of candidates) {
+    const info = functionInfo(node, templateDecl, qualifier, text, headMacros);
     if (info) out.push(info);
   }
   return out;
@@ -444,7 +567,8 @@ function collectInstantiations(top: TopLevel, templates: Map<string, FunctionInf
   // text mentions `name<` can hold an instantiation, and a regex over text is nearly free.
   const names = [...templates.keys()].map(n => n.replace(/[$]/g, '\\$&'));
   const mention = new RegExp(`\\b(${names.join('|')})\\s*<`);
-  const candidates = [...top.others, ...top.functions];
+  // A member function's text is part of its class's, which is among the others already.
+  const candidates = [...top.others, ...top.functions.filter(f => !f.member)];
   for (const { node, text } of candidates) {
     if (!mention.test(text)) continue;
     for (const n of node.descendantsOfType('template_function')) {
@@ -788,7 +912,7 @@ function collectPragmas(body: Node): PendingPragma[] {
     const p = n && pragmaFromNode(n);
     if (p) out.push(p);
   }
-  if (body.text.includes('_Pragma')) {
+  if (/_Pragma|UNROLL|_CCCL_PRAGMA|CUTLASS_PRAGMA|CUTE_(NO_)?UNRO/.test(body.text)) {
     for (const n of body.descendantsOfType('expression_statement')) {
       const p = n && pragmaFromNode(n);
       if (p) out.push(p);
@@ -832,7 +956,14 @@ function buildPragma(p: PendingPragma, scope: ConstScope, instantiations: Instan
     line: p.node.startPosition.row + 1,
     span: spanOf(p.node),
     form: p.form,
+    ...(p.macro ? { macro: p.macro } : {}),
   };
+}
+
+function qualifierMacrosOf(text: string, headMacros: string | undefined): { qualifierMacros?: string[] } {
+  const brace = text.indexOf('{');
+  const macros = qualifierMacrosIn((headMacros ? headMacros + ' ' : '') + (brace === -1 ? text : text.slice(0, brace)));
+  return macros.length ? { qualifierMacros: macros } : {};
 }
 
 interface FunctionResult {
@@ -910,6 +1041,7 @@ function analyzeFunction(fn: FunctionInfo, fileScope: ConstScope, instantiationA
       line: fn.node.startPosition.row + 1,
       span: spanOf(fn.node),
       templateParameters: fn.templateParams.map(p => p.name),
+      ...qualifierMacrosOf(fn.text, fn.headMacros),
       launchBounds: fn.launchBounds,
       instantiations: instantiations.map(inst => Object.fromEntries(inst)),
       loops,
@@ -982,10 +1114,29 @@ function hasRealSyntaxErrors(root: Node): boolean {
   while (stack.length) {
     const n = stack.pop()!;
     if (!n.hasError && !n.isMissing) continue;
-    if (n.type === 'ERROR') return true;
+    if (n.type === 'ERROR') {
+      // `_CCCL_DEVICE _CCCL_FORCEINLINE void f()`: the head's unknown macros are not errors.
+      if (n.parent?.type === 'function_definition' && n.endIndex <= (n.parent.childForFieldName('body')?.startIndex ?? 0)) {
+        const body = n.parent.childForFieldName('body');
+        const head = n.parent.text.slice(0, (body?.startIndex ?? n.parent.endIndex) - n.parent.startIndex);
+        if (qualifierMacrosIn(head).length) continue;
+      }
+      return true;
+    }
     if (n.isMissing) {
       const stmt = n.parent;
-      if (!(stmt && operatorPragmaText(stmt) !== null)) return true;
+      if (!(stmt && isPragmaStatement(stmt))) {
+        // `_CCCL_DEVICE _CCCL_FORCEINLINE` split off a member function's head (see scanTopLevel).
+        const words = stmt?.text.trim().split(/\s+/) ?? [];
+        if (
+          stmt &&
+          /^(field_)?declaration$/.test(stmt.type) &&
+          words.every(w => /^[A-Za-z_]\w*$/.test(w)) &&
+          qualifierMacrosIn(stmt.text).length
+        )
+          continue;
+        return true;
+      }
       continue;
     }
     for (const c of n.children) if (c) stack.push(c);
@@ -1037,7 +1188,7 @@ export function analyzeTreeWithSnapshot(tree: Tree, path: string, cache?: Functi
       let r: FunctionResult | undefined;
       let key = '';
       if (cache) {
-        key = `${fn.node.startPosition.column}\u0000${constantsKey}\u0000${JSON.stringify(args ?? null)}\u0000${fn.text}`;
+        key = `${fn.node.startPosition.column}\u0000${constantsKey}\u0000${JSON.stringify(args ?? null)}\u0000${fn.headMacros ?? ''}\u0000${fn.text}`;
         r = cache.get(key, fn.node.startPosition.row + 1);
         if (r) cache.hits++;
       }
@@ -1138,7 +1289,10 @@ export function reanalyzeBodyEdit(
   if (mentions(text, edit.start - f.start)) return null;
   const templateDecl = node.parent?.type === 'template_declaration' ? node.parent : null;
   const old = prev.analysis.kernels[i];
-  const info = functionInfo(node, templateDecl, old.qualifier, text);
+  const brace = text.indexOf('{');
+  const ownHead = qualifierMacrosIn(brace === -1 ? text : text.slice(0, brace));
+  const headMacros = (old.qualifierMacros ?? []).filter(m => !ownHead.includes(m)).join(' ');
+  const info = functionInfo(node, templateDecl, old.qualifier, text, headMacros || undefined);
   if (!info || info.name !== f.name) return null;
   const result = analyzeFunction(info, prev.fileScope, info.templateParams.length ? prev.instantiations.get(info.name) : undefined);
   const functions = prev.functions.map((g, j) => {

@@ -4,6 +4,7 @@ import type { Parser, Tree, Edit, Point } from './parser';
 import { createCudaParser, pointAt } from './parser';
 import { AnalysisSnapshot, analyzeTree, analyzeTreeWithSnapshot, FunctionCache, reanalyzeBodyEdit } from './analyze';
 import type { FileAnalysis } from './model';
+import { maskForParse } from './libraryMacros';
 
 /** An edit as LSP and VS Code describe it: a range in the old text replaced by new text. */
 export interface TextChange {
@@ -46,6 +47,28 @@ function advance(from: Point, inserted: string): Point {
   return { row: from.row + rows, column: inserted.length - lastNl - 1 };
 }
 
+/**
+ * The parser reads masked text (libraryMacros.ts maskForParse), which depends on whole lines. A
+ * change on a line where masking applies, before or after it, is widened to whole lines, so that
+ * the edit tree-sitter is told about covers every masked character that changed.
+ */
+function widenForMasking(text: string, changes: TextChange[]): TextChange[] {
+  const out: TextChange[] = [];
+  for (const c of changes) {
+    const oldEnd = c.start + c.length;
+    const lineStart = text.lastIndexOf('\n', c.start - 1) + 1;
+    let lineEnd = text.indexOf('\n', oldEnd);
+    if (lineEnd === -1) lineEnd = text.length;
+    const before = text.slice(lineStart, lineEnd);
+    const after = text.slice(lineStart, c.start) + c.text + text.slice(oldEnd, lineEnd);
+    const w =
+      maskForParse(before) !== before || maskForParse(after) !== after ? { start: lineStart, length: lineEnd - lineStart, text: after } : c;
+    out.push(w);
+    text = text.slice(0, w.start) + w.text + text.slice(w.start + w.length);
+  }
+  return out;
+}
+
 export class CudaDocuments {
   private readonly entries = new Map<string, Entry>();
 
@@ -58,7 +81,7 @@ export class CudaDocuments {
   /** Parses a whole document from scratch (open, or a change we cannot apply incrementally). */
   open(key: string, text: string, path = key): FileAnalysis {
     this.close(key);
-    const tree = this.parser.parse(text);
+    const tree = this.parser.parse(maskForParse(text));
     if (!tree) throw new Error('tree-sitter returned no tree');
     this.entries.set(key, { text, tree, analysis: null, path, cache: new FunctionCache(), snapshot: null, pending: null, dirty: true });
     return this.analysis(key)!;
@@ -69,6 +92,7 @@ export class CudaDocuments {
     const entry = this.entries.get(key);
     if (!entry) throw new Error(`document not open: ${key}`);
     let text = entry.text;
+    changes = widenForMasking(text, changes);
     const single = changes.length === 1 && !entry.dirty && entry.pending === null && entry.snapshot !== null ? changes[0] : null;
     for (const c of changes) {
       const oldEnd = c.start + c.length;
@@ -84,7 +108,7 @@ export class CudaDocuments {
       text = text.slice(0, c.start) + c.text + text.slice(oldEnd);
       entry.tree.edit(edit);
     }
-    const tree = this.parser.parse(text, entry.tree);
+    const tree = this.parser.parse(maskForParse(text), entry.tree);
     if (!tree) throw new Error('tree-sitter returned no tree');
     if (single) {
       const removed = entry.text.slice(single.start, single.start + single.length);
@@ -173,7 +197,7 @@ export class CudaDocuments {
 
   /** Parses and analyses a file's text once, keeping nothing (CLI scans). */
   analyzeOnce(text: string, path: string): FileAnalysis {
-    const tree = this.parser.parse(text);
+    const tree = this.parser.parse(maskForParse(text));
     if (!tree) throw new Error('tree-sitter returned no tree');
     try {
       return analyzeTree(tree, path);

@@ -1,6 +1,7 @@
 // Static findings about unrolling, computed from the analysis alone (no compiler needed).
 // The language server turns them into diagnostics; the CLI can print them.
 import type { FileAnalysis, Kernel, Loop, ManualUnroll, SourceSpan } from './model';
+import { pragmaAsWritten } from '../report/describe';
 
 export type FindingCode =
   'pragma-without-loop' | 'full-unroll-runtime-trip' | 'full-unroll-dependent-trip' | 'nested-unroll-bloat' | 'manual-unroll-no-remainder';
@@ -72,7 +73,7 @@ export function computeFindings(analysis: FileAnalysis, options: FindingOptions 
       code: 'pragma-without-loop',
       severity: 'warning',
       span: s.pragma.span,
-      message: `\`#pragma ${s.pragma.text}\` is not followed by a loop: nvcc ignores it.`,
+      message: `${pragmaAsWritten(s.pragma)} is not followed by a loop: nvcc ignores it.`,
     });
   }
   for (const kernel of analysis.kernels) {
@@ -86,7 +87,7 @@ export function computeFindings(analysis: FileAnalysis, options: FindingOptions 
           span: p.span,
           kernel: kernel.name,
           message:
-            `\`#pragma unroll\` asks for a full unroll, but the trip count of this ${loop.kind} loop` +
+            `${pragmaAsWritten(p)} asks for a full unroll, but the trip count of this ${loop.kind} loop` +
             (loop.conditionText ? ` (\`${loop.conditionText}\`)` : '') +
             ' is not a compile-time constant: nvcc cannot fully unroll it and uses its own partial unroll instead.',
         });
@@ -97,7 +98,8 @@ export function computeFindings(analysis: FileAnalysis, options: FindingOptions 
           span: p.span,
           kernel: kernel.name,
           message:
-            'Full unroll depends on template parameters' +
+            (p.form === 'macro' ? `${pragmaAsWritten(p)}: full` : 'Full') +
+            ' unroll depends on template parameters' +
             (kernel.instantiations.length
               ? ' whose instantiations give different trip counts.'
               : ' with no instantiation visible in this file.') +

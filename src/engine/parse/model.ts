@@ -30,8 +30,20 @@ export interface UnrollPragma {
   line: number;
   /** Where the pragma itself sits; used for hover and diagnostics. */
   span: SourceSpan;
-  /** `#pragma` directive or the `_Pragma("…")` operator. */
-  form: 'directive' | 'operator';
+  /** `#pragma` directive, the `_Pragma("…")` operator, or a library macro (see `macro`). */
+  form: 'directive' | 'operator' | 'macro';
+  /** For form "macro": the macro as written and what it expands to, from the built-in table. */
+  macro?: PragmaMacroUse;
+}
+
+/** A library's unroll macro (`_CCCL_PRAGMA_UNROLL_FULL()`, `CUTLASS_PRAGMA_UNROLL`) in front of a loop. */
+export interface PragmaMacroUse {
+  name: string;
+  /** The invocation as written, e.g. `_CCCL_PRAGMA_UNROLL(4)`. */
+  written: string;
+  library: 'CCCL' | 'CUTLASS' | 'CuTe' | 'PyTorch';
+  /** The pragma text it expands to, e.g. `unroll 4`. */
+  expandsTo: string;
 }
 
 /**
@@ -81,6 +93,8 @@ export interface Kernel {
   span: SourceSpan;
   /** Template parameter names, in order; empty for non-templates. */
   templateParameters: string[];
+  /** Library qualifier macros in the head (`_CCCL_DEVICE`, `CUTLASS_HOST_DEVICE`), when there are any. */
+  qualifierMacros?: string[];
   /** `__launch_bounds__(…)` arguments as written, or null. */
   launchBounds: string[] | null;
   /** Template arguments of each instantiation visible in the file, by parameter name. */

@@ -1,14 +1,30 @@
 // Scanning files and folders for CUDA sources: what `unroll-lens scan` and the workspace use.
 import * as fs from 'fs';
 import * as path from 'path';
-import type { FileAnalysis, Kernel, Loop, ManualUnroll, UnrollPragma } from './model';
+import type { FileAnalysis, Kernel, Loop, ManualUnroll, PragmaMacroUse, UnrollPragma } from './model';
 import { CudaDocuments } from './documents';
+import { mayHoldDeviceCode } from './libraryMacros';
 
 export const CUDA_EXTENSIONS = ['.cu', '.cuh'];
 
+/** Headers a directory scan includes only when they hold device code (C++ headers without it are not ours). */
+export const HEADER_EXTENSIONS = ['.h', '.hpp', '.inl'];
+
+/** Whether a header's text holds device code: `__device__`/`__global__` or a library qualifier macro. */
+export function headerHoldsDeviceCode(file: string): boolean {
+  try {
+    return mayHoldDeviceCode(fs.readFileSync(file, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
 export class ScanInputError extends Error {}
 
-/** Expands files and directories (recursively, skipping node_modules and dot-folders) into .cu/.cuh files. */
+/**
+ * Expands files and directories (recursively, skipping node_modules and dot-folders) into .cu/.cuh
+ * files and the .h/.hpp/.inl headers that hold device code. Files named explicitly are kept as given.
+ */
 export function collectCudaFiles(inputs: string[]): string[] {
   const out: string[] = [];
   const walk = (dir: string) => {
@@ -24,6 +40,8 @@ export function collectCudaFiles(inputs: string[]): string[] {
       if (e.isDirectory()) {
         if (e.name !== 'node_modules' && !e.name.startsWith('.')) walk(p);
       } else if (e.isFile() && CUDA_EXTENSIONS.includes(path.extname(e.name))) {
+        out.push(p);
+      } else if (e.isFile() && HEADER_EXTENSIONS.includes(path.extname(e.name)) && headerHoldsDeviceCode(p)) {
         out.push(p);
       }
     }
@@ -75,7 +93,14 @@ export interface ScanJson {
         line: number;
         kind: Loop['kind'];
         depth: number;
-        pragma: null | { kind: UnrollPragma['kind']; factor: number | null; text: string; line: number };
+        pragma: null | {
+          kind: UnrollPragma['kind'];
+          factor: number | null;
+          text: string;
+          line: number;
+          /** Only for a library macro: `{name, written, library, expandsTo}` (built-in table). */
+          macro?: PragmaMacroUse;
+        };
         tripCount: Loop['tripCount'];
       }[];
       manualUnrolls: Pick<ManualUnroll, 'line' | 'endLine' | 'pattern' | 'factor'>[];
@@ -95,7 +120,15 @@ export function toScanJson(files: FileAnalysis[]): ScanJson {
           line: l.line,
           kind: l.kind,
           depth: l.depth,
-          pragma: l.pragma ? { kind: l.pragma.kind, factor: l.pragma.factor, text: l.pragma.text, line: l.pragma.line } : null,
+          pragma: l.pragma
+            ? {
+                kind: l.pragma.kind,
+                factor: l.pragma.factor,
+                text: l.pragma.text,
+                line: l.pragma.line,
+                ...(l.pragma.macro ? { macro: { ...l.pragma.macro } } : {}),
+              }
+            : null,
           tripCount: l.tripCount,
         })),
         manualUnrolls: k.manualUnrolls.map(m => ({ line: m.line, endLine: m.endLine, pattern: m.pattern, factor: m.factor })),

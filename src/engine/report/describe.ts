@@ -1,6 +1,7 @@
 // Human-facing text about loops and kernels, shared by CodeLens, hover and the CLI table so
 // that every surface says the same thing in the same words.
 import type { Kernel, Loop, ManualUnroll, UnrollPragma } from '../parse/model';
+import { QUALIFIER_MACROS } from '../parse/libraryMacros';
 
 export function pragmaSummary(p: UnrollPragma | null): string {
   if (!p) return 'no unroll pragma';
@@ -16,6 +17,16 @@ export function pragmaSummary(p: UnrollPragma | null): string {
       return p.factor !== null ? `unroll ${expr} = ${p.factor} requested` : `unroll ${expr} requested`;
     }
   }
+}
+
+/**
+ * How the pragma is written: `#pragma unroll 4`, or for a library macro
+ * `_CCCL_PRAGMA_UNROLL_FULL()` (expands to `#pragma unroll`, built-in table (CCCL)).
+ */
+export function pragmaAsWritten(p: UnrollPragma): string {
+  const pragma = `\`#pragma ${p.text.replace(/`/g, "'")}\``;
+  if (p.form !== 'macro' || !p.macro) return pragma;
+  return `\`${p.macro.written.replace(/`/g, "'")}\` (expands to ${pragma}, built-in table (${p.macro.library}))`;
 }
 
 export function tripCountSummary(loop: Loop): string {
@@ -44,6 +55,18 @@ export function kernelLabel(k: Kernel): string {
   return `${k.qualifier === 'global' ? '__global__' : '__device__'} ${k.name}${tpl}`;
 }
 
+/** `_CCCL_DEVICE` → `__device__`, … with the table the expansion comes from. */
+export function qualifierMacrosText(names: string[]): string {
+  const libs = new Set<string>();
+  const parts = names.map(n => {
+    const m = QUALIFIER_MACROS[n];
+    if (!m) return `\`${n}\``;
+    libs.add(m.library);
+    return `\`${n}\` → \`${m.expandsTo}\``;
+  });
+  return `${parts.join(', ')} (built-in table (${[...libs].join(', ')}))`;
+}
+
 /** Markdown for hovering a loop or its pragma. */
 export function loopHoverMarkdown(kernel: Kernel, loop: Loop): string {
   const rows: [string, string][] = [];
@@ -51,16 +74,14 @@ export function loopHoverMarkdown(kernel: Kernel, loop: Loop): string {
     'Loop',
     `\`${loop.kind}\` at line ${loop.line}` + (loop.conditionText ? ` — \`${loop.conditionText.replace(/`/g, "'")}\`` : ''),
   ]);
-  rows.push([
-    'Requested unroll',
-    loop.pragma ? `\`#pragma ${loop.pragma.text.replace(/`/g, "'")}\` → ${pragmaSummary(loop.pragma)}` : 'none (nvcc decides)',
-  ]);
+  rows.push(['Requested unroll', loop.pragma ? `${pragmaAsWritten(loop.pragma)} → ${pragmaSummary(loop.pragma)}` : 'none (nvcc decides)']);
   let trip = String(loop.tripCount);
   if (loop.tripCount === 'runtime') trip = 'runtime (not a compile-time constant)';
   if (loop.tripCount === 'dependent') trip = 'dependent on template parameters (no single visible instantiation)';
   rows.push(['Trip count', trip]);
   rows.push(['Nesting', loop.depth === 0 ? 'outermost loop' : `depth ${loop.depth}, inside the loop at line ${loop.parentLine}`]);
   rows.push(['Kernel', `\`${kernelLabel(kernel)}\` (line ${kernel.line})`]);
+  if (kernel.qualifierMacros?.length) rows.push(['Qualified by', qualifierMacrosText(kernel.qualifierMacros)]);
   for (const m of manualUnrollsOf(kernel, loop))
     rows.push(['Manual unroll', `×${m.factor}, ${m.pattern}${m.guarded ? ', guarded' : ''} — ${m.detail}`]);
   if (kernel.instantiations.length) {

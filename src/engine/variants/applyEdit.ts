@@ -4,7 +4,8 @@
 // which must keep every line in place for nvcc, this edit is for a human reader: a new pragma
 // gets a line of its own at the loop's indentation, and a removed one takes its line with it.
 import type { Loop } from '../parse/model';
-import { lineStarts, pragmaText, UnrollFactor } from './rewrite';
+import { lineStarts, pragmaText, UnrollFactor, writtenFactor } from './rewrite';
+import { libraryMacroFor } from '../parse/libraryMacros';
 
 export interface UnrollEdit {
   /** UTF-16 offsets into the document text (what editors' positionAt takes). */
@@ -62,7 +63,15 @@ export function unrollPragmaEdit(text: string, loop: Loop, factor: UnrollFactor)
       while (after < lineEnd && /[ \t]/.test(text[after])) after++;
       return { startOffset: start, endOffset: after, newText: '' };
     }
-    const newText = p.form === 'directive' ? `#pragma ${pragmaText(factor)}` : `_Pragma("${pragmaText(factor)}")`;
+    // A library macro (`CUTLASS_PRAGMA_UNROLL`) is replaced by the library's spelling of the
+    // new factor where it has one, else by the `_Pragma("…")` it would expand to.
+    if (p.form === 'macro' && writtenFactor(loop) === factor) return null;
+    const newText =
+      p.form === 'directive'
+        ? `#pragma ${pragmaText(factor)}`
+        : p.form === 'macro' && p.macro
+          ? (libraryMacroFor(p.macro.library, factor) ?? `_Pragma("${pragmaText(factor)}")`)
+          : `_Pragma("${pragmaText(factor)}")`;
     return text.slice(start, end) === newText ? null : { startOffset: start, endOffset: end, newText };
   }
   if (factor === 'default') return null;
