@@ -19,6 +19,7 @@ import { loadPanelAssets, reportHtml } from '../panelHtml';
 import type { SweepResult } from '../protocol';
 import { DEFAULT_SETTINGS, SETTINGS } from '../settings';
 import { defineCommand, enumOption, factorsOption, numberOption, stringOption } from './args';
+import { GPU_RUN_OPTIONS } from './gpuOptions';
 import { CliIO, EXIT, UsageError } from './io';
 
 export const sweepCommand = defineCommand({
@@ -93,32 +94,7 @@ export const sweepCommand = defineCommand({
       help: "program arguments, split like a shell would but never run through one; {NAME} is the point's --param value (--body {BODY})",
       default: 'none',
     },
-    samples: { type: 'string', value: 'N', help: 'kernel durations per variant', setting: SETTINGS.profile.samples },
-    warmup: {
-      type: 'string',
-      value: 'N',
-      help: 'launches of the kernel skipped per program run before timing',
-      setting: SETTINGS.profile.warmup,
-    },
-    'clock-control': {
-      type: 'string',
-      value: 'base|none',
-      setting: SETTINGS.profile.clockControl,
-      help: 'ncu --clock-control: base locks base clocks while profiling; none measures at the clocks the GPU runs',
-    },
-    timeout: {
-      type: 'string',
-      value: 'S',
-      setting: SETTINGS.profile.timeoutSeconds,
-      help: 'seconds per program run; past it the run is killed with its process tree',
-    },
-    launcher: {
-      type: 'string',
-      value: '"CMD"',
-      help: 'prefix for every program and ncu run, e.g. "srun -p gpu --gres=gpu:1"',
-      default: 'none',
-    },
-    arch: { type: 'string', value: 'sm_XX', help: 'target architecture', default: "compile flags' arch, else the first GPU's, else sm_90" },
+    ...GPU_RUN_OPTIONS,
     jobs: { type: 'string', value: 'N', help: 'parallel nvcc processes; 0 = number of CPU cores', setting: SETTINGS.jobs },
     'keep-reports': { type: 'string', value: 'DIR', help: 'keep every ncu report and its raw-page CSV in DIR', default: 'deleted' },
   },
