@@ -17,6 +17,8 @@ export interface TextChange {
 
 interface Entry {
   text: string;
+  /** `text` as the parser reads it (maskForParse), kept up to date edit by edit. */
+  masked: string;
   tree: Tree;
   analysis: FileAnalysis | null;
   path: string;
@@ -81,9 +83,20 @@ export class CudaDocuments {
   /** Parses a whole document from scratch (open, or a change we cannot apply incrementally). */
   open(key: string, text: string, path = key): FileAnalysis {
     this.close(key);
-    const tree = this.parser.parse(maskForParse(text));
+    const masked = maskForParse(text);
+    const tree = this.parser.parse(masked);
     if (!tree) throw new Error('tree-sitter returned no tree');
-    this.entries.set(key, { text, tree, analysis: null, path, cache: new FunctionCache(), snapshot: null, pending: null, dirty: true });
+    this.entries.set(key, {
+      text,
+      masked,
+      tree,
+      analysis: null,
+      path,
+      cache: new FunctionCache(),
+      snapshot: null,
+      pending: null,
+      dirty: true,
+    });
     return this.analysis(key)!;
   }
 
@@ -92,6 +105,7 @@ export class CudaDocuments {
     const entry = this.entries.get(key);
     if (!entry) throw new Error(`document not open: ${key}`);
     let text = entry.text;
+    let masked = entry.masked;
     changes = widenForMasking(text, changes);
     const single = changes.length === 1 && !entry.dirty && entry.pending === null && entry.snapshot !== null ? changes[0] : null;
     for (const c of changes) {
@@ -106,9 +120,16 @@ export class CudaDocuments {
         newEndPosition: advance(startPosition, c.text),
       } as Edit;
       text = text.slice(0, c.start) + c.text + text.slice(oldEnd);
+      // Masking is line-local and keeps every offset: re-mask only the lines this change touched,
+      // not the whole file on every keystroke (a library-style file would pay a full regex pass).
+      const lineStart = text.lastIndexOf('\n', c.start - 1) + 1;
+      let lineEnd = text.indexOf('\n', c.start + c.text.length);
+      if (lineEnd === -1) lineEnd = text.length;
+      masked = masked.slice(0, c.start) + c.text + masked.slice(oldEnd);
+      masked = masked.slice(0, lineStart) + maskForParse(text.slice(lineStart, lineEnd)) + masked.slice(lineEnd);
       entry.tree.edit(edit);
     }
-    const tree = this.parser.parse(maskForParse(text), entry.tree);
+    const tree = this.parser.parse(masked, entry.tree);
     if (!tree) throw new Error('tree-sitter returned no tree');
     if (single) {
       const removed = entry.text.slice(single.start, single.start + single.length);
@@ -133,6 +154,7 @@ export class CudaDocuments {
     entry.tree.delete();
     entry.tree = tree;
     entry.text = text;
+    entry.masked = masked;
     entry.analysis = null;
   }
 
