@@ -283,11 +283,10 @@ connection.onRequest(LoopVariantsRequest, async (p, token) => {
 connection.onRequest(BenchLoopRequest, async (p, token) => {
   const { analysis, text } = await openDocument(p.uri);
   const report = await bench.benchLoop(p.uri, text, analysis, p.line, p.factors, token, p.workDoneToken);
-  const settingsNow = settings;
   const result = fromBenchReport(report, {
     ...(await results.convertContext(uriToPath(p.uri)!, analysis)),
     loops: [p.line],
-    samples: settingsNow.profile.samples,
+    samples: settings.profile.samples,
   });
   // GPU time is worth keeping: a finished benchmark is saved like a sweep.
   const savedPath = report.variants.some(v => v.status === 'cancelled') ? null : results.save(result);

@@ -4,15 +4,15 @@
 // loop's quick fix). The document itself is only ever changed by the client applying those edits.
 import * as path from 'path';
 import { CancellationToken, CodeAction, CodeActionKind, Connection, Range, TextEdit } from 'vscode-languageserver/node';
-import type { FileAnalysis, Loop } from '../engine/parse/model';
+import type { FileAnalysis } from '../engine/parse/model';
 import { runOptionsFromSettings } from '../engine/profile/bench';
 import type { ConvertContext } from '../engine/sweep/convert';
 import { sweepCsv, sweepT4 } from '../engine/sweep/export';
 import { parseParamSpec } from '../engine/sweep/space';
-import { listResults, loadResult, saveResult } from '../engine/sweep/store';
+import { listResults, loadResult, resultsDir, saveResult } from '../engine/sweep/store';
 import { runSweep } from '../engine/sweep/sweep';
 import { unrollPragmaEdit } from '../engine/variants/applyEdit';
-import { parseFactorList, UnrollFactor, writtenFactor } from '../engine/variants/rewrite';
+import { parseFactorList, UnrollFactor } from '../engine/variants/rewrite';
 import {
   ExportResultParams,
   FactorValue,
@@ -184,7 +184,7 @@ export class ResultsService {
           best: r.best,
         });
       }
-      for (const k of skipped) out.skipped.push({ path: path.join(folder, '.unroll-lens', 'results', k.file), reason: k.reason });
+      for (const k of skipped) out.skipped.push({ path: path.join(resultsDir(folder), k.file), reason: k.reason });
     }
     out.results.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
     return out;
@@ -274,9 +274,4 @@ function position(lines: number[], offset: number): { line: number; character: n
     else hi = mid - 1;
   }
   return { line: lo, character: offset - lines[lo] };
-}
-
-/** The factor a loop has as written, as results write it. */
-export function writtenFactorValue(loop: Loop): FactorValue {
-  return writtenFactor(loop);
 }
