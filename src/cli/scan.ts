@@ -4,6 +4,10 @@ import { computeFindings } from '../engine/parse/findings';
 import { CudaDocuments } from '../engine/parse/documents';
 import { loopLensSummary, kernelLabel, manualUnrollSummary } from '../engine/report/describe';
 import type { FileAnalysis } from '../engine/parse/model';
+import { MacroTables, preprocessOptionsFromFlags, toolkitIncludeDirs } from '../engine/parse/macros';
+import { resolveCompileFlags } from '../engine/toolchain/flags';
+import { DEFAULT_ARCH } from '../engine/toolchain/toolchain';
+import type { ScanMacros } from '../engine/parse/scan';
 import { defineCommand } from './args';
 import { EXIT, UsageError } from './io';
 import { Progress } from './progress';
@@ -11,15 +15,18 @@ import { Progress } from './progress';
 export const scanCommand = defineCommand({
   name: 'scan',
   summary: 'List kernels, device functions, loops, unroll pragmas, trip counts and manual unrolls in .cu/.cuh files (no compiler needed).',
-  synopsis: '<files|dirs>... [--json] [--strict]',
+  synopsis: '<files|dirs>... [--json] [--strict] [--builtin-macros]',
   description:
     'Parses each file with tree-sitter, the same analysis as the editor. Directories are searched recursively for .cu and\n' +
-    '.cuh files, and .h/.hpp/.inl headers that hold device code (node_modules and dot-folders are skipped). Library macros\n' +
-    '(CCCL, CUTLASS, CuTe, PyTorch) for qualifiers and unroll pragmas are recognised from a built-in table. The table ends\n' +
-    'each file with the diagnostics the editor shows.',
+    '.cuh files, and .h/.hpp/.inl headers that hold device code (node_modules and dot-folders are skipped). Macros that\n' +
+    "qualify functions or spell unroll pragmas are expanded from the #defines each file sees: its own and its headers',\n" +
+    "found through compile_commands.json (from the current directory up) and the CUDA toolkit's include directories,\n" +
+    "with #if taken as for nvcc's device pass. Names no readable header defines fall back to a built-in table of the\n" +
+    'CCCL, CUTLASS, CuTe and PyTorch macros. Nothing is run. The table ends each file with the diagnostics the editor shows.',
   options: {
     json: { type: 'boolean', help: 'machine-readable output (contract: docs/cli.md)' },
     strict: { type: 'boolean', help: 'exit 1 when a diagnostic is found (for CI gates)' },
+    'builtin-macros': { type: 'boolean', help: 'do not read headers: recognise library macros from the built-in table only (faster)' },
   },
   exitCodes: [
     [EXIT.ok, 'scanned'],
@@ -32,10 +39,11 @@ export const scanCommand = defineCommand({
     const files = collectCudaFiles(positionals);
     if (!files.length) throw new ScanInputError(`no .cu or .cuh files (or headers with device code) in ${positionals.join(', ')}`);
     const docs = await CudaDocuments.create();
+    const macros = options['builtin-macros'] ? undefined : scanMacros(process.cwd());
     const progress = new Progress('scan', files.length, io.isTTY && !json ? io.err : null);
     const results: FileAnalysis[] = [];
     for (const f of files) {
-      results.push(...(await scanFiles([f], docs)));
+      results.push(...(await scanFiles([f], docs, macros)));
       progress.tick(f);
     }
     progress.done();
@@ -44,6 +52,18 @@ export const scanCommand = defineCommand({
     return options.strict && findings ? EXIT.failed : EXIT.ok;
   },
 });
+
+/** Each file's macros from its flags (compile_commands.json from `cwd` up, else none) and the toolkit's headers. */
+function scanMacros(cwd: string): ScanMacros {
+  const toolkit = toolkitIncludeDirs(null);
+  return {
+    tables: new MacroTables(),
+    optionsFor(file) {
+      const flags = resolveCompileFlags(file, [cwd], {});
+      return preprocessOptionsFromFlags(flags, flags.arch ?? DEFAULT_ARCH, toolkit);
+    },
+  };
+}
 
 function pad(s: string, n: number): string {
   return s.length >= n ? s : s + ' '.repeat(n - s.length);

@@ -38,6 +38,7 @@ import { DocumentFactsStore } from './facts';
 import { RESTRICTED_MODE, ServerToolchain } from './toolchain';
 import { uriToPath } from './uri';
 import { VariantService } from './variants';
+import { MacroService, editMayChangeMacros } from './macros';
 import { toAnalysisStatus, toBenchLoopResult, toFileAnalysisResult, toLoopVariantsResult } from './wire';
 import { defaultCacheDir } from '../engine/variants/build';
 import * as path from 'path';
@@ -94,6 +95,7 @@ async function refreshSettings(): Promise<void> {
   // A wrong value falls back to its default; say which one, once per refresh.
   settings = readSettings(cfg, message => connection.console.warn(`Unroll Lens settings: ${message}`));
   sass.reset();
+  macros.reset();
   log(`settings: ${JSON.stringify(settings)}`);
   // Tools or flags may have changed (and documents opened before the first settings arrived
   // were built without them): rebuild what is open; the build cache makes this cheap.
@@ -106,6 +108,7 @@ async function refreshSettings(): Promise<void> {
 
 connection.onDidChangeConfiguration(async () => {
   await refreshSettings();
+  await refreshMacros();
   for (const uri of texts.keys()) await publish(uri, 0);
   refreshCodeLens();
 });
@@ -139,6 +142,8 @@ const bench = new BenchService(
   () => settings,
   () => cacheDir,
 );
+/** Each document's macros, from its headers (nothing runs: also in an untrusted workspace). */
+const macros = new MacroService(toolchain, () => settings, log);
 const results = new ResultsService(
   connection,
   toolchain,
@@ -172,7 +177,8 @@ connection.onDidOpenTextDocument(({ textDocument }) =>
       return;
     }
     // An untitled buffer is analysed too; its URI stands in for the path.
-    const a = docs.open(textDocument.uri, textDocument.text, uriToPath(textDocument.uri) ?? textDocument.uri);
+    const file = uriToPath(textDocument.uri);
+    const a = docs.open(textDocument.uri, textDocument.text, file ?? textDocument.uri, macros.tableFor(file, textDocument.text));
     const ms = performance.now() - t0;
     log(
       `opened ${textDocument.uri}: ${a.kernels.length} device functions, ${a.kernels.reduce((n, k) => n + k.loops.length, 0)} loops (${ms.toFixed(1)} ms)`,
@@ -186,6 +192,8 @@ connection.onDidOpenTextDocument(({ textDocument }) =>
 connection.onDidSaveTextDocument(({ textDocument }) =>
   inOrder(async () => {
     const text = texts.get(textDocument.uri)?.getText();
+    // A saved header may be one that other open files include: their macros are read again.
+    if (macros.revalidate()) await refreshMacros();
     const a = (await docsReady).analysis(textDocument.uri);
     if (text !== undefined && a && !isContentCheckedHeader(textDocument.uri)) void sass.buildFile(textDocument.uri, text, a);
   }),
@@ -202,27 +210,50 @@ connection.onDidChangeTextDocument(({ textDocument, contentChanges }) =>
       doc = TextDocument.update(doc, contentChanges, textDocument.version);
       texts.set(textDocument.uri, doc);
       if (!mayHoldDeviceCode(doc.getText())) return;
-      docs.open(textDocument.uri, doc.getText(), uriToPath(textDocument.uri) ?? textDocument.uri);
+      const file = uriToPath(textDocument.uri);
+      docs.open(textDocument.uri, doc.getText(), file ?? textDocument.uri, macros.tableFor(file, doc.getText()));
       await publish(textDocument.uri, performance.now() - t0);
       return;
     }
+    let directivesTouched = false;
     for (const change of contentChanges) {
       if ('range' in change) {
         const start = doc.offsetAt(change.range.start);
         const end = doc.offsetAt(change.range.end);
+        directivesTouched ||= editMayChangeMacros(doc.getText(), start, end - start, change.text);
         docs.update(textDocument.uri, [{ start, length: end - start, text: change.text }]);
       } else {
+        directivesTouched = true;
         docs.replace(textDocument.uri, change.text);
       }
       doc = TextDocument.update(doc, [change], textDocument.version);
     }
     texts.set(textDocument.uri, doc);
+    // An edited #define or #include may change what a macro means (the table is reused when not).
+    if (directivesTouched) docs.setMacros(textDocument.uri, macros.tableFor(uriToPath(textDocument.uri), doc.getText()));
     await publish(textDocument.uri, performance.now() - t0);
+  }),
+);
+
+/** Every open document's macros read again (headers changed, settings changed); republished where they differ. */
+async function refreshMacros(): Promise<void> {
+  const docs = await docsReady;
+  for (const [uri, doc] of texts) {
+    if (docs.text(uri) === undefined) continue;
+    if (docs.setMacros(uri, macros.tableFor(uriToPath(uri), doc.getText()))) await publish(uri, 0);
+  }
+  refreshCodeLens();
+}
+
+connection.onDidChangeWatchedFiles(() =>
+  inOrder(async () => {
+    if (macros.revalidate()) await refreshMacros();
   }),
 );
 
 connection.onDidCloseTextDocument(({ textDocument }) =>
   inOrder(async () => {
+    macros.forget(uriToPath(textDocument.uri));
     texts.delete(textDocument.uri);
     sass.close(textDocument.uri);
     facts.delete(textDocument.uri);

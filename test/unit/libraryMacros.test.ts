@@ -14,7 +14,8 @@ import { computeFindings } from '../../src/engine/parse/findings';
 import { makeVariantSource } from '../../src/engine/variants/rewrite';
 import { applyUnrollEdit, unrollPragmaEdit } from '../../src/engine/variants/applyEdit';
 import { collectCudaFiles, toScanJson } from '../../src/engine/parse/scan';
-import { maskForParse } from '../../src/engine/parse/libraryMacros';
+import { MacroTable } from '../../src/engine/parse/macros';
+const maskForParse = (t: string) => MacroTable.builtin.maskForParse(t);
 import { detectToolchain, Toolchain, chooseArch } from '../../src/engine/toolchain/toolchain';
 import { flagsFromSettings } from '../../src/engine/toolchain/flags';
 import { VariantBuilder } from '../../src/engine/variants/build';
@@ -73,32 +74,86 @@ describe('library macros from the built-in table', () => {
         'macro',
         'full',
         null,
-        { name: '_CCCL_PRAGMA_UNROLL_FULL', written: '_CCCL_PRAGMA_UNROLL_FULL()', library: 'CCCL', expandsTo: 'unroll' },
+        {
+          name: '_CCCL_PRAGMA_UNROLL_FULL',
+          written: '_CCCL_PRAGMA_UNROLL_FULL()',
+          library: 'CCCL',
+          expandsTo: 'unroll',
+          origin: { kind: 'builtin', library: 'CCCL' },
+        },
       ],
-      [6, 'macro', 'count', 4, { name: '_CCCL_PRAGMA_UNROLL', written: '_CCCL_PRAGMA_UNROLL(4)', library: 'CCCL', expandsTo: 'unroll 4' }],
+      [
+        6,
+        'macro',
+        'count',
+        4,
+        {
+          name: '_CCCL_PRAGMA_UNROLL',
+          written: '_CCCL_PRAGMA_UNROLL(4)',
+          library: 'CCCL',
+          expandsTo: 'unroll 4',
+          origin: { kind: 'builtin', library: 'CCCL' },
+        },
+      ],
       [
         8,
         'macro',
         'disable',
         1,
-        { name: '_CCCL_PRAGMA_NOUNROLL', written: '_CCCL_PRAGMA_NOUNROLL()', library: 'CCCL', expandsTo: 'unroll 1' },
+        {
+          name: '_CCCL_PRAGMA_NOUNROLL',
+          written: '_CCCL_PRAGMA_NOUNROLL()',
+          library: 'CCCL',
+          expandsTo: 'unroll 1',
+          origin: { kind: 'builtin', library: 'CCCL' },
+        },
       ],
       [
         12,
         'macro',
         'full',
         null,
-        { name: 'CUTLASS_PRAGMA_UNROLL', written: 'CUTLASS_PRAGMA_UNROLL', library: 'CUTLASS', expandsTo: 'unroll' },
+        {
+          name: 'CUTLASS_PRAGMA_UNROLL',
+          written: 'CUTLASS_PRAGMA_UNROLL',
+          library: 'CUTLASS',
+          expandsTo: 'unroll',
+          origin: { kind: 'builtin', library: 'CUTLASS' },
+        },
       ],
       [
         14,
         'macro',
         'disable',
         1,
-        { name: 'CUTLASS_PRAGMA_NO_UNROLL', written: 'CUTLASS_PRAGMA_NO_UNROLL', library: 'CUTLASS', expandsTo: 'unroll 1' },
+        {
+          name: 'CUTLASS_PRAGMA_NO_UNROLL',
+          written: 'CUTLASS_PRAGMA_NO_UNROLL',
+          library: 'CUTLASS',
+          expandsTo: 'unroll 1',
+          origin: { kind: 'builtin', library: 'CUTLASS' },
+        },
       ],
-      [18, 'macro', 'full', null, { name: 'CUTE_UNROLL', written: 'CUTE_UNROLL', library: 'CuTe', expandsTo: 'unroll' }],
-      [25, 'macro', 'disable', 1, { name: 'CUTE_NO_UNROLL', written: 'CUTE_NO_UNROLL', library: 'CuTe', expandsTo: 'unroll 1' }],
+      [
+        18,
+        'macro',
+        'full',
+        null,
+        { name: 'CUTE_UNROLL', written: 'CUTE_UNROLL', library: 'CuTe', expandsTo: 'unroll', origin: { kind: 'builtin', library: 'CuTe' } },
+      ],
+      [
+        25,
+        'macro',
+        'disable',
+        1,
+        {
+          name: 'CUTE_NO_UNROLL',
+          written: 'CUTE_NO_UNROLL',
+          library: 'CuTe',
+          expandsTo: 'unroll 1',
+          origin: { kind: 'builtin', library: 'CuTe' },
+        },
+      ],
     ]);
     assert.equal(kernel(a, 'cutlass_kernel').loops[0].tripCount, 8);
     const p = kernel(a, 'cutlass_kernel').loops[0].pragma!;
@@ -114,7 +169,13 @@ describe('library macros from the built-in table', () => {
       factor: null,
       text: 'unroll',
       line: 11,
-      macro: { name: 'CUTLASS_PRAGMA_UNROLL', written: 'CUTLASS_PRAGMA_UNROLL', library: 'CUTLASS', expandsTo: 'unroll' },
+      macro: {
+        name: 'CUTLASS_PRAGMA_UNROLL',
+        written: 'CUTLASS_PRAGMA_UNROLL',
+        library: 'CUTLASS',
+        expandsTo: 'unroll',
+        origin: { kind: 'builtin', library: 'CUTLASS' },
+      },
     });
     assert.deepEqual(pragmas.at(-1), { kind: 'count', factor: 2, text: 'unroll 2', line: 32 });
   });

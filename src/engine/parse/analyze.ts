@@ -15,7 +15,27 @@ import type {
 } from './model';
 import { ConstScope, EvalResult, evalConst, parseNumberLiteral } from './constEval';
 import { findManualUnrolls } from './manualUnroll';
-import { DEVICE_QUALIFIER, GLOBAL_QUALIFIER, pragmaMacroOfCall, qualifierMacrosIn } from './libraryMacros';
+import { MacroTable } from './macros/table';
+
+/**
+ * The macro table of the analysis in progress. Analysis is synchronous, so the entry points set it
+ * for their duration (withMacros) instead of threading it through every helper.
+ */
+let macros: MacroTable = MacroTable.builtin;
+
+function withMacros<T>(table: MacroTable, f: () => T): T {
+  const saved = macros;
+  macros = table;
+  try {
+    return f();
+  } finally {
+    macros = saved;
+  }
+}
+
+function qualifierMacrosIn(head: string): string[] {
+  return macros.qualifierMacrosIn(head);
+}
 
 const LOOP_TYPES: Record<string, LoopKind> = {
   for_statement: 'for',
@@ -82,10 +102,17 @@ function macroPragma(stmt: Node): UnrollPragma['macro'] | null {
   const args = named(call.childForFieldName('arguments'));
   if (args.length > 1) return null;
   const argText = args[0]?.text ?? null;
-  const m = pragmaMacroOfCall(fn.text, argText);
+  const m = macros.pragmaOfCall(fn.text, argText);
   if (!m) return null;
-  const written = m.macro.functionLike ? call.text : m.name;
-  return { name: m.name, written, library: m.macro.library, expandsTo: m.macro.expandsTo.replace('$1', argText ?? '') };
+  const written = m.functionLike ? call.text : m.name;
+  return {
+    name: m.name,
+    written,
+    ...(m.library ? { library: m.library } : {}),
+    expandsTo: m.expandsTo.replace('$1', argText ?? ''),
+    origin: m.origin,
+    ...(m.chain.length ? { chain: m.chain.map(c => c.replace(/\bN\b/, argText ?? 'N')) } : {}),
+  };
 }
 
 interface PendingPragma {
@@ -137,8 +164,6 @@ const CONTAINERS = new Set([
   'field_declaration_list',
 ]);
 
-const GLOBAL_OR_DEVICE = new RegExp(`${GLOBAL_QUALIFIER.source}|${DEVICE_QUALIFIER.source}`);
-
 /** Class bodies hold member functions (CUB's and CUTLASS's device code is mostly members). */
 const CLASS_TYPES = new Set(['struct_specifier', 'class_specifier', 'union_specifier']);
 
@@ -171,11 +196,11 @@ function scanTopLevel(root: Node): TopLevel {
           const brace = text.indexOf('{');
           const head = brace === -1 ? text : text.slice(0, brace);
           // The qualifiers precede the body; reading them from text avoids walking children.
-          const qualifier: KernelQualifier | null = GLOBAL_QUALIFIER.test(head) ? 'global' : DEVICE_QUALIFIER.test(head) ? 'device' : null;
+          const qualifier: KernelQualifier | null = macros.headQualifier(head);
           if (qualifier) out.functions.push({ node, templateDecl, qualifier, text });
           else out.others.push({ node, text });
           // `struct S {…} MACRO f() {…}` (a macro the grammar does not know after a class): the class is the "return type".
-          if (/^\s*(struct|class|union)\b/.test(head) && depth < 16 && GLOBAL_OR_DEVICE.test(text)) visitTypeClass(depth + 1);
+          if (/^\s*(struct|class|union)\b/.test(head) && depth < 16 && macros.mentionsDeviceCode(text)) visitTypeClass(depth + 1);
         } else if (type === 'preproc_def' || type === 'enum_specifier') {
           out.constants.push(cursor.currentNode);
         } else if (type === 'comment' || type === 'preproc_include' || type === 'preproc_call' || type === 'preproc_function_def') {
@@ -185,7 +210,7 @@ function scanTopLevel(root: Node): TopLevel {
           const text = node.text;
           if (/\b(const|constexpr|enum)\b/.test(text)) out.constants.push(node);
           out.others.push({ node, text });
-          if (CLASS_TYPES.has(type) && depth < 16 && GLOBAL_OR_DEVICE.test(text)) visitClassBody(depth + 1);
+          if (CLASS_TYPES.has(type) && depth < 16 && macros.mentionsDeviceCode(text)) visitClassBody(depth + 1);
         }
       } while (cursor.gotoNextSibling());
       cursor.gotoParent();
@@ -214,9 +239,9 @@ function scanTopLevel(root: Node): TopLevel {
       const text = node.text;
       const brace = text.indexOf('{');
       const head = (pending ? pending + ' ' : '') + (brace === -1 ? text : text.slice(0, brace));
-      const qualifier: KernelQualifier | null = GLOBAL_QUALIFIER.test(head) ? 'global' : DEVICE_QUALIFIER.test(head) ? 'device' : null;
+      const qualifier: KernelQualifier | null = macros.headQualifier(head);
       if (qualifier) out.functions.push({ node, templateDecl, qualifier, text, member: true, ...(pending ? { headMacros: pending } : {}) });
-      if (/^\s*(struct|class|union)\b/.test(head) && GLOBAL_OR_DEVICE.test(text)) visitTypeClass(1);
+      if (/^\s*(struct|class|union)\b/.test(head) && macros.mentionsDeviceCode(text)) visitTypeClass(1);
     };
     /** The class that a function_definition under the cursor has as its type. */
     const visitTypeClass = (depth: number) => {
@@ -960,10 +985,12 @@ function buildPragma(p: PendingPragma, scope: ConstScope, instantiations: Instan
   };
 }
 
-function qualifierMacrosOf(text: string, headMacros: string | undefined): { qualifierMacros?: string[] } {
+function qualifierMacrosOf(text: string, headMacros: string | undefined): Pick<Kernel, 'qualifierMacros' | 'qualifierMacroUses'> {
   const brace = text.indexOf('{');
-  const macros = qualifierMacrosIn((headMacros ? headMacros + ' ' : '') + (brace === -1 ? text : text.slice(0, brace)));
-  return macros.length ? { qualifierMacros: macros } : {};
+  const names = qualifierMacrosIn((headMacros ? headMacros + ' ' : '') + (brace === -1 ? text : text.slice(0, brace)));
+  if (!names.length) return {};
+  const uses = names.map(n => macros.qualifier(n)!).map(q => ({ name: q.name, expandsTo: q.expandsTo, origin: q.origin }));
+  return { qualifierMacros: names, qualifierMacroUses: uses };
 }
 
 interface FunctionResult {
@@ -1155,13 +1182,28 @@ export interface AnalysisSnapshot {
   instantiations: Map<string, string[][]>;
   /** Matches text that names one of the file's templates with `<` (a possible instantiation). */
   templateMention: RegExp | null;
+  /** The macro table it was computed with; a re-analysis uses the same one. */
+  macros: MacroTable;
 }
 
-export function analyzeTree(tree: Tree, path: string, cache?: FunctionCache): FileAnalysis {
-  return analyzeTreeWithSnapshot(tree, path, cache).analysis;
+export function analyzeTree(tree: Tree, path: string, cache?: FunctionCache, table: MacroTable = MacroTable.builtin): FileAnalysis {
+  return analyzeTreeWithSnapshot(tree, path, cache, table).analysis;
 }
 
-export function analyzeTreeWithSnapshot(tree: Tree, path: string, cache?: FunctionCache): AnalysisSnapshot {
+/**
+ * Analyses a whole file. `table`: the macros the file sees (macros/table.ts); the parse must have
+ * read `table.maskForParse(text)`.
+ */
+export function analyzeTreeWithSnapshot(
+  tree: Tree,
+  path: string,
+  cache?: FunctionCache,
+  table: MacroTable = MacroTable.builtin,
+): AnalysisSnapshot {
+  return withMacros(table, () => analyzeWholeTree(tree, path, cache));
+}
+
+function analyzeWholeTree(tree: Tree, path: string, cache?: FunctionCache): AnalysisSnapshot {
   const root = tree.rootNode;
   const top = scanTopLevel(root);
   const fileScope: ConstScope = { values: new Map(), unboundTemplateParams: new Set() };
@@ -1222,6 +1264,7 @@ export function analyzeTreeWithSnapshot(tree: Tree, path: string, cache?: Functi
     fileScope,
     instantiations: inst,
     templateMention: names.length ? new RegExp(`\\b(${names.join('|')})\\s*<`) : null,
+    macros,
   };
 }
 
@@ -1232,6 +1275,15 @@ export function analyzeTreeWithSnapshot(tree: Tree, path: string, cache?: Functi
  * Returns null when the edit does not qualify; the caller then analyses the whole file.
  */
 export function reanalyzeBodyEdit(
+  tree: Tree,
+  prev: AnalysisSnapshot,
+  edit: { start: number; oldEnd: number; newEnd: number; lineDelta: number; removed: string; inserted: string },
+  changed: { startIndex: number; endIndex: number }[],
+): AnalysisSnapshot | null {
+  return withMacros(prev.macros, () => reanalyzeOneBody(tree, prev, edit, changed));
+}
+
+function reanalyzeOneBody(
   tree: Tree,
   prev: AnalysisSnapshot,
   edit: { start: number; oldEnd: number; newEnd: number; lineDelta: number; removed: string; inserted: string },

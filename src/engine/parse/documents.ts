@@ -4,7 +4,7 @@ import type { Parser, Tree, Edit, Point } from './parser';
 import { createCudaParser, pointAt } from './parser';
 import { AnalysisSnapshot, analyzeTree, analyzeTreeWithSnapshot, FunctionCache, reanalyzeBodyEdit } from './analyze';
 import type { FileAnalysis } from './model';
-import { maskForParse } from './libraryMacros';
+import { MacroTable } from './macros/table';
 
 /** An edit as LSP and VS Code describe it: a range in the old text replaced by new text. */
 export interface TextChange {
@@ -17,8 +17,10 @@ export interface TextChange {
 
 interface Entry {
   text: string;
-  /** `text` as the parser reads it (maskForParse), kept up to date edit by edit. */
+  /** `text` as the parser reads it (macros.maskForParse), kept up to date edit by edit. */
   masked: string;
+  /** The macros the file sees (its headers' or the built-in table). */
+  macros: MacroTable;
   tree: Tree;
   analysis: FileAnalysis | null;
   path: string;
@@ -54,7 +56,8 @@ function advance(from: Point, inserted: string): Point {
  * change on a line where masking applies, before or after it, is widened to whole lines, so that
  * the edit tree-sitter is told about covers every masked character that changed.
  */
-function widenForMasking(text: string, changes: TextChange[]): TextChange[] {
+function widenForMasking(text: string, changes: TextChange[], macros: MacroTable): TextChange[] {
+  const maskForParse = (t: string) => macros.maskForParse(t);
   const out: TextChange[] = [];
   for (const c of changes) {
     const oldEnd = c.start + c.length;
@@ -81,14 +84,15 @@ export class CudaDocuments {
   }
 
   /** Parses a whole document from scratch (open, or a change we cannot apply incrementally). */
-  open(key: string, text: string, path = key): FileAnalysis {
+  open(key: string, text: string, path = key, macros: MacroTable = MacroTable.builtin): FileAnalysis {
     this.close(key);
-    const masked = maskForParse(text);
+    const masked = macros.maskForParse(text);
     const tree = this.parser.parse(masked);
     if (!tree) throw new Error('tree-sitter returned no tree');
     this.entries.set(key, {
       text,
       masked,
+      macros,
       tree,
       analysis: null,
       path,
@@ -106,7 +110,7 @@ export class CudaDocuments {
     if (!entry) throw new Error(`document not open: ${key}`);
     let text = entry.text;
     let masked = entry.masked;
-    changes = widenForMasking(text, changes);
+    changes = widenForMasking(text, changes, entry.macros);
     const single = changes.length === 1 && !entry.dirty && entry.pending === null && entry.snapshot !== null ? changes[0] : null;
     for (const c of changes) {
       const oldEnd = c.start + c.length;
@@ -126,7 +130,7 @@ export class CudaDocuments {
       let lineEnd = text.indexOf('\n', c.start + c.text.length);
       if (lineEnd === -1) lineEnd = text.length;
       masked = masked.slice(0, c.start) + c.text + masked.slice(oldEnd);
-      masked = masked.slice(0, lineStart) + maskForParse(text.slice(lineStart, lineEnd)) + masked.slice(lineEnd);
+      masked = masked.slice(0, lineStart) + entry.macros.maskForParse(text.slice(lineStart, lineEnd)) + masked.slice(lineEnd);
       entry.tree.edit(edit);
     }
     const tree = this.parser.parse(masked, entry.tree);
@@ -192,13 +196,32 @@ export class CudaDocuments {
           snap = null; // any doubt: analyse the whole file
         }
       }
-      snap ??= analyzeTreeWithSnapshot(entry.tree, entry.path, entry.cache);
+      snap ??= analyzeTreeWithSnapshot(entry.tree, entry.path, entry.cache, entry.macros);
       entry.snapshot = snap;
       entry.pending = null;
       entry.dirty = false;
       entry.analysis = snap.analysis;
     }
     return entry.analysis;
+  }
+
+  /**
+   * The file's macros changed (an edited `#define` or `#include`, a header changed on disk): the
+   * text is masked and parsed again and analysed as a whole. The same table is a no-op.
+   */
+  setMacros(key: string, macros: MacroTable): boolean {
+    const entry = this.entries.get(key);
+    if (!entry || entry.macros === macros) return false;
+    const masked = macros.maskForParse(entry.text);
+    const tree = this.parser.parse(masked);
+    if (!tree) throw new Error('tree-sitter returned no tree');
+    entry.tree.delete();
+    Object.assign(entry, { tree, masked, macros, analysis: null, cache: new FunctionCache(), snapshot: null, pending: null, dirty: true });
+    return true;
+  }
+
+  macros(key: string): MacroTable | undefined {
+    return this.entries.get(key)?.macros;
   }
 
   text(key: string): string | undefined {
@@ -218,11 +241,11 @@ export class CudaDocuments {
   }
 
   /** Parses and analyses a file's text once, keeping nothing (CLI scans). */
-  analyzeOnce(text: string, path: string): FileAnalysis {
-    const tree = this.parser.parse(maskForParse(text));
+  analyzeOnce(text: string, path: string, macros: MacroTable = MacroTable.builtin): FileAnalysis {
+    const tree = this.parser.parse(macros.maskForParse(text));
     if (!tree) throw new Error('tree-sitter returned no tree');
     try {
-      return analyzeTree(tree, path);
+      return analyzeTree(tree, path, undefined, macros);
     } finally {
       tree.delete();
     }

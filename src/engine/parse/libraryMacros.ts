@@ -1,8 +1,8 @@
 // A built-in table of the macros well-known CUDA libraries use for function qualifiers and
-// unroll pragmas (CCCL: CUB, Thrust, libcu++; CUTLASS; CuTe; PyTorch/c10). Headers are not
-// expanded: these names are recognised as written, with what the library's own definition
-// expands to under nvcc (checked against the CUDA 13.0 CCCL headers and the public CUTLASS,
-// CuTe and c10 definitions).
+// unroll pragmas (CCCL: CUB, Thrust, libcu++; CUTLASS; CuTe; PyTorch/c10): each name with what
+// the library's own definition expands to under nvcc (checked against the CUDA 13.0 CCCL headers and the public CUTLASS,
+// CuTe and c10 definitions). It is the fallback: macros/ reads the real definitions from the
+// headers a file includes, and a name they define is taken from there.
 
 export type MacroLibrary = 'CCCL' | 'CUTLASS' | 'CuTe' | 'PyTorch';
 
@@ -64,58 +64,8 @@ export const PRAGMA_MACROS: Record<string, PragmaMacro> = {
 /** Names of qualifier macros that make a function device code (`__device__` or `__global__`). */
 const GLOBAL_NAMES = Object.keys(QUALIFIER_MACROS).filter(n => QUALIFIER_MACROS[n].qualifier === 'global');
 const DEVICE_NAMES = Object.keys(QUALIFIER_MACROS).filter(n => QUALIFIER_MACROS[n].qualifier === 'device');
-export const GLOBAL_QUALIFIER = new RegExp(`\\b(__global__|${GLOBAL_NAMES.join('|')})\\b`);
-export const DEVICE_QUALIFIER = new RegExp(`\\b(__device__|${DEVICE_NAMES.join('|')})\\b`);
-
-/** The library macros written in a function head, in order (for hover). */
-export function qualifierMacrosIn(head: string): string[] {
-  return head.match(/\b[A-Z_][A-Z0-9_]*\b/g)?.filter(n => n in QUALIFIER_MACROS) ?? [];
-}
-
-// ---------------------------------------------------------------------------------------------
-// Object-like pragma macros (`CUTLASS_PRAGMA_UNROLL for (…)`) do not parse as a statement:
-// tree-sitter reads `NAME for` as a declaration and loses the loop. Before parsing, each such
-// name has its last three characters replaced by `();`, which keeps every offset and line and
-// makes it parse as a call statement, like `_CCCL_PRAGMA_UNROLL_FULL();`. The masked name
-// maps back to the macro through MASKED_PRAGMA_MACROS.
-
-const OBJECT_LIKE = Object.keys(PRAGMA_MACROS).filter(n => !PRAGMA_MACROS[n].functionLike);
-const OBJECT_LIKE_RE = new RegExp(`\\b(${OBJECT_LIKE.join('|')})\\b(?![ \\t]*\\()`, 'g');
-
-export const MASKED_PRAGMA_MACROS: Record<string, string> = Object.fromEntries(OBJECT_LIKE.map(n => [n.slice(0, -3), n]));
-
-/**
- * A line holding only a namespace macro (`CUB_NAMESPACE_BEGIN`, `_CCCL_BEGIN_NAMESPACE_CUDA`,
- * `THRUST_NAMESPACE_END`) opens or closes a namespace: tree-sitter would read it as the return
- * type of a function named by what follows, so it is blanked out.
- */
-const NAMESPACE_LINE_RE = /^([ \t]*)([A-Z_][A-Z0-9_]*NAMESPACE[A-Z0-9_]*)([ \t]*(?:\/\/.*)?)$/gm;
-
-/** The text tree-sitter parses: same length and lines, object-like pragma macros as calls. */
-export function maskForParse(text: string): string {
-  let out = text;
-  if (out.includes('NAMESPACE'))
-    out = out.replace(NAMESPACE_LINE_RE, (_all, indent: string, name: string, rest: string) => indent + ' '.repeat(name.length) + rest);
-  if (!/CUTLASS_PRAGMA|CUTE_(NO_)?UNROLL/.test(out)) return out;
-  const src = out;
-  return src.replace(OBJECT_LIKE_RE, (name, _g, at: number) => {
-    // Leave `#define CUTLASS_PRAGMA_UNROLL …` and other preprocessor lines alone.
-    const lineStart = src.lastIndexOf('\n', at - 1) + 1;
-    if (/^[ \t]*#/.test(src.slice(lineStart, at))) return name;
-    return name.slice(0, -3) + '();';
-  });
-}
-
-/** The macro a call's function name stands for (after masking), or null. */
-export function pragmaMacroOfCall(calleeText: string, argText: string | null): { name: string; macro: PragmaMacro } | null {
-  const masked = MASKED_PRAGMA_MACROS[calleeText];
-  const name = masked ?? calleeText;
-  const macro = PRAGMA_MACROS[name];
-  if (!macro) return null;
-  if (macro.functionLike !== !masked) return null;
-  if (macro.expandsTo.includes('$1') && !argText) return null;
-  return { name, macro };
-}
+const GLOBAL_QUALIFIER = new RegExp(`\\b(__global__|${GLOBAL_NAMES.join('|')})\\b`);
+const DEVICE_QUALIFIER = new RegExp(`\\b(__device__|${DEVICE_NAMES.join('|')})\\b`);
 
 /** Quick test for a file worth scanning as device code (headers such as .h/.hpp). */
 export function mayHoldDeviceCode(text: string): boolean {

@@ -32,18 +32,38 @@ export interface UnrollPragma {
   span: SourceSpan;
   /** `#pragma` directive, the `_Pragma("…")` operator, or a library macro (see `macro`). */
   form: 'directive' | 'operator' | 'macro';
-  /** For form "macro": the macro as written and what it expands to, from the built-in table. */
+  /** For form "macro": the macro as written, what it expands to and where that meaning comes from. */
   macro?: PragmaMacroUse;
 }
 
-/** A library's unroll macro (`_CCCL_PRAGMA_UNROLL_FULL()`, `CUTLASS_PRAGMA_UNROLL`) in front of a loop. */
+/**
+ * Where a macro's meaning comes from: the `#define` the file sees (in itself or a header it
+ * includes, expanded through every level), or the built-in table of a well-known library when no
+ * readable header defines the name.
+ */
+export type MacroOrigin =
+  { kind: 'header'; file: string; line: number } | { kind: 'builtin'; library: 'CCCL' | 'CUTLASS' | 'CuTe' | 'PyTorch' };
+
+/** An unroll macro (`_CCCL_PRAGMA_UNROLL_FULL()`, `CUTLASS_PRAGMA_UNROLL`, a project's own) in front of a loop. */
 export interface PragmaMacroUse {
   name: string;
   /** The invocation as written, e.g. `_CCCL_PRAGMA_UNROLL(4)`. */
   written: string;
-  library: 'CCCL' | 'CUTLASS' | 'CuTe' | 'PyTorch';
+  /** The library whose own spelling variants use (`_CCCL_PRAGMA_UNROLL(8)`), when the name is a known one. */
+  library?: 'CCCL' | 'CUTLASS' | 'CuTe' | 'PyTorch';
   /** The pragma text it expands to, e.g. `unroll 4`. */
   expandsTo: string;
+  origin: MacroOrigin;
+  /** Each step of the expansion (`_CCCL_PRAGMA(unroll)`, `_Pragma(_CCCL_TO_STRING(unroll))`, …), when read from headers. */
+  chain?: string[];
+}
+
+/** A qualifier macro in a function head (`_CCCL_DEVICE`, `CUTLASS_HOST_DEVICE`, a project's own). */
+export interface QualifierMacroUse {
+  name: string;
+  /** What nvcc sees, e.g. `__forceinline__ __device__`. */
+  expandsTo: string;
+  origin: MacroOrigin;
 }
 
 /**
@@ -95,6 +115,8 @@ export interface Kernel {
   templateParameters: string[];
   /** Library qualifier macros in the head (`_CCCL_DEVICE`, `CUTLASS_HOST_DEVICE`), when there are any. */
   qualifierMacros?: string[];
+  /** What each of `qualifierMacros` expands to and where that comes from (hover). */
+  qualifierMacroUses?: QualifierMacroUse[];
   /** `__launch_bounds__(…)` arguments as written, or null. */
   launchBounds: string[] | null;
   /** Template arguments of each instantiation visible in the file, by parameter name. */

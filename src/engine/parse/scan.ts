@@ -4,6 +4,7 @@ import * as path from 'path';
 import type { FileAnalysis, Kernel, Loop, ManualUnroll, PragmaMacroUse, UnrollPragma } from './model';
 import { CudaDocuments } from './documents';
 import { mayHoldDeviceCode } from './libraryMacros';
+import { MacroTables, PreprocessOptions } from './macros';
 
 export const CUDA_EXTENSIONS = ['.cu', '.cuh'];
 
@@ -66,7 +67,13 @@ export function collectCudaFiles(inputs: string[]): string[] {
   return out;
 }
 
-export async function scanFiles(files: string[], docs?: CudaDocuments): Promise<FileAnalysis[]> {
+/** Where a scan reads each file's macros from (its headers); without it, the built-in table alone. */
+export interface ScanMacros {
+  tables: MacroTables;
+  optionsFor(file: string): PreprocessOptions;
+}
+
+export async function scanFiles(files: string[], docs?: CudaDocuments, macros?: ScanMacros): Promise<FileAnalysis[]> {
   const d = docs ?? (await CudaDocuments.create());
   return files.map(f => {
     let text: string;
@@ -75,7 +82,7 @@ export async function scanFiles(files: string[], docs?: CudaDocuments): Promise<
     } catch (e) {
       throw new ScanInputError(`cannot read file: ${f} (${(e as Error).message})`);
     }
-    return d.analyzeOnce(text, f);
+    return d.analyzeOnce(text, f, macros?.tables.tableFor(f, text, macros.optionsFor(f)).table);
   });
 }
 

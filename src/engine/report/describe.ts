@@ -1,7 +1,7 @@
 // Human-facing text about loops and kernels, shared by CodeLens, hover and the CLI table so
 // that every surface says the same thing in the same words.
-import type { Kernel, Loop, ManualUnroll, UnrollPragma } from '../parse/model';
-import { QUALIFIER_MACROS } from '../parse/libraryMacros';
+import * as path from 'path';
+import type { Kernel, Loop, MacroOrigin, ManualUnroll, UnrollPragma } from '../parse/model';
 
 export function pragmaSummary(p: UnrollPragma | null): string {
   if (!p) return 'no unroll pragma';
@@ -19,14 +19,33 @@ export function pragmaSummary(p: UnrollPragma | null): string {
   }
 }
 
+/** Where a macro's meaning came from: `compiler.h:192` or `built-in table (CCCL)`. */
+export function macroOriginText(o: MacroOrigin): string {
+  return o.kind === 'builtin' ? `built-in table (${o.library})` : `${path.basename(o.file)}:${o.line}`;
+}
+
+function code(s: string): string {
+  return `\`${s.replace(/`/g, "'")}\``;
+}
+
 /**
- * How the pragma is written: `#pragma unroll 4`, or for a library macro
- * `_CCCL_PRAGMA_UNROLL_FULL()` (expands to `#pragma unroll`, built-in table (CCCL)).
+ * How the pragma is written: `#pragma unroll 4`, or for a macro
+ * `_CCCL_PRAGMA_UNROLL_FULL()` (expands to `#pragma unroll`, compiler.h:192).
  */
 export function pragmaAsWritten(p: UnrollPragma): string {
-  const pragma = `\`#pragma ${p.text.replace(/`/g, "'")}\``;
+  const pragma = code(`#pragma ${p.text}`);
   if (p.form !== 'macro' || !p.macro) return pragma;
-  return `\`${p.macro.written.replace(/`/g, "'")}\` (expands to ${pragma}, built-in table (${p.macro.library}))`;
+  return `${code(p.macro.written)} (expands to ${pragma}, ${macroOriginText(p.macro.origin)})`;
+}
+
+/** The expansion of a pragma macro step by step, for hover: `A()` → `B(unroll)` → `_Pragma("unroll")`. */
+export function pragmaExpansionText(p: UnrollPragma): string | null {
+  if (p.form !== 'macro' || !p.macro) return null;
+  const steps = [p.macro.written, ...(p.macro.chain ?? [])].map(code);
+  if (!p.macro.chain?.length) steps.push(code(`#pragma ${p.text}`));
+  const o = p.macro.origin;
+  const where = o.kind === 'builtin' ? `no header defining it was readable: ${macroOriginText(o)}` : `defined at ${o.file}:${o.line}`;
+  return `${steps.join(' → ')} (${where})`;
 }
 
 export function tripCountSummary(loop: Loop): string {
@@ -55,16 +74,12 @@ export function kernelLabel(k: Kernel): string {
   return `${k.qualifier === 'global' ? '__global__' : '__device__'} ${k.name}${tpl}`;
 }
 
-/** `_CCCL_DEVICE` → `__device__`, … with the table the expansion comes from. */
-export function qualifierMacrosText(names: string[]): string {
-  const libs = new Set<string>();
-  const parts = names.map(n => {
-    const m = QUALIFIER_MACROS[n];
-    if (!m) return `\`${n}\``;
-    libs.add(m.library);
-    return `\`${n}\` → \`${m.expandsTo}\``;
-  });
-  return `${parts.join(', ')} (built-in table (${[...libs].join(', ')}))`;
+/** `_CCCL_DEVICE` → `__device__` (execution_space.h:27), … each with where its meaning comes from. */
+export function qualifierMacrosText(kernel: Pick<Kernel, 'qualifierMacros' | 'qualifierMacroUses'>): string {
+  const uses = kernel.qualifierMacroUses ?? (kernel.qualifierMacros ?? []).map(name => ({ name, expandsTo: '', origin: null }));
+  return uses
+    .map(u => (u.expandsTo ? `${code(u.name)} → ${code(u.expandsTo)}` : code(u.name)) + (u.origin ? ` (${macroOriginText(u.origin)})` : ''))
+    .join(', ');
 }
 
 /** Markdown for hovering a loop or its pragma. */
@@ -75,13 +90,15 @@ export function loopHoverMarkdown(kernel: Kernel, loop: Loop): string {
     `\`${loop.kind}\` at line ${loop.line}` + (loop.conditionText ? ` — \`${loop.conditionText.replace(/`/g, "'")}\`` : ''),
   ]);
   rows.push(['Requested unroll', loop.pragma ? `${pragmaAsWritten(loop.pragma)} → ${pragmaSummary(loop.pragma)}` : 'none (nvcc decides)']);
+  const expansion = loop.pragma ? pragmaExpansionText(loop.pragma) : null;
+  if (expansion) rows.push(['Macro expansion', expansion]);
   let trip = String(loop.tripCount);
   if (loop.tripCount === 'runtime') trip = 'runtime (not a compile-time constant)';
   if (loop.tripCount === 'dependent') trip = 'dependent on template parameters (no single visible instantiation)';
   rows.push(['Trip count', trip]);
   rows.push(['Nesting', loop.depth === 0 ? 'outermost loop' : `depth ${loop.depth}, inside the loop at line ${loop.parentLine}`]);
   rows.push(['Kernel', `\`${kernelLabel(kernel)}\` (line ${kernel.line})`]);
-  if (kernel.qualifierMacros?.length) rows.push(['Qualified by', qualifierMacrosText(kernel.qualifierMacros)]);
+  if (kernel.qualifierMacros?.length) rows.push(['Qualified by', qualifierMacrosText(kernel)]);
   for (const m of manualUnrollsOf(kernel, loop))
     rows.push(['Manual unroll', `×${m.factor}, ${m.pattern}${m.guarded ? ', guarded' : ''} — ${m.detail}`]);
   if (kernel.instantiations.length) {

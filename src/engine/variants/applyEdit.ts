@@ -3,7 +3,7 @@
 // applies it as an ordinary (undoable) workspace edit. Unlike the shadow copies of rewrite.ts,
 // which must keep every line in place for nvcc, this edit is for a human reader: a new pragma
 // gets a line of its own at the loop's indentation, and a removed one takes its line with it.
-import type { Loop } from '../parse/model';
+import type { Loop, PragmaMacroUse } from '../parse/model';
 import { lineStarts, pragmaText, UnrollFactor, writtenFactor } from './rewrite';
 import { libraryMacroFor } from '../parse/libraryMacros';
 
@@ -63,14 +63,15 @@ export function unrollPragmaEdit(text: string, loop: Loop, factor: UnrollFactor)
       while (after < lineEnd && /[ \t]/.test(text[after])) after++;
       return { startOffset: start, endOffset: after, newText: '' };
     }
-    // A library macro (`CUTLASS_PRAGMA_UNROLL`) is replaced by the library's spelling of the
-    // new factor where it has one, else by the `_Pragma("…")` it would expand to.
+    // A macro (`CUTLASS_PRAGMA_UNROLL`, a project's `MY_UNROLL(4)`) is replaced by the library's
+    // spelling of the new factor where it has one, else by the same macro with the new count when
+    // it takes one, else by the `_Pragma("…")` it would expand to.
     if (p.form === 'macro' && writtenFactor(loop) === factor) return null;
     const newText =
       p.form === 'directive'
         ? `#pragma ${pragmaText(factor)}`
         : p.form === 'macro' && p.macro
-          ? (libraryMacroFor(p.macro.library, factor) ?? `_Pragma("${pragmaText(factor)}")`)
+          ? (macroSpelling(p.macro, factor) ?? `_Pragma("${pragmaText(factor)}")`)
           : `_Pragma("${pragmaText(factor)}")`;
     return text.slice(start, end) === newText ? null : { startOffset: start, endOffset: end, newText };
   }
@@ -83,6 +84,19 @@ export function unrollPragmaEdit(text: string, loop: Loop, factor: UnrollFactor)
   // The loop does not start its line (`if (n) for (…)`): a directive line above would apply to
   // the wrong statement, so the pragma goes right before the loop keyword.
   return { startOffset: loopStart, endOffset: loopStart, newText: `_Pragma("${pragmaText(factor)}") ` };
+}
+
+/** How the macro in front of a loop writes `factor`, or null when it cannot. */
+function macroSpelling(m: PragmaMacroUse, factor: 'full' | number): string | null {
+  if (m.library) return libraryMacroFor(m.library, factor);
+  // `MY_UNROLL(N)` expanding to `unroll N`: the same macro with the new count.
+  if (
+    typeof factor === 'number' &&
+    m.written.startsWith(m.name + '(') &&
+    m.expandsTo === `unroll ${m.written.slice(m.name.length + 1, -1).trim()}`
+  )
+    return `${m.name}(${factor})`;
+  return null;
 }
 
 /** Applies an edit to a string (tests, the CLI). */

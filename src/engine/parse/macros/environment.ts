@@ -1,0 +1,690 @@
+// The macros a CUDA file sees in nvcc's device pass: its own `#define`s and those of every header
+// it includes (found through its include paths and the toolkit's include directories), with
+// `#if` branches taken as nvcc would take them for device code (`__CUDA_ARCH__`, `__CUDACC__`).
+// Only directives are read, never code, and nothing runs: this is safe on untrusted input.
+//
+// Cost: a header's directives are read once per process and re-read only when its size or mtime
+// changes (revalidate). The state after each header a file includes directly is memoised, so files
+// that start with the same includes (every CUB header includes <cub/config.cuh> first) share it.
+import * as fs from 'fs';
+import * as path from 'path';
+import { MacroDefinition, parseDefine, expandTokens } from './expand';
+import { evaluateCondition } from './condition';
+import { Directive, includeGuard, readDirectives } from './directives';
+import { tokenize, render } from './tokens';
+
+export interface PreprocessOptions {
+  /** `-I` directories, in order. */
+  includeDirs: string[];
+  /** `-isystem` directories, then the toolkit's (include/, include/cccl/), searched after -I. */
+  systemIncludeDirs: string[];
+  /** `-D` values as `NAME` or `NAME=VALUE`, and `-U NAME` as `-NAME`, in command-line order. */
+  defines: string[];
+  /** The device architecture, e.g. `sm_90`; sets `__CUDA_ARCH__`. */
+  arch: string;
+  /** The nvcc version, for `__CUDACC_VER_MAJOR__`/`_MINOR__`. */
+  cudaVersion?: { major: number; minor: number };
+}
+
+export interface MacroEnvironment {
+  /** Every macro defined at the end of the file, by name. */
+  macros: { get(name: string): MacroDefinition | undefined; has(name: string): boolean };
+  /** The headers that were read (resolved paths), so a change to one can invalidate this. */
+  headers: string[];
+  /** `#include` spellings found nowhere on the include path (first few). */
+  unresolved: string[];
+}
+
+/**
+ * Macros by name, in layers: a file's run starts on a frozen layer that other files share (the
+ * state after <cub/config.cuh>, say) and writes only its own. Copying 3,000 macros per file is
+ * what this avoids. `#pragma once` marks live here too, under a key no macro can have.
+ */
+export class MacroMap {
+  private readonly own = new Map<string, MacroDefinition | null>();
+  readonly depth: number;
+
+  constructor(private readonly base: MacroMap | null = null) {
+    this.depth = base ? base.depth + 1 : 0;
+  }
+
+  get(name: string): MacroDefinition | undefined {
+    const v = this.own.get(name);
+    if (v !== undefined) return v ?? undefined;
+    return this.base?.get(name);
+  }
+
+  has(name: string): boolean {
+    return this.get(name) !== undefined;
+  }
+
+  set(name: string, def: MacroDefinition): void {
+    this.own.set(name, def);
+  }
+
+  delete(name: string): boolean {
+    const had = this.has(name);
+    if (this.base) this.own.set(name, null);
+    else this.own.delete(name);
+    return had;
+  }
+
+  /** Every name and definition, the nearest layer winning. */
+  entries(): Map<string, MacroDefinition> {
+    const out = this.base ? this.base.entries() : new Map<string, MacroDefinition>();
+    for (const [n, d] of this.own) {
+      if (d) out.set(n, d);
+      else out.delete(n);
+    }
+    return out;
+  }
+
+  /** A new writable layer over this one (which must not be written again); flattened when deep. */
+  child(): MacroMap {
+    if (this.depth < 8) return new MacroMap(this);
+    const flat = new MacroMap(null);
+    for (const [n, d] of this.entries()) flat.own.set(n, d);
+    return new MacroMap(flat);
+  }
+}
+
+const ONCE = '\0once:';
+const ONCE_MARK: MacroDefinition = { name: ONCE, params: null, variadic: false, body: [], file: '<once>', line: 0 };
+
+/** A file's directives as read from disk, with what decides a re-read. */
+interface HeaderInfo {
+  directives: Directive[];
+  guard: string | null;
+  size: number;
+  mtimeMs: number;
+  /** What including it did, in the contexts seen so far (see Effect). */
+  effects: Effect[];
+}
+
+/**
+ * What including a header did the first time it was read in some context: its own defines and
+ * undefs and the headers it included, in order, plus every macro its `#if`s read from outside
+ * (with the definition seen). Including it again where those reads give the same answers
+ * replays the ops instead of evaluating its directives again: each header's table is computed
+ * once, and stays right when a file defines configuration macros before including it.
+ */
+interface Effect {
+  ops: Op[];
+  /** Macro name → the definition it had (null: undefined) when read from outside. */
+  reads: Map<string, MacroDefinition | null>;
+  /** Names it defines or undefines (directly or through headers it includes). */
+  writes: Set<string>;
+}
+
+/** `include`: the effect the nested header had then, replayed as is while the enclosing one matches. */
+type Op = { define: MacroDefinition } | { undef: string } | { once: string } | { include: string; foundAt: number; effect?: Effect };
+
+interface Recording {
+  effect: Effect;
+}
+
+interface State {
+  macros: MacroMap;
+  headers: Set<string>;
+  unresolved: string[];
+  /** Identity of the state while the main file has changed nothing itself (snapshots); null after. */
+  id: number | null;
+}
+
+const MAX_INCLUDE_DEPTH = 64;
+/** Effects kept per header (contexts that read different configuration macros). */
+const MAX_EFFECTS = 4;
+/** Headers above this size are skipped (generated tables, amalgamations). */
+const MAX_HEADER_BYTES = 8 << 20;
+
+/** `sm_90a` → 900; anything unreadable → 900 (Hopper, what the samples target). */
+export function cudaArchValue(arch: string): number {
+  const m = /(\d+)/.exec(arch);
+  if (!m) return 900;
+  return Number(m[1]) * 10;
+}
+
+/** The macros nvcc's device pass defines before reading the file (a subset: those headers test). */
+export function predefinedMacros(options: Pick<PreprocessOptions, 'arch' | 'cudaVersion'>): string[] {
+  const arch = cudaArchValue(options.arch);
+  const v = options.cudaVersion ?? { major: 13, minor: 0 };
+  return [
+    '__CUDACC__ 1',
+    '__NVCC__ 1',
+    `__CUDA_ARCH__ ${arch}`,
+    `__CUDA_ARCH_LIST__ ${arch}`,
+    `__CUDACC_VER_MAJOR__ ${v.major}`,
+    `__CUDACC_VER_MINOR__ ${v.minor}`,
+    '__CUDACC_VER_BUILD__ 0',
+    `__CUDA_API_VER_MAJOR__ ${v.major}`,
+    `__CUDA_API_VER_MINOR__ ${v.minor}`,
+    `CUDART_VERSION ${v.major * 1000 + v.minor * 10}`,
+    '__NVCC_DIAG_PRAGMA_SUPPORT__ 1',
+    '__cplusplus 201703L',
+    '__GNUC__ 12',
+    '__GNUC_MINOR__ 2',
+    '__GNUC_PATCHLEVEL__ 0',
+    '__STDC__ 1',
+    '__STDC_HOSTED__ 1',
+    '__linux__ 1',
+    '__linux 1',
+    '__unix__ 1',
+    '__x86_64__ 1',
+    '__x86_64 1',
+    '__LP64__ 1',
+    '_LP64 1',
+    '__ELF__ 1',
+    '__CHAR_BIT__ 8',
+    '__SIZEOF_INT__ 4',
+    '__SIZEOF_LONG__ 8',
+    '__SIZEOF_LONG_LONG__ 8',
+    '__SIZEOF_POINTER__ 8',
+    '__SIZEOF_INT128__ 16',
+    '__ORDER_LITTLE_ENDIAN__ 1234',
+    '__ORDER_BIG_ENDIAN__ 4321',
+    '__BYTE_ORDER__ __ORDER_LITTLE_ENDIAN__',
+    '_GNU_SOURCE 1',
+  ];
+}
+
+/**
+ * The toolkit's include directories (`…/include`, `…/include/cccl`, also under `targets/<arch>/`),
+ * from the nvcc path (a wrapper script's directory does not count: only one holding
+ * cuda_runtime.h is the toolkit's), the CUDA home, `$CUDA_HOME`/`$CUDA_PATH` and /usr/local/cuda.
+ * Found by looking, never by running nvcc.
+ */
+export function toolkitIncludeDirs(nvccPath: string | null, cudaHome?: string | null): string[] {
+  const roots: string[] = [];
+  if (nvccPath) {
+    let real = nvccPath;
+    try {
+      real = fs.realpathSync(nvccPath);
+    } catch {
+      // keep the path as given
+    }
+    roots.push(path.dirname(path.dirname(real)));
+  }
+  for (const r of [cudaHome, process.env.CUDA_HOME, process.env.CUDA_PATH]) if (r) roots.push(r);
+  // nvcc on PATH (looked up, not run), then the usual install places, newest version first.
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (dir && isFile(path.join(dir, 'nvcc'))) {
+      try {
+        roots.push(path.dirname(path.dirname(fs.realpathSync(path.join(dir, 'nvcc')))));
+      } catch {
+        // unreadable: skip
+      }
+    }
+  }
+  roots.push(
+    '/usr/local/cuda',
+    ...safeReaddir('/usr/local')
+      .filter(d => /^cuda-\d/.test(d))
+      .sort()
+      .reverse()
+      .map(d => path.join('/usr/local', d)),
+  );
+  const out: string[] = [];
+  for (const root of roots) {
+    const includes = [
+      path.join(root, 'include'),
+      ...safeReaddir(path.join(root, 'targets')).map(t => path.join(root, 'targets', t, 'include')),
+    ];
+    for (const inc of includes) {
+      if (!isFile(path.join(inc, 'cuda_runtime.h'))) continue;
+      for (const d of [inc, path.join(inc, 'cccl')]) if (isDir(d) && !out.includes(d)) out.push(d);
+    }
+    if (out.length) break;
+  }
+  return out;
+}
+
+function isFile(p: string): boolean {
+  try {
+    return fs.statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function safeReaddir(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+function isDir(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Include directories and defines out of nvcc flags (`-I`, `-isystem`, `-D`, `-U`), relative to `cwd`. */
+export function preprocessInputsFromFlags(
+  args: string[],
+  cwd: string,
+): Pick<PreprocessOptions, 'includeDirs' | 'systemIncludeDirs' | 'defines'> {
+  const includeDirs: string[] = [];
+  const systemIncludeDirs: string[] = [];
+  const defines: string[] = [];
+  const abs = (p: string) => (path.isAbsolute(p) ? p : path.resolve(cwd, p));
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    const value = (short: string, long?: string): string | null => {
+      if (a === short || (long && a === long)) return args[++i] ?? null;
+      if (a.startsWith(short) && a.length > short.length) return a.slice(short.length).replace(/^=/, '');
+      if (long && a.startsWith(long + '=')) return a.slice(long.length + 1);
+      return null;
+    };
+    let v: string | null;
+    if ((v = value('-isystem')) !== null) systemIncludeDirs.push(abs(v));
+    else if ((v = value('-I', '--include-path')) !== null) includeDirs.push(abs(v));
+    else if ((v = value('-D', '--define-macro')) !== null) defines.push(v);
+    else if ((v = value('-U', '--undefine-macro')) !== null) defines.push('-' + v);
+  }
+  return { includeDirs, systemIncludeDirs, defines };
+}
+
+/** What a definition means, for comparing reads across contexts. */
+function defKey(d: MacroDefinition | undefined): string | null {
+  if (!d) return null;
+  return d.key ?? (d.key = `${d.params ? `(${d.params.join(',')}${d.variadic ? '...' : ''})` : ''} ${render(d.body)}`);
+}
+
+/** The state after a main file's direct include, for the next file that starts the same way. */
+interface Snapshot {
+  id: number;
+  /** Frozen: never written again. */
+  macros: MacroMap;
+  headers: string[];
+}
+
+const MAX_SNAPSHOTS = 64;
+
+export class Preprocessor {
+  private readonly headers = new Map<string, HeaderInfo | null>();
+  private readonly exists = new Map<string, boolean>();
+  private readonly snapshots = new Map<string, Snapshot>();
+  private nextId = 1;
+
+  /** Forgets headers whose size or mtime changed (or that vanished); true when any did. */
+  revalidate(): boolean {
+    let changed = false;
+    for (const [p, h] of this.headers) {
+      let st: fs.Stats | null = null;
+      try {
+        st = fs.statSync(p);
+      } catch {
+        st = null;
+      }
+      if (!h ? st?.isFile() : !st || st.size !== h.size || st.mtimeMs !== h.mtimeMs) {
+        this.headers.delete(p);
+        changed = true;
+      }
+    }
+    if (changed) {
+      // Any header's effect may include the changed one: recompute them all (lexing stays cached).
+      for (const h of this.headers.values()) if (h) h.effects = [];
+      this.exists.clear();
+      this.snapshots.clear();
+    }
+    return changed;
+  }
+
+  /** The macro environment at the end of `text` (the file at `file`) under `options`. */
+  run(file: string, text: string, options: PreprocessOptions): MacroEnvironment {
+    return new Run(this, file, options).runMain(text);
+  }
+
+  /** @internal */
+  header(p: string): HeaderInfo | null {
+    if (this.headers.has(p)) return this.headers.get(p)!;
+    let info: HeaderInfo | null = null;
+    try {
+      const st = fs.statSync(p);
+      if (st.isFile() && st.size <= MAX_HEADER_BYTES) {
+        const directives = readDirectives(fs.readFileSync(p, 'latin1'));
+        info = { directives, guard: includeGuard(directives), size: st.size, mtimeMs: st.mtimeMs, effects: [] };
+      }
+    } catch {
+      info = null;
+    }
+    this.headers.set(p, info);
+    return info;
+  }
+
+  /** @internal */
+  snapshot(key: string): Snapshot | undefined {
+    const s = this.snapshots.get(key);
+    if (s) {
+      this.snapshots.delete(key); // most recently used last
+      this.snapshots.set(key, s);
+    }
+    return s;
+  }
+
+  /** @internal */
+  remember(key: string, s: Omit<Snapshot, 'id'>): number {
+    const id = this.freshId();
+    this.snapshots.set(key, { ...s, id });
+    while (this.snapshots.size > MAX_SNAPSHOTS) this.snapshots.delete(this.snapshots.keys().next().value!);
+    return id;
+  }
+
+  /** @internal */
+  freshId(): number {
+    return this.nextId++;
+  }
+
+  /** @internal */
+  isFile(p: string): boolean {
+    let e = this.exists.get(p);
+    if (e === undefined) {
+      try {
+        e = fs.statSync(p).isFile();
+      } catch {
+        e = false;
+      }
+      this.exists.set(p, e);
+    }
+    return e;
+  }
+}
+
+/** Parsed once per directive: the same object each time a header is read again. */
+const DEFINITIONS = new WeakMap<Directive, MacroDefinition | null>();
+
+function definitionOf(d: Directive, file: string): MacroDefinition | null {
+  let def = DEFINITIONS.get(d);
+  if (def === undefined) {
+    def = parseDefine(d.rest, file, d.line);
+    DEFINITIONS.set(d, def);
+  }
+  return def;
+}
+
+/** One file's preprocessing run. */
+class Run {
+  private readonly state: State;
+  private readonly searchDirs: string[];
+  private readonly ancestors: string[] = [];
+  private readonly optionsKey: string;
+  /** Effects being recorded, innermost last. */
+  private readonly recording: Recording[] = [];
+  /** Reads through this record what headers being recorded take from outside. */
+  private readonly lookup = { get: (name: string) => this.read(name) };
+
+  constructor(
+    private readonly pp: Preprocessor,
+    private readonly file: string,
+    options: PreprocessOptions,
+  ) {
+    this.searchDirs = [...options.includeDirs, ...options.systemIncludeDirs];
+    for (let d = path.dirname(path.dirname(file)), i = 0; i < 6 && d !== path.dirname(d); d = path.dirname(d), i++) this.ancestors.push(d);
+    const macros = new MacroMap();
+    for (const d of predefinedMacros(options)) {
+      const def = parseDefine(d, '<built-in>', 0);
+      if (def) macros.set(def.name, def);
+    }
+    for (const d of options.defines) {
+      if (d.startsWith('-')) macros.delete(d.slice(1));
+      else {
+        const eq = d.indexOf('=');
+        const def = parseDefine(eq === -1 ? `${d} 1` : `${d.slice(0, eq)} ${d.slice(eq + 1)}`, '<command line>', 0);
+        if (def) macros.set(def.name, def);
+      }
+    }
+    this.state = { macros, headers: new Set(), unresolved: [], id: 0 };
+    this.optionsKey = JSON.stringify([this.searchDirs, options.defines, options.arch, options.cudaVersion ?? null]);
+  }
+
+  runMain(text: string): MacroEnvironment {
+    this.processDirectives(this.file, readDirectives(text), 0, -1);
+    return { macros: this.state.macros, headers: [...this.state.headers], unresolved: this.state.unresolved };
+  }
+
+  private read(name: string): MacroDefinition | undefined {
+    const def = this.state.macros.get(name);
+    const r = this.recording[this.recording.length - 1];
+    if (r && !r.effect.writes.has(name) && !r.effect.reads.has(name)) r.effect.reads.set(name, def ?? null);
+    return def;
+  }
+
+  private define(def: MacroDefinition): void {
+    this.state.macros.set(def.name, def);
+    this.state.id = null;
+    const r = this.recording[this.recording.length - 1];
+    if (r) {
+      r.effect.ops.push({ define: def });
+      r.effect.writes.add(def.name);
+    }
+  }
+
+  private undef(name: string): void {
+    this.state.macros.delete(name);
+    this.state.id = null;
+    const r = this.recording[this.recording.length - 1];
+    if (r) {
+      r.effect.ops.push({ undef: name });
+      r.effect.writes.add(name);
+    }
+  }
+
+  /** A nested effect's reads and writes become the enclosing recording's (reads only where it has not written). */
+  private absorb(e: Effect): void {
+    const r = this.recording[this.recording.length - 1];
+    if (!r) return;
+    for (const [n, v] of e.reads) if (!r.effect.writes.has(n) && !r.effect.reads.has(n)) r.effect.reads.set(n, v);
+    for (const n of e.writes) r.effect.writes.add(n);
+  }
+
+  private resolve(
+    spelling: string,
+    angled: boolean,
+    fromFile: string,
+    next: boolean,
+    foundAt: number,
+  ): { path: string; index: number } | null {
+    if (path.isAbsolute(spelling)) return this.pp.isFile(spelling) ? { path: spelling, index: -1 } : null;
+    if (!angled && !next) {
+      const p = path.join(path.dirname(fromFile), spelling);
+      if (this.pp.isFile(p)) return { path: p, index: -1 };
+    }
+    for (let i = next ? foundAt + 1 : 0; i < this.searchDirs.length; i++) {
+      const p = path.join(this.searchDirs[i], spelling);
+      if (this.pp.isFile(p)) return { path: p, index: i };
+    }
+    if (next) return null;
+    // Not on the include path: a header-only library read without its build flags includes its
+    // own headers relative to its root (`<cub/config.cuh>` from include/cccl/cub/…), so the main
+    // file's ancestors are tried last.
+    for (const dir of this.ancestors) {
+      const p = path.join(dir, spelling);
+      if (this.pp.isFile(p)) return { path: p, index: this.searchDirs.length };
+    }
+    return null;
+  }
+
+  private include(d: Directive, fromFile: string, depth: number, foundAt: number): void {
+    let rest = d.rest;
+    if (!/^["<]/.test(rest)) {
+      // `#include MACRO`: expand it first.
+      try {
+        rest = render(expandTokens(tokenize(rest), this.lookup, 5000));
+      } catch {
+        return;
+      }
+    }
+    let spelling: string;
+    let angled: boolean;
+    const q = /^"([^"]*)"/.exec(rest);
+    const a = /^<\s*([^>]*?)\s*>/.exec(rest);
+    if (q) {
+      spelling = q[1];
+      angled = false;
+    } else if (a) {
+      spelling = a[1].replace(/\s+/g, '');
+      angled = true;
+    } else return;
+    const found = this.resolve(spelling, angled, fromFile, d.name === 'include_next', foundAt);
+    if (!found) {
+      if (this.state.unresolved.length < 20 && !this.state.unresolved.includes(spelling)) this.state.unresolved.push(spelling);
+      return;
+    }
+    const r = this.recording[this.recording.length - 1];
+    const op: Op = { include: found.path, foundAt: found.index };
+    r?.effect.ops.push(op);
+    // A main file's direct includes, while it has defined nothing itself, start from a state other
+    // files reach the same way (every CUB header includes <cub/config.cuh> first): memoised.
+    const st = this.state;
+    if (depth === 0 && st.id !== null) {
+      const key = `${this.optionsKey}\0${st.id}\0${found.path}`;
+      const snap = this.pp.snapshot(key);
+      if (snap) {
+        st.macros = snap.macros.child();
+        for (const h of snap.headers) st.headers.add(h);
+        st.id = snap.id;
+        return;
+      }
+      const before = st.headers.size;
+      this.includeFile(found.path, depth + 1, found.index);
+      // Headers are added in order, so the new ones are the tail.
+      const headers = [...st.headers].slice(before);
+      const frozen = st.macros;
+      st.macros = frozen.child();
+      st.id = this.pp.remember(key, { macros: frozen, headers });
+      return;
+    }
+    const effect = this.includeFile(found.path, depth + 1, found.index);
+    if (effect) op.effect = effect;
+  }
+
+  /** Includes a header; returns the effect it had (null when skipped). */
+  private includeFile(file: string, depth: number, foundAt: number, known?: Effect): Effect | null {
+    if (depth > MAX_INCLUDE_DEPTH) return null;
+    const st = this.state;
+    if (st.macros.has(ONCE + file)) return null;
+    const info = this.pp.header(file);
+    st.headers.add(file);
+    if (!info) return null;
+    if (info.guard && this.read(info.guard)) return null;
+    // Replay what including it did before, when everything it read from outside is the same
+    // (`known`: the enclosing header matched, so what it saw of this one holds as well).
+    for (const e of known ? [known] : info.effects) {
+      if (e === known || this.matches(e)) {
+        this.replay(e, depth);
+        this.absorb(e);
+        return e;
+      }
+    }
+    const effect: Effect = { ops: [], reads: new Map(), writes: new Set() };
+    this.recording.push({ effect });
+    try {
+      this.processDirectives(file, info.directives, depth, foundAt);
+    } finally {
+      this.recording.pop();
+    }
+    if (info.effects.length >= MAX_EFFECTS) info.effects.shift();
+    info.effects.push(effect);
+    this.absorb(effect);
+    return effect;
+  }
+
+  private matches(e: Effect): boolean {
+    const macros = this.state.macros;
+    for (const [n, v] of e.reads) {
+      const cur = macros.get(n) ?? null;
+      if (cur !== v && defKey(cur ?? undefined) !== defKey(v ?? undefined)) return false;
+    }
+    return true;
+  }
+
+  private replay(e: Effect, depth: number): void {
+    const st = this.state;
+    for (const op of e.ops) {
+      if ('define' in op) st.macros.set(op.define.name, op.define);
+      else if ('undef' in op) st.macros.delete(op.undef);
+      else if ('once' in op) st.macros.set(ONCE + op.once, ONCE_MARK);
+      else {
+        // A header it included: skipped or replayed by the same rules as a live include.
+        const saved = this.recording.splice(0);
+        try {
+          this.includeFile(op.include, depth + 1, op.foundAt, op.effect);
+        } finally {
+          this.recording.push(...saved);
+        }
+      }
+    }
+  }
+
+  private processDirectives(file: string, directives: Directive[], depth: number, foundAt: number): void {
+    const st = this.state;
+    // One frame per open #if: whether its current branch is live, and whether any branch was taken.
+    const frames: { live: boolean; taken: boolean; parentLive: boolean }[] = [];
+    let live = true;
+    const ctx = {
+      macros: this.lookup,
+      hasInclude: (spelling: string, angled: boolean) => this.resolve(spelling, angled, file, false, -1) !== null,
+    };
+    const test = (d: Directive): boolean => {
+      if (d.name === 'if' || d.name === 'elif') return evaluateCondition(d.rest, ctx);
+      const defined = !!this.read(d.rest.split(/[\s(]/)[0]);
+      return d.name === 'ifdef' || d.name === 'elifdef' ? defined : !defined;
+    };
+    for (const d of directives) {
+      switch (d.name) {
+        case 'if':
+        case 'ifdef':
+        case 'ifndef': {
+          const v: boolean = live && test(d);
+          frames.push({ live: v, taken: v, parentLive: live });
+          live = v;
+          break;
+        }
+        case 'elif':
+        case 'elifdef':
+        case 'elifndef': {
+          const f = frames[frames.length - 1];
+          if (!f) break;
+          const v: boolean = f.parentLive && !f.taken && test(d);
+          f.live = v;
+          f.taken ||= v;
+          live = v;
+          break;
+        }
+        case 'else': {
+          const f = frames[frames.length - 1];
+          if (!f) break;
+          f.live = f.parentLive && !f.taken;
+          f.taken = true;
+          live = f.live;
+          break;
+        }
+        case 'endif': {
+          const f = frames.pop();
+          live = f ? f.parentLive : true;
+          break;
+        }
+        default:
+          if (!live) break;
+          if (d.name === 'define') {
+            const def = definitionOf(d, file);
+            if (def) this.define(def);
+          } else if (d.name === 'undef') {
+            this.undef(d.rest.split(/\s/)[0]);
+          } else if (d.name === 'pragma') {
+            // The main file's own #pragma once matters to nobody.
+            if (/^once\b/.test(d.rest) && depth > 0) {
+              st.macros.set(ONCE + file, ONCE_MARK);
+              this.recording[this.recording.length - 1]?.effect.ops.push({ once: file });
+            }
+          } else if (d.name === 'include' || d.name === 'include_next') {
+            this.include(d, file, depth, foundAt);
+          }
+      }
+    }
+  }
+}

@@ -1,0 +1,68 @@
+// The macro table of each file, computed from its directives and headers and reused until either
+// changes: what the language server and the scanner hand to the analyser.
+import { MacroEnvironment, PreprocessOptions, Preprocessor, preprocessInputsFromFlags } from './environment';
+import { readDirectives } from './directives';
+import { MacroTable } from './table';
+
+export { MacroTable } from './table';
+export type { PreprocessOptions, MacroEnvironment } from './environment';
+export { preprocessInputsFromFlags, toolkitIncludeDirs } from './environment';
+
+export interface FileMacros {
+  table: MacroTable;
+  env: MacroEnvironment;
+}
+
+export class MacroTables {
+  private readonly pp = new Preprocessor();
+  private readonly byFile = new Map<string, { key: string; result: FileMacros }>();
+
+  /**
+   * The macros `file` (with `text`) sees. Recomputed only when its directives or the options
+   * changed; the line of a directive counts only for `#define` (hover shows where a macro is).
+   */
+  tableFor(file: string, text: string, options: PreprocessOptions): FileMacros {
+    const directives = readDirectives(text);
+    const key = JSON.stringify([options, directives.map(d => [d.name, d.rest, d.name === 'define' ? d.line : 0])]);
+    const cached = this.byFile.get(file);
+    if (cached && cached.key === key) return cached.result;
+    const env = this.pp.run(file, text, options);
+    const result = { table: MacroTable.fromDefinitions(env.macros), env };
+    this.byFile.set(file, { key, result });
+    return result;
+  }
+
+  /** Re-reads headers that changed on disk; true when any did (tables are then recomputed on next use). */
+  revalidate(): boolean {
+    const changed = this.pp.revalidate();
+    if (changed) this.byFile.clear();
+    return changed;
+  }
+
+  forget(file: string): void {
+    this.byFile.delete(file);
+  }
+}
+
+/**
+ * Preprocessing inputs for a file from its compile flags (compile_commands.json or settings):
+ * -I/-isystem/-D/-U, the defines written to a header because they were unsafe for a shell, then
+ * the toolkit's include directories.
+ */
+export function preprocessOptionsFromFlags(
+  flags: { args: string[]; directory: string; headerDefines?: string[] },
+  arch: string,
+  toolkitDirs: string[],
+): PreprocessOptions {
+  const fromArgs = preprocessInputsFromFlags(flags.args, flags.directory);
+  const headerDefines = (flags.headerDefines ?? []).flatMap(line => {
+    const m = /^\s*#\s*define\s+([A-Za-z_]\w*)\s?(.*)$/.exec(line);
+    return m ? [`${m[1]}=${m[2]}`] : [];
+  });
+  return {
+    includeDirs: fromArgs.includeDirs,
+    systemIncludeDirs: [...fromArgs.systemIncludeDirs, ...toolkitDirs],
+    defines: [...fromArgs.defines, ...headerDefines],
+    arch,
+  };
+}

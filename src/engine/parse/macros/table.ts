@@ -1,0 +1,283 @@
+// What the analyser asks of macros: does this name in a function head make it `__global__` or
+// `__device__`, and is this statement an unroll pragma in disguise? Answered from the macros the
+// file really sees (environment.ts, expanded through every level) and, for names no readable
+// header defines, from the built-in table of well-known libraries (libraryMacros.ts). Every
+// answer says which of the two it came from, for hover.
+//
+// Names are classified when first asked about, not up front: a file that includes CUB sees some
+// 3,000 macros and uses a handful in function heads. A classification is reused by every file
+// whose macros it read are the same definitions (most files of one library).
+import { MacroLibrary, PRAGMA_MACROS, QUALIFIER_MACROS } from '../libraryMacros';
+import type { MacroOrigin } from '../model';
+import { ExpansionLimit, MacroDefinition, MacroLookup, expandTokens } from './expand';
+import { Token, render, tokenize } from './tokens';
+
+export type { MacroOrigin };
+
+export interface QualifierMeaning {
+  name: string;
+  qualifier: 'global' | 'device' | 'host' | 'inline';
+  /** What nvcc sees, e.g. `__forceinline__ __device__`. */
+  expandsTo: string;
+  origin: MacroOrigin;
+}
+
+export interface PragmaMeaning {
+  name: string;
+  functionLike: boolean;
+  /** The pragma text it expands to; `$1` stands for the argument (`unroll $1`). */
+  expandsTo: string;
+  origin: MacroOrigin;
+  /** The library whose spelling variants should use (`_CCCL_PRAGMA_UNROLL(4)`), when known. */
+  library?: MacroLibrary;
+  /** Each step of the expansion, first the invocation's replacement (hover). */
+  chain: string[];
+}
+
+/** Macros by name (a Map, or environment.ts's layered MacroMap). */
+export interface MacroDefinitions {
+  get(name: string): MacroDefinition | undefined;
+  has(name: string): boolean;
+}
+
+type Meaning = { qualifier: QualifierMeaning } | { pragma: PragmaMeaning } | null;
+
+/** Stands for a pragma macro's argument while expanding it. */
+const ARG = '__unroll_lens_arg__';
+
+/** A classification and the definitions it read: valid wherever those are the same. */
+const CLASSIFIED = new WeakMap<MacroDefinition, { reads: Map<string, MacroDefinition | null>; meaning: Meaning }>();
+
+const BUILTIN_QUALIFIERS = new Map(
+  Object.entries(QUALIFIER_MACROS).map(([name, m]): [string, QualifierMeaning] => [
+    name,
+    { name, qualifier: m.qualifier, expandsTo: m.expandsTo, origin: { kind: 'builtin', library: m.library } },
+  ]),
+);
+const BUILTIN_PRAGMAS = new Map(
+  Object.entries(PRAGMA_MACROS).map(([name, m]): [string, PragmaMeaning] => [
+    name,
+    {
+      name,
+      functionLike: m.functionLike,
+      expandsTo: m.expandsTo,
+      origin: { kind: 'builtin', library: m.library },
+      library: m.library,
+      chain: [],
+    },
+  ]),
+);
+
+const KEYWORD_QUALIFIER = /\b(__global__|__device__)\b/;
+const IDENTIFIERS = /\b[A-Za-z_]\w*\b/g;
+/** Built-in qualifier names, for a quick test before scanning every identifier. */
+const BUILTIN_ANY = new RegExp(`\\b(__global__|__device__|${[...BUILTIN_QUALIFIERS.keys()].join('|')})\\b`);
+
+/**
+ * Where an object-like pragma macro can stand, line by line (masking must stay line-local for
+ * incremental edits): alone on its line, or right before a loop keyword. Names of 4 or more
+ * characters, so that `NAME` → `NA();`… keeps every offset.
+ */
+const MASK_CANDIDATE = /^([ \t]*)([A-Za-z_]\w{3,})([ \t]*(?:\/\/.*|\/\*.*\*\/)?[ \t]*)$|\b([A-Za-z_]\w{3,})(?=[ \t]+(?:for|while|do)\b)/gm;
+
+/**
+ * A line holding only a namespace macro (`CUB_NAMESPACE_BEGIN`, `_CCCL_BEGIN_NAMESPACE_CUDA`,
+ * `THRUST_NAMESPACE_END`) opens or closes a namespace: tree-sitter would read it as the return
+ * type of a function named by what follows, so it is blanked out.
+ */
+const NAMESPACE_LINE_RE = /^([ \t]*)([A-Z_][A-Z0-9_]*NAMESPACE[A-Z0-9_]*)([ \t]*(?:\/\/.*)?)$/gm;
+
+export class MacroTable {
+  private readonly meanings = new Map<string, Meaning>();
+  /** Callee names of masked object-like pragma macros → the macro. */
+  private readonly masked = new Map<string, string>();
+
+  private constructor(private readonly defs: MacroDefinitions | null) {}
+
+  /** The built-in table alone: what a file whose headers cannot be read gets. */
+  static readonly builtin = new MacroTable(null);
+
+  /** The table for the macros a file sees (environment.ts), falling back to the built-in one. */
+  static fromDefinitions(defs: MacroDefinitions): MacroTable {
+    return new MacroTable(defs);
+  }
+
+  /** Whether this table reads definitions (else it is the built-in one). */
+  get fromHeaders(): boolean {
+    return this.defs !== null;
+  }
+
+  qualifier(name: string): QualifierMeaning | undefined {
+    const m = this.meaning(name);
+    return m && 'qualifier' in m ? m.qualifier : undefined;
+  }
+
+  pragma(name: string): PragmaMeaning | undefined {
+    const m = this.meaning(name);
+    return m && 'pragma' in m ? m.pragma : undefined;
+  }
+
+  /**
+   * The macro a call statement's callee stands for, or null. Object-like pragma macros reach the
+   * parser masked (maskForParse: `CUTLASS_PRAGMA_UNROLL` → `CUTLASS_PRAGMA_UNR();`), so a callee
+   * may be a masked name; a function-like one must have its argument when it takes one.
+   */
+  pragmaOfCall(callee: string, argText: string | null): PragmaMeaning | null {
+    const unmasked = this.masked.get(callee);
+    const m = this.pragma(unmasked ?? callee);
+    if (!m || m.functionLike !== !unmasked) return null;
+    if (m.expandsTo.includes('$1') && !argText) return null;
+    return m;
+  }
+
+  /** The text the parser reads: same length and lines, object-like pragma macros as calls (see pragmaOfCall). */
+  maskForParse(text: string): string {
+    let out = text;
+    if (out.includes('NAMESPACE'))
+      out = out.replace(NAMESPACE_LINE_RE, (_all, indent: string, name: string, rest: string) => indent + ' '.repeat(name.length) + rest);
+    return out.replace(MASK_CANDIDATE, (all: string, indent?: string, alone?: string, rest?: string, before?: string) => {
+      const name = alone ?? before!;
+      const p = this.pragma(name);
+      if (!p || p.functionLike) return all;
+      const callee = name.slice(0, -3);
+      this.masked.set(callee, name);
+      return alone !== undefined ? indent + callee + '();' + rest : callee + '();';
+    });
+  }
+
+  /** The qualifier macros written in a function head, in order. */
+  qualifierMacrosIn(head: string): string[] {
+    return head.match(IDENTIFIERS)?.filter(n => !isReserved(n) && this.qualifier(n) !== undefined) ?? [];
+  }
+
+  /** `global`, `device` or null for a function head's text. */
+  headQualifier(head: string): 'global' | 'device' | null {
+    let device = false;
+    const k = KEYWORD_QUALIFIER.exec(head);
+    if (k) {
+      if (k[1] === '__global__' || head.includes('__global__')) return 'global';
+      device = true;
+    }
+    for (const n of head.match(IDENTIFIERS) ?? []) {
+      if (isReserved(n)) continue;
+      const q = this.qualifier(n);
+      if (q?.qualifier === 'global') return 'global';
+      if (q?.qualifier === 'device') device = true;
+    }
+    return device ? 'device' : null;
+  }
+
+  /** Whether text (a class, a function) may hold device code: a CUDA keyword or a qualifier macro. */
+  mentionsDeviceCode(text: string): boolean {
+    if (BUILTIN_ANY.test(text)) return true;
+    if (!this.defs) return false;
+    for (const n of text.match(IDENTIFIERS) ?? []) {
+      if (!this.defs.has(n)) continue;
+      const q = this.qualifier(n)?.qualifier;
+      if (q === 'global' || q === 'device') return true;
+    }
+    return false;
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  private meaning(name: string): Meaning {
+    let m = this.meanings.get(name);
+    if (m !== undefined) return m;
+    const def = this.defs?.get(name);
+    if (def) m = classify(def, this.defs!);
+    else {
+      const q = BUILTIN_QUALIFIERS.get(name);
+      const p = BUILTIN_PRAGMAS.get(name);
+      m = q ? { qualifier: q } : p ? { pragma: p } : null;
+    }
+    this.meanings.set(name, m);
+    return m;
+  }
+}
+
+/** `__device__`, `__restrict__`, `__launch_bounds__`: the compiler's words, not a project's macros. */
+function isReserved(name: string): boolean {
+  return name.startsWith('__') && name.endsWith('__');
+}
+
+function classify(def: MacroDefinition, defs: MacroDefinitions): Meaning {
+  const cached = CLASSIFIED.get(def);
+  if (cached && [...cached.reads].every(([n, d]) => (defs.get(n) ?? null) === d)) return cached.meaning;
+  const reads = new Map<string, MacroDefinition | null>();
+  const lookup: MacroLookup = {
+    get(n) {
+      const d = defs.get(n);
+      reads.set(n, d ?? null);
+      return d;
+    },
+  };
+  const meaning = classifyWith(def, lookup);
+  CLASSIFIED.set(def, { reads, meaning });
+  return meaning;
+}
+
+function classifyWith(def: MacroDefinition, macros: MacroLookup): Meaning {
+  const params = def.params;
+  if (params && params.length > 1) return null;
+  if (def.file === '<built-in>') return null;
+  const invocation = params === null ? def.name : params.length === 0 ? `${def.name}()` : `${def.name}(${ARG})`;
+  const steps: string[] = [];
+  let tokens: Token[];
+  try {
+    tokens = expandTokens(tokenize(invocation), macros, 5000, s => {
+      if (steps.length < 8) steps.push(render(s));
+    });
+  } catch (e) {
+    if (e instanceof ExpansionLimit) return null;
+    throw e;
+  }
+  const origin: MacroOrigin = { kind: 'header', file: def.file, line: def.line };
+  const pragma = pragmaIn(tokens);
+  if (pragma !== null) {
+    if (!/^unroll\b/.test(pragma)) return null;
+    if (params && params.length === 1 && !pragma.includes(ARG)) return null;
+    const builtin = PRAGMA_MACROS[def.name];
+    return {
+      pragma: {
+        name: def.name,
+        functionLike: params !== null,
+        expandsTo: pragma.replace(ARG, '$1'),
+        origin,
+        ...(builtin ? { library: builtin.library } : {}),
+        chain: steps.map(s => s.replace(ARG, 'N')),
+      },
+    };
+  }
+  if (params && params.length) return null;
+  const words = new Set(tokens.filter(t => t.kind === 'id').map(t => t.text));
+  const inline = words.has('__forceinline__') || words.has('__forceinline') || words.has('__always_inline__') || words.has('always_inline');
+  const qualifier = words.has('__global__')
+    ? 'global'
+    : words.has('__device__')
+      ? 'device'
+      : words.has('__host__')
+        ? 'host'
+        : inline
+          ? 'inline'
+          : null;
+  if (!qualifier) return null;
+  // Only a qualifier when the expansion is qualifiers and attributes (not a whole declaration).
+  if (tokens.some(t => t.text === ';' || t.text === '{')) return null;
+  return { qualifier: { name: def.name, qualifier, expandsTo: render(tokens).slice(0, 120), origin } };
+}
+
+/** The text of the first `_Pragma("…")` in tokens, or null. */
+function pragmaIn(tokens: Token[]): string | null {
+  for (let i = 0; i + 3 < tokens.length; i++) {
+    if (tokens[i].text === '_Pragma' && tokens[i + 1].text === '(' && tokens[i + 2].kind === 'str' && tokens[i + 3].text === ')') {
+      const s = tokens[i + 2].text;
+      return s
+        .slice(s.indexOf('"') + 1, -1)
+        .replace(/\\"/g, '"')
+        .replace(/\\\\/g, '\\')
+        .trim();
+    }
+  }
+  return null;
+}

@@ -1,0 +1,72 @@
+// The macros each open document sees, for the analyser: read from its headers (found through
+// compile_commands.json or the settings' include paths, then the CUDA toolkit's include
+// directories), with the built-in library table as fallback. Only files are read; nothing runs,
+// so this works the same in an untrusted workspace.
+import * as path from 'path';
+import { MacroTable, MacroTables, preprocessOptionsFromFlags, toolkitIncludeDirs } from '../engine/parse/macros';
+import { DEFAULT_ARCH } from '../engine/toolchain/toolchain';
+import type { Settings } from '../protocol';
+import type { ServerToolchain } from './toolchain';
+
+export class MacroService {
+  private readonly tables = new MacroTables();
+  private toolkitDirs: { key: string; dirs: string[] } | null = null;
+
+  constructor(
+    private readonly toolchain: ServerToolchain,
+    private readonly settings: () => Settings,
+    private readonly log: (message: string) => void,
+  ) {}
+
+  /** The table for a document; the built-in one when it has no path (untitled) or reading fails. */
+  tableFor(file: string | null, text: string): MacroTable {
+    if (!file || !path.isAbsolute(file)) return MacroTable.builtin;
+    try {
+      const s = this.settings();
+      const flags = this.toolchain.flagsFor(file);
+      const options = preprocessOptionsFromFlags(flags, s.arch || flags.arch || DEFAULT_ARCH, this.toolkit());
+      const { table, env } = this.tables.tableFor(file, text, options);
+      if (env.unresolved.length)
+        this.log(`${path.basename(file)}: headers not found on the include path: ${env.unresolved.slice(0, 5).join(', ')}`);
+      return table;
+    } catch (e) {
+      this.log(`${path.basename(file)}: cannot read its macros (${e instanceof Error ? e.message : e}); using the built-in table`);
+      return MacroTable.builtin;
+    }
+  }
+
+  /** Headers changed on disk (a save, a checkout): true when any that was read did. */
+  revalidate(): boolean {
+    return this.tables.revalidate();
+  }
+
+  forget(file: string | null): void {
+    if (file) this.tables.forget(file);
+  }
+
+  /** Settings changed: the toolkit may be elsewhere, flags differ (options are part of each table's key). */
+  reset(): void {
+    this.toolkitDirs = null;
+  }
+
+  private toolkit(): string[] {
+    const s = this.settings();
+    // Paths from settings count only when trusted (VS Code already drops a repo's restricted values).
+    const nvcc = this.toolchain.trusted ? s.toolchain.nvccPath || null : null;
+    const home = this.toolchain.trusted ? s.toolchain.cudaHome || null : null;
+    const key = `${nvcc}\0${home}`;
+    if (this.toolkitDirs?.key !== key) this.toolkitDirs = { key, dirs: toolkitIncludeDirs(nvcc, home) };
+    return this.toolkitDirs.dirs;
+  }
+}
+
+/**
+ * Whether an edit may change what the file's directives say: it adds or removes a line, or its
+ * line (before or after) is a directive. Other edits keep the macro table as it is.
+ */
+export function editMayChangeMacros(oldText: string, start: number, length: number, inserted: string): boolean {
+  const removed = oldText.slice(start, start + length);
+  if (inserted.includes('\n') || removed.includes('\n') || inserted.includes('#') || removed.includes('#')) return true;
+  const lineStart = oldText.lastIndexOf('\n', start - 1) + 1;
+  return /^[ \t]*#/.test(oldText.slice(lineStart, start + length + 1)) || oldText.slice(lineStart, start).trimEnd().endsWith('\\');
+}
