@@ -50,3 +50,22 @@ export function cliVersion(): string {
   const pkg = require('../../../package.json') as { version?: string };
   return pkg.version ?? 'unknown';
 }
+
+/** The signals that cancel a running command as Ctrl-C does: children killed, temp folders removed, exit 130. */
+export const CANCEL_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+/**
+ * Aborts `ac` on Ctrl-C, SIGTERM or SIGHUP (the first of them; a second signal of the same kind
+ * has its default effect, so a stuck cleanup can still be killed). Returns the function that
+ * removes the handlers.
+ */
+export function cancelOnSignals(ac: AbortController): () => void {
+  const handlers = CANCEL_SIGNALS.map(sig => {
+    const h = () => ac.abort();
+    process.once(sig, h);
+    return [sig, h] as const;
+  });
+  return () => {
+    for (const [sig, h] of handlers) process.removeListener(sig, h);
+  };
+}

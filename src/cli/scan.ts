@@ -6,6 +6,7 @@ import { loopLensSummary, kernelLabel, manualUnrollSummary } from '../engine/rep
 import type { FileAnalysis } from '../engine/parse/model';
 import { defineCommand } from './args';
 import { EXIT, UsageError } from './io';
+import { checkInputFile } from './inputs';
 import { Progress } from './progress';
 
 export const scanCommand = defineCommand({
@@ -31,6 +32,8 @@ export const scanCommand = defineCommand({
     const json = !!options.json;
     const files = collectCudaFiles(positionals);
     if (!files.length) throw new ScanInputError(`no .cu or .cuh files (or headers with device code) in ${positionals.join(', ')}`);
+    // A FIFO or a device named x.cu would hang the read; a huge file is not hand-written source.
+    for (const f of files) checkInputFile(f);
     const docs = await CudaDocuments.create();
     const progress = new Progress('scan', files.length, io.isTTY && !json ? io.err : null);
     const results: FileAnalysis[] = [];
