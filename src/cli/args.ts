@@ -155,7 +155,7 @@ export function factorsOption(text: string | undefined): UnrollFactor[] {
     const t = raw.trim().toLowerCase();
     if (!/^\d+$/.test(t)) continue; // words and other text: parseFactorList says what is wrong
     const n = Number(t);
-    if (n < 1 || n > MAX_UNROLL_FACTOR)
+    if (n > MAX_UNROLL_FACTOR)
       throw new UsageError(
         `--factors: unroll factor '${raw.trim()}' is out of range: use default, full or an integer from 1 to ${MAX_UNROLL_FACTOR}`,
       );
