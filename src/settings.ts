@@ -150,6 +150,8 @@ export const SETTINGS = {
     timeoutSeconds: number({
       default: 120,
       minimum: 1,
+      // at most a day: Node's timers take at most 2^31 ms (24.8 days) and fire at once past that
+      maximum: 86_400,
       description: 'Per program run; a run past it is killed with its whole process tree and reported as timeout.',
     }),
     launcher: strings({

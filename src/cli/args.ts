@@ -142,8 +142,24 @@ export function stringOption(name: string, text: string | undefined, decl: Strin
   return text;
 }
 
+/**
+ * Largest unroll factor the CLI builds: past it a pragma only makes nvcc slower (a loop with more
+ * iterations than this is better studied with `full`), and a huge number would be printed into the
+ * pragma in exponent form (1e+23), which nvcc rejects.
+ */
+export const MAX_UNROLL_FACTOR = 4096;
+
 /** `--factors 1,4,full`; absent: the unrollLens.unrollFactors default. */
 export function factorsOption(text: string | undefined): UnrollFactor[] {
+  for (const raw of (text ?? '').split(',')) {
+    const t = raw.trim().toLowerCase();
+    if (!/^\d+$/.test(t)) continue; // words and other text: parseFactorList says what is wrong
+    const n = Number(t);
+    if (n > MAX_UNROLL_FACTOR)
+      throw new UsageError(
+        `--factors: unroll factor '${raw.trim()}' is out of range: use default, full or an integer from 1 to ${MAX_UNROLL_FACTOR}`,
+      );
+  }
   try {
     return parseFactorList(text ?? DEFAULT_SETTINGS.unrollFactors.join(','));
   } catch (e) {

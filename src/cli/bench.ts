@@ -1,8 +1,6 @@
 // `unroll-lens bench`: GPU timing, correctness and stall reasons of each unroll factor of a loop.
-import * as fs from 'fs';
 import * as path from 'path';
 import { CudaDocuments } from '../engine/parse/documents';
-import { ScanInputError } from '../engine/parse/scan';
 import { detectToolchain, chooseArch } from '../engine/toolchain/toolchain';
 import { resolveCompileFlags, splitCommandLine } from '../engine/toolchain/flags';
 import { defaultCacheDir } from '../engine/variants/build';
@@ -10,8 +8,9 @@ import { benchJson, benchLoop, BenchReport } from '../engine/profile/bench';
 import type { UnrollFactor } from '../engine/variants/rewrite';
 import { DEFAULT_SETTINGS, SETTINGS } from '../settings';
 import { defineCommand, enumOption, factorsOption, numberOption, stringOption } from './args';
-import { CliIO, EXIT, UsageError } from './io';
-import { GPU_RUN_OPTIONS } from './gpuOptions';
+import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
+import { buildPathFor, checkArchOption, readSourceFile } from './inputs';
+import { GPU_RUN_OPTIONS, limitTools, TOOL_TIMEOUT_OPTIONS, ToolTimeouts, toolTimeoutOptions } from './gpuOptions';
 import { Progress } from './progress';
 
 export const benchCommand = defineCommand({
@@ -22,7 +21,7 @@ export const benchCommand = defineCommand({
   description:
     'For the file as written and each factor (every listed loop set to it): builds the program (a .cu with main), runs it\n' +
     'once and compares its checksum= values with the file as written, then profiles the kernel holding the loop under ncu\n' +
-    'until it has --samples durations, with the warp-stall reasons. Needs nvcc, ncu and an NVIDIA GPU. Ctrl-C cancels.',
+    'until it has --samples durations, with the warp-stall reasons. Needs nvcc, ncu and an NVIDIA GPU. Ctrl-C (or SIGTERM, SIGHUP) cancels.',
   options: {
     loop: { type: 'string', value: 'LINE[,LINE…]', help: '1-based line of the loop keyword; several loops are all set to the same factor' },
     kernel: {
@@ -34,7 +33,7 @@ export const benchCommand = defineCommand({
     factors: {
       type: 'string',
       value: 'LIST',
-      help: 'unroll factors: default (no pragma), full, or positive integers',
+      help: 'unroll factors: default (no pragma), full, or integers from 1 to 4096',
       setting: SETTINGS.unrollFactors,
     },
     args: {
@@ -44,6 +43,7 @@ export const benchCommand = defineCommand({
       default: 'none',
     },
     ...GPU_RUN_OPTIONS,
+    ...TOOL_TIMEOUT_OPTIONS,
     // Opt-in here although the editor's unrollLens.profile.sourceStalls defaults to on: it costs one more ncu run per bench.
     'source-stalls': { type: 'boolean', help: 'also sample warp stalls per source line of the file as written (one extra ncu run)' },
     'keep-reports': { type: 'string', value: 'DIR', help: 'keep every ncu report and its raw-page CSV in DIR', default: 'deleted' },
@@ -53,7 +53,7 @@ export const benchCommand = defineCommand({
     [EXIT.ok, 'every variant ok'],
     [EXIT.failed, 'some variant did not finish ok (compile, runtime, timeout, correctness or profile: see its status and message)'],
     [EXIT.usage, 'bad usage, unreadable file, no loop at a --loop line, or nvcc or ncu not found'],
-    [EXIT.cancelled, 'cancelled (Ctrl-C); the variants measured so far are printed'],
+    [EXIT.cancelled, 'cancelled (Ctrl-C, SIGTERM or SIGHUP); the variants measured so far are printed'],
   ],
   async run({ options, positionals }, io) {
     if (!positionals.length) throw new UsageError('bench needs a .cu file with main()');
@@ -77,6 +77,7 @@ export const benchCommand = defineCommand({
         arch: stringOption('arch', options.arch, SETTINGS.arch) || null,
         keep: options['keep-reports'],
         sourceStalls: !!options['source-stalls'],
+        timeouts: toolTimeoutOptions(options),
         json: !!options.json,
       },
       io,
@@ -154,36 +155,34 @@ interface BenchArgs {
   arch: string | null;
   keep: string | undefined;
   sourceStalls: boolean;
+  timeouts: ToolTimeouts;
   json: boolean;
 }
 
 async function bench(a: BenchArgs, io: CliIO): Promise<number> {
   const { file, loops, kernel, factors, args, samples, warmup, clockControl, timeoutS, launcher, arch, keep, sourceStalls, json } = a;
   const abs = path.resolve(file);
-  let text: string;
-  try {
-    text = fs.readFileSync(abs, 'utf8');
-  } catch {
-    throw new ScanInputError(`cannot read file: ${file}`);
-  }
+  const text = readSourceFile(file);
+  const built = buildPathFor(abs, file, io);
   const docs = await CudaDocuments.create();
-  const analysis = docs.analyzeOnce(text, abs);
+  const analysis = docs.analyzeOnce(text, built);
   const all = analysis.kernels.flatMap(k => k.loops.map(l => l.line));
   for (const l of loops)
     if (!all.includes(l)) throw new UsageError(`no loop in device code at line ${l} of ${file} (loops at ${all.join(', ') || 'none'})`);
-  const toolchain = await detectToolchain({});
+  const toolchain = limitTools(await detectToolchain({}), a.timeouts, file, io);
+  if (arch) await checkArchOption(arch, toolchain);
   const flags = resolveCompileFlags(abs, [process.cwd()], {});
   const chosen = chooseArch(arch, flags.arch, toolchain.gpus).arch;
   const ac = new AbortController();
-  const onSigint = () => ac.abort();
-  process.once('SIGINT', onSigint);
+  const stopSignals = cancelOnSignals(ac);
   const progress = new Progress('bench', factors.length + 1, io.isTTY ? io.err : null);
   try {
-    const report = await benchLoop(abs, text, analysis, {
+    const report = await benchLoop(built, text, analysis, {
       toolchain,
       arch: chosen,
       flags,
       cacheDir: defaultCacheDir(),
+      nvccTimeoutMs: a.timeouts.nvccMs,
       loops,
       factors,
       kernel,
@@ -203,6 +202,6 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
     if (ac.signal.aborted) return EXIT.cancelled;
     return report.variants.every(v => v.status === 'ok') ? EXIT.ok : EXIT.failed;
   } finally {
-    process.removeListener('SIGINT', onSigint);
+    stopSignals();
   }
 }

@@ -19,6 +19,9 @@ export const defaultIO: CliIO = {
 /** Bad command line: unknown option, missing or bad value, wrong number of files. */
 export class UsageError extends Error {}
 
+/** Input whose content is damaged or incomplete (a cut-off CSV): exit 65, never a result. */
+export class BadInputError extends Error {}
+
 /** Exit codes of every subcommand; the help texts and docs/cli.md list the same. */
 export const EXIT = {
   ok: 0,
@@ -26,6 +29,8 @@ export const EXIT = {
   failed: 1,
   /** Bad usage, a missing or unreadable input, or a tool the command needs is not installed. */
   usage: 2,
+  /** The input's content is damaged or incomplete (a truncated CSV): EX_DATAERR. */
+  badInput: 65,
   /** A bug in Unroll Lens: the stack trace goes to stderr. EX_SOFTWARE, so scripts can tell it from findings (1). */
   internal: 70,
   /** Cancelled with Ctrl-C (128 + SIGINT, what a shell reports for an interrupted program). */
@@ -34,6 +39,7 @@ export const EXIT = {
 
 /** Errors the user can fix (their message says how) exit 2; anything else is a bug. */
 export function exitCodeFor(e: unknown): number {
+  if (e instanceof BadInputError) return EXIT.badInput;
   return e instanceof UsageError || e instanceof ScanInputError || e instanceof MissingToolError ? EXIT.usage : EXIT.internal;
 }
 
@@ -43,4 +49,23 @@ export function cliVersion(): string {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- a require is what esbuild inlines
   const pkg = require('../../../package.json') as { version?: string };
   return pkg.version ?? 'unknown';
+}
+
+/** The signals that cancel a running command as Ctrl-C does: children killed, temp folders removed, exit 130. */
+export const CANCEL_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+/**
+ * Aborts `ac` on Ctrl-C, SIGTERM or SIGHUP (the first of them; a second signal of the same kind
+ * has its default effect, so a stuck cleanup can still be killed). Returns the function that
+ * removes the handlers.
+ */
+export function cancelOnSignals(ac: AbortController): () => void {
+  const handlers = CANCEL_SIGNALS.map(sig => {
+    const h = () => ac.abort();
+    process.once(sig, h);
+    return [sig, h] as const;
+  });
+  return () => {
+    for (const [sig, h] of handlers) process.removeListener(sig, h);
+  };
 }

@@ -1,5 +1,4 @@
 // `unroll-lens sass`: SASS cost of a file as written, and of each unroll factor of one loop.
-import * as fs from 'fs';
 import * as path from 'path';
 import { CudaDocuments } from '../engine/parse/documents';
 import { detectToolchain, chooseArch } from '../engine/toolchain/toolchain';
@@ -7,10 +6,11 @@ import { resolveCompileFlags } from '../engine/toolchain/flags';
 import { defaultCacheDir, VariantBuilder } from '../engine/variants/build';
 import { FileSassReport, LoopReport, VariantInspector } from '../engine/variants/inspect';
 import { factorLabel, UnrollFactor } from '../engine/variants/rewrite';
-import { ScanInputError } from '../engine/parse/scan';
 import { SETTINGS } from '../settings';
 import { defineCommand, factorsOption, numberOption, stringOption } from './args';
-import { CliIO, EXIT, UsageError } from './io';
+import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
+import { buildPathFor, checkArchOption, readSourceFile } from './inputs';
+import { limitTools, TOOL_TIMEOUT_OPTIONS, ToolTimeouts, toolTimeoutOptions } from './gpuOptions';
 import { Progress } from './progress';
 
 export const sassCommand = defineCommand({
@@ -21,7 +21,7 @@ export const sassCommand = defineCommand({
     'Compiles the file with nvcc (flags from compile_commands.json when it has an entry for the file) and reports each\n' +
     "kernel's SASS instructions, bytes, registers and spills. With --loop LINE (the loop keyword's line), builds one variant\n" +
     "per unroll factor, in which only that loop's pragma changes, and reports the loop's instructions and the unroll factor\n" +
-    'nvcc really applied. Needs nvcc; no GPU. Builds are cached; Ctrl-C cancels them.',
+    'nvcc really applied. Needs nvcc; no GPU. Builds are cached; Ctrl-C (or SIGTERM, SIGHUP) cancels them.',
   options: {
     arch: { type: 'string', value: 'sm_XX', help: 'target architecture', default: "compile flags' arch, else the first GPU's, else sm_90" },
     loop: { type: 'string', value: 'LINE', help: '1-based line of the loop keyword: build one variant per factor of this loop' },
@@ -29,7 +29,7 @@ export const sassCommand = defineCommand({
       type: 'string',
       value: 'LIST',
       setting: SETTINGS.unrollFactors,
-      help: 'unroll factors to build: default (no pragma), full, or positive integers',
+      help: 'unroll factors to build: default (no pragma), full, or integers from 1 to 4096',
     },
     kernel: {
       type: 'string',
@@ -38,13 +38,14 @@ export const sassCommand = defineCommand({
       default: "the one with most of the loop's instructions",
     },
     jobs: { type: 'string', value: 'N', help: 'parallel nvcc processes; 0 = number of CPU cores', setting: SETTINGS.jobs },
+    ...TOOL_TIMEOUT_OPTIONS,
     json: { type: 'boolean', help: 'machine-readable output (contract: docs/cli.md)' },
   },
   exitCodes: [
     [EXIT.ok, 'done (single variants may still have failed: see their status)'],
     [EXIT.failed, "the file as written does not compile (nvcc's messages on stderr)"],
     [EXIT.usage, 'bad usage, unreadable file, no loop at --loop, or nvcc not found (the message says how to install it)'],
-    [EXIT.cancelled, 'cancelled (Ctrl-C)'],
+    [EXIT.cancelled, 'cancelled (Ctrl-C, SIGTERM or SIGHUP)'],
   ],
   async run({ options, positionals }, io) {
     if (!positionals.length) throw new UsageError('sass needs a .cu file');
@@ -63,6 +64,7 @@ export const sassCommand = defineCommand({
         factors: factorsOption(options.factors),
         kernel: options.kernel ?? null,
         jobs: numberOption('jobs', options.jobs, SETTINGS.jobs),
+        timeouts: toolTimeoutOptions(options),
         json: !!options.json,
       },
       io,
@@ -78,6 +80,7 @@ interface SassArgs {
   kernel: string | null;
   /** 0: one nvcc per CPU core. */
   jobs: number;
+  timeouts: ToolTimeouts;
   json: boolean;
 }
 
@@ -165,15 +168,12 @@ function renderLoop(r: LoopReport): string {
 
 async function sass(a: SassArgs, io: CliIO): Promise<number> {
   const file = path.resolve(a.file);
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch {
-    throw new ScanInputError(`cannot read file: ${a.file}`);
-  }
+  const text = readSourceFile(a.file);
+  const built = buildPathFor(file, a.file, io);
   const docs = await CudaDocuments.create();
-  const analysis = docs.analyzeOnce(text, file);
-  const toolchain = await detectToolchain({});
+  const analysis = docs.analyzeOnce(text, built);
+  const toolchain = limitTools(await detectToolchain({}), a.timeouts, a.file, io);
+  if (a.arch) await checkArchOption(a.arch, toolchain);
   const flags = resolveCompileFlags(file, [process.cwd()], {});
   for (const w of flags.warnings) io.err(`unroll-lens: ${w}\n`);
   const { arch } = chooseArch(a.arch, flags.arch, toolchain.gpus);
@@ -187,8 +187,7 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
   });
   const inspector = new VariantInspector({ toolchain, builder, arch });
   const ac = new AbortController();
-  const onSigint = () => ac.abort();
-  process.once('SIGINT', onSigint);
+  const stopSignals = cancelOnSignals(ac);
   try {
     if (a.loop !== null && !analysis.kernels.some(k => k.loops.some(l => l.line === a.loop))) {
       throw new UsageError(
@@ -196,21 +195,34 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
       );
     }
     const progress = new Progress('nvcc', a.loop !== null ? a.factors.length + 3 : 2, io.isTTY ? io.err : null);
-    const fileReport = await inspector.inspectFile(file, text, analysis, {
+    const fileReport = await inspector.inspectFile(built, text, analysis, {
       signal: ac.signal,
       onProgress: () => progress.tick('file as written'),
     });
     if (fileReport.status !== 'ok') {
       progress.done();
       const msgs = fileReport.failure?.messages.filter(m => m.severity === 'error') ?? [];
-      io.err(
-        `unroll-lens: ${a.file} does not compile (${fileReport.failure?.kind}):\n${msgs.map(m => `  ${m.file ?? ''}${m.line ? `:${m.line}` : ''}: ${m.message}`).join('\n')}\n`,
-      );
+      const kind = fileReport.failure?.kind;
+      const detail = msgs.length
+        ? msgs.map(m => `  ${m.file ? `${m.file}${m.line ? `:${m.line}` : ''}: ` : ''}${m.message}`).join('\n')
+        : kind === 'timeout'
+          ? `  nvcc ran longer than ${a.timeouts.nvccMs / 1000} s (--nvcc-timeout) and was killed`
+          : kind === 'cancelled'
+            ? '  cancelled'
+            : '  (nvcc printed no message)';
+      io.err(`unroll-lens: ${a.file} does not compile (${kind}):\n${detail}\n`);
       return fileReport.status === 'cancelled' ? EXIT.cancelled : EXIT.failed;
+    }
+    if (a.kernel !== null && !fileReport.kernels.some(k => k.name === a.kernel || k.demangled.includes(a.kernel!))) {
+      progress.done();
+      throw new UsageError(
+        `--kernel ${a.kernel}: no kernel of that name in ${a.file} (matched against the mangled names and inside the demangled ones); ` +
+          `its kernels: ${fileReport.kernels.map(k => k.demangled).join('; ') || 'none'}`,
+      );
     }
     let loopReport: LoopReport | null = null;
     if (a.loop !== null) {
-      loopReport = await inspector.inspectLoop(file, text, analysis, a.loop, a.factors, {
+      loopReport = await inspector.inspectLoop(built, text, analysis, a.loop, a.factors, {
         signal: ac.signal,
         kernel: a.kernel ?? undefined,
         onProgress: (_d, _t, key) => progress.tick(key),
@@ -225,6 +237,6 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
     else io.out(renderFile(fileReport) + (loopReport ? renderLoop(loopReport) : ''));
     return EXIT.ok;
   } finally {
-    process.removeListener('SIGINT', onSigint);
+    stopSignals();
   }
 }

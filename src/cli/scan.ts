@@ -10,6 +10,7 @@ import { DEFAULT_ARCH } from '../engine/toolchain/toolchain';
 import type { ScanMacros } from '../engine/parse/scan';
 import { defineCommand } from './args';
 import { EXIT, UsageError } from './io';
+import { checkInputFile } from './inputs';
 import { Progress } from './progress';
 
 export const scanCommand = defineCommand({
@@ -38,6 +39,8 @@ export const scanCommand = defineCommand({
     const json = !!options.json;
     const files = collectCudaFiles(positionals);
     if (!files.length) throw new ScanInputError(`no .cu or .cuh files (or headers with device code) in ${positionals.join(', ')}`);
+    // A FIFO or a device named x.cu would hang the read; a huge file is not hand-written source.
+    for (const f of files) checkInputFile(f);
     const docs = await CudaDocuments.create();
     const macros = options['builtin-macros'] ? undefined : scanMacros(process.cwd());
     const progress = new Progress('scan', files.length, io.isTTY && !json ? io.err : null);

@@ -2,10 +2,12 @@
 import * as fs from 'fs';
 import { ScanInputError } from '../engine/parse/scan';
 import { detectToolchain } from '../engine/toolchain/toolchain';
-import { parseRawPage } from '../engine/profile/ncuCsv';
-import { kernelProfile, stallsJson } from '../engine/profile/stalls';
+import type { RawKernelRow } from '../engine/profile/ncuCsv';
+import { RawPageError, RawPageStream, RawPageSummary, readRawPageFile } from '../engine/profile/rawPageStream';
+import { isProfileMetric, kernelProfile, stallsJson } from '../engine/profile/stalls';
 import { defineCommand } from './args';
-import { CliIO, EXIT, UsageError } from './io';
+import { checkInputFile } from './inputs';
+import { BadInputError, CliIO, EXIT, UsageError } from './io';
 
 export const stallsCommand = defineCommand({
   name: 'stalls',
@@ -21,6 +23,7 @@ export const stallsCommand = defineCommand({
   exitCodes: [
     [EXIT.ok, 'read'],
     [EXIT.usage, 'bad usage, a missing file, no profiled kernel in it, or a .ncu-rep without ncu to read it'],
+    [EXIT.badInput, 'the CSV is cut off or damaged (a row with missing cells, text that is not a row, no header): nothing is reported'],
   ],
   async run({ options, positionals }, io) {
     if (!positionals.length) throw new UsageError('stalls needs a .ncu-rep report or a `--page raw --csv` export');
@@ -31,7 +34,9 @@ export const stallsCommand = defineCommand({
 
 async function stalls(input: string, json: boolean, io: CliIO): Promise<number> {
   if (!fs.existsSync(input)) throw new ScanInputError(`no such file: ${input}`);
-  let csv: string;
+  checkInputFile(input, null);
+  // Where the launch rows come from: the CSV file as a stream, or what ncu prints for a report.
+  let read: (onLaunch: (row: RawKernelRow) => void) => Promise<RawPageSummary>;
   if (input.endsWith('.ncu-rep')) {
     const t = await detectToolchain({ probeGpu: false }).catch(() => null);
     const ncu = t?.ncu;
@@ -41,41 +46,93 @@ async function stalls(input: string, json: boolean, io: CliIO): Promise<number> 
       );
     const r = await t.runner(ncu.path, ['--import', input, '--csv', '--page', 'raw'], { timeoutMs: 120_000 });
     if (r.exitCode !== 0) throw new ScanInputError(`ncu could not read ${input}: ${(r.stderr || r.stdout).trim()}`);
-    csv = r.stdout;
+    read = async onLaunch => {
+      const reader = new RawPageStream({ onLaunch, columns: isProfileMetric });
+      reader.push(r.stdout);
+      return reader.end();
+    };
   } else {
-    try {
-      csv = fs.readFileSync(input, 'utf8');
-    } catch {
-      throw new ScanInputError(`cannot read file: ${input}`);
-    }
+    read = onLaunch => readRawPageFile(input, { onLaunch, columns: isProfileMetric });
   }
-  const rows = parseRawPage(csv).kernels;
-  if (!rows.length) throw new ScanInputError(`${input}: no profiled kernels found (expected ncu's raw page: --csv --page raw)`);
-  const out = stallsJson(rows);
+  const checked = async (onLaunch: (row: RawKernelRow) => void): Promise<number> => {
+    let summary: RawPageSummary;
+    try {
+      summary = await read(onLaunch);
+    } catch (e) {
+      if (e instanceof RawPageError) throw new BadInputError(`${input}: ${e.message}; nothing is reported from it`);
+      if (e instanceof Error && 'code' in e) throw new ScanInputError(`cannot read file: ${input} (${e.message})`);
+      throw e;
+    }
+    if (!summary.launches) throw new ScanInputError(`${input}: no profiled kernels found (expected ncu's raw page: --csv --page raw)`);
+    return summary.launches;
+  };
   if (json) {
-    io.out(JSON.stringify(out, null, 2) + '\n');
+    // Two passes, so that damaged input prints nothing: the first checks the whole page, the
+    // second prints one launch at a time (the same text as JSON.stringify of the whole list).
+    await checked(() => {});
+    let first = true;
+    io.out('{\n  "kernels": [\n');
+    await checked(row => {
+      const entry = stallsJson([row]).kernels[0];
+      io.out(`${first ? '' : ',\n'}    ${JSON.stringify(entry, null, 2).replace(/\n/g, '\n    ')}`);
+      first = false;
+    });
+    io.out('\n  ]\n}\n');
     return EXIT.ok;
   }
   // One block per kernel: median duration over its profiled launches, mean stall shares.
-  const groups = new Map<string, number[]>();
-  out.kernels.forEach((k, i) => groups.set(k.name, [...(groups.get(k.name) ?? []), i]));
-  for (const [name, idx] of groups) {
-    const durations = idx
-      .map(i => out.kernels[i].durationNs)
-      .filter((d): d is number => d !== null)
-      .sort((a, b) => a - b);
+  // Aggregated launch by launch: per kernel, only sums and the durations are kept.
+  interface Group {
+    launches: number;
+    durations: number[];
+    occupancy: { sum: number; n: number };
+    /** The first launch's reasons (those the table lists), with sums over every launch. */
+    reasons: string[];
+    share: Map<string, number>;
+    stalls: Map<string, number>;
+  }
+  const groups = new Map<string, Group>();
+  await checked(row => {
+    const p = kernelProfile(row);
+    let g = groups.get(p.name);
+    if (!g) {
+      g = {
+        launches: 0,
+        durations: [],
+        occupancy: { sum: 0, n: 0 },
+        reasons: Object.keys(p.stallShare),
+        share: new Map(),
+        stalls: new Map(),
+      };
+      for (const r of g.reasons) {
+        g.share.set(r, 0);
+        g.stalls.set(r, 0);
+      }
+      groups.set(p.name, g);
+    }
+    g.launches++;
+    if (p.durationNs !== null) g.durations.push(p.durationNs);
+    if (p.achievedOccupancy !== null) {
+      g.occupancy.sum += p.achievedOccupancy;
+      g.occupancy.n++;
+    }
+    for (const r of g.reasons) {
+      g.share.set(r, g.share.get(r)! + (p.stallShare[r] ?? 0));
+      g.stalls.set(r, g.stalls.get(r)! + (p.stalls[r] ?? 0));
+    }
+  });
+  for (const [name, g] of groups) {
+    const durations = g.durations.sort((a, b) => a - b);
     const median = durations.length ? durations[Math.floor(durations.length / 2)] : null;
-    const occ = idx.map(i => kernelProfile(rows[i]).achievedOccupancy).filter((x): x is number => x !== null);
+    const n = g.launches;
     io.out(
-      `${name}\n  ${idx.length} launch${idx.length === 1 ? '' : 'es'} · median duration ${median !== null ? (median / 1e3).toFixed(2) + ' us' : 'n/a'}` +
-        `${occ.length ? ` · achieved occupancy ${(occ.reduce((a, b) => a + b, 0) / occ.length).toFixed(1)}%` : ''}\n`,
+      `${name}\n  ${n} launch${n === 1 ? '' : 'es'} · median duration ${median !== null ? (median / 1e3).toFixed(2) + ' us' : 'n/a'}` +
+        `${g.occupancy.n ? ` · achieved occupancy ${(g.occupancy.sum / g.occupancy.n).toFixed(1)}%` : ''}\n`,
     );
-    const mean = (reason: string, key: 'stallShare' | 'stalls') =>
-      idx.reduce((a, i) => a + (out.kernels[i][key][reason] ?? 0), 0) / idx.length;
-    const reasons = Object.keys(out.kernels[idx[0]].stallShare);
-    for (const reason of reasons.sort((a, b) => mean(b, 'stallShare') - mean(a, 'stallShare')).slice(0, 6)) {
+    const mean = (reason: string, key: 'share' | 'stalls') => g[key].get(reason)! / n;
+    for (const reason of g.reasons.sort((a, b) => mean(b, 'share') - mean(a, 'share')).slice(0, 6)) {
       io.out(
-        `  ${reason.padEnd(20)} ${(mean(reason, 'stallShare') * 100).toFixed(1).padStart(5)}%  (${mean(reason, 'stalls').toFixed(2)} cycles per issued instruction)\n`,
+        `  ${reason.padEnd(20)} ${(mean(reason, 'share') * 100).toFixed(1).padStart(5)}%  (${mean(reason, 'stalls').toFixed(2)} cycles per issued instruction)\n`,
       );
     }
   }

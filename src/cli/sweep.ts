@@ -4,7 +4,6 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { CudaDocuments } from '../engine/parse/documents';
-import { ScanInputError } from '../engine/parse/scan';
 import { detectToolchain, chooseArch, Toolchain } from '../engine/toolchain/toolchain';
 import { resolveCompileFlags, splitCommandLine } from '../engine/toolchain/flags';
 import { defaultCacheDir } from '../engine/variants/build';
@@ -19,8 +18,9 @@ import { loadPanelAssets, reportHtml } from '../panelHtml';
 import type { SweepResult } from '../protocol';
 import { DEFAULT_SETTINGS, SETTINGS } from '../settings';
 import { defineCommand, enumOption, factorsOption, numberOption, stringOption } from './args';
-import { GPU_RUN_OPTIONS } from './gpuOptions';
-import { CliIO, EXIT, UsageError } from './io';
+import { GPU_RUN_OPTIONS, limitTools, TOOL_TIMEOUT_OPTIONS, ToolTimeouts, toolTimeoutOptions } from './gpuOptions';
+import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
+import { buildPathFor, checkArchOption, readSourceFile } from './inputs';
 
 export const sweepCommand = defineCommand({
   name: 'sweep',
@@ -34,7 +34,7 @@ export const sweepCommand = defineCommand({
     'per loop, the unroll nvcc really applied, registers, spills, occupancy) and, with ncu and a GPU (or --launcher),\n' +
     'checks and times it as bench does. Variants with the same machine code as an earlier one are marked and not run\n' +
     'again. Without a GPU, ncu or main(), or with --static, the best is chosen by a static rule (printed with the\n' +
-    'result). Progress goes to stderr; Ctrl-C cancels and prints what finished.',
+    'result). Progress goes to stderr; Ctrl-C (or SIGTERM, SIGHUP) cancels and prints what finished.',
   options: {
     kernel: {
       type: 'string',
@@ -51,7 +51,7 @@ export const sweepCommand = defineCommand({
     factors: {
       type: 'string',
       value: 'LIST',
-      help: 'unroll factors: default (no pragma), full, or positive integers',
+      help: 'unroll factors: default (no pragma), full, or integers from 1 to 4096',
       setting: SETTINGS.unrollFactors,
     },
     param: {
@@ -95,6 +95,7 @@ export const sweepCommand = defineCommand({
       default: 'none',
     },
     ...GPU_RUN_OPTIONS,
+    ...TOOL_TIMEOUT_OPTIONS,
     jobs: { type: 'string', value: 'N', help: 'parallel nvcc processes; 0 = number of CPU cores', setting: SETTINGS.jobs },
     'keep-reports': { type: 'string', value: 'DIR', help: 'keep every ncu report and its raw-page CSV in DIR', default: 'deleted' },
   },
@@ -102,7 +103,7 @@ export const sweepCommand = defineCommand({
     [EXIT.ok, 'swept; variants that failed (compile, runtime, correctness, …) are in the result with their status'],
     [EXIT.failed, 'no variant finished ok (the file as written included)'],
     [EXIT.usage, 'bad usage, unreadable file, no loop or kernel as named, a bad --param, or nvcc not found'],
-    [EXIT.cancelled, 'cancelled (Ctrl-C); the variants measured so far are printed and written'],
+    [EXIT.cancelled, 'cancelled (Ctrl-C, SIGTERM or SIGHUP); the variants measured so far are printed and written'],
   ],
   async run({ options, positionals }, io) {
     if (!positionals.length) throw new UsageError('sweep needs a .cu file');
@@ -161,6 +162,7 @@ export const sweepCommand = defineCommand({
         launcher: options.launcher !== undefined ? splitCommandLine(options.launcher) : [...DEFAULT_SETTINGS.profile.launcher],
         arch: stringOption('arch', options.arch, SETTINGS.arch) || null,
         jobs: numberOption('jobs', options.jobs, SETTINGS.jobs),
+        timeouts: toolTimeoutOptions(options),
         keep: options['keep-reports'],
       },
       io,
@@ -170,6 +172,7 @@ export const sweepCommand = defineCommand({
 
 interface SweepArgs {
   file: string;
+  timeouts: ToolTimeouts;
   kernel: string | undefined;
   loops: number[] | undefined;
   factors: SweepOptions['factors'];
@@ -232,28 +235,24 @@ function writeOutput(file: string, text: string): void {
 
 async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
   const abs = path.resolve(a.file);
-  let text: string;
-  try {
-    text = fs.readFileSync(abs, 'utf8');
-  } catch {
-    throw new ScanInputError(`cannot read file: ${a.file}`);
-  }
+  const text = readSourceFile(a.file);
+  const built = buildPathFor(abs, a.file, io);
   const docs = await CudaDocuments.create();
-  const analysis = docs.analyzeOnce(text, abs);
-  const toolchain = await detectToolchain({});
+  const analysis = docs.analyzeOnce(text, built);
+  const toolchain = limitTools(await detectToolchain({}), a.timeouts, a.file, io);
+  if (a.arch) await checkArchOption(a.arch, toolchain);
   const flags = resolveCompileFlags(abs, [process.cwd()], {});
   const arch = chooseArch(a.arch, flags.arch, toolchain.gpus).arch;
   const reason = staticReason(a, toolchain, text);
   if (reason && !a.forceStatic) io.err(`unroll-lens: static sweep: ${reason}\n`);
   const ac = new AbortController();
-  const onSigint = () => ac.abort();
-  process.once('SIGINT', onSigint);
+  const stopSignals = cancelOnSignals(ac);
   const progress = progressWriter(io);
   let result: SweepResult;
   try {
     result = await runSweep(
       {
-        file: abs,
+        file: built,
         text,
         analysis,
         kernel: a.kernel,
@@ -265,6 +264,7 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
         arch,
         flags,
         cacheDir: defaultCacheDir(),
+        compileTimeoutMs: a.timeouts.nvccMs,
         jobs: a.jobs > 0 ? a.jobs : undefined,
         signal: ac.signal,
         gpu: reason
@@ -288,7 +288,7 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
     throw e;
   } finally {
     progress.done();
-    process.removeListener('SIGINT', onSigint);
+    stopSignals();
   }
   if (reason) result.notes.push(`static sweep: ${reason}`);
   io.out(a.json ? JSON.stringify(sweepJson(result), null, 2) + '\n' : sweepText(result));

@@ -251,7 +251,7 @@ describe('command-line parser', () => {
     for (const bad of ['0', '-1', '2.5', 'abc', '', ' ']) {
       assert.throws(() => numberOption('samples', bad, SETTINGS.profile.samples), /--samples takes an integer ≥ 1/);
     }
-    assert.throws(() => numberOption('timeout', '0', SETTINGS.profile.timeoutSeconds), /--timeout takes a number ≥ 1, not '0'/);
+    assert.throws(() => numberOption('timeout', '0', SETTINGS.profile.timeoutSeconds), /--timeout takes a number from 1 to 86400, not '0'/);
   });
 });
 
@@ -261,7 +261,28 @@ describe('subcommand options reach their checks (both forms), before any compile
     [['bench', cliff, '--loop', '72', '--samples', '0'], /--samples takes an integer ≥ 1, not '0'/],
     [['bench', cliff, '--loop', '72', '--samples=x'], /--samples takes an integer ≥ 1, not 'x'/],
     [['bench', cliff, '--loop', '72', '--warmup=-1'], /--warmup takes an integer ≥ 0/],
-    [['bench', cliff, '--loop=72', '--timeout', '0'], /--timeout takes a number ≥ 1/],
+    [['bench', cliff, '--loop=72', '--timeout', '0'], /--timeout takes a number from 1 to 86400/],
+    // issue 10: every numeric and enum option names the bad value; exit 2 before any compile
+    [['bench', cliff, '--loop', '72', '--timeout', '-1'], /--timeout takes a number from 1 to 86400, not '-1'/],
+    [['bench', cliff, '--loop', '72', '--timeout', '1e10'], /--timeout takes a number from 1 to 86400, not '1e10'/],
+    [['bench', cliff, '--loop', '72', '--warmup', 'abc'], /--warmup takes an integer ≥ 0, not 'abc'/],
+    [['bench', cliff, '--loop', '72', '--samples', '2.5'], /--samples takes an integer ≥ 1, not '2.5'/],
+    [
+      ['bench', cliff, '--loop', '72', '--factors', '100000000000000000000000'],
+      /unroll factor '100000000000000000000000' is out of range: .*1 to 4096/,
+    ],
+    [['sass', cliff, '--factors', '1,4097'], /unroll factor '4097' is out of range/],
+    [['sass', cliff, '--factors', '2.5'], /bad unroll factor '2\.5'/],
+    [['sass', cliff, '--factors', '1e3'], /bad unroll factor '1e3'/],
+    [['sass', cliff, '--nvcc-timeout', '0'], /--nvcc-timeout takes a number from 1 to 86400, not '0'/],
+    [['sass', cliff, '--disasm-timeout', 'abc'], /--disasm-timeout takes a number from 1 to 86400, not 'abc'/],
+    [['bench', cliff, '--loop', '72', '--nvcc-timeout', '-5'], /--nvcc-timeout takes a number from 1 to 86400/],
+    [['sweep', cliff, '--disasm-timeout', '1e9'], /--disasm-timeout takes a number from 1 to 86400/],
+    [['sweep', cliff, '--jobs', '-1'], /--jobs takes an integer ≥ 0, not '-1'/],
+    [['sweep', cliff, '--samples', '0'], /--samples takes an integer ≥ 1, not '0'/],
+    [['sweep', cliff, '--factors', '99999999'], /out of range/],
+    [['sweep', cliff, '--strategy', 'random'], /--strategy takes exhaustive or coordinate, not 'random'/],
+    [['sweep', cliff, '--clock-control', 'max'], /--clock-control takes base or none, not 'max'/],
     [['bench', cliff, '--loop', '72', '--clock-control', 'max'], /--clock-control takes base or none, not 'max'/],
     [['bench', cliff, '--loop=72', '--clock-control=max'], /--clock-control takes base or none/],
     [['bench', cliff, '--loop', '72', '--factors', '1,x'], /bad unroll factor 'x'/],

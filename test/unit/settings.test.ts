@@ -147,7 +147,7 @@ describe('readSettings', () => {
       'profile.timeoutSeconds',
       0,
       s => s.profile.timeoutSeconds,
-      /unrollLens\.profile\.timeoutSeconds: expected a number ≥ 1, got 0; using the default 120/,
+      /unrollLens\.profile\.timeoutSeconds: expected a number from 1 to 86400, got 0; using the default 120/,
     ],
     ['icacheBudgetBytes', -1, s => s.icacheBudgetBytes, /unrollLens\.icacheBudgetBytes: expected an integer ≥ 0, got -1/],
     ['profile.samples', 0, s => s.profile.samples, /unrollLens\.profile\.samples: expected an integer ≥ 1, got 0; using the default 20/],

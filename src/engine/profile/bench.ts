@@ -76,6 +76,8 @@ export interface BenchOptions {
   arch: string;
   flags: CompileFlags;
   cacheDir: string;
+  /** Per nvcc compile, milliseconds (default 300 s). */
+  nvccTimeoutMs?: number;
   /** Loop lines; each variant sets all of them to the same factor. */
   loops: number[];
   factors: UnrollFactor[];

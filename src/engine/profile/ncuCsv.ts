@@ -349,7 +349,7 @@ export interface RawPage {
   metricNames: string[];
 }
 
-const IDENTITY_COLUMNS = new Set([
+export const IDENTITY_COLUMNS = new Set([
   'ID',
   'Process ID',
   'Process Name',
@@ -396,13 +396,21 @@ export function parseRawPage(text: string): RawPage {
 }
 
 function rawRow(header: string[], units: string[] | null, rec: string[]): RawKernelRow {
+  return rawRowFromCells(header, units, rec);
+}
+
+/**
+ * One launch row from its cells under `header` (and the units row, when there is one). `keep[i]`
+ * false leaves metric column i out (the streaming reader keeps only the columns it needs).
+ */
+export function rawRowFromCells(header: string[], units: string[] | null, rec: string[], keep?: boolean[]): RawKernelRow {
   const cell = (name: string): string | null => {
     const i = header.indexOf(name);
     return i >= 0 && i < rec.length ? rec[i] : null;
   };
   const metrics: Record<string, RawMetric> = {};
   header.forEach((name, i) => {
-    if (!name || IDENTITY_COLUMNS.has(name) || name === '__proto__') return;
+    if (!name || IDENTITY_COLUMNS.has(name) || name === '__proto__' || (keep && !keep[i])) return;
     const text = rec[i] ?? '';
     const unit = units && units[i] !== undefined && units[i].trim() !== '' ? units[i].trim() : null;
     metrics[name] = { value: parseNumber(text), text, unit };

@@ -76,6 +76,28 @@ const suffixRank = (s: string) => {
   return i < 0 ? SUFFIX_RANK.length : i;
 };
 
+/** Metric names kernelProfile reads besides the stall families. */
+const PROFILE_METRIC_NAMES = new Set([
+  'gpu__time_duration.sum',
+  'gpu__time_duration.avg',
+  'gpu__time_duration',
+  'smsp__inst_executed.sum',
+  'sm__inst_executed.sum',
+  'inst_executed',
+  'smsp__inst_executed',
+  'sm__inst_executed',
+  'sm__warps_active.avg.pct_of_peak_sustained_active',
+  'launch__registers_per_thread',
+]);
+
+/**
+ * Whether kernelProfile reads the metric `name`: a row holding only these metrics gives the same
+ * profile as the whole row (the streaming reader keeps only them).
+ */
+export function isProfileMetric(name: string): boolean {
+  return PROFILE_METRIC_NAMES.has(name) || FAMILIES.some(f => f.re.test(name));
+}
+
 /** Stall reasons of one kernel launch, from whichever stall metrics it has (see the header). */
 export function stallBreakdown(metrics: MetricsInput | null | undefined): StallBreakdown {
   const values = metricValues(metrics);

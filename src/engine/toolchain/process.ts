@@ -124,3 +124,40 @@ export class CancelledError extends Error {
 export function throwIfCancelled(signal: AbortSignal | undefined, what?: string): void {
   if (signal?.aborted) throw new CancelledError(what);
 }
+
+/** A tool run that reached its time limit and was killed. */
+export interface ToolTimeout {
+  /** "nvcc", "nvdisasm", … */
+  tool: string;
+  seconds: number;
+  /** The input file it was working on (its last argument that names a file), when known. */
+  file: string | null;
+}
+
+/**
+ * A runner that gives each named tool its own time limit (`limits`: executable path → tool name
+ * and milliseconds), whatever limit the caller asked for, and reports each run that timed out.
+ * A call repeated with the same tool and arguments after a timeout is answered at once as timed
+ * out again, so one hanging disassembler costs one limit, not one per caller.
+ */
+export function withToolTimeouts(
+  runner: ProcessRunner,
+  limits: Map<string, { tool: string; timeoutMs: number }>,
+  onTimeout?: (t: ToolTimeout) => void,
+): ProcessRunner {
+  const timedOut = new Map<string, ProcessResult>();
+  return async (command, args, options = {}) => {
+    const limit = limits.get(command);
+    if (!limit) return runner(command, args, options);
+    const key = JSON.stringify([command, args]);
+    const earlier = timedOut.get(key);
+    if (earlier) return { ...earlier, durationMs: 0 };
+    const r = await runner(command, args, { ...options, timeoutMs: limit.timeoutMs });
+    if (r.timedOut) {
+      timedOut.set(key, r);
+      const file = [...args].reverse().find(a => !a.startsWith('-') && /\.\w+$/.test(a)) ?? null;
+      onTimeout?.({ tool: limit.tool, seconds: limit.timeoutMs / 1000, file });
+    }
+    return r;
+  };
+}

@@ -1,6 +1,7 @@
 // Stage 1, build: each variant as a cubin (the SASS side: which kernel holds the loop, its
 // instructions and registers) and as a whole program for the GPU stages, through the build cache.
 import type { FileAnalysis } from '../../parse/model';
+import { ScanInputError } from '../../parse/scan';
 import { BuildRequest, BuildResult, VariantBuilder } from '../../variants/build';
 import { LoopVariant, VariantInspector } from '../../variants/inspect';
 import { makeVariantSource, VariantFactors, variantKey } from '../../variants/rewrite';
@@ -31,7 +32,7 @@ export interface BuiltVariant {
 
 export type BuildOptions = Pick<
   BenchOptions,
-  'toolchain' | 'arch' | 'flags' | 'cacheDir' | 'compileCommand' | 'kernel' | 'signal' | 'onProgress'
+  'toolchain' | 'arch' | 'flags' | 'cacheDir' | 'compileCommand' | 'kernel' | 'signal' | 'onProgress' | 'nvccTimeoutMs'
 >;
 
 /** The kernels to time: every instantiation holding the loop. */
@@ -41,9 +42,16 @@ export interface BenchTarget {
   kernels: string[];
 }
 
-function cubinInspector(o: Pick<BuildOptions, 'toolchain' | 'arch' | 'flags' | 'cacheDir'>): VariantInspector {
+function cubinInspector(o: Pick<BuildOptions, 'toolchain' | 'arch' | 'flags' | 'cacheDir' | 'nvccTimeoutMs'>): VariantInspector {
   const t = o.toolchain;
-  const builder = new VariantBuilder({ nvcc: t.nvcc, arch: o.arch, flags: o.flags, cacheDir: o.cacheDir, runner: t.runner });
+  const builder = new VariantBuilder({
+    nvcc: t.nvcc,
+    arch: o.arch,
+    flags: o.flags,
+    cacheDir: o.cacheDir,
+    runner: t.runner,
+    timeoutMs: o.nvccTimeoutMs,
+  });
   return new VariantInspector({ toolchain: t, builder, arch: o.arch });
 }
 
@@ -63,6 +71,7 @@ export async function buildVariants(src: BenchSource, variants: BenchVariant[], 
     cacheDir: o.cacheDir,
     runner: t.runner,
     compileTemplate: o.compileCommand,
+    timeoutMs: o.nvccTimeoutMs,
   });
   o.onProgress?.('building variants', 0, variants.length);
   const factors = variants.map(v => v.factors);
@@ -84,13 +93,19 @@ export async function buildVariants(src: BenchSource, variants: BenchVariant[], 
 export async function findTargetKernels(
   src: BenchSource,
   built: BuiltVariant[],
-  o: Pick<BuildOptions, 'toolchain' | 'arch' | 'flags' | 'cacheDir' | 'kernel' | 'signal'>,
+  o: Pick<BuildOptions, 'toolchain' | 'arch' | 'flags' | 'cacheDir' | 'kernel' | 'signal' | 'nvccTimeoutMs'>,
 ): Promise<BenchTarget> {
   const holding = await cubinInspector(o).kernelsHoldingLoop(src.file, src.text, src.analysis, src.focus, { signal: o.signal });
   const kernels = o.kernel
     ? holding.filter(k => k.name === o.kernel || k.demangled.includes(o.kernel!)).map(k => k.name)
     : holding.map(k => k.name);
   if (o.kernel && /^_Z/.test(o.kernel) && !kernels.includes(o.kernel)) kernels.unshift(o.kernel);
+  // A --kernel naming nothing that holds the loop is a mistake to report, not a reason to profile another kernel.
+  if (o.kernel && !kernels.length && holding.length && !o.signal?.aborted)
+    throw new ScanInputError(
+      `--kernel ${o.kernel}: no kernel of that name holds the loop at line ${src.focus} of ${src.file}; ` +
+        `kernels holding it: ${holding.map(k => k.demangled).join('; ')}`,
+    );
   const kernel = kernels[0] ?? built.find(b => b.sass?.kernel)?.sass?.kernel ?? null;
   if (!kernel) throw new Error(`could not find the kernel holding line ${src.focus} in the cubin (is it launched/instantiated?)`);
   if (!kernels.length) kernels.push(kernel);
@@ -106,6 +121,6 @@ export function buildFailure(b: BuildResult): { status: RunStatus; message: stri
       b.messages
         .filter(m => m.severity === 'error')
         .map(m => `${m.file ?? ''}${m.line ? `:${m.line}` : ''} ${m.message}`)
-        .join('\n') || b.failureKind,
+        .join('\n') || (b.status === 'timeout' ? 'nvcc ran past its time limit (--nvcc-timeout) and was killed' : b.failureKind),
   };
 }

@@ -6,7 +6,8 @@ import * as os from 'os';
 import * as path from 'path';
 import { MissingToolError } from '../../toolchain/discover';
 import type { BenchOptions } from '../bench';
-import { parseRawPage } from '../ncuCsv';
+import type { RawKernelRow } from '../ncuCsv';
+import { parseRawPageStrict, RawPageError } from '../rawPageStream';
 import { classifyNcuFailure } from '../ncuErrors';
 import { KernelProfile, kernelProfile } from '../stalls';
 import type { BenchTarget } from './build';
@@ -123,7 +124,27 @@ export async function timeVariant(
             /* report missing: the CSV says why */
           }
         }
-        const raw = parseRawPage(csv.stdout).kernels;
+        if (csv.cancelled) {
+          status = 'cancelled';
+          break profiling;
+        }
+        // A page cut off or damaged (ncu killed, disk full, a crash part-way) is a failure, never
+        // a launch with empty stalls.
+        let raw: RawKernelRow[];
+        try {
+          raw = csv.exitCode === 0 && !csv.timedOut ? parseRawPageStrict(csv.stdout).kernels : [];
+          if (csv.exitCode !== 0 || csv.timedOut)
+            throw new RawPageError(
+              csv.timedOut
+                ? `ncu --import timed out after ${120} s`
+                : `ncu --import exited with ${csv.exitCode ?? csv.signal}: ${(csv.stderr || csv.stdout).trim().split('\n').slice(-2).join(' | ')}`,
+            );
+        } catch (e) {
+          if (!(e instanceof RawPageError)) throw e;
+          status = 'profile';
+          message = `could not read ncu's raw page for ${k} (${path.basename(report)}.ncu-rep): ${e.message}`;
+          break profiling;
+        }
         if (!raw.length) {
           if (k !== kernel) break;
           status = 'profile';
