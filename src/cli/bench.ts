@@ -7,6 +7,7 @@ import { defaultCacheDir } from '../engine/variants/build';
 import { benchJson, benchLoop, BenchReport } from '../engine/profile/bench';
 import type { UnrollFactor } from '../engine/variants/rewrite';
 import { DEFAULT_SETTINGS, SETTINGS } from '../settings';
+import { macroTableFor } from './macros';
 import { defineCommand, enumOption, factorsOption, numberOption, stringOption } from './args';
 import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
 import { buildPathFor, checkArchOption, readSourceFile } from './inputs';
@@ -165,7 +166,7 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
   const text = readSourceFile(file);
   const built = buildPathFor(abs, file, io);
   const docs = await CudaDocuments.create();
-  const analysis = docs.analyzeOnce(text, built);
+  const analysis = docs.analyzeOnce(text, built, macroTableFor(abs, text, arch ?? null));
   const all = analysis.kernels.flatMap(k => k.loops.map(l => l.line));
   for (const l of loops)
     if (!all.includes(l)) throw new UsageError(`no loop in device code at line ${l} of ${file} (loops at ${all.join(', ') || 'none'})`);

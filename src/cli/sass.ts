@@ -7,6 +7,7 @@ import { defaultCacheDir, VariantBuilder } from '../engine/variants/build';
 import { FileSassReport, LoopReport, VariantInspector } from '../engine/variants/inspect';
 import { factorLabel, UnrollFactor } from '../engine/variants/rewrite';
 import { SETTINGS } from '../settings';
+import { macroTableFor } from './macros';
 import { defineCommand, factorsOption, numberOption, stringOption } from './args';
 import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
 import { buildPathFor, checkArchOption, readSourceFile } from './inputs';
@@ -171,7 +172,7 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
   const text = readSourceFile(a.file);
   const built = buildPathFor(file, a.file, io);
   const docs = await CudaDocuments.create();
-  const analysis = docs.analyzeOnce(text, built);
+  const analysis = docs.analyzeOnce(text, built, macroTableFor(file, text, a.arch ?? null));
   const toolchain = limitTools(await detectToolchain({}), a.timeouts, a.file, io);
   if (a.arch) await checkArchOption(a.arch, toolchain);
   const flags = resolveCompileFlags(file, [process.cwd()], {});

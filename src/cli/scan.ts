@@ -4,10 +4,7 @@ import { computeFindings } from '../engine/parse/findings';
 import { CudaDocuments } from '../engine/parse/documents';
 import { loopLensSummary, kernelLabel, manualUnrollSummary } from '../engine/report/describe';
 import type { FileAnalysis } from '../engine/parse/model';
-import { MacroTables, preprocessOptionsFromFlags, toolkitIncludeDirs } from '../engine/parse/macros';
-import { resolveCompileFlags } from '../engine/toolchain/flags';
-import { DEFAULT_ARCH } from '../engine/toolchain/toolchain';
-import type { ScanMacros } from '../engine/parse/scan';
+import { cliMacros } from './macros';
 import { defineCommand } from './args';
 import { EXIT, UsageError } from './io';
 import { checkInputFile } from './inputs';
@@ -42,7 +39,7 @@ export const scanCommand = defineCommand({
     // A FIFO or a device named x.cu would hang the read; a huge file is not hand-written source.
     for (const f of files) checkInputFile(f);
     const docs = await CudaDocuments.create();
-    const macros = options['builtin-macros'] ? undefined : scanMacros(process.cwd());
+    const macros = options['builtin-macros'] ? undefined : cliMacros();
     const progress = new Progress('scan', files.length, io.isTTY && !json ? io.err : null);
     const results: FileAnalysis[] = [];
     for (const f of files) {
@@ -55,18 +52,6 @@ export const scanCommand = defineCommand({
     return options.strict && findings ? EXIT.failed : EXIT.ok;
   },
 });
-
-/** Each file's macros from its flags (compile_commands.json from `cwd` up, else none) and the toolkit's headers. */
-function scanMacros(cwd: string): ScanMacros {
-  const toolkit = toolkitIncludeDirs(null);
-  return {
-    tables: new MacroTables(),
-    optionsFor(file) {
-      const flags = resolveCompileFlags(file, [cwd], {});
-      return preprocessOptionsFromFlags(flags, flags.arch ?? DEFAULT_ARCH, toolkit);
-    },
-  };
-}
 
 function pad(s: string, n: number): string {
   return s.length >= n ? s : s + ' '.repeat(n - s.length);

@@ -17,6 +17,7 @@ import { runSweep, SweepOptions } from '../engine/sweep/sweep';
 import { loadPanelAssets, reportHtml } from '../panelHtml';
 import type { SweepResult } from '../protocol';
 import { DEFAULT_SETTINGS, SETTINGS } from '../settings';
+import { macroTableFor } from './macros';
 import { defineCommand, enumOption, factorsOption, numberOption, stringOption } from './args';
 import { GPU_RUN_OPTIONS, limitTools, TOOL_TIMEOUT_OPTIONS, ToolTimeouts, toolTimeoutOptions } from './gpuOptions';
 import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
@@ -238,7 +239,7 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
   const text = readSourceFile(a.file);
   const built = buildPathFor(abs, a.file, io);
   const docs = await CudaDocuments.create();
-  const analysis = docs.analyzeOnce(text, built);
+  const analysis = docs.analyzeOnce(text, built, macroTableFor(abs, text, a.arch ?? null));
   const toolchain = limitTools(await detectToolchain({}), a.timeouts, a.file, io);
   if (a.arch) await checkArchOption(a.arch, toolchain);
   const flags = resolveCompileFlags(abs, [process.cwd()], {});
