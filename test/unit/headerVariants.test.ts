@@ -17,6 +17,9 @@ import { makeVariantSource } from '../../src/engine/variants/rewrite';
 import { isHeaderFile, planOverlay } from '../../src/engine/variants/overlay';
 import { findTranslationUnit, includesHeader, unitsByTextSearch } from '../../src/engine/variants/translationUnit';
 import { parseNvdisasm } from '../../src/engine/sass';
+import { codeLenses, hover } from '../../src/server/features';
+import { HeaderUnits } from '../../src/server/headers';
+import { Commands, DEFAULT_SETTINGS } from '../../src/protocol';
 
 let toolchain: Toolchain | null = null;
 let skip: string | false = false;
@@ -325,5 +328,44 @@ describe('choosing the translation unit', () => {
     );
     fs.rmSync(path.join(dir, 'compile_commands.json'));
     assert.equal(findTranslationUnit(h, [dir]), null);
+  });
+});
+
+describe('a header in the server: CodeLens and hover', () => {
+  test('no translation unit: the SASS lens offers the chooser and the hover says why; no GPU lenses', async () => {
+    const file = path.join(SAMPLES, 'header_loops', 'tile_ops.cuh');
+    const text = fs.readFileSync(file, 'utf8');
+    const a = await analyze(text, file);
+    const uri = `file://${file}`;
+    const none = codeLenses(uri, a, DEFAULT_SETTINGS, null, { unit: null, via: null });
+    const choose = none.filter(l => l.command?.command === Commands.chooseTranslationUnit);
+    assert.equal(choose.length, 4, 'one per loop');
+    assert.deepEqual(choose[0].command!.arguments, [{ uri }]);
+    assert.ok(!none.some(l => l.command?.command === Commands.benchmarkLoop || l.command?.command === Commands.sweepKernel));
+    const line = lineOf(text, 's += a[k] * x[k]');
+    const h = hover(a, { line: line - 1, character: 3 }, null, { unit: null, via: null });
+    assert.match((h!.contents as { value: string }).value, /Choose Translation Unit for Header/);
+    const tu = path.join(SAMPLES, 'header_loops', 'header_loops.cu');
+    const known = codeLenses(uri, a, DEFAULT_SETTINGS, null, { unit: tu, via: 'compile_commands' });
+    assert.equal(known.filter(l => l.command?.command === Commands.sassVariants).length, 4);
+    const h2 = hover(a, { line: line - 1, character: 3 }, null, { unit: tu, via: 'compile_commands' });
+    assert.match((h2!.contents as { value: string }).value, /built through `header_loops\.cu` \(compile_commands\.json\)/);
+  });
+
+  test('HeaderUnits: the user choice wins over compile_commands.json; a .cu file has none', () => {
+    const units = new HeaderUnits(() => [SAMPLES]);
+    const h = path.join(SAMPLES, 'header_loops', 'tile_ops.cuh');
+    const tu = path.join(SAMPLES, 'header_loops', 'header_loops.cu');
+    assert.deepEqual(units.unitFor(h), { unit: tu, via: 'compile_commands' });
+    assert.equal(units.unitFor(tu), null);
+    const other = path.join(SAMPLES, 'matvec.cu');
+    units.set(h, other);
+    assert.deepEqual(units.unitFor(h), { unit: other, via: 'chosen' });
+    assert.deepEqual(
+      units.candidates(h).candidates.map(c => [c.path, c.via, c.exact]),
+      [[tu, 'compile_commands', true]],
+    );
+    units.set(h, null);
+    assert.equal(units.unitFor(h)!.via, 'compile_commands');
   });
 });
