@@ -32,6 +32,7 @@ export const Commands = {
   showOutput: 'unrollLens.showOutput',
   sassVariants: 'unrollLens.sassVariants',
   showResults: 'unrollLens.showResults',
+  chooseTranslationUnit: 'unrollLens.chooseTranslationUnit',
 } as const;
 
 /** The results panel's webview type (its serializer restores it after a window reload). */
@@ -133,9 +134,38 @@ export interface InitializationOptions {
    * shell, and compile_commands.json comes from the repository).
    */
   trusted?: boolean;
+  /** Header path → the translation unit the user chose for it (remembered in the workspace's state). */
+  translationUnits?: Record<string, string>;
 }
 /** Notification from the client: the user trusted the workspace (trust is never taken back without a reload). */
 export const WorkspaceTrustNotification = new NotificationType<{ trusted: boolean }>('unrollLens/workspaceTrust');
+
+// A loop in a header is built through a translation unit that includes it: one the user chose
+// (remembered per workspace by the client), else the nearest compile_commands.json entry whose
+// text includes it.
+
+/** A .cu file that includes a header, as the chooser lists it. */
+export interface TranslationUnitCandidate {
+  path: string;
+  /** An entry of compile_commands.json, or found by a text search of the workspace. */
+  via: 'compile_commands' | 'search';
+  /** Its `#include` resolves to the header from its own folder (not only the same file name). */
+  exact: boolean;
+}
+export interface TranslationUnitsResult {
+  /** The header's path. */
+  header: string;
+  /** The unit its variants are built through now, and why; null when none is known. */
+  current: string | null;
+  currentVia: 'chosen' | 'compile_commands' | null;
+  candidates: TranslationUnitCandidate[];
+}
+/** Request: the translation units that could build a header's loops (for the chooser). */
+export const TranslationUnitsRequest = new RequestType<{ uri: string }, TranslationUnitsResult, void>('unrollLens/translationUnits');
+/** Notification from the client: the user chose a header's translation unit (null: forget the choice). */
+export const SetTranslationUnitNotification = new NotificationType<{ header: string; unit: string | null }>(
+  'unrollLens/setTranslationUnit',
+);
 
 export interface LoopVariantsParams {
   uri: string;

@@ -1,10 +1,13 @@
 // `unroll-lens sass`: SASS cost of a file as written, and of each unroll factor of one loop.
 import * as path from 'path';
+import * as fs from 'fs';
 import { CudaDocuments } from '../engine/parse/documents';
 import { detectToolchain, chooseArch } from '../engine/toolchain/toolchain';
 import { resolveCompileFlags } from '../engine/toolchain/flags';
 import { defaultCacheDir, VariantBuilder } from '../engine/variants/build';
-import { FileSassReport, LoopReport, VariantInspector } from '../engine/variants/inspect';
+import { FileSassReport, LoopReport, NotInstantiatedError, VariantInspector } from '../engine/variants/inspect';
+import { isHeaderFile } from '../engine/variants/overlay';
+import { findTranslationUnit, unitsByTextSearch } from '../engine/variants/translationUnit';
 import { factorLabel, UnrollFactor } from '../engine/variants/rewrite';
 import { SETTINGS } from '../settings';
 import { macroTableFor } from './macros';
@@ -22,7 +25,9 @@ export const sassCommand = defineCommand({
     'Compiles the file with nvcc (flags from compile_commands.json when it has an entry for the file) and reports each\n' +
     "kernel's SASS instructions, bytes, registers and spills. With --loop LINE (the loop keyword's line), builds one variant\n" +
     "per unroll factor, in which only that loop's pragma changes, and reports the loop's instructions and the unroll factor\n" +
-    'nvcc really applied. Needs nvcc; no GPU. Builds are cached; Ctrl-C (or SIGTERM, SIGHUP) cancels them.',
+    'nvcc really applied. A header (.cuh, .h, .hpp, .inl) is built through a translation unit that includes it (--tu, else\n' +
+    'compile_commands.json), with the header replaced through an overlay include folder. Needs nvcc; no GPU. Builds are\n' +
+    'cached; Ctrl-C (or SIGTERM, SIGHUP) cancels them.',
   options: {
     arch: { type: 'string', value: 'sm_XX', help: 'target architecture', default: "compile flags' arch, else the first GPU's, else sm_90" },
     loop: { type: 'string', value: 'LINE', help: '1-based line of the loop keyword: build one variant per factor of this loop' },
@@ -40,12 +45,21 @@ export const sassCommand = defineCommand({
     },
     jobs: { type: 'string', value: 'N', help: 'parallel nvcc processes; 0 = number of CPU cores', setting: SETTINGS.jobs },
     ...TOOL_TIMEOUT_OPTIONS,
+    tu: {
+      type: 'string',
+      value: 'FILE',
+      help: 'for a header: the translation unit (.cu including it) to build it through',
+      default: 'the nearest compile_commands.json entry that includes the header',
+    },
     json: { type: 'boolean', help: 'machine-readable output (contract: docs/cli.md)' },
   },
   exitCodes: [
     [EXIT.ok, 'done (single variants may still have failed: see their status)'],
     [EXIT.failed, "the file as written does not compile (nvcc's messages on stderr)"],
-    [EXIT.usage, 'bad usage, unreadable file, no loop at --loop, or nvcc not found (the message says how to install it)'],
+    [
+      EXIT.usage,
+      'bad usage, unreadable file, no loop at --loop, a header with no translation unit, or nvcc not found (the message says how to install it)',
+    ],
     [EXIT.cancelled, 'cancelled (Ctrl-C, SIGTERM or SIGHUP)'],
   ],
   async run({ options, positionals }, io) {
@@ -66,6 +80,7 @@ export const sassCommand = defineCommand({
         kernel: options.kernel ?? null,
         jobs: numberOption('jobs', options.jobs, SETTINGS.jobs),
         timeouts: toolTimeoutOptions(options),
+        tu: options.tu ?? null,
         json: !!options.json,
       },
       io,
@@ -82,6 +97,8 @@ interface SassArgs {
   /** 0: one nvcc per CPU core. */
   jobs: number;
   timeouts: ToolTimeouts;
+  /** A header's translation unit (--tu). */
+  tu: string | null;
   json: boolean;
 }
 
@@ -173,9 +190,11 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
   const built = buildPathFor(file, a.file, io);
   const docs = await CudaDocuments.create();
   const analysis = docs.analyzeOnce(text, built, macroTableFor(file, text, a.arch ?? null));
+  const tu = headerUnit(file, a.tu);
+  if (tu) io.err(`unroll-lens: building ${path.relative(process.cwd(), file) || file} through ${path.relative(process.cwd(), tu) || tu}\n`);
   const toolchain = limitTools(await detectToolchain({}), a.timeouts, a.file, io);
   if (a.arch) await checkArchOption(a.arch, toolchain);
-  const flags = resolveCompileFlags(file, [process.cwd()], {});
+  const flags = resolveCompileFlags(tu ?? file, [process.cwd()], {});
   for (const w of flags.warnings) io.err(`unroll-lens: ${w}\n`);
   const { arch } = chooseArch(a.arch, flags.arch, toolchain.gpus);
   const builder = new VariantBuilder({
@@ -185,6 +204,7 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
     cacheDir: defaultCacheDir(),
     concurrency: a.jobs > 0 ? a.jobs : undefined,
     runner: toolchain.runner,
+    ...(tu ? { translationUnit: tu } : {}),
   });
   const inspector = new VariantInspector({ toolchain, builder, arch });
   const ac = new AbortController();
@@ -223,11 +243,18 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
     }
     let loopReport: LoopReport | null = null;
     if (a.loop !== null) {
-      loopReport = await inspector.inspectLoop(built, text, analysis, a.loop, a.factors, {
-        signal: ac.signal,
-        kernel: a.kernel ?? undefined,
-        onProgress: (_d, _t, key) => progress.tick(key),
-      });
+      try {
+        loopReport = await inspector.inspectLoop(built, text, analysis, a.loop, a.factors, {
+          signal: ac.signal,
+          kernel: a.kernel ?? undefined,
+          onProgress: (_d, _t, key) => progress.tick(key),
+        });
+      } catch (e) {
+        if (!(e instanceof NotInstantiatedError)) throw e;
+        progress.done();
+        io.err(`unroll-lens: ${e.message}\n`);
+        return EXIT.failed;
+      }
     }
     progress.done();
     if (ac.signal.aborted) {
@@ -240,4 +267,30 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
   } finally {
     stopSignals();
   }
+}
+
+/**
+ * The translation unit a header is built through: --tu, else the nearest compile_commands.json
+ * entry that includes it. Null for a .cu file. A header with none is a usage error naming the .cu
+ * files under the working directory that include it.
+ */
+export function headerUnit(file: string, tuOption: string | null): string | null {
+  if (!isHeaderFile(file)) {
+    if (tuOption) throw new UsageError(`--tu is for headers; ${file} is compiled on its own`);
+    return null;
+  }
+  if (tuOption) {
+    const tu = path.resolve(tuOption);
+    if (!fs.existsSync(tu)) throw new UsageError(`--tu: no such file: ${tuOption}`);
+    return tu;
+  }
+  const found = findTranslationUnit(file, [process.cwd()]);
+  if (found) return found;
+  const candidates = unitsByTextSearch(file, [process.cwd()]).slice(0, 5);
+  throw new UsageError(
+    `${file} is a header: it is built through a translation unit that includes it, and no compile_commands.json entry does. ` +
+      (candidates.length
+        ? `Pass --tu with one of: ${candidates.map(c => path.relative(process.cwd(), c.file)).join(', ')}`
+        : 'Pass --tu <file.cu> (a .cu file that includes it)'),
+  );
 }

@@ -12,6 +12,7 @@ import {
   WorkspaceTrustNotification,
 } from '../protocol';
 import type { StatusBar } from './statusBar';
+import { rememberedUnits } from './commands/chooseTranslationUnit';
 
 export async function startLanguageClient(
   context: vscode.ExtensionContext,
@@ -44,6 +45,7 @@ export async function startLanguageClient(
     initializationOptions: {
       storagePath: context.globalStorageUri.fsPath,
       trusted: vscode.workspace.isTrusted,
+      translationUnits: rememberedUnits(context.workspaceState),
     } satisfies InitializationOptions,
   };
   const client = new LanguageClient('unrollLens', 'Unroll Lens', serverOptions, clientOptions);

@@ -9,6 +9,8 @@ import type { SassFacts } from '../engine/report/sassText';
 import { loopSassMarkdown, loopSassLensTitle } from '../engine/report/sassText';
 import { benchMarkdown, lineStallsMarkdown } from '../engine/report/benchText';
 import type { LineStalls } from '../engine/profile/stalls';
+import { HeaderUnit, NO_UNIT_HINT } from './headers';
+import * as path from 'path';
 
 /** The newest per-line stall samples for the document (from its last GPU benchmark). */
 function lineStallsOf(sass: SassFacts | null): LineStalls[] {
@@ -25,11 +27,22 @@ function lineRange(line1: number): Range {
   return Range.create(line1 - 1, 0, line1 - 1, 0);
 }
 
-export function codeLenses(uri: string, analysis: FileAnalysis, settings: Settings, sass: SassFacts | null = null): CodeLens[] {
+/**
+ * `header`: the translation unit of a header (null for a .cu file). A header's loops get SASS
+ * variants through it; with none known, their SASS lens offers to choose one. GPU benchmarks and
+ * sweeps run a .cu file's own program, so a header has no lens for them.
+ */
+export function codeLenses(
+  uri: string,
+  analysis: FileAnalysis,
+  settings: Settings,
+  sass: SassFacts | null = null,
+  header: HeaderUnit | null = null,
+): CodeLens[] {
   if (!settings.codeLensEnabled) return [];
   const lenses: CodeLens[] = [];
   for (const k of analysis.kernels) {
-    if (k.qualifier === 'global') {
+    if (k.qualifier === 'global' && !header) {
       const args: SweepKernelArgs = { uri, line: k.line, kernel: k.name };
       lenses.push(CodeLens.create(lineRange(k.line)));
       lenses[lenses.length - 1].command = { title: 'Sweep unroll factors', command: Commands.sweepKernel, arguments: [args] };
@@ -38,17 +51,21 @@ export function codeLenses(uri: string, analysis: FileAnalysis, settings: Settin
       // Put the lens above the pragma when there is one, so it does not split pragma and loop.
       const line = loop.pragma ? Math.min(loop.pragma.line, loop.line) : loop.line;
       const args: BenchmarkLoopArgs = { uri, line: loop.line, kernel: k.name };
-      lenses.push({
-        range: lineRange(line),
-        command: { title: 'Benchmark this loop', command: Commands.benchmarkLoop, arguments: [args] },
-      });
+      if (!header)
+        lenses.push({
+          range: lineRange(line),
+          command: { title: 'Benchmark this loop', command: Commands.benchmarkLoop, arguments: [args] },
+        });
       lenses.push({
         range: lineRange(line),
         command: { title: loopLensSummary(k, loop), command: Commands.showLoops, arguments: [{ uri, line: loop.line }] },
       });
       lenses.push({
         range: lineRange(line),
-        command: { title: loopSassLensTitle(sass, k, loop), command: Commands.sassVariants, arguments: [{ uri, line: loop.line }] },
+        command:
+          header && !header.unit
+            ? { title: 'SASS: choose a translation unit for this header…', command: Commands.chooseTranslationUnit, arguments: [{ uri }] }
+            : { title: loopSassLensTitle(sass, k, loop), command: Commands.sassVariants, arguments: [{ uri, line: loop.line }] },
       });
     }
   }
@@ -77,7 +94,12 @@ function within(pos: Position, span: SourceSpan): boolean {
  * Hover on a loop keyword line, its pragma, or a manual unroll: the innermost match wins so
  * hovering a nested loop describes that loop rather than its parent.
  */
-export function hover(analysis: FileAnalysis, pos: Position, sass: SassFacts | null = null): Hover | null {
+export function hover(
+  analysis: FileAnalysis,
+  pos: Position,
+  sass: SassFacts | null = null,
+  header: HeaderUnit | null = null,
+): Hover | null {
   const line = pos.line + 1;
   const headers: { kernel: Kernel; loop: Loop }[] = [];
   for (const k of analysis.kernels) {
@@ -103,5 +125,11 @@ export function hover(analysis: FileAnalysis, pos: Position, sass: SassFacts | n
   const bench = sass?.benches?.get(loop.line);
   if (bench) parts.push(benchMarkdown(bench));
   parts.push(lineStallsMarkdown(lineStallsOf(sass), loop.line));
+  if (header)
+    parts.push(
+      header.unit
+        ? `_Header: variants are built through \`${path.basename(header.unit)}\` (${header.via === 'chosen' ? 'chosen' : 'compile_commands.json'}), with this header replaced by each variant._`
+        : `_${NO_UNIT_HINT}_`,
+    );
   return { contents: { kind: MarkupKind.Markdown, value: parts.filter(Boolean).join('\n\n') }, range };
 }

@@ -27,6 +27,8 @@ import {
   PragmaEditsRequest,
   Settings,
   SweepRequest,
+  SetTranslationUnitNotification,
+  TranslationUnitsRequest,
   WorkspaceTrustNotification,
   isContentCheckedHeader,
 } from '../protocol';
@@ -41,6 +43,8 @@ import { VariantService } from './variants';
 import { MacroService, editMayChangeMacros } from './macros';
 import { toAnalysisStatus, toBenchLoopResult, toFileAnalysisResult, toLoopVariantsResult } from './wire';
 import { defaultCacheDir } from '../engine/variants/build';
+import { isHeaderFile } from '../engine/variants/overlay';
+import { HeaderUnits } from './headers';
 import * as path from 'path';
 
 const connection = createConnection(ProposedFeatures.all);
@@ -69,6 +73,7 @@ connection.onInitialize((params): InitializeResult => {
   const init = (params.initializationOptions ?? {}) as InitializationOptions;
   if (init.storagePath) cacheDir = path.join(init.storagePath, 'builds');
   toolchain.setTrusted(init.trusted === true);
+  for (const [header, unit] of Object.entries(init.translationUnits ?? {})) headerUnits.set(header, unit);
   if (!toolchain.trusted) log('workspace not trusted: analysis only, no builds or runs');
   log(`server ${process.version} pid ${process.pid} started for ${params.clientInfo?.name ?? 'unknown client'}`);
   return {
@@ -128,6 +133,12 @@ const toolchain = new ServerToolchain(
   () => settings,
   () => workspaceRoots,
 );
+/** Headers' translation units: chosen by the user, else from compile_commands.json. */
+const headerUnits = new HeaderUnits(() => workspaceRoots);
+function headerUnit(uri: string) {
+  const file = uriToPath(uri);
+  return file ? headerUnits.unitFor(file) : null;
+}
 /** Builds on open/save, loop variants and SASS diagnostics (refreshSettings resets and rebuilds through it). */
 const sass = new VariantService(
   connection,
@@ -135,6 +146,7 @@ const sass = new VariantService(
   facts,
   () => settings,
   () => cacheDir,
+  file => headerUnits.unitFor(file),
 );
 const bench = new BenchService(
   toolchain,
@@ -184,8 +196,8 @@ connection.onDidOpenTextDocument(({ textDocument }) =>
       `opened ${textDocument.uri}: ${a.kernels.length} device functions, ${a.kernels.reduce((n, k) => n + k.loops.length, 0)} loops (${ms.toFixed(1)} ms)`,
     );
     await publish(textDocument.uri, ms);
-    // A header is not a translation unit: no SASS build of its own.
-    if (!isContentCheckedHeader(textDocument.uri)) void sass.buildFile(textDocument.uri, textDocument.text, a);
+    // A header is built through a translation unit that includes it, when one is known.
+    void sass.buildFile(textDocument.uri, textDocument.text, a);
   }),
 );
 
@@ -195,7 +207,7 @@ connection.onDidSaveTextDocument(({ textDocument }) =>
     // A saved header may be one that other open files include: their macros are read again.
     if (macros.revalidate()) await refreshMacros();
     const a = (await docsReady).analysis(textDocument.uri);
-    if (text !== undefined && a && !isContentCheckedHeader(textDocument.uri)) void sass.buildFile(textDocument.uri, text, a);
+    if (text !== undefined && a) void sass.buildFile(textDocument.uri, text, a);
   }),
 );
 
@@ -265,13 +277,13 @@ connection.onDidCloseTextDocument(({ textDocument }) =>
 connection.onCodeLens(async ({ textDocument }) => {
   await syncQueue;
   const analysis = (await docsReady).analysis(textDocument.uri);
-  return analysis ? codeLenses(textDocument.uri, analysis, settings, sassFacts(textDocument.uri)) : [];
+  return analysis ? codeLenses(textDocument.uri, analysis, settings, sassFacts(textDocument.uri), headerUnit(textDocument.uri)) : [];
 });
 
 connection.onHover(async ({ textDocument, position }) => {
   await syncQueue;
   const analysis = (await docsReady).analysis(textDocument.uri);
-  const h = analysis ? hover(analysis, position, sassFacts(textDocument.uri)) : null;
+  const h = analysis ? hover(analysis, position, sassFacts(textDocument.uri), headerUnit(textDocument.uri)) : null;
   if (h && !toolchain.trusted && MarkupContent.is(h.contents)) h.contents.value += `\n\n_${RESTRICTED_MODE}._`;
   return h;
 });
@@ -311,7 +323,37 @@ connection.onRequest(LoopVariantsRequest, async (p, token) => {
   return toLoopVariantsResult(report, result);
 });
 
+/** GPU runs need a .cu file's own program: a header's loops have SASS variants only. */
+function notHeader(uri: string): void {
+  if (isHeaderFile(uriToPath(uri) ?? uri))
+    throw new Error(
+      'GPU benchmarks and sweeps run a .cu file: open the translation unit that includes this header (SASS variants work here)',
+    );
+}
+
+connection.onRequest(TranslationUnitsRequest, p => {
+  const file = uriToPath(p.uri);
+  if (!file || !isHeaderFile(file)) throw new Error('not a header: a .cu file is its own translation unit');
+  return headerUnits.candidates(file);
+});
+
+connection.onNotification(SetTranslationUnitNotification, ({ header, unit }) => {
+  headerUnits.set(header, unit);
+  log(`translation unit for ${header}: ${unit ?? 'none chosen'}`);
+  refreshCodeLens();
+  // The header's facts came from another unit: build it again through the new one.
+  void docsReady.then(docs => {
+    for (const [uri, doc] of texts) {
+      if (uriToPath(uri) !== header) continue;
+      facts.delete(uri);
+      const a = docs.analysis(uri);
+      if (a) void sass.buildFile(uri, doc.getText(), a);
+    }
+  });
+});
+
 connection.onRequest(BenchLoopRequest, async (p, token) => {
+  notHeader(p.uri);
   const { analysis, text } = await openDocument(p.uri);
   const report = await bench.benchLoop(p.uri, text, analysis, p.line, p.factors, token, p.workDoneToken);
   const result = fromBenchReport(report, {
@@ -326,6 +368,7 @@ connection.onRequest(BenchLoopRequest, async (p, token) => {
 });
 
 connection.onRequest(SweepRequest, async (p, token) => {
+  notHeader(p.uri);
   const { analysis, text } = await openDocument(p.uri);
   return results.sweep(p, text, analysis, token);
 });

@@ -14,6 +14,7 @@ import type { Settings } from '../protocol';
 import type { DocumentFactsStore } from './facts';
 import type { ServerToolchain } from './toolchain';
 import { uriToPath } from './uri';
+import { HeaderUnit, NO_UNIT_HINT } from './headers';
 
 export class VariantService {
   /** The background build per document: a newer one cancels it. */
@@ -25,6 +26,8 @@ export class VariantService {
     private readonly facts: DocumentFactsStore,
     private readonly settings: () => Settings,
     private readonly cacheDir: () => string,
+    /** A header's translation unit (null for a .cu file; unit null when none is known). */
+    private readonly headerUnit: (file: string) => HeaderUnit | null = () => null,
   ) {}
 
   /** Settings changed: find the tools again (the benchmark service shares them). */
@@ -35,7 +38,11 @@ export class VariantService {
   private async inspector(file: string): Promise<VariantInspector> {
     const t = await this.toolchain.tools();
     const s = this.settings();
-    const flags = this.toolchain.flagsFor(file);
+    // A header is built through a translation unit that includes it, with that unit's flags.
+    const header = this.headerUnit(file);
+    if (header && !header.unit) throw new Error(`${path.basename(file)}: ${NO_UNIT_HINT.replace(/\*\*/g, '')}`);
+    const tu = header?.unit ?? undefined;
+    const flags = this.toolchain.flagsFor(tu ?? file);
     const arch = this.toolchain.archFor(t, flags.arch);
     const builder = new VariantBuilder({
       nvcc: t.nvcc,
@@ -44,7 +51,9 @@ export class VariantService {
       cacheDir: this.cacheDir(),
       concurrency: s.jobs > 0 ? s.jobs : os.cpus().length,
       runner: t.runner,
+      ...(tu ? { translationUnit: tu } : {}),
     });
+    if (tu) this.toolchain.log(`${path.basename(file)}: built through ${tu} (${header!.via})`);
     return new VariantInspector({ toolchain: t, builder, arch });
   }
 
@@ -53,6 +62,8 @@ export class VariantService {
     if (!this.settings().buildOnSave || !this.toolchain.trusted) return;
     const file = uriToPath(uri);
     if (!file || !analysis.kernels.length) return;
+    // A header is built in the background only through a known translation unit.
+    if (this.headerUnit(file) && !this.headerUnit(file)!.unit) return;
     this.running.get(uri)?.abort();
     const ac = new AbortController();
     this.running.set(uri, ac);

@@ -36,6 +36,28 @@ describe('cuda-samples corpus', () => {
     }
   });
 
+  test('header_loops/: a header with device loops (3 pragmas, 1 without), its unit and compile_commands.json', async () => {
+    const dir = path.join(SAMPLES, 'header_loops');
+    assert.deepEqual(fs.readdirSync(dir).sort(), ['compile_commands.json', 'header_loops.cu', 'tile_ops.cuh']);
+    const { a: h } = await sample('header_loops/tile_ops.cuh');
+    assert.equal(h.hasSyntaxErrors, false);
+    assert.deepEqual(
+      h.kernels.map(k => [k.name, k.qualifier, k.loops.map(l => l.pragma?.text ?? null)]),
+      [
+        ['row_dot', 'device', ['unroll 4']],
+        ['row_sum', 'device', [null]],
+        ['horner8', 'device', ['unroll']],
+        ['scaled_copy', 'device', ['unroll 2']],
+      ],
+    );
+    const { src, a: tu } = await sample('header_loops/header_loops.cu');
+    assert.match(src, /#include "tile_ops\.cuh"/);
+    assert.deepEqual(
+      tu.kernels.map(k => k.name),
+      ['rows_dot', 'rows_sum', 'rows_poly'],
+    );
+  });
+
   test('matmul_unroll.cu: guarded strided bodies ×2/4/8/16, the unguarded ×4, pragma template', async () => {
     const { a } = await sample('matmul_unroll.cu');
     for (const u of [2, 4, 8, 16]) {

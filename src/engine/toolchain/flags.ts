@@ -212,6 +212,15 @@ function readDb(dbPath: string): DbEntry[] | null {
   return entries;
 }
 
+/** The source files a compile database names (absolute), or [] when it cannot be read. Never throws. */
+export function compileDbFiles(dbPath: string): string[] {
+  try {
+    return [...new Set((readDb(dbPath) ?? []).map(e => path.resolve(e.directory, e.file)))];
+  } catch {
+    return [];
+  }
+}
+
 /**
  * The flags compile_commands.json gives `file`, cleaned for nvcc -cubin (see the module comment);
  * null when the database cannot be read or has no entry for the file. Never throws.

@@ -11,13 +11,14 @@ import type { ToolInfo } from '../toolchain/discover';
 import { SAFE_PATH, whyUnsafe, type CompileFlags } from '../toolchain/flags';
 import { classifyFailure, CompilerMessage, CompileFailureKind, parseNvccOutput } from '../toolchain/nvccErrors';
 import { ProcessRunner, runProcess } from '../toolchain/process';
+import { OverlayLayout, overlayArgs, planOverlay, verifyOverlay, writeOverlay } from './overlay';
 
 export interface BuildRequest {
   /** Readable id, e.g. "L40=4" (see variantKey). */
   key: string;
   /** Full variant source (with its #line directive). */
   source: string;
-  /** The user's file: its directory goes on the include path. */
+  /** The user's file: its directory goes on the include path. With a translation unit: the header the variant replaces. */
   originalPath: string;
 }
 
@@ -56,6 +57,13 @@ export interface BuilderOptions {
    * and {dir} (the original file's folder). Never run through a shell.
    */
   compileTemplate?: string[];
+  /**
+   * The variants are of a header (each request's originalPath): compile this translation unit
+   * (absolute path of a .cu file including it, built with `flags`, which are the unit's) with the
+   * header replaced by the variant through an overlay folder (see overlay.ts), checked from nvcc's
+   * -MD list.
+   */
+  translationUnit?: string;
 }
 
 export interface BuildProgress {
@@ -66,6 +74,9 @@ export interface BuildProgress {
 }
 
 const CACHE_FORMAT = 2;
+
+/** Stands for the overlay folder in the cache key: the folder itself is per build, its layout is in the key. */
+const OVERLAY_PLACEHOLDER = '<overlay>';
 
 /** A file nvcc read for a build, as it was then. */
 interface DepRecord {
@@ -89,6 +100,11 @@ function sha256File(p: string): string {
 
 /** The prerequisites of a make-style dependency file (nvcc -MD -MF), as absolute paths. */
 export function parseDepFile(text: string, cwd: string): string[] {
+  return parseDepWords(text).map(w => path.resolve(cwd, w));
+}
+
+/** The prerequisites of a dependency file as written (nvcc also lists the names of `#line` directives, verbatim). */
+export function parseDepWords(text: string): string[] {
   const joined = text.replace(/\\\r?\n/g, ' ');
   const colon = joined.search(/:(\s|$)/);
   if (colon < 0) return [];
@@ -109,7 +125,7 @@ export function parseDepFile(text: string, cwd: string): string[] {
     } else cur += c;
   }
   if (cur) words.push(cur);
-  return words.map(w => path.resolve(cwd, w));
+  return words;
 }
 
 export class VariantBuilder {
@@ -130,7 +146,8 @@ export class VariantBuilder {
    * generated header of flags.headerDefines, included first, as -D values would act before any
    * -include of the project's.
    */
-  nvccArgs(originalPath: string, definesHeader?: string): string[] {
+  nvccArgs(originalPath: string, definesHeader?: string, overlayDir = OVERLAY_PLACEHOLDER): string[] {
+    const tu = this.o.translationUnit;
     return [
       // A program keeps host optimisation on; -lineinfo lets ncu map stalls to source lines.
       ...(this.o.mode === 'program' ? ['-O3'] : ['-cubin']),
@@ -139,11 +156,32 @@ export class VariantBuilder {
       '-Xptxas',
       '-v',
       ...(definesHeader ? ['-include', definesHeader] : []),
-      ...this.o.flags.args,
-      // The shadow copy lives elsewhere: keep the original directory on the include path.
-      '-I',
-      path.dirname(originalPath),
+      ...(tu
+        ? // A header through its translation unit: the overlay's folders go before the ones it shadows.
+          overlayArgs(this.layout(originalPath), overlayDir, this.o.flags.args, tu, originalPath)
+        : [
+            ...this.o.flags.args,
+            // The shadow copy lives elsewhere: keep the original directory on the include path.
+            '-I',
+            path.dirname(originalPath),
+          ]),
     ];
+  }
+
+  /** The translation unit the variants are built through (header variants), if any. */
+  get translationUnit(): string | undefined {
+    return this.o.translationUnit;
+  }
+
+  private layouts = new Map<string, OverlayLayout>();
+
+  private layout(header: string): OverlayLayout {
+    let l = this.layouts.get(header);
+    if (!l) {
+      l = planOverlay(this.o.translationUnit!, header, this.o.flags.args);
+      this.layouts.set(header, l);
+    }
+    return l;
   }
 
   /** The built file's name inside its cache folder. */
@@ -165,6 +203,9 @@ export class VariantBuilder {
         this.toolFingerprint(),
         this.o.arch,
         this.o.flags.headerDefines ?? [],
+        // A header's variant: which unit, and where the unit and the variant sit in the overlay.
+        // The unit's text is a dependency of the entry; the original header's text is in neither.
+        this.o.translationUnit ? [this.o.translationUnit, this.layout(req.originalPath)] : null,
       ]),
     );
     return h.digest('hex');
@@ -256,7 +297,7 @@ export class VariantBuilder {
   }
 
   /** The files nvcc read (from its -MF file), with hashes; null when that list is missing. */
-  private depsOf(depFile: string, cwd: string, tmp: string): DepRecord[] | null {
+  private depsOf(depFile: string, cwd: string, tmp: string, lineName?: string): DepRecord[] | null {
     let text: string;
     try {
       text = fs.readFileSync(depFile, 'utf8');
@@ -265,7 +306,9 @@ export class VariantBuilder {
     }
     const root = this.toolkit() + path.sep;
     const deps: DepRecord[] = [];
-    for (const p of new Set(parseDepFile(text, cwd))) {
+    // A header variant's `#line` name is listed but was never read: the original is not a dependency.
+    const words = parseDepWords(text).filter(w => w !== lineName);
+    for (const p of new Set(words.map(w => path.resolve(cwd, w)))) {
       // The variant source and generated header live in the entry and are in the key already.
       if (p.startsWith(tmp + path.sep) || p.startsWith(root)) continue;
       const h = this.hashDep(p);
@@ -279,11 +322,38 @@ export class VariantBuilder {
     const dir = this.dirOf(hash);
     const tmp = `${dir}.tmp-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
     fs.mkdirSync(tmp, { recursive: true });
-    const src = path.join(tmp, 'variant.cu');
+    let src = path.join(tmp, 'variant.cu');
     const cubin = path.join(tmp, this.outputName);
     const depFile = path.join(tmp, 'deps.d');
-    fs.writeFileSync(src, req.source);
     const templated = this.o.mode === 'program' && !!this.o.compileTemplate?.length;
+    const tu = this.o.translationUnit;
+    const overlayDir = path.join(tmp, 'overlay');
+    /** The translation unit as copied: a dependency of the entry (the copy itself lives in the entry). */
+    let unitDep: DepRecord | null = null;
+    let lineName: string | undefined;
+    if (tu) {
+      if (templated) {
+        fs.rmSync(tmp, { recursive: true, force: true });
+        return this.refused(
+          req,
+          hash,
+          'a compile template cannot build a header variant: the overlay that replaces the header could not be checked',
+        );
+      }
+      let bytes: Buffer;
+      try {
+        bytes = fs.readFileSync(tu);
+      } catch (e) {
+        fs.rmSync(tmp, { recursive: true, force: true });
+        return this.refused(req, hash, `cannot read the translation unit ${tu}: ${(e as Error).message}`);
+      }
+      unitDep = { path: tu, sha256: crypto.createHash('sha256').update(bytes).digest('hex') };
+      lineName = markedLineName(req.originalPath);
+      const directive = (name: string) => `#line 1 "${name.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"\n`; // as rewrite.ts writes it
+      const plain = directive(req.originalPath);
+      const marked = req.source.startsWith(plain) ? directive(lineName) + req.source.slice(plain.length) : req.source;
+      src = writeOverlay(this.layout(req.originalPath), overlayDir, bytes, marked);
+    } else fs.writeFileSync(src, req.source);
     let header: string | undefined;
     if (!templated && this.o.flags.headerDefines?.length) {
       header = path.join(tmp, 'defines.h');
@@ -299,8 +369,8 @@ export class VariantBuilder {
             (_m, k: string) => ({ source: src, output: cubin, arch: this.o.arch, dir: path.dirname(req.originalPath) })[k as 'source'],
           ),
         )
-      : [this.o.nvcc.path, ...this.nvccArgs(req.originalPath, header), '-MD', '-MF', depFile, '-o', cubin, src];
-    const cwd = this.o.flags.directory || path.dirname(req.originalPath);
+      : [this.o.nvcc.path, ...this.nvccArgs(req.originalPath, header, overlayDir), '-MD', '-MF', depFile, '-o', cubin, src];
+    const cwd = this.o.flags.directory || path.dirname(tu ?? req.originalPath);
     // Last line of defence: nvcc pastes its arguments into sh command lines, so whatever reached
     // this point (flags, sweep defines, the file's own folder) must hold no shell syntax.
     const unsafe = templated ? undefined : command.slice(1).find(a => !SAFE_PATH.test(a));
@@ -311,6 +381,8 @@ export class VariantBuilder {
     this.compiles++;
     const r = await this.run(command[0], command.slice(1), { cwd, timeoutMs: this.o.timeoutMs ?? 300_000, signal });
     const messages = parseNvccOutput(r.stderr);
+    // Messages name the header by its marked `#line` name: give them the header's own.
+    if (lineName) for (const m of messages) if (m.file === lineName) m.file = req.originalPath;
     let status: BuildStatus = 'ok';
     let failureKind: BuildResult['failureKind'] = null;
     if (r.cancelled) {
@@ -346,6 +418,25 @@ export class VariantBuilder {
         });
       }
     }
+    if (tu && status === 'ok') {
+      // Never report the original header's SASS as the variant's: nvcc must have read the
+      // overlay copy and not the original.
+      let deps: string[] = [];
+      try {
+        deps = parseDepWords(fs.readFileSync(depFile, 'utf8'))
+          .filter(w => w !== lineName)
+          .map(w => path.resolve(cwd, w));
+      } catch {
+        // no list: nothing vouches for the overlay
+      }
+      const why = deps.length
+        ? verifyOverlay(deps, this.layout(req.originalPath), overlayDir, tu, req.originalPath)
+        : `nvcc wrote no dependency list for ${tu}: cannot check that the variant replaced ${req.originalPath}`;
+      if (why) {
+        fs.rmSync(tmp, { recursive: true, force: true });
+        return { ...this.refused(req, hash, why), ptxasLog: r.stderr, compileMs: r.durationMs };
+      }
+    }
     const result: BuildResult = {
       key: req.key,
       status,
@@ -364,7 +455,8 @@ export class VariantBuilder {
     const deterministic =
       status === 'ok' ||
       (status === 'failed' && !r.signal && !r.spawnError && r.exitCode !== null && failureKind !== 'internal' && !TRANSIENT.test(r.stderr));
-    const deps = templated ? null : this.depsOf(depFile, cwd, tmp);
+    const found = templated ? null : this.depsOf(depFile, cwd, tmp, lineName);
+    const deps = found && unitDep ? [unitDep, ...found.filter(d => d.path !== unitDep!.path)] : found;
     let output: CacheMeta['output'] = null;
     if (status === 'ok') {
       try {
@@ -478,4 +570,14 @@ export class VariantBuilder {
 export function defaultCacheDir(): string {
   const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
   return path.join(base, 'unroll-lens', 'builds');
+}
+
+/**
+ * The name a header variant's `#line` directive gives the header: its path with `./` before the
+ * file name. nvcc's -MD list repeats `#line` names verbatim, so the plain path there would look
+ * like the original header was read; this spelling, which no include path produces (flags.ts
+ * makes every -I absolute and normal), tells the two apart, and path.resolve maps it back.
+ */
+export function markedLineName(header: string): string {
+  return `${path.dirname(header)}${path.sep}.${path.sep}${path.basename(header)}`;
 }

@@ -132,6 +132,9 @@ function sha256(data: string | Uint8Array): string {
   return crypto.createHash('sha256').update(data).digest('hex');
 }
 
+/** A header's loop whose function the translation unit never calls: nothing to measure. */
+export class NotInstantiatedError extends Error {}
+
 export class VariantInspector {
   constructor(private readonly o: InspectorOptions) {}
 
@@ -288,6 +291,17 @@ export class VariantInspector {
       factors.map(f => new Map([[line, f]])),
       opts,
     );
+    const tu = this.o.builder.translationUnit;
+    if (
+      tu &&
+      variants.some(v => v.status === 'ok') &&
+      variants.every(v => v.status !== 'ok' || (v.kernel === null && v.loopInstructions === null))
+    ) {
+      // A header's function exists in the cubin only where the unit calls (instantiates) it.
+      throw new NotInstantiatedError(
+        `the translation unit ${tu} does not instantiate ${kernel.name} (${path.basename(file)}:${line}): its SASS holds no code of this loop. Choose a translation unit that calls ${kernel.name}.`,
+      );
+    }
     return {
       line,
       kernel: kernel.name,

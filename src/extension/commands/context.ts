@@ -11,6 +11,8 @@ export interface CommandContext {
   panels: ResultsPanels;
   /** Disposed with the extension: decorations and listeners a feature creates. */
   subscriptions: vscode.Disposable[];
+  /** The workspace's state (remembered translation units of headers). */
+  state: vscode.Memento;
 }
 
 // Commands take what their CodeLens or a caller passes, so their arguments are not typed here.

@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { Commands } from '../../protocol';
 import { benchmarkLoop } from './benchmarkLoop';
+import { chooseTranslationUnit } from './chooseTranslationUnit';
 import type { CommandContext, CommandFactory } from './context';
 import { sassVariants } from './sassVariants';
 import { showLoops } from './showLoops';
@@ -21,12 +22,13 @@ const COMMANDS: Record<CommandId, CommandFactory> = {
   [Commands.showOutput]: showOutput,
   [Commands.sassVariants]: sassVariants,
   [Commands.showResults]: showResults,
+  [Commands.chooseTranslationUnit]: chooseTranslationUnit,
 };
 
 export function registerCommands(context: vscode.ExtensionContext, client: LanguageClient, output: vscode.OutputChannel): ResultsPanels {
   const panels = new ResultsPanels(context.extensionUri, client, output);
   context.subscriptions.push(panels);
-  const ctx: CommandContext = { client, output, panels, subscriptions: context.subscriptions };
+  const ctx: CommandContext = { client, output, panels, subscriptions: context.subscriptions, state: context.workspaceState };
   for (const [id, factory] of Object.entries(COMMANDS)) {
     context.subscriptions.push(vscode.commands.registerCommand(id, factory(ctx)));
   }
