@@ -1,21 +1,13 @@
 // The macros a file sees, for the CLI's analyses: its #defines and its headers' (compile flags
 // from compile_commands.json from the current directory up, then the CUDA toolkit's include
 // directories), the built-in library table as fallback. Reads files only.
-import { MacroTable, MacroTables, preprocessOptionsFromFlags, toolkitIncludeDirs } from '../engine/parse/macros';
+import { MacroTable, MacroTables, optionsFromProject } from '../engine/parse/macros';
 import type { ScanMacros } from '../engine/parse/scan';
-import { resolveCompileFlags } from '../engine/toolchain/flags';
 import { DEFAULT_ARCH } from '../engine/toolchain/toolchain';
 
 /** Each file's macros from its flags and the toolkit's headers (scan: one reader for all files). */
 export function cliMacros(cwd = process.cwd(), arch: string | null = null): ScanMacros {
-  const toolkit = toolkitIncludeDirs(null);
-  return {
-    tables: new MacroTables(),
-    optionsFor(file) {
-      const flags = resolveCompileFlags(file, [cwd], {});
-      return preprocessOptionsFromFlags(flags, arch ?? flags.arch ?? DEFAULT_ARCH, toolkit);
-    },
-  };
+  return { tables: new MacroTables(), optionsFor: optionsFromProject(cwd, arch, DEFAULT_ARCH) };
 }
 
 /** The macro table of one file (`file`: its real path, which its relative #includes start from). */

@@ -36,22 +36,23 @@ export interface MacroEnvironment {
 }
 
 /**
- * Macros by name, in layers: a file's run starts on a frozen layer that other files share (the
- * state after <cub/config.cuh>, say) and writes only its own. Copying 3,000 macros per file is
- * what this avoids. `#pragma once` marks live here too, under a key no macro can have.
+ * Macros by name, in two layers: a frozen, complete map that other files share (the state after
+ * <cub/config.cuh>, say) and the file's own writes on top. Copying 3,000 macros per file is what
+ * this avoids; a lookup is at most two map reads. `#pragma once` marks live here too, under a key
+ * no macro can have.
  */
 export class MacroMap {
   private readonly own = new Map<string, MacroDefinition | null>();
-  readonly depth: number;
+  /** Set once frozen: every name of this layer and those below. */
+  private flat: Map<string, MacroDefinition> | null = null;
 
-  constructor(private readonly base: MacroMap | null = null) {
-    this.depth = base ? base.depth + 1 : 0;
-  }
+  constructor(private readonly base: MacroMap | null = null) {}
 
   get(name: string): MacroDefinition | undefined {
+    if (this.flat) return this.flat.get(name);
     const v = this.own.get(name);
     if (v !== undefined) return v ?? undefined;
-    return this.base?.get(name);
+    return this.base?.flat!.get(name);
   }
 
   has(name: string): boolean {
@@ -59,32 +60,29 @@ export class MacroMap {
   }
 
   set(name: string, def: MacroDefinition): void {
+    if (this.flat) throw new Error('frozen macro layer written');
     this.own.set(name, def);
   }
 
   delete(name: string): boolean {
+    if (this.flat) throw new Error('frozen macro layer written');
     const had = this.has(name);
-    if (this.base) this.own.set(name, null);
-    else this.own.delete(name);
+    this.own.set(name, null);
     return had;
   }
 
-  /** Every name and definition, the nearest layer winning. */
-  entries(): Map<string, MacroDefinition> {
-    const out = this.base ? this.base.entries() : new Map<string, MacroDefinition>();
-    for (const [n, d] of this.own) {
-      if (d) out.set(n, d);
-      else out.delete(n);
-    }
-    return out;
-  }
-
-  /** A new writable layer over this one (which must not be written again); flattened when deep. */
+  /** A new writable layer over this one, which is frozen (never written again). */
   child(): MacroMap {
-    if (this.depth < 8) return new MacroMap(this);
-    const flat = new MacroMap(null);
-    for (const [n, d] of this.entries()) flat.own.set(n, d);
-    return new MacroMap(flat);
+    if (!this.flat) {
+      const flat = new Map(this.base?.flat ?? undefined);
+      for (const [n, d] of this.own) {
+        if (d) flat.set(n, d);
+        else flat.delete(n);
+      }
+      this.flat = flat;
+      this.own.clear();
+    }
+    return new MacroMap(this);
   }
 }
 
@@ -99,6 +97,8 @@ interface HeaderInfo {
   mtimeMs: number;
   /** What including it did, in the contexts seen so far (see Effect). */
   effects: Effect[];
+  /** Its `#pragma once` mark's key in a MacroMap. */
+  onceKey: string;
 }
 
 /**
@@ -347,7 +347,7 @@ export class Preprocessor {
       const st = fs.statSync(p);
       if (st.isFile() && st.size <= MAX_HEADER_BYTES) {
         const directives = readDirectives(fs.readFileSync(p, 'latin1'));
-        info = { directives, guard: includeGuard(directives), size: st.size, mtimeMs: st.mtimeMs, effects: [] };
+        info = { directives, guard: includeGuard(directives), size: st.size, mtimeMs: st.mtimeMs, effects: [], onceKey: ONCE + p };
       }
     } catch {
       info = null;
@@ -412,6 +412,8 @@ class Run {
   private readonly searchDirs: string[];
   private readonly ancestors: string[] = [];
   private readonly optionsKey: string;
+  /** Snapshots cost a copy of every macro: only a file's first includes, the ones files share, get them. */
+  private snapshotsTaken = 0;
   /** Effects being recorded, innermost last. */
   private readonly recording: Recording[] = [];
   /** Reads through this record what headers being recorded take from outside. */
@@ -437,7 +439,7 @@ class Run {
         if (def) macros.set(def.name, def);
       }
     }
-    this.state = { macros, headers: new Set(), unresolved: [], id: 0 };
+    this.state = { macros: macros.child(), headers: new Set(), unresolved: [], id: 0 };
     this.optionsKey = JSON.stringify([this.searchDirs, options.defines, options.arch, options.cudaVersion ?? null]);
   }
 
@@ -540,7 +542,8 @@ class Run {
     // A main file's direct includes, while it has defined nothing itself, start from a state other
     // files reach the same way (every CUB header includes <cub/config.cuh> first): memoised.
     const st = this.state;
-    if (depth === 0 && st.id !== null) {
+    if (depth === 0 && st.id !== null && this.snapshotsTaken < 2) {
+      this.snapshotsTaken++;
       const key = `${this.optionsKey}\0${st.id}\0${found.path}`;
       const snap = this.pp.snapshot(key);
       if (snap) {
@@ -566,11 +569,11 @@ class Run {
   private includeFile(file: string, depth: number, foundAt: number, known?: Effect): Effect | null {
     if (depth > MAX_INCLUDE_DEPTH) return null;
     const st = this.state;
-    if (st.macros.has(ONCE + file)) return null;
     const info = this.pp.header(file);
     st.headers.add(file);
-    if (!info) return null;
-    if (info.guard && this.read(info.guard)) return null;
+    if (!info || st.macros.has(info.onceKey)) return null;
+    // Not a recorded read: a replay decides each nested include again, live.
+    if (info.guard && st.macros.has(info.guard)) return null;
     // Replay what including it did before, when everything it read from outside is the same
     // (`known`: the enclosing header matched, so what it saw of this one holds as well).
     for (const e of known ? [known] : info.effects) {
@@ -608,8 +611,10 @@ class Run {
       if ('define' in op) st.macros.set(op.define.name, op.define);
       else if ('undef' in op) st.macros.delete(op.undef);
       else if ('once' in op) st.macros.set(ONCE + op.once, ONCE_MARK);
+      else if (!this.recording.length) this.includeFile(op.include, depth + 1, op.foundAt, op.effect);
       else {
-        // A header it included: skipped or replayed by the same rules as a live include.
+        // A header it included: skipped or replayed by the same rules as a live include (its
+        // reads and writes are the enclosing effect's already: absorb(e) follows).
         const saved = this.recording.splice(0);
         try {
           this.includeFile(op.include, depth + 1, op.foundAt, op.effect);

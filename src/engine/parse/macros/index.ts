@@ -1,6 +1,7 @@
 // The macro table of each file, computed from its directives and headers and reused until either
 // changes: what the language server and the scanner hand to the analyser.
-import { MacroEnvironment, PreprocessOptions, Preprocessor, preprocessInputsFromFlags } from './environment';
+import { MacroEnvironment, PreprocessOptions, Preprocessor, preprocessInputsFromFlags, toolkitIncludeDirs } from './environment';
+import { resolveCompileFlags } from '../../toolchain/flags';
 import { readDirectives } from './directives';
 import { MacroTable } from './table';
 
@@ -64,5 +65,17 @@ export function preprocessOptionsFromFlags(
     systemIncludeDirs: [...fromArgs.systemIncludeDirs, ...toolkitDirs],
     defines: [...fromArgs.defines, ...headerDefines],
     arch,
+  };
+}
+
+/**
+ * Each file's preprocessing inputs from its compile flags (compile_commands.json from the file up
+ * to `root`, else none) and the toolkit's include directories: what the CLI and scans use.
+ */
+export function optionsFromProject(root: string, arch: string | null, defaultArch: string): (file: string) => PreprocessOptions {
+  const toolkit = toolkitIncludeDirs(null);
+  return file => {
+    const flags = resolveCompileFlags(file, [root], {});
+    return preprocessOptionsFromFlags(flags, arch ?? flags.arch ?? defaultArch, toolkit);
   };
 }
