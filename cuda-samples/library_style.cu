@@ -2,7 +2,8 @@
 // and unroll pragmas behind macros (CUTLASS_GLOBAL, CUTLASS_DEVICE, _CCCL_DEVICE
 // _CCCL_FORCEINLINE; CUTLASS_PRAGMA_UNROLL / CUTLASS_PRAGMA_NO_UNROLL, _CCCL_PRAGMA_UNROLL(N),
 // _CCCL_PRAGMA_UNROLL_FULL()). The macros are defined here the way the libraries define them
-// for nvcc, so the file builds on its own; Unroll Lens recognises them from its built-in table.
+// for nvcc, so the file builds on its own; Unroll Lens expands these definitions (its built-in
+// table of the libraries' macros is only the fallback for names no readable header defines).
 //
 //   library_matvec : y = A x, one thread per row; the runtime-length row loop is kept rolled
 //                    with CUTLASS_PRAGMA_NO_UNROLL; a 4-term polynomial (a _CCCL_DEVICE
