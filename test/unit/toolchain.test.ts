@@ -54,11 +54,13 @@ describe('process runner', () => {
     const pidFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ul-proc-')), 'grandchild.pid');
     const script = `const cp=require('child_process');const g=cp.spawn(process.execPath,['-e','setInterval(()=>{},1000)'],{stdio:'ignore'});require('fs').writeFileSync(${JSON.stringify(pidFile)},String(g.pid));setInterval(()=>{},1000);`;
     const p = runProcess(process.execPath, ['-e', script], { signal: ac.signal });
-    while (!fs.existsSync(pidFile)) await new Promise(r => setTimeout(r, 20));
+    // The file can exist before its pid is written: wait for the number (pid 0 is our own group).
+    const pid = async () => Number(fs.existsSync(pidFile) ? fs.readFileSync(pidFile, 'utf8') : '');
+    while (!(await pid())) await new Promise(r => setTimeout(r, 20));
     ac.abort();
     const r = await p;
     assert.equal(r.cancelled, true);
-    assert.ok(await waitGone(Number(fs.readFileSync(pidFile, 'utf8'))));
+    assert.ok(await waitGone(await pid()));
   });
 
   test('a missing executable is a spawn error, not a throw', async () => {

@@ -236,7 +236,6 @@ function classifyWith(def: MacroDefinition, macros: MacroLookup): Meaning {
   const pragma = pragmaIn(tokens);
   if (pragma !== null) {
     if (!/^unroll\b/.test(pragma)) return null;
-    if (params && params.length === 1 && !pragma.includes(ARG)) return null;
     const builtin = PRAGMA_MACROS[def.name];
     return {
       pragma: {

@@ -1,0 +1,93 @@
+// The language server reads each open file's macros from its headers: hover names the header
+// and line a macro comes from; editing a #define in the file, or changing the header on disk
+// (a watched-file event or a save), gives the new meaning without reopening anything.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { pathToFileURL } from 'url';
+import { fork } from 'child_process';
+import { IPCMessageReader, IPCMessageWriter, createMessageConnection, MessageConnection } from 'vscode-jsonrpc/node';
+
+const HEADER_V1 = [
+  '#pragma once',
+  '#define K_STR_(x) #x',
+  '#define K_STR(x) K_STR_(x)',
+  '#define K_UNROLL(n) _Pragma(K_STR(unroll n))',
+  '#define K_DEV __device__',
+  '',
+].join('\n');
+const SOURCE = [
+  '#include "inc/cfg.h"',
+  'K_DEV void f(float* a, int n) {',
+  '  K_UNROLL(4)',
+  '  for (int i = 0; i < n; ++i) a[i] = 0;',
+  '}',
+  '',
+].join('\n');
+
+async function withServer(dir: string, run: (conn: MessageConnection) => Promise<void>): Promise<void> {
+  const server = fork(path.join(__dirname, '..', '..', 'src', 'server', 'main.js'), ['--node-ipc'], {
+    stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+  });
+  const conn = createMessageConnection(new IPCMessageReader(server), new IPCMessageWriter(server));
+  conn.onNotification(() => undefined);
+  conn.onRequest(() => null);
+  conn.listen();
+  try {
+    const rootUri = pathToFileURL(dir).href;
+    await conn.sendRequest('initialize', {
+      processId: process.pid,
+      rootUri,
+      workspaceFolders: [{ uri: rootUri, name: 'ws' }],
+      capabilities: {},
+    });
+    conn.sendNotification('initialized', {});
+    await run(conn);
+  } finally {
+    conn.dispose();
+    server.kill();
+  }
+}
+
+async function hoverText(conn: MessageConnection, uri: string, line: number): Promise<string> {
+  const h = (await conn.sendRequest('textDocument/hover', { textDocument: { uri }, position: { line, character: 4 } })) as {
+    contents: { value: string };
+  } | null;
+  return h?.contents.value ?? '';
+}
+
+describe('language server: macros from headers', () => {
+  test('hover names the header; a changed header or an edited #define gives the new meaning', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-srv-macros-'));
+    fs.mkdirSync(path.join(dir, 'inc'));
+    const header = path.join(dir, 'inc', 'cfg.h');
+    fs.writeFileSync(header, HEADER_V1);
+    fs.writeFileSync(path.join(dir, 'k.cu'), SOURCE);
+    const uri = pathToFileURL(path.join(dir, 'k.cu')).href;
+    await withServer(dir, async conn => {
+      conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'cuda-cpp', version: 1, text: SOURCE } });
+      const first = await hoverText(conn, uri, 3);
+      assert.match(first, /`K_UNROLL\(4\)` \(expands to `#pragma unroll 4`, cfg\.h:4\) → unroll 4 requested/);
+      assert.match(first, /Qualified by \| `K_DEV` → `__device__` \(cfg\.h:5\)/);
+
+      // The header changes on disk: the project now disables unrolling through the same macro.
+      fs.writeFileSync(header, HEADER_V1.replace('_Pragma(K_STR(unroll n))', '_Pragma("unroll 1")'));
+      fs.utimesSync(header, new Date(), new Date(Date.now() + 5000));
+      conn.sendNotification('workspace/didChangeWatchedFiles', { changes: [{ uri: pathToFileURL(header).href, type: 2 }] });
+      const second = await hoverText(conn, uri, 3);
+      assert.match(second, /`K_UNROLL\(4\)` \(expands to `#pragma unroll 1`, cfg\.h:4\) → unroll 1 \(disabled\)/);
+
+      // A #define in the file itself, typed in the editor, overrides the header's.
+      const edit = '#define K_UNROLL(n) _Pragma("unroll 8")\n';
+      conn.sendNotification('textDocument/didChange', {
+        textDocument: { uri, version: 2 },
+        contentChanges: [{ range: { start: { line: 1, character: 0 }, end: { line: 1, character: 0 } }, text: edit }],
+      });
+      const third = await hoverText(conn, uri, 4);
+      assert.match(third, /`K_UNROLL\(4\)` \(expands to `#pragma unroll 8`, k\.cu:2\)/);
+    });
+    fs.rmSync(dir, { recursive: true });
+  });
+});
