@@ -805,7 +805,10 @@ describe('vector-load', () => {
     const m = await detect(src);
     assert.deepEqual(brief(m), [['vector-load', 4, 2, 5]]);
     assert.equal(m[0].vectorType, 'float4');
-    assert.match(m[0].detail, /one `float4` load of 4 elements, `reinterpret_cast<const float4\*>\(p\)\[i\]`, then v\.x, v\.y, v\.z, v\.w used/);
+    assert.match(
+      m[0].detail,
+      /one `float4` load of 4 elements, `reinterpret_cast<const float4\*>\(p\)\[i\]`, then v\.x, v\.y, v\.z, v\.w used/,
+    );
     assert.equal(describeManualUnroll(m[0]), 'manual unroll ×4 (vector-load, float4)');
   });
 

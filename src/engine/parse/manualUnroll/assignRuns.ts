@@ -76,7 +76,10 @@ export function classifyRun(r: Run): Classified | null {
   const op = first.op;
   if (!as.every(a => a.op === op)) return null;
   const fixedTarget = as.every(a => a.left === first.left);
-  const steppedElement = !fixedTarget && as.every(a => a.leftIsElement && arrayPart(a.left) === arrayPart(first.left)) && new Set(as.map(a => a.left)).size === as.length;
+  const steppedElement =
+    !fixedTarget &&
+    as.every(a => a.leftIsElement && arrayPart(a.left) === arrayPart(first.left)) &&
+    new Set(as.map(a => a.left)).size === as.length;
   const accumulates = COMPOUND_OPS.has(op) || (op === '=' && as.every(readsTarget));
   const last = as[as.length - 1];
   if (accumulates && (fixedTarget || steppedElement)) return { kind: 'accumulate-chain', first, last, fixedTarget };
@@ -96,7 +99,15 @@ function detectKind(ctx: DetectContext, kind: AssignKind): Candidate[] {
     if (kind === 'element-assignments') what = `assigning elements of \`${squash(arrayPart(c.first.left), 30)}\``;
     else if (c.fixedTarget) what = `accumulating into \`${squash(c.first.left, 30)}\``;
     else what = `accumulating into \`${squash(c.first.left, 30)}\` … \`${squash(c.last.left, 30)}\``;
-    out.push({ line: startRow + 1, endLine: endRow + 1, pattern: kind, factor: r.copies, detail: `${describeCopies(r)} (${what})`, startRow, endRow });
+    out.push({
+      line: startRow + 1,
+      endLine: endRow + 1,
+      pattern: kind,
+      factor: r.copies,
+      detail: `${describeCopies(r)} (${what})`,
+      startRow,
+      endRow,
+    });
   }
   return out;
 }

@@ -75,7 +75,11 @@ export const multiDeclarator: ManualUnrollDetector = {
         };
         for (let i = 0; i + 1 < ds.length; i++) {
           const ps: Site[] = [];
-          const ok = namesStep(ds[i].name, ds[i + 1].name) && ctx.an.diffNodes(ds[i].value, ds[i + 1].value, ps, false, 0) && ps.length > 0 && ps.some(p => p.kind === 'lin' && p.inIndex);
+          const ok =
+            namesStep(ds[i].name, ds[i + 1].name) &&
+            ctx.an.diffNodes(ds[i].value, ds[i + 1].value, ps, false, 0) &&
+            ps.length > 0 &&
+            ps.some(p => p.kind === 'lin' && p.inIndex);
           const psig = ok ? ps.map(siteSig).join('|') : null;
           if (psig !== null && psig === sig) continue;
           close(i);
