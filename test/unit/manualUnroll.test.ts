@@ -7,8 +7,9 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { createCudaParser } from '../../src/engine/parse/parser';
 import type { Node, Parser } from '../../src/engine/parse/parser';
-import type { ManualUnroll } from '../../src/engine/parse/model';
+import type { Kernel, ManualUnroll } from '../../src/engine/parse/model';
 import { findManualUnrolls, describeManualUnroll } from '../../src/engine/parse/manualUnroll';
+import { MANUAL_UNROLL_PATTERN_TEXT, manualUnrollHoverMarkdown, manualUnrollSummary } from '../../src/engine/report/describe';
 
 const SAMPLES = path.resolve(__dirname, '..', '..', '..', 'cuda-samples');
 
@@ -953,6 +954,33 @@ __global__ void d(float* out, float x) {
       describeManualUnroll({ line: 1, endLine: 2, pattern: 'offset-run', factor: 2, guarded: false, detail: '' }),
       'manual unroll ×2 (offset-run)',
     );
+  });
+
+  test('every pattern has a hover sentence; the hover names the pattern and the vector type', () => {
+    const patterns: ManualUnroll['pattern'][] = [
+      'strided-body',
+      'offset-run',
+      'warp-tail',
+      'coarsening',
+      'multi-declarator',
+      'element-assignments',
+      'accumulate-chain',
+      'expression-sum',
+      'vector-load',
+    ];
+    for (const p of patterns) assert.ok(MANUAL_UNROLL_PATTERN_TEXT[p].length > 20, p);
+    const kernel = { name: 'k', qualifier: 'global', templateParameters: [] } as unknown as Kernel;
+    const md = manualUnrollHoverMarkdown(kernel, {
+      line: 3,
+      endLine: 3,
+      pattern: 'multi-declarator',
+      factor: 4,
+      detail: 'one declaration with 4 declarators (`a0` … `a3`) loading `g[i]` … `g[i + 3*s]` (per copy: +s)',
+    });
+    assert.match(md, /manual unroll ×4 \(multi-declarator\) — one declaration with several declarators/);
+    assert.match(md, /Lines 3–3 in `__global__ k`: one declaration with 4 declarators/);
+    const v = manualUnrollSummary({ line: 1, endLine: 2, pattern: 'vector-load', factor: 2, vectorType: 'float2', detail: '' });
+    assert.equal(v, 'manual unroll ×2 (vector-load, float2)');
   });
 
   test('missing closing braces: no throw, the copies before the break are still found', async () => {
