@@ -779,6 +779,15 @@ describe('expression-sum', () => {
     ]);
   });
 
+  test('the whole body of a loop without braces (a strided loop summing its copies in one statement)', async () => {
+    const src = `__global__ void k(const float* a, float* out, int n) {
+  float sum = 0.0f;
+  for (int k = 0; k + 3 < n; k += 4) sum += a[k] + a[k + 1] + a[k + 2] + a[k + 3];
+  out[0] = sum;
+}`;
+    assert.deepEqual(brief(await detect(src)), [['expression-sum', 4, 3, 3]]);
+  });
+
   test('negative: two-term sums, weighted stencils, sums of registers, element-wise adds', async () => {
     const src = `__global__ void k(const float* a, const float* b, const float* u, float* out, int i) {
   float avg = 0.5f * (a[i] + a[i + 1]);
