@@ -8,12 +8,10 @@
 // Suffixed targets (`sum0 += x[i]; sum1 += x[i + 1];`) stay offset runs (they step a name, not an
 // element), and so do element assignments of a value that does not change (`v[0] = 0; v[1] = 0;`:
 // the run is still reported, only not as "element assignments loading …").
-import type { Node } from '../parser';
 import { coarseFor } from './coarsening';
 import type { Candidate, DetectContext, ManualUnrollDetector } from './detector';
 import { isIndexRun } from './offsetRun';
 import { describeCopies, Run, runEndRow, runItems, runStartRow } from './runs';
-import { opOf } from './syntax';
 import { mentions, norm, squash } from './text';
 
 export type AssignKind = 'element-assignments' | 'accumulate-chain';
@@ -34,15 +32,30 @@ const CONST_ELEMENT_RE = /^[A-Za-z_][\w.]*(?:\[[^\]]*\])*\[(?:\d+|0[xX][0-9a-fA-
 
 const COMPOUND_OPS = new Set(['+=', '-=', '*=', '|=', '&=', '^=']);
 
-function assignOf(core: Node, coreType: string): Assign | null {
-  if (coreType !== 'expression_statement') return null;
-  const e = core.namedChild(0);
-  if (!e || e.type !== 'assignment_expression') return null;
-  const l = e.childForFieldName('left');
-  const r = e.childForFieldName('right');
-  if (!l || !r) return null;
-  const left = norm(l.text);
-  return { left, right: norm(r.text), op: opOf(e), leftIsElement: l.type === 'subscript_expression' && CONST_ELEMENT_RE.test(left) };
+/**
+ * `left op right;` read from the statement's text (no tree access): the first assignment operator
+ * outside brackets. Null for anything else (calls, increments, declarations).
+ */
+export function assignOf(text: string): Assign | null {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === '(' || ch === '[' || ch === '{') depth++;
+    else if (ch === ')' || ch === ']' || ch === '}') depth--;
+    else if (ch === '=' && depth === 0) {
+      const next = text[i + 1];
+      const prev = text[i - 1] ?? '';
+      if (next === '=') return null; // `a == b;`
+      let opStart = i;
+      if ('+-*/%&|^'.includes(prev)) opStart = i - 1;
+      else if (prev === '=' || prev === '!' || prev === '<' || prev === '>') return null; // comparisons, shifts
+      const left = norm(text.slice(0, opStart));
+      const right = norm(text.slice(i + 1).replace(/;\s*$/, ''));
+      if (!left || !right) return null;
+      return { left, right, op: text.slice(opStart, i + 1), leftIsElement: CONST_ELEMENT_RE.test(left) };
+    }
+  }
+  return null;
 }
 
 /** `x = x + …`, `m = fmaxf(m, …)`, `acc[0] = acc[0] + …`: the target is read on the right. */
@@ -63,12 +76,23 @@ interface Classified {
   fixedTarget: boolean;
 }
 
+const classified = new WeakMap<Run, Classified | null>();
+
 export function classifyRun(r: Run): Classified | null {
+  let c = classified.get(r);
+  if (c === undefined) {
+    c = classifyUncached(r);
+    classified.set(r, c);
+  }
+  return c;
+}
+
+function classifyUncached(r: Run): Classified | null {
   if (r.group !== 1) return null;
   const items = runItems(r);
   const as: Assign[] = [];
   for (const s of items) {
-    const a = assignOf(s.core, s.coreType);
+    const a = s.coreType === 'expression_statement' ? assignOf(s.coreText) : null;
     if (!a) return null;
     as.push(a);
   }
@@ -91,9 +115,12 @@ export function classifyRun(r: Run): Classified | null {
 function detectKind(ctx: DetectContext, kind: AssignKind): Candidate[] {
   const out: Candidate[] = [];
   for (const r of ctx.runs()) {
+    if (r.group !== 1) continue;
+    const startRow = runStartRow(r);
+    // a run that an earlier detector (coarsening) claimed: skip before reading its statements
+    if (!ctx.isFree({ startRow, endRow: startRow })) continue;
     const c = classifyRun(r);
     if (!c || c.kind !== kind || coarseFor(ctx.scan, r) || !isIndexRun(r)) continue;
-    const startRow = runStartRow(r);
     const endRow = runEndRow(r);
     let what: string;
     if (kind === 'element-assignments') what = `assigning elements of \`${squash(arrayPart(c.first.left), 30)}\``;

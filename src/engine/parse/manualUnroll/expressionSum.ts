@@ -132,7 +132,7 @@ export const expressionSum: ManualUnrollDetector = {
       for (const s of list.items) {
         if (!s.eligible || !SUMMABLE.has(s.coreType)) continue;
         const text = s.coreText;
-        if (text.length > 2000) continue;
+        if (text.length > 2000 || text.indexOf('+') < 0 || text.indexOf(']') < 0) continue;
         const plus = plusCount(text);
         if (plus === 0 || (plus < MIN_TERMS - 1 && text.indexOf('+=') < 0)) continue;
         const span = { startRow: s.row, endRow: endRowOf(s.node) };
