@@ -85,7 +85,7 @@ describe('incremental documents', () => {
 describe('fast path: an edit inside one function body re-analyses that function only', () => {
   test('equals a full analysis after every one of many edits in the samples (insert, delete, braces, newlines, pragmas)', async () => {
     const docs = await CudaDocuments.create();
-    for (const name of ['matmul_unroll.cu', 'reduce_unroll.cu', 'linear_small.cu', 'library_style.cu']) {
+    for (const name of ['matmul_unroll.cu', 'reduce_unroll.cu', 'linear_small.cu', 'library_style.cu', 'manual_forms.cu']) {
       const original = fs.readFileSync(path.join(SAMPLES, name), 'utf8');
       docs.open(name, original);
       docs.analysis(name);
@@ -124,5 +124,34 @@ describe('fast path: an edit inside one function body re-analyses that function 
       assert.ok(compared > 120, `only ${compared} error-free states compared`);
       docs.close(name);
     }
+  });
+
+  test('manual unrolls of the new forms follow edits in their function (vector load, multi-declarator)', async () => {
+    const docs = await CudaDocuments.create();
+    const name = 'manual_forms.cu';
+    const original = fs.readFileSync(path.join(SAMPLES, name), 'utf8');
+    docs.open(name, original);
+    const unrolls = (kernel: string) =>
+      docs
+        .analysis(name)!
+        .kernels.find(k => k.name === kernel)!
+        .manualUnrolls.map(m => [m.pattern, m.factor, m.line, m.endLine]);
+    const vec = unrolls('vec4_manual');
+    const decl = unrolls('multi_decl_manual');
+    assert.equal(vec[0][0], 'vector-load');
+    assert.equal(decl[0][0], 'multi-declarator');
+    // drop the use of v.w: no longer every component, so no vector load
+    const w = original.indexOf('    s += v.w;\n');
+    docs.update(name, [{ start: w, length: '    s += v.w;\n'.length, text: '' }]);
+    assert.deepEqual(unrolls('vec4_manual'), []);
+    assert.deepEqual(docs.analysis(name), docs.analyzeOnce(docs.text(name)!, name));
+    docs.update(name, [{ start: w, length: 0, text: '    s += v.w;\n' }]);
+    assert.deepEqual(unrolls('vec4_manual'), vec);
+    // a fifth declarator in one step extends the multi-declarator to ×5
+    const at = original.indexOf('a3 = in[t + 3 * m]') + 'a3 = in[t + 3 * m]'.length;
+    docs.update(name, [{ start: at, length: 0, text: ', a4 = in[t + 4 * m]' }]);
+    assert.deepEqual(unrolls('multi_decl_manual'), [['multi-declarator', 5, decl[0][2], decl[0][3]]]);
+    assert.deepEqual(docs.analysis(name), docs.analyzeOnce(docs.text(name)!, name));
+    docs.close(name);
   });
 });

@@ -7,8 +7,9 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { createCudaParser } from '../../src/engine/parse/parser';
 import type { Node, Parser } from '../../src/engine/parse/parser';
-import type { ManualUnroll } from '../../src/engine/parse/model';
+import type { Kernel, ManualUnroll } from '../../src/engine/parse/model';
 import { findManualUnrolls, describeManualUnroll } from '../../src/engine/parse/manualUnroll';
+import { MANUAL_UNROLL_PATTERN_TEXT, manualUnrollHoverMarkdown, manualUnrollSummary } from '../../src/engine/report/describe';
 
 const SAMPLES = path.resolve(__dirname, '..', '..', '..', 'cuda-samples');
 
@@ -598,6 +599,288 @@ describe('coarsening', () => {
   });
 });
 
+describe('multi-declarator', () => {
+  test('float a0 = g[i], a1 = g[i + s], a2 = g[i + 2*s], a3 = g[i + 3*s]: ×4 on the declaration line', async () => {
+    const src = `__global__ void k(const float* g, float* out, int s) {
+  int i = blockIdx.x;
+  float a0 = g[i], a1 = g[i + s], a2 = g[i + 2*s], a3 = g[i + 3*s];
+  out[i] = a0 + a1 + a2 + a3;
+}`;
+    const m = await detect(src);
+    assert.deepEqual(brief(m), [['multi-declarator', 4, 3, 3]]);
+    assert.match(m[0].detail, /one declaration with 4 declarators \(`a0` … `a3`\) loading `g\[i\]` … `g\[i \+ 3\*s\]` \(per copy: \+s\)/);
+  });
+
+  test('constant offsets give a template; the longest uniform stretch of declarators counts', async () => {
+    const src = `__global__ void k(const float* x, float* out) {
+  float n = 4.0f, x0 = x[0], x1 = x[1], x2 = x[2];
+  out[0] = (x0 + x1 + x2) / n;
+}`;
+    const m = await detect(src);
+    assert.deepEqual(brief(m), [['multi-declarator', 3, 2, 2]]);
+    assert.match(m[0].detail, /loading `x\[j\]`, j = 0\.\.2/);
+  });
+
+  test('negative: unrelated declarators, values that are not loads, names that do not step', async () => {
+    const src = `__global__ void k(const float* p, const unsigned long long* h, float* out, int i, int t) {
+  int a = 0, b = 1;
+  int a0 = 0, a1 = 1, a2 = 2;
+  int lo = i, hi = i + 1;
+  unsigned long long u = h[2 * t], v = h[2 * t + 1];
+  float x = p[0], y = p[1], z = p[2];
+  float f0 = p[i], f1 = p[t];
+  out[i] = a + b + a0 + a1 + a2 + lo + hi + u + v + x + y + z + f0 + f1;
+}`;
+    assert.deepEqual(await detect(src), []);
+  });
+
+  test('negative: struct initialisers and a declaration with one declarator', async () => {
+    const src = `struct P { float a, b; };
+__global__ void k(const float* g, float* out, int i) {
+  P p = {g[i], g[i + 1]};
+  float2 q = make_float2(g[i], g[i + 1]);
+  float r0 = g[i];
+  out[i] = p.a + q.y + r0;
+}`;
+    assert.deepEqual(await detect(src.split('\n').slice(1).join('\n')), []);
+  });
+});
+
+describe('element-assignments', () => {
+  test('v[0] = x[i]; … v[3] = x[i + 3] on one line: ×4', async () => {
+    const src = `__global__ void k(const float* x, float* out, int i) {
+  float v[4];
+  v[0] = x[i]; v[1] = x[i + 1]; v[2] = x[i + 2]; v[3] = x[i + 3];
+  out[i] = v[0] * v[3];
+}`;
+    const m = await detect(src);
+    assert.deepEqual(brief(m), [['element-assignments', 4, 3, 3]]);
+    assert.match(m[0].detail, /assigning elements of `v`/);
+  });
+
+  test('with a stride (x[i + j*s]) on separate lines, and v[j] = f(a[j])', async () => {
+    const src = `__global__ void k(const float* x, const float* a, float* out, int i, int s) {
+  float v[4], w[3];
+  v[0] = x[i];
+  v[1] = x[i + s];
+  v[2] = x[i + 2 * s];
+  v[3] = x[i + 3 * s];
+  out[i] = v[0] + v[3];
+  w[0] = sqrtf(a[0]); w[1] = sqrtf(a[1]); w[2] = sqrtf(a[2]);
+  out[i + 1] = w[0] + w[2];
+}`;
+    const m = await detect(src);
+    assert.deepEqual(brief(m), [
+      ['element-assignments', 4, 3, 6],
+      ['element-assignments', 3, 8, 8],
+    ]);
+    assert.match(m[1].detail, /3 copies of `w\[j\] = sqrtf\(a\[j\]\)`, j = 0\.\.2/);
+  });
+
+  test('negative: zeroing an array is not element assignments (a constant value stays an offset run)', async () => {
+    const src = `__global__ void k(float* out) {
+  float v[4];
+  v[0] = 0.0f; v[1] = 0.0f; v[2] = 0.0f; v[3] = 0.0f;
+  out[0] = v[0];
+}`;
+    assert.ok(!(await detect(src)).some(m => m.pattern === 'element-assignments'));
+  });
+
+  test('negative: stores at a computed index stay an offset run; fields of a struct are not copies', async () => {
+    const src = `struct S { float x, y; };
+__global__ void k(float* a, const float* b, const float* g, S* s, int k2) {
+  a[k2] = b[k2];
+  a[k2 + 1] = b[k2 + 1];
+  s->x = g[0];
+  s->y = g[1];
+}`;
+    const m = await detect(src.split('\n').slice(1).join('\n'));
+    assert.deepEqual(brief(m), [['offset-run', 2, 2, 3]]);
+  });
+});
+
+describe('accumulate-chain', () => {
+  test('sum += a[i]; … sum += a[i + 3]: ×4 into one target', async () => {
+    const src = `__global__ void k(const float* a, float* out, int i) {
+  float sum = 0.0f;
+  sum += a[i]; sum += a[i + 1]; sum += a[i + 2]; sum += a[i + 3];
+  out[0] = sum;
+}`;
+    const m = await detect(src);
+    assert.deepEqual(brief(m), [['accumulate-chain', 4, 3, 3]]);
+    assert.match(m[0].detail, /accumulating into `sum`/);
+  });
+
+  test('accumulator array acc[j] += a[k] * b[j], and m = fmaxf(m, a[i + j])', async () => {
+    const src = `__global__ void k(const float* a, const float* b, float* out, int k, int i) {
+  float acc[4] = {0.f, 0.f, 0.f, 0.f};
+  acc[0] += a[k] * b[0];
+  acc[1] += a[k] * b[1];
+  acc[2] += a[k] * b[2];
+  acc[3] += a[k] * b[3];
+  float m = -1e30f;
+  m = fmaxf(m, a[i]);
+  m = fmaxf(m, a[i + 1]);
+  m = fmaxf(m, a[i + 2]);
+  out[0] = acc[0] + acc[3] + m;
+}`;
+    const m = await detect(src);
+    assert.deepEqual(brief(m), [
+      ['accumulate-chain', 4, 3, 6],
+      ['accumulate-chain', 3, 8, 10],
+    ]);
+    assert.match(m[0].detail, /accumulating into `acc\[0\]` … `acc\[3\]`/);
+    assert.match(m[1].detail, /accumulating into `m`/);
+  });
+
+  test('negative: a value (not an index) that changes, and suffixed accumulators stay an offset run', async () => {
+    const src = `__global__ void k(const float* x, float* out, int i) {
+  float s = 0.0f;
+  s += 1.0f;
+  s += 2.0f;
+  s += 3.0f;
+  float sum0 = 0.f, sum1 = 0.f;
+  sum0 += x[i + 0];
+  sum1 += x[i + 1];
+  out[i] = s + sum0 + sum1;
+}`;
+    assert.deepEqual(brief(await detect(src)), [['offset-run', 2, 7, 8]]);
+  });
+});
+
+describe('expression-sum', () => {
+  test('sum += a[i] + a[i+1] + a[i+2] + a[i+3], and a dot product in a declaration', async () => {
+    const src = `__global__ void k(const float* a, const float* x, const float* y, float* out, int i) {
+  float sum = 0.0f;
+  sum += a[i] + a[i+1] + a[i+2] + a[i+3];
+  float s = x[0]*y[0] + x[1]*y[1] + x[2]*y[2] + x[3]*y[3];
+  out[0] = sum + s;
+}`;
+    const m = await detect(src);
+    assert.deepEqual(brief(m), [
+      ['expression-sum', 4, 3, 3],
+      ['expression-sum', 4, 4, 4],
+    ]);
+    assert.match(m[1].detail, /from `x\[0\]\*y\[0\]` to `x\[3\]\*y\[3\]`/);
+  });
+
+  test('a pairwise tree (a[0] + a[1]) + (a[2] + a[3]), a sum after a bias term, and 2 terms as the whole `+=`', async () => {
+    const src = `__global__ void k(const float* a, float* out, float bias, int k) {
+  float t = (a[0] + a[1]) + (a[2] + a[3]);
+  float u = bias + a[k] + a[k + 2] + a[k + 4];
+  float w = 0.0f;
+  w += a[k] + a[k + 1];
+  out[0] = t + u + w;
+}`;
+    assert.deepEqual(brief(await detect(src)), [
+      ['expression-sum', 4, 2, 2],
+      ['expression-sum', 3, 3, 3],
+      ['expression-sum', 2, 5, 5],
+    ]);
+  });
+
+  test('the whole body of a loop without braces (a strided loop summing its copies in one statement)', async () => {
+    const src = `__global__ void k(const float* a, float* out, int n) {
+  float sum = 0.0f;
+  for (int k = 0; k + 3 < n; k += 4) sum += a[k] + a[k + 1] + a[k + 2] + a[k + 3];
+  out[0] = sum;
+}`;
+    assert.deepEqual(brief(await detect(src)), [['expression-sum', 4, 3, 3]]);
+  });
+
+  test('negative: two-term sums, weighted stencils, sums of registers, element-wise adds', async () => {
+    const src = `__global__ void k(const float* a, const float* b, const float* u, float* out, int i) {
+  float avg = 0.5f * (a[i] + a[i + 1]);
+  float len = a[0] * a[0] + a[1] * a[1];
+  float lap = u[i - 1] - 2.0f * u[i] + u[i + 1];
+  float a1 = a[i], a2 = b[i], a3 = u[i];
+  float r = a1 + a2 + a3;
+  out[i] = a[i] + b[i];
+  out[i] += a[i] + b[i];
+  out[i + 1] = avg + len + lap + r + a[i + 2] + b[i + 3] + u[i + 4];
+}`;
+    assert.deepEqual(await detect(src), []);
+  });
+});
+
+describe('vector-load', () => {
+  test('float4 v = reinterpret_cast<const float4*>(p)[i]; s += v.x; … s += v.w: ×4 with the vector type', async () => {
+    const src = `__global__ void k(const float* p, float* out, int i) {
+  float4 v = reinterpret_cast<const float4*>(p)[i];
+  float s = 0.0f;
+  s += v.x; s += v.y;
+  s += v.z; s += v.w;
+  out[i] = s;
+}`;
+    const m = await detect(src);
+    assert.deepEqual(brief(m), [['vector-load', 4, 2, 5]]);
+    assert.equal(m[0].vectorType, 'float4');
+    assert.match(
+      m[0].detail,
+      /one `float4` load of 4 elements, `reinterpret_cast<const float4\*>\(p\)\[i\]`, then v\.x, v\.y, v\.z, v\.w used/,
+    );
+    assert.equal(describeManualUnroll(m[0]), 'manual unroll ×4 (vector-load, float4)');
+  });
+
+  test('*reinterpret_cast<const float4*>(&p[4*i]), int4, __ldg of a float2, a C-style cast, a cast pointer variable', async () => {
+    const src = `__global__ void k(const float* p, const int* q, float* out, int i) {
+  const float4 v = *reinterpret_cast<const float4*>(&p[4 * i]);
+  out[i] = v.x + v.y + v.z + v.w;
+  int4 w = reinterpret_cast<const int4*>(q)[i];
+  out[i + 1] = w.x * w.y + w.z * w.w;
+  float2 h = __ldg(reinterpret_cast<const float2*>(p) + i);
+  out[i + 2] = h.x - h.y;
+  float2 c = *((const float2*)p + i);
+  out[i + 3] = c.x * c.y;
+  const float4* p4 = reinterpret_cast<const float4*>(p);
+  auto z = p4[i + 1];
+  float4 y = __ldg(&p4[i + 2]);
+  out[i + 4] = y.x + y.y + y.z + y.w + z.x;
+}`;
+    const m = await detect(src);
+    assert.deepEqual(
+      m.map(x => [x.pattern, x.factor, x.vectorType, x.line, x.endLine]),
+      [
+        ['vector-load', 4, 'float4', 2, 3],
+        ['vector-load', 4, 'int4', 4, 5],
+        ['vector-load', 2, 'float2', 6, 7],
+        ['vector-load', 2, 'float2', 8, 9],
+        ['vector-load', 4, 'float4', 12, 13],
+      ],
+    );
+    assert.match(m[4].detail, /`p4` is a cast pointer/);
+  });
+
+  test('the stores that use the components are part of the load, not a second finding', async () => {
+    const src = `__global__ void k(const float* p, float* out, int i) {
+  float4 v = reinterpret_cast<const float4*>(p)[i];
+  out[4 * i + 0] = v.x;
+  out[4 * i + 1] = v.y;
+  out[4 * i + 2] = v.z;
+  out[4 * i + 3] = v.w;
+}`;
+    assert.deepEqual(brief(await detect(src)), [['vector-load', 4, 2, 6]]);
+  });
+
+  test('negative: a zero vector set component by component, a vector-typed pointer, a partial use, the cast pointer itself', async () => {
+    const src = `__global__ void k(const float* p, const float4* in4, float4* o4, float* out, int i) {
+  float4 z;
+  z.x = 0.0f; z.y = 0.0f; z.z = 0.0f; z.w = 0.0f;
+  float4 t = make_float4(0.f, 0.f, 0.f, 0.f);
+  t.x = 1.0f; t.y = 1.0f; t.z = 1.0f; t.w = 1.0f;
+  float4 a = in4[i];
+  out[i] = a.x + a.y + a.z + a.w;
+  float4 b = reinterpret_cast<const float4*>(p)[i];
+  out[i + 1] = b.x + b.y;
+  auto q = reinterpret_cast<const float4*>(p);
+  out[i + 2] = q->x + q->y + q->z + q->w;
+  o4[i] = z;
+  o4[i + 1] = t;
+}`;
+    assert.deepEqual(await detect(src), []);
+  });
+});
+
 describe('results and robustness', () => {
   test('results are sorted by line, one per region, several patterns in one function', async () => {
     const src = `__global__ void k(const int* g, int* idata, float* o, int n) {
@@ -680,6 +963,33 @@ __global__ void d(float* out, float x) {
       describeManualUnroll({ line: 1, endLine: 2, pattern: 'offset-run', factor: 2, guarded: false, detail: '' }),
       'manual unroll ×2 (offset-run)',
     );
+  });
+
+  test('every pattern has a hover sentence; the hover names the pattern and the vector type', () => {
+    const patterns: ManualUnroll['pattern'][] = [
+      'strided-body',
+      'offset-run',
+      'warp-tail',
+      'coarsening',
+      'multi-declarator',
+      'element-assignments',
+      'accumulate-chain',
+      'expression-sum',
+      'vector-load',
+    ];
+    for (const p of patterns) assert.ok(MANUAL_UNROLL_PATTERN_TEXT[p].length > 20, p);
+    const kernel = { name: 'k', qualifier: 'global', templateParameters: [] } as unknown as Kernel;
+    const md = manualUnrollHoverMarkdown(kernel, {
+      line: 3,
+      endLine: 3,
+      pattern: 'multi-declarator',
+      factor: 4,
+      detail: 'one declaration with 4 declarators (`a0` … `a3`) loading `g[i]` … `g[i + 3*s]` (per copy: +s)',
+    });
+    assert.match(md, /manual unroll ×4 \(multi-declarator\) — one declaration with several declarators/);
+    assert.match(md, /Lines 3–3 in `__global__ k`: one declaration with 4 declarators/);
+    const v = manualUnrollSummary({ line: 1, endLine: 2, pattern: 'vector-load', factor: 2, vectorType: 'float2', detail: '' });
+    assert.equal(v, 'manual unroll ×2 (vector-load, float2)');
   });
 
   test('missing closing braces: no throw, the copies before the break are still found', async () => {

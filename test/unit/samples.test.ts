@@ -22,6 +22,7 @@ describe('cuda-samples corpus', () => {
       'icache_cliff.cu',
       'library_style.cu',
       'linear_small.cu',
+      'manual_forms.cu',
       'matmul_unroll.cu',
       'matvec.cu',
       'reduce_unroll.cu',
@@ -95,6 +96,33 @@ describe('cuda-samples corpus', () => {
       p.instantiations.map(i => i.U).sort((x, y) => x - y),
       [2, 4, 8, 16],
     );
+  });
+
+  test('manual_forms.cu: each hand-unrolled form is found once, its #pragma unroll twin has none', async () => {
+    const { src, a } = await sample('manual_forms.cu');
+    const found = (name: string) => kernel(a, name).manualUnrolls.map(m => [m.pattern, m.factor, m.line, m.endLine, m.vectorType ?? null]);
+    const at = (needle: string) => lineOf(src, '    ' + needle); // code, not the header comment
+    assert.deepEqual(found('multi_decl_manual'), [['multi-declarator', 4, at('float a0 = in[t]'), at('float a0 = in[t]'), null]]);
+    assert.deepEqual(found('elements_manual'), [['element-assignments', 4, at('v[0] = in[t];'), at('v[3] = in[t + 3 * m];'), null]]);
+    assert.deepEqual(found('accum_manual'), [['accumulate-chain', 4, at('sum += in[t];'), at('sum += in[t + 3 * m];'), null]]);
+    assert.deepEqual(found('accum_array_manual'), [['accumulate-chain', 4, at('acc[0] += x'), at('acc[3] += x'), null]]);
+    assert.deepEqual(found('expr_sum_manual'), [
+      ['expression-sum', 4, at('sum += in[t] + in[t + m]'), at('sum += in[t] + in[t + m]'), null],
+    ]);
+    assert.deepEqual(found('dot_manual'), [['expression-sum', 4, at('float s = x[t] * y[t]'), at('float s = x[t] * y[t]'), null]]);
+    assert.deepEqual(found('vec4_manual'), [['vector-load', 4, at('float4 v = reinterpret_cast'), at('s += v.w;'), 'float4']]);
+    assert.deepEqual(found('vec2_manual'), [['vector-load', 2, at('float2 v = __ldg'), at('out[t] = v.x - v.y;'), 'float2']]);
+    for (const k of a.kernels) {
+      if (k.name.endsWith('_pragma')) {
+        assert.deepEqual(k.manualUnrolls, [], k.name);
+        assert.ok(
+          k.loops.some(l => l.pragma?.kind === 'full'),
+          `${k.name} has its #pragma unroll loop`,
+        );
+      }
+    }
+    assert.equal(a.kernels.filter(k => k.name.endsWith('_manual')).length, 8);
+    assert.equal(a.kernels.filter(k => k.name.endsWith('_pragma')).length, 8);
   });
 
   test('reduce_unroll.cu: the reduction ladder', async () => {

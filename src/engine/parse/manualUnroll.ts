@@ -1,10 +1,15 @@
 // Detects code that a programmer unrolled by hand: statements that are copies of one another
-// except for a constant index offset. Four shapes are reported (see ManualUnrollPattern):
+// except for a constant index offset. These shapes are reported (see ManualUnrollPattern):
 //
-//   strided-body  for (k = 0; k < n; k += 4) { s += a[k]; s += a[k + 1]; s += a[k + 2]; s += a[k + 3]; }
-//   offset-run    int a1 = g[idx]; int a2 = g[idx + blockDim.x]; int a3 = g[idx + 2 * blockDim.x];
-//   warp-tail     v[tid] += v[tid + 32]; v[tid] += v[tid + 16]; … v[tid] += v[tid + 1];
-//   coarsening    r0 = 4 * threadIdx.x; … out[r0 + 0] = …; out[r0 + 1] = …; … out[r0 + 3] = …;
+//   strided-body         for (k = 0; k < n; k += 4) { s += a[k]; s += a[k + 1]; s += a[k + 2]; s += a[k + 3]; }
+//   offset-run           int a1 = g[idx]; int a2 = g[idx + blockDim.x]; int a3 = g[idx + 2 * blockDim.x];
+//   warp-tail            v[tid] += v[tid + 32]; v[tid] += v[tid + 16]; … v[tid] += v[tid + 1];
+//   coarsening           r0 = 4 * threadIdx.x; … out[r0 + 0] = …; out[r0 + 1] = …; … out[r0 + 3] = …;
+//   element-assignments  v[0] = x[i]; v[1] = x[i + 1]; v[2] = x[i + 2]; v[3] = x[i + 3];
+//   accumulate-chain     sum += a[i]; sum += a[i + 1]; …   acc[0] += a[k] * b[0]; acc[1] += a[k] * b[1]; …
+//   multi-declarator     float a0 = g[i], a1 = g[i + s], a2 = g[i + 2 * s], a3 = g[i + 3 * s];
+//   expression-sum       sum += a[i] + a[i + 1] + a[i + 2] + a[i + 3];
+//   vector-load          float4 v = reinterpret_cast<const float4*>(p)[i]; s += v.x; s += v.y; s += v.z; s += v.w;
 //
 // The core is a structural diff of two statements (`Analyzer.diffNodes`, manualUnroll/diff.ts): it walks both syntax
 // trees in parallel and records every place where they differ ("sites"). Arithmetic is compared
@@ -22,7 +27,8 @@
 // no tree walk). The work is linear in the number of statements. Nothing here throws.
 //
 // Layout (src/engine/parse/manualUnroll/): one module per pattern (stridedBody, offsetRun,
-// warpTail, coarsening), each a ManualUnrollDetector (detector.ts); the shared parts are the
+// warpTail, coarsening, assignRuns (element assignments and accumulate chains), multiDeclarator,
+// expressionSum, vectorLoad), each a ManualUnrollDetector (detector.ts); the shared parts are the
 // statement lists of a function (statements.ts), pairs and uniform runs of copies (runs.ts), the
 // structural diff (diff.ts) and text/syntax helpers (text.ts, syntax.ts). This file runs the
 // detectors in order and settles overlaps. To add a detector, write a module like those and
@@ -37,16 +43,33 @@ import { Run, uniformRuns } from './manualUnroll/runs';
 import { FunctionScan } from './manualUnroll/statements';
 import { stridedBody } from './manualUnroll/stridedBody';
 import { warpTail } from './manualUnroll/warpTail';
+import { accumulateChain, elementAssignments } from './manualUnroll/assignRuns';
+import { expressionSum } from './manualUnroll/expressionSum';
+import { multiDeclarator } from './manualUnroll/multiDeclarator';
+import { vectorLoad } from './manualUnroll/vectorLoad';
 
 export type { ConstEval } from './manualUnroll/diff';
 
 /**
  * The detectors in the order they claim code: strided loop bodies, then warp tails (outside
- * those), then coarsening before offset runs (a coarsened group is also an offset run; the more
- * specific finding wins). The order also fixes which pairs are compared first, which the shape
- * memo makes part of the result (runs.ts `uniformRuns`).
+ * those), then vector loads (a load and the statements using its components, which may
+ * themselves be a run), then coarsening before element assignments and accumulate chains, before
+ * offset runs (each of those is also an offset run; the more specific finding wins), then the
+ * forms inside one statement (declarators, terms of a sum) where no run claimed the line. The
+ * order also fixes which pairs are compared first, which the shape memo makes part of the result
+ * (runs.ts `uniformRuns`).
  */
-const DETECTORS: readonly ManualUnrollDetector[] = [stridedBody, warpTail, coarsening, offsetRun];
+const DETECTORS: readonly ManualUnrollDetector[] = [
+  stridedBody,
+  warpTail,
+  vectorLoad,
+  coarsening,
+  elementAssignments,
+  accumulateChain,
+  offsetRun,
+  multiDeclarator,
+  expressionSum,
+];
 
 /**
  * Finds manually unrolled code inside one device function's body (a compound_statement).
@@ -68,6 +91,7 @@ export function findManualUnrolls(body: Node, evalConst: ConstEval): ManualUnrol
     seen.add(key);
     const m: ManualUnroll = { line: c.line, endLine: c.endLine, pattern: c.pattern, factor: c.factor, detail: c.detail };
     if (c.guarded !== undefined) m.guarded = c.guarded;
+    if (c.vectorType !== undefined) m.vectorType = c.vectorType;
     out.push(m);
   }
   return out;
@@ -115,5 +139,6 @@ function analyse(body: Node, evalConst: ConstEval, found: Candidate[]): void {
 export function describeManualUnroll(m: ManualUnroll): string {
   const parts: string[] = [m.pattern];
   if (m.guarded) parts.push('guarded');
+  if (m.vectorType) parts.push(m.vectorType);
   return `manual unroll ×${m.factor} (${parts.join(', ')})`;
 }

@@ -93,7 +93,28 @@ export interface Loop {
   constantExtent: number | null;
 }
 
-export type ManualUnrollPattern = 'strided-body' | 'offset-run' | 'warp-tail' | 'coarsening';
+/**
+ * How the copies are written (see src/engine/parse/manualUnroll.ts for examples):
+ * - strided-body:        a loop stepping by U whose body repeats one statement U times
+ * - offset-run:          straight-line statements differing by a constant index offset
+ * - warp-tail:           an unrolled warp-reduction tail (offsets halved down to 1)
+ * - coarsening:          one thread computing N outputs via `N*threadIdx` indexing
+ * - multi-declarator:    one declaration whose declarators load stepping elements (`a0 = g[i], a1 = g[i + s], …`)
+ * - element-assignments: `v[0] = x[i]; v[1] = x[i + 1]; …` (stepping element, stepping value)
+ * - accumulate-chain:    `sum += a[i]; sum += a[i + 1]; …` or `acc[0] += …; acc[1] += …; …`
+ * - expression-sum:      copies summed in one expression (`a[i] + a[i + 1] + a[i + 2] + …`)
+ * - vector-load:         one `float4`/`int2`/… load through a cast pointer whose components are all used
+ */
+export type ManualUnrollPattern =
+  | 'strided-body'
+  | 'offset-run'
+  | 'warp-tail'
+  | 'coarsening'
+  | 'multi-declarator'
+  | 'element-assignments'
+  | 'accumulate-chain'
+  | 'expression-sum'
+  | 'vector-load';
 
 export interface ManualUnroll {
   line: number;
@@ -104,6 +125,8 @@ export interface ManualUnroll {
   guarded?: boolean;
   /** Short explanation shown in hover, e.g. "8 loads at idx + j*blockDim.x". */
   detail: string;
+  /** For vector-load: the vector type loaded, e.g. "float4" (factor is its width). */
+  vectorType?: string;
 }
 
 export interface Kernel {

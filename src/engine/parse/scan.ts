@@ -166,7 +166,7 @@ export interface ScanJson {
         };
         tripCount: Loop['tripCount'];
       }[];
-      manualUnrolls: Pick<ManualUnroll, 'line' | 'endLine' | 'pattern' | 'factor'>[];
+      manualUnrolls: Pick<ManualUnroll, 'line' | 'endLine' | 'pattern' | 'factor' | 'vectorType'>[];
     }[];
   }[];
 }
@@ -194,7 +194,13 @@ export function toScanJson(files: FileAnalysis[]): ScanJson {
             : null,
           tripCount: l.tripCount,
         })),
-        manualUnrolls: k.manualUnrolls.map(m => ({ line: m.line, endLine: m.endLine, pattern: m.pattern, factor: m.factor })),
+        manualUnrolls: k.manualUnrolls.map(m => ({
+          line: m.line,
+          endLine: m.endLine,
+          pattern: m.pattern,
+          factor: m.factor,
+          ...(m.vectorType ? { vectorType: m.vectorType } : {}),
+        })),
       })),
     })),
   };

@@ -1,7 +1,7 @@
 // Human-facing text about loops and kernels, shared by CodeLens, hover and the CLI table so
 // that every surface says the same thing in the same words.
 import * as path from 'path';
-import type { Kernel, Loop, MacroOrigin, ManualUnroll, UnrollPragma } from '../parse/model';
+import type { Kernel, Loop, MacroOrigin, ManualUnroll, ManualUnrollPattern, UnrollPragma } from '../parse/model';
 
 export function pragmaSummary(p: UnrollPragma | null): string {
   if (!p) return 'no unroll pragma';
@@ -54,8 +54,22 @@ export function tripCountSummary(loop: Loop): string {
 
 export function manualUnrollSummary(m: ManualUnroll): string {
   const guard = m.pattern === 'strided-body' ? (m.guarded ? ', guarded' : ', no remainder guard') : '';
-  return `manual unroll ×${m.factor} (${m.pattern}${guard})`;
+  const vector = m.pattern === 'vector-load' && m.vectorType ? `, ${m.vectorType}` : '';
+  return `manual unroll ×${m.factor} (${m.pattern}${guard}${vector})`;
 }
+
+/** What each manual-unroll pattern is, in a sentence (hover); one entry per pattern. */
+export const MANUAL_UNROLL_PATTERN_TEXT: Readonly<Record<ManualUnrollPattern, string>> = {
+  'strided-body': 'a loop stepping by U whose body repeats one statement U times at offsets 0..U-1',
+  'offset-run': 'straight-line statements that are copies of one another, stepping an index',
+  'warp-tail': 'reduction steps written out with the offset halved each time, down to 1',
+  coarsening: 'each thread computes N elements of an index scaled by N (thread coarsening)',
+  'multi-declarator': 'one declaration with several declarators, each loading the next element',
+  'element-assignments': 'assignments to consecutive array elements, each with the matching value',
+  'accumulate-chain': 'one accumulation per copy, into the same target or into elements of an accumulator array',
+  'expression-sum': 'copies of one term added up in a single expression',
+  'vector-load': 'one wide load through a vector-pointer cast whose components are then used one by one',
+};
 
 /** Manual unrolls that start on the loop's line or inside its body. */
 export function manualUnrollsOf(kernel: Kernel, loop: Loop): ManualUnroll[] {
@@ -119,5 +133,6 @@ export function loopHoverMarkdown(kernel: Kernel, loop: Loop): string {
 }
 
 export function manualUnrollHoverMarkdown(kernel: Kernel, m: ManualUnroll): string {
-  return `**Unroll Lens** · ${manualUnrollSummary(m)}\n\nLines ${m.line}–${m.endLine} in \`${kernelLabel(kernel)}\`: ${m.detail}`;
+  const what = MANUAL_UNROLL_PATTERN_TEXT[m.pattern];
+  return `**Unroll Lens** · ${manualUnrollSummary(m)}${what ? ` — ${what}` : ''}\n\nLines ${m.line}–${m.endLine} in \`${kernelLabel(kernel)}\`: ${m.detail}`;
 }

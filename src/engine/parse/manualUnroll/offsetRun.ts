@@ -9,7 +9,7 @@ import type { Site } from './diff';
 import { allSites, describeCopies, Run, runEndRow, runStartRow } from './runs';
 
 /** An offset run must step an index (or several suffixed names together), not just a value. */
-function isIndexRun(r: Run): boolean {
+export function isIndexRun(r: Run): boolean {
   for (const p of r.pairs) {
     const lin = p.sites.filter(s => s.kind === 'lin');
     const suffix = p.sites.length - lin.length;
@@ -21,7 +21,7 @@ function isIndexRun(r: Run): boolean {
   return false;
 }
 
-function stepWords(sites: Site[]): string {
+export function stepWords(sites: Site[]): string {
   const units = new Set<string>();
   for (const s of sites) {
     if (s.kind === 'suffix') {

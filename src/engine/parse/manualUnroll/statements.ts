@@ -108,6 +108,9 @@ const NESTING = new Set([
   'case_statement',
 ]);
 
+/** Simple statements that may be a loop's or an `if`'s whole body, without braces. */
+const LONE = new Set(['expression_statement', 'declaration', 'return_statement']);
+
 function isStatementType(t: string): boolean {
   return (
     t.endsWith('_statement') ||
@@ -161,8 +164,9 @@ export class FunctionScan {
         if (isStatementType(t) && !(skipId >= 0 && k.startIndex === skipId && t !== 'expression_statement')) stmts.push([k, t]);
       }
       this.scanList(stmts, owner, depth);
-    } else if (NESTING.has(type)) {
-      // a lone sub-statement (`if (c) for (…) …`): only statements holding others matter
+    } else if (NESTING.has(type) || LONE.has(type)) {
+      // a lone sub-statement (`if (c) for (…) …`, `for (…) s += a[k] + a[k + 1] + …;`): a list
+      // of one, which holds no run but may hold a form inside one statement (expression-sum)
       this.scanList([[n, type]], owner, depth);
     }
   }
