@@ -1,6 +1,5 @@
 // `unroll-lens scan`: kernels, loops, pragmas, trip counts and manual unrolls, without a compiler.
-import { collectCudaFiles, scanFiles, scanFilesParallel, ScanInputError, toScanJson } from '../engine/parse/scan';
-import { DEFAULT_ARCH } from '../engine/toolchain/toolchain';
+import { collectCudaFiles, scanFiles, ScanInputError, toScanJson } from '../engine/parse/scan';
 import { computeFindings } from '../engine/parse/findings';
 import { CudaDocuments } from '../engine/parse/documents';
 import { loopLensSummary, kernelLabel, manualUnrollSummary } from '../engine/report/describe';
@@ -21,8 +20,8 @@ export const scanCommand = defineCommand({
     "qualify functions or spell unroll pragmas are expanded from the #defines each file sees: its own and its headers',\n" +
     "found through compile_commands.json (from the current directory up) and the CUDA toolkit's include directories,\n" +
     "with #if taken as for nvcc's device pass. Names no readable header defines fall back to a built-in table of the\n" +
-    'CCCL, CUTLASS, CuTe and PyTorch macros. Nothing is run. Large scans use one thread per CPU core. The table ends each\n' +
-    'file with the diagnostics the editor shows.',
+    'CCCL, CUTLASS, CuTe and PyTorch macros. Nothing is run. The table ends each file with the diagnostics the editor\n' +
+    'shows.',
   options: {
     json: { type: 'boolean', help: 'machine-readable output (contract: docs/cli.md)' },
     strict: { type: 'boolean', help: 'exit 1 when a diagnostic is found (for CI gates)' },
@@ -42,20 +41,13 @@ export const scanCommand = defineCommand({
     for (const f of files) checkInputFile(f);
     const headers = !options['builtin-macros'];
     const progress = new Progress('scan', files.length, io.isTTY && !json ? io.err : null);
-    const results = await scanFilesParallel(
-      files,
-      { headers, root: process.cwd(), defaultArch: DEFAULT_ARCH, onFile: f => progress.tick(f) },
-      async () => {
-        const docs = await CudaDocuments.create();
-        const macros = headers ? cliMacros() : undefined;
-        const out: FileAnalysis[] = [];
-        for (const f of files) {
-          out.push(...(await scanFiles([f], docs, macros)));
-          progress.tick(f);
-        }
-        return out;
-      },
-    );
+    const docs = await CudaDocuments.create();
+    const macros = headers ? cliMacros() : undefined;
+    const results: FileAnalysis[] = [];
+    for (const f of files) {
+      results.push(...(await scanFiles([f], docs, macros)));
+      progress.tick(f);
+    }
     progress.done();
     io.out(json ? JSON.stringify(toScanJson(results), null, 2) + '\n' : renderTable(results));
     const findings = results.reduce((n, r) => n + computeFindings(r).length, 0);

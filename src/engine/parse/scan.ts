@@ -1,8 +1,6 @@
 // Scanning files and folders for CUDA sources: what `unroll-lens scan` and the workspace use.
 import * as fs from 'fs';
-import * as os from 'os';
 import * as path from 'path';
-import { Worker } from 'worker_threads';
 import type { FileAnalysis, Kernel, Loop, ManualUnroll, PragmaMacroUse, UnrollPragma } from './model';
 import { CudaDocuments } from './documents';
 import { mayHoldDeviceCode } from './libraryMacros';
@@ -86,60 +84,6 @@ export async function scanFiles(files: string[], docs?: CudaDocuments, macros?: 
     }
     return d.analyzeOnce(text, f, macros?.tables.tableFor(f, text, macros.optionsFor(f)).table);
   });
-}
-
-/**
- * Scans files on several threads (each with its own parser and macro reader), results in the
- * order given. Small scans, and builds where the worker script is not beside this module (a
- * single-file bundle), run in this thread. `onFile` sees each file as it is done.
- */
-export async function scanFilesParallel(
-  files: string[],
-  o: { headers: boolean; root: string; defaultArch: string; jobs?: number; onFile?: (file: string) => void },
-  inThread: () => Promise<FileAnalysis[]>,
-): Promise<FileAnalysis[]> {
-  const script = path.join(__dirname, 'scanWorker.js');
-  const jobs = Math.min(o.jobs ?? os.availableParallelism(), Math.floor(files.length / 64));
-  if (jobs < 2 || !fs.existsSync(script)) return inThread();
-  // Contiguous shares of about equal bytes: files of one folder share their headers' effects.
-  const sizes = files.map(f => {
-    try {
-      return fs.statSync(f).size;
-    } catch {
-      return 0;
-    }
-  });
-  const total = sizes.reduce((a, b) => a + b, 0);
-  const shares: { index: number; path: string }[][] = Array.from({ length: jobs }, () => []);
-  let acc = 0;
-  files.forEach((f, index) => {
-    shares[Math.min(jobs - 1, Math.floor((acc / Math.max(total, 1)) * jobs))].push({ index, path: f });
-    acc += sizes[index];
-  });
-  const out: FileAnalysis[] = new Array(files.length);
-  await Promise.all(
-    shares.map(
-      share =>
-        new Promise<void>((resolve, reject) => {
-          if (!share.length) return resolve();
-          const w = new Worker(script, { workerData: { files: share, headers: o.headers, root: o.root, defaultArch: o.defaultArch } });
-          let done = 0;
-          w.on('message', (m: { index: number; analysis: FileAnalysis } | { error: string }) => {
-            if ('error' in m) {
-              void w.terminate();
-              reject(new ScanInputError(m.error));
-              return;
-            }
-            out[m.index] = m.analysis;
-            o.onFile?.(files[m.index]);
-            if (++done === share.length) void w.terminate().then(() => resolve());
-          });
-          w.on('error', reject);
-          w.on('exit', code => (done === share.length ? resolve() : reject(new Error(`scan worker exited with code ${code}`))));
-        }),
-    ),
-  );
-  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
