@@ -1290,8 +1290,11 @@ function reanalyzeOneBody(
   changed: { startIndex: number; endIndex: number }[],
 ): AnalysisSnapshot | null {
   // Error recovery can re-shape code far from the edit (an unbalanced brace swallows the next
-  // function): only trust the fast path on a tree without errors.
-  if (tree.rootNode.hasError || prev.analysis.hasSyntaxErrors) return null;
+  // function): only trust the fast path on a tree without real errors. Macro-qualified heads
+  // (`CUTLASS_DEVICE float f()`) leave ERROR nodes that are not errors: they must not cost
+  // every edit a whole-file analysis. Every syntax change lies in the edited body (checked
+  // below), so that body is the only place a new error can be.
+  if (prev.analysis.hasSyntaxErrors) return null;
   // Text that names a template with `<` may add or remove an instantiation, before or after.
   const mentions = (newText: string, offset: number) =>
     !!prev.templateMention &&
@@ -1337,6 +1340,7 @@ function reanalyzeOneBody(
   let node: Node | null = tree.rootNode.descendantForIndex(f.bodyStart, f.bodyStart);
   while (node && !(node.type === 'function_definition' && node.startIndex === f.start)) node = node.parent;
   if (!node || node.endIndex !== newEnd) return null;
+  if (node.hasError && hasRealSyntaxErrors(node)) return null;
   const text = node.text;
   if (mentions(text, edit.start - f.start)) return null;
   const templateDecl = node.parent?.type === 'template_declaration' ? node.parent : null;

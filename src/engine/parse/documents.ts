@@ -69,7 +69,8 @@ function widenForMasking(text: string, changes: TextChange[], macros: MacroTable
     const w =
       maskForParse(before) !== before || maskForParse(after) !== after ? { start: lineStart, length: lineEnd - lineStart, text: after } : c;
     out.push(w);
-    text = text.slice(0, w.start) + w.text + text.slice(w.start + w.length);
+    // The next change is relative to the text after this one (not needed after the last).
+    if (out.length < changes.length) text = text.slice(0, w.start) + w.text + text.slice(w.start + w.length);
   }
   return out;
 }
@@ -123,14 +124,15 @@ export class CudaDocuments {
         oldEndPosition: advance(startPosition, text.slice(c.start, oldEnd)),
         newEndPosition: advance(startPosition, c.text),
       } as Edit;
-      text = text.slice(0, c.start) + c.text + text.slice(oldEnd);
       // Masking is line-local and keeps every offset: re-mask only the lines this change touched,
       // not the whole file on every keystroke (a library-style file would pay a full regex pass).
+      // Lines are found in the old text, which is flat: each new string is built once.
       const lineStart = text.lastIndexOf('\n', c.start - 1) + 1;
-      let lineEnd = text.indexOf('\n', c.start + c.text.length);
-      if (lineEnd === -1) lineEnd = text.length;
-      masked = masked.slice(0, c.start) + c.text + masked.slice(oldEnd);
-      masked = masked.slice(0, lineStart) + entry.macros.maskForParse(text.slice(lineStart, lineEnd)) + masked.slice(lineEnd);
+      let oldLineEnd = text.indexOf('\n', oldEnd);
+      if (oldLineEnd === -1) oldLineEnd = text.length;
+      const lines = text.slice(lineStart, c.start) + c.text + text.slice(oldEnd, oldLineEnd);
+      text = text.slice(0, c.start) + c.text + text.slice(oldEnd);
+      masked = masked.slice(0, lineStart) + entry.macros.maskForParse(lines) + masked.slice(oldLineEnd);
       entry.tree.edit(edit);
     }
     const tree = this.parser.parse(masked, entry.tree);
