@@ -12,7 +12,7 @@ import { documents, findCcclInclude, kernel, lineOf, SAMPLES } from './helpers';
 import { expandText, parseDefine, MacroDefinition } from '../../src/engine/parse/macros/expand';
 import { evaluateCondition } from '../../src/engine/parse/macros/condition';
 import { readDirectives, includeGuard } from '../../src/engine/parse/macros/directives';
-import { MacroTable, MacroTables, PreprocessOptions, toolkitIncludeDirs } from '../../src/engine/parse/macros';
+import { MacroTable, MacroTables, PreprocessOptions, preprocessOptionsFromFlags, toolkitIncludeDirs } from '../../src/engine/parse/macros';
 import { loopHoverMarkdown } from '../../src/engine/report/describe';
 import { computeFindings } from '../../src/engine/parse/findings';
 import { applyUnrollEdit, unrollPragmaEdit } from '../../src/engine/variants/applyEdit';
@@ -215,6 +215,20 @@ describe('macro environments: headers, #if for the device pass, reuse', () => {
       md,
       /Macro expansion \| `_CCCL_PRAGMA_UNROLL\(4\)` → `#pragma unroll 4` \(no header defining it was readable: built-in table \(CCCL\)\)/,
     );
+  });
+
+  test('compile flags: -I, -isystem, -D, -U and -rdc=true reach the preprocessor', () => {
+    const o = preprocessOptionsFromFlags(
+      { args: ['-Iinc', '-isystem', '/sys', '-DA=2', '-UB', '-rdc=true'], directory: '/proj', headerDefines: ['#define MSG "a b"'] },
+      'sm_80',
+      ['/cuda/include'],
+    );
+    assert.deepEqual(o, {
+      includeDirs: ['/proj/inc'],
+      systemIncludeDirs: ['/sys', '/cuda/include'],
+      defines: ['__CUDACC_RDC__', 'A=2', '-B', 'MSG="a b"'],
+      arch: 'sm_80',
+    });
   });
 
   test("which edits can change a file's macros", () => {

@@ -60,10 +60,13 @@ export function preprocessOptionsFromFlags(
     const m = /^\s*#\s*define\s+([A-Za-z_]\w*)\s?(.*)$/.exec(line);
     return m ? [`${m[1]}=${m[2]}`] : [];
   });
+  // nvcc defines __CUDACC_RDC__ for relocatable device code (CUB_RUNTIME_FUNCTION is then
+  // __host__ __device__ instead of __host__).
+  const rdc = flags.args.some(a => /^-(?:-relocatable-device-code|rdc)(?:=true)?$/.test(a) || a === '-rdc=true');
   return {
     includeDirs: fromArgs.includeDirs,
     systemIncludeDirs: [...fromArgs.systemIncludeDirs, ...toolkitDirs],
-    defines: [...fromArgs.defines, ...headerDefines],
+    defines: [...(rdc ? ['__CUDACC_RDC__'] : []), ...fromArgs.defines, ...headerDefines],
     arch,
   };
 }
