@@ -184,13 +184,15 @@ connection.onDidOpenTextDocument(({ textDocument }) =>
     const t0 = performance.now();
     texts.set(textDocument.uri, TextDocument.create(textDocument.uri, textDocument.languageId, textDocument.version, textDocument.text));
     const docs = await docsReady;
-    if (isContentCheckedHeader(textDocument.uri) && !mayHoldDeviceCode(textDocument.text)) {
+    // An untitled buffer is analysed too; its URI stands in for the path.
+    const file = uriToPath(textDocument.uri);
+    const table = macros.tableFor(file, textDocument.text);
+    // A header qualifies by CUDA keywords, library macros, or its own project's macros (its headers').
+    if (isContentCheckedHeader(textDocument.uri) && !mayHoldDeviceCode(textDocument.text) && !table.mentionsDeviceCode(textDocument.text)) {
       log(`not serving ${textDocument.uri}: a header without device code`);
       return;
     }
-    // An untitled buffer is analysed too; its URI stands in for the path.
-    const file = uriToPath(textDocument.uri);
-    const a = docs.open(textDocument.uri, textDocument.text, file ?? textDocument.uri, macros.tableFor(file, textDocument.text));
+    const a = docs.open(textDocument.uri, textDocument.text, file ?? textDocument.uri, table);
     const ms = performance.now() - t0;
     log(
       `opened ${textDocument.uri}: ${a.kernels.length} device functions, ${a.kernels.reduce((n, k) => n + k.loops.length, 0)} loops (${ms.toFixed(1)} ms)`,
@@ -221,9 +223,10 @@ connection.onDidChangeTextDocument(({ textDocument, contentChanges }) =>
       // A header not served yet: start serving it once it holds device code.
       doc = TextDocument.update(doc, contentChanges, textDocument.version);
       texts.set(textDocument.uri, doc);
-      if (!mayHoldDeviceCode(doc.getText())) return;
       const file = uriToPath(textDocument.uri);
-      docs.open(textDocument.uri, doc.getText(), file ?? textDocument.uri, macros.tableFor(file, doc.getText()));
+      const table = macros.tableFor(file, doc.getText());
+      if (!mayHoldDeviceCode(doc.getText()) && !table.mentionsDeviceCode(doc.getText())) return;
+      docs.open(textDocument.uri, doc.getText(), file ?? textDocument.uri, table);
       await publish(textDocument.uri, performance.now() - t0);
       return;
     }

@@ -90,4 +90,19 @@ describe('language server: macros from headers', () => {
     });
     fs.rmSync(dir, { recursive: true });
   });
+
+  test("a .h whose device code shows only through its project's macros is served", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-srv-macros-'));
+    fs.mkdirSync(path.join(dir, 'inc'));
+    fs.writeFileSync(path.join(dir, 'inc', 'cfg.h'), HEADER_V1);
+    const ops =
+      '#include "cfg.h"\nK_DEV float sum8(const float* a) {\n  float s = 0;\n  K_UNROLL(2)\n  for (int i = 0; i < 8; ++i) s += a[i];\n  return s;\n}\n';
+    fs.writeFileSync(path.join(dir, 'inc', 'ops.h'), ops);
+    const uri = pathToFileURL(path.join(dir, 'inc', 'ops.h')).href;
+    await withServer(dir, async conn => {
+      conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'cpp', version: 1, text: ops } });
+      assert.match(await hoverText(conn, uri, 4), /`K_UNROLL\(2\)` \(expands to `#pragma unroll 2`, cfg\.h:4\)/);
+    });
+    fs.rmSync(dir, { recursive: true });
+  });
 });
