@@ -1283,6 +1283,22 @@ export function reanalyzeBodyEdit(
   return withMacros(prev.macros, () => reanalyzeOneBody(tree, prev, edit, changed));
 }
 
+/**
+ * The edit lies strictly inside one comment, on one line, and every syntax change with it: the
+ * analysis cannot have changed. (A comment inside a `#define` is part of its value token, not a
+ * comment node, so constants never take this path.)
+ */
+function insideOneComment(
+  tree: Tree,
+  edit: { start: number; newEnd: number; removed: string; inserted: string },
+  changed: { startIndex: number; endIndex: number }[],
+): boolean {
+  for (const t of [edit.removed, edit.inserted]) if (t.includes('\n') || t.includes('*/') || t.includes('/*')) return false;
+  const n = tree.rootNode.descendantForIndex(edit.start, Math.max(edit.start, edit.newEnd - 1));
+  if (!n || n.type !== 'comment' || !(n.startIndex + 1 < edit.start && edit.newEnd < n.endIndex - 1)) return false;
+  return changed.every(r => r.startIndex >= n.startIndex && r.endIndex <= n.endIndex);
+}
+
 function reanalyzeOneBody(
   tree: Tree,
   prev: AnalysisSnapshot,
@@ -1295,12 +1311,22 @@ function reanalyzeOneBody(
   // every edit a whole-file analysis. Every syntax change lies in the edited body (checked
   // below), so that body is the only place a new error can be.
   if (prev.analysis.hasSyntaxErrors) return null;
+  const delta = edit.newEnd - edit.oldEnd;
+  // Typing inside a comment (a file's header comment, a note between functions) changes nothing
+  // but the offsets after it.
+  if (insideOneComment(tree, edit, changed)) {
+    const functions = prev.functions.map(g =>
+      g.start < edit.start
+        ? g
+        : { ...g, start: g.start + delta, end: g.end + delta, bodyStart: g.bodyStart + delta, bodyEnd: g.bodyEnd + delta },
+    );
+    return { ...prev, functions };
+  }
   // Text that names a template with `<` may add or remove an instantiation, before or after.
   const mentions = (newText: string, offset: number) =>
     !!prev.templateMention &&
     (prev.templateMention.test(newText) ||
       prev.templateMention.test(newText.slice(0, offset) + edit.removed + newText.slice(offset + edit.inserted.length)));
-  const delta = edit.newEnd - edit.oldEnd;
   const i = prev.functions.findIndex(f => edit.start > f.bodyStart && edit.oldEnd < f.bodyEnd - 1 && edit.start >= f.start);
   if (i === -1) {
     // An edit inside a host function's body: device code only moves.
