@@ -252,4 +252,35 @@ suite('Unroll Lens (extension host)', () => {
     );
     assert.ok(lensTitles(lenses).some(t => t.startsWith('SASS ')));
   });
+  test('macros from a project header: the kernels are found and hover names the header and the expansion', async () => {
+    const doc = await openSample('project_macros/project_macros.cu');
+    const line = findLine(doc, /^\s*PM_UNROLL\(4\)/) + 1;
+    assert.ok(line > 0, 'PM_UNROLL(4) loop not found');
+    const pos = new vscode.Position(line, doc.lineAt(line).text.indexOf('for') + 1);
+    const text = hoverText(
+      await poll(
+        'hover naming pm_config.h',
+        () => vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', doc.uri, pos),
+        h => /pm_config\.h/.test(hoverText(h)),
+      ),
+    );
+    assert.match(text, /`PM_UNROLL\(4\)` \(expands to `#pragma unroll 4`, pm_config\.h:\d+\)/);
+    assert.match(text, /Macro expansion/);
+    assert.match(text, /Qualified by \| `PM_KERNEL` → `__global__`/);
+  });
+
+  test('a loop in a header: variants are built through the translation unit of compile_commands.json', async function () {
+    this.timeout(240_000);
+    const doc = await openSample('header_loops/tile_ops.cuh');
+    const loopLine = findLine(doc, /^\s*for \(int k = 0; k < n; \+\+k\) s \+= a\[k\] \* x\[k\];/);
+    assert.ok(loopLine >= 0, 'row_dot loop not found');
+    const report = await vscode.commands.executeCommand<LoopVariantsResult | undefined>('unrollLens.sassVariants', {
+      uri: doc.uri.toString(),
+      line: loopLine + 1,
+    });
+    assert.ok(report, 'the command returned no report (is nvcc on the PATH?)');
+    const byFactor = new Map(report!.variants.map(v => [String(v.factor), v]));
+    assert.equal(byFactor.get('1')?.effectiveUnroll, 1);
+    assert.equal(byFactor.get('4')?.effectiveUnroll, 4);
+  });
 });
