@@ -22,10 +22,7 @@ export class MacroService {
   tableFor(file: string | null, text: string): MacroTable {
     if (!file || !path.isAbsolute(file)) return MacroTable.builtin;
     try {
-      const s = this.settings();
-      const flags = this.toolchain.flagsFor(file);
-      const options = preprocessOptionsFromFlags(flags, s.arch || flags.arch || DEFAULT_ARCH, this.toolkit());
-      const { table, env } = this.tables.tableFor(file, text, options);
+      const { table, env } = this.tables.tableFor(file, text, this.optionsFor(file));
       if (env.unresolved.length)
         this.log(`${path.basename(file)}: headers not found on the include path: ${env.unresolved.slice(0, 5).join(', ')}`);
       return table;
@@ -33,6 +30,26 @@ export class MacroService {
       this.log(`${path.basename(file)}: cannot read its macros (${e instanceof Error ? e.message : e}); using the built-in table`);
       return MacroTable.builtin;
     }
+  }
+
+  /**
+   * The table if it is known already (same directives, headers unchanged), else null: the first
+   * reading of a file that includes a whole library takes a second or more, so a document opens
+   * with the built-in table and gets its own right after (see the server's didOpen).
+   */
+  knownTableFor(file: string | null, text: string): MacroTable | null {
+    if (!file || !path.isAbsolute(file)) return MacroTable.builtin;
+    try {
+      return this.tables.cached(file, text, this.optionsFor(file))?.table ?? null;
+    } catch {
+      return null;
+    }
+  }
+
+  private optionsFor(file: string) {
+    const s = this.settings();
+    const flags = this.toolchain.flagsFor(file);
+    return preprocessOptionsFromFlags(flags, s.arch || flags.arch || DEFAULT_ARCH, this.toolkit());
   }
 
   /** Headers changed on disk (a save, a checkout): true when any that was read did. */

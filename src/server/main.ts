@@ -41,6 +41,7 @@ import { RESTRICTED_MODE, ServerToolchain } from './toolchain';
 import { uriToPath } from './uri';
 import { VariantService } from './variants';
 import { MacroService, editMayChangeMacros } from './macros';
+import { MacroTable } from '../engine/parse/macros';
 import { toAnalysisStatus, toBenchLoopResult, toFileAnalysisResult, toLoopVariantsResult } from './wire';
 import { defaultCacheDir } from '../engine/variants/build';
 import { isHeaderFile } from '../engine/variants/overlay';
@@ -186,20 +187,46 @@ connection.onDidOpenTextDocument(({ textDocument }) =>
     const docs = await docsReady;
     // An untitled buffer is analysed too; its URI stands in for the path.
     const file = uriToPath(textDocument.uri);
-    const table = macros.tableFor(file, textDocument.text);
     // A header qualifies by CUDA keywords, library macros, or its own project's macros (its headers').
-    if (isContentCheckedHeader(textDocument.uri) && !mayHoldDeviceCode(textDocument.text) && !table.mentionsDeviceCode(textDocument.text)) {
-      log(`not serving ${textDocument.uri}: a header without device code`);
-      return;
+    const header = isContentCheckedHeader(textDocument.uri);
+    let known = macros.knownTableFor(file, textDocument.text);
+    if (header && !mayHoldDeviceCode(textDocument.text)) {
+      known ??= macros.tableFor(file, textDocument.text);
+      if (!known.mentionsDeviceCode(textDocument.text)) {
+        log(`not serving ${textDocument.uri}: a header without device code`);
+        return;
+      }
     }
-    const a = docs.open(textDocument.uri, textDocument.text, file ?? textDocument.uri, table);
+    // The first reading of a file's headers can take a second (all of CUB): the file opens with
+    // the built-in table and gets its own right after; queued once the requests that came with
+    // the open (CodeLens, hover) are in line, so they do not wait for it.
+    const a = docs.open(textDocument.uri, textDocument.text, file ?? textDocument.uri, known ?? MacroTable.builtin);
+    if (!known)
+      setTimeout(
+        () =>
+          inOrder(async () => {
+            const text = texts.get(textDocument.uri)?.getText();
+            if (text === undefined || docs.text(textDocument.uri) === undefined) return;
+            const t1 = performance.now();
+            const changed = docs.setMacros(textDocument.uri, macros.tableFor(file, text));
+            log(`${textDocument.uri}: macros read from its headers (${(performance.now() - t1).toFixed(0)} ms)`);
+            if (changed) {
+              await publish(textDocument.uri, 0);
+              refreshCodeLens();
+            }
+            // The build on open uses the analysis (which loops to roll): made with the file's own macros.
+            const analysis = docs.analysis(textDocument.uri);
+            if (analysis) void sass.buildFile(textDocument.uri, text, analysis);
+          }),
+        20,
+      );
     const ms = performance.now() - t0;
     log(
       `opened ${textDocument.uri}: ${a.kernels.length} device functions, ${a.kernels.reduce((n, k) => n + k.loops.length, 0)} loops (${ms.toFixed(1)} ms)`,
     );
     await publish(textDocument.uri, ms);
     // A header is built through a translation unit that includes it, when one is known.
-    void sass.buildFile(textDocument.uri, textDocument.text, a);
+    if (known) void sass.buildFile(textDocument.uri, textDocument.text, a);
   }),
 );
 

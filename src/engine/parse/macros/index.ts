@@ -14,6 +14,10 @@ export interface FileMacros {
   env: MacroEnvironment;
 }
 
+function keyOf(text: string, options: PreprocessOptions): string {
+  return JSON.stringify([options, readDirectives(text).map(d => [d.name, d.rest, d.name === 'define' ? d.line : 0])]);
+}
+
 export class MacroTables {
   private readonly pp = new Preprocessor();
   private readonly byFile = new Map<string, { key: string; result: FileMacros }>();
@@ -23,14 +27,19 @@ export class MacroTables {
    * changed; the line of a directive counts only for `#define` (hover shows where a macro is).
    */
   tableFor(file: string, text: string, options: PreprocessOptions): FileMacros {
-    const directives = readDirectives(text);
-    const key = JSON.stringify([options, directives.map(d => [d.name, d.rest, d.name === 'define' ? d.line : 0])]);
+    const key = keyOf(text, options);
     const cached = this.byFile.get(file);
     if (cached && cached.key === key) return cached.result;
     const env = this.pp.run(file, text, options);
     const result = { table: MacroTable.fromDefinitions(env.macros), env };
     this.byFile.set(file, { key, result });
     return result;
+  }
+
+  /** The table computed before for exactly these directives and options, without computing one. */
+  cached(file: string, text: string, options: PreprocessOptions): FileMacros | null {
+    const c = this.byFile.get(file);
+    return c && c.key === keyOf(text, options) ? c.result : null;
   }
 
   /** Re-reads headers that changed on disk; true when any did (tables are then recomputed on next use). */
