@@ -3,13 +3,12 @@
 // nvcc, as variants.test.ts): every include layout must reach the variant, the variant's SASS must
 // equal that of the same edit made by hand, a path the overlay cannot shadow fails loudly, and the
 // build cache keys on the variant text and the unit, never on the original header's text.
-import { test, describe, before } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { analyze, lineOf, SAMPLES } from './helpers';
-import { detectToolchain, Toolchain } from '../../src/engine/toolchain/toolchain';
+import { analyze, lineOf, SAMPLES, useCudaTools } from './helpers';
 import { flagsFromSettings, resolveCompileFlags, type CompileFlags } from '../../src/engine/toolchain/flags';
 import { markedLineName, VariantBuilder } from '../../src/engine/variants/build';
 import { NotInstantiatedError, VariantInspector } from '../../src/engine/variants/inspect';
@@ -21,21 +20,7 @@ import { codeLenses, hover } from '../../src/server/features';
 import { HeaderUnits } from '../../src/server/headers';
 import { Commands, DEFAULT_SETTINGS } from '../../src/protocol';
 
-let toolchain: Toolchain | null = null;
-let skip: string | false = false;
-
-before(async () => {
-  try {
-    toolchain = await detectToolchain({ probeGpu: false });
-  } catch (e) {
-    if (process.env.CI) throw e;
-    skip = `no nvcc: ${(e as Error).message}`;
-  }
-  if (toolchain && !toolchain.nvdisasm) {
-    if (process.env.CI) throw new Error('nvdisasm missing: scripts/setup-cuda-tools.sh should have installed it');
-    skip = 'no nvdisasm (run npm run setup:cuda-tools)';
-  }
-});
+const cuda = useCudaTools(['nvdisasm']);
 
 const HEADER = `#pragma once
 __device__ __forceinline__ float hsum(const float* __restrict__ a, int n)
@@ -63,7 +48,7 @@ function tree(files: Record<string, string>): string {
 }
 
 function setup(tu: string, flags: CompileFlags, cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-hdr-cache-'))) {
-  const t = toolchain!;
+  const t = cuda.toolchain!;
   const builder = new VariantBuilder({ nvcc: t.nvcc, arch: 'sm_90', flags, cacheDir, runner: t.runner, translationUnit: tu });
   return { builder, inspector: new VariantInspector({ toolchain: t, builder, arch: 'sm_90' }), cacheDir };
 }
@@ -137,7 +122,7 @@ describe('header variants through a translation unit (overlay)', () => {
   ];
   for (const l of layouts) {
     test(`${l.name}: unroll 1 and 4 build through the overlay, and differ`, async t => {
-      if (skip) return t.skip(skip);
+      if (cuda.skip) return t.skip(cuda.skip);
       const dir = tree(l.files);
       const h = await header(path.join(dir, l.header));
       const { inspector } = setup(path.join(dir, l.tu), flagsFromSettings({ includePaths: l.includePaths ?? [] }, dir));
@@ -152,7 +137,7 @@ describe('header variants through a translation unit (overlay)', () => {
   }
 
   test('the sample: a variant equals the same edit made by hand in a copy of the header (nvcc + nvdisasm)', async t => {
-    if (skip) return t.skip(skip);
+    if (cuda.skip) return t.skip(cuda.skip);
     const src = path.join(SAMPLES, 'header_loops');
     const h = await header(path.join(src, 'tile_ops.cuh'));
     const tu = path.join(src, 'header_loops.cu');
@@ -179,11 +164,11 @@ describe('header variants through a translation unit (overlay)', () => {
       const text = fs.readFileSync(path.join(d, 'header_loops.cu'), 'utf8');
       const a = await analyze(text, path.join(d, 'header_loops.cu'));
       const plain = new VariantBuilder({
-        nvcc: toolchain!.nvcc,
+        nvcc: cuda.toolchain!.nvcc,
         arch: 'sm_90',
         flags,
         cacheDir: fs.mkdtempSync(path.join(copy, 'c-')),
-        runner: toolchain!.runner,
+        runner: cuda.toolchain!.runner,
       });
       handBuilds.push(
         (
@@ -198,7 +183,7 @@ describe('header variants through a translation unit (overlay)', () => {
       );
     }
     const code = async (cubin: string, kernel: string) => {
-      const listing = parseNvdisasm((await toolchain!.runner(toolchain!.nvdisasm!.path, ['-c', cubin])).stdout);
+      const listing = parseNvdisasm((await cuda.toolchain!.runner(cuda.toolchain!.nvdisasm!.path, ['-c', cubin])).stdout);
       const fn = listing.functions.find(f => f.name.includes(kernel));
       assert.ok(fn, `${kernel} in ${cubin}`);
       return fn!.instructions.map(
@@ -216,7 +201,7 @@ describe('header variants through a translation unit (overlay)', () => {
   });
 
   test('a header the overlay cannot shadow (absolute include) fails with a clear message, never the original SASS', async t => {
-    if (skip) return t.skip(skip);
+    if (cuda.skip) return t.skip(cuda.skip);
     const dir = tree({ 'include/x.cuh': HEADER });
     fs.writeFileSync(path.join(dir, 't.cu'), unit(`"${path.join(dir, 'include', 'x.cuh')}"`));
     const h = await header(path.join(dir, 'include/x.cuh'));
@@ -230,7 +215,7 @@ describe('header variants through a translation unit (overlay)', () => {
   });
 
   test('a unit that does not include the header says so', async t => {
-    if (skip) return t.skip(skip);
+    if (cuda.skip) return t.skip(cuda.skip);
     const dir = tree({ 'x.cuh': HEADER, 't.cu': '__global__ void k(float* y) { y[0] = 1.0f; }\n' });
     const h = await header(path.join(dir, 'x.cuh'));
     const { builder } = setup(path.join(dir, 't.cu'), flagsFromSettings({}, dir));
@@ -242,7 +227,7 @@ describe('header variants through a translation unit (overlay)', () => {
   });
 
   test('a function the unit never calls: "does not instantiate", not an empty table', async t => {
-    if (skip) return t.skip(skip);
+    if (cuda.skip) return t.skip(cuda.skip);
     const src = path.join(SAMPLES, 'header_loops');
     const h = await header(path.join(src, 'tile_ops.cuh'));
     const tu = path.join(src, 'header_loops.cu');
@@ -254,7 +239,7 @@ describe('header variants through a translation unit (overlay)', () => {
   });
 
   test('cache: keyed on the variant text and the unit; the original header is no dependency', async t => {
-    if (skip) return t.skip(skip);
+    if (cuda.skip) return t.skip(cuda.skip);
     const dir = tree({ 't.cu': unit('"x.cuh"'), 'x.cuh': HEADER });
     const tu = path.join(dir, 't.cu');
     const hFile = path.join(dir, 'x.cuh');

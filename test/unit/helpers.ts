@@ -1,7 +1,9 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { execFileSync } from 'child_process';
+import { before } from 'node:test';
 import { CudaDocuments } from '../../src/engine/parse/documents';
+import { detectToolchain, Toolchain } from '../../src/engine/toolchain/toolchain';
 import type { FileAnalysis, Kernel, Loop } from '../../src/engine/parse/model';
 
 let docs: Promise<CudaDocuments> | undefined;
@@ -64,4 +66,28 @@ export function findCcclInclude(): string | null {
     /* no /usr/local */
   }
   return candidates.find(c => fs.existsSync(path.join(c, 'cub'))) ?? null;
+}
+
+/**
+ * The CUDA tools for a test file that builds with nvcc: found once before its tests. Outside CI a
+ * missing tool skips those tests with the reason; in CI it is an error (the test command installs
+ * cuobjdump/nvdisasm). `needs`: the disassemblers the tests read.
+ */
+export function useCudaTools(needs: ('cuobjdump' | 'nvdisasm')[] = ['cuobjdump', 'nvdisasm']): { toolchain: Toolchain | null; skip: string | false } {
+  const state: { toolchain: Toolchain | null; skip: string | false } = { toolchain: null, skip: false };
+  before(async () => {
+    try {
+      state.toolchain = await detectToolchain({ probeGpu: false });
+    } catch (e) {
+      if (process.env.CI) throw e;
+      state.skip = `no nvcc: ${(e as Error).message}`;
+      return;
+    }
+    const missing = needs.filter(n => !state.toolchain![n]);
+    if (missing.length) {
+      if (process.env.CI) throw new Error(`${missing.join('/')} missing: scripts/setup-cuda-tools.sh should have installed them`);
+      state.skip = `no ${missing.join('/')} (run npm run setup:cuda-tools)`;
+    }
+  });
+  return state;
 }

@@ -1,14 +1,14 @@
 // Library macros (CCCL, CUTLASS, CuTe, PyTorch) from the built-in table: qualifier macros make
 // device functions, pragma macros before a loop are its pragma; hover, diagnostics, variants
 // (shadow copies and edits) and directory scans handle them. The SASS test needs nvcc.
-import { test, describe, before } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { fork } from 'child_process';
 import { IPCMessageReader, IPCMessageWriter, createMessageConnection } from 'vscode-jsonrpc/node';
-import { analyze, documents, kernel, lineOf, SAMPLES } from './helpers';
+import { analyze, documents, kernel, lineOf, SAMPLES, useCudaTools } from './helpers';
 import { loopHoverMarkdown } from '../../src/engine/report/describe';
 import { computeFindings } from '../../src/engine/parse/findings';
 import { makeVariantSource } from '../../src/engine/variants/rewrite';
@@ -16,7 +16,7 @@ import { applyUnrollEdit, unrollPragmaEdit } from '../../src/engine/variants/app
 import { collectCudaFiles, toScanJson } from '../../src/engine/parse/scan';
 import { MacroTable } from '../../src/engine/parse/macros';
 const maskForParse = (t: string) => MacroTable.builtin.maskForParse(t);
-import { detectToolchain, Toolchain, chooseArch } from '../../src/engine/toolchain/toolchain';
+import { chooseArch } from '../../src/engine/toolchain/toolchain';
 import { flagsFromSettings } from '../../src/engine/toolchain/flags';
 import { VariantBuilder } from '../../src/engine/variants/build';
 import { VariantInspector } from '../../src/engine/variants/inspect';
@@ -309,24 +309,11 @@ describe('library macros from the built-in table', () => {
 // ---------------------------------------------------------------------------------------------
 // Real nvcc: the sample defines the macros as the libraries do and builds with plain nvcc.
 
-let toolchain: Toolchain | null = null;
-let skip: string | false = false;
-before(async () => {
-  try {
-    toolchain = await detectToolchain({ probeGpu: false });
-  } catch (e) {
-    if (process.env.CI) throw e;
-    skip = `no nvcc: ${(e as Error).message}`;
-  }
-  if (toolchain && (!toolchain.cuobjdump || !toolchain.nvdisasm)) {
-    if (process.env.CI) throw new Error('cuobjdump/nvdisasm missing: scripts/setup-cuda-tools.sh should have installed them');
-    skip = 'no cuobjdump/nvdisasm (run npm run setup:cuda-tools)';
-  }
-});
+const cuda = useCudaTools();
 
 describe('cuda-samples/library_style.cu with nvcc', () => {
   test('macro pragmas: variants ×1 / ×4 of CUTLASS_PRAGMA_NO_UNROLL, and ×4 / ×1 of _CCCL_PRAGMA_UNROLL(4)', async t => {
-    if (skip) return t.skip(skip);
+    if (cuda.skip) return t.skip(cuda.skip);
     const file = path.join(SAMPLES, 'library_style.cu');
     const text = fs.readFileSync(file, 'utf8');
     const analysis = await analyze(text, file);
@@ -340,7 +327,7 @@ describe('cuda-samples/library_style.cu with nvcc', () => {
         ['library_rowsum', 'global'],
       ],
     );
-    const tc = toolchain!;
+    const tc = cuda.toolchain!;
     const { arch } = chooseArch('sm_90', null, []);
     const builder = new VariantBuilder({
       nvcc: tc.nvcc,

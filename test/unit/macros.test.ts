@@ -2,13 +2,13 @@
 // expansion, #if as nvcc's device pass takes it, include search, per-header effects reused only
 // where what they read is the same, and what the analyser makes of it (qualifiers, pragma
 // macros, hover, variants). The nvcc checks compare our expansions with `nvcc -E`'s.
-import { test, describe, before } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { execFileSync } from 'child_process';
-import { documents, findCcclInclude, kernel, lineOf, SAMPLES } from './helpers';
+import { documents, findCcclInclude, kernel, lineOf, SAMPLES, useCudaTools } from './helpers';
 import { expandText, parseDefine, MacroDefinition } from '../../src/engine/parse/macros/expand';
 import { evaluateCondition } from '../../src/engine/parse/macros/condition';
 import { readDirectives, includeGuard } from '../../src/engine/parse/macros/directives';
@@ -17,7 +17,6 @@ import { loopHoverMarkdown } from '../../src/engine/report/describe';
 import { computeFindings } from '../../src/engine/parse/findings';
 import { applyUnrollEdit, unrollPragmaEdit } from '../../src/engine/variants/applyEdit';
 import { editMayChangeMacros } from '../../src/server/macros';
-import { detectToolchain, Toolchain } from '../../src/engine/toolchain/toolchain';
 import { flagsFromSettings } from '../../src/engine/toolchain/flags';
 import { VariantBuilder } from '../../src/engine/variants/build';
 import { VariantInspector } from '../../src/engine/variants/inspect';
@@ -296,24 +295,11 @@ describe("cuda-samples/project_macros: a project's own macros", () => {
 
 // ---- against nvcc ---------------------------------------------------------------------------
 
-let toolchain: Toolchain | null = null;
-let skip: string | false = false;
-before(async () => {
-  try {
-    toolchain = await detectToolchain({ probeGpu: false });
-  } catch (e) {
-    if (process.env.CI) throw e;
-    skip = `no nvcc: ${(e as Error).message}`;
-  }
-  if (toolchain && (!toolchain.cuobjdump || !toolchain.nvdisasm)) {
-    if (process.env.CI) throw new Error('cuobjdump/nvdisasm missing: scripts/setup-cuda-tools.sh should have installed them');
-    skip = 'no cuobjdump/nvdisasm (run npm run setup:cuda-tools)';
-  }
-});
+const cuda = useCudaTools();
 
 describe('expansions agree with nvcc -E (device pass)', () => {
   test('CCCL qualifier and pragma macros, read from the toolkit headers, mean what nvcc makes of them', async t => {
-    if (skip) return t.skip(skip);
+    if (cuda.skip) return t.skip(cuda.skip);
     const cccl = findCcclInclude();
     if (!cccl) return t.skip('no include/cccl');
     const uses = [
@@ -328,8 +314,8 @@ describe('expansions agree with nvcc -E (device pass)', () => {
     const src = `#include <cub/config.cuh>\n#include <thrust/system/cuda/config.h>\n${uses.map((u, i) => `void __ul_${i}() {\n${u}\n}`).join('\n')}\n`;
     const dir = tmpProject({ 'e.cu': src });
     const file = path.join(dir, 'e.cu');
-    const pre = execFileSync(toolchain!.nvcc.path, ['-arch=sm_90', '-E', file], { encoding: 'utf8', maxBuffer: 1 << 28 });
-    const table = new MacroTables().tableFor(file, src, options({ systemIncludeDirs: toolkitIncludeDirs(toolchain!.nvcc.path) })).table;
+    const pre = execFileSync(cuda.toolchain!.nvcc.path, ['-arch=sm_90', '-E', file], { encoding: 'utf8', maxBuffer: 1 << 28 });
+    const table = new MacroTables().tableFor(file, src, options({ systemIncludeDirs: toolkitIncludeDirs(cuda.toolchain!.nvcc.path) })).table;
     for (let i = 0; i < uses.length; i++) {
       const at = pre.indexOf(`__ul_${i}()`);
       const body = pre
@@ -356,13 +342,13 @@ describe('expansions agree with nvcc -E (device pass)', () => {
   });
 
   test('project_macros.cu: variants of PM_UNROLL(4) build with nvcc and unroll as asked', async t => {
-    if (skip) return t.skip(skip);
+    if (cuda.skip) return t.skip(cuda.skip);
     const dir = path.join(SAMPLES, 'project_macros');
     const file = path.join(dir, 'project_macros.cu');
     const text = fs.readFileSync(file, 'utf8');
     const table = new MacroTables().tableFor(file, text, options()).table;
     const analysis = await analyzeWith(text, file, table);
-    const tc = toolchain!;
+    const tc = cuda.toolchain!;
     const builder = new VariantBuilder({
       nvcc: tc.nvcc,
       arch: 'sm_90',

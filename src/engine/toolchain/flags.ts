@@ -100,7 +100,8 @@ function isFile(p: string): boolean {
   }
 }
 
-function realOrResolved(p: string): string {
+/** The real path (symlinks resolved), else the absolute one when it does not exist. */
+export function realOrResolved(p: string): string {
   const abs = path.resolve(p);
   try {
     return fs.realpathSync.native(abs);

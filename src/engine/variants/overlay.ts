@@ -17,6 +17,7 @@
 // header must be there and the original must not (see verifyOverlay). Nothing here runs a program.
 import * as fs from 'fs';
 import * as path from 'path';
+import { realOrResolved } from '../toolchain/flags';
 
 /** Source and header extensions: a header is compiled only through a translation unit. */
 export const HEADER_FILE = /\.(h|hh|hpp|hxx|cuh|inl|inc|ipp|tcc)$/i;
@@ -34,15 +35,6 @@ export interface OverlayLayout {
   headerRel: string;
   /** Include-path folders (absolute, as the flags name them) that hold the header, with their place in the overlay. */
   includeDirs: { dir: string; rel: string }[];
-}
-
-function realOrResolved(p: string): string {
-  const abs = path.resolve(p);
-  try {
-    return fs.realpathSync.native(abs);
-  } catch {
-    return abs;
-  }
 }
 
 function within(p: string, root: string): boolean {
