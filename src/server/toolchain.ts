@@ -4,7 +4,7 @@ import * as path from 'path';
 import { CancellationToken, Connection, ProgressToken } from 'vscode-languageserver/node';
 import { MissingToolError } from '../engine/toolchain/discover';
 import { ToolTimeout, withToolTimeouts } from '../engine/toolchain/process';
-import { CompileFlags, resolveCompileFlags } from '../engine/toolchain/flags';
+import { CompileFlags, normaliseArch, resolveCompileFlags } from '../engine/toolchain/flags';
 import { chooseArch, detectToolchain, Toolchain, toolchainSummary } from '../engine/toolchain/toolchain';
 import { Settings, ToolchainStatus, ToolchainStatusNotification } from '../protocol';
 
@@ -135,9 +135,12 @@ export class ServerToolchain {
     );
   }
 
-  /** The unrollLens.arch setting, else the file's flags, else the GPU, else sm_90. */
+  /**
+   * The unrollLens.arch setting, else the file's flags, else the GPU, else sm_90. The setting is
+   * read as the flags read it (normaliseArch): a value they log as "ignored" is ignored here too.
+   */
   archFor(t: Toolchain, fromFlags: string | null): string {
-    return chooseArch(this.settings().arch || null, fromFlags, t.gpus).arch;
+    return chooseArch(normaliseArch(this.settings().arch), fromFlags, t.gpus).arch;
   }
 
   /** compile_commands.json for the file, else the settings' flags. */
