@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureCudaTools } from './cuda-tools.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const cli = path.join(root, 'bin', 'unroll-lens.js');
@@ -23,11 +24,7 @@ if (!has('nvcc') && !process.env.CUDA_HOME) {
 }
 // Effective unroll and per-loop SASS need nvdisasm's line table: where the toolkit has no
 // disassembler (nvcc-only installs), fetch it as `npm test` does, into .tools/.
-if (!has('nvdisasm') && !fs.existsSync(path.join(root, '.tools', 'cuda-tools', 'bin', 'nvdisasm'))) {
-  console.log('\nnvdisasm not found: installing cuobjdump/nvdisasm into .tools/ (scripts/setup-cuda-tools.sh)…');
-  const r = spawnSync('bash', [path.join(root, 'scripts', 'setup-cuda-tools.sh')], { cwd: root, stdio: 'inherit' });
-  if (r.status !== 0) console.log('could not install them: loop tables will show counts without per-loop attribution.');
-}
+ensureCudaTools();
 run('what nvcc really does with a runtime-trip-count loop', ['sass', 'cuda-samples/matmul_unroll.cu', '--loop', '51']);
 run('the instruction-cache cliff: code size per unroll factor', [
   'sass',

@@ -127,6 +127,23 @@ export const SETTINGS = {
     cuobjdumpPath: toolPath('Path to cuobjdump (overrides discovery).'),
     nvdisasmPath: toolPath('Path to nvdisasm (overrides discovery).'),
     ncuPath: toolPath("Path to Nsight Compute's ncu (overrides discovery)."),
+    // Limits, not programs: not restricted; per machine like the paths (a slow remote host needs more).
+    nvccTimeoutSeconds: number({
+      default: 300,
+      minimum: 1,
+      maximum: 86_400,
+      scope: 'machine-overridable',
+      description:
+        'Seconds per nvcc compile (1 to 86400); past it nvcc is killed with its children and the build reported as timed out, naming the file.',
+    }),
+    disassemblerTimeoutSeconds: number({
+      default: 120,
+      minimum: 1,
+      maximum: 86_400,
+      scope: 'machine-overridable',
+      description:
+        'Seconds per nvdisasm/cuobjdump run (1 to 86400); past it the disassembler is killed and the counts come from the cubin alone.',
+    }),
   },
   profile: {
     args: strings({

@@ -35,22 +35,10 @@ export const GPU_RUN_OPTIONS = {
   arch: { type: 'string', value: 'sm_XX', help: 'target architecture', default: "compile flags' arch, else the first GPU's, else sm_90" },
 } as const satisfies OptionTable;
 
-/** --nvcc-timeout: seconds per nvcc compile (was a fixed 300 s). CLI only: the editor keeps its defaults. */
-export const NVCC_TIMEOUT: NumberDecl = {
-  type: 'number',
-  default: 300,
-  minimum: 1,
-  maximum: 86_400,
-  description: 'seconds per nvcc compile',
-};
-/** --disasm-timeout: seconds per nvdisasm/cuobjdump run (was a fixed 120 s). */
-export const DISASM_TIMEOUT: NumberDecl = {
-  type: 'number',
-  default: 120,
-  minimum: 1,
-  maximum: 86_400,
-  description: 'seconds per disassembler run',
-};
+/** --nvcc-timeout: seconds per nvcc compile; the editor's unrollLens.toolchain.nvccTimeoutSeconds. */
+export const NVCC_TIMEOUT: NumberDecl = SETTINGS.toolchain.nvccTimeoutSeconds;
+/** --disasm-timeout: seconds per nvdisasm/cuobjdump run; the editor's unrollLens.toolchain.disassemblerTimeoutSeconds. */
+export const DISASM_TIMEOUT: NumberDecl = SETTINGS.toolchain.disassemblerTimeoutSeconds;
 
 /** The tools' time limits, for every subcommand that compiles (sass, bench, sweep). */
 export const TOOL_TIMEOUT_OPTIONS = {

@@ -142,9 +142,11 @@ export function toSassJson(file: FileSassReport, loop: LoopReport | null) {
                 : {}),
             })),
             notes: loop.notes,
+            limitation: loop.limitation,
           },
         }
       : {}),
+    limitation: file.limitation ?? null,
   };
 }
 
@@ -162,6 +164,7 @@ function renderFile(r: FileSassReport): string {
       `${pad(k.demangled.length > 60 ? k.demangled.slice(0, 59) + '…' : k.demangled, 60)} ${pad(String(k.instructions), 7, true)} ${pad(String(k.bytes), 8, true)} ${pad(String(k.registers), 5, true)} ${pad(`${k.spillStores}/${k.spillLoads}`, 12, true)}`,
     );
   }
+  if (r.limitation && r.loops.length) lines.push(`note: ${r.limitation}`);
   return lines.join('\n') + '\n';
 }
 
@@ -262,7 +265,8 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
       return EXIT.cancelled;
     }
     if (a.json) io.out(JSON.stringify(toSassJson(fileReport, loopReport), null, 2) + '\n');
-    else io.out(renderFile(fileReport) + (loopReport ? renderLoop(loopReport) : ''));
+    // With a loop table, the note goes under it (once).
+    else io.out(renderFile(loopReport ? { ...fileReport, limitation: null } : fileReport) + (loopReport ? renderLoop(loopReport) : ''));
     return EXIT.ok;
   } finally {
     stopSignals();

@@ -40,7 +40,10 @@ export async function startLanguageClient(
     documentSelector,
     outputChannel: output,
     // Headers changing on disk (a save elsewhere, a checkout) change the macros open files see.
-    synchronize: { configurationSection: 'unrollLens', fileEvents: vscode.workspace.createFileSystemWatcher('**/*.{cuh,h,hpp,hh,hxx,inl}') },
+    synchronize: {
+      configurationSection: 'unrollLens',
+      fileEvents: vscode.workspace.createFileSystemWatcher('**/*.{cuh,h,hpp,hh,hxx,inl}'),
+    },
     // Variant builds are cached per machine in the extension's global storage.
     initializationOptions: {
       storagePath: context.globalStorageUri.fsPath,

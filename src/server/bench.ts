@@ -44,7 +44,7 @@ export class BenchService {
       workDoneToken,
     };
     return this.toolchain.runRequest(work, async (signal, progress) => {
-      const t = await this.toolchain.tools();
+      const t = await this.toolchain.tools(file);
       const flags = this.toolchain.flagsFor(file);
       // The file as written runs first, then one program per factor.
       const total = factors.length + 1;
@@ -56,6 +56,8 @@ export class BenchService {
         loops: [line],
         factors,
         ...runOptionsFromSettings(s.profile),
+        // nvcc itself is also held to it by the toolchain's runner; this covers compileCommand (make, cmake).
+        nvccTimeoutMs: s.toolchain.nvccTimeoutSeconds * 1000,
         sourceStalls: s.profile.sourceStalls,
         signal,
         onProgress: (msg, done) => progress(Math.round((Math.min(done, total) / total) * 100), msg),

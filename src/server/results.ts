@@ -100,7 +100,7 @@ export class ResultsService {
       workDoneToken: p.workDoneToken,
     };
     return this.toolchain.runRequest(work, async (signal, report) => {
-      const t = await this.toolchain.tools();
+      const t = await this.toolchain.tools(file);
       const flags = this.toolchain.flagsFor(file);
       const arch = this.toolchain.archFor(t, flags.arch);
       const gpu = this.gpuProblem(t.ncu !== null, t.gpus.length, text, !!p.static);
@@ -130,6 +130,7 @@ export class ResultsService {
           cacheDir: this.cacheDir(),
           jobs: s.jobs > 0 ? s.jobs : undefined,
           icacheBudgetBytes: s.icacheBudgetBytes,
+          compileTimeoutMs: s.toolchain.nvccTimeoutSeconds * 1000,
           signal,
           gpu: gpu === null ? runOptionsFromSettings(s.profile) : undefined,
         },

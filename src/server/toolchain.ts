@@ -3,7 +3,8 @@
 import * as path from 'path';
 import { CancellationToken, Connection, ProgressToken } from 'vscode-languageserver/node';
 import { MissingToolError } from '../engine/toolchain/discover';
-import { CompileFlags, resolveCompileFlags } from '../engine/toolchain/flags';
+import { ToolTimeout, withToolTimeouts } from '../engine/toolchain/process';
+import { CompileFlags, normaliseArch, resolveCompileFlags } from '../engine/toolchain/flags';
 import { chooseArch, detectToolchain, Toolchain, toolchainSummary } from '../engine/toolchain/toolchain';
 import { Settings, ToolchainStatus, ToolchainStatusNotification } from '../protocol';
 
@@ -49,7 +50,12 @@ export class ServerToolchain {
     this.connection.console.log(`[sass] ${msg}`);
   }
 
-  tools(): Promise<Toolchain> {
+  /**
+   * The toolchain, held to the settings' time limits; `file` (the source being built) names the
+   * file in a timeout's message. Each call gets its own limited runner: one request's hang is
+   * answered at once to its later callers, and a new request tries again.
+   */
+  tools(file?: string): Promise<Toolchain> {
     // Even `nvcc --version` is a program run: an untrusted repository may name nvcc's path.
     if (!this.trustedNow) {
       this.problem = `${RESTRICTED_MODE}.`;
@@ -84,7 +90,35 @@ export class ServerToolchain {
         },
       );
     }
-    return this.toolchain;
+    return this.toolchain.then(t => this.limited(t, file));
+  }
+
+  /**
+   * The toolchain with nvcc and the disassemblers held to the settings' time limits
+   * (unrollLens.toolchain.nvccTimeoutSeconds, disassemblerTimeoutSeconds), whoever builds with it:
+   * variants, benchmarks and sweeps. A run past its limit is killed, and the log and a warning
+   * say which tool timed out after how long on which file, and which setting raises it.
+   */
+  limited(t: Toolchain, file?: string): Toolchain {
+    const s = this.settings().toolchain;
+    const nvccMs = s.nvccTimeoutSeconds * 1000;
+    const disasmMs = s.disassemblerTimeoutSeconds * 1000;
+    const table = new Map<string, { tool: string; timeoutMs: number }>([[t.nvcc.path, { tool: 'nvcc', timeoutMs: nvccMs }]]);
+    if (t.nvdisasm) table.set(t.nvdisasm.path, { tool: 'nvdisasm', timeoutMs: disasmMs });
+    if (t.cuobjdump) table.set(t.cuobjdump.path, { tool: 'cuobjdump', timeoutMs: disasmMs });
+    const runner = withToolTimeouts(t.runner, table, x => this.timedOut(x, file));
+    return { ...t, runner };
+  }
+
+  private timedOut(x: ToolTimeout, source: string | undefined): void {
+    const file = source ? path.basename(source) : x.file ? path.basename(x.file) : 'a build';
+    const msg =
+      x.tool === 'nvcc'
+        ? `nvcc timed out after ${x.seconds} s compiling ${file} and was killed; raise unrollLens.toolchain.nvccTimeoutSeconds if it needs longer`
+        : `${x.tool} timed out after ${x.seconds} s disassembling the SASS of ${file} and was killed; its counts come from the cubin alone; ` +
+          'raise unrollLens.toolchain.disassemblerTimeoutSeconds if it needs longer';
+    this.log(msg);
+    void this.connection.window?.showWarningMessage(`Unroll Lens: ${msg}`);
   }
 
   /** Status bar: the toolchain found (or why not) and what is being built, if anything. */
@@ -101,9 +135,12 @@ export class ServerToolchain {
     );
   }
 
-  /** The unrollLens.arch setting, else the file's flags, else the GPU, else sm_90. */
+  /**
+   * The unrollLens.arch setting, else the file's flags, else the GPU, else sm_90. The setting is
+   * read as the flags read it (normaliseArch): a value they log as "ignored" is ignored here too.
+   */
   archFor(t: Toolchain, fromFlags: string | null): string {
-    return chooseArch(this.settings().arch || null, fromFlags, t.gpus).arch;
+    return chooseArch(normaliseArch(this.settings().arch), fromFlags, t.gpus).arch;
   }
 
   /** compile_commands.json for the file, else the settings' flags. */

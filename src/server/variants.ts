@@ -36,7 +36,7 @@ export class VariantService {
   }
 
   private async inspector(file: string): Promise<VariantInspector> {
-    const t = await this.toolchain.tools();
+    const t = await this.toolchain.tools(file);
     const s = this.settings();
     // A header is built through a translation unit that includes it, with that unit's flags.
     const header = this.headerUnit(file);
@@ -140,6 +140,16 @@ export class VariantService {
     const out: Diagnostic[] = [];
     const at = (line: number) => Range.create(Math.max(0, line - 1), 0, Math.max(0, line - 1), 1000);
     if (r.failure) {
+      if (r.failure.kind === 'timeout' && !r.failure.messages.some(m => m.severity === 'error')) {
+        const limit = this.settings().toolchain.nvccTimeoutSeconds;
+        out.push({
+          range: at(1),
+          severity: DiagnosticSeverity.Error,
+          source: 'unroll-lens',
+          code: 'timeout',
+          message: `nvcc timed out after ${limit} s compiling ${file ? path.basename(file) : 'this file'} and was killed; raise unrollLens.toolchain.nvccTimeoutSeconds if it needs longer.`,
+        });
+      }
       for (const m of r.failure.messages) {
         if (m.severity === 'remark') continue;
         const mine = m.file && file && path.resolve(m.file) === path.resolve(file);

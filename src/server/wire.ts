@@ -48,7 +48,8 @@ export function toLoopVariantsResult(r: LoopReport, result: SweepResult): LoopVa
       kernelInstructions: v.kernelInstructions,
       effectiveUnroll: v.effectiveUnroll,
     })),
-    notes: r.notes,
+    // Why loop columns are empty (no nvdisasm) is said with the notes, not left to a silent `ok`.
+    notes: r.limitation ? [...r.notes, r.limitation] : r.notes,
     result,
   };
 }

@@ -23,7 +23,15 @@ describe('settings declaration', () => {
       icacheBudgetBytes: 0,
       buildOnSave: true,
       jobs: 0,
-      toolchain: { cudaHome: '', nvccPath: '', cuobjdumpPath: '', nvdisasmPath: '', ncuPath: '' },
+      toolchain: {
+        cudaHome: '',
+        nvccPath: '',
+        cuobjdumpPath: '',
+        nvdisasmPath: '',
+        ncuPath: '',
+        nvccTimeoutSeconds: 300,
+        disassemblerTimeoutSeconds: 120,
+      },
       profile: {
         args: [],
         samples: 20,
@@ -40,13 +48,13 @@ describe('settings declaration', () => {
     assert.equal(protocol.DEFAULT_SETTINGS, DEFAULT_SETTINGS, 'protocol.ts re-exports the one declaration');
   });
 
-  test('keys: bloatThresholdStatements is the real setting; codeLens.enabled maps to codeLensEnabled; 26 settings', () => {
+  test('keys: bloatThresholdStatements is the real setting; codeLens.enabled maps to codeLensEnabled; 28 settings', () => {
     const keys = SETTING_ENTRIES.map(e => e.key);
     assert.ok(keys.includes('unrollLens.bloatThresholdStatements'));
     assert.ok(!keys.includes('unrollLens.bloatThresholdInstructions'));
     assert.deepEqual(SETTING_ENTRIES.find(e => e.key === 'unrollLens.codeLens.enabled')?.field, ['codeLensEnabled']);
     assert.equal(SETTING_ENTRIES.find(e => e.key === 'unrollLens.trace.server')?.field, null, 'read by the language client only');
-    assert.equal(keys.length, 26);
+    assert.equal(keys.length, 28);
     assert.equal(new Set(keys).size, keys.length);
   });
 
@@ -150,6 +158,18 @@ describe('readSettings', () => {
       /unrollLens\.profile\.timeoutSeconds: expected a number from 1 to 86400, got 0; using the default 120/,
     ],
     ['icacheBudgetBytes', -1, s => s.icacheBudgetBytes, /unrollLens\.icacheBudgetBytes: expected an integer ≥ 0, got -1/],
+    [
+      'toolchain.nvccTimeoutSeconds',
+      0,
+      s => s.toolchain.nvccTimeoutSeconds,
+      /unrollLens\.toolchain\.nvccTimeoutSeconds: expected a number from 1 to 86400, got 0; using the default 300/,
+    ],
+    [
+      'toolchain.disassemblerTimeoutSeconds',
+      86_401,
+      s => s.toolchain.disassemblerTimeoutSeconds,
+      /unrollLens\.toolchain\.disassemblerTimeoutSeconds: expected a number from 1 to 86400, got 86401; using the default 120/,
+    ],
     ['profile.samples', 0, s => s.profile.samples, /unrollLens\.profile\.samples: expected an integer ≥ 1, got 0; using the default 20/],
     ['profile.samples', 2.5, s => s.profile.samples, /unrollLens\.profile\.samples: expected an integer ≥ 1, got 2\.5/],
     ['profile.samples', '20', s => s.profile.samples, /unrollLens\.profile\.samples: expected an integer ≥ 1, got "20"/],

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import type { Connection } from 'vscode-languageserver/node';
 import { DEFAULT_SETTINGS } from '../../src/protocol';
 import { RESTRICTED_MODE, ServerToolchain, UntrustedWorkspaceError } from '../../src/server/toolchain';
+import type { Toolchain } from '../../src/engine/toolchain/toolchain';
 
 function fakeConnection(sent: unknown[]): Connection {
   return {
@@ -42,4 +43,34 @@ test('trusted: the toolchain is looked for (found, or missing with its own messa
     (e: unknown) => e,
   );
   assert.ok(!(outcome instanceof UntrustedWorkspaceError), 'a trusted workspace is not in Restricted Mode');
+});
+
+test('the arch setting: a value the flags log as "ignored" is not used for builds; a valid one is', () => {
+  const log: string[] = [];
+  const connection = {
+    sendNotification: () => undefined,
+    console: { log: (m: string) => log.push(m) },
+  } as unknown as Connection;
+  const noGpu = { gpus: [] } as unknown as Toolchain;
+  // readSettings refuses such values; this is the server's own guard if one gets through.
+  let arch = 'bogus';
+  const t = new ServerToolchain(
+    connection,
+    () => ({ ...DEFAULT_SETTINGS, arch }),
+    () => [],
+  );
+  const flags = t.flagsFor('/nonexistent/k.cu');
+  assert.ok(
+    log.some(l => /arch setting "bogus" is not an sm_XX architecture; ignored/.test(l)),
+    log.join('\n'),
+  );
+  assert.equal(t.archFor(noGpu, flags.arch), 'sm_90', 'ignored, as logged: the default arch');
+  arch = 'sm_80';
+  log.length = 0;
+  assert.equal(t.flagsFor('/nonexistent/k.cu').arch, 'sm_80');
+  assert.equal(t.archFor(noGpu, null), 'sm_80');
+  assert.deepEqual(
+    log.filter(l => /arch/.test(l)),
+    [],
+  );
 });

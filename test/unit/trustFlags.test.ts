@@ -11,6 +11,13 @@ import { detectToolchain, Toolchain } from '../../src/engine/toolchain/toolchain
 import { CompileFlags, flagsFromCompileCommands, flagsFromSettings } from '../../src/engine/toolchain/flags';
 import { VariantBuilder } from '../../src/engine/variants/build';
 import { main } from '../../src/cli/main';
+import { pathToFileURL } from 'url';
+import type { Connection } from 'vscode-languageserver/node';
+import { CudaDocuments } from '../../src/engine/parse/documents';
+import { DEFAULT_SETTINGS } from '../../src/settings';
+import { ServerToolchain } from '../../src/server/toolchain';
+import { VariantService } from '../../src/server/variants';
+import { DocumentFactsStore } from '../../src/server/facts';
 
 let toolchain: Toolchain | null = null;
 let skip: string | false = false;
@@ -208,6 +215,95 @@ describe('nvcc never runs shell syntax from a repository', () => {
     assert.match(err, /unroll-lens: dropped "-DX=\$\(touch .*shell command substitution/);
     assert.match(err, /unroll-lens: dropped "-Xcompiler=`touch .*contains "`"/);
     assert.match(out, /^k\(int\*\)/m);
+    assert.deepEqual(
+      fs.readdirSync(p.dir).filter(n => n.startsWith('pwned-')),
+      [],
+    );
+  });
+});
+
+describe('a repository never chooses the host compiler (-ccbin), CLI and server alike', () => {
+  // A program inside the repository, named without any shell syntax: the flag is dropped with a
+  // warning naming it, whether written in the entry, as --compiler-bindir or inside a response file.
+  const COMMAND = `nvcc -ccbin ./evil-cc --compiler-bindir=tools "-DX=\\$(touch MARK(d))" @inside.rsp -DBLOCK=16 -c k.cu`;
+  const FILES = {
+    'evil-cc': '#!/bin/sh\ntouch MARK(ccbin)\nexec g++ "$@"\n',
+    'inside.rsp': '-ccbin=./evil-cc -DVERSION_OK=1',
+  };
+  function hostile() {
+    const p = project(COMMAND, FILES);
+    fs.chmodSync(path.join(p.dir, 'evil-cc'), 0o755);
+    fs.mkdirSync(path.join(p.dir, 'tools'));
+    fs.copyFileSync(path.join(p.dir, 'evil-cc'), path.join(p.dir, 'tools', 'g++'));
+    fs.chmodSync(path.join(p.dir, 'tools', 'g++'), 0o755);
+    return p;
+  }
+  const warned = (text: string) => {
+    assert.match(
+      text,
+      /dropped "-ccbin \.\/evil-cc" \(from .*compile_commands\.json, entry for .*k\.cu\): the host compiler is never taken from compile_commands\.json/,
+    );
+    assert.match(text, /dropped "--compiler-bindir=tools".*: the host compiler is never taken/);
+    assert.match(text, /dropped "-ccbin=\.\/evil-cc".*: the host compiler is never taken/);
+    assert.match(text, /dropped "-DX=\$\(touch .*shell command substitution/);
+  };
+
+  test('unroll-lens sass: warns naming each one, builds with the default host compiler, runs nothing of the repo', async t => {
+    if (skip) return t.skip(skip);
+    const p = hostile();
+    const saved = process.env.XDG_CACHE_HOME;
+    process.env.XDG_CACHE_HOME = path.join(p.dir, 'cache');
+    let out = '';
+    let err = '';
+    try {
+      const code = await main(['sass', p.file], { out: s => (out += s), err: s => (err += s), isTTY: false });
+      assert.equal(code, 0, err);
+    } finally {
+      if (saved === undefined) delete process.env.XDG_CACHE_HOME;
+      else process.env.XDG_CACHE_HOME = saved;
+    }
+    warned(err);
+    assert.match(out, /^k\(int\*\)/m);
+    assert.deepEqual(
+      fs.readdirSync(p.dir).filter(n => n.startsWith('pwned-')),
+      [],
+    );
+  });
+
+  test('language server (trusted workspace): the same flags are dropped and logged; the background build runs nothing of the repo', async t => {
+    if (skip) return t.skip(skip);
+    const p = hostile();
+    const log: string[] = [];
+    const progress = {
+      begin: () => undefined,
+      report: () => undefined,
+      done: () => undefined,
+      token: { onCancellationRequested: () => undefined },
+    };
+    const connection = {
+      sendNotification: () => undefined,
+      console: { log: (m: string) => log.push(m) },
+      window: { createWorkDoneProgress: async () => progress, showWarningMessage: async () => undefined },
+    } as unknown as Connection;
+    const tc = new ServerToolchain(
+      connection,
+      () => DEFAULT_SETTINGS,
+      () => [p.dir],
+    );
+    tc.setTrusted(true);
+    const facts = new DocumentFactsStore(() => undefined);
+    const service = new VariantService(
+      connection,
+      tc,
+      facts,
+      () => DEFAULT_SETTINGS,
+      () => path.join(p.dir, 'cache'),
+    );
+    const uri = pathToFileURL(p.file).toString();
+    const docs = await CudaDocuments.create();
+    await service.buildFile(uri, KERNEL, docs.analyzeOnce(KERNEL, p.file));
+    warned(log.join('\n'));
+    assert.equal(facts.get(uri, KERNEL)?.file?.status, 'ok', log.join('\n'));
     assert.deepEqual(
       fs.readdirSync(p.dir).filter(n => n.startsWith('pwned-')),
       [],

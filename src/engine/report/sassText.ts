@@ -22,7 +22,8 @@ export function loopSassLensTitle(sass: SassFacts | null, _kernel: Kernel, loop:
   if (!f) return 'SASS: build variants';
   if (f.status !== 'ok') return `SASS: file does not compile (${f.failure?.kind ?? f.status})`;
   const m = f.loops.find(l => l.line === loop.line);
-  if (!m || m.loopInstructions === null) return 'SASS: build variants';
+  if (!m || m.loopInstructions === null)
+    return f.limitation && m ? 'SASS: build variants (loop counts need nvdisasm: see hover)' : 'SASS: build variants';
   const k = kernelOf(f, m.kernel);
   const parts = [`SASS ${m.loopInstructions} instr`];
   if (k) parts.push(`${k.registers} regs`);
@@ -58,6 +59,7 @@ export function loopSassMarkdown(sass: SassFacts | null, _kernel: Kernel, loop: 
         `${cell(m.loopInstructions)} in this loop` +
         (m.effectiveUnroll !== null ? `; nvcc unrolled it ${m.fullyUnrolled ? 'completely' : `×${m.effectiveUnroll}`}` : ''),
     );
+    if (f.limitation && m.loopInstructions === null && !sass.loops.get(loop.line)?.limitation) parts.push(`- ${f.limitation}`);
   } else if (f && f.status !== 'ok') {
     parts.push(`**SASS**: the file does not compile (${f.failure?.kind ?? f.status}); see the Problems panel.`);
   }

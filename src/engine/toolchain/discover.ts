@@ -129,8 +129,13 @@ export async function findOptionalTool(tool: ToolName, o: DiscoverOptions = {}):
   }
 }
 
-/** The repository's own tools folder, when running from a checkout (CLI, tests, dev host). */
-export function defaultProjectToolsBin(): string {
+/**
+ * The repository's own tools folder, when running from a checkout (CLI, tests, dev host):
+ * $UNROLL_LENS_TOOLS/cuda-tools/bin where that is set (as scripts/setup-cuda-tools.sh installs
+ * there), else <package root>/.tools/cuda-tools/bin.
+ */
+export function defaultProjectToolsBin(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.UNROLL_LENS_TOOLS) return path.join(path.resolve(env.UNROLL_LENS_TOOLS), 'cuda-tools', 'bin');
   // This module runs from out/src/engine/toolchain/ (tsc) or inside dist/server.js (esbuild):
   // the package root is the nearest folder above with a package.json either way.
   let dir = __dirname;

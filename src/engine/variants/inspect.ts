@@ -93,6 +93,8 @@ export interface FileSassReport {
   loops: { line: number; kernel: string | null; loopInstructions: number | null; effectiveUnroll: number | null; fullyUnrolled: boolean }[];
   cached: boolean;
   disassembler: 'nvdisasm' | 'cuobjdump' | 'elf';
+  /** Why the loops' instructions and effective unroll are unknown, when they are (no nvdisasm listing). */
+  limitation?: string | null;
 }
 
 export interface InspectorOptions {
@@ -254,6 +256,7 @@ export class VariantInspector {
     }
     const dis = await this.disassemble(asWritten.outputPath, opts.signal);
     report.disassembler = dis.source;
+    report.limitation = loops.length ? this.limitation(dis.source) : null;
     report.kernels = await this.kernelsOf(asWritten, dis, analysis);
     const base = allRolled?.status === 'ok' && allRolled.outputPath ? await this.disassemble(allRolled.outputPath, opts.signal) : null;
     for (const k of analysis.kernels) {
@@ -308,9 +311,24 @@ export class VariantInspector {
       written: writtenFactor(loop),
       variants,
       notes: explainVariants(variants, loop),
-      limitation:
-        this.lastDisassembler === 'nvdisasm' ? null : 'effective unroll needs nvdisasm (line info); only instruction counts are available',
+      limitation: this.limitation(this.lastDisassembler),
     };
+  }
+
+  /**
+   * Why a loop's own columns (loop instructions, nvcc's unroll) are empty when the SASS did not
+   * come from nvdisasm: its line table is what maps machine code to source loops. Names the
+   * missing tool, where the kernel counts came from instead, and how to get nvdisasm.
+   */
+  limitation(source: Disassembly['source']): string | null {
+    if (source === 'nvdisasm') return null;
+    const counts = source === 'cuobjdump' ? 'kernel counts come from cuobjdump' : 'kernel counts come from the cubin';
+    if (!this.t.nvdisasm)
+      return (
+        `nvdisasm not found: loop instructions and nvcc's unroll need its line table and are unknown here (${counts}). ` +
+        'Install the CUDA Toolkit, run `npm run setup:cuda-tools` in the Unroll Lens folder, or set unrollLens.toolchain.nvdisasmPath.'
+      );
+    return `nvdisasm (${this.t.nvdisasm.path}) gave no listing (it failed or timed out): loop instructions and nvcc's unroll are unknown (${counts}).`;
   }
 
   private lastDisassembler: Disassembly['source'] = 'elf';
@@ -604,8 +622,21 @@ export interface KernelVariant {
   failure: VariantFailure | null;
 }
 
+/**
+ * The source name of a function from its demangled name: `void hot_loop<2048>(…)` → hot_loop,
+ * `ns::k(float*)` → k (a template's demangled name starts with its return type).
+ */
+export function sourceNameOf(demangled: string): string {
+  return demangled.replace(/\(.*$/, '').replace(/<.*$/, '').split('::').pop()?.trim().split(/\s+/).pop() ?? '';
+}
+
+/** A mangled name (c++filt missing) holds the source name as <length><name>: _Z8hot_loopILi2048EEvPKmPmi. */
+function mangledHolds(mangled: string, source: string): boolean {
+  return mangled.startsWith('_Z') && new RegExp(`(?<!\\d)${source.length}${source.replace(/[^\w]/g, '\\$&')}`).test(mangled.slice(2));
+}
+
 function launchBlockSize(analysis: FileAnalysis, demangled: string, defines: Record<string, string> = {}): number {
-  const base = demangled.replace(/\(.*$/, '').replace(/<.*$/, '').split('::').pop()?.trim();
+  const base = sourceNameOf(demangled);
   const k = analysis.kernels.find(x => x.name === base);
   const lb = k?.launchBounds?.[0]?.trim();
   // `__launch_bounds__(BLOCK)` with BLOCK swept as a -D macro: the block size is that value.
@@ -653,8 +684,8 @@ function matchesFilter(filter: KernelFilter | undefined, name: string, demangled
 function pickKernelByName(dis: Disassembly, source: string, demangled: Map<string, string>, filter?: KernelFilter): string | null {
   const names = [...dis.sizes.keys()].filter(n => {
     const d = demangled.get(n) ?? n;
-    const base = d.replace(/\(.*$/, '').replace(/<.*$/, '').split('::').pop()?.trim();
-    return base === source && matchesFilter(filter, n, d);
+    const named = d === n ? mangledHolds(n, source) || n === source : sourceNameOf(d) === source;
+    return named && matchesFilter(filter, n, d);
   });
   return names.sort()[0] ?? null;
 }
