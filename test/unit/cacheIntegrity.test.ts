@@ -17,8 +17,11 @@ import { REPO_ROOT, SAMPLES } from './helpers';
 
 const CLI = path.join(REPO_ROOT, 'bin', 'unroll-lens.js');
 const SAMPLE = path.join(SAMPLES, 'matmul_unroll.cu');
-/** `sass` on one loop of a cuda-samples file: the file as written, all loops rolled, and two factors. */
-const SASS_ARGS = ['sass', SAMPLE, '--loop', '51', '--factors', '1,4', '--jobs', '1', '--arch', 'sm_90', '--json'];
+/**
+ * `sass` on one loop of a cuda-samples file: the file as written, all loops rolled, and two
+ * factors. Before the fix, 6 of 36 such runs (6 at once, default --jobs) crashed with ENOENT.
+ */
+const SASS_ARGS = ['sass', SAMPLE, '--loop', '51', '--factors', '1,4', '--arch', 'sm_90', '--json'];
 
 let toolchain: Toolchain | null = null;
 let skip: string | false = false;
@@ -97,12 +100,12 @@ async function referenceRun(): Promise<string> {
 }
 
 describe('several processes on one cache', () => {
-  test('5 concurrent CLI processes on a fresh cache, then 5 on the warm one: every answer is the single-process one, no crash', async t => {
+  test('6 concurrent CLI processes on a fresh cache, then 6 on the warm one: every answer is the single-process one, no crash', async t => {
     if (skip) return t.skip(skip);
     const ref = await referenceRun();
     const home = tmpDir('race');
     for (const round of ['cold', 'warm']) {
-      const runs = await Promise.all(Array.from({ length: 5 }, () => cliAsync(SASS_ARGS, home)));
+      const runs = await Promise.all(Array.from({ length: 6 }, () => cliAsync(SASS_ARGS, home)));
       runs.forEach((r, i) => {
         assert.equal(r.code, 0, `${round} run ${i}: exit ${r.code} ${r.signal ?? ''}\n${r.err}`);
         assert.equal(r.out, ref, `${round} run ${i} differs from the single-process answer`);
@@ -113,6 +116,25 @@ describe('several processes on one cache', () => {
     // One entry per build: losers discarded their copies.
     const entries = new BuildCache(buildsOf(home)).entries();
     assert.equal(new Set(entries.map(e => path.dirname(e.dir))).size, entries.length, 'one entry per key');
+  });
+});
+
+describe('two writers of one entry', () => {
+  test('two builders compile the same key at once: the second discards its copy and reads the first', async t => {
+    if (skip) return t.skip(skip);
+    const { dir, req } = project('11.0f');
+    const cacheDir = tmpDir('twowriters');
+    const b1 = builder(dir, cacheDir);
+    const b2 = builder(dir, cacheDir);
+    // Both look the key up before either has stored it, so both compile.
+    const [[r1], [r2]] = await Promise.all([b1.buildAll([req]), b2.buildAll([req])]);
+    assert.equal(b1.compiles + b2.compiles, 2);
+    assert.equal(r1.status, 'ok');
+    assert.equal(r2.status, 'ok');
+    assert.equal(r1.outputPath, r2.outputPath, 'both answers name the one stored entry');
+    assert.ok(fs.existsSync(r1.outputPath!));
+    assert.equal(new BuildCache(cacheDir).entries().length, 1);
+    assert.deepEqual(leftovers(cacheDir), [], "the loser's scratch copy is gone");
   });
 });
 
