@@ -369,3 +369,20 @@ describe('unroll-lens cache', () => {
     assert.match(bad.err, /--cache-max-gb takes a number ≥ 0/);
   });
 });
+
+describe('leftovers of killed processes', () => {
+  test("a process killed mid-build leaves its scratch folder: clear and eviction remove it; a live process's is kept", () => {
+    const cacheDir = tmpDir('killed');
+    const cacheJs = path.join(REPO_ROOT, 'out', 'src', 'engine', 'variants', 'cache.js');
+    // A child makes a scratch folder and dies by SIGKILL: its exit handler never runs.
+    const script = `const { BuildCache } = require(${JSON.stringify(cacheJs)}); new BuildCache(${JSON.stringify(cacheDir)}).scratch('ab'.repeat(32)); process.kill(process.pid, 'SIGKILL');`;
+    const r = spawnSync(process.execPath, ['-e', script]);
+    assert.equal(r.signal, 'SIGKILL');
+    const mine = new BuildCache(cacheDir).scratch('cd'.repeat(32)).dir; // this process: alive
+    assert.equal(fs.readdirSync(path.join(cacheDir, 'tmp')).length, 2);
+    new BuildCache(cacheDir).clear();
+    assert.deepEqual(fs.readdirSync(path.join(cacheDir, 'tmp')), [path.basename(mine)]);
+    releaseScratch();
+    assert.deepEqual(fs.readdirSync(path.join(cacheDir, 'tmp')), []);
+  });
+});

@@ -147,8 +147,8 @@ export class VariantBuilder {
   private depHashes = new Map<string, string | null>();
   private toolkitRoot: string | null = null;
   readonly cache: BuildCache;
-  /** Entries handed out by the current buildAll: never evicted under their caller. */
-  private inUse = new Set<string>();
+  /** Entries this builder handed out (builders live for one request): never evicted under their caller. */
+  private readonly inUse = new Set<string>();
 
   constructor(private readonly o: BuilderOptions) {
     this.concurrency = Math.max(1, o.concurrency ?? os.cpus().length);
@@ -601,7 +601,6 @@ export class VariantBuilder {
   ): Promise<BuildResult[]> {
     const results: BuildResult[] = new Array(reqs.length);
     this.depHashes = new Map(); // headers may have changed since the last call
-    this.inUse = new Set();
     let done = 0;
     let next = 0;
     const report = (i: number) => {

@@ -95,6 +95,8 @@ export function describeFsError(e: unknown): string {
 }
 
 const warned = new Set<string>();
+/** Names of scratch and trash folders carry the host: a cache on a shared disk is swept only of this host's dead processes. */
+const HOST = crypto.createHash('sha256').update(os.hostname()).digest('hex').slice(0, 8);
 const liveScratch = new Set<string>();
 let exitHook = false;
 
@@ -106,6 +108,12 @@ function pidAlive(pid: number): boolean {
   } catch (e) {
     return errCode(e) === 'EPERM';
   }
+}
+
+/** A scratch or trash folder of a process of this host that is gone. */
+function deadHere(name: string): boolean {
+  const m = /-(\d+)-[0-9a-f]{8}-([0-9a-f]{8})$/.exec(name);
+  return !!m && m[2] === HOST && !pidAlive(Number(m[1]));
 }
 
 function dirBytes(dir: string): number {
@@ -193,7 +201,7 @@ export class BuildCache {
    * Removed at process exit unless committed.
    */
   scratch(hash: string): { dir: string; inCache: boolean } {
-    const name = `${hash.slice(0, 16)}.tmp-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
+    const name = `${hash.slice(0, 16)}.tmp-${process.pid}-${crypto.randomBytes(4).toString('hex')}-${HOST}`;
     let dir: string;
     let inCache = true;
     try {
@@ -279,7 +287,7 @@ export class BuildCache {
   /** Removes an entry without pulling it from under a reader: rename into trash/, then delete. */
   remove(entryDir: string): void {
     const trash = path.join(this.root, 'trash');
-    const target = path.join(trash, `${path.basename(entryDir)}-${process.pid}-${crypto.randomBytes(4).toString('hex')}`);
+    const target = path.join(trash, `${path.basename(entryDir)}-${process.pid}-${crypto.randomBytes(4).toString('hex')}-${HOST}`);
     try {
       fs.mkdirSync(trash, { recursive: true });
       fs.renameSync(entryDir, target);
@@ -334,8 +342,7 @@ export class BuildCache {
     const tmp = path.join(this.root, 'tmp');
     try {
       for (const name of fs.readdirSync(tmp)) {
-        const pid = Number(/\.tmp-(\d+)-/.exec(name)?.[1]);
-        if (!pid || !pidAlive(pid)) rmQuiet(path.join(tmp, name));
+        if (deadHere(name)) rmQuiet(path.join(tmp, name));
       }
     } catch {
       // no tmp folder
@@ -343,8 +350,7 @@ export class BuildCache {
     const trash = path.join(this.root, 'trash');
     try {
       for (const name of fs.readdirSync(trash)) {
-        const pid = Number(/-(\d+)-[0-9a-f]{8}$/.exec(name)?.[1]);
-        if (!pid || !pidAlive(pid)) rmQuiet(path.join(trash, name));
+        if (deadHere(name)) rmQuiet(path.join(trash, name));
       }
     } catch {
       // no trash folder
