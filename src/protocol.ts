@@ -33,6 +33,7 @@ export const Commands = {
   sassVariants: 'unrollLens.sassVariants',
   showResults: 'unrollLens.showResults',
   chooseTranslationUnit: 'unrollLens.chooseTranslationUnit',
+  clearBuildCache: 'unrollLens.clearBuildCache',
 } as const;
 
 /** The results panel's webview type (its serializer restores it after a window reload). */

@@ -119,6 +119,15 @@ export const SETTINGS = {
     description: 'Compile the file as written (and with every loop rolled, to measure effective unroll) on open and save.',
   }),
   jobs: integer({ default: 0, minimum: 0, description: 'Parallel nvcc processes for variant builds; 0 = number of CPU cores.' }),
+  cache: {
+    maxSizeGB: number({
+      default: 4,
+      minimum: 0,
+      description:
+        'Size cap of the build cache in GB (GiB): past it, the least recently used builds are deleted. 0 = unlimited. ' +
+        "Clear it with the command 'Unroll Lens: Clear Build Cache' or `unroll-lens cache clear`.",
+    }),
+  },
   toolchain: {
     cudaHome: toolPath(
       'CUDA installation root (its bin/ holds nvcc, cuobjdump, nvdisasm). Empty: CUDA_HOME, CUDA_PATH, PATH, /usr/local/cuda.',

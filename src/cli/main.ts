@@ -8,13 +8,14 @@ import { sassCommand } from './sass';
 import { benchCommand } from './bench';
 import { stallsCommand } from './stalls';
 import { sweepCommand } from './sweep';
+import { cacheCommand } from './cache';
 
 export type { CliIO } from './io';
 export { UsageError } from './io';
 export { renderTable } from './scan';
 
 /** Every subcommand, in the order `unroll-lens --help` lists them. */
-export const COMMANDS: readonly CliCommand[] = [scanCommand, sassCommand, benchCommand, sweepCommand, stallsCommand];
+export const COMMANDS: readonly CliCommand[] = [scanCommand, sassCommand, benchCommand, sweepCommand, stallsCommand, cacheCommand];
 
 export function usage(): string {
   return [

@@ -45,6 +45,12 @@ export const sassCommand = defineCommand({
     },
     jobs: { type: 'string', value: 'N', help: 'parallel nvcc processes; 0 = number of CPU cores', setting: SETTINGS.jobs },
     ...TOOL_TIMEOUT_OPTIONS,
+    'cache-max-gb': {
+      type: 'string',
+      value: 'GB',
+      setting: SETTINGS.cache.maxSizeGB,
+      help: 'size cap of the build cache (least recently used builds are deleted past it); 0 = unlimited',
+    },
     tu: {
       type: 'string',
       value: 'FILE',
@@ -81,6 +87,7 @@ export const sassCommand = defineCommand({
         jobs: numberOption('jobs', options.jobs, SETTINGS.jobs),
         timeouts: toolTimeoutOptions(options),
         tu: options.tu ?? null,
+        cacheMaxGB: numberOption('cache-max-gb', options['cache-max-gb'], SETTINGS.cache.maxSizeGB),
         json: !!options.json,
       },
       io,
@@ -97,6 +104,8 @@ interface SassArgs {
   /** 0: one nvcc per CPU core. */
   jobs: number;
   timeouts: ToolTimeouts;
+  /** --cache-max-gb (0: unlimited). */
+  cacheMaxGB: number;
   /** A header's translation unit (--tu). */
   tu: string | null;
   json: boolean;
@@ -205,6 +214,8 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
     arch,
     flags,
     cacheDir: defaultCacheDir(),
+    cacheMaxBytes: a.cacheMaxGB * 1024 ** 3,
+    warn: m => io.err(`unroll-lens: warning: ${m}\n`),
     concurrency: a.jobs > 0 ? a.jobs : undefined,
     runner: toolchain.runner,
     ...(tu ? { translationUnit: tu } : {}),

@@ -49,6 +49,8 @@ export class VariantService {
       arch,
       flags,
       cacheDir: this.cacheDir(),
+      cacheMaxBytes: s.cache.maxSizeGB * 1024 ** 3,
+      warn: m => this.toolchain.log(`build cache: ${m}`),
       concurrency: s.jobs > 0 ? s.jobs : os.cpus().length,
       runner: t.runner,
       ...(tu ? { translationUnit: tu } : {}),

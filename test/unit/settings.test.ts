@@ -23,6 +23,7 @@ describe('settings declaration', () => {
       icacheBudgetBytes: 0,
       buildOnSave: true,
       jobs: 0,
+      cache: { maxSizeGB: 4 },
       toolchain: {
         cudaHome: '',
         nvccPath: '',
@@ -48,13 +49,13 @@ describe('settings declaration', () => {
     assert.equal(protocol.DEFAULT_SETTINGS, DEFAULT_SETTINGS, 'protocol.ts re-exports the one declaration');
   });
 
-  test('keys: bloatThresholdStatements is the real setting; codeLens.enabled maps to codeLensEnabled; 28 settings', () => {
+  test('keys: bloatThresholdStatements is the real setting; codeLens.enabled maps to codeLensEnabled; 29 settings', () => {
     const keys = SETTING_ENTRIES.map(e => e.key);
     assert.ok(keys.includes('unrollLens.bloatThresholdStatements'));
     assert.ok(!keys.includes('unrollLens.bloatThresholdInstructions'));
     assert.deepEqual(SETTING_ENTRIES.find(e => e.key === 'unrollLens.codeLens.enabled')?.field, ['codeLensEnabled']);
     assert.equal(SETTING_ENTRIES.find(e => e.key === 'unrollLens.trace.server')?.field, null, 'read by the language client only');
-    assert.equal(keys.length, 28);
+    assert.equal(keys.length, 29);
     assert.equal(new Set(keys).size, keys.length);
   });
 

@@ -2,7 +2,8 @@
 // content-addressed cache: the key covers the variant source, the flags, the nvcc version and
 // the arch, so an unchanged re-run compiles nothing. An entry also lists the headers nvcc read
 // (from its -MD output) with their hashes, and the output's size and hash: a changed header or a
-// damaged output is a miss, never a stale answer. Only deterministic outcomes are stored.
+// damaged output is a miss, never a stale answer. Only deterministic outcomes are stored. How
+// entries are written, shared between processes, verified and evicted: cache.ts.
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as os from 'os';
@@ -12,6 +13,7 @@ import { SAFE_PATH, whyUnsafe, type CompileFlags } from '../toolchain/flags';
 import { classifyFailure, CompilerMessage, CompileFailureKind, parseNvccOutput } from '../toolchain/nvccErrors';
 import { ProcessRunner, runProcess } from '../toolchain/process';
 import { OverlayLayout, overlayArgs, planOverlay, verifyOverlay, writeOverlay } from './overlay';
+import { BuildCache, DEFAULT_MAX_OUTPUT_BYTES, describeFsError, formatBytes, hashFile } from './cache';
 
 export interface BuildRequest {
   /** Readable id, e.g. "L40=4" (see variantKey). */
@@ -47,6 +49,14 @@ export interface BuilderOptions {
   arch: string;
   flags: CompileFlags;
   cacheDir: string;
+  /** Cap of the cache's total size in bytes (least recently used entries are evicted past it); 0: unlimited. Default: 4 GiB. */
+  cacheMaxBytes?: number;
+  /** Largest build output read back (a bigger one is a clear failure). Default 1 GiB. */
+  maxOutputBytes?: number;
+  /** A problem with the cache (not writable, disk full), one line each; default: stderr. */
+  warn?: (message: string) => void;
+  /** Tests: replaces the writes of the cache's own files, to inject ENOSPC or EROFS. */
+  cacheWriteFile?: (file: string, data: string | Buffer) => void;
   /** Parallel nvcc processes; default: number of cores. */
   concurrency?: number;
   timeoutMs?: number;
@@ -73,7 +83,10 @@ export interface BuildProgress {
   cached: boolean;
 }
 
-const CACHE_FORMAT = 2;
+const CACHE_FORMAT = 3;
+
+/** Default of BuilderOptions.cacheMaxBytes (unrollLens.cache.maxSizeGB's default). */
+export const DEFAULT_CACHE_MAX_BYTES = 4 * 1024 ** 3;
 
 /** Stands for the overlay folder in the cache key: the folder itself is per build, its layout is in the key. */
 const OVERLAY_PLACEHOLDER = '<overlay>';
@@ -92,11 +105,9 @@ interface CacheMeta {
 
 /** Failures of the machine rather than the code (memory, disk, a killed tool): worth another try. */
 const TRANSIENT =
-  /memory allocation failure|out of memory|bad_alloc|cannot allocate memory|died due to signal|killed|no space left on device|resource temporarily unavailable|too many open files/i;
+  /memory allocation failure|out of memory|bad_alloc|cannot allocate memory|died due to signal|killed|no space left on device|resource temporarily unavailable|too many open files|file size limit exceeded|disk quota exceeded|read-only file system/i;
 
-function sha256File(p: string): string {
-  return crypto.createHash('sha256').update(fs.readFileSync(p)).digest('hex');
-}
+const sha256File = hashFile;
 
 /** The prerequisites of a make-style dependency file (nvcc -MD -MF), as absolute paths. */
 export function parseDepFile(text: string, cwd: string): string[] {
@@ -135,10 +146,18 @@ export class VariantBuilder {
   /** File hashes for dependency checks, shared by the lookups of one buildAll. */
   private depHashes = new Map<string, string | null>();
   private toolkitRoot: string | null = null;
+  readonly cache: BuildCache;
+  /** Entries this builder handed out (builders live for one request): never evicted under their caller. */
+  private readonly inUse = new Set<string>();
 
   constructor(private readonly o: BuilderOptions) {
     this.concurrency = Math.max(1, o.concurrency ?? os.cpus().length);
     this.run = o.runner ?? runProcess;
+    this.cache = new BuildCache(o.cacheDir, {
+      maxBytes: o.cacheMaxBytes ?? DEFAULT_CACHE_MAX_BYTES,
+      writeFile: o.cacheWriteFile,
+      warn: o.warn,
+    });
   }
 
   /**
@@ -211,10 +230,6 @@ export class VariantBuilder {
     return h.digest('hex');
   }
 
-  private dirOf(hash: string): string {
-    return path.join(this.o.cacheDir, hash.slice(0, 2), hash);
-  }
-
   private hashDep(p: string): string | null {
     if (!this.depHashes.has(p)) {
       let h: string | null = null;
@@ -228,23 +243,47 @@ export class VariantBuilder {
     return this.depHashes.get(p)!;
   }
 
-  /** An entry counts only if its output is intact and every file nvcc read is unchanged. */
+  /**
+   * An entry counts only if its output is intact and every file nvcc read is unchanged. Of a key's
+   * entries (one per state of its headers) the first that holds is used; a damaged one is removed.
+   */
   private readCached(req: BuildRequest, hash: string): BuildResult | null {
-    const dir = this.dirOf(hash);
-    try {
-      const meta = JSON.parse(fs.readFileSync(path.join(dir, 'result.json'), 'utf8')) as BuildResult & { cache?: CacheMeta };
-      const check = meta.cache;
-      if (!check || !Array.isArray(check.deps)) return null;
-      if (meta.status === 'ok') {
-        const out = path.join(dir, this.outputName);
-        if (!check.output || fs.statSync(out).size !== check.output.size || sha256File(out) !== check.output.sha256) return null;
+    for (const dir of this.cache.candidates(hash)) {
+      const verdict = this.checkEntry(dir);
+      if (verdict === 'damaged') {
+        this.cache.remove(dir);
+        continue;
       }
-      if (check.deps.some(d => this.hashDep(d.path) !== d.sha256)) return null;
-      const { cache: _cache, ...result } = meta;
-      return { ...result, key: req.key, outputPath: meta.status === 'ok' ? path.join(dir, this.outputName) : null, cached: true };
-    } catch {
-      return null;
+      if (verdict === 'stale') continue;
+      this.cache.touch(dir);
+      this.inUse.add(dir);
+      return { ...verdict, key: req.key, hash, outputPath: verdict.status === 'ok' ? path.join(dir, this.outputName) : null, cached: true };
     }
+    return null;
+  }
+
+  /** An entry's result if it holds; 'stale': a file it read changed; 'damaged': cut, garbled or incomplete. */
+  private checkEntry(dir: string): BuildResult | 'stale' | 'damaged' {
+    let meta: BuildResult & { cache?: CacheMeta };
+    try {
+      meta = JSON.parse(fs.readFileSync(path.join(dir, 'result.json'), 'utf8')) as BuildResult & { cache?: CacheMeta };
+    } catch (e) {
+      // Gone meanwhile (evicted by another process): not damage, just not there.
+      return (e as NodeJS.ErrnoException).code === 'ENOENT' && !fs.existsSync(dir) ? 'stale' : 'damaged';
+    }
+    const check = meta?.cache;
+    if (!check || !Array.isArray(check.deps)) return 'damaged';
+    if (meta.status === 'ok') {
+      const out = path.join(dir, this.outputName);
+      try {
+        if (!check.output || fs.statSync(out).size !== check.output.size || sha256File(out) !== check.output.sha256) return 'damaged';
+      } catch {
+        return 'damaged';
+      }
+    }
+    if (check.deps.some(d => this.hashDep(d.path) !== d.sha256)) return 'stale';
+    const { cache: _cache, ...result } = meta;
+    return result;
   }
 
   /** Compiles in flight, by hash: the same source asked for twice at once (a sweep's template axis) compiles once. */
@@ -319,9 +358,7 @@ export class VariantBuilder {
   }
 
   private async compile(req: BuildRequest, hash: string, signal?: AbortSignal): Promise<BuildResult> {
-    const dir = this.dirOf(hash);
-    const tmp = `${dir}.tmp-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
-    fs.mkdirSync(tmp, { recursive: true });
+    const { dir: tmp, inCache } = this.cache.scratch(hash);
     let src = path.join(tmp, 'variant.cu');
     const cubin = path.join(tmp, this.outputName);
     const depFile = path.join(tmp, 'deps.d');
@@ -333,7 +370,7 @@ export class VariantBuilder {
     let lineName: string | undefined;
     if (tu) {
       if (templated) {
-        fs.rmSync(tmp, { recursive: true, force: true });
+        this.cache.discard(tmp);
         return this.refused(
           req,
           hash,
@@ -344,7 +381,7 @@ export class VariantBuilder {
       try {
         bytes = fs.readFileSync(tu);
       } catch (e) {
-        fs.rmSync(tmp, { recursive: true, force: true });
+        this.cache.discard(tmp);
         return this.refused(req, hash, `cannot read the translation unit ${tu}: ${(e as Error).message}`);
       }
       unitDep = { path: tu, sha256: crypto.createHash('sha256').update(bytes).digest('hex') };
@@ -375,7 +412,7 @@ export class VariantBuilder {
     // this point (flags, sweep defines, the file's own folder) must hold no shell syntax.
     const unsafe = templated ? undefined : command.slice(1).find(a => !SAFE_PATH.test(a));
     if (unsafe !== undefined) {
-      fs.rmSync(tmp, { recursive: true, force: true });
+      this.cache.discard(tmp);
       return this.refused(req, hash, `not running nvcc: argument ${JSON.stringify(unsafe)} is unsafe: ${whyUnsafe(unsafe, SAFE_PATH)}`);
     }
     this.compiles++;
@@ -418,6 +455,25 @@ export class VariantBuilder {
         });
       }
     }
+    const limit = this.o.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+    // (A program is run, not read back.)
+    const size = status === 'ok' && this.o.mode !== 'program' ? fs.statSync(cubin).size : 0;
+    if (size > limit) {
+      // Not read back (Node reads at most 2 GiB into one buffer) and not stored.
+      this.cache.discard(tmp);
+      const message = `the built cubin is ${formatBytes(size)}, over the ${formatBytes(limit)} Unroll Lens reads back: not analysed (try a smaller unroll factor)`;
+      return {
+        key: req.key,
+        status: 'failed',
+        hash,
+        outputPath: null,
+        ptxasLog: r.stderr,
+        messages: [...messages, internalMessage(message)],
+        failureKind: 'internal',
+        compileMs: r.durationMs,
+        cached: false,
+      };
+    }
     if (tu && status === 'ok') {
       // Never report the original header's SASS as the variant's: nvcc must have read the
       // overlay copy and not the original.
@@ -433,7 +489,7 @@ export class VariantBuilder {
         ? verifyOverlay(deps, this.layout(req.originalPath), overlayDir, tu, req.originalPath)
         : `nvcc wrote no dependency list for ${tu}: cannot check that the variant replaced ${req.originalPath}`;
       if (why) {
-        fs.rmSync(tmp, { recursive: true, force: true });
+        this.cache.discard(tmp);
         return { ...this.refused(req, hash, why), ptxasLog: r.stderr, compileMs: r.durationMs };
       }
     }
@@ -467,20 +523,55 @@ export class VariantBuilder {
     }
     const storable = deterministic && deps !== null && (status !== 'ok' || output !== null);
     if (!storable && status !== 'ok') {
-      fs.rmSync(tmp, { recursive: true, force: true });
+      this.cache.discard(tmp);
       return result;
     }
-    // A usable build that cannot be vouched for (no dependency list, e.g. a template compile) still
-    // moves into place for its caller, but without result.json, so no lookup ever returns it.
-    if (storable) fs.writeFileSync(path.join(tmp, 'result.json'), JSON.stringify({ ...result, outputPath: null, cache: { output, deps } }));
+    const uncached = { ...result, outputPath: status === 'ok' ? cubin : null };
+    // A usable build that cannot be vouched for (no dependency list, e.g. a template compile), or
+    // one the cache cannot take, stays in its scratch folder for its caller (deleted at exit).
+    if (!storable || !inCache) return uncached;
+    const entryId = crypto
+      .createHash('sha256')
+      .update(JSON.stringify([status, deps]))
+      .digest('hex')
+      .slice(0, 16);
+    let entry: string | null;
     try {
-      fs.mkdirSync(path.dirname(dir), { recursive: true });
-      fs.rmSync(dir, { recursive: true, force: true });
-      fs.renameSync(tmp, dir);
-    } catch {
-      fs.rmSync(tmp, { recursive: true, force: true }); // another process won the race; its copy is equivalent
+      this.cache.writeFile(path.join(tmp, 'result.json'), JSON.stringify({ ...result, outputPath: null, cache: { output, deps } }));
+      entry = this.cache.commit(tmp, hash, entryId);
+    } catch (e) {
+      this.cache.warn(`cannot write to the build cache ${this.o.cacheDir} (${describeFsError(e)}): builds are not cached`);
+      try {
+        fs.rmSync(path.join(tmp, 'result.json'), { force: true });
+      } catch {
+        // the scratch folder is deleted at exit anyway
+      }
+      return uncached;
     }
-    return { ...result, outputPath: status === 'ok' ? path.join(dir, this.outputName) : null };
+    if (entry === null) {
+      // Another process stored the same entry first: ours is discarded, theirs is read.
+      const theirs = path.join(this.cache.keyDir(hash), entryId);
+      const verdict = this.checkEntry(theirs);
+      if (typeof verdict === 'string') {
+        return {
+          ...result,
+          outputPath: null,
+          status: 'failed',
+          failureKind: 'internal',
+          messages: [...messages, internalMessage(`the cache entry ${theirs} another process wrote is ${verdict}; build again`)],
+        };
+      }
+      this.inUse.add(theirs);
+      return {
+        ...verdict,
+        key: req.key,
+        hash,
+        outputPath: verdict.status === 'ok' ? path.join(theirs, this.outputName) : null,
+        cached: true,
+      };
+    }
+    this.inUse.add(entry);
+    return { ...result, outputPath: status === 'ok' ? path.join(entry, this.outputName) : null };
   }
 
   /** A build refused before nvcc ran: reported as a flags failure, never cached. */
@@ -562,8 +653,14 @@ export class VariantBuilder {
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.concurrency, pending.length) }, worker));
+    // After the writes: past the size cap, the least recently used entries go (not these builds).
+    if (pending.length) this.cache.evictIfNeeded(this.inUse);
     return results;
   }
+}
+
+function internalMessage(message: string): CompilerMessage {
+  return { file: null, line: null, column: null, severity: 'error', code: null, message, kind: 'internal' };
 }
 
 /** Where the persistent cache lives when no editor storage is given (CLI). */

@@ -160,13 +160,8 @@ export class VariantInspector {
     const info = tool === 'nvdisasm' ? this.t.nvdisasm! : this.t.cuobjdump!;
     const key = sha256(JSON.stringify([tool, info.path, info.version, sha256(bytes)])).slice(0, 16);
     const cacheFile = path.join(dir, `${tool === 'nvdisasm' ? 'nvdisasm-c-gi' : 'cuobjdump-sass'}-${key}.txt`);
-    let text: string | null = null;
-    try {
-      const cachedText = fs.readFileSync(cacheFile, 'utf8');
-      if (fs.readFileSync(`${cacheFile}.sha256`, 'utf8') === sha256(cachedText)) text = cachedText;
-    } catch {
-      // not cached yet
-    }
+    // Checked on read (size and hash); written whole, or not at all (see cache.ts).
+    let text: string | null = this.o.builder.cache.readSidecar(cacheFile);
     if (text === null) {
       const r =
         tool === 'nvdisasm'
@@ -174,15 +169,7 @@ export class VariantInspector {
           : await this.t.runner(info.path, ['-sass', outputPath], { timeoutMs: 120_000, signal });
       if (r.exitCode === 0 && !r.signal) {
         text = r.stdout;
-        try {
-          // Written whole under a temporary name, then its hash: a reader sees both or a miss.
-          const tmp = `${cacheFile}.tmp-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
-          fs.writeFileSync(tmp, text);
-          fs.renameSync(tmp, cacheFile);
-          fs.writeFileSync(`${cacheFile}.sha256`, sha256(text));
-        } catch {
-          // an uncached listing is still a listing
-        }
+        this.o.builder.cache.writeSidecar(cacheFile, text); // an uncached listing is still a listing
       }
     }
     if (text === null) return { listing: null, sizes, source: 'elf' };

@@ -5,6 +5,7 @@ import type { LanguageClient } from 'vscode-languageclient/node';
 import { Commands } from '../../protocol';
 import { benchmarkLoop } from './benchmarkLoop';
 import { chooseTranslationUnit } from './chooseTranslationUnit';
+import { clearBuildCache } from './clearBuildCache';
 import type { CommandContext, CommandFactory } from './context';
 import { sassVariants } from './sassVariants';
 import { showLoops } from './showLoops';
@@ -23,6 +24,7 @@ const COMMANDS: Record<CommandId, CommandFactory> = {
   [Commands.sassVariants]: sassVariants,
   [Commands.showResults]: showResults,
   [Commands.chooseTranslationUnit]: chooseTranslationUnit,
+  [Commands.clearBuildCache]: clearBuildCache,
 };
 
 export function registerCommands(context: vscode.ExtensionContext, client: LanguageClient, output: vscode.OutputChannel): ResultsPanels {
