@@ -73,7 +73,10 @@ export function findCcclInclude(): string | null {
  * missing tool skips those tests with the reason; in CI it is an error (the test command installs
  * cuobjdump/nvdisasm). `needs`: the disassemblers the tests read.
  */
-export function useCudaTools(needs: ('cuobjdump' | 'nvdisasm')[] = ['cuobjdump', 'nvdisasm']): { toolchain: Toolchain | null; skip: string | false } {
+export function useCudaTools(needs: ('cuobjdump' | 'nvdisasm')[] = ['cuobjdump', 'nvdisasm']): {
+  toolchain: Toolchain | null;
+  skip: string | false;
+} {
   const state: { toolchain: Toolchain | null; skip: string | false } = { toolchain: null, skip: false };
   before(async () => {
     try {

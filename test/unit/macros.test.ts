@@ -315,7 +315,11 @@ describe('expansions agree with nvcc -E (device pass)', () => {
     const dir = tmpProject({ 'e.cu': src });
     const file = path.join(dir, 'e.cu');
     const pre = execFileSync(cuda.toolchain!.nvcc.path, ['-arch=sm_90', '-E', file], { encoding: 'utf8', maxBuffer: 1 << 28 });
-    const table = new MacroTables().tableFor(file, src, options({ systemIncludeDirs: toolkitIncludeDirs(cuda.toolchain!.nvcc.path) })).table;
+    const table = new MacroTables().tableFor(
+      file,
+      src,
+      options({ systemIncludeDirs: toolkitIncludeDirs(cuda.toolchain!.nvcc.path) }),
+    ).table;
     for (let i = 0; i < uses.length; i++) {
       const at = pre.indexOf(`__ul_${i}()`);
       const body = pre
