@@ -27,7 +27,8 @@ async function main(): Promise<void> {
     const f = runCase(ck, c);
     if (!f) return console.log(`case seed ${one}: passes (${c.steps.length} steps)`);
     const s = shrink(ck, c, f);
-    console.log(`case seed ${one}: step ${s.failure.step}: ${s.failure.message}\n${reproducer(c, s.steps)}`);
+    const parser = s.failure.parserDivergence ? " (parser divergence: the incremental syntax tree differs from a fresh parse's)" : '';
+    console.log(`case seed ${one}: step ${s.failure.step}${parser}: ${s.failure.message}\n${reproducer(c, s.steps)}`);
     process.exitCode = 1;
     return;
   }
@@ -49,10 +50,14 @@ async function main(): Promise<void> {
   console.log(
     `documents: ${docs.cases} cases, ${docs.steps} edits, ${docs.checks} checks against a fresh parse, ${docs.failures.length} failures, ${(docs.ms / 1000).toFixed(1)} s`,
   );
+  if (docs.parserDivergences.length)
+    console.log(
+      `  ${docs.parserDivergences.length} cases where tree-sitter's incremental tree of broken code differs from a fresh parse's (not failures; --case-seed shows one): ${docs.parserDivergences.slice(0, 10).join(', ')}`,
+    );
   const srv = await fuzzServer({ seed, cases: serverCases, maxSteps: maxSteps * 2 });
   for (const f of srv.failures) console.log(`\nFAIL server ${f}`);
   console.log(
-    `server: ${srv.cases} cases, ${srv.changes} didChange, ${srv.requests} requests, ${srv.failures.length} failures, ${(srv.ms / 1000).toFixed(1)} s`,
+    `server: ${srv.cases} cases, ${srv.changes} didChange, ${srv.requests} requests, ${srv.failures.length} failures, ${srv.parserDivergences.length} parser divergences, ${(srv.ms / 1000).toFixed(1)} s`,
   );
   if (docs.failures.length || srv.failures.length) process.exitCode = 1;
 }

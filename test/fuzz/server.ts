@@ -7,7 +7,8 @@ import { pathToFileURL } from 'url';
 import { fork, ChildProcess } from 'child_process';
 import { IPCMessageReader, IPCMessageWriter, createMessageConnection, MessageConnection } from 'vscode-jsonrpc/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { caseSeed, clampChange, generateCase, loadSamples, Rng } from './fuzz';
+import { caseSeed, Checker, clampChange, createChecker, generateCase, loadSamples, Rng, runCase, Step } from './fuzz';
+import type { TextChange } from '../../src/engine/parse/documents';
 
 const SERVER = path.join(__dirname, '..', '..', 'src', 'server', 'main.js');
 
@@ -80,6 +81,8 @@ export interface ServerSummary {
   changes: number;
   requests: number;
   failures: string[];
+  /** Case seeds whose difference from a fresh open is tree-sitter's error recovery (not failures). */
+  parserDivergences: number[];
   ms: number;
 }
 
@@ -92,7 +95,8 @@ export async function fuzzServer(opts: {
 }): Promise<ServerSummary> {
   const samples = loadSamples();
   const t0 = Date.now();
-  const sum: ServerSummary = { cases: 0, changes: 0, requests: 0, failures: [], ms: 0 };
+  const sum: ServerSummary = { cases: 0, changes: 0, requests: 0, failures: [], parserDivergences: [], ms: 0 };
+  let ck: Checker | undefined;
   let s: Server | null = null;
   try {
     for (let i = 0; i < opts.cases; i++) {
@@ -108,6 +112,14 @@ export async function fuzzServer(opts: {
       const freshUri = pathToFileURL(path.join(path.dirname(c.path), freshName)).href;
       let doc = TextDocument.create(uri, 'cuda-cpp', 1, c.initial);
       let events = 1;
+      const replay: Step[] = [];
+      /** A difference from a fresh open that the same edits in process show as tree-sitter's own (see fuzz.ts runCase). */
+      const parserDivergence = async () => {
+        ck ??= await createChecker();
+        if (!replay.length) return false;
+        replay[replay.length - 1] = { ...replay[replay.length - 1], check: true };
+        return !!runCase(ck, c, replay)?.parserDivergence;
+      };
       const fail = (what: string) =>
         `case ${i} seed ${seed} (${c.sample}, ${c.origin}; run --seed ${opts.seed}): ${what}${s?.dead ? `\n  ${s.dead}` : ''}${
           s?.errors.length ? `\n  server errors: ${s.errors.join('\n')}` : ''
@@ -119,15 +131,22 @@ export async function fuzzServer(opts: {
           if (step.kind === 'update') {
             contentChanges = [];
             let text = doc.getText();
+            const replayed: TextChange[] = [];
             for (const raw of step.changes) {
               // Positions as the editor sends them (TextDocument.update edits in place: a copy).
               const ch = clampChange(text, raw);
               const cur = TextDocument.create(uri, 'cuda-cpp', 0, text);
               const range = { start: cur.positionAt(ch.start), end: cur.positionAt(ch.start + ch.length) };
               contentChanges.push({ range, text: ch.text });
+              const start = cur.offsetAt(range.start);
+              replayed.push({ start, length: cur.offsetAt(range.end) - start, text: ch.text });
               text = TextDocument.update(cur, [{ range, text: ch.text }], 1).getText();
             }
-          } else contentChanges = [{ text: step.text }];
+            replay.push({ ...step, changes: replayed, check: false });
+          } else {
+            contentChanges = [{ text: step.text }];
+            replay.push({ ...step, check: false });
+          }
           doc = TextDocument.update(doc, contentChanges as { text: string }[], doc.version + 1);
           s.conn.sendNotification('textDocument/didChange', { textDocument: { uri, version: doc.version }, contentChanges });
           events++;
@@ -171,6 +190,12 @@ export async function fuzzServer(opts: {
         if (s.dead) sum.failures.push(fail('the server died'));
         else if (s.errors.length) sum.failures.push(fail('the server logged an error'));
         else if (pubs.length !== events) sum.failures.push(fail(`${pubs.length} publishDiagnostics for ${events} open/change events`));
+        else if (
+          (normalise(lenses, uri, name) !== normalise(freshLenses, freshUri, freshName) ||
+            normalise(pubs.at(-1), uri, name) !== normalise(freshPubs.at(-1), freshUri, freshName)) &&
+          (await parserDivergence())
+        )
+          sum.parserDivergences.push(seed);
         else if (normalise(lenses, uri, name) !== normalise(freshLenses, freshUri, freshName))
           sum.failures.push(
             fail(
