@@ -492,17 +492,20 @@ export function shrink(ck: Checker, c: FuzzCase, failure: Failure, budget = 400)
 
 /** A self-contained reproducer: paste into a test. */
 export function reproducer(c: FuzzCase, steps: Step[]): string {
+  const file = JSON.stringify(path.relative(REPO_ROOT, c.path));
   const lines = [
     `// seed ${c.seed} (${c.sample}, ${c.origin}, macros: ${c.macros})`,
     `const docs = await CudaDocuments.create();`,
-    c.macros === 'headers'
-      ? `const table = new MacroTables().tableFor(${JSON.stringify(path.relative(REPO_ROOT, c.path))}, initial, { includeDirs: [], systemIncludeDirs: [], defines: [], arch: 'sm_90' }).table; // re-read after directive edits`
-      : '',
     c.initial.length <= 1500
       ? `const initial = ${JSON.stringify(c.initial)};`
       : `const initial = generateCase(${c.seed}).initial; // test/fuzz/fuzz.ts, ${c.initial.length} chars`,
-    `docs.open('u', initial${c.macros === 'headers' ? ', path, table' : ''});`,
-  ].filter(Boolean);
+  ];
+  if (c.macros === 'headers') {
+    lines.push(
+      `const tables = new MacroTables(); // tables.tableFor(file, text, options).table again after each edit that editMayChangeMacros`,
+      `docs.open('u', initial, ${file}, tables.tableFor(${file}, initial, { includeDirs: [], systemIncludeDirs: [], defines: [], arch: 'sm_90' }).table);`,
+    );
+  } else lines.push(`docs.open('u', initial);`);
   for (const s of steps) {
     if (s.kind === 'update') lines.push(`docs.update('u', ${JSON.stringify(s.changes)}); // ${s.label}`);
     else lines.push(`docs.replace('u', ${JSON.stringify(s.text)});`);
