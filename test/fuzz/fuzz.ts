@@ -12,6 +12,7 @@ import { CudaDocuments, TextChange } from '../../src/engine/parse/documents';
 import { MacroTable, MacroTables } from '../../src/engine/parse/macros';
 import type { PreprocessOptions } from '../../src/engine/parse/macros';
 import { editMayChangeMacros } from '../../src/server/macros';
+import { computeFindings } from '../../src/engine/parse/findings';
 
 // ---------------------------------------------------------------- random numbers
 
@@ -444,7 +445,9 @@ export function runCase(ck: Checker, c: FuzzCase, steps: Step[] = c.steps): Fail
       if (docs.text(KEY) !== text) return { step: at, message: 'the document text differs from the edited text' };
       if (directives && c.macros === 'headers') docs.setMacros(KEY, tableFor(text));
       if (!s.check && at < steps.length - 1) continue;
-      const got = JSON.stringify(docs.analysis(KEY));
+      const analysis = docs.analysis(KEY)!;
+      computeFindings(analysis); // what the server publishes as diagnostics must not throw either
+      const got = JSON.stringify(analysis);
       const table = tableFor(text);
       if (docs.macros(KEY) !== table)
         return { step: at, message: 'the macro table is not the one the text calls for (an edit changed directives unnoticed)' };
