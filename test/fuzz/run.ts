@@ -18,7 +18,7 @@ function arg(name: string, fallback: number): number {
 async function main(): Promise<void> {
   const seed = arg('seed', Date.now() % 1_000_000);
   const cases = arg('cases', 3000);
-  const serverCases = arg('server-cases', 40);
+  const serverCases = arg('server-cases', 100);
   const maxSteps = arg('max-steps', 24);
   const one = process.argv.includes('--case-seed') ? arg('case-seed', 0) : null;
   if (one !== null) {
