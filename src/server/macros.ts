@@ -84,6 +84,11 @@ export class MacroService {
 export function editMayChangeMacros(oldText: string, start: number, length: number, inserted: string): boolean {
   const removed = oldText.slice(start, start + length);
   if (inserted.includes('\n') || removed.includes('\n') || inserted.includes('#') || removed.includes('#')) return true;
+  // A block comment opened or closed (`/*`, `*/`, before or after) may hide or reveal directives below.
+  const edge = (mid: string) => oldText.slice(Math.max(0, start - 1), start) + mid + oldText.slice(start + length, start + length + 1);
+  if (/\/\*|\*\//.test(edge(removed)) || /\/\*|\*\//.test(edge(inserted))) return true;
   const lineStart = oldText.lastIndexOf('\n', start - 1) + 1;
+  // A continuation line of a multi-line #define: the line before it ends with a backslash.
+  if (lineStart > 0 && /\\\r?$/.test(oldText.slice(oldText.lastIndexOf('\n', lineStart - 2) + 1, lineStart - 1))) return true;
   return /^[ \t]*#/.test(oldText.slice(lineStart, start + length + 1)) || oldText.slice(lineStart, start).trimEnd().endsWith('\\');
 }

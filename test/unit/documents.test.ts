@@ -155,3 +155,59 @@ describe('fast path: an edit inside one function body re-analyses that function 
     docs.close(name);
   });
 });
+
+// Found by the fuzzer (test/fuzz): each of these once left the incremental state unlike a fresh parse.
+describe('incremental analysis equals a fresh parse (fuzzer regressions)', () => {
+  const HOST = `__global__ void k(float* a) {
+#pragma unroll 4
+  for (int i = 0; i < 8; ++i) a[i] = 0;
+}
+
+int main() {
+  int x = 0;
+  return x;
+}
+`;
+
+  test('an edit that breaks a host function body reports the syntax error (fast path)', async () => {
+    const docs = await CudaDocuments.create();
+    docs.open('u', HOST);
+    docs.update('u', [{ start: HOST.indexOf('return'), length: 0, text: 'for (' }]);
+    const a = docs.analysis('u')!;
+    assert.equal(a.hasSyntaxErrors, true);
+    assert.deepEqual(a, docs.analyzeOnce(docs.text('u')!, 'u'));
+  });
+
+  test("a coarsening note's line moves with its function (cached results)", async () => {
+    const docs = await CudaDocuments.create();
+    const text = fs.readFileSync(path.join(SAMPLES, 'coarsening.cu'), 'utf8');
+    docs.open('u', text);
+    const notes = () =>
+      docs
+        .analysis('u')!
+        .kernels.flatMap(k => k.manualUnrolls)
+        .filter(m => m.pattern === 'coarsening')
+        .map(m => m.detail);
+    const before = notes();
+    assert.ok(before.some(d => /\(line \d+\)/.test(d)));
+    docs.update('u', [{ start: 0, length: 0, text: '\n' }]); // at file level: the whole file again, functions from the cache
+    assert.deepEqual(docs.analysis('u'), docs.analyzeOnce(docs.text('u')!, 'u'));
+    assert.notDeepEqual(notes(), before);
+    // and through the fast path: a new line in the first function's body moves the later ones
+    const body = docs.text('u')!.indexOf('{', docs.text('u')!.indexOf('__global__')) + 1;
+    docs.update('u', [{ start: body, length: 0, text: '\n' }]);
+    assert.deepEqual(docs.analysis('u'), docs.analyzeOnce(docs.text('u')!, 'u'));
+  });
+
+  test('an edited template head (outside the function text) is not served from the cache', async () => {
+    const docs = await CudaDocuments.create();
+    const src = 'template <int N>\n__device__ void f(float* a) {\n#pragma unroll\n  for (int i = 0; i < N; ++i) a[i] = 0;\n}\n';
+    docs.open('u', src);
+    assert.deepEqual(docs.analysis('u')!.kernels[0].templateParameters, ['N']);
+    docs.update('u', [{ start: src.indexOf('int N'), length: 5, text: 'int M' }]);
+    assert.deepEqual(docs.analysis('u')!.kernels[0].templateParameters, ['M']);
+    assert.deepEqual(docs.analysis('u'), docs.analyzeOnce(docs.text('u')!, 'u'));
+    docs.update('u', [{ start: 5, length: 0, text: '\r\n' }]); // `templ\r\nate`: no longer a template
+    assert.deepEqual(docs.analysis('u'), docs.analyzeOnce(docs.text('u')!, 'u'));
+  });
+});

@@ -40,6 +40,27 @@ describe('static findings', () => {
     );
   });
 
+  // Found by the fuzzer (test/fuzz): a loop nested on its parent's line was its own child (stack overflow).
+  test('loops nested on one line: no endless recursion', async () => {
+    const src = `__global__ void k(float* a) {
+#pragma unroll
+  for (int i = 0; i < 64; ++i) for (int j = 0; j < 64; ++j) for (int l = 0; l < 4; ++l) a[(i * 64 + j) * 4 + l] = 0;
+}`;
+    const a = await analyze(src);
+    assert.deepEqual(
+      a.kernels[0].loops.map(l => [l.line, l.depth, l.parentLine]),
+      [
+        [3, 0, null],
+        [3, 1, 3],
+        [3, 2, 3],
+      ],
+    );
+    assert.deepEqual(
+      computeFindings(a, { bloatThresholdStatements: 2048 }).map(x => x.code),
+      [],
+    );
+  });
+
   test('nested full unrolls above the threshold warn once, at the outermost loop', async () => {
     const src = `__global__ void k(float* y, const float* x, const float* w) {
 #pragma unroll

@@ -236,6 +236,17 @@ describe('macro environments: headers, #if for the device pass, reuse', () => {
     assert.equal(editMayChangeMacros(t, t.indexOf('1;'), 1, '2'), false, 'inside a body');
     assert.equal(editMayChangeMacros(t, t.indexOf('1;'), 0, '\n'), true, 'a new line (defines below move)');
     assert.equal(editMayChangeMacros(t, t.indexOf('int'), 0, '#'), true);
+    // Found by the fuzzer (test/fuzz): a continuation line of a multi-line #define.
+    const m = '#define UNR(n) \\\n  _Pragma("unroll 4")\n__global__ void k() {}\n';
+    assert.equal(editMayChangeMacros(m, m.indexOf('4'), 1, '8'), true, 'a continuation line');
+    assert.equal(editMayChangeMacros(m.replace('\\\n', '\\\r\n'), m.indexOf('4') + 1, 1, '8'), true, 'after a CRLF continuation');
+    assert.equal(editMayChangeMacros(m, m.indexOf('{}') + 1, 0, 'x'), false, 'the line after the define');
+    // A block comment opened or closed anywhere can hide or reveal the directives below it.
+    const c = '__global__ void k() { int x = 1; /* y */ }\n#undef N\n';
+    assert.equal(editMayChangeMacros(c, c.indexOf('int'), 0, '/*'), true, 'opens a comment');
+    assert.equal(editMayChangeMacros(c, c.indexOf('*/'), 1, ''), true, "breaks a comment's end");
+    assert.equal(editMayChangeMacros(c, c.indexOf('/*'), 0, '*'), true, 'after a slash');
+    assert.equal(editMayChangeMacros(c, c.indexOf('y'), 1, 'z'), false, 'inside a comment');
   });
 });
 

@@ -11,7 +11,7 @@ import { detectToolchain, Toolchain, chooseArch } from '../../src/engine/toolcha
 import { flagsFromSettings } from '../../src/engine/toolchain/flags';
 import { VariantBuilder } from '../../src/engine/variants/build';
 import { VariantInspector } from '../../src/engine/variants/inspect';
-import { makeVariantSource } from '../../src/engine/variants/rewrite';
+import { makeVariantSource, variantSource } from '../../src/engine/variants/rewrite';
 import { parseCuobjdumpSass, readCubin, instructionCountFromElf, parseNvdisasm } from '../../src/engine/sass';
 import type { ProcessRunner } from '../../src/engine/toolchain/process';
 
@@ -268,5 +268,50 @@ describe('variants compiled with nvcc (golden)', () => {
     );
     assert.equal(r.variants[2].failure?.kind, 'ptxas');
     assert.equal(r.variants[3].effectiveUnroll, 16);
+  });
+});
+
+// A shadow copy re-encoded from the decoded text changed what nvcc compiled: invalid bytes in a
+// string literal, an error in the file, became U+FFFD and the copy compiled.
+describe('variants of a file that is not all UTF-8 (nvcc)', () => {
+  const src = (literal: Buffer) =>
+    Buffer.concat([
+      Buffer.from('// caf'),
+      Buffer.from([0xe9]),
+      Buffer.from(' (Latin-1)\n__global__ void k(float* a, int n) {\n  const char* s = "'),
+      literal,
+      Buffer.from('";\n#pragma unroll 4\n  for (int i = 0; i < n; ++i) a[i] = s[i % 3];\n}\n'),
+    ]);
+
+  test("nvcc's verdict on the file and on its as-written variant agree; variants compile the file's bytes", async t => {
+    if (skip) return t.skip(skip);
+    const { builder } = setup();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-bytes-nvcc-'));
+    const cases = [
+      { name: 'bad-literal.cu', bytes: src(Buffer.from([0x6e, 0x61, 0xef, 0x76, 0x65])), ok: false }, // "na\xefve": nvcc rejects it
+      { name: 'bad-comment.cu', bytes: src(Buffer.from('abc')), ok: true }, // only the comment is not UTF-8
+    ];
+    for (const c of cases) {
+      const file = path.join(dir, c.name);
+      fs.writeFileSync(file, c.bytes);
+      const direct = await toolchain!.runner(toolchain!.nvcc.path, [
+        '-arch=sm_90',
+        '-cubin',
+        '-o',
+        path.join(dir, `${c.name}.cubin`),
+        file,
+      ]);
+      assert.equal(direct.exitCode === 0, c.ok, `${c.name}: nvcc on the file itself: ${direct.stderr}`);
+      const text = fs.readFileSync(file, 'utf8');
+      const a = await analyze(text, file);
+      const line = a.kernels[0].loops[0].line;
+      const [asWritten, unroll2] = await builder.buildAll([
+        { key: 'as-written', source: variantSource(text, a, new Map(), file), originalPath: file },
+        { key: `L${line}=2`, source: variantSource(text, a, new Map([[line, 2]]), file), originalPath: file },
+      ]);
+      assert.equal(asWritten.status, c.ok ? 'ok' : 'failed', `${c.name}: ${asWritten.messages.map(m => m.message).join('\n')}`);
+      assert.equal(unroll2.status, asWritten.status, c.name);
+      if (!c.ok) assert.match(asWritten.messages.map(m => m.message).join('\n'), /invalid multibyte character/);
+    }
   });
 });

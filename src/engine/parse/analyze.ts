@@ -1100,7 +1100,13 @@ function shiftResult(r: FunctionResult, d: number): FunctionResult {
         parentLine: l.parentLine === null ? null : l.parentLine + d,
         pragma: l.pragma ? shiftPragma(l.pragma) : null,
       })),
-      manualUnrolls: r.kernel.manualUnrolls.map(m => ({ ...m, line: m.line + d, endLine: m.endLine + d })),
+      manualUnrolls: r.kernel.manualUnrolls.map(m => ({
+        ...m,
+        line: m.line + d,
+        endLine: m.endLine + d,
+        // A coarsening note names the index's line (manualUnroll/coarsening.ts): it moves too.
+        detail: m.pattern === 'coarsening' ? m.detail.replace(/\(line (\d+)\)/, (_, n: string) => `(line ${Number(n) + d})`) : m.detail,
+      })),
     },
     stray: r.stray.map(s => ({ ...s, pragma: shiftPragma(s.pragma) })),
   };
@@ -1230,7 +1236,7 @@ function analyzeWholeTree(tree: Tree, path: string, cache?: FunctionCache): Anal
       let r: FunctionResult | undefined;
       let key = '';
       if (cache) {
-        key = `${fn.node.startPosition.column}\u0000${constantsKey}\u0000${JSON.stringify(args ?? null)}\u0000${fn.headMacros ?? ''}\u0000${fn.text}`;
+        key = `${fn.node.startPosition.column}\u0000${constantsKey}\u0000${JSON.stringify(args ?? null)}\u0000${fn.headMacros ?? ''}\u0000${fn.templateParams.map(p => `${p.name}=${p.defaultValue?.text ?? ''}`).join(',')}\u0000${fn.text}`;
         r = cache.get(key, fn.node.startPosition.row + 1);
         if (r) cache.hits++;
       }
@@ -1334,6 +1340,8 @@ function reanalyzeOneBody(
     while (host && host.type !== 'function_definition') host = host.parent;
     const body = host?.childForFieldName('body');
     if (!host || !body || !(edit.start > body.startIndex && edit.newEnd < body.endIndex - 1)) return null;
+    // The host body may now hold the file's only syntax error.
+    if (host.hasError && hasRealSyntaxErrors(host)) return null;
     if (changed.some(r => r.startIndex < body.startIndex || r.endIndex > body.endIndex)) return null;
     if (prev.functions.some(f => f.start <= edit.start && edit.start < f.end)) return null;
     if (mentions(host.text, edit.start - host.startIndex)) return null;

@@ -33,13 +33,17 @@ export function bodyCopies(loop: Loop): number {
 
 /** Statement copies after unrolling, counting nested loops' expansions. */
 export function expandedStatements(loop: Loop, children: Map<number, Loop[]>): number {
-  const kids = children.get(loop.line) ?? [];
+  const kids = childrenOf(loop, children);
   const own = Math.max(1, loop.bodyStatements - kids.length);
   let inner = 0;
   for (const k of kids) inner += expandedStatements(k, children);
   return bodyCopies(loop) * (own + inner);
 }
 
+/**
+ * Loops by their parent's line. Loops nest on one line too (`for (…) for (…) x;`): callers take
+ * only the children one level deeper than the loop (childrenOf), or a loop would be its own child.
+ */
 function childrenByParent(kernel: Kernel): Map<number, Loop[]> {
   const m = new Map<number, Loop[]>();
   for (const l of kernel.loops) {
@@ -50,10 +54,14 @@ function childrenByParent(kernel: Kernel): Map<number, Loop[]> {
   return m;
 }
 
+function childrenOf(loop: Loop, children: Map<number, Loop[]>): Loop[] {
+  return (children.get(loop.line) ?? []).filter(k => k.depth === loop.depth + 1);
+}
+
 function fullyUnrolledChain(loop: Loop, children: Map<number, Loop[]>): number {
   const self = loop.pragma?.kind === 'full' && typeof loop.tripCount === 'number' ? 1 : 0;
   let best = 0;
-  for (const k of children.get(loop.line) ?? []) best = Math.max(best, fullyUnrolledChain(k, children));
+  for (const k of childrenOf(loop, children)) best = Math.max(best, fullyUnrolledChain(k, children));
   return self + best;
 }
 

@@ -98,19 +98,21 @@ export function findManualUnrolls(body: Node, evalConst: ConstEval): ManualUnrol
 }
 
 function analyse(body: Node, evalConst: ConstEval, found: Candidate[]): void {
-  let owner: object = evalConst;
-  try {
-    if (body.tree && typeof body.tree === 'object') owner = body.tree;
-  } catch {
-    /* keep the evaluator as the memo owner */
-  }
-  const an = new Analyzer(evalConst, owner);
   let hasError = true;
   try {
     hasError = body.hasError;
   } catch {
     /* keep checking every statement */
   }
+  let owner: object = evalConst;
+  try {
+    // Shared by the tree's functions, except where error recovery shapes the same text differently
+    // from one function to the next (the result would depend on which function came first).
+    if (!hasError && body.tree && typeof body.tree === 'object') owner = body.tree;
+  } catch {
+    /* keep the evaluator as the memo owner */
+  }
+  const an = new Analyzer(evalConst, owner);
   const scan = new FunctionScan(an, hasError);
   scan.scanContainer(body, -1, 0);
 

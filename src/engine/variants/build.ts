@@ -18,8 +18,8 @@ import { BuildCache, DEFAULT_MAX_OUTPUT_BYTES, describeFsError, formatBytes, has
 export interface BuildRequest {
   /** Readable id, e.g. "L40=4" (see variantKey). */
   key: string;
-  /** Full variant source (with its #line directive). */
-  source: string;
+  /** Full variant source (with its #line directive); bytes for a file that is not all UTF-8 (rewrite.ts variantSource). */
+  source: string | Buffer;
   /** The user's file: its directory goes on the include path. With a translation unit: the header the variant replaces. */
   originalPath: string;
 }
@@ -388,7 +388,11 @@ export class VariantBuilder {
       lineName = markedLineName(req.originalPath);
       const directive = (name: string) => `#line 1 "${name.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"\n`; // as rewrite.ts writes it
       const plain = directive(req.originalPath);
-      const marked = req.source.startsWith(plain) ? directive(lineName) + req.source.slice(plain.length) : req.source;
+      const source = Buffer.from(req.source);
+      const head = Buffer.from(plain);
+      const marked = source.subarray(0, head.length).equals(head)
+        ? Buffer.concat([Buffer.from(directive(lineName)), source.subarray(head.length)])
+        : source;
       src = writeOverlay(this.layout(req.originalPath), overlayDir, bytes, marked);
     } else fs.writeFileSync(src, req.source);
     let header: string | undefined;

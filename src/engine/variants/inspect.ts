@@ -22,7 +22,7 @@ import type { PtxasFunctionUsage } from '../sass/ptxas';
 import { demangle, Toolchain } from '../toolchain/toolchain';
 import type { CompilerMessage } from '../toolchain/nvccErrors';
 import { BuildRequest, BuildResult, VariantBuilder } from './build';
-import { factorLabel, makeVariantSource, UnrollFactor, VariantFactors, variantKey, writtenFactor } from './rewrite';
+import { factorLabel, variantSource, UnrollFactor, VariantFactors, variantKey, writtenFactor } from './rewrite';
 
 export interface KernelSass {
   name: string;
@@ -221,8 +221,8 @@ export class VariantInspector {
   ): Promise<FileSassReport> {
     const loops = analysis.kernels.flatMap(k => k.loops);
     const rolled: VariantFactors = new Map(loops.map(l => [l.line, 1]));
-    const reqs: BuildRequest[] = [{ key: 'as-written', source: makeVariantSource(text, analysis, new Map(), file), originalPath: file }];
-    if (loops.length) reqs.push({ key: 'all-rolled', source: makeVariantSource(text, analysis, rolled, file), originalPath: file });
+    const reqs: BuildRequest[] = [{ key: 'as-written', source: variantSource(text, analysis, new Map(), file), originalPath: file }];
+    if (loops.length) reqs.push({ key: 'all-rolled', source: variantSource(text, analysis, rolled, file), originalPath: file });
     const [asWritten, allRolled] = await this.o.builder.buildAll(reqs, {
       signal: opts.signal,
       onProgress: p => opts.onProgress?.(p.done, p.total),
@@ -332,7 +332,7 @@ export class VariantInspector {
     const loop = kernel?.loops.find(l => l.line === line);
     if (!kernel || !loop) return [];
     const [b] = await this.o.builder.buildAll(
-      [{ key: 'as-written', source: makeVariantSource(text, analysis, new Map(), file), originalPath: file }],
+      [{ key: 'as-written', source: variantSource(text, analysis, new Map(), file), originalPath: file }],
       { signal: opts.signal },
     );
     if (b.status !== 'ok' || !b.outputPath) return [];
@@ -374,7 +374,7 @@ export class VariantInspector {
     if (baselineIdx === -1) baselineIdx = all.length - 1;
     const reqs: BuildRequest[] = all.map(vf => ({
       key: variantKey(vf),
-      source: makeVariantSource(text, analysis, vf, file),
+      source: variantSource(text, analysis, vf, file),
       originalPath: file,
     }));
     // Disassemble each cubin as soon as it is built, overlapping the remaining compiles.
@@ -475,7 +475,7 @@ export class VariantInspector {
     if (baselineIdx === -1) baselineIdx = all.length - 1;
     const reqs: BuildRequest[] = all.map(vf => ({
       key: variantKey(vf),
-      source: makeVariantSource(text, analysis, vf, file),
+      source: variantSource(text, analysis, vf, file),
       originalPath: file,
     }));
     const disassembled: Promise<Disassembly | null>[] = all.map(() => Promise.resolve(null));

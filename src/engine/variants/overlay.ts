@@ -116,7 +116,7 @@ export function overlayArgs(layout: OverlayLayout, overlayDir: string, args: str
 }
 
 /** Writes the unit's byte-exact copy and the variant into the overlay; returns the copy's path. */
-export function writeOverlay(layout: OverlayLayout, overlayDir: string, unitBytes: Buffer, variantText: string): string {
+export function writeOverlay(layout: OverlayLayout, overlayDir: string, unitBytes: Buffer, variantText: string | Buffer): string {
   const unitCopy = path.join(overlayDir, layout.unitRel);
   const headerCopy = path.join(overlayDir, layout.headerRel);
   fs.mkdirSync(path.dirname(unitCopy), { recursive: true });

@@ -4,7 +4,7 @@ import type { FileAnalysis } from '../../parse/model';
 import { ScanInputError } from '../../parse/scan';
 import { BuildRequest, BuildResult, VariantBuilder } from '../../variants/build';
 import { LoopVariant, VariantInspector } from '../../variants/inspect';
-import { makeVariantSource, VariantFactors, variantKey } from '../../variants/rewrite';
+import { variantSource, VariantFactors, variantKey } from '../../variants/rewrite';
 import type { BenchOptions, RunStatus } from '../bench';
 
 /** One variant to benchmark: the loop factors it sets (none for the file as written). */
@@ -60,7 +60,7 @@ export async function buildVariants(src: BenchSource, variants: BenchVariant[], 
   const t = o.toolchain;
   const reqs: BuildRequest[] = variants.map(v => ({
     key: variantKey(v.factors),
-    source: makeVariantSource(src.text, src.analysis, v.factors, src.file),
+    source: variantSource(src.text, src.analysis, v.factors, src.file),
     originalPath: src.file,
   }));
   const programBuilder = new VariantBuilder({

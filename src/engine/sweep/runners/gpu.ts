@@ -14,7 +14,7 @@ import { timeVariant } from '../../profile/stages/time';
 import { MissingToolError } from '../../toolchain/discover';
 import type { CompileFlags } from '../../toolchain/flags';
 import { BuildResult, VariantBuilder } from '../../variants/build';
-import { makeVariantSource, variantKey } from '../../variants/rewrite';
+import { variantSource, variantKey } from '../../variants/rewrite';
 import { AS_WRITTEN_ID, defineArgs, pointId, substituteArgs, SweepPoint, templateArgs, variantFactorsOf } from '../space';
 import { GPU_FIELDS } from '../variant';
 import type { RunnerContext, SweepRunner } from './runner';
@@ -126,7 +126,7 @@ export class GpuRunner implements SweepRunner {
         const built = await this.programBuilder(points[idx[0]].params).buildAll(
           idx.map(i => ({
             key: variantKey(variantFactorsOf(points[i])),
-            source: makeVariantSource(this.o.text, this.o.analysis, variantFactorsOf(points[i]), this.o.file),
+            source: variantSource(this.o.text, this.o.analysis, variantFactorsOf(points[i]), this.o.file),
             originalPath: this.o.file,
           })),
           { signal: ctx.signal },
