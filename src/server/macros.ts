@@ -8,6 +8,9 @@ import { DEFAULT_ARCH } from '../engine/toolchain/toolchain';
 import type { Settings } from '../protocol';
 import type { ServerToolchain } from './toolchain';
 
+/** How long opening a document may spend reading its headers before it opens with the built-in table. */
+const FIRST_READING_BUDGET_MS = 250;
+
 export class MacroService {
   private readonly tables = new MacroTables();
   private toolkitDirs: { key: string; dirs: string[] } | null = null;
@@ -33,14 +36,15 @@ export class MacroService {
   }
 
   /**
-   * The table if it is known already (same directives, headers unchanged), else null: the first
-   * reading of a file that includes a whole library takes a second or more, so a document opens
-   * with the built-in table and gets its own right after (see the server's didOpen).
+   * The table when it can be had quickly (known already, headers read before, or a small first
+   * reading), else null: the first reading of a file that includes a whole library (all of CUB)
+   * takes a second or more, so such a document opens with the built-in table and gets its own
+   * right after (see the server's didOpen).
    */
   knownTableFor(file: string | null, text: string): MacroTable | null {
     if (!file || !path.isAbsolute(file)) return MacroTable.builtin;
     try {
-      return this.tables.cached(file, text, this.optionsFor(file))?.table ?? null;
+      return this.tables.within(file, text, this.optionsFor(file), FIRST_READING_BUDGET_MS)?.table ?? null;
     } catch {
       return null;
     }

@@ -230,6 +230,22 @@ describe('macro environments: headers, #if for the device pass, reuse', () => {
     });
   });
 
+  test('a reading that would take too long stops (the editor opens with the built-in table) and resumes later', () => {
+    const dir = tmpProject({
+      'big.h':
+        Array.from({ length: 3000 }, (_, i) => `#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= ${i}\n#define M${i} ${i}\n#endif`).join(
+          '\n',
+        ) + '\n#define BIG_DEV __device__\n',
+      'b.cu': '#include "big.h"\n',
+    });
+    const file = path.join(dir, 'b.cu');
+    const tables = new MacroTables();
+    assert.equal(tables.within(file, '#include "big.h"\n', options(), 0), null, 'no time at all: stops');
+    const full = tables.tableFor(file, '#include "big.h"\n', options());
+    assert.equal(full.table.qualifier('BIG_DEV')?.qualifier, 'device');
+    assert.equal(tables.within(file, '#include "big.h"\n', options(), 0), full, 'known now: no reading needed');
+  });
+
   test("which edits can change a file's macros", () => {
     const t = '#define N 4\n__global__ void k() {\n  int x = 1;\n}\n';
     assert.equal(editMayChangeMacros(t, t.indexOf('4'), 1, '8'), true, 'inside a #define');

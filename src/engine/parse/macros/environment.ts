@@ -334,9 +334,13 @@ export class Preprocessor {
     return changed;
   }
 
-  /** The macro environment at the end of `text` (the file at `file`) under `options`. */
-  run(file: string, text: string, options: PreprocessOptions): MacroEnvironment {
-    return new Run(this, file, options).runMain(text);
+  /**
+   * The macro environment at the end of `text` (the file at `file`) under `options`. With
+   * `deadline` (a performance.now() time) past it the run stops with DeadlineExceeded; what it
+   * read completely stays cached, so a later run goes on from there.
+   */
+  run(file: string, text: string, options: PreprocessOptions, deadline?: number): MacroEnvironment {
+    return new Run(this, file, options, deadline).runMain(text);
   }
 
   /** @internal */
@@ -406,6 +410,12 @@ function definitionOf(d: Directive, file: string): MacroDefinition | null {
   return def;
 }
 
+export class DeadlineExceeded extends Error {
+  constructor() {
+    super('reading the headers takes longer than allowed here');
+  }
+}
+
 /** One file's preprocessing run. */
 class Run {
   private readonly state: State;
@@ -419,10 +429,13 @@ class Run {
   /** Reads through this record what headers being recorded take from outside. */
   private readonly lookup = { get: (name: string) => this.read(name) };
 
+  private steps = 0;
+
   constructor(
     private readonly pp: Preprocessor,
     private readonly file: string,
     options: PreprocessOptions,
+    private readonly deadline?: number,
   ) {
     this.searchDirs = [...options.includeDirs, ...options.systemIncludeDirs];
     for (let d = path.dirname(path.dirname(file)), i = 0; i < 6 && d !== path.dirname(d); d = path.dirname(d), i++) this.ancestors.push(d);
@@ -640,6 +653,7 @@ class Run {
       return d.name === 'ifdef' || d.name === 'elifdef' ? defined : !defined;
     };
     for (const d of directives) {
+      if (this.deadline !== undefined && (++this.steps & 63) === 0 && performance.now() > this.deadline) throw new DeadlineExceeded();
       switch (d.name) {
         case 'if':
         case 'ifdef':

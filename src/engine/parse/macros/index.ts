@@ -1,6 +1,13 @@
 // The macro table of each file, computed from its directives and headers and reused until either
 // changes: what the language server and the scanner hand to the analyser.
-import { MacroEnvironment, PreprocessOptions, Preprocessor, preprocessInputsFromFlags, toolkitIncludeDirs } from './environment';
+import {
+  DeadlineExceeded,
+  MacroEnvironment,
+  PreprocessOptions,
+  Preprocessor,
+  preprocessInputsFromFlags,
+  toolkitIncludeDirs,
+} from './environment';
 import { resolveCompileFlags } from '../../toolchain/flags';
 import { readDirectives } from './directives';
 import { MacroTable } from './table';
@@ -26,20 +33,28 @@ export class MacroTables {
    * The macros `file` (with `text`) sees. Recomputed only when its directives or the options
    * changed; the line of a directive counts only for `#define` (hover shows where a macro is).
    */
-  tableFor(file: string, text: string, options: PreprocessOptions): FileMacros {
+  tableFor(file: string, text: string, options: PreprocessOptions, deadline?: number): FileMacros {
     const key = keyOf(text, options);
     const cached = this.byFile.get(file);
     if (cached && cached.key === key) return cached.result;
-    const env = this.pp.run(file, text, options);
+    const env = this.pp.run(file, text, options, deadline);
     const result = { table: MacroTable.fromDefinitions(env.macros), env };
     this.byFile.set(file, { key, result });
     return result;
   }
 
-  /** The table computed before for exactly these directives and options, without computing one. */
-  cached(file: string, text: string, options: PreprocessOptions): FileMacros | null {
-    const c = this.byFile.get(file);
-    return c && c.key === keyOf(text, options) ? c.result : null;
+  /**
+   * The table if it can be had within `budgetMs` (known already, its headers read before, or a
+   * small first reading: the CUDA runtime's headers take ~80 ms), else null; the part read stays
+   * cached for the call that completes it.
+   */
+  within(file: string, text: string, options: PreprocessOptions, budgetMs: number): FileMacros | null {
+    try {
+      return this.tableFor(file, text, options, performance.now() + budgetMs);
+    } catch (e) {
+      if (e instanceof DeadlineExceeded) return null;
+      throw e;
+    }
   }
 
   /** Re-reads headers that changed on disk; true when any did (tables are then recomputed on next use). */
