@@ -138,7 +138,7 @@ const MAX_EFFECTS = 4;
 const MAX_HEADER_BYTES = 8 << 20;
 
 /** `sm_90a` → 900; anything unreadable → 900 (Hopper, what the samples target). */
-export function cudaArchValue(arch: string): number {
+function cudaArchValue(arch: string): number {
   const m = /(\d+)/.exec(arch);
   if (!m) return 900;
   return Number(m[1]) * 10;

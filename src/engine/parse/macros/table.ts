@@ -102,11 +102,6 @@ export class MacroTable {
     return new MacroTable(defs);
   }
 
-  /** Whether this table reads definitions (else it is the built-in one). */
-  get fromHeaders(): boolean {
-    return this.defs !== null;
-  }
-
   qualifier(name: string): QualifierMeaning | undefined {
     const m = this.meaning(name);
     return m && 'qualifier' in m ? m.qualifier : undefined;
