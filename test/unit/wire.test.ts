@@ -189,6 +189,8 @@ function run(over: Partial<VariantRun>): VariantRun {
     executedInstructions: 1000,
     achievedOccupancy: 50,
     checksums: {},
+    identicalTo: null,
+    cached: false,
     ...over,
   };
 }
@@ -233,6 +235,7 @@ function bench(over: Partial<BenchReport>): BenchReport {
     instantiations: [{ kernel: '_Z1kPfi', blockSize: null, variants }],
     lineStalls: null,
     lineStallsProblem: null,
+    timing: { wallS: 10, compileS: 4, checkS: 1, profileS: 5, gpuIdleS: 0.5, gpuRuns: 8, gpus: [null] },
     ...over,
   };
 }

@@ -52,6 +52,48 @@ export interface VariantRun {
   achievedOccupancy: number | null;
   /** Checksums the program printed (kernel → value), compared with the baseline's. */
   checksums: Record<string, string>;
+  /** Label of an earlier variant with the same machine code: measured once, its numbers copied here. */
+  identicalTo: string | null;
+  /** Its measurement came from the persistent measurement cache (no GPU run). */
+  cached: boolean;
+}
+
+/** What a bench run cost, in seconds (docs/cli.md, `timing`). */
+export interface RunTiming {
+  /** Start to end of the whole run. */
+  wallS: number;
+  /** nvcc time summed over every compile (cubins and programs; parallel compiles overlap, so it can exceed wallS). */
+  compileS: number;
+  /** GPU-side time spent running programs for their result check (summed over GPUs). */
+  checkS: number;
+  /** GPU-side time spent in ncu timing and stall runs (summed over GPUs). */
+  profileS: number;
+  /** Time the GPUs waited with variants left to measure (for builds, mostly), summed over GPUs. */
+  gpuIdleS: number;
+  /** Program and ncu processes started on the GPU; 0 when every measurement came from the cache. */
+  gpuRuns: number;
+  /** GPUs used (CUDA device indices; null: the default device). */
+  gpus: (number | null)[];
+}
+
+/** One step of a bench run, for progress bars and logs. */
+export interface BenchProgress {
+  /** Variant label ("as-written", "4"); null for whole-run steps. */
+  variant: string | null;
+  phase: 'build' | 'check' | 'time' | 'stalls' | 'cached' | 'done' | 'source-stalls';
+  /** CUDA device index the step runs on, when several GPUs are used. */
+  gpu: number | null;
+  /** Kernel durations collected so far for this variant, and wanted. */
+  samples: number;
+  samplesWanted: number;
+  /** Variants finished (measured, copied, cached or failed) and in all. */
+  done: number;
+  total: number;
+  elapsedS: number;
+  /** Estimated seconds left; null until one variant has been measured. */
+  etaS: number | null;
+  /** The same as one short line of text. */
+  message: string;
 }
 
 export interface BenchReport {
@@ -69,6 +111,7 @@ export interface BenchReport {
   lineStalls: LineStalls[] | null;
   /** Why lineStalls is missing, when it was asked for. */
   lineStallsProblem: string | null;
+  timing: RunTiming;
 }
 
 export interface BenchOptions {
@@ -106,6 +149,21 @@ export interface BenchOptions {
   keepReportsDir?: string;
   /** Also sample warp stalls per source line of the file as written (one extra ncu run; unrollLens.profile.sourceStalls). */
   sourceStalls?: boolean;
+  /** Structured progress: variant, phase, samples, elapsed and estimated time left. */
+  progress?: (p: BenchProgress) => void;
+  /**
+   * CUDA device indices to spread variants over (one ncu process per GPU, CUDA_VISIBLE_DEVICES);
+   * empty or undefined: the default device, environment untouched.
+   */
+  gpus?: number[];
+  /**
+   * Where ncu reports and other run files go. With a launcher they must be on storage the
+   * nodes share (as must cacheDir, which holds the programs); default: a folder beside cacheDir
+   * with a launcher, the system temp folder without.
+   */
+  runDir?: string;
+  /** Persistent measurement cache folder; null: off (always measure). Default: beside cacheDir. */
+  measurementCacheDir?: string | null;
 }
 
 /** How programs are run and timed, from the unrollLens.profile.* settings: the one mapping the bench and sweep services share. */
@@ -205,6 +263,8 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
     instantiations,
     lineStalls,
     lineStallsProblem: problem,
+    // interim: replaced by the pipeline's own accounting (issue 11)
+    timing: { wallS: 0, compileS: 0, checkS: 0, profileS: 0, gpuIdleS: 0, gpuRuns: 0, gpus: [null] },
   };
 }
 
@@ -232,6 +292,8 @@ function newRun(variant: BenchVariant, kernel: string, sass: LoopVariant | undef
     executedInstructions: null,
     achievedOccupancy: null,
     checksums: {},
+    identicalTo: null,
+    cached: false,
   };
 }
 
