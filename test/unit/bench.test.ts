@@ -44,10 +44,13 @@ function result(over: Partial<ProcessResult>): ProcessResult {
   };
 }
 
-/** Real nvcc/c++filt/disassemblers; recorded answers for the program and for ncu. */
+/**
+ * Real nvcc/c++filt/disassemblers; recorded answers for the program and for ncu. Each profiling
+ * ncu run also runs the program (its `runIndex`-th run): `ncu` gets that run's recorded answer.
+ */
 function replay(
   program: (runIndex: number, args: string[]) => Partial<ProcessResult>,
-  ncu: (args: string[]) => Partial<ProcessResult>,
+  ncu: (args: string[], run: Partial<ProcessResult>) => Partial<ProcessResult>,
 ): { runner: ProcessRunner; calls: string[][] } {
   const calls: string[][] = [];
   let runs = 0;
@@ -55,10 +58,26 @@ function replay(
     if (cmd === real!.nvcc.path || cmd === real!.nvdisasm?.path || cmd === real!.cuobjdump?.path || cmd === real!.cxxfilt?.path)
       return real!.runner(cmd, args, o);
     calls.push([cmd, ...args]);
-    if (cmd === '/fake/ncu') return { ...result({ command: cmd, args }), ...ncu(args) };
+    if (cmd === '/fake/ncu')
+      return { ...result({ command: cmd, args }), ...ncu(args, args[0] === '--import' ? {} : program(runs++, args)) };
     return { ...result({ command: cmd, args }), ...program(runs++, args) };
   };
   return { runner, calls };
+}
+
+/**
+ * What ncu prints around a program run: the recorded H100 `==PROF==` lines with the run's own
+ * output; a program that fails makes ncu print the recorded error line and exit with its code
+ * (test/fixtures/ncu/errors/no-kernels-app-fails).
+ */
+function underNcu(run: Partial<ProcessResult>): Partial<ProcessResult> {
+  const prof = rec('matmul_basic.ncu-stdout.txt')
+    .split('\n')
+    .filter(l => l.startsWith('=='))
+    .join('\n');
+  if (run.timedOut || run.cancelled) return run;
+  if (run.exitCode) return { ...run, stdout: `${run.stdout ?? ''}==ERROR== The application returned an error code (${run.exitCode}).\n` };
+  return { ...run, stdout: `${run.stdout ?? ''}${prof}` };
 }
 
 async function options(
@@ -88,13 +107,16 @@ async function options(
     clockControl: 'none',
     timeoutMs: 60_000,
     launcher: [],
+    // one ncu process at a time, so a run index names one variant; no shared measurement cache
+    profilesPerGpu: 1,
+    measurementCacheDir: null,
     ...over,
   };
   return { o, file, text, analysis, line };
 }
 
-const ncuOk = (args: string[]) =>
-  args[0] === '--import' ? { stdout: rec('matmul_basic.raw.csv') } : { stdout: rec('matmul_basic.ncu-stdout.txt') };
+const ncuOk = (args: string[], run: Partial<ProcessResult>) =>
+  args[0] === '--import' ? { stdout: rec('matmul_basic.raw.csv') } : underNcu(run);
 
 describe('bench pipeline on recorded H100 outputs', () => {
   test('statistics: median, IQR, CV, overlap', () => {
@@ -210,7 +232,8 @@ describe('bench pipeline on recorded H100 outputs', () => {
     if (skip) return t.skip(skip);
     const { runner } = replay(
       i =>
-        i === 2
+        // runs: as-written (default has its machine code), 1, 4
+        i === 1
           ? { exitCode: Number(rec('crash.exit')), stdout: rec('crash.stdout'), stderr: rec('crash.stderr') }
           : { stdout: rec('matmul_unroll.stdout') },
       ncuOk,
@@ -221,7 +244,8 @@ describe('bench pipeline on recorded H100 outputs', () => {
       r.variants.map(v => v.status),
       ['ok', 'ok', 'runtime', 'ok'],
     );
-    assert.match(r.variants[2].message!, /exit 3/);
+    assert.match(r.variants[2].message!, /exit code 3/);
+    assert.equal(r.variants[1].identicalTo, 'as-written');
   });
 
   test('a hang is killed by the timeout and classified', async t => {
@@ -237,13 +261,13 @@ describe('bench pipeline on recorded H100 outputs', () => {
     const r = await benchLoop(file, text, analysis, o);
     assert.deepEqual(
       r.variants.map(v => v.status),
-      ['ok', 'timeout', 'ok', 'ok'],
+      ['ok', 'ok', 'timeout', 'ok'],
     );
   });
 
   test('a different checksum is a correctness failure (recorded wrong.cu outputs)', async t => {
     if (skip) return t.skip(skip);
-    const { runner } = replay(i => ({ stdout: rec(i === 3 ? 'wrong_bad.stdout' : 'wrong_ok.stdout') }), ncuOk);
+    const { runner } = replay(i => ({ stdout: rec(i === 2 ? 'wrong_bad.stdout' : 'wrong_ok.stdout') }), ncuOk);
     const { o, file, text, analysis } = await options(runner);
     const r = await benchLoop(file, text, analysis, o);
     assert.deepEqual(
@@ -308,8 +332,167 @@ describe('bench pipeline on recorded H100 outputs', () => {
     const r = await benchLoop(file, text, analysis, o);
     assert.deepEqual(
       r.variants.map(v => v.status),
-      ['ok', 'cancelled', 'cancelled', 'cancelled'],
+      ['ok', 'ok', 'cancelled', 'cancelled'],
     );
+  });
+});
+
+describe('fast sweeps: identical code, measurement cache, several GPUs, a launcher', () => {
+  const profiles = (calls: string[][]) => calls.filter(c => c.includes('/fake/ncu') && c.includes('--export'));
+
+  test('the same machine code is measured once and reported with identicalTo', async t => {
+    if (skip) return t.skip(skip);
+    const { runner, calls } = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncuOk);
+    // the loop's trip count is a runtime value: `full` is nvcc's ×4, and `default` is the file as written
+    const { o, file, text, analysis } = await options(runner, { factors: ['default', 4, 'full'] });
+    const r = await benchLoop(file, text, analysis, o);
+    assert.deepEqual(
+      r.variants.map(v => [v.label, v.status, v.identicalTo]),
+      [
+        ['as-written', 'ok', null],
+        ['default', 'ok', 'as-written'],
+        ['4', 'ok', null],
+        ['full', 'ok', '4'],
+      ],
+    );
+    assert.equal(profiles(calls).length, 2, 'one ncu run per distinct machine code');
+    assert.equal(r.variants[3].medianMs, r.variants[2].medianMs);
+    assert.equal(r.variants[3].factors[String(o.loops[0])], 'full');
+    assert.equal(r.timing.gpuRuns, 2);
+  });
+
+  test('an unchanged re-run comes from the measurement cache: no GPU run, the same numbers', async t => {
+    if (skip) return t.skip(skip);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-measure-'));
+    const first = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncuOk);
+    const a = await options(first.runner, { measurementCacheDir: dir });
+    const r1 = await benchLoop(a.file, a.text, a.analysis, a.o);
+    assert.equal(profiles(first.calls).length, 3);
+    assert.ok(r1.variants.every(v => !v.cached));
+
+    const second = replay(
+      () => assert.fail('no program may run'),
+      () => assert.fail('no ncu may run'),
+    );
+    const b = await options(second.runner, { measurementCacheDir: dir });
+    const r2 = await benchLoop(b.file, b.text, b.analysis, b.o);
+    assert.equal(second.calls.length, 0);
+    assert.equal(r2.timing.gpuRuns, 0);
+    assert.deepEqual(
+      r2.variants.map(v => [v.label, v.status, v.medianMs, v.cached]),
+      r1.variants.map(v => [v.label, v.status, v.medianMs, true]),
+    );
+    assert.deepEqual(r2.variants[2].stallShare, r1.variants[2].stallShare);
+
+    // Other arguments are another measurement.
+    const third = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncuOk);
+    const c = await options(third.runner, { measurementCacheDir: dir, args: ['--only', 'matmul_basic', '--reps', '30'] });
+    await benchLoop(c.file, c.text, c.analysis, c.o);
+    assert.equal(profiles(third.calls).length, 3);
+  });
+
+  test('a damaged cache entry is a miss, never a wrong answer', async t => {
+    if (skip) return t.skip(skip);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-measure-'));
+    const first = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncuOk);
+    const a = await options(first.runner, { measurementCacheDir: dir, factors: [1] });
+    await benchLoop(a.file, a.text, a.analysis, a.o);
+    const entries = fs
+      .readdirSync(dir, { recursive: true })
+      .map(String)
+      .filter(f => f.endsWith('.json'));
+    assert.equal(entries.length, 2);
+    const victim = path.join(dir, entries[0]);
+    fs.writeFileSync(victim, fs.readFileSync(victim, 'utf8').slice(0, 100));
+    const again = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncuOk);
+    const b = await options(again.runner, { measurementCacheDir: dir, factors: [1] });
+    const r = await benchLoop(b.file, b.text, b.analysis, b.o);
+    assert.equal(profiles(again.calls).length, 1, 'only the damaged entry is measured again');
+    assert.deepEqual(
+      r.variants.map(v => v.status),
+      ['ok', 'ok'],
+    );
+  });
+
+  test('two GPUs: variants spread over both, each ncu pinned by CUDA_VISIBLE_DEVICES with its own lock; the same answers as one', async t => {
+    if (skip) return t.skip(skip);
+    const envs: (Record<string, string | undefined> | undefined)[] = [];
+    const base = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncuOk);
+    const runner: ProcessRunner = (cmd, args, o) => {
+      if (cmd === '/fake/ncu' && args.includes('--export')) envs.push(o?.env);
+      return base.runner(cmd, args, o);
+    };
+    const { o, file, text, analysis } = await options(runner, { gpus: [0, 1], factors: [1, 2, 4] });
+    const two = await benchLoop(file, text, analysis, o);
+    const one = await benchLoop(
+      file,
+      text,
+      analysis,
+      (await options(replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncuOk).runner, { factors: [1, 2, 4] })).o,
+    );
+    assert.deepEqual(
+      two.variants.map(v => [v.label, v.status, v.medianMs]),
+      one.variants.map(v => [v.label, v.status, v.medianMs]),
+    );
+    assert.deepEqual(new Set(envs.map(e => e?.CUDA_VISIBLE_DEVICES)), new Set(['0', '1']));
+    assert.ok(envs.every(e => e?.CUDA_DEVICE_ORDER === 'PCI_BUS_ID'));
+    const locks = new Set(envs.map(e => e?.TMPDIR));
+    assert.equal(locks.size, 2, 'one ncu lock folder per GPU');
+    assert.deepEqual(two.timing.gpus, [0, 1]);
+  });
+
+  test('a launcher that runs elsewhere: programs and ncu reports live on the shared folder, never the local temp dir', async t => {
+    if (skip) return t.skip(skip);
+    // The "node": another working directory and its own temp folder. Its ncu refuses any path
+    // under this machine's temp folder (node-local storage the other side cannot see), checks
+    // the program is there, prints the recorded profile and writes the report where it is told.
+    const local = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-local-'));
+    const shared = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-shared-'));
+    t.after(() => fs.rmSync(shared, { recursive: true, force: true }));
+    const launcher = path.join(shared, 'fake-srun');
+    fs.writeFileSync(
+      launcher,
+      `#!/bin/sh\nexport UL_NODE_LOCAL="$TMPDIR"\ncd "$(mktemp -d)" || exit 90\nexport TMPDIR="$(mktemp -d)"\nexec "$@"\n`,
+      { mode: 0o755 },
+    );
+    const ncu = path.join(shared, 'fake-ncu');
+    const recDir = REC;
+    fs.writeFileSync(
+      ncu,
+      `#!/bin/sh
+if [ "$1" = "--import" ]; then cat "$2"; exit $?; fi
+[ "$PWD" != "${REPO_ROOT}" ] || { echo "==ERROR== ran in the caller's directory" >&2; exit 91; }
+for a in "$@"; do case "$a" in "$UL_NODE_LOCAL"/*) echo "==ERROR== node-local path: $a" >&2; exit 92;; esac; done
+while [ $# -gt 0 ]; do case "$1" in --export) out="$2"; shift 2;; --launch-count|--launch-skip|--metrics|--kernel-name|--kernel-name-base|--clock-control) shift 2;; --force-overwrite) shift;; *) break;; esac; done
+[ -x "$1" ] || { echo "==ERROR== '$1' does not exist or is not an executable" ; exit 93; }
+cat "${recDir}/matmul_unroll.stdout"
+grep '^==' "${recDir}/matmul_basic.ncu-stdout.txt"
+cp "${recDir}/matmul_basic.raw.csv" "$out.ncu-rep"
+`,
+      { mode: 0o755 },
+    );
+    const realRunner = real!.runner;
+    const { o, file, text, analysis } = await options(realRunner, {
+      launcher: [launcher],
+      cacheDir: path.join(shared, 'builds'),
+      factors: [4],
+    });
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = local;
+    try {
+      const r = await benchLoop(file, text, analysis, { ...o, toolchain: { ...o.toolchain, ncu: { ...o.toolchain.ncu!, path: ncu } } });
+      assert.deepEqual(
+        r.variants.map(v => [v.label, v.status, v.samples, v.message]),
+        [
+          ['as-written', 'ok', 20, null],
+          ['4', 'ok', 20, null],
+        ],
+      );
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+    }
+    assert.ok(fs.existsSync(path.join(shared, 'runs')), 'reports were written beside the build cache');
   });
 });
 

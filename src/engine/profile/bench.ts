@@ -1,12 +1,15 @@
-// "Benchmark this loop": build each unroll variant as a whole program, run it to check it
-// still computes the same result, then time and profile the target kernel under Nsight
-// Compute (durations from gpu__time_duration.sum, stall reasons from the warp-state metrics).
-// Variants run one after another: they share one GPU.
+// "Benchmark this loop": build each unroll variant as a whole program, then time and profile
+// the target kernel under Nsight Compute (durations from gpu__time_duration.sum, stall reasons
+// from the warp-state metrics); the program's output in that run says whether it still computes
+// the file as written's result. Programs build while the GPUs measure those already built (a few
+// ncu processes per GPU, gpuSlots.ts); the same machine code is measured once and a measurement
+// already taken comes from the measurement cache.
 //
 // The stages live in ./stages/, each callable on its own for one variant: build (cubins and
 // programs), check (a plain run against the baseline), time (ncu durations and stalls per
 // instantiation), lineStalls (per source line) and summary (statistics, speedups, tables).
 // benchLoop below only strings them together.
+import * as path from 'path';
 import type { ProfileSettings } from '../../settings';
 import type { FileAnalysis } from '../parse/model';
 import type { Toolchain } from '../toolchain/toolchain';
@@ -15,12 +18,14 @@ import type { CompileFlags } from '../toolchain/flags';
 import type { LoopVariant } from '../variants/inspect';
 import type { UnrollFactor } from '../variants/rewrite';
 import type { LineStalls } from './stalls';
-import { BenchSource, BenchVariant, buildFailure, buildVariants, findTargetKernels } from './stages/build';
-import { checkVariant } from './stages/check';
+import { BenchSource, BenchVariant, buildFailure, findTargetKernels, startBuilds } from './stages/build';
+import { BaselineOutput, checkOutput, parseChecksums, reportsMismatch } from './stages/check';
+import { defaultLockRoot, GpuClock, GpuSlot, gpuSlots, PROFILES_PER_GPU } from './gpuSlots';
+import { hashFile, MeasurementCache, measurementKey } from './measurementCache';
 import { sampleLineStalls } from './stages/lineStalls';
 import type { VariantProgram } from './stages/program';
 import { instantiationTables, summariseVariant, withSpeedups } from './stages/summary';
-import { KernelSamples, timeVariant } from './stages/time';
+import { KernelSamples, NcuPasses, PROFILE_METRICS, STALL_METRICS, TimeResult, timeVariant } from './stages/time';
 
 export { parseChecksums, reportsMismatch } from './stages/check';
 export { iqrOverlap, quantile, summarize } from './stages/summary';
@@ -164,6 +169,10 @@ export interface BenchOptions {
   runDir?: string;
   /** Persistent measurement cache folder; null: off (always measure). Default: beside cacheDir. */
   measurementCacheDir?: string | null;
+  /** How ncu passes are spent (default combined: measured the faster, docs/measurements.md). */
+  passes?: NcuPasses;
+  /** ncu processes in flight per GPU (default PROFILES_PER_GPU). */
+  profilesPerGpu?: number;
 }
 
 /** How programs are run and timed, from the unrollLens.profile.* settings: the one mapping the bench and sweep services share. */
@@ -192,11 +201,13 @@ export function runOptionsFromSettings(
 
 /**
  * Benchmarks the file as written (the baseline) and one variant per factor, each setting every
- * loop of o.loops to that factor: build → check → time per variant, in turn (they share one
- * GPU), then per-line stalls of the baseline and the summary tables.
+ * loop of o.loops to that factor. Programs build in parallel while the GPUs measure the ones
+ * built; variants with the same machine code are measured once; a measurement already in the
+ * cache costs no GPU run. Each program's first run under ncu is also its result check.
  */
 export async function benchLoop(file: string, text: string, analysis: FileAnalysis, o: BenchOptions): Promise<BenchReport> {
   if (!o.toolchain.ncu) throw new MissingToolError('ncu', []);
+  const startedMs = Date.now();
   const focus = o.loops[0];
   if (!analysis.kernels.some(k => k.loops.some(l => l.line === focus)))
     throw new Error(`no loop in device code at line ${focus} of ${file}`);
@@ -204,68 +215,184 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
   const variants: BenchVariant[] = [{ label: 'as-written', factors: new Map() }];
   for (const f of o.factors) variants.push({ label: String(f), factors: new Map(o.loops.map(l => [l, f])) });
   const n = variants.length;
+  const clock = new GpuClock();
+  let checkMs = 0;
+  let done = 0;
+  const measureTimes: number[] = [];
+  const slots = gpuSlots(o.gpus, o.profilesPerGpu ?? PROFILES_PER_GPU, o.launcher, defaultLockRoot());
+  const gpuCount = new Set(slots.map(s => s.gpu)).size;
+  const emit = (variant: string | null, phase: BenchProgress['phase'], gpu: number | null, samples = 0, extra = '') => {
+    const elapsedS = (Date.now() - startedMs) / 1000;
+    // Left: the variants not finished, at the mean GPU time of those measured, over the GPUs in use.
+    const mean = measureTimes.length ? measureTimes.reduce((a, b) => a + b, 0) / measureTimes.length : null;
+    const etaS = mean === null ? null : Math.max(0, ((n - done) * mean) / Math.max(1, slots.length));
+    const what = phase === 'done' ? 'done' : phase === 'time' || phase === 'stalls' ? `${phase} ${samples}/${o.samples} samples` : phase;
+    const message = `${variant ?? 'bench'}: ${what}${gpu !== null && gpuCount > 1 ? ` · GPU ${gpu}` : ''}${extra}`;
+    o.progress?.({ variant, phase, gpu, samples, samplesWanted: o.samples, done, total: n, elapsedS, etaS, message });
+    o.onProgress?.(message, done, n);
+  };
 
-  const built = await buildVariants(src, variants, o);
-  const target = await findTargetKernels(src, built, o);
-  let runs: VariantRun[] = [];
+  emit(null, 'build', null);
+  const builds = startBuilds(src, variants, o);
+  builds.programs.forEach((b, i) => void b.then(() => emit(variants[i].label, 'build', null)));
+  const sass = await builds.sass;
+  const target = await findTargetKernels(src, sass, o);
+  const runs: VariantRun[] = variants.map((v, i) => newRun(v, target.kernel, sass[i]));
+  // The same machine code in two variants (the file as written and `default`; `full` that nvcc
+  // made ×4; a factor nvcc ignored) is measured once, by the first of them.
+  const measuredBy = variants.map((_, i) => {
+    const h = sass[i]?.machineCode;
+    return h ? sass.findIndex(s => s?.machineCode === h) : i;
+  });
+  const unique = variants.map((_, i) => i).filter(i => measuredBy[i] === i);
+
+  const cache =
+    o.measurementCacheDir === null
+      ? null
+      : new MeasurementCache(o.measurementCacheDir ?? path.join(path.dirname(o.cacheDir), 'measurements'));
+  const runDir = o.runDir ?? (o.launcher.length ? path.join(path.dirname(o.cacheDir), 'runs') : undefined);
+  const results: (TimeResult & { cached: boolean })[] = [];
+  let next = 0;
+  const measure = async (i: number, program: string, slot: GpuSlot): Promise<TimeResult & { cached: boolean }> => {
+    const p: VariantProgram = { label: variants[i].label, program, file };
+    const key = cache
+      ? measurementKey({
+          program: hashFile(program),
+          args: o.args,
+          runCommand: o.runCommand ?? null,
+          launcher: o.launcher,
+          gpu: gpuIdentity(o, slot.gpu),
+          clockControl: o.clockControl,
+          ncuVersion: o.toolchain.ncu?.version ?? '',
+          samples: o.samples,
+          warmup: o.warmup,
+          kernels: target.kernels,
+          method: `${o.passes ?? 'combined'}:${o.passes === 'split' ? `${STALL_METRICS.join(',')}` : PROFILE_METRICS.join(',')}`,
+        })
+      : null;
+    const hit = key ? cache!.get(key) : null;
+    if (hit) {
+      emit(p.label, 'cached', slot.gpu);
+      const groups = new Map(
+        hit.groups.map(g => [g.key, { kernel: g.kernel, blockSize: g.blockSize, durations: g.durations, last: g.last }]),
+      );
+      return { status: 'ok', message: null, groups, stdout: hit.stdout, programFailed: null, cached: true };
+    }
+    const t0 = Date.now();
+    const r = await timeVariant(p, target, {
+      ...o,
+      env: slot.env,
+      runDir,
+      onRun: run => clock.add(slot.gpu, run),
+      onSamples: (have, _wanted, phase) => emit(p.label, phase, slot.gpu, have),
+    });
+    measureTimes.push((Date.now() - t0) / 1000);
+    if (key && r.status === 'ok' && r.stdout !== null)
+      cache!.put(key, {
+        groups: [...r.groups].map(([k, g]) => ({ key: k, kernel: g.kernel, blockSize: g.blockSize, durations: g.durations, last: g.last })),
+        stdout: r.stdout,
+      });
+    return { ...r, cached: false };
+  };
+  await Promise.all(
+    slots.map(async slot => {
+      while (next < unique.length) {
+        const i = unique[next++];
+        const program = await builds.programs[i];
+        const run = runs[i];
+        if (o.signal?.aborted) run.status = 'cancelled';
+        else {
+          const failed = buildFailure(program);
+          if (failed) Object.assign(run, failed);
+          else results[i] = await measure(i, program.outputPath!, slot);
+        }
+        done += variants.filter((_, j) => measuredBy[j] === i).length;
+        emit(run.label, 'done', slot.gpu);
+      }
+    }),
+  );
+  const programs = await Promise.all(builds.programs);
+
+  // Every variant is checked against the file as written's output, whatever became of it.
+  let baseline: BaselineOutput | null = null;
   const timings: (Map<string, KernelSamples> | undefined)[] = [];
-  let baselineStdout: string | null = null;
-  for (let i = 0; i < n; i++) {
-    const { variant, program, sass } = built[i];
-    const progress = (message: string) => o.onProgress?.(message, i, n);
-    const run = newRun(variant, target.kernel, sass);
-    runs.push(run);
-    if (o.signal?.aborted) {
-      run.status = 'cancelled';
+  for (const i of unique) {
+    const r = results[i];
+    if (!r) continue;
+    let run = runs[i];
+    run.cached = r.cached;
+    if (r.programFailed !== null || r.stdout === null) {
+      const status: RunStatus = r.programFailed !== null ? (reportsMismatch(r.stdout ?? '') ? 'correctness' : 'runtime') : r.status;
+      Object.assign(run, { status, message: r.message, checksums: parseChecksums(r.stdout ?? '') });
+      if (i === 0) baseline = { checksums: run.checksums, stdout: null };
       continue;
     }
-    const failed = buildFailure(program);
-    if (failed) {
-      Object.assign(run, failed);
-      continue;
-    }
-    const p: VariantProgram = { label: variant.label, program: program.outputPath!, file };
-    // every variant is checked against the baseline's checksums, whatever became of the baseline
-    const check = await checkVariant(p, i === 0 ? null : { checksums: runs[0].checksums, stdout: baselineStdout }, o, progress);
+    const t0 = Date.now();
+    const check = await checkOutput(r.stdout, i === 0 ? null : (baseline ?? { checksums: {}, stdout: null }), o);
+    checkMs += Date.now() - t0;
     run.checksums = check.checksums;
+    if (i === 0) baseline = { checksums: check.checksums, stdout: check.stdout };
     if (check.status !== 'ok') {
       Object.assign(run, { status: check.status, message: check.message });
       continue;
     }
-    if (i === 0) baselineStdout = check.stdout;
-    const timing = await timeVariant(p, target, o, progress);
-    timings[i] = timing.groups;
-    if (timing.status !== 'ok') Object.assign(run, { status: timing.status, message: timing.message });
+    timings[i] = r.groups;
+    if (r.status !== 'ok') Object.assign(run, { status: r.status, message: r.message });
     // a profile that failed part-way still reports what it collected
-    runs[i] = summariseVariant(run, timing.groups, target.kernel);
+    run = runs[i] = summariseVariant(run, r.groups, target.kernel);
   }
+  // Rows with the same machine code as an earlier one carry its measurement.
+  variants.forEach((v, i) => {
+    const j = measuredBy[i];
+    if (j === i) return;
+    const own = { factors: runs[i].factors, label: v.label, kernelInstructions: runs[i].kernelInstructions, registers: runs[i].registers };
+    runs[i] = { ...runs[j], ...own, identicalTo: variants[j].label };
+    timings[i] = timings[j];
+  });
 
-  const baseline = built[0].program.outputPath;
-  const { lineStalls, problem } =
-    o.sourceStalls && runs[0].status === 'ok' && baseline && !o.signal?.aborted
-      ? await sampleLineStalls({ label: variants[0].label, program: baseline, file }, target.kernel, o, message =>
-          o.onProgress?.(message, n, n),
-        )
-      : { lineStalls: null, problem: null };
-  runs = withSpeedups(runs);
-  const instantiations = instantiationTables(
-    runs,
-    timings,
-    built.map(b => b.sass),
-    target.kernel,
-  );
+  const baselineProgram = programs[0].outputPath;
+  let lineStalls: LineStalls[] | null = null;
+  let lineStallsProblem: string | null = null;
+  if (o.sourceStalls && runs[0].status === 'ok' && baselineProgram && !o.signal?.aborted) {
+    emit(variants[0].label, 'source-stalls', slots[0].gpu);
+    const t0 = Date.now();
+    const r = await sampleLineStalls({ label: variants[0].label, program: baselineProgram, file }, target.kernel, o, message =>
+      o.onProgress?.(message, n, n),
+    );
+    clock.add(slots[0].gpu, { kind: 'stalls', startMs: t0, endMs: Date.now() });
+    lineStalls = r.lineStalls;
+    lineStallsProblem = r.problem;
+  }
+  const withSpeedup = withSpeedups(runs);
+  const instantiations = instantiationTables(withSpeedup, timings, sass, target.kernel);
+  const compileMs =
+    programs.reduce((a, b) => a + (b.cached ? 0 : b.compileMs), 0) + sass.reduce((a, v) => a + (v && !v.cached ? v.compileMs : 0), 0);
   return {
     kernel: target.kernel,
-    gpu: o.toolchain.gpus[0]?.name ?? null,
+    gpu: o.toolchain.gpus[slots[0].gpu ?? 0]?.name ?? o.toolchain.gpus[0]?.name ?? null,
     clockControl: o.clockControl,
     baseline: 'as-written',
-    variants: runs,
+    variants: withSpeedup,
     instantiations,
     lineStalls,
-    lineStallsProblem: problem,
-    // interim: replaced by the pipeline's own accounting (issue 11)
-    timing: { wallS: 0, compileS: 0, checkS: 0, profileS: 0, gpuIdleS: 0, gpuRuns: 0, gpus: [null] },
+    lineStallsProblem,
+    timing: {
+      wallS: (Date.now() - startedMs) / 1000,
+      compileS: compileMs / 1000,
+      checkS: checkMs / 1000,
+      profileS: clock.busyS(),
+      gpuIdleS: clock.idleS(),
+      gpuRuns: clock.count,
+      gpus: [...new Set(slots.map(s => s.gpu))],
+    },
   };
+}
+
+/** The GPU a measurement was taken on, for the cache key: model and driver, or the launcher when it runs elsewhere. */
+function gpuIdentity(o: BenchOptions, gpu: number | null): string {
+  if (o.launcher.length) return `launcher:${o.launcher.join(' ')}`;
+  const g = o.toolchain.gpus[gpu ?? 0];
+  return g ? `${g.name}|${g.driverVersion ?? ''}` : 'unknown';
 }
 
 /** A variant's row before it runs: its SASS figures, no measurements yet. */

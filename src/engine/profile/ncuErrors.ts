@@ -233,7 +233,7 @@ function ncuLines(lines: string[], level: 'ERROR' | 'WARNING'): string[] {
   });
 }
 
-function applicationExitCode(errors: string[]): number | undefined {
+export function applicationExitCode(errors: string[]): number | undefined {
   for (const e of errors) {
     const m = /The application returned an error code \((-?\d+)\)/i.exec(e);
     if (m) return Number(m[1]);
@@ -241,8 +241,8 @@ function applicationExitCode(errors: string[]): number | undefined {
   return undefined;
 }
 
-/** stdout without ncu's message lines, CSV rows and its text tables. */
-function programOutput(stdout: string): string {
+/** stdout without ncu's message lines, CSV rows and its text tables: what the program printed. */
+export function programOutput(stdout: string): string {
   return stdout
     .split(/\r?\n/)
     .filter(l => !/^\s*(?:==[A-Z]+==|"|-{3,}|\[\d+\] )/.test(l))

@@ -69,6 +69,8 @@ export interface LoopVariant {
   failure: VariantFailure | null;
   /** Instructions of every function in this variant's cubin (other instantiations included). */
   kernelSizes?: Record<string, number>;
+  /** Hash of every kernel's machine code in the cubin: equal hashes run the same code (the bench measures them once). */
+  machineCode?: string | null;
 }
 
 export interface LoopReport {
@@ -414,6 +416,7 @@ export class VariantInspector {
         failure: b.status === 'ok' ? null : { kind: b.failureKind ?? 'internal', messages: b.messages },
       };
       codeHashes.push(null);
+      if (b.status === 'ok' && b.outputPath) v.machineCode = machineCodeHash(b.outputPath);
       if (dis) {
         v.kernelSizes = Object.fromEntries([...dis.sizes].map(([n, sz]) => [n, sz.instructions]));
         const m = dis.listing ? measureLoop(dis.listing, baseline, file, kernel, loop, opts.kernel, demangled) : null;
@@ -642,6 +645,19 @@ function codeHash(fn: SassFunction): string {
     h.update(`${ins.predicate ?? ''} ${ins.opcode}.${ins.modifiers.join('.')} ${operands}\n`);
   }
   return h.digest('hex');
+}
+
+/** Every code section of the cubin, by kernel name: the same hash means the same machine code throughout. */
+function machineCodeHash(cubin: string): string | null {
+  try {
+    const buf = fs.readFileSync(cubin);
+    const h = crypto.createHash('sha256');
+    const sections = [...readCubin(buf).textSections].sort((a, b) => (a.kernel < b.kernel ? -1 : a.kernel > b.kernel ? 1 : 0));
+    for (const s of sections) h.update(`${s.kernel}\0`).update(buf.subarray(s.offset, s.offset + s.size));
+    return sections.length ? h.digest('hex') : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Without a disassembler: the kernel's machine code bytes from the cubin. */

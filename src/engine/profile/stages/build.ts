@@ -22,12 +22,12 @@ export interface BenchSource {
   focus: number;
 }
 
-export interface BuiltVariant {
-  variant: BenchVariant;
-  /** The whole program, or why it did not build. */
-  program: BuildResult;
-  /** The loop's kernel in this variant's cubin. */
-  sass: LoopVariant | undefined;
+/** Builds under way: the SASS side of every variant at once, each program as soon as it is built. */
+export interface StartedBuilds {
+  /** The loop's kernel in each variant's cubin (undefined where it did not build). */
+  sass: Promise<(LoopVariant | undefined)[]>;
+  /** Each variant's whole program, or why it did not build. */
+  programs: Promise<BuildResult>[];
 }
 
 export type BuildOptions = Pick<
@@ -55,8 +55,12 @@ function cubinInspector(o: Pick<BuildOptions, 'toolchain' | 'arch' | 'flags' | '
   return new VariantInspector({ toolchain: t, builder, arch: o.arch });
 }
 
-/** Builds the variants' cubins (SASS side), then their programs; results in variant order. */
-export async function buildVariants(src: BenchSource, variants: BenchVariant[], o: BuildOptions): Promise<BuiltVariant[]> {
+/**
+ * Starts the variants' cubin builds (SASS side) and their program builds together, programs in
+ * variant order (the file as written first), so the GPU can start on the first program while
+ * the others still compile.
+ */
+export function startBuilds(src: BenchSource, variants: BenchVariant[], o: BuildOptions): StartedBuilds {
   const t = o.toolchain;
   const reqs: BuildRequest[] = variants.map(v => ({
     key: variantKey(v.factors),
@@ -73,17 +77,41 @@ export async function buildVariants(src: BenchSource, variants: BenchVariant[], 
     compileTemplate: o.compileCommand,
     timeoutMs: o.nvccTimeoutMs,
   });
-  o.onProgress?.('building variants', 0, variants.length);
+  const ready = variants.map(() => {
+    let resolve!: (b: BuildResult) => void;
+    const promise = new Promise<BuildResult>(r => (resolve = r));
+    return { promise, resolve };
+  });
+  const all = programBuilder.buildAll(reqs, {
+    signal: o.signal,
+    onProgress: p => o.onProgress?.(`built ${p.key}`, p.done, p.total),
+    onResult: (i, b) => ready[i].resolve(b),
+  });
+  // buildAll reports every request; this only matters if it throws part-way.
+  all.then(
+    results => results.forEach((b, i) => ready[i].resolve(b)),
+    e => ready.forEach(r => r.resolve(internalFailure(String(e)))),
+  );
   const factors = variants.map(v => v.factors);
-  const sass = await cubinInspector(o).inspectVariants(src.file, src.text, src.analysis, src.focus, factors, {
+  const sass = cubinInspector(o).inspectVariants(src.file, src.text, src.analysis, src.focus, factors, {
     signal: o.signal,
     kernel: o.kernel,
   });
-  const programs = await programBuilder.buildAll(reqs, {
-    signal: o.signal,
-    onProgress: p => o.onProgress?.(`built ${p.key}`, p.done, p.total),
-  });
-  return variants.map((variant, i) => ({ variant, program: programs[i], sass: sass[i] }));
+  return { sass, programs: ready.map(r => r.promise) };
+}
+
+function internalFailure(message: string): BuildResult {
+  return {
+    key: '',
+    status: 'failed',
+    hash: '',
+    outputPath: null,
+    ptxasLog: '',
+    messages: [{ file: null, line: null, column: null, severity: 'error', code: null, message, kind: 'internal' }],
+    failureKind: 'internal',
+    compileMs: 0,
+    cached: false,
+  };
 }
 
 /**
@@ -92,7 +120,7 @@ export async function buildVariants(src: BenchSource, variants: BenchVariant[], 
  */
 export async function findTargetKernels(
   src: BenchSource,
-  built: BuiltVariant[],
+  sass: (LoopVariant | undefined)[],
   o: Pick<BuildOptions, 'toolchain' | 'arch' | 'flags' | 'cacheDir' | 'kernel' | 'signal' | 'nvccTimeoutMs'>,
 ): Promise<BenchTarget> {
   const holding = await cubinInspector(o).kernelsHoldingLoop(src.file, src.text, src.analysis, src.focus, { signal: o.signal });
@@ -106,7 +134,7 @@ export async function findTargetKernels(
       `--kernel ${o.kernel}: no kernel of that name holds the loop at line ${src.focus} of ${src.file}; ` +
         `kernels holding it: ${holding.map(k => k.demangled).join('; ')}`,
     );
-  const kernel = kernels[0] ?? built.find(b => b.sass?.kernel)?.sass?.kernel ?? null;
+  const kernel = kernels[0] ?? sass.find(s => s?.kernel)?.kernel ?? null;
   if (!kernel) throw new Error(`could not find the kernel holding line ${src.focus} in the cubin (is it launched/instantiated?)`);
   if (!kernels.length) kernels.push(kernel);
   return { kernel, kernels };

@@ -68,18 +68,27 @@ export async function checkVariant(
       `exit ${plain.exitCode ?? plain.signal}: ${(plain.stderr || plain.stdout).trim().split('\n').slice(-3).join(' | ')}`;
     return { status: reportsMismatch(plain.stdout) ? 'correctness' : 'runtime', message, checksums, stdout: null };
   }
-  const ok: CheckResult = { status: 'ok', message: null, checksums, stdout: plain.stdout };
+  return checkOutput(plain.stdout, baseline, o);
+}
+
+/**
+ * The check of a program run that exited 0: its checksums against the baseline's (and the
+ * project's check command), or against nothing when it is the baseline.
+ */
+export async function checkOutput(stdout: string, baseline: BaselineOutput | null, o: CheckOptions): Promise<CheckResult> {
+  const checksums = parseChecksums(stdout);
+  const ok: CheckResult = { status: 'ok', message: null, checksums, stdout };
   if (!baseline) return ok;
   const base = baseline.checksums;
-  const differs = Object.keys(base).some(k => checksums[k] !== undefined && checksums[k] !== base[k]) || reportsMismatch(plain.stdout);
+  const differs = Object.keys(base).some(k => checksums[k] !== undefined && checksums[k] !== base[k]) || reportsMismatch(stdout);
   const checkFailed =
-    o.checkCommand && baseline.stdout !== null ? !(await checkCommandAgrees(o.checkCommand, plain.stdout, baseline.stdout, o)) : false;
+    o.checkCommand && baseline.stdout !== null ? !(await checkCommandAgrees(o.checkCommand, stdout, baseline.stdout, o)) : false;
   if (!differs && !checkFailed) return ok;
   const changed = Object.keys(base)
     .filter(k => checksums[k] !== base[k])
     .map(k => `${k}: ${checksums[k]} vs ${base[k]}`);
   const message = differs ? `checksums differ from the file as written: ${changed.join('; ')}` : 'the check command reported a difference';
-  return { status: 'correctness', message, checksums, stdout: plain.stdout };
+  return { status: 'correctness', message, checksums, stdout };
 }
 
 /** The project's check command, given both outputs as files: exit 0 says they agree. */

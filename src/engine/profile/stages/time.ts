@@ -8,7 +8,7 @@ import { MissingToolError } from '../../toolchain/discover';
 import type { BenchOptions } from '../bench';
 import type { RawKernelRow } from '../ncuCsv';
 import { parseRawPageStrict, RawPageError } from '../rawPageStream';
-import { classifyNcuFailure } from '../ncuErrors';
+import { applicationExitCode, classifyNcuFailure, programOutput } from '../ncuErrors';
 import { KernelProfile, kernelProfile } from '../stalls';
 import type { BenchTarget } from './build';
 import { escapeRegex, launch, LaunchOptions, programCommand, VariantProgram } from './program';
@@ -33,17 +33,78 @@ export interface KernelSamples {
   last: KernelProfile | null;
 }
 
+/** The warp-state metrics alone: what the stall run of the split mode collects. */
+export const STALL_METRICS = PROFILE_METRICS.filter(m => m !== 'gpu__time_duration.sum');
+
+/**
+ * How ncu passes are spent. combined: every metric on every timed launch, one ncu run per
+ * variant (what a hand-written loop does). split: durations alone on the timed launches (one
+ * pass each), then the stall metrics on a few launches in a second run. On an H100 the combined
+ * run was the faster and its medians are the hand loop's (docs/measurements.md, "GPU sweep speed").
+ */
+export type NcuPasses = 'combined' | 'split';
+
 export interface TimeResult {
   status: 'ok' | 'cancelled' | 'timeout' | 'profile';
   message: string | null;
   /** Keyed by mangled name, plus ` (x, y, z)` when a kernel runs with several block sizes; what was collected before a failure. */
   groups: Map<string, KernelSamples>;
+  /** What the program printed in the first ncu run (ncu's own lines removed), null when it did not finish. */
+  stdout: string | null;
+  /** The first ncu run failed because the program itself did (non-zero exit, crash): its message. */
+  programFailed: string | null;
+}
+
+/** One ncu process on the GPU, for the run's cost accounting. */
+export interface GpuRun {
+  kind: 'time' | 'stalls';
+  startMs: number;
+  endMs: number;
 }
 
 export type TimeOptions = LaunchOptions &
-  Pick<BenchOptions, 'samples' | 'warmup' | 'clockControl' | 'timeoutMs' | 'signal' | 'keepReportsDir' | 'loops'>;
+  Pick<BenchOptions, 'samples' | 'warmup' | 'clockControl' | 'timeoutMs' | 'signal' | 'keepReportsDir' | 'loops'> & {
+    passes?: NcuPasses;
+    /** Launches the split mode's stall run profiles (default 3). */
+    stallLaunches?: number;
+    /** Environment of the ncu runs (CUDA_VISIBLE_DEVICES, the lock's TMPDIR). */
+    env?: Record<string, string>;
+    /** Folder for ncu reports: on storage the launcher's nodes see (default: the system temp folder). */
+    runDir?: string;
+    /** Each ncu process, once it ends. */
+    onRun?: (r: GpuRun) => void;
+    /** Durations collected so far for the kernel being timed. */
+    onSamples?: (have: number, wanted: number, phase: 'time' | 'stalls') => void;
+  };
 
-/** Profiles every kernel of `target` in the program until each has o.samples launches (at most 10 ncu runs each). */
+/** Mean stall ratios, shares, work and occupancy over the launches of a stall run. */
+export function meanProfile(list: KernelProfile[]): KernelProfile | null {
+  if (!list.length) return null;
+  const mean = (get: (p: KernelProfile) => Record<string, number>) => {
+    const out: Record<string, number> = {};
+    for (const p of list) for (const [k, v] of Object.entries(get(p))) out[k] = (out[k] ?? 0) + v / list.length;
+    return out;
+  };
+  const avg = (get: (p: KernelProfile) => number | null) => {
+    const xs = list.map(get).filter((x): x is number => x !== null);
+    return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null;
+  };
+  const last = list[list.length - 1];
+  return {
+    ...last,
+    stalls: mean(p => p.stalls),
+    stallShare: mean(p => p.stallShare),
+    executedInstructions: avg(p => p.executedInstructions),
+    achievedOccupancy: avg(p => p.achievedOccupancy),
+    registers: avg(p => p.registers),
+  };
+}
+
+/**
+ * Profiles every kernel of `target` in the program until each has o.samples launches (at most 10
+ * ncu runs each; a run that adds no launch ends it). In split mode a second, short run adds the
+ * stall metrics. The first run's program output is kept: it is the variant's result check.
+ */
 export async function timeVariant(
   p: VariantProgram,
   target: BenchTarget,
@@ -55,117 +116,186 @@ export async function timeVariant(
   const ncu = t.ncu.path;
   const { kernel, kernels } = target;
   const command = programCommand(p.program, o);
+  const passes = o.passes ?? 'combined';
   const groups = new Map<string, KernelSamples>();
   let status: TimeResult['status'] = 'ok';
   let message: string | null = null;
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'unroll-lens-time-'));
+  let stdout: string | null = null;
+  let programFailed: string | null = null;
+  const base = o.runDir ?? os.tmpdir();
+  fs.mkdirSync(base, { recursive: true });
+  const work = fs.mkdtempSync(path.join(base, 'unroll-lens-time-'));
+  let runs = 0;
+
+  /** One ncu run of kernel k: its launches, 'none' when it profiled none of an optional instantiation, or null after a failure (status set). */
+  const profileRun = async (
+    k: string,
+    kind: GpuRun['kind'],
+    count: number,
+    metrics: string[],
+    attempt: number,
+  ): Promise<RawKernelRow[] | 'none' | null> => {
+    const first = runs++ === 0;
+    const report = path.join(work, `${kernels.indexOf(k)}-${kind}-${attempt}`);
+    const ncuArgs = [
+      '--kernel-name-base',
+      'mangled',
+      '--kernel-name',
+      `regex:^${escapeRegex(k)}$`,
+      '--launch-skip',
+      String(o.warmup),
+      '--launch-count',
+      String(count),
+      '--metrics',
+      metrics.join(','),
+      '--clock-control',
+      o.clockControl,
+      '--export',
+      report,
+      '--force-overwrite',
+      ...command,
+    ];
+    const startMs = Date.now();
+    const prof = await launch(o, [ncu, ...ncuArgs], {
+      timeoutMs: o.timeoutMs * 4,
+      signal: o.signal,
+      cwd: path.dirname(p.file),
+      env: o.env,
+    });
+    o.onRun?.({ kind, startMs, endMs: Date.now() });
+    if (prof.cancelled) {
+      status = 'cancelled';
+      return null;
+    }
+    if (prof.timedOut) {
+      status = 'timeout';
+      message = 'profiling under ncu timed out';
+      return null;
+    }
+    const appExit = applicationExitCode((prof.stdout + '\n' + prof.stderr).split(/\r?\n/));
+    if (first) {
+      stdout = programOutput(prof.stdout);
+      if (appExit !== undefined && appExit !== 0) {
+        programFailed = classifyNcuFailure(prof.stdout, prof.stderr, prof.exitCode).message;
+        status = 'profile';
+        message = programFailed;
+        return null;
+      }
+    }
+    const failure =
+      prof.exitCode !== 0 || /No kernels were profiled/.test(prof.stdout + prof.stderr)
+        ? classifyNcuFailure(prof.stdout, prof.stderr, prof.exitCode)
+        : null;
+    if (failure) {
+      if (k !== kernel && failure.kind === 'no-kernels') return 'none'; // this instantiation is not launched with these arguments
+      status = 'profile';
+      message = `${failure.message}${failure.fix ? ` Fix: ${failure.fix}` : ''}`;
+      return null;
+    }
+    const csv = await t.runner(ncu, ['--import', `${report}.ncu-rep`, '--csv', '--page', 'raw', '--print-kernel-base', 'mangled'], {
+      timeoutMs: 120_000,
+      signal: o.signal,
+    });
+    if (o.keepReportsDir) {
+      fs.mkdirSync(o.keepReportsDir, { recursive: true });
+      const instantiation = kernels.length > 1 ? `-${kernels.indexOf(k)}` : '';
+      const stage = kind === 'stalls' ? '-stalls' : '';
+      const kept = path.join(
+        o.keepReportsDir,
+        `${path.basename(p.file, '.cu')}-L${o.loops.join('_')}-${p.label}${instantiation}${stage}-${attempt}`,
+      );
+      fs.writeFileSync(`${kept}.raw.csv`, csv.stdout);
+      try {
+        fs.copyFileSync(`${report}.ncu-rep`, `${kept}.ncu-rep`);
+      } catch {
+        /* report missing: the CSV says why */
+      }
+    }
+    if (csv.cancelled) {
+      status = 'cancelled';
+      return null;
+    }
+    // A page cut off or damaged (ncu killed, disk full, a crash part-way) is a failure, never
+    // a launch with empty stalls.
+    try {
+      if (csv.exitCode !== 0 || csv.timedOut)
+        throw new RawPageError(
+          csv.timedOut
+            ? `ncu --import timed out after ${120} s`
+            : `ncu --import exited with ${csv.exitCode ?? csv.signal}: ${(csv.stderr || csv.stdout).trim().split('\n').slice(-2).join(' | ')}`,
+        );
+      const raw = parseRawPageStrict(csv.stdout).kernels;
+      if (!raw.length && k !== kernel) return 'none';
+      if (!raw.length) {
+        status = 'profile';
+        message = `ncu profiled no launch of ${k} (launch-skip ${o.warmup}); does the program launch it with these arguments?`;
+        return null;
+      }
+      return raw;
+    } catch (e) {
+      if (!(e instanceof RawPageError)) throw e;
+      status = 'profile';
+      message = `could not read ncu's raw page for ${k} (${path.basename(report)}.ncu-rep): ${e.message}`;
+      return null;
+    }
+  };
+
+  /** Group key of a launch: the kernel, plus its block size when the kernel runs with several. */
+  const keyOf = (k: string, raw: RawKernelRow[], r: RawKernelRow) => {
+    const several = new Set(raw.map(x => String(x.blockSize))).size > 1;
+    const block = r.blockSize ? `(${r.blockSize.join(', ')})` : null;
+    return { key: several ? `${k} ${block}` : k, blockSize: several ? block : null };
+  };
+
   try {
     // One ncu run per instantiation: --launch-skip and --launch-count then count that
     // kernel's own launches (a program usually launches instantiations one after another).
-    const count = (k: string) => Math.min(...[...groups.values()].filter(g => g.kernel === k).map(g => g.durations.length), Infinity);
+    const count = (k: string) => {
+      const n = Math.min(...[...groups.values()].filter(g => g.kernel === k).map(g => g.durations.length), Infinity);
+      return n === Infinity ? 0 : n;
+    };
+    const timeMetrics = passes === 'combined' ? PROFILE_METRICS : ['gpu__time_duration.sum', 'launch__registers_per_thread'];
     profiling: for (const k of kernels) {
-      for (let attempt = 0; (count(k) === Infinity ? 0 : count(k)) < o.samples && attempt < 10; attempt++) {
-        const have = count(k) === Infinity ? 0 : count(k);
+      for (let attempt = 0; count(k) < o.samples && attempt < 10; attempt++) {
+        const have = count(k);
         progress?.(`${p.label}: profiling ${kernels.length > 1 ? `${k} ` : ''}(${have}/${o.samples} samples)`);
-        const report = path.join(work, `${kernels.indexOf(k)}-${attempt}`);
-        const ncuArgs = [
-          '--kernel-name-base',
-          'mangled',
-          '--kernel-name',
-          `regex:^${escapeRegex(k)}$`,
-          '--launch-skip',
-          String(o.warmup),
-          '--launch-count',
-          String(o.samples - have),
-          '--metrics',
-          PROFILE_METRICS.join(','),
-          '--clock-control',
-          o.clockControl,
-          '--export',
-          report,
-          '--force-overwrite',
-          ...command,
-        ];
-        const prof = await launch(o, [ncu, ...ncuArgs], { timeoutMs: o.timeoutMs * 4, signal: o.signal, cwd: path.dirname(p.file) });
-        if (prof.cancelled) {
-          status = 'cancelled';
-          break profiling;
-        }
-        if (prof.timedOut) {
-          status = 'timeout';
-          message = 'profiling under ncu timed out';
-          break profiling;
-        }
-        const failure =
-          prof.exitCode !== 0 || /No kernels were profiled/.test(prof.stdout + prof.stderr)
-            ? classifyNcuFailure(prof.stdout, prof.stderr, prof.exitCode)
-            : null;
-        if (failure) {
-          if (k !== kernel && failure.kind === 'no-kernels') break; // this instantiation is not launched with these arguments
-          status = 'profile';
-          message = `${failure.message}${failure.fix ? ` Fix: ${failure.fix}` : ''}`;
-          break profiling;
-        }
-        const csv = await t.runner(ncu, ['--import', `${report}.ncu-rep`, '--csv', '--page', 'raw', '--print-kernel-base', 'mangled'], {
-          timeoutMs: 120_000,
-          signal: o.signal,
-        });
-        if (o.keepReportsDir) {
-          fs.mkdirSync(o.keepReportsDir, { recursive: true });
-          const instantiation = kernels.length > 1 ? `-${kernels.indexOf(k)}` : '';
-          const base = path.join(
-            o.keepReportsDir,
-            `${path.basename(p.file, '.cu')}-L${o.loops.join('_')}-${p.label}${instantiation}-${attempt}`,
-          );
-          fs.writeFileSync(`${base}.raw.csv`, csv.stdout);
-          try {
-            fs.copyFileSync(`${report}.ncu-rep`, `${base}.ncu-rep`);
-          } catch {
-            /* report missing: the CSV says why */
-          }
-        }
-        if (csv.cancelled) {
-          status = 'cancelled';
-          break profiling;
-        }
-        // A page cut off or damaged (ncu killed, disk full, a crash part-way) is a failure, never
-        // a launch with empty stalls.
-        let raw: RawKernelRow[];
-        try {
-          raw = csv.exitCode === 0 && !csv.timedOut ? parseRawPageStrict(csv.stdout).kernels : [];
-          if (csv.exitCode !== 0 || csv.timedOut)
-            throw new RawPageError(
-              csv.timedOut
-                ? `ncu --import timed out after ${120} s`
-                : `ncu --import exited with ${csv.exitCode ?? csv.signal}: ${(csv.stderr || csv.stdout).trim().split('\n').slice(-2).join(' | ')}`,
-            );
-        } catch (e) {
-          if (!(e instanceof RawPageError)) throw e;
-          status = 'profile';
-          message = `could not read ncu's raw page for ${k} (${path.basename(report)}.ncu-rep): ${e.message}`;
-          break profiling;
-        }
-        if (!raw.length) {
-          if (k !== kernel) break;
-          status = 'profile';
-          message = `ncu profiled no launch of ${k} (launch-skip ${o.warmup}); does the program launch it with these arguments?`;
-          break profiling;
-        }
-        const blocks = new Set(raw.map(r => String(r.blockSize)));
+        o.onSamples?.(have, o.samples, 'time');
+        const raw = await profileRun(k, 'time', o.samples - have, timeMetrics, attempt);
+        if (raw === null) break profiling;
+        if (raw === 'none') break;
         for (const r of raw) {
           const launched = kernelProfile(r);
-          const several = blocks.size > 1;
-          const block = r.blockSize ? `(${r.blockSize.join(', ')})` : null;
-          const key = several ? `${k} ${block}` : k;
-          const g = groups.get(key) ?? { kernel: k, blockSize: several ? block : null, durations: [], last: null };
+          const { key, blockSize } = keyOf(k, raw, r);
+          const g = groups.get(key) ?? { kernel: k, blockSize, durations: [], last: null };
           if (launched.durationNs !== null) g.durations.push(launched.durationNs / 1e6);
           g.last = launched;
           groups.set(key, g);
+        }
+        // A run that added nothing will not add anything the next time either.
+        if (count(k) === have) break;
+      }
+      o.onSamples?.(count(k), o.samples, 'time');
+      if (passes === 'split' && [...groups.values()].some(g => g.kernel === k)) {
+        progress?.(`${p.label}: stall reasons${kernels.length > 1 ? ` of ${k}` : ''}`);
+        o.onSamples?.(count(k), o.samples, 'stalls');
+        const raw = await profileRun(k, 'stalls', Math.max(1, o.stallLaunches ?? 3), STALL_METRICS, 0);
+        if (raw === null) break profiling;
+        if (raw === 'none') continue;
+        const byKey = new Map<string, KernelProfile[]>();
+        for (const r of raw) {
+          const { key } = keyOf(k, raw, r);
+          byKey.set(key, [...(byKey.get(key) ?? []), kernelProfile(r)]);
+        }
+        for (const [key, list] of byKey) {
+          const g = groups.get(key);
+          const mean = meanProfile(list);
+          if (g && mean)
+            g.last = { ...mean, durationNs: g.last?.durationNs ?? null, registers: mean.registers ?? g.last?.registers ?? null };
         }
       }
     }
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }
-  return { status, message, groups };
+  return { status, message, groups, stdout, programFailed };
 }

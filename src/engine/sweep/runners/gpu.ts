@@ -4,6 +4,7 @@
 // measurement it then reuses — a program build with the point's factors and -D values, a plain
 // run checked against the file as written's checksums, and kernel durations and stall shares
 // under ncu. Programs of a batch build in parallel; runs go one after another (one GPU).
+import * as path from 'path';
 import type { SweepVariant } from '../../../protocol';
 import type { BenchOptions } from '../../profile/bench';
 import { buildFailure } from '../../profile/stages/build';
@@ -33,6 +34,7 @@ export type GpuSettings = Pick<
   | 'compileCommand'
   | 'checkCommand'
   | 'keepReportsDir'
+  | 'runDir'
 >;
 
 export interface GpuRunnerOptions extends StaticRunnerOptions {
@@ -172,7 +174,9 @@ export class GpuRunner implements SweepRunner {
     const p: VariantProgram = { label: labelOf(point), program: program!.outputPath!, file: this.o.file };
     // `{NAME}` in the program arguments: the point's value (the file as written: the defaults).
     const args = substituteArgs(this.o.gpu.args, { ...(this.o.paramDefaults ?? {}), ...point.params });
-    const stage = { ...this.o.gpu, args, toolchain: this.o.toolchain, signal: ctx.signal, loops: this.o.loops };
+    // ncu reports go where a launcher's nodes see them: beside the build cache, never the local temp folder.
+    const runDir = this.o.gpu.runDir ?? (this.o.gpu.launcher.length ? path.join(path.dirname(this.o.cacheDir), 'runs') : undefined);
+    const stage = { ...this.o.gpu, args, runDir, toolchain: this.o.toolchain, signal: ctx.signal, loops: this.o.loops };
     const progress = (phase: 'check' | 'time') => (m: string) =>
       ctx.onPhase?.(point, phase, m.startsWith(`${p.label}: `) ? m.slice(p.label.length + 2) : m);
     const isBaseline = v.id === AS_WRITTEN_ID;

@@ -1,0 +1,103 @@
+// Measurements of a program already profiled: an unchanged re-run costs no GPU time. The key
+// holds everything that can change the numbers (the binary's bytes, its arguments and how it is
+// started, the GPU, the clocks setting, the ncu version, what is collected); only complete, ok
+// measurements are stored, each written whole under a temporary name and renamed into place, so
+// several processes can share the folder and a reader never sees half an entry.
+import * as crypto from 'crypto';
+import * as fs from 'fs';
+import * as path from 'path';
+import type { KernelProfile } from './stalls';
+
+/** Everything a measurement depends on besides the GPU's own state. */
+export interface MeasurementKeyParts {
+  /** sha256 of the program's bytes. */
+  program: string;
+  args: string[];
+  runCommand: string[] | null;
+  launcher: string[];
+  /** Model and driver of the GPU it runs on (or the launcher, when the GPU is on another node). */
+  gpu: string;
+  clockControl: string;
+  ncuVersion: string;
+  samples: number;
+  warmup: number;
+  /** Mangled kernels timed. */
+  kernels: string[];
+  /** Metrics and how ncu passes are spent. */
+  method: string;
+}
+
+/** What a measurement leaves: the launches per kernel group and the program's output (its checksums). */
+export interface StoredMeasurement {
+  groups: { key: string; kernel: string; blockSize: string | null; durations: number[]; last: KernelProfile | null }[];
+  /** The program's stdout (ncu's own lines removed). */
+  stdout: string;
+}
+
+const VERSION = 1;
+
+export function measurementKey(parts: MeasurementKeyParts): string {
+  return crypto
+    .createHash('sha256')
+    .update(JSON.stringify({ v: VERSION, ...parts }))
+    .digest('hex');
+}
+
+/** sha256 of a file's bytes, read in chunks. */
+export function hashFile(file: string): string {
+  const h = crypto.createHash('sha256');
+  const fd = fs.openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(1 << 20);
+    let n: number;
+    while ((n = fs.readSync(fd, buf, 0, buf.length, null)) > 0) h.update(buf.subarray(0, n));
+  } finally {
+    fs.closeSync(fd);
+  }
+  return h.digest('hex');
+}
+
+export class MeasurementCache {
+  constructor(readonly dir: string) {}
+
+  private fileOf(key: string): string {
+    return path.join(this.dir, key.slice(0, 2), `${key}.json`);
+  }
+
+  /** The stored measurement, or null when there is none or it cannot be read whole. */
+  get(key: string): StoredMeasurement | null {
+    let text: string;
+    try {
+      text = fs.readFileSync(this.fileOf(key), 'utf8');
+    } catch {
+      return null;
+    }
+    try {
+      const o = JSON.parse(text) as { version?: number; key?: string; measurement?: StoredMeasurement };
+      // A damaged or foreign entry is a miss, never a wrong answer.
+      if (o.version !== VERSION || o.key !== key || !o.measurement || !Array.isArray(o.measurement.groups)) return null;
+      if (typeof o.measurement.stdout !== 'string') return null;
+      if (!o.measurement.groups.every(g => Array.isArray(g.durations) && g.durations.every(d => typeof d === 'number'))) return null;
+      return o.measurement;
+    } catch {
+      return null;
+    }
+  }
+
+  put(key: string, m: StoredMeasurement): void {
+    const file = this.fileOf(key);
+    const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
+    try {
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(tmp, JSON.stringify({ version: VERSION, key, measurement: m }));
+      fs.renameSync(tmp, file);
+    } catch {
+      // A cache that cannot be written only costs the next run its GPU time.
+      fs.rmSync(tmp, { force: true });
+    }
+  }
+
+  clear(): void {
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}
