@@ -20,7 +20,7 @@ cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
 CLOCK=${CLOCK:-none}
 export CLOCK
-command -v nvcc > /dev/null || export PATH="/usr/local/cuda/bin:$PATH"
+{ command -v nvcc && command -v ncu; } > /dev/null || export PATH="$PATH:/usr/local/cuda/bin"
 if [ -n "${OUT:-}" ]; then D="$OUT/bench-gpu"; else D=$(mktemp -d /tmp/bench-gpu.XXXXXX); fi
 rm -rf "$D"
 mkdir -p "$D"

@@ -19,7 +19,7 @@ FACTORS=${FACTORS:-default,1,2,4,8,16,full}
 CLOCK=${CLOCK:-none}
 # The same stall metrics as the tool (src/engine/profile/stages/time.ts, PROFILE_METRICS).
 METRICS='gpu__time_duration.sum,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'
-command -v nvcc > /dev/null || export PATH="/usr/local/cuda/bin:$PATH"
+{ command -v nvcc && command -v ncu; } > /dev/null || export PATH="$PATH:/usr/local/cuda/bin"
 NVCC=${NVCC:-nvcc}
 NCU=${NCU:-ncu}
 OUTDIR=${1:-$(mktemp -d /tmp/hand-loop.XXXXXX)}
