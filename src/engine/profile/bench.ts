@@ -318,6 +318,8 @@ export function benchJson(r: BenchReport) {
       stallShare: v.stallShare,
       achievedOccupancy: v.achievedOccupancy,
       executedInstructions: v.executedInstructions,
+      identicalTo: v.identicalTo,
+      cached: v.cached,
       ...(v.message ? { message: v.message } : {}),
     })),
     ...(r.instantiations.length > 1
@@ -336,10 +338,21 @@ export function benchJson(r: BenchReport) {
               speedup: v.speedup,
               withinNoise: v.withinNoise,
               stallShare: v.stallShare,
+              identicalTo: v.identicalTo,
+              cached: v.cached,
             })),
           })),
         }
       : {}),
     ...(r.lineStalls ? { lineStalls: r.lineStalls.map(l => ({ line: l.line, samples: l.samples, stallShare: l.stallShare })) } : {}),
+    timing: {
+      wallS: r.timing.wallS,
+      compileS: r.timing.compileS,
+      checkS: r.timing.checkS,
+      profileS: r.timing.profileS,
+      gpuIdleS: r.timing.gpuIdleS,
+      gpuRuns: r.timing.gpuRuns,
+      gpus: [...r.timing.gpus],
+    },
   };
 }
