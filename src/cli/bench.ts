@@ -22,7 +22,8 @@ import {
   ToolTimeouts,
   toolTimeoutOptions,
 } from './gpuOptions';
-import { BenchProgressWriter, formatSeconds } from './progress';
+import { BenchProgressWriter } from './progress';
+import { runTimingText } from '../engine/report/benchTiming';
 
 export const benchCommand = defineCommand({
   name: 'bench',
@@ -151,18 +152,10 @@ export function renderBench(r: BenchReport): string {
   return lines.join('\n') + '\n';
 }
 
-function seconds(s: number): string {
-  return s < 60 ? `${s.toFixed(1)} s` : formatSeconds(s);
-}
-
-/** The footer: what the run cost (RunTiming; docs/cli.md says what each figure means). */
+/** The footer: what the run cost (RunTiming; docs/cli.md says what each figure means); empty without accounting. */
 export function renderTiming(t: RunTiming): string {
-  const chosen = t.gpus.filter(g => g !== null);
-  const gpus = chosen.length ? `GPU${chosen.length > 1 ? 's' : ''} ${chosen.join(',')}` : 'default GPU';
-  return (
-    `\nrun: ${seconds(t.wallS)} wall · compile ${seconds(t.compileS)} · check ${seconds(t.checkS)} · profile ${seconds(t.profileS)} · ` +
-    `GPU idle ${seconds(t.gpuIdleS)} · ${t.gpuRuns} GPU run${t.gpuRuns === 1 ? '' : 's'} · ${gpus}\n`
-  );
+  const line = runTimingText(t);
+  return line ? `\n${line}\n` : '';
 }
 
 function renderLineStalls(r: BenchReport): string {

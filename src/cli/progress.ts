@@ -2,6 +2,9 @@
 // sass). BenchProgressWriter: bench's structured progress, always shown (a redrawn line on a
 // terminal, one line per phase change otherwise).
 import type { BenchProgress } from '../engine/profile/bench';
+import { formatSeconds } from '../engine/report/benchTiming';
+
+export { formatSeconds };
 
 /** A one-line progress bar on stderr for interactive terminals; silent otherwise. */
 export class Progress {
@@ -33,15 +36,6 @@ export class Progress {
 
 // ---------------------------------------------------------------------------------------------
 // bench: structured progress (BenchProgress), on stderr whatever the output format.
-
-/** 14 → "14 s", 125 → "2 min 5 s", 3720 → "1 h 2 min". */
-export function formatSeconds(s: number): string {
-  const t = Math.max(0, Math.round(s));
-  if (t < 60) return `${t} s`;
-  if (t < 3600) return `${Math.floor(t / 60)} min${t % 60 ? ` ${t % 60} s` : ''}`;
-  const m = Math.floor((t % 3600) / 60);
-  return `${Math.floor(t / 3600)} h${m ? ` ${m} min` : ''}`;
-}
 
 const PHASE_WORDS: Record<BenchProgress['phase'], string> = {
   build: 'build',

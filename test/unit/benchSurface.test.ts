@@ -9,6 +9,11 @@ import { benchCommand, renderBench, renderTiming } from '../../src/cli/bench';
 import { benchLocations, gpusOption, gpusOptionSyntax } from '../../src/cli/gpuOptions';
 import { BenchProgressWriter, benchProgressLine, formatSeconds } from '../../src/cli/progress';
 import { UsageError } from '../../src/cli/io';
+import { benchWorkMessage, benchWorkPercent, gpusFromSetting } from '../../src/server/bench';
+import { fromBenchReport } from '../../src/engine/sweep/convert';
+import { benchMarkdown } from '../../src/engine/report/benchText';
+import { analyze, lineOf, SAMPLES } from './helpers';
+import * as fs from 'fs';
 
 function run(label: string, over: Partial<VariantRun> = {}): VariantRun {
   return {
@@ -254,5 +259,75 @@ describe('bench --gpus, --shared-dir, --fresh, --quiet', () => {
     assert.match(help, /--shared-dir DIR\s+folder every GPU node sees/);
     assert.match(help, /--fresh\s+measure every variant on the GPU/);
     assert.match(help, /--quiet\s+no progress on stderr/);
+  });
+});
+
+describe('editor: bench progress, GPUs, the panel and the hover', () => {
+  test('work-done message and percentage', () => {
+    assert.equal(benchWorkMessage(progress({ gpu: null })), '4 · time 12/20 · ~20 s left');
+    assert.equal(benchWorkMessage(progress()), '4 · time 12/20 · GPU 1 · ~20 s left');
+    assert.equal(benchWorkMessage(progress({ phase: 'cached', etaS: null, gpu: null })), '4 · cached');
+    assert.equal(benchWorkMessage(progress({ variant: null, phase: 'source-stalls', gpu: null, etaS: null })), 'source-line stalls');
+    assert.equal(benchWorkPercent({ done: 3, total: 8 }), 38);
+    assert.equal(benchWorkPercent({ done: 9, total: 8 }), 100);
+    assert.equal(benchWorkPercent({ done: 0, total: 0 }), 0);
+  });
+
+  test('unrollLens.profile.gpus: checked against the GPUs here, not with a launcher; errors name the setting', () => {
+    assert.deepEqual(gpusFromSetting('all', 2, []), [0, 1]);
+    assert.deepEqual(gpusFromSetting('', 2, []), []);
+    assert.deepEqual(gpusFromSetting('3', 1, ['srun']), [3]);
+    assert.throws(() => gpusFromSetting('3', 1, []), /^Error: unrollLens\.profile\.gpus: there is no GPU 3/);
+  });
+
+  test('the panel: identicalTo becomes the row id it names; timing and cached measurements are notes', async () => {
+    const file = path.join(SAMPLES, 'matmul_unroll.cu');
+    const text = fs.readFileSync(file, 'utf8');
+    const analysis = await analyze(text, file);
+    const line = lineOf(text, 'for (int k = 0; k < n; ++k)');
+    const at = (f: number) => ({ [String(line)]: f });
+    const variants = [
+      run('as-written'),
+      run('4', { factors: at(4), identicalTo: 'as-written' }),
+      run('8', { factors: at(8), cached: true }),
+      run('16', { factors: at(16), identicalTo: '8' }),
+    ];
+    const r = fromBenchReport(report({ variants, instantiations: [{ kernel: '_Z1kPf', blockSize: null, variants }] }), {
+      file,
+      analysis,
+      arch: 'sm_90',
+      nvcc: '13.0',
+      loops: [line],
+    });
+    assert.deepEqual(
+      r.variants.map(v => [v.id, v.identicalTo]),
+      [
+        ['as-written', null],
+        [`${line}=4`, 'as-written'],
+        [`${line}=8`, null],
+        [`${line}=16`, `${line}=8`],
+      ],
+    );
+    assert.ok(
+      r.notes.includes(
+        '1 of 4 measurements reused from earlier runs of the same programs (no GPU run; unrollLens.profile.measurementCache)',
+      ),
+    );
+    assert.ok(r.notes.some(n => n.startsWith('run: 42.3 s wall · compile 1 min 2 s')));
+    const none = fromBenchReport(report({ timing: { ...TIMING, wallS: 0 }, variants: [run('as-written')] }), {
+      file,
+      analysis,
+      arch: 'sm_90',
+      nvcc: '13.0',
+      loops: [line],
+    });
+    assert.ok(!none.notes.some(n => n.startsWith('run:')), 'no accounting, no note');
+  });
+
+  test('the hover table marks identical and cached rows and ends with the timing', () => {
+    const md = benchMarkdown(report());
+    assert.match(md, /\| 4 \| ok \(same code as as-written\) \|/);
+    assert.match(md, /\| 8 \| ok \(cached\) \|/);
+    assert.match(md, /_run: 42\.3 s wall · .* · GPUs 0,1_$/);
   });
 });
