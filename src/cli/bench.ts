@@ -241,6 +241,7 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
       keepReportsDir: keep,
       sourceStalls,
       progress: p => progress.update(p),
+      onProgress: (message, done, total) => progress.legacy(message, done, total),
     });
     progress.done();
     io.out(

@@ -70,6 +70,8 @@ export class BenchProgressWriter {
   private readonly phases = new Map<string, BenchProgress['phase']>();
   private lastDraw = -Infinity;
   private drawn = false;
+  private structured = false;
+  private lastLegacy = '';
 
   constructor(
     private readonly write: (s: string) => void,
@@ -82,7 +84,29 @@ export class BenchProgressWriter {
     const key = p.variant ?? '';
     const changed = this.phases.get(key) !== p.phase;
     this.phases.set(key, p.phase);
-    const line = `bench: ${benchProgressLine(p)}`;
+    this.structured = true;
+    this.show(`bench: ${benchProgressLine(p)}`, changed);
+  }
+
+  /**
+   * A plain message from an engine without structured progress (BenchOptions.onProgress); ignored
+   * once update() has been called. Not on a terminal, messages differing only in their numbers
+   * (sample counts) give one line.
+   */
+  legacy(message: string, done: number, total: number): void {
+    if (this.structured) return;
+    const key = message.replace(/\d+/g, '#');
+    const changed = key !== this.lastLegacy;
+    this.lastLegacy = key;
+    this.show(`bench: [${done}/${total}] ${message}`, changed);
+  }
+
+  done(): void {
+    if (this.isTTY && this.drawn) this.write('\r\x1b[K');
+    this.drawn = false;
+  }
+
+  private show(line: string, changed: boolean): void {
     if (!this.isTTY) {
       if (changed) this.write(`${line}\n`);
       return;
@@ -92,10 +116,5 @@ export class BenchProgressWriter {
     this.lastDraw = t;
     this.drawn = true;
     this.write(`\r${line.length > this.width ? `${line.slice(0, this.width - 1)}…` : line}\x1b[K`);
-  }
-
-  done(): void {
-    if (this.isTTY && this.drawn) this.write('\r\x1b[K');
-    this.drawn = false;
   }
 }

@@ -189,6 +189,21 @@ describe('bench progress', () => {
     ]);
   });
 
+  test('plain engine messages until structured progress arrives; sample counts give one line in logs', () => {
+    const out: string[] = [];
+    const w = new BenchProgressWriter(s => out.push(s), false);
+    w.legacy('building variants', 0, 3);
+    w.legacy('4: profiling (5/20 samples)', 1, 3);
+    w.legacy('4: profiling (10/20 samples)', 1, 3);
+    w.update(progress({ phase: 'build' }));
+    w.legacy('8: checking the result', 2, 3);
+    assert.deepEqual(out, [
+      'bench: [0/3] building variants\n',
+      'bench: [1/3] 4: profiling (5/20 samples)\n',
+      'bench: [3/8] 4 · build · GPU 1 · 14 s elapsed · ~20 s left\n',
+    ]);
+  });
+
   test('a terminal: one line redrawn (samples at most every 50 ms, phase changes at once), cleared at the end', () => {
     const out: string[] = [];
     let now = 1000;
