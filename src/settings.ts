@@ -208,6 +208,30 @@ export const SETTINGS = {
       default: true,
       description: 'Also sample warp stalls per source line (one extra ncu run), shown on hover and inline.',
     }),
+    gpus: string({
+      default: '',
+      pattern: '^\\s*(all|[0-9]+(\\s*,\\s*[0-9]+)*)?\\s*$',
+      patternErrorMessage: 'empty (the default device), all, or a comma list of CUDA device indices such as 0,1',
+      description:
+        'GPUs benchmarks spread variants over, one ncu process each (CUDA_VISIBLE_DEVICES): empty = the default device, ' +
+        '"all" = every GPU nvidia-smi lists, or a comma list of CUDA device indices such as "0,1". ' +
+        'The same kernel on different GPUs of one model may still differ slightly: compare within one run.',
+    }),
+    sharedDirectory: string({
+      default: '',
+      // a workspace could otherwise point it at planted programs
+      restricted: true,
+      description:
+        'Folder on storage every GPU node sees, for runs through a launcher (srun …): programs are built in its builds/ subfolder, ' +
+        'ncu reports and run files go to runs/ and measurements are cached in measurements/. ' +
+        "Empty: the extension's build cache, with runs/ and measurements/ beside it (runs go to the system temp folder when there is no launcher).",
+    }),
+    measurementCache: boolean({
+      default: true,
+      description:
+        'Reuse the measurement of a variant whose program binary, arguments and run settings are unchanged since an earlier ' +
+        'benchmark (no GPU run); off: measure every variant again.',
+    }),
   },
 };
 

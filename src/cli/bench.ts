@@ -4,15 +4,26 @@ import { CudaDocuments } from '../engine/parse/documents';
 import { detectToolchain, chooseArch } from '../engine/toolchain/toolchain';
 import { resolveCompileFlags, splitCommandLine } from '../engine/toolchain/flags';
 import { defaultCacheDir } from '../engine/variants/build';
-import { benchJson, benchLoop, BenchReport } from '../engine/profile/bench';
+import { benchJson, benchLoop, BenchReport, RunTiming } from '../engine/profile/bench';
 import type { UnrollFactor } from '../engine/variants/rewrite';
 import { DEFAULT_SETTINGS, SETTINGS } from '../settings';
 import { macroTableFor } from './macros';
 import { defineCommand, enumOption, factorsOption, numberOption, stringOption } from './args';
 import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
 import { buildPathFor, checkArchOption, readSourceFile } from './inputs';
-import { GPU_RUN_OPTIONS, limitTools, TOOL_TIMEOUT_OPTIONS, ToolTimeouts, toolTimeoutOptions } from './gpuOptions';
-import { Progress } from './progress';
+import {
+  benchLocations,
+  GPU_PLACEMENT_OPTIONS,
+  GPU_RUN_OPTIONS,
+  gpusOption,
+  gpusOptionSyntax,
+  limitTools,
+  TOOL_TIMEOUT_OPTIONS,
+  ToolTimeouts,
+  toolTimeoutOptions,
+} from './gpuOptions';
+import { BenchProgressWriter } from './progress';
+import { runTimingText } from '../engine/report/benchTiming';
 
 export const benchCommand = defineCommand({
   name: 'bench',
@@ -22,7 +33,9 @@ export const benchCommand = defineCommand({
   description:
     'For the file as written and each factor (every listed loop set to it): builds the program (a .cu with main), runs it\n' +
     'once and compares its checksum= values with the file as written, then profiles the kernel holding the loop under ncu\n' +
-    'until it has --samples durations, with the warp-stall reasons. Needs nvcc, ncu and an NVIDIA GPU. Ctrl-C (or SIGTERM, SIGHUP) cancels.',
+    'until it has --samples durations, with the warp-stall reasons. Variants with the same machine code as an earlier one\n' +
+    'are measured once; unchanged programs reuse earlier measurements unless --fresh. Progress goes to stderr (--quiet\n' +
+    'silences it). Needs nvcc, ncu and an NVIDIA GPU. Ctrl-C (or SIGTERM, SIGHUP) cancels.',
   options: {
     loop: { type: 'string', value: 'LINE[,LINE…]', help: '1-based line of the loop keyword; several loops are all set to the same factor' },
     kernel: {
@@ -44,6 +57,7 @@ export const benchCommand = defineCommand({
       default: 'none',
     },
     ...GPU_RUN_OPTIONS,
+    ...GPU_PLACEMENT_OPTIONS,
     ...TOOL_TIMEOUT_OPTIONS,
     // Opt-in here although the editor's unrollLens.profile.sourceStalls defaults to on: it costs one more ncu run per bench.
     'source-stalls': { type: 'boolean', help: 'also sample warp stalls per source line of the file as written (one extra ncu run)' },
@@ -63,6 +77,7 @@ export const benchCommand = defineCommand({
     const loops = options.loop.split(',').map(Number);
     if (loops.some(n => !Number.isInteger(n) || n < 1))
       throw new UsageError('--loop takes 1-based line numbers: --loop 40 or --loop 40,52');
+    gpusOptionSyntax(options.gpus);
     return bench(
       {
         file: positionals[0],
@@ -80,6 +95,10 @@ export const benchCommand = defineCommand({
         sourceStalls: !!options['source-stalls'],
         timeouts: toolTimeoutOptions(options),
         json: !!options.json,
+        gpus: options.gpus,
+        sharedDir: options['shared-dir'],
+        fresh: !!options.fresh,
+        quiet: !!options.quiet,
       },
       io,
     );
@@ -90,7 +109,8 @@ function pct(x: number | undefined | null): string {
   return x === undefined || x === null ? '-' : `${(x * 100).toFixed(1)}%`;
 }
 
-function renderBench(r: BenchReport): string {
+/** The variants table (one per instantiation); `= 4` marks a variant with the same machine code as variant 4. */
+export function renderBench(r: BenchReport): string {
   if (r.instantiations.length > 1) {
     return r.instantiations
       .map(x =>
@@ -101,16 +121,19 @@ function renderBench(r: BenchReport): string {
   const lines = [
     `${r.kernel} on ${r.gpu ?? 'unknown GPU'} · clocks ${r.clockControl === 'base' ? 'locked to base by ncu' : 'not locked (--clock-control none)'} · speedup vs the file as written`,
   ];
-  lines.push('variant      status       instr  regs  samples   median ms    IQR ms     CV  speedup  no_instruction  top stall');
+  lines.push(
+    'variant      same as      status       instr  regs  samples   median ms    IQR ms     CV  speedup  no_instruction  top stall',
+  );
   for (const v of r.variants) {
     const top = v.stallShare ? Object.entries(v.stallShare).sort((a, b) => b[1] - a[1])[0] : undefined;
     lines.push(
       [
         v.label.padEnd(12),
+        (v.identicalTo !== null ? `= ${v.identicalTo}` : '').padEnd(12),
         v.status.padEnd(11),
         String(v.kernelInstructions ?? '-').padStart(6),
         String(v.registers ?? '-').padStart(5),
-        String(v.samples).padStart(8),
+        `${v.samples}${v.cached ? '*' : ''}`.padStart(8),
         (v.medianMs?.toFixed(4) ?? '-').padStart(11),
         (v.iqrMs?.toFixed(4) ?? '-').padStart(9),
         (v.cv !== null ? `${(v.cv * 100).toFixed(1)}%` : '-').padStart(6),
@@ -122,7 +145,17 @@ function renderBench(r: BenchReport): string {
     if (v.message) lines.push(`    ${v.message}`);
   }
   lines.push('~ = within noise (the interquartile ranges overlap)');
+  if (r.variants.some(v => v.identicalTo !== null))
+    lines.push('= <label>: same machine code as that variant, measured once; its numbers are repeated');
+  if (r.variants.some(v => v.cached))
+    lines.push('* = measurement reused from an earlier run of the same program (no GPU run; --fresh measures again)');
   return lines.join('\n') + '\n';
+}
+
+/** The footer: what the run cost (RunTiming; docs/cli.md says what each figure means); empty without accounting. */
+export function renderTiming(t: RunTiming): string {
+  const line = runTimingText(t);
+  return line ? `\n${line}\n` : '';
 }
 
 function renderLineStalls(r: BenchReport): string {
@@ -158,6 +191,11 @@ interface BenchArgs {
   sourceStalls: boolean;
   timeouts: ToolTimeouts;
   json: boolean;
+  /** --gpus as given (undefined: the default device). */
+  gpus: string | undefined;
+  sharedDir: string | undefined;
+  fresh: boolean;
+  quiet: boolean;
 }
 
 async function bench(a: BenchArgs, io: CliIO): Promise<number> {
@@ -174,15 +212,21 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
   if (arch) await checkArchOption(arch, toolchain);
   const flags = resolveCompileFlags(abs, [process.cwd()], {});
   const chosen = chooseArch(arch, flags.arch, toolchain.gpus).arch;
+  // with a launcher the GPUs are on another node: this machine's count says nothing about them
+  const gpus = gpusOption(a.gpus, launcher.length ? 0 : toolchain.gpus.length);
+  const where = benchLocations({ sharedDir: a.sharedDir, launcher, fresh: a.fresh }, defaultCacheDir());
   const ac = new AbortController();
   const stopSignals = cancelOnSignals(ac);
-  const progress = new Progress('bench', factors.length + 1, io.isTTY ? io.err : null);
+  const progress = new BenchProgressWriter(a.quiet ? () => undefined : io.err, io.isTTY);
   try {
     const report = await benchLoop(built, text, analysis, {
       toolchain,
       arch: chosen,
       flags,
-      cacheDir: defaultCacheDir(),
+      cacheDir: where.cacheDir,
+      runDir: where.runDir,
+      measurementCacheDir: where.measurementCacheDir,
+      gpus,
       nvccTimeoutMs: a.timeouts.nvccMs,
       loops,
       factors,
@@ -196,13 +240,19 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
       signal: ac.signal,
       keepReportsDir: keep,
       sourceStalls,
-      onProgress: msg => progress.tick(msg),
+      progress: p => progress.update(p),
+      onProgress: (message, done, total) => progress.legacy(message, done, total),
     });
     progress.done();
-    io.out(json ? JSON.stringify(benchJson(report), null, 2) + '\n' : renderBench(report) + renderLineStalls(report));
+    io.out(
+      json
+        ? JSON.stringify(benchJson(report), null, 2) + '\n'
+        : renderBench(report) + renderLineStalls(report) + renderTiming(report.timing),
+    );
     if (ac.signal.aborted) return EXIT.cancelled;
     return report.variants.every(v => v.status === 'ok') ? EXIT.ok : EXIT.failed;
   } finally {
+    progress.done();
     stopSignals();
   }
 }

@@ -1,10 +1,12 @@
 // The options every GPU-running subcommand (bench, sweep) takes, in one place: how programs are
 // run and timed, with their defaults from the settings declaration.
+import * as os from 'os';
+import { GpuSelectionError, parseGpuSelection, runLocations } from '../engine/profile/gpuSelection';
 import type { Toolchain } from '../engine/toolchain/toolchain';
 import { withToolTimeouts } from '../engine/toolchain/process';
 import { NumberDecl, SETTINGS } from '../settings';
 import { numberOption, OptionTable } from './args';
-import type { CliIO } from './io';
+import { CliIO, UsageError } from './io';
 
 export const GPU_RUN_OPTIONS = {
   samples: { type: 'string', value: 'N', help: 'kernel durations per variant', setting: SETTINGS.profile.samples },
@@ -85,4 +87,58 @@ export function limitTools(t: Toolchain, limits: ToolTimeouts, file: string, io:
     ),
   );
   return { ...t, runner };
+}
+
+/**
+ * Which GPUs bench uses, where its files go and whether measurements are reused: the editor's
+ * unrollLens.profile.gpus, sharedDirectory and measurementCache. (bench only for now: sweep's
+ * GPU runner does not take them yet.)
+ */
+export const GPU_PLACEMENT_OPTIONS = {
+  gpus: {
+    type: 'string',
+    value: 'all|0,1,…',
+    help: 'GPUs to spread variants over, one ncu process each (CUDA_VISIBLE_DEVICES): all, or a comma list of CUDA device indices',
+    default: 'the default device',
+  },
+  'shared-dir': {
+    type: 'string',
+    value: 'DIR',
+    help:
+      'folder every GPU node sees, for --launcher runs: programs are built in DIR/builds, ncu reports and run files go to ' +
+      'DIR/runs, measurements are cached in DIR/measurements',
+    default: 'the build cache, with runs and measurements beside it; runs in the temp folder without --launcher',
+  },
+  fresh: {
+    type: 'boolean',
+    help: 'measure every variant on the GPU: the measurement cache (unchanged binaries reuse their earlier numbers) is not used',
+  },
+  quiet: { type: 'boolean', help: 'no progress on stderr (it is shown by default, also with --json and in logs)' },
+} as const satisfies OptionTable;
+
+/** `--gpus` checked for its form only (words, duplicates): before anything is built. */
+export function gpusOptionSyntax(text: string | undefined): void {
+  if (text !== undefined) gpusOption(text, 0);
+}
+
+/** `--gpus` → CUDA device indices, checked against the GPUs the toolchain sees (nvidia-smi; none: not checked). */
+export function gpusOption(text: string | undefined, available: number): number[] {
+  if (text === undefined) return [];
+  if (text.trim() === '') throw new UsageError('--gpus takes all or a comma list of CUDA device indices such as 0,1');
+  try {
+    return parseGpuSelection(text, available);
+  } catch (e) {
+    if (e instanceof GpuSelectionError) throw new UsageError(`--gpus: ${e.message}`);
+    throw e;
+  }
+}
+
+/** Build cache, run folder and measurement cache for a bench run, from --shared-dir, --launcher and --fresh. */
+export function benchLocations(
+  o: { sharedDir: string | undefined; launcher: string[]; fresh: boolean },
+  cacheDir: string,
+): { cacheDir: string; runDir: string; measurementCacheDir: string | null } {
+  if (o.sharedDir !== undefined && o.sharedDir.trim() === '') throw new UsageError('--shared-dir needs a folder');
+  const r = runLocations({ cacheDir, sharedDirectory: o.sharedDir ?? '', launcher: o.launcher, tmpDir: os.tmpdir() });
+  return { ...r, measurementCacheDir: o.fresh ? null : r.measurementCacheDir };
 }

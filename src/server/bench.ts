@@ -1,14 +1,47 @@
 // "Benchmark this loop" on the server: build, check, time and profile every unroll factor of one
 // loop on the GPU. One run at a time per request; cancellable through the request's token.
+import * as os from 'os';
 import * as path from 'path';
 import { CancellationToken, ProgressToken } from 'vscode-languageserver/node';
 import type { FileAnalysis } from '../engine/parse/model';
-import { benchLoop, BenchReport, runOptionsFromSettings } from '../engine/profile/bench';
+import { benchLoop, BenchProgress, BenchReport, runOptionsFromSettings } from '../engine/profile/bench';
+import { GpuSelectionError, parseGpuSelection, runLocations } from '../engine/profile/gpuSelection';
 import { parseFactorList } from '../engine/variants/rewrite';
 import type { Settings } from '../protocol';
 import type { DocumentFactsStore } from './facts';
 import type { ServerToolchain } from './toolchain';
 import { uriToPath } from './uri';
+
+/** A bench step as the work-done progress message: `4 · time 12/20 · GPU 1 · ~20 s left`. */
+export function benchWorkMessage(p: BenchProgress): string {
+  const parts: string[] = [];
+  if (p.variant !== null) parts.push(p.variant);
+  parts.push(
+    p.phase === 'time' && p.samplesWanted > 0
+      ? `time ${p.samples}/${p.samplesWanted}`
+      : p.phase === 'source-stalls'
+        ? 'source-line stalls'
+        : p.phase,
+  );
+  if (p.gpu !== null) parts.push(`GPU ${p.gpu}`);
+  if (p.etaS !== null) parts.push(`~${Math.max(0, Math.round(p.etaS))} s left`);
+  return parts.join(' · ');
+}
+
+/** Work-done percentage: variants finished of all, 0 to 100. */
+export function benchWorkPercent(p: Pick<BenchProgress, 'done' | 'total'>): number {
+  return p.total > 0 ? Math.round((Math.min(Math.max(p.done, 0), p.total) / p.total) * 100) : 0;
+}
+
+/** unrollLens.profile.gpus → CUDA device indices; with a launcher the GPUs are on another node and indices are not checked. */
+export function gpusFromSetting(text: string, gpusHere: number, launcher: string[]): number[] {
+  try {
+    return parseGpuSelection(text, launcher.length ? 0 : gpusHere);
+  } catch (e) {
+    if (e instanceof GpuSelectionError) throw new Error(`unrollLens.profile.gpus: ${e.message}`);
+    throw e;
+  }
+}
 
 export class BenchService {
   constructor(
@@ -48,11 +81,23 @@ export class BenchService {
       const flags = this.toolchain.flagsFor(file);
       // The file as written runs first, then one program per factor.
       const total = factors.length + 1;
+      const gpus = gpusFromSetting(s.profile.gpus, t.gpus.length, s.profile.launcher);
+      const where = runLocations({
+        cacheDir: this.cacheDir(),
+        sharedDirectory: s.profile.sharedDirectory,
+        launcher: s.profile.launcher,
+        tmpDir: os.tmpdir(),
+      });
+      // The structured progress replaces the plain messages once the engine sends it.
+      let structured = false;
       const report = await benchLoop(file, text, analysis, {
         toolchain: t,
         arch: this.toolchain.archFor(t, flags.arch),
         flags,
-        cacheDir: this.cacheDir(),
+        cacheDir: where.cacheDir,
+        runDir: where.runDir,
+        measurementCacheDir: s.profile.measurementCache ? where.measurementCacheDir : null,
+        gpus,
         loops: [line],
         factors,
         ...runOptionsFromSettings(s.profile),
@@ -60,7 +105,13 @@ export class BenchService {
         nvccTimeoutMs: s.toolchain.nvccTimeoutSeconds * 1000,
         sourceStalls: s.profile.sourceStalls,
         signal,
-        onProgress: (msg, done) => progress(Math.round((Math.min(done, total) / total) * 100), msg),
+        onProgress: (msg, done) => {
+          if (!structured) progress(benchWorkPercent({ done, total }), msg);
+        },
+        progress: p => {
+          structured = true;
+          progress(benchWorkPercent(p), benchWorkMessage(p));
+        },
       });
       this.facts.record(uri, text, f => f.benches.set(line, report));
       return report;

@@ -445,6 +445,8 @@ export function benchJson(r: BenchReport) {
       stallShare: v.stallShare,
       achievedOccupancy: v.achievedOccupancy,
       executedInstructions: v.executedInstructions,
+      identicalTo: v.identicalTo,
+      cached: v.cached,
       ...(v.message ? { message: v.message } : {}),
     })),
     ...(r.instantiations.length > 1
@@ -463,10 +465,21 @@ export function benchJson(r: BenchReport) {
               speedup: v.speedup,
               withinNoise: v.withinNoise,
               stallShare: v.stallShare,
+              identicalTo: v.identicalTo,
+              cached: v.cached,
             })),
           })),
         }
       : {}),
     ...(r.lineStalls ? { lineStalls: r.lineStalls.map(l => ({ line: l.line, samples: l.samples, stallShare: l.stallShare })) } : {}),
+    timing: {
+      wallS: r.timing.wallS,
+      compileS: r.timing.compileS,
+      checkS: r.timing.checkS,
+      profileS: r.timing.profileS,
+      gpuIdleS: r.timing.gpuIdleS,
+      gpuRuns: r.timing.gpuRuns,
+      gpus: [...r.timing.gpus],
+    },
   };
 }

@@ -1,6 +1,7 @@
 // GPU benchmark results as the editor shows them: a table per loop in the hover, and per-line
 // warp-stall samples (hover and inline decorations).
 import type { BenchReport } from '../profile/bench';
+import { runTimingText } from './benchTiming';
 import type { LineStalls } from '../profile/stalls';
 
 function pct(x: number | null | undefined): string {
@@ -22,7 +23,8 @@ export function benchMarkdown(r: BenchReport): string {
       : undefined;
     const speed = v.speedup === null ? '–' : `${v.speedup.toFixed(2)}×${v.withinNoise && v.label !== r.baseline ? ' (noise)' : ''}`;
     const label = v === fastest ? `**${v.label}**` : v.label;
-    return `| ${label} | ${v.status}${v.message ? ' ⚠' : ''} | ${ms(v.medianMs)} | ${ms(v.iqrMs)} | ${pct(v.cv)} | ${speed} | ${pct(v.stallShare?.no_instruction)} | ${top ? `${top[0]} ${pct(top[1])}` : '–'} | ${v.kernelInstructions ?? '–'} |`;
+    const same = v.identicalTo !== null ? ` (same code as ${v.identicalTo})` : v.cached ? ' (cached)' : '';
+    return `| ${label} | ${v.status}${v.message ? ' ⚠' : ''}${same} | ${ms(v.medianMs)} | ${ms(v.iqrMs)} | ${pct(v.cv)} | ${speed} | ${pct(v.stallShare?.no_instruction)} | ${top ? `${top[0]} ${pct(top[1])}` : '–'} | ${v.kernelInstructions ?? '–'} |`;
   });
   const problems = r.variants.filter(v => v.message).map(v => `- ${v.label}: ${v.status}: ${v.message!.split('\n')[0]}`);
   return [
@@ -41,6 +43,7 @@ export function benchMarkdown(r: BenchReport): string {
             .join(', ')} (see the Unroll Lens output or \`unroll-lens bench --json\`).`,
         ]
       : []),
+    ...(r.timing && runTimingText(r.timing) ? [`_${runTimingText(r.timing)}_`] : []),
   ].join('\n\n');
 }
 

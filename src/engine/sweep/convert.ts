@@ -3,6 +3,7 @@
 import type { FactorValue, SweepLoop, SweepResult, SweepVariant } from '../../protocol';
 import type { BenchReport, VariantRun } from '../profile/bench';
 import { icacheBudget } from '../profile/icache';
+import { runTimingText } from '../report/benchTiming';
 import type { FileAnalysis, Loop } from '../parse/model';
 import type { LoopReport, LoopVariant } from '../variants/inspect';
 import { writtenFactor } from '../variants/rewrite';
@@ -150,6 +151,12 @@ export function fromBenchReport(report: BenchReport, c: ConvertContext & { loops
   r.gpu = report.gpu;
   r.spaceSize = factors.length;
   for (const run of report.variants) r.variants.push(fromRun(run));
+  // identicalTo names a bench label ("4"); the panel's rows go by id
+  const idOfLabel = new Map(r.variants.map((v, i) => [report.variants[i].label, v.id]));
+  r.variants.forEach((v, i) => {
+    const same = report.variants[i].identicalTo;
+    v.identicalTo = same !== null ? (idOfLabel.get(same) ?? null) : null;
+  });
   r.baseline = AS_WRITTEN_ID;
   r.evaluations = r.variants.filter(v => v.status !== 'cancelled').length;
   r.complete = r.variants.every(v => v.status !== 'cancelled');
@@ -162,6 +169,15 @@ export function fromBenchReport(report: BenchReport, c: ConvertContext & { loops
     r.notes.push(`${report.instantiations.length} instantiations hold the loop; this view shows ${report.kernel}`);
   }
   if (report.lineStallsProblem) r.notes.push(`per-line stalls: ${report.lineStallsProblem}`);
+  const cached = report.variants.filter(v => v.cached).length;
+  if (cached) {
+    r.notes.push(
+      `${cached} of ${report.variants.length} measurements reused from earlier runs of the same programs (no GPU run; ` +
+        'unrollLens.profile.measurementCache)',
+    );
+  }
+  const timing = report.timing ? runTimingText(report.timing) : null;
+  if (timing) r.notes.push(timing);
   return r;
 }
 

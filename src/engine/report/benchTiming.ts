@@ -1,0 +1,31 @@
+// A bench run's cost (RunTiming) as one line of text: the CLI's table footer and the results
+// panel's note say it the same way.
+import type { RunTiming } from '../profile/bench';
+
+/** 14 → "14 s", 125 → "2 min 5 s", 3720 → "1 h 2 min". */
+export function formatSeconds(s: number): string {
+  const t = Math.max(0, Math.round(s));
+  if (t < 60) return `${t} s`;
+  if (t < 3600) return `${Math.floor(t / 60)} min${t % 60 ? ` ${t % 60} s` : ''}`;
+  const m = Math.floor((t % 3600) / 60);
+  return `${Math.floor(t / 3600)} h${m ? ` ${m} min` : ''}`;
+}
+
+/** Tenths under a minute (short runs), whole seconds past it. */
+function seconds(s: number): string {
+  return s < 60 ? `${Math.max(0, s).toFixed(1)} s` : formatSeconds(s);
+}
+
+/**
+ * `run: 42.3 s wall · compile 1 min 2 s · check 3.2 s · profile 30.0 s · GPU idle 4.5 s · 9 GPU runs · GPUs 0,1`;
+ * null when the run kept no accounting (wallS 0).
+ */
+export function runTimingText(t: RunTiming): string | null {
+  if (!(t.wallS > 0)) return null;
+  const chosen = t.gpus.filter(g => g !== null);
+  const gpus = chosen.length ? `GPU${chosen.length > 1 ? 's' : ''} ${chosen.join(',')}` : 'default GPU';
+  return (
+    `run: ${seconds(t.wallS)} wall · compile ${seconds(t.compileS)} · check ${seconds(t.checkS)} · profile ${seconds(t.profileS)} · ` +
+    `GPU idle ${seconds(t.gpuIdleS)} · ${t.gpuRuns} GPU run${t.gpuRuns === 1 ? '' : 's'} · ${gpus}`
+  );
+}

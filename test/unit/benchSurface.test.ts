@@ -1,0 +1,348 @@
+// bench's user-facing surface for issue 11: the --json timing and identical/cached fields, the
+// table's markers and footer, the progress lines, and the --gpus/--shared-dir/--fresh options.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import * as os from 'os';
+import * as path from 'path';
+import { benchJson, BenchProgress, BenchReport, RunTiming, VariantRun } from '../../src/engine/profile/bench';
+import { benchCommand, renderBench, renderTiming } from '../../src/cli/bench';
+import { benchLocations, gpusOption, gpusOptionSyntax } from '../../src/cli/gpuOptions';
+import { BenchProgressWriter, benchProgressLine, formatSeconds } from '../../src/cli/progress';
+import { UsageError } from '../../src/cli/io';
+import { benchWorkMessage, benchWorkPercent, gpusFromSetting } from '../../src/server/bench';
+import { fromBenchReport } from '../../src/engine/sweep/convert';
+import { benchMarkdown } from '../../src/engine/report/benchText';
+import { analyze, lineOf, SAMPLES } from './helpers';
+import * as fs from 'fs';
+
+function run(label: string, over: Partial<VariantRun> = {}): VariantRun {
+  return {
+    factors: label === 'as-written' ? {} : { '51': Number(label) },
+    label,
+    status: 'ok',
+    message: null,
+    kernel: '_Z1kPf',
+    kernelInstructions: 100,
+    registers: 32,
+    samples: 20,
+    durationsMs: [],
+    medianMs: 0.05,
+    iqrMs: 0.001,
+    q1Ms: 0.0495,
+    q3Ms: 0.0505,
+    cv: 0.01,
+    speedup: 1,
+    withinNoise: true,
+    stalls: null,
+    stallShare: { long_scoreboard: 0.5, no_instruction: 0.01 },
+    executedInstructions: 1000,
+    achievedOccupancy: 70,
+    checksums: {},
+    identicalTo: null,
+    cached: false,
+    ...over,
+  };
+}
+
+const TIMING: RunTiming = { wallS: 42.25, compileS: 61.5, checkS: 3.2, profileS: 30, gpuIdleS: 4.5, gpuRuns: 9, gpus: [0, 1] };
+
+function report(over: Partial<BenchReport> = {}): BenchReport {
+  const variants = [
+    run('as-written'),
+    run('4', { identicalTo: 'as-written' }),
+    run('8', { cached: true, speedup: 1.2, withinNoise: false }),
+  ];
+  return {
+    kernel: '_Z1kPf',
+    gpu: 'NVIDIA H100',
+    clockControl: 'base',
+    baseline: 'as-written',
+    variants,
+    instantiations: [{ kernel: '_Z1kPf', blockSize: null, variants }],
+    lineStalls: null,
+    lineStallsProblem: null,
+    timing: TIMING,
+    ...over,
+  };
+}
+
+function progress(over: Partial<BenchProgress> = {}): BenchProgress {
+  return {
+    variant: '4',
+    phase: 'time',
+    gpu: 1,
+    samples: 12,
+    samplesWanted: 20,
+    done: 3,
+    total: 8,
+    elapsedS: 14.2,
+    etaS: 19.6,
+    message: '',
+    ...over,
+  };
+}
+
+describe('bench --json: timing, identicalTo, cached', () => {
+  test('every RunTiming field, and per variant identicalTo and cached', () => {
+    const j = benchJson(report());
+    assert.deepEqual(j.timing, TIMING);
+    assert.notEqual(j.timing.gpus, TIMING.gpus, 'a copy');
+    assert.deepEqual(
+      j.variants.map(v => [v.label, v.identicalTo, v.cached]),
+      [
+        ['as-written', null, false],
+        ['4', 'as-written', false],
+        ['8', null, true],
+      ],
+    );
+    assert.deepEqual(JSON.parse(JSON.stringify(j)).timing.gpus, [0, 1]);
+  });
+
+  test('the default device is gpus [null]; instantiations carry the same two fields', () => {
+    const v = [run('as-written'), run('2', { identicalTo: 'as-written', cached: true })];
+    const j = benchJson(
+      report({
+        variants: v,
+        instantiations: [
+          { kernel: 'a', blockSize: null, variants: v },
+          { kernel: 'b', blockSize: '128', variants: v },
+        ],
+        timing: { ...TIMING, gpus: [null] },
+      }),
+    );
+    assert.deepEqual(j.timing.gpus, [null]);
+    assert.deepEqual(
+      j.instantiations!.map(x => x.variants.map(r => [r.identicalTo, r.cached])),
+      [
+        [
+          [null, false],
+          ['as-written', true],
+        ],
+        [
+          [null, false],
+          ['as-written', true],
+        ],
+      ],
+    );
+  });
+});
+
+describe('bench table', () => {
+  test('= <label> for identical code, * for a cached measurement, with their legends', () => {
+    const text = renderBench(report());
+    const rows = text.split('\n');
+    assert.match(rows[1], /^variant {6}same as {6}status/);
+    assert.match(
+      rows.find(l => l.startsWith('4 '))!,
+      /^4 {12}= as-written ok {5}/,
+    );
+    assert.match(
+      rows.find(l => l.startsWith('8 '))!,
+      / 20\* /,
+    );
+    assert.match(text, /= <label>: same machine code as that variant, measured once/);
+    assert.match(text, /\* = measurement reused from an earlier run/);
+    const plain = renderBench(report({ variants: [run('as-written')], instantiations: [] }));
+    assert.doesNotMatch(plain, /same machine code|reused/);
+  });
+
+  test('the timing footer: wall, compile, check, profile, GPU idle, GPU runs, GPUs', () => {
+    assert.equal(
+      renderTiming(TIMING),
+      '\nrun: 42.3 s wall · compile 1 min 2 s · check 3.2 s · profile 30.0 s · GPU idle 4.5 s · 9 GPU runs · GPUs 0,1\n',
+    );
+    assert.match(renderTiming({ ...TIMING, gpus: [null], gpuRuns: 1 }), /· 1 GPU run · default GPU\n$/);
+    assert.match(renderTiming({ ...TIMING, gpus: [2] }), /· GPU 2\n$/);
+  });
+});
+
+describe('bench progress', () => {
+  test('one line: [done/total] variant · phase · GPU · elapsed · estimate', () => {
+    assert.equal(benchProgressLine(progress()), '[3/8] 4 · time 12/20 samples · GPU 1 · 14 s elapsed · ~20 s left');
+    assert.equal(
+      benchProgressLine(progress({ phase: 'build', gpu: null, etaS: null, elapsedS: 125 })),
+      '[3/8] 4 · build · 2 min 5 s elapsed',
+    );
+    assert.equal(
+      benchProgressLine(progress({ variant: null, phase: 'source-stalls', gpu: null, done: 8 })),
+      '[8/8] · source-line stalls · 14 s elapsed · ~20 s left',
+    );
+    assert.equal(formatSeconds(3720), '1 h 2 min');
+    assert.equal(formatSeconds(-1), '0 s');
+  });
+
+  test('not a terminal: one line per phase change of a variant, never per sample', () => {
+    const out: string[] = [];
+    const w = new BenchProgressWriter(s => out.push(s), false);
+    w.update(progress({ phase: 'build', variant: '4', gpu: null, etaS: null }));
+    w.update(progress({ phase: 'time', samples: 0 }));
+    w.update(progress({ phase: 'time', samples: 5 }));
+    w.update(progress({ phase: 'check', variant: '8', gpu: 0 }));
+    w.update(progress({ phase: 'time', samples: 12 }));
+    w.update(progress({ phase: 'done', samples: 20, done: 4 }));
+    w.done();
+    assert.deepEqual(out, [
+      'bench: [3/8] 4 · build · 14 s elapsed\n',
+      'bench: [3/8] 4 · time 0/20 samples · GPU 1 · 14 s elapsed · ~20 s left\n',
+      'bench: [3/8] 8 · check · GPU 0 · 14 s elapsed · ~20 s left\n',
+      'bench: [4/8] 4 · done · GPU 1 · 14 s elapsed · ~20 s left\n',
+    ]);
+  });
+
+  test('plain engine messages until structured progress arrives; sample counts give one line in logs', () => {
+    const out: string[] = [];
+    const w = new BenchProgressWriter(s => out.push(s), false);
+    w.legacy('building variants', 0, 3);
+    w.legacy('4: profiling (5/20 samples)', 1, 3);
+    w.legacy('4: profiling (10/20 samples)', 1, 3);
+    w.update(progress({ phase: 'build' }));
+    w.legacy('8: checking the result', 2, 3);
+    assert.deepEqual(out, [
+      'bench: [0/3] building variants\n',
+      'bench: [1/3] 4: profiling (5/20 samples)\n',
+      'bench: [3/8] 4 · build · GPU 1 · 14 s elapsed · ~20 s left\n',
+    ]);
+  });
+
+  test('a terminal: one line redrawn (samples at most every 50 ms, phase changes at once), cleared at the end', () => {
+    const out: string[] = [];
+    let now = 1000;
+    const w = new BenchProgressWriter(
+      s => out.push(s),
+      true,
+      () => now,
+      40,
+    );
+    w.update(progress({ samples: 1 }));
+    now += 10;
+    w.update(progress({ samples: 2 }));
+    now += 60;
+    w.update(progress({ samples: 3 }));
+    now += 1;
+    w.update(progress({ phase: 'stalls' }));
+    w.done();
+    w.done();
+    assert.equal(out.length, 4);
+    assert.ok(out.slice(0, 3).every(s => s.startsWith('\rbench: [3/8] 4 · ') && s.endsWith('\x1b[K')));
+    assert.match(out[0], /time 1\/20/);
+    assert.match(out[1], /time 3\/20/);
+    assert.match(out[2], /stalls/);
+    assert.ok(out[0].length <= 1 + 40 + 3, 'cut to the width');
+    assert.ok(out[0].includes('…'));
+    assert.equal(out[3], '\r\x1b[K');
+  });
+});
+
+describe('bench --gpus, --shared-dir, --fresh, --quiet', () => {
+  test('--gpus: all, a list, checked against the GPUs seen; bad forms are usage errors', () => {
+    assert.deepEqual(gpusOption(undefined, 4), []);
+    assert.deepEqual(gpusOption('all', 2), [0, 1]);
+    assert.deepEqual(gpusOption('1,0', 2), [1, 0]);
+    assert.deepEqual(gpusOption('5', 0), [5], 'no GPUs seen here (a launcher): not checked');
+    assert.throws(
+      () => gpusOption('2', 2),
+      (e: unknown) => e instanceof UsageError && /--gpus: there is no GPU 2/.test(e.message),
+    );
+    assert.throws(
+      () => gpusOptionSyntax('0,0'),
+      (e: unknown) => e instanceof UsageError && /--gpus: GPU 0 is listed twice/.test(e.message),
+    );
+    assert.throws(
+      () => gpusOptionSyntax('x'),
+      (e: unknown) => e instanceof UsageError && /--gpus: 'x' is not a CUDA device index/.test(e.message),
+    );
+    assert.throws(() => gpusOptionSyntax(''), UsageError);
+    assert.doesNotThrow(() => gpusOptionSyntax('7'));
+  });
+
+  test('--shared-dir holds builds, runs and measurements; --fresh turns the measurement cache off', () => {
+    const cache = path.join(os.homedir(), '.cache', 'unroll-lens', 'builds');
+    assert.deepEqual(benchLocations({ sharedDir: '/scratch/ul', launcher: ['srun'], fresh: false }, cache), {
+      cacheDir: path.resolve('/scratch/ul/builds'),
+      runDir: path.resolve('/scratch/ul/runs'),
+      measurementCacheDir: path.resolve('/scratch/ul/measurements'),
+    });
+    const local = benchLocations({ sharedDir: undefined, launcher: [], fresh: true }, cache);
+    assert.deepEqual(local, { cacheDir: cache, runDir: os.tmpdir(), measurementCacheDir: null });
+    assert.throws(() => benchLocations({ sharedDir: ' ', launcher: [], fresh: false }, cache), UsageError);
+  });
+
+  test('the help lists the new options with their defaults', () => {
+    const help = benchCommand.help();
+    assert.match(help, /--gpus all\|0,1,…\s+GPUs to spread variants over/);
+    assert.match(help, /\(default: the default device\)/);
+    assert.match(help, /--shared-dir DIR\s+folder every GPU node sees/);
+    assert.match(help, /--fresh\s+measure every variant on the GPU/);
+    assert.match(help, /--quiet\s+no progress on stderr/);
+  });
+});
+
+describe('editor: bench progress, GPUs, the panel and the hover', () => {
+  test('work-done message and percentage', () => {
+    assert.equal(benchWorkMessage(progress({ gpu: null })), '4 · time 12/20 · ~20 s left');
+    assert.equal(benchWorkMessage(progress()), '4 · time 12/20 · GPU 1 · ~20 s left');
+    assert.equal(benchWorkMessage(progress({ phase: 'cached', etaS: null, gpu: null })), '4 · cached');
+    assert.equal(benchWorkMessage(progress({ variant: null, phase: 'source-stalls', gpu: null, etaS: null })), 'source-line stalls');
+    assert.equal(benchWorkPercent({ done: 3, total: 8 }), 38);
+    assert.equal(benchWorkPercent({ done: 9, total: 8 }), 100);
+    assert.equal(benchWorkPercent({ done: 0, total: 0 }), 0);
+  });
+
+  test('unrollLens.profile.gpus: checked against the GPUs here, not with a launcher; errors name the setting', () => {
+    assert.deepEqual(gpusFromSetting('all', 2, []), [0, 1]);
+    assert.deepEqual(gpusFromSetting('', 2, []), []);
+    assert.deepEqual(gpusFromSetting('3', 1, ['srun']), [3]);
+    assert.throws(() => gpusFromSetting('3', 1, []), /^Error: unrollLens\.profile\.gpus: there is no GPU 3/);
+  });
+
+  test('the panel: identicalTo becomes the row id it names; timing and cached measurements are notes', async () => {
+    const file = path.join(SAMPLES, 'matmul_unroll.cu');
+    const text = fs.readFileSync(file, 'utf8');
+    const analysis = await analyze(text, file);
+    const line = lineOf(text, 'for (int k = 0; k < n; ++k)');
+    const at = (f: number) => ({ [String(line)]: f });
+    const variants = [
+      run('as-written'),
+      run('4', { factors: at(4), identicalTo: 'as-written' }),
+      run('8', { factors: at(8), cached: true }),
+      run('16', { factors: at(16), identicalTo: '8' }),
+    ];
+    const r = fromBenchReport(report({ variants, instantiations: [{ kernel: '_Z1kPf', blockSize: null, variants }] }), {
+      file,
+      analysis,
+      arch: 'sm_90',
+      nvcc: '13.0',
+      loops: [line],
+    });
+    assert.deepEqual(
+      r.variants.map(v => [v.id, v.identicalTo]),
+      [
+        ['as-written', null],
+        [`${line}=4`, 'as-written'],
+        [`${line}=8`, null],
+        [`${line}=16`, `${line}=8`],
+      ],
+    );
+    assert.ok(
+      r.notes.includes(
+        '1 of 4 measurements reused from earlier runs of the same programs (no GPU run; unrollLens.profile.measurementCache)',
+      ),
+    );
+    assert.ok(r.notes.some(n => n.startsWith('run: 42.3 s wall · compile 1 min 2 s')));
+    const none = fromBenchReport(report({ timing: { ...TIMING, wallS: 0 }, variants: [run('as-written')] }), {
+      file,
+      analysis,
+      arch: 'sm_90',
+      nvcc: '13.0',
+      loops: [line],
+    });
+    assert.ok(!none.notes.some(n => n.startsWith('run:')), 'no accounting, no note');
+  });
+
+  test('the hover table marks identical and cached rows and ends with the timing', () => {
+    const md = benchMarkdown(report());
+    assert.match(md, /\| 4 \| ok \(same code as as-written\) \|/);
+    assert.match(md, /\| 8 \| ok \(cached\) \|/);
+    assert.match(md, /_run: 42\.3 s wall · .* · GPUs 0,1_$/);
+  });
+});
