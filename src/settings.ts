@@ -226,6 +226,15 @@ export const SETTINGS = {
         'ncu reports and run files go to runs/ and measurements are cached in measurements/. ' +
         "Empty: the extension's build cache, with runs/ and measurements/ beside it (runs go to the system temp folder when there is no launcher).",
     }),
+    profilesPerGpu: integer({
+      default: 2,
+      minimum: 1,
+      maximum: 8,
+      description:
+        'ncu processes in flight per GPU during a benchmark. They take turns at profiling (ncu serialises it), while one ' +
+        "process's start-up and program set-up overlap another's profiling: 2 measured faster than 1 with the same medians. " +
+        'A variant that fails while others share its GPU is measured again alone; set 1 for programs that need most of the GPU memory.',
+    }),
     measurementCache: boolean({
       default: true,
       description:

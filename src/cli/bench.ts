@@ -5,6 +5,7 @@ import { detectToolchain, chooseArch } from '../engine/toolchain/toolchain';
 import { resolveCompileFlags, splitCommandLine } from '../engine/toolchain/flags';
 import { defaultCacheDir } from '../engine/variants/build';
 import { benchJson, benchLoop, BenchReport, RunTiming } from '../engine/profile/bench';
+import type { NcuPasses } from '../engine/profile/stages/time';
 import type { UnrollFactor } from '../engine/variants/rewrite';
 import { DEFAULT_SETTINGS, SETTINGS } from '../settings';
 import { macroTableFor } from './macros';
@@ -60,6 +61,14 @@ export const benchCommand = defineCommand({
     ...GPU_PLACEMENT_OPTIONS,
     ...TOOL_TIMEOUT_OPTIONS,
     // Opt-in here although the editor's unrollLens.profile.sourceStalls defaults to on: it costs one more ncu run per bench.
+    'ncu-passes': {
+      type: 'string',
+      value: 'combined|split',
+      help:
+        'combined: duration and stall metrics on every timed launch, one ncu run per variant; split: durations alone, then the ' +
+        'stall metrics on 3 launches in a second run (docs/measurements.md compares them)',
+      default: 'combined',
+    },
     'source-stalls': { type: 'boolean', help: 'also sample warp stalls per source line of the file as written (one extra ncu run)' },
     'keep-reports': { type: 'string', value: 'DIR', help: 'keep every ncu report and its raw-page CSV in DIR', default: 'deleted' },
     json: { type: 'boolean', help: 'machine-readable output (contract: docs/cli.md)' },
@@ -98,6 +107,8 @@ export const benchCommand = defineCommand({
         gpus: options.gpus,
         sharedDir: options['shared-dir'],
         fresh: !!options.fresh,
+        passes: ncuPassesOption(options['ncu-passes']),
+        profilesPerGpu: numberOption('profiles-per-gpu', options['profiles-per-gpu'], SETTINGS.profile.profilesPerGpu),
         quiet: !!options.quiet,
       },
       io,
@@ -175,6 +186,11 @@ function renderLineStalls(r: BenchReport): string {
   );
 }
 
+function ncuPassesOption(text: string | undefined): NcuPasses {
+  if (text === undefined || text === 'combined' || text === 'split') return text ?? 'combined';
+  throw new UsageError(`--ncu-passes takes combined or split, not '${text}'`);
+}
+
 interface BenchArgs {
   file: string;
   loops: number[];
@@ -195,6 +211,8 @@ interface BenchArgs {
   gpus: string | undefined;
   sharedDir: string | undefined;
   fresh: boolean;
+  profilesPerGpu: number;
+  passes: NcuPasses;
   quiet: boolean;
 }
 
@@ -227,6 +245,8 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
       runDir: where.runDir,
       measurementCacheDir: where.measurementCacheDir,
       gpus,
+      profilesPerGpu: a.profilesPerGpu,
+      passes: a.passes,
       nvccTimeoutMs: a.timeouts.nvccMs,
       loops,
       factors,

@@ -109,6 +109,12 @@ export const GPU_PLACEMENT_OPTIONS = {
       'DIR/runs, measurements are cached in DIR/measurements',
     default: 'the build cache, with runs and measurements beside it; runs in the temp folder without --launcher',
   },
+  'profiles-per-gpu': {
+    type: 'string',
+    value: 'N',
+    setting: SETTINGS.profile.profilesPerGpu,
+    help: 'ncu processes in flight per GPU (they take turns at profiling; start-up overlaps); 1 for programs that need most of the GPU memory',
+  },
   fresh: {
     type: 'boolean',
     help: 'measure every variant on the GPU: the measurement cache (unchanged binaries reuse their earlier numbers) is not used',

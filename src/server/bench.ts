@@ -98,6 +98,7 @@ export class BenchService {
         runDir: where.runDir,
         measurementCacheDir: s.profile.measurementCache ? where.measurementCacheDir : null,
         gpus,
+        profilesPerGpu: s.profile.profilesPerGpu,
         loops: [line],
         factors,
         ...runOptionsFromSettings(s.profile),

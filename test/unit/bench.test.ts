@@ -9,7 +9,7 @@ import * as path from 'path';
 import { analyze, REPO_ROOT, SAMPLES } from './helpers';
 import { detectToolchain, Toolchain } from '../../src/engine/toolchain/toolchain';
 import { flagsFromSettings } from '../../src/engine/toolchain/flags';
-import { benchLoop, benchJson, BenchOptions, iqrOverlap, parseChecksums, summarize } from '../../src/engine/profile/bench';
+import { benchLoop, benchJson, BenchOptions, BenchProgress, iqrOverlap, parseChecksums, summarize } from '../../src/engine/profile/bench';
 import type { ProcessResult, ProcessRunner } from '../../src/engine/toolchain/process';
 import { findCliffs, cliffPointFromRaw, icacheBudget } from '../../src/engine/profile/icache';
 
@@ -359,6 +359,12 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
     assert.equal(r.variants[3].medianMs, r.variants[2].medianMs);
     assert.equal(r.variants[3].factors[String(o.loops[0])], 'full');
     assert.equal(r.timing.gpuRuns, 2);
+    const j = benchJson(r);
+    assert.equal(j.variants[3].identicalTo, '4');
+    assert.equal(j.variants[1].identicalTo, 'as-written');
+    assert.equal(j.timing.gpuRuns, 2);
+    assert.ok(j.timing.wallS >= j.timing.gpuIdleS && j.timing.profileS > 0);
+    assert.deepEqual(j.timing.gpus, [null]);
   });
 
   test('an unchanged re-run comes from the measurement cache: no GPU run, the same numbers', async t => {
@@ -412,6 +418,64 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
       r.variants.map(v => v.status),
       ['ok', 'ok'],
     );
+  });
+
+  test('progress: variant, phase, samples, done of total, elapsed and time left', async t => {
+    if (skip) return t.skip(skip);
+    const { runner } = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncuOk);
+    const events: BenchProgress[] = [];
+    const { o, file, text, analysis } = await options(runner, { factors: ['default', 4], progress: p => events.push(p) });
+    await benchLoop(file, text, analysis, o);
+    assert.equal(events[0].phase, 'build');
+    const timed = events.filter(e => e.phase === 'time');
+    assert.deepEqual([...new Set(timed.map(e => e.variant))], ['as-written', '4'], 'default has the file as written’s code');
+    assert.ok(timed.some(e => e.samples === 20 && e.samplesWanted === 20));
+    const done = events.filter(e => e.phase === 'done');
+    assert.deepEqual(
+      done.map(e => [e.variant, e.done, e.total]),
+      [
+        ['as-written', 2, 3],
+        ['4', 3, 3],
+      ],
+    );
+    assert.ok(done[1].etaS !== null && done[1].etaS >= 0, 'time left is estimated once a variant is measured');
+    assert.ok(events.every((e, i) => i === 0 || e.elapsedS >= events[i - 1].elapsedS));
+    assert.match(timed[timed.length - 1].message, /^4: time \d+\/20 samples/);
+  });
+
+  test('two ncu processes per GPU: a variant that fails beside another is measured again alone', async t => {
+    if (skip) return t.skip(skip);
+    const attempts = new Map<string, number>();
+    let inFlight = 0;
+    let most = 0;
+    const base = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncuOk);
+    const runner: ProcessRunner = async (cmd, args, o) => {
+      if (cmd !== '/fake/ncu' || !args.includes('--export')) return base.runner(cmd, args, o);
+      const program = args[args.indexOf('--force-overwrite') + 1];
+      const n = (attempts.get(program) ?? 0) + 1;
+      attempts.set(program, n);
+      inFlight++;
+      most = Math.max(most, inFlight);
+      await new Promise(r => setTimeout(r, 30));
+      inFlight--;
+      // every program's first run fails as an out-of-memory program would (exit 2, nothing profiled)
+      if (n === 1) return result({ command: cmd, args, exitCode: 2, stdout: '==ERROR== The application returned an error code (2).\n' });
+      return base.runner(cmd, args, o);
+    };
+    const { o, file, text, analysis } = await options(runner, { profilesPerGpu: 2, factors: [1, 4] });
+    // programs built beforehand, so both processes start together
+    await benchLoop(file, text, analysis, { ...o, toolchain: { ...o.toolchain, runner: base.runner } });
+    const r = await benchLoop(file, text, analysis, o);
+    assert.deepEqual(
+      r.variants.map(v => [v.label, v.status, v.samples]),
+      [
+        ['as-written', 'ok', 20],
+        ['1', 'ok', 20],
+        ['4', 'ok', 20],
+      ],
+    );
+    assert.equal(most, 2, 'two ncu processes were in flight at once');
+    assert.deepEqual([...attempts.values()], [2, 2, 2]);
   });
 
   test('two GPUs: variants spread over both, each ncu pinned by CUDA_VISIBLE_DEVICES with its own lock; the same answers as one', async t => {

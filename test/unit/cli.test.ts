@@ -297,6 +297,8 @@ describe('subcommand options reach their checks (both forms), before any compile
     [['bench', cliff, '--loop', '72', '--gpus=0,1,0'], /--gpus: GPU 0 is listed twice/],
     [['bench', cliff, '--loop', '72', '--gpus='], /--gpus takes all or a comma list of CUDA device indices/],
     [['bench', cliff, '--loop', '72', '--fresh=yes'], /--fresh takes no value/],
+    [['bench', cliff, '--loop', '72', '--ncu-passes', 'all'], /--ncu-passes takes combined or split, not 'all'/],
+    [['bench', cliff, '--loop', '72', '--profiles-per-gpu', '9'], /--profiles-per-gpu takes an integer from 1 to 8, not '9'/],
     [['sass', cliff, '--jobs', '-1'], /--jobs takes an integer ≥ 0, not '-1'/],
     [['sass', cliff, '--jobs=many'], /--jobs takes an integer ≥ 0/],
     [['sass', cliff, '--arch=sm90'], /--arch takes an sm_XX architecture/],

@@ -46,19 +46,20 @@ describe('settings declaration', () => {
         sourceStalls: true,
         gpus: '',
         sharedDirectory: '',
+        profilesPerGpu: 2,
         measurementCache: true,
       },
     });
     assert.equal(protocol.DEFAULT_SETTINGS, DEFAULT_SETTINGS, 'protocol.ts re-exports the one declaration');
   });
 
-  test('keys: bloatThresholdStatements is the real setting; codeLens.enabled maps to codeLensEnabled; 32 settings', () => {
+  test('keys: bloatThresholdStatements is the real setting; codeLens.enabled maps to codeLensEnabled; 33 settings', () => {
     const keys = SETTING_ENTRIES.map(e => e.key);
     assert.ok(keys.includes('unrollLens.bloatThresholdStatements'));
     assert.ok(!keys.includes('unrollLens.bloatThresholdInstructions'));
     assert.deepEqual(SETTING_ENTRIES.find(e => e.key === 'unrollLens.codeLens.enabled')?.field, ['codeLensEnabled']);
     assert.equal(SETTING_ENTRIES.find(e => e.key === 'unrollLens.trace.server')?.field, null, 'read by the language client only');
-    assert.equal(keys.length, 32);
+    assert.equal(keys.length, 33);
     assert.equal(new Set(keys).size, keys.length);
   });
 

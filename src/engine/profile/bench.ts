@@ -9,6 +9,7 @@
 // programs), check (a plain run against the baseline), time (ncu durations and stalls per
 // instantiation), lineStalls (per source line) and summary (statistics, speedups, tables).
 // benchLoop below only strings them together.
+import { setMaxListeners } from 'events';
 import * as path from 'path';
 import type { ProfileSettings } from '../../settings';
 import type { FileAnalysis } from '../parse/model';
@@ -20,7 +21,7 @@ import type { UnrollFactor } from '../variants/rewrite';
 import type { LineStalls } from './stalls';
 import { BenchSource, BenchVariant, buildFailure, findTargetKernels, startBuilds } from './stages/build';
 import { BaselineOutput, checkOutput, parseChecksums, reportsMismatch } from './stages/check';
-import { defaultLockRoot, GpuClock, GpuSlot, gpuSlots, PROFILES_PER_GPU } from './gpuSlots';
+import { defaultLockRoot, GpuClock, GpuSlot, gpuSlots, GpuTurns, PROFILES_PER_GPU } from './gpuSlots';
 import { hashFile, MeasurementCache, measurementKey } from './measurementCache';
 import { sampleLineStalls } from './stages/lineStalls';
 import type { VariantProgram } from './stages/program';
@@ -219,7 +220,12 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
   let checkMs = 0;
   let done = 0;
   const measureTimes: number[] = [];
-  const slots = gpuSlots(o.gpus, o.profilesPerGpu ?? PROFILES_PER_GPU, o.launcher, defaultLockRoot());
+  const perGpu = Math.max(1, o.profilesPerGpu ?? PROFILES_PER_GPU);
+  const slots = gpuSlots(o.gpus, perGpu, o.launcher, defaultLockRoot());
+  const turns = new Map<number | null, GpuTurns>();
+  const turnsOf = (gpu: number | null) => turns.get(gpu) ?? (turns.set(gpu, new GpuTurns()), turns.get(gpu)!);
+  // Every build and run listens to the one cancellation signal.
+  if (o.signal) setMaxListeners(0, o.signal);
   const gpuCount = new Set(slots.map(s => s.gpu)).size;
   const emit = (variant: string | null, phase: BenchProgress['phase'], gpu: number | null, samples = 0, extra = '') => {
     const elapsedS = (Date.now() - startedMs) / 1000;
@@ -304,7 +310,17 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
         else {
           const failed = buildFailure(program);
           if (failed) Object.assign(run, failed);
-          else results[i] = await measure(i, program.outputPath!, slot);
+          else {
+            const turns = turnsOf(slot.gpu);
+            let r = await turns.shared(() => measure(i, program.outputPath!, slot));
+            // Failed beside other ncu processes on this GPU (memory, a timeout spent waiting for
+            // ncu's lock): measured again with the GPU to itself before it counts as a failure.
+            if (r.status !== 'ok' && r.status !== 'cancelled' && perGpu > 1 && !o.signal?.aborted) {
+              emit(run.label, 'time', slot.gpu, 0, ' · again, alone on the GPU');
+              r = await turns.exclusive(() => measure(i, program.outputPath!, slot));
+            }
+            results[i] = r;
+          }
         }
         done += variants.filter((_, j) => measuredBy[j] === i).length;
         emit(run.label, 'done', slot.gpu);

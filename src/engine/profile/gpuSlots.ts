@@ -86,3 +86,45 @@ export class GpuClock {
     return ms / 1000;
   }
 }
+
+/**
+ * Turns on one GPU: measurements share it, a retry takes it alone (a variant that failed while
+ * others ran beside it, out of memory or out of time waiting for ncu's lock, gets a fair try).
+ */
+export class GpuTurns {
+  private sharing = 0;
+  private alone = false;
+  private waiting: (() => void)[] = [];
+
+  async shared<T>(f: () => Promise<T>): Promise<T> {
+    while (this.alone) await this.wait();
+    this.sharing++;
+    try {
+      return await f();
+    } finally {
+      this.sharing--;
+      this.wake();
+    }
+  }
+
+  async exclusive<T>(f: () => Promise<T>): Promise<T> {
+    while (this.alone || this.sharing) await this.wait();
+    this.alone = true;
+    try {
+      return await f();
+    } finally {
+      this.alone = false;
+      this.wake();
+    }
+  }
+
+  private wait(): Promise<void> {
+    return new Promise(resolve => this.waiting.push(resolve));
+  }
+
+  private wake(): void {
+    const w = this.waiting;
+    this.waiting = [];
+    for (const resolve of w) resolve();
+  }
+}
