@@ -213,7 +213,16 @@ export function summarise(input) {
       ok: timed(cached) === null || cachedGpuRuns === null ? null : cached.wallS < TARGETS.cachedS && cachedGpuRuns === 0,
     },
   };
+  // Other ways to spend the same GPU (ncu processes per GPU, how passes are split): wall time and accuracy.
+  const alternatives = (input.alternatives ?? []).map(a => ({
+    name: a.name,
+    wallS: timed(a),
+    ratio: handWallS > 0 && timed(a) ? timed(a) / handWallS : null,
+    largestMedianDiff: compareMedians(hand, a.report ?? null).largest,
+    timing: a.report?.timing ?? null,
+  }));
   return {
+    alternatives,
     factors: medians.rows.map(r => ({ ...r, handStallColumns: input.handStalls?.[r.factor] ?? null })),
     asWritten: medians.asWritten,
     largestMedianDiff: medians.largest,
@@ -264,6 +273,14 @@ export function renderMarkdown(s) {
   const two =
     s.wall.speedup2 === null ? '— (fewer than 2 GPUs)' : `${s.wall.speedup2.toFixed(2)}× (${secs(s.wall.gpus1S)} → ${secs(s.wall.gpus2S)})`;
   lines.push(`| 2 GPUs vs 1 | ${two} | ${t.twoGpus.target} | ${pass(t.twoGpus.ok)} |`);
+  if (s.alternatives?.length) {
+    lines.push('', '| run (cold caches) | wall | ours / hand | largest median difference |', '|---|---|---|---|');
+    lines.push(
+      `| default settings | ${secs(s.wall.oursColdS)} | ${s.wall.ratio === null ? '—' : s.wall.ratio.toFixed(3)} | ${pct(s.largestMedianDiff)} |`,
+    );
+    for (const a of s.alternatives)
+      lines.push(`| ${a.name} | ${secs(a.wallS)} | ${a.ratio === null ? '—' : a.ratio.toFixed(3)} | ${pct(a.largestMedianDiff)} |`);
+  }
   if (s.failedRuns) lines.push('', `${s.failedRuns} unroll-lens run(s) exited non-zero: see their .stderr files.`);
   return lines.join('\n') + '\n';
 }
@@ -308,6 +325,12 @@ export function readDir(dir) {
     cached: readRun(dir, 'ours-cached'),
     gpus1: readRun(dir, 'ours-gpus-0'),
     gpus2: readRun(dir, 'ours-gpus-0-1'),
+    // ours-alt-<flags>.json: the same bench with other settings (bench-gpu.sh step e)
+    alternatives: fs
+      .readdirSync(dir)
+      .filter(f => /^ours-alt-.*\.json$/.test(f))
+      .sort()
+      .map(f => ({ name: f.slice('ours-alt-'.length, -'.json'.length).replace(/_/g, ' '), ...readRun(dir, f.slice(0, -'.json'.length)) })),
   };
 }
 

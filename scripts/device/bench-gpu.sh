@@ -110,6 +110,19 @@ else
   echo "bench:gpu: (d) skipped: $NGPUS GPU(s)"
 fi
 
+# (e) other ways to spend the GPU, each from cold caches: how many ncu processes share a GPU, and
+# how ncu passes are split between durations and stall metrics (docs/measurements.md).
+if [ "${ALTERNATIVES:-1}" = 1 ]; then
+  for alt in "--profiles-per-gpu 1" "--profiles-per-gpu 3" "--ncu-passes split"; do
+    CACHE=$(mktemp -d /tmp/bench-gpu-cache.XXXXXX)
+    name="ours-alt-$(echo "$alt" | sed 's/^--//; s/ /_/g')"
+    echo "bench:gpu: (e) $alt, cold caches"
+    # shellcheck disable=SC2086 # the flag and its value are two words
+    XDG_CACHE_HOME=$CACHE ours "$name" $alt
+    rm -rf "$CACHE"
+  done
+fi
+
 node scripts/device/bench-gpu-summary.mjs "$D"
 rc=$?
 echo "bench:gpu: outputs in $D"

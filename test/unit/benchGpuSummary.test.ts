@@ -60,6 +60,7 @@ interface SummaryModule {
     cached: Run | null;
     gpus1?: Run | null;
     gpus2?: Run | null;
+    alternatives?: (Run & { name: string })[];
   }): Summary;
   renderMarkdown(s: Summary): string;
 }
@@ -148,6 +149,33 @@ describe('bench:gpu summary (issue 11)', () => {
     assert.match(md, /\| 1 \| 0\.1687 \(20\) \| 0\.1687 \(20\) \| 0\.00% \|/);
     assert.match(md, /\| as-written \| — \| 0\.0582 \(20\) \| — \|/);
     assert.match(md, /ratio ours \/ hand \| 0\.400 \| ≤ 0\.5 \| PASS/);
+  });
+
+  test('other settings: wall time against the hand loop and their own median differences', async () => {
+    const m = await load();
+    const hand = await handFromRecording(m);
+    const cold: Run = { report: recordedJson(), wallS: 40, exit: 0 };
+    const s = m.summarise({
+      hand,
+      handWallS: 100,
+      cold,
+      cached: null,
+      alternatives: [
+        { name: 'profiles-per-gpu 1', report: recordedJson(), wallS: 55, exit: 0 },
+        { name: 'ncu-passes split', report: recordedJson(), wallS: 48, exit: 1 },
+      ],
+    });
+    const alt = (
+      s as unknown as { alternatives: { name: string; wallS: number | null; ratio: number | null; largestMedianDiff: number | null }[] }
+    ).alternatives;
+    assert.deepEqual(
+      alt.map(a => [a.name, a.wallS, a.ratio, a.largestMedianDiff]),
+      [
+        ['profiles-per-gpu 1', 55, 0.55, 0],
+        ['ncu-passes split', null, null, 0],
+      ],
+    );
+    assert.match(m.renderMarkdown(s), /\| profiles-per-gpu 1 \| 55\.00 s \| 0\.550 \| 0\.00% \|/);
   });
 
   test('misses: factors 1 and 2 swapped, slow run, cached run that launched, one GPU', async () => {
