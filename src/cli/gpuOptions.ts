@@ -91,8 +91,8 @@ export function limitTools(t: Toolchain, limits: ToolTimeouts, file: string, io:
 
 /**
  * Which GPUs bench uses, where its files go and whether measurements are reused: the editor's
- * unrollLens.profile.gpus, sharedDirectory and measurementCache. (bench only for now: sweep's
- * GPU runner does not take them yet.)
+ * unrollLens.profile.gpus, sharedDirectory and measurementCache. sweep takes --gpus, --shared-dir
+ * and --quiet (it keeps no measurement cache, so no --fresh).
  */
 export const GPU_PLACEMENT_OPTIONS = {
   gpus: {

@@ -19,7 +19,17 @@ import type { SweepResult } from '../protocol';
 import { DEFAULT_SETTINGS, SETTINGS } from '../settings';
 import { macroTableFor } from './macros';
 import { defineCommand, enumOption, factorsOption, numberOption, stringOption } from './args';
-import { GPU_RUN_OPTIONS, limitTools, TOOL_TIMEOUT_OPTIONS, ToolTimeouts, toolTimeoutOptions } from './gpuOptions';
+import {
+  benchLocations,
+  GPU_PLACEMENT_OPTIONS,
+  GPU_RUN_OPTIONS,
+  gpusOption,
+  gpusOptionSyntax,
+  limitTools,
+  TOOL_TIMEOUT_OPTIONS,
+  ToolTimeouts,
+  toolTimeoutOptions,
+} from './gpuOptions';
 import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
 import { buildPathFor, checkArchOption, readSourceFile } from './inputs';
 
@@ -34,8 +44,9 @@ export const sweepCommand = defineCommand({
     'macro, the instantiation for a template parameter of the kernel), measures its SASS (instructions per kernel and\n' +
     'per loop, the unroll nvcc really applied, registers, spills, occupancy) and, with ncu and a GPU (or --launcher),\n' +
     'checks and times it as bench does. Variants with the same machine code as an earlier one are marked and not run\n' +
-    'again. Without a GPU, ncu or main(), or with --static, the best is chosen by a static rule (printed with the\n' +
-    'result). Progress goes to stderr; Ctrl-C (or SIGTERM, SIGHUP) cancels and prints what finished.',
+    'again. With --gpus the points after the file as written are spread over several GPUs, one process each. Without\n' +
+    'a GPU, ncu or main(), or with --static, the best is chosen by a static rule (printed with the result). Progress\n' +
+    'goes to stderr (--quiet silences it); Ctrl-C (or SIGTERM, SIGHUP) cancels and prints what finished.',
   options: {
     kernel: {
       type: 'string',
@@ -96,6 +107,9 @@ export const sweepCommand = defineCommand({
       default: 'none',
     },
     ...GPU_RUN_OPTIONS,
+    gpus: GPU_PLACEMENT_OPTIONS.gpus,
+    'shared-dir': GPU_PLACEMENT_OPTIONS['shared-dir'],
+    quiet: GPU_PLACEMENT_OPTIONS.quiet,
     ...TOOL_TIMEOUT_OPTIONS,
     jobs: { type: 'string', value: 'N', help: 'parallel nvcc processes; 0 = number of CPU cores', setting: SETTINGS.jobs },
     'keep-reports': { type: 'string', value: 'DIR', help: 'keep every ncu report and its raw-page CSV in DIR', default: 'deleted' },
@@ -138,6 +152,7 @@ export const sweepCommand = defineCommand({
         }
       }
     }
+    gpusOptionSyntax(options.gpus);
     const strategy = options.strategy ?? 'exhaustive';
     if (!STRATEGIES.some(s => s.name === strategy))
       throw new UsageError(`--strategy takes ${STRATEGIES.map(s => s.name).join(' or ')}, not '${strategy}'`);
@@ -165,6 +180,9 @@ export const sweepCommand = defineCommand({
         jobs: numberOption('jobs', options.jobs, SETTINGS.jobs),
         timeouts: toolTimeoutOptions(options),
         keep: options['keep-reports'],
+        gpus: options.gpus,
+        sharedDir: options['shared-dir'],
+        quiet: !!options.quiet,
       },
       io,
     );
@@ -194,6 +212,10 @@ interface SweepArgs {
   arch: string | null;
   jobs: number;
   keep: string | undefined;
+  /** --gpus as given (undefined: the default device). */
+  gpus: string | undefined;
+  sharedDir: string | undefined;
+  quiet: boolean;
 }
 
 /** Why this sweep cannot time on a GPU, or null when it can. */
@@ -244,11 +266,15 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
   if (a.arch) await checkArchOption(a.arch, toolchain);
   const flags = resolveCompileFlags(abs, [process.cwd()], {});
   const arch = chooseArch(a.arch, flags.arch, toolchain.gpus).arch;
+  // With a launcher the GPUs are on another node: this machine's count says nothing about them.
+  const gpus = gpusOption(a.gpus, a.launcher.length ? 0 : toolchain.gpus.length);
+  // Sweeps keep no measurement cache: only the build cache and the run folder matter.
+  const where = benchLocations({ sharedDir: a.sharedDir, launcher: a.launcher, fresh: true }, defaultCacheDir());
   const reason = staticReason(a, toolchain, text);
   if (reason && !a.forceStatic) io.err(`unroll-lens: static sweep: ${reason}\n`);
   const ac = new AbortController();
   const stopSignals = cancelOnSignals(ac);
-  const progress = progressWriter(io);
+  const progress = a.quiet ? { write: () => undefined, done: () => undefined } : progressWriter(io);
   let result: SweepResult;
   try {
     result = await runSweep(
@@ -264,7 +290,7 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
         toolchain,
         arch,
         flags,
-        cacheDir: defaultCacheDir(),
+        cacheDir: where.cacheDir,
         compileTimeoutMs: a.timeouts.nvccMs,
         jobs: a.jobs > 0 ? a.jobs : undefined,
         signal: ac.signal,
@@ -278,6 +304,8 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
               timeoutMs: a.timeoutS * 1000,
               launcher: a.launcher,
               keepReportsDir: a.keep,
+              gpus,
+              runDir: where.runDir,
             },
       },
       {

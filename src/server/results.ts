@@ -2,10 +2,12 @@
 // every finished result under the workspace (.unroll-lens/results/), lists, loads and exports
 // saved ones, and turns a chosen variant into pragma edits of the user's document (Apply, and the
 // loop's quick fix). The document itself is only ever changed by the client applying those edits.
+import * as os from 'os';
 import * as path from 'path';
 import { CancellationToken, CodeAction, CodeActionKind, Connection, Range, TextEdit } from 'vscode-languageserver/node';
 import type { FileAnalysis } from '../engine/parse/model';
 import { runOptionsFromSettings } from '../engine/profile/bench';
+import { runLocations } from '../engine/profile/gpuSelection';
 import type { ConvertContext } from '../engine/sweep/convert';
 import { sweepCsv, sweepT4 } from '../engine/sweep/export';
 import { parseParamSpec } from '../engine/sweep/space';
@@ -25,6 +27,7 @@ import {
   SweepUpdateNotification,
   WireTextEdit,
 } from '../protocol';
+import { gpusFromSetting } from './bench';
 import type { DocumentFactsStore } from './facts';
 import type { ServerToolchain } from './toolchain';
 import { uriToPath } from './uri';
@@ -104,6 +107,14 @@ export class ResultsService {
       const flags = this.toolchain.flagsFor(file);
       const arch = this.toolchain.archFor(t, flags.arch);
       const gpu = this.gpuProblem(t.ncu !== null, t.gpus.length, text, !!p.static);
+      // Several GPUs (unrollLens.profile.gpus) and shared storage (sharedDirectory), as the bench uses them.
+      const gpus = gpu === null ? gpusFromSetting(s.profile.gpus, t.gpus.length, s.profile.launcher) : [];
+      const where = runLocations({
+        cacheDir: this.cacheDir(),
+        sharedDirectory: s.profile.sharedDirectory,
+        launcher: s.profile.launcher,
+        tmpDir: os.tmpdir(),
+      });
       let last = 0;
       let pending: SweepResult | null = null;
       let timer: NodeJS.Timeout | null = null;
@@ -127,12 +138,12 @@ export class ResultsService {
           toolchain: t,
           arch,
           flags,
-          cacheDir: this.cacheDir(),
+          cacheDir: where.cacheDir,
           jobs: s.jobs > 0 ? s.jobs : undefined,
           icacheBudgetBytes: s.icacheBudgetBytes,
           compileTimeoutMs: s.toolchain.nvccTimeoutSeconds * 1000,
           signal,
-          gpu: gpu === null ? runOptionsFromSettings(s.profile) : undefined,
+          gpu: gpu === null ? { ...runOptionsFromSettings(s.profile), gpus, runDir: where.runDir } : undefined,
         },
         {
           onProgress: pr => {

@@ -14,6 +14,9 @@ import { parseNvidiaSmiXml } from '../../src/engine/toolchain/gpu';
 import type { ProcessResult, ProcessRunner } from '../../src/engine/toolchain/process';
 import { runSweep, SweepOptions } from '../../src/engine/sweep/sweep';
 import { sweepJson } from '../../src/engine/sweep/json';
+import { GpuRunner } from '../../src/engine/sweep/runners/gpu';
+import { AS_WRITTEN, AS_WRITTEN_ID, resolveSpace } from '../../src/engine/sweep/space';
+import { CodeRegistry } from '../../src/engine/sweep/variant';
 
 const REC = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100');
 const rec = (f: string) => fs.readFileSync(path.join(REC, f), 'utf8');
@@ -50,17 +53,31 @@ function result(over: Partial<ProcessResult>): ProcessResult {
 function replay(
   program: (runIndex: number, args: string[], cmd: string) => Partial<ProcessResult>,
   ncu: (args: string[]) => Partial<ProcessResult>,
+  delayMs = 0,
 ) {
   const calls: string[][] = [];
+  /** Each call's CUDA_VISIBLE_DEVICES (undefined: the default device), by the index in `calls`. */
+  const devices: (string | undefined)[] = [];
   let runs = 0;
+  let inFlight = 0;
+  let maxInFlight = 0;
   const runner: ProcessRunner = async (cmd, args, o) => {
     if (cmd === real!.nvcc.path || cmd === real!.nvdisasm?.path || cmd === real!.cuobjdump?.path || cmd === real!.cxxfilt?.path)
       return real!.runner(cmd, args, o);
     calls.push([cmd, ...args]);
-    if (cmd === '/fake/ncu') return { ...result({ command: cmd, args }), ...ncu(args) };
-    return { ...result({ command: cmd, args }), ...program(runs++, args, cmd) };
+    devices.push(o?.env?.CUDA_VISIBLE_DEVICES);
+    inFlight++;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    try {
+      // Long enough for another GPU's process to start meanwhile.
+      if (delayMs) await new Promise(r => setTimeout(r, delayMs));
+      if (cmd === '/fake/ncu') return { ...result({ command: cmd, args }), ...ncu(args) };
+      return { ...result({ command: cmd, args }), ...program(runs++, args, cmd) };
+    } finally {
+      inFlight--;
+    }
   };
-  return { runner, calls };
+  return { runner, calls, devices, maxInFlight: () => maxInFlight };
 }
 
 const ncuOk = (args: string[]) =>
@@ -235,5 +252,138 @@ describe('GPU sweep on recorded H100 outputs (matvec_warp_per_row, loop c: defau
       runSweep({ ...o, params: { BLOCK: ['128'] }, gpu: { ...o.gpu!, compileCommand: ['make', 'SRC={source}'] } }),
       /sweeping BLOCK needs nvcc builds \(-D flags\)/,
     );
+  });
+});
+
+describe('GPU sweep over two GPUs (--gpus 0,1) on the same recordings', () => {
+  /** A call's program: the command of a plain run, the profiled program of an ncu run (null: ncu --import). */
+  const programOf = (call: string[]): string | null => {
+    if (call[0] !== '/fake/ncu') return call[0];
+    return call.includes('--export') ? call[call.indexOf('--force-overwrite') + 1] : null;
+  };
+
+  test('check and ncu runs carry CUDA_VISIBLE_DEVICES 0 and 1; the file as written runs first; results as on one GPU', async t => {
+    if (skip) return t.skip(skip);
+    const factors = 'default,2,4,8,full';
+    const one = replay(() => ({ stdout: rec('matvec.stdout') }), ncuOk, 20);
+    const single = await runSweep(await options(one.runner, { factors }));
+    const two = replay(() => ({ stdout: rec('matvec.stdout') }), ncuOk, 20);
+    const o = await options(two.runner, { factors });
+    const seen: string[] = [];
+    const r = await runSweep({ ...o, gpu: { ...o.gpu!, gpus: [0, 1] } }, { onVariant: v => seen.push(v.id) });
+
+    // The same variants, statuses, copies and numbers as on one GPU, in the same order.
+    const row = (v: (typeof r.variants)[number]) => [v.id, v.status, v.identicalTo, v.samples, v.medianMs, v.iqrMs, v.speedup];
+    assert.deepEqual(r.variants.map(row), single.variants.map(row));
+    assert.ok(
+      r.variants.every(v => v.status === 'ok'),
+      r.variants.map(v => `${v.id} ${v.status} ${v.message}`).join('\n'),
+    );
+    assert.equal(r.best, single.best);
+    assert.equal(r.gpu, 'NVIDIA H100 80GB HBM3');
+    assert.deepEqual(
+      seen,
+      r.variants.map(v => v.id),
+      'variants are reported in point order',
+    );
+    assert.ok(
+      r.notes.some(n => /^spread over GPUs 0, 1 /.test(n)),
+      r.notes.join('\n'),
+    );
+    assert.ok(!single.notes.some(n => /spread over GPUs/.test(n)));
+
+    // One GPU: the default device, environment untouched.
+    assert.ok(one.devices.every(d => d === undefined));
+    // Two: every plain run and ncu profile pinned to GPU 0 or 1, both used, at the same time.
+    const runs = two.calls.map((c, i) => ({ c, i, program: programOf(c), device: two.devices[i] })).filter(x => x.program);
+    const distinct = r.variants.filter(v => !v.identicalTo).length;
+    assert.ok(distinct >= 3, `${distinct} distinct programs: too few to spread over two GPUs`);
+    assert.equal(runs.filter(x => x.c[0] !== '/fake/ncu').length, distinct, 'one check run per distinct program');
+    assert.equal(runs.filter(x => x.c[0] === '/fake/ncu').length, distinct, 'one ncu profile per distinct program');
+    assert.ok(
+      runs.every(x => x.device === '0' || x.device === '1'),
+      runs.map(x => x.device).join(','),
+    );
+    assert.deepEqual([...new Set(runs.map(x => x.device))].sort(), ['0', '1']);
+    assert.equal(two.maxInFlight(), 2, 'two GPUs busy at once');
+    assert.equal(one.maxInFlight(), 1);
+    // A point's check and ncu runs go to the same GPU.
+    for (const p of new Set(runs.map(x => x.program))) {
+      assert.equal(new Set(runs.filter(x => x.program === p).map(x => x.device)).size, 1, p!);
+    }
+    // The file as written (the first program run) is checked and profiled before any other program starts.
+    const asWritten = runs[0].program;
+    const lastOwn = Math.max(...runs.filter(x => x.program === asWritten).map(x => x.i));
+    const firstOther = Math.min(...runs.filter(x => x.program !== asWritten).map(x => x.i));
+    assert.equal(runs.filter(x => x.program === asWritten).length, 2);
+    assert.ok(lastOwn < firstOther, `as written's last run #${lastOwn}, another program's first #${firstOther}`);
+  });
+
+  test('a changed checksum is still a correctness failure on either GPU; copies share it', async t => {
+    if (skip) return t.skip(skip);
+    const wrong = rec('matvec.stdout').replace(/(kernel=matvec_warp_per_row .*checksum=6\.73518)7e\+02/, '$18e+02');
+    assert.notEqual(wrong, rec('matvec.stdout'));
+    // The first program run is the file as written's (it runs before any other); every later one prints the changed checksum.
+    const { runner, calls, devices } = replay(i => ({ stdout: i === 0 ? rec('matvec.stdout') : wrong }), ncuOk, 20);
+    const o = await options(runner, { factors: 'default,2,4,8,full' });
+    const r = await runSweep({ ...o, gpu: { ...o.gpu!, gpus: [0, 1] } });
+    const v = (id: string) => r.variants.find(x => x.id === id)!;
+    assert.equal(v('as-written').status, 'ok');
+    assert.equal(v(`${o.c}=default`).status, 'ok');
+    for (const f of ['2', '4', '8', 'full']) {
+      assert.equal(v(`${o.c}=${f}`).status, 'correctness', f);
+      assert.equal(v(`${o.c}=${f}`).medianMs, null, f);
+    }
+    assert.match(v(`${o.c}=4`).message!, /checksums differ from the file as written: .*6\.735188e\+02 vs 6\.735187e\+02/);
+    assert.equal(calls.filter(x => x[0] === '/fake/ncu' && x.includes('--export')).length, 1, 'only the file as written was timed');
+    const checks = calls.map((c, i) => [c[0], devices[i]]).filter(([c]) => c !== '/fake/ncu');
+    assert.deepEqual([...new Set(checks.slice(1).map(([, d]) => d))].sort(), ['0', '1'], 'the failing checks ran on both GPUs');
+    assert.equal(r.best, 'as-written');
+  });
+
+  test('the runner itself: the file as written in a batch runs before the rest, results and reports in point order', async t => {
+    if (skip) return t.skip(skip);
+    // runSweep measures the file as written alone first; a batch that holds it (another caller) must too.
+    const { runner, calls } = replay(() => ({ stdout: rec('matvec.stdout') }), ncuOk, 20);
+    const o = await options(runner, { factors: '2,4,8' });
+    const space = resolveSpace(o.analysis, o.file, o);
+    const gpu = new GpuRunner({
+      file: o.file,
+      text: o.text,
+      analysis: o.analysis,
+      kernel: space.kernel.name,
+      loops: space.loops.map(l => l.line),
+      toolchain: o.toolchain,
+      arch: o.arch,
+      flags: o.flags,
+      cacheDir: o.cacheDir,
+      templateParams: space.templateParams,
+      templateDefaults: space.defaults(o.text),
+      gpu: { ...o.gpu!, gpus: [0, 1] },
+      params: space.macroParams,
+      paramDefaults: space.defaults(o.text),
+    });
+    const points = [...space.points()];
+    const batch = [points[0], AS_WRITTEN, ...points.slice(1)];
+    const reported: string[] = [];
+    const out = await gpu.measure(batch, { registry: new CodeRegistry(true), onVariant: v => reported.push(v.id) });
+    const ids = [`${o.c}=2`, AS_WRITTEN_ID, `${o.c}=4`, `${o.c}=8`];
+    assert.deepEqual(
+      out.map(v => v.id),
+      ids,
+    );
+    assert.deepEqual(reported, ids);
+    assert.ok(
+      out.every(v => v.status === 'ok' && v.samples === 20),
+      out.map(v => `${v.id} ${v.status} ${v.message}`).join('\n'),
+    );
+    const runs = calls.map((c, i) => ({ i, program: programOf(c) })).filter(x => x.program);
+    // The file as written's program (the runner keeps it for template instantiations' references).
+    const asWritten = (gpu as unknown as { baselineProgram: string }).baselineProgram;
+    assert.equal(runs[0].program, asWritten, 'the file as written is the first program run');
+    const own = runs.filter(x => x.program === asWritten);
+    assert.equal(own.length, 2, 'checked and profiled');
+    assert.ok(Math.max(...own.map(x => x.i)) < Math.min(...runs.filter(x => x.program !== asWritten).map(x => x.i)));
+    assert.equal(gpu.gpu, 'NVIDIA H100 80GB HBM3');
   });
 });

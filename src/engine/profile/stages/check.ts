@@ -42,7 +42,11 @@ export interface CheckResult {
   stdout: string | null;
 }
 
-export type CheckOptions = LaunchOptions & Pick<BenchOptions, 'checkCommand' | 'timeoutMs' | 'signal'>;
+export type CheckOptions = LaunchOptions &
+  Pick<BenchOptions, 'checkCommand' | 'timeoutMs' | 'signal'> & {
+    /** Environment of the plain run (CUDA_VISIBLE_DEVICES of the GPU it runs on). */
+    env?: Record<string, string>;
+  };
 
 /** Runs the program once; compares it with `baseline`, or with nothing when it is the baseline. */
 export async function checkVariant(
@@ -52,7 +56,12 @@ export async function checkVariant(
   progress?: (message: string) => void,
 ): Promise<CheckResult> {
   progress?.(`${p.label}: checking the result`);
-  const plain = await launch(o, programCommand(p.program, o), { timeoutMs: o.timeoutMs, signal: o.signal, cwd: path.dirname(p.file) });
+  const plain = await launch(o, programCommand(p.program, o), {
+    timeoutMs: o.timeoutMs,
+    signal: o.signal,
+    cwd: path.dirname(p.file),
+    env: o.env,
+  });
   if (plain.cancelled) return { status: 'cancelled', message: null, checksums: {}, stdout: null };
   if (plain.timedOut)
     return {

@@ -3,10 +3,12 @@
 // machine code is identical to a variant already timed with the same parameters, whose
 // measurement it then reuses — a program build with the point's factors and -D values, a plain
 // run checked against the file as written's checksums, and kernel durations and stall shares
-// under ncu. Programs of a batch build in parallel; runs go one after another (one GPU).
+// under ncu. Programs of a batch build in parallel; the file as written runs first, then the
+// other points spread over the selected GPUs (one process per GPU, CUDA_VISIBLE_DEVICES).
 import * as path from 'path';
 import type { SweepVariant } from '../../../protocol';
 import type { BenchOptions } from '../../profile/bench';
+import { defaultLockRoot, GpuSlot, gpuSlots } from '../../profile/gpuSlots';
 import { buildFailure } from '../../profile/stages/build';
 import { BaselineOutput, checkVariant } from '../../profile/stages/check';
 import type { VariantProgram } from '../../profile/stages/program';
@@ -35,6 +37,7 @@ export type GpuSettings = Pick<
   | 'checkCommand'
   | 'keepReportsDir'
   | 'runDir'
+  | 'gpus'
 >;
 
 export interface GpuRunnerOptions extends StaticRunnerOptions {
@@ -58,6 +61,10 @@ export class GpuRunner implements SweepRunner {
   private readonly builders = new Map<string, VariantBuilder>();
   /** Every variant measured so far, by id: identical-code points copy from here. */
   private readonly measured = new Map<string, SweepVariant>();
+  /** The batch's points by id while it runs: an identical-code point waits for its original, which may be on another GPU. */
+  private readonly inflight = new Map<string, Promise<SweepVariant>>();
+  /** Where points run: one slot per selected GPU (one: the default device). */
+  private readonly slots: GpuSlot[];
   private baseline: BaselineOutput | null = null;
   /** The file as written's program: run once more per template instantiation for that instantiation's reference output. */
   private baselineProgram: string | null = null;
@@ -74,7 +81,10 @@ export class GpuRunner implements SweepRunner {
         `sweeping ${o.params.join(', ')} needs nvcc builds (-D flags): the project compile command (unrollLens.profile.compileCommand) cannot take them`,
       );
     }
-    this.gpu = o.toolchain.gpus[0]?.name ?? null;
+    // One process per GPU: each point's plain run comes before its ncu run anyway.
+    this.slots = gpuSlots(o.gpu.gpus, 1, o.gpu.launcher, defaultLockRoot());
+    const first = o.gpu.gpus?.[0] ?? 0;
+    this.gpu = o.toolchain.gpus[first]?.name ?? o.toolchain.gpus[0]?.name ?? null;
     this.sass = new StaticRunner(o);
     this.limited = limitProcesses(o.toolchain.runner, Math.max(1, o.jobs || 1));
   }
@@ -83,9 +93,15 @@ export class GpuRunner implements SweepRunner {
     return [
       `timed under ncu on ${this.gpu ?? 'the GPU'}, ${this.o.gpu.samples} launches per variant after ${this.o.gpu.warmup} warm-up, ` +
         `clocks ${this.o.gpu.clockControl === 'base' ? 'locked to base' : 'not locked (--clock-control none)'}`,
+      ...(this.gpuIndices.length > 1 ? [`spread over GPUs ${this.gpuIndices.join(', ')} (CUDA device indices, one ncu process each)`] : []),
       ...(this.timed.size > 1 ? [`timed kernels: ${[...this.timed].join(', ')}`] : this.kernel ? [`timed kernel: ${this.kernel}`] : []),
       ...this.sass.notes(),
     ];
+  }
+
+  /** The CUDA device indices in use (empty: the default device). */
+  private get gpuIndices(): number[] {
+    return [...new Set(this.slots.map(s => s.gpu))].filter((g): g is number => g !== null);
   }
 
   private programBuilder(params: Record<string, string>): VariantBuilder {
@@ -138,24 +154,71 @@ export class GpuRunner implements SweepRunner {
         });
       }),
     );
-    // 3. One at a time on the GPU, in point order.
-    const out: SweepVariant[] = [];
-    for (let i = 0; i < points.length; i++) {
-      const v = await this.run(points[i], sass[i], programs[i], ctx);
-      if (v.status !== 'cancelled') {
-        this.measured.set(v.id, v);
-        ctx.onVariant?.(v);
+    // 3. On the GPUs: the file as written first (every other point is checked against its
+    // output), then the rest in point order over the slots, one process per GPU. Results are
+    // reported in point order, whichever GPU finishes first.
+    const out: (SweepVariant | undefined)[] = new Array(points.length);
+    let reported = 0;
+    const settled = points.map(() => {
+      let resolve!: (v: SweepVariant) => void;
+      let reject!: (e: unknown) => void;
+      const promise = new Promise<SweepVariant>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      promise.catch(() => undefined); // measure() itself rejects; a waiting copy need not
+      return { promise, resolve, reject };
+    });
+    sass.forEach((v, i) => this.inflight.set(v.id, settled[i].promise));
+    const start = async (i: number, slot: GpuSlot): Promise<void> => {
+      let v: SweepVariant;
+      try {
+        v = await this.run(points[i], sass[i], programs[i], ctx, slot);
+      } catch (e) {
+        settled[i].reject(e);
+        throw e;
       }
-      out.push(v);
+      if (v.status !== 'cancelled') this.measured.set(v.id, v);
+      out[i] = v;
+      settled[i].resolve(v);
+      for (; reported < points.length && out[reported]; reported++) {
+        if (out[reported]!.status !== 'cancelled') ctx.onVariant?.(out[reported]!);
+      }
+    };
+    try {
+      const first = sass.findIndex(v => v.id === AS_WRITTEN_ID);
+      if (first >= 0) await start(first, this.slots[0]);
+      const rest = points.map((_, i) => i).filter(i => i !== first);
+      // Points that need a GPU run take a slot; failures and identical-code copies (which wait for their original) do not.
+      const needsGpu = (i: number) => sass[i].status === 'ok' && !sass[i].identicalTo;
+      const onGpu = rest.filter(needsGpu);
+      const elsewhere = rest.filter(i => !needsGpu(i));
+      let next = 0;
+      await Promise.all([
+        ...elsewhere.map(i => start(i, this.slots[0])),
+        ...this.slots.map(async slot => {
+          while (next < onGpu.length) await start(onGpu[next++], slot);
+        }),
+      ]);
+    } finally {
+      for (const v of sass) this.inflight.delete(v.id);
     }
-    return out;
+    return out as SweepVariant[];
   }
 
-  private async run(point: SweepPoint, sass: SweepVariant, program: BuildResult | undefined, ctx: RunnerContext): Promise<SweepVariant> {
+  private async run(
+    point: SweepPoint,
+    sass: SweepVariant,
+    program: BuildResult | undefined,
+    ctx: RunnerContext,
+    slot: GpuSlot,
+  ): Promise<SweepVariant> {
     const v: SweepVariant = { ...sass };
     if (v.status !== 'ok') return v;
     if (ctx.signal?.aborted) return { ...v, status: 'cancelled' };
-    const same = v.identicalTo ? this.measured.get(v.identicalTo) : undefined;
+    // The original may still be running on another GPU: wait for it (a cancelled one is no measurement).
+    const original = v.identicalTo ? (this.measured.get(v.identicalTo) ?? (await this.inflight.get(v.identicalTo))) : undefined;
+    const same = original?.status === 'cancelled' ? undefined : original;
     if (same) {
       // Same machine code, same parameters: the same program. Its timing (or failure) stands for this one.
       ctx.onPhase?.(point, 'reuse', same.label);
@@ -176,7 +239,7 @@ export class GpuRunner implements SweepRunner {
     const args = substituteArgs(this.o.gpu.args, { ...(this.o.paramDefaults ?? {}), ...point.params });
     // ncu reports go where a launcher's nodes see them: beside the build cache, never the local temp folder.
     const runDir = this.o.gpu.runDir ?? (this.o.gpu.launcher.length ? path.join(path.dirname(this.o.cacheDir), 'runs') : undefined);
-    const stage = { ...this.o.gpu, args, runDir, toolchain: this.o.toolchain, signal: ctx.signal, loops: this.o.loops };
+    const stage = { ...this.o.gpu, args, runDir, env: slot.env, toolchain: this.o.toolchain, signal: ctx.signal, loops: this.o.loops };
     const progress = (phase: 'check' | 'time') => (m: string) =>
       ctx.onPhase?.(point, phase, m.startsWith(`${p.label}: `) ? m.slice(p.label.length + 2) : m);
     const isBaseline = v.id === AS_WRITTEN_ID;
