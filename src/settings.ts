@@ -213,7 +213,7 @@ export const SETTINGS = {
       pattern: '^\\s*(all|[0-9]+(\\s*,\\s*[0-9]+)*)?\\s*$',
       patternErrorMessage: 'empty (the default device), all, or a comma list of CUDA device indices such as 0,1',
       description:
-        'GPUs benchmarks and GPU sweeps spread variants over, one ncu process each (CUDA_VISIBLE_DEVICES): empty = the default device, ' +
+        'GPUs benchmarks and GPU sweeps spread variants over, with CUDA_VISIBLE_DEVICES per ncu process (a benchmark runs profilesPerGpu on each, a sweep one): empty = the default device, ' +
         '"all" = every GPU nvidia-smi lists, or a comma list of CUDA device indices such as "0,1". ' +
         'The same kernel on different GPUs of one model may still differ slightly: compare within one run.',
     }),

@@ -98,7 +98,7 @@ export const GPU_PLACEMENT_OPTIONS = {
   gpus: {
     type: 'string',
     value: 'all|0,1,…',
-    help: 'GPUs to spread variants over, one ncu process each (CUDA_VISIBLE_DEVICES): all, or a comma list of CUDA device indices',
+    help: 'GPUs to spread variants over (CUDA_VISIBLE_DEVICES per ncu process): all, or a comma list of CUDA device indices',
     default: 'the default device',
   },
   'shared-dir': {

@@ -278,4 +278,51 @@ describe('hand-loop.sh (issue 11): the sources it builds and the ncu command it 
     }
     fs.rmSync(tmp, { recursive: true, force: true });
   });
+
+  test('the recorded runs (H100, H200 pair): what docs/measurements.md quotes', async () => {
+    const m = (await load()) as SummaryModule & { readDir(dir: string): Parameters<SummaryModule['summarise']>[0] };
+    const h100 = m.summarise(m.readDir(path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100', 'bench-gpu')));
+    close(h100.wall.ratio, 27.115 / 58.833);
+    assert.equal(h100.factors.length, 7);
+    assert.ok(h100.factors.every(r => r.handSamples === 20 && r.oursSamples === 20));
+    assert.equal(Math.round(h100.largestMedianDiff! * 10000) / 100, 0.55);
+    assert.equal(h100.targets.cached.gpuRuns, 0);
+    assert.deepEqual(
+      Object.values(h100.targets).map(t => t.ok),
+      [true, true, null, true],
+    );
+    const alt = (h100 as unknown as { alternatives: { name: string; wallS: number; largestMedianDiff: number }[] }).alternatives;
+    assert.deepEqual(
+      alt.map(a => [a.name, a.wallS, Math.round(a.largestMedianDiff * 10000) / 100]),
+      [
+        ['ncu-passes split', 26.559, 1.49],
+        ['profiles-per-gpu 1', 36.056, 0.27],
+        ['profiles-per-gpu 3', 25.043, 0.78],
+      ],
+    );
+    // the JSON contract of the real run: identical code named, the run's cost, the cached re-run's
+    const cold = JSON.parse(
+      fs.readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100', 'bench-gpu', 'ours-cold.json'), 'utf8'),
+    );
+    assert.deepEqual(
+      cold.variants.map((v: { label: string; identicalTo: string | null }) => [v.label, v.identicalTo]),
+      [
+        ['as-written', null],
+        ['default', 'as-written'],
+        ['1', null],
+        ['2', null],
+        ['4', null],
+        ['8', null],
+        ['16', null],
+        ['full', '4'],
+      ],
+    );
+    assert.deepEqual(Object.keys(cold.timing), ['wallS', 'compileS', 'checkS', 'profileS', 'gpuIdleS', 'gpuRuns', 'gpus']);
+    assert.equal(cold.timing.gpuRuns, 6);
+
+    const pair = m.summarise(m.readDir(path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h200x2', 'bench-gpu')));
+    close(pair.wall.speedup2, 28.103 / 25.03);
+    assert.equal(pair.targets.twoGpus.ok, false);
+    assert.equal(pair.targets.ratio.ok, false, 'the H200 pair: 28.3 s against a 55.8 s hand loop');
+  });
 });

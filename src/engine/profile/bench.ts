@@ -70,11 +70,11 @@ export interface RunTiming {
   wallS: number;
   /** nvcc time summed over every compile (cubins and programs; parallel compiles overlap, so it can exceed wallS). */
   compileS: number;
-  /** GPU-side time spent running programs for their result check (summed over GPUs). */
+  /** Time spent checking results against the file as written's output (and the project's check command); the output comes from the ncu run. */
   checkS: number;
   /** GPU-side time spent in ncu timing and stall runs (summed over GPUs). */
   profileS: number;
-  /** Time the GPUs waited with variants left to measure (for builds, mostly), summed over GPUs. */
+  /** Time each GPU ran nothing between its first ncu run's start and its last one's end (waiting for builds, mostly), summed over GPUs. */
   gpuIdleS: number;
   /** Program and ncu processes started on the GPU; 0 when every measurement came from the cache. */
   gpuRuns: number;
