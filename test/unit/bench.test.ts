@@ -443,6 +443,35 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
     assert.match(timed[timed.length - 1].message, /^4: time \d+\/20 samples/);
   });
 
+  test('program runs follow the launches one run gives: one launch past the warm-up, 20 runs for 20 samples', async t => {
+    if (skip) return t.skip(skip);
+    // The recorded page cut to as many launches as ncu was asked for, at most `perRun` (a program
+    // that launches the kernel that often after its warm-up).
+    const lines = rec('matmul_basic.raw.csv').trimEnd().split('\n');
+    let asked = 0;
+    const perRun = 1;
+    const ncu = (args: string[], run: Partial<ProcessResult>) => {
+      if (args[0] !== '--import') {
+        asked = Number(args[args.indexOf('--launch-count') + 1]);
+        return underNcu(run);
+      }
+      return { stdout: [...lines.slice(0, 2), ...lines.slice(2, 2 + Math.min(asked, perRun))].join('\n') + '\n' };
+    };
+    const { runner, calls } = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncu);
+    const { o, file, text, analysis } = await options(runner, { factors: [4] });
+    const r = await benchLoop(file, text, analysis, o);
+    assert.deepEqual(
+      r.variants.map(v => [v.label, v.status, v.samples]),
+      [
+        ['as-written', 'ok', 20],
+        ['4', 'ok', 20],
+      ],
+    );
+    const counts = profiles(calls).map(c => Number(c[c.indexOf('--launch-count') + 1]));
+    assert.equal(counts.length, 40, '20 runs per variant');
+    assert.deepEqual(counts.slice(0, 3), [20, 19, 18], 'each run asks for what is still missing');
+  });
+
   test('two ncu processes per GPU: a variant that fails beside another is measured again alone', async t => {
     if (skip) return t.skip(skip);
     const attempts = new Map<string, number>();

@@ -33,6 +33,9 @@ export interface KernelSamples {
   last: KernelProfile | null;
 }
 
+/** Program runs per kernel at most, however few launches one run gives. */
+export const MAX_PROGRAM_RUNS = 50;
+
 /** The warp-state metrics alone: what the stall run of the split mode collects. */
 export const STALL_METRICS = PROFILE_METRICS.filter(m => m !== 'gpu__time_duration.sum');
 
@@ -256,9 +259,14 @@ export async function timeVariant(
     };
     const timeMetrics = passes === 'combined' ? PROFILE_METRICS : ['gpu__time_duration.sum', 'launch__registers_per_thread'];
     profiling: for (const k of kernels) {
-      for (let attempt = 0; count(k) < o.samples && attempt < 10; attempt++) {
+      // Program runs: one, then as many as the launches the first one gave call for (a program
+      // that launches the kernel 5 times past its warm-up needs 4 runs for 20 samples).
+      let runsWanted = 1;
+      for (let attempt = 0; count(k) < o.samples && attempt < runsWanted; attempt++) {
         const have = count(k);
-        progress?.(`${p.label}: profiling ${kernels.length > 1 ? `${k} ` : ''}(${have}/${o.samples} samples)`);
+        progress?.(
+          `${p.label}: profiling ${kernels.length > 1 ? `${k} ` : ''}(${have}/${o.samples} samples${runsWanted > 1 ? `, run ${attempt + 1} of ${runsWanted}` : ''})`,
+        );
         o.onSamples?.(have, o.samples, 'time');
         const raw = await profileRun(k, 'time', o.samples - have, timeMetrics, attempt);
         if (raw === null) break profiling;
@@ -273,6 +281,7 @@ export async function timeVariant(
         }
         // A run that added nothing will not add anything the next time either.
         if (count(k) === have) break;
+        if (attempt === 0 && count(k) < o.samples) runsWanted = Math.min(MAX_PROGRAM_RUNS, 1 + Math.ceil((o.samples - count(k)) / count(k)));
       }
       o.onSamples?.(count(k), o.samples, 'time');
       if (passes === 'split' && [...groups.values()].some(g => g.kernel === k)) {
