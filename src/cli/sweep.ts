@@ -109,6 +109,7 @@ export const sweepCommand = defineCommand({
     ...GPU_RUN_OPTIONS,
     gpus: GPU_PLACEMENT_OPTIONS.gpus,
     'shared-dir': GPU_PLACEMENT_OPTIONS['shared-dir'],
+    fresh: GPU_PLACEMENT_OPTIONS.fresh,
     quiet: GPU_PLACEMENT_OPTIONS.quiet,
     ...TOOL_TIMEOUT_OPTIONS,
     jobs: { type: 'string', value: 'N', help: 'parallel nvcc processes; 0 = number of CPU cores', setting: SETTINGS.jobs },
@@ -182,6 +183,7 @@ export const sweepCommand = defineCommand({
         keep: options['keep-reports'],
         gpus: options.gpus,
         sharedDir: options['shared-dir'],
+        fresh: !!options.fresh,
         quiet: !!options.quiet,
       },
       io,
@@ -215,6 +217,7 @@ interface SweepArgs {
   /** --gpus as given (undefined: the default device). */
   gpus: string | undefined;
   sharedDir: string | undefined;
+  fresh: boolean;
   quiet: boolean;
 }
 
@@ -269,7 +272,7 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
   // With a launcher the GPUs are on another node: this machine's count says nothing about them.
   const gpus = gpusOption(a.gpus, a.launcher.length ? 0 : toolchain.gpus.length);
   // Sweeps keep no measurement cache: only the build cache and the run folder matter.
-  const where = benchLocations({ sharedDir: a.sharedDir, launcher: a.launcher, fresh: true }, defaultCacheDir());
+  const where = benchLocations({ sharedDir: a.sharedDir, launcher: a.launcher, fresh: a.fresh }, defaultCacheDir());
   const reason = staticReason(a, toolchain, text);
   if (reason && !a.forceStatic) io.err(`unroll-lens: static sweep: ${reason}\n`);
   const ac = new AbortController();
@@ -306,6 +309,7 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
               keepReportsDir: a.keep,
               gpus,
               runDir: where.runDir,
+              measurementCacheDir: where.measurementCacheDir,
             },
       },
       {

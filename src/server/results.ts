@@ -143,7 +143,15 @@ export class ResultsService {
           icacheBudgetBytes: s.icacheBudgetBytes,
           compileTimeoutMs: s.toolchain.nvccTimeoutSeconds * 1000,
           signal,
-          gpu: gpu === null ? { ...runOptionsFromSettings(s.profile), gpus, runDir: where.runDir } : undefined,
+          gpu:
+            gpu === null
+              ? {
+                  ...runOptionsFromSettings(s.profile),
+                  gpus,
+                  runDir: where.runDir,
+                  measurementCacheDir: s.profile.measurementCache ? where.measurementCacheDir : null,
+                }
+              : undefined,
         },
         {
           onProgress: pr => {

@@ -303,7 +303,7 @@ describe('subcommand options reach their checks (both forms), before any compile
     [['sweep', cliff, '--gpus=0,1,0'], /--gpus: GPU 0 is listed twice/],
     [['sweep', cliff, '--gpus='], /--gpus takes all or a comma list of CUDA device indices/],
     [['sweep', cliff, '--quiet=yes'], /--quiet takes no value/],
-    [['sweep', cliff, '--fresh'], /unknown option '--fresh' for sweep/],
+    [['sweep', cliff, '--fresh=1'], /--fresh takes no value/],
     [['sass', cliff, '--jobs', '-1'], /--jobs takes an integer ≥ 0, not '-1'/],
     [['sass', cliff, '--jobs=many'], /--jobs takes an integer ≥ 0/],
     [['sass', cliff, '--arch=sm90'], /--arch takes an sm_XX architecture/],

@@ -118,6 +118,31 @@ async function options(runner: ProcessRunner, over: Partial<SweepOptions> = {}):
 }
 
 describe('GPU sweep on recorded H100 outputs (matvec_warp_per_row, loop c: default, 4, full)', () => {
+  test('an unchanged re-run: stored outputs checked, stored launches reused, no program or ncu run', async t => {
+    if (skip) return t.skip(skip);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-sweep-measure-'));
+    const first = replay(() => ({ stdout: rec('matvec.stdout') }), ncuOk);
+    const a = await options(first.runner);
+    const r1 = await runSweep({ ...a, gpu: { ...a.gpu!, measurementCacheDir: dir } });
+    assert.equal(first.calls.filter(x => x[0] === '/fake/ncu' && x.includes('--export')).length, 2);
+    const second = replay(
+      () => assert.fail('no program may run'),
+      () => assert.fail('no ncu may run'),
+    );
+    const b = await options(second.runner);
+    const r2 = await runSweep({ ...b, gpu: { ...b.gpu!, measurementCacheDir: dir } });
+    assert.equal(second.calls.length, 0);
+    assert.deepEqual(
+      r2.variants.map(v => [v.id, v.status, v.medianMs, v.identicalTo]),
+      r1.variants.map(v => [v.id, v.status, v.medianMs, v.identicalTo]),
+    );
+    // other arguments are another measurement
+    const third = replay(() => ({ stdout: rec('matvec.stdout') }), ncuOk);
+    const c = await options(third.runner);
+    await runSweep({ ...c, gpu: { ...c.gpu!, args: ['--only', 'matvec_warp_per_row', '--reps', '30'], measurementCacheDir: dir } });
+    assert.equal(third.calls.filter(x => x[0] === '/fake/ncu' && x.includes('--export')).length, 2);
+  });
+
   test('each distinct program checked and timed once; identical code reuses the timing; speedups and stalls', async t => {
     if (skip) return t.skip(skip);
     const { runner, calls } = replay(() => ({ stdout: rec('matvec.stdout') }), ncuOk);

@@ -22,11 +22,11 @@ import type { LineStalls } from './stalls';
 import { BenchSource, BenchVariant, buildFailure, findTargetKernels, startBuilds } from './stages/build';
 import { BaselineOutput, checkOutput, parseChecksums, reportsMismatch } from './stages/check';
 import { defaultLockRoot, GpuClock, GpuSlot, gpuSlots, GpuTurns, PROFILES_PER_GPU } from './gpuSlots';
-import { hashFile, MeasurementCache, measurementKey } from './measurementCache';
+import { MeasurementCache, measuredGroups, measurementKeyFor, storedMeasurement } from './measurementCache';
 import { sampleLineStalls } from './stages/lineStalls';
 import type { VariantProgram } from './stages/program';
 import { instantiationTables, summariseVariant, withSpeedups } from './stages/summary';
-import { KernelSamples, NcuPasses, PROFILE_METRICS, STALL_METRICS, TimeResult, timeVariant } from './stages/time';
+import { KernelSamples, NcuPasses, TimeResult, timeVariant } from './stages/time';
 
 export { parseChecksums, reportsMismatch } from './stages/check';
 export { iqrOverlap, quantile, summarize } from './stages/summary';
@@ -168,7 +168,7 @@ export interface BenchOptions {
    * with a launcher, the system temp folder without.
    */
   runDir?: string;
-  /** Persistent measurement cache folder; null: off (always measure). Default: beside cacheDir. */
+  /** Persistent measurement cache folder (runLocations puts it beside the build cache); null or unset: off, always measure. */
   measurementCacheDir?: string | null;
   /** How ncu passes are spent (default combined: measured the faster, docs/measurements.md). */
   passes?: NcuPasses;
@@ -252,30 +252,13 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
   });
   const unique = variants.map((_, i) => i).filter(i => measuredBy[i] === i);
 
-  const cache =
-    o.measurementCacheDir === null
-      ? null
-      : new MeasurementCache(o.measurementCacheDir ?? path.join(path.dirname(o.cacheDir), 'measurements'));
+  const cache = o.measurementCacheDir ? new MeasurementCache(o.measurementCacheDir) : null;
   const runDir = o.runDir ?? (o.launcher.length ? path.join(path.dirname(o.cacheDir), 'runs') : undefined);
   const results: (TimeResult & { cached: boolean })[] = [];
   let next = 0;
   const measure = async (i: number, program: string, slot: GpuSlot): Promise<TimeResult & { cached: boolean }> => {
     const p: VariantProgram = { label: variants[i].label, program, file };
-    const key = cache
-      ? measurementKey({
-          program: hashFile(program),
-          args: o.args,
-          runCommand: o.runCommand ?? null,
-          launcher: o.launcher,
-          gpu: gpuIdentity(o, slot.gpu),
-          clockControl: o.clockControl,
-          ncuVersion: o.toolchain.ncu?.version ?? '',
-          samples: o.samples,
-          warmup: o.warmup,
-          kernels: target.kernels,
-          method: `${o.passes ?? 'combined'}:${o.passes === 'split' ? `${STALL_METRICS.join(',')}` : PROFILE_METRICS.join(',')}`,
-        })
-      : null;
+    const key = cache ? measurementKeyFor(o, program, slot.gpu, target.kernels) : null;
     const hit = key ? cache!.get(key) : null;
     if (hit) {
       emit(p.label, 'cached', slot.gpu);
@@ -293,11 +276,7 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
       onSamples: (have, _wanted, phase) => emit(p.label, phase, slot.gpu, have),
     });
     measureTimes.push((Date.now() - t0) / 1000);
-    if (key && r.status === 'ok' && r.stdout !== null)
-      cache!.put(key, {
-        groups: [...r.groups].map(([k, g]) => ({ key: k, kernel: g.kernel, blockSize: g.blockSize, durations: g.durations, last: g.last })),
-        stdout: r.stdout,
-      });
+    if (key && r.status === 'ok' && r.stdout !== null) cache!.put(key, storedMeasurement(r.groups, r.stdout));
     return { ...r, cached: false };
   };
   await Promise.all(
@@ -402,13 +381,6 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
       gpus: [...new Set(slots.map(s => s.gpu))],
     },
   };
-}
-
-/** The GPU a measurement was taken on, for the cache key: model and driver, or the launcher when it runs elsewhere. */
-function gpuIdentity(o: BenchOptions, gpu: number | null): string {
-  if (o.launcher.length) return `launcher:${o.launcher.join(' ')}`;
-  const g = o.toolchain.gpus[gpu ?? 0];
-  return g ? `${g.name}|${g.driverVersion ?? ''}` : 'unknown';
 }
 
 /** A variant's row before it runs: its SASS figures, no measurements yet. */

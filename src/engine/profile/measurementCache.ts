@@ -6,7 +6,9 @@
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
+import type { BenchOptions } from './bench';
 import type { KernelProfile } from './stalls';
+import { KernelSamples, PROFILE_METRICS, STALL_METRICS } from './stages/time';
 
 /** Everything a measurement depends on besides the GPU's own state. */
 export interface MeasurementKeyParts {
@@ -100,4 +102,46 @@ export class MeasurementCache {
   clear(): void {
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** The options a measurement depends on (the bench's and the GPU sweep's). */
+export type MeasuredWith = Pick<
+  BenchOptions,
+  'toolchain' | 'args' | 'runCommand' | 'launcher' | 'clockControl' | 'samples' | 'warmup' | 'passes'
+>;
+
+/** The GPU a measurement is taken on, for the key: model and driver, or the launcher when it runs elsewhere. */
+export function gpuIdentity(o: Pick<BenchOptions, 'toolchain' | 'launcher'>, gpu: number | null): string {
+  if (o.launcher.length) return `launcher:${o.launcher.join(' ')}`;
+  const g = o.toolchain.gpus[gpu ?? 0];
+  return g ? `${g.name}|${g.driverVersion ?? ''}` : 'unknown';
+}
+
+/** The key of measuring `program` (its bytes) with these options on `gpu`, timing `kernels`. */
+export function measurementKeyFor(o: MeasuredWith, program: string, gpu: number | null, kernels: string[]): string {
+  const passes = o.passes ?? 'combined';
+  return measurementKey({
+    program: hashFile(program),
+    args: o.args,
+    runCommand: o.runCommand ?? null,
+    launcher: o.launcher,
+    gpu: gpuIdentity(o, gpu),
+    clockControl: o.clockControl,
+    ncuVersion: o.toolchain.ncu?.version ?? '',
+    samples: o.samples,
+    warmup: o.warmup,
+    kernels,
+    method: `${passes}:${(passes === 'split' ? ['gpu__time_duration.sum', ...STALL_METRICS] : PROFILE_METRICS).join(',')}`,
+  });
+}
+
+export function storedMeasurement(groups: Map<string, KernelSamples>, stdout: string): StoredMeasurement {
+  return {
+    groups: [...groups].map(([key, g]) => ({ key, kernel: g.kernel, blockSize: g.blockSize, durations: g.durations, last: g.last })),
+    stdout,
+  };
+}
+
+export function measuredGroups(m: StoredMeasurement): Map<string, KernelSamples> {
+  return new Map(m.groups.map(g => [g.key, { kernel: g.kernel, blockSize: g.blockSize, durations: g.durations, last: g.last }]));
 }

@@ -281,7 +281,8 @@ export async function timeVariant(
         }
         // A run that added nothing will not add anything the next time either.
         if (count(k) === have) break;
-        if (attempt === 0 && count(k) < o.samples) runsWanted = Math.min(MAX_PROGRAM_RUNS, 1 + Math.ceil((o.samples - count(k)) / count(k)));
+        if (attempt === 0 && count(k) < o.samples)
+          runsWanted = Math.min(MAX_PROGRAM_RUNS, 1 + Math.ceil((o.samples - count(k)) / count(k)));
       }
       o.onSamples?.(count(k), o.samples, 'time');
       if (passes === 'split' && [...groups.values()].some(g => g.kernel === k)) {

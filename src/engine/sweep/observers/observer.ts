@@ -46,6 +46,7 @@ const PHASE_TEXT: Record<SweepProgress['phase'], string> = {
   time: 'timing under ncu',
   stalls: 'sampling stalls',
   reuse: 'same machine code as an earlier variant',
+  cached: 'measured before (measurement cache)',
   done: 'done',
 };
 

@@ -10,10 +10,11 @@ import type { SweepVariant } from '../../../protocol';
 import type { BenchOptions } from '../../profile/bench';
 import { defaultLockRoot, GpuSlot, gpuSlots } from '../../profile/gpuSlots';
 import { buildFailure } from '../../profile/stages/build';
-import { BaselineOutput, checkVariant } from '../../profile/stages/check';
+import { BaselineOutput, checkOutput, checkVariant } from '../../profile/stages/check';
 import type { VariantProgram } from '../../profile/stages/program';
 import { summarize } from '../../profile/stages/summary';
-import { timeVariant } from '../../profile/stages/time';
+import { TimeResult, timeVariant } from '../../profile/stages/time';
+import { MeasurementCache, measuredGroups, measurementKeyFor, storedMeasurement } from '../../profile/measurementCache';
 import { MissingToolError } from '../../toolchain/discover';
 import type { CompileFlags } from '../../toolchain/flags';
 import { BuildResult, VariantBuilder } from '../../variants/build';
@@ -37,6 +38,7 @@ export type GpuSettings = Pick<
   | 'checkCommand'
   | 'keepReportsDir'
   | 'runDir'
+  | 'measurementCacheDir'
   | 'gpus'
 >;
 
@@ -65,6 +67,8 @@ export class GpuRunner implements SweepRunner {
   private readonly inflight = new Map<string, Promise<SweepVariant>>();
   /** Where points run: one slot per selected GPU (one: the default device). */
   private readonly slots: GpuSlot[];
+  /** Measurements of unchanged programs (null: off). */
+  private readonly cache: MeasurementCache | null;
   private baseline: BaselineOutput | null = null;
   /** The file as written's program: run once more per template instantiation for that instantiation's reference output. */
   private baselineProgram: string | null = null;
@@ -83,6 +87,7 @@ export class GpuRunner implements SweepRunner {
     }
     // One process per GPU: each point's plain run comes before its ncu run anyway.
     this.slots = gpuSlots(o.gpu.gpus, 1, o.gpu.launcher, defaultLockRoot());
+    this.cache = o.gpu.measurementCacheDir ? new MeasurementCache(o.gpu.measurementCacheDir) : null;
     const first = o.gpu.gpus?.[0] ?? 0;
     this.gpu = o.toolchain.gpus[first]?.name ?? o.toolchain.gpus[0]?.name ?? null;
     this.sass = new StaticRunner(o);
@@ -247,14 +252,22 @@ export class GpuRunner implements SweepRunner {
     // run: with template parameters swept, against the file as written running the same
     // instantiation (the as-written program run once more with this point's arguments).
     const reference = isBaseline ? null : await this.referenceFor(point, stage, progress('check'));
-    const check = await checkVariant(p, reference, stage, progress('check'));
+    // A program measured before with the same arguments and settings: its stored output is checked and its launches reused.
+    const key = this.cache ? measurementKeyFor(stage, p.program, slot.gpu, [kernel]) : null;
+    const hit = key ? this.cache!.get(key) : null;
+    if (hit) ctx.onPhase?.(point, 'cached', 'measurement cache');
+    const check = hit ? await checkOutput(hit.stdout, reference, stage) : await checkVariant(p, reference, stage, progress('check'));
     if (isBaseline) {
       this.baseline = { checksums: check.checksums, stdout: check.status === 'ok' ? check.stdout : null };
       this.baselineProgram = p.program;
       this.references.set(this.instantiationKey(point), Promise.resolve(this.baseline));
     }
     if (check.status !== 'ok') return { ...v, status: check.status, message: check.message };
-    const timing = await timeVariant(p, { kernel, kernels: [kernel] }, stage, progress('time'));
+    const timing: Pick<TimeResult, 'status' | 'message' | 'groups'> = hit
+      ? { status: 'ok', message: null, groups: measuredGroups(hit) }
+      : await timeVariant(p, { kernel, kernels: [kernel] }, stage, progress('time'));
+    if (key && !hit && timing.status === 'ok' && check.stdout !== null)
+      this.cache!.put(key, storedMeasurement(timing.groups, check.stdout));
     const primary = timing.groups.get(kernel) ?? [...timing.groups.values()][0];
     Object.assign(v, summarize(primary?.durations ?? []));
     v.stallShare = primary?.last?.stallShare ?? null;

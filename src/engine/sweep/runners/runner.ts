@@ -4,7 +4,7 @@ import type { SweepPoint } from '../space';
 import type { CodeRegistry } from '../variant';
 
 /** Where one point's evaluation is: for progress messages. */
-export type SweepPhase = 'build' | 'disassemble' | 'check' | 'time' | 'stalls' | 'reuse';
+export type SweepPhase = 'build' | 'disassemble' | 'check' | 'time' | 'stalls' | 'reuse' | 'cached';
 
 export interface RunnerContext {
   signal?: AbortSignal;
