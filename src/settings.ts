@@ -213,7 +213,7 @@ export const SETTINGS = {
       pattern: '^\\s*(all|[0-9]+(\\s*,\\s*[0-9]+)*)?\\s*$',
       patternErrorMessage: 'empty (the default device), all, or a comma list of CUDA device indices such as 0,1',
       description:
-        'GPUs benchmarks and GPU sweeps spread variants over, with CUDA_VISIBLE_DEVICES per ncu process (a benchmark runs profilesPerGpu on each, a sweep one): empty = the default device, ' +
+        'GPUs benchmarks and GPU sweeps spread variants over, with CUDA_VISIBLE_DEVICES per ncu process (profilesPerGpu on each): empty = the default device, ' +
         '"all" = every GPU nvidia-smi lists, or a comma list of CUDA device indices such as "0,1". ' +
         'The same kernel on different GPUs of one model may still differ slightly: compare within one run.',
     }),
@@ -231,7 +231,7 @@ export const SETTINGS = {
       minimum: 1,
       maximum: 8,
       description:
-        'ncu processes in flight per GPU during a benchmark. They take turns at profiling (ncu serialises it), while one ' +
+        'ncu processes in flight per GPU during a benchmark or a GPU sweep (a sweep of template parameters runs one). They take turns at profiling (ncu serialises it), while one ' +
         "process's start-up and program set-up overlap another's profiling: 2 measured faster than 1 with the same medians. " +
         'A variant that fails while others share its GPU is measured again alone; set 1 for programs that need most of the GPU memory.',
     }),

@@ -109,6 +109,7 @@ export const sweepCommand = defineCommand({
     ...GPU_RUN_OPTIONS,
     gpus: GPU_PLACEMENT_OPTIONS.gpus,
     'shared-dir': GPU_PLACEMENT_OPTIONS['shared-dir'],
+    'profiles-per-gpu': GPU_PLACEMENT_OPTIONS['profiles-per-gpu'],
     fresh: GPU_PLACEMENT_OPTIONS.fresh,
     quiet: GPU_PLACEMENT_OPTIONS.quiet,
     ...TOOL_TIMEOUT_OPTIONS,
@@ -184,6 +185,7 @@ export const sweepCommand = defineCommand({
         gpus: options.gpus,
         sharedDir: options['shared-dir'],
         fresh: !!options.fresh,
+        profilesPerGpu: numberOption('profiles-per-gpu', options['profiles-per-gpu'], SETTINGS.profile.profilesPerGpu),
         quiet: !!options.quiet,
       },
       io,
@@ -218,6 +220,7 @@ interface SweepArgs {
   gpus: string | undefined;
   sharedDir: string | undefined;
   fresh: boolean;
+  profilesPerGpu: number;
   quiet: boolean;
 }
 
@@ -310,6 +313,7 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
               gpus,
               runDir: where.runDir,
               measurementCacheDir: where.measurementCacheDir,
+              profilesPerGpu: a.profilesPerGpu,
             },
       },
       {

@@ -150,6 +150,7 @@ export class ResultsService {
                   gpus,
                   runDir: where.runDir,
                   measurementCacheDir: s.profile.measurementCache ? where.measurementCacheDir : null,
+                  profilesPerGpu: s.profile.profilesPerGpu,
                 }
               : undefined,
         },

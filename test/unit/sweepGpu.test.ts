@@ -71,6 +71,11 @@ function replay(
     try {
       // Long enough for another GPU's process to start meanwhile.
       if (delayMs) await new Promise(r => setTimeout(r, delayMs));
+      if (cmd === '/fake/ncu' && args.includes('--export')) {
+        // a profile runs the program too: its recorded answer, inside ncu's own lines
+        const at = args.indexOf('--force-overwrite') + 1;
+        return { ...result({ command: cmd, args }), ...underNcu(ncu(args), program(runs++, args.slice(at + 1), args[at])) };
+      }
       if (cmd === '/fake/ncu') return { ...result({ command: cmd, args }), ...ncu(args) };
       return { ...result({ command: cmd, args }), ...program(runs++, args, cmd) };
     } finally {
@@ -78,6 +83,21 @@ function replay(
     }
   };
   return { runner, calls, devices, maxInFlight: () => maxInFlight };
+}
+
+/**
+ * ncu's answer around a program run: its `==` lines with the run's own output; a program that
+ * fails makes ncu print the recorded error line and exit with its code
+ * (test/fixtures/ncu/errors/no-kernels-app-fails).
+ */
+function underNcu(ncu: Partial<ProcessResult>, run: Partial<ProcessResult>): Partial<ProcessResult> {
+  if (run.timedOut || run.cancelled) return run;
+  const own = (ncu.stdout ?? '')
+    .split('\n')
+    .filter(l => l.startsWith('=='))
+    .join('\n');
+  if (run.exitCode) return { ...run, stdout: `${run.stdout ?? ''}==ERROR== The application returned an error code (${run.exitCode}).\n` };
+  return { ...ncu, stdout: `${run.stdout ?? ''}${own}\n` };
 }
 
 const ncuOk = (args: string[]) =>
@@ -112,6 +132,8 @@ async function options(runner: ProcessRunner, over: Partial<SweepOptions> = {}):
       clockControl: 'none',
       timeoutMs: 60_000,
       launcher: [],
+      // one ncu process per GPU: a program run index names one point
+      profilesPerGpu: 1,
     },
     ...over,
   };
@@ -163,13 +185,14 @@ describe('GPU sweep on recorded H100 outputs (matvec_warp_per_row, loop c: defau
         [`${c}=full`, 'ok', 20, `${c}=4`],
       ],
     );
-    // two programs ran: one plain run (check) and one ncu profile each
+    // two programs ran, each once, under ncu: its output there is its check
     const plain = calls.filter(x => x[0] !== '/fake/ncu');
     const profiles = calls.filter(x => x[0] === '/fake/ncu' && x.includes('--export'));
-    assert.equal(plain.length, 2);
+    assert.equal(plain.length, 0);
     assert.equal(profiles.length, 2);
-    assert.notEqual(plain[0][0], plain[1][0], 'as written and ×4 are different programs');
-    assert.deepEqual(plain[0].slice(1), ['--only', 'matvec_warp_per_row', '--reps', '25']);
+    const programAt = (c: string[]) => c.indexOf('--force-overwrite') + 1;
+    assert.notEqual(profiles[0][programAt(profiles[0])], profiles[1][programAt(profiles[1])], 'as written and ×4 are different programs');
+    assert.deepEqual(profiles[0].slice(programAt(profiles[0]) + 1), ['--only', 'matvec_warp_per_row', '--reps', '25']);
     const prof = profiles[1];
     assert.deepEqual(prof.slice(1, 9), [
       '--kernel-name-base',
@@ -224,8 +247,12 @@ describe('GPU sweep on recorded H100 outputs (matvec_warp_per_row, loop c: defau
       /checksums differ from the file as written: matvec_warp_per_row .*6\.735188e\+02 vs 6\.735187e\+02/,
     );
     assert.equal(v(`${o.c}=full`).status, 'correctness');
-    assert.equal(v(`${o.c}=4`).medianMs, null);
-    assert.equal(calls.filter(x => x[0] === '/fake/ncu' && x.includes('--export')).length, 1, 'only the file as written was timed');
+    assert.equal(v(`${o.c}=4`).medianMs, null, 'a wrong result is not timed');
+    assert.equal(
+      calls.filter(x => x[0] === '/fake/ncu' && x.includes('--export')).length,
+      2,
+      'one ncu run per distinct program, full not run',
+    );
     assert.equal(r.best, 'as-written');
   });
 
@@ -243,7 +270,7 @@ describe('GPU sweep on recorded H100 outputs (matvec_warp_per_row, loop c: defau
       r.variants.map(v => v.status),
       ['ok', 'runtime'],
     );
-    assert.match(r.variants[1].message!, /exit 3/);
+    assert.match(r.variants[1].message!, /exit code 3/);
 
     const ac = new AbortController();
     const cancel = replay(i => {
@@ -323,7 +350,7 @@ describe('GPU sweep over two GPUs (--gpus 0,1) on the same recordings', () => {
     const runs = two.calls.map((c, i) => ({ c, i, program: programOf(c), device: two.devices[i] })).filter(x => x.program);
     const distinct = r.variants.filter(v => !v.identicalTo).length;
     assert.ok(distinct >= 3, `${distinct} distinct programs: too few to spread over two GPUs`);
-    assert.equal(runs.filter(x => x.c[0] !== '/fake/ncu').length, distinct, 'one check run per distinct program');
+    assert.equal(runs.filter(x => x.c[0] !== '/fake/ncu').length, 0, 'no plain runs: the check is the ncu run');
     assert.equal(runs.filter(x => x.c[0] === '/fake/ncu').length, distinct, 'one ncu profile per distinct program');
     assert.ok(
       runs.every(x => x.device === '0' || x.device === '1'),
@@ -340,8 +367,26 @@ describe('GPU sweep over two GPUs (--gpus 0,1) on the same recordings', () => {
     const asWritten = runs[0].program;
     const lastOwn = Math.max(...runs.filter(x => x.program === asWritten).map(x => x.i));
     const firstOther = Math.min(...runs.filter(x => x.program !== asWritten).map(x => x.i));
-    assert.equal(runs.filter(x => x.program === asWritten).length, 2);
+    assert.equal(runs.filter(x => x.program === asWritten).length, 1);
     assert.ok(lastOwn < firstOther, `as written's last run #${lastOwn}, another program's first #${firstOther}`);
+  });
+
+  test('two ncu processes share one GPU (no template parameters): the same results as one at a time', async t => {
+    if (skip) return t.skip(skip);
+    const factors = 'default,2,4,8,full';
+    const one = replay(() => ({ stdout: rec('matvec.stdout') }), ncuOk, 20);
+    const single = await runSweep(await options(one.runner, { factors }));
+    const shared = replay(() => ({ stdout: rec('matvec.stdout') }), ncuOk, 20);
+    const o = await options(shared.runner, { factors });
+    const r = await runSweep({ ...o, gpu: { ...o.gpu!, profilesPerGpu: 2 } });
+    const row = (v: (typeof r.variants)[number]) => [v.id, v.status, v.identicalTo, v.samples, v.medianMs];
+    assert.deepEqual(r.variants.map(row), single.variants.map(row));
+    assert.equal(one.maxInFlight(), 1);
+    assert.equal(shared.maxInFlight(), 2, 'two ncu processes on the GPU at once');
+    assert.ok(
+      shared.devices.every(d => d === undefined),
+      'the default device, environment untouched',
+    );
   });
 
   test('a changed checksum is still a correctness failure on either GPU; copies share it', async t => {
@@ -360,8 +405,8 @@ describe('GPU sweep over two GPUs (--gpus 0,1) on the same recordings', () => {
       assert.equal(v(`${o.c}=${f}`).medianMs, null, f);
     }
     assert.match(v(`${o.c}=4`).message!, /checksums differ from the file as written: .*6\.735188e\+02 vs 6\.735187e\+02/);
-    assert.equal(calls.filter(x => x[0] === '/fake/ncu' && x.includes('--export')).length, 1, 'only the file as written was timed');
-    const checks = calls.map((c, i) => [c[0], devices[i]]).filter(([c]) => c !== '/fake/ncu');
+    const checks = calls.map((c, i) => [c, devices[i]] as const).filter(([c]) => c[0] === '/fake/ncu' && c.includes('--export'));
+    assert.equal(checks.length, 4, 'as written, 2, 4 and 8: one ncu run each, its output the check');
     assert.deepEqual([...new Set(checks.slice(1).map(([, d]) => d))].sort(), ['0', '1'], 'the failing checks ran on both GPUs');
     assert.equal(r.best, 'as-written');
   });
@@ -407,7 +452,7 @@ describe('GPU sweep over two GPUs (--gpus 0,1) on the same recordings', () => {
     const asWritten = (gpu as unknown as { baselineProgram: string }).baselineProgram;
     assert.equal(runs[0].program, asWritten, 'the file as written is the first program run');
     const own = runs.filter(x => x.program === asWritten);
-    assert.equal(own.length, 2, 'checked and profiled');
+    assert.equal(own.length, 1, 'checked and profiled in one ncu run');
     assert.ok(Math.max(...own.map(x => x.i)) < Math.min(...runs.filter(x => x.program !== asWritten).map(x => x.i)));
     assert.equal(gpu.gpu, 'NVIDIA H100 80GB HBM3');
   });

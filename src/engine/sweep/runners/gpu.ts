@@ -8,9 +8,9 @@
 import * as path from 'path';
 import type { SweepVariant } from '../../../protocol';
 import type { BenchOptions } from '../../profile/bench';
-import { defaultLockRoot, GpuSlot, gpuSlots } from '../../profile/gpuSlots';
+import { defaultLockRoot, GpuSlot, gpuSlots, GpuTurns, PROFILES_PER_GPU } from '../../profile/gpuSlots';
 import { buildFailure } from '../../profile/stages/build';
-import { BaselineOutput, checkOutput, checkVariant } from '../../profile/stages/check';
+import { BaselineOutput, CheckResult, checkOutput, checkVariant, parseChecksums, reportsMismatch } from '../../profile/stages/check';
 import type { VariantProgram } from '../../profile/stages/program';
 import { summarize } from '../../profile/stages/summary';
 import { TimeResult, timeVariant } from '../../profile/stages/time';
@@ -39,6 +39,7 @@ export type GpuSettings = Pick<
   | 'keepReportsDir'
   | 'runDir'
   | 'measurementCacheDir'
+  | 'profilesPerGpu'
   | 'gpus'
 >;
 
@@ -69,6 +70,11 @@ export class GpuRunner implements SweepRunner {
   private readonly slots: GpuSlot[];
   /** Measurements of unchanged programs (null: off). */
   private readonly cache: MeasurementCache | null;
+  /** Each point's check comes from its ncu run (no template parameters swept). */
+  private readonly folded: boolean;
+  /** ncu processes in flight per GPU. */
+  private readonly perGpu: number;
+  private readonly turns = new Map<number | null, GpuTurns>();
   private baseline: BaselineOutput | null = null;
   /** The file as written's program: run once more per template instantiation for that instantiation's reference output. */
   private baselineProgram: string | null = null;
@@ -85,8 +91,13 @@ export class GpuRunner implements SweepRunner {
         `sweeping ${o.params.join(', ')} needs nvcc builds (-D flags): the project compile command (unrollLens.profile.compileCommand) cannot take them`,
       );
     }
-    // One process per GPU: each point's plain run comes before its ncu run anyway.
-    this.slots = gpuSlots(o.gpu.gpus, 1, o.gpu.launcher, defaultLockRoot());
+    // Without template parameters every point is checked against the file as written's output,
+    // which its ncu run prints: no plain runs, so several ncu processes can share a GPU (ncu
+    // makes them take turns at profiling). With them, each point's reference is the file as
+    // written run plainly with its arguments: one process per GPU, so no plain run meets a profile.
+    this.folded = !(o.templateParams ?? []).length;
+    this.perGpu = this.folded ? Math.max(1, o.gpu.profilesPerGpu ?? PROFILES_PER_GPU) : 1;
+    this.slots = gpuSlots(o.gpu.gpus, this.perGpu, o.gpu.launcher, defaultLockRoot());
     this.cache = o.gpu.measurementCacheDir ? new MeasurementCache(o.gpu.measurementCacheDir) : null;
     const first = o.gpu.gpus?.[0] ?? 0;
     this.gpu = o.toolchain.gpus[first]?.name ?? o.toolchain.gpus[0]?.name ?? null;
@@ -98,7 +109,11 @@ export class GpuRunner implements SweepRunner {
     return [
       `timed under ncu on ${this.gpu ?? 'the GPU'}, ${this.o.gpu.samples} launches per variant after ${this.o.gpu.warmup} warm-up, ` +
         `clocks ${this.o.gpu.clockControl === 'base' ? 'locked to base' : 'not locked (--clock-control none)'}`,
-      ...(this.gpuIndices.length > 1 ? [`spread over GPUs ${this.gpuIndices.join(', ')} (CUDA device indices, one ncu process each)`] : []),
+      ...(this.gpuIndices.length > 1
+        ? [
+            `spread over GPUs ${this.gpuIndices.join(', ')} (CUDA device indices, ${this.perGpu} ncu process${this.perGpu > 1 ? 'es' : ''} each)`,
+          ]
+        : []),
       ...(this.timed.size > 1 ? [`timed kernels: ${[...this.timed].join(', ')}`] : this.kernel ? [`timed kernel: ${this.kernel}`] : []),
       ...this.sass.notes(),
     ];
@@ -133,32 +148,41 @@ export class GpuRunner implements SweepRunner {
   async measure(points: SweepPoint[], ctx: RunnerContext): Promise<SweepVariant[]> {
     // 1. SASS of every point (parallel builds), identical code marked against everything so far.
     const sass = await this.sass.measure(points, { ...ctx, onVariant: undefined });
-    // 2. Programs for the points that will run, built in parallel before the GPU is busy.
+    // 2. Programs for the points that will run, built in parallel; each point goes to the GPU as
+    // soon as its own program is built (the GPU waits for nvcc only before the first).
     // (identicalTo is only set here for the same code with the same parameters, measured earlier
     // in this batch or before: step 3 copies it, so no program is needed.)
     const runs = sass.map(v => v.status === 'ok' && !v.identicalTo);
-    const programs: (BuildResult | undefined)[] = new Array(points.length);
+    const ready = points.map(() => {
+      let resolve!: (b: BuildResult | undefined) => void;
+      const promise = new Promise<BuildResult | undefined>(r => (resolve = r));
+      return { promise, resolve };
+    });
     const groups = new Map<string, number[]>();
     points.forEach((p, i) => {
       const key = defineArgs(p.params, this.o.templateParams).join(' ');
       if (runs[i]) groups.set(key, [...(groups.get(key) ?? []), i]);
+      else ready[i].resolve(undefined);
     });
-    await Promise.all(
+    const building = Promise.all(
       [...groups.values()].map(async idx => {
         idx.forEach(i => ctx.onPhase?.(points[i], 'build', 'program'));
-        const built = await this.programBuilder(points[idx[0]].params).buildAll(
-          idx.map(i => ({
-            key: variantKey(variantFactorsOf(points[i])),
-            source: variantSource(this.o.text, this.o.analysis, variantFactorsOf(points[i]), this.o.file),
-            originalPath: this.o.file,
-          })),
-          { signal: ctx.signal },
-        );
-        idx.forEach((i, j) => {
-          programs[i] = built[j];
-        });
+        try {
+          const built = await this.programBuilder(points[idx[0]].params).buildAll(
+            idx.map(i => ({
+              key: variantKey(variantFactorsOf(points[i])),
+              source: variantSource(this.o.text, this.o.analysis, variantFactorsOf(points[i]), this.o.file),
+              originalPath: this.o.file,
+            })),
+            { signal: ctx.signal, onResult: (j, r) => ready[idx[j]].resolve(r) },
+          );
+          idx.forEach((i, j) => ready[i].resolve(built[j]));
+        } finally {
+          idx.forEach(i => ready[i].resolve(undefined)); // a build that threw: no program (cancelled)
+        }
       }),
     );
+    const programs = ready.map(r => r.promise);
     // 3. On the GPUs: the file as written first (every other point is checked against its
     // output), then the rest in point order over the slots, one process per GPU. Results are
     // reported in point order, whichever GPU finishes first.
@@ -205,6 +229,7 @@ export class GpuRunner implements SweepRunner {
           while (next < onGpu.length) await start(onGpu[next++], slot);
         }),
       ]);
+      await building;
     } finally {
       for (const v of sass) this.inflight.delete(v.id);
     }
@@ -214,7 +239,7 @@ export class GpuRunner implements SweepRunner {
   private async run(
     point: SweepPoint,
     sass: SweepVariant,
-    program: BuildResult | undefined,
+    built: Promise<BuildResult | undefined>,
     ctx: RunnerContext,
     slot: GpuSlot,
   ): Promise<SweepVariant> {
@@ -230,6 +255,7 @@ export class GpuRunner implements SweepRunner {
       for (const k of GPU_FIELDS) (v as unknown as Record<string, unknown>)[k] = same[k];
       return { ...v, status: same.status, message: same.message };
     }
+    const program = await built;
     const failed = program ? buildFailure(program) : { status: 'cancelled' as const, message: null };
     if (failed) return { ...v, ...failed };
     // With template parameters swept each point times its own instantiation (the static side
@@ -248,24 +274,34 @@ export class GpuRunner implements SweepRunner {
     const progress = (phase: 'check' | 'time') => (m: string) =>
       ctx.onPhase?.(point, phase, m.startsWith(`${p.label}: `) ? m.slice(p.label.length + 2) : m);
     const isBaseline = v.id === AS_WRITTEN_ID;
-    // Every variant is checked against the file as written's checksums, whatever became of that
-    // run: with template parameters swept, against the file as written running the same
-    // instantiation (the as-written program run once more with this point's arguments).
-    const reference = isBaseline ? null : await this.referenceFor(point, stage, progress('check'));
+    const target = { kernel, kernels: [kernel] };
     // A program measured before with the same arguments and settings: its stored output is checked and its launches reused.
     const key = this.cache ? measurementKeyFor(stage, p.program, slot.gpu, [kernel]) : null;
     const hit = key ? this.cache!.get(key) : null;
-    if (hit) ctx.onPhase?.(point, 'cached', 'measurement cache');
-    const check = hit ? await checkOutput(hit.stdout, reference, stage) : await checkVariant(p, reference, stage, progress('check'));
-    if (isBaseline) {
-      this.baseline = { checksums: check.checksums, stdout: check.status === 'ok' ? check.stdout : null };
-      this.baselineProgram = p.program;
-      this.references.set(this.instantiationKey(point), Promise.resolve(this.baseline));
+    if (hit) ctx.onPhase?.(point, 'cached');
+    let check: CheckResult;
+    let timing: Pick<TimeResult, 'status' | 'message' | 'groups'> | null = null;
+    if (this.folded && !hit) {
+      // The program's output in its ncu run is its check: no plain run on a GPU another process is profiling on.
+      const t = await this.onGpu(slot, () => timeVariant(p, target, stage, progress('time')));
+      if (t.programFailed !== null || t.stdout === null) {
+        const status: SweepVariant['status'] =
+          t.programFailed !== null ? (reportsMismatch(t.stdout ?? '') ? 'correctness' : 'runtime') : t.status;
+        if (isBaseline) this.setBaseline({ checksums: parseChecksums(t.stdout ?? ''), stdout: null }, p.program, point);
+        return { ...v, status, message: t.message };
+      }
+      check = await checkOutput(t.stdout, isBaseline ? null : (this.baseline ?? { checksums: {}, stdout: null }), stage);
+      timing = t;
+    } else {
+      // Every variant is checked against the file as written's checksums, whatever became of that
+      // run: with template parameters swept, against the file as written running the same
+      // instantiation (the as-written program run once more with this point's arguments).
+      const reference = isBaseline ? null : await this.referenceFor(point, stage, progress('check'));
+      check = hit ? await checkOutput(hit.stdout, reference, stage) : await checkVariant(p, reference, stage, progress('check'));
     }
+    if (isBaseline) this.setBaseline({ checksums: check.checksums, stdout: check.status === 'ok' ? check.stdout : null }, p.program, point);
     if (check.status !== 'ok') return { ...v, status: check.status, message: check.message };
-    const timing: Pick<TimeResult, 'status' | 'message' | 'groups'> = hit
-      ? { status: 'ok', message: null, groups: measuredGroups(hit) }
-      : await timeVariant(p, { kernel, kernels: [kernel] }, stage, progress('time'));
+    timing ??= hit ? { status: 'ok', message: null, groups: measuredGroups(hit) } : await timeVariant(p, target, stage, progress('time'));
     if (key && !hit && timing.status === 'ok' && check.stdout !== null)
       this.cache!.put(key, storedMeasurement(timing.groups, check.stdout));
     const primary = timing.groups.get(kernel) ?? [...timing.groups.values()][0];
@@ -276,6 +312,23 @@ export class GpuRunner implements SweepRunner {
     if (timing.status !== 'ok') return { ...v, status: timing.status, message: timing.message };
     if (!v.samples) return { ...v, status: 'profile', message: `ncu returned no durations for ${kernel}` };
     return v;
+  }
+
+  private setBaseline(b: BaselineOutput, program: string, point: SweepPoint): void {
+    this.baseline = b;
+    this.baselineProgram = program;
+    this.references.set(this.instantiationKey(point), Promise.resolve(b));
+  }
+
+  /**
+   * One measurement on the slot's GPU, sharing it with the GPU's other ncu processes; one that
+   * fails while sharing (memory, a timeout spent waiting for ncu's lock) is run again alone.
+   */
+  private async onGpu(slot: GpuSlot, f: () => Promise<TimeResult>): Promise<TimeResult> {
+    const turns = this.turns.get(slot.gpu) ?? (this.turns.set(slot.gpu, new GpuTurns()), this.turns.get(slot.gpu)!);
+    const r = await turns.shared(f);
+    if (r.status === 'ok' || r.status === 'cancelled' || this.perGpu === 1) return r;
+    return turns.exclusive(f);
   }
 
   private instantiationKey(point: SweepPoint): string {
