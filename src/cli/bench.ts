@@ -32,11 +32,12 @@ export const benchCommand = defineCommand({
     'Build each unroll factor of a loop as a program, check its result, time the kernel under Nsight Compute and report stall reasons (GPU).',
   synopsis: '<file> --loop LINE[,LINE…] [options]',
   description:
-    'For the file as written and each factor (every listed loop set to it): builds the program (a .cu with main), runs it\n' +
-    'once and compares its checksum= values with the file as written, then profiles the kernel holding the loop under ncu\n' +
-    'until it has --samples durations, with the warp-stall reasons. Variants with the same machine code as an earlier one\n' +
-    'are measured once; unchanged programs reuse earlier measurements unless --fresh. Progress goes to stderr (--quiet\n' +
-    'silences it). Needs nvcc, ncu and an NVIDIA GPU. Ctrl-C (or SIGTERM, SIGHUP) cancels.',
+    'For the file as written and each factor (every listed loop set to it): builds the program (a .cu with main) and\n' +
+    'profiles the kernel holding the loop under ncu until it has --samples durations, with the warp-stall reasons; the\n' +
+    "program's output in that run must show the file as written's checksum= values. Programs build while the GPU measures\n" +
+    'those built; variants with the same machine code as an earlier one are measured once; unchanged programs reuse\n' +
+    'earlier measurements unless --fresh. Progress goes to stderr (--quiet silences it). Needs nvcc, ncu and an NVIDIA\n' +
+    'GPU. Ctrl-C (or SIGTERM, SIGHUP) cancels.',
   options: {
     loop: { type: 'string', value: 'LINE[,LINE…]', help: '1-based line of the loop keyword; several loops are all set to the same factor' },
     kernel: {

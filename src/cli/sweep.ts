@@ -44,7 +44,8 @@ export const sweepCommand = defineCommand({
     'macro, the instantiation for a template parameter of the kernel), measures its SASS (instructions per kernel and\n' +
     'per loop, the unroll nvcc really applied, registers, spills, occupancy) and, with ncu and a GPU (or --launcher),\n' +
     'checks and times it as bench does. Variants with the same machine code as an earlier one are marked and not run\n' +
-    'again. With --gpus the points after the file as written are spread over several GPUs, one process each. Without\n' +
+    'again; unchanged programs reuse earlier measurements unless --fresh. With --gpus the points after the file as\n' +
+    'written are spread over several GPUs (--profiles-per-gpu ncu processes each). Without\n' +
     'a GPU, ncu or main(), or with --static, the best is chosen by a static rule (printed with the result). Progress\n' +
     'goes to stderr (--quiet silences it); Ctrl-C (or SIGTERM, SIGHUP) cancels and prints what finished.',
   options: {

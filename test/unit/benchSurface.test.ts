@@ -270,7 +270,7 @@ describe('bench --gpus, --shared-dir, --fresh, --quiet', () => {
   test('the help lists the new options with their defaults', () => {
     const help = benchCommand.help();
     assert.match(help, /--gpus all\|0,1,…\s+GPUs to spread variants over/);
-    assert.match(help, /\(default: the default device\)/);
+    assert.match(help, /\(default: the default\s+device\)/);
     assert.match(help, /--shared-dir DIR\s+folder every GPU node sees/);
     assert.match(help, /--fresh\s+measure every variant on the GPU/);
     assert.match(help, /--quiet\s+no progress on stderr/);

@@ -262,10 +262,7 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
     const hit = key ? cache!.get(key) : null;
     if (hit) {
       emit(p.label, 'cached', slot.gpu);
-      const groups = new Map(
-        hit.groups.map(g => [g.key, { kernel: g.kernel, blockSize: g.blockSize, durations: g.durations, last: g.last }]),
-      );
-      return { status: 'ok', message: null, groups, stdout: hit.stdout, programFailed: null, cached: true };
+      return { status: 'ok', message: null, groups: measuredGroups(hit), stdout: hit.stdout, programFailed: null, cached: true };
     }
     const t0 = Date.now();
     const r = await timeVariant(p, target, {
