@@ -400,6 +400,24 @@ export interface SweepVariant {
   achievedOccupancy: number | null;
 }
 
+/** What a bench or GPU sweep run cost, in seconds (docs/cli.md, `timing`). */
+export interface RunTiming {
+  /** Start to end of the whole run. */
+  wallS: number;
+  /** nvcc time summed over every compile (cubins and programs; parallel compiles overlap, so it can exceed wallS). */
+  compileS: number;
+  /** Time spent checking results against the file as written's output (and the project's check command); the output comes from the ncu run. */
+  checkS: number;
+  /** GPU-side time spent in ncu timing and stall runs (summed over GPUs). */
+  profileS: number;
+  /** Time each GPU ran nothing between its first ncu run's start and its last one's end (waiting for builds, mostly), summed over GPUs. */
+  gpuIdleS: number;
+  /** Program and ncu processes started on the GPU; 0 when every measurement came from the cache. */
+  gpuRuns: number;
+  /** GPUs used (CUDA device indices; null: the default device). */
+  gpus: (number | null)[];
+}
+
 export interface SweepResult {
   /** Format version of this JSON. */
   schema: 1;
@@ -443,4 +461,6 @@ export interface SweepResult {
   notes: string[];
   /** False while running, and after a cancel. */
   complete: boolean;
+  /** What the run cost (absent in results saved before it was recorded). */
+  timing?: RunTiming;
 }

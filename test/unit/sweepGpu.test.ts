@@ -147,6 +147,7 @@ describe('GPU sweep on recorded H100 outputs (matvec_warp_per_row, loop c: defau
     const a = await options(first.runner);
     const r1 = await runSweep({ ...a, gpu: { ...a.gpu!, measurementCacheDir: dir } });
     assert.equal(first.calls.filter(x => x[0] === '/fake/ncu' && x.includes('--export')).length, 2);
+    assert.equal(r1.timing!.gpuRuns, 2);
     const second = replay(
       () => assert.fail('no program may run'),
       () => assert.fail('no ncu may run'),
@@ -154,6 +155,9 @@ describe('GPU sweep on recorded H100 outputs (matvec_warp_per_row, loop c: defau
     const b = await options(second.runner);
     const r2 = await runSweep({ ...b, gpu: { ...b.gpu!, measurementCacheDir: dir } });
     assert.equal(second.calls.length, 0);
+    assert.equal(r2.timing!.gpuRuns, 0);
+    assert.equal(r2.timing!.profileS, 0);
+    assert.equal(sweepJson(r2).timing!.gpuRuns, 0);
     assert.deepEqual(
       r2.variants.map(v => [v.id, v.status, v.medianMs, v.identicalTo]),
       r1.variants.map(v => [v.id, v.status, v.medianMs, v.identicalTo]),
@@ -225,7 +229,12 @@ describe('GPU sweep on recorded H100 outputs (matvec_warp_per_row, loop c: defau
       r.notes.join('\n'),
     );
     assert.ok(r.notes.some(n => n === `timed kernel: ${KERNEL}`));
+    // what it cost: two ncu runs (their output is the check), on the default device
+    assert.equal(r.timing!.gpuRuns, 2);
+    assert.deepEqual(r.timing!.gpus, [null]);
+    assert.ok(r.timing!.wallS >= r.timing!.gpuIdleS && r.timing!.profileS >= 0 && r.timing!.compileS >= 0);
     const j = sweepJson(r);
+    assert.deepEqual(Object.keys(j.timing!), ['wallS', 'compileS', 'checkS', 'profileS', 'gpuIdleS', 'gpuRuns', 'gpus']);
     assert.equal(j.static, false);
     assert.equal(j.variants[3].identicalTo, 4);
     assert.equal(j.variants[1].identicalTo, 'as-written');

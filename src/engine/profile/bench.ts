@@ -11,6 +11,7 @@
 // benchLoop below only strings them together.
 import { setMaxListeners } from 'events';
 import * as path from 'path';
+import type { RunTiming } from '../../protocol';
 import type { ProfileSettings } from '../../settings';
 import type { FileAnalysis } from '../parse/model';
 import type { Toolchain } from '../toolchain/toolchain';
@@ -64,23 +65,7 @@ export interface VariantRun {
   cached: boolean;
 }
 
-/** What a bench run cost, in seconds (docs/cli.md, `timing`). */
-export interface RunTiming {
-  /** Start to end of the whole run. */
-  wallS: number;
-  /** nvcc time summed over every compile (cubins and programs; parallel compiles overlap, so it can exceed wallS). */
-  compileS: number;
-  /** Time spent checking results against the file as written's output (and the project's check command); the output comes from the ncu run. */
-  checkS: number;
-  /** GPU-side time spent in ncu timing and stall runs (summed over GPUs). */
-  profileS: number;
-  /** Time each GPU ran nothing between its first ncu run's start and its last one's end (waiting for builds, mostly), summed over GPUs. */
-  gpuIdleS: number;
-  /** Program and ncu processes started on the GPU; 0 when every measurement came from the cache. */
-  gpuRuns: number;
-  /** GPUs used (CUDA device indices; null: the default device). */
-  gpus: (number | null)[];
-}
+export type { RunTiming } from '../../protocol';
 
 /** One step of a bench run, for progress bars and logs. */
 export interface BenchProgress {

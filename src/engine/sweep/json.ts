@@ -1,5 +1,5 @@
 // The `unroll-lens sweep --json` contract (docs/cli.md): a compact view of a SweepResult.
-import type { FactorValue, SweepResult, SweepVariant } from '../../protocol';
+import type { FactorValue, RunTiming, SweepResult, SweepVariant } from '../../protocol';
 import { AS_WRITTEN_ID } from './space';
 
 export interface SweepJsonVariant {
@@ -41,6 +41,8 @@ export interface SweepJson {
   spaceSize: number;
   strategy: string;
   complete: boolean;
+  /** What the run cost (docs/cli.md): wall, compile, check, profile and GPU idle seconds, GPU runs, GPUs. */
+  timing?: RunTiming;
 }
 
 export function sweepJson(r: SweepResult): SweepJson {
@@ -81,5 +83,6 @@ export function sweepJson(r: SweepResult): SweepJson {
     spaceSize: r.spaceSize,
     strategy: r.strategy,
     complete: r.complete,
+    ...(r.timing ? { timing: r.timing } : {}),
   };
 }

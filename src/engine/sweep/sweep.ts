@@ -99,6 +99,7 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
           const b = icacheBudget(o.arch);
           return { bytes: b.bytes, note: `${b.status}: ${b.source}` };
         })();
+  const startedMs = Date.now();
   const result: SweepResult = {
     schema: 1,
     file: o.file,
@@ -183,6 +184,7 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
 
   chooseBest();
   result.complete = !o.signal?.aborted;
+  result.timing = { wallS: (Date.now() - startedMs) / 1000, ...runner.cost() };
   result.notes = sweepNotes(result, space, runner);
   progress('done', null, null, result.complete ? `${result.evaluations} variants` : 'cancelled');
   return result;

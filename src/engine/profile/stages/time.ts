@@ -60,7 +60,8 @@ export interface TimeResult {
 
 /** One ncu process on the GPU, for the run's cost accounting. */
 export interface GpuRun {
-  kind: 'time' | 'stalls';
+  /** time, stalls: ncu runs; check: a plain program run for its result. */
+  kind: 'time' | 'stalls' | 'check';
   startMs: number;
   endMs: number;
 }
@@ -133,7 +134,7 @@ export async function timeVariant(
   /** One ncu run of kernel k: its launches, 'none' when it profiled none of an optional instantiation, or null after a failure (status set). */
   const profileRun = async (
     k: string,
-    kind: GpuRun['kind'],
+    kind: 'time' | 'stalls',
     count: number,
     metrics: string[],
     attempt: number,

@@ -6,14 +6,14 @@
 // under ncu. Programs of a batch build in parallel; the file as written runs first, then the
 // other points spread over the selected GPUs (one process per GPU, CUDA_VISIBLE_DEVICES).
 import * as path from 'path';
-import type { SweepVariant } from '../../../protocol';
+import type { RunTiming, SweepVariant } from '../../../protocol';
 import type { BenchOptions } from '../../profile/bench';
-import { defaultLockRoot, GpuSlot, gpuSlots, GpuTurns, PROFILES_PER_GPU } from '../../profile/gpuSlots';
+import { defaultLockRoot, GpuClock, GpuSlot, gpuSlots, GpuTurns, PROFILES_PER_GPU } from '../../profile/gpuSlots';
 import { buildFailure } from '../../profile/stages/build';
 import { BaselineOutput, CheckResult, checkOutput, checkVariant, parseChecksums, reportsMismatch } from '../../profile/stages/check';
 import type { VariantProgram } from '../../profile/stages/program';
 import { summarize } from '../../profile/stages/summary';
-import { TimeResult, timeVariant } from '../../profile/stages/time';
+import { GpuRun, TimeResult, timeVariant } from '../../profile/stages/time';
 import { MeasurementCache, measuredGroups, measurementKeyFor, storedMeasurement } from '../../profile/measurementCache';
 import { MissingToolError } from '../../toolchain/discover';
 import type { CompileFlags } from '../../toolchain/flags';
@@ -75,6 +75,10 @@ export class GpuRunner implements SweepRunner {
   /** ncu processes in flight per GPU. */
   private readonly perGpu: number;
   private readonly turns = new Map<number | null, GpuTurns>();
+  /** GPU runs (ncu and plain checks) and their times, per GPU. */
+  private readonly clock = new GpuClock();
+  private checkMs = 0;
+  private programCompileMs = 0;
   private baseline: BaselineOutput | null = null;
   /** The file as written's program: run once more per template instantiation for that instantiation's reference output. */
   private baselineProgram: string | null = null;
@@ -103,6 +107,18 @@ export class GpuRunner implements SweepRunner {
     this.gpu = o.toolchain.gpus[first]?.name ?? o.toolchain.gpus[0]?.name ?? null;
     this.sass = new StaticRunner(o);
     this.limited = limitProcesses(o.toolchain.runner, Math.max(1, o.jobs || 1));
+  }
+
+  cost(): Omit<RunTiming, 'wallS'> {
+    const sass = this.sass.cost();
+    return {
+      compileS: sass.compileS + this.programCompileMs / 1000,
+      checkS: this.checkMs / 1000,
+      profileS: this.clock.busyS('time') + this.clock.busyS('stalls'),
+      gpuIdleS: this.clock.idleS(),
+      gpuRuns: this.clock.count,
+      gpus: [...new Set(this.slots.map(s => s.gpu))],
+    };
   }
 
   notes(): string[] {
@@ -174,7 +190,13 @@ export class GpuRunner implements SweepRunner {
               source: variantSource(this.o.text, this.o.analysis, variantFactorsOf(points[i]), this.o.file),
               originalPath: this.o.file,
             })),
-            { signal: ctx.signal, onResult: (j, r) => ready[idx[j]].resolve(r) },
+            {
+              signal: ctx.signal,
+              onResult: (j, r) => {
+                if (!r.cached && r.status !== 'cancelled') this.programCompileMs += r.compileMs;
+                ready[idx[j]].resolve(r);
+              },
+            },
           );
           idx.forEach((i, j) => ready[i].resolve(built[j]));
         } finally {
@@ -270,7 +292,17 @@ export class GpuRunner implements SweepRunner {
     const args = substituteArgs(this.o.gpu.args, { ...(this.o.paramDefaults ?? {}), ...point.params });
     // ncu reports go where a launcher's nodes see them: beside the build cache, never the local temp folder.
     const runDir = this.o.gpu.runDir ?? (this.o.gpu.launcher.length ? path.join(path.dirname(this.o.cacheDir), 'runs') : undefined);
-    const stage = { ...this.o.gpu, args, runDir, env: slot.env, toolchain: this.o.toolchain, signal: ctx.signal, loops: this.o.loops };
+    const onRun = (run: GpuRun) => this.clock.add(slot.gpu, run);
+    const stage = {
+      ...this.o.gpu,
+      args,
+      runDir,
+      env: slot.env,
+      onRun,
+      toolchain: this.o.toolchain,
+      signal: ctx.signal,
+      loops: this.o.loops,
+    };
     const progress = (phase: 'check' | 'time') => (m: string) =>
       ctx.onPhase?.(point, phase, m.startsWith(`${p.label}: `) ? m.slice(p.label.length + 2) : m);
     const isBaseline = v.id === AS_WRITTEN_ID;
@@ -290,14 +322,14 @@ export class GpuRunner implements SweepRunner {
         if (isBaseline) this.setBaseline({ checksums: parseChecksums(t.stdout ?? ''), stdout: null }, p.program, point);
         return { ...v, status, message: t.message };
       }
-      check = await checkOutput(t.stdout, isBaseline ? null : (this.baseline ?? { checksums: {}, stdout: null }), stage);
+      check = await this.compare(t.stdout, isBaseline ? null : (this.baseline ?? { checksums: {}, stdout: null }), stage);
       timing = t;
     } else {
       // Every variant is checked against the file as written's checksums, whatever became of that
       // run: with template parameters swept, against the file as written running the same
       // instantiation (the as-written program run once more with this point's arguments).
       const reference = isBaseline ? null : await this.referenceFor(point, stage, progress('check'));
-      check = hit ? await checkOutput(hit.stdout, reference, stage) : await checkVariant(p, reference, stage, progress('check'));
+      check = hit ? await this.compare(hit.stdout, reference, stage) : await this.plainCheck(p, reference, stage, progress('check'));
     }
     if (isBaseline) this.setBaseline({ checksums: check.checksums, stdout: check.status === 'ok' ? check.stdout : null }, p.program, point);
     if (check.status !== 'ok') return { ...v, status: check.status, message: check.message };
@@ -312,6 +344,32 @@ export class GpuRunner implements SweepRunner {
     if (timing.status !== 'ok') return { ...v, status: timing.status, message: timing.message };
     if (!v.samples) return { ...v, status: 'profile', message: `ncu returned no durations for ${kernel}` };
     return v;
+  }
+
+  /** A plain run of the program for its result: a GPU run, counted with its time. */
+  private async plainCheck(
+    p: VariantProgram,
+    reference: BaselineOutput | null,
+    stage: Parameters<typeof checkVariant>[2] & { onRun?: (r: GpuRun) => void },
+    progress: (m: string) => void,
+  ): Promise<CheckResult> {
+    const startMs = Date.now();
+    try {
+      return await checkVariant(p, reference, stage, progress);
+    } finally {
+      stage.onRun?.({ kind: 'check', startMs, endMs: Date.now() });
+      this.checkMs += Date.now() - startMs;
+    }
+  }
+
+  /** A stored or ncu-run output against the reference: no GPU run. */
+  private async compare(stdout: string, reference: BaselineOutput | null, stage: Parameters<typeof checkOutput>[2]): Promise<CheckResult> {
+    const startMs = Date.now();
+    try {
+      return await checkOutput(stdout, reference, stage);
+    } finally {
+      this.checkMs += Date.now() - startMs;
+    }
   }
 
   private setBaseline(b: BaselineOutput, program: string, point: SweepPoint): void {
@@ -347,7 +405,7 @@ export class GpuRunner implements SweepRunner {
     let ref = this.references.get(key);
     if (!ref) {
       const program: VariantProgram = { label: `as-written_${labelOf(point)}`, program: this.baselineProgram, file: this.o.file };
-      ref = checkVariant(program, null, stage, progress).then(c => ({
+      ref = this.plainCheck(program, null, stage, progress).then(c => ({
         checksums: c.checksums,
         stdout: c.status === 'ok' ? c.stdout : null,
       }));

@@ -1,5 +1,5 @@
 // A runner turns sweep points into measured variants: statically (SASS only) or on a GPU.
-import type { SweepVariant } from '../../../protocol';
+import type { RunTiming, SweepVariant } from '../../../protocol';
 import type { SweepPoint } from '../space';
 import type { CodeRegistry } from '../variant';
 
@@ -27,4 +27,6 @@ export interface SweepRunner {
   measure(points: SweepPoint[], ctx: RunnerContext): Promise<SweepVariant[]>;
   /** What the result should say about how it measured (a missing disassembler, …). */
   notes(): string[];
+  /** What its measurements cost so far (the sweep adds the wall time). */
+  cost(): Omit<RunTiming, 'wallS'>;
 }

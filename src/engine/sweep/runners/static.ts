@@ -3,7 +3,7 @@
 // of the instantiation with the point's values): kernel size, per-loop instructions and
 // effective unroll, registers, spills, theoretical occupancy. No GPU needed.
 import * as os from 'os';
-import type { SweepVariant } from '../../../protocol';
+import type { RunTiming, SweepVariant } from '../../../protocol';
 import type { FileAnalysis } from '../../parse/model';
 import type { CompileFlags } from '../../toolchain/flags';
 import type { ProcessRunner } from '../../toolchain/process';
@@ -120,6 +120,13 @@ export class StaticRunner implements SweepRunner {
     return inspector;
   }
 
+  /** nvcc time of the cubins built for this sweep (cache hits cost nothing). */
+  compileMs = 0;
+
+  cost(): Omit<RunTiming, 'wallS'> {
+    return { compileS: this.compileMs / 1000, checkS: 0, profileS: 0, gpuIdleS: 0, gpuRuns: 0, gpus: [] };
+  }
+
   notes(): string[] {
     return this.disassembler === 'nvdisasm' ? [] : ['effective unroll needs nvdisasm (line info): only instruction counts are available'];
   }
@@ -179,6 +186,7 @@ export class StaticRunner implements SweepRunner {
             },
             onMeasured: (j, kv) => {
               const i = idx[j];
+              if (!kv.cached && kv.status !== 'cancelled') this.compileMs += kv.compileMs;
               hashes[i] = kv.codeHash;
               this.codeHashes.set(pointId(points[i]), kv.codeHash);
               out[i] = staticVariant(
