@@ -17,6 +17,7 @@ import { runSweep, SweepOptions } from '../engine/sweep/sweep';
 import { loadPanelAssets, reportHtml } from '../panelHtml';
 import type { SweepResult } from '../protocol';
 import { DEFAULT_SETTINGS, SETTINGS } from '../settings';
+import { runTimingText } from '../engine/report/benchTiming';
 import { macroTableFor } from './macros';
 import { defineCommand, enumOption, factorsOption, numberOption, stringOption } from './args';
 import {
@@ -329,7 +330,8 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
     stopSignals();
   }
   if (reason) result.notes.push(`static sweep: ${reason}`);
-  io.out(a.json ? JSON.stringify(sweepJson(result), null, 2) + '\n' : sweepText(result));
+  const cost = result.timing && !result.static ? runTimingText(result.timing) : null;
+  io.out(a.json ? JSON.stringify(sweepJson(result), null, 2) + '\n' : sweepText(result) + (cost ? `${cost}\n` : ''));
   if (a.csv) writeOutput(a.csv, sweepCsv(result));
   if (a.t4) writeOutput(a.t4, JSON.stringify(sweepT4(result), null, 2) + '\n');
   if (a.report) writeOutput(a.report, reportHtml(result, loadPanelAssets()));
