@@ -12,6 +12,9 @@ import { flagsFromSettings } from '../../src/engine/toolchain/flags';
 import { benchLoop, benchJson, BenchOptions, BenchProgress, iqrOverlap, parseChecksums, summarize } from '../../src/engine/profile/bench';
 import type { ProcessResult, ProcessRunner } from '../../src/engine/toolchain/process';
 import { findCliffs, cliffPointFromRaw, icacheBudget } from '../../src/engine/profile/icache';
+import { rawPageOf } from '../../src/engine/profile/stages/time';
+import { parseRawPageStrict } from '../../src/engine/profile/rawPageStream';
+import { programOutput } from '../../src/engine/profile/ncuErrors';
 
 const REC = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100');
 const rec = (f: string) => fs.readFileSync(path.join(REC, f), 'utf8');
@@ -58,8 +61,15 @@ function replay(
     if (cmd === real!.nvcc.path || cmd === real!.nvdisasm?.path || cmd === real!.cuobjdump?.path || cmd === real!.cxxfilt?.path)
       return real!.runner(cmd, args, o);
     calls.push([cmd, ...args]);
-    if (cmd === '/fake/ncu')
-      return { ...result({ command: cmd, args }), ...ncu(args, args[0] === '--import' ? {} : program(runs++, args)) };
+    if (cmd === '/fake/ncu' && args.includes('--metrics')) {
+      const prof = { ...result({ command: cmd, args }), ...ncu(args, program(runs++, args)) };
+      // without --export ncu prints the raw page itself after the program's output: the page an import would give
+      const ok = !prof.exitCode && !prof.timedOut && !prof.cancelled;
+      if (ok && args.includes('--csv') && !args.includes('--export'))
+        return { ...prof, stdout: prof.stdout + (ncu(['--import', 'direct'], {}).stdout ?? '') };
+      return prof;
+    }
+    if (cmd === '/fake/ncu') return { ...result({ command: cmd, args }), ...ncu(args, {}) };
     return { ...result({ command: cmd, args }), ...program(runs++, args) };
   };
   return { runner, calls };
@@ -77,7 +87,7 @@ function underNcu(run: Partial<ProcessResult>): Partial<ProcessResult> {
     .join('\n');
   if (run.timedOut || run.cancelled) return run;
   if (run.exitCode) return { ...run, stdout: `${run.stdout ?? ''}==ERROR== The application returned an error code (${run.exitCode}).\n` };
-  return { ...run, stdout: `${run.stdout ?? ''}${prof}` };
+  return { ...run, stdout: `${run.stdout ?? ''}${prof}\n` };
 }
 
 async function options(
@@ -157,7 +167,7 @@ describe('bench pipeline on recorded H100 outputs', () => {
     assert.ok(v.stallShare && Math.abs(Object.values(v.stallShare).reduce((a, b) => a + b, 0) - 1) < 1e-6);
     assert.ok(v.kernelInstructions! > 0 && v.registers! > 0);
     // the ncu command line: mangled-name filter, warm-up skip, bounded count, clock control, export
-    const prof = calls.find(c => c[0] === '/fake/ncu' && c.includes('--export'))!;
+    const prof = calls.find(c => c[0] === '/fake/ncu' && c.includes('--metrics'))!;
     assert.deepEqual(prof.slice(1, 11), [
       '--kernel-name-base',
       'mangled',
@@ -218,7 +228,7 @@ describe('bench pipeline on recorded H100 outputs', () => {
         x.kernel,
       );
     assert.ok(r.instantiations.every(x => x.variants[1].kernelInstructions! > 0));
-    const profiles = calls.filter(c => c[0] === '/fake/ncu' && c.includes('--export'));
+    const profiles = calls.filter(c => c[0] === '/fake/ncu' && c.includes('--metrics'));
     assert.equal(profiles.length, 8, 'one run per instantiation and variant');
     for (const n of names)
       assert.ok(
@@ -338,7 +348,23 @@ describe('bench pipeline on recorded H100 outputs', () => {
 });
 
 describe('fast sweeps: identical code, measurement cache, several GPUs, a launcher', () => {
-  const profiles = (calls: string[][]) => calls.filter(c => c.includes('/fake/ncu') && c.includes('--export'));
+  const profiles = (calls: string[][]) => calls.filter(c => c.includes('/fake/ncu') && c.includes('--metrics'));
+
+  test("ncu's own raw page after the program's output (real ncu stdout): the page and the program's lines apart", () => {
+    const live = fs.readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'ncu', 'mini', 'mini-raw-live.stdout.txt'), 'utf8');
+    const page = rawPageOf(live);
+    assert.equal(page.split('\n').filter(Boolean).length, 5, 'header, units, three launches');
+    assert.deepEqual(
+      parseRawPageStrict(page).kernels.map(k => k.kernelName.replace(/\(.*$/, '')),
+      ['void scale<4>', 'void scale<16>', 'accumulate'],
+    );
+    assert.deepEqual(programOutput(live).split('\n').filter(Boolean), [
+      'kernel=scale<4> done',
+      'kernel=scale<16> done',
+      'kernel=accumulate done',
+    ]);
+    assert.equal(rawPageOf('kernel=x checksum=1\n==PROF== Disconnected\n'), '', 'no page: nothing profiled');
+  });
 
   test('the same machine code is measured once and reported with identicalTo', async t => {
     if (skip) return t.skip(skip);
@@ -479,8 +505,8 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
     let most = 0;
     const base = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncuOk);
     const runner: ProcessRunner = async (cmd, args, o) => {
-      if (cmd !== '/fake/ncu' || !args.includes('--export')) return base.runner(cmd, args, o);
-      const program = args[args.indexOf('--force-overwrite') + 1];
+      if (cmd !== '/fake/ncu' || !args.includes('--metrics')) return base.runner(cmd, args, o);
+      const program = args.find(a => a.startsWith(CACHE))!;
       const n = (attempts.get(program) ?? 0) + 1;
       attempts.set(program, n);
       inFlight++;
@@ -515,7 +541,7 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
     const envs: (Record<string, string | undefined> | undefined)[] = [];
     const base = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncuOk);
     const runner: ProcessRunner = (cmd, args, o) => {
-      if (cmd === '/fake/ncu' && args.includes('--export')) envs.push(o?.env);
+      if (cmd === '/fake/ncu' && args.includes('--metrics')) envs.push(o?.env);
       return base.runner(cmd, args, o);
     };
     const { o, file, text, analysis } = await options(runner, { gpus: [0, 1], factors: [1, 2, 4] });
@@ -559,11 +585,12 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
 if [ "$1" = "--import" ]; then cat "$2"; exit $?; fi
 [ "$PWD" != "${REPO_ROOT}" ] || { echo "==ERROR== ran in the caller's directory" >&2; exit 91; }
 for a in "$@"; do case "$a" in "$UL_NODE_LOCAL"/*) echo "==ERROR== node-local path: $a" >&2; exit 92;; esac; done
-while [ $# -gt 0 ]; do case "$1" in --export) out="$2"; shift 2;; --launch-count|--launch-skip|--metrics|--kernel-name|--kernel-name-base|--clock-control) shift 2;; --force-overwrite) shift;; *) break;; esac; done
+out=
+while [ $# -gt 0 ]; do case "$1" in --export) out="$2"; shift 2;; --launch-count|--launch-skip|--metrics|--kernel-name|--kernel-name-base|--clock-control|--page|--print-kernel-base) shift 2;; --force-overwrite|--csv) shift;; *) break;; esac; done
 [ -x "$1" ] || { echo "==ERROR== '$1' does not exist or is not an executable" ; exit 93; }
 cat "${recDir}/matmul_unroll.stdout"
 grep '^==' "${recDir}/matmul_basic.ncu-stdout.txt"
-cp "${recDir}/matmul_basic.raw.csv" "$out.ncu-rep"
+if [ -n "$out" ]; then cp "${recDir}/matmul_basic.raw.csv" "$out.ncu-rep"; else cat "${recDir}/matmul_basic.raw.csv"; fi
 `,
       { mode: 0o755 },
     );
@@ -576,14 +603,23 @@ cp "${recDir}/matmul_basic.raw.csv" "$out.ncu-rep"
     const saved = process.env.TMPDIR;
     process.env.TMPDIR = local;
     try {
-      const r = await benchLoop(file, text, analysis, { ...o, toolchain: { ...o.toolchain, ncu: { ...o.toolchain.ncu!, path: ncu } } });
-      assert.deepEqual(
-        r.variants.map(v => [v.label, v.status, v.samples, v.message]),
-        [
-          ['as-written', 'ok', 20, null],
-          ['4', 'ok', 20, null],
-        ],
-      );
+      // the raw page printed by ncu itself, and (reports kept) a report the node writes to the shared folder
+      for (const keepReportsDir of [undefined, path.join(shared, 'kept')]) {
+        const r = await benchLoop(file, text, analysis, {
+          ...o,
+          keepReportsDir,
+          toolchain: { ...o.toolchain, ncu: { ...o.toolchain.ncu!, path: ncu } },
+        });
+        assert.deepEqual(
+          r.variants.map(v => [v.label, v.status, v.samples, v.message]),
+          [
+            ['as-written', 'ok', 20, null],
+            ['4', 'ok', 20, null],
+          ],
+          keepReportsDir ?? 'no reports kept',
+        );
+      }
+      assert.equal(fs.readdirSync(path.join(shared, 'kept')).filter(f => f.endsWith('.ncu-rep')).length, 2);
     } finally {
       if (saved === undefined) delete process.env.TMPDIR;
       else process.env.TMPDIR = saved;

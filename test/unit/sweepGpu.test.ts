@@ -71,10 +71,15 @@ function replay(
     try {
       // Long enough for another GPU's process to start meanwhile.
       if (delayMs) await new Promise(r => setTimeout(r, delayMs));
-      if (cmd === '/fake/ncu' && args.includes('--export')) {
-        // a profile runs the program too: its recorded answer, inside ncu's own lines
-        const at = args.indexOf('--force-overwrite') + 1;
-        return { ...result({ command: cmd, args }), ...underNcu(ncu(args), program(runs++, args.slice(at + 1), args[at])) };
+      if (cmd === '/fake/ncu' && args.includes('--metrics')) {
+        // a profile runs the program too: its recorded answer, inside ncu's own lines, then the
+        // raw page ncu prints when no report is exported
+        const at = args.findIndex(a => a.startsWith(CACHE));
+        const prof = { ...result({ command: cmd, args }), ...underNcu(ncu(args), program(runs++, args.slice(at + 1), args[at])) };
+        const ok = !prof.exitCode && !prof.timedOut && !prof.cancelled;
+        if (ok && args.includes('--csv') && !args.includes('--export'))
+          return { ...prof, stdout: prof.stdout + (ncu(['--import', 'direct']).stdout ?? '') };
+        return prof;
       }
       if (cmd === '/fake/ncu') return { ...result({ command: cmd, args }), ...ncu(args) };
       return { ...result({ command: cmd, args }), ...program(runs++, args, cmd) };
@@ -146,7 +151,7 @@ describe('GPU sweep on recorded H100 outputs (matvec_warp_per_row, loop c: defau
     const first = replay(() => ({ stdout: rec('matvec.stdout') }), ncuOk);
     const a = await options(first.runner);
     const r1 = await runSweep({ ...a, gpu: { ...a.gpu!, measurementCacheDir: dir } });
-    assert.equal(first.calls.filter(x => x[0] === '/fake/ncu' && x.includes('--export')).length, 2);
+    assert.equal(first.calls.filter(x => x[0] === '/fake/ncu' && x.includes('--metrics')).length, 2);
     assert.equal(r1.timing!.gpuRuns, 2);
     const second = replay(
       () => assert.fail('no program may run'),
@@ -166,7 +171,7 @@ describe('GPU sweep on recorded H100 outputs (matvec_warp_per_row, loop c: defau
     const third = replay(() => ({ stdout: rec('matvec.stdout') }), ncuOk);
     const c = await options(third.runner);
     await runSweep({ ...c, gpu: { ...c.gpu!, args: ['--only', 'matvec_warp_per_row', '--reps', '30'], measurementCacheDir: dir } });
-    assert.equal(third.calls.filter(x => x[0] === '/fake/ncu' && x.includes('--export')).length, 2);
+    assert.equal(third.calls.filter(x => x[0] === '/fake/ncu' && x.includes('--metrics')).length, 2);
   });
 
   test('each distinct program checked and timed once; identical code reuses the timing; speedups and stalls', async t => {
@@ -191,10 +196,10 @@ describe('GPU sweep on recorded H100 outputs (matvec_warp_per_row, loop c: defau
     );
     // two programs ran, each once, under ncu: its output there is its check
     const plain = calls.filter(x => x[0] !== '/fake/ncu');
-    const profiles = calls.filter(x => x[0] === '/fake/ncu' && x.includes('--export'));
+    const profiles = calls.filter(x => x[0] === '/fake/ncu' && x.includes('--metrics'));
     assert.equal(plain.length, 0);
     assert.equal(profiles.length, 2);
-    const programAt = (c: string[]) => c.indexOf('--force-overwrite') + 1;
+    const programAt = (c: string[]) => c.findIndex(a => a.startsWith(CACHE));
     assert.notEqual(profiles[0][programAt(profiles[0])], profiles[1][programAt(profiles[1])], 'as written and ×4 are different programs');
     assert.deepEqual(profiles[0].slice(programAt(profiles[0]) + 1), ['--only', 'matvec_warp_per_row', '--reps', '25']);
     const prof = profiles[1];
@@ -258,7 +263,7 @@ describe('GPU sweep on recorded H100 outputs (matvec_warp_per_row, loop c: defau
     assert.equal(v(`${o.c}=full`).status, 'correctness');
     assert.equal(v(`${o.c}=4`).medianMs, null, 'a wrong result is not timed');
     assert.equal(
-      calls.filter(x => x[0] === '/fake/ncu' && x.includes('--export')).length,
+      calls.filter(x => x[0] === '/fake/ncu' && x.includes('--metrics')).length,
       2,
       'one ncu run per distinct program, full not run',
     );
@@ -320,7 +325,7 @@ describe('GPU sweep over two GPUs (--gpus 0,1) on the same recordings', () => {
   /** A call's program: the command of a plain run, the profiled program of an ncu run (null: ncu --import). */
   const programOf = (call: string[]): string | null => {
     if (call[0] !== '/fake/ncu') return call[0];
-    return call.includes('--export') ? call[call.indexOf('--force-overwrite') + 1] : null;
+    return call.includes('--metrics') ? (call.find(a => a.startsWith(CACHE)) ?? null) : null;
   };
 
   test('check and ncu runs carry CUDA_VISIBLE_DEVICES 0 and 1; the file as written runs first; results as on one GPU', async t => {
@@ -414,7 +419,7 @@ describe('GPU sweep over two GPUs (--gpus 0,1) on the same recordings', () => {
       assert.equal(v(`${o.c}=${f}`).medianMs, null, f);
     }
     assert.match(v(`${o.c}=4`).message!, /checksums differ from the file as written: .*6\.735188e\+02 vs 6\.735187e\+02/);
-    const checks = calls.map((c, i) => [c, devices[i]] as const).filter(([c]) => c[0] === '/fake/ncu' && c.includes('--export'));
+    const checks = calls.map((c, i) => [c, devices[i]] as const).filter(([c]) => c[0] === '/fake/ncu' && c.includes('--metrics'));
     assert.equal(checks.length, 4, 'as written, 2, 4 and 8: one ncu run each, its output the check');
     assert.deepEqual([...new Set(checks.slice(1).map(([, d]) => d))].sort(), ['0', '1'], 'the failing checks ran on both GPUs');
     assert.equal(r.best, 'as-written');
