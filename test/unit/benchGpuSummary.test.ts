@@ -320,6 +320,16 @@ describe('hand-loop.sh (issue 11): the sources it builds and the ncu command it 
     assert.deepEqual(Object.keys(cold.timing), ['wallS', 'compileS', 'checkS', 'profileS', 'gpuIdleS', 'gpuRuns', 'gpus']);
     assert.equal(cold.timing.gpuRuns, 6);
 
+    // the final code (ncu prints the raw page itself): the headline numbers
+    const final = m.summarise(m.readDir(path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100', 'bench-gpu-final')));
+    close(final.wall.ratio, 27.274 / 57.465);
+    assert.equal(Math.round(final.largestMedianDiff! * 10000) / 100, 0.53);
+    assert.equal(final.targets.cached.gpuRuns, 0);
+    assert.deepEqual(
+      Object.values(final.targets).map(t => t.ok),
+      [true, true, null, true],
+    );
+
     const pair = m.summarise(m.readDir(path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h200x2', 'bench-gpu')));
     close(pair.wall.speedup2, 28.103 / 25.03);
     assert.equal(pair.targets.twoGpus.ok, false);
