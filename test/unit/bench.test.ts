@@ -672,3 +672,56 @@ describe('instruction-cache calibration from the recorded icache_cliff sweep', (
     assert.equal(icacheBudget('sm_90a').bytes, 49920);
   });
 });
+
+describe('measurement cache shared by several processes', () => {
+  test('4 processes writing and reading the same entries at once: every read is a miss or the whole entry', async () => {
+    const { spawn } = await import('child_process');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-measure-mp-'));
+    const mod = path.join(REPO_ROOT, 'out', 'src', 'engine', 'profile', 'measurementCache.js');
+    // Each process writes its own version of 8 shared keys (a big entry: partial writes would show) and reads them back in a loop.
+    const script = `
+      const { MeasurementCache } = require(${JSON.stringify(mod)});
+      const c = new MeasurementCache(${JSON.stringify(dir)});
+      const me = Number(process.argv[1]);
+      const entry = w => ({ groups: [{ key: 'k', kernel: 'k', blockSize: null, durations: Array.from({ length: 20000 }, (_, i) => w + i / 1e6), last: null }], stdout: 'writer=' + w });
+      let bad = 0, hits = 0;
+      for (let round = 0; round < 40; round++) {
+        for (let k = 0; k < 8; k++) {
+          const key = String(k).padStart(64, 'a');
+          if ((round + me + k) % 3 === 0) c.put(key, entry(me));
+          const got = c.get(key);
+          if (got === null) continue;
+          hits++;
+          const w = Number(got.stdout.slice(7));
+          const d = got.groups[0].durations;
+          if (d.length !== 20000 || d.some((x, i) => x !== w + i / 1e6)) bad++;
+        }
+      }
+      process.stdout.write(JSON.stringify({ bad, hits }));
+    `;
+    const runs = await Promise.all(
+      [0, 1, 2, 3].map(
+        me =>
+          new Promise<{ bad: number; hits: number }>((resolve, reject) => {
+            const p = spawn(process.execPath, ['-e', script, String(me)], { stdio: ['ignore', 'pipe', 'inherit'] });
+            let out = '';
+            p.stdout.on('data', d => (out += d));
+            p.on('close', code => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`exit ${code}`))));
+          }),
+      ),
+    );
+    assert.ok(
+      runs.every(r => r.bad === 0),
+      JSON.stringify(runs),
+    );
+    assert.ok(runs.reduce((a, r) => a + r.hits, 0) > 100, 'the processes did read each other’s entries');
+    assert.deepEqual(
+      fs
+        .readdirSync(dir, { recursive: true })
+        .map(String)
+        .filter(f => f.endsWith('.tmp')),
+      [],
+      'no temporary file left behind',
+    );
+  });
+});
