@@ -2,21 +2,26 @@
 import * as path from 'path';
 import { BuildCache, formatBytes } from '../engine/variants/cache';
 import { defaultCacheDir } from '../engine/variants/build';
+import { MeasurementCache } from '../engine/profile/measurementCache';
 import { defineCommand } from './args';
 import { EXIT, UsageError } from './io';
 
 export const cacheCommand = defineCommand({
   name: 'cache',
-  summary: 'Show the build cache (location, entries, size) or clear it.',
+  summary: 'Show the build and measurement caches (location, entries, size) or clear them.',
   synopsis: 'info|clear [--dir DIR] [--json]',
   description:
-    "info: the build cache's location, number of entries and size. clear: deletes every cached build (each entry is\n" +
-    'moved aside and then deleted, so an editor or another run reading one at that moment is not disturbed; builds in\n' +
-    "progress are left alone). The CLI's cache is $XDG_CACHE_HOME/unroll-lens/builds (default ~/.cache/unroll-lens/builds);\n" +
-    "the editor's is under VS Code's global storage (its command 'Unroll Lens: Clear Build Cache' clears that one).",
+    "info: the build cache's location, number of entries and size, and the measurement cache's beside it. clear: deletes\n" +
+    'every cached build (each entry is moved aside and then deleted, so an editor or another run reading one at that\n' +
+    "moment is not disturbed; builds in progress are left alone) and every cached GPU measurement. The CLI's caches are\n" +
+    "$XDG_CACHE_HOME/unroll-lens/builds and .../measurements (default ~/.cache/unroll-lens/); the editor's are under VS\n" +
+    "Code's global storage (its command 'Unroll Lens: Clear Build Cache' clears those).",
   options: {
     dir: { type: 'string', value: 'DIR', help: 'the cache folder', default: '$XDG_CACHE_HOME/unroll-lens/builds' },
-    json: { type: 'boolean', help: 'machine-readable output: {"location", "entries", "bytes"} (clear: what was deleted)' },
+    json: {
+      type: 'boolean',
+      help: 'machine-readable output: {"location", "entries", "bytes", "measurements": {"location", "entries", "bytes"}} (clear: what was deleted)',
+    },
   },
   exitCodes: [
     [EXIT.ok, 'done'],
@@ -27,19 +32,30 @@ export const cacheCommand = defineCommand({
     if (action !== 'info' && action !== 'clear')
       throw new UsageError(action ? `unknown action '${action}' (info or clear)` : 'cache needs an action: info or clear');
     if (extra.length) throw new UsageError(`cache ${action} takes no file`);
-    const cache = new BuildCache(path.resolve(options.dir ?? defaultCacheDir()));
+    const dir = path.resolve(options.dir ?? defaultCacheDir());
+    const cache = new BuildCache(dir);
+    // Measurements live beside the builds (runLocations), as the bench and sweep commands put them.
+    const measurements = new MeasurementCache(path.join(path.dirname(dir), 'measurements'));
     if (action === 'info') {
       const info = cache.info();
-      if (options.json) io.out(JSON.stringify(info, null, 2) + '\n');
-      else io.out(`location: ${info.location}\nentries:  ${info.entries}\nsize:     ${formatBytes(info.bytes)}\n`);
+      const m = measurements.info();
+      if (options.json) io.out(JSON.stringify({ ...info, measurements: m }, null, 2) + '\n');
+      else
+        io.out(
+          `location: ${info.location}\nentries:  ${info.entries}\nsize:     ${formatBytes(info.bytes)}\n` +
+            `measurements: ${m.entries} in ${m.location} (${formatBytes(m.bytes)})\n`,
+        );
       return EXIT.ok;
     }
     const gone = cache.clear();
     const left = cache.info();
-    if (options.json) io.out(JSON.stringify({ ...gone, left: left.entries }, null, 2) + '\n');
+    const m = measurements.info();
+    measurements.clear();
+    if (options.json) io.out(JSON.stringify({ ...gone, left: left.entries, measurements: m }, null, 2) + '\n');
     else
       io.out(
-        `cleared ${gone.location}: ${gone.entries} entries, ${formatBytes(gone.bytes)}${left.entries ? ` (${left.entries} could not be deleted)` : ''}\n`,
+        `cleared ${gone.location}: ${gone.entries} entries, ${formatBytes(gone.bytes)}${left.entries ? ` (${left.entries} could not be deleted)` : ''}\n` +
+          `cleared ${m.location}: ${m.entries} measurements\n`,
       );
     return EXIT.ok;
   },

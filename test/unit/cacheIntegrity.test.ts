@@ -11,6 +11,7 @@ import * as path from 'path';
 import { detectToolchain, Toolchain } from '../../src/engine/toolchain/toolchain';
 import { flagsFromSettings } from '../../src/engine/toolchain/flags';
 import { BuildRequest, BuilderOptions, VariantBuilder } from '../../src/engine/variants/build';
+import { MeasurementCache } from '../../src/engine/profile/measurementCache';
 import { BuildCache, releaseScratch } from '../../src/engine/variants/cache';
 import { VariantInspector } from '../../src/engine/variants/inspect';
 import { REPO_ROOT, SAMPLES } from './helpers';
@@ -344,6 +345,11 @@ describe('unroll-lens cache', () => {
     if (skip) return t.skip(skip);
     const home = tmpDir('clicache');
     assert.equal((await cliAsync(SASS_ARGS, home)).code, 0);
+    // one GPU measurement beside the builds, as bench leaves it
+    new MeasurementCache(path.join(path.dirname(buildsOf(home)), 'measurements')).put('ab'.repeat(32), {
+      groups: [],
+      stdout: 'checksum=1',
+    });
     const info = cliSync(['cache', 'info', '--json'], home);
     assert.equal(info.code, 0, info.err);
     const parsed = JSON.parse(info.out) as { location: string; entries: number; bytes: number };
@@ -353,12 +359,19 @@ describe('unroll-lens cache', () => {
     assert.match(
       text.out,
       new RegExp(
-        `location: ${buildsOf(home).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\nentries: +${parsed.entries}\nsize: +[\\d.]+ [KM]iB\n`,
+        `location: ${buildsOf(home).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\nentries: +${parsed.entries}\nsize: +[\\d.]+ [KM]iB\nmeasurements: 1 in `,
       ),
     );
     const clear = cliSync(['cache', 'clear'], home);
     assert.equal(clear.code, 0, clear.err);
-    assert.match(clear.out, new RegExp(`^cleared .*: ${parsed.entries} entries, [\\d.]+ [KM]iB\n$`));
+    assert.match(
+      clear.out,
+      new RegExp(`^cleared .*: ${parsed.entries} entries, [\\d.]+ [KM]iB\ncleared .*measurements: 1 measurements\n$`),
+    );
+    assert.equal(
+      (JSON.parse(cliSync(['cache', 'info', '--json'], home).out) as { measurements: { entries: number } }).measurements.entries,
+      0,
+    );
     assert.equal((JSON.parse(cliSync(['cache', 'info', '--json'], home).out) as { entries: number }).entries, 0);
     assert.deepEqual(leftovers(buildsOf(home)), []);
     assert.equal(cliSync(['cache'], home).code, 2);

@@ -99,6 +99,29 @@ export class MeasurementCache {
     }
   }
 
+  /** Where it is, how many measurements and their bytes. */
+  info(): { location: string; entries: number; bytes: number } {
+    let entries = 0;
+    let bytes = 0;
+    let files: string[] = [];
+    try {
+      files = fs.readdirSync(this.dir, { recursive: true }).map(String);
+    } catch {
+      /* no folder yet: empty */
+    }
+    for (const f of files) {
+      if (!f.endsWith('.json')) continue;
+      try {
+        bytes += fs.statSync(path.join(this.dir, f)).size;
+        entries++;
+      } catch {
+        /* removed meanwhile */
+      }
+    }
+    return { location: this.dir, entries, bytes };
+  }
+
+  /** Deletes every measurement; a writer that loses its folder meanwhile only loses its entry. */
   clear(): void {
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
