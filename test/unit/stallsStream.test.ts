@@ -173,7 +173,11 @@ describe('bench time stage: a truncated raw page from ncu is a profile failure, 
       args,
       exitCode: 0,
       signal: null,
-      stdout: args.includes('--import') ? recorded.slice(0, recorded.length - 1000) : '',
+      // a page cut short, read back from a report (--import) or printed by ncu itself (--csv, no --export)
+      stdout:
+        args.includes('--import') || (args.includes('--csv') && !args.includes('--export'))
+          ? recorded.slice(0, recorded.length - 1000)
+          : '',
       stderr: '',
       timedOut: false,
       cancelled: false,
@@ -181,13 +185,16 @@ describe('bench time stage: a truncated raw page from ncu is a profile failure, 
     });
     const toolchain = { runner, ncu: { name: 'ncu', path: '/fake/ncu', version: '2025.3.1', source: 'setting' } } as unknown as Toolchain;
     const kernel = '_Z12matmul_basicPKfS0_Pfi';
-    const r = await timeVariant(
-      { label: 'as-written', program: '/fake/prog', file: '/tmp/x.cu' },
-      { kernel, kernels: [kernel] },
-      { toolchain, launcher: [], args: [], samples: 20, warmup: 0, clockControl: 'none', timeoutMs: 1000, loops: [1] },
-    );
-    assert.equal(r.status, 'profile');
-    assert.match(r.message!, /could not read ncu's raw page .*line 22 is not a complete launch row/);
-    assert.equal(r.groups.size, 0);
+    for (const keepReportsDir of [undefined, fs.mkdtempSync(path.join(os.tmpdir(), 'ul-kept-'))]) {
+      const r = await timeVariant(
+        { label: 'as-written', program: '/fake/prog', file: '/tmp/x.cu' },
+        { kernel, kernels: [kernel] },
+        { toolchain, launcher: [], args: [], samples: 20, warmup: 0, clockControl: 'none', timeoutMs: 1000, loops: [1], keepReportsDir },
+      );
+      assert.equal(r.status, 'profile', String(keepReportsDir));
+      assert.match(r.message!, keepReportsDir ? /\(0-time-0\.ncu-rep\)/ : /\(printed after the program\)/);
+      assert.match(r.message!, /could not read ncu's raw page .*line 22 is not a complete launch row/);
+      assert.equal(r.groups.size, 0);
+    }
   });
 });

@@ -239,7 +239,9 @@ describe('GPU sweep of hot_loop<BODY> on recorded H100 outputs', () => {
         if (args[0] === '--import') return result({ stdout: rec(`icache-b${lastBody}-t128.raw.csv`) });
         profiles.push(args);
         lastBody = body!;
-        return result({ stdout: rec(`icache-b${body}-t128.ncu-stdout.txt`) });
+        // without --export ncu prints the raw page itself after the run
+        const page = args.includes('--csv') && !args.includes('--export') ? rec(`icache-b${body}-t128.raw.csv`) : '';
+        return result({ stdout: `${rec(`icache-b${body}-t128.ncu-stdout.txt`)}\n${page}` });
       }
       programs.push([cmd, ...args]);
       return result({ stdout: stdoutFor(args) });
@@ -297,7 +299,12 @@ describe('GPU sweep of hot_loop<BODY> on recorded H100 outputs', () => {
       if (cmd === real!.nvcc.path || cmd === real!.nvdisasm?.path || cmd === real!.cuobjdump?.path || cmd === real!.cxxfilt?.path)
         return real!.runner(cmd, args, o);
       if (cmd === '/fake/ncu')
-        return result({ stdout: args[0] === '--import' ? rec('icache-b32-t128.raw.csv') : rec('icache-b32-t128.ncu-stdout.txt') });
+        return result({
+          stdout:
+            args[0] === '--import'
+              ? rec('icache-b32-t128.raw.csv')
+              : `${rec('icache-b32-t128.ncu-stdout.txt')}\n${args.includes('--csv') && !args.includes('--export') ? rec('icache-b32-t128.raw.csv') : ''}`,
+        });
       const body = args[args.indexOf('--body') + 1];
       let line = rec('icache_cliff.stdout')
         .split('\n')

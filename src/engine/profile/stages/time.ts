@@ -259,7 +259,7 @@ export async function timeVariant(
     } catch (e) {
       if (!(e instanceof RawPageError)) throw e;
       status = 'profile';
-      message = `could not read ncu's raw page for ${k} (${path.basename(report)}.ncu-rep): ${e.message}`;
+      message = `could not read ncu's raw page for ${k} (${direct ? 'printed after the program' : `${path.basename(report)}.ncu-rep`}): ${e.message}`;
       return null;
     }
   };
