@@ -423,6 +423,37 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
     assert.equal(profiles(third.calls).length, 3);
   });
 
+  test('per-line stalls come from the cache too: an editor re-run (source stalls on) runs nothing; an edited source samples again', async t => {
+    if (skip) return t.skip(skip);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-measure-src-'));
+    const ncu = (args: string[], run: Partial<ProcessResult>) => {
+      if (args[0] === '--import')
+        return { stdout: args.includes('source') ? rec('source-stalls/reports/matmul_unroll-source.csv') : rec('matmul_basic.raw.csv') };
+      return underNcu(run);
+    };
+    const first = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncu);
+    const a = await options(first.runner, { factors: [4], sourceStalls: true, measurementCacheDir: dir });
+    const r1 = await benchLoop(a.file, a.text, a.analysis, a.o);
+    assert.ok(first.calls.some(c => c.includes('SourceCounters')));
+    assert.ok(r1.lineStalls?.length);
+
+    const second = replay(
+      () => assert.fail('no program may run'),
+      () => assert.fail('no ncu may run'),
+    );
+    const b = await options(second.runner, { factors: [4], sourceStalls: true, measurementCacheDir: dir });
+    const r2 = await benchLoop(b.file, b.text, b.analysis, b.o);
+    assert.equal(second.calls.length, 0);
+    assert.equal(r2.timing.gpuRuns, 0);
+    assert.deepEqual(r2.lineStalls, r1.lineStalls);
+
+    // a comment added at the end: the same program, but the lines' text is part of the answer
+    const third = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncu);
+    const c = await options(third.runner, { factors: [4], sourceStalls: true, measurementCacheDir: dir });
+    await benchLoop(c.file, `${c.text}\n// edited\n`, c.analysis, c.o);
+    assert.equal(third.calls.filter(x => x.includes('SourceCounters')).length, 1);
+  });
+
   test('a damaged cache entry is a miss, never a wrong answer', async t => {
     if (skip) return t.skip(skip);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-measure-'));

@@ -331,14 +331,26 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
   let lineStalls: LineStalls[] | null = null;
   let lineStallsProblem: string | null = null;
   if (o.sourceStalls && runs[0].status === 'ok' && baselineProgram && !o.signal?.aborted) {
-    emit(variants[0].label, 'source-stalls', slots[0].gpu);
-    const t0 = Date.now();
-    const r = await sampleLineStalls({ label: variants[0].label, program: baselineProgram, file }, target.kernel, o, message =>
-      o.onProgress?.(message, n, n),
-    );
-    clock.add(slots[0].gpu, { kind: 'stalls', startMs: t0, endMs: Date.now() });
-    lineStalls = r.lineStalls;
-    lineStallsProblem = r.problem;
+    // Per-line stalls of an unchanged program and source come from the cache too: a cached re-run runs nothing.
+    const key = cache ? measurementKeyFor(o, baselineProgram, slots[0].gpu, [target.kernel], text) : null;
+    const hit = key ? cache!.get(key) : null;
+    if (hit?.lineStalls) {
+      emit(variants[0].label, 'cached', slots[0].gpu);
+      lineStalls = hit.lineStalls;
+    } else {
+      emit(variants[0].label, 'source-stalls', slots[0].gpu);
+      const t0 = Date.now();
+      const r = await sampleLineStalls(
+        { label: variants[0].label, program: baselineProgram, file },
+        target.kernel,
+        { ...o, runDir, env: slots[0].env },
+        message => o.onProgress?.(message, n, n),
+      );
+      clock.add(slots[0].gpu, { kind: 'stalls', startMs: t0, endMs: Date.now() });
+      lineStalls = r.lineStalls;
+      lineStallsProblem = r.problem;
+      if (key && r.lineStalls && !r.problem) cache!.put(key, { groups: [], stdout: '', lineStalls: r.lineStalls });
+    }
   }
   const withSpeedup = withSpeedups(runs);
   const instantiations = instantiationTables(withSpeedup, timings, sass, target.kernel);

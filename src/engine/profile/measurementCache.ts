@@ -7,7 +7,7 @@ import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import type { BenchOptions } from './bench';
-import type { KernelProfile } from './stalls';
+import type { KernelProfile, LineStalls } from './stalls';
 import { KernelSamples, PROFILE_METRICS, STALL_METRICS } from './stages/time';
 
 /** Everything a measurement depends on besides the GPU's own state. */
@@ -34,6 +34,8 @@ export interface StoredMeasurement {
   groups: { key: string; kernel: string; blockSize: string | null; durations: number[]; last: KernelProfile | null }[];
   /** The program's stdout (ncu's own lines removed). */
   stdout: string;
+  /** Warp-stall samples per source line (a source-stalls entry). */
+  lineStalls?: LineStalls[];
 }
 
 const VERSION = 1;
@@ -140,9 +142,17 @@ export function gpuIdentity(o: Pick<BenchOptions, 'toolchain' | 'launcher'>, gpu
   return g ? `${g.name}|${g.driverVersion ?? ''}` : 'unknown';
 }
 
-/** The key of measuring `program` (its bytes) with these options on `gpu`, timing `kernels`. */
-export function measurementKeyFor(o: MeasuredWith, program: string, gpu: number | null, kernels: string[]): string {
+/**
+ * The key of measuring `program` (its bytes) with these options on `gpu`, timing `kernels`; or,
+ * with `sourceText`, of sampling its stalls per line of that source (the lines' text is part of
+ * the answer, so it is part of the key).
+ */
+export function measurementKeyFor(o: MeasuredWith, program: string, gpu: number | null, kernels: string[], sourceText?: string): string {
   const passes = o.passes ?? 'combined';
+  const method =
+    sourceText !== undefined
+      ? `source-stalls:${crypto.createHash('sha256').update(sourceText).digest('hex')}`
+      : `${passes}:${(passes === 'split' ? ['gpu__time_duration.sum', ...STALL_METRICS] : PROFILE_METRICS).join(',')}`;
   return measurementKey({
     program: hashFile(program),
     args: o.args,
@@ -154,7 +164,7 @@ export function measurementKeyFor(o: MeasuredWith, program: string, gpu: number 
     samples: o.samples,
     warmup: o.warmup,
     kernels,
-    method: `${passes}:${(passes === 'split' ? ['gpu__time_duration.sum', ...STALL_METRICS] : PROFILE_METRICS).join(',')}`,
+    method,
   });
 }
 

@@ -16,7 +16,11 @@ export interface LineStallsResult {
   problem: string | null;
 }
 
-export type LineStallsOptions = LaunchOptions & Pick<BenchOptions, 'warmup' | 'clockControl' | 'timeoutMs' | 'signal' | 'keepReportsDir'>;
+export type LineStallsOptions = LaunchOptions &
+  Pick<BenchOptions, 'warmup' | 'clockControl' | 'timeoutMs' | 'signal' | 'keepReportsDir' | 'runDir'> & {
+    /** Environment of the ncu run (CUDA_VISIBLE_DEVICES, the lock's TMPDIR). */
+    env?: Record<string, string>;
+  };
 
 /** Samples `kernel` in the program; a failure comes back as `problem`, never thrown. */
 export async function sampleLineStalls(
@@ -38,7 +42,10 @@ async function sourceLineStalls(p: VariantProgram, kernel: string, o: LineStalls
   const t = o.toolchain;
   if (!t.ncu) throw new MissingToolError('ncu', []);
   const ncu = t.ncu.path;
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'unroll-lens-src-'));
+  // With a launcher the report must be where the node writes it and this machine reads it.
+  const base = o.runDir ?? os.tmpdir();
+  fs.mkdirSync(base, { recursive: true });
+  const work = fs.mkdtempSync(path.join(base, 'unroll-lens-src-'));
   try {
     const report = path.join(work, 'source');
     const prof = await launch(
@@ -66,7 +73,7 @@ async function sourceLineStalls(p: VariantProgram, kernel: string, o: LineStalls
         '--force-overwrite',
         ...programCommand(p.program, o),
       ],
-      { timeoutMs: o.timeoutMs * 4, signal: o.signal, cwd: path.dirname(p.file) },
+      { timeoutMs: o.timeoutMs * 4, signal: o.signal, cwd: path.dirname(p.file), env: o.env },
     );
     if (prof.exitCode !== 0) {
       const f = classifyNcuFailure(prof.stdout, prof.stderr, prof.exitCode);
