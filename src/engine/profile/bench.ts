@@ -10,7 +10,6 @@
 // instantiation), lineStalls (per source line) and summary (statistics, speedups, tables).
 // benchLoop below only strings them together.
 import { setMaxListeners } from 'events';
-import * as path from 'path';
 import type { RunTiming } from '../../protocol';
 import type { ProfileSettings } from '../../settings';
 import type { FileAnalysis } from '../parse/model';
@@ -22,6 +21,7 @@ import type { UnrollFactor } from '../variants/rewrite';
 import type { LineStalls } from './stalls';
 import { BenchSource, BenchVariant, buildFailure, findTargetKernels, startBuilds } from './stages/build';
 import { BaselineOutput, checkOutput, parseChecksums, reportsMismatch } from './stages/check';
+import { defaultRunDir } from './gpuSelection';
 import { defaultLockRoot, GpuClock, GpuSlot, gpuSlots, GpuTurns, PROFILES_PER_GPU } from './gpuSlots';
 import { MeasurementCache, measuredGroups, measurementKeyFor, storedMeasurement } from './measurementCache';
 import { sampleLineStalls } from './stages/lineStalls';
@@ -238,7 +238,7 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
   const unique = variants.map((_, i) => i).filter(i => measuredBy[i] === i);
 
   const cache = o.measurementCacheDir ? new MeasurementCache(o.measurementCacheDir) : null;
-  const runDir = o.runDir ?? (o.launcher.length ? path.join(path.dirname(o.cacheDir), 'runs') : undefined);
+  const runDir = o.runDir ?? defaultRunDir(o.cacheDir, o.launcher);
   const results: (TimeResult & { cached: boolean })[] = [];
   let next = 0;
   const measure = async (i: number, program: string, slot: GpuSlot): Promise<TimeResult & { cached: boolean }> => {
@@ -272,15 +272,13 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
           const failed = buildFailure(program);
           if (failed) Object.assign(run, failed);
           else {
-            const turns = turnsOf(slot.gpu);
-            let r = await turns.shared(() => measure(i, program.outputPath!, slot));
             // Failed beside other ncu processes on this GPU (memory, a timeout spent waiting for
             // ncu's lock): measured again with the GPU to itself before it counts as a failure.
-            if (r.status !== 'ok' && r.status !== 'cancelled' && perGpu > 1 && !o.signal?.aborted) {
-              emit(run.label, 'time', slot.gpu, 0, ' · again, alone on the GPU');
-              r = await turns.exclusive(() => measure(i, program.outputPath!, slot));
-            }
-            results[i] = r;
+            results[i] = await turnsOf(slot.gpu).sharedThenAlone(
+              () => measure(i, program.outputPath!, slot),
+              () => perGpu > 1 && !o.signal?.aborted,
+              () => emit(run.label, 'time', slot.gpu, 0, ' · again, alone on the GPU'),
+            );
           }
         }
         done += variants.filter((_, j) => measuredBy[j] === i).length;

@@ -56,6 +56,11 @@ export interface RunLocations {
   measurementCacheDir: string;
 }
 
+/** With a launcher, run files go beside the build cache (shared storage the nodes see); without one: the temp folder (undefined). */
+export function defaultRunDir(cacheDir: string, launcher: string[]): string | undefined {
+  return launcher.length ? path.join(path.dirname(cacheDir), 'runs') : undefined;
+}
+
 /**
  * Where a bench run's files go. A shared directory holds everything (builds, runs, measurements);
  * with a launcher but none, runs and measurements go beside the build cache (which a launcher's
@@ -74,7 +79,7 @@ export function runLocations(o: RunLocationInput): RunLocations {
   const beside = path.dirname(o.cacheDir);
   return {
     cacheDir: o.cacheDir,
-    runDir: o.launcher.length ? path.join(beside, 'runs') : o.tmpDir,
+    runDir: defaultRunDir(o.cacheDir, o.launcher) ?? o.tmpDir,
     measurementCacheDir: path.join(beside, 'measurements'),
   };
 }

@@ -107,6 +107,17 @@ export class GpuTurns {
     }
   }
 
+  /**
+   * `f` sharing the GPU; when it fails (a status other than ok or cancelled) and `retryAlone()`
+   * says so, once more with the GPU to itself.
+   */
+  async sharedThenAlone<T extends { status: string }>(f: () => Promise<T>, retryAlone: () => boolean, onRetry?: () => void): Promise<T> {
+    const r = await this.shared(f);
+    if (r.status === 'ok' || r.status === 'cancelled' || !retryAlone()) return r;
+    onRetry?.();
+    return this.exclusive(f);
+  }
+
   async exclusive<T>(f: () => Promise<T>): Promise<T> {
     while (this.alone || this.sharing) await this.wait();
     this.alone = true;

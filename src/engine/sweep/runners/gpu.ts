@@ -5,7 +5,6 @@
 // run checked against the file as written's checksums, and kernel durations and stall shares
 // under ncu. Programs of a batch build in parallel; the file as written runs first, then the
 // other points spread over the selected GPUs (one process per GPU, CUDA_VISIBLE_DEVICES).
-import * as path from 'path';
 import type { RunTiming, SweepVariant } from '../../../protocol';
 import type { BenchOptions } from '../../profile/bench';
 import { defaultLockRoot, GpuClock, GpuSlot, gpuSlots, GpuTurns, PROFILES_PER_GPU } from '../../profile/gpuSlots';
@@ -14,6 +13,7 @@ import { BaselineOutput, CheckResult, checkOutput, checkVariant, parseChecksums,
 import type { VariantProgram } from '../../profile/stages/program';
 import { summarize } from '../../profile/stages/summary';
 import { GpuRun, TimeResult, timeVariant } from '../../profile/stages/time';
+import { defaultRunDir } from '../../profile/gpuSelection';
 import { MeasurementCache, measuredGroups, measurementKeyFor, storedMeasurement } from '../../profile/measurementCache';
 import { MissingToolError } from '../../toolchain/discover';
 import type { CompileFlags } from '../../toolchain/flags';
@@ -291,7 +291,7 @@ export class GpuRunner implements SweepRunner {
     // `{NAME}` in the program arguments: the point's value (the file as written: the defaults).
     const args = substituteArgs(this.o.gpu.args, { ...(this.o.paramDefaults ?? {}), ...point.params });
     // ncu reports go where a launcher's nodes see them: beside the build cache, never the local temp folder.
-    const runDir = this.o.gpu.runDir ?? (this.o.gpu.launcher.length ? path.join(path.dirname(this.o.cacheDir), 'runs') : undefined);
+    const runDir = this.o.gpu.runDir ?? defaultRunDir(this.o.cacheDir, this.o.gpu.launcher);
     const onRun = (run: GpuRun) => this.clock.add(slot.gpu, run);
     const stage = {
       ...this.o.gpu,
@@ -384,9 +384,7 @@ export class GpuRunner implements SweepRunner {
    */
   private async onGpu(slot: GpuSlot, f: () => Promise<TimeResult>): Promise<TimeResult> {
     const turns = this.turns.get(slot.gpu) ?? (this.turns.set(slot.gpu, new GpuTurns()), this.turns.get(slot.gpu)!);
-    const r = await turns.shared(f);
-    if (r.status === 'ok' || r.status === 'cancelled' || this.perGpu === 1) return r;
-    return turns.exclusive(f);
+    return turns.sharedThenAlone(f, () => this.perGpu > 1);
   }
 
   private instantiationKey(point: SweepPoint): string {
