@@ -35,6 +35,8 @@ const runtime = [
   'dist/tree-sitter-cuda.wasm',
   'dist/webview/panel.js',
   'dist/webview/panel.css',
+  // the SASS listings' TextMate grammar (package.json contributes.grammars)
+  'syntaxes/unroll-lens-sass.tmLanguage.json',
 ];
 for (const f of runtime)
   if (!f || !fs.existsSync(path.join(root, f))) die(`${f || 'package.json main'} not found: run 'npm run build' first`);
@@ -146,7 +148,8 @@ const required = ['package.json', 'readme.md', 'LICENSE.txt', ...runtime];
 const allowed = p =>
   ['[Content_Types].xml', 'extension.vsixmanifest', 'extension/package.json', 'extension/readme.md', 'extension/LICENSE.txt'].includes(p) ||
   /^extension\/dist\/[^/]+\.(js|wasm)$/.test(p) ||
-  /^extension\/dist\/webview\/panel\.(js|css)$/.test(p);
+  /^extension\/dist\/webview\/panel\.(js|css)$/.test(p) ||
+  p === 'extension/syntaxes/unroll-lens-sass.tmLanguage.json';
 const missing = required.filter(p => !has(p));
 const leaked = entries.map(e => e.name).filter(p => !allowed(p));
 const bytes = fs.statSync(out).size;

@@ -34,7 +34,21 @@ export const Commands = {
   showResults: 'unrollLens.showResults',
   chooseTranslationUnit: 'unrollLens.chooseTranslationUnit',
   clearBuildCache: 'unrollLens.clearBuildCache',
+  showSass: 'unrollLens.showSass',
+  showSassForLine: 'unrollLens.showSassForLine',
+  goToSourceLine: 'unrollLens.goToSourceLine',
+  compareVariants: 'unrollLens.compareVariants',
 } as const;
+
+/** Arguments of "Show SASS" (CodeLens, hover link, palette). */
+export interface ShowSassArgs {
+  uri: string;
+  /** 1-based line of the loop keyword. */
+  line: number;
+  /** as-written when absent. */
+  factor?: string;
+  arch?: string;
+}
 
 /** URI scheme of the read-only SASS listings (virtual documents the client serves). */
 export const SASS_SCHEME = 'unroll-lens-sass';

@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import { LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from 'vscode-languageclient/node';
 import {
   AnalysisStatusNotification,
+  Commands,
   CUDA_FILE_PATTERN,
   CUDA_HEADER_PATTERN,
   CUDA_LANGUAGE_IDS,
@@ -13,6 +14,9 @@ import {
 } from '../protocol';
 import type { StatusBar } from './statusBar';
 import { rememberedUnits } from './commands/chooseTranslationUnit';
+
+/** The commands the server's hover markdown may link to (command: URIs); nothing else runs from a hover. */
+export const HOVER_COMMANDS = [Commands.showSass, Commands.compareVariants];
 
 export async function startLanguageClient(
   context: vscode.ExtensionContext,
@@ -43,6 +47,14 @@ export async function startLanguageClient(
     synchronize: {
       configurationSection: 'unrollLens',
       fileEvents: vscode.workspace.createFileSystemWatcher('**/*.{cuh,h,hpp,hh,hxx,inl}'),
+    },
+    // The loop hover links to "Show SASS": trust its markdown for exactly the commands it links.
+    middleware: {
+      provideHover: async (document, position, token, next) => {
+        const hover = await next(document, position, token);
+        for (const c of hover?.contents ?? []) if (c instanceof vscode.MarkdownString) c.isTrusted = { enabledCommands: HOVER_COMMANDS };
+        return hover;
+      },
     },
     // Variant builds are cached per machine in the extension's global storage.
     initializationOptions: {

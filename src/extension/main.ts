@@ -12,6 +12,8 @@ export interface UnrollLensApi {
   panels: () => { title: string; result: import('../protocol').SweepResult | null }[];
   /** What the panel's Apply button does for a variant of a result (tests drive it without a webview). */
   applyVariant: (result: import('../protocol').SweepResult, variantId: string) => Promise<boolean>;
+  /** The source line highlighted for the cursor in a SASS listing (tests check the navigation). */
+  sassHighlightedSource: () => { uri: string; line: number } | null;
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<UnrollLensApi> {
@@ -20,10 +22,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Unroll
   const status = new StatusBar();
   context.subscriptions.push(status);
   const client = await startLanguageClient(context, output, status);
-  const panels = registerCommands(context, client, output);
+  const { panels, sass } = registerCommands(context, client, output);
   return {
     client,
     panels: () => panels.all,
+    sassHighlightedSource: () => sass.highlightedSource,
     applyVariant: (result, id) =>
       panels.apply(
         result,

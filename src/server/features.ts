@@ -4,7 +4,7 @@ import { CodeLens, Diagnostic, DiagnosticSeverity, Hover, MarkupKind, Position, 
 import type { FileAnalysis, Kernel, Loop, SourceSpan } from '../engine/parse/model';
 import { computeFindings } from '../engine/parse/findings';
 import { loopHoverMarkdown, loopLensSummary, manualUnrollHoverMarkdown } from '../engine/report/describe';
-import { BenchmarkLoopArgs, Commands, DIAGNOSTIC_SOURCE, Settings, SweepKernelArgs } from '../protocol';
+import { BenchmarkLoopArgs, Commands, DIAGNOSTIC_SOURCE, Settings, ShowSassArgs, SweepKernelArgs } from '../protocol';
 import type { SassFacts } from '../engine/report/sassText';
 import { loopSassMarkdown, loopSassLensTitle } from '../engine/report/sassText';
 import { benchMarkdown, lineStallsMarkdown } from '../engine/report/benchText';
@@ -67,6 +67,11 @@ export function codeLenses(
             ? { title: 'SASS: choose a translation unit for this header…', command: Commands.chooseTranslationUnit, arguments: [{ uri }] }
             : { title: loopSassLensTitle(sass, k, loop), command: Commands.sassVariants, arguments: [{ uri, line: loop.line }] },
       });
+      if (!header || header.unit)
+        lenses.push({
+          range: lineRange(line),
+          command: { title: 'Show SASS', command: Commands.showSass, arguments: [{ uri, line: loop.line } satisfies ShowSassArgs] },
+        });
     }
   }
   return lenses;
@@ -90,6 +95,12 @@ function within(pos: Position, span: SourceSpan): boolean {
   return true;
 }
 
+/** A markdown link that runs "Show SASS" for a loop (the client trusts hover markdown for this command only). */
+export function showSassLink(uri: string, line: number): string {
+  const args: ShowSassArgs = { uri, line };
+  return `[Show SASS](command:${Commands.showSass}?${encodeURIComponent(JSON.stringify([args]))} "Open the disassembly of this loop's kernel, grouped by source line")`;
+}
+
 /**
  * Hover on a loop keyword line, its pragma, or a manual unroll: the innermost match wins so
  * hovering a nested loop describes that loop rather than its parent.
@@ -99,6 +110,7 @@ export function hover(
   pos: Position,
   sass: SassFacts | null = null,
   header: HeaderUnit | null = null,
+  uri: string | null = null,
 ): Hover | null {
   const line = pos.line + 1;
   const headers: { kernel: Kernel; loop: Loop }[] = [];
@@ -125,6 +137,7 @@ export function hover(
   const bench = sass?.benches?.get(loop.line);
   if (bench) parts.push(benchMarkdown(bench));
   parts.push(lineStallsMarkdown(lineStallsOf(sass), loop.line));
+  if (uri && (!header || header.unit)) parts.push(showSassLink(uri, loop.line));
   if (header)
     parts.push(
       header.unit

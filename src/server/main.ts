@@ -313,7 +313,7 @@ connection.onCodeLens(async ({ textDocument }) => {
 connection.onHover(async ({ textDocument, position }) => {
   await syncQueue;
   const analysis = (await docsReady).analysis(textDocument.uri);
-  const h = analysis ? hover(analysis, position, sassFacts(textDocument.uri), headerUnit(textDocument.uri)) : null;
+  const h = analysis ? hover(analysis, position, sassFacts(textDocument.uri), headerUnit(textDocument.uri), textDocument.uri) : null;
   if (h && !toolchain.trusted && MarkupContent.is(h.contents)) h.contents.value += `\n\n_${RESTRICTED_MODE}._`;
   return h;
 });

@@ -2,7 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze, lineOf } from './helpers';
 import { codeLenses, diagnostics, hover } from '../../src/server/features';
-import { DEFAULT_SETTINGS } from '../../src/protocol';
+import { Commands, DEFAULT_SETTINGS } from '../../src/protocol';
 
 const SRC = `template <int B>
 __global__ void k(float* a, int n) {
@@ -28,14 +28,22 @@ describe('CodeLens', () => {
       '3: Benchmark this loop',
       '3: unroll 4 requested · trip count runtime',
       '3: SASS: build variants',
+      '3: Show SASS',
       '5: Benchmark this loop',
       '5: no unroll pragma · trip count 32',
       '5: SASS: build variants',
+      '5: Show SASS',
       '11: Benchmark this loop',
       '11: no unroll pragma · trip count 8',
       '11: SASS: build variants',
+      '11: Show SASS',
     ]);
     assert.deepEqual(lenses[1].command?.arguments, [{ uri: 'file:///x.cu', line: 4, kernel: 'k' }]);
+    const show = lenses.filter(l => l.command?.command === Commands.showSass);
+    assert.deepEqual(
+      show.map(l => l.command?.arguments),
+      [4, 5, 11].map(line => [{ uri: 'file:///x.cu', line }]),
+    );
   });
 
   test('disabled by setting', async () => {
@@ -67,6 +75,16 @@ describe('hover', () => {
     assert.match(text, /depth 1, inside the loop at line 4/);
     assert.match(text, /B=32/);
     assert.equal(hover(a, { line: 0, character: 0 }), null);
+  });
+
+  test('with the document URI, the loop hover links to Show SASS for that loop', async () => {
+    const a = await analyze(SRC);
+    const text = (hover(a, { line: 3, character: 2 }, null, null, 'file:///x.cu')?.contents as { value: string }).value;
+    const m = /\[Show SASS\]\(command:unrollLens\.showSass\?([^ )]+)/.exec(text);
+    assert.ok(m, text);
+    assert.deepEqual(JSON.parse(decodeURIComponent(m[1])), [{ uri: 'file:///x.cu', line: 4 }]);
+    // Without a URI (the CLI's and the benchmarks' callers) there is no link.
+    assert.doesNotMatch((hover(a, { line: 3, character: 2 })?.contents as { value: string }).value, /Show SASS/);
   });
 });
 

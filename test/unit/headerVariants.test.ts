@@ -327,12 +327,14 @@ describe('a header in the server: CodeLens and hover', () => {
     assert.equal(choose.length, 4, 'one per loop');
     assert.deepEqual(choose[0].command!.arguments, [{ uri }]);
     assert.ok(!none.some(l => l.command?.command === Commands.benchmarkLoop || l.command?.command === Commands.sweepKernel));
+    assert.ok(!none.some(l => l.command?.command === Commands.showSass), 'no SASS listing without a translation unit');
     const line = lineOf(text, 's += a[k] * x[k]');
     const h = hover(a, { line: line - 1, character: 3 }, null, { unit: null, via: null });
     assert.match((h!.contents as { value: string }).value, /Choose Translation Unit for Header/);
     const tu = path.join(SAMPLES, 'header_loops', 'header_loops.cu');
     const known = codeLenses(uri, a, DEFAULT_SETTINGS, null, { unit: tu, via: 'compile_commands' });
     assert.equal(known.filter(l => l.command?.command === Commands.sassVariants).length, 4);
+    assert.equal(known.filter(l => l.command?.command === Commands.showSass).length, 4);
     const h2 = hover(a, { line: line - 1, character: 3 }, null, { unit: tu, via: 'compile_commands' });
     assert.match((h2!.contents as { value: string }).value, /built through `header_loops\.cu` \(compile_commands\.json\)/);
   });

@@ -3,12 +3,15 @@
 import type * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import type { ResultsPanels } from '../panel/resultsPanel';
+import type { SassDocuments } from '../sassDocuments';
 
 export interface CommandContext {
   client: LanguageClient;
   output: vscode.OutputChannel;
   /** The results panels (one per loop or sweep). */
   panels: ResultsPanels;
+  /** The open SASS listings (unroll-lens-sass: documents) and their line maps. */
+  sass: SassDocuments;
   /** Disposed with the extension: decorations and listeners a feature creates. */
   subscriptions: vscode.Disposable[];
   /** The workspace's state (remembered translation units of headers). */

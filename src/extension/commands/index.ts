@@ -13,6 +13,11 @@ import { showOutput } from './showOutput';
 import { sweepKernel } from './sweep';
 import { showResults } from './showResults';
 import { ResultsPanels } from '../panel/resultsPanel';
+import { SassDocuments } from '../sassDocuments';
+import { showSass } from './showSass';
+import { showSassForLine } from './showSassForLine';
+import { goToSourceLine } from './goToSourceLine';
+import { compareVariants } from './compareVariants';
 
 type CommandId = (typeof Commands)[keyof typeof Commands];
 
@@ -25,14 +30,24 @@ const COMMANDS: Record<CommandId, CommandFactory> = {
   [Commands.showResults]: showResults,
   [Commands.chooseTranslationUnit]: chooseTranslationUnit,
   [Commands.clearBuildCache]: clearBuildCache,
+  [Commands.showSass]: showSass,
+  [Commands.showSassForLine]: showSassForLine,
+  [Commands.goToSourceLine]: goToSourceLine,
+  [Commands.compareVariants]: compareVariants,
 };
 
-export function registerCommands(context: vscode.ExtensionContext, client: LanguageClient, output: vscode.OutputChannel): ResultsPanels {
+export function registerCommands(
+  context: vscode.ExtensionContext,
+  client: LanguageClient,
+  output: vscode.OutputChannel,
+): { panels: ResultsPanels; sass: SassDocuments } {
   const panels = new ResultsPanels(context.extensionUri, client, output);
   context.subscriptions.push(panels);
-  const ctx: CommandContext = { client, output, panels, subscriptions: context.subscriptions, state: context.workspaceState };
+  const sass = new SassDocuments(client, output);
+  context.subscriptions.push(sass);
+  const ctx: CommandContext = { client, output, panels, sass, subscriptions: context.subscriptions, state: context.workspaceState };
   for (const [id, factory] of Object.entries(COMMANDS)) {
     context.subscriptions.push(vscode.commands.registerCommand(id, factory(ctx)));
   }
-  return panels;
+  return { panels, sass };
 }
