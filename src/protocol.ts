@@ -332,6 +332,8 @@ export interface SassListingData {
   registers: number | null;
   lines: SassListingLine[];
   loops: SassMachineLoop[];
+  /** Branch labels nvdisasm defines in the kernel (.L_x_N) → offset. */
+  labels: Record<string, number>;
   /** Where the stall samples came from, when the listing has them. */
   stalls: { samples: number; source: string } | null;
   /** Why stall samples are missing although a GPU run collected some (its code differs from this build …). */

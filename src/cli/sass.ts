@@ -8,8 +8,12 @@ import { defaultCacheDir, VariantBuilder } from '../engine/variants/build';
 import { FileSassReport, LoopReport, NotInstantiatedError, VariantInspector } from '../engine/variants/inspect';
 import { isHeaderFile } from '../engine/variants/overlay';
 import { findTranslationUnit, unitsByTextSearch } from '../engine/variants/translationUnit';
-import { factorLabel, UnrollFactor } from '../engine/variants/rewrite';
+import { factorLabel, parseFactor, UnrollFactor } from '../engine/variants/rewrite';
+import { ListingError } from '../engine/variants/inspect';
+import type { FileAnalysis } from '../engine/parse/model';
+import { renderListing } from '../engine/report/sassListing';
 import { SETTINGS } from '../settings';
+import type { SassListingData } from '../protocol';
 import { macroTableFor } from './macros';
 import { defineCommand, factorsOption, numberOption, stringOption } from './args';
 import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
@@ -57,6 +61,20 @@ export const sassCommand = defineCommand({
       help: 'for a header: the translation unit (.cu including it) to build it through',
       default: 'the nearest compile_commands.json entry that includes the header',
     },
+    listing: {
+      type: 'boolean',
+      help: "with --loop: print the annotated SASS listing of one variant (--factor) grouped by source line, with the loop's machine-code pieces",
+    },
+    factor: {
+      type: 'string',
+      value: 'F',
+      help: 'with --listing: the variant to list: as-written, default, full or an integer',
+      default: 'as-written',
+    },
+    normalise: {
+      type: 'boolean',
+      help: 'with --listing: drop addresses and renumber registers and labels in order of use (for diffing two listings)',
+    },
     json: { type: 'boolean', help: 'machine-readable output (contract: docs/cli.md)' },
   },
   exitCodes: [
@@ -77,6 +95,18 @@ export const sassCommand = defineCommand({
       if (!Number.isInteger(loop) || loop < 1) throw new UsageError('--loop takes a 1-based line number');
     }
     const arch = stringOption('arch', options.arch, SETTINGS.arch);
+    if (options.listing && loop === null) throw new UsageError('--listing needs --loop LINE (the loop whose variant to list)');
+    if (!options.listing && (options.factor !== undefined || options.normalise))
+      throw new UsageError('--factor and --normalise go with --listing');
+    let listingFactor: UnrollFactor | 'as-written' | null = null;
+    if (options.listing) {
+      const f = (options.factor ?? 'as-written').trim().toLowerCase();
+      try {
+        listingFactor = f === 'as-written' ? 'as-written' : parseFactor(f);
+      } catch (e) {
+        throw new UsageError(`--factor: ${e instanceof Error ? e.message : e}`);
+      }
+    }
     return sass(
       {
         file: positionals[0],
@@ -89,6 +119,8 @@ export const sassCommand = defineCommand({
         tu: options.tu ?? null,
         cacheMaxGB: numberOption('cache-max-gb', options['cache-max-gb'], SETTINGS.cache.maxSizeGB),
         json: !!options.json,
+        listing: listingFactor,
+        normalise: !!options.normalise,
       },
       io,
     );
@@ -109,6 +141,9 @@ interface SassArgs {
   /** A header's translation unit (--tu). */
   tu: string | null;
   json: boolean;
+  /** --listing: the variant to list; null without --listing. */
+  listing: UnrollFactor | 'as-written' | null;
+  normalise: boolean;
 }
 
 /** The documented `sass --json` contract (docs/cli.md). */
@@ -229,6 +264,7 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
         `no loop in device code at line ${a.loop} of ${a.file} (loops at ${analysis.kernels.flatMap(k => k.loops.map(l => l.line)).join(', ') || 'none'})`,
       );
     }
+    if (a.listing !== null && a.loop !== null) return await printListing(a, a.loop, a.listing, { file: built, text, analysis, inspector, signal: ac.signal }, io);
     const progress = new Progress('nvcc', a.loop !== null ? a.factors.length + 3 : 2, io.isTTY ? io.err : null);
     const fileReport = await inspector.inspectFile(built, text, analysis, {
       signal: ac.signal,
@@ -308,4 +344,69 @@ export function headerUnit(file: string, tuOption: string | null): string | null
         ? `Pass --tu with one of: ${candidates.map(c => path.relative(process.cwd(), c.file)).join(', ')}`
         : 'Pass --tu <file.cu> (a .cu file that includes it)'),
   );
+}
+
+/** `--listing`: one variant's annotated SASS (text, or the documented JSON). */
+async function printListing(
+  a: SassArgs,
+  line: number,
+  factor: UnrollFactor | 'as-written',
+  c: { file: string; text: string; analysis: FileAnalysis; inspector: VariantInspector; signal: AbortSignal },
+  io: CliIO,
+): Promise<number> {
+  const progress = new Progress('nvcc', 2, io.isTTY ? io.err : null);
+  try {
+    const listing = await c.inspector.listing(c.file, c.text, c.analysis, line, factor, {
+      signal: c.signal,
+      kernel: a.kernel ?? undefined,
+      onProgress: (_d, _t, key) => progress.tick(key),
+    });
+    progress.done();
+    if (a.json) io.out(JSON.stringify(listingJson(listing), null, 2) + '\n');
+    else io.out(renderListing(listing, { normalise: a.normalise, sourceText: c.text }).text);
+    return EXIT.ok;
+  } catch (e) {
+    progress.done();
+    if (!(e instanceof ListingError)) throw e;
+    if (e.cancelled || c.signal.aborted) {
+      io.err('unroll-lens: cancelled\n');
+      return EXIT.cancelled;
+    }
+    io.err(`unroll-lens: ${e.message}\n`);
+    return EXIT.failed;
+  }
+}
+
+/** The documented `sass --listing --json` contract (docs/cli.md). */
+export function listingJson(l: SassListingData) {
+  return {
+    kernel: l.kernel,
+    demangled: l.demangled,
+    arch: l.arch,
+    nvcc: l.nvcc,
+    factor: l.factor,
+    file: l.file,
+    loopLine: l.loopLine,
+    instructions: l.instructions,
+    bytes: l.bytes,
+    registers: l.registers,
+    lines: l.lines.map(x => ({
+      sourceLine: x.sourceLine,
+      file: x.file,
+      inLoop: x.inLoop,
+      opcodes: x.opcodes,
+      instructions: x.instructions.map(i => ({ offset: i.offset, opcode: i.opcode, text: i.text, ...(i.stall ? { stall: i.stall } : {}) })),
+    })),
+    loops: l.loops.map(p => ({
+      name: p.name,
+      startOffset: p.startOffset,
+      endOffset: p.endOffset,
+      sourceLines: p.sourceLines,
+      unroll: p.unroll,
+      kind: p.kind,
+      role: p.role,
+      instructions: p.instructions,
+    })),
+    stalls: l.stalls,
+  };
 }

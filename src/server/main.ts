@@ -25,6 +25,7 @@ import {
   InitializationOptions,
   LoopVariantsRequest,
   PragmaEditsRequest,
+  SassListingRequest,
   Settings,
   SweepRequest,
   SetTranslationUnitNotification,
@@ -351,6 +352,11 @@ connection.onRequest(LoopVariantsRequest, async (p, token) => {
   const result = fromLoopReport(report, await results.convertContext(uriToPath(p.uri)!, analysis));
   results.remember(p.uri, text, result);
   return toLoopVariantsResult(report, result);
+});
+
+connection.onRequest(SassListingRequest, async (p, token) => {
+  const { analysis, text } = await openDocument(p.uri);
+  return sass.listing(p.uri, text, analysis, p, token);
 });
 
 /** GPU runs need a .cu file's own program: a header's loops have SASS variants only. */

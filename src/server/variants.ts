@@ -10,7 +10,8 @@ import type { CompilerMessage } from '../engine/toolchain/nvccErrors';
 import { VariantBuilder } from '../engine/variants/build';
 import { LoopReport, VariantInspector } from '../engine/variants/inspect';
 import { parseFactorList, writtenFactor } from '../engine/variants/rewrite';
-import type { Settings } from '../protocol';
+import type { SassListingParams, SassListingResult, Settings } from '../protocol';
+import { renderListing } from '../engine/report/sassListing';
 import type { DocumentFactsStore } from './facts';
 import type { ServerToolchain } from './toolchain';
 import { uriToPath } from './uri';
@@ -35,7 +36,7 @@ export class VariantService {
     this.toolchain.reset();
   }
 
-  private async inspector(file: string): Promise<VariantInspector> {
+  private async inspector(file: string, archOverride?: string): Promise<VariantInspector> {
     const t = await this.toolchain.tools(file);
     const s = this.settings();
     // A header is built through a translation unit that includes it, with that unit's flags.
@@ -43,7 +44,7 @@ export class VariantService {
     if (header && !header.unit) throw new Error(`${path.basename(file)}: ${NO_UNIT_HINT.replace(/\*\*/g, '')}`);
     const tu = header?.unit ?? undefined;
     const flags = this.toolchain.flagsFor(tu ?? file);
-    const arch = this.toolchain.archFor(t, flags.arch);
+    const arch = archOverride ?? this.toolchain.archFor(t, flags.arch);
     const builder = new VariantBuilder({
       nvcc: t.nvcc,
       arch,
@@ -125,6 +126,41 @@ export class VariantService {
       });
       this.facts.record(uri, text, f => f.loops.set(line, loop));
       return loop;
+    });
+  }
+
+  /**
+   * The annotated SASS listing of one variant of a loop (built when the cache has no build), with
+   * the maps the editor navigates by. A failed build, a missing nvdisasm or a loop without code
+   * is an error whose message says which.
+   */
+  async listing(
+    uri: string,
+    text: string,
+    analysis: FileAnalysis,
+    p: SassListingParams,
+    token: CancellationToken,
+  ): Promise<SassListingResult> {
+    const file = uriToPath(uri);
+    if (!file) throw new Error('only files on disk can be compiled (save the file first)');
+    if (p.arch !== undefined && !/^sm_\d+[a-z]?$/.test(p.arch)) throw new Error(`bad arch '${p.arch}': use sm_XX, e.g. sm_90`);
+    const raw = (p.factor ?? 'as-written').trim().toLowerCase();
+    const factor = raw === 'as-written' ? 'as-written' : parseFactorList(raw)[0];
+    const work = {
+      title: 'Unroll Lens: SASS listing',
+      message: `line ${p.line} · ${raw}${p.arch ? ` · ${p.arch}` : ''}`,
+      building: `${path.basename(file)}:${p.line}`,
+      token,
+      workDoneToken: p.workDoneToken,
+    };
+    return this.toolchain.runRequest(work, async (signal, report) => {
+      const inspector = await this.inspector(file, p.arch);
+      const listing = await inspector.listing(file, text, analysis, p.line, factor, {
+        signal,
+        onProgress: (done, total, key) => report(Math.round((done / total) * 100), `${done}/${total}: ${key}`),
+      });
+      if (signal.aborted) throw new Error('cancelled');
+      return { listing, ...renderListing(listing, { normalise: !!p.normalise, sourceText: text }) };
     });
   }
 

@@ -23,6 +23,8 @@ import { demangle, Toolchain } from '../toolchain/toolchain';
 import type { CompilerMessage } from '../toolchain/nvccErrors';
 import { BuildRequest, BuildResult, VariantBuilder } from './build';
 import { factorLabel, variantSource, UnrollFactor, VariantFactors, variantKey, writtenFactor } from './rewrite';
+import type { SassListingData } from '../../protocol';
+import { annotateListing } from './listing';
 
 export interface KernelSass {
   name: string;
@@ -117,7 +119,7 @@ interface Disassembly {
  * (arithmetic and memory). Integer ops are left out at first because unrolling folds index
  * arithmetic away; a loop with no other work (integer hashing, say) falls back to them.
  */
-const WORK_CLASSES = new Set<string>([
+export const WORK_CLASSES = new Set<string>([
   'FP32',
   'FP64',
   'FP16_TENSOR',
@@ -130,10 +132,20 @@ const WORK_CLASSES = new Set<string>([
   'ATOMIC',
   'TEXTURE',
 ]);
-const INTEGER_WORK_CLASSES = new Set<string>([...WORK_CLASSES, 'INT', 'CONVERT']);
+export const INTEGER_WORK_CLASSES = new Set<string>([...WORK_CLASSES, 'INT', 'CONVERT']);
 
 function sha256(data: string | Uint8Array): string {
   return crypto.createHash('sha256').update(data).digest('hex');
+}
+
+/** Why a listing cannot be made (the build failed, no nvdisasm, no code of the loop): a message for the user. */
+export class ListingError extends Error {
+  constructor(
+    message: string,
+    readonly cancelled = false,
+  ) {
+    super(message);
+  }
 }
 
 /** A header's loop whose function the translation unit never calls: nothing to measure. */
@@ -575,6 +587,59 @@ export class VariantInspector {
     return v;
   }
 
+  /**
+   * The annotated SASS listing of one variant of the loop at `line`: the kernel holding most of
+   * the loop's code, grouped by source line, with the loop's machine-code pieces. The rolled
+   * build is the per-iteration baseline of each piece's unroll. Needs nvdisasm (its line table).
+   */
+  async listing(
+    file: string,
+    text: string,
+    analysis: FileAnalysis,
+    line: number,
+    factor: UnrollFactor | 'as-written',
+    opts: { signal?: AbortSignal; kernel?: KernelFilter; onProgress?: (done: number, total: number, key: string) => void } = {},
+  ): Promise<SassListingData> {
+    const kernel = analysis.kernels.find(k => k.loops.some(l => l.line === line));
+    const loop = kernel?.loops.find(l => l.line === line);
+    if (!kernel || !loop) throw new ListingError(`no loop in device code at line ${line} of ${path.basename(file)}`);
+    const specs: VariantFactors[] = [factor === 'as-written' ? new Map() : new Map([[line, factor]])];
+    if (factor !== 1) specs.push(new Map([[line, 1]]));
+    const reqs: BuildRequest[] = specs.map(vf => ({ key: variantKey(vf), source: variantSource(text, analysis, vf, file), originalPath: file }));
+    const builds = await this.o.builder.buildAll(reqs, {
+      signal: opts.signal,
+      onProgress: p => opts.onProgress?.(p.done, p.total, p.key),
+    });
+    const b = builds[0];
+    if (b.status !== 'ok' || !b.outputPath) {
+      const msg = b.messages.filter(m => m.severity === 'error').map(m => `${m.file ? `${path.basename(m.file)}:${m.line ?? ''}: ` : ''}${m.message.split('\n')[0]}`);
+      throw new ListingError(`the ${factor === 'as-written' ? 'file as written' : factorLabel(factor)} build ${b.status === 'failed' ? 'does not compile' : b.status === 'timeout' ? 'timed out' : 'was ' + b.status}${msg.length ? `: ${msg.slice(0, 3).join('; ')}` : ''}`, b.status === 'cancelled');
+    }
+    const dis = await this.disassemble(b.outputPath, opts.signal);
+    if (dis.source !== 'nvdisasm' || !dis.listing) throw new ListingError(this.limitation(dis.source) ?? 'no nvdisasm listing');
+    const base = builds[1]?.status === 'ok' && builds[1].outputPath ? await this.disassemble(builds[1].outputPath, opts.signal) : dis;
+    const demangled = await demangle([...dis.sizes.keys()], this.t);
+    const fn = chooseFunction(dis.listing, file, kernel, loop, opts.kernel, demangled);
+    if (!fn) {
+      const names = dis.listing.functions.map(f => demangled.get(f.name) ?? f.name);
+      throw new ListingError(
+        `no machine code of the loop at line ${line} in the cubin${opts.kernel ? ` (kernel filter ${typeof opts.kernel === 'string' ? opts.kernel : 'given'})` : ''}; its functions: ${names.join('; ') || 'none'}`,
+      );
+    }
+    const baseFn = base.listing?.functions.find(f => f.name === fn.name) ?? null;
+    const usage = parsePtxasVerbose(b.ptxasLog, { arch: this.o.arch }).get(fn.name);
+    return annotateListing(fn, baseFn, {
+      file,
+      kernel,
+      loop,
+      arch: this.o.arch,
+      nvcc: this.t.nvcc.version,
+      factor: String(factor),
+      demangled: demangled.get(fn.name) ?? fn.name,
+      registers: usage?.registers ?? null,
+    });
+  }
+
   /** Which disassembler the last measurement used (effective unroll needs nvdisasm's line info). */
   get disassembler(): FileSassReport['disassembler'] {
     return this.lastDisassembler;
@@ -714,12 +779,12 @@ function chooseKernelFunction(
 // ---------------------------------------------------------------------------------------------
 // Attribution of machine code to a source loop
 
-function sameFile(a: string, b: string): boolean {
+export function sameFile(a: string, b: string): boolean {
   return a === b || path.resolve(a) === path.resolve(b);
 }
 
 /** Does any frame of the instruction's location (own line or call sites) fall in [from, to] of file? */
-function lineIn(ins: SassInstruction, file: string, from: number, to: number, exclude?: (line: number) => boolean): boolean {
+export function lineIn(ins: SassInstruction, file: string, from: number, to: number, exclude?: (line: number) => boolean): boolean {
   const s = ins.source;
   if (!s) return false;
   const frames = [{ file: s.file, line: s.line }, ...(s.inlinedAt ?? [])];
@@ -737,7 +802,7 @@ interface LoopMeasure {
 }
 
 /** Lines of the loop that belong to it and not to a nested loop (header and own statements). */
-function ownLineFilter(kernel: Kernel, loop: Loop): (line: number) => boolean {
+export function ownLineFilter(kernel: Kernel, loop: Loop): (line: number) => boolean {
   const nested = kernel.loops.filter(
     l => l !== loop && l.span.line >= loop.span.line && l.span.endLine <= loop.span.endLine && l.line !== loop.line,
   );
@@ -745,7 +810,7 @@ function ownLineFilter(kernel: Kernel, loop: Loop): (line: number) => boolean {
 }
 
 /** Work-instruction counts per opcode inside [head, branch] attributed to the loop's own lines. */
-function workCounts(
+export function workCounts(
   fn: SassFunction,
   range: SassLoop | null,
   file: string,
@@ -765,7 +830,7 @@ function workCounts(
 }
 
 /** Does the machine-code loop hold instructions of `loop`'s own lines (not its nested loops')? */
-function containsOwnLines(fn: SassFunction, range: SassLoop, file: string, kernel: Kernel, loop: Loop): boolean {
+export function containsOwnLines(fn: SassFunction, range: SassLoop, file: string, kernel: Kernel, loop: Loop): boolean {
   const exclude = ownLineFilter(kernel, loop);
   return fn.instructions.some(
     ins =>
@@ -776,7 +841,7 @@ function containsOwnLines(fn: SassFunction, range: SassLoop, file: string, kerne
 }
 
 /** The machine-code loop holding most of the source loop's own work: the hot (main) loop. */
-function hottestLoop(
+export function hottestLoop(
   fn: SassFunction,
   file: string,
   loop: Loop,
@@ -795,7 +860,7 @@ function hottestLoop(
   return best;
 }
 
-function chooseFunction(
+export function chooseFunction(
   listing: SassListing,
   file: string,
   kernel: Kernel,
