@@ -128,4 +128,34 @@ describe('SASS grammar', { skip: modules ? false : 'no code-server in .tools (np
     assert.match(scopesOf(norm, 'IMAD'), /entity\.name\.function\.opcode/, 'a normalised line has no address column');
     assert.match(scopesOf(norm, '0x4'), /constant\.numeric\.hex/);
   });
+
+  test('normalised listings: lower-case renumbered registers, predicates and labels', () => {
+    const [ldg, bra, label, ffma] = tokenize!([
+      '        LDG.E.CONSTANT r11, desc[ur1][r7.64] ;',
+      '        @!p0 BRA `(.L2) ;',
+      '.L2:',
+      '        @up0 FFMA r3, r4, r5, r3 ;',
+    ]);
+    assert.match(scopesOf(ldg, 'r11'), /variable\.other\.register/);
+    assert.match(scopesOf(ldg, 'ur1'), /variable\.other\.register/);
+    assert.match(scopesOf(ldg, 'r7.64'), /variable\.other\.register/);
+    assert.match(scopesOf(bra, '@!p0'), /keyword\.other\.predicate/);
+    assert.match(scopesOf(bra, 'BRA'), /entity\.name\.function\.opcode/);
+    assert.match(scopesOf(bra, '.L2'), /entity\.name\.label/);
+    assert.match(scopesOf(label, '.L2'), /entity\.name\.label/);
+    assert.match(scopesOf(ffma, '@up0'), /keyword\.other\.predicate/);
+    assert.match(scopesOf(ffma, 'FFMA'), /entity\.name\.function\.opcode/);
+  });
+
+  // `unroll-lens sass cuda-samples/matmul_unroll.cu --loop 51 --listing --factor 4 [--normalise]`
+  for (const name of ['listing-matmul-unroll4.txt', 'listing-matmul-unroll4-normalised.txt'])
+    test(`every line of a real listing (${name}) is coloured, but for spacing and punctuation`, () => {
+      const lines = fs.readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'sass', name), 'utf8').split('\n');
+      const plain = tokenize!(lines)
+        .flat()
+        .filter(t => t.scopes.length === 1 || (t.scopes.length === 2 && t.scopes[1] === 'meta.instruction.unroll-lens-sass'))
+        .map(t => t.text.trim())
+        .filter(t => t !== '' && !/^[,[\]+]+$/.test(t) && !/^[`()]+$/.test(t));
+      assert.deepEqual([...new Set(plain)], []);
+    });
 });
