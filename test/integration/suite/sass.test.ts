@@ -1,0 +1,130 @@
+// SASS listings in a real VS Code: the unroll-lens-sass: document of a loop's variant, navigation
+// both ways between it and the source, and the diff editor on two variants. Needs nvcc (no GPU).
+import * as assert from 'assert';
+import * as vscode from 'vscode';
+
+const EXTENSION_ID = 'unroll-lens.unroll-lens';
+const SASS_SCHEME = 'unroll-lens-sass';
+
+function sample(name: string): vscode.Uri {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  assert.ok(folder, 'no workspace folder is open (expected <repo>/cuda-samples)');
+  return vscode.Uri.joinPath(folder.uri, name);
+}
+
+/** 0-based line of the first line matching `re`. */
+function findLine(doc: vscode.TextDocument, re: RegExp): number {
+  for (let i = 0; i < doc.lineCount; i++) if (re.test(doc.lineAt(i).text)) return i;
+  return -1;
+}
+
+suite('SASS listings (extension host)', () => {
+  let matmul: vscode.TextDocument;
+  /** 1-based lines of matmul_basic's k loop and its body. */
+  let loopLine: number;
+  let bodyLine: number;
+  let listing: vscode.Uri;
+
+  suiteSetup(async () => {
+    const ext = vscode.extensions.getExtension(EXTENSION_ID);
+    assert.ok(ext, `extension ${EXTENSION_ID} is not loaded`);
+    await ext.activate();
+    matmul = await vscode.workspace.openTextDocument(sample('matmul_unroll.cu'));
+    await vscode.window.showTextDocument(matmul);
+    loopLine = findLine(matmul, /^\s*for \(int k = 0; k < n; \+\+k\)/) + 1;
+    bodyLine = findLine(matmul, /^\s*sum \+= A\[row \* n \+ k\] \* B\[k \* n \+ col\];/) + 1;
+    assert.ok(loopLine > 0 && bodyLine === loopLine + 1, `matmul_basic k loop not found (${loopLine}, ${bodyLine})`);
+  });
+
+  test('Show SASS opens a read-only unroll-lens-sass document with the kernel grouped by source line', async function () {
+    this.timeout(240_000);
+    const uri = await vscode.commands.executeCommand<string | undefined>('unrollLens.showSass', {
+      uri: matmul.uri.toString(),
+      line: loopLine,
+      factor: '4',
+    });
+    assert.ok(uri, 'the command opened no listing (is nvcc on the PATH?)');
+    listing = vscode.Uri.parse(uri!);
+    const editor = vscode.window.activeTextEditor;
+    assert.ok(editor, 'no active editor after Show SASS');
+    assert.strictEqual(editor.document.uri.toString(), listing.toString());
+    assert.strictEqual(editor.document.uri.scheme, SASS_SCHEME);
+    assert.strictEqual(editor.document.languageId, 'unroll-lens-sass');
+    const text = editor.document.getText();
+    assert.match(text, /^\/\/ Unroll Lens · SASS of matmul_basic/);
+    assert.match(text, /\bFFMA\b/);
+    assert.match(text, new RegExp(`// ── matmul_unroll\\.cu:${bodyLine} `));
+    assert.match(text, /\/\/ ┌ A: loop ×4 main/);
+    assert.match(editor.document.uri.path, /matmul_unroll\.cu line \d+ · unroll 4\.cusass$/);
+  });
+
+  test('from a SASS line to its source line: Go to Source Line, F12 and the highlight', async function () {
+    this.timeout(60_000);
+    const doc = await vscode.workspace.openTextDocument(listing);
+    const editor = await vscode.window.showTextDocument(doc);
+    const ffma = findLine(doc, /\bFFMA\b/);
+    assert.ok(ffma >= 0, 'no FFMA in the listing');
+    editor.selection = new vscode.Selection(ffma, 12, ffma, 12);
+    // The source line is highlighted while the cursor is on its SASS (the matmul editor is open beside it).
+    await vscode.window.showTextDocument(matmul, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true });
+    const api = vscode.extensions.getExtension(EXTENSION_ID)!.exports;
+    const start = Date.now();
+    while (api.sassHighlightedSource()?.line !== bodyLine && Date.now() - start < 5000) await new Promise(r => setTimeout(r, 100));
+    assert.deepStrictEqual(api.sassHighlightedSource(), { uri: matmul.uri.toString(), line: bodyLine });
+    const defs = await vscode.commands.executeCommand<(vscode.Location | vscode.LocationLink)[]>(
+      'vscode.executeDefinitionProvider',
+      listing,
+      new vscode.Position(ffma, 12),
+    );
+    const def = defs?.[0];
+    assert.ok(def && 'uri' in def, `no definition for the FFMA line: ${JSON.stringify(defs)}`);
+    assert.strictEqual(def.uri.toString(), matmul.uri.toString());
+    assert.strictEqual(def.range.start.line, bodyLine - 1);
+    const landed = await vscode.commands.executeCommand<{ uri: string; line: number } | undefined>('unrollLens.goToSourceLine');
+    assert.deepStrictEqual(landed, { uri: matmul.uri.toString(), line: bodyLine });
+    const active = vscode.window.activeTextEditor!;
+    assert.strictEqual(active.document.uri.toString(), matmul.uri.toString());
+    assert.strictEqual(active.selection.active.line, bodyLine - 1);
+  });
+
+  test("from a source line to its SASS: Show SASS of This Line selects the line's instructions", async function () {
+    this.timeout(240_000);
+    await vscode.window.showTextDocument(matmul);
+    const r = await vscode.commands.executeCommand<{ listing: string; ranges: { from: number; to: number }[] } | undefined>(
+      'unrollLens.showSassForLine',
+      { uri: matmul.uri.toString(), line: bodyLine },
+    );
+    assert.ok(r && r.ranges.length > 0, `no SASS lines for source line ${bodyLine}: ${JSON.stringify(r)}`);
+    const editor = vscode.window.activeTextEditor!;
+    assert.strictEqual(editor.document.uri.scheme, SASS_SCHEME);
+    assert.strictEqual(editor.selections.length, r!.ranges.length);
+    // Every selected line is an instruction (or the header) of source line bodyLine.
+    const selected = editor.document.getText(editor.selections[0]);
+    assert.match(selected, /LDG|FFMA|IMAD/);
+  });
+
+  test('Compare variants opens the diff editor on two normalised listings (unroll 4 vs 8)', async function () {
+    this.timeout(240_000);
+    const r = await vscode.commands.executeCommand<{ left: string; right: string } | undefined>('unrollLens.compareVariants', {
+      uri: matmul.uri.toString(),
+      line: loopLine,
+      left: { factor: '4' },
+      right: { factor: '8' },
+    });
+    assert.ok(r, 'compareVariants opened nothing (is nvcc on the PATH?)');
+    const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
+    assert.ok(tab?.input instanceof vscode.TabInputTextDiff, `the active tab is not a diff: ${JSON.stringify(tab?.input)}`);
+    const input = tab.input as vscode.TabInputTextDiff;
+    assert.strictEqual(input.original.scheme, SASS_SCHEME);
+    assert.strictEqual(input.modified.scheme, SASS_SCHEME);
+    assert.match(input.original.query, /factor=4/);
+    assert.match(input.modified.query, /factor=8/);
+    assert.match(input.original.query, /normalise=1/);
+    const left = await vscode.workspace.openTextDocument(input.original);
+    const right = await vscode.workspace.openTextDocument(input.modified);
+    assert.match(left.getText(), /loop ×4 main/);
+    assert.match(right.getText(), /loop ×8 main/);
+    assert.doesNotMatch(left.getText(), /\/\*[0-9a-f]{4}\*\//, 'a normalised listing has no addresses');
+    assert.match(tab.label, /unroll 4 ↔ unroll 8/);
+  });
+});
