@@ -36,6 +36,28 @@ suite('SASS listings (extension host)', () => {
     assert.ok(loopLine > 0 && bodyLine === loopLine + 1, `matmul_basic k loop not found (${loopLine}, ${bodyLine})`);
   });
 
+  test('every loop has a Show SASS CodeLens and its hover links to Show SASS', async function () {
+    this.timeout(60_000);
+    const start = Date.now();
+    let lenses: vscode.CodeLens[] = [];
+    while (Date.now() - start < 30_000) {
+      lenses = (await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', matmul.uri, 100)) ?? [];
+      if (lenses.some(l => l.command?.command === 'unrollLens.showSass')) break;
+      await new Promise(r => setTimeout(r, 250));
+    }
+    const show = lenses.find(l => l.command?.command === 'unrollLens.showSass' && l.command.arguments?.[0]?.line === loopLine);
+    assert.ok(show, `no Show SASS lens for line ${loopLine}`);
+    assert.strictEqual(show.command!.title, 'Show SASS');
+    assert.deepStrictEqual(show.command!.arguments, [{ uri: matmul.uri.toString(), line: loopLine }]);
+    const pos = new vscode.Position(loopLine - 1, matmul.lineAt(loopLine - 1).text.indexOf('for') + 1);
+    const hovers = await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', matmul.uri, pos);
+    const md = (hovers ?? []).flatMap(h => h.contents).map(c => (typeof c === 'string' ? c : c.value));
+    assert.ok(
+      md.some(t => t.includes('[Show SASS](command:unrollLens.showSass?')),
+      `no Show SASS link in the hover: ${md.join('\n').slice(0, 500)}`,
+    );
+  });
+
   test('Show SASS opens a read-only unroll-lens-sass document with the kernel grouped by source line', async function () {
     this.timeout(240_000);
     const uri = await vscode.commands.executeCommand<string | undefined>('unrollLens.showSass', {
