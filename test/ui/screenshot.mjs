@@ -7,7 +7,11 @@
 //      kernel loop;
 //   4. waits for a CodeLens "Benchmark this loop" rendered in the editor, opens the Problems
 //      panel, and saves .test-artifacts/ui-codelens.png;
-//   5. opens the extension's details page and checks that its README shows every image and
+//   5. when nvcc built the file (SASS counts in the CodeLens): clicks the loop's "Show SASS" lens
+//      and saves the listing (.test-artifacts/ui-sass.png), then runs "Compare SASS of two
+//      variants…" from the palette (unroll 4 vs 8, normalised) and saves the diff editor
+//      (.test-artifacts/ui-sass-diff.png); both are required once nvcc works;
+//   6. opens the extension's details page and checks that its README shows every image and
 //      links nowhere near example.invalid (.test-artifacts/ui/extension-details.png).
 // Exit 0 on success, 1 on failure (with .test-artifacts/ui/failure.png and logs).
 //
@@ -137,6 +141,71 @@ async function checkDetailsPage(page, artifacts) {
   log(`details page: README shows ${readme.images.length} images, ${readme.links.length} links, none to example.invalid`);
 }
 
+/** Picks the quick-pick row whose label contains `text` (types it, then Enter). */
+async function pickQuick(page, text, prefix = '') {
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ timeout: 20_000 });
+  await input.fill(prefix + text);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: text }).first().waitFor({ timeout: 20_000 });
+  await page.keyboard.press('Enter');
+}
+
+/**
+ * The SASS listing of the loop at `line` (its "Show SASS" lens) and the diff editor on two of its
+ * variants (the palette command with the cursor on the loop). Throws when either does not open.
+ */
+async function sassShots(page, line) {
+  await page.keyboard.press('Escape');
+  // More room for the two editors: hide the side bar (Ctrl+B).
+  await page.keyboard.press('Control+B');
+  await goToLine(page, line);
+  const showLens = page.locator('.codelens-decoration a', { hasText: /^Show SASS$/ }).first();
+  await showLens.waitFor({ timeout: 30_000 });
+  await showLens.click();
+  const tab = page.locator('.tab', { hasText: /\.cusass/ }).first();
+  await tab.waitFor({ timeout: 180_000 });
+  await page
+    .locator('.monaco-editor .view-line', { hasText: /Unroll\sLens\s·\sSASS\sof/ })
+    .first()
+    .waitFor({ timeout: 180_000 });
+  // Put the cursor on the first FFMA (find it, close the find widget): its source line lights up
+  // in the source editor beside it.
+  await page.keyboard.press('Control+F');
+  await page.keyboard.type('FFMA');
+  await page.waitForTimeout(300);
+  await page.keyboard.press('Escape');
+  await page.waitForTimeout(300);
+  await page.keyboard.press('Home'); // back to the address column
+  await page.keyboard.press('Home');
+  await page.locator('.monaco-editor .view-line', { hasText: /FFMA/ }).first().waitFor({ timeout: 20_000 });
+  await page.waitForTimeout(800);
+  const sassShot = path.join(path.dirname(shot), 'ui-sass.png');
+  await page.screenshot({ path: sassShot });
+  log(`SASS listing: ${path.relative(repoRoot, sassShot)} (tab "${(await tab.innerText()).trim()}")`);
+
+  // Back to the source editor, cursor on the loop, then the palette command.
+  await page.locator('.tab', { hasText: SAMPLE }).first().click();
+  await goToLine(page, line);
+  await page.keyboard.press('Control+Shift+P');
+  await pickQuick(page, 'Compare SASS of two variants', '>'); // '>': the palette's command mode
+  await pickQuick(page, 'Two unroll factors');
+  await pickQuick(page, 'unroll 4');
+  await pickQuick(page, 'unroll 8');
+  await pickQuick(page, 'Normalised');
+  await page.locator('.monaco-diff-editor').first().waitFor({ timeout: 180_000 });
+  await page
+    .locator('.tab', { hasText: /unroll\s4\s↔\sunroll\s8/ })
+    .first()
+    .waitFor({ timeout: 30_000 });
+  // The whole window for the diff: side by side rather than inline.
+  await page.keyboard.press('Control+Shift+P');
+  await pickQuick(page, 'Close Editors in Other Groups', '>');
+  await page.waitForTimeout(1500);
+  const diffShot = path.join(path.dirname(shot), 'ui-sass-diff.png');
+  await page.screenshot({ path: diffShot });
+  log(`SASS diff editor (unroll 4 ↔ unroll 8, normalised): ${path.relative(repoRoot, diffShot)}`);
+}
+
 async function main() {
   if (!fs.existsSync(vsix)) throw new HarnessError(`${vsix} not found: run 'node scripts/package-vsix.mjs' (npm run package) first`);
   if (!fs.existsSync(path.join(workspace, SAMPLE))) throw new HarnessError(`${path.join(workspace, SAMPLE)} not found`);
@@ -249,7 +318,8 @@ async function main() {
           log(`hover with the variants table: ${path.relative(repoRoot, hoverShot)}`);
         } else log('hover table did not show (not required)');
       } else log('variant build did not finish in time (not required)');
-    }
+      await sassShots(page, line);
+    } else log('no SASS listing screenshots: nvcc did not build the file');
     await checkDetailsPage(page, dirs.artifacts);
   } catch (e) {
     const fail = path.join(dirs.artifacts, 'failure.png');
