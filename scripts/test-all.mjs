@@ -134,7 +134,7 @@ if (stages.includes('integration')) {
 if (stages.includes('ui')) {
   if (!(await setupTools())) record('ui', 0, 1, 'test tools could not be installed');
   else {
-    console.log('\n=== UI check: packaged .vsix in code-server, CodeLens screenshot');
+    console.log('\n=== UI check: packaged .vsix in code-server, CodeLens, SASS listing and SASS diff screenshots');
     const pack = await run(process.execPath, [path.join(ROOT, 'scripts', 'package-vsix.mjs')]);
     const r = pack.code === 0 ? await run(process.execPath, [path.join(ROOT, 'test', 'ui', 'screenshot.mjs')]) : pack;
     record('ui', r.code === 0 ? 1 : 0, r.code === 0 ? 0 : 1, r.code === 0 ? 'screenshot in .test-artifacts/' : `exit ${r.code}`);

@@ -149,4 +149,24 @@ suite('SASS listings (extension host)', () => {
     assert.doesNotMatch(left.getText(), /\/\*[0-9a-f]{4}\*\//, 'a normalised listing has no addresses');
     assert.match(tab.label, /unroll 4 ↔ unroll 8/);
   });
+
+  test('Compare variants across architectures, raw: sm_80 against sm_90 with addresses', async function () {
+    this.timeout(240_000);
+    const r = await vscode.commands.executeCommand<{ left: string; right: string } | undefined>('unrollLens.compareVariants', {
+      uri: matmul.uri.toString(),
+      line: loopLine,
+      left: { arch: 'sm_80' },
+      right: { arch: 'sm_90' },
+      raw: true,
+    });
+    assert.ok(r, 'compareVariants opened nothing');
+    const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+    assert.ok(input instanceof vscode.TabInputTextDiff, 'the active tab is not a diff');
+    assert.doesNotMatch(input.original.query, /normalise/);
+    const left = (await vscode.workspace.openTextDocument(input.original)).getText();
+    const right = (await vscode.workspace.openTextDocument(input.modified)).getText();
+    assert.match(left.split('\n')[0], /· sm_80 ·/);
+    assert.match(right.split('\n')[0], /· sm_90 ·/);
+    assert.match(left, /\/\*0000\*\//, 'a raw listing keeps the address column');
+  });
 });
