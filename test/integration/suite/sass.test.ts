@@ -169,4 +169,34 @@ suite('SASS listings (extension host)', () => {
     assert.match(right.split('\n')[0], /· sm_90 ·/);
     assert.match(left, /\/\*0000\*\//, 'a raw listing keeps the address column');
   });
+
+  test('saving the source rebuilds its open listing', async function () {
+    this.timeout(240_000);
+    const uri = await vscode.commands.executeCommand<string | undefined>('unrollLens.showSass', {
+      uri: matmul.uri.toString(),
+      line: loopLine,
+    });
+    assert.ok(uri, 'no listing');
+    const listingDoc = await vscode.workspace.openTextDocument(vscode.Uri.parse(uri!));
+    const before = listingDoc.getText();
+    assert.doesNotMatch(before, /\bFMUL\b/);
+    // Same line count, one more multiply in the body: the saved file's listing has an FMUL.
+    const body = matmul.lineAt(bodyLine - 1);
+    const original = body.text;
+    const edit = new vscode.WorkspaceEdit();
+    edit.replace(matmul.uri, body.range, original.replace('sum += A[', 'sum += 0.5f * A['));
+    assert.ok(await vscode.workspace.applyEdit(edit));
+    try {
+      assert.ok(await matmul.save(), 'the edited sample did not save');
+      const start = Date.now();
+      while (!/\bFMUL\b/.test(listingDoc.getText()) && Date.now() - start < 120_000) await new Promise(r => setTimeout(r, 250));
+      assert.match(listingDoc.getText(), /\bFMUL\b/, 'the open listing was not rebuilt after the save');
+      assert.match(listingDoc.getText(), /sum \+= 0\.5f \* A\[/);
+    } finally {
+      const undo = new vscode.WorkspaceEdit();
+      undo.replace(matmul.uri, matmul.lineAt(bodyLine - 1).range, original);
+      await vscode.workspace.applyEdit(undo);
+      await matmul.save();
+    }
+  });
 });
