@@ -93,6 +93,9 @@ export class SassDocuments implements vscode.TextDocumentContentProvider, vscode
         .then(outcome => {
           if (outcome.cancelled) return null;
           this.results.set(key, outcome.result);
+          // A document still open with older text (a cancelled or failed build): show the new one.
+          const open = vscode.workspace.textDocuments.find(d => d.uri.toString() === key);
+          if (open && open.getText() !== outcome.result.text) this.changed.fire(uri);
           return outcome.result;
         })
         .finally(() => this.pending.delete(key));

@@ -199,4 +199,13 @@ suite('SASS listings (extension host)', () => {
       await matmul.save();
     }
   });
+
+  test('a listing that cannot be built opens with the reason (a restored tab, a hand-made URI)', async function () {
+    this.timeout(120_000);
+    const query = new URLSearchParams({ uri: matmul.uri.toString(), line: String(loopLine), arch: 'sm_1' }).toString();
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.from({ scheme: SASS_SCHEME, path: '/bad arch.cusass', query }));
+    assert.match(doc.getText(), /^\/\/ Unroll Lens: no SASS listing: /);
+    const bad = await vscode.workspace.openTextDocument(vscode.Uri.from({ scheme: SASS_SCHEME, path: '/no query.cusass' }));
+    assert.match(bad.getText(), /not an Unroll Lens SASS listing/);
+  });
 });
