@@ -264,7 +264,8 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
         `no loop in device code at line ${a.loop} of ${a.file} (loops at ${analysis.kernels.flatMap(k => k.loops.map(l => l.line)).join(', ') || 'none'})`,
       );
     }
-    if (a.listing !== null && a.loop !== null) return await printListing(a, a.loop, a.listing, { file: built, text, analysis, inspector, signal: ac.signal }, io);
+    if (a.listing !== null && a.loop !== null)
+      return await printListing(a, a.loop, a.listing, { file: built, text, analysis, inspector, signal: ac.signal }, io);
     const progress = new Progress('nvcc', a.loop !== null ? a.factors.length + 3 : 2, io.isTTY ? io.err : null);
     const fileReport = await inspector.inspectFile(built, text, analysis, {
       signal: ac.signal,

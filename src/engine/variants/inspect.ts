@@ -605,15 +605,24 @@ export class VariantInspector {
     if (!kernel || !loop) throw new ListingError(`no loop in device code at line ${line} of ${path.basename(file)}`);
     const specs: VariantFactors[] = [factor === 'as-written' ? new Map() : new Map([[line, factor]])];
     if (factor !== 1) specs.push(new Map([[line, 1]]));
-    const reqs: BuildRequest[] = specs.map(vf => ({ key: variantKey(vf), source: variantSource(text, analysis, vf, file), originalPath: file }));
+    const reqs: BuildRequest[] = specs.map(vf => ({
+      key: variantKey(vf),
+      source: variantSource(text, analysis, vf, file),
+      originalPath: file,
+    }));
     const builds = await this.o.builder.buildAll(reqs, {
       signal: opts.signal,
       onProgress: p => opts.onProgress?.(p.done, p.total, p.key),
     });
     const b = builds[0];
     if (b.status !== 'ok' || !b.outputPath) {
-      const msg = b.messages.filter(m => m.severity === 'error').map(m => `${m.file ? `${path.basename(m.file)}:${m.line ?? ''}: ` : ''}${m.message.split('\n')[0]}`);
-      throw new ListingError(`the ${factor === 'as-written' ? 'file as written' : factorLabel(factor)} build ${b.status === 'failed' ? 'does not compile' : b.status === 'timeout' ? 'timed out' : 'was ' + b.status}${msg.length ? `: ${msg.slice(0, 3).join('; ')}` : ''}`, b.status === 'cancelled');
+      const msg = b.messages
+        .filter(m => m.severity === 'error')
+        .map(m => `${m.file ? `${path.basename(m.file)}:${m.line ?? ''}: ` : ''}${m.message.split('\n')[0]}`);
+      throw new ListingError(
+        `the ${factor === 'as-written' ? 'file as written' : factorLabel(factor)} build ${b.status === 'failed' ? 'does not compile' : b.status === 'timeout' ? 'timed out' : 'was ' + b.status}${msg.length ? `: ${msg.slice(0, 3).join('; ')}` : ''}`,
+        b.status === 'cancelled',
+      );
     }
     const dis = await this.disassemble(b.outputPath, opts.signal);
     if (dis.source !== 'nvdisasm' || !dis.listing) throw new ListingError(this.limitation(dis.source) ?? 'no nvdisasm listing');

@@ -101,7 +101,9 @@ export function machineLoops(fn: SassFunction, baseline: SassFunction | null, fi
     baseHot = hottestLoop(baseline, file, loop, exclude, classes);
   }
   if (!baseline) {
-    const hasWork = fn.instructions.some(i => WORK_CLASSES.has(classifyInstruction(i)) && lineIn(i, file, loop.span.line, loop.span.endLine, exclude));
+    const hasWork = fn.instructions.some(
+      i => WORK_CLASSES.has(classifyInstruction(i)) && lineIn(i, file, loop.span.line, loop.span.endLine, exclude),
+    );
     if (!hasWork) classes = INTEGER_WORK_CLASSES;
   }
   const perIteration = baseline && baseHot ? workCounts(baseline, baseHot.sassLoop, file, loop, exclude, classes) : null;
@@ -129,8 +131,9 @@ export function machineLoops(fn: SassFunction, baseline: SassFunction | null, fi
   for (const l of loopsWithWork.values()) pieces.push({ kind: 'loop', start: l.headAddress, end: l.branchAddress });
   const inLoopPiece = (a: number) => pieces.some(p => p.kind === 'loop' && a >= p.start && a <= p.end);
 
-  // Straight-line pieces: runs of the loop's instructions outside those loops, cut where a
-  // branch leaves or lands (a remainder block is one basic block).
+  // Straight-line pieces: the loop's instructions outside those loops, one piece per basic
+  // block (cut where a branch leaves or lands: a remainder block is one basic block). The
+  // scheduler interleaves other lines' code, which stays inside a piece without counting.
   const targets = new Set<number>();
   for (const i of ins) if (i.target !== undefined) targets.add(i.target);
   let run: { start: number; end: number; work: number } | null = null;
@@ -138,14 +141,13 @@ export function machineLoops(fn: SassFunction, baseline: SassFunction | null, fi
     if (run && run.work > 0) pieces.push({ kind: 'once', start: run.start, end: run.end });
     run = null;
   };
-  for (let k = 0; k < ins.length; k++) {
-    const i = ins[k];
-    if (targets.has(i.address)) close();
+  for (const i of ins) {
+    if (targets.has(i.address) || inLoopPiece(i.address)) close();
     if (!inLoopPiece(i.address) && lineIn(i, file, loop.span.line, loop.span.endLine)) {
       if (!run) run = { start: i.address, end: i.address, work: 0 };
       run.end = i.address;
       if (isWork(i)) run.work++;
-    } else close();
+    }
     if (isBranch(i)) close();
   }
   close();
