@@ -13,6 +13,8 @@ export interface DocumentFacts extends SassFacts {
   file: FileSassReport | null;
   /** Loop line → its unroll variants. */
   loops: Map<number, LoopReport>;
+  /** Loop line → extra architecture (unrollLens.extraArchs) → its unroll variants. */
+  extraArchLoops: Map<number, Map<string, LoopReport>>;
   /** Loop line → GPU benchmark of its variants. */
   benches: Map<number, BenchReport>;
   /** Finished sweeps and benchmarks of this text, newest first (the loop quick fix offers their best). */
@@ -42,7 +44,7 @@ export class DocumentFactsStore {
     const textHash = hashText(text);
     let facts = this.byUri.get(uri);
     if (!facts || facts.textHash !== textHash) {
-      facts = { file: null, loops: new Map(), benches: new Map(), results: [], textHash };
+      facts = { file: null, loops: new Map(), extraArchLoops: new Map(), benches: new Map(), results: [], textHash };
       this.byUri.set(uri, facts);
     }
     add(facts);

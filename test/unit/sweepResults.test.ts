@@ -319,6 +319,7 @@ describe('one-loop reports as SweepResults', () => {
       line,
       kernel: 'matmul_basic',
       written: 'default',
+      arch: 'sm_90',
       notes: ['full unroll requested but the trip count is not a compile-time constant'],
       limitation: null,
       variants: [

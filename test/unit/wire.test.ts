@@ -138,6 +138,7 @@ describe('loopVariants', () => {
       line: 4,
       kernel: '_Z1kPfi',
       written: 4,
+      arch: 'sm_90',
       limitation: null,
       notes: ['unroll 16 was capped at ×8'],
       variants: [
