@@ -14,6 +14,12 @@ import { loopSassMarkdown, multiArchVariantTable, SassFacts } from '../../src/en
 import { LoopReport, LoopVariant, VariantInspector } from '../../src/engine/variants/inspect';
 import type { Toolchain } from '../../src/engine/toolchain/toolchain';
 import type { VariantBuilder } from '../../src/engine/variants/build';
+import type { CancellationToken, Connection } from 'vscode-languageserver/node';
+import { pathToFileURL } from 'url';
+import { DEFAULT_SETTINGS, Settings } from '../../src/settings';
+import { ServerToolchain } from '../../src/server/toolchain';
+import { VariantService } from '../../src/server/variants';
+import { DocumentFactsStore } from '../../src/server/facts';
 import { analyze, kernel, loopAt, SAMPLES, useCudaTools } from './helpers';
 
 async function runCli(args: string[]) {
@@ -256,5 +262,70 @@ describe('unroll-lens sass --arch sm_80,sm_90 (real nvcc and nvdisasm)', () => {
     const r = await runCli(['sass', SAMPLE, '--arch', 'sm_80,foo']);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /--arch takes sm_XX architectures separated by commas \(e\.g\. sm_80,sm_90\); 'foo' is not one/);
+  });
+});
+
+describe('server: unrollLens.extraArchs (real nvcc and nvdisasm)', () => {
+  const tools = useCudaTools(['nvdisasm']);
+
+  async function buildLoop(extraArchs: string[]) {
+    const reports: string[] = [];
+    const progress = { begin: () => undefined, report: (_p: number, m: string) => reports.push(m), done: () => undefined };
+    const connection = {
+      sendNotification: () => undefined,
+      console: { log: () => undefined },
+      window: { attachWorkDoneProgress: () => progress, showWarningMessage: async () => undefined },
+    } as unknown as Connection;
+    const settings: Settings = { ...DEFAULT_SETTINGS, arch: 'sm_90', extraArchs, unrollFactors: ['1', '4'] };
+    const tc = new ServerToolchain(
+      connection,
+      () => settings,
+      () => [path.dirname(SAMPLE)],
+    );
+    tc.setTrusted(true);
+    const facts = new DocumentFactsStore(() => undefined);
+    const service = new VariantService(
+      connection,
+      tc,
+      facts,
+      () => settings,
+      () => path.join(os.tmpdir(), 'unroll-lens-test-cache'),
+    );
+    const text = fs.readFileSync(SAMPLE, 'utf8');
+    const analysis = await analyze(text, SAMPLE);
+    const uri = pathToFileURL(SAMPLE).toString();
+    const token = {
+      isCancellationRequested: false,
+      onCancellationRequested: () => ({ dispose: () => undefined }),
+    } as unknown as CancellationToken;
+    const loop = await service.buildLoop(uri, text, analysis, 51, undefined, token);
+    const k = kernel(analysis, 'matmul_basic');
+    return { loop, facts: facts.get(uri, text)!, reports, hover: loopSassMarkdown(facts.get(uri, text), k, loopAt(k, 51))! };
+  }
+
+  test('the loop is built for the main arch and each extra one, in one progress; the hover shows a column set per arch', async t => {
+    if (tools.skip) return t.skip(tools.skip);
+    const r = await buildLoop(['sm_80', 'sm_90', 'sm_80']);
+    assert.equal(r.loop.arch, 'sm_90');
+    assert.deepEqual([...r.facts.extraArchLoops.get(51)!.keys()], ['sm_80'], 'the main arch and duplicates are not built twice');
+    const sm80 = r.facts.extraArchLoops.get(51)!.get('sm_80')!;
+    assert.equal(sm80.arch, 'sm_80');
+    assert.deepEqual(
+      sm80.variants.map(v => [v.factor, v.status, v.effectiveUnroll]),
+      [
+        [1, 'ok', 1],
+        [4, 'ok', 4],
+      ],
+    );
+    assert.ok(r.reports.some(m => m.startsWith('sm_90 ')) && r.reports.some(m => m.startsWith('sm_80 ')), r.reports.join('\n'));
+    assert.match(r.hover, /^\| factor \| sm_90 kernel SASS \| sm_90 loop SASS \| sm_90 regs \| sm_90 nvcc unroll \| sm_80 kernel SASS /m);
+    assert.match(r.hover, /^\| 4 \| \S+ \| \d+ \| \d+ \| ×4 \| \S+ \| \d+ \| \d+ \| ×4 \|$/m);
+  });
+
+  test('no extra arch: no extra reports, the one-arch hover', async t => {
+    if (tools.skip) return t.skip(tools.skip);
+    const r = await buildLoop([]);
+    assert.equal(r.facts.extraArchLoops.size, 0);
+    assert.match(r.hover, /^\| factor \| kernel SASS \| bytes \|/m);
   });
 });
