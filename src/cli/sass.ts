@@ -35,7 +35,7 @@ export const sassCommand = defineCommand({
   options: {
     arch: {
       type: 'string',
-      value: 'sm_XX[,sm_YY…]',
+      value: 'sm_XX,…',
       help: 'target architecture; a comma list builds each and shows one column set (or listing) per architecture',
       default: "compile flags' arch, else the first GPU's, else sm_90",
     },
@@ -557,7 +557,11 @@ async function sassArchs(a: SassArgs, io: CliIO): Promise<number> {
       return EXIT.cancelled;
     }
     const ok = results.filter(r => r.file?.status === 'ok');
-    if (a.kernel !== null && ok.length && !ok.some(r => r.file!.kernels.some(k => k.name === a.kernel || k.demangled.includes(a.kernel!)))) {
+    if (
+      a.kernel !== null &&
+      ok.length &&
+      !ok.some(r => r.file!.kernels.some(k => k.name === a.kernel || k.demangled.includes(a.kernel!)))
+    ) {
       throw new UsageError(
         `--kernel ${a.kernel}: no kernel of that name in ${a.file} (matched against the mangled names and inside the demangled ones); ` +
           `its kernels: ${ok[0].file!.kernels.map(k => k.demangled).join('; ') || 'none'}`,
@@ -566,7 +570,13 @@ async function sassArchs(a: SassArgs, io: CliIO): Promise<number> {
     for (const r of results) if (r.error) io.err(`unroll-lens: ${a.file} on ${r.arch}: ${r.error}\n`);
     if (a.listing !== null) {
       if (a.json)
-        io.out(JSON.stringify(results.map(r => (r.listing ? listingJson(r.listing) : { arch: r.arch, error: r.error })), null, 2) + '\n');
+        io.out(
+          JSON.stringify(
+            results.map(r => (r.listing ? listingJson(r.listing) : { arch: r.arch, error: r.error })),
+            null,
+            2,
+          ) + '\n',
+        );
       else
         io.out(
           results
@@ -577,7 +587,11 @@ async function sassArchs(a: SassArgs, io: CliIO): Promise<number> {
     } else if (a.json) {
       io.out(
         JSON.stringify(
-          { archs: results.map(r => (r.file?.status === 'ok' ? toSassJson(r.file, r.loop) : { arch: r.arch, nvcc: r.nvcc, error: r.jsonError ?? r.error })) },
+          {
+            archs: results.map(r =>
+              r.file?.status === 'ok' ? toSassJson(r.file, r.loop) : { arch: r.arch, nvcc: r.nvcc, error: r.jsonError ?? r.error },
+            ),
+          },
           null,
           2,
         ) + '\n',
@@ -637,7 +651,8 @@ export function renderLoops(results: ArchResult[]): string {
     const cells = results.map(r => {
       const v = r.loop?.variants.find(x => String(x.factor) === f);
       if (!v) return ` ${pad('-', 12, true)} ${pad('-', 10, true)} ${pad('-', 11, true)} ${pad('-', 5, true)} ${pad('-', 6, true)}`;
-      const eff = v.status !== 'ok' ? v.status : v.effectiveUnroll === null ? '?' : `×${v.effectiveUnroll}${v.fullyUnrolled ? ' (full)' : ''}`;
+      const eff =
+        v.status !== 'ok' ? v.status : v.effectiveUnroll === null ? '?' : `×${v.effectiveUnroll}${v.fullyUnrolled ? ' (full)' : ''}`;
       if (v.failure)
         for (const m of v.failure.messages.filter(x => x.severity === 'error').slice(0, 3))
           failures.push(`    ${r.arch} ${f}: ${v.failure.kind}: ${m.file ? `${m.file}:${m.line ?? ''}: ` : ''}${m.message.split('\n')[0]}`);

@@ -133,9 +133,18 @@ describe('--arch list', () => {
   });
 
   test('a bad entry or an empty one is a usage error naming it', () => {
-    assert.throws(() => archListOption('sm_80,foo'), (e: Error) => e instanceof UsageError && /'foo' is not one/.test(e.message));
-    assert.throws(() => archListOption('sm_80,,sm_90'), (e: Error) => e instanceof UsageError && /an empty entry/.test(e.message));
-    assert.throws(() => archListOption('compute_90'), (e: Error) => e instanceof UsageError && /--arch takes an sm_XX/.test(e.message));
+    assert.throws(
+      () => archListOption('sm_80,foo'),
+      (e: Error) => e instanceof UsageError && /'foo' is not one/.test(e.message),
+    );
+    assert.throws(
+      () => archListOption('sm_80,,sm_90'),
+      (e: Error) => e instanceof UsageError && /an empty entry/.test(e.message),
+    );
+    assert.throws(
+      () => archListOption('compute_90'),
+      (e: Error) => e instanceof UsageError && /--arch takes an sm_XX/.test(e.message),
+    );
   });
 });
 
@@ -144,7 +153,10 @@ describe("nvdisasm that cannot read an architecture's code", () => {
     const toolchain = { nvdisasm: { path: '/opt/cuda-12.4/bin/nvdisasm', version: '12.4' } } as unknown as Toolchain;
     const inspector = new VariantInspector({ toolchain, builder: {} as VariantBuilder, arch: 'sm_100' });
     const why = inspector.limitation('elf', "nvdisasm fatal   : Cannot decode architecture 'SM100'")!;
-    assert.match(why, /^nvdisasm 12\.4 \(\/opt\/cuda-12\.4\/bin\/nvdisasm\) cannot read sm_100 code \("nvdisasm fatal {3}: Cannot decode architecture 'SM100'"\)/);
+    assert.match(
+      why,
+      /^nvdisasm 12\.4 \(\/opt\/cuda-12\.4\/bin\/nvdisasm\) cannot read sm_100 code \("nvdisasm fatal {3}: Cannot decode architecture 'SM100'"\)/,
+    );
     assert.match(why, /loop instructions and nvcc's unroll for sm_100 are unknown \(kernel counts come from the cubin\)/);
     assert.match(why, /first on PATH, or set unrollLens\.toolchain\.nvdisasmPath/);
     assert.match(inspector.limitation('elf', 'Segmentation fault')!, /gave no listing \(Segmentation fault\)/);
@@ -180,18 +192,41 @@ describe('unroll-lens sass --arch sm_80,sm_90 (real nvcc and nvdisasm)', () => {
     const at = lines.indexOf('loop at line 51 in matmul_basic (as written: compiler default)');
     assert.ok(at > 0, r.stdout);
     assert.match(lines[at + 1], /^ {10} sm_80 ─+ sm_90 ─+$/);
-    const cells = (f: string) => lines.find(l => l.startsWith(`${f} `))!.slice(10).trim().split(/\s+/);
+    const cells = (f: string) =>
+      lines
+        .find(l => l.startsWith(`${f} `))!
+        .slice(10)
+        .trim()
+        .split(/\s+/);
     // kernel instr, loop instr, nvcc unroll, regs, spills — per architecture
     assert.deepEqual([cells('1')[2], cells('1')[7]], ['×1', '×1']);
     assert.deepEqual([cells('4')[2], cells('4')[7]], ['×4', '×4']);
     assert.deepEqual([cells('full')[2], cells('full')[7]], ['×4', '×4']);
-    assert.ok(lines.some(l => /^note \(sm_80\): full unroll requested but the trip count is not a compile-time constant/.test(l)), r.stdout);
-    assert.ok(lines.some(l => /^note \(sm_90\): full unroll requested/.test(l)), r.stdout);
+    assert.ok(
+      lines.some(l => /^note \(sm_80\): full unroll requested but the trip count is not a compile-time constant/.test(l)),
+      r.stdout,
+    );
+    assert.ok(
+      lines.some(l => /^note \(sm_90\): full unroll requested/.test(l)),
+      r.stdout,
+    );
   });
 
   test('--json: {archs: [the single-architecture object per architecture]}', async t => {
     if (tools.skip) return t.skip(tools.skip);
-    const r = await runCli(['sass', SAMPLE, '--arch', 'sm_90,sm_80', '--loop', '51', '--kernel', 'matmul_basic', '--factors', '4', '--json']);
+    const r = await runCli([
+      'sass',
+      SAMPLE,
+      '--arch',
+      'sm_90,sm_80',
+      '--loop',
+      '51',
+      '--kernel',
+      'matmul_basic',
+      '--factors',
+      '4',
+      '--json',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const j = JSON.parse(r.stdout);
     assert.deepEqual(Object.keys(j), ['archs']);

@@ -66,7 +66,10 @@ export function multiArchVariantTable(reports: LoopReport[]): string {
   const factors: string[] = [];
   for (const r of reports) for (const v of r.variants) if (!factors.includes(String(v.factor))) factors.push(String(v.factor));
   const marks = reports.map(extremes);
-  const header = ['factor', ...reports.flatMap(r => [`${r.arch} kernel SASS`, `${r.arch} loop SASS`, `${r.arch} regs`, `${r.arch} nvcc unroll`])];
+  const header = [
+    'factor',
+    ...reports.flatMap(r => [`${r.arch} kernel SASS`, `${r.arch} loop SASS`, `${r.arch} regs`, `${r.arch} nvcc unroll`]),
+  ];
   const rows = factors.map(f => {
     const cells = reports.flatMap((r, i) => {
       const v = r.variants.find(x => String(x.factor) === f);

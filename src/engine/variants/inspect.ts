@@ -653,7 +653,8 @@ export class VariantInspector {
       );
     }
     const dis = await this.disassemble(b.outputPath, opts.signal);
-    if (dis.source !== 'nvdisasm' || !dis.listing) throw new ListingError(this.limitation(dis.source, dis.failure) ?? 'no nvdisasm listing');
+    if (dis.source !== 'nvdisasm' || !dis.listing)
+      throw new ListingError(this.limitation(dis.source, dis.failure) ?? 'no nvdisasm listing');
     const base = builds[1]?.status === 'ok' && builds[1].outputPath ? await this.disassemble(builds[1].outputPath, opts.signal) : dis;
     const demangled = await demangle([...dis.sizes.keys()], this.t);
     const fn = chooseFunction(dis.listing, file, kernel, loop, opts.kernel, demangled);
