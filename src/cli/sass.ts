@@ -538,6 +538,14 @@ async function sassArchs(a: SassArgs, io: CliIO): Promise<number> {
             .join('\n') || `does not compile (${r.file.failure?.kind})`;
         continue;
       }
+      // As with one architecture: a --kernel matching nothing is a usage error, found before the loop's builds.
+      if (a.kernel !== null && !r.file.kernels.some(k => k.name === a.kernel || k.demangled.includes(a.kernel!))) {
+        progress.done();
+        throw new UsageError(
+          `--kernel ${a.kernel}: no kernel of that name in ${a.file} for ${arch} (matched against the mangled names and inside the demangled ones); ` +
+            `its kernels: ${r.file.kernels.map(k => k.demangled).join('; ') || 'none'}`,
+        );
+      }
       if (a.loop !== null) {
         try {
           r.loop = await inspector.inspectLoop(built, text, analysis, a.loop, a.factors, {
@@ -557,16 +565,6 @@ async function sassArchs(a: SassArgs, io: CliIO): Promise<number> {
       return EXIT.cancelled;
     }
     const ok = results.filter(r => r.file?.status === 'ok');
-    if (
-      a.kernel !== null &&
-      ok.length &&
-      !ok.some(r => r.file!.kernels.some(k => k.name === a.kernel || k.demangled.includes(a.kernel!)))
-    ) {
-      throw new UsageError(
-        `--kernel ${a.kernel}: no kernel of that name in ${a.file} (matched against the mangled names and inside the demangled ones); ` +
-          `its kernels: ${ok[0].file!.kernels.map(k => k.demangled).join('; ') || 'none'}`,
-      );
-    }
     for (const r of results) if (r.error) io.err(`unroll-lens: ${a.file} on ${r.arch}: ${r.error}\n`);
     if (a.listing !== null) {
       if (a.json)

@@ -130,7 +130,9 @@ export class VariantService {
       const byArch = new Map<string, LoopReport>();
       for (const [i, arch] of extra.entries()) {
         if (signal.aborted) break;
-        byArch.set(arch, await this.loopForArch(file, text, analysis, line, factors, arch, signal, progressOf(i + 1, arch)));
+        const r = await this.loopForArch(file, text, analysis, line, factors, arch, signal, progressOf(i + 1, arch));
+        if (signal.aborted) break; // a cancelled architecture is not shown half built
+        byArch.set(arch, r);
       }
       this.facts.record(uri, text, f => {
         f.loops.set(line, loop);

@@ -293,6 +293,14 @@ describe('unroll-lens sass --arch sm_80,sm_90 (real nvcc and nvdisasm)', () => {
     }
   });
 
+  test('--kernel matching no kernel: exit 2 before any loop build, naming the architecture', async t => {
+    if (tools.skip) return t.skip(tools.skip);
+    const r = await runCli(['sass', SAMPLE, '--arch', 'sm_80,sm_90', '--loop', '51', '--kernel', 'nosuch']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /--kernel nosuch: no kernel of that name in .*matmul_unroll\.cu for sm_80 .*its kernels: .*matmul_basic/);
+    assert.equal(r.stdout, '');
+  });
+
   test('a bad entry: exit 2 and a message naming it', async () => {
     const r = await runCli(['sass', SAMPLE, '--arch', 'sm_80,foo']);
     assert.equal(r.code, 2);
