@@ -326,6 +326,17 @@ describe('bench pipeline on recorded H100 outputs', () => {
     assert.equal(s.instructions.length, 216);
     assert.equal(s.totalSamples, 6814);
     assert.deepEqual(s, sassStallsOf(parseSourcePage(rec('source-stalls/reports/matmul_unroll-source.csv')), r.kernel));
+    // --json: the sampled instructions only, with the kernel's instruction count
+    const j = benchJson(r).sassStalls!;
+    assert.deepEqual([j.kernel, j.factor, j.instructionCount, j.totalSamples], [s.kernel, 'as-written', 216, 6814]);
+    assert.deepEqual(
+      j.instructions,
+      s.instructions.filter(i => i.samples > 0),
+    );
+    assert.equal(
+      j.instructions.reduce((a, i) => a + i.samples, 0),
+      6814,
+    );
   });
 
   test('ncu missing: a clear error naming it', async t => {

@@ -464,6 +464,20 @@ export function benchJson(r: BenchReport) {
         }
       : {}),
     ...(r.lineStalls ? { lineStalls: r.lineStalls.map(l => ({ line: l.line, samples: l.samples, stallShare: l.stallShare })) } : {}),
+    ...(r.sassStalls
+      ? {
+          sassStalls: {
+            kernel: r.sassStalls.kernel,
+            factor: r.sassStalls.factor,
+            instructionCount: r.sassStalls.instructions.length,
+            totalSamples: r.sassStalls.totalSamples,
+            // Only the sampled instructions: a big kernel has thousands of unsampled ones.
+            instructions: r.sassStalls.instructions
+              .filter(i => i.samples > 0)
+              .map(i => ({ offset: i.offset, text: i.text, samples: i.samples, stalls: i.stalls })),
+          },
+        }
+      : {}),
     timing: {
       wallS: r.timing.wallS,
       compileS: r.timing.compileS,
