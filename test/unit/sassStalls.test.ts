@@ -14,6 +14,7 @@ import {
   attachSassStalls,
   kernelMatches,
   ListedInstruction,
+  normaliseSassText,
   readSassStallsFile,
   SassStalls,
   sassStallsOf,
@@ -171,6 +172,34 @@ describe('attachSassStalls', () => {
     );
     assert.equal(o.matched, false);
     assert.match(o.note!, /re-run the benchmark/);
+  });
+
+  test('another program with as many instructions: the first differing instruction is named', () => {
+    // the bench fixture's matmul_basic (216 instructions) against mm_default of test/fixtures/sass/matmul (also 216)
+    const page216 = sassStallsOf(page('../gpu/h100/source-stalls/reports/matmul_unroll-source.csv'))!;
+    const mm = parseNvdisasm(fs.readFileSync(path.join(FIXTURES, '..', 'sass', 'matmul.nvdisasm-c-g.txt'), 'utf8')).functions.find(
+      f => f.name === '_Z10mm_defaultPKfS0_Pfi',
+    )!;
+    assert.equal(mm.instructions.length, 216);
+    const r = attachSassStalls(
+      mm.instructions.map(i => listed(i, true)),
+      page216,
+    );
+    assert.equal(r.matched, false);
+    assert.equal(
+      r.note,
+      'the GPU run sampled different machine code (at 0x0010: S2R R5, SR_CTAID.Y vs S2R R3, SR_CTAID.X) — re-run the benchmark',
+    );
+  });
+
+  test('operand reuse flags, which ncu does not print, are no difference', () => {
+    // as nvdisasm prints them (line 41 of listing/mini.nvdisasm-c-g.txt, in scale<16>)
+    assert.equal(normaliseSassText('IADD3 R4, R8.reuse, -0x1, RZ ;'), 'IADD3 R4, R8, -0x1, RZ');
+    const withReuse = nvdisasm.instructions
+      .map(i => listed(i, true))
+      .map(i => (i.text === 'IMAD R5, R5, UR4, R0' ? { ...i, text: 'IMAD R5, R5.reuse, UR4, R0' } : i));
+    assert.ok(withReuse.some(i => i.text.includes('.reuse')));
+    assert.equal(attachSassStalls(withReuse, stalls).matched, true);
   });
 
   test('a run without samples attaches nothing and says so', () => {

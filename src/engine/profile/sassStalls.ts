@@ -135,9 +135,13 @@ export function attachSassStalls(instructions: ReadonlyArray<ListedInstruction>,
   return { matched: true, byOffset, note: total > 0 ? null : 'the GPU run collected no stall samples in this kernel' };
 }
 
-/** Instruction text for comparing: no ';', single spaces, a space after each comma. */
+/**
+ * Instruction text for comparing: no ';', single spaces, a space after each comma, no operand
+ * reuse flags (cuobjdump and nvdisasm print `R8.reuse`, ncu's source page does not).
+ */
 export function normaliseSassText(text: string): string {
   return text
+    .replace(/\.reuse\b/g, '')
     .trim()
     .replace(/\s*;\s*$/, '')
     .replace(/\s*,\s*/g, ', ')
