@@ -106,6 +106,8 @@ describe('sassStallsOf', () => {
     assert.ok(!kernelMatches(name, '_Z7linear2ILi1ELi0EEvPKfS1_S1_Pf'));
     assert.ok(kernelMatches(name, 'linear<(int)1'));
     assert.ok(kernelMatches('accumulate(float *, int, int)', ACC));
+    assert.ok(kernelMatches('matmul_basic(const float *, const float *, float *, int)', '_Z12matmul_basicPKfS0_Pfi'));
+    assert.ok(!kernelMatches('matmul_basic(const float *, const float *, float *, int)', '_Z10mm_defaultPKfS0_Pfi'));
     assert.ok(kernelMatches('void ns::k<(int)-3, true>(float *)', '_ZN2ns1kILin3ELb1EEEvPf'));
     assert.ok(!kernelMatches('void ns::k<(int)-3, false>(float *)', '_ZN2ns1kILin3ELb1EEEvPf'));
     // no kernel of that name: the one with most samples

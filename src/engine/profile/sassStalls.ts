@@ -90,7 +90,11 @@ export interface AttachResult {
   matched: boolean;
   /** Offset → samples, for the instructions with at least one sample (empty when not matched). */
   byOffset: Map<number, AttachedStall>;
-  /** Why nothing was attached, or that the run has no samples; null when attached. */
+  /**
+   * Why nothing was attached ("the GPU run sampled different machine code (N vs M instructions) —
+   * re-run the benchmark", the run's count first, the listing's second; or the first differing
+   * instruction, the run's text first), or that the run has no samples; null when attached.
+   */
   note: string | null;
 }
 
