@@ -7,7 +7,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { parseNvdisasm } from '../../src/engine/sass/nvdisasm';
 import type { SassFunction } from '../../src/engine/sass';
-import { annotateListing, ListingContext } from '../../src/engine/variants/listing';
+import { annotateListing, ListingContext, withStalls } from '../../src/engine/variants/listing';
+import { readSassStallsFile } from '../../src/engine/profile/sassStalls';
 import { hottestLoop, ownLineFilter, workCounts, WORK_CLASSES } from '../../src/engine/variants/inspect';
 import { Normaliser, renderListing } from '../../src/engine/report/sassListing';
 import type { SassListingData } from '../../src/protocol';
@@ -252,11 +253,68 @@ describe('unroll-lens sass --listing (real nvcc and nvdisasm)', () => {
     assert.doesNotMatch(txt.stdout, /\/\*[0-9a-f]{4}\*\//);
   });
 
+  test('--stalls: a saved ncu source page of the same code puts samples beside the instructions', async t => {
+    if (tools.skip) return t.skip(tools.skip);
+    const page = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100', 'sass-stalls', 'matmul_basic.source-sass.csv');
+    const r = await runCli(['sass', SAMPLE, '--loop', '51', '--listing', '--arch', 'sm_90', '--stalls', page]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /⏱ \d[\d,]* warp-stall samples from matmul_basic\.source-sass\.csv/);
+    assert.match(r.stdout, /\/\/ ⏱ \d+\.\d% · /);
+    const other = await runCli(['sass', SAMPLE, '--loop', '51', '--listing', '--factor', '4', '--arch', 'sm_90', '--stalls', page]);
+    assert.equal(other.code, 0, other.stderr);
+    assert.match(other.stderr, /different machine code/);
+    const bad = await runCli(['sass', SAMPLE, '--loop', '51', '--listing', '--stalls', SAMPLE]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--stalls: /);
+  });
+
   test('bad usage: --listing without --loop, --factor without --listing, a bad factor', async () => {
     for (const args of [['--listing'], ['--loop', '51', '--factor', '4'], ['--loop', '51', '--listing', '--factor', 'lots']]) {
       const r = await runCli(['sass', SAMPLE, ...args]);
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
       assert.match(r.stderr, /--listing|--factor/);
     }
+  });
+});
+
+describe('SASS listing: stall samples of a real GPU run (H100, test/fixtures/gpu/h100/sass-stalls)', () => {
+  const GPU = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100', 'sass-stalls');
+  const page = path.join(GPU, 'matmul_basic.source-sass.csv');
+  async function deviceListing(): Promise<SassListingData> {
+    const f = parseNvdisasm(fs.readFileSync(path.join(GPU, 'matmul_basic.cubin.nvdisasm-c-gi.txt'), 'utf8')).functions.find(
+      x => x.name === KERNEL,
+    )!;
+    // The device's cubin names its own temporary folder: group by that file.
+    const file = f.instructions.find(i => i.source)!.source!.file;
+    const c = await context('as-written');
+    return annotateListing(f, fn('unroll1.sm_90'), { ...c, file });
+  }
+
+  test('the samples land beside the instructions of the same machine code, and sum to the run total', async () => {
+    const stalls = readSassStallsFile(page, KERNEL);
+    const l = withStalls(await deviceListing(), stalls, 'matmul_basic.source-sass.csv');
+    assert.equal(l.stallsNote, null);
+    assert.deepEqual(l.stalls, { samples: stalls.totalSamples, source: 'matmul_basic.source-sass.csv' });
+    const all = l.lines.flatMap(x => x.instructions);
+    const summed = all.reduce((n, i) => n + (i.stall?.samples ?? 0), 0);
+    assert.equal(summed, stalls.totalSamples);
+    // The ×16 main loop (0x0240–0x06c0) is where the kernel spends its time.
+    const main = l.loops.find(p => p.role === 'main')!;
+    const inMain = all
+      .filter(i => i.offset >= main.startOffset && i.offset <= main.endOffset)
+      .reduce((n, i) => n + (i.stall?.samples ?? 0), 0);
+    assert.ok(inMain / stalls.totalSamples > 0.5, `main loop share ${inMain / stalls.totalSamples}`);
+    const text = renderListing(l).text;
+    const hottest = all.reduce((a, b) => ((b.stall?.samples ?? 0) > (a.stall?.samples ?? 0) ? b : a));
+    const line = text.split('\n').find(x => x.includes(`/*${hottest.offset.toString(16).padStart(4, '0')}*/`))!;
+    assert.match(line, /\/\/ ⏱ \d+\.\d% · \w+ \d+%/);
+  });
+
+  test('another build (unroll 4) gets no samples, and the listing says why', async () => {
+    const l = withStalls(await listingOf('unroll4', '4'), readSassStallsFile(page, KERNEL), 'the GPU benchmark');
+    assert.equal(l.stalls, null);
+    assert.match(l.stallsNote ?? '', /different machine code \(216 vs 88 instructions\)/);
+    assert.match(renderListing(l).text, /⏱ stall samples from the GPU benchmark not shown/);
+    assert.ok(l.lines.every(x => x.instructions.every(i => !i.stall)));
   });
 });
