@@ -318,3 +318,34 @@ describe('SASS listing: stall samples of a real GPU run (H100, test/fixtures/gpu
     assert.ok(l.lines.every(x => x.instructions.every(i => !i.stall)));
   });
 });
+
+describe('SASS listing: the bench pipeline end to end (H100, test/fixtures/gpu/h100/sass-listing)', () => {
+  const E2E = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100', 'sass-listing');
+
+  test("the bench's own per-line stall page attaches to the local nvcc 13 build, and the shares agree with the bench's line table", async () => {
+    const stalls = readSassStallsFile(path.join(E2E, 'reports', 'matmul_unroll-source.csv'), KERNEL);
+    const l = withStalls(await listingOf('default', 'as-written'), stalls, 'bench');
+    assert.equal(l.stallsNote, null);
+    const line52 = l.lines.filter(x => x.sourceLine === 52).flatMap(x => x.instructions);
+    const share = line52.reduce((n, i) => n + (i.stall?.share ?? 0), 0);
+    // bench.txt: "line   52   96.9%  long_scoreboard 69%".
+    const bench = fs.readFileSync(path.join(E2E, 'bench.txt'), 'utf8');
+    const m = /line\s+52\s+([\d.]+)%/.exec(bench);
+    assert.ok(m, 'the bench printed line 52');
+    assert.equal((share * 100).toFixed(1), m[1]);
+  });
+
+  test('what the device printed: samples beside as-written and default (same code), none for unroll 4', () => {
+    const count = (f: string) => (fs.readFileSync(path.join(E2E, f), 'utf8').match(/\/\/ ⏱ \d/g) ?? []).length;
+    assert.ok(count('listing.as-written.txt') > 50);
+    assert.equal(count('listing.default.txt'), count('listing.as-written.txt'));
+    assert.equal(count('listing.4.txt'), 0);
+    assert.match(fs.readFileSync(path.join(E2E, 'listing.4.stderr'), 'utf8'), /different machine code \(216 vs 88 instructions\)/);
+    const j = JSON.parse(fs.readFileSync(path.join(E2E, 'listing.as-written.json'), 'utf8'));
+    assert.deepEqual(
+      j.loops.map((p: { unroll: number }) => p.unroll),
+      [16, 8, 4, 1],
+    );
+    assert.ok(j.stalls.samples > 0);
+  });
+});
