@@ -12,6 +12,8 @@ import { factorLabel, parseFactor, UnrollFactor } from '../engine/variants/rewri
 import { ListingError } from '../engine/variants/inspect';
 import type { FileAnalysis } from '../engine/parse/model';
 import { renderListing } from '../engine/report/sassListing';
+import { withStalls } from '../engine/variants/listing';
+import { readSassStallsFile, SassStalls } from '../engine/profile/sassStalls';
 import { SETTINGS } from '../settings';
 import type { SassListingData } from '../protocol';
 import { macroTableFor } from './macros';
@@ -76,6 +78,11 @@ export const sassCommand = defineCommand({
       help: 'with --listing: the variant to list: as-written, default, full or an integer',
       default: 'as-written',
     },
+    stalls: {
+      type: 'string',
+      value: 'FILE',
+      help: 'with --listing: warp-stall samples per instruction from a saved ncu source page (ncu --import R.ncu-rep --csv --page source --print-source sass), shown beside the instructions when they are the same machine code',
+    },
     normalise: {
       type: 'boolean',
       help: 'with --listing: drop addresses and renumber registers and labels in order of use (for diffing two listings)',
@@ -104,8 +111,16 @@ export const sassCommand = defineCommand({
     }
     const archs = archListOption(options.arch);
     if (options.listing && loop === null) throw new UsageError('--listing needs --loop LINE (the loop whose variant to list)');
-    if (!options.listing && (options.factor !== undefined || options.normalise))
-      throw new UsageError('--factor and --normalise go with --listing');
+    if (!options.listing && (options.factor !== undefined || options.normalise || options.stalls !== undefined))
+      throw new UsageError('--factor, --normalise and --stalls go with --listing');
+    let stalls: SassStalls | null = null;
+    if (options.stalls !== undefined) {
+      try {
+        stalls = readSassStallsFile(options.stalls, options.kernel ?? undefined);
+      } catch (e) {
+        throw new UsageError(`--stalls: ${e instanceof Error ? e.message : e}`);
+      }
+    }
     let listingFactor: UnrollFactor | 'as-written' | null = null;
     if (options.listing) {
       const f = (options.factor ?? 'as-written').trim().toLowerCase();
@@ -130,6 +145,7 @@ export const sassCommand = defineCommand({
         json: !!options.json,
         listing: listingFactor,
         normalise: !!options.normalise,
+        stalls: stalls ? { stalls, file: options.stalls! } : null,
       },
       io,
     );
@@ -175,6 +191,8 @@ interface SassArgs {
   /** --listing: the variant to list; null without --listing. */
   listing: UnrollFactor | 'as-written' | null;
   normalise: boolean;
+  /** --stalls: samples read from a saved ncu source page. */
+  stalls: { stalls: SassStalls; file: string } | null;
 }
 
 /** The documented `sass --json` contract (docs/cli.md). */
@@ -380,12 +398,16 @@ async function printListing(
 ): Promise<number> {
   const progress = new Progress('nvcc', 2, io.isTTY ? io.err : null);
   try {
-    const listing = await c.inspector.listing(c.file, c.text, c.analysis, line, factor, {
+    let listing = await c.inspector.listing(c.file, c.text, c.analysis, line, factor, {
       signal: c.signal,
       kernel: a.kernel ?? undefined,
       onProgress: (_d, _t, key) => progress.tick(key),
     });
     progress.done();
+    if (a.stalls) {
+      listing = withStalls(listing, a.stalls.stalls, path.basename(a.stalls.file));
+      if (!listing.stalls) io.err(`unroll-lens: ${listing.stallsNote}\n`);
+    }
     if (a.json) io.out(JSON.stringify(listingJson(listing), null, 2) + '\n');
     else io.out(renderListing(listing, { normalise: a.normalise, sourceText: c.text }).text);
     return EXIT.ok;
@@ -432,6 +454,7 @@ export function listingJson(l: SassListingData) {
       instructions: p.instructions,
     })),
     stalls: l.stalls,
+    stallsNote: l.stallsNote,
   };
 }
 
@@ -520,6 +543,11 @@ async function sassArchs(a: SassArgs, io: CliIO): Promise<number> {
             kernel: a.kernel ?? undefined,
             onProgress: (_d, _t, key) => tick(key),
           });
+          // The samples are of one GPU's run: attached where the machine code is the same, else the note says why.
+          if (a.stalls) {
+            r.listing = withStalls(r.listing, a.stalls.stalls, path.basename(a.stalls.file));
+            if (!r.listing.stalls) io.err(`unroll-lens: ${arch}: ${r.listing.stallsNote}\n`);
+          }
         } catch (e) {
           if (!(e instanceof ListingError)) throw e;
           if (e.cancelled || ac.signal.aborted) break;

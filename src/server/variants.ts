@@ -12,6 +12,8 @@ import { LoopReport, VariantInspector } from '../engine/variants/inspect';
 import { parseFactorList, UnrollFactor, writtenFactor } from '../engine/variants/rewrite';
 import type { SassListingParams, SassListingResult, Settings } from '../protocol';
 import { renderListing } from '../engine/report/sassListing';
+import { withStalls } from '../engine/variants/listing';
+import { benchSassStalls } from './facts';
 import type { DocumentFactsStore } from './facts';
 import type { ServerToolchain } from './toolchain';
 import { uriToPath } from './uri';
@@ -209,7 +211,12 @@ export class VariantService {
         onProgress: (done, total, key) => report(Math.round((done / total) * 100), `${done}/${total}: ${key}`),
       });
       if (signal.aborted) throw new Error('cancelled');
-      return { listing, ...renderListing(listing, { normalise: !!p.normalise, sourceText: text }) };
+      // Stall samples of the newest GPU benchmark of this text and kernel, when it sampled this code.
+      const facts = this.facts.get(uri, text);
+      const stalls = benchSassStalls(facts, p.line, listing.kernel);
+      const shown =
+        stalls && !p.normalise ? withStalls(listing, stalls, `the GPU benchmark of this file (${stalls.factor ?? 'as written'})`) : listing;
+      return { listing: shown, ...renderListing(shown, { normalise: !!p.normalise, sourceText: text }) };
     });
   }
 

@@ -20,7 +20,7 @@ import { DEFAULT_SETTINGS, Settings } from '../../src/settings';
 import { ServerToolchain } from '../../src/server/toolchain';
 import { VariantService } from '../../src/server/variants';
 import { DocumentFactsStore } from '../../src/server/facts';
-import { analyze, kernel, loopAt, SAMPLES, useCudaTools } from './helpers';
+import { analyze, kernel, loopAt, REPO_ROOT, SAMPLES, useCudaTools } from './helpers';
 
 async function runCli(args: string[]) {
   let stdout = '';
@@ -266,6 +266,17 @@ describe('unroll-lens sass --arch sm_80,sm_90 (real nvcc and nvdisasm)', () => {
         l.loops.map((p: { unroll: number }) => p.unroll),
         [16, 8, 4, 1],
       );
+  });
+
+  test('--listing --stalls: the samples go beside the architecture whose machine code they are of; the other says why not', async t => {
+    if (tools.skip) return t.skip(tools.skip);
+    const page = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100', 'sass-stalls', 'matmul_basic.source-sass.csv');
+    const r = await runCli(['sass', SAMPLE, '--loop', '51', '--listing', '--arch', 'sm_80,sm_90', '--stalls', page, '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const [sm80, sm90] = JSON.parse(r.stdout);
+    assert.equal(sm80.stalls, null);
+    assert.ok(sm90.stalls, 'the H100 samples are of the sm_90 build');
+    assert.match(r.stderr, /unroll-lens: sm_80: .*different machine code/);
   });
 
   test('a file that does not compile for one architecture: that one reported, the other printed, exit 1', async t => {

@@ -7,7 +7,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { parseNvdisasm } from '../../src/engine/sass/nvdisasm';
 import type { SassFunction } from '../../src/engine/sass';
-import { annotateListing, ListingContext } from '../../src/engine/variants/listing';
+import { annotateListing, ListingContext, withStalls } from '../../src/engine/variants/listing';
+import { readSassStallsFile } from '../../src/engine/profile/sassStalls';
 import { hottestLoop, ownLineFilter, workCounts, WORK_CLASSES } from '../../src/engine/variants/inspect';
 import { Normaliser, renderListing } from '../../src/engine/report/sassListing';
 import type { SassListingData } from '../../src/protocol';
@@ -252,11 +253,99 @@ describe('unroll-lens sass --listing (real nvcc and nvdisasm)', () => {
     assert.doesNotMatch(txt.stdout, /\/\*[0-9a-f]{4}\*\//);
   });
 
+  test('--stalls: a saved ncu source page of the same code puts samples beside the instructions', async t => {
+    if (tools.skip) return t.skip(tools.skip);
+    const page = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100', 'sass-stalls', 'matmul_basic.source-sass.csv');
+    const r = await runCli(['sass', SAMPLE, '--loop', '51', '--listing', '--arch', 'sm_90', '--stalls', page]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /⏱ \d[\d,]* warp-stall samples from matmul_basic\.source-sass\.csv/);
+    assert.match(r.stdout, /\/\/ ⏱ \d+\.\d% · /);
+    const other = await runCli(['sass', SAMPLE, '--loop', '51', '--listing', '--factor', '4', '--arch', 'sm_90', '--stalls', page]);
+    assert.equal(other.code, 0, other.stderr);
+    assert.match(other.stderr, /different machine code/);
+    const bad = await runCli(['sass', SAMPLE, '--loop', '51', '--listing', '--stalls', SAMPLE]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--stalls: /);
+  });
+
   test('bad usage: --listing without --loop, --factor without --listing, a bad factor', async () => {
     for (const args of [['--listing'], ['--loop', '51', '--factor', '4'], ['--loop', '51', '--listing', '--factor', 'lots']]) {
       const r = await runCli(['sass', SAMPLE, ...args]);
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
       assert.match(r.stderr, /--listing|--factor/);
     }
+  });
+});
+
+describe('SASS listing: stall samples of a real GPU run (H100, test/fixtures/gpu/h100/sass-stalls)', () => {
+  const GPU = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100', 'sass-stalls');
+  const page = path.join(GPU, 'matmul_basic.source-sass.csv');
+  async function deviceListing(): Promise<SassListingData> {
+    const f = parseNvdisasm(fs.readFileSync(path.join(GPU, 'matmul_basic.cubin.nvdisasm-c-gi.txt'), 'utf8')).functions.find(
+      x => x.name === KERNEL,
+    )!;
+    // The device's cubin names its own temporary folder: group by that file.
+    const file = f.instructions.find(i => i.source)!.source!.file;
+    const c = await context('as-written');
+    return annotateListing(f, fn('unroll1.sm_90'), { ...c, file });
+  }
+
+  test('the samples land beside the instructions of the same machine code, and sum to the run total', async () => {
+    const stalls = readSassStallsFile(page, KERNEL);
+    const l = withStalls(await deviceListing(), stalls, 'matmul_basic.source-sass.csv');
+    assert.equal(l.stallsNote, null);
+    assert.deepEqual(l.stalls, { samples: stalls.totalSamples, source: 'matmul_basic.source-sass.csv' });
+    const all = l.lines.flatMap(x => x.instructions);
+    const summed = all.reduce((n, i) => n + (i.stall?.samples ?? 0), 0);
+    assert.equal(summed, stalls.totalSamples);
+    // The ×16 main loop (0x0240–0x06c0) is where the kernel spends its time.
+    const main = l.loops.find(p => p.role === 'main')!;
+    const inMain = all
+      .filter(i => i.offset >= main.startOffset && i.offset <= main.endOffset)
+      .reduce((n, i) => n + (i.stall?.samples ?? 0), 0);
+    assert.ok(inMain / stalls.totalSamples > 0.5, `main loop share ${inMain / stalls.totalSamples}`);
+    const text = renderListing(l).text;
+    const hottest = all.reduce((a, b) => ((b.stall?.samples ?? 0) > (a.stall?.samples ?? 0) ? b : a));
+    const line = text.split('\n').find(x => x.includes(`/*${hottest.offset.toString(16).padStart(4, '0')}*/`))!;
+    assert.match(line, /\/\/ ⏱ \d+\.\d% · \w+ \d+%/);
+  });
+
+  test('another build (unroll 4) gets no samples, and the listing says why', async () => {
+    const l = withStalls(await listingOf('unroll4', '4'), readSassStallsFile(page, KERNEL), 'the GPU benchmark');
+    assert.equal(l.stalls, null);
+    assert.match(l.stallsNote ?? '', /different machine code \(216 vs 88 instructions\)/);
+    assert.match(renderListing(l).text, /⏱ stall samples from the GPU benchmark not shown/);
+    assert.ok(l.lines.every(x => x.instructions.every(i => !i.stall)));
+  });
+});
+
+describe('SASS listing: the bench pipeline end to end (H100, test/fixtures/gpu/h100/sass-listing)', () => {
+  const E2E = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100', 'sass-listing');
+
+  test("the bench's own per-line stall page attaches to the local nvcc 13 build, and the shares agree with the bench's line table", async () => {
+    const stalls = readSassStallsFile(path.join(E2E, 'reports', 'matmul_unroll-source.csv'), KERNEL);
+    const l = withStalls(await listingOf('default', 'as-written'), stalls, 'bench');
+    assert.equal(l.stallsNote, null);
+    const line52 = l.lines.filter(x => x.sourceLine === 52).flatMap(x => x.instructions);
+    const share = line52.reduce((n, i) => n + (i.stall?.share ?? 0), 0);
+    // bench.txt: "line   52   96.9%  long_scoreboard 69%".
+    const bench = fs.readFileSync(path.join(E2E, 'bench.txt'), 'utf8');
+    const m = /line\s+52\s+([\d.]+)%/.exec(bench);
+    assert.ok(m, 'the bench printed line 52');
+    assert.equal((share * 100).toFixed(1), m[1]);
+  });
+
+  test('what the device printed: samples beside as-written and default (same code), none for unroll 4', () => {
+    const count = (f: string) => (fs.readFileSync(path.join(E2E, f), 'utf8').match(/\/\/ ⏱ \d/g) ?? []).length;
+    assert.ok(count('listing.as-written.txt') > 50);
+    assert.equal(count('listing.default.txt'), count('listing.as-written.txt'));
+    assert.equal(count('listing.4.txt'), 0);
+    assert.match(fs.readFileSync(path.join(E2E, 'listing.4.stderr'), 'utf8'), /different machine code \(216 vs 88 instructions\)/);
+    const j = JSON.parse(fs.readFileSync(path.join(E2E, 'listing.as-written.json'), 'utf8'));
+    assert.deepEqual(
+      j.loops.map((p: { unroll: number }) => p.unroll),
+      [16, 8, 4, 1],
+    );
+    assert.ok(j.stalls.samples > 0);
   });
 });

@@ -236,6 +236,7 @@ function bench(over: Partial<BenchReport>): BenchReport {
     instantiations: [{ kernel: '_Z1kPfi', blockSize: null, variants }],
     lineStalls: null,
     lineStallsProblem: null,
+    sassStalls: null,
     timing: { wallS: 10, compileS: 4, checkS: 1, profileS: 5, gpuIdleS: 0.5, gpuRuns: 8, gpus: [null] },
     ...over,
   };

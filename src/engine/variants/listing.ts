@@ -7,6 +7,7 @@ import type { Kernel, Loop } from '../parse/model';
 import { classifyInstruction, findSassLoops } from '../sass';
 import type { SassFunction, SassInstruction, SassLoop } from '../sass';
 import type { SassListingData, SassListingInstruction, SassListingLine, SassMachineLoop } from '../../protocol';
+import { attachSassStalls, SassStalls } from '../profile/sassStalls';
 import { containsOwnLines, hottestLoop, INTEGER_WORK_CLASSES, lineIn, ownLineFilter, sameFile, WORK_CLASSES, workCounts } from './inspect';
 
 export interface ListingContext {
@@ -214,4 +215,27 @@ function pieceName(k: number): string {
 /** The listing's file as its headers show it. */
 export function shortFile(file: string | null): string {
   return file ? path.basename(file) : '?';
+}
+
+/**
+ * Puts a GPU run's per-instruction stall samples beside the listing's instructions when the run
+ * sampled the same machine code; otherwise the listing says why it has none. `source` says where
+ * the samples came from ("the GPU benchmark of line 51 (as written)", a file name …).
+ */
+export function withStalls(listing: SassListingData, stalls: SassStalls, source: string): SassListingData {
+  const instructions = listing.lines.flatMap(l => l.instructions);
+  const r = attachSassStalls(instructions, stalls);
+  if (!r.matched) return { ...listing, stalls: null, stallsNote: `stall samples from ${source} not shown: ${r.note}` };
+  return {
+    ...listing,
+    lines: listing.lines.map(l => ({
+      ...l,
+      instructions: l.instructions.map(i => {
+        const s = r.byOffset.get(i.offset);
+        return s ? { ...i, stall: s } : { ...i };
+      }),
+    })),
+    stalls: { samples: stalls.totalSamples, source },
+    stallsNote: r.note,
+  };
 }
