@@ -83,6 +83,15 @@ export const SETTINGS = {
     patternErrorMessage: 'an sm_XX architecture such as sm_90, or empty',
     description: 'Target architecture for variant builds, e.g. sm_90. Empty: from compile_commands.json, else the GPU, else sm_90.',
   }),
+  extraArchs: strings({
+    default: [],
+    itemPattern: '^sm_[0-9]+[af]?$',
+    itemPatternErrorMessage: 'an sm_XX architecture such as sm_80',
+    restricted: true,
+    description:
+      "More architectures to build unroll variants for: the loop hover's variant table shows one column set per architecture, " +
+      'and Compare Variants offers them.',
+  }),
   nvccArgs: strings({
     default: [],
     restricted: true,

@@ -12,6 +12,8 @@ import { factorLabel, parseFactor, UnrollFactor } from '../engine/variants/rewri
 import { ListingError } from '../engine/variants/inspect';
 import type { FileAnalysis } from '../engine/parse/model';
 import { renderListing } from '../engine/report/sassListing';
+import { withStalls } from '../engine/variants/listing';
+import { readSassStallsFile, SassStalls } from '../engine/profile/sassStalls';
 import { SETTINGS } from '../settings';
 import type { SassListingData } from '../protocol';
 import { macroTableFor } from './macros';
@@ -33,7 +35,12 @@ export const sassCommand = defineCommand({
     'compile_commands.json), with the header replaced through an overlay include folder. Needs nvcc; no GPU. Builds are\n' +
     'cached; Ctrl-C (or SIGTERM, SIGHUP) cancels them.',
   options: {
-    arch: { type: 'string', value: 'sm_XX', help: 'target architecture', default: "compile flags' arch, else the first GPU's, else sm_90" },
+    arch: {
+      type: 'string',
+      value: 'sm_XX,…',
+      help: 'target architecture; a comma list builds each and shows one column set (or listing) per architecture',
+      default: "compile flags' arch, else the first GPU's, else sm_90",
+    },
     loop: { type: 'string', value: 'LINE', help: '1-based line of the loop keyword: build one variant per factor of this loop' },
     factors: {
       type: 'string',
@@ -71,6 +78,11 @@ export const sassCommand = defineCommand({
       help: 'with --listing: the variant to list: as-written, default, full or an integer',
       default: 'as-written',
     },
+    stalls: {
+      type: 'string',
+      value: 'FILE',
+      help: 'with --listing: warp-stall samples per instruction from a saved ncu source page (ncu --import R.ncu-rep --csv --page source --print-source sass), shown beside the instructions when they are the same machine code',
+    },
     normalise: {
       type: 'boolean',
       help: 'with --listing: drop addresses and renumber registers and labels in order of use (for diffing two listings)',
@@ -79,7 +91,10 @@ export const sassCommand = defineCommand({
   },
   exitCodes: [
     [EXIT.ok, 'done (single variants may still have failed: see their status)'],
-    [EXIT.failed, "the file as written does not compile (nvcc's messages on stderr)"],
+    [
+      EXIT.failed,
+      "the file as written does not compile (nvcc's messages on stderr); with several --arch values: for one of them (the others are still reported)",
+    ],
     [
       EXIT.usage,
       'bad usage, unreadable file, no loop at --loop, a header with no translation unit, or nvcc not found (the message says how to install it)',
@@ -94,10 +109,18 @@ export const sassCommand = defineCommand({
       loop = Number(options.loop);
       if (!Number.isInteger(loop) || loop < 1) throw new UsageError('--loop takes a 1-based line number');
     }
-    const arch = stringOption('arch', options.arch, SETTINGS.arch);
+    const archs = archListOption(options.arch);
     if (options.listing && loop === null) throw new UsageError('--listing needs --loop LINE (the loop whose variant to list)');
-    if (!options.listing && (options.factor !== undefined || options.normalise))
-      throw new UsageError('--factor and --normalise go with --listing');
+    if (!options.listing && (options.factor !== undefined || options.normalise || options.stalls !== undefined))
+      throw new UsageError('--factor, --normalise and --stalls go with --listing');
+    let stalls: SassStalls | null = null;
+    if (options.stalls !== undefined) {
+      try {
+        stalls = readSassStallsFile(options.stalls, options.kernel ?? undefined);
+      } catch (e) {
+        throw new UsageError(`--stalls: ${e instanceof Error ? e.message : e}`);
+      }
+    }
     let listingFactor: UnrollFactor | 'as-written' | null = null;
     if (options.listing) {
       const f = (options.factor ?? 'as-written').trim().toLowerCase();
@@ -110,7 +133,8 @@ export const sassCommand = defineCommand({
     return sass(
       {
         file: positionals[0],
-        arch: arch || null,
+        arch: archs.length === 1 ? archs[0] : null,
+        archs,
         loop,
         factors: factorsOption(options.factors),
         kernel: options.kernel ?? null,
@@ -121,15 +145,38 @@ export const sassCommand = defineCommand({
         json: !!options.json,
         listing: listingFactor,
         normalise: !!options.normalise,
+        stalls: stalls ? { stalls, file: options.stalls! } : null,
       },
       io,
     );
   },
 });
 
+/**
+ * `--arch sm_80,sm_90`: each checked like unrollLens.arch, duplicates dropped, order kept; absent:
+ * none (the compile flags' or the GPU's arch is chosen later).
+ */
+export function archListOption(text: string | undefined): string[] {
+  if (text === undefined) return [];
+  const parts = text.split(',').map(x => x.trim());
+  if (parts.length > 1 && parts.some(x => !x))
+    throw new UsageError(`--arch takes sm_XX architectures separated by commas, not '${text}' (an empty entry)`);
+  const out: string[] = [];
+  for (const x of parts) {
+    if (parts.length > 1 && !/^sm_\d+[af]?$/.test(x))
+      throw new UsageError(`--arch takes sm_XX architectures separated by commas (e.g. sm_80,sm_90); '${x}' is not one`);
+    const arch = stringOption('arch', x, SETTINGS.arch);
+    if (arch && !out.includes(arch)) out.push(arch);
+  }
+  return out;
+}
+
 interface SassArgs {
   file: string;
+  /** The one --arch value; null when none was given or several were. */
   arch: string | null;
+  /** Every --arch value (several: one column set or listing per architecture). */
+  archs: string[];
   loop: number | null;
   factors: UnrollFactor[];
   kernel: string | null;
@@ -144,6 +191,8 @@ interface SassArgs {
   /** --listing: the variant to list; null without --listing. */
   listing: UnrollFactor | 'as-written' | null;
   normalise: boolean;
+  /** --stalls: samples read from a saved ncu source page. */
+  stalls: { stalls: SassStalls; file: string } | null;
 }
 
 /** The documented `sass --json` contract (docs/cli.md). */
@@ -232,6 +281,7 @@ function renderLoop(r: LoopReport): string {
 }
 
 async function sass(a: SassArgs, io: CliIO): Promise<number> {
+  if (a.archs.length > 1) return sassArchs(a, io);
   const file = path.resolve(a.file);
   const text = readSourceFile(a.file);
   const built = buildPathFor(file, a.file, io);
@@ -264,7 +314,8 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
         `no loop in device code at line ${a.loop} of ${a.file} (loops at ${analysis.kernels.flatMap(k => k.loops.map(l => l.line)).join(', ') || 'none'})`,
       );
     }
-    if (a.listing !== null && a.loop !== null) return await printListing(a, a.loop, a.listing, { file: built, text, analysis, inspector, signal: ac.signal }, io);
+    if (a.listing !== null && a.loop !== null)
+      return await printListing(a, a.loop, a.listing, { file: built, text, analysis, inspector, signal: ac.signal }, io);
     const progress = new Progress('nvcc', a.loop !== null ? a.factors.length + 3 : 2, io.isTTY ? io.err : null);
     const fileReport = await inspector.inspectFile(built, text, analysis, {
       signal: ac.signal,
@@ -272,16 +323,7 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
     });
     if (fileReport.status !== 'ok') {
       progress.done();
-      const msgs = fileReport.failure?.messages.filter(m => m.severity === 'error') ?? [];
-      const kind = fileReport.failure?.kind;
-      const detail = msgs.length
-        ? msgs.map(m => `  ${m.file ? `${m.file}${m.line ? `:${m.line}` : ''}: ` : ''}${m.message}`).join('\n')
-        : kind === 'timeout'
-          ? `  nvcc ran longer than ${a.timeouts.nvccMs / 1000} s (--nvcc-timeout) and was killed`
-          : kind === 'cancelled'
-            ? '  cancelled'
-            : '  (nvcc printed no message)';
-      io.err(`unroll-lens: ${a.file} does not compile (${kind}):\n${detail}\n`);
+      io.err(`unroll-lens: ${a.file} does not compile (${fileReport.failure?.kind}):\n${compileFailureDetail(fileReport, a.timeouts)}\n`);
       return fileReport.status === 'cancelled' ? EXIT.cancelled : EXIT.failed;
     }
     if (a.kernel !== null && !fileReport.kernels.some(k => k.name === a.kernel || k.demangled.includes(a.kernel!))) {
@@ -356,12 +398,16 @@ async function printListing(
 ): Promise<number> {
   const progress = new Progress('nvcc', 2, io.isTTY ? io.err : null);
   try {
-    const listing = await c.inspector.listing(c.file, c.text, c.analysis, line, factor, {
+    let listing = await c.inspector.listing(c.file, c.text, c.analysis, line, factor, {
       signal: c.signal,
       kernel: a.kernel ?? undefined,
       onProgress: (_d, _t, key) => progress.tick(key),
     });
     progress.done();
+    if (a.stalls) {
+      listing = withStalls(listing, a.stalls.stalls, path.basename(a.stalls.file));
+      if (!listing.stalls) io.err(`unroll-lens: ${listing.stallsNote}\n`);
+    }
     if (a.json) io.out(JSON.stringify(listingJson(listing), null, 2) + '\n');
     else io.out(renderListing(listing, { normalise: a.normalise, sourceText: c.text }).text);
     return EXIT.ok;
@@ -408,5 +454,244 @@ export function listingJson(l: SassListingData) {
       instructions: p.instructions,
     })),
     stalls: l.stalls,
+    stallsNote: l.stallsNote,
   };
+}
+
+/** nvcc's error messages for a file as written that does not compile, indented, for stderr. */
+function compileFailureDetail(r: FileSassReport, timeouts: ToolTimeouts): string {
+  const msgs = r.failure?.messages.filter(m => m.severity === 'error') ?? [];
+  const kind = r.failure?.kind;
+  return msgs.length
+    ? msgs.map(m => `  ${m.file ? `${m.file}${m.line ? `:${m.line}` : ''}: ` : ''}${m.message}`).join('\n')
+    : kind === 'timeout'
+      ? `  nvcc ran longer than ${timeouts.nvccMs / 1000} s (--nvcc-timeout) and was killed`
+      : kind === 'cancelled'
+        ? '  cancelled'
+        : '  (nvcc printed no message)';
+}
+
+/** One architecture's results with several --arch values: its reports, or why it has none. */
+interface ArchResult {
+  arch: string;
+  nvcc: string | null;
+  file: FileSassReport | null;
+  loop: LoopReport | null;
+  listing: SassListingData | null;
+  /** Why this architecture has no results (it does not compile, no loop code, …), for stderr. */
+  error: string | null;
+  /** The same for --json: nvcc's error messages one a line, else the message. */
+  jsonError?: string;
+}
+
+/**
+ * `--arch sm_80,sm_90`: the same work once per architecture, one after the other (each with
+ * every --jobs), then one table with a column set per architecture (or one listing after the
+ * other). An architecture that fails is reported and the others still printed; the exit code is
+ * then 1.
+ */
+async function sassArchs(a: SassArgs, io: CliIO): Promise<number> {
+  const file = path.resolve(a.file);
+  const text = readSourceFile(a.file);
+  const built = buildPathFor(file, a.file, io);
+  const docs = await CudaDocuments.create();
+  // The macro table (and so the loops the parser sees) may depend on __CUDA_ARCH__.
+  const analyses = a.archs.map(arch => docs.analyzeOnce(text, built, macroTableFor(file, text, arch)));
+  const tu = headerUnit(file, a.tu);
+  if (tu) io.err(`unroll-lens: building ${path.relative(process.cwd(), file) || file} through ${path.relative(process.cwd(), tu) || tu}\n`);
+  const toolchain = limitTools(await detectToolchain({}), a.timeouts, a.file, io);
+  for (const arch of a.archs) await checkArchOption(arch, toolchain);
+  const flags = resolveCompileFlags(tu ?? file, [process.cwd()], {});
+  for (const w of flags.warnings) io.err(`unroll-lens: ${w}\n`);
+  const hasLoop = (x: FileAnalysis) => x.kernels.some(k => k.loops.some(l => l.line === a.loop));
+  if (a.loop !== null && !analyses.some(hasLoop)) {
+    throw new UsageError(
+      `no loop in device code at line ${a.loop} of ${a.file} (loops at ${analyses[0].kernels.flatMap(k => k.loops.map(l => l.line)).join(', ') || 'none'})`,
+    );
+  }
+  const ac = new AbortController();
+  const stopSignals = cancelOnSignals(ac);
+  const perArch = a.listing !== null ? 2 : a.loop !== null ? a.factors.length + 3 : 2;
+  const progress = new Progress('nvcc', perArch * a.archs.length, io.isTTY ? io.err : null);
+  const results: ArchResult[] = [];
+  try {
+    for (const [i, arch] of a.archs.entries()) {
+      const builder = new VariantBuilder({
+        nvcc: toolchain.nvcc,
+        arch,
+        flags,
+        cacheDir: defaultCacheDir(),
+        cacheMaxBytes: a.cacheMaxGB * 1024 ** 3,
+        warn: m => io.err(`unroll-lens: warning: ${m}\n`),
+        concurrency: a.jobs > 0 ? a.jobs : undefined,
+        runner: toolchain.runner,
+        ...(tu ? { translationUnit: tu } : {}),
+      });
+      const inspector = new VariantInspector({ toolchain, builder, arch });
+      const r: ArchResult = { arch, nvcc: toolchain.nvcc.version, file: null, loop: null, listing: null, error: null };
+      results.push(r);
+      const analysis = analyses[i];
+      const tick = (key: string) => progress.tick(`${arch} ${key}`);
+      if (a.loop !== null && !hasLoop(analysis)) {
+        r.error = `no loop in device code at line ${a.loop} with the macros of ${arch}`;
+        continue;
+      }
+      if (a.listing !== null && a.loop !== null) {
+        try {
+          r.listing = await inspector.listing(built, text, analysis, a.loop, a.listing, {
+            signal: ac.signal,
+            kernel: a.kernel ?? undefined,
+            onProgress: (_d, _t, key) => tick(key),
+          });
+          // The samples are of one GPU's run: attached where the machine code is the same, else the note says why.
+          if (a.stalls) {
+            r.listing = withStalls(r.listing, a.stalls.stalls, path.basename(a.stalls.file));
+            if (!r.listing.stalls) io.err(`unroll-lens: ${arch}: ${r.listing.stallsNote}\n`);
+          }
+        } catch (e) {
+          if (!(e instanceof ListingError)) throw e;
+          if (e.cancelled || ac.signal.aborted) break;
+          r.error = e.message;
+        }
+        continue;
+      }
+      r.file = await inspector.inspectFile(built, text, analysis, { signal: ac.signal, onProgress: () => tick('file as written') });
+      if (r.file.status !== 'ok') {
+        if (r.file.status === 'cancelled') break;
+        r.error = `does not compile (${r.file.failure?.kind}):\n${compileFailureDetail(r.file, a.timeouts)}`;
+        r.jsonError =
+          r.file.failure?.messages
+            .filter(m => m.severity === 'error')
+            .map(m => m.message)
+            .join('\n') || `does not compile (${r.file.failure?.kind})`;
+        continue;
+      }
+      // As with one architecture: a --kernel matching nothing is a usage error, found before the loop's builds.
+      if (a.kernel !== null && !r.file.kernels.some(k => k.name === a.kernel || k.demangled.includes(a.kernel!))) {
+        progress.done();
+        throw new UsageError(
+          `--kernel ${a.kernel}: no kernel of that name in ${a.file} for ${arch} (matched against the mangled names and inside the demangled ones); ` +
+            `its kernels: ${r.file.kernels.map(k => k.demangled).join('; ') || 'none'}`,
+        );
+      }
+      if (a.loop !== null) {
+        try {
+          r.loop = await inspector.inspectLoop(built, text, analysis, a.loop, a.factors, {
+            signal: ac.signal,
+            kernel: a.kernel ?? undefined,
+            onProgress: (_d, _t, key) => tick(key),
+          });
+        } catch (e) {
+          if (!(e instanceof NotInstantiatedError)) throw e;
+          r.error = e.message;
+        }
+      }
+    }
+    progress.done();
+    if (ac.signal.aborted) {
+      io.err('unroll-lens: cancelled\n');
+      return EXIT.cancelled;
+    }
+    const ok = results.filter(r => r.file?.status === 'ok');
+    for (const r of results) if (r.error) io.err(`unroll-lens: ${a.file} on ${r.arch}: ${r.error}\n`);
+    if (a.listing !== null) {
+      if (a.json)
+        io.out(
+          JSON.stringify(
+            results.map(r => (r.listing ? listingJson(r.listing) : { arch: r.arch, error: r.error })),
+            null,
+            2,
+          ) + '\n',
+        );
+      else
+        io.out(
+          results
+            .filter(r => r.listing)
+            .map(r => renderListing(r.listing!, { normalise: a.normalise, sourceText: text }).text)
+            .join('\n'),
+        );
+    } else if (a.json) {
+      io.out(
+        JSON.stringify(
+          {
+            archs: results.map(r =>
+              r.file?.status === 'ok' ? toSassJson(r.file, r.loop) : { arch: r.arch, nvcc: r.nvcc, error: r.jsonError ?? r.error },
+            ),
+          },
+          null,
+          2,
+        ) + '\n',
+      );
+    } else if (ok.length) {
+      io.out(renderFiles(results, a.loop === null) + (a.loop !== null ? renderLoops(results) : ''));
+    }
+    return results.some(r => r.error) ? EXIT.failed : EXIT.ok;
+  } finally {
+    stopSignals();
+  }
+}
+
+/** The kernel table with one column set (instr, bytes, regs, spills) per architecture. */
+export function renderFiles(results: ArchResult[], withNotes: boolean): string {
+  const ok = results.filter(r => r.file?.status === 'ok');
+  const source = ok.map(r => `${r.arch}: counts from ${r.file!.disassembler}${r.file!.cached ? ' (cached)' : ''}`).join(' · ');
+  const lines = [`nvcc ${ok[0]?.file?.nvcc ?? results[0]?.nvcc ?? '?'} · ${source}`];
+  const group = 35;
+  lines.push(`${pad('', 60)}${results.map(r => ` ${pad(`${r.arch} ${'─'.repeat(group - r.arch.length - 1)}`, group)}`).join('')}`);
+  lines.push(
+    `${pad('kernel', 60)}${results.map(() => ` ${pad('instr', 7, true)} ${pad('bytes', 8, true)} ${pad('regs', 5, true)} ${pad('spill st/ld', 12, true)}`).join('')}`,
+  );
+  const names: { name: string; demangled: string }[] = [];
+  for (const r of ok) for (const k of r.file!.kernels) if (!names.some(n => n.name === k.name)) names.push(k);
+  for (const n of names) {
+    const cells = results.map(r => {
+      const k = r.file?.status === 'ok' ? r.file.kernels.find(x => x.name === n.name) : undefined;
+      return k
+        ? ` ${pad(String(k.instructions), 7, true)} ${pad(String(k.bytes), 8, true)} ${pad(String(k.registers), 5, true)} ${pad(`${k.spillStores}/${k.spillLoads}`, 12, true)}`
+        : ` ${pad('-', 7, true)} ${pad('-', 8, true)} ${pad('-', 5, true)} ${pad('-', 12, true)}`;
+    });
+    lines.push(`${pad(n.demangled.length > 60 ? n.demangled.slice(0, 59) + '…' : n.demangled, 60)}${cells.join('')}`);
+  }
+  for (const r of results) {
+    if (r.error) lines.push(`${r.arch}: ${r.error.split('\n')[0]} (nvcc's messages on stderr)`);
+    else if (withNotes && r.file?.limitation && r.file.loops.length) lines.push(`note (${r.arch}): ${r.file.limitation}`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** The factor table of one loop with one column set per architecture, then each one's notes. */
+export function renderLoops(results: ArchResult[]): string {
+  const loops = results.filter(r => r.loop);
+  const first = loops[0]?.loop;
+  if (!first) return '';
+  const lines = [`\nloop at line ${first.line} in ${first.kernel} (as written: ${factorLabel(first.written)})`];
+  const group = 48;
+  lines.push(`${pad('', 10)}${results.map(r => ` ${pad(`${r.arch} ${'─'.repeat(group - r.arch.length - 1)}`, group)}`).join('')}`);
+  lines.push(
+    `${pad('factor', 10)}${results.map(() => ` ${pad('kernel instr', 12, true)} ${pad('loop instr', 10, true)} ${pad('nvcc unroll', 11, true)} ${pad('regs', 5, true)} ${pad('spills', 6, true)}`).join('')}`,
+  );
+  const factors: string[] = [];
+  for (const r of loops) for (const v of r.loop!.variants) if (!factors.includes(String(v.factor))) factors.push(String(v.factor));
+  const failures: string[] = [];
+  for (const f of factors) {
+    const cells = results.map(r => {
+      const v = r.loop?.variants.find(x => String(x.factor) === f);
+      if (!v) return ` ${pad('-', 12, true)} ${pad('-', 10, true)} ${pad('-', 11, true)} ${pad('-', 5, true)} ${pad('-', 6, true)}`;
+      const eff =
+        v.status !== 'ok' ? v.status : v.effectiveUnroll === null ? '?' : `×${v.effectiveUnroll}${v.fullyUnrolled ? ' (full)' : ''}`;
+      if (v.failure)
+        for (const m of v.failure.messages.filter(x => x.severity === 'error').slice(0, 3))
+          failures.push(`    ${r.arch} ${f}: ${v.failure.kind}: ${m.file ? `${m.file}:${m.line ?? ''}: ` : ''}${m.message.split('\n')[0]}`);
+      return ` ${pad(String(v.kernelInstructions ?? '-'), 12, true)} ${pad(String(v.loopInstructions ?? '-'), 10, true)} ${pad(eff, 11, true)} ${pad(String(v.registers ?? '-'), 5, true)} ${pad(String(v.spillStores ?? '-'), 6, true)}`;
+    });
+    lines.push(`${pad(f, 10)}${cells.join('')}`);
+  }
+  lines.push(...failures);
+  for (const r of results) {
+    if (r.loop) {
+      for (const n of r.loop.notes) lines.push(`note (${r.arch}): ${n}`);
+      if (r.loop.limitation) lines.push(`note (${r.arch}): ${r.loop.limitation}`);
+    } else if (r.error && r.file?.status === 'ok') lines.push(`${r.arch}: ${r.error}`);
+  }
+  return lines.join('\n') + '\n';
 }

@@ -8,7 +8,7 @@ import { benchLoop, BenchProgress, BenchReport, runOptionsFromSettings } from '.
 import { GpuSelectionError, parseGpuSelection, runLocations } from '../engine/profile/gpuSelection';
 import { parseFactorList } from '../engine/variants/rewrite';
 import type { Settings } from '../protocol';
-import type { DocumentFactsStore } from './facts';
+import { DocumentFactsStore, recordBench } from './facts';
 import type { ServerToolchain } from './toolchain';
 import { uriToPath } from './uri';
 
@@ -114,7 +114,7 @@ export class BenchService {
           progress(benchWorkPercent(p), benchWorkMessage(p));
         },
       });
-      this.facts.record(uri, text, f => f.benches.set(line, report));
+      this.facts.record(uri, text, f => recordBench(f, line, report));
       return report;
     });
   }

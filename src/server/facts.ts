@@ -4,6 +4,7 @@
 // whether to extend or replace a document's facts.
 import * as crypto from 'crypto';
 import type { BenchReport } from '../engine/profile/bench';
+import type { SassStalls } from '../engine/profile/sassStalls';
 import type { SassFacts } from '../engine/report/sassText';
 import type { FileSassReport, LoopReport } from '../engine/variants/inspect';
 import type { SweepResult } from '../protocol';
@@ -13,12 +14,34 @@ export interface DocumentFacts extends SassFacts {
   file: FileSassReport | null;
   /** Loop line → its unroll variants. */
   loops: Map<number, LoopReport>;
-  /** Loop line → GPU benchmark of its variants. */
+  /** Loop line → extra architecture (unrollLens.extraArchs) → its unroll variants. */
+  extraArchLoops: Map<number, Map<string, LoopReport>>;
+  /** Loop line → GPU benchmark of its variants, the newest last (record with recordBench). */
   benches: Map<number, BenchReport>;
   /** Finished sweeps and benchmarks of this text, newest first (the loop quick fix offers their best). */
   results: SweepResult[];
   /** Hash of the text these facts were measured on. */
   textHash: string;
+}
+
+/** Stores a bench of the loop at `line`, as the newest of the document's benches. */
+export function recordBench(facts: Pick<DocumentFacts, 'benches'>, line: number, report: BenchReport): void {
+  facts.benches.delete(line);
+  facts.benches.set(line, report);
+}
+
+/**
+ * The SASS-level stall samples for a listing of the loop at `line`: its own bench's, else the
+ * newest other bench's of the document (the stalls are sampled on the file as written, the whole
+ * kernel); with `kernel` (mangled), only benches of that kernel. Null when no bench has them.
+ * Attach them with attachSassStalls, which checks that the machine code is the listing's.
+ */
+export function benchSassStalls(facts: Pick<DocumentFacts, 'benches'> | null, line?: number, kernel?: string): SassStalls | null {
+  if (!facts) return null;
+  const own = line === undefined ? undefined : facts.benches.get(line);
+  const candidates = [...(own ? [own] : []), ...[...facts.benches.values()].reverse()];
+  for (const b of candidates) if (b.sassStalls && (kernel === undefined || b.kernel === kernel)) return b.sassStalls;
+  return null;
 }
 
 export function hashText(text: string): string {
@@ -42,7 +65,7 @@ export class DocumentFactsStore {
     const textHash = hashText(text);
     let facts = this.byUri.get(uri);
     if (!facts || facts.textHash !== textHash) {
-      facts = { file: null, loops: new Map(), benches: new Map(), results: [], textHash };
+      facts = { file: null, loops: new Map(), extraArchLoops: new Map(), benches: new Map(), results: [], textHash };
       this.byUri.set(uri, facts);
     }
     add(facts);

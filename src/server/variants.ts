@@ -9,9 +9,11 @@ import { icacheBudget } from '../engine/profile/icache';
 import type { CompilerMessage } from '../engine/toolchain/nvccErrors';
 import { VariantBuilder } from '../engine/variants/build';
 import { LoopReport, VariantInspector } from '../engine/variants/inspect';
-import { parseFactorList, writtenFactor } from '../engine/variants/rewrite';
+import { parseFactorList, UnrollFactor, writtenFactor } from '../engine/variants/rewrite';
 import type { SassListingParams, SassListingResult, Settings } from '../protocol';
 import { renderListing } from '../engine/report/sassListing';
+import { withStalls } from '../engine/variants/listing';
+import { benchSassStalls } from './facts';
 import type { DocumentFactsStore } from './facts';
 import type { ServerToolchain } from './toolchain';
 import { uriToPath } from './uri';
@@ -120,13 +122,62 @@ export class VariantService {
     };
     return this.toolchain.runRequest(work, async (signal, report) => {
       const inspector = await this.inspector(file);
-      const loop = await inspector.inspectLoop(file, text, analysis, line, factors, {
-        signal,
-        onProgress: (done, total, key) => report(Math.round((done / total) * 100), `${done}/${total}: ${key}`),
+      // unrollLens.extraArchs: the same variants for each other architecture, one after the other
+      // (each with every job), in the same progress and cancellation.
+      const extra = [...new Set(this.settings().extraArchs)].filter(a => a !== inspector.arch);
+      const steps = 1 + extra.length;
+      const progressOf = (step: number, arch: string) => (done: number, total: number, key: string) =>
+        report(Math.round(((step + done / total) / steps) * 100), `${extra.length ? `${arch} ` : ''}${done}/${total}: ${key}`);
+      const loop = await inspector.inspectLoop(file, text, analysis, line, factors, { signal, onProgress: progressOf(0, inspector.arch) });
+      const byArch = new Map<string, LoopReport>();
+      for (const [i, arch] of extra.entries()) {
+        if (signal.aborted) break;
+        const r = await this.loopForArch(file, text, analysis, line, factors, arch, signal, progressOf(i + 1, arch));
+        if (signal.aborted) break; // a cancelled architecture is not shown half built
+        byArch.set(arch, r);
+      }
+      this.facts.record(uri, text, f => {
+        f.loops.set(line, loop);
+        if (byArch.size) f.extraArchLoops.set(line, byArch);
+        else f.extraArchLoops.delete(line);
       });
-      this.facts.record(uri, text, f => f.loops.set(line, loop));
       return loop;
     });
+  }
+
+  /**
+   * One extra architecture's variants of a loop. A failure (nvcc cannot build for it, the unit
+   * does not instantiate the loop there) becomes a report with no variants whose limitation says
+   * why: the hover shows it beside the other architectures.
+   */
+  private async loopForArch(
+    file: string,
+    text: string,
+    analysis: FileAnalysis,
+    line: number,
+    factors: UnrollFactor[],
+    arch: string,
+    signal: AbortSignal,
+    onProgress: (done: number, total: number, key: string) => void,
+  ): Promise<LoopReport> {
+    try {
+      const inspector = await this.inspector(file, arch);
+      return await inspector.inspectLoop(file, text, analysis, line, factors, { signal, onProgress });
+    } catch (e) {
+      if (signal.aborted) throw e;
+      const message = e instanceof Error ? e.message : String(e);
+      this.toolchain.log(`${path.basename(file)}:${line} on ${arch}: ${message}`);
+      const loop = analysis.kernels.flatMap(k => k.loops.map(l => ({ k, l }))).find(x => x.l.line === line);
+      return {
+        line,
+        kernel: loop?.k.name ?? '',
+        written: loop ? writtenFactor(loop.l) : 'default',
+        arch,
+        variants: [],
+        notes: [],
+        limitation: `no variants for ${arch}: ${message}`,
+      };
+    }
   }
 
   /**
@@ -160,7 +211,12 @@ export class VariantService {
         onProgress: (done, total, key) => report(Math.round((done / total) * 100), `${done}/${total}: ${key}`),
       });
       if (signal.aborted) throw new Error('cancelled');
-      return { listing, ...renderListing(listing, { normalise: !!p.normalise, sourceText: text }) };
+      // Stall samples of the newest GPU benchmark of this text and kernel, when it sampled this code.
+      const facts = this.facts.get(uri, text);
+      const stalls = benchSassStalls(facts, p.line, listing.kernel);
+      const shown =
+        stalls && !p.normalise ? withStalls(listing, stalls, `the GPU benchmark of this file (${stalls.factor ?? 'as written'})`) : listing;
+      return { listing: shown, ...renderListing(shown, { normalise: !!p.normalise, sourceText: text }) };
     });
   }
 

@@ -15,6 +15,8 @@ import { findCliffs, cliffPointFromRaw, icacheBudget } from '../../src/engine/pr
 import { rawPageOf } from '../../src/engine/profile/stages/time';
 import { parseRawPageStrict } from '../../src/engine/profile/rawPageStream';
 import { programOutput } from '../../src/engine/profile/ncuErrors';
+import { parseSourcePage } from '../../src/engine/profile/ncuCsv';
+import { sassStallsOf } from '../../src/engine/profile/sassStalls';
 
 const REC = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100');
 const rec = (f: string) => fs.readFileSync(path.join(REC, f), 'utf8');
@@ -316,6 +318,25 @@ describe('bench pipeline on recorded H100 outputs', () => {
     assert.ok(Object.entries(hottest.stallShare).sort((a, b) => b[1] - a[1])[0][0] === 'long_scoreboard');
     const src = calls.find(c => c.includes('SourceCounters'))!;
     assert.ok(src.includes('--import-source') && src.includes('--launch-count') && src[src.indexOf('--launch-count') + 1] === '1');
+    // the same page's samples per SASS instruction of the kernel, on the file as written
+    // (216 instructions, 6814 samples: counted with Python's csv module from the recorded page)
+    const s = r.sassStalls!;
+    assert.equal(s.kernel, 'matmul_basic(const float *, const float *, float *, int)');
+    assert.equal(s.factor, 'as-written');
+    assert.equal(s.instructions.length, 216);
+    assert.equal(s.totalSamples, 6814);
+    assert.deepEqual(s, sassStallsOf(parseSourcePage(rec('source-stalls/reports/matmul_unroll-source.csv')), r.kernel));
+    // --json: the sampled instructions only, with the kernel's instruction count
+    const j = benchJson(r).sassStalls!;
+    assert.deepEqual([j.kernel, j.factor, j.instructionCount, j.totalSamples], [s.kernel, 'as-written', 216, 6814]);
+    assert.deepEqual(
+      j.instructions,
+      s.instructions.filter(i => i.samples > 0),
+    );
+    assert.equal(
+      j.instructions.reduce((a, i) => a + i.samples, 0),
+      6814,
+    );
   });
 
   test('ncu missing: a clear error naming it', async t => {
@@ -446,12 +467,46 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
     assert.equal(second.calls.length, 0);
     assert.equal(r2.timing.gpuRuns, 0);
     assert.deepEqual(r2.lineStalls, r1.lineStalls);
+    assert.ok(r1.sassStalls?.instructions.length);
+    assert.deepEqual(r2.sassStalls, r1.sassStalls);
 
     // a comment added at the end: the same program, but the lines' text is part of the answer
     const third = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncu);
     const c = await options(third.runner, { factors: [4], sourceStalls: true, measurementCacheDir: dir });
     await benchLoop(c.file, `${c.text}\n// edited\n`, c.analysis, c.o);
     assert.equal(third.calls.filter(x => x.includes('SourceCounters')).length, 1);
+  });
+
+  test('a per-line stalls entry without SASS-level samples (written before they were kept) is sampled again', async t => {
+    if (skip) return t.skip(skip);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-measure-src-old-'));
+    const ncu = (args: string[], run: Partial<ProcessResult>) => {
+      if (args[0] === '--import')
+        return { stdout: args.includes('source') ? rec('source-stalls/reports/matmul_unroll-source.csv') : rec('matmul_basic.raw.csv') };
+      return underNcu(run);
+    };
+    const first = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncu);
+    const a = await options(first.runner, { factors: [4], sourceStalls: true, measurementCacheDir: dir });
+    const r1 = await benchLoop(a.file, a.text, a.analysis, a.o);
+    // the entry as the previous version wrote it: per-line samples only
+    const entries = fs
+      .readdirSync(dir, { recursive: true })
+      .map(String)
+      .filter(f => f.endsWith('.json'))
+      .map(f => path.join(dir, f))
+      .filter(f => JSON.parse(fs.readFileSync(f, 'utf8')).measurement.lineStalls);
+    assert.equal(entries.length, 1);
+    const entry = JSON.parse(fs.readFileSync(entries[0], 'utf8'));
+    assert.ok(entry.measurement.sassStalls);
+    delete entry.measurement.sassStalls;
+    fs.writeFileSync(entries[0], JSON.stringify(entry));
+
+    const second = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncu);
+    const b = await options(second.runner, { factors: [4], sourceStalls: true, measurementCacheDir: dir });
+    const r2 = await benchLoop(b.file, b.text, b.analysis, b.o);
+    assert.equal(second.calls.filter(x => x.includes('SourceCounters')).length, 1);
+    assert.deepEqual(r2.sassStalls, r1.sassStalls);
+    assert.deepEqual(r2.lineStalls, r1.lineStalls);
   });
 
   test('a damaged cache entry is a miss, never a wrong answer', async t => {

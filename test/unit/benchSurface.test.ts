@@ -61,6 +61,7 @@ function report(over: Partial<BenchReport> = {}): BenchReport {
     instantiations: [{ kernel: '_Z1kPf', blockSize: null, variants }],
     lineStalls: null,
     lineStallsProblem: null,
+    sassStalls: null,
     timing: TIMING,
     ...over,
   };

@@ -6,7 +6,10 @@ import * as path from 'path';
 import { pathToFileURL } from 'url';
 import type { BenchReport } from '../../src/engine/profile/bench';
 import type { FileSassReport, LoopReport } from '../../src/engine/variants/inspect';
-import { DocumentFactsStore } from '../../src/server/facts';
+import * as fs from 'fs';
+import { parseSourcePage } from '../../src/engine/profile/ncuCsv';
+import { sassStallsOf } from '../../src/engine/profile/sassStalls';
+import { benchSassStalls, DocumentFactsStore, recordBench } from '../../src/server/facts';
 import { uriToPath } from '../../src/server/uri';
 
 // Only identity matters here: the store never looks inside a report.
@@ -55,6 +58,36 @@ describe('DocumentFactsStore', () => {
     store.delete('file:///a.cu');
     assert.equal(store.get('file:///a.cu', 'same'), null);
     assert.equal(store.get('file:///b.cu', 'same')?.loops.get(4), loopReport);
+  });
+});
+
+describe('SASS-level stalls in the facts', () => {
+  const NCU = path.resolve(__dirname, '..', '..', '..', 'test', 'fixtures', 'ncu');
+  const stallsOf = (rel: string, kernel: string) => sassStallsOf(parseSourcePage(fs.readFileSync(path.join(NCU, rel), 'utf8')), kernel)!;
+  const acc = stallsOf('listing/mini-accumulate.source-sass.csv', '_Z10accumulatePfii');
+  const linear = stallsOf('linear-unroll-inner-full.source-cuda-sass.csv', '_Z6linearILi1ELi0EEvPKfS1_S1_Pf');
+  const bench = (kernel: string, sassStalls: typeof acc | null) => ({ kernel, sassStalls }) as BenchReport;
+
+  test("the loop's own bench, else the newest bench (of the kernel, when named); they survive in the store", () => {
+    const store = new DocumentFactsStore(() => undefined);
+    store.record('file:///a.cu', 'v1', f => recordBench(f, 10, bench('_Z10accumulatePfii', acc)));
+    store.record('file:///a.cu', 'v1', f => recordBench(f, 20, bench('_Z6linearILi1ELi0EEvPKfS1_S1_Pf', linear)));
+    store.record('file:///a.cu', 'v1', f => recordBench(f, 30, bench('_Z10accumulatePfii', null)));
+    const f = store.get('file:///a.cu', 'v1');
+    assert.equal(f?.benches.get(10)?.sassStalls, acc);
+    assert.equal(benchSassStalls(f, 10), acc);
+    assert.equal(benchSassStalls(f, 20), linear);
+    // line 30's bench collected none: the newest that did
+    assert.equal(benchSassStalls(f, 30), linear);
+    assert.equal(benchSassStalls(f, 30, '_Z10accumulatePfii'), acc);
+    assert.equal(benchSassStalls(f), linear);
+    assert.equal(benchSassStalls(f, 10, '_Z5otherv'), null);
+    // benchmarking line 10 again makes it the newest
+    const acc2 = { ...acc, factor: 'as-written' };
+    store.record('file:///a.cu', 'v1', f => recordBench(f, 10, bench('_Z10accumulatePfii', acc2)));
+    assert.deepEqual([...store.get('file:///a.cu', 'v1')!.benches.keys()], [20, 30, 10]);
+    assert.equal(benchSassStalls(store.get('file:///a.cu', 'v1'), 30), acc2);
+    assert.equal(benchSassStalls(null, 10), null);
   });
 });
 

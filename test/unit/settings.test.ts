@@ -16,6 +16,7 @@ describe('settings declaration', () => {
       bloatThresholdStatements: 2048,
       codeLensEnabled: true,
       arch: '',
+      extraArchs: [],
       nvccArgs: [],
       includePaths: [],
       defines: [],
@@ -59,7 +60,7 @@ describe('settings declaration', () => {
     assert.ok(!keys.includes('unrollLens.bloatThresholdInstructions'));
     assert.deepEqual(SETTING_ENTRIES.find(e => e.key === 'unrollLens.codeLens.enabled')?.field, ['codeLensEnabled']);
     assert.equal(SETTING_ENTRIES.find(e => e.key === 'unrollLens.trace.server')?.field, null, 'read by the language client only');
-    assert.equal(keys.length, 33);
+    assert.equal(keys.length, 34);
     assert.equal(new Set(keys).size, keys.length);
   });
 
@@ -69,6 +70,7 @@ describe('settings declaration', () => {
       .sort();
     assert.deepEqual(restricted, [
       'defines',
+      'extraArchs',
       'includePaths',
       'nvccArgs',
       'profile.args',
@@ -191,6 +193,13 @@ describe('readSettings', () => {
     ],
     ['arch', 'compute_90', s => s.arch, /unrollLens\.arch: expected an sm_XX architecture such as sm_90, or empty/],
     ['arch', 90, s => s.arch, /unrollLens\.arch/],
+    [
+      'extraArchs',
+      ['sm_80', 'compute_90'],
+      s => s.extraArchs,
+      /unrollLens\.extraArchs: .*\("compute_90" is not an sm_XX architecture such as sm_80\)/,
+    ],
+    ['extraArchs', 'sm_80', s => s.extraArchs, /unrollLens\.extraArchs: expected an array of strings/],
     ['nvccArgs', '-O3', s => s.nvccArgs, /unrollLens\.nvccArgs: expected an array of strings, got "-O3"/],
     ['nvccArgs', ['-O3', 3], s => s.nvccArgs, /unrollLens\.nvccArgs: .*\(3 is not a string\)/],
     [

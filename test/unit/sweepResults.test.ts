@@ -319,6 +319,7 @@ describe('one-loop reports as SweepResults', () => {
       line,
       kernel: 'matmul_basic',
       written: 'default',
+      arch: 'sm_90',
       notes: ['full unroll requested but the trip count is not a compile-time constant'],
       limitation: null,
       variants: [
@@ -389,6 +390,7 @@ describe('one-loop reports as SweepResults', () => {
       instantiations: [{ kernel: rec.kernel, blockSize: null, variants: runs }],
       lineStalls: null,
       lineStallsProblem: null,
+      sassStalls: null,
       timing: rec.timing ?? { wallS: 0, compileS: 0, checkS: 0, profileS: 0, gpuIdleS: 0, gpuRuns: 0, gpus: [null] },
     };
     const r = fromBenchReport(report, { file, analysis, arch: 'sm_90', nvcc: '13.0', loops: [line] });

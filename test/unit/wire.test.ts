@@ -138,6 +138,7 @@ describe('loopVariants', () => {
       line: 4,
       kernel: '_Z1kPfi',
       written: 4,
+      arch: 'sm_90',
       limitation: null,
       notes: ['unroll 16 was capped at ×8'],
       variants: [
@@ -235,6 +236,7 @@ function bench(over: Partial<BenchReport>): BenchReport {
     instantiations: [{ kernel: '_Z1kPfi', blockSize: null, variants }],
     lineStalls: null,
     lineStallsProblem: null,
+    sassStalls: null,
     timing: { wallS: 10, compileS: 4, checkS: 1, profileS: 5, gpuIdleS: 0.5, gpuRuns: 8, gpus: [null] },
     ...over,
   };

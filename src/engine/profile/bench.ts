@@ -18,6 +18,7 @@ import { MissingToolError } from '../toolchain/discover';
 import type { CompileFlags } from '../toolchain/flags';
 import type { LoopVariant } from '../variants/inspect';
 import type { UnrollFactor } from '../variants/rewrite';
+import type { SassStalls } from './sassStalls';
 import type { LineStalls } from './stalls';
 import { BenchSource, BenchVariant, buildFailure, findTargetKernels, startBuilds } from './stages/build';
 import { BaselineOutput, checkOutput, parseChecksums, reportsMismatch } from './stages/check';
@@ -102,6 +103,11 @@ export interface BenchReport {
   lineStalls: LineStalls[] | null;
   /** Why lineStalls is missing, when it was asked for. */
   lineStallsProblem: string | null;
+  /**
+   * The same GPU run's samples per SASS instruction of the kernel (factor "as-written": the file
+   * as written was sampled), when collected; attach them to a listing with attachSassStalls.
+   */
+  sassStalls: SassStalls | null;
   timing: RunTiming;
 }
 
@@ -328,13 +334,16 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
   const baselineProgram = programs[0].outputPath;
   let lineStalls: LineStalls[] | null = null;
   let lineStallsProblem: string | null = null;
+  let sassStalls: SassStalls | null = null;
   if (o.sourceStalls && runs[0].status === 'ok' && baselineProgram && !o.signal?.aborted) {
     // Per-line stalls of an unchanged program and source come from the cache too: a cached re-run runs nothing.
     const key = cache ? measurementKeyFor(o, baselineProgram, slots[0].gpu, [target.kernel], text) : null;
     const hit = key ? cache!.get(key) : null;
-    if (hit?.lineStalls) {
+    // An entry from before SASS-level samples were kept has no sassStalls key: not complete, sampled again.
+    if (hit?.lineStalls && hit.sassStalls !== undefined) {
       emit(variants[0].label, 'cached', slots[0].gpu);
       lineStalls = hit.lineStalls;
+      sassStalls = hit.sassStalls;
     } else {
       emit(variants[0].label, 'source-stalls', slots[0].gpu);
       const t0 = Date.now();
@@ -346,8 +355,10 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
       );
       clock.add(slots[0].gpu, { kind: 'stalls', startMs: t0, endMs: Date.now() });
       lineStalls = r.lineStalls;
+      sassStalls = r.sassStalls;
       lineStallsProblem = r.problem;
-      if (key && r.lineStalls && !r.problem) cache!.put(key, { groups: [], stdout: '', lineStalls: r.lineStalls });
+      if (key && r.lineStalls && !r.problem)
+        cache!.put(key, { groups: [], stdout: '', lineStalls: r.lineStalls, sassStalls: r.sassStalls });
     }
   }
   const withSpeedup = withSpeedups(runs);
@@ -363,6 +374,7 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
     instantiations,
     lineStalls,
     lineStallsProblem,
+    sassStalls,
     timing: {
       wallS: (Date.now() - startedMs) / 1000,
       compileS: compileMs / 1000,
@@ -452,6 +464,20 @@ export function benchJson(r: BenchReport) {
         }
       : {}),
     ...(r.lineStalls ? { lineStalls: r.lineStalls.map(l => ({ line: l.line, samples: l.samples, stallShare: l.stallShare })) } : {}),
+    ...(r.sassStalls
+      ? {
+          sassStalls: {
+            kernel: r.sassStalls.kernel,
+            factor: r.sassStalls.factor,
+            instructionCount: r.sassStalls.instructions.length,
+            totalSamples: r.sassStalls.totalSamples,
+            // Only the sampled instructions: a big kernel has thousands of unsampled ones.
+            instructions: r.sassStalls.instructions
+              .filter(i => i.samples > 0)
+              .map(i => ({ offset: i.offset, text: i.text, samples: i.samples, stalls: i.stalls })),
+          },
+        }
+      : {}),
     timing: {
       wallS: r.timing.wallS,
       compileS: r.timing.compileS,

@@ -7,6 +7,7 @@ import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import type { BenchOptions } from './bench';
+import type { SassStalls } from './sassStalls';
 import type { KernelProfile, LineStalls } from './stalls';
 import { KernelSamples, PROFILE_METRICS, STALL_METRICS } from './stages/time';
 
@@ -36,9 +37,16 @@ export interface StoredMeasurement {
   stdout: string;
   /** Warp-stall samples per source line (a source-stalls entry). */
   lineStalls?: LineStalls[];
+  /** The same run's samples per SASS instruction (a source-stalls entry; null when the page had none). */
+  sassStalls?: SassStalls | null;
 }
 
 const VERSION = 1;
+/**
+ * What a source-stalls entry holds, in its key: 2 = per-line and per-SASS-instruction samples (an
+ * entry of 1 had per-line samples only and must not be served as complete).
+ */
+export const SOURCE_STALLS_VERSION = 2;
 
 export function measurementKey(parts: MeasurementKeyParts): string {
   return crypto
@@ -151,7 +159,7 @@ export function measurementKeyFor(o: MeasuredWith, program: string, gpu: number 
   const passes = o.passes ?? 'combined';
   const method =
     sourceText !== undefined
-      ? `source-stalls:${crypto.createHash('sha256').update(sourceText).digest('hex')}`
+      ? `source-stalls:v${SOURCE_STALLS_VERSION}:${crypto.createHash('sha256').update(sourceText).digest('hex')}`
       : `${passes}:${(passes === 'split' ? ['gpu__time_duration.sum', ...STALL_METRICS] : PROFILE_METRICS).join(',')}`;
   return measurementKey({
     program: hashFile(program),

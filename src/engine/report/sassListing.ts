@@ -87,7 +87,10 @@ export function renderListing(l: SassListingData, o: RenderOptions = {}): Omit<S
   if (!norm && l.stallsNote) push(`// ⏱ ${l.stallsNote}`);
   if (l.loopLines) {
     const span = l.loopLines.from === l.loopLines.to ? `line ${l.loopLines.from}` : `lines ${l.loopLines.from}–${l.loopLines.to}`;
-    if (!l.loops.length) push(`// the loop at ${span} has no work instructions in this kernel's machine code`);
+    if (!l.loops.length)
+      push(
+        `// the loop at ${span}: no arithmetic or memory instructions on its own lines (a loop that only holds nested loops has its work there)`,
+      );
     else push(`// machine code of the loop at ${span}:`);
     for (const p of l.loops) {
       const where = norm ? '' : `  ${hex4(p.startOffset)}–${hex4(p.endOffset)}`;
@@ -115,7 +118,9 @@ export function renderListing(l: SassListingData, o: RenderOptions = {}): Omit<S
       headerDone = true;
       const where = group.sourceLine !== null ? `${group.file ? path.basename(group.file) : base}:${group.sourceLine}` : '(no line info)';
       const text =
-        src && group.sourceLine !== null && (!group.file || path.basename(group.file) === base) ? (src[group.sourceLine - 1] ?? '').trim() : '';
+        src && group.sourceLine !== null && (!group.file || path.basename(group.file) === base)
+          ? (src[group.sourceLine - 1] ?? '').trim()
+          : '';
       push(`// ── ${where}${text ? `  ${text}` : ''}   [${opcodeSummary(group.opcodes)}]`, group.sourceLine, group.inLoop);
     };
     for (const ins of group.instructions) {

@@ -9,6 +9,8 @@ import { factorLabel } from '../variants/rewrite';
 export interface SassFacts {
   file: FileSassReport | null;
   loops: Map<number, LoopReport>;
+  /** Loop line → extra architecture (unrollLens.extraArchs) → its variants, in the setting's order. */
+  extraArchLoops?: Map<number, Map<string, LoopReport>>;
   benches?: Map<number, BenchReport>;
 }
 
@@ -46,6 +48,44 @@ function variantRow(v: LoopVariant, best: LoopVariant | null, worst: LoopVariant
   return `| ${mark(String(v.factor))} | ${mark(cell(v.kernelInstructions))} | ${bytes} | ${cell(v.loopInstructions)} | ${cell(v.registers)} | ${spills} | ${eff} | ${same} |`;
 }
 
+/** Fewest and most kernel instructions among a report's ok variants (the hover marks them). */
+function extremes(r: LoopReport): { best: LoopVariant | null; worst: LoopVariant | null } {
+  const ok = r.variants.filter(v => v.status === 'ok' && v.kernelInstructions !== null);
+  return {
+    best: ok.length ? ok.reduce((a, b) => (b.kernelInstructions! < a.kernelInstructions! ? b : a)) : null,
+    worst: ok.length ? ok.reduce((a, b) => (b.kernelInstructions! > a.kernelInstructions! ? b : a)) : null,
+  };
+}
+
+/**
+ * One table for several architectures: a row per factor (in the first report's order, then any
+ * factor only another one has), per architecture its kernel SASS (marked), loop SASS, registers
+ * (with spills) and nvcc's unroll. A factor an architecture did not build shows dashes.
+ */
+export function multiArchVariantTable(reports: LoopReport[]): string {
+  const factors: string[] = [];
+  for (const r of reports) for (const v of r.variants) if (!factors.includes(String(v.factor))) factors.push(String(v.factor));
+  const marks = reports.map(extremes);
+  const header = [
+    'factor',
+    ...reports.flatMap(r => [`${r.arch} kernel SASS`, `${r.arch} loop SASS`, `${r.arch} regs`, `${r.arch} nvcc unroll`]),
+  ];
+  const rows = factors.map(f => {
+    const cells = reports.flatMap((r, i) => {
+      const v = r.variants.find(x => String(x.factor) === f);
+      if (!v) return ['–', '–', '–', '–'];
+      const { best, worst } = marks[i];
+      const mark = (t: string) => (v === best ? `**${t}**` : v === worst ? `*${t}*` : t);
+      const eff =
+        v.status !== 'ok' ? v.status : v.effectiveUnroll === null ? '?' : `×${v.effectiveUnroll}${v.fullyUnrolled ? ' (full)' : ''}`;
+      const regs = v.registers === null ? '–' : v.spillStores ? `${v.registers} (spills ${v.spillStores} B)` : String(v.registers);
+      return [mark(cell(v.kernelInstructions)), cell(v.loopInstructions), regs, eff];
+    });
+    return `| ${f} | ${cells.join(' | ')} |`;
+  });
+  return [`| ${header.join(' | ')} |`, `|${'---|'.repeat(header.length)}`, ...rows].join('\n');
+}
+
 /** Hover section: the file-as-written facts and, when built, the table of variants. */
 export function loopSassMarkdown(sass: SassFacts | null, _kernel: Kernel, loop: Loop): string | null {
   if (!sass) return null;
@@ -64,10 +104,19 @@ export function loopSassMarkdown(sass: SassFacts | null, _kernel: Kernel, loop: 
     parts.push(`**SASS**: the file does not compile (${f.failure?.kind ?? f.status}); see the Problems panel.`);
   }
   const r = sass.loops.get(loop.line);
-  if (r) {
-    const ok = r.variants.filter(v => v.status === 'ok' && v.kernelInstructions !== null);
-    const best = ok.length ? ok.reduce((a, b) => (b.kernelInstructions! < a.kernelInstructions! ? b : a)) : null;
-    const worst = ok.length ? ok.reduce((a, b) => (b.kernelInstructions! > a.kernelInstructions! ? b : a)) : null;
+  const extra = [...(sass.extraArchLoops?.get(loop.line)?.values() ?? [])].filter(x => !r || x.arch !== r.arch);
+  if (r && extra.length) {
+    const reports = [r, ...extra];
+    parts.push(
+      `**Unroll variants** of this loop on ${reports.map(x => x.arch).join(', ')} (kernel \`${r.variants.find(v => v.kernel)?.kernel ?? r.kernel}\`, as written: ${factorLabel(r.written)}); per architecture **bold** = fewest kernel instructions, *italic* = most:`,
+    );
+    parts.push(multiArchVariantTable(reports));
+    for (const x of reports) {
+      for (const n of x.notes) parts.push(`- ${x.arch}: ${n}`);
+      if (x.limitation) parts.push(`- ${x.arch}: ${x.limitation}`);
+    }
+  } else if (r) {
+    const { best, worst } = extremes(r);
     parts.push(
       `**Unroll variants** of this loop (kernel \`${r.variants.find(v => v.kernel)?.kernel ?? r.kernel}\`, as written: ${factorLabel(r.written)}); **bold** = fewest instructions, *italic* = most:`,
     );

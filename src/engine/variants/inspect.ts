@@ -80,6 +80,8 @@ export interface LoopReport {
   kernel: string;
   /** The factor the loop has as written. */
   written: UnrollFactor;
+  /** The architecture the variants were built for. */
+  arch: string;
   variants: LoopVariant[];
   /** Plain-language notes: requested factors nvcc ignored or capped. */
   notes: string[];
@@ -112,6 +114,8 @@ interface Disassembly {
   /** Per function: instruction count and bytes even without a disassembler (ELF). */
   sizes: Map<string, { instructions: number; bytes: number }>;
   source: FileSassReport['disassembler'];
+  /** Why the disassembler gave no listing (its first error line, or that it timed out), when it did not. */
+  failure?: string;
 }
 
 /**
@@ -154,6 +158,11 @@ export class NotInstantiatedError extends Error {}
 export class VariantInspector {
   constructor(private readonly o: InspectorOptions) {}
 
+  /** The architecture this inspector builds for. */
+  get arch(): string {
+    return this.o.arch;
+  }
+
   private get t(): Toolchain {
     return this.o.toolchain;
   }
@@ -176,6 +185,7 @@ export class VariantInspector {
     const cacheFile = path.join(dir, `${tool === 'nvdisasm' ? 'nvdisasm-c-gi' : 'cuobjdump-sass'}-${key}.txt`);
     // Checked on read (size and hash); written whole, or not at all (see cache.ts).
     let text: string | null = this.o.builder.cache.readSidecar(cacheFile);
+    let failure: string | undefined;
     if (text === null) {
       const r =
         tool === 'nvdisasm'
@@ -184,9 +194,16 @@ export class VariantInspector {
       if (r.exitCode === 0 && !r.signal) {
         text = r.stdout;
         this.o.builder.cache.writeSidecar(cacheFile, text); // an uncached listing is still a listing
+      } else {
+        failure = r.timedOut
+          ? 'it timed out'
+          : (r.stderr
+              .split('\n')
+              .map(l => l.trim())
+              .find(l => l) ?? `it exited with ${r.signal ?? `code ${r.exitCode}`}`);
       }
     }
-    if (text === null) return { listing: null, sizes, source: 'elf' };
+    if (text === null) return { listing: null, sizes, source: 'elf', ...(failure ? { failure } : {}) };
     const listing = tool === 'nvdisasm' ? parseNvdisasm(text) : parseCuobjdumpSass(text);
     return { listing, sizes, source: tool };
   }
@@ -257,7 +274,7 @@ export class VariantInspector {
     }
     const dis = await this.disassemble(asWritten.outputPath, opts.signal);
     report.disassembler = dis.source;
-    report.limitation = loops.length ? this.limitation(dis.source) : null;
+    report.limitation = loops.length ? this.limitation(dis.source, dis.failure) : null;
     report.kernels = await this.kernelsOf(asWritten, dis, analysis);
     const base = allRolled?.status === 'ok' && allRolled.outputPath ? await this.disassemble(allRolled.outputPath, opts.signal) : null;
     for (const k of analysis.kernels) {
@@ -310,9 +327,10 @@ export class VariantInspector {
       line,
       kernel: kernel.name,
       written: writtenFactor(loop),
+      arch: this.o.arch,
       variants,
       notes: explainVariants(variants, loop),
-      limitation: this.limitation(this.lastDisassembler),
+      limitation: this.limitation(this.lastDisassembler, this.lastDisassemblyFailure),
     };
   }
 
@@ -321,7 +339,7 @@ export class VariantInspector {
    * come from nvdisasm: its line table is what maps machine code to source loops. Names the
    * missing tool, where the kernel counts came from instead, and how to get nvdisasm.
    */
-  limitation(source: Disassembly['source']): string | null {
+  limitation(source: Disassembly['source'], failure?: string): string | null {
     if (source === 'nvdisasm') return null;
     const counts = source === 'cuobjdump' ? 'kernel counts come from cuobjdump' : 'kernel counts come from the cubin';
     if (!this.t.nvdisasm)
@@ -329,10 +347,17 @@ export class VariantInspector {
         `nvdisasm not found: loop instructions and nvcc's unroll need its line table and are unknown here (${counts}). ` +
         'Install the CUDA Toolkit, run `npm run setup:cuda-tools` in the Unroll Lens folder, or set unrollLens.toolchain.nvdisasmPath.'
       );
-    return `nvdisasm (${this.t.nvdisasm.path}) gave no listing (it failed or timed out): loop instructions and nvcc's unroll are unknown (${counts}).`;
+    if (failure && /cannot decode architecture/i.test(failure))
+      return (
+        `nvdisasm ${this.t.nvdisasm.version ?? ''} (${this.t.nvdisasm.path}) cannot read ${this.o.arch} code ("${failure}"): ` +
+        `loop instructions and nvcc's unroll for ${this.o.arch} are unknown (${counts}). ` +
+        "Put the nvdisasm of a CUDA Toolkit that knows this architecture (nvcc's own) first on PATH, or set unrollLens.toolchain.nvdisasmPath."
+      );
+    return `nvdisasm (${this.t.nvdisasm.path}) gave no listing (${failure ?? 'it failed or timed out'}): loop instructions and nvcc's unroll are unknown (${counts}).`;
   }
 
   private lastDisassembler: Disassembly['source'] = 'elf';
+  private lastDisassemblyFailure: string | undefined;
 
   /** Kernels of the file as written whose code holds the loop's lines, most of them first. */
   async kernelsHoldingLoop(
@@ -402,6 +427,7 @@ export class VariantInspector {
     });
     const disassemblies = await Promise.all(pending);
     this.lastDisassembler = disassemblies.find(d => d)?.source ?? 'elf';
+    this.lastDisassemblyFailure = disassemblies.find(d => d?.failure)?.failure;
     const baseline = disassemblies[baselineIdx]?.listing ?? null;
     const demangled = await demangle([...new Set(disassemblies.flatMap(d => (d ? [...d.sizes.keys()] : [])))], this.t);
     const variants: LoopVariant[] = [];
@@ -518,7 +544,9 @@ export class VariantInspector {
     });
     await buildAll;
     const variants = await Promise.all(results);
-    this.lastDisassembler = (await Promise.all(disassembled)).find(d => d)?.source ?? this.lastDisassembler;
+    const done = await Promise.all(disassembled);
+    this.lastDisassembler = done.find(d => d)?.source ?? this.lastDisassembler;
+    if (done.some(d => d)) this.lastDisassemblyFailure = done.find(d => d?.failure)?.failure;
     return variants;
   }
 
@@ -605,18 +633,28 @@ export class VariantInspector {
     if (!kernel || !loop) throw new ListingError(`no loop in device code at line ${line} of ${path.basename(file)}`);
     const specs: VariantFactors[] = [factor === 'as-written' ? new Map() : new Map([[line, factor]])];
     if (factor !== 1) specs.push(new Map([[line, 1]]));
-    const reqs: BuildRequest[] = specs.map(vf => ({ key: variantKey(vf), source: variantSource(text, analysis, vf, file), originalPath: file }));
+    const reqs: BuildRequest[] = specs.map(vf => ({
+      key: variantKey(vf),
+      source: variantSource(text, analysis, vf, file),
+      originalPath: file,
+    }));
     const builds = await this.o.builder.buildAll(reqs, {
       signal: opts.signal,
       onProgress: p => opts.onProgress?.(p.done, p.total, p.key),
     });
     const b = builds[0];
     if (b.status !== 'ok' || !b.outputPath) {
-      const msg = b.messages.filter(m => m.severity === 'error').map(m => `${m.file ? `${path.basename(m.file)}:${m.line ?? ''}: ` : ''}${m.message.split('\n')[0]}`);
-      throw new ListingError(`the ${factor === 'as-written' ? 'file as written' : factorLabel(factor)} build ${b.status === 'failed' ? 'does not compile' : b.status === 'timeout' ? 'timed out' : 'was ' + b.status}${msg.length ? `: ${msg.slice(0, 3).join('; ')}` : ''}`, b.status === 'cancelled');
+      const msg = b.messages
+        .filter(m => m.severity === 'error')
+        .map(m => `${m.file ? `${path.basename(m.file)}:${m.line ?? ''}: ` : ''}${m.message.split('\n')[0]}`);
+      throw new ListingError(
+        `the ${factor === 'as-written' ? 'file as written' : factorLabel(factor)} build ${b.status === 'failed' ? 'does not compile' : b.status === 'timeout' ? 'timed out' : 'was ' + b.status}${msg.length ? `: ${msg.slice(0, 3).join('; ')}` : ''}`,
+        b.status === 'cancelled',
+      );
     }
     const dis = await this.disassemble(b.outputPath, opts.signal);
-    if (dis.source !== 'nvdisasm' || !dis.listing) throw new ListingError(this.limitation(dis.source) ?? 'no nvdisasm listing');
+    if (dis.source !== 'nvdisasm' || !dis.listing)
+      throw new ListingError(this.limitation(dis.source, dis.failure) ?? 'no nvdisasm listing');
     const base = builds[1]?.status === 'ok' && builds[1].outputPath ? await this.disassemble(builds[1].outputPath, opts.signal) : dis;
     const demangled = await demangle([...dis.sizes.keys()], this.t);
     const fn = chooseFunction(dis.listing, file, kernel, loop, opts.kernel, demangled);

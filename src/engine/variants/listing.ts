@@ -7,6 +7,7 @@ import type { Kernel, Loop } from '../parse/model';
 import { classifyInstruction, findSassLoops } from '../sass';
 import type { SassFunction, SassInstruction, SassLoop } from '../sass';
 import type { SassListingData, SassListingInstruction, SassListingLine, SassMachineLoop } from '../../protocol';
+import { attachSassStalls, SassStalls } from '../profile/sassStalls';
 import { containsOwnLines, hottestLoop, INTEGER_WORK_CLASSES, lineIn, ownLineFilter, sameFile, WORK_CLASSES, workCounts } from './inspect';
 
 export interface ListingContext {
@@ -101,7 +102,9 @@ export function machineLoops(fn: SassFunction, baseline: SassFunction | null, fi
     baseHot = hottestLoop(baseline, file, loop, exclude, classes);
   }
   if (!baseline) {
-    const hasWork = fn.instructions.some(i => WORK_CLASSES.has(classifyInstruction(i)) && lineIn(i, file, loop.span.line, loop.span.endLine, exclude));
+    const hasWork = fn.instructions.some(
+      i => WORK_CLASSES.has(classifyInstruction(i)) && lineIn(i, file, loop.span.line, loop.span.endLine, exclude),
+    );
     if (!hasWork) classes = INTEGER_WORK_CLASSES;
   }
   const perIteration = baseline && baseHot ? workCounts(baseline, baseHot.sassLoop, file, loop, exclude, classes) : null;
@@ -129,8 +132,9 @@ export function machineLoops(fn: SassFunction, baseline: SassFunction | null, fi
   for (const l of loopsWithWork.values()) pieces.push({ kind: 'loop', start: l.headAddress, end: l.branchAddress });
   const inLoopPiece = (a: number) => pieces.some(p => p.kind === 'loop' && a >= p.start && a <= p.end);
 
-  // Straight-line pieces: runs of the loop's instructions outside those loops, cut where a
-  // branch leaves or lands (a remainder block is one basic block).
+  // Straight-line pieces: the loop's instructions outside those loops, one piece per basic
+  // block (cut where a branch leaves or lands: a remainder block is one basic block). The
+  // scheduler interleaves other lines' code, which stays inside a piece without counting.
   const targets = new Set<number>();
   for (const i of ins) if (i.target !== undefined) targets.add(i.target);
   let run: { start: number; end: number; work: number } | null = null;
@@ -138,14 +142,13 @@ export function machineLoops(fn: SassFunction, baseline: SassFunction | null, fi
     if (run && run.work > 0) pieces.push({ kind: 'once', start: run.start, end: run.end });
     run = null;
   };
-  for (let k = 0; k < ins.length; k++) {
-    const i = ins[k];
-    if (targets.has(i.address)) close();
+  for (const i of ins) {
+    if (targets.has(i.address) || inLoopPiece(i.address)) close();
     if (!inLoopPiece(i.address) && lineIn(i, file, loop.span.line, loop.span.endLine)) {
       if (!run) run = { start: i.address, end: i.address, work: 0 };
       run.end = i.address;
       if (isWork(i)) run.work++;
-    } else close();
+    }
     if (isBranch(i)) close();
   }
   close();
@@ -212,4 +215,27 @@ function pieceName(k: number): string {
 /** The listing's file as its headers show it. */
 export function shortFile(file: string | null): string {
   return file ? path.basename(file) : '?';
+}
+
+/**
+ * Puts a GPU run's per-instruction stall samples beside the listing's instructions when the run
+ * sampled the same machine code; otherwise the listing says why it has none. `source` says where
+ * the samples came from ("the GPU benchmark of line 51 (as written)", a file name …).
+ */
+export function withStalls(listing: SassListingData, stalls: SassStalls, source: string): SassListingData {
+  const instructions = listing.lines.flatMap(l => l.instructions);
+  const r = attachSassStalls(instructions, stalls);
+  if (!r.matched) return { ...listing, stalls: null, stallsNote: `stall samples from ${source} not shown: ${r.note}` };
+  return {
+    ...listing,
+    lines: listing.lines.map(l => ({
+      ...l,
+      instructions: l.instructions.map(i => {
+        const s = r.byOffset.get(i.offset);
+        return s ? { ...i, stall: s } : { ...i };
+      }),
+    })),
+    stalls: { samples: stalls.totalSamples, source },
+    stallsNote: r.note,
+  };
 }

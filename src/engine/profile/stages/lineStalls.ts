@@ -7,11 +7,17 @@ import { MissingToolError } from '../../toolchain/discover';
 import type { BenchOptions } from '../bench';
 import { parseSourcePage } from '../ncuCsv';
 import { classifyNcuFailure } from '../ncuErrors';
+import { SassStalls, sassStallsOf } from '../sassStalls';
 import { LineStalls, perLineStalls } from '../stalls';
 import { escapeRegex, launch, LaunchOptions, programCommand, VariantProgram } from './program';
 
 export interface LineStallsResult {
   lineStalls: LineStalls[] | null;
+  /**
+   * The same launch's samples per SASS instruction of `kernel` (factor: the program's label),
+   * null with lineStalls, or when the page has no SASS rows.
+   */
+  sassStalls: SassStalls | null;
   /** Why lineStalls is missing. */
   problem: string | null;
 }
@@ -31,14 +37,18 @@ export async function sampleLineStalls(
 ): Promise<LineStallsResult> {
   progress?.('sampling stalls per source line');
   try {
-    return { lineStalls: await sourceLineStalls(p, kernel, o), problem: null };
+    return { ...(await sourceLineStalls(p, kernel, o)), problem: null };
   } catch (e) {
-    return { lineStalls: null, problem: e instanceof Error ? e.message : String(e) };
+    return { lineStalls: null, sassStalls: null, problem: e instanceof Error ? e.message : String(e) };
   }
 }
 
 /** One launch under ncu's SourceCounters section, exported as the cuda,sass source page. */
-async function sourceLineStalls(p: VariantProgram, kernel: string, o: LineStallsOptions): Promise<LineStalls[]> {
+async function sourceLineStalls(
+  p: VariantProgram,
+  kernel: string,
+  o: LineStallsOptions,
+): Promise<{ lineStalls: LineStalls[]; sassStalls: SassStalls | null }> {
   const t = o.toolchain;
   if (!t.ncu) throw new MissingToolError('ncu', []);
   const ncu = t.ncu.path;
@@ -84,7 +94,8 @@ async function sourceLineStalls(p: VariantProgram, kernel: string, o: LineStalls
       signal: o.signal,
     });
     if (o.keepReportsDir) fs.writeFileSync(path.join(o.keepReportsDir, `${path.basename(p.file, '.cu')}-source.csv`), page.stdout);
-    return perLineStalls(parseSourcePage(page.stdout), p.file);
+    const parsed = parseSourcePage(page.stdout);
+    return { lineStalls: perLineStalls(parsed, p.file), sassStalls: sassStallsOf(parsed, kernel, p.label) };
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }
