@@ -148,9 +148,15 @@ describe('SASS grammar', { skip: modules ? false : 'no code-server in .tools (np
   });
 
   // `unroll-lens sass cuda-samples/matmul_unroll.cu --loop 51 --listing --factor 4 [--normalise]`
-  for (const name of ['listing-matmul-unroll4.txt', 'listing-matmul-unroll4-normalised.txt'])
+  // and the H100 listings with warp-stall notes (bench --source-stalls, then sass --listing --stalls)
+  for (const name of [
+    'sass/listing-matmul-unroll4.txt',
+    'sass/listing-matmul-unroll4-normalised.txt',
+    'gpu/h100/sass-listing/listing.4.txt',
+    'gpu/h100/sass-listing/listing.as-written.txt',
+  ])
     test(`every line of a real listing (${name}) is coloured, but for spacing and punctuation`, () => {
-      const lines = fs.readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'sass', name), 'utf8').split('\n');
+      const lines = fs.readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', name), 'utf8').split('\n');
       const plain = tokenize!(lines)
         .flat()
         .filter(t => t.scopes.length === 1 || (t.scopes.length === 2 && t.scopes[1] === 'meta.instruction.unroll-lens-sass'))
