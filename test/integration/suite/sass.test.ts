@@ -51,7 +51,12 @@ suite('SASS listings (extension host)', () => {
     assert.deepStrictEqual(show.command!.arguments, [{ uri: matmul.uri.toString(), line: loopLine }]);
     const pos = new vscode.Position(loopLine - 1, matmul.lineAt(loopLine - 1).text.indexOf('for') + 1);
     const hovers = await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', matmul.uri, pos);
-    const md = (hovers ?? []).flatMap(h => h.contents).map(c => (typeof c === 'string' ? c : c.value));
+    const contents = (hovers ?? []).flatMap(h => h.contents);
+    const md = contents.map(c => (typeof c === 'string' ? c : c.value));
+    // The client trusts the hover for the SASS commands only (no other command: link runs).
+    const linked = contents.find(c => typeof c !== 'string' && c.value.includes('command:unrollLens.showSass')) as vscode.MarkdownString;
+    assert.ok(linked, 'no markdown with the link');
+    assert.deepStrictEqual(linked.isTrusted, { enabledCommands: ['unrollLens.showSass', 'unrollLens.compareVariants'] });
     assert.ok(
       md.some(t => t.includes('[Show SASS](command:unrollLens.showSass?')),
       `no Show SASS link in the hover: ${md.join('\n').slice(0, 500)}`,
