@@ -156,8 +156,11 @@ async function pickQuick(page, text, prefix = '') {
  */
 async function sassShots(page, line) {
   await page.keyboard.press('Escape');
-  // More room for the two editors: hide the side bar (Ctrl+B).
+  // More room for the two editors: hide the side bar (Ctrl+B) and close the results panel's group.
   await page.keyboard.press('Control+B');
+  await page.locator('.tab', { hasText: SAMPLE }).first().click();
+  await page.keyboard.press('Control+Shift+P');
+  await pickQuick(page, 'Close Editors in Other Groups', '>');
   await goToLine(page, line);
   const showLens = page.locator('.codelens-decoration a', { hasText: /^Show SASS$/ }).first();
   await showLens.waitFor({ timeout: 30_000 });
@@ -168,17 +171,14 @@ async function sassShots(page, line) {
     .locator('.monaco-editor .view-line', { hasText: /Unroll\sLens\s·\sSASS\sof/ })
     .first()
     .waitFor({ timeout: 180_000 });
-  // Put the cursor on the first FFMA (find it, close the find widget): its source line lights up
-  // in the source editor beside it.
-  await page.keyboard.press('Control+F');
-  await page.keyboard.type('FFMA');
-  await page.waitForTimeout(300);
-  await page.keyboard.press('Escape');
-  await page.waitForTimeout(300);
-  await page.keyboard.press('Home'); // back to the address column
-  await page.keyboard.press('Home');
+  // From the loop body's source line to its SASS: "Show SASS of this source line" selects that
+  // line's instructions in the listing (the source line stays lit while the cursor is there).
+  await page.locator('.tab', { hasText: SAMPLE }).first().click();
+  await goToLine(page, line + 1);
+  await page.keyboard.press('Control+Shift+P');
+  await pickQuick(page, 'Show SASS of this source line', '>');
   await page.locator('.monaco-editor .view-line', { hasText: /FFMA/ }).first().waitFor({ timeout: 20_000 });
-  await page.waitForTimeout(800);
+  await page.waitForTimeout(1200);
   const sassShot = path.join(path.dirname(shot), 'ui-sass.png');
   await page.screenshot({ path: sassShot });
   log(`SASS listing: ${path.relative(repoRoot, sassShot)} (tab "${(await tab.innerText()).trim()}")`);

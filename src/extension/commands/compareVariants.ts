@@ -21,8 +21,11 @@ export interface CompareVariantsArgs {
 const ARCHS = ['sm_70', 'sm_75', 'sm_80', 'sm_86', 'sm_89', 'sm_90', 'sm_100', 'sm_120'];
 
 async function pickArch(placeHolder: string, exclude?: string): Promise<string | undefined> {
-  const configured = vscode.workspace.getConfiguration('unrollLens').get<string>('arch') || undefined;
-  const archs = [...new Set([...(configured ? [configured] : []), ...ARCHS])].filter(a => a !== exclude);
+  const config = vscode.workspace.getConfiguration('unrollLens');
+  const configured = config.get<string>('arch') || undefined;
+  // The user's own architectures first: the arch setting, then unrollLens.extraArchs.
+  const extra = (config.get<string[]>('extraArchs') ?? []).filter(a => /^sm_\d+[a-z]?$/.test(a));
+  const archs = [...new Set([...(configured ? [configured] : []), ...extra, ...ARCHS])].filter(a => a !== exclude);
   return (await vscode.window.showQuickPick(archs, { placeHolder })) ?? undefined;
 }
 
