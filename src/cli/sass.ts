@@ -2,14 +2,13 @@
 import * as path from 'path';
 import * as fs from 'fs';
 import { CudaDocuments } from '../engine/parse/documents';
-import { detectToolchain, chooseArch } from '../engine/toolchain/toolchain';
-import { resolveCompileFlags } from '../engine/toolchain/flags';
+import { detectToolchain, chooseArch, Toolchain } from '../engine/toolchain/toolchain';
+import { CompileFlags, resolveCompileFlags } from '../engine/toolchain/flags';
 import { defaultCacheDir, VariantBuilder } from '../engine/variants/build';
-import { FileSassReport, LoopReport, NotInstantiatedError, VariantInspector } from '../engine/variants/inspect';
+import { FileSassReport, ListingError, LoopReport, NotInstantiatedError, VariantInspector } from '../engine/variants/inspect';
 import { isHeaderFile } from '../engine/variants/overlay';
 import { findTranslationUnit, unitsByTextSearch } from '../engine/variants/translationUnit';
 import { factorLabel, parseFactor, UnrollFactor } from '../engine/variants/rewrite';
-import { ListingError } from '../engine/variants/inspect';
 import type { FileAnalysis } from '../engine/parse/model';
 import { renderListing } from '../engine/report/sassListing';
 import { withStalls } from '../engine/variants/listing';
@@ -294,18 +293,7 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
   const flags = resolveCompileFlags(tu ?? file, [process.cwd()], {});
   for (const w of flags.warnings) io.err(`unroll-lens: ${w}\n`);
   const { arch } = chooseArch(a.arch, flags.arch, toolchain.gpus);
-  const builder = new VariantBuilder({
-    nvcc: toolchain.nvcc,
-    arch,
-    flags,
-    cacheDir: defaultCacheDir(),
-    cacheMaxBytes: a.cacheMaxGB * 1024 ** 3,
-    warn: m => io.err(`unroll-lens: warning: ${m}\n`),
-    concurrency: a.jobs > 0 ? a.jobs : undefined,
-    runner: toolchain.runner,
-    ...(tu ? { translationUnit: tu } : {}),
-  });
-  const inspector = new VariantInspector({ toolchain, builder, arch });
+  const inspector = inspectorFor(arch, { toolchain, flags, tu, args: a, io });
   const ac = new AbortController();
   const stopSignals = cancelOnSignals(ac);
   try {
@@ -516,18 +504,7 @@ async function sassArchs(a: SassArgs, io: CliIO): Promise<number> {
   const results: ArchResult[] = [];
   try {
     for (const [i, arch] of a.archs.entries()) {
-      const builder = new VariantBuilder({
-        nvcc: toolchain.nvcc,
-        arch,
-        flags,
-        cacheDir: defaultCacheDir(),
-        cacheMaxBytes: a.cacheMaxGB * 1024 ** 3,
-        warn: m => io.err(`unroll-lens: warning: ${m}\n`),
-        concurrency: a.jobs > 0 ? a.jobs : undefined,
-        runner: toolchain.runner,
-        ...(tu ? { translationUnit: tu } : {}),
-      });
-      const inspector = new VariantInspector({ toolchain, builder, arch });
+      const inspector = inspectorFor(arch, { toolchain, flags, tu, args: a, io });
       const r: ArchResult = { arch, nvcc: toolchain.nvcc.version, file: null, loop: null, listing: null, error: null };
       results.push(r);
       const analysis = analyses[i];
@@ -694,4 +671,23 @@ export function renderLoops(results: ArchResult[]): string {
     } else if (r.error && r.file?.status === 'ok') lines.push(`${r.arch}: ${r.error}`);
   }
   return lines.join('\n') + '\n';
+}
+
+/** The builder and inspector of one architecture, with the command's cache, jobs and flags. */
+function inspectorFor(
+  arch: string,
+  c: { toolchain: Toolchain; flags: CompileFlags; tu: string | null; args: Pick<SassArgs, 'cacheMaxGB' | 'jobs'>; io: CliIO },
+): VariantInspector {
+  const builder = new VariantBuilder({
+    nvcc: c.toolchain.nvcc,
+    arch,
+    flags: c.flags,
+    cacheDir: defaultCacheDir(),
+    cacheMaxBytes: c.args.cacheMaxGB * 1024 ** 3,
+    warn: m => c.io.err(`unroll-lens: warning: ${m}\n`),
+    concurrency: c.args.jobs > 0 ? c.args.jobs : undefined,
+    runner: c.toolchain.runner,
+    ...(c.tu ? { translationUnit: c.tu } : {}),
+  });
+  return new VariantInspector({ toolchain: c.toolchain, builder, arch });
 }
