@@ -95,10 +95,17 @@ function within(pos: Position, span: SourceSpan): boolean {
   return true;
 }
 
-/** A markdown link that runs "Show SASS" for a loop (the client trusts hover markdown for this command only). */
-export function showSassLink(uri: string, line: number): string {
-  const args: ShowSassArgs = { uri, line };
-  return `[Show SASS](command:${Commands.showSass}?${encodeURIComponent(JSON.stringify([args]))} "Open the disassembly of this loop's kernel, grouped by source line")`;
+/**
+ * Markdown links that run "Show SASS" for a loop (the client trusts hover markdown for this
+ * command only): the file as written, and each built unroll variant when there are some.
+ */
+export function showSassLink(uri: string, line: number, factors: string[] = []): string {
+  const link = (label: string, factor?: string) => {
+    const args: ShowSassArgs = factor ? { uri, line, factor } : { uri, line };
+    return `[${label}](command:${Commands.showSass}?${encodeURIComponent(JSON.stringify([args]))} "Open the disassembly of this loop's kernel, grouped by source line")`;
+  };
+  if (!factors.length) return link('Show SASS');
+  return `**Show SASS**: ${[link('as written'), ...factors.map(f => link(f, f))].join(' · ')}`;
 }
 
 /**
@@ -137,7 +144,10 @@ export function hover(
   const bench = sass?.benches?.get(loop.line);
   if (bench) parts.push(benchMarkdown(bench));
   parts.push(lineStallsMarkdown(lineStallsOf(sass), loop.line));
-  if (uri && (!header || header.unit)) parts.push(showSassLink(uri, loop.line));
+  if (uri && (!header || header.unit)) {
+    const built = (sass?.loops.get(loop.line)?.variants ?? []).filter(v => v.status === 'ok').map(v => String(v.factor));
+    parts.push(showSassLink(uri, loop.line, built));
+  }
   if (header)
     parts.push(
       header.unit

@@ -1,3 +1,4 @@
+import type { LoopReport, LoopVariant } from '../../src/engine/variants/inspect';
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze, lineOf } from './helpers';
@@ -85,6 +86,23 @@ describe('hover', () => {
     assert.deepEqual(JSON.parse(decodeURIComponent(m[1])), [{ uri: 'file:///x.cu', line: 4 }]);
     // Without a URI (the CLI's and the benchmarks' callers) there is no link.
     assert.doesNotMatch((hover(a, { line: 3, character: 2 })?.contents as { value: string }).value, /Show SASS/);
+  });
+
+  test('once the variants are built, the hover links to the listing of each one that compiled', async () => {
+    const a = await analyze(SRC);
+    const variant = (factor: number | 'default', status: string) => ({ factor, status }) as unknown as LoopVariant;
+    const report = { line: 4, variants: [variant('default', 'ok'), variant(4, 'ok'), variant(8, 'failed')], notes: [], limitation: null };
+    const sass = { file: null, loops: new Map([[4, report as unknown as LoopReport]]) };
+    const text = (hover(a, { line: 3, character: 2 }, sass, null, 'file:///x.cu')?.contents as { value: string }).value;
+    const links = [...text.matchAll(/\[([^\]]+)\]\(command:unrollLens\.showSass\?([^ )]+)/g)].map(m => [
+      m[1],
+      JSON.parse(decodeURIComponent(m[2]))[0],
+    ]);
+    assert.deepEqual(links, [
+      ['as written', { uri: 'file:///x.cu', line: 4 }],
+      ['default', { uri: 'file:///x.cu', line: 4, factor: 'default' }],
+      ['4', { uri: 'file:///x.cu', line: 4, factor: '4' }],
+    ]);
   });
 });
 
