@@ -53,7 +53,20 @@ function findFiles(dir, suffix) {
 
 const t0 = Date.now();
 
+let toolsReady = null;
+async function setupTools() {
+  toolsReady ??= (async () => {
+    console.log('\n=== test tools (scripts/setup-test-tools.sh)');
+    const r = await run('bash', [path.join(ROOT, 'scripts', 'setup-test-tools.sh')]);
+    return r.code === 0;
+  })();
+  return toolsReady;
+}
+
 if (stages.includes('unit')) {
+  // The SASS grammar test tokenizes with code-server's vscode-textmate: install the test tools
+  // first when a later stage needs them anyway, or in CI (where a skipped test would hide a bug).
+  if (process.env.CI || stages.includes('integration') || stages.includes('ui')) await setupTools();
   // The unit tests compile real variants with nvcc and read them back with cuobjdump/nvdisasm;
   // the setup script provides the two readers where the toolkit lacks them (CI).
   console.log('\n=== CUDA tools (scripts/setup-cuda-tools.sh)');
@@ -74,16 +87,6 @@ if (stages.includes('unit')) {
   const pass = Number(/^# pass (\d+)/m.exec(summary)?.[1] ?? 0);
   const fail = Number(/^# fail (\d+)/m.exec(summary)?.[1] ?? (r.code ? 1 : 0));
   record('unit', pass, r.code && !fail ? 1 : fail);
-}
-
-let toolsReady = null;
-async function setupTools() {
-  toolsReady ??= (async () => {
-    console.log('\n=== test tools (scripts/setup-test-tools.sh)');
-    const r = await run('bash', [path.join(ROOT, 'scripts', 'setup-test-tools.sh')]);
-    return r.code === 0;
-  })();
-  return toolsReady;
 }
 
 /** Chromium as the test tools manifest names it, else Debian's. */
