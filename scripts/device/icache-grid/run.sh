@@ -17,11 +17,14 @@ export PATH="/tmp/ul-node:/usr/local/cuda/bin:$PATH"
 HERE=$(cd "$(dirname "$0")" && pwd)
 case "$PHASE" in
 build)
-  rm -rf "$W"; mkdir -p "$W"
-  node "$HERE/generate.mjs" "$W" > "$O/generate.txt"
+  # MIXES (one mix)/SIZES/JOBS narrow a build (e.g. MIXES=ldg SIZES=4,…,256: ptxas needs minutes for a
+  # 512 KiB straight-line body with loads); programs built before stay.
+  [ -n "${MIXES:-}" ] || rm -rf "$W"
+  mkdir -p "$W"
+  node "$HERE/generate.mjs" "$W" ${MIXES:+--mixes $MIXES} ${SIZES:+--sizes $SIZES} >> "$O/generate.txt"
   { nvcc --version | tail -2; ncu --version | tail -1; nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm --format=csv; } > "$O/versions.txt" 2>&1
   cd "$W"
-  ls grid_*.cu | xargs -P 12 -I{} bash -c 's=$(date +%s.%N); nvcc -O3 -arch='"$ARCH"' -lineinfo -o "$(basename {} .cu)" {} 2> "$(basename {} .cu).nvcc.txt"; echo "{} rc=$? $(awk "BEGIN{print $(date +%s.%N) - $s}") s"' > "$O/compile.txt"
+  ls grid_${MIXES:-}*.cu | xargs -P ${JOBS:-12} -I{} bash -c 's=$(date +%s.%N); nvcc -O3 -arch='"$ARCH"' -lineinfo -o "$(basename {} .cu)" {} 2> "$(basename {} .cu).nvcc.txt"; echo "{} rc=$? $(awk "BEGIN{print $(date +%s.%N) - $s}") s"' >> "$O/compile.txt"
   for b in grid_*; do [ -x "$b" ] || continue
     cuobjdump -sass "$b" | awk -v p="$b" '/Function :/{f=$3} /\/\*[0-9a-f]+\*\/ /{n[f]++} END{for (k in n) printf "%s %s %d %d\n", p, k, n[k], n[k]*16}'
   done | sort > "$O/sizes.txt"
@@ -40,8 +43,9 @@ profile)
   STALL='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'
   for b in grid_*; do [ -x "$b" ] || continue
     s=$(date +%s)
+    n=$(( $(cuobjdump -sass "$b" | grep -c 'Function :') * 4 ))  # warm-ups = measured launches = kernels × 4 warps
     ncu --metrics "gpu__time_duration.sum,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active,$STALL" \
-      --launch-skip 48 --launch-count 48 --clock-control none --csv --page raw --print-kernel-base mangled \
+      --launch-skip $n --launch-count $n --clock-control none --csv --page raw --print-kernel-base mangled \
       ./"$b" --profile > "$O/ncu-$b.csv" 2> "$O/ncu-$b.stderr"
     echo "$b rc=$? $(( $(date +%s) - s )) s" >> "$O/profile.txt"
   done
