@@ -61,7 +61,10 @@ function kernel(mix, kib, chains) {
   const fp = mix !== 'int64';
   const init = fp
     ? Array.from({ length: chains }, (_, c) => `float x${c} = in[tid] + ${c}.0f;`).join(' ')
-    : Array.from({ length: chains }, (_, c) => `unsigned long long a${c} = (unsigned long long)tid + ${c}ull, b${c} = ${c * 2 + 1}ull;`).join(' ');
+    : Array.from(
+        { length: chains },
+        (_, c) => `unsigned long long a${c} = (unsigned long long)tid + ${c}ull, b${c} = ${c * 2 + 1}ull;`,
+      ).join(' ');
   const fold = fp
     ? Array.from({ length: chains }, (_, c) => `x${c}`).join(' + ')
     : Array.from({ length: chains }, (_, c) => `(float)((a${c} ^ b${c}) & 0xffff)`).join(' + ');
@@ -127,14 +130,26 @@ int main(int argc, char **argv)
     CHECK(cudaMemcpy(tab, t.data(), kTab * sizeof(float), cudaMemcpyHostToDevice));
     const int n = sizeof(kEntries) / sizeof(kEntries[0]);
     // Warm-ups first (module load, clocks), so a profiler can skip them by count.
+    // A shape whose registers do not allow 32·W threads in one block is skipped at that W (and
+    // said so), not launched: the launch would fail.
+    auto fits = [](Kernel fn, int w) {
+        cudaFuncAttributes fa;
+        CHECK(cudaFuncGetAttributes(&fa, fn));
+        return fa.maxThreadsPerBlock >= 32 * w;
+    };
     for (int e = 0; e < n; ++e)
-        for (int w : warps) kEntries[e].fn<<<sms, 32 * w>>>(in, tab, 1e-7f, out, kEntries[e].iters);
+        for (int w : warps)
+            if (fits(kEntries[e].fn, w)) kEntries[e].fn<<<sms, 32 * w>>>(in, tab, 1e-7f, out, kEntries[e].iters);
     CHECK(cudaDeviceSynchronize());
     cudaEvent_t a, b;
     CHECK(cudaEventCreate(&a));
     CHECK(cudaEventCreate(&b));
     for (int e = 0; e < n; ++e)
         for (int w : warps) {
+            if (!fits(kEntries[e].fn, w)) {
+                printf("skipped mix=${mix} chains=${chains} kernel=%s warps=%d: too many registers for %d threads per block\\n", kEntries[e].name, w, 32 * w);
+                continue;
+            }
             std::vector<float> ms;
             for (int r = 0; r < (profile ? 1 : reps); ++r) {
                 CHECK(cudaEventRecord(a));
@@ -160,6 +175,5 @@ int main(int argc, char **argv)
 }
 
 fs.mkdirSync(out, { recursive: true });
-for (const mix of MIXES)
-  for (const c of CHAINS) fs.writeFileSync(path.join(out, `grid_${mix}_c${c}.cu`), program(mix, c));
+for (const mix of MIXES) for (const c of CHAINS) fs.writeFileSync(path.join(out, `grid_${mix}_c${c}.cu`), program(mix, c));
 console.log(`wrote ${MIXES.length * CHAINS.length} programs × ${SIZES.length} sizes to ${out}`);

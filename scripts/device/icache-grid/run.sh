@@ -43,7 +43,7 @@ profile)
   STALL='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'
   for b in grid_*; do [ -x "$b" ] || continue
     s=$(date +%s)
-    n=$(( $(cuobjdump -sass "$b" | grep -c 'Function :') * 4 ))  # warm-ups = measured launches = kernels × 4 warps
+    n=$(./"$b" --profile | grep -c '^point ')  # warm-ups = measured launches = the points that fit
     ncu --metrics "gpu__time_duration.sum,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active,$STALL" \
       --launch-skip $n --launch-count $n --clock-control none --csv --page raw --print-kernel-base mangled \
       ./"$b" --profile > "$O/ncu-$b.csv" 2> "$O/ncu-$b.stderr"
