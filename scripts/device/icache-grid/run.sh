@@ -50,5 +50,7 @@ profile)
     echo "$b rc=$? $(( $(date +%s) - s )) s" >> "$O/profile.txt"
   done
   cat "$O/profile.txt"
+  # One archive: the device tool brings back a limited number of files.
+  tar czf "$O/profile.tgz" -C "$O" $(cd "$O" && ls ncu-*) && rm -f "$O"/ncu-*
   ;;
 esac
