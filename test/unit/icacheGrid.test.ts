@@ -8,15 +8,17 @@ import * as path from 'path';
 import { gridPoints, gridTable, GridPoint, parseGridSizes } from '../../src/engine/profile/icacheGrid';
 import { REPO_ROOT } from './helpers';
 
-const DIR = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100', 'icache-grid');
-const read = (f: string) => fs.readFileSync(path.join(DIR, f), 'utf8');
+const dirOf = (gpu: string) => path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', gpu, 'icache-grid');
+const DIR = dirOf('h100');
+const read = (f: string, dir = DIR) => fs.readFileSync(path.join(dir, f), 'utf8');
 
-function load(): GridPoint[] {
+function load(gpu = 'h100'): GridPoint[] {
+  const dir = dirOf(gpu);
   const profiles = fs
-    .readdirSync(DIR)
+    .readdirSync(dir)
     .filter(f => f.startsWith('ncu-') && f.endsWith('.csv'))
-    .map(read);
-  return gridPoints(read('points.txt'), read('sizes.txt'), profiles);
+    .map(f => read(f, dir));
+  return gridPoints(read('points.txt', dir), read('sizes.txt', dir), profiles);
 }
 const at = (ps: GridPoint[], mix: string, chains: number, warps: number, kib: number) =>
   ps.find(p => p.mix === mix && p.chains === chains && p.warps === warps && p.targetKib === kib)!;
@@ -44,9 +46,26 @@ describe('instruction-cache calibration grid (H100)', () => {
     assert.ok(at(ps, 'fp32', 1, 4, 192).slowdown! > 1.4);
   });
 
-  test('docs/measurements.md quotes the table these files give', () => {
-    const table = gridTable(load(), [4, 32]);
+  test('docs/measurements.md quotes the tables these files give (H100 and H200)', () => {
     const doc = fs.readFileSync(path.join(REPO_ROOT, 'docs', 'measurements.md'), 'utf8');
-    assert.ok(doc.includes(table), 'regenerate the table in docs/measurements.md from test/fixtures/gpu/h100/icache-grid');
+    for (const gpu of ['h100', 'h200'])
+      assert.ok(
+        doc.includes(gridTable(load(gpu), [4, 32])),
+        `regenerate the table in docs/measurements.md from test/fixtures/gpu/${gpu}/icache-grid`,
+      );
+  });
+
+  test('the H200 (same SM) gives the same grid: 543 points, slowdowns within 5 % of the H100 at 98 % of the shared points', () => {
+    const h100 = load('h100');
+    const h200 = load('h200');
+    // The H200 ran the generator that skips shapes a block cannot hold: one int64 8-chain point.
+    assert.equal(h200.length, 543);
+    assert.ok(h200.every(p => p.noInstruction !== null && p.slowdown !== null));
+    const pairs = h100
+      .map(p => [p, h200.find(q => q.kernel === p.kernel && q.warps === p.warps)] as const)
+      .filter((x): x is readonly [GridPoint, GridPoint] => x[1] !== undefined);
+    assert.equal(pairs.length, 496);
+    const close = pairs.filter(([a, b]) => Math.abs(a.slowdown! / b.slowdown! - 1) <= 0.05).length;
+    assert.ok(close / pairs.length >= 0.98, `${close} of ${pairs.length}`);
   });
 });
