@@ -8,7 +8,7 @@ import { defaultCacheDir, VariantBuilder } from '../engine/variants/build';
 import { FileSassReport, ListingError, LoopReport, NotInstantiatedError, VariantInspector } from '../engine/variants/inspect';
 import { isHeaderFile } from '../engine/variants/overlay';
 import { findTranslationUnit, unitsByTextSearch } from '../engine/variants/translationUnit';
-import { factorLabel, parseFactor, UnrollFactor } from '../engine/variants/rewrite';
+import { factorLabel, parseVariantFactor, UnrollFactor } from '../engine/variants/rewrite';
 import type { FileAnalysis } from '../engine/parse/model';
 import { renderListing } from '../engine/report/sassListing';
 import { withStalls } from '../engine/variants/listing';
@@ -122,9 +122,8 @@ export const sassCommand = defineCommand({
     }
     let listingFactor: UnrollFactor | 'as-written' | null = null;
     if (options.listing) {
-      const f = (options.factor ?? 'as-written').trim().toLowerCase();
       try {
-        listingFactor = f === 'as-written' ? 'as-written' : parseFactor(f);
+        listingFactor = parseVariantFactor(options.factor ?? 'as-written');
       } catch (e) {
         throw new UsageError(`--factor: ${e instanceof Error ? e.message : e}`);
       }

@@ -9,7 +9,7 @@ import { icacheBudget } from '../engine/profile/icache';
 import type { CompilerMessage } from '../engine/toolchain/nvccErrors';
 import { VariantBuilder } from '../engine/variants/build';
 import { LoopReport, VariantInspector } from '../engine/variants/inspect';
-import { parseFactorList, UnrollFactor, writtenFactor } from '../engine/variants/rewrite';
+import { parseFactorList, parseVariantFactor, UnrollFactor, writtenFactor } from '../engine/variants/rewrite';
 import type { SassListingParams, SassListingResult, Settings } from '../protocol';
 import { renderListing } from '../engine/report/sassListing';
 import { withStalls } from '../engine/variants/listing';
@@ -195,8 +195,8 @@ export class VariantService {
     const file = uriToPath(uri);
     if (!file) throw new Error('only files on disk can be compiled (save the file first)');
     if (p.arch !== undefined && !/^sm_\d+[a-z]?$/.test(p.arch)) throw new Error(`bad arch '${p.arch}': use sm_XX, e.g. sm_90`);
-    const raw = (p.factor ?? 'as-written').trim().toLowerCase();
-    const factor = raw === 'as-written' ? 'as-written' : parseFactorList(raw)[0];
+    const raw = p.factor ?? 'as-written';
+    const factor = parseVariantFactor(raw);
     const work = {
       title: 'Unroll Lens: SASS listing',
       message: `line ${p.line} · ${raw}${p.arch ? ` · ${p.arch}` : ''}`,

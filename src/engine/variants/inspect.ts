@@ -918,6 +918,20 @@ export function chooseFunction(
 }
 
 /**
+ * Source iterations in a stretch of machine code: per opcode one rolled iteration executes, the
+ * stretch's count over the iteration's, median over those opcodes (the median resists address
+ * arithmetic that unrolling folds away). 0 when `perIteration` is empty.
+ */
+export function iterationsPerPass(perIteration: Map<string, number>, counts: Map<string, number>): number {
+  const ratios: number[] = [];
+  for (const [op, n] of perIteration) ratios.push((counts.get(op) ?? 0) / n);
+  if (!ratios.length) return 0;
+  ratios.sort((a, b) => a - b);
+  const h = ratios.length >> 1;
+  return ratios.length % 2 ? ratios[h] : (ratios[h - 1] + ratios[h]) / 2;
+}
+
+/**
  * Effective unroll: copies of one iteration in the hot machine-code loop, from work
  * instructions (arithmetic, memory, shuffles) attributed to the loop's own lines, divided by
  * the same count in the rolled build's loop (one iteration per trip).
@@ -954,15 +968,7 @@ export function measureLoop(
     const perIteration = workCounts(baseFn, baseHot.sassLoop, file, loop, exclude, classes);
     const inVariant = workCounts(fn, hot?.sassLoop ?? null, file, loop, exclude, classes);
     if (!hot) fullyUnrolled = true;
-    // Ratio over the opcodes one rolled iteration executes; the median resists address
-    // arithmetic that unrolling folds away.
-    const ratios: number[] = [];
-    for (const [op, n] of perIteration) ratios.push((inVariant.get(op) ?? 0) / n);
-    ratios.sort((a, b) => a - b);
-    if (ratios.length) {
-      const median = ratios.length % 2 ? ratios[(ratios.length - 1) / 2] : (ratios[ratios.length / 2 - 1] + ratios[ratios.length / 2]) / 2;
-      effectiveUnroll = Math.max(1, Math.round(median));
-    }
+    if (perIteration.size) effectiveUnroll = Math.max(1, Math.round(iterationsPerPass(perIteration, inVariant)));
   } else if (!hot && loopInstructions > 0 && typeof loop.tripCount === 'number') {
     fullyUnrolled = true;
     effectiveUnroll = loop.tripCount;

@@ -8,7 +8,17 @@ import { classifyInstruction, findSassLoops } from '../sass';
 import type { SassFunction, SassInstruction, SassLoop } from '../sass';
 import type { SassListingData, SassListingInstruction, SassListingLine, SassMachineLoop } from '../../protocol';
 import { attachSassStalls, SassStalls } from '../profile/sassStalls';
-import { containsOwnLines, hottestLoop, INTEGER_WORK_CLASSES, lineIn, ownLineFilter, sameFile, WORK_CLASSES, workCounts } from './inspect';
+import {
+  containsOwnLines,
+  hottestLoop,
+  INTEGER_WORK_CLASSES,
+  iterationsPerPass,
+  lineIn,
+  ownLineFilter,
+  sameFile,
+  WORK_CLASSES,
+  workCounts,
+} from './inspect';
 
 export interface ListingContext {
   /** The source file the listing is grouped by (the .cu file, or the header built through a unit). */
@@ -108,7 +118,15 @@ export function machineLoops(fn: SassFunction, baseline: SassFunction | null, fi
     if (!hasWork) classes = INTEGER_WORK_CLASSES;
   }
   const perIteration = baseline && baseHot ? workCounts(baseline, baseHot.sassLoop, file, loop, exclude, classes) : null;
-  const isWork = (i: SassInstruction) => classes.has(classifyInstruction(i)) && lineIn(i, file, loop.span.line, loop.span.endLine, exclude);
+  // Per instruction, once: in the loop's lines, and work of its own lines.
+  const inSpan = new Set<SassInstruction>();
+  const workSet = new Set<SassInstruction>();
+  for (const i of fn.instructions) {
+    if (!lineIn(i, file, loop.span.line, loop.span.endLine)) continue;
+    inSpan.add(i);
+    if (classes.has(classifyInstruction(i)) && lineIn(i, file, loop.span.line, loop.span.endLine, exclude)) workSet.add(i);
+  }
+  const isWork = (i: SassInstruction) => workSet.has(i);
 
   // A machine-code loop that also runs the enclosing source loop's own code is the parent's
   // loop: work found there (the loop unrolled completely inside it) runs once per parent pass.
@@ -144,7 +162,7 @@ export function machineLoops(fn: SassFunction, baseline: SassFunction | null, fi
   };
   for (const i of ins) {
     if (targets.has(i.address) || inLoopPiece(i.address)) close();
-    if (!inLoopPiece(i.address) && lineIn(i, file, loop.span.line, loop.span.endLine)) {
+    if (!inLoopPiece(i.address) && inSpan.has(i)) {
       if (!run) run = { start: i.address, end: i.address, work: 0 };
       run.end = i.address;
       if (isWork(i)) run.work++;
@@ -169,17 +187,15 @@ export function machineLoops(fn: SassFunction, baseline: SassFunction | null, fi
     const w = work(p);
     let unroll: number | null = null;
     if (perIteration && perIteration.size) {
-      // Median over the opcodes one rolled iteration executes (as measureLoop does).
-      const ratios = [...perIteration].map(([op, n]) => (w.counts.get(op) ?? 0) / n).sort((a, b) => a - b);
-      const m = ratios.length % 2 ? ratios[(ratios.length - 1) / 2] : (ratios[ratios.length / 2 - 1] + ratios[ratios.length / 2]) / 2;
-      unroll = Math.round(m) >= 1 ? Math.round(m) : null;
+      const m = Math.round(iterationsPerPass(perIteration, w.counts));
+      unroll = m >= 1 ? m : null;
     }
     const lineSet = new Set<number>();
     let count = 0;
     for (const i of ins) {
       if (i.address < p.start || i.address > p.end) continue;
       count++;
-      if (!lineIn(i, file, loop.span.line, loop.span.endLine)) continue;
+      if (!inSpan.has(i)) continue;
       const f = displayFrame(i, file);
       if (f && sameFile(f.file, file)) lineSet.add(f.line);
     }

@@ -21,6 +21,12 @@ export function parseFactor(text: string): UnrollFactor {
   throw new Error(`bad unroll factor '${text}': use default, full or a positive integer`);
 }
 
+/** A variant to list or compare: `as-written` (the file itself) or an unroll factor. */
+export function parseVariantFactor(text: string): UnrollFactor | 'as-written' {
+  const t = text.trim().toLowerCase();
+  return t === 'as-written' ? t : parseFactor(t);
+}
+
 export function parseFactorList(text: string): UnrollFactor[] {
   const list = text
     .split(',')
