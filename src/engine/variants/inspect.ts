@@ -25,6 +25,8 @@ import { BuildRequest, BuildResult, VariantBuilder } from './build';
 import { factorLabel, variantSource, UnrollFactor, VariantFactors, variantKey, writtenFactor } from './rewrite';
 import type { SassListingData } from '../../protocol';
 import { annotateListing } from './listing';
+import type { IcacheLoopFacts } from '../profile/icacheModel';
+import { issueProfile } from '../sass/issueRate';
 
 export interface KernelSass {
   name: string;
@@ -73,6 +75,8 @@ export interface LoopVariant {
   kernelSizes?: Record<string, number>;
   /** Hash of every kernel's machine code in the cubin: equal hashes run the same code (the bench measures them once). */
   machineCode?: string | null;
+  /** The loop's hot machine code for the instruction-cache model (profile/icacheModel.ts); null when it runs once or is unknown. */
+  icache?: IcacheLoopFacts | null;
 }
 
 export interface LoopReport {
@@ -96,7 +100,15 @@ export interface FileSassReport {
   kernels: KernelSass[];
   failure: VariantFailure | null;
   /** Per loop (line) in the file as written: effective unroll vs the rolled build. */
-  loops: { line: number; kernel: string | null; loopInstructions: number | null; effectiveUnroll: number | null; fullyUnrolled: boolean }[];
+  loops: {
+    line: number;
+    kernel: string | null;
+    loopInstructions: number | null;
+    effectiveUnroll: number | null;
+    fullyUnrolled: boolean;
+    /** The loop's hot machine code for the instruction-cache model; null when it runs once or is unknown. */
+    icache?: IcacheLoopFacts | null;
+  }[];
   cached: boolean;
   disassembler: 'nvdisasm' | 'cuobjdump' | 'elf';
   /** Why the loops' instructions and effective unroll are unknown, when they are (no nvdisasm listing). */
@@ -286,6 +298,7 @@ export class VariantInspector {
           loopInstructions: m?.loopInstructions ?? null,
           effectiveUnroll: m?.effectiveUnroll ?? null,
           fullyUnrolled: m?.fullyUnrolled ?? false,
+          icache: m?.icache ?? null,
         });
       }
     }
@@ -475,6 +488,7 @@ export class VariantInspector {
           v.loopInstructions = m.loopInstructions;
           v.effectiveUnroll = m.effectiveUnroll;
           v.fullyUnrolled = m.fullyUnrolled;
+          v.icache = m.icache;
         }
       }
       const same = codeHashes.findIndex((h, j) => j < i && h !== null && h === codeHashes[i]);
@@ -610,6 +624,7 @@ export class VariantInspector {
         loopInstructions: m?.loopInstructions ?? null,
         effectiveUnroll: m?.effectiveUnroll ?? null,
         fullyUnrolled: m?.fullyUnrolled ?? false,
+        icache: m?.icache ?? null,
       };
     }
     return v;
@@ -689,6 +704,7 @@ export interface LoopMeasurement {
   loopInstructions: number | null;
   effectiveUnroll: number | null;
   fullyUnrolled: boolean;
+  icache?: IcacheLoopFacts | null;
 }
 
 /** A variant of a whole kernel: several loops' factors at once, every listed loop measured. */
@@ -837,6 +853,33 @@ interface LoopMeasure {
   loopInstructions: number;
   effectiveUnroll: number | null;
   fullyUnrolled: boolean;
+  icache: IcacheLoopFacts | null;
+}
+
+/**
+ * The machine code the instruction cache must hold while the loop runs: the hottest machine-code
+ * loop of its work, or (unrolled completely) the innermost machine-code loop around most of its
+ * instructions. Null when the loop's code runs once (no loop repeats it: nothing to re-fetch).
+ */
+export function hotCodeFacts(fn: SassFunction, file: string, loop: Loop, hot: SassLoop | null): IcacheLoopFacts | null {
+  let chosen = hot;
+  if (!chosen) {
+    const mine = fn.instructions.filter(ins => lineIn(ins, file, loop.span.line, loop.span.endLine));
+    if (!mine.length) return null;
+    let bestCount = 0;
+    for (const l of findSassLoops(fn)) {
+      if (!l.natural) continue;
+      const n = mine.filter(ins => ins.address >= l.headAddress && ins.address <= l.branchAddress).length;
+      // Most of the loop's instructions; on a tie the inner (smaller) loop.
+      if (n * 2 > mine.length && (n > bestCount || (n === bestCount && chosen && l.instructions < chosen.instructions))) {
+        chosen = l;
+        bestCount = n;
+      }
+    }
+  }
+  if (!chosen) return null;
+  const code = fn.instructions.filter(ins => ins.address >= chosen!.headAddress && ins.address <= chosen!.branchAddress);
+  return { bytes: chosen.branchAddress - chosen.headAddress + 16, issue: issueProfile(code) };
 }
 
 /** Lines of the loop that belong to it and not to a nested loop (header and own statements). */
@@ -973,7 +1016,7 @@ export function measureLoop(
     fullyUnrolled = true;
     effectiveUnroll = loop.tripCount;
   }
-  return { kernel: fn.name, loopInstructions, effectiveUnroll, fullyUnrolled };
+  return { kernel: fn.name, loopInstructions, effectiveUnroll, fullyUnrolled, icache: hotCodeFacts(fn, file, loop, hot?.sassLoop ?? null) };
 }
 
 /** Requested factors nvcc ignored (identical code) or capped (fewer copies than asked). */

@@ -1,0 +1,233 @@
+// Fitting and validating the instruction-cache model (icacheModel.ts) on the calibration grid
+// (icacheGrid.ts). `npm run fit:icache` writes the fitted calibration the product ships
+// (icacheCalibration.ts) and test/unit/icacheModel.test.ts checks it equals a fresh fit.
+import * as fs from 'fs';
+import * as path from 'path';
+import * as zlib from 'zlib';
+import { findSassLoops, parseNvdisasm } from '../sass';
+import { issueProfile, issueRate, type IssueProfile } from '../sass/issueRate';
+import { gridPoints } from './icacheGrid';
+import type { GridPoint } from './icacheGrid';
+import { centralAt, predictIcache, slowdownFor, type IcacheCalibration } from './icacheModel';
+
+/** A grid point the model can use: its shape's SASS profile and a measured slowdown. */
+export interface FitPoint {
+  gpu: string;
+  mix: string;
+  chains: number;
+  warps: number;
+  targetKib: number;
+  bytes: number;
+  slowdown: number;
+  noInstruction: number | null;
+  issue: IssueProfile;
+}
+
+export function fitPoints(gpu: string, points: GridPoint[], profiles: Map<string, IssueProfile>): FitPoint[] {
+  const out: FitPoint[] = [];
+  for (const p of points) {
+    const issue = profiles.get(`${p.mix}/${p.chains}`);
+    if (!issue || p.slowdown === null || p.bytes === null) continue;
+    out.push({
+      gpu,
+      mix: p.mix,
+      chains: p.chains,
+      warps: p.warps,
+      targetKib: p.targetKib,
+      bytes: p.bytes,
+      slowdown: p.slowdown,
+      noInstruction: p.noInstruction,
+      issue,
+    });
+  }
+  return out;
+}
+
+const SHARPNESS = [1.5, 2, 3, 4, 6, 8];
+// Supply candidates: instructions per cycle per SMSP, log-spaced.
+const SUPPLY = Array.from({ length: 321 }, (_, i) => Math.exp(Math.log(0.02) + (i / 320) * Math.log(50 / 0.02)));
+const STEEP = 1.1;
+/** A size this much slower than the size before (at full demand) starts a new cache level. */
+const STEP_RISE = 1.25;
+
+function demandOf(p: FitPoint): number {
+  return issueRate(p.issue, Math.ceil(p.warps / 4));
+}
+
+function percentile(sorted: number[], q: number): number {
+  if (!sorted.length) return 0;
+  const i = (sorted.length - 1) * q;
+  const a = Math.floor(i);
+  const b = Math.ceil(i);
+  return sorted[a] + (sorted[b] - sorted[a]) * (i - a);
+}
+
+function round(x: number, digits = 4): number {
+  if (x === 0 || !Number.isFinite(x)) return x;
+  const p = Math.pow(10, digits - Math.ceil(Math.log10(Math.abs(x))));
+  return Math.round(x * p) / p;
+}
+
+/** Fits supply per (size, warps) and one sharpness on `points` (least squares in log slowdown). */
+export function fitIcacheModel(points: FitPoint[], opts: { arch: string; source: string }): IcacheCalibration {
+  const targets = [...new Set(points.map(p => p.targetKib))].sort((a, b) => a - b);
+  const warps = [...new Set(points.map(p => p.warps))].sort((a, b) => a - b);
+  const sizes = targets.map(t => {
+    const b = points
+      .filter(p => p.targetKib === t)
+      .map(p => p.bytes)
+      .sort((x, y) => x - y);
+    return b[b.length >> 1];
+  });
+  const cells = targets.map(t =>
+    warps.map(w => points.filter(p => p.targetKib === t && p.warps === w).map(p => ({ d: demandOf(p), y: Math.log(p.slowdown) }))),
+  );
+  let best: { err: number; sharpness: number; supply: (number | null)[][] } | null = null;
+  for (const sharpness of SHARPNESS) {
+    let err = 0;
+    const supply = cells.map((row, i) =>
+      row.map(cell => {
+        if (i === 0 || !cell.length) return null; // the smallest size is the reference: 1 by definition
+        let bestS: number | null = null;
+        let bestE = cell.reduce((a, c) => a + c.y * c.y, 0); // no limit: slowdown 1
+        for (const s of SUPPLY) {
+          let e = 0;
+          for (const c of cell) {
+            const r = Math.log(slowdownFor(c.d, s, sharpness)) - c.y;
+            e += r * r;
+          }
+          if (e < bestE - 1e-12) [bestE, bestS] = [e, s];
+        }
+        err += bestE;
+        return bestS === null ? null : round(bestS);
+      }),
+    );
+    if (!best || err < best.err) best = { err, sharpness, supply };
+  }
+  const fitted: IcacheCalibration = {
+    arch: opts.arch,
+    source: opts.source,
+    sizes,
+    warps,
+    supply: best!.supply,
+    sharpness: best!.sharpness,
+    spread: { flat: [0, 0], steep: [0, 0] },
+    steep: STEEP,
+    steps: [],
+    points: points.length,
+  };
+  const flat: number[] = [];
+  const steep: number[] = [];
+  for (const p of points) {
+    const i = targets.indexOf(p.targetKib);
+    const c = centralAt(fitted, i, demandOf(p), p.warps);
+    (c >= STEEP ? steep : flat).push(Math.log(p.slowdown / c));
+  }
+  flat.sort((a, b) => a - b);
+  steep.sort((a, b) => a - b);
+  fitted.spread = {
+    flat: [round(Math.min(0, percentile(flat, 0.025))), round(Math.max(0, percentile(flat, 0.975)))],
+    steep: [round(Math.min(0, percentile(steep, 0.025))), round(Math.max(0, percentile(steep, 0.975)))],
+  };
+  fitted.steps = findSteps(fitted);
+  return fitted;
+}
+
+/**
+ * Cache levels from the fitted supply: where code that could issue every cycle (demand 1) at the
+ * fewest warps, the shape misses cost most, gets STEP_RISE slower than at the size before.
+ */
+export function findSteps(cal: IcacheCalibration): { before: number; after: number }[] {
+  const steps: { before: number; after: number }[] = [];
+  let prev = 1;
+  for (let i = 1; i < cal.sizes.length; i++) {
+    const s = centralAt(cal, i, 1, cal.warps[0]);
+    if (s > prev * STEP_RISE) steps.push({ before: cal.sizes[i - 1], after: cal.sizes[i] });
+    prev = Math.max(prev, s);
+  }
+  return steps;
+}
+
+export interface Validation {
+  points: number;
+  inside: number;
+  /** Median and 90th percentile of |log(measured / range centre)|, as a factor (1.05 = 5 %). */
+  medianError: number;
+  p90Error: number;
+  worst: { point: FitPoint; low: number; high: number }[];
+}
+
+/** How many of `points` the calibration's range holds (the model predicting from each point's SASS profile and size). */
+export function validate(cal: IcacheCalibration, points: FitPoint[]): Validation {
+  let inside = 0;
+  const errors: number[] = [];
+  const misses: { point: FitPoint; low: number; high: number; miss: number }[] = [];
+  for (const p of points) {
+    const pr = predictIcache({ bytes: p.bytes, issue: p.issue }, p.warps, cal.arch, cal);
+    const { low, high } = pr.predictedSlowdown;
+    const ok = p.slowdown >= low - 0.005 && p.slowdown <= high + 0.005;
+    if (ok) inside++;
+    else misses.push({ point: p, low, high, miss: Math.max(low / p.slowdown, p.slowdown / high) });
+    errors.push(Math.abs(Math.log(p.slowdown / Math.sqrt(low * high))));
+  }
+  errors.sort((a, b) => a - b);
+  return {
+    points: points.length,
+    inside,
+    medianError: round(Math.exp(percentile(errors, 0.5))),
+    p90Error: round(Math.exp(percentile(errors, 0.9))),
+    worst: misses
+      .sort((a, b) => b.miss - a.miss)
+      .slice(0, 8)
+      .map(({ point, low, high }) => ({ point, low, high })),
+  };
+}
+
+/**
+ * The grid's shapes from nvdisasm's listing of the 4 KiB kernels (`sass-4k.txt.gz`: one
+ * straight-line pattern per mix and chains, the same at every size): mix/chains → profile of
+ * the hot loop.
+ */
+export function gridShapes(sassText: string): Map<string, IssueProfile> {
+  const out = new Map<string, IssueProfile>();
+  for (const fn of parseNvdisasm(sassText).functions) {
+    const m = /k_(\w+?)_c(\d+)_4k/.exec(fn.name);
+    if (!m) continue;
+    const loop = findSassLoops(fn)
+      .filter(l => l.natural)
+      .sort((a, b) => b.instructions - a.instructions)[0];
+    if (!loop) continue;
+    out.set(`${m[1]}/${m[2]}`, issueProfile(fn.instructions.filter(i => i.address >= loop.headAddress && i.address <= loop.branchAddress)));
+  }
+  return out;
+}
+
+/** Every usable point of one GPU's recorded grid (a fixture folder written by run.sh). */
+export function readGridFolder(gpu: string, dir: string, shapes: Map<string, IssueProfile>): FitPoint[] {
+  const profiles = fs
+    .readdirSync(dir)
+    .filter(f => /^ncu-grid_.*\.csv$/.test(f))
+    .sort()
+    .map(f => fs.readFileSync(path.join(dir, f), 'utf8'));
+  const points = gridPoints(
+    fs.readFileSync(path.join(dir, 'points.txt'), 'utf8'),
+    fs.readFileSync(path.join(dir, 'sizes.txt'), 'utf8'),
+    profiles,
+  );
+  return fitPoints(gpu, points, shapes);
+}
+
+export function readGridSass(file: string): string {
+  return zlib.gunzipSync(fs.readFileSync(file)).toString('utf8');
+}
+
+/** Shapes the validation leaves out of the fit: every 2-chain shape and every 8-warp point. */
+export function heldOut(p: FitPoint): boolean {
+  return p.chains === 2 || p.warps === 8;
+}
+
+/** The calibration's `source` line: which GPUs and how many points. */
+export function calibrationSource(points: FitPoint[]): string {
+  const gpus = [...new Set(points.map(p => p.gpu))];
+  return `${gpus.join(' + ')}, ${points.length} points`;
+}
