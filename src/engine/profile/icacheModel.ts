@@ -12,6 +12,7 @@
 // points it was fitted on; validation on shapes left out of the fit is in docs/measurements.md.
 import type { IssueProfile } from '../sass/issueRate';
 import { issueRate } from '../sass/issueRate';
+import { SM90_ICACHE } from './icacheCalibration';
 
 /** What the model needs from one variant of a loop (LoopVariant.icache). */
 export interface IcacheLoopFacts {
@@ -153,4 +154,10 @@ export function describePrediction(p: IcachePrediction, reference: string, arch:
   const range = low.toFixed(1) === high.toFixed(1) ? `${low.toFixed(2)}–${high.toFixed(2)}` : `${low.toFixed(1)}–${high.toFixed(1)}`;
   const origin = archBase(arch) === cal.arch ? `measured on ${cal.arch}` : `${cal.arch} data, ${arch} not measured`;
   return `loop body ${kib(p.bytes)}: predicted ${range}× slower than ${reference} at ${p.warpsPerSm} warps/SM (${p.shape}; ${origin})`;
+}
+
+/** The calibration for an arch: sm_90 was measured; every other arch carries it as an estimate (the basis says so). */
+export function calibrationFor(arch: string): IcacheCalibration {
+  void arch;
+  return SM90_ICACHE;
 }
