@@ -3,6 +3,7 @@
 // predicts them (the ≥ 90 % goal) — all recomputed from the fixtures.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import * as fs from 'fs';
 import * as path from 'path';
 import {
   fitIcacheModel,
@@ -12,6 +13,8 @@ import {
   readGridSass,
   validate,
   calibrationSource,
+  supplyTable,
+  validationTable,
 } from '../../src/engine/profile/icacheFit';
 import { SM90_ICACHE } from '../../src/engine/profile/icacheCalibration';
 import { describePrediction, predictIcache } from '../../src/engine/profile/icacheModel';
@@ -86,5 +89,14 @@ describe('instruction-cache model', () => {
     const p = predictIcache({ bytes: 66 * 1024, issue: shapes.get('fp32/4')! }, 4, 'sm_80', SM90_ICACHE);
     assert.match(p.basis, /applied to sm_80, which was not measured/);
     assert.match(describePrediction(p, '×8', 'sm_80', SM90_ICACHE), /sm_90 data, sm_80 not measured/);
+  });
+});
+
+describe('docs/measurements.md quotes the model as fitted', () => {
+  const doc = fs.readFileSync(path.join(REPO_ROOT, 'docs', 'measurements.md'), 'utf8');
+  test('the supply table and the validation table are the ones the fixtures give', () => {
+    assert.ok(doc.includes(supplyTable(SM90_ICACHE)), 'supply table differs: rerun and paste supplyTable(SM90_ICACHE)');
+    assert.ok(doc.includes(validationTable(points)), 'validation table differs: rerun and paste validationTable(points)');
+    assert.ok(doc.includes(`(p = ${SM90_ICACHE.sharpness})`));
   });
 });

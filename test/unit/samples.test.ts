@@ -20,6 +20,7 @@ describe('cuda-samples corpus', () => {
     assert.deepEqual(files.sort(), [
       'coarsening.cu',
       'icache_cliff.cu',
+      'icache_ilp.cu',
       'library_style.cu',
       'linear_small.cu',
       'manual_forms.cu',
@@ -230,5 +231,17 @@ describe('cuda-samples corpus', () => {
     assert.ok(k.instantiations.length >= 6, 'one instantiation per body size');
     const sizes = k.instantiations.map(i => i.BODY);
     assert.deepEqual(sizes, [...new Set(sizes)]);
+  });
+
+  test('icache_ilp.cu: a fully unrolled BODY-step inner loop (BODY a macro) inside a rolled outer loop, launched with 128 threads', async () => {
+    const { a } = await sample('icache_ilp.cu');
+    const k = kernel(a, 'ilp_chains');
+    assert.deepEqual(
+      k.loops.map(l => [l.line, l.depth, l.pragma?.kind]),
+      [
+        [62, 0, 'disable'],
+        [64, 1, 'full'],
+      ],
+    );
   });
 });

@@ -231,3 +231,51 @@ export function calibrationSource(points: FitPoint[]): string {
   const gpus = [...new Set(points.map(p => p.gpu))];
   return `${gpus.join(' + ')}, ${points.length} points`;
 }
+
+/** Ways to leave shapes out of the fit, for the validation table in docs/measurements.md. */
+export const HOLD_OUTS: { name: string; held: (p: FitPoint) => boolean }[] = [
+  { name: 'every 2-chain shape and every 8-warp point (the split the test holds to ≥ 90 %)', held: heldOut },
+  { name: 'the H200 grid (fitted on the H100 only)', held: p => p.gpu === 'H200' },
+  { name: 'every int64 shape', held: p => p.mix === 'int64' },
+  { name: 'every ldg shape (loads)', held: p => p.mix === 'ldg' },
+  { name: 'every 8-chain shape', held: p => p.chains === 8 },
+  { name: 'every 16-warp point', held: p => p.warps === 16 },
+];
+
+/** Markdown: per hold-out, how many left-out points the model fitted without them holds. */
+export function validationTable(points: FitPoint[]): string {
+  const rows = [
+    '| left out of the fit | points | inside the range | median error | 90th percentile error | worst miss |',
+    '|---|---|---|---|---|---|',
+  ];
+  for (const h of HOLD_OUTS) {
+    const train = points.filter(p => !h.held(p));
+    const test = points.filter(h.held);
+    const v = validate(fitIcacheModel(train, { arch: 'sm_90', source: calibrationSource(train) }), test);
+    const w = v.worst[0];
+    const worst = w
+      ? `${w.point.gpu} ${w.point.mix}, ${w.point.chains} chains, ${w.point.warps} warps, ${w.point.targetKib} KiB: ${w.point.slowdown.toFixed(2)}× vs ${w.low.toFixed(2)}–${w.high.toFixed(2)}×`
+      : '–';
+    const pct = (x: number) => `${((x - 1) * 100).toFixed(1)} %`;
+    rows.push(
+      `| ${h.name} | ${v.points} | ${v.inside} (${((100 * v.inside) / v.points).toFixed(1)} %) | ${pct(v.medianError)} | ${pct(v.p90Error)} | ${worst} |`,
+    );
+  }
+  return rows.join('\n');
+}
+
+/** Markdown: the shipped supply per measured size and warps per SM, and the slowdown it predicts for demand 1 (code that could issue every cycle). */
+export function supplyTable(cal: IcacheCalibration): string {
+  const rows = [
+    `| hot-loop size | ${cal.warps.map(w => `${w} warps/SM: supply → slowdown at demand 1`).join(' | ')} |`,
+    `|---|${cal.warps.map(() => '---').join('|')}|`,
+  ];
+  cal.sizes.forEach((bytes, i) => {
+    const cells = cal.warps.map((w, j) => {
+      const s = cal.supply[i][j];
+      return s === null ? 'no limit → 1.00×' : `${s.toFixed(2)} → ${centralAt(cal, i, 1, w).toFixed(2)}×`;
+    });
+    rows.push(`| ${(bytes / 1024).toFixed(1)} KiB | ${cells.join(' | ')} |`);
+  });
+  return rows.join('\n');
+}
