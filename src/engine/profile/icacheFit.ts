@@ -111,24 +111,32 @@ export function fitIcacheModel(points: FitPoint[], opts: { arch: string; source:
     warps,
     supply: best!.supply,
     sharpness: best!.sharpness,
-    spread: { flat: [0, 0], steep: [0, 0] },
+    spread: { flat: [], steep: [] },
     steep: STEEP,
     steps: [],
     points: points.length,
   };
-  const flat: number[] = [];
-  const steep: number[] = [];
+  const flat: number[][] = warps.map(() => []);
+  const steep: number[][] = warps.map(() => []);
   for (const p of points) {
     const i = targets.indexOf(p.targetKib);
     const c = centralAt(fitted, i, demandOf(p), p.warps);
-    (c >= STEEP ? steep : flat).push(Math.log(p.slowdown / c));
+    (c >= STEEP ? steep : flat)[warps.indexOf(p.warps)].push(Math.log(p.slowdown / c));
   }
-  flat.sort((a, b) => a - b);
-  steep.sort((a, b) => a - b);
-  fitted.spread = {
-    flat: [round(Math.min(0, percentile(flat, 0.025))), round(Math.max(0, percentile(flat, 0.975)))],
-    steep: [round(Math.min(0, percentile(steep, 0.025))), round(Math.max(0, percentile(steep, 0.975)))],
+  const range = (errors: number[]): [number, number] => {
+    const e = [...errors].sort((a, b) => a - b);
+    return [round(Math.min(0, percentile(e, 0.025))), round(Math.max(0, percentile(e, 0.975)))];
   };
+  // Per occupancy, but never narrower than over all of them: a kernel's mix is not one the grid
+  // measured, and leaving a mix out of the fit shows errors that no single occupancy's spread covers.
+  const envelope = (per: number[][]): [number, number][] => {
+    const all = range(per.flat());
+    return per.map(e => {
+      const r = range(e);
+      return [Math.min(r[0], all[0]), Math.max(r[1], all[1])];
+    });
+  };
+  fitted.spread = { flat: envelope(flat), steep: envelope(steep) };
   fitted.steps = findSteps(fitted);
   return fitted;
 }

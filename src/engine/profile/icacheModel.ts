@@ -33,8 +33,11 @@ export interface IcacheCalibration {
   supply: (number | null)[][];
   /** Smooth-maximum exponent. */
   sharpness: number;
-  /** log(measured / predicted) percentiles on the fitted points, for predictions below and above `steep`. */
-  spread: { flat: [number, number]; steep: [number, number] };
+  /**
+   * log(measured / predicted) percentiles on the fitted points, per measured warps count (index
+   * as `warps`), for predictions below and above `steep`.
+   */
+  spread: { flat: [number, number][]; steep: [number, number][] };
   /** Predicted slowdown from which the `steep` spread applies. */
   steep: number;
   /** Sizes where supply drops: the cache levels the data show (bytes: last size before, first size after). */
@@ -80,8 +83,18 @@ export function centralAt(cal: IcacheCalibration, sizeIndex: number, demand: num
   return slowdownFor(demand, supplyAt(cal, sizeIndex, warpsPerSm), cal.sharpness);
 }
 
-function spreadOf(cal: IcacheCalibration, central: number): [number, number] {
-  return central >= cal.steep ? cal.spread.steep : cal.spread.flat;
+/** The spread at `warpsPerSm`: between two measured counts, the wider of their spreads. */
+function spreadOf(cal: IcacheCalibration, central: number, warpsPerSm: number): [number, number] {
+  const table = central >= cal.steep ? cal.spread.steep : cal.spread.flat;
+  const ws = cal.warps;
+  const near = ws
+    .map((w, j) => ({ w, j }))
+    .filter(({ w }, j) => {
+      if (warpsPerSm <= ws[0]) return j === 0;
+      if (warpsPerSm >= ws[ws.length - 1]) return j === ws.length - 1;
+      return w === warpsPerSm || (w < warpsPerSm && ws[j + 1] > warpsPerSm) || (w > warpsPerSm && ws[j - 1] < warpsPerSm);
+    });
+  return [Math.min(...near.map(n => table[n.j][0])), Math.max(...near.map(n => table[n.j][1]))];
 }
 
 export function shapeOf(issue: IssueProfile): string {
@@ -107,7 +120,7 @@ export function predictIcache(facts: IcacheLoopFacts, warpsPerSm: number, arch: 
   let high = 0;
   for (const i of indices) {
     const c = centralAt(cal, i, demand, w);
-    const [qLo, qHi] = spreadOf(cal, c);
+    const [qLo, qHi] = spreadOf(cal, c, w);
     low = Math.min(low, c * Math.exp(qLo));
     high = Math.max(high, c * Math.exp(qHi));
   }

@@ -112,6 +112,12 @@ function pipeOf(ins: SassInstruction, cls: SassClass): Pipe | null {
 const WIDE_MULTIPLY_LATENCY = 8;
 const WIDE_MULTIPLY_SLOTS = 3;
 
+// One warp alone issues loads slower than the load/store unit's rate: the grid's load loops
+// (128 independent L1-hit LDGs per pass) took 660–720 cycles per pass with one warp per SMSP
+// and the unit's 4 cycles per LDG from 2 warps up. Fitted to those 4 KiB points like the
+// multiply above: one warp's loads at most one per 5.4 cycles.
+const LSU_RATE_PER_WARP = 1 / 5.4;
+
 const STORES = new Set<SassClass>(['STORE_GLOBAL']);
 const NO_DEST_OPS = new Set(['STS', 'STL', 'ST', 'STG', 'RED', 'REDG', 'BAR', 'BRA', 'EXIT', 'MEMBAR', 'BSYNC', 'BSSY', 'WARPSYNC', 'NOP']);
 const REG = /\b(U?R\d+|U?P\d+)(?:\.(64|128))?\b|\[([^\]]*)\]/g;
@@ -267,6 +273,8 @@ export function issueRate(p: IssueProfile, warpsPerSmsp: number): number {
   const w = Math.max(warpsPerSmsp, 1e-9);
   let cycles = Math.max(p.latencyCycles, w * p.instructions);
   for (const [pipe, n] of Object.entries(p.pipes) as [Pipe, number][]) cycles = Math.max(cycles, (w * n) / PIPE_RATES[pipe]);
+  // One warp's own loads: more warps overlap them.
+  cycles = Math.max(cycles, (p.pipes.lsu ?? 0) / LSU_RATE_PER_WARP);
   // FP32 and IMAD share the FMA issue: together at most one per cycle.
   cycles = Math.max(cycles, w * ((p.pipes.fma ?? 0) + (p.pipes.fmaHeavy ?? 0)));
   return (w * p.instructions) / cycles;
