@@ -1,0 +1,96 @@
+// The instruction-cache model on bundled samples it was not fitted on: each instantiation's SASS
+// goes through the product's own path (VariantInspector → LoopVariant.icache → predictIcache),
+// and the prediction is compared with the sample's recorded GPU times. Real nvcc builds (skipped
+// without nvcc outside CI, as the other build tests).
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { analyze, REPO_ROOT, SAMPLES, useCudaTools } from './helpers';
+import { VariantBuilder } from '../../src/engine/variants/build';
+import { VariantInspector } from '../../src/engine/variants/inspect';
+import { flagsFromSettings } from '../../src/engine/toolchain/flags';
+import { cliffPointFromRaw } from '../../src/engine/profile/icache';
+import { calibrationFor, predictIcache, type IcacheLoopFacts } from '../../src/engine/profile/icacheModel';
+
+const cuda = useCudaTools(['nvdisasm']);
+const H100 = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100');
+
+export interface SampleCheck {
+  sample: string;
+  point: string;
+  warpsPerSm: number;
+  measured: number;
+  low: number;
+  high: number;
+  inside: boolean;
+}
+
+async function factsPerKernel(file: string, line: number, kernels: string[]): Promise<Map<string, IcacheLoopFacts>> {
+  const t = cuda.toolchain!;
+  const cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-icache-samples-'));
+  const builder = new VariantBuilder({ nvcc: t.nvcc, arch: 'sm_90', flags: flagsFromSettings({}, SAMPLES), cacheDir, runner: t.runner });
+  const inspector = new VariantInspector({ toolchain: t, builder, arch: 'sm_90' });
+  const text = fs.readFileSync(file, 'utf8');
+  const analysis = await analyze(text, file);
+  const out = new Map<string, IcacheLoopFacts>();
+  for (const k of kernels) {
+    const [v] = await inspector.inspectVariants(file, text, analysis, line, [new Map()], { kernel: k });
+    if (v.icache) out.set(k, v.icache);
+  }
+  return out;
+}
+
+/** icache_cliff.cu: hot_loop<BODY>, inner loop line 72; 20-launch points at 4 and 8 warps/SM, 5-launch at 32. */
+export async function icacheCliffChecks(): Promise<SampleCheck[]> {
+  const bodies = [32, 256, 384, 512, 768, 1024, 2048];
+  const mangled = (b: number) => `_Z8hot_loopILi${b}EEvPKmPmi`;
+  const facts = await factsPerKernel(path.join(SAMPLES, 'icache_cliff.cu'), 72, bodies.map(mangled));
+  const cal = calibrationFor('sm_90');
+  const checks: SampleCheck[] = [];
+  const raw = (b: number, t: number) => {
+    const twenty = path.join(H100, 'icache20', `icache20-b${b}-t${t}.raw.csv`);
+    const five = path.join(H100, `icache-b${b}-t${t}.raw.csv`);
+    return fs.existsSync(twenty) ? fs.readFileSync(twenty, 'utf8') : fs.existsSync(five) ? fs.readFileSync(five, 'utf8') : null;
+  };
+  for (const threads of [128, 256, 1024]) {
+    const base = raw(32, threads);
+    if (!base) continue;
+    const baseMs = cliffPointFromRaw(base, 0, threads / 32)!.medianMs;
+    for (const b of bodies.slice(1)) {
+      const page = raw(b, threads);
+      const f = facts.get(mangled(b));
+      if (!page || !f) continue;
+      const measured = cliffPointFromRaw(page, f.bytes, threads / 32)!.medianMs / baseMs;
+      const p = predictIcache(f, threads / 32, 'sm_90', cal);
+      const { low, high } = p.predictedSlowdown;
+      checks.push({
+        sample: 'icache_cliff.cu',
+        point: `hot_loop<${b}>`,
+        warpsPerSm: threads / 32,
+        measured,
+        low,
+        high,
+        inside: measured >= low - 0.005 && measured <= high + 0.005,
+      });
+    }
+  }
+  return checks;
+}
+
+describe('instruction-cache model on bundled samples (not in the fit)', () => {
+  test('icache_cliff.cu: every recorded size at 4, 8 and 32 warps/SM, through the product path', async t => {
+    if (cuda.skip) return t.skip(cuda.skip);
+    const checks = await icacheCliffChecks();
+    assert.equal(checks.length, 18);
+    const inside = checks.filter(c => c.inside).length;
+    assert.ok(
+      inside / checks.length >= 0.9,
+      checks.map(c => `${c.point}@${c.warpsPerSm}: ${c.measured.toFixed(2)} vs ${c.low}–${c.high}`).join('; '),
+    );
+    // The cliff the old budget was calibrated on: 2.4× at 256 KiB with 4 warps/SM, predicted past 1.5×.
+    const big = checks.find(c => c.point === 'hot_loop<2048>' && c.warpsPerSm === 4)!;
+    assert.ok(big.low > 1.5 && big.inside);
+  });
+});
