@@ -27,10 +27,16 @@ export interface SampleCheck {
   inside: boolean;
 }
 
-async function factsPerKernel(file: string, line: number, kernels: string[]): Promise<Map<string, IcacheLoopFacts>> {
+async function factsPerKernel(
+  file: string,
+  line: number,
+  kernels: string[],
+  defines: string[] = [],
+): Promise<Map<string, IcacheLoopFacts>> {
   const t = cuda.toolchain!;
   const cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-icache-samples-'));
-  const builder = new VariantBuilder({ nvcc: t.nvcc, arch: 'sm_90', flags: flagsFromSettings({}, SAMPLES), cacheDir, runner: t.runner });
+  const flags = flagsFromSettings({ defines }, SAMPLES);
+  const builder = new VariantBuilder({ nvcc: t.nvcc, arch: 'sm_90', flags, cacheDir, runner: t.runner });
   const inspector = new VariantInspector({ toolchain: t, builder, arch: 'sm_90' });
   const text = fs.readFileSync(file, 'utf8');
   const analysis = await analyze(text, file);
@@ -79,7 +85,56 @@ export async function icacheCliffChecks(): Promise<SampleCheck[]> {
   return checks;
 }
 
+/**
+ * icache_ilp.cu: the issue's shape (4 FFMA chains, 128 threads × one block per SM = 4 warps/SM),
+ * recorded by `sweep --loops 64 --factors 64,full --param BODY=256,…,2048` on the H100: the full
+ * unroll of each BODY against `unroll 64` of the same BODY (whose 5 KiB loop fits).
+ */
+export async function icacheIlpChecks(): Promise<SampleCheck[]> {
+  const sweep = JSON.parse(fs.readFileSync(path.join(H100, 'icache-ilp', 'icache_ilp.json'), 'utf8')) as {
+    variants: { factors: Record<string, unknown>; params: Record<string, string>; medianMs: number | null }[];
+  };
+  const median = (factor: unknown, body: number) =>
+    sweep.variants.find(v => v.factors['64'] === factor && v.params.BODY === String(body))?.medianMs ?? null;
+  const cal = calibrationFor('sm_90');
+  const checks: SampleCheck[] = [];
+  for (const body of [512, 1024, 1536, 2048]) {
+    const [full, rolled] = [median('full', body), median(64, body)];
+    if (full === null || rolled === null) continue;
+    const facts = await factsPerKernel(path.join(SAMPLES, 'icache_ilp.cu'), 64, ['_Z10ilp_chainsPKfPfi'], [`BODY=${body}`]);
+    const f = facts.get('_Z10ilp_chainsPKfPfi');
+    if (!f) continue;
+    const { low, high } = predictIcache(f, 4, 'sm_90', cal).predictedSlowdown;
+    const measured = full / rolled;
+    checks.push({
+      sample: 'icache_ilp.cu',
+      point: `BODY=${body} full vs ×64`,
+      warpsPerSm: 4,
+      measured,
+      low,
+      high,
+      inside: measured >= low - 0.005 && measured <= high + 0.005,
+    });
+  }
+  return checks;
+}
+
 describe('instruction-cache model on bundled samples (not in the fit)', () => {
+  test("icache_ilp.cu: the issue's shape at 32–128 KiB, full unroll against unroll 64", async t => {
+    if (cuda.skip) return t.skip(cuda.skip);
+    const checks = await icacheIlpChecks();
+    assert.equal(checks.length, 4);
+    // The issue's table, reproduced by the bundled sample: 1.14×, 2.63×, 2.65×, 2.74×.
+    assert.deepEqual(
+      checks.map(c => Math.round(c.measured * 100) / 100),
+      [1.13, 2.66, 2.65, 2.72],
+    );
+    assert.ok(
+      checks.every(c => c.inside),
+      checks.map(c => `${c.point}: ${c.measured.toFixed(2)} vs ${c.low}–${c.high}`).join('; '),
+    );
+  });
+
   test('icache_cliff.cu: every recorded size at 4, 8 and 32 warps/SM, through the product path', async t => {
     if (cuda.skip) return t.skip(cuda.skip);
     const checks = await icacheCliffChecks();
