@@ -26,4 +26,6 @@ import type { IcacheCalibration } from './icacheModel';
 export const SM90_ICACHE: IcacheCalibration = ${JSON.stringify(cal, null, 2)};
 `,
 );
-console.log(`wrote ${path.relative(root, out)}: ${cal.points} points, sharpness ${cal.sharpness}, steps ${cal.steps.map(s => `${s.before}→${s.after}`).join(', ')}`);
+console.log(
+  `wrote ${path.relative(root, out)}: ${cal.points} points, sharpness ${cal.sharpness}, steps ${cal.steps.map(s => `${s.before}→${s.after}`).join(', ')}`,
+);
