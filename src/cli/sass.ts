@@ -345,7 +345,9 @@ function icacheLines(r: LoopReport, icache: (VariantIcache | null)[], arch = '')
       `${pad(String(v.factor), 10)} ${icacheCell(p!)}${p!.warpsPerSm !== first.warpsPerSm ? ` (at ${p!.warpsPerSm} warps/SM)` : ''}`,
   );
   lines.unshift(`instruction cache${tag}: predicted slowdown at ${first.warpsPerSm} warps/SM, ${first.warpsSource}`);
-  lines.push(`basis${tag}: ${first.basis}`);
+  // The basis of the worst prediction (its demand is that variant's); none when everything fits.
+  const worst = shown.filter(x => !x.p!.fits).sort((a, b) => b.p!.predictedSlowdown.high - a.p!.predictedSlowdown.high)[0];
+  if (worst) lines.push(`basis${tag} (${worst.v.factor}): ${worst.p!.basis}`);
   return lines;
 }
 
