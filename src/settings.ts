@@ -121,7 +121,7 @@ export const SETTINGS = {
     minimum: 0,
     description:
       'Loops whose SASS is larger than this many bytes get an instruction-cache warning (a fixed budget instead of the model). ' +
-      '0 (default): the instruction-cache model predicts the slowdown from the loop\'s machine code and the warps per SM; ' +
+      "0 (default): the instruction-cache model predicts the slowdown from the loop's machine code and the warps per SM; " +
       'the static sweep uses the per-architecture budget calibrated on a GPU (sm_90: 48.8 KiB, measured on an H100).',
   }),
   warpsPerSm: integer({

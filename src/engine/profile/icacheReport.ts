@@ -1,7 +1,10 @@
 // The instruction-cache prediction as the CLI, the hover and the diagnostics show it (issue 13):
 // each loop variant's prediction at the kernel's warps per SM, against the most unrolled variant
 // that fits the first-level cache.
-import type { LoopReport, LoopVariant } from '../variants/inspect';
+import type { FileSassReport, LoopReport, LoopVariant } from '../variants/inspect';
+import { sourceNameOf } from '../variants/inspect';
+import type { FileAnalysis } from '../parse/model';
+import { findLaunches, KernelLaunch } from '../parse/launches';
 import {
   calibrationFor,
   describePrediction,
@@ -12,6 +15,7 @@ import {
   predictIcache,
 } from './icacheModel';
 import type { WarpsPerSm } from './warpsPerSm';
+import { smCountOf, warpsPerSmInFile } from './warpsPerSm';
 
 export interface VariantIcache {
   bytes: number;
@@ -88,4 +92,61 @@ export function icacheCell(p: VariantIcache): string {
   if (p.fits) return `i-cache ${kib(p.bytes)}: fits`;
   const { low, high } = p.predictedSlowdown;
   return `i-cache ${kib(p.bytes)}: ${low.toFixed(1)}–${high.toFixed(1)}× vs ${p.reference}`;
+}
+
+/** What a prediction for the file as written needs besides the build (the editor's side). */
+export interface IcacheContext {
+  text: string;
+  analysis: FileAnalysis;
+  /** unrollLens.warpsPerSm (0: inferred). */
+  warpsPerSm: number;
+  /** Where an explicit warpsPerSm was set ("unrollLens.warpsPerSm"). */
+  warpsOrigin: string;
+  /** The first GPU's name (nvidia-smi), for its SM count; null without one. */
+  gpuName: string | null;
+  /** findLaunches(text), when the caller has it already. */
+  launches?: KernelLaunch[];
+}
+
+/** The warps per SM of the kernel whose code holds a loop of the file as written. */
+export function writtenLoopWarps(r: FileSassReport, line: number, ctx: IcacheContext): WarpsPerSm | null {
+  const m = r.loops.find(l => l.line === line);
+  if (!m) return null;
+  const k = m.kernel ? r.kernels.find(x => x.name === m.kernel) : undefined;
+  const owner = ctx.analysis.kernels.find(x => x.loops.some(l => l.line === line));
+  const count = ctx.gpuName ? smCountOf(ctx.gpuName) : null;
+  return warpsPerSmInFile(ctx.text, ctx.analysis, {
+    kernel: k ? sourceNameOf(k.demangled) : (owner?.name ?? ''),
+    arch: r.arch,
+    override: { warpsPerSm: ctx.warpsPerSm, origin: ctx.warpsOrigin },
+    launches: ctx.launches ?? findLaunches(ctx.text),
+    registers: k?.registers ?? null,
+    sharedBytes: k?.sharedBytes ?? null,
+    sms: count && ctx.gpuName ? { count, gpu: ctx.gpuName } : null,
+  });
+}
+
+/** The prediction for a loop of the file as written, against a size that fits; null without hot-code facts. */
+export function writtenLoopIcache(r: FileSassReport, line: number, ctx: IcacheContext): VariantIcache | null {
+  const facts = r.loops.find(l => l.line === line)?.icache;
+  if (!facts || r.status !== 'ok') return null;
+  const warps = writtenLoopWarps(r, line, ctx);
+  if (!warps) return null;
+  const cal = calibrationFor(r.arch);
+  return icacheOf(facts, warps, r.arch, fittingSizeReference(cal), cal);
+}
+
+/**
+ * The hover's i-cache line for a loop as written: the prediction, or that it fits, with where the
+ * warps per SM come from. Empty without a build or hot-code facts.
+ */
+export function loopIcacheMarkdown(r: FileSassReport | null | undefined, line: number, ctx: IcacheContext | null): string {
+  if (!r || !ctx) return '';
+  const p = writtenLoopIcache(r, line, ctx);
+  if (!p) return '';
+  const cal = calibrationFor(r.arch);
+  const what = p.fits
+    ? `loop body ${kib(p.bytes)}: fits the first-level instruction cache${cal.steps[0] ? ` (≤ ${kib(cal.steps[0].before)})` : ''}`
+    : p.text;
+  return `**i-cache**: ${what}  \n_${p.warpsPerSm} warps/SM: ${p.warpsSource}._`;
 }
