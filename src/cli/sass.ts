@@ -130,6 +130,9 @@ export const sassCommand = defineCommand({
         throw new UsageError(`--stalls: ${e instanceof Error ? e.message : e}`);
       }
     }
+    const warpsPerSm = numberOption('warps-per-sm', options['warps-per-sm'], SETTINGS.warpsPerSm);
+    if (options['warps-per-sm'] !== undefined && (loop === null || options.listing))
+      throw new UsageError('--warps-per-sm goes with --loop (the instruction-cache prediction of each variant), not with --listing');
     let listingFactor: UnrollFactor | 'as-written' | null = null;
     if (options.listing) {
       try {
@@ -147,7 +150,7 @@ export const sassCommand = defineCommand({
         factors: factorsOption(options.factors),
         kernel: options.kernel ?? null,
         jobs: numberOption('jobs', options.jobs, SETTINGS.jobs),
-        warpsPerSm: numberOption('warps-per-sm', options['warps-per-sm'], SETTINGS.warpsPerSm),
+        warpsPerSm,
         timeouts: toolTimeoutOptions(options),
         tu: options.tu ?? null,
         cacheMaxGB: numberOption('cache-max-gb', options['cache-max-gb'], SETTINGS.cache.maxSizeGB),

@@ -311,6 +311,8 @@ describe('subcommand options reach their checks (both forms), before any compile
     [['sass', cliff, '--loop', '72', '--warps-per-sm', '65'], /--warps-per-sm takes an integer from 0 to 64, not '65'/],
     [['sass', cliff, '--loop', '72', '--warps-per-sm=2.5'], /--warps-per-sm takes an integer from 0 to 64, not '2\.5'/],
     [['sass', cliff, '--warps-per-sm', '-1'], /--warps-per-sm takes an integer from 0 to 64, not '-1'/],
+    [['sass', cliff, '--warps-per-sm', '8'], /--warps-per-sm goes with --loop/],
+    [['sass', cliff, '--loop', '72', '--listing', '--warps-per-sm', '8'], /--warps-per-sm goes with --loop .*not with --listing/],
     [['sass', cliff, '--factors='], /empty factor list/],
     [['sass'], /sass needs a \.cu file/],
     [['sass', cliff, cliff], /sass takes one file/],
