@@ -149,6 +149,9 @@ export function findLaunches(source: string): KernelLaunch[] {
   const out: KernelLaunch[] = [];
   // The callee: a name (qualified, member or pointer access allowed) with optional template arguments.
   const launch = /([A-Za-z_][\w]*(?:\s*(?:::|\.|->)\s*[A-Za-z_]\w*)*)\s*(<(?:[^<>;]|<[^<>;]*>)*>)?\s*<<</g;
+  // Lines counted incrementally: launches come in text order.
+  let line = 1;
+  let counted = 0;
   for (const m of text.matchAll(launch)) {
     const open = m.index! + m[0].length;
     const close = text.indexOf('>>>', open);
@@ -156,13 +159,15 @@ export function findLaunches(source: string): KernelLaunch[] {
     const args = splitTopLevel(text.slice(open, close));
     if (args.length < 2) continue;
     scope.advanceTo(m.index!);
+    for (let i = counted; i < m.index!; i++) if (text.charCodeAt(i) === 10) line++;
+    counted = m.index!;
     const dim = (t: string): LaunchDimension => ({ text: t.replace(/\s+/g, ' '), value: scope.evaluate(t) });
     const name = m[1].replace(/\s+/g, '');
     const indirect = /\.|->/.test(name);
     out.push({
       kernel: indirect ? null : name.split('::').pop()!,
       callee: `${name}${m[2] ? m[2].replace(/\s+/g, ' ') : ''}`,
-      line: text.slice(0, m.index!).split('\n').length,
+      line,
       grid: dim(args[0]),
       block: dim(args[1]),
       sharedBytes: args.length > 2 && args[2] ? dim(args[2]) : null,
