@@ -16,7 +16,7 @@ import { readSassStallsFile, SassStalls } from '../engine/profile/sassStalls';
 import { SETTINGS } from '../settings';
 import { icacheCell, loopIcache, VariantIcache } from '../engine/profile/icacheReport';
 import { smCountOf, warpsPerSmInFile } from '../engine/profile/warpsPerSm';
-import { findLaunches } from '../engine/parse/launches';
+import { findLaunches, launchesIn } from '../engine/parse/launches';
 import { sourceNameOf } from '../engine/variants/inspect';
 import type { SassListingData } from '../protocol';
 import { macroTableFor } from './macros';
@@ -215,9 +215,10 @@ interface SassArgs {
  */
 export function sassLoopIcache(
   loop: LoopReport,
-  c: { file: FileSassReport; text: string; analysis: FileAnalysis; warpsPerSm: number; gpuName: string | null },
+  c: { file: FileSassReport; text: string; analysis: FileAnalysis; warpsPerSm: number; gpuName: string | null; tu: string | null },
 ): (VariantIcache | null)[] {
-  const launches = findLaunches(c.text);
+  // A header's kernels are launched from its translation unit.
+  const launches = [...findLaunches(c.text), ...(c.tu ? launchesIn(c.tu, fs.readFileSync(c.tu, 'utf8')) : [])];
   const count = c.gpuName ? smCountOf(c.gpuName) : null;
   const sms = count && c.gpuName ? { count, gpu: c.gpuName } : null;
   return loopIcache(loop, v => {
@@ -417,7 +418,9 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
       return EXIT.cancelled;
     }
     const gpuName = toolchain.gpus[0]?.name ?? null;
-    const icache = loopReport ? sassLoopIcache(loopReport, { file: fileReport, text, analysis, warpsPerSm: a.warpsPerSm, gpuName }) : [];
+    const icache = loopReport
+      ? sassLoopIcache(loopReport, { file: fileReport, text, analysis, warpsPerSm: a.warpsPerSm, gpuName, tu })
+      : [];
     if (a.json) io.out(JSON.stringify(toSassJson(fileReport, loopReport, icache), null, 2) + '\n');
     // With a loop table, the note goes under it (once).
     else
@@ -646,6 +649,7 @@ async function sassArchs(a: SassArgs, io: CliIO): Promise<number> {
             analysis,
             warpsPerSm: a.warpsPerSm,
             gpuName: toolchain.gpus[0]?.name ?? null,
+            tu,
           });
         } catch (e) {
           if (!(e instanceof NotInstantiatedError)) throw e;

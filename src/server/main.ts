@@ -315,7 +315,7 @@ connection.onHover(async ({ textDocument, position }) => {
   await syncQueue;
   const analysis = (await docsReady).analysis(textDocument.uri);
   const text = texts.get(textDocument.uri)?.getText();
-  const icache = analysis && text !== undefined ? sass.icacheContext(text, analysis) : null;
+  const icache = analysis && text !== undefined ? sass.icacheContext(text, analysis, textDocument.uri) : null;
   const h = analysis
     ? hover(analysis, position, sassFacts(textDocument.uri), headerUnit(textDocument.uri), textDocument.uri, icache)
     : null;

@@ -1,12 +1,13 @@
 // Compiler-backed facts for open CUDA files: the file as written (and rolled) is compiled in the
 // background on open and save; one loop's unroll variants are built on request. Results feed
 // hover, CodeLens and SASS diagnostics; builds report $/progress and can be cancelled.
+import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { CancellationToken, Connection, Diagnostic, DiagnosticSeverity, ProgressToken, Range } from 'vscode-languageserver/node';
 import type { FileAnalysis } from '../engine/parse/model';
 import { IcacheContext, writtenLoopIcache, writtenLoopWarps } from '../engine/profile/icacheReport';
-import { findLaunches } from '../engine/parse/launches';
+import { findLaunches, launchesIn } from '../engine/parse/launches';
 import type { CompilerMessage } from '../engine/toolchain/nvccErrors';
 import { VariantBuilder } from '../engine/variants/build';
 import { FileSassReport, LoopReport, VariantInspector } from '../engine/variants/inspect';
@@ -225,8 +226,25 @@ export class VariantService {
   }
 
   /** What the i-cache prediction of the file as written needs from the editor (hover, diagnostics). */
-  icacheContext(text: string, analysis: FileAnalysis): IcacheContext {
-    return { text, analysis, warpsPerSm: this.settings().warpsPerSm, warpsOrigin: 'unrollLens.warpsPerSm', gpuName: this.gpuName };
+  icacheContext(text: string, analysis: FileAnalysis, uri?: string): IcacheContext {
+    const ctx: IcacheContext = {
+      text,
+      analysis,
+      warpsPerSm: this.settings().warpsPerSm,
+      warpsOrigin: 'unrollLens.warpsPerSm',
+      gpuName: this.gpuName,
+    };
+    // A header's kernels are launched from its translation unit: its launches count too.
+    const file = uri ? uriToPath(uri) : null;
+    const tu = file ? this.headerUnit(file)?.unit : null;
+    if (tu) {
+      try {
+        ctx.launches = [...findLaunches(text), ...launchesIn(tu, fs.readFileSync(tu, 'utf8'))];
+      } catch {
+        /* an unreadable unit: the header's own launches only */
+      }
+    }
+    return ctx;
   }
 
   /** A closed document: stop its background build. */
@@ -274,7 +292,8 @@ export class VariantService {
       }
     }
     const fixedBudget = this.settings().icacheBudgetBytes;
-    const icache = { ...this.icacheContext(text, analysis), launches: findLaunches(text) };
+    const context = this.icacheContext(text, analysis, uri);
+    const icache = { ...context, launches: context.launches ?? findLaunches(text) };
     for (const k of analysis.kernels) {
       for (const loop of k.loops) {
         const m = r.loops.find(x => x.line === loop.line);

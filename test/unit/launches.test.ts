@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as path from 'path';
-import { evaluateInFile, findLaunches } from '../../src/engine/parse/launches';
+import { evaluateInFile, findLaunches, launchesIn } from '../../src/engine/parse/launches';
 import { resolveWarpsPerSm, smCountOf, warpsPerSmInFile } from '../../src/engine/profile/warpsPerSm';
 import { analyze, lineOf, REPO_ROOT } from './helpers';
 
@@ -134,6 +134,17 @@ describe('resolveWarpsPerSm', () => {
     const w = warpsPerSmInFile(text, await analyze(text, file), { kernel: 'hot_loop', arch: 'sm_90', registers: 24, sharedBytes: 0 });
     assert.equal(w.kind, 'occupancy');
     assert.match(w.source, /256 threads\/block \(no launch of it by name in the file\)/);
+  });
+
+  test("a header's kernel launched from its translation unit: the unit is named; a 1-block grid is 1 block per SM", () => {
+    const unit = ['#include "ops.cuh"', 'int main() {', '  k<<<1, 64>>>(nullptr);', '  j<<<n, t>>>(nullptr);', '}'].join('\n');
+    const launches = launchesIn('/src/unit.cu', unit);
+    const w = resolveWarpsPerSm({ kernel: 'k', arch: 'sm_90', launches });
+    assert.deepEqual([w.warpsPerSm, w.kind], [2, 'launch']);
+    assert.equal(w.source, 'from the launch `<<<1, 64>>>` at unit.cu:3: 1 block of 2 warps per SM (grid of 1 block)');
+    assert.equal(w.short, 'from the launch at unit.cu:3');
+    const j = resolveWarpsPerSm({ kernel: 'j', arch: 'sm_90', launches });
+    assert.match(j.source, /\(its launches in unit\.cu have no constant block size\)$/);
   });
 
   test('SM count from the product name only where the name fixes it', () => {

@@ -19,6 +19,8 @@ export interface KernelLaunch {
   /** The callee as written: `hot_loop<64>`, `v.kernel`. */
   callee: string;
   line: number;
+  /** The file holding the launch when it is not the one analysed (a header's translation unit). */
+  file?: string;
   grid: LaunchDimension;
   block: LaunchDimension;
   /** Dynamic shared memory, bytes; null when the launch passes none. */
@@ -182,4 +184,9 @@ export function evaluateInFile(source: string, expression: string): number | nul
   const scope = new ScopeAt(definitionsIn(text));
   scope.advanceTo(text.length);
   return scope.evaluate(expression);
+}
+
+/** The launches of a header's translation unit (where a header's kernels are launched), tagged with its path. */
+export function launchesIn(file: string, source: string): KernelLaunch[] {
+  return findLaunches(source).map(l => ({ ...l, file }));
 }

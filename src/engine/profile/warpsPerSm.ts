@@ -2,6 +2,7 @@
 // many warps share an SM decides how well misses are hidden, and it is set at launch, not in the
 // kernel, so it is taken from the best evidence at hand, in this order: an explicit override, a
 // launch in the file with constant sizes, `__launch_bounds__`, theoretical occupancy.
+import * as path from 'path';
 import type { KernelLaunch } from '../parse/launches';
 import { evaluateInFile, findLaunches } from '../parse/launches';
 import type { FileAnalysis } from '../parse/model';
@@ -82,18 +83,20 @@ export function resolveWarpsPerSm(input: WarpsPerSmInput): WarpsPerSm {
       gridNote = 'grid of 1 block';
     } else gridNote = `grid ${plural(grid, 'block')}; SM count unknown: assumed every SM busy`;
     blocks = Math.max(1, blocks);
+    const where = launch.file ? `${path.basename(launch.file)}:${launch.line}` : `line ${launch.line}`;
     const limit = fitting !== null && blocks === fitting && fitting > 0 ? ', as many as fit' : '';
     return {
       warpsPerSm: blocks * warpsPerBlock,
-      source: `from the launch \`<<<${launch.grid.text}, ${launch.block.text}>>>\` at line ${launch.line}: ${plural(blocks, 'block')} of ${plural(warpsPerBlock, 'warp')} per SM${limit} (${gridNote})`,
-      short: `from the launch at line ${launch.line}`,
+      source: `from the launch \`<<<${launch.grid.text}, ${launch.block.text}>>>\` at ${where}: ${plural(blocks, 'block')} of ${plural(warpsPerBlock, 'warp')} per SM${limit} (${gridNote})`,
+      short: `from the launch at ${where}`,
       kind: 'launch',
     };
   }
   const [maxThreads, minBlocks] = input.launchBounds ?? [];
   const indirect = (input.launches ?? []).some(l => l.kernel === null);
-  const noLaunch = (input.launches ?? []).some(l => l.kernel === input.kernel)
-    ? 'its launches in the file have no constant block size'
+  const own = (input.launches ?? []).find(l => l.kernel === input.kernel);
+  const noLaunch = own
+    ? `its launches in ${own.file ? path.basename(own.file) : 'the file'} have no constant block size`
     : indirect
       ? 'no launch of it by name in the file'
       : 'no launch found in the file';
