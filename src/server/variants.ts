@@ -6,7 +6,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { CancellationToken, Connection, Diagnostic, DiagnosticSeverity, ProgressToken, Range } from 'vscode-languageserver/node';
 import type { FileAnalysis } from '../engine/parse/model';
-import { IcacheContext, writtenLoopIcache, writtenLoopWarps } from '../engine/profile/icacheReport';
+import { IcacheContext, writtenLoopIcache } from '../engine/profile/icacheReport';
 import { findLaunches, launchesIn } from '../engine/parse/launches';
 import type { CompilerMessage } from '../engine/toolchain/nvccErrors';
 import { VariantBuilder } from '../engine/variants/build';
@@ -350,8 +350,7 @@ function messageDiagnostic(m: CompilerMessage, line: number | null, kind: string
 export function icacheWarning(r: FileSassReport, line: number, ctx: IcacheContext): string | null {
   const p = writtenLoopIcache(r, line, ctx);
   if (!p || p.fits || p.predictedSlowdown.high < 1.1) return null;
-  const warps = writtenLoopWarps(r, line, ctx);
-  return `Instruction cache: ${p.text}; warps/SM ${warps?.short ?? 'inferred'}${ctx.warpsPerSm > 0 ? '' : ' (set unrollLens.warpsPerSm to override)'}.`;
+  return `Instruction cache: ${p.text}; warps/SM ${p.warpsShort}${ctx.warpsPerSm > 0 ? '' : ' (set unrollLens.warpsPerSm to override)'}.`;
 }
 
 /** unrollLens.icacheBudgetBytes set: the old one-number rule, saying where the number comes from. */

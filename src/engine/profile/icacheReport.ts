@@ -21,8 +21,9 @@ export interface VariantIcache {
   bytes: number;
   predictedSlowdown: { low: number; high: number };
   warpsPerSm: number;
-  /** Where warpsPerSm comes from (warpsPerSm.ts). */
+  /** Where warpsPerSm comes from (warpsPerSm.ts), and the same in a few words. */
   warpsSource: string;
+  warpsShort: string;
   demand: number;
   shape: string;
   fits: boolean;
@@ -61,6 +62,7 @@ export function icacheOf(
     predictedSlowdown: p.predictedSlowdown,
     warpsPerSm: p.warpsPerSm,
     warpsSource: warps.source,
+    warpsShort: warps.short,
     demand: p.demand,
     shape: p.shape,
     fits: p.fits,
