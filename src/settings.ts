@@ -120,8 +120,17 @@ export const SETTINGS = {
     default: 0,
     minimum: 0,
     description:
-      'Loops whose SASS is larger than this many bytes get an instruction-cache warning. 0 (default): the per-architecture ' +
-      'budget calibrated on a GPU (sm_90: 48.8 KiB, measured on an H100; other arches: estimates).',
+      'Loops whose SASS is larger than this many bytes get an instruction-cache warning (a fixed budget instead of the model). ' +
+      "0 (default): the instruction-cache model predicts the slowdown from the loop's machine code and the warps per SM; " +
+      'the static sweep uses the per-architecture budget calibrated on a GPU (sm_90: 48.8 KiB, measured on an H100).',
+  }),
+  warpsPerSm: integer({
+    default: 0,
+    minimum: 0,
+    maximum: 64,
+    description:
+      'Resident warps per SM the instruction-cache prediction assumes for every kernel. 0 (default): inferred per kernel from ' +
+      'a launch in the file (`<<<grid, block>>>` with constant sizes), else `__launch_bounds__`, else theoretical occupancy at 256 threads.',
   }),
   buildOnSave: boolean({
     default: true,

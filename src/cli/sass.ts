@@ -14,6 +14,10 @@ import { renderListing } from '../engine/report/sassListing';
 import { withStalls } from '../engine/variants/listing';
 import { readSassStallsFile, SassStalls } from '../engine/profile/sassStalls';
 import { SETTINGS } from '../settings';
+import { icacheCell, loopIcache, VariantIcache } from '../engine/profile/icacheReport';
+import { smCountOf, warpsPerSmInFile } from '../engine/profile/warpsPerSm';
+import { findLaunches, launchesIn } from '../engine/parse/launches';
+import { sourceNameOf } from '../engine/variants/inspect';
 import type { SassListingData } from '../protocol';
 import { macroTableFor } from './macros';
 import { defineCommand, factorsOption, numberOption, stringOption } from './args';
@@ -54,6 +58,12 @@ export const sassCommand = defineCommand({
       default: "the one with most of the loop's instructions",
     },
     jobs: { type: 'string', value: 'N', help: 'parallel nvcc processes; 0 = number of CPU cores', setting: SETTINGS.jobs },
+    'warps-per-sm': {
+      type: 'string',
+      value: 'N',
+      setting: SETTINGS.warpsPerSm,
+      help: "with --loop: resident warps per SM for the instruction-cache prediction; 0 = from the file's launch, __launch_bounds__ or occupancy",
+    },
     ...TOOL_TIMEOUT_OPTIONS,
     'cache-max-gb': {
       type: 'string',
@@ -120,6 +130,9 @@ export const sassCommand = defineCommand({
         throw new UsageError(`--stalls: ${e instanceof Error ? e.message : e}`);
       }
     }
+    const warpsPerSm = numberOption('warps-per-sm', options['warps-per-sm'], SETTINGS.warpsPerSm);
+    if (options['warps-per-sm'] !== undefined && (loop === null || options.listing))
+      throw new UsageError('--warps-per-sm goes with --loop (the instruction-cache prediction of each variant), not with --listing');
     let listingFactor: UnrollFactor | 'as-written' | null = null;
     if (options.listing) {
       try {
@@ -137,6 +150,7 @@ export const sassCommand = defineCommand({
         factors: factorsOption(options.factors),
         kernel: options.kernel ?? null,
         jobs: numberOption('jobs', options.jobs, SETTINGS.jobs),
+        warpsPerSm,
         timeouts: toolTimeoutOptions(options),
         tu: options.tu ?? null,
         cacheMaxGB: numberOption('cache-max-gb', options['cache-max-gb'], SETTINGS.cache.maxSizeGB),
@@ -180,6 +194,8 @@ interface SassArgs {
   kernel: string | null;
   /** 0: one nvcc per CPU core. */
   jobs: number;
+  /** --warps-per-sm (0: inferred per kernel). */
+  warpsPerSm: number;
   timeouts: ToolTimeouts;
   /** --cache-max-gb (0: unlimited). */
   cacheMaxGB: number;
@@ -193,8 +209,49 @@ interface SassArgs {
   stalls: { stalls: SassStalls; file: string } | null;
 }
 
+/**
+ * The instruction-cache prediction of each variant of a loop (issue 13), at the warps per SM of
+ * --warps-per-sm, else of the file's launch, __launch_bounds__ or occupancy.
+ */
+export function sassLoopIcache(
+  loop: LoopReport,
+  c: { file: FileSassReport; text: string; analysis: FileAnalysis; warpsPerSm: number; gpuName: string | null; tu: string | null },
+): (VariantIcache | null)[] {
+  // A header's kernels are launched from its translation unit.
+  const launches = [...findLaunches(c.text), ...(c.tu ? launchesIn(c.tu, fs.readFileSync(c.tu, 'utf8')) : [])];
+  const count = c.gpuName ? smCountOf(c.gpuName) : null;
+  const sms = count && c.gpuName ? { count, gpu: c.gpuName } : null;
+  return loopIcache(loop, v => {
+    const k = c.file.kernels.find(x => x.name === v.kernel);
+    return warpsPerSmInFile(c.text, c.analysis, {
+      kernel: k ? sourceNameOf(k.demangled) : loop.kernel,
+      arch: loop.arch,
+      override: { warpsPerSm: c.warpsPerSm, origin: '--warps-per-sm' },
+      launches,
+      registers: v.registers ?? k?.registers ?? null,
+      sharedBytes: k?.sharedBytes ?? null,
+      sms,
+    });
+  });
+}
+
+function icacheJson(p: VariantIcache | null | undefined) {
+  if (!p) return null;
+  return {
+    bytes: p.bytes,
+    predictedSlowdown: p.predictedSlowdown,
+    warpsPerSm: p.warpsPerSm,
+    warpsSource: p.warpsSource,
+    demand: p.demand,
+    shape: p.shape,
+    fits: p.fits,
+    basis: p.basis,
+    reference: p.reference,
+  };
+}
+
 /** The documented `sass --json` contract (docs/cli.md). */
-export function toSassJson(file: FileSassReport, loop: LoopReport | null) {
+export function toSassJson(file: FileSassReport, loop: LoopReport | null, icache: (VariantIcache | null)[] = []) {
   return {
     arch: file.arch,
     nvcc: file.nvcc,
@@ -212,7 +269,7 @@ export function toSassJson(file: FileSassReport, loop: LoopReport | null) {
       ? {
           loop: {
             line: loop.line,
-            variants: loop.variants.map(v => ({
+            variants: loop.variants.map((v, i) => ({
               factor: v.factor,
               status: v.status,
               kernel: v.kernel,
@@ -222,6 +279,7 @@ export function toSassJson(file: FileSassReport, loop: LoopReport | null) {
               registers: v.registers,
               spillStores: v.spillStores,
               identicalTo: v.identicalTo,
+              icache: icacheJson(icache[i]),
               ...(v.failure
                 ? {
                     error:
@@ -259,7 +317,7 @@ function renderFile(r: FileSassReport): string {
   return lines.join('\n') + '\n';
 }
 
-function renderLoop(r: LoopReport): string {
+function renderLoop(r: LoopReport, icache: (VariantIcache | null)[] = []): string {
   const lines = [`\nloop at line ${r.line} in ${r.kernel} (as written: ${factorLabel(r.written)})`];
   lines.push(
     `${pad('factor', 10)} ${pad('status', 8)} ${pad('kernel instr', 13, true)} ${pad('loop instr', 11, true)} ${pad('nvcc unroll', 12, true)} ${pad('regs', 5, true)} ${pad('spills', 7, true)}  same as`,
@@ -273,9 +331,28 @@ function renderLoop(r: LoopReport): string {
       for (const m of v.failure.messages.filter(x => x.severity === 'error').slice(0, 3))
         lines.push(`    ${v.failure.kind}: ${m.file ? `${m.file}:${m.line ?? ''}: ` : ''}${m.message.split('\n')[0]}`);
   }
+  lines.push(...icacheLines(r, icache));
   for (const n of r.notes) lines.push(`note: ${n}`);
   if (r.limitation) lines.push(`note: ${r.limitation}`);
   return lines.join('\n') + '\n';
+}
+
+/** One line per variant with a prediction, then where warps per SM and the numbers come from (once). */
+function icacheLines(r: LoopReport, icache: (VariantIcache | null)[], arch = ''): string[] {
+  const shown = r.variants.map((v, i) => ({ v, p: icache[i] })).filter(x => x.p);
+  if (!shown.length) return [];
+  const tag = arch ? ` (${arch})` : '';
+  const first = shown[0].p!;
+  // Registers per variant can change how many blocks fit: a variant at other warps per SM says so.
+  const lines = shown.map(
+    ({ v, p }) =>
+      `${pad(String(v.factor), 10)} ${icacheCell(p!)}${p!.warpsPerSm !== first.warpsPerSm ? ` (at ${p!.warpsPerSm} warps/SM)` : ''}`,
+  );
+  lines.unshift(`instruction cache${tag}: predicted slowdown at ${first.warpsPerSm} warps/SM, ${first.warpsSource}`);
+  // The basis of the worst prediction (its demand is that variant's); none when everything fits.
+  const worst = shown.filter(x => !x.p!.fits).sort((a, b) => b.p!.predictedSlowdown.high - a.p!.predictedSlowdown.high)[0];
+  if (worst) lines.push(`basis${tag} (${worst.v.factor}): ${worst.p!.basis}`);
+  return lines;
 }
 
 async function sass(a: SassArgs, io: CliIO): Promise<number> {
@@ -340,9 +417,16 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
       io.err('unroll-lens: cancelled\n');
       return EXIT.cancelled;
     }
-    if (a.json) io.out(JSON.stringify(toSassJson(fileReport, loopReport), null, 2) + '\n');
+    const gpuName = toolchain.gpus[0]?.name ?? null;
+    const icache = loopReport
+      ? sassLoopIcache(loopReport, { file: fileReport, text, analysis, warpsPerSm: a.warpsPerSm, gpuName, tu })
+      : [];
+    if (a.json) io.out(JSON.stringify(toSassJson(fileReport, loopReport, icache), null, 2) + '\n');
     // With a loop table, the note goes under it (once).
-    else io.out(renderFile(loopReport ? { ...fileReport, limitation: null } : fileReport) + (loopReport ? renderLoop(loopReport) : ''));
+    else
+      io.out(
+        renderFile(loopReport ? { ...fileReport, limitation: null } : fileReport) + (loopReport ? renderLoop(loopReport, icache) : ''),
+      );
     return EXIT.ok;
   } finally {
     stopSignals();
@@ -464,6 +548,8 @@ interface ArchResult {
   nvcc: string | null;
   file: FileSassReport | null;
   loop: LoopReport | null;
+  /** The instruction-cache prediction per variant of `loop`. */
+  icache?: (VariantIcache | null)[];
   listing: SassListingData | null;
   /** Why this architecture has no results (it does not compile, no loop code, …), for stderr. */
   error: string | null;
@@ -557,6 +643,14 @@ async function sassArchs(a: SassArgs, io: CliIO): Promise<number> {
             kernel: a.kernel ?? undefined,
             onProgress: (_d, _t, key) => tick(key),
           });
+          r.icache = sassLoopIcache(r.loop, {
+            file: r.file,
+            text,
+            analysis,
+            warpsPerSm: a.warpsPerSm,
+            gpuName: toolchain.gpus[0]?.name ?? null,
+            tu,
+          });
         } catch (e) {
           if (!(e instanceof NotInstantiatedError)) throw e;
           r.error = e.message;
@@ -591,7 +685,9 @@ async function sassArchs(a: SassArgs, io: CliIO): Promise<number> {
         JSON.stringify(
           {
             archs: results.map(r =>
-              r.file?.status === 'ok' ? toSassJson(r.file, r.loop) : { arch: r.arch, nvcc: r.nvcc, error: r.jsonError ?? r.error },
+              r.file?.status === 'ok'
+                ? toSassJson(r.file, r.loop, r.icache)
+                : { arch: r.arch, nvcc: r.nvcc, error: r.jsonError ?? r.error },
             ),
           },
           null,
@@ -663,6 +759,7 @@ export function renderLoops(results: ArchResult[]): string {
     lines.push(`${pad(f, 10)}${cells.join('')}`);
   }
   lines.push(...failures);
+  for (const r of results) if (r.loop) lines.push(...icacheLines(r.loop, r.icache ?? [], r.arch));
   for (const r of results) {
     if (r.loop) {
       for (const n of r.loop.notes) lines.push(`note (${r.arch}): ${n}`);

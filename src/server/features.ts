@@ -10,6 +10,7 @@ import { loopSassMarkdown, loopSassLensTitle } from '../engine/report/sassText';
 import { benchMarkdown, lineStallsMarkdown } from '../engine/report/benchText';
 import type { LineStalls } from '../engine/profile/stalls';
 import { HeaderUnit, NO_UNIT_HINT } from './headers';
+import { IcacheContext, loopIcacheMarkdown } from '../engine/profile/icacheReport';
 import * as path from 'path';
 
 /** The newest per-line stall samples for the document (from its last GPU benchmark). */
@@ -109,6 +110,14 @@ export function showSassLink(uri: string, line: number, factors: string[] = []):
 }
 
 /**
+ * The hover's predictions for a loop as written, one markdown part each (issue 13: the
+ * instruction-cache prediction with where its warps per SM come from).
+ */
+function predictionParts(sass: SassFacts | null, loop: Loop, icache: IcacheContext | null): string[] {
+  return [loopIcacheMarkdown(sass?.file, loop.line, icache)];
+}
+
+/**
  * Hover on a loop keyword line, its pragma, or a manual unroll: the innermost match wins so
  * hovering a nested loop describes that loop rather than its parent.
  */
@@ -118,6 +127,7 @@ export function hover(
   sass: SassFacts | null = null,
   header: HeaderUnit | null = null,
   uri: string | null = null,
+  icache: IcacheContext | null = null,
 ): Hover | null {
   const line = pos.line + 1;
   const headers: { kernel: Kernel; loop: Loop }[] = [];
@@ -140,7 +150,7 @@ export function hover(
     loop.pragma && within(pos, loop.pragma.span)
       ? toRange(loop.pragma.span)
       : Range.create(loop.line - 1, loop.span.column, loop.line - 1, loop.span.column + loop.kind.length);
-  const parts = [loopHoverMarkdown(kernel, loop), loopSassMarkdown(sass, kernel, loop)];
+  const parts = [loopHoverMarkdown(kernel, loop), loopSassMarkdown(sass, kernel, loop), ...predictionParts(sass, loop, icache)];
   const bench = sass?.benches?.get(loop.line);
   if (bench) parts.push(benchMarkdown(bench));
   parts.push(lineStallsMarkdown(lineStallsOf(sass), loop.line));

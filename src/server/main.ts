@@ -314,7 +314,11 @@ connection.onCodeLens(async ({ textDocument }) => {
 connection.onHover(async ({ textDocument, position }) => {
   await syncQueue;
   const analysis = (await docsReady).analysis(textDocument.uri);
-  const h = analysis ? hover(analysis, position, sassFacts(textDocument.uri), headerUnit(textDocument.uri), textDocument.uri) : null;
+  const text = texts.get(textDocument.uri)?.getText();
+  const icache = analysis && text !== undefined ? sass.icacheContext(text, analysis, textDocument.uri) : null;
+  const h = analysis
+    ? hover(analysis, position, sassFacts(textDocument.uri), headerUnit(textDocument.uri), textDocument.uri, icache)
+    : null;
   if (h && !toolchain.trusted && MarkupContent.is(h.contents)) h.contents.value += `\n\n_${RESTRICTED_MODE}._`;
   return h;
 });

@@ -1,14 +1,16 @@
 // Compiler-backed facts for open CUDA files: the file as written (and rolled) is compiled in the
 // background on open and save; one loop's unroll variants are built on request. Results feed
 // hover, CodeLens and SASS diagnostics; builds report $/progress and can be cancelled.
+import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { CancellationToken, Connection, Diagnostic, DiagnosticSeverity, ProgressToken, Range } from 'vscode-languageserver/node';
 import type { FileAnalysis } from '../engine/parse/model';
-import { icacheBudget } from '../engine/profile/icache';
+import { IcacheContext, writtenLoopIcache } from '../engine/profile/icacheReport';
+import { findLaunches, launchesIn } from '../engine/parse/launches';
 import type { CompilerMessage } from '../engine/toolchain/nvccErrors';
 import { VariantBuilder } from '../engine/variants/build';
-import { LoopReport, VariantInspector } from '../engine/variants/inspect';
+import { FileSassReport, LoopReport, VariantInspector } from '../engine/variants/inspect';
 import { parseFactorList, parseVariantFactor, UnrollFactor, writtenFactor } from '../engine/variants/rewrite';
 import type { SassListingParams, SassListingResult, Settings } from '../protocol';
 import { renderListing } from '../engine/report/sassListing';
@@ -22,6 +24,8 @@ import { HeaderUnit, NO_UNIT_HINT } from './headers';
 export class VariantService {
   /** The background build per document: a newer one cancels it. */
   private readonly running = new Map<string, AbortController>();
+  /** The first GPU's name, once the tools were found: its SM count sets the blocks per SM of a launch. */
+  private gpuName: string | null = null;
 
   constructor(
     private readonly connection: Connection,
@@ -40,6 +44,7 @@ export class VariantService {
 
   private async inspector(file: string, archOverride?: string): Promise<VariantInspector> {
     const t = await this.toolchain.tools(file);
+    this.gpuName = t.gpus[0]?.name ?? null;
     const s = this.settings();
     // A header is built through a translation unit that includes it, with that unit's flags.
     const header = this.headerUnit(file);
@@ -220,6 +225,28 @@ export class VariantService {
     });
   }
 
+  /** What the i-cache prediction of the file as written needs from the editor (hover, diagnostics). */
+  icacheContext(text: string, analysis: FileAnalysis, uri?: string): IcacheContext {
+    const ctx: IcacheContext = {
+      text,
+      analysis,
+      warpsPerSm: this.settings().warpsPerSm,
+      warpsOrigin: 'unrollLens.warpsPerSm',
+      gpuName: this.gpuName,
+    };
+    // A header's kernels are launched from its translation unit: its launches count too.
+    const file = uri ? uriToPath(uri) : null;
+    const tu = file ? this.headerUnit(file)?.unit : null;
+    if (tu) {
+      try {
+        ctx.launches = [...findLaunches(text), ...launchesIn(tu, fs.readFileSync(tu, 'utf8'))];
+      } catch {
+        /* an unreadable unit: the header's own launches only */
+      }
+    }
+    return ctx;
+  }
+
   /** A closed document: stop its background build. */
   close(uri: string): void {
     this.running.get(uri)?.abort();
@@ -264,9 +291,9 @@ export class VariantService {
         });
       }
     }
-    const calibrated = icacheBudget(r.arch);
-    const budget = this.settings().icacheBudgetBytes || calibrated.bytes;
-    const budgetNote = this.settings().icacheBudgetBytes ? 'unrollLens.icacheBudgetBytes' : `${r.arch}, ${calibrated.status}`;
+    const fixedBudget = this.settings().icacheBudgetBytes;
+    const context = this.icacheContext(text, analysis, uri);
+    const icache = { ...context, launches: context.launches ?? findLaunches(text) };
     for (const k of analysis.kernels) {
       for (const loop of k.loops) {
         const m = r.loops.find(x => x.line === loop.line);
@@ -288,15 +315,16 @@ export class VariantService {
             message: `\`#pragma ${loop.pragma?.text}\` requested ×${asked}, but nvcc unrolled this loop ×${m.effectiveUnroll} (${r.arch}, from the SASS).`,
           });
         }
-        if (m.loopInstructions !== null && m.loopInstructions * 16 > budget && loop.depth === 0) {
+        if (loop.depth !== 0) continue;
+        const warning = fixedBudget > 0 ? fixedBudgetWarning(m.loopInstructions, fixedBudget) : icacheWarning(r, loop.line, icache);
+        if (warning)
           out.push({
             range: at(loop.line),
             severity: DiagnosticSeverity.Warning,
             source: 'unroll-lens',
             code: 'icache-budget',
-            message: `Loop body ${((m.loopInstructions * 16) / 1024).toFixed(0)} KiB of SASS (${m.loopInstructions} instructions) > ~${(budget / 1024).toFixed(0)} KiB instruction-cache budget (${budgetNote}): expect instruction-fetch stalls (ncu: no_instruction) at low occupancy.`,
+            message: warning,
           });
-        }
       }
     }
     return out;
@@ -313,4 +341,20 @@ function messageDiagnostic(m: CompilerMessage, line: number | null, kind: string
     code: m.code ?? kind,
     message: line ? m.message : `${m.file ? `${m.file}${m.line ? `(${m.line})` : ''}: ` : ''}${m.message}`,
   };
+}
+
+/**
+ * The i-cache warning for an outermost loop as written (issue 13): the model's prediction when
+ * the hot code does not fit and the predicted slowdown may reach 10 %, else null.
+ */
+export function icacheWarning(r: FileSassReport, line: number, ctx: IcacheContext): string | null {
+  const p = writtenLoopIcache(r, line, ctx);
+  if (!p || p.fits || p.predictedSlowdown.high < 1.1) return null;
+  return `Instruction cache: ${p.text}; warps/SM ${p.warpsShort}${ctx.warpsPerSm > 0 ? '' : ' (set unrollLens.warpsPerSm to override)'}.`;
+}
+
+/** unrollLens.icacheBudgetBytes set: the old one-number rule, saying where the number comes from. */
+export function fixedBudgetWarning(loopInstructions: number | null, budget: number): string | null {
+  if (loopInstructions === null || loopInstructions * 16 <= budget) return null;
+  return `Loop body ${((loopInstructions * 16) / 1024).toFixed(0)} KiB of SASS (${loopInstructions} instructions) > ${(budget / 1024).toFixed(0)} KiB instruction-cache budget (unrollLens.icacheBudgetBytes, a fixed budget instead of the model): expect instruction-fetch stalls (ncu: no_instruction) at low occupancy.`;
 }

@@ -342,7 +342,7 @@ function collectFileConstants(nodes: Node[], values: Map<string, number>): void 
 }
 
 /** Macro bodies are raw text; evaluate simple arithmetic over numbers and known names. */
-function evalMacroBody(text: string, scope: ConstScope): number | null {
+export function evalMacroBody(text: string, scope: ConstScope): number | null {
   const t = text
     .replace(/\/\*.*?\*\//gs, ' ')
     .replace(/\/\/.*$/s, '')

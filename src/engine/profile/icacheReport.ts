@@ -1,0 +1,154 @@
+// The instruction-cache prediction as the CLI, the hover and the diagnostics show it (issue 13):
+// each loop variant's prediction at the kernel's warps per SM, against the most unrolled variant
+// that fits the first-level cache.
+import type { FileSassReport, LoopReport, LoopVariant } from '../variants/inspect';
+import { sourceNameOf } from '../variants/inspect';
+import type { FileAnalysis } from '../parse/model';
+import { findLaunches, KernelLaunch } from '../parse/launches';
+import {
+  calibrationFor,
+  describePrediction,
+  IcacheCalibration,
+  IcacheLoopFacts,
+  IcachePrediction,
+  kib,
+  predictIcache,
+} from './icacheModel';
+import type { WarpsPerSm } from './warpsPerSm';
+import { smCountOf, warpsPerSmInFile } from './warpsPerSm';
+
+export interface VariantIcache {
+  bytes: number;
+  predictedSlowdown: { low: number; high: number };
+  warpsPerSm: number;
+  /** Where warpsPerSm comes from (warpsPerSm.ts), and the same in a few words. */
+  warpsSource: string;
+  warpsShort: string;
+  demand: number;
+  shape: string;
+  fits: boolean;
+  basis: string;
+  /** What the slowdown is relative to: the most unrolled variant that fits, else a size that fits. */
+  reference: string;
+  /** describePrediction's sentence. */
+  text: string;
+}
+
+/** "a version that fits (≤ 33 KiB)": the reference when no built variant fits. */
+export function fittingSizeReference(cal: IcacheCalibration): string {
+  return cal.steps[0] ? `a version that fits (≤ ${kib(cal.steps[0].before)})` : 'a version that fits';
+}
+
+/** How a variant is named beside a prediction: the unroll nvcc applied (×16), else the factor asked for. */
+export function variantLabel(v: LoopVariant): string {
+  if (v.effectiveUnroll !== null && !v.fullyUnrolled) return `×${v.effectiveUnroll}`;
+  return v.fullyUnrolled ? 'full unroll' : String(v.factor);
+}
+
+function unrollRank(v: LoopVariant): number {
+  return v.fullyUnrolled ? Infinity : (v.effectiveUnroll ?? 0);
+}
+
+export function icacheOf(
+  facts: IcacheLoopFacts,
+  warps: WarpsPerSm,
+  arch: string,
+  reference: string,
+  cal: IcacheCalibration = calibrationFor(arch),
+): VariantIcache {
+  const p: IcachePrediction = predictIcache(facts, warps.warpsPerSm, arch, cal);
+  return {
+    bytes: p.bytes,
+    predictedSlowdown: p.predictedSlowdown,
+    warpsPerSm: p.warpsPerSm,
+    warpsSource: warps.source,
+    warpsShort: warps.short,
+    demand: p.demand,
+    shape: p.shape,
+    fits: p.fits,
+    basis: p.basis,
+    reference,
+    text: describePrediction(p, reference, arch, cal),
+  };
+}
+
+/**
+ * Each variant's prediction (null where the variant has no hot-code facts). `warpsFor` gives the
+ * warps per SM of a variant (its registers may change how many blocks fit).
+ */
+export function loopIcache(loop: LoopReport, warpsFor: (v: LoopVariant) => WarpsPerSm): (VariantIcache | null)[] {
+  const cal = calibrationFor(loop.arch);
+  const predictions = loop.variants.map(v => (v.icache ? predictIcache(v.icache, warpsFor(v).warpsPerSm, loop.arch, cal) : null));
+  let best: LoopVariant | null = null;
+  loop.variants.forEach((v, i) => {
+    const p = predictions[i];
+    if (!p?.fits) return;
+    if (!best || unrollRank(v) > unrollRank(best) || (unrollRank(v) === unrollRank(best) && p.bytes > (best.icache?.bytes ?? 0))) best = v;
+  });
+  const reference = best ? variantLabel(best) : fittingSizeReference(cal);
+  return loop.variants.map(v => (v.icache ? icacheOf(v.icache, warpsFor(v), loop.arch, reference, cal) : null));
+}
+
+/** The range in a table cell: "i-cache 66 KiB: 2.6–3.4× vs ×16", or "i-cache 12 KiB: fits". */
+export function icacheCell(p: VariantIcache): string {
+  if (p.fits) return `i-cache ${kib(p.bytes)}: fits`;
+  const { low, high } = p.predictedSlowdown;
+  return `i-cache ${kib(p.bytes)}: ${low.toFixed(1)}–${high.toFixed(1)}× vs ${p.reference}`;
+}
+
+/** What a prediction for the file as written needs besides the build (the editor's side). */
+export interface IcacheContext {
+  text: string;
+  analysis: FileAnalysis;
+  /** unrollLens.warpsPerSm (0: inferred). */
+  warpsPerSm: number;
+  /** Where an explicit warpsPerSm was set ("unrollLens.warpsPerSm"). */
+  warpsOrigin: string;
+  /** The first GPU's name (nvidia-smi), for its SM count; null without one. */
+  gpuName: string | null;
+  /** findLaunches(text), when the caller has it already. */
+  launches?: KernelLaunch[];
+}
+
+/** The warps per SM of the kernel whose code holds a loop of the file as written. */
+export function writtenLoopWarps(r: FileSassReport, line: number, ctx: IcacheContext): WarpsPerSm | null {
+  const m = r.loops.find(l => l.line === line);
+  if (!m) return null;
+  const k = m.kernel ? r.kernels.find(x => x.name === m.kernel) : undefined;
+  const owner = ctx.analysis.kernels.find(x => x.loops.some(l => l.line === line));
+  const count = ctx.gpuName ? smCountOf(ctx.gpuName) : null;
+  return warpsPerSmInFile(ctx.text, ctx.analysis, {
+    kernel: k ? sourceNameOf(k.demangled) : (owner?.name ?? ''),
+    arch: r.arch,
+    override: { warpsPerSm: ctx.warpsPerSm, origin: ctx.warpsOrigin },
+    launches: ctx.launches ?? findLaunches(ctx.text),
+    registers: k?.registers ?? null,
+    sharedBytes: k?.sharedBytes ?? null,
+    sms: count && ctx.gpuName ? { count, gpu: ctx.gpuName } : null,
+  });
+}
+
+/** The prediction for a loop of the file as written, against a size that fits; null without hot-code facts. */
+export function writtenLoopIcache(r: FileSassReport, line: number, ctx: IcacheContext): VariantIcache | null {
+  const facts = r.loops.find(l => l.line === line)?.icache;
+  if (!facts || r.status !== 'ok') return null;
+  const warps = writtenLoopWarps(r, line, ctx);
+  if (!warps) return null;
+  const cal = calibrationFor(r.arch);
+  return icacheOf(facts, warps, r.arch, fittingSizeReference(cal), cal);
+}
+
+/**
+ * The hover's i-cache line for a loop as written: the prediction, or that it fits, with where the
+ * warps per SM come from. Empty without a build or hot-code facts.
+ */
+export function loopIcacheMarkdown(r: FileSassReport | null | undefined, line: number, ctx: IcacheContext | null): string {
+  if (!r || !ctx) return '';
+  const p = writtenLoopIcache(r, line, ctx);
+  if (!p) return '';
+  const cal = calibrationFor(r.arch);
+  const what = p.fits
+    ? `loop body ${kib(p.bytes)}: fits the first-level instruction cache${cal.steps[0] ? ` (≤ ${kib(cal.steps[0].before)})` : ''}`
+    : p.text;
+  return `**i-cache**: ${what}  \n_${p.warpsPerSm} warps/SM: ${p.warpsSource}._`;
+}

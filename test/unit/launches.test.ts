@@ -1,0 +1,156 @@
+// Kernel launches read from the text (parse/launches.ts) and the warps per SM resolved from them
+// (profile/warpsPerSm.ts), in the order of evidence: override, launch, __launch_bounds__, occupancy.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'fs';
+import * as path from 'path';
+import { evaluateInFile, findLaunches, launchesIn } from '../../src/engine/parse/launches';
+import { resolveWarpsPerSm, smCountOf, warpsPerSmInFile } from '../../src/engine/profile/warpsPerSm';
+import { analyze, lineOf, REPO_ROOT } from './helpers';
+
+const FIXTURE = path.join(REPO_ROOT, 'test', 'fixtures', 'cuda', 'launch_config.cu');
+const source = fs.readFileSync(FIXTURE, 'utf8');
+const H100 = { count: 132, gpu: 'NVIDIA H100 80GB HBM3' };
+
+describe('launch finder', () => {
+  const launches = findLaunches(source);
+
+  test('finds every launch with its line, callee and the sizes it can evaluate', () => {
+    assert.deepEqual(
+      launches.map(l => [l.kernel, l.callee, l.line]),
+      [
+        ['scale', 'scale', lineOf(source, 'scale<<<')],
+        ['tiled', 'tiled<8>', lineOf(source, 'tiled<8><<<')],
+        ['runtime_block', 'runtime_block', lineOf(source, 'runtime_block<<<')],
+        ['bounded', 'bounded', lineOf(source, 'bounded<<<')],
+        [null, 'v.kernel', lineOf(source, 'v.kernel<<<')],
+      ],
+    );
+    const [scale, tiled, runtime] = launches;
+    assert.deepEqual([scale.grid, scale.block, scale.sharedBytes], [{ text: 'GRID', value: 132 }, { text: 'BLOCK', value: 128 }, null]);
+    // dim3 literal and dim3 variable: x·y·z; dynamic shared memory with sizeof.
+    assert.deepEqual([tiled.grid.value, tiled.block.value, tiled.sharedBytes?.value], [4, 128, 4096]);
+    // A non-const variable is a run-time value.
+    assert.deepEqual(runtime.block, { text: 'threads', value: null });
+    assert.equal(runtime.grid.value, 132);
+  });
+
+  test('ignores launches in comments and strings; later definitions win; expressions evaluate', () => {
+    const text = [
+      '// k<<<1, 32>>>(x);',
+      'const char *s = "k<<<1, 32>>>";',
+      '#define T 64',
+      'static constexpr unsigned W = T * 2;',
+      'void f() { ns::k<<<(1000 + W - 1) / W, W, 0, stream>>>(x); }',
+      '#undef T',
+    ].join('\n');
+    const l = findLaunches(text);
+    assert.equal(l.length, 1);
+    assert.deepEqual([l[0].kernel, l[0].line, l[0].grid.value, l[0].block.value, l[0].sharedBytes?.value], ['k', 5, 8, 128, 0]);
+    assert.equal(evaluateInFile(text, 'W / 4'), 32);
+    assert.equal(evaluateInFile(text, 'n * 2'), null);
+  });
+});
+
+describe('resolveWarpsPerSm', () => {
+  test('an explicit override wins over everything and says where it was set', () => {
+    const w = resolveWarpsPerSm({
+      kernel: 'scale',
+      arch: 'sm_90',
+      override: { warpsPerSm: 12, origin: '--warps-per-sm' },
+      launches: findLaunches(source),
+    });
+    assert.deepEqual([w.warpsPerSm, w.kind], [12, 'override']);
+    assert.match(w.source, /--warps-per-sm/);
+    // 0 means infer.
+    const inferred = resolveWarpsPerSm({
+      kernel: 'scale',
+      arch: 'sm_90',
+      override: { warpsPerSm: 0, origin: 'x' },
+      launches: findLaunches(source),
+    });
+    assert.equal(inferred.kind, 'launch');
+  });
+
+  test('a constant launch: blocks per SM from the grid over the SMs, capped by occupancy', async () => {
+    const analysis = await analyze(source, FIXTURE);
+    const w = warpsPerSmInFile(source, analysis, { kernel: 'scale', arch: 'sm_90', registers: 16, sharedBytes: 0, sms: H100 });
+    assert.deepEqual([w.warpsPerSm, w.kind], [4, 'launch']);
+    assert.equal(
+      w.source,
+      `from the launch \`<<<GRID, BLOCK>>>\` at line ${lineOf(source, 'scale<<<')}: 1 block of 4 warps per SM (grid 132 blocks on 132 SMs of the NVIDIA H100 80GB HBM3)`,
+    );
+    assert.match(w.short, /^from the launch at line \d+$/);
+    // Without the SM count: every SM assumed busy, as many blocks as fit (sm_90: 64 warps / 4 per block).
+    const unknown = warpsPerSmInFile(source, analysis, { kernel: 'scale', arch: 'sm_90', registers: 16, sharedBytes: 0 });
+    assert.equal(unknown.warpsPerSm, 64);
+    assert.match(
+      unknown.source,
+      /16 blocks of 4 warps per SM, as many as fit \(grid 132 blocks; SM count unknown: assumed every SM busy\)/,
+    );
+    // Registers limit how many fit: 128 registers/thread → 16 K per block of 4 warps → 4 blocks.
+    const heavy = warpsPerSmInFile(source, analysis, { kernel: 'scale', arch: 'sm_90', registers: 128, sharedBytes: 0 });
+    assert.equal(heavy.warpsPerSm, 16);
+  });
+
+  test('dim3 sizes: a 4-block grid puts at most 1 block on an SM', async () => {
+    const analysis = await analyze(source, FIXTURE);
+    const w = warpsPerSmInFile(source, analysis, { kernel: 'tiled', arch: 'sm_90', registers: 32, sharedBytes: 0, sms: H100 });
+    assert.deepEqual([w.warpsPerSm, w.kind], [4, 'launch']);
+    assert.match(w.source, /`<<<dim3\(2, 2\), block>>>`.*1 block of 4 warps per SM \(grid 4 blocks on 132 SMs/);
+  });
+
+  test('__launch_bounds__(256, 2): a lower bound of 2 blocks of 8 warps', async () => {
+    const analysis = await analyze(source, FIXTURE);
+    const w = warpsPerSmInFile(source, analysis, { kernel: 'bounded', arch: 'sm_90', registers: 16, sharedBytes: 0 });
+    assert.deepEqual([w.warpsPerSm, w.kind], [16, 'launch-bounds']);
+    assert.match(
+      w.source,
+      /^at least 2 blocks of 8 warps per SM from `__launch_bounds__\(256, 2\)` \(a lower bound; its launches in the file have no constant block size\)$/,
+    );
+  });
+
+  test('occupancy at the __launch_bounds__ block size, else 256 threads, saying why', async () => {
+    const analysis = await analyze(source, FIXTURE);
+    const bounded = warpsPerSmInFile(source, analysis, { kernel: 'bounded_threads', arch: 'sm_90', registers: 16, sharedBytes: 0 });
+    assert.deepEqual([bounded.warpsPerSm, bounded.kind], [64, 'occupancy']);
+    assert.match(
+      bounded.source,
+      /^theoretical occupancy at the `__launch_bounds__` block of 128 threads \(no launch of it by name in the file\)$/,
+    );
+    const free = warpsPerSmInFile(source, analysis, { kernel: 'runtime_block', arch: 'sm_90', registers: 16, sharedBytes: 0 });
+    assert.deepEqual([free.warpsPerSm, free.kind], [64, 'occupancy']);
+    assert.match(free.source, /^theoretical occupancy at 256 threads\/block \(its launches in the file have no constant block size\)$/);
+    const none = resolveWarpsPerSm({ kernel: 'k', arch: 'sm_90', registers: 128, launches: [] });
+    assert.equal(none.warpsPerSm, 16);
+    assert.equal(none.source, 'theoretical occupancy at 256 threads/block (no launch found in the file)');
+  });
+
+  test('icache_cliff.cu launches through a pointer: occupancy at 256 threads', async () => {
+    const file = path.join(REPO_ROOT, 'cuda-samples', 'icache_cliff.cu');
+    const text = fs.readFileSync(file, 'utf8');
+    const launches = findLaunches(text);
+    assert.ok(launches.length >= 1 && launches.every(l => l.kernel === null));
+    const w = warpsPerSmInFile(text, await analyze(text, file), { kernel: 'hot_loop', arch: 'sm_90', registers: 24, sharedBytes: 0 });
+    assert.equal(w.kind, 'occupancy');
+    assert.match(w.source, /256 threads\/block \(no launch of it by name in the file\)/);
+  });
+
+  test("a header's kernel launched from its translation unit: the unit is named; a 1-block grid is 1 block per SM", () => {
+    const unit = ['#include "ops.cuh"', 'int main() {', '  k<<<1, 64>>>(nullptr);', '  j<<<n, t>>>(nullptr);', '}'].join('\n');
+    const launches = launchesIn('/src/unit.cu', unit);
+    const w = resolveWarpsPerSm({ kernel: 'k', arch: 'sm_90', launches });
+    assert.deepEqual([w.warpsPerSm, w.kind], [2, 'launch']);
+    assert.equal(w.source, 'from the launch `<<<1, 64>>>` at unit.cu:3: 1 block of 2 warps per SM (grid of 1 block)');
+    assert.equal(w.short, 'from the launch at unit.cu:3');
+    const j = resolveWarpsPerSm({ kernel: 'j', arch: 'sm_90', launches });
+    assert.match(j.source, /\(its launches in unit\.cu have no constant block size\)$/);
+  });
+
+  test('SM count from the product name only where the name fixes it', () => {
+    assert.equal(smCountOf('NVIDIA H100 80GB HBM3'), 132);
+    assert.equal(smCountOf('NVIDIA H100 PCIe'), 114);
+    assert.equal(smCountOf('NVIDIA H200'), 132);
+    assert.equal(smCountOf('NVIDIA GeForce RTX 4090'), null);
+  });
+});
