@@ -41,8 +41,9 @@ export function fittingSizeReference(cal: IcacheCalibration): string {
 
 /** How a variant is named beside a prediction: the unroll nvcc applied (×16), else the factor asked for. */
 export function variantLabel(v: LoopVariant): string {
-  if (v.effectiveUnroll !== null && !v.fullyUnrolled) return `×${v.effectiveUnroll}`;
-  return v.fullyUnrolled ? 'full unroll' : String(v.factor);
+  // The factor the user asked for names the variant (nvcc's own count is in the table beside it).
+  if (typeof v.factor === 'number') return `×${v.factor}`;
+  return v.factor === 'full' ? 'full unroll' : "the compiler's default";
 }
 
 function unrollRank(v: LoopVariant): number {
