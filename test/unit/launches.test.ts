@@ -4,9 +4,9 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as path from 'path';
-import { evaluateInFile, findLaunches, launchesIn } from '../../src/engine/parse/launches';
+import { evaluateInFile, findLaunches, gridInSms, launchesIn } from '../../src/engine/parse/launches';
 import { resolveWarpsPerSm, smCountOf, warpsPerSmInFile } from '../../src/engine/profile/warpsPerSm';
-import { analyze, lineOf, REPO_ROOT } from './helpers';
+import { analyze, lineOf, REPO_ROOT, SAMPLES } from './helpers';
 
 const FIXTURE = path.join(REPO_ROOT, 'test', 'fixtures', 'cuda', 'launch_config.cu');
 const source = fs.readFileSync(FIXTURE, 'utf8');
@@ -152,5 +152,20 @@ describe('resolveWarpsPerSm', () => {
     assert.equal(smCountOf('NVIDIA H100 PCIe'), 114);
     assert.equal(smCountOf('NVIDIA H200'), 132);
     assert.equal(smCountOf('NVIDIA GeForce RTX 4090'), null);
+  });
+});
+
+describe('grids sized by the SM count', () => {
+  test('multiProcessorCount directly, a multiple of it, or a variable assigned from it (icache_ilp.cu)', () => {
+    assert.equal(gridInSms('', 'prop.multiProcessorCount'), 1);
+    assert.equal(gridInSms('', '2 * prop.multiProcessorCount'), 2);
+    assert.equal(gridInSms('int nsm; nsm = prop.multiProcessorCount;', 'nsm'), 1);
+    assert.equal(gridInSms('int n = 4096;', 'n'), null);
+    assert.equal(gridInSms('blocks = (n + 255) / 256;', 'blocks'), null);
+    const src = fs.readFileSync(path.join(SAMPLES, 'icache_ilp.cu'), 'utf8');
+    const [l] = findLaunches(src).filter(x => x.kernel === 'ilp_chains');
+    assert.equal(l.block.value, 128);
+    assert.equal(l.grid.value, null);
+    assert.equal(l.grid.blocksPerSm, 1);
   });
 });

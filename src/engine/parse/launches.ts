@@ -11,6 +11,11 @@ export interface LaunchDimension {
   text: string;
   /** Its value (dim3: x·y·z) when constant, else null. */
   value: number | null;
+  /**
+   * A grid sized by the GPU's SM count (`prop.multiProcessorCount`, `k * numSMs` where numSMs was
+   * assigned from it): blocks per SM. Persistent-style launches size their grid that way.
+   */
+  blocksPerSm?: number;
 }
 
 export interface KernelLaunch {
@@ -164,18 +169,43 @@ export function findLaunches(source: string): KernelLaunch[] {
     for (let i = counted; i < m.index!; i++) if (text.charCodeAt(i) === 10) line++;
     counted = m.index!;
     const dim = (t: string): LaunchDimension => ({ text: t.replace(/\s+/g, ' '), value: scope.evaluate(t) });
+    const grid = dim(args[0]);
+    if (grid.value === null) {
+      const perSm = gridInSms(text, grid.text);
+      if (perSm !== null) grid.blocksPerSm = perSm;
+    }
     const name = m[1].replace(/\s+/g, '');
     const indirect = /\.|->/.test(name);
     out.push({
       kernel: indirect ? null : name.split('::').pop()!,
       callee: `${name}${m[2] ? m[2].replace(/\s+/g, ' ') : ''}`,
       line,
-      grid: dim(args[0]),
+      grid,
       block: dim(args[1]),
       sharedBytes: args.length > 2 && args[2] ? dim(args[2]) : null,
     });
   }
   return out;
+}
+
+const SM_COUNT = /\bmultiProcessorCount\b|\bcudaDevAttrMultiProcessorCount\b/;
+
+/**
+ * Blocks per SM of a grid written as the SM count, or a constant multiple of it: the expression
+ * names multiProcessorCount, or is a variable the file assigns from it (`blocks =
+ * prop.multiProcessorCount`, anywhere in the file: launches are often in a helper that takes the
+ * grid as a parameter). Null otherwise.
+ */
+export function gridInSms(text: string, grid: string): number | null {
+  const m = /^(?:(\d+)\s*\*\s*)?([A-Za-z_][\w.>-]*)(?:\s*\*\s*(\d+))?$/.exec(grid.trim());
+  if (!m) return null;
+  const k = Number(m[1] ?? m[3] ?? 1);
+  const name = m[2];
+  if (SM_COUNT.test(name)) return k;
+  if (!/^[A-Za-z_]\w*$/.test(name)) return null;
+  const assign = new RegExp(`\\b${name}\\s*=\\s*([^;=][^;]*);`, 'g');
+  for (const a of text.matchAll(assign)) if (SM_COUNT.test(a[1]) && /^[\w.\s>-]+$/.test(a[1].trim())) return k;
+  return null;
 }
 
 /** A constant expression's value with every definition in the file in scope (`__launch_bounds__(BLOCK)`), else null. */

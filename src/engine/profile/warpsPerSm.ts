@@ -74,7 +74,10 @@ export function resolveWarpsPerSm(input: WarpsPerSmInput): WarpsPerSm {
     const grid = launch.grid.value;
     let blocks = fitting ?? 1;
     let gridNote: string;
-    if (grid === null) gridNote = `grid \`${launch.grid.text}\` not constant: assumed it fills every SM`;
+    if (grid === null && launch.grid.blocksPerSm !== undefined) {
+      blocks = Math.min(blocks, launch.grid.blocksPerSm);
+      gridNote = `grid \`${launch.grid.text}\` is the SM count${launch.grid.blocksPerSm > 1 ? ` × ${launch.grid.blocksPerSm}` : ''} (multiProcessorCount)`;
+    } else if (grid === null) gridNote = `grid \`${launch.grid.text}\` not constant: assumed it fills every SM`;
     else if (input.sms) {
       blocks = Math.min(blocks, Math.ceil(grid / input.sms.count));
       gridNote = `grid ${plural(grid, 'block')} on ${input.sms.count} SMs of the ${input.sms.gpu}`;
