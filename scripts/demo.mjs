@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm run demo`: the main job on the bundled cuda-samples/, as far as this machine allows:
-// scan every sample; with nvcc, the SASS of each unroll factor of two loops; with a GPU and
+// scan every sample; with nvcc, the SASS of each unroll factor of two loops and the predicted
+// instruction-cache penalty of a third; with a GPU and
 // Nsight Compute, the benchmark of the instruction-cache cliff sample; last, a two-loop sweep of
 // matvec (timed on the GPU where there is one, SASS only otherwise) with its HTML report.
 import { spawnSync } from 'node:child_process';
@@ -35,6 +36,14 @@ run('the instruction-cache cliff: code size per unroll factor', [
   '1,4,16,64,full',
   '--kernel',
   '_Z8hot_loopILi2048EEvPKmPmi',
+]);
+run('the instruction-cache model: each variant\'s predicted slowdown before any GPU run (4 FFMA chains, 4 warps/SM)', [
+  'sass',
+  'cuda-samples/icache_ilp.cu',
+  '--loop',
+  '64',
+  '--factors',
+  '16,64,full',
 ]);
 const gpu = has('nvidia-smi') && spawnSync('nvidia-smi', ['-L'], { encoding: 'utf8' }).stdout?.includes('GPU') && has('ncu');
 if (!gpu) {
