@@ -37,7 +37,7 @@ run('the instruction-cache cliff: code size per unroll factor', [
   '--kernel',
   '_Z8hot_loopILi2048EEvPKmPmi',
 ]);
-run('the instruction-cache model: each variant\'s predicted slowdown before any GPU run (4 FFMA chains, 4 warps/SM)', [
+run("the instruction-cache model: each variant's predicted slowdown before any GPU run (4 FFMA chains, 4 warps/SM)", [
   'sass',
   'cuda-samples/icache_ilp.cu',
   '--loop',
