@@ -17,7 +17,7 @@ import { icacheEntries, withIcache } from '../../src/engine/profile/stages/icach
 import { parseRawPage } from '../../src/engine/profile/ncuCsv';
 import { kernelProfile, stallBreakdown } from '../../src/engine/profile/stalls';
 import { renderBench } from '../../src/cli/bench';
-import { fromBenchReport } from '../../src/engine/sweep/convert';
+import { fromBenchReport, fromLoopReport } from '../../src/engine/sweep/convert';
 
 const CLI = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100', 'cli');
 const FILE = path.join(SAMPLES, 'icache_cliff.cu');
@@ -173,5 +173,32 @@ describe('bench i-cache entries: measured replaces predicted', () => {
     assert.equal(v.icache!.shown, 'measured');
     assert.equal(v.icache!.reference, '×64');
     assert.deepEqual(v.icache!.measured, measured[0].icache!.measured);
+  });
+
+  test('"Build unroll variants" (SASS only): the panel rows carry predictions, never a measurement', async t => {
+    if (cuda.skip) return t.skip(cuda.skip);
+    const t0 = cuda.toolchain!;
+    const text = fs.readFileSync(FILE, 'utf8');
+    const analysis = await analyze(text, FILE);
+    const builder = new VariantBuilder({
+      nvcc: t0.nvcc,
+      arch: 'sm_90',
+      flags: flagsFromSettings({}, SAMPLES),
+      cacheDir: fs.mkdtempSync(path.join(os.tmpdir(), 'ul-icache-')),
+      runner: t0.runner,
+    });
+    const report = await new VariantInspector({ toolchain: t0, builder, arch: 'sm_90' }).inspectLoop(FILE, text, analysis, LINE, [
+      16,
+      'full',
+    ]);
+    const r = fromLoopReport(report, { file: FILE, analysis, arch: 'sm_90', nvcc: null });
+    const byLabel = new Map(r.variants.map(v => [v.label, v.icache]));
+    for (const c of byLabel.values()) {
+      assert.equal(c!.shown, 'predicted');
+      assert.equal(c!.measured, null);
+      assert.equal(c!.warpsSource, 'theoretical');
+    }
+    assert.equal(byLabel.get('×16')!.fits, true);
+    assert.equal(byLabel.get('full')!.fits, false);
   });
 });
