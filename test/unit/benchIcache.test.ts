@@ -18,6 +18,7 @@ import { parseRawPage } from '../../src/engine/profile/ncuCsv';
 import { kernelProfile, stallBreakdown } from '../../src/engine/profile/stalls';
 import { renderBench } from '../../src/cli/bench';
 import { fromBenchReport, fromLoopReport } from '../../src/engine/sweep/convert';
+import { sweepCsv } from '../../src/engine/sweep/export';
 
 const CLI = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100', 'cli');
 const FILE = path.join(SAMPLES, 'icache_cliff.cu');
@@ -173,6 +174,13 @@ describe('bench i-cache entries: measured replaces predicted', () => {
     assert.equal(v.icache!.shown, 'measured');
     assert.equal(v.icache!.reference, '×64');
     assert.deepEqual(v.icache!.measured, measured[0].icache!.measured);
+    // Export CSV saves the column too.
+    const [header, first] = sweepCsv(panel)
+      .split('\r\n')
+      .map(l => l.split(','));
+    assert.equal(first[header.indexOf('icache shown')], 'measured');
+    assert.equal(Number(first[header.indexOf('icache measured slowdown')]), v.icache!.measured!.slowdown);
+    assert.equal(first[header.indexOf('icache reference')], '×64');
   });
 
   test('"Build unroll variants" (SASS only): the panel rows carry predictions, never a measurement', async t => {
