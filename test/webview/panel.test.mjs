@@ -462,7 +462,8 @@ async function readCharts(page) {
 
 async function checkCharts(page, r) {
   const charts = await readCharts(page);
-  const ids = r.static ? ['size', 'resources', 'unroll'] : ['speedup', 'stalls', 'size', 'resources'];
+  const icache = r.variants.some(v => v.icache) ? ['icache'] : [];
+  const ids = r.static ? [...icache, 'size', 'resources', 'unroll'] : ['speedup', 'stalls', ...icache, 'size', 'resources'];
   assert.deepEqual(Object.keys(charts).sort(), [...ids].sort(), 'charts shown');
   const ok = r.variants.filter(v => v.status === 'ok');
   for (const [id, c] of Object.entries(charts)) {
@@ -500,6 +501,28 @@ async function checkCharts(page, r) {
     'budget line at icacheBudgetBytes',
   );
   assert.equal(size.datasets[0].n, ok.length, 'kernel bytes bar per finished variant, none for failed/pending ones');
+
+  if (icache.length) {
+    // The i-cache chart: solid bars measured, hatched bars predicted, whiskers the predicted range.
+    const ic = charts.icache;
+    for (const t of ['Predicted (no GPU run yet)', 'Predicted range (i-cache model)', 'No slowdown = 1×']) {
+      assert.ok(ic.legend.includes(t), `icache legend: ${t}`);
+    }
+    assert.ok(
+      ic.legend.some(t => t.startsWith('Measured (median ÷')),
+      'icache legend: measured',
+    );
+    assert.deepEqual(
+      ic.decor.refLines.map(l => l.value),
+      [1],
+    );
+    r.variants.forEach((v, i) => {
+      const c = v.icache ?? (v.status === 'ok' && v.identicalTo ? r.variants.find(x => x.id === v.identicalTo).icache : null) ?? null;
+      assert.equal(ic.decor.whiskers.low[i], c?.predicted?.low ?? null, `${v.id}: predicted low`);
+      assert.equal(ic.decor.whiskers.high[i], c?.predicted?.high ?? null, `${v.id}: predicted high`);
+      if (c) assert.equal(ic.patterns[0][i], !(c.shown === 'measured' && c.measured), `${v.id}: hatched when predicted`);
+    });
+  }
 
   const res = charts.resources;
   for (const t of ['Registers / thread', 'Spill bytes (stores + loads)', 'Theoretical occupancy (%)']) {
@@ -787,6 +810,12 @@ describe('webview host', () => {
       }
     }
     assert.notEqual(cells[0].colour, cells[half].colour, 'the two badges differ in colour');
+    const charts = await checkCharts(page, live);
+    assert.deepEqual(
+      charts.icache.patterns[0],
+      live.variants.map((_, i) => i >= half),
+      'chart: solid measured bars, hatched predicted ones',
+    );
     // The file as written (2048 copies of the body) overflows the cache: its measurement and prediction both above 1.
     const asWritten = measured.variants.find(v => v.id === 'as-written').icache;
     assert.ok(asWritten.measured.slowdown > 1 && asWritten.predicted.low > 1);
