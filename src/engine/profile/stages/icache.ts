@@ -9,6 +9,8 @@ import type { VariantRun } from '../bench';
 import { calibrationFor, IcachePrediction, predictIcache } from '../icacheModel';
 
 type IcacheRow = Pick<VariantRun, 'label' | 'status' | 'medianMs' | 'stallShare' | 'achievedOccupancy'>;
+/** What the stage reads of a variant's build: its loop's hot code and theoretical warps per SM. */
+type IcacheBuild = Pick<LoopVariant, 'icache' | 'warpsPerSm'>;
 
 const measuredRow = (r: IcacheRow) => r.status === 'ok' && r.medianMs !== null && r.medianMs > 0;
 
@@ -18,7 +20,7 @@ const measuredRow = (r: IcacheRow) => r.status === 'ok' && r.medianMs !== null &
  */
 function warpsFor(
   row: IcacheRow,
-  sass: LoopVariant | undefined,
+  sass: IcacheBuild | undefined,
   arch: string,
 ): { warps: number; source: 'achieved' | 'theoretical' } | null {
   const max = archLimits(arch)?.maxWarpsPerSM;
@@ -54,7 +56,7 @@ export function icacheReference(rows: IcacheRow[], predictions: (IcachePredictio
  * Each row's i-cache entry (`sass[i]` is row i's build; undefined when it has none), null where
  * neither a prediction nor a measurement exists.
  */
-export function icacheEntries(rows: IcacheRow[], sass: (LoopVariant | undefined)[], arch: string): (VariantIcache | null)[] {
+export function icacheEntries(rows: IcacheRow[], sass: (IcacheBuild | undefined)[], arch: string): (VariantIcache | null)[] {
   const cal = calibrationFor(arch);
   const warps = rows.map((r, i) => warpsFor(r, sass[i], arch));
   const predictions = rows.map((_, i) => {
@@ -99,7 +101,7 @@ export function icacheEntries(rows: IcacheRow[], sass: (LoopVariant | undefined)
 /** Rows with their i-cache entries (see icacheEntries). */
 export function withIcache<T extends IcacheRow & { icache: VariantIcache | null }>(
   rows: T[],
-  sass: (LoopVariant | undefined)[],
+  sass: (IcacheBuild | undefined)[],
   arch: string,
 ): T[] {
   const entries = icacheEntries(rows, sass, arch);
