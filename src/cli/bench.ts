@@ -6,6 +6,7 @@ import { resolveCompileFlags, splitCommandLine } from '../engine/toolchain/flags
 import { defaultCacheDir } from '../engine/variants/build';
 import { benchJson, benchLoop, BenchReport, RunTiming, VariantRun } from '../engine/profile/bench';
 import { kib } from '../engine/profile/icacheModel';
+import { icacheRange, icacheShownText } from '../engine/report/icacheText';
 import type { NcuPasses } from '../engine/profile/stages/time';
 import type { UnrollFactor } from '../engine/variants/rewrite';
 import { DEFAULT_SETTINGS, SETTINGS } from '../settings';
@@ -166,11 +167,6 @@ export function renderBench(r: BenchReport): string {
   return lines.join('\n') + '\n';
 }
 
-/** "2.1–2.8×": a predicted slowdown range. */
-export function icacheRange(p: { low: number; high: number }): string {
-  return p.low.toFixed(2) === p.high.toFixed(2) ? `${p.low.toFixed(2)}×` : `${p.low.toFixed(2)}–${p.high.toFixed(2)}×`;
-}
-
 /**
  * The i-cache table (issue 13): per variant the slowdown shown, marked (measured) from this GPU
  * run or (predicted) from the SASS alone, with the prediction beside a measurement.
@@ -186,12 +182,7 @@ export function renderIcache(variants: VariantRun[]): string[] {
   ];
   for (const v of rows) {
     const c = v.icache!;
-    const shown =
-      c.shown === 'measured' && c.measured
-        ? `${c.measured.slowdown.toFixed(2)}× (measured)`
-        : c.predicted
-          ? `${icacheRange(c.predicted)} (predicted)`
-          : '-';
+    const shown = icacheShownText(c);
     out.push(
       [
         v.label.padEnd(12),
