@@ -492,10 +492,11 @@ export interface VariantIcache {
   basis: string;
   /**
    * Label of the variant measured slowdowns are against: the most unrolled measured variant whose
-   * hot code fits, else the rolled one (×1), else the fastest; null when nothing was measured.
+   * hot code fits, else the rolled one (×1), else the fastest; null when fewer than two variants
+   * were measured (nothing to compare with).
    */
   reference: string | null;
-  /** From the GPU run: this median ÷ the reference's, and no_instruction's share of the stall cycles (ncu). */
+  /** From the GPU run: this median ÷ the reference's, and no_instruction's share of the stall cycles (ncu); null without a reference. */
   measured: { slowdown: number; noInstruction: number | null } | null;
   shown: IcacheShown;
 }

@@ -131,6 +131,18 @@ describe('bench i-cache entries: measured replaces predicted', () => {
     }
   });
 
+  test('one variant measured has nothing to be compared with: still predicted', async t => {
+    if (cuda.skip) return t.skip(cuda.skip);
+    const s = await sass();
+    const only = rows().map((r, i) => (i === 0 ? r : { ...r, status: 'cancelled' as const, medianMs: null }));
+    const out = withIcache(only, s, 'sm_90');
+    assert.equal(out[0].icache!.shown, 'predicted');
+    assert.equal(out[0].icache!.measured, null);
+    assert.equal(out[0].icache!.reference, null);
+    // the prediction is still for the launch ncu measured
+    assert.equal(out[0].icache!.warpsSource, 'achieved');
+  });
+
   test('bench text marks (measured) / (predicted); the JSON and the panel result carry the same entry', async t => {
     if (cuda.skip) return t.skip(cuda.skip);
     const s = await sass();

@@ -33,11 +33,13 @@ function warpsFor(
 /**
  * The row measured slowdowns are against. The model's slowdown is relative to the same loop at a
  * size that fits, so the reference is the closest such measured code: the most unrolled measured
- * variant whose hot code fits (largest fitting hot loop), else the rolled one (×1), else the fastest.
+ * variant whose hot code fits (largest fitting hot loop), else the rolled one (×1), else the fastest;
+ * null when fewer than two variants were measured.
  */
 export function icacheReference(rows: IcacheRow[], predictions: (IcachePrediction | null)[]): number | null {
   const measured = rows.map((r, i) => i).filter(i => measuredRow(rows[i]));
-  if (!measured.length) return null;
+  // One measured variant has nothing to be compared with: its slowdown would read 1× whatever its code.
+  if (measured.length < 2) return null;
   const fitting = measured.filter(i => predictions[i]?.fits);
   if (fitting.length) {
     return fitting.reduce((a, b) =>
