@@ -236,6 +236,8 @@ export interface BenchVariantResult {
   speedup: number | null;
   /** The IQRs of this variant and the baseline overlap. */
   withinNoise: boolean | null;
+  /** Instruction-cache slowdown, measured or predicted; null when neither is known. */
+  icache: VariantIcache | null;
 }
 
 /** An inline note after one source line: its share of the kernel's warp-stall samples and top reasons. */
@@ -463,6 +465,42 @@ export const PragmaEditsRequest = new RequestType<PragmaEditsParams, PragmaEdits
 // one loop's SASS variants and one loop's GPU benchmark are all a SweepResult (the last two
 // are one-loop sweeps). Saved as JSON under .unroll-lens/results/ and read back by the panel.
 
+// issue 13: i-cache measured vs predicted (panel)
+
+/** Which of a variant's two i-cache slowdowns the panel, CLI and JSON lead with. */
+export type IcacheShown = 'measured' | 'predicted';
+
+/**
+ * One variant's instruction-cache entry: the slowdown predicted from its SASS
+ * (profile/icacheModel.ts) and, once the GPU has run it, the slowdown and no_instruction share
+ * measured, which replace the prediction (`shown`).
+ */
+export interface VariantIcache {
+  /** Bytes of the loop's hot machine code (the innermost machine-code loop holding its work); null when unknown. */
+  bytes: number | null;
+  /** Predicted slowdown range against the same loop at a size that fits; null without the SASS facts. */
+  predicted: { low: number; high: number } | null;
+  /** The hot code fits the first cache level (no penalty predicted); null without the SASS facts. */
+  fits: boolean | null;
+  /** Warps per SM the prediction is for. */
+  warpsPerSm: number | null;
+  /** Where warpsPerSm comes from: ncu's achieved occupancy of this run, or the theoretical occupancy of the build. */
+  warpsSource: 'achieved' | 'theoretical' | null;
+  /** How the loop's SASS reads: "FFMA, 4 chains". */
+  shape: string | null;
+  /** Where the numbers come from, in one line. */
+  basis: string;
+  /**
+   * Label of the variant measured slowdowns are against: the most unrolled measured variant whose
+   * hot code fits, else the rolled one (×1), else the fastest; null when fewer than two variants
+   * were measured (nothing to compare with).
+   */
+  reference: string | null;
+  /** From the GPU run: this median ÷ the reference's, and no_instruction's share of the stall cycles (ncu); null without a reference. */
+  measured: { slowdown: number; noInstruction: number | null } | null;
+  shown: IcacheShown;
+}
+
 /** An unroll factor as results write it: no pragma ("default"), a full unroll, or ×N. */
 export type FactorValue = 'default' | 'full' | number;
 
@@ -526,6 +564,8 @@ export interface SweepVariant {
   stallShare: Record<string, number> | null;
   /** Achieved occupancy, % of peak (ncu). */
   achievedOccupancy: number | null;
+  /** Instruction-cache slowdown, measured or predicted (absent in results saved before issue 13). */
+  icache?: VariantIcache | null;
 }
 
 /** What a bench or GPU sweep run cost, in seconds (docs/cli.md, `timing`). */

@@ -4,7 +4,9 @@ import { CudaDocuments } from '../engine/parse/documents';
 import { detectToolchain, chooseArch } from '../engine/toolchain/toolchain';
 import { resolveCompileFlags, splitCommandLine } from '../engine/toolchain/flags';
 import { defaultCacheDir } from '../engine/variants/build';
-import { benchJson, benchLoop, BenchReport, RunTiming } from '../engine/profile/bench';
+import { benchJson, benchLoop, BenchReport, RunTiming, VariantRun } from '../engine/profile/bench';
+import { kib } from '../engine/profile/icacheModel';
+import { icacheRange, icacheShownText } from '../engine/report/icacheText';
 import type { NcuPasses } from '../engine/profile/stages/time';
 import type { UnrollFactor } from '../engine/variants/rewrite';
 import { DEFAULT_SETTINGS, SETTINGS } from '../settings';
@@ -161,7 +163,39 @@ export function renderBench(r: BenchReport): string {
     lines.push('= <label>: same machine code as that variant, measured once; its numbers are repeated');
   if (r.variants.some(v => v.cached))
     lines.push('* = measurement reused from an earlier run of the same program (no GPU run; --fresh measures again)');
+  lines.push(...renderIcache(r.variants));
   return lines.join('\n') + '\n';
+}
+
+/**
+ * The i-cache table (issue 13): per variant the slowdown shown, marked (measured) from this GPU
+ * run or (predicted) from the SASS alone, with the prediction beside a measurement.
+ */
+export function renderIcache(variants: VariantRun[]): string[] {
+  const rows = variants.filter(v => v.icache);
+  if (!rows.length) return [];
+  const reference = rows.find(v => v.icache!.reference)?.icache!.reference;
+  const out = [
+    '',
+    `i-cache slowdown${reference ? ` vs ${reference} (the most unrolled variant measured whose hot loop fits, else ×1, else the fastest)` : ' (predicted from the SASS; no GPU measurement)'}`,
+    'variant      hot loop    shown                  predicted        warps/SM  no_instruction',
+  ];
+  for (const v of rows) {
+    const c = v.icache!;
+    const shown = icacheShownText(c);
+    out.push(
+      [
+        v.label.padEnd(12),
+        (c.bytes !== null ? kib(c.bytes) : '-').padStart(10),
+        ' ' + shown.padEnd(22),
+        (c.predicted ? icacheRange(c.predicted) : '-').padEnd(16),
+        (c.warpsPerSm !== null ? `${c.warpsPerSm}${c.warpsSource === 'achieved' ? ' (ncu)' : ''}` : '-').padStart(9),
+        pct(c.measured?.noInstruction).padStart(15),
+      ].join(' '),
+    );
+  }
+  out.push('(measured): this median ÷ the reference median on this GPU; (predicted): the i-cache model from the SASS alone (docs/cli.md)');
+  return out;
 }
 
 /** The footer: what the run cost (RunTiming; docs/cli.md says what each figure means); empty without accounting. */

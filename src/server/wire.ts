@@ -68,6 +68,7 @@ export function toBenchLoopResult(r: BenchReport, result: SweepResult, savedPath
       iqrMs: v.iqrMs,
       speedup: v.speedup,
       withinNoise: v.withinNoise,
+      icache: v.icache,
     })),
     fastest: fastest?.label ?? null,
     lineStalls: lineStallNotes(r),

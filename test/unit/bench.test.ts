@@ -201,6 +201,14 @@ describe('bench pipeline on recorded H100 outputs', () => {
       'achievedOccupancy',
     ]);
     assert.deepEqual(j.variants[3].factors, { [String(o.loops[0])]: 4 });
+    // issue 13: every row measured, so its i-cache entry shows the measurement; the prediction
+    // from its real SASS stays beside it, at the warps per SM ncu measured.
+    for (const v of r.variants) {
+      assert.equal(v.icache?.shown, 'measured', v.label);
+      assert.ok(v.icache.measured && v.icache.reference !== null, v.label);
+      assert.ok(v.icache.predicted && v.icache.warpsSource === 'achieved', v.label);
+    }
+    assert.deepEqual(j.variants[3].icache, r.variants[3].icache);
   });
 
   test('a loop in a template is reported per instantiation, each profiled in its own ncu runs', async t => {

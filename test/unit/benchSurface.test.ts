@@ -40,6 +40,7 @@ function run(label: string, over: Partial<VariantRun> = {}): VariantRun {
     checksums: {},
     identicalTo: null,
     cached: false,
+    icache: null,
     ...over,
   };
 }

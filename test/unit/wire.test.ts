@@ -192,6 +192,7 @@ function run(over: Partial<VariantRun>): VariantRun {
     checksums: {},
     identicalTo: null,
     cached: false,
+    icache: null,
     ...over,
   };
 }
@@ -257,8 +258,18 @@ describe('benchLoop', () => {
       iqrMs: null,
       speedup: null,
       withinNoise: null,
+      icache: null,
     });
-    assert.deepEqual(Object.keys(r.variants[0]).sort(), ['iqrMs', 'label', 'medianMs', 'message', 'speedup', 'status', 'withinNoise']);
+    assert.deepEqual(Object.keys(r.variants[0]).sort(), [
+      'icache',
+      'iqrMs',
+      'label',
+      'medianMs',
+      'message',
+      'speedup',
+      'status',
+      'withinNoise',
+    ]);
     assert.deepEqual(r.lineStalls, [], 'no source stalls collected: no notes');
     assert.deepEqual(overTheWire(r), r);
   });

@@ -293,6 +293,15 @@ function stallGroups(r) {
   return { groups: ['no_instruction', ...top, ...(ranked.length > 4 ? ['other'] : [])], top };
 }
 
+const range = p => (p.low.toFixed(2) === p.high.toFixed(2) ? `${p.low.toFixed(2)}×` : `${p.low.toFixed(2)}–${p.high.toFixed(2)}×`);
+/** The i-cache cell (issue 13): the measured slowdown with the prediction beside it, else the predicted range. */
+function icacheCell(c) {
+  if (!c) return NONE;
+  if (c.shown === 'measured' && c.measured)
+    return `${c.measured.slowdown.toFixed(2)}× measured${c.predicted ? ` (predicted ${range(c.predicted)})` : ''}`;
+  return c.predicted ? `${range(c.predicted)} predicted` : NONE;
+}
+
 /** data-col → expected cell text, per variant id, for every column the table should have. */
 function expectedTable(r) {
   const byId = new Map(r.variants.map(v => [v.id, v]));
@@ -356,6 +365,7 @@ function expectedTable(r) {
         : null;
       c.topStall = topStall ? `${topStall[0]} (${pct(topStall[1])})` : NONE;
     }
+    if (r.variants.some(x => x.icache)) c.icache = icacheCell(v.icache ?? (ok && ref ? ref.icache : null));
     c.identicalTo = ref ? ref.label : (v.identicalTo ?? NONE);
     c.message = v.message ?? '';
     rows.set(v.id, c);
@@ -452,7 +462,8 @@ async function readCharts(page) {
 
 async function checkCharts(page, r) {
   const charts = await readCharts(page);
-  const ids = r.static ? ['size', 'resources', 'unroll'] : ['speedup', 'stalls', 'size', 'resources'];
+  const icache = r.variants.some(v => v.icache) ? ['icache'] : [];
+  const ids = r.static ? [...icache, 'size', 'resources', 'unroll'] : ['speedup', 'stalls', ...icache, 'size', 'resources'];
   assert.deepEqual(Object.keys(charts).sort(), [...ids].sort(), 'charts shown');
   const ok = r.variants.filter(v => v.status === 'ok');
   for (const [id, c] of Object.entries(charts)) {
@@ -490,6 +501,28 @@ async function checkCharts(page, r) {
     'budget line at icacheBudgetBytes',
   );
   assert.equal(size.datasets[0].n, ok.length, 'kernel bytes bar per finished variant, none for failed/pending ones');
+
+  if (icache.length) {
+    // The i-cache chart: solid bars measured, hatched bars predicted, whiskers the predicted range.
+    const ic = charts.icache;
+    for (const t of ['Predicted (no GPU run yet)', 'Predicted range (i-cache model)', 'No slowdown = 1×']) {
+      assert.ok(ic.legend.includes(t), `icache legend: ${t}`);
+    }
+    assert.ok(
+      ic.legend.some(t => t.startsWith('Measured (median ÷')),
+      'icache legend: measured',
+    );
+    assert.deepEqual(
+      ic.decor.refLines.map(l => l.value),
+      [1],
+    );
+    r.variants.forEach((v, i) => {
+      const c = v.icache ?? (v.status === 'ok' && v.identicalTo ? r.variants.find(x => x.id === v.identicalTo).icache : null) ?? null;
+      assert.equal(ic.decor.whiskers.low[i], c?.predicted?.low ?? null, `${v.id}: predicted low`);
+      assert.equal(ic.decor.whiskers.high[i], c?.predicted?.high ?? null, `${v.id}: predicted high`);
+      if (c) assert.equal(ic.patterns[0][i], !(c.shown === 'measured' && c.measured), `${v.id}: hatched when predicted`);
+    });
+  }
 
   const res = charts.resources;
   for (const t of ['Registers / thread', 'Spill bytes (stores + loads)', 'Theoretical occupancy (%)']) {
@@ -703,6 +736,109 @@ describe('webview host', () => {
     await page.evaluate(() => window.postMessage({ type: 'result', result: { schema: 2 } }, '*'));
     await settle(page);
     assert.equal((await readTable(page)).rows.length, r.variants.length);
+    await assertClean(page, log);
+  });
+
+  test('i-cache column: measured and predicted badges, the prediction beside a measurement, and the legend', async () => {
+    const { page, log } = await openHost({ theme: 'dark' });
+    const measured = fixtures['icache_cliff'];
+    // The same loop before its GPU run: the engine's bench stage on the recorded SASS facts with no measurement.
+    const { icacheEntries } = require(path.join(ROOT, 'out/src/engine/profile/stages/icache.js'));
+    const facts = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'recorded', 'icache_cliff.icache.json'), 'utf8')).variants;
+    const unmeasured = facts.map(f => ({ label: f.label, status: 'ok', medianMs: null, stallShare: null, achievedOccupancy: null }));
+    const predicted = icacheEntries(unmeasured, facts, 'sm_90');
+    // Half-way through a run: the first variants measured, the rest still pending with their prediction.
+    const half = Math.ceil(measured.variants.length / 2);
+    const live = {
+      ...measured,
+      complete: false,
+      variants: measured.variants.map((v, i) =>
+        i < half
+          ? v
+          : {
+              ...v,
+              status: 'pending',
+              samples: 0,
+              medianMs: null,
+              q1Ms: null,
+              q3Ms: null,
+              iqrMs: null,
+              cv: null,
+              speedup: null,
+              withinNoise: null,
+              stallShare: null,
+              achievedOccupancy: null,
+              identicalTo: null,
+              icache: predicted[i],
+            },
+      ),
+    };
+    await postResult(page, live, { message: 'timing', done: half, total: measured.variants.length });
+    const cells = await page.evaluate(() =>
+      [...document.querySelectorAll('.ul-table tbody tr')].map(tr => {
+        const td = tr.querySelector('td[data-col="icache"]');
+        const badge = td.querySelector('.ul-badge');
+        const style = badge ? getComputedStyle(badge) : null;
+        return {
+          id: tr.getAttribute('data-variant'),
+          shown: td.getAttribute('data-icache'),
+          badge: badge?.textContent ?? null,
+          border: style?.borderTopStyle ?? null,
+          colour: style?.color ?? null,
+          tip: td.title,
+          text: td.textContent,
+        };
+      }),
+    );
+    assert.deepEqual(
+      cells.map(c => [c.id, c.shown, c.badge]),
+      live.variants.map((v, i) => [v.id, i < half ? 'measured' : 'predicted', i < half ? 'measured' : 'predicted']),
+    );
+    for (const [i, c] of cells.entries()) {
+      const v = live.variants[i];
+      assert.equal(c.text, icacheCell(v.icache), v.id);
+      // measured: solid badge and the prediction beside it; predicted: a dashed badge and a range
+      if (i < half) {
+        assert.equal(c.border, 'solid');
+        assert.match(c.text, /^\d+\.\d\d× measured/);
+        assert.match(c.tip, /achieved, ncu/);
+        assert.match(c.tip, /no_instruction \d+\.\d% of stalls/);
+      } else {
+        assert.equal(c.border, 'dashed');
+        assert.match(c.text, /^\d+\.\d\d(–\d+\.\d\d)?× predicted$/);
+        assert.match(c.tip, /theoretical/);
+      }
+    }
+    assert.notEqual(cells[0].colour, cells[half].colour, 'the two badges differ in colour');
+    const charts = await checkCharts(page, live);
+    assert.deepEqual(
+      charts.icache.patterns[0],
+      live.variants.map((_, i) => i >= half),
+      'chart: solid measured bars, hatched predicted ones',
+    );
+    // The file as written (2048 copies of the body) overflows the cache: its measurement and prediction both above 1.
+    const asWritten = measured.variants.find(v => v.id === 'as-written').icache;
+    assert.ok(asWritten.measured.slowdown > 1 && asWritten.predicted.low > 1);
+    const legend = await page.evaluate(() => {
+      const p = document.querySelector('.ul-icache-legend');
+      return {
+        shown: !p.hidden && p.offsetParent !== null,
+        text: p.textContent,
+        badges: [...p.querySelectorAll('.ul-badge')].map(b => b.textContent),
+      };
+    });
+    assert.equal(legend.shown, true);
+    assert.deepEqual(legend.badges, ['measured', 'predicted']);
+    assert.match(legend.text, new RegExp(`median ÷ ${asWritten.reference}'s`));
+    assert.match(
+      await page.locator('th[data-col="icache"] button').getAttribute('title'),
+      /measured on the GPU when the variant ran, else predicted from its SASS/,
+    );
+    // A result without i-cache entries (saved before issue 13): no column, no legend.
+    const old = { ...measured, createdAt: '2026-01-01T00:00:00.000Z', variants: measured.variants.map(({ icache: _, ...v }) => v) };
+    await postResult(page, old);
+    assert.equal(await page.locator('th[data-col="icache"]').count(), 0);
+    assert.equal(await page.locator('.ul-icache-legend').isHidden(), true);
     await assertClean(page, log);
   });
 

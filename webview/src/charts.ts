@@ -28,7 +28,7 @@ import type {
   TooltipItem,
 } from 'chart.js';
 import { h, setText } from './dom';
-import { fmtBytes, fmtFactor, fmtInt, fmtPercent, fmtShare, fmtSpeedup, fmtUs } from './format';
+import { fmtBytes, fmtFactor, fmtInt, fmtPercent, fmtRange, fmtShare, fmtSpeedup, fmtUs } from './format';
 import { NO_INSTRUCTION, OTHER_STALLS, stallLabel } from './model';
 import type { VariantView, ViewModel } from './model';
 import { faded, hatched } from './theme';
@@ -47,7 +47,7 @@ Chart.register(
   Tooltip,
 );
 
-export type ChartId = 'speedup' | 'stalls' | 'size' | 'resources' | 'unroll';
+export type ChartId = 'speedup' | 'stalls' | 'icache' | 'size' | 'resources' | 'unroll';
 
 interface RefLine {
   value: number;
@@ -136,13 +136,16 @@ Chart.register(decorPlugin);
 export const CHART_TITLES: Record<ChartId, string> = {
   speedup: 'Speedup vs the file as written',
   stalls: 'Warp-stall reasons',
+  icache: 'I-cache slowdown: measured vs predicted',
   size: 'Instruction bloat: SASS size',
   resources: 'Registers, spills and occupancy',
   unroll: 'Unroll factor nvcc applied',
 };
 
 export function chartIds(model: ViewModel): ChartId[] {
-  return model.gpu ? ['speedup', 'stalls', 'size', 'resources'] : ['size', 'resources', 'unroll'];
+  // The i-cache chart only where some variant has an entry (results saved before issue 13 have none).
+  const icache: ChartId[] = model.icache ? ['icache'] : [];
+  return model.gpu ? ['speedup', 'stalls', ...icache, 'size', 'resources'] : [...icache, 'size', 'resources', 'unroll'];
 }
 
 interface Card {
@@ -237,6 +240,11 @@ export class ChartPanel {
           'Share of warp-stall samples per reason (ncu warp-state metrics). no_instruction: warps waiting for instructions, ' +
           'i.e. instruction-cache misses from code bloat.'
         );
+      case 'icache':
+        return (
+          `Solid bars: measured, this variant's median ÷ ${m.icacheReference ?? 'the reference'}'s (the most unrolled variant measured whose hot loop fits). ` +
+          'Hatched bars: predicted, no GPU run yet. Whiskers: the range the i-cache model predicts from the SASS.'
+        );
       case 'size':
         return `Loop bytes = loop SASS instructions × 16. I-cache budget ${fmtBytes(r.icacheBudgetBytes)}: ${r.icacheBudgetNote}`;
       case 'resources':
@@ -258,6 +266,8 @@ export class ChartPanel {
         return this.speedup(m, t, labels, base);
       case 'stalls':
         return this.stalls(m, t, labels, base);
+      case 'icache':
+        return this.icache(m, t, labels, base);
       case 'size':
         return this.size(m, t, labels, base);
       case 'resources':
@@ -466,6 +476,62 @@ export class ChartPanel {
           if (x.speedupLow !== null && x.speedupHigh !== null) lines.push(`IQR ${x.speedupLow.toFixed(3)}–${x.speedupHigh.toFixed(3)}×`);
           lines.push(`median ${fmtUs(x.num('medianMs'))} µs`);
           if (x.withinNoise !== null) lines.push(x.withinNoise ? 'within noise of the baseline' : "outside the baseline's noise");
+          return lines;
+        },
+      ) as ChartConfiguration['options'],
+    };
+  }
+
+  /** Measured slowdown bars (solid) or the predicted middle (hatched), the predicted range as whiskers. */
+  private icache(m: ViewModel, t: Theme, labels: string[][], base: ReturnType<ChartPanel['baseOptions']>): ChartConfiguration {
+    const predictedFill = hatched(t.grey);
+    const isMeasured = (x: VariantView) => x.icache?.shown === 'measured' && !!x.icache.measured;
+    const data = m.variants.map(x => {
+      const c = x.icache;
+      if (!c) return null;
+      if (isMeasured(x)) return c.measured!.slowdown;
+      return c.predicted ? (c.predicted.low + c.predicted.high) / 2 : null;
+    });
+    const fill = m.variants.map(x => (isMeasured(x) ? t.blue : predictedFill));
+    const low = m.variants.map(x => x.icache?.predicted?.low ?? null);
+    const high = m.variants.map(x => x.icache?.predicted?.high ?? null);
+    const refLines: RefLine[] = [{ value: 1, color: t.foreground, label: 'No slowdown = 1×' }];
+    const legend: LegendEntry[] = [
+      { text: `Measured (median ÷ ${m.icacheReference ?? 'reference'})`, fill: t.blue },
+      { text: 'Predicted (no GPU run yet)', fill: predictedFill, stroke: t.grey, lineWidth: 1 },
+      { text: 'Predicted range (i-cache model)', fill: 'transparent', stroke: t.foreground, lineWidth: 2 },
+      { text: refLines[0].label, fill: 'transparent', stroke: t.foreground, lineWidth: 2, lineDash: [6, 4], refLine: 0 },
+    ];
+    const top = Math.max(1, ...data.map(v => v ?? 0), ...high.map(v => v ?? 0));
+    const decor: DecorOptions = { refLines, legend, whiskers: { datasetIndex: 0, low, high, color: t.foreground } };
+    return {
+      type: 'bar',
+      data: { labels, datasets: [{ label: 'I-cache slowdown', data, backgroundColor: fill, ...this.outline(m, t), barPercentage: 0.8 }] },
+      options: this.withDecor(
+        base,
+        t,
+        decor,
+        {
+          y: {
+            beginAtZero: true,
+            suggestedMax: top * 1.08,
+            ticks: { ...base.tick, callback: (v: string | number) => `${Number(v).toFixed(2)}×` },
+            grid: { color: t.grid },
+            border: { color: t.border },
+            title: base.title('Slowdown (×, higher is slower)'),
+          },
+        },
+        item => {
+          const x = m.variants[item.dataIndex];
+          const c = x?.icache;
+          if (!c) return '';
+          const lines: string[] = [];
+          if (isMeasured(x)) {
+            lines.push(`measured ${c.measured!.slowdown.toFixed(2)}× (median ÷ ${c.reference ?? 'reference'})`);
+            if (c.measured!.noInstruction !== null) lines.push(`no_instruction ${fmtShare(c.measured!.noInstruction)} of stalls`);
+          }
+          if (c.predicted) lines.push(`predicted ${fmtRange(c.predicted)}${c.warpsPerSm !== null ? ` at ${c.warpsPerSm} warps/SM` : ''}`);
+          if (c.bytes !== null) lines.push(`hot loop ${fmtBytes(c.bytes)}`);
           return lines;
         },
       ) as ChartConfiguration['options'],

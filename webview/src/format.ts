@@ -42,3 +42,9 @@ export function fmtBytes(b: number): string {
   if (b >= 1024) return unit(b / 1024, 'KiB');
   return `${Math.round(b)} B`;
 }
+
+/** A predicted slowdown range: {1.48, 2.39} → "1.48–2.39×" (one number when both ends round alike). */
+export function fmtRange(r: { low: number; high: number } | null | undefined): string {
+  if (!r) return NONE;
+  return r.low.toFixed(2) === r.high.toFixed(2) ? `${r.low.toFixed(2)}×` : `${r.low.toFixed(2)}–${r.high.toFixed(2)}×`;
+}

@@ -1,6 +1,6 @@
 // From a SweepResult to what the charts and the table show: identical variants resolved to the
 // variant they copy, speedup intervals from the quartiles, stall reasons grouped for stacking.
-import type { SweepResult, SweepVariant } from '../../src/protocol';
+import type { SweepResult, SweepVariant, VariantIcache } from '../../src/protocol';
 
 /**
  * Stall reasons stacked by name besides no_instruction; the rest are summed as "other". Four keep
@@ -15,7 +15,7 @@ export const ISSUING = 'selected';
 export const SASS_INSTRUCTION_BYTES = 16;
 
 type NumericKey = {
-  [K in keyof SweepVariant]: SweepVariant[K] extends number | null ? K : never;
+  [K in keyof SweepVariant]-?: SweepVariant[K] extends number | null ? K : never;
 }[keyof SweepVariant];
 
 export interface VariantView {
@@ -43,6 +43,8 @@ export interface VariantView {
   topStall: { reason: string; share: number } | null;
   /** Chart axis label: label, then "= ×4" for identical code, then a status that is not ok. */
   axisLabel: string[];
+  /** Instruction-cache slowdown, measured or predicted (own, else the identical variant's); null when unknown. */
+  icache: VariantIcache | null;
 }
 
 export interface ViewModel {
@@ -60,6 +62,10 @@ export interface ViewModel {
   failed: VariantView[];
   pending: number;
   gpu: boolean;
+  /** Some variant has an i-cache entry: the table shows the column and its legend. */
+  icache: boolean;
+  /** Label of the variant measured i-cache slowdowns are against (null when none was measured). */
+  icacheReference: string | null;
 }
 
 export function stallLabel(group: string): string {
@@ -111,6 +117,7 @@ export function buildModel(result: SweepResult): ViewModel {
       stallGroups: [],
       topStall: null,
       axisLabel,
+      icache: v.icache ?? (ref && v.status === 'ok' ? (ref.icache ?? null) : null),
     };
   });
   const byId = new Map(views.map(x => [x.v.id, x]));
@@ -172,5 +179,7 @@ export function buildModel(result: SweepResult): ViewModel {
     failed: views.filter(x => x.failed),
     pending: views.filter(x => x.pending).length,
     gpu: !result.static,
+    icache: views.some(x => x.icache),
+    icacheReference: views.find(x => x.icache?.reference)?.icache?.reference ?? null,
   };
 }

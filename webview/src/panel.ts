@@ -51,6 +51,8 @@ class App {
   private readonly selectionText = h('span', { class: 'ul-selection-text' });
   private readonly applySelected: HTMLButtonElement;
   private readonly empty = h('p', { class: 'ul-empty', text: 'Waiting for results…' });
+  /** What the i-cache column's two badges mean (issue 13). */
+  private readonly icacheLegend = h('p', { class: 'ul-icache-legend', hidden: true, attrs: { role: 'note' } });
   private readonly content: HTMLElement;
   private readonly charts: ChartPanel;
   private readonly table: ResultTable;
@@ -100,6 +102,7 @@ class App {
         h('section', { class: 'ul-chart-section', attrs: { 'aria-label': 'Charts' } }, [chartRoot]),
         h('section', { class: 'ul-table-section', attrs: { 'aria-label': 'Variants table' } }, [
           h('h2', { text: 'Variants' }),
+          this.icacheLegend,
           this.selection,
           h('div', { class: 'ul-table-scroll' }, [this.table.element]),
         ]),
@@ -219,6 +222,24 @@ class App {
     );
     this.notes.replaceChildren(...r.notes.map(n => h('li', { text: n })));
     this.notes.hidden = !r.notes.length;
+    this.renderIcacheLegend(m);
+  }
+
+  private renderIcacheLegend(m: ViewModel): void {
+    this.icacheLegend.hidden = !m.icache;
+    if (!m.icache) return;
+    const against = m.icacheReference ?? 'the same loop at a size that fits';
+    this.icacheLegend.replaceChildren(
+      h('span', { text: 'I-cache slowdown: ' }),
+      h('span', { class: 'ul-badge ul-badge-measured', text: 'measured' }),
+      h('span', {
+        text: ` this variant's median ÷ ${against}'s on the GPU (the most unrolled variant measured whose hot loop fits); it replaces the prediction. `,
+      }),
+      h('span', { class: 'ul-badge ul-badge-predicted', text: 'predicted' }),
+      h('span', {
+        text: ' the range the i-cache model gives from the SASS alone, at the warps per SM shown in the cell tooltip, until the variant runs on a GPU.',
+      }),
+    );
   }
 
   private renderSelection(): void {

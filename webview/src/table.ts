@@ -3,7 +3,7 @@
 // (header buttons; rows with a roving tabindex, arrows to move, Enter/Space to select).
 import type { SortDirection } from '../../src/panelMessages';
 import { h, setText } from './dom';
-import { fmtFactor, fmtInt, fmtPercent, fmtShare, fmtSpeedup, fmtUs, NONE } from './format';
+import { fmtBytes, fmtFactor, fmtInt, fmtPercent, fmtRange, fmtShare, fmtSpeedup, fmtUs, NONE } from './format';
 import { stallLabel } from './model';
 import type { VariantView, ViewModel } from './model';
 
@@ -172,6 +172,7 @@ export function columns(m: ViewModel): Column[] {
       text: x => (x.withinNoise === null ? NONE : x.withinNoise ? 'yes' : 'no'),
     },
   );
+  if (m.icache) cols.push(icacheColumn(m));
   m.stallGroups.forEach((g, i) => {
     cols.push(
       numCol(
@@ -214,6 +215,66 @@ export function columns(m: ViewModel): Column[] {
     },
   );
   return m.gpu ? cols : cols.filter(c => !c.gpu);
+}
+
+/** The value an i-cache cell leads with: the measured slowdown, else the middle of the predicted range. */
+function icacheValue(x: VariantView): number | null {
+  const c = x.icache;
+  if (!c) return null;
+  if (c.shown === 'measured' && c.measured) return c.measured.slowdown;
+  return c.predicted ? (c.predicted.low + c.predicted.high) / 2 : null;
+}
+
+/** "1.75× measured (predicted 1.48–2.39×)" / "1.48–2.39× predicted": the cell's text, badges aside. */
+export function icacheText(x: VariantView): string {
+  const c = x.icache;
+  if (!c) return NONE;
+  if (c.shown === 'measured' && c.measured) {
+    return `${c.measured.slowdown.toFixed(2)}× measured${c.predicted ? ` (predicted ${fmtRange(c.predicted)})` : ''}`;
+  }
+  return c.predicted ? `${fmtRange(c.predicted)} predicted` : NONE;
+}
+
+function icacheColumn(m: ViewModel): Column {
+  const against = m.icacheReference ? ` than ${m.icacheReference}` : ' than the same loop at a size that fits';
+  return {
+    id: 'icache',
+    title: 'I-cache slowdown',
+    tip: `How much slower${against} for not fitting the instruction cache: measured on the GPU when the variant ran, else predicted from its SASS`,
+    numeric: true,
+    gpu: false,
+    sortValue: icacheValue,
+    text: icacheText,
+  };
+}
+
+/** Fills an i-cache cell: the value, a measured or predicted badge, and the prediction beside a measurement. */
+function fillIcacheCell(cell: HTMLTableCellElement, x: VariantView): void {
+  const c = x.icache;
+  cell.setAttribute('data-icache', c?.shown ?? 'none');
+  if (!c || (!c.measured && !c.predicted)) {
+    cell.replaceChildren(document.createTextNode(NONE));
+    return;
+  }
+  const measured = c.shown === 'measured' && c.measured;
+  // Spaces between the parts: the cell reads (and copies) as icacheText gives it.
+  const parts: (HTMLElement | string)[] = [
+    h('span', { class: 'ul-icache-value', text: measured ? `${c.measured!.slowdown.toFixed(2)}×` : fmtRange(c.predicted) }),
+    ' ',
+    h('span', {
+      class: `ul-badge ${measured ? 'ul-badge-measured' : 'ul-badge-predicted'}`,
+      text: measured ? 'measured' : 'predicted',
+    }),
+  ];
+  if (measured && c.predicted) parts.push(' ', h('span', { class: 'ul-icache-predicted', text: `(predicted ${fmtRange(c.predicted)})` }));
+  cell.replaceChildren(...parts);
+  const where = [
+    c.bytes !== null ? `hot loop ${fmtBytes(c.bytes)}` : null,
+    c.warpsPerSm !== null ? `${c.warpsPerSm} warps/SM (${c.warpsSource === 'achieved' ? 'achieved, ncu' : 'theoretical'})` : null,
+    c.shape,
+    c.measured?.noInstruction != null ? `no_instruction ${fmtShare(c.measured.noInstruction)} of stalls` : null,
+  ].filter(Boolean);
+  cell.title = `${where.join(' · ')}\n${c.basis}`;
 }
 
 const collator = new Intl.Collator('en', { numeric: true, sensitivity: 'base' });
@@ -360,6 +421,7 @@ export class ResultTable {
         (cell.querySelector('.ul-badge-base') as HTMLElement).hidden = m.baseline?.v.id !== x.v.id;
         return;
       }
+      if (c.id === 'icache') return fillIcacheCell(cell, x);
       setText(cell, c.text(x));
       if (c.id === 'status') cell.className = `ul-status ul-status-${x.v.status}`;
     });

@@ -10,7 +10,7 @@
 // instantiation), lineStalls (per source line) and summary (statistics, speedups, tables).
 // benchLoop below only strings them together.
 import { setMaxListeners } from 'events';
-import type { RunTiming } from '../../protocol';
+import type { RunTiming, VariantIcache } from '../../protocol';
 import type { ProfileSettings } from '../../settings';
 import type { FileAnalysis } from '../parse/model';
 import type { Toolchain } from '../toolchain/toolchain';
@@ -27,6 +27,7 @@ import { defaultLockRoot, GpuClock, GpuSlot, gpuSlots, GpuTurns, PROFILES_PER_GP
 import { MeasurementCache, measuredGroups, measurementKeyFor, storedMeasurement } from './measurementCache';
 import { sampleLineStalls } from './stages/lineStalls';
 import type { VariantProgram } from './stages/program';
+import { withIcache } from './stages/icache';
 import { instantiationTables, summariseVariant, withSpeedups } from './stages/summary';
 import { KernelSamples, NcuPasses, TimeResult, timeVariant } from './stages/time';
 
@@ -64,6 +65,8 @@ export interface VariantRun {
   identicalTo: string | null;
   /** Its measurement came from the persistent measurement cache (no GPU run). */
   cached: boolean;
+  /** Instruction-cache slowdown: measured when this row ran, else predicted from its SASS (stages/icache.ts). */
+  icache: VariantIcache | null;
 }
 
 export type { RunTiming } from '../../protocol';
@@ -361,8 +364,13 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
         cache!.put(key, { groups: [], stdout: '', lineStalls: r.lineStalls, sassStalls: r.sassStalls });
     }
   }
-  const withSpeedup = withSpeedups(runs);
-  const instantiations = instantiationTables(withSpeedup, timings, sass, target.kernel);
+  // A build's i-cache facts and occupancy describe its loop kernel: only a table of that kernel uses them.
+  const sassOf = (kernel: string | null) => sass.map(s => (s?.kernel === kernel ? s : undefined));
+  const withSpeedup = withIcache(withSpeedups(runs), sassOf(target.kernel), o.arch);
+  const instantiations = instantiationTables(withSpeedup, timings, sass, target.kernel).map(x => ({
+    ...x,
+    variants: withIcache(x.variants, sassOf(x.kernel), o.arch),
+  }));
   const compileMs =
     programs.reduce((a, b) => a + (b.cached ? 0 : b.compileMs), 0) + sass.reduce((a, v) => a + (v && !v.cached ? v.compileMs : 0), 0);
   return {
@@ -413,6 +421,7 @@ function newRun(variant: BenchVariant, kernel: string, sass: LoopVariant | undef
     checksums: {},
     identicalTo: null,
     cached: false,
+    icache: null,
   };
 }
 
@@ -439,6 +448,7 @@ export function benchJson(r: BenchReport) {
       executedInstructions: v.executedInstructions,
       identicalTo: v.identicalTo,
       cached: v.cached,
+      icache: v.icache,
       ...(v.message ? { message: v.message } : {}),
     })),
     ...(r.instantiations.length > 1
@@ -459,6 +469,7 @@ export function benchJson(r: BenchReport) {
               stallShare: v.stallShare,
               identicalTo: v.identicalTo,
               cached: v.cached,
+              icache: v.icache,
             })),
           })),
         }

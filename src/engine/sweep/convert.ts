@@ -3,6 +3,7 @@
 import type { FactorValue, SweepLoop, SweepResult, SweepVariant } from '../../protocol';
 import type { BenchReport, VariantRun } from '../profile/bench';
 import { icacheBudget } from '../profile/icache';
+import { icacheEntries } from '../profile/stages/icache';
 import { runTimingText } from '../report/benchTiming';
 import type { FileAnalysis, Loop } from '../parse/model';
 import type { LoopReport, LoopVariant } from '../variants/inspect';
@@ -116,6 +117,19 @@ export function fromLoopReport(report: LoopReport, c: ConvertContext): SweepResu
     v.compileMs = lv.compileMs;
     r.variants.push(v);
   }
+  // Predictions only: nothing of a SASS build has run on a GPU.
+  const icache = icacheEntries(
+    report.variants.map(lv => ({
+      label: String(lv.factor),
+      status: lv.status === 'ok' ? ('ok' as const) : ('compile' as const),
+      medianMs: null,
+      stallShare: null,
+      achievedOccupancy: null,
+    })),
+    report.variants,
+    report.arch,
+  );
+  r.variants.forEach((v, i) => (v.icache = icache[i]));
   const written = r.variants.find(v => String(v.factors[line]) === String(report.written));
   r.baseline = written?.id ?? r.variants[0]?.id ?? AS_WRITTEN_ID;
   r.evaluations = r.variants.filter(v => v.status !== 'cancelled').length;
@@ -153,9 +167,12 @@ export function fromBenchReport(report: BenchReport, c: ConvertContext & { loops
   for (const run of report.variants) r.variants.push(fromRun(run));
   // identicalTo names a bench label ("4"); the panel's rows go by id
   const idOfLabel = new Map(r.variants.map((v, i) => [report.variants[i].label, v.id]));
+  const labelOf = new Map(r.variants.map((v, i) => [report.variants[i].label, v.label]));
   r.variants.forEach((v, i) => {
     const same = report.variants[i].identicalTo;
     v.identicalTo = same !== null ? (idOfLabel.get(same) ?? null) : null;
+    // the i-cache reference too: the panel names rows by their own labels (×64, not 64)
+    if (v.icache?.reference) v.icache = { ...v.icache, reference: labelOf.get(v.icache.reference) ?? v.icache.reference };
   });
   r.baseline = AS_WRITTEN_ID;
   r.evaluations = r.variants.filter(v => v.status !== 'cancelled').length;
@@ -198,5 +215,6 @@ function fromRun(run: VariantRun): SweepVariant {
   v.withinNoise = run.withinNoise;
   v.stallShare = run.stallShare;
   v.achievedOccupancy = run.achievedOccupancy;
+  v.icache = run.icache;
   return v;
 }

@@ -31,6 +31,8 @@ export function sweepCsv(r: SweepResult): string {
   const lines = r.loops.map(l => String(l.line));
   const params = Object.keys(r.params);
   const stalls = stallReasons(r);
+  // i-cache columns (issue 13) only when some variant has an entry: older results export as before.
+  const icache = r.variants.some(v => v.icache);
   const header = [
     'id',
     'label',
@@ -58,6 +60,18 @@ export function sweepCsv(r: SweepResult): string {
     'withinNoise',
     'achievedOccupancy',
     ...stalls.map(s => `stall ${s}`),
+    ...(icache
+      ? [
+          'icache shown',
+          'icache measured slowdown',
+          'icache noInstruction',
+          'icache predicted low',
+          'icache predicted high',
+          'icache bytes',
+          'icache warpsPerSm',
+          'icache reference',
+        ]
+      : []),
     'best',
     'message',
   ];
@@ -88,6 +102,18 @@ export function sweepCsv(r: SweepResult): string {
     v.withinNoise,
     v.achievedOccupancy,
     ...stalls.map(s => v.stallShare?.[s] ?? null),
+    ...(icache
+      ? [
+          v.icache?.shown ?? null,
+          v.icache?.measured?.slowdown ?? null,
+          v.icache?.measured?.noInstruction ?? null,
+          v.icache?.predicted?.low ?? null,
+          v.icache?.predicted?.high ?? null,
+          v.icache?.bytes ?? null,
+          v.icache?.warpsPerSm ?? null,
+          v.icache?.reference ?? null,
+        ]
+      : []),
     v.id === r.best,
     v.message,
   ]);

@@ -77,6 +77,8 @@ export interface LoopVariant {
   machineCode?: string | null;
   /** The loop's hot machine code for the instruction-cache model (profile/icacheModel.ts); null when it runs once or is unknown. */
   icache?: IcacheLoopFacts | null;
+  /** Theoretical resident warps per SM at the launch-bounds block size (else 256): the i-cache prediction's occupancy before a GPU run. */
+  warpsPerSm?: number | null;
 }
 
 export interface LoopReport {
@@ -482,6 +484,15 @@ export class VariantInspector {
           v.registers = usage?.registers ?? null;
           v.spillStores = usage?.spillStoreBytes ?? null;
           v.spillLoads = usage?.spillLoadBytes ?? null;
+          if (usage) {
+            const occ = theoreticalOccupancy({
+              registersPerThread: usage.registers,
+              sharedBytesPerBlock: usage.sharedBytes,
+              threadsPerBlock: launchBlockSize(analysis, demangled.get(kname) ?? kname),
+              arch: this.o.arch,
+            });
+            v.warpsPerSm = occ?.activeWarpsPerSM ?? null;
+          }
           codeHashes[i] = fn ? codeHash(fn) : hashFile(b.outputPath!, kname);
         }
         if (m) {

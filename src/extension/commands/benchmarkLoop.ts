@@ -2,6 +2,7 @@
 // loop on the GPU (ncu). This shows progress, a one-line verdict, the per-variant log and the
 // per-line warp-stall notes inline.
 import * as vscode from 'vscode';
+import { icacheShownText } from '../../engine/report/icacheText';
 import { BenchLoopRequest, BenchmarkLoopArgs } from '../../protocol';
 import { requestWithProgress } from '../progress';
 import { StallDecorations } from '../stallDecorations';
@@ -31,7 +32,10 @@ export const benchmarkLoop: CommandFactory = ({ client, output, panels, subscrip
           v.medianMs !== null
             ? ` median ${v.medianMs.toFixed(4)} ms IQR ${v.iqrMs?.toFixed(4)} speedup ${v.speedup?.toFixed(2)}${v.withinNoise ? ' (noise)' : ''}`
             : '';
-        output.appendLine(`bench ${target.kernel}:${target.line} ${v.label}: ${v.status}${timing}${v.message ? ` — ${v.message}` : ''}`);
+        const icache = v.icache ? ` i-cache ${icacheShownText(v.icache)}` : '';
+        output.appendLine(
+          `bench ${target.kernel}:${target.line} ${v.label}: ${v.status}${timing}${icache}${v.message ? ` — ${v.message}` : ''}`,
+        );
       }
       const best = report.variants.find(v => v.label === report.fastest);
       const failed = report.variants.filter(v => v.status !== 'ok');

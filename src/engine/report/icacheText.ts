@@ -1,0 +1,14 @@
+// One i-cache entry (issue 13) as text, the same in the CLI table and the editor's bench log:
+// what is shown, marked (measured) from a GPU run or (predicted) from the SASS alone.
+import type { VariantIcache } from '../../protocol';
+
+/** "2.1–2.8×": a predicted slowdown range (one number when both ends round alike). */
+export function icacheRange(p: { low: number; high: number }): string {
+  return p.low.toFixed(2) === p.high.toFixed(2) ? `${p.low.toFixed(2)}×` : `${p.low.toFixed(2)}–${p.high.toFixed(2)}×`;
+}
+
+/** "1.75× (measured)" or "1.48–2.39× (predicted)"; "-" when the entry has neither. */
+export function icacheShownText(c: VariantIcache): string {
+  if (c.shown === 'measured' && c.measured) return `${c.measured.slowdown.toFixed(2)}× (measured)`;
+  return c.predicted ? `${icacheRange(c.predicted)} (predicted)` : '-';
+}

@@ -1,0 +1,224 @@
+// The bench rows' i-cache entry (issue 13): the slowdown predicted from each variant's real SASS
+// (icache_cliff.cu built here with nvcc) and, from the GPU run recorded on an H100
+// (test/fixtures/gpu/h100/cli/icache_cliff.json, `bench --json`, and its raw pages), the slowdown
+// and no_instruction share measured, which replace the prediction. No GPU is needed.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { analyze, REPO_ROOT, SAMPLES, useCudaTools } from './helpers';
+import { flagsFromSettings } from '../../src/engine/toolchain/flags';
+import { VariantBuilder } from '../../src/engine/variants/build';
+import { LoopVariant, VariantInspector } from '../../src/engine/variants/inspect';
+import type { UnrollFactor } from '../../src/engine/variants/rewrite';
+import { benchJson, BenchReport, VariantRun } from '../../src/engine/profile/bench';
+import { icacheEntries, withIcache } from '../../src/engine/profile/stages/icache';
+import { parseRawPage } from '../../src/engine/profile/ncuCsv';
+import { kernelProfile, stallBreakdown } from '../../src/engine/profile/stalls';
+import { renderBench } from '../../src/cli/bench';
+import { fromBenchReport, fromLoopReport } from '../../src/engine/sweep/convert';
+import { sweepCsv } from '../../src/engine/sweep/export';
+
+const CLI = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100', 'cli');
+const FILE = path.join(SAMPLES, 'icache_cliff.cu');
+const LINE = 72;
+/** The recorded `unroll-lens bench icache_cliff.cu --loop 72 --json` on an H100. */
+const recorded: { kernel: string; gpu: string; variants: (Omit<VariantRun, 'icache'> & { icache?: unknown })[] } = JSON.parse(
+  fs.readFileSync(path.join(CLI, 'icache_cliff.json'), 'utf8'),
+);
+const labels = recorded.variants.map(v => v.label);
+const factorOf = (label: string): UnrollFactor => (label === 'full' || label === 'default' ? label : Number(label));
+
+const cuda = useCudaTools(['nvdisasm']);
+let built: LoopVariant[] | null = null;
+
+/** The variants of the recording, built for sm_90 as the bench built them (the file as written first). */
+async function sass(): Promise<LoopVariant[]> {
+  if (built) return built;
+  const t = cuda.toolchain!;
+  const text = fs.readFileSync(FILE, 'utf8');
+  const analysis = await analyze(text, FILE);
+  const flags = flagsFromSettings({}, SAMPLES);
+  const cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-icache-'));
+  const builder = new VariantBuilder({ nvcc: t.nvcc, arch: 'sm_90', flags, cacheDir, runner: t.runner });
+  const specs = labels.map(l => (l === 'as-written' ? new Map() : new Map([[LINE, factorOf(l)]])));
+  built = await new VariantInspector({ toolchain: t, builder, arch: 'sm_90' }).inspectVariants(FILE, text, analysis, LINE, specs);
+  return built;
+}
+
+/** The recorded rows as the bench holds them (VariantRun), before the i-cache stage. */
+function rows(): VariantRun[] {
+  return recorded.variants.map(v => ({
+    ...v,
+    durationsMs: [],
+    q1Ms: null,
+    q3Ms: null,
+    stalls: null,
+    kernel: recorded.kernel,
+    message: v.message ?? null,
+    checksums: {},
+    icache: null,
+  }));
+}
+
+const row = <T>(list: T[], label: string): T => list[labels.indexOf(label)];
+
+describe('bench i-cache entries: measured replaces predicted', () => {
+  test('the recorded GPU run: every measured row shows its measured slowdown and no_instruction share', async t => {
+    if (cuda.skip) return t.skip(cuda.skip);
+    const s = await sass();
+    const out = withIcache(rows(), s, 'sm_90');
+    // The reference: the most unrolled variant measured whose hot code fits the first level.
+    const fitting = out.filter(r => r.icache?.fits).map(r => r.label);
+    assert.ok(fitting.includes('64') && !fitting.includes('as-written'), `fitting: ${fitting}`);
+    const reference = fitting.reduce((a, b) => (row(s, b).icache!.bytes > row(s, a).icache!.bytes ? b : a));
+    for (const r of out) {
+      const c = r.icache!;
+      assert.equal(c.shown, 'measured', r.label);
+      assert.equal(c.reference, reference);
+      assert.ok(c.measured);
+      // this median ÷ the reference's, and ncu's no_instruction share of this row
+      assert.ok(Math.abs(c.measured.slowdown - r.medianMs! / row(out, reference).medianMs!) < 1e-3, r.label);
+      assert.equal(c.measured.noInstruction, r.stallShare!.no_instruction);
+      // 6.25 % achieved occupancy of sm_90's 64 warps: the launch really had 4 warps per SM
+      assert.equal(c.warpsSource, 'achieved');
+      assert.equal(c.warpsPerSm, Math.round((r.achievedOccupancy! / 100) * 64));
+      assert.match(c.basis, /achieved occupancy/);
+    }
+    assert.equal(row(out, reference).icache!.measured!.slowdown, 1);
+    // The file as written (2048 copies) overflows the cache: predicted and measured slower, stalled on instruction fetch.
+    const big = row(out, 'as-written').icache!;
+    assert.equal(big.fits, false);
+    assert.ok(big.bytes! > 128 * 1024);
+    assert.ok(big.predicted!.low > 1 && big.predicted!.low <= big.predicted!.high, JSON.stringify(big.predicted));
+    assert.ok(big.measured!.slowdown > 1.2 && big.measured!.noInstruction! > 0.3, JSON.stringify(big.measured));
+    // ×16 fits: no penalty predicted beyond the fit's spread
+    const small = row(out, '16').icache!;
+    assert.equal(small.fits, true);
+    assert.ok(small.predicted!.low <= 1.05, JSON.stringify(small.predicted));
+  });
+
+  test("no_instruction and the launch's warps come from the raw pages the same run kept", async t => {
+    if (cuda.skip) return t.skip(cuda.skip);
+    const s = await sass();
+    // The recorded raw page of each variant, read as the bench's time stage reads it.
+    const fromPages = rows().map(r => {
+      const page = parseRawPage(fs.readFileSync(path.join(CLI, 'reports', `icache_cliff-L72-${r.label}-0.raw.csv`), 'utf8'));
+      const p = kernelProfile(page.kernels[0]);
+      return { ...r, stallShare: p.stallShare, achievedOccupancy: p.achievedOccupancy };
+    });
+    const out = icacheEntries(fromPages, s, 'sm_90');
+    const asWritten = out[labels.indexOf('as-written')]!;
+    const page = parseRawPage(fs.readFileSync(path.join(CLI, 'reports', 'icache_cliff-L72-as-written-0.raw.csv'), 'utf8'));
+    assert.equal(asWritten.measured!.noInstruction, stallBreakdown(page.kernels[0]).stallShare.no_instruction);
+    assert.equal(asWritten.warpsPerSm, 4);
+  });
+
+  test('without a GPU run every row is predicted, at the theoretical occupancy', async t => {
+    if (cuda.skip) return t.skip(cuda.skip);
+    const s = await sass();
+    const unmeasured = rows().map(r => ({ ...r, status: 'cancelled' as const, medianMs: null, stallShare: null, achievedOccupancy: null }));
+    const out = withIcache(unmeasured, s, 'sm_90');
+    for (const r of out) {
+      const c = r.icache!;
+      assert.equal(c.shown, 'predicted', r.label);
+      assert.equal(c.measured, null);
+      assert.equal(c.reference, null);
+      assert.equal(c.warpsSource, 'theoretical');
+      assert.equal(c.warpsPerSm, row(s, r.label).warpsPerSm);
+      assert.ok(c.predicted && c.predicted.low <= c.predicted.high);
+    }
+  });
+
+  test('one variant measured has nothing to be compared with: still predicted', async t => {
+    if (cuda.skip) return t.skip(cuda.skip);
+    const s = await sass();
+    const only = rows().map((r, i) => (i === 0 ? r : { ...r, status: 'cancelled' as const, medianMs: null }));
+    const out = withIcache(only, s, 'sm_90');
+    assert.equal(out[0].icache!.shown, 'predicted');
+    assert.equal(out[0].icache!.measured, null);
+    assert.equal(out[0].icache!.reference, null);
+    // the prediction is still for the launch ncu measured
+    assert.equal(out[0].icache!.warpsSource, 'achieved');
+  });
+
+  test('bench text marks (measured) / (predicted); the JSON and the panel result carry the same entry', async t => {
+    if (cuda.skip) return t.skip(cuda.skip);
+    const s = await sass();
+    const measured = withIcache(rows(), s, 'sm_90');
+    const report: BenchReport = {
+      kernel: recorded.kernel,
+      gpu: recorded.gpu,
+      clockControl: 'none',
+      baseline: 'as-written',
+      variants: measured,
+      instantiations: [{ kernel: recorded.kernel, blockSize: null, variants: measured }],
+      lineStalls: null,
+      lineStallsProblem: null,
+      sassStalls: null,
+      timing: { wallS: 1, compileS: 0, checkS: 0, profileS: 0, gpuIdleS: 0, gpuRuns: 0, gpus: [null] },
+    };
+    const text = renderBench(report);
+    assert.match(text, /i-cache slowdown vs 64/);
+    const asWrittenLine = text.split('\n').find(l => l.startsWith('as-written') && l.includes('KiB'))!;
+    assert.match(asWrittenLine, /\d\.\d\d× \(measured\)/);
+    assert.doesNotMatch(text, /\(predicted\)\s/);
+    const json = benchJson(report);
+    assert.deepEqual(json.variants[0].icache, measured[0].icache);
+    // A run that measured nothing: the text says predicted.
+    const cancelled = withIcache(
+      rows().map(r => ({ ...r, status: 'cancelled' as const, medianMs: null })),
+      s,
+      'sm_90',
+    );
+    assert.match(renderBench({ ...report, variants: cancelled, instantiations: [] }), /as-written .*KiB .*× \(predicted\)/);
+    // The panel's rows name the reference by their own label.
+    const text2 = fs.readFileSync(FILE, 'utf8');
+    const panel = fromBenchReport(report, {
+      file: FILE,
+      analysis: await analyze(text2, FILE),
+      arch: 'sm_90',
+      nvcc: null,
+      loops: [LINE],
+    });
+    const v = panel.variants[0];
+    assert.equal(v.icache!.shown, 'measured');
+    assert.equal(v.icache!.reference, '×64');
+    assert.deepEqual(v.icache!.measured, measured[0].icache!.measured);
+    // Export CSV saves the column too.
+    const [header, first] = sweepCsv(panel)
+      .split('\r\n')
+      .map(l => l.split(','));
+    assert.equal(first[header.indexOf('icache shown')], 'measured');
+    assert.equal(Number(first[header.indexOf('icache measured slowdown')]), v.icache!.measured!.slowdown);
+    assert.equal(first[header.indexOf('icache reference')], '×64');
+  });
+
+  test('"Build unroll variants" (SASS only): the panel rows carry predictions, never a measurement', async t => {
+    if (cuda.skip) return t.skip(cuda.skip);
+    const t0 = cuda.toolchain!;
+    const text = fs.readFileSync(FILE, 'utf8');
+    const analysis = await analyze(text, FILE);
+    const builder = new VariantBuilder({
+      nvcc: t0.nvcc,
+      arch: 'sm_90',
+      flags: flagsFromSettings({}, SAMPLES),
+      cacheDir: fs.mkdtempSync(path.join(os.tmpdir(), 'ul-icache-')),
+      runner: t0.runner,
+    });
+    const report = await new VariantInspector({ toolchain: t0, builder, arch: 'sm_90' }).inspectLoop(FILE, text, analysis, LINE, [
+      16,
+      'full',
+    ]);
+    const r = fromLoopReport(report, { file: FILE, analysis, arch: 'sm_90', nvcc: null });
+    const byLabel = new Map(r.variants.map(v => [v.label, v.icache]));
+    for (const c of byLabel.values()) {
+      assert.equal(c!.shown, 'predicted');
+      assert.equal(c!.measured, null);
+      assert.equal(c!.warpsSource, 'theoretical');
+    }
+    assert.equal(byLabel.get('×16')!.fits, true);
+    assert.equal(byLabel.get('full')!.fits, false);
+  });
+});
