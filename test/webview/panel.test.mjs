@@ -1008,9 +1008,14 @@ describe('webview host', () => {
     await shoot(st.page, 'panel-static.png');
     const rep = await openReport('matmul_basic');
     await shoot(rep.page, 'report-gpu.png');
+    // A bench on the H100 with the i-cache column: measured rows beside predicted ones.
+    const ic = await openHost({ theme: 'dark' });
+    await postResult(ic.page, fixtures['icache_cliff']);
+    await shoot(ic.page, 'panel-icache.png');
     if (process.env.UNROLL_LENS_UPDATE_DOCS_IMAGES) {
       fs.copyFileSync(path.join(ARTIFACTS, 'panel-dark.png'), path.join(ROOT, 'docs', 'images', 'results-panel.png'));
       fs.copyFileSync(path.join(ARTIFACTS, 'panel-two-loops.png'), path.join(ROOT, 'docs', 'images', 'sweep-two-loops.png'));
+      fs.copyFileSync(path.join(ARTIFACTS, 'panel-icache.png'), path.join(ROOT, 'docs', 'images', 'icache-panel.png'));
     }
     for (const s of shots) assert.ok(fs.statSync(s).size > 20_000, `${s} looks empty`);
     console.log(`screenshots: ${shots.map(s => path.relative(ROOT, s)).join(', ')}`);
