@@ -15,7 +15,7 @@ export const ISSUING = 'selected';
 export const SASS_INSTRUCTION_BYTES = 16;
 
 type NumericKey = {
-  [K in keyof SweepVariant]: SweepVariant[K] extends number | null ? K : never;
+  [K in keyof SweepVariant]-?: SweepVariant[K] extends number | null ? K : never;
 }[keyof SweepVariant];
 
 export interface VariantView {

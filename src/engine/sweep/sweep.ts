@@ -9,7 +9,7 @@ import { iqrOverlap } from '../profile/bench';
 import type { CompileFlags } from '../toolchain/flags';
 import type { Toolchain } from '../toolchain/toolchain';
 import { writtenFactor } from '../variants/rewrite';
-import { bestBy, gpuScore, staticBasis, staticScore } from './objective';
+import { bestBy, gpuScore, staticBasis, staticRuleOf, staticScore, VIOLATION } from './objective';
 import { combineObservers, progressLine, SweepObserver, SweepProgress } from './observers/observer';
 import type { RunnerContext, SweepPhase, SweepRunner } from './runners/runner';
 import { GpuRunner, GpuSettings } from './runners/gpu';
@@ -32,8 +32,13 @@ export interface SweepOptions extends SpaceOptions {
   kernelFilter?: string;
   /** A strategy or its name; default exhaustive. */
   strategy?: string | Strategy;
-  /** Instruction-cache budget for the static rule, bytes; 0 or absent: the calibrated one for `arch`. */
+  /**
+   * A fixed instruction-cache budget for the static rule, bytes, replacing the i-cache model;
+   * 0 or absent: the model (the calibrated budget stays the fallback for variants without its facts).
+   */
   icacheBudgetBytes?: number;
+  /** Resident warps per SM for the i-cache model; absent: each variant's theoretical occupancy. */
+  warpsPerSm?: number;
   /** An exhaustive sweep larger than this is refused (use a search strategy). Default 5000. */
   maxPoints?: number;
   signal?: AbortSignal;
@@ -122,19 +127,22 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
     bestBasis: null,
     icacheBudgetBytes: budget.bytes,
     icacheBudgetNote: budget.note,
+    icacheRule: o.icacheBudgetBytes && o.icacheBudgetBytes > 0 ? 'budget' : 'model',
+    warpsPerSm: o.warpsPerSm && o.warpsPerSm > 0 ? o.warpsPerSm : null,
     variants: [],
     notes: [],
     complete: false,
   };
   const baseline = () => result.variants.find(v => v.id === AS_WRITTEN_ID) ?? null;
-  const score = (v: SweepVariant): Score => (runner.static ? staticScore(v, baseline(), budget.bytes) : gpuScore(v));
+  const rule = staticRuleOf(result);
+  const score = (v: SweepVariant): Score => (runner.static ? staticScore(v, baseline(), rule) : gpuScore(v));
   const chooseBest = () => {
     const best = bestBy(result.variants, score);
     result.best = best?.id ?? null;
     if (!best) result.bestBasis = null;
     else if (runner.static) {
-      const broken = staticScore(best, baseline(), budget.bytes)! >= 2 ** 40;
-      result.bestBasis = staticBasis(budget.bytes) + (broken ? ' (no variant met every condition: the one breaking fewest)' : '');
+      const broken = staticScore(best, baseline(), rule)! >= VIOLATION;
+      result.bestBasis = staticBasis(rule) + (broken ? ' (no variant met every condition: the one breaking fewest)' : '');
     } else {
       result.bestBasis = `fastest median kernel time${runner.gpu ? ` on ${runner.gpu}` : ''} (ncu, ${best.samples} samples)`;
     }
