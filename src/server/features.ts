@@ -4,6 +4,7 @@ import { CodeLens, Diagnostic, DiagnosticSeverity, Hover, MarkupKind, Position, 
 import type { FileAnalysis, Kernel, Loop, SourceSpan } from '../engine/parse/model';
 import { computeFindings } from '../engine/parse/findings';
 import { loopHoverMarkdown, loopLensSummary, manualUnrollHoverMarkdown } from '../engine/report/describe';
+import { recommendedFactorMarkdown } from './recommendHover';
 import { BenchmarkLoopArgs, Commands, DIAGNOSTIC_SOURCE, Settings, ShowSassArgs, SweepKernelArgs } from '../protocol';
 import type { SassFacts } from '../engine/report/sassText';
 import { loopSassMarkdown, loopSassLensTitle } from '../engine/report/sassText';
@@ -141,6 +142,7 @@ export function hover(
       ? toRange(loop.pragma.span)
       : Range.create(loop.line - 1, loop.span.column, loop.line - 1, loop.span.column + loop.kind.length);
   const parts = [loopHoverMarkdown(kernel, loop), loopSassMarkdown(sass, kernel, loop)];
+  parts.push(recommendedFactorMarkdown(sass?.loops.get(loop.line), kernel));
   const bench = sass?.benches?.get(loop.line);
   if (bench) parts.push(benchMarkdown(bench));
   parts.push(lineStallsMarkdown(lineStallsOf(sass), loop.line));

@@ -118,3 +118,33 @@ export function scoreRecommendation(
     hit: ratio <= HIT_TOLERANCE,
   };
 }
+
+/** One row of the hit-rate table (docs/measurements.md). */
+export interface RecommendationRow extends RecommendationScore {
+  /** Recorded sweep's name (the fixture's file name). */
+  name: string;
+  sample: string;
+  kernel: string;
+  /** Swept loop lines, `70,74`. */
+  loops: string;
+}
+
+/** The hit-rate table's row for one recorded sweep (null when its recommendation was not measured). */
+export function recommendationRow(
+  name: string,
+  staticResult: SweepResult,
+  measured: MeasuredVariants,
+  rule?: StaticRule,
+): RecommendationRow | null {
+  const s = scoreRecommendation(staticResult, measured, rule);
+  if (!s) return null;
+  const sample = staticResult.file.split(/[\\/]/).pop() ?? staticResult.file;
+  return { name, sample, kernel: staticResult.kernel, loops: staticResult.loops.map(l => l.line).join(','), ...s };
+}
+
+/** A row as the docs' table shows it: sample | loop | recommended | GPU best | recommended vs best | hit. */
+export function recommendationTableRow(r: RecommendationRow): string {
+  const pct = `${r.ratio >= 1 ? '+' : ''}${((r.ratio - 1) * 100).toFixed(1)}%`;
+  const id = (s: string) => `\`${s.replace(/\|/g, '\\|')}\``; // `|` would end the table cell
+  return `| ${r.sample} | ${r.kernel} L${r.loops} | ${id(r.recommended)} | ${id(r.gpuBest)} | ${pct} | ${r.hit ? 'yes' : 'no'} |`;
+}
