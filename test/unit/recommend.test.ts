@@ -1,7 +1,8 @@
 // Issue 13: the recommended factor before running. The static rule's i-cache condition comes from
 // the model; the recommendation for one loop's variants; and its hit rate against the GPU-measured
 // best on the recorded H100 sweeps, which must equal the number docs/measurements.md reports.
-import { describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import * as os from 'os';
 import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as path from 'path';
@@ -26,7 +27,10 @@ import { warpsPerSmOption } from '../../src/cli/sweep';
 import type { Kernel } from '../../src/engine/parse/model';
 import type { LoopReport } from '../../src/engine/variants/inspect';
 import { recommendedFactorMarkdown } from '../../src/server/recommendHover';
-import { REPO_ROOT } from './helpers';
+import { analyze, REPO_ROOT, SAMPLES } from './helpers';
+import { detectToolchain, Toolchain } from '../../src/engine/toolchain/toolchain';
+import { flagsFromSettings } from '../../src/engine/toolchain/flags';
+import { runSweep } from '../../src/engine/sweep/sweep';
 
 const H100 = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100');
 const REC = path.join(H100, 'recommend');
@@ -163,5 +167,49 @@ describe('recommended factor before running: hit rate on the recorded H100 sweep
     assert.deepEqual([Number(m[1]), Number(m[2])], [hits, rows.length]);
     for (const r of rows as RecommendationRow[])
       assert.ok(section.includes(recommendationTableRow(r)), `row: ${recommendationTableRow(r)}`);
+  });
+});
+
+describe('the static facts rebuild with nvcc (CI: nvcc, no GPU)', () => {
+  let toolchain: Toolchain | null = null;
+  let skip: string | false = false;
+  before(async () => {
+    try {
+      toolchain = await detectToolchain({ probeGpu: false });
+    } catch (e) {
+      if (process.env.CI) throw e;
+      skip = `no nvcc: ${(e as Error).message}`;
+    }
+    if (toolchain && !toolchain.nvdisasm) {
+      if (process.env.CI) throw new Error('nvdisasm missing: scripts/setup-cuda-tools.sh should have installed it');
+      skip = 'no nvdisasm (run npm run setup:cuda-tools)';
+    }
+  });
+
+  test('matmul_basic L51 --static: the same recommendation and i-cache facts as the recorded fixture', async t => {
+    if (skip) return t.skip(skip);
+    const recorded = read<SweepResult>(path.join(REC, 'matmul_basic.static.json'));
+    const file = path.join(SAMPLES, 'matmul_unroll.cu');
+    const text = fs.readFileSync(file, 'utf8');
+    const cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-recommend-'));
+    try {
+      const r = await runSweep({
+        file,
+        text,
+        analysis: await analyze(text, file),
+        toolchain: toolchain!,
+        arch: 'sm_90',
+        flags: flagsFromSettings({}, SAMPLES),
+        cacheDir,
+        kernel: 'matmul_basic',
+        loops: [51],
+        factors: recorded.factors,
+      });
+      assert.equal(r.best, recorded.best);
+      assert.match(r.bestBasis!, /instruction-cache model/);
+      for (const v of recorded.variants) assert.deepEqual(byId(r, v.id).icache, v.icache, v.id);
+    } finally {
+      fs.rmSync(cacheDir, { recursive: true, force: true });
+    }
   });
 });
