@@ -33,6 +33,7 @@ sweep() {  # sweep NAME FILE [CLI options…]
   # Pack after every sweep: whatever finished comes back even if the run is cut off.
   tar czf "$OUT/recommend.tar.gz" -C "$W" .
 }
+if [ "${GROUP:-1}" = 1 ] || [ "${GROUP:-1}" = all ]; then
 sweep icache_cliff_b512 icache_cliff.cu --kernel hot_loop --param BODY=512 --loops 72 --factors 1,2,4,8,16,64,full \
   --args "--body 512 --threads 128 --reps 25"
 sweep linear_small linear_small.cu --kernel linear_small --loops 74 --factors default,1,2,4,8,16,32,full --args "--only linear_small"
@@ -48,5 +49,15 @@ if [ "${STATIC:-0}" = 1 ]; then
   sweep matvec_exhaustive matvec.cu --kernel matvec_warp_per_row --loops 70,74 --factors default,1,2,4,8,16,full
 fi
 sweep accum_array_pragma manual_forms.cu --kernel accum_array_pragma --loops 133 --factors default,1,2,4,8,full --args "--only accum_array_pragma --reps 5"
+fi
+# The second run (GROUP=2): more of the samples' loops.
+if [ "${GROUP:-1}" = 2 ] || [ "${GROUP:-1}" = all ]; then
+  sweep linear_small_rolled linear_small.cu --kernel linear_small_rolled --loops 97 --factors 1,2,4,8,16,32,full --args "--only linear_small_rolled"
+  sweep potential_pts4 coarsening.cu --kernel potential_pts4 --loops 283 --factors default,1,2,4,8,16 --args "--only potential_pts4 --reps 5"
+  sweep library_matvec library_style.cu --kernel library_matvec --loops 69 --factors default,1,2,4,8,16 --args "--only library_matvec --reps 5"
+  sweep matmul_unroll4 matmul_unroll.cu --kernel matmul_unroll4 --loops 83 --factors default,1,2,4,8 --args "--only matmul_unroll4 --size 1024 --reps 5"
+  sweep reduce_interleaved reduce_unroll.cu --kernel reduce_interleaved --loops 63 --factors default,1,2,4,8 --args "--only reduce_interleaved --reps 5"
+  sweep gj_rows4 coarsening.cu --kernel gj_rows4 --loops 135 --factors default,1,2,4,8,16,32,full --args "--only gj_rows4 --reps 5"  # last: its full unroll compiles for about 2 minutes
+fi
 echo "[+$(( $(date +%s) - T0 ))s] done"
 ls -la "$OUT"
