@@ -517,6 +517,20 @@ export interface SweepLoop {
   pragma: string | null;
 }
 
+// issue 13: recommended factor (recommend)
+/** One loop's hot machine code for the instruction-cache model (the engine's IcacheLoopFacts, structurally). */
+export interface SweepIcacheFacts {
+  bytes: number;
+  issue: {
+    instructions: number;
+    latencyCycles: number;
+    pipes: Partial<Record<string, number>>;
+    mainOpcode: string;
+    chains: number;
+    loads: number;
+  };
+}
+
 export interface SweepVariant {
   /** Stable id from factors and params: `40=4,52=full` or `40=4|BLOCK=8`; `as-written` for the file as written. */
   id: string;
@@ -546,6 +560,9 @@ export interface SweepVariant {
   spillLoads: number | null;
   /** Theoretical occupancy (0..1) at the block size used for the estimate. */
   occupancy: number | null;
+  // issue 13: recommended factor (recommend)
+  /** Per loop line: the hot machine code the instruction-cache model reads (absent in results saved before it). */
+  hotCode?: Record<string, SweepIcacheFacts | null>;
   /** Id of an earlier variant whose machine code is identical: measured once, reported as that one. */
   identicalTo: string | null;
   compileMs: number | null;
@@ -625,6 +642,14 @@ export interface SweepResult {
   /** Instruction-cache budget for `arch`, bytes, and where it comes from. */
   icacheBudgetBytes: number;
   icacheBudgetNote: string;
+  // issue 13: recommended factor (recommend)
+  /**
+   * How the static rule judges the instruction cache: 'model' (predicted slowdown, icacheModel.ts)
+   * or 'budget' (icacheBudgetBytes, an explicit override); absent in results saved before the model: 'budget'.
+   */
+  icacheRule?: 'model' | 'budget';
+  /** Warps per SM the model assumed; null: each variant's theoretical occupancy. */
+  warpsPerSm?: number | null;
   variants: SweepVariant[];
   notes: string[];
   /** False while running, and after a cancel. */

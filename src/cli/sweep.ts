@@ -116,6 +116,12 @@ export const sweepCommand = defineCommand({
     quiet: GPU_PLACEMENT_OPTIONS.quiet,
     ...TOOL_TIMEOUT_OPTIONS,
     jobs: { type: 'string', value: 'N', help: 'parallel nvcc processes; 0 = number of CPU cores', setting: SETTINGS.jobs },
+    'warps-per-sm': {
+      type: 'string',
+      value: 'N',
+      help: "resident warps per SM the static rule's instruction-cache model assumes",
+      default: "each variant's theoretical occupancy",
+    },
     'keep-reports': { type: 'string', value: 'DIR', help: 'keep every ncu report and its raw-page CSV in DIR', default: 'deleted' },
   },
   exitCodes: [
@@ -189,14 +195,24 @@ export const sweepCommand = defineCommand({
         fresh: !!options.fresh,
         profilesPerGpu: numberOption('profiles-per-gpu', options['profiles-per-gpu'], SETTINGS.profile.profilesPerGpu),
         quiet: !!options.quiet,
+        warpsPerSm: warpsPerSmOption(options['warps-per-sm']),
       },
       io,
     );
   },
 });
 
+/** --warps-per-sm: 1..64 (the most any arch holds), or absent. */
+export function warpsPerSmOption(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text.trim());
+  if (!Number.isInteger(n) || n < 1 || n > 64) throw new UsageError(`--warps-per-sm takes an integer from 1 to 64, not '${text}'`);
+  return n;
+}
+
 interface SweepArgs {
   file: string;
+  warpsPerSm: number | undefined;
   timeouts: ToolTimeouts;
   kernel: string | undefined;
   loops: number[] | undefined;
@@ -301,6 +317,7 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
         cacheDir: where.cacheDir,
         compileTimeoutMs: a.timeouts.nvccMs,
         jobs: a.jobs > 0 ? a.jobs : undefined,
+        warpsPerSm: a.warpsPerSm,
         signal: ac.signal,
         gpu: reason
           ? undefined

@@ -4,13 +4,14 @@ import { CodeLens, Diagnostic, DiagnosticSeverity, Hover, MarkupKind, Position, 
 import type { FileAnalysis, Kernel, Loop, SourceSpan } from '../engine/parse/model';
 import { computeFindings } from '../engine/parse/findings';
 import { loopHoverMarkdown, loopLensSummary, manualUnrollHoverMarkdown } from '../engine/report/describe';
+import { recommendedFactorMarkdown } from './recommendHover';
 import { BenchmarkLoopArgs, Commands, DIAGNOSTIC_SOURCE, Settings, ShowSassArgs, SweepKernelArgs } from '../protocol';
 import type { SassFacts } from '../engine/report/sassText';
 import { loopSassMarkdown, loopSassLensTitle } from '../engine/report/sassText';
 import { benchMarkdown, lineStallsMarkdown } from '../engine/report/benchText';
 import type { LineStalls } from '../engine/profile/stalls';
 import { HeaderUnit, NO_UNIT_HINT } from './headers';
-import { IcacheContext, loopIcacheMarkdown } from '../engine/profile/icacheReport';
+import { IcacheContext, loopIcacheMarkdown, writtenLoopWarps } from '../engine/profile/icacheReport';
 import * as path from 'path';
 
 /** The newest per-line stall samples for the document (from its last GPU benchmark). */
@@ -151,6 +152,9 @@ export function hover(
       ? toRange(loop.pragma.span)
       : Range.create(loop.line - 1, loop.span.column, loop.line - 1, loop.span.column + loop.kind.length);
   const parts = [loopHoverMarkdown(kernel, loop), loopSassMarkdown(sass, kernel, loop), ...predictionParts(sass, loop, icache)];
+  // The same warps per SM as the prediction above (setting, launch, bounds or occupancy).
+  const warps = sass?.file && icache ? (writtenLoopWarps(sass.file, loop.line, icache)?.warpsPerSm ?? null) : null;
+  parts.push(recommendedFactorMarkdown(sass?.loops.get(loop.line), kernel, warps));
   const bench = sass?.benches?.get(loop.line);
   if (bench) parts.push(benchMarkdown(bench));
   parts.push(lineStallsMarkdown(lineStallsOf(sass), loop.line));

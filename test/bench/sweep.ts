@@ -13,7 +13,7 @@ import { CudaDocuments } from '../../src/engine/parse/documents';
 import { detectToolchain } from '../../src/engine/toolchain/toolchain';
 import { flagsFromSettings } from '../../src/engine/toolchain/flags';
 import { runSweep } from '../../src/engine/sweep/sweep';
-import { staticScore } from '../../src/engine/sweep/objective';
+import { staticRuleOf, staticScore } from '../../src/engine/sweep/objective';
 import { replaySweep } from '../../src/engine/sweep/replay';
 import { loadResult } from '../../src/engine/sweep/store';
 import { coordinate, exhaustive } from '../../src/engine/sweep/strategies';
@@ -109,7 +109,7 @@ async function staticSweeps(row: Row): Promise<void> {
   // Equal by the rule, not by id: points with the same code tie (e.g. `full` on a loop nvcc unrolls completely anyway).
   const scoreIn = (r: SweepResult, id: string | null) => {
     const v = r.variants.find(x => x.id === id);
-    return v ? staticScore(v, r.variants.find(x => x.id === r.baseline) ?? null, r.icacheBudgetBytes) : null;
+    return v ? staticScore(v, r.variants.find(x => x.id === r.baseline) ?? null, staticRuleOf(r)) : null;
   };
   const same = scoreIn(results.coordinate, results.coordinate.best) === scoreIn(results.exhaustive, results.exhaustive.best);
   row(

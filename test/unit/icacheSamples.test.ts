@@ -91,7 +91,7 @@ export async function icacheCliffChecks(): Promise<SampleCheck[]> {
  * unroll of each BODY against `unroll 64` of the same BODY (whose 5 KiB loop fits).
  */
 export async function icacheIlpChecks(): Promise<SampleCheck[]> {
-  const sweep = JSON.parse(fs.readFileSync(path.join(H100, 'icache-ilp', 'icache_ilp.json'), 'utf8')) as {
+  const sweep = JSON.parse(fs.readFileSync(path.join(H100, 'recommend', 'icache_ilp.json'), 'utf8')) as {
     variants: { factors: Record<string, unknown>; params: Record<string, string>; medianMs: number | null }[];
   };
   const median = (factor: unknown, body: number) =>
@@ -119,7 +119,24 @@ export async function icacheIlpChecks(): Promise<SampleCheck[]> {
   return checks;
 }
 
+/** The docs table: one row per sample point. */
+export function sampleTable(checks: SampleCheck[]): string {
+  const rows = ['| sample | point | warps/SM | measured | predicted | inside |', '|---|---|---|---|---|---|'];
+  for (const c of checks)
+    rows.push(
+      `| ${c.sample} | ${c.point} | ${c.warpsPerSm} | ${c.measured.toFixed(2)}× | ${c.low.toFixed(2)}–${c.high.toFixed(2)}× | ${c.inside ? 'yes' : 'no'} |`,
+    );
+  return rows.join('\n');
+}
+
 describe('instruction-cache model on bundled samples (not in the fit)', () => {
+  test('docs/measurements.md quotes these checks', async t => {
+    if (cuda.skip) return t.skip(cuda.skip);
+    const table = sampleTable([...(await icacheIlpChecks()), ...(await icacheCliffChecks())]);
+    const doc = fs.readFileSync(path.join(REPO_ROOT, 'docs', 'measurements.md'), 'utf8');
+    assert.ok(doc.includes(table), `docs/measurements.md should hold:\n${table}`);
+  });
+
   test("icache_ilp.cu: the issue's shape at 32–128 KiB, full unroll against unroll 64", async t => {
     if (cuda.skip) return t.skip(cuda.skip);
     const checks = await icacheIlpChecks();

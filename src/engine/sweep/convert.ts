@@ -8,7 +8,7 @@ import { runTimingText } from '../report/benchTiming';
 import type { FileAnalysis, Loop } from '../parse/model';
 import type { LoopReport, LoopVariant } from '../variants/inspect';
 import { writtenFactor } from '../variants/rewrite';
-import { bestBy, gpuScore, staticBasis, staticScore } from './objective';
+import { bestBy, gpuScore, staticBasis, staticRuleOf, staticScore } from './objective';
 import { AS_WRITTEN_ID, pointId } from './space';
 import { compilerMessage, emptyVariant } from './variant';
 
@@ -20,8 +20,10 @@ export interface ConvertContext {
   nvcc: string | null;
   /** When the run started; default now. */
   createdAt?: string;
-  /** Loop code budget for the static rule, bytes; default: the calibrated one for `arch`. */
+  /** A fixed loop code budget for the static rule, bytes, replacing the i-cache model; default: the model. */
   icacheBudgetBytes?: number;
+  /** Resident warps per SM for the i-cache model; default: each variant's theoretical occupancy. */
+  warpsPerSm?: number;
 }
 
 function findLoop(analysis: FileAnalysis, line: number): { kernel: FileAnalysis['kernels'][number]; loop: Loop } | null {
@@ -74,6 +76,8 @@ function shell(
     bestBasis: null,
     icacheBudgetBytes: budget.bytes,
     icacheBudgetNote: budget.note,
+    icacheRule: c.icacheBudgetBytes && c.icacheBudgetBytes > 0 ? 'budget' : 'model',
+    warpsPerSm: c.warpsPerSm && c.warpsPerSm > 0 ? c.warpsPerSm : null,
     variants: [],
     notes: [],
     complete: true,
@@ -110,6 +114,7 @@ export function fromLoopReport(report: LoopReport, c: ConvertContext): SweepResu
     v.loopInstructions = { [line]: lv.loopInstructions };
     v.effectiveUnroll = { [line]: lv.effectiveUnroll };
     v.fullyUnrolled = { [line]: lv.fullyUnrolled };
+    v.hotCode = { [line]: lv.icache ?? null };
     v.registers = lv.registers;
     v.spillStores = lv.spillStores;
     v.spillLoads = lv.spillLoads;
@@ -135,9 +140,10 @@ export function fromLoopReport(report: LoopReport, c: ConvertContext): SweepResu
   r.evaluations = r.variants.filter(v => v.status !== 'cancelled').length;
   r.complete = r.variants.every(v => v.status !== 'cancelled');
   const base = r.variants.find(v => v.id === r.baseline) ?? null;
-  const best = bestBy(r.variants, v => staticScore(v, base, r.icacheBudgetBytes));
+  const rule = staticRuleOf(r);
+  const best = bestBy(r.variants, v => staticScore(v, base, rule));
   r.best = best?.id ?? null;
-  r.bestBasis = best ? staticBasis(r.icacheBudgetBytes) : null;
+  r.bestBasis = best ? staticBasis(rule) : null;
   r.notes = [...report.notes, ...(report.limitation ? [report.limitation] : [])];
   return r;
 }

@@ -1,7 +1,7 @@
 // Exports of a SweepResult: CSV for spreadsheets and JSON in the T4 autotuning results
 // schema (schema_version 1.0.0, the format Kernel Tuner and other tuners read and write).
 import type { FactorValue, SweepResult, SweepVariant } from '../../protocol';
-import { gpuScore, staticScore } from './objective';
+import { gpuScore, staticRuleOf, staticScore } from './objective';
 import { AS_WRITTEN_ID } from './space';
 
 // ---------------------------------------------------------------------------------------------
@@ -186,7 +186,7 @@ function paramValue(v: string): string | number {
 
 export function sweepT4(r: SweepResult): T4Document {
   const base = r.variants.find(v => v.id === r.baseline) ?? null;
-  const score = (v: SweepVariant) => (r.static ? staticScore(v, base, r.icacheBudgetBytes) : gpuScore(v));
+  const score = (v: SweepVariant) => (r.static ? staticScore(v, base, staticRuleOf(r)) : gpuScore(v));
   const ranked = r.variants
     .map(v => ({ v, s: score(v) }))
     .filter((x): x is { v: SweepVariant; s: number } => x.s !== null)

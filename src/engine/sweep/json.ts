@@ -1,5 +1,5 @@
 // The `unroll-lens sweep --json` contract (docs/cli.md): a compact view of a SweepResult.
-import type { FactorValue, RunTiming, SweepResult, SweepVariant } from '../../protocol';
+import type { FactorValue, RunTiming, SweepIcacheFacts, SweepResult, SweepVariant } from '../../protocol';
 import { AS_WRITTEN_ID } from './space';
 
 export interface SweepJsonVariant {
@@ -30,6 +30,8 @@ export interface SweepJsonVariant {
   withinNoise: boolean | null;
   id: string;
   message?: string;
+  /** Per loop line: the hot machine code the i-cache model reads (absent when no loop has it). */
+  hotCode?: Record<string, SweepIcacheFacts | null>;
 }
 
 export interface SweepJson {
@@ -72,6 +74,7 @@ export function sweepJson(r: SweepResult): SweepJson {
     withinNoise: v.withinNoise,
     id: v.id,
     ...(v.message ? { message: v.message } : {}),
+    ...(v.hotCode && Object.values(v.hotCode).some(f => f) ? { hotCode: v.hotCode } : {}),
   });
   const best = r.best ? byId.get(r.best) : undefined;
   return {

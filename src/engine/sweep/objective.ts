@@ -1,7 +1,9 @@
 // What "best" means. On a GPU: the fastest median. Without one: a rule over the SASS that
 // prefers what unrolling is for (more work per machine-code iteration) as long as it costs
-// nothing measurable statically (spills, instruction-cache overflow, occupancy).
-import type { SweepVariant } from '../../protocol';
+// nothing measurable statically (spills, a predicted instruction-cache penalty, occupancy).
+import type { SweepResult, SweepVariant } from '../../protocol';
+import { archLimits } from '../sass/occupancy';
+import { calibrationFor, IcacheLoopFacts, IcachePrediction, predictIcache } from '../profile/icacheModel';
 
 /** Bytes per SASS instruction on sm_70 and later (when a variant lacks its byte count). */
 const BYTES_PER_INSTRUCTION = 16;
@@ -24,12 +26,93 @@ export function largestLoopBytes(v: SweepVariant): number | null {
   return Math.max(...sizes) * perInstruction;
 }
 
+/**
+ * How the static rule judges the instruction cache. With `budgetOverride` (an explicit
+ * icacheBudgetBytes) the largest loop must fit that many bytes; otherwise the i-cache model
+ * predicts each loop's slowdown, and `icacheBudgetBytes` is only the fallback for variants
+ * recorded without the model's facts (results saved before it).
+ */
+export interface StaticRule {
+  arch: string;
+  icacheBudgetBytes: number;
+  budgetOverride?: boolean;
+  /** Resident warps per SM for the model; absent or null: the variant's theoretical occupancy × the arch's maximum. */
+  warpsPerSm?: number | null;
+}
+
+/**
+ * A predicted slowdown above this breaks the i-cache condition. 5%: the same tolerance the
+ * recommendation is scored with against the GPU (docs/measurements.md).
+ */
+export const ICACHE_TOLERANCE = 1.05;
+
+/** Warps per SM the model assumes for a variant. */
+export function warpsFor(v: Pick<SweepVariant, 'occupancy'>, rule: Pick<StaticRule, 'arch' | 'warpsPerSm'>): number {
+  if (rule.warpsPerSm && rule.warpsPerSm > 0) return rule.warpsPerSm;
+  const max = archLimits(rule.arch)?.maxWarpsPerSM ?? 64;
+  // No occupancy known: the arch's maximum (the supply the model then assumes is the grid's most shared).
+  return Math.max(1, Math.round((v.occupancy ?? 1) * max));
+}
+
+/**
+ * The point estimate of a predicted range: its geometric centre. The range is the fit's error
+ * spread (2.5th–97.5th percentile, in log space) around the central prediction, so the centre
+ * is the model's best guess; `low` would admit variants the model expects to lose time.
+ */
+export function centralSlowdown(p: IcachePrediction): number {
+  const { low, high } = p.predictedSlowdown;
+  return Math.sqrt(Math.max(low, 1e-9) * Math.max(high, 1e-9));
+}
+
+export interface IcacheJudgement {
+  line: string;
+  prediction: IcachePrediction;
+  /** 1 when the hot code fits the first cache level, else centralSlowdown(prediction). */
+  slowdown: number;
+}
+
+/** The loop the model predicts slowest (null: no loop has the model's facts). */
+export function worstIcache(v: Pick<SweepVariant, 'occupancy' | 'hotCode'>, rule: StaticRule): IcacheJudgement | null {
+  let worst: IcacheJudgement | null = null;
+  const cal = calibrationFor(rule.arch);
+  for (const [line, facts] of Object.entries(v.hotCode ?? {})) {
+    if (!facts) continue;
+    const prediction = predictIcache(facts as IcacheLoopFacts, warpsFor(v, rule), rule.arch, cal);
+    // Code that fits is the reference itself: its range is only the fit's error spread around 1,
+    // whose centre need not be 1 (and a refit could move it past the tolerance).
+    const slowdown = prediction.fits ? 1 : centralSlowdown(prediction);
+    if (!worst || slowdown > worst.slowdown) worst = { line, prediction, slowdown };
+  }
+  return worst;
+}
+
+function breaksIcache(v: SweepVariant, rule: StaticRule): boolean {
+  const hasFacts = Object.values(v.hotCode ?? {}).some(f => !!f);
+  if (!rule.budgetOverride && hasFacts) return (worstIcache(v, rule)?.slowdown ?? 1) > ICACHE_TOLERANCE;
+  const bytes = largestLoopBytes(v);
+  return bytes !== null && rule.icacheBudgetBytes > 0 && bytes > rule.icacheBudgetBytes;
+}
+
+/** A plain number is the fixed budget alone (callers and recordings from before the model). */
+function ruleOf(rule: StaticRule | number): StaticRule {
+  return typeof rule === 'number' ? { arch: 'sm_90', icacheBudgetBytes: rule, budgetOverride: true } : rule;
+}
+
+/** The static rule a recorded result was (or would be) judged by. */
+export function staticRuleOf(r: Pick<SweepResult, 'arch' | 'icacheBudgetBytes' | 'icacheRule' | 'warpsPerSm'>): StaticRule {
+  return {
+    arch: r.arch,
+    icacheBudgetBytes: r.icacheBudgetBytes,
+    budgetOverride: r.icacheRule !== 'model',
+    warpsPerSm: r.warpsPerSm ?? null,
+  };
+}
+
 /** Which static conditions a variant breaks (empty: none). */
-export function staticViolations(v: SweepVariant, baseline: SweepVariant | null, icacheBudgetBytes: number): string[] {
+export function staticViolations(v: SweepVariant, baseline: SweepVariant | null, rule: StaticRule | number): string[] {
   const out: string[] = [];
   if ((v.spillStores ?? 0) > 0 || (v.spillLoads ?? 0) > 0) out.push('spills');
-  const bytes = largestLoopBytes(v);
-  if (bytes !== null && icacheBudgetBytes > 0 && bytes > icacheBudgetBytes) out.push('i-cache');
+  if (breaksIcache(v, ruleOf(rule))) out.push('i-cache');
   if (v.occupancy !== null && baseline?.occupancy !== null && baseline?.occupancy !== undefined && v.occupancy < baseline.occupancy - 1e-9)
     out.push('occupancy');
   return out;
@@ -38,20 +121,26 @@ export function staticViolations(v: SweepVariant, baseline: SweepVariant | null,
 // The static rank as one number, lower better, compared lexicographically by construction:
 // conditions broken (steps of 2^40), then more unrolling (2^20 minus the product, capped), then
 // fewer kernel instructions (a fraction below 1). All terms stay exact in a double.
-const VIOLATION = 2 ** 40;
+export const VIOLATION = 2 ** 40;
 const UNROLL_CAP = 2 ** 20;
 const INSTRUCTION_SCALE = 2 ** 32;
 
-export function staticScore(v: SweepVariant, baseline: SweepVariant | null, icacheBudgetBytes: number): number | null {
+export function staticScore(v: SweepVariant, baseline: SweepVariant | null, rule: StaticRule | number): number | null {
   if (v.status !== 'ok' || v.kernelInstructions === null) return null;
-  const violations = staticViolations(v, baseline, icacheBudgetBytes).length;
+  const violations = staticViolations(v, baseline, rule).length;
   const product = Math.min(unrollProduct(v), UNROLL_CAP - 1);
   return violations * VIOLATION + (UNROLL_CAP - product) + Math.min(v.kernelInstructions, INSTRUCTION_SCALE - 1) / INSTRUCTION_SCALE;
 }
 
-export function staticBasis(icacheBudgetBytes: number): string {
+export function staticBasis(rule: StaticRule | number): string {
+  const r = ruleOf(rule);
+  const warps = r.warpsPerSm && r.warpsPerSm > 0 ? `${r.warpsPerSm} warps/SM` : "each variant's theoretical occupancy";
+  const icache = r.budgetOverride
+    ? `whose largest loop fits the ${r.icacheBudgetBytes}-byte instruction-cache budget`
+    : `whose loops the instruction-cache model (${calibrationFor(r.arch).arch} calibration, at ${warps}) predicts at most ` +
+      `${Math.round((ICACHE_TOLERANCE - 1) * 100)}% slower than at a size that fits`;
   return (
-    `no GPU run: among variants without spills, whose largest loop fits the ${icacheBudgetBytes}-byte instruction-cache budget and whose ` +
+    `no GPU run: among variants without spills, ${icache} and whose ` +
     "theoretical occupancy is not below the file as written's, the one nvcc unrolled most (product of effective unroll factors), " +
     'ties to fewer kernel instructions'
   );

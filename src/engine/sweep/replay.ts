@@ -2,7 +2,7 @@
 // its score, so a strategy's evaluations and the best it finds can be compared with the whole
 // space's best without a GPU (test/bench, and on saved results to choose a strategy).
 import type { SweepResult, SweepVariant } from '../../protocol';
-import { bestBy, gpuScore, staticScore } from './objective';
+import { bestBy, gpuScore, staticRuleOf, staticScore } from './objective';
 import { AS_WRITTEN_ID, pointId, SweepPoint } from './space';
 import type { Strategy } from './strategies';
 
@@ -33,7 +33,7 @@ export async function replaySweep(
   const byId = new Map(recorded.variants.map(v => [v.id, v]));
   const baseline = byId.get(recorded.baseline) ?? byId.get(AS_WRITTEN_ID) ?? null;
   const score = (v: SweepVariant | undefined) =>
-    !v ? null : objective === 'median' ? gpuScore(v) : staticScore(v, baseline, recorded.icacheBudgetBytes);
+    !v ? null : objective === 'median' ? gpuScore(v) : staticScore(v, baseline, staticRuleOf(recorded));
   const lines = recorded.loops.map(l => String(l.line));
   const params = Object.entries(recorded.params);
   const sizes = [...lines.map(() => recorded.factors.length), ...params.map(([, vs]) => vs.length)];

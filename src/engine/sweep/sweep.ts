@@ -9,7 +9,8 @@ import { iqrOverlap } from '../profile/bench';
 import type { CompileFlags } from '../toolchain/flags';
 import type { Toolchain } from '../toolchain/toolchain';
 import { writtenFactor } from '../variants/rewrite';
-import { bestBy, gpuScore, staticBasis, staticScore } from './objective';
+import { findLaunches } from '../parse/launches';
+import { bestBy, gpuScore, staticBasis, staticRuleOf, staticScore, VIOLATION } from './objective';
 import { combineObservers, progressLine, SweepObserver, SweepProgress } from './observers/observer';
 import type { RunnerContext, SweepPhase, SweepRunner } from './runners/runner';
 import { GpuRunner, GpuSettings } from './runners/gpu';
@@ -32,8 +33,13 @@ export interface SweepOptions extends SpaceOptions {
   kernelFilter?: string;
   /** A strategy or its name; default exhaustive. */
   strategy?: string | Strategy;
-  /** Instruction-cache budget for the static rule, bytes; 0 or absent: the calibrated one for `arch`. */
+  /**
+   * A fixed instruction-cache budget for the static rule, bytes, replacing the i-cache model;
+   * 0 or absent: the model (the calibrated budget stays the fallback for variants without its facts).
+   */
   icacheBudgetBytes?: number;
+  /** Resident warps per SM for the i-cache model; absent: each variant's theoretical occupancy. */
+  warpsPerSm?: number;
   /** An exhaustive sweep larger than this is refused (use a search strategy). Default 5000. */
   maxPoints?: number;
   signal?: AbortSignal;
@@ -99,6 +105,9 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
           const b = icacheBudget(o.arch);
           return { bytes: b.bytes, note: `${b.status}: ${b.source}` };
         })();
+  // Without --warps-per-sm, a launch of the kernel in the file that fixes its warps per SM (block
+  // size constant, grid the SM count) is what the diagnostic and hover use too.
+  const launchWarps = o.warpsPerSm && o.warpsPerSm > 0 ? null : launchWarpsPerSm(o.text, space.kernel.name);
   const startedMs = Date.now();
   const result: SweepResult = {
     schema: 1,
@@ -122,19 +131,22 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
     bestBasis: null,
     icacheBudgetBytes: budget.bytes,
     icacheBudgetNote: budget.note,
+    icacheRule: o.icacheBudgetBytes && o.icacheBudgetBytes > 0 ? 'budget' : 'model',
+    warpsPerSm: o.warpsPerSm && o.warpsPerSm > 0 ? o.warpsPerSm : (launchWarps?.warpsPerSm ?? null),
     variants: [],
     notes: [],
     complete: false,
   };
   const baseline = () => result.variants.find(v => v.id === AS_WRITTEN_ID) ?? null;
-  const score = (v: SweepVariant): Score => (runner.static ? staticScore(v, baseline(), budget.bytes) : gpuScore(v));
+  const rule = staticRuleOf(result);
+  const score = (v: SweepVariant): Score => (runner.static ? staticScore(v, baseline(), rule) : gpuScore(v));
   const chooseBest = () => {
     const best = bestBy(result.variants, score);
     result.best = best?.id ?? null;
     if (!best) result.bestBasis = null;
     else if (runner.static) {
-      const broken = staticScore(best, baseline(), budget.bytes)! >= 2 ** 40;
-      result.bestBasis = staticBasis(budget.bytes) + (broken ? ' (no variant met every condition: the one breaking fewest)' : '');
+      const broken = staticScore(best, baseline(), rule)! >= VIOLATION;
+      result.bestBasis = staticBasis(rule) + (broken ? ' (no variant met every condition: the one breaking fewest)' : '');
     } else {
       result.bestBasis = `fastest median kernel time${runner.gpu ? ` on ${runner.gpu}` : ''} (ncu, ${best.samples} samples)`;
     }
@@ -186,6 +198,7 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
   result.complete = !o.signal?.aborted;
   result.timing = { wallS: (Date.now() - startedMs) / 1000, ...runner.cost() };
   result.notes = sweepNotes(result, space, runner);
+  if (launchWarps) result.notes.push(`instruction-cache model at ${launchWarps.warpsPerSm} warps/SM, from ${launchWarps.source}`);
   progress('done', null, null, result.complete ? `${result.evaluations} variants` : 'cancelled');
   return result;
 }
@@ -207,4 +220,14 @@ function sweepNotes(r: SweepResult, space: SweepSpace, runner: SweepRunner): str
   }
   if (!r.complete) notes.push(`cancelled: ${r.evaluations} variants finished`);
   return [...notes, ...runner.notes()];
+}
+
+/** Warps per SM a launch of `kernel` in the file fixes: constant block size, grid sized by the SM count. */
+export function launchWarpsPerSm(text: string, kernel: string): { warpsPerSm: number; source: string } | null {
+  const l = findLaunches(text).find(
+    x => x.kernel === kernel && x.block.value !== null && x.block.value > 0 && x.grid.blocksPerSm !== undefined,
+  );
+  if (!l) return null;
+  const warps = l.grid.blocksPerSm! * Math.ceil(l.block.value! / 32);
+  return { warpsPerSm: warps, source: `the launch \`<<<${l.grid.text}, ${l.block.text}>>>\` at line ${l.line} (grid = SM count)` };
 }

@@ -73,6 +73,7 @@ export function staticVariant(p: SweepPoint, kv: KernelVariant, missing?: () => 
     v.loopInstructions[line] = m.loopInstructions;
     v.effectiveUnroll[line] = m.effectiveUnroll;
     v.fullyUnrolled[line] = m.fullyUnrolled;
+    (v.hotCode ??= {})[line] = m.icache ?? null;
   }
   if (kv.status === 'ok' && !kv.kernel) {
     // A template value naming no instantiation measures nothing: that point fails.

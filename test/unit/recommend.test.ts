@@ -1,0 +1,215 @@
+// Issue 13: the recommended factor before running. The static rule's i-cache condition comes from
+// the model; the recommendation for one loop's variants; and its hit rate against the GPU-measured
+// best on the recorded H100 sweeps, which must equal the number docs/measurements.md reports.
+import { before, describe, test } from 'node:test';
+import * as os from 'os';
+import assert from 'node:assert/strict';
+import * as fs from 'fs';
+import * as path from 'path';
+import type { SweepResult, SweepVariant } from '../../src/protocol';
+import {
+  centralSlowdown,
+  ICACHE_TOLERANCE,
+  staticBasis,
+  staticRuleOf,
+  staticViolations,
+  worstIcache,
+} from '../../src/engine/sweep/objective';
+import {
+  MeasuredVariants,
+  recommendationRow,
+  recommendationTableRow,
+  recommendFactor,
+  RecommendationRow,
+} from '../../src/engine/sweep/recommend';
+import type { LoopVariant } from '../../src/engine/variants/inspect';
+import { warpsPerSmOption } from '../../src/cli/sweep';
+import type { Kernel } from '../../src/engine/parse/model';
+import type { LoopReport } from '../../src/engine/variants/inspect';
+import { recommendedFactorMarkdown } from '../../src/server/recommendHover';
+import { analyze, REPO_ROOT, SAMPLES } from './helpers';
+import { detectToolchain, Toolchain } from '../../src/engine/toolchain/toolchain';
+import { flagsFromSettings } from '../../src/engine/toolchain/flags';
+import { runSweep } from '../../src/engine/sweep/sweep';
+
+const H100 = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100');
+const REC = path.join(H100, 'recommend');
+const read = <T>(file: string): T => JSON.parse(fs.readFileSync(file, 'utf8')) as T;
+
+/** Every recorded sweep with its static facts: NAME.static.json beside NAME.json here, or in ../sweep/. */
+function recordedPairs(): { name: string; staticResult: SweepResult; measured: MeasuredVariants }[] {
+  return fs
+    .readdirSync(REC)
+    .filter(f => f.endsWith('.static.json'))
+    .sort()
+    .map(f => {
+      const name = f.replace(/\.static\.json$/, '');
+      const own = path.join(REC, `${name}.json`);
+      const measured = read<MeasuredVariants>(fs.existsSync(own) ? own : path.join(H100, 'sweep', `${name}.json`));
+      return { name, staticResult: read<SweepResult>(path.join(REC, f)), measured };
+    });
+}
+
+const cliff = () => read<SweepResult>(path.join(REC, 'icache_cliff.static.json'));
+const byId = (r: SweepResult, id: string) => r.variants.find(v => v.id === id)!;
+
+/** The one-loop SASS variants (inspectVariants' shape) behind a one-loop static sweep. */
+function asLoopVariants(r: SweepResult): LoopVariant[] {
+  const line = String(r.loops[0].line);
+  return r.variants
+    .filter(v => v.id !== 'as-written')
+    .map((v: SweepVariant): LoopVariant => ({
+      factor: v.factors[line],
+      key: v.id,
+      status: v.status === 'ok' ? 'ok' : 'failed',
+      kernel: v.kernel,
+      kernelInstructions: v.kernelInstructions,
+      kernelBytes: v.kernelBytes,
+      loopInstructions: v.loopInstructions[line],
+      effectiveUnroll: v.effectiveUnroll[line],
+      fullyUnrolled: v.fullyUnrolled[line],
+      registers: v.registers,
+      spillStores: v.spillStores,
+      spillLoads: v.spillLoads,
+      identicalTo: null,
+      cached: true,
+      compileMs: 0,
+      failure: null,
+      icache: (v.hotCode?.[line] ?? null) as LoopVariant['icache'],
+    }));
+}
+
+describe('static rule: the i-cache condition from the model', () => {
+  test('the fully unrolled 256 KiB body breaks it, the rolled loop does not; the basis says the model is used', () => {
+    const r = cliff();
+    const rule = staticRuleOf(r);
+    assert.equal(r.icacheRule, 'model');
+    const full = byId(r, '72=full');
+    const rolled = byId(r, '72=1');
+    assert.ok(worstIcache(full, rule)!.slowdown > ICACHE_TOLERANCE);
+    assert.ok(worstIcache(rolled, rule)!.slowdown <= ICACHE_TOLERANCE);
+    assert.deepEqual(staticViolations(full, byId(r, 'as-written'), rule), ['i-cache']);
+    assert.deepEqual(staticViolations(rolled, byId(r, 'as-written'), rule), []);
+    assert.match(staticBasis(rule), /instruction-cache model \(sm_90 calibration, at each variant's theoretical occupancy\)/);
+    assert.match(staticBasis({ ...rule, warpsPerSm: 4 }), /at 4 warps\/SM/);
+  });
+
+  test('the centre of the range is its geometric mean, and fewer warps predict no smaller slowdown', () => {
+    const full = byId(cliff(), '72=full');
+    const at = (warpsPerSm: number) => worstIcache(full, { arch: 'sm_90', icacheBudgetBytes: 0, warpsPerSm })!;
+    const p = at(4).prediction;
+    assert.ok(Math.abs(centralSlowdown(p) - Math.sqrt(p.predictedSlowdown.low * p.predictedSlowdown.high)) < 1e-12);
+    assert.ok(at(4).slowdown >= at(64).slowdown);
+  });
+
+  test('an explicit budget replaces the model; results saved without the facts keep the budget rule', () => {
+    const r = cliff();
+    const rolled = byId(r, '72=1');
+    // A budget smaller than the rolled loop's 224 bytes breaks it, whatever the model says.
+    assert.deepEqual(staticViolations(rolled, null, { ...staticRuleOf(r), budgetOverride: true, icacheBudgetBytes: 100 }), ['i-cache']);
+    assert.deepEqual(staticViolations(rolled, null, 100), ['i-cache']);
+    const old = { ...byId(r, '72=full'), hotCode: undefined };
+    assert.deepEqual(staticViolations(old, null, staticRuleOf(r)), ['i-cache'], '256 KiB is over the 49920-byte fallback budget');
+    assert.equal(staticRuleOf({ arch: 'sm_90', icacheBudgetBytes: 49920 }).budgetOverride, true);
+  });
+
+  test('--warps-per-sm takes 1..64', () => {
+    assert.equal(warpsPerSmOption(undefined), undefined);
+    assert.equal(warpsPerSmOption('4'), 4);
+    for (const bad of ['0', '65', '2.5', 'x']) assert.throws(() => warpsPerSmOption(bad), /--warps-per-sm takes an integer from 1 to 64/);
+  });
+});
+
+describe('recommendFactor (one loop, before running)', () => {
+  test('icache_cliff: not the fully unrolled body the model flags; the most unrolled of the rest', () => {
+    const variants = asLoopVariants(cliff());
+    const r = recommendFactor(variants, 4, 'sm_90', { written: 'full' })!;
+    assert.notEqual(r.factor, 'full');
+    const unrolled = (f: unknown) => variants.find(v => v.factor === f)!.effectiveUnroll!;
+    const others = variants.filter(v => v.factor !== 'full' && v.status === 'ok');
+    assert.equal(unrolled(r.factor), Math.max(...others.map(v => v.effectiveUnroll ?? 1)));
+    assert.deepEqual(r.violations, []);
+    assert.match(r.reason, /^most unrolled without a predicted i-cache penalty .*\(sm_90 model, 4 warps\/SM\)$/);
+    assert.match(recommendFactor(variants, null, 'sm_90')!.reason, /warps\/SM at theoretical occupancy/);
+  });
+
+  test('the hover line: the factor and why, once variants exist', () => {
+    const variants = asLoopVariants(cliff());
+    const report = { line: 72, kernel: 'hot_loop', written: 'full', arch: 'sm_90', variants, notes: [], limitation: null } as LoopReport;
+    const kernel = { launchBounds: null } as unknown as Kernel;
+    const factor = recommendFactor(variants, null, 'sm_90', { written: 'full' })!.factor;
+    const line = recommendedFactorMarkdown(report, kernel);
+    assert.ok(line.startsWith(`**Recommended before running**: ×${factor} — most unrolled without a predicted i-cache penalty`), line);
+    assert.equal(recommendedFactorMarkdown(undefined, kernel), '');
+  });
+
+  test('no built variant: no recommendation', () => {
+    assert.equal(recommendFactor([], null, 'sm_90'), null);
+  });
+});
+
+describe('recommended factor before running: hit rate on the recorded H100 sweeps', () => {
+  const rows = recordedPairs().map(p => recommendationRow(p.name, p.staticResult, p.measured));
+
+  test('every recorded sweep has a measured recommendation', () => {
+    assert.ok(rows.length >= 10, `${rows.length} recorded sweeps`);
+    assert.ok(rows.every(r => r !== null));
+  });
+
+  test('docs/measurements.md reports the hit count and the table this computes', () => {
+    const doc = fs.readFileSync(path.join(REPO_ROOT, 'docs', 'measurements.md'), 'utf8');
+    const at = doc.indexOf('## Recommended factor before running: hit rate on the bundled samples');
+    assert.ok(at >= 0, 'docs/measurements.md has the section');
+    const section = doc.slice(at, doc.indexOf('\n## ', at + 5) >= 0 ? doc.indexOf('\n## ', at + 5) : undefined);
+    const hits = (rows as RecommendationRow[]).filter(r => r.hit).length;
+    const m = /\*\*(\d+) of (\d+)\*\*/.exec(section);
+    assert.ok(m, 'the section states **H of N**');
+    assert.deepEqual([Number(m[1]), Number(m[2])], [hits, rows.length]);
+    for (const r of rows as RecommendationRow[])
+      assert.ok(section.includes(recommendationTableRow(r)), `row: ${recommendationTableRow(r)}`);
+  });
+});
+
+describe('the static facts rebuild with nvcc (CI: nvcc, no GPU)', () => {
+  let toolchain: Toolchain | null = null;
+  let skip: string | false = false;
+  before(async () => {
+    try {
+      toolchain = await detectToolchain({ probeGpu: false });
+    } catch (e) {
+      if (process.env.CI) throw e;
+      skip = `no nvcc: ${(e as Error).message}`;
+    }
+    if (toolchain && !toolchain.nvdisasm) {
+      if (process.env.CI) throw new Error('nvdisasm missing: scripts/setup-cuda-tools.sh should have installed it');
+      skip = 'no nvdisasm (run npm run setup:cuda-tools)';
+    }
+  });
+
+  test('matmul_basic L51 --static: the same recommendation and i-cache facts as the recorded fixture', async t => {
+    if (skip) return t.skip(skip);
+    const recorded = read<SweepResult>(path.join(REC, 'matmul_basic.static.json'));
+    const file = path.join(SAMPLES, 'matmul_unroll.cu');
+    const text = fs.readFileSync(file, 'utf8');
+    const cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-recommend-'));
+    try {
+      const r = await runSweep({
+        file,
+        text,
+        analysis: await analyze(text, file),
+        toolchain: toolchain!,
+        arch: 'sm_90',
+        flags: flagsFromSettings({}, SAMPLES),
+        cacheDir,
+        kernel: 'matmul_basic',
+        loops: [51],
+        factors: recorded.factors,
+      });
+      assert.equal(r.best, recorded.best);
+      assert.match(r.bestBasis!, /instruction-cache model/);
+      for (const v of recorded.variants) assert.deepEqual(byId(r, v.id).hotCode, v.hotCode, v.id);
+    } finally {
+      fs.rmSync(cacheDir, { recursive: true, force: true });
+    }
+  });
+});
