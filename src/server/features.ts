@@ -10,6 +10,7 @@ import type { SassFacts } from '../engine/report/sassText';
 import { loopSassMarkdown, loopSassLensTitle } from '../engine/report/sassText';
 import { benchMarkdown, lineStallsMarkdown } from '../engine/report/benchText';
 import type { LineStalls } from '../engine/profile/stalls';
+import type { BenchReport } from '../engine/profile/bench';
 import { HeaderUnit, NO_UNIT_HINT } from './headers';
 import { IcacheContext, loopIcacheMarkdown, writtenLoopWarps } from '../engine/profile/icacheReport';
 import * as path from 'path';
@@ -115,7 +116,20 @@ export function showSassLink(uri: string, line: number, factors: string[] = []):
  * instruction-cache prediction with where its warps per SM come from).
  */
 function predictionParts(sass: SassFacts | null, loop: Loop, icache: IcacheContext | null): string[] {
-  return [loopIcacheMarkdown(sass?.file, loop.line, icache)];
+  // A GPU run of the loop replaces the prediction with what it measured (issue 13).
+  const measured = measuredIcacheMarkdown(sass?.benches?.get(loop.line));
+  return [measured || loopIcacheMarkdown(sass?.file, loop.line, icache)];
+}
+
+/** "i-cache (measured on the GPU): the file as written 1.75× slower than ×64, no_instruction 58 % (predicted 1.48–2.39×)". */
+export function measuredIcacheMarkdown(bench: BenchReport | undefined): string {
+  const written = bench?.variants.find(v => Object.keys(v.factors).length === 0);
+  const c = written?.icache;
+  if (!c || c.shown !== 'measured' || !c.measured || !c.reference) return '';
+  const noInst = c.measured.noInstruction !== null ? `, no_instruction ${(c.measured.noInstruction * 100).toFixed(0)} % of stalls` : '';
+  const predicted = c.predicted ? ` (predicted ${c.predicted.low.toFixed(2)}–${c.predicted.high.toFixed(2)}×)` : '';
+  const reference = /^\d+$/.test(c.reference) ? `×${c.reference}` : c.reference;
+  return `**i-cache** (measured on the GPU): the file as written ${c.measured.slowdown.toFixed(2)}× the time of ${reference}${noInst}${predicted}`;
 }
 
 /**

@@ -19,6 +19,7 @@ import { kernelProfile, stallBreakdown } from '../../src/engine/profile/stalls';
 import { renderBench } from '../../src/cli/bench';
 import { fromBenchReport, fromLoopReport } from '../../src/engine/sweep/convert';
 import { sweepCsv } from '../../src/engine/sweep/export';
+import { measuredIcacheMarkdown } from '../../src/server/features';
 
 const CLI = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100', 'cli');
 const FILE = path.join(SAMPLES, 'icache_cliff.cu');
@@ -97,6 +98,22 @@ describe('bench i-cache entries: measured replaces predicted', () => {
     const small = row(out, '16').icache!;
     assert.equal(small.fits, true);
     assert.ok(small.predicted!.low <= 1.05, JSON.stringify(small.predicted));
+    // The loop hover: the measurement replaces the prediction, the prediction kept beside it.
+    const hoverLine = measuredIcacheMarkdown({ variants: out } as unknown as BenchReport);
+    assert.match(
+      hoverLine,
+      /^\*\*i-cache\*\* \(measured on the GPU\): the file as written \d\.\d\d× the time of ×\d+, no_instruction \d+ % of stalls \(predicted \d\.\d\d–\d\.\d\d×\)$/,
+    );
+    assert.equal(
+      measuredIcacheMarkdown({
+        variants: withIcache(
+          rows().map(r => ({ ...r, medianMs: null })),
+          s,
+          'sm_90',
+        ),
+      } as unknown as BenchReport),
+      '',
+    );
   });
 
   test("no_instruction and the launch's warps come from the raw pages the same run kept", async t => {
