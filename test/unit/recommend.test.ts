@@ -1,7 +1,7 @@
 // Issue 13: the recommended factor before running. The static rule's i-cache condition comes from
 // the model; the recommendation for one loop's variants; and its hit rate against the GPU-measured
 // best on the recorded H100 sweeps, which must equal the number docs/measurements.md reports.
-import { before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import * as os from 'os';
 import assert from 'node:assert/strict';
 import * as fs from 'fs';
@@ -27,8 +27,7 @@ import { warpsPerSmOption } from '../../src/cli/sweep';
 import type { Kernel } from '../../src/engine/parse/model';
 import type { LoopReport } from '../../src/engine/variants/inspect';
 import { recommendedFactorMarkdown } from '../../src/server/recommendHover';
-import { analyze, REPO_ROOT, SAMPLES } from './helpers';
-import { detectToolchain, Toolchain } from '../../src/engine/toolchain/toolchain';
+import { analyze, REPO_ROOT, SAMPLES, useCudaTools } from './helpers';
 import { flagsFromSettings } from '../../src/engine/toolchain/flags';
 import { runSweep } from '../../src/engine/sweep/sweep';
 
@@ -171,23 +170,11 @@ describe('recommended factor before running: hit rate on the recorded H100 sweep
 });
 
 describe('the static facts rebuild with nvcc (CI: nvcc, no GPU)', () => {
-  let toolchain: Toolchain | null = null;
-  let skip: string | false = false;
-  before(async () => {
-    try {
-      toolchain = await detectToolchain({ probeGpu: false });
-    } catch (e) {
-      if (process.env.CI) throw e;
-      skip = `no nvcc: ${(e as Error).message}`;
-    }
-    if (toolchain && !toolchain.nvdisasm) {
-      if (process.env.CI) throw new Error('nvdisasm missing: scripts/setup-cuda-tools.sh should have installed it');
-      skip = 'no nvdisasm (run npm run setup:cuda-tools)';
-    }
-  });
+  const cuda = useCudaTools(['nvdisasm']);
 
   test('matmul_basic L51 --static: the same recommendation and i-cache facts as the recorded fixture', async t => {
-    if (skip) return t.skip(skip);
+    if (cuda.skip) return t.skip(cuda.skip);
+    const toolchain = cuda.toolchain;
     const recorded = read<SweepResult>(path.join(REC, 'matmul_basic.static.json'));
     const file = path.join(SAMPLES, 'matmul_unroll.cu');
     const text = fs.readFileSync(file, 'utf8');

@@ -106,18 +106,8 @@ export function fromLoopReport(report: LoopReport, c: ConvertContext): SweepResu
   );
   const idOf = (f: FactorValue) => pointId({ factors: { [line]: f }, params: {} });
   for (const lv of report.variants) {
-    const v = emptyVariant({ factors: { [line]: lv.factor }, params: {} }, loopVariantStatus(lv));
+    const v = sweepVariantOfLoop(lv, line, loopVariantStatus(lv));
     v.message = lv.failure ? compilerMessage(lv.failure.messages, lv.failure.kind) : null;
-    v.kernel = lv.kernel;
-    v.kernelInstructions = lv.kernelInstructions;
-    v.kernelBytes = lv.kernelBytes;
-    v.loopInstructions = { [line]: lv.loopInstructions };
-    v.effectiveUnroll = { [line]: lv.effectiveUnroll };
-    v.fullyUnrolled = { [line]: lv.fullyUnrolled };
-    v.hotCode = { [line]: lv.icache ?? null };
-    v.registers = lv.registers;
-    v.spillStores = lv.spillStores;
-    v.spillLoads = lv.spillLoads;
     v.identicalTo = lv.identicalTo !== null ? idOf(lv.identicalTo) : null;
     v.compileMs = lv.compileMs;
     r.variants.push(v);
@@ -222,5 +212,21 @@ function fromRun(run: VariantRun): SweepVariant {
   v.stallShare = run.stallShare;
   v.achievedOccupancy = run.achievedOccupancy;
   v.icache = run.icache;
+  return v;
+}
+
+/** One loop's SASS variant as a one-loop sweep variant: its SASS facts, no GPU measurement. */
+export function sweepVariantOfLoop(lv: LoopVariant, line: string, status: SweepVariant['status']): SweepVariant {
+  const v = emptyVariant({ factors: { [line]: lv.factor }, params: {} }, status);
+  v.kernel = lv.kernel;
+  v.kernelInstructions = lv.kernelInstructions;
+  v.kernelBytes = lv.kernelBytes;
+  v.loopInstructions = { [line]: lv.loopInstructions };
+  v.effectiveUnroll = { [line]: lv.effectiveUnroll };
+  v.fullyUnrolled = { [line]: lv.fullyUnrolled };
+  v.hotCode = { [line]: lv.icache ?? null };
+  v.registers = lv.registers;
+  v.spillStores = lv.spillStores;
+  v.spillLoads = lv.spillLoads;
   return v;
 }

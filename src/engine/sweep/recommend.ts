@@ -8,7 +8,7 @@ import type { LoopVariant } from '../variants/inspect';
 import type { UnrollFactor } from '../variants/rewrite';
 import { bestBy, ICACHE_TOLERANCE, StaticRule, staticRuleOf, staticScore, staticViolations, warpsFor } from './objective';
 import { AS_WRITTEN_ID } from './space';
-import { emptyVariant } from './variant';
+import { sweepVariantOfLoop } from './convert';
 
 /** A hit: the recommended variant's median is within this factor of the best median. */
 export const HIT_TOLERANCE = 1.05;
@@ -26,17 +26,7 @@ const DEFAULT_BLOCK_SIZE = 256;
 
 /** One loop's SASS variant as a one-loop sweep variant, so the sweep's static rule judges it. */
 function asSweepVariant(lv: LoopVariant, line: string, arch: string, blockSize: number): SweepVariant {
-  const v = emptyVariant({ factors: { [line]: lv.factor }, params: {} }, lv.status === 'ok' ? 'ok' : 'compile');
-  v.kernel = lv.kernel;
-  v.kernelInstructions = lv.kernelInstructions;
-  v.kernelBytes = lv.kernelBytes;
-  v.loopInstructions = { [line]: lv.loopInstructions };
-  v.effectiveUnroll = { [line]: lv.effectiveUnroll };
-  v.fullyUnrolled = { [line]: lv.fullyUnrolled };
-  v.hotCode = { [line]: lv.icache ?? null };
-  v.registers = lv.registers;
-  v.spillStores = lv.spillStores;
-  v.spillLoads = lv.spillLoads;
+  const v = sweepVariantOfLoop(lv, line, lv.status === 'ok' ? 'ok' : 'compile');
   // A LoopVariant carries registers but no occupancy: estimate it from them (shared memory does not
   // change with the unroll factor, so leaving it out keeps the comparison between variants fair).
   const occ =
