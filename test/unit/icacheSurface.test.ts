@@ -87,7 +87,7 @@ describe('i-cache diagnostic (icache-budget)', () => {
     assert.match(
       message,
       new RegExp(
-        `^Instruction cache: loop body 66 KiB: predicted \\d+\\.\\d+–\\d+\\.\\d+× slower than a version that fits \\(≤ 33 KiB\\) ` +
+        `^Instruction cache: loop body 66 KiB: predicted \\d+\\.\\d+–\\d+\\.\\d+× slower than a version that fits \\(≤ 17 KiB\\) ` +
           `at 4 warps/SM \\(FFMA, 4 chains; measured on sm_90\\); warps/SM from the launch at line ${LAUNCH} \\(set unrollLens\\.warpsPerSm to override\\)\\.$`,
       ),
     );
@@ -155,7 +155,7 @@ describe('i-cache hover', () => {
     const md = markdown(66 * 1024, ctx());
     assert.match(
       md,
-      /\*\*i-cache\*\*: loop body 66 KiB: predicted \d+\.\d+–\d+\.\d+× slower than a version that fits \(≤ 33 KiB\) at 4 warps\/SM \(FFMA, 4 chains; measured on sm_90\)/,
+      /\*\*i-cache\*\*: loop body 66 KiB: predicted \d+\.\d+–\d+\.\d+× slower than a version that fits \(≤ 17 KiB\) at 4 warps\/SM \(FFMA, 4 chains; measured on sm_90\)/,
     );
     assert.ok(
       md.includes(
@@ -167,7 +167,7 @@ describe('i-cache hover', () => {
 
   test('a loop that fits says so; no build, no line', () => {
     const md = markdown(8 * 1024, ctx({ gpuName: null }));
-    assert.match(md, /\*\*i-cache\*\*: loop body 8\.0 KiB: fits the first-level instruction cache \(≤ 33 KiB\)/);
+    assert.match(md, /\*\*i-cache\*\*: loop body 8\.0 KiB: fits the instruction cache \(no penalty measured up to 17 KiB on sm_90\)/);
     assert.match(md, /_64 warps\/SM: from the launch .*SM count unknown: assumed every SM busy\)\._/);
     assert.equal(loopIcacheMarkdown(null, LOOP, ctx()), '');
     assert.ok(!markdown(8 * 1024, null).includes('i-cache'));
@@ -196,7 +196,7 @@ describe('loop variants: the reference is the most unrolled variant that fits', 
 
   test('×16 fits, ×64 does not: ×64 against ×16; a variant without facts has none', () => {
     const p = loopIcache(
-      loop([variant(4, 4, 4096), variant(16, 16, 20 * 1024), variant(64, 64, 66 * 1024), variant('full', 64, null)]),
+      loop([variant(4, 4, 4096), variant(16, 16, 12 * 1024), variant(64, 64, 66 * 1024), variant('full', 64, null)]),
       warps,
     );
     assert.deepEqual(
@@ -212,7 +212,7 @@ describe('loop variants: the reference is the most unrolled variant that fits', 
 
   test('nothing fits: a size that fits', () => {
     const p = loopIcache(loop([variant(64, 64, 66 * 1024)]), warps);
-    assert.equal(p[0]!.reference, 'a version that fits (≤ 33 KiB)');
+    assert.equal(p[0]!.reference, 'a version that fits (≤ 17 KiB)');
   });
 });
 

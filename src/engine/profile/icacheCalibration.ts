@@ -47,5 +47,6 @@ export const SM90_ICACHE: IcacheCalibration = {
       after: 197376,
     },
   ],
+  fitsUpTo: 17152,
   points: 1039,
 };

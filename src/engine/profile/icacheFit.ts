@@ -49,6 +49,8 @@ const SUPPLY = Array.from({ length: 321 }, (_, i) => Math.exp(Math.log(0.02) + (
 const STEEP = 1.1;
 /** A size this much slower than the size before (at full demand) starts a new cache level. */
 const STEP_RISE = 1.25;
+/** Below this predicted slowdown (demand 1, fewest warps) a size counts as fitting. */
+const FITS_TOLERANCE = 1.05;
 
 function demandOf(p: FitPoint): number {
   return issueRate(p.issue, Math.ceil(p.warps / 4));
@@ -114,6 +116,7 @@ export function fitIcacheModel(points: FitPoint[], opts: { arch: string; source:
     spread: { flat: [], steep: [] },
     steep: STEEP,
     steps: [],
+    fitsUpTo: sizes[0],
     points: points.length,
   };
   const flat: number[][] = warps.map(() => []);
@@ -138,6 +141,7 @@ export function fitIcacheModel(points: FitPoint[], opts: { arch: string; source:
   };
   fitted.spread = { flat: envelope(flat), steep: envelope(steep) };
   fitted.steps = findSteps(fitted);
+  fitted.fitsUpTo = fitsUpTo(fitted);
   return fitted;
 }
 
@@ -154,6 +158,16 @@ export function findSteps(cal: IcacheCalibration): { before: number; after: numb
     prev = Math.max(prev, s);
   }
   return steps;
+}
+
+/** The largest size that, with every size below it, costs demand-1 code under FITS_TOLERANCE at the fewest warps. */
+export function fitsUpTo(cal: IcacheCalibration): number {
+  let last = cal.sizes[0];
+  for (let i = 1; i < cal.sizes.length; i++) {
+    if (centralAt(cal, i, 1, cal.warps[0]) >= FITS_TOLERANCE) break;
+    last = cal.sizes[i];
+  }
+  return last;
 }
 
 export interface Validation {

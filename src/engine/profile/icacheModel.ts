@@ -42,6 +42,11 @@ export interface IcacheCalibration {
   steep: number;
   /** Sizes where supply drops: the cache levels the data show (bytes: last size before, first size after). */
   steps: { before: number; after: number }[];
+  /**
+   * The largest measured size, and every size below it, where code that could issue every cycle
+   * loses under 5 % at the fewest warps: hot code up to this size fits (no penalty expected).
+   */
+  fitsUpTo: number;
   points: number;
 }
 
@@ -124,8 +129,7 @@ export function predictIcache(facts: IcacheLoopFacts, warpsPerSm: number, arch: 
     low = Math.min(low, c * Math.exp(qLo));
     high = Math.max(high, c * Math.exp(qHi));
   }
-  const firstStep = cal.steps[0];
-  const fits = firstStep ? facts.bytes <= firstStep.before * 1.02 : true;
+  const fits = facts.bytes <= cal.fitsUpTo * 1.02;
   const measured = archBase(arch) === cal.arch;
   const notes = [
     `${cal.arch} calibration grid (${cal.source})`,

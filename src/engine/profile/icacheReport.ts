@@ -1,6 +1,6 @@
 // The instruction-cache prediction as the CLI, the hover and the diagnostics show it (issue 13):
 // each loop variant's prediction at the kernel's warps per SM, against the most unrolled variant
-// that fits the first-level cache.
+// that fits the instruction cache.
 import type { FileSassReport, LoopReport, LoopVariant } from '../variants/inspect';
 import { sourceNameOf } from '../variants/inspect';
 import type { FileAnalysis } from '../parse/model';
@@ -34,9 +34,9 @@ export interface VariantIcache {
   text: string;
 }
 
-/** "a version that fits (≤ 33 KiB)": the reference when no built variant fits. */
+/** "a version that fits (≤ 17 KiB)": the reference when no built variant fits. */
 export function fittingSizeReference(cal: IcacheCalibration): string {
-  return cal.steps[0] ? `a version that fits (≤ ${kib(cal.steps[0].before)})` : 'a version that fits';
+  return `a version that fits (≤ ${kib(cal.fitsUpTo)})`;
 }
 
 /** How a variant is named beside a prediction: the unroll nvcc applied (×16), else the factor asked for. */
@@ -149,7 +149,7 @@ export function loopIcacheMarkdown(r: FileSassReport | null | undefined, line: n
   if (!p) return '';
   const cal = calibrationFor(r.arch);
   const what = p.fits
-    ? `loop body ${kib(p.bytes)}: fits the first-level instruction cache${cal.steps[0] ? ` (≤ ${kib(cal.steps[0].before)})` : ''}`
+    ? `loop body ${kib(p.bytes)}: fits the instruction cache (no penalty measured up to ${kib(cal.fitsUpTo)} on ${cal.arch})`
     : p.text;
   return `**i-cache**: ${what}  \n_${p.warpsPerSm} warps/SM: ${p.warpsSource}._`;
 }

@@ -1,5 +1,5 @@
 // The `unroll-lens sweep --json` contract (docs/cli.md): a compact view of a SweepResult.
-import type { FactorValue, RunTiming, SweepIcacheFacts, SweepResult, SweepVariant } from '../../protocol';
+import type { FactorValue, RunTiming, SweepIcacheFacts, SweepResult, SweepVariant, VariantIcache } from '../../protocol';
 import { AS_WRITTEN_ID } from './space';
 
 export interface SweepJsonVariant {
@@ -32,6 +32,8 @@ export interface SweepJsonVariant {
   message?: string;
   /** Per loop line: the hot machine code the i-cache model reads (absent when no loop has it). */
   hotCode?: Record<string, SweepIcacheFacts | null>;
+  /** The i-cache entry of the variant's largest swept loop, measured or predicted (bench's `icache`). */
+  icache?: VariantIcache | null;
 }
 
 export interface SweepJson {
@@ -75,6 +77,7 @@ export function sweepJson(r: SweepResult): SweepJson {
     id: v.id,
     ...(v.message ? { message: v.message } : {}),
     ...(v.hotCode && Object.values(v.hotCode).some(f => f) ? { hotCode: v.hotCode } : {}),
+    ...(v.icache ? { icache: v.icache } : {}),
   });
   const best = r.best ? byId.get(r.best) : undefined;
   return {

@@ -10,6 +10,8 @@ import type { CompileFlags } from '../toolchain/flags';
 import type { Toolchain } from '../toolchain/toolchain';
 import { writtenFactor } from '../variants/rewrite';
 import { findLaunches } from '../parse/launches';
+import { icacheEntries } from '../profile/stages/icache';
+import { archLimits } from '../sass/occupancy';
 import { bestBy, gpuScore, staticBasis, staticRuleOf, staticScore, VIOLATION } from './objective';
 import { combineObservers, progressLine, SweepObserver, SweepProgress } from './observers/observer';
 import type { RunnerContext, SweepPhase, SweepRunner } from './runners/runner';
@@ -195,6 +197,7 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
   }
 
   chooseBest();
+  attachIcache(result);
   result.complete = !o.signal?.aborted;
   result.timing = { wallS: (Date.now() - startedMs) / 1000, ...runner.cost() };
   result.notes = sweepNotes(result, space, runner);
@@ -230,4 +233,28 @@ export function launchWarpsPerSm(text: string, kernel: string): { warpsPerSm: nu
   if (!l) return null;
   const warps = l.grid.blocksPerSm! * Math.ceil(l.block.value! / 32);
   return { warpsPerSm: warps, source: `the launch \`<<<${l.grid.text}, ${l.block.text}>>>\` at line ${l.line} (grid = SM count)` };
+}
+
+/**
+ * Each variant's i-cache entry for the results panel (issue 13), as a bench has: the largest hot
+ * code among its swept loops, predicted at the sweep's warps per SM (or the variant's theoretical
+ * occupancy), and measured (median ÷ the reference's, no_instruction share) once the GPU ran it.
+ */
+export function attachIcache(r: SweepResult): void {
+  const max = archLimits(r.arch)?.maxWarpsPerSM ?? null;
+  const rows = r.variants.map(v => ({
+    label: v.label,
+    status: v.status === 'ok' ? ('ok' as const) : ('compile' as const),
+    medianMs: v.medianMs,
+    stallShare: v.stallShare,
+    achievedOccupancy: v.achievedOccupancy,
+  }));
+  const builds = r.variants.map(v => {
+    const facts = Object.values(v.hotCode ?? {}).filter(f => f !== null);
+    const icache = facts.length ? facts.reduce((a, b) => (b!.bytes > a!.bytes ? b : a)) : null;
+    const theoretical = v.occupancy !== null && max ? Math.max(1, Math.round(v.occupancy * max)) : undefined;
+    return { icache, warpsPerSm: r.warpsPerSm ?? theoretical };
+  });
+  if (builds.every(b => !b.icache)) return;
+  icacheEntries(rows, builds, r.arch).forEach((e, i) => (r.variants[i].icache = e));
 }
