@@ -22,6 +22,7 @@ describe('settings declaration', () => {
       defines: [],
       unrollFactors: ['default', '1', '2', '4', '8', '16', 'full'],
       icacheBudgetBytes: 0,
+      warpsPerSm: 0,
       buildOnSave: true,
       jobs: 0,
       cache: { maxSizeGB: 4 },
@@ -54,13 +55,13 @@ describe('settings declaration', () => {
     assert.equal(protocol.DEFAULT_SETTINGS, DEFAULT_SETTINGS, 'protocol.ts re-exports the one declaration');
   });
 
-  test('keys: bloatThresholdStatements is the real setting; codeLens.enabled maps to codeLensEnabled; 33 settings', () => {
+  test('keys: bloatThresholdStatements is the real setting; codeLens.enabled maps to codeLensEnabled; 35 settings', () => {
     const keys = SETTING_ENTRIES.map(e => e.key);
     assert.ok(keys.includes('unrollLens.bloatThresholdStatements'));
     assert.ok(!keys.includes('unrollLens.bloatThresholdInstructions'));
     assert.deepEqual(SETTING_ENTRIES.find(e => e.key === 'unrollLens.codeLens.enabled')?.field, ['codeLensEnabled']);
     assert.equal(SETTING_ENTRIES.find(e => e.key === 'unrollLens.trace.server')?.field, null, 'read by the language client only');
-    assert.equal(keys.length, 34);
+    assert.equal(keys.length, 35);
     assert.equal(new Set(keys).size, keys.length);
   });
 
