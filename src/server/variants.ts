@@ -233,13 +233,15 @@ export class VariantService {
       warpsPerSm: this.settings().warpsPerSm,
       warpsOrigin: 'unrollLens.warpsPerSm',
       gpuName: this.gpuName,
+      // Scanned once here: the hover's prediction and recommendation both read them.
+      launches: findLaunches(text),
     };
     // A header's kernels are launched from its translation unit: its launches count too.
     const file = uri ? uriToPath(uri) : null;
     const tu = file ? this.headerUnit(file)?.unit : null;
     if (tu) {
       try {
-        ctx.launches = [...findLaunches(text), ...launchesIn(tu, fs.readFileSync(tu, 'utf8'))];
+        ctx.launches = [...ctx.launches!, ...launchesIn(tu, fs.readFileSync(tu, 'utf8'))];
       } catch {
         /* an unreadable unit: the header's own launches only */
       }
@@ -293,7 +295,7 @@ export class VariantService {
     }
     const fixedBudget = this.settings().icacheBudgetBytes;
     const context = this.icacheContext(text, analysis, uri);
-    const icache = { ...context, launches: context.launches ?? findLaunches(text) };
+    const icache = context;
     for (const k of analysis.kernels) {
       for (const loop of k.loops) {
         const m = r.loops.find(x => x.line === loop.line);
