@@ -294,8 +294,7 @@ export class VariantService {
       }
     }
     const fixedBudget = this.settings().icacheBudgetBytes;
-    const context = this.icacheContext(text, analysis, uri);
-    const icache = context;
+    const icache = this.icacheContext(text, analysis, uri);
     for (const k of analysis.kernels) {
       for (const loop of k.loops) {
         const m = r.loops.find(x => x.line === loop.line);
