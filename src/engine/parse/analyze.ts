@@ -13,7 +13,7 @@ import type {
   TripCount,
   UnrollPragma,
 } from './model';
-import { ConstScope, EvalResult, evalConst, parseNumberLiteral } from './constEval';
+import { ConstScope, EvalResult, combine, evalConst, parseNumberLiteral } from './constEval';
 import { findManualUnrolls } from './manualUnroll';
 import { MacroTable } from './macros/table';
 import { FileIndex, ScopeLookup } from './scopes';
@@ -665,6 +665,20 @@ function forLoopShape(loop: Node): LoopShape | null {
   let update = loop.childForFieldName('update');
   if (!cond || !update) return null;
 
+  // The variable the loop counts with: declared or assigned in the initializer, else the one the update writes.
+  const declared =
+    init?.type === 'declaration'
+      ? named(init)
+          .find(c => c.type === 'init_declarator')
+          ?.childForFieldName('declarator')?.text
+      : init?.type === 'assignment_expression'
+        ? init.childForFieldName('left')?.text
+        : update.type === 'update_expression'
+          ? update.childForFieldName('argument')?.text
+          : update.type === 'assignment_expression'
+            ? update.childForFieldName('left')?.text
+            : undefined;
+  const isCounter = (n: Node | null) => n?.type === 'identifier' && (!declared || n.text === declared);
   // Condition: i < b  or  b > i
   let variable: string | null = null;
   let bound: Node | null = null;
@@ -674,31 +688,27 @@ function forLoopShape(loop: Node): LoopShape | null {
     const r = cond.childForFieldName('right');
     const o = cond.childForFieldName('operator')?.text ?? '';
     if (!(o in FLIP)) return null;
-    if (l?.type === 'identifier') {
-      variable = l.text;
+    if (isCounter(l)) {
+      variable = l!.text;
       bound = r;
       op = o;
-    } else if (r?.type === 'identifier') {
-      variable = r.text;
+    } else if (isCounter(r)) {
+      variable = r!.text;
       bound = l;
       op = FLIP[o];
     }
   }
   if (!variable) {
     // `i < Traits<8>::kCount` read as a template-id named `i` (misparse.ts).
-    const declared =
-      init?.type === 'declaration'
-        ? named(init)
-            .find(c => c.type === 'init_declarator')
-            ?.childForFieldName('declarator')?.text
-        : init?.type === 'assignment_expression'
-          ? init.childForFieldName('left')?.text
-          : undefined;
     const repaired = declared ? repairLessThan(cond, declared) : null;
     if (repaired) {
       variable = declared!;
       bound = repaired;
       op = '<';
+    } else {
+      // Any other condition (`BASE + STEP <= N`): the variable is the one the update writes;
+      // tripCountUnder simulates the condition.
+      if (declared && /^[A-Za-z_]\w*$/.test(declared) && new RegExp(`\\b${declared}\\b`).test(cond.text)) variable = declared;
     }
   }
   if (!variable) return null;
@@ -846,6 +856,79 @@ function constantExtent(loop: Node, scope: ConstScope): number | null {
 }
 
 /**
+ * `int k = 0; for (; k + B <= N; k += B)`: the value the variable starts with when the loop has
+ * no initializer, from the statement just before it (a declaration or an assignment).
+ */
+function startBefore(loop: Node, variable: string): Node | null {
+  let prev = loop.previousNamedSibling;
+  while (
+    prev &&
+    (isComment(prev) ||
+      prev.type === 'preproc_call' ||
+      pragmaFromNode(prev) ||
+      (prev.type === 'expression_statement' && prev.text.trim() === ''))
+  ) {
+    prev = prev.previousNamedSibling;
+  }
+  if (prev?.type === 'declaration') {
+    const d = named(prev).find(c => c.type === 'init_declarator' && c.childForFieldName('declarator')?.text === variable);
+    return d?.childForFieldName('value') ?? null;
+  }
+  const e = prev?.type === 'expression_statement' ? named(prev)[0] : null;
+  if (
+    e?.type === 'assignment_expression' &&
+    e.childForFieldName('operator')?.text === '=' &&
+    e.childForFieldName('left')?.text === variable
+  ) {
+    return e.childForFieldName('right');
+  }
+  return null;
+}
+
+/** A condition that is not `i < bound`: evaluated for each value of the variable in turn. */
+function simulateTrips(loop: Node, shape: LoopShape, start: Node, scope: ConstScope): TripCount {
+  const cond = loop.childForFieldName('condition');
+  const a = evalConst(start, scope);
+  const s = shape.stepValue ?? evalConst(shape.step, scope);
+  const values = new Map(scope.values);
+  const probe: ConstScope = { ...scope, values };
+  const category = (v: EvalResult): TripCount => (v === 'runtime' ? 'runtime' : 'dependent');
+  if (typeof a !== 'number') return category(combine(a, s) ?? a);
+  values.set(shape.variable, a);
+  const first = evalConst(cond, probe);
+  if (typeof s !== 'number' || typeof first !== 'number') return category(combine(first, s) ?? first);
+  let i = a;
+  for (let n = 0; n < 1 << 16; n++) {
+    values.set(shape.variable, i);
+    const c = evalConst(cond, probe);
+    if (typeof c !== 'number') return category(c);
+    if (!c) return n;
+    const next = stepOnce(i, shape.updateOp, s);
+    if (next === null || next === i) return 'runtime';
+    i = next;
+  }
+  return 'runtime';
+}
+
+function stepOnce(i: number, op: LoopShape['updateOp'], s: number): number | null {
+  switch (op) {
+    case '+':
+      return i + s;
+    case '-':
+      return i - s;
+    case '*':
+      return i * s;
+    case '/':
+      return s ? Math.trunc(i / s) : null;
+    case '<<':
+      return i * 2 ** s;
+    case '>>':
+      return Math.floor(i / 2 ** s);
+  }
+  return null;
+}
+
+/**
  * The trip count under a scope. A bound that may be a compile-time constant we cannot evaluate
  * (a header's constant, a CuTe shape, wmma `num_elements`) counts as "dependent", never
  * "runtime": only provably run-time values make a trip count "runtime".
@@ -860,11 +943,13 @@ function tripCountUnder(loop: Node, kind: LoopKind, scope: ConstScope): TripCoun
   }
   if (loop.type === 'for_range_loop') return 'runtime';
   const shape = forLoopShape(loop);
-  if (!shape || !shape.start || !shape.bound) {
+  const start = shape ? (shape.start ?? startBefore(loop, shape.variable)) : null;
+  if (!shape || !start) {
     return shape?.bound && notRuntime(evalConst(shape.bound, scope)) ? 'dependent' : 'runtime';
   }
   if (bodyWritesVariable(loop.childForFieldName('body'), shape.variable)) return 'runtime';
-  const a = evalConst(shape.start, scope);
+  if (!shape.bound) return simulateTrips(loop, shape, start, scope);
+  const a = evalConst(start, scope);
   const b = evalConst(shape.bound, scope);
   const s = shape.stepValue ?? evalConst(shape.step, scope);
   for (const v of [a, b, s]) if (v === 'runtime') return 'runtime';
@@ -1080,13 +1165,29 @@ function analyzeFunction(
     return lookup.scope({ ...ctx, values });
   };
 
+  // In each copy of a fully unrolled loop with a compile-time trip count, its induction variable
+  // is a compile-time constant: inner bounds that use it (`j < i`, `j = 1 & i`) are not run-time.
+  const trips = new Map<number, TripCount>();
+  const unrolledVariables = (raw: RawLoop): string[] => {
+    const out: string[] = [];
+    for (let p = raw.parent; p; p = p.parent) {
+      const t = trips.get(p.node.id);
+      if (p.pragma?.pragma.kind !== 'full' || t === undefined || t === 'runtime' || p.node.type !== 'for_statement') continue;
+      const v = forLoopShape(p.node)?.variable;
+      if (v) out.push(v);
+    }
+    return out;
+  };
   const loops: Loop[] = rawLoops.map(raw => {
-    const scope = locals.length ? scopeAt(raw.startIndex) : baseScope;
+    let scope = locals.length ? scopeAt(raw.startIndex) : baseScope;
+    const outer = unrolledVariables(raw);
+    if (outer.length) scope = { ...scope, unboundTemplateParams: new Set([...scope.unboundTemplateParams, ...outer]) };
     let trip = tripCountUnder(raw.node, raw.kind, scope);
     if (trip === 'dependent' && instantiations.length) {
       const perInst = instantiations.map(inst => tripCountUnder(raw.node, raw.kind, instScope(scope, inst)));
       trip = new Set(perInst).size === 1 ? perInst[0] : 'dependent';
     }
+    trips.set(raw.node.id, trip);
     const shape = raw.node.type === 'for_statement' ? forLoopShape(raw.node) : null;
     return {
       line: raw.node.startPosition.row + 1,

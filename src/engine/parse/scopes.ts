@@ -50,6 +50,19 @@ function lastIdentifier(n: Node | null): string | null {
   return null;
 }
 
+/**
+ * The name a declarator declares: `x`, `*x`, `&x`, `x[N]`, `(&x)[N]` all declare `x` (the array
+ * size `N` is not the name, as the last identifier would be).
+ */
+export function declaredName(n: Node | null): string | null {
+  for (let i = 0; n && i < 16; i++) {
+    if (n.type === 'identifier' || n.type === 'field_identifier') return n.text;
+    if (n.type === 'qualified_identifier') return n.text.split('::').pop() ?? null;
+    n = n.childForFieldName('declarator') ?? named(n).find(c => !/^(type_qualifier|ms_|attribute)/.test(c.type)) ?? null;
+  }
+  return null;
+}
+
 /** One class (or specialisation) in the file. */
 interface ClassInfo {
   node: Node;
@@ -474,7 +487,7 @@ export class ScopeLookup {
       ...(fn.childForFieldName('body')?.descendantsOfType(['parameter_declaration', 'optional_parameter_declaration']) ?? []),
     ]) {
       if (!p) continue;
-      add(lastIdentifier(p.childForFieldName('declarator')), {
+      add(declaredName(p.childForFieldName('declarator')), {
         at: p.startIndex,
         kind: 'param',
         init: null,
@@ -486,7 +499,7 @@ export class ScopeLookup {
       const isConst = named(d).some(k => k.type === 'type_qualifier' && /^(const|constexpr)$/.test(k.text));
       for (const k of named(d)) {
         if (k.type === 'init_declarator') {
-          add(lastIdentifier(k.childForFieldName('declarator')), {
+          add(declaredName(k.childForFieldName('declarator')), {
             at: d.startIndex,
             kind: isConst ? 'const' : 'var',
             init: k.childForFieldName('value'),
@@ -498,7 +511,7 @@ export class ScopeLookup {
           k.type === 'pointer_declarator' ||
           k.type === 'reference_declarator'
         ) {
-          add(lastIdentifier(k), { at: d.startIndex, kind: isConst ? 'const' : 'var', init: null, type: d.childForFieldName('type') });
+          add(declaredName(k), { at: d.startIndex, kind: isConst ? 'const' : 'var', init: null, type: d.childForFieldName('type') });
         }
       }
     }
@@ -813,7 +826,7 @@ export class ScopeLookup {
     const values = new Map(calleeCtx.values);
     let bad: EvalResult | null = null;
     params.forEach((p, i) => {
-      const pname = lastIdentifier(p.childForFieldName('declarator'));
+      const pname = declaredName(p.childForFieldName('declarator'));
       const a = args[i] ?? p.childForFieldName('default_value');
       if (!pname) return;
       const v = a ? this.evalIn(a, ctx, depth + 1) : 'unknown';
