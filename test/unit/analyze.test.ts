@@ -2,6 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze, kernel, loopAt, lineOf } from './helpers';
 import { parsePragmaText } from '../../src/engine/parse/analyze';
+import { computeFindings } from '../../src/engine/parse/findings';
 
 describe('kernels and device functions', () => {
   test('finds __global__, __device__, templates, launch bounds; skips host code', async () => {
@@ -292,5 +293,102 @@ describe('broken and half-typed code never throws', () => {
     const k = kernel(a, 'k');
     assert.equal(a.hasSyntaxErrors, true);
     assert.equal(k.loops[0].pragma?.factor, 4);
+  });
+});
+
+describe('trip counts by C++ scope rules (issue 21)', () => {
+  const tripsOf = async (src: string, name: string) => kernel(await analyze(src), name).loops.map(l => l.tripCount);
+
+  test('class template parameters and members of template parameters are dependent, never runtime', async () => {
+    const src = `template <int N> struct Merge {
+  __device__ void run(float* x) {
+#pragma unroll
+    for (int i = 0; i < N / 2; ++i) x[i] = x[i + N / 2];
+  }
+};
+template <typename T> __device__ void fill(T& t, float* x, int n) {
+  for (int i = 0; i < T::kN; ++i) x[i] = 0;
+  for (int i = 0; i < t.kN; ++i) x[i] = 0;
+  for (int i = 0; i < n; ++i) x[i] = 0;
+}`;
+    assert.deepEqual(await tripsOf(src, 'run'), ['dependent']);
+    assert.deepEqual(await tripsOf(src, 'fill'), ['dependent', 'dependent', 'runtime']);
+    assert.ok(!computeFindings(await analyze(src)).some(f => f.code === 'full-unroll-runtime-trip'));
+  });
+
+  test('a member constant comes from the enclosing class, not another class or specialisation', async () => {
+    const src = `struct A {
+  static constexpr int kN = 4;
+  __device__ void f(float* x) {
+    for (int i = 0; i < kN; ++i) x[i] = 0;
+  }
+};
+struct B { static constexpr int kN = 4096; };
+template <typename T> struct Op {
+  enum { kFirst = 2, kN };
+  __device__ void g(float* x) { for (int i = 0; i < kN; ++i) x[i] = 0; }
+};
+template <> struct Op<double> {
+  static constexpr int kN = 64;
+  __device__ void h(float* x) { for (int i = 0; i < kN; ++i) x[i] = 0; }
+};`;
+    assert.deepEqual(await tripsOf(src, 'f'), [4]);
+    assert.deepEqual(await tripsOf(src, 'g'), [3]);
+    assert.deepEqual(await tripsOf(src, 'h'), [64]);
+  });
+
+  test('template-ids pick the matching explicit specialisation; misparsed `i < T<8>::k` conditions', async () => {
+    const src = `template <int N> struct Traits { static constexpr int kCount = N / 2; };
+template <> struct Traits<8> { static constexpr int kCount = 16; };
+__global__ void k(float* x) {
+  for (int i = 0; i < Traits<8>::kCount; ++i) x[i] = 0;
+  for (int i = 0; i < Traits<6>::kCount; ++i) x[i] = 0;
+}`;
+    assert.deepEqual(await tripsOf(src, 'k'), [16, 3]);
+  });
+
+  test('class template members take the instantiations visible in the file', async () => {
+    const src = `template <int N> struct Tile {
+  __device__ void run(float* x) { for (int i = 0; i < N; ++i) x[i] = 0; }
+};
+__global__ void k(float* x) { Tile<8> t; t.run(x); }`;
+    const f = kernel(await analyze(src), 'run');
+    assert.deepEqual(
+      f.loops.map(l => l.tripCount),
+      [8],
+    );
+    assert.deepEqual(f.instantiations, [{ N: 8 }]);
+  });
+
+  test('wmma num_elements, CuTe static shapes, sizeof and constexpr functions are compile-time', async () => {
+    const src = `constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
+struct Cfg { int n; };
+__device__ void f(wmma::fragment<wmma::accumulator, 16, 16, 16, float>& acc, Cfg c, float* x) {
+  Tensor t = make_tensor<float>(Shape<_4, _8>{});
+  for (int i = 0; i < acc.num_elements; ++i) x[i] = 0;
+  for (int i = 0; i < size<1>(t); ++i) x[i] = 0;
+  for (int i = 0; i < size(t); ++i) x[i] = 0;
+  for (int i = 0; i < Int<8>{}; ++i) x[i] = 0;
+  for (int i = 0; i < ceil_div(10, 4); ++i) x[i] = 0;
+  for (int i = 0; i < sizeof(Cfg); ++i) x[i] = 0;
+  for (int i = 0; i < c.n; ++i) x[i] = 0;
+}`;
+    assert.deepEqual(await tripsOf(src, 'f'), ['dependent', 8, 32, 8, 3, 'dependent', 'runtime']);
+  });
+
+  test('comma increments, conditions of another shape, starts before the loop, unrolled outer counters', async () => {
+    const src = `template <int BINS> __device__ void f(float* x, unsigned reg) {
+  constexpr int iters = 4;
+  for (int ii = 0; ii < iters; ii += 2, reg >>= 8) x[ii] = reg;
+  for (int b = 4 % 3; (b + 3) <= 10; b += 3) x[b] = 0;
+  int off = 0;
+  for (; off + 32 <= 128; off += 32) x[off] = 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+    for (int j = 1 & i; j < i; j += 2) x[j] = 0;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < i; ++j) x[j] = 0;
+}`;
+    assert.deepEqual(await tripsOf(src, 'f'), [2, 3, 4, 4, 'dependent', 4, 'runtime']);
   });
 });

@@ -13,9 +13,11 @@ import type {
   TripCount,
   UnrollPragma,
 } from './model';
-import { ConstScope, EvalResult, evalConst, parseNumberLiteral } from './constEval';
+import { ConstScope, EvalResult, combine, evalConst, parseNumberLiteral } from './constEval';
 import { findManualUnrolls } from './manualUnroll';
 import { MacroTable } from './macros/table';
+import { FileIndex, ScopeLookup } from './scopes';
+import { repairLessThan } from './misparse';
 
 /**
  * The macro table of the analysis in progress. Analysis is synchronous, so the entry points set it
@@ -300,7 +302,7 @@ function scanTopLevel(root: Node): TopLevel {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Constants visible at file scope: #define N 16, constexpr/const ints, enumerators, static members
+// Constants visible at namespace scope: #define N 16, constexpr/const ints, enumerators
 
 function collectFileConstants(nodes: Node[], values: Map<string, number>): void {
   const scope: ConstScope = { values, unboundTemplateParams: new Set() };
@@ -324,17 +326,11 @@ function collectFileConstants(nodes: Node[], values: Map<string, number>): void 
         case 'enum_specifier':
           collectEnum(child, scope);
           break;
-        case 'struct_specifier':
-        case 'class_specifier':
-        case 'field_declaration_list':
-          visit(named(child), depth + 1);
-          break;
+        // Class members are not namespace-scope names: scopes.ts looks them up by C++ scope
+        // rules (flattening them here let one class's kN answer for another's).
       }
-      if (child.type === 'declaration' || child.type === 'field_declaration') {
-        for (const e of named(child)) {
-          if (e.type === 'enum_specifier') collectEnum(e, scope);
-          else if (e.type === 'struct_specifier' || e.type === 'class_specifier') visit(named(e), depth + 1);
-        }
+      if (child.type === 'declaration') {
+        for (const e of named(child)) if (e.type === 'enum_specifier') collectEnum(e, scope);
       }
     }
   };
@@ -666,9 +662,23 @@ const FLIP: Record<string, string> = { '<': '>', '<=': '>=', '>': '<', '>=': '<=
 function forLoopShape(loop: Node): LoopShape | null {
   const init = loop.childForFieldName('initializer');
   const cond = loop.childForFieldName('condition');
-  const update = loop.childForFieldName('update');
+  let update = loop.childForFieldName('update');
   if (!cond || !update) return null;
 
+  // The variable the loop counts with: declared or assigned in the initializer, else the one the update writes.
+  const declared =
+    init?.type === 'declaration'
+      ? named(init)
+          .find(c => c.type === 'init_declarator')
+          ?.childForFieldName('declarator')?.text
+      : init?.type === 'assignment_expression'
+        ? init.childForFieldName('left')?.text
+        : update.type === 'update_expression'
+          ? update.childForFieldName('argument')?.text
+          : update.type === 'assignment_expression'
+            ? update.childForFieldName('left')?.text
+            : undefined;
+  const isCounter = (n: Node | null) => n?.type === 'identifier' && (!declared || n.text === declared);
   // Condition: i < b  or  b > i
   let variable: string | null = null;
   let bound: Node | null = null;
@@ -678,18 +688,45 @@ function forLoopShape(loop: Node): LoopShape | null {
     const r = cond.childForFieldName('right');
     const o = cond.childForFieldName('operator')?.text ?? '';
     if (!(o in FLIP)) return null;
-    if (l?.type === 'identifier') {
-      variable = l.text;
+    if (isCounter(l)) {
+      variable = l!.text;
       bound = r;
       op = o;
-    } else if (r?.type === 'identifier') {
-      variable = r.text;
+    } else if (isCounter(r)) {
+      variable = r!.text;
       bound = l;
       op = FLIP[o];
     }
   }
+  if (!variable) {
+    // `i < Traits<8>::kCount` read as a template-id named `i` (misparse.ts).
+    const repaired = declared ? repairLessThan(cond, declared) : null;
+    if (repaired) {
+      variable = declared!;
+      bound = repaired;
+      op = '<';
+    } else {
+      // Any other condition (`BASE + STEP <= N`): the variable is the one the update writes;
+      // tripCountUnder simulates the condition.
+      if (declared && /^[A-Za-z_]\w*$/.test(declared) && new RegExp(`\\b${declared}\\b`).test(cond.text)) variable = declared;
+    }
+  }
   if (!variable) return null;
 
+  // `ii += 2, reg >>= 8`: the one part of a comma expression that writes the variable is the update.
+  if (update.type === 'comma_expression') {
+    const parts: Node[] = [];
+    const flatten = (n: Node | null) => {
+      if (n?.type === 'comma_expression') {
+        flatten(n.childForFieldName('left'));
+        flatten(n.childForFieldName('right'));
+      } else if (n) parts.push(n);
+    };
+    flatten(update);
+    const writes = parts.filter(p => bodyWritesVariable(p, variable!) || writesItself(p, variable!));
+    if (writes.length !== 1) return null;
+    update = writes[0];
+  }
   // Update: i++ / ++i / i-- / i += s / i -= s / i *= s / i <<= s / i = i + s
   let updateOp: LoopShape['updateOp'] | null = null;
   let step: Node | null = null;
@@ -726,6 +763,13 @@ function forLoopShape(loop: Node): LoopShape | null {
     start = init.childForFieldName('right');
   }
   return { variable, start, bound, op, updateOp, step, stepValue };
+}
+
+/** Is the node itself an assignment or increment of the variable? */
+function writesItself(n: Node, variable: string): boolean {
+  if (n.type === 'assignment_expression') return n.childForFieldName('left')?.text === variable;
+  if (n.type === 'update_expression') return n.childForFieldName('argument')?.text === variable;
+  return false;
 }
 
 /** Does the loop body assign to the induction variable? Then its trip count is not static. */
@@ -811,24 +855,105 @@ function constantExtent(loop: Node, scope: ConstScope): number | null {
   return null;
 }
 
+/**
+ * `int k = 0; for (; k + B <= N; k += B)`: the value the variable starts with when the loop has
+ * no initializer, from the statement just before it (a declaration or an assignment).
+ */
+function startBefore(loop: Node, variable: string): Node | null {
+  let prev = loop.previousNamedSibling;
+  while (
+    prev &&
+    (isComment(prev) ||
+      prev.type === 'preproc_call' ||
+      pragmaFromNode(prev) ||
+      (prev.type === 'expression_statement' && prev.text.trim() === ''))
+  ) {
+    prev = prev.previousNamedSibling;
+  }
+  if (prev?.type === 'declaration') {
+    const d = named(prev).find(c => c.type === 'init_declarator' && c.childForFieldName('declarator')?.text === variable);
+    return d?.childForFieldName('value') ?? null;
+  }
+  const e = prev?.type === 'expression_statement' ? named(prev)[0] : null;
+  if (
+    e?.type === 'assignment_expression' &&
+    e.childForFieldName('operator')?.text === '=' &&
+    e.childForFieldName('left')?.text === variable
+  ) {
+    return e.childForFieldName('right');
+  }
+  return null;
+}
+
+/** A condition that is not `i < bound`: evaluated for each value of the variable in turn. */
+function simulateTrips(loop: Node, shape: LoopShape, start: Node, scope: ConstScope): TripCount {
+  const cond = loop.childForFieldName('condition');
+  const a = evalConst(start, scope);
+  const s = shape.stepValue ?? evalConst(shape.step, scope);
+  const values = new Map(scope.values);
+  const probe: ConstScope = { ...scope, values };
+  const category = (v: EvalResult): TripCount => (v === 'runtime' ? 'runtime' : 'dependent');
+  if (typeof a !== 'number') return category(combine(a, s) ?? a);
+  values.set(shape.variable, a);
+  const first = evalConst(cond, probe);
+  if (typeof s !== 'number' || typeof first !== 'number') return category(combine(first, s) ?? first);
+  let i = a;
+  for (let n = 0; n < 1 << 16; n++) {
+    values.set(shape.variable, i);
+    const c = evalConst(cond, probe);
+    if (typeof c !== 'number') return category(c);
+    if (!c) return n;
+    const next = stepOnce(i, shape.updateOp, s);
+    if (next === null || next === i) return 'runtime';
+    i = next;
+  }
+  return 'runtime';
+}
+
+function stepOnce(i: number, op: LoopShape['updateOp'], s: number): number | null {
+  switch (op) {
+    case '+':
+      return i + s;
+    case '-':
+      return i - s;
+    case '*':
+      return i * s;
+    case '/':
+      return s ? Math.trunc(i / s) : null;
+    case '<<':
+      return i * 2 ** s;
+    case '>>':
+      return Math.floor(i / 2 ** s);
+  }
+  return null;
+}
+
+/**
+ * The trip count under a scope. A bound that may be a compile-time constant we cannot evaluate
+ * (a header's constant, a CuTe shape, wmma `num_elements`) counts as "dependent", never
+ * "runtime": only provably run-time values make a trip count "runtime".
+ */
 function tripCountUnder(loop: Node, kind: LoopKind, scope: ConstScope): TripCount {
+  const notRuntime = (v: EvalResult) => v === 'dependent' || v === 'unknown';
   if (kind === 'do' || kind === 'while') {
     const cond = kind === 'do' ? loop.childForFieldName('condition') : loop.childForFieldName('condition');
     const c = evalConst(cond, scope);
     if (c === 0) return kind === 'do' ? 1 : 0;
-    return c === 'dependent' ? 'dependent' : 'runtime';
+    return notRuntime(c) ? 'dependent' : 'runtime';
   }
   if (loop.type === 'for_range_loop') return 'runtime';
   const shape = forLoopShape(loop);
-  if (!shape || !shape.start || !shape.bound) {
-    return shape?.bound && evalConst(shape.bound, scope) === 'dependent' ? 'dependent' : 'runtime';
+  const start = shape ? (shape.start ?? startBefore(loop, shape.variable)) : null;
+  if (!shape || !start) {
+    return shape?.bound && notRuntime(evalConst(shape.bound, scope)) ? 'dependent' : 'runtime';
   }
   if (bodyWritesVariable(loop.childForFieldName('body'), shape.variable)) return 'runtime';
-  const a = evalConst(shape.start, scope);
+  if (!shape.bound) return simulateTrips(loop, shape, start, scope);
+  const a = evalConst(start, scope);
   const b = evalConst(shape.bound, scope);
   const s = shape.stepValue ?? evalConst(shape.step, scope);
   for (const v of [a, b, s]) if (v === 'runtime') return 'runtime';
-  for (const v of [a, b, s]) if (v === 'dependent') return 'dependent';
+  for (const v of [a, b, s]) if (notRuntime(v)) return 'dependent';
   const n = countTrips(a as number, b as number, shape.op, shape.updateOp, s as number);
   return n === null ? 'runtime' : n;
 }
@@ -953,7 +1078,7 @@ function collectLocalConsts(body: Node, baseScope: ConstScope): { at: number; na
   const values = new Map(baseScope.values);
   for (const decl of body.descendantsOfType('declaration')) {
     if (!decl || !isConstDeclaration(decl)) continue;
-    const scope: ConstScope = { values, unboundTemplateParams: baseScope.unboundTemplateParams };
+    const scope: ConstScope = { ...baseScope, values };
     const before = new Map(values);
     collectConstDeclaration(decl, scope);
     for (const [name, value] of values) if (before.get(name) !== value) out.push({ at: decl.startIndex, name, value });
@@ -998,35 +1123,71 @@ interface FunctionResult {
   stray: StrayPragma[];
 }
 
-function analyzeFunction(fn: FunctionInfo, fileScope: ConstScope, instantiationArgs: string[][] | undefined): FunctionResult {
+function analyzeFunction(
+  fn: FunctionInfo,
+  fileScope: ConstScope,
+  instantiationArgs: string[][] | undefined,
+  lookup: ScopeLookup,
+): FunctionResult {
   const body = fn.node.childForFieldName('body');
   const templateNames = new Set(fn.templateParams.map(p => p.name));
-  const baseScope: ConstScope = { values: new Map(fileScope.values), unboundTemplateParams: templateNames };
-  for (const n of templateNames) baseScope.values.delete(n);
+  // Names resolve by C++ scope rules: locals, then the enclosing classes (members, template
+  // parameters, bases), then namespace constants (scopes.ts).
+  const classes = lookup.classesOf(fn.node);
+  const ctx = lookup.functionContext(fn.node, fileScope.values, templateNames, classes);
+  for (const n of templateNames) ctx.values.delete(n);
+  const baseScope: ConstScope = lookup.scope(ctx);
 
   const instantiations: Instantiation[] = (instantiationArgs ?? []).map(a => bindInstantiation(fn, a, fileScope));
   if (!instantiations.length && fn.templateParams.length && fn.templateParams.every(p => p.defaultValue)) {
     instantiations.push(bindInstantiation(fn, [], fileScope));
   }
+  // A member of a class template: each instantiation of the class seen in the file binds its parameters.
+  const classParams = classes.flatMap(c => c.info.templateParams).filter(p => !templateNames.has(p));
+  if (classParams.length) {
+    const classInsts = lookup.classInstantiations(classes);
+    if (classInsts.length) {
+      const own = instantiations.length ? instantiations.splice(0) : [new Map<string, number>()];
+      for (const c of classInsts) for (const o of own) if (instantiations.length < 64) instantiations.push(new Map([...c, ...o]));
+    }
+  }
+  const instScope = (scope: ConstScope, inst: Instantiation): ConstScope => {
+    const unbound = new Set([...scope.unboundTemplateParams].filter(n => !inst.has(n)));
+    const instCtx = { ...ctx, values: new Map([...scope.values, ...inst]), unbound };
+    return lookup.scope(instCtx);
+  };
 
   const rawLoops = body ? collectLoops(body) : [];
   const locals = body ? collectLocalConsts(body, baseScope) : [];
   const scopeAt = (index: number): ConstScope => {
     const values = new Map(baseScope.values);
     for (const c of locals) if (c.at < index) values.set(c.name, c.value);
-    return { values, unboundTemplateParams: templateNames };
+    return lookup.scope({ ...ctx, values });
   };
 
+  // In each copy of a fully unrolled loop with a compile-time trip count, its induction variable
+  // is a compile-time constant: inner bounds that use it (`j < i`, `j = 1 & i`) are not run-time.
+  const trips = new Map<number, TripCount>();
+  const unrolledVariables = (raw: RawLoop): string[] => {
+    const out: string[] = [];
+    for (let p = raw.parent; p; p = p.parent) {
+      const t = trips.get(p.node.id);
+      if (p.pragma?.pragma.kind !== 'full' || t === undefined || t === 'runtime' || p.node.type !== 'for_statement') continue;
+      const v = forLoopShape(p.node)?.variable;
+      if (v) out.push(v);
+    }
+    return out;
+  };
   const loops: Loop[] = rawLoops.map(raw => {
-    const scope = locals.length ? scopeAt(raw.startIndex) : baseScope;
+    let scope = locals.length ? scopeAt(raw.startIndex) : baseScope;
+    const outer = unrolledVariables(raw);
+    if (outer.length) scope = { ...scope, unboundTemplateParams: new Set([...scope.unboundTemplateParams, ...outer]) };
     let trip = tripCountUnder(raw.node, raw.kind, scope);
     if (trip === 'dependent' && instantiations.length) {
-      const perInst = instantiations.map(inst => {
-        const unbound = new Set([...templateNames].filter(n => !inst.has(n)));
-        return tripCountUnder(raw.node, raw.kind, { values: new Map([...scope.values, ...inst]), unboundTemplateParams: unbound });
-      });
+      const perInst = instantiations.map(inst => tripCountUnder(raw.node, raw.kind, instScope(scope, inst)));
       trip = new Set(perInst).size === 1 ? perInst[0] : 'dependent';
     }
+    trips.set(raw.node.id, trip);
     const shape = raw.node.type === 'for_statement' ? forLoopShape(raw.node) : null;
     return {
       line: raw.node.startPosition.row + 1,
@@ -1140,6 +1301,16 @@ export class FunctionCache {
   }
 }
 
+/** A digest of the file's class definitions (cache key: a member's value may change any trip count). */
+function classesDigest(top: TopLevel): string {
+  let h = 0x811c9dc5;
+  for (const { text } of top.others) {
+    if (!/\b(struct|class|union)\b/.test(text)) continue;
+    for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  }
+  return (h >>> 0).toString(16);
+}
+
 function hasRealSyntaxErrors(root: Node): boolean {
   if (!root.hasError) return false;
   // `_Pragma("…") for (…)` makes tree-sitter insert a MISSING ";" — that is valid CUDA.
@@ -1226,7 +1397,9 @@ function analyzeWholeTree(tree: Tree, path: string, cache?: FunctionCache): Anal
       templates.get(f.name)!.push(f);
     }
   const inst = templates.size ? collectInstantiations(top, templates) : new Map<string, string[][]>();
-  const constantsKey = cache ? JSON.stringify([...fileScope.values]) : '';
+  const lookup = new ScopeLookup(new FileIndex(root, fileScope.values));
+  // A function's trip counts depend on the classes of the file too (members, specialisations).
+  const constantsKey = cache ? JSON.stringify([...fileScope.values]) + classesDigest(top) : '';
   const kernels: Kernel[] = [];
   const strayPragmas: StrayPragma[] = [];
   const snapshotFunctions: AnalysisSnapshot['functions'] = [];
@@ -1241,7 +1414,7 @@ function analyzeWholeTree(tree: Tree, path: string, cache?: FunctionCache): Anal
         if (r) cache.hits++;
       }
       if (!r) {
-        r = analyzeFunction(fn, fileScope, args);
+        r = analyzeFunction(fn, fileScope, args, lookup);
         if (cache) {
           cache.misses++;
           cache.set(key, r);
@@ -1384,7 +1557,8 @@ function reanalyzeOneBody(
   const headMacros = (old.qualifierMacros ?? []).filter(m => !ownHead.includes(m)).join(' ');
   const info = functionInfo(node, templateDecl, old.qualifier, text, headMacros || undefined);
   if (!info || info.name !== f.name) return null;
-  const result = analyzeFunction(info, prev.fileScope, info.templateParams.length ? prev.instantiations.get(info.name) : undefined);
+  const lookup = new ScopeLookup(new FileIndex(tree.rootNode, prev.fileScope.values));
+  const result = analyzeFunction(info, prev.fileScope, info.templateParams.length ? prev.instantiations.get(info.name) : undefined, lookup);
   const functions = prev.functions.map((g, j) => {
     if (j === i) return { ...g, end: newEnd, bodyEnd: g.bodyEnd + delta, result };
     if (j < i) return g;

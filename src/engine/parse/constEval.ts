@@ -1,10 +1,18 @@
 // Evaluates integral constant expressions the way nvcc would see them at compile time:
 // literals, object-like #define macros, const/constexpr integers, enumerators, sizeof of
-// builtin types and template parameters bound by a visible instantiation.
+// builtin types and template parameters bound by a visible instantiation. Names the flat
+// `values` map does not know go to the scope's resolver (scopes.ts: C++ scope rules, class
+// members, specialisations, CuTe/wmma compile-time shapes).
 import type { Node } from './parser';
 
-/** Why an expression is not a plain number: it needs run-time values, or an unbound template parameter. */
-export type NotConstant = 'runtime' | 'dependent';
+/**
+ * Why an expression is not a plain number:
+ * - runtime:   it provably needs a run-time value (a parameter, a non-const local, threadIdx, memory);
+ * - dependent: it depends on a template parameter without a visible binding;
+ * - unknown:   it names something this file does not define (a header's constant, an unknown
+ *              function): possibly compile-time, so nothing may be claimed about it.
+ */
+export type NotConstant = 'runtime' | 'dependent' | 'unknown';
 
 export type EvalResult = number | NotConstant;
 
@@ -13,6 +21,11 @@ export interface ConstScope {
   values: Map<string, number>;
   /** Template parameters without a binding in this scope. */
   unboundTemplateParams: Set<string>;
+  /**
+   * Resolves what `values` does not know: identifiers, qualified names, member accesses, calls,
+   * compound literals (`Int<8>{}`). `undefined` falls back to the built-in rules below.
+   */
+  resolve?: (node: Node, depth: number) => EvalResult | undefined;
 }
 
 const BUILTIN_SIZES: Record<string, number> = {
@@ -57,10 +70,20 @@ export function parseNumberLiteral(text: string): number | null {
   return Number.isFinite(v) ? v : null;
 }
 
-function combine(a: EvalResult, b: EvalResult): NotConstant | null {
+/** A run-time operand makes the whole run-time; an unknown one makes it unknown; then dependent. */
+export function combine(a: EvalResult, b: EvalResult): NotConstant | null {
   if (a === 'runtime' || b === 'runtime') return 'runtime';
+  if (a === 'unknown' || b === 'unknown') return 'unknown';
   if (a === 'dependent' || b === 'dependent') return 'dependent';
   return null;
+}
+
+const RUNTIME_BUILTINS = new Set(['threadIdx', 'blockIdx', 'blockDim', 'gridDim', 'warpSize', 'clock', 'clock64']);
+
+/** Does the text mention one of the names as a whole word? */
+export function mentionsAny(text: string, names: Iterable<string>): boolean {
+  for (const n of names) if (new RegExp(`(^|[^\\w])${n.replace(/[$]/g, '\\$&')}([^\\w]|$)`).test(text)) return true;
+  return false;
 }
 
 function truncDiv(a: number, b: number): number {
@@ -93,14 +116,29 @@ export function evalConst(node: Node | null | undefined, scope: ConstScope, dept
       const v = scope.values.get(name);
       if (v !== undefined) return v;
       if (scope.unboundTemplateParams.has(name)) return 'dependent';
-      return 'runtime';
+      if (RUNTIME_BUILTINS.has(name)) return 'runtime';
+      return scope.resolve?.(node, depth) ?? 'runtime';
     }
     case 'qualified_identifier': {
-      // e.g. Config::kTile or std::numeric_limits… : use the last component if known.
+      if (scope.resolve) return scope.resolve(node, depth) ?? 'unknown';
+      // Without scope rules (macro and pragma text): use the last component if known.
       const last = node.text.split('::').pop() ?? '';
       const v = scope.values.get(last);
       return v !== undefined ? v : 'runtime';
     }
+    case 'field_expression': {
+      const arg = node.childForFieldName('argument');
+      if (arg?.type === 'identifier' && RUNTIME_BUILTINS.has(arg.text)) return 'runtime';
+      return scope.resolve?.(node, depth) ?? 'runtime';
+    }
+    case 'compound_literal_expression':
+    case 'template_function':
+      return scope.resolve?.(node, depth) ?? 'runtime';
+    case 'subscript_expression':
+    case 'pointer_expression':
+    case 'assignment_expression':
+    case 'update_expression':
+      return 'runtime';
     case 'cast_expression': {
       const value = node.childForFieldName('value');
       return evalConst(value, scope, depth + 1);
@@ -128,7 +166,8 @@ export function evalConst(node: Node | null | undefined, scope: ConstScope, dept
         .replace(/^\(|\)$/g, '')
         .trim();
       if (text && BUILTIN_SIZES[text] !== undefined) return BUILTIN_SIZES[text];
-      return 'runtime';
+      // sizeof is always a compile-time constant, even when we cannot tell its value.
+      return text && mentionsAny(text, scope.unboundTemplateParams) ? 'dependent' : 'unknown';
     }
     case 'conditional_expression': {
       const c = evalConst(node.childForFieldName('condition'), scope, depth + 1);
@@ -194,7 +233,7 @@ export function evalConst(node: Node | null | undefined, scope: ConstScope, dept
         if (bad) return bad;
         return fn.endsWith('min') ? Math.min(a as number, b as number) : Math.max(a as number, b as number);
       }
-      return 'runtime';
+      return scope.resolve?.(node, depth) ?? 'runtime';
     }
   }
   return 'runtime';
