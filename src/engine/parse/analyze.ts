@@ -958,6 +958,12 @@ function tripCountUnder(loop: Node, kind: LoopKind, scope: ConstScope): TripCoun
   return n === null ? 'runtime' : n;
 }
 
+/** The distinct identifiers of a loop's header (initializer, condition, update), in order. */
+function namesInLoopHeader(loop: Node): string[] {
+  const text = ['initializer', 'condition', 'update'].map(f => loop.childForFieldName(f)?.text ?? '').join(' ');
+  return [...new Set(text.match(/\b[A-Za-z_]\w*\b/g) ?? [])];
+}
+
 // ---------------------------------------------------------------------------------------------
 // Walking a function body. Node access in the wasm build is costly, so loops, pragmas and
 // declarations are found with one descendantsOfType query each and related through parents.
@@ -1183,11 +1189,15 @@ function analyzeFunction(
     const outer = unrolledVariables(raw);
     if (outer.length) scope = { ...scope, unboundTemplateParams: new Set([...scope.unboundTemplateParams, ...outer]) };
     let trip = tripCountUnder(raw.node, raw.kind, scope);
+    let byInstantiation: Loop['tripCountByInstantiation'];
     if (trip === 'dependent' && instantiations.length) {
       const perInst = instantiations.map(inst => tripCountUnder(raw.node, raw.kind, instScope(scope, inst)));
       trip = new Set(perInst).size === 1 ? perInst[0] : 'dependent';
+      if (trip === 'dependent')
+        byInstantiation = instantiations.map((inst, i) => ({ instantiation: Object.fromEntries(inst), tripCount: perInst[i] }));
     }
     trips.set(raw.node.id, trip);
+    const dependsOn = trip === 'dependent' ? namesInLoopHeader(raw.node).filter(n => scope.unboundTemplateParams.has(n)) : [];
     const shape = raw.node.type === 'for_statement' ? forLoopShape(raw.node) : null;
     return {
       line: raw.node.startPosition.row + 1,
@@ -1195,6 +1205,8 @@ function analyzeFunction(
       depth: depthOf(raw),
       pragma: raw.pragma ? buildPragma(raw.pragma, scope, instantiations) : null,
       tripCount: trip,
+      ...(trip === 'dependent' ? { tripDependsOn: dependsOn } : {}),
+      ...(byInstantiation ? { tripCountByInstantiation: byInstantiation } : {}),
       span: spanOf(raw.node),
       inductionVariable: shape?.variable ?? null,
       conditionText: (raw.node.childForFieldName('condition')?.text ?? '').replace(/^\((.*)\)$/s, '$1').replace(/\s+/g, ' '),

@@ -99,7 +99,10 @@ export function computeFindings(analysis: FileAnalysis, options: FindingOptions 
             (loop.conditionText ? ` (\`${loop.conditionText}\`)` : '') +
             ' is not a compile-time constant: nvcc cannot fully unroll it and uses its own partial unroll instead.',
         });
-      } else if (p?.kind === 'full' && loop.tripCount === 'dependent') {
+      } else if (p?.kind === 'full' && loop.tripCount === 'dependent' && loop.tripDependsOn?.length) {
+        // Only where a template argument decides the trip count: a constant we merely cannot
+        // evaluate (a header's, wmma's num_elements) is nvcc's to unroll, with nothing to tell.
+        const byInst = loop.tripCountByInstantiation;
         out.push({
           code: 'full-unroll-dependent-trip',
           severity: 'information',
@@ -107,10 +110,10 @@ export function computeFindings(analysis: FileAnalysis, options: FindingOptions 
           kernel: kernel.name,
           message:
             (p.form === 'macro' ? `${pragmaAsWritten(p)}: full` : 'Full') +
-            ' unroll depends on template parameters' +
-            (kernel.instantiations.length
-              ? ' whose instantiations give different trip counts.'
-              : ' with no instantiation visible in this file.') +
+            ` unroll of a loop whose trip count depends on ${loop.tripDependsOn.map(n => `\`${n}\``).join(', ')}` +
+            (byInst?.length
+              ? `: the instantiations in this file give ${byInst.map(b => b.tripCount).join(', ')}.`
+              : ', with no instantiation visible in this file.') +
             ' Each instantiation is unrolled separately; its code size grows with the trip count.',
         });
       }

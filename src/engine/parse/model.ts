@@ -80,6 +80,14 @@ export interface Loop {
   depth: number;
   pragma: UnrollPragma | null;
   tripCount: TripCount;
+  /**
+   * With tripCount "dependent": the template parameters (or counters of enclosing fully unrolled
+   * loops) the loop's header names. Empty: a compile-time constant this file does not let us
+   * evaluate (a header's constant, wmma `num_elements`): nothing depends on a template argument.
+   */
+  tripDependsOn?: string[];
+  /** With tripCount "dependent" and instantiations visible in the file: the trip count of each. */
+  tripCountByInstantiation?: { instantiation: Record<string, number>; tripCount: TripCount }[];
   span: SourceSpan;
   /** Induction variable when the loop has the canonical `for (int i = a; i < b; i += s)` shape. */
   inductionVariable: string | null;

@@ -49,7 +49,26 @@ export function pragmaExpansionText(p: UnrollPragma): string | null {
 }
 
 export function tripCountSummary(loop: Loop): string {
-  return `trip count ${loop.tripCount}`;
+  return `trip count ${tripCountText(loop)}`;
+}
+
+/**
+ * A trip count as a reader should take it: a number; "runtime"; per instantiation where the
+ * file's instantiations give different ones; "depends on N" where a template argument decides
+ * it; "compile-time (not evaluated)" for a constant we cannot read (a header's, wmma's).
+ */
+export function tripCountText(loop: Loop): string {
+  if (loop.tripCount !== 'dependent') return String(loop.tripCount);
+  const byInst = loop.tripCountByInstantiation;
+  if (byInst?.length) return byInst.map(b => `${b.tripCount} (${instantiationText(b.instantiation)})`).join(' · ');
+  const names = loop.tripDependsOn ?? [];
+  return names.length ? `depends on ${names.join(', ')}` : 'compile-time (not evaluated)';
+}
+
+function instantiationText(inst: Record<string, number>): string {
+  return Object.entries(inst)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(', ');
 }
 
 export function manualUnrollSummary(m: ManualUnroll): string {
@@ -108,7 +127,12 @@ export function loopHoverMarkdown(kernel: Kernel, loop: Loop): string {
   if (expansion) rows.push(['Macro expansion', expansion]);
   let trip = String(loop.tripCount);
   if (loop.tripCount === 'runtime') trip = 'runtime (not a compile-time constant)';
-  if (loop.tripCount === 'dependent') trip = 'dependent on template parameters (no single visible instantiation)';
+  if (loop.tripCount === 'dependent')
+    trip = loop.tripCountByInstantiation?.length
+      ? `by instantiation: ${tripCountText(loop)}`
+      : loop.tripDependsOn?.length
+        ? `${tripCountText(loop)} (template parameters with no instantiation visible in this file)`
+        : 'a compile-time constant Unroll Lens cannot evaluate from this file (e.g. defined in a header it could not read): nvcc knows it';
   rows.push(['Trip count', trip]);
   rows.push(['Nesting', loop.depth === 0 ? 'outermost loop' : `depth ${loop.depth}, inside the loop at line ${loop.parentLine}`]);
   rows.push(['Kernel', `\`${kernelLabel(kernel)}\` (line ${kernel.line})`]);

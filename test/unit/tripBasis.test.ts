@@ -1,0 +1,69 @@
+// What a non-numeric compile-time trip count is said to depend on: per instantiation where the
+// file's instantiations differ, "depends on N" for a template parameter, and "compile-time (not
+// evaluated)" — with no diagnostic — for a constant we cannot read.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { analyze, kernel, loopAt, lineOf } from './helpers';
+import { computeFindings } from '../../src/engine/parse/findings';
+import { loopHoverMarkdown, tripCountSummary } from '../../src/engine/report/describe';
+
+describe('trip count basis', () => {
+  test('instantiations with different trip counts are shown one by one', async () => {
+    const src = `template <int N> __global__ void k(float* x) {
+  #pragma unroll
+  for (int i = 0; i < N; ++i) x[i] = 0;
+}
+template __global__ void k<4>(float*);
+template __global__ void k<16>(float*);
+`;
+    const a = await analyze(src);
+    const l = loopAt(kernel(a, 'k'), 3);
+    assert.equal(l.tripCount, 'dependent');
+    assert.deepEqual(l.tripCountByInstantiation, [
+      { instantiation: { N: 4 }, tripCount: 4 },
+      { instantiation: { N: 16 }, tripCount: 16 },
+    ]);
+    assert.equal(tripCountSummary(l), 'trip count 4 (N=4) · 16 (N=16)');
+    const f = computeFindings(a).find(x => x.code === 'full-unroll-dependent-trip');
+    assert.match(f!.message, /depends on `N`: the instantiations in this file give 4, 16\./);
+  });
+
+  test('a template parameter with no instantiation: depends on it, by name', async () => {
+    const src = `template <typename T> struct Tile {
+  __device__ void run(float* x) {
+    #pragma unroll
+    for (int i = 0; i < T::kRows; ++i) x[i] = 0;
+  }
+};
+`;
+    const a = await analyze(src);
+    const l = loopAt(kernel(a, 'run'), lineOf(src, 'for ('));
+    assert.deepEqual(l.tripDependsOn, ['T']);
+    assert.equal(tripCountSummary(l), 'trip count depends on T');
+    assert.match(loopHoverMarkdown(kernel(a, 'run'), l), /depends on T \(template parameters with no instantiation visible/);
+    assert.equal(computeFindings(a).filter(x => x.code === 'full-unroll-dependent-trip').length, 1);
+  });
+
+  test('a constant from an unread header is compile-time, not a template dependence, and not flagged', async () => {
+    const src = `#include <mma.h>
+using namespace nvcuda;
+__device__ void zero(wmma::fragment<wmma::accumulator, 16, 16, 16, float>& acc) {
+  #pragma unroll
+  for (int t = 0; t < acc.num_elements; ++t) acc.x[t] = 0;
+}
+__device__ void fill(float* x) {
+  #pragma unroll
+  for (int i = 0; i < LIB_TILE_ROWS; ++i) x[i] = 0;
+}
+`;
+    const a = await analyze(src);
+    for (const name of ['zero', 'fill']) {
+      const l = kernel(a, name).loops[0];
+      assert.equal(l.tripCount, 'dependent', name);
+      assert.deepEqual(l.tripDependsOn, [], name);
+      assert.equal(tripCountSummary(l), 'trip count compile-time (not evaluated)');
+      assert.match(loopHoverMarkdown(kernel(a, name), l), /compile-time constant Unroll Lens cannot evaluate/);
+    }
+    assert.deepEqual(computeFindings(a), []);
+  });
+});
