@@ -22,6 +22,13 @@ export interface PreprocessOptions {
   defines: string[];
   /** The device architecture, e.g. `sm_90`; sets `__CUDA_ARCH__`. */
   arch: string;
+  /**
+   * Searched last, after every directory nvcc would search: the scanned tree's folders (its root
+   * and root/include), for a library read without its build flags (`#include "cutlass/cutlass.h"`
+   * from cutlass/include, tiny-cuda-nn's src/*.cu finding include/tiny-cuda-nn/). Only a header
+   * found nowhere else comes from here, so correct flags never lose what these find.
+   */
+  fallbackIncludeDirs?: string[];
   /** The nvcc version, for `__CUDACC_VER_MAJOR__`/`_MINOR__`. */
   cudaVersion?: { major: number; minor: number };
 }
@@ -420,6 +427,7 @@ export class DeadlineExceeded extends Error {
 class Run {
   private readonly state: State;
   private readonly searchDirs: string[];
+  /** Tried after searchDirs when nothing there has the header: the fallback dirs, then the file's ancestors. */
   private readonly ancestors: string[] = [];
   private readonly optionsKey: string;
   /** Snapshots cost a copy of every macro: only a file's first includes, the ones files share, get them. */
@@ -438,6 +446,7 @@ class Run {
     private readonly deadline?: number,
   ) {
     this.searchDirs = [...options.includeDirs, ...options.systemIncludeDirs];
+    this.ancestors.push(...(options.fallbackIncludeDirs ?? []));
     for (let d = path.dirname(path.dirname(file)), i = 0; i < 6 && d !== path.dirname(d); d = path.dirname(d), i++) this.ancestors.push(d);
     const macros = new MacroMap();
     for (const d of predefinedMacros(options)) {
@@ -453,7 +462,7 @@ class Run {
       }
     }
     this.state = { macros: macros.child(), headers: new Set(), unresolved: [], id: 0 };
-    this.optionsKey = JSON.stringify([this.searchDirs, options.defines, options.arch, options.cudaVersion ?? null]);
+    this.optionsKey = JSON.stringify([this.searchDirs, options.fallbackIncludeDirs ?? [], options.defines, options.arch, options.cudaVersion ?? null]);
   }
 
   runMain(text: string): MacroEnvironment {
