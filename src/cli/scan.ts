@@ -1,11 +1,11 @@
 // `unroll-lens scan`: kernels, loops, pragmas, trip counts and manual unrolls, without a compiler.
 import * as fs from 'fs';
-import { collectScanFiles, scanFiles, ScanInputError, SkippedFile, toScanJson } from '../engine/parse/scan';
+import * as path from 'path';
+import { collectScanFiles, ScanInputError, SkippedFile, toScanJson } from '../engine/parse/scan';
 import { computeFindings } from '../engine/parse/findings';
-import { CudaDocuments } from '../engine/parse/documents';
 import { loopLensSummary, kernelLabel, manualUnrollSummary } from '../engine/report/describe';
 import type { FileAnalysis } from '../engine/parse/model';
-import { cliMacros } from './macros';
+import { scanInParallel } from './scanPool';
 import { defineCommand } from './args';
 import { EXIT, UsageError } from './io';
 import { checkInputFile } from './inputs';
@@ -44,15 +44,9 @@ export const scanCommand = defineCommand({
     if (!files.length) throw new ScanInputError(`no .cu or .cuh files (or headers with device code) in ${positionals.join(', ')}`);
     const headers = !options['builtin-macros'];
     const progress = new Progress('scan', files.length, io.isTTY && !json ? io.err : null);
-    const docs = await CudaDocuments.create();
     // Headers nothing else finds are looked for in the scanned folders (and their include/).
-    const macros = headers ? cliMacros(process.cwd(), null, positionals.filter(isDirectory)) : undefined;
-    const results: FileAnalysis[] = [];
-    for (const f of files) {
-      results.push(...(await scanFiles([f], docs, macros, texts)));
-      texts.delete(f);
-      progress.tick(f);
-    }
+    const scanRoots = positionals.filter(isDirectory).map(p => path.resolve(p));
+    const results = await scanInParallel(files, texts, { cwd: process.cwd(), scanRoots, headers }, f => progress.tick(f));
     progress.done();
     io.out(json ? JSON.stringify(toScanJson(results, skipped), null, 2) + '\n' : renderTable(results, skipped));
     const findings = results.reduce((n, r) => n + computeFindings(r).length, 0);
