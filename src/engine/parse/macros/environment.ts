@@ -317,7 +317,12 @@ export class Preprocessor {
   private readonly snapshots = new Map<string, Snapshot>();
   private nextId = 1;
 
-  /** Forgets headers whose size or mtime changed (or that vanished); true when any did. */
+  /**
+   * Forgets headers whose directives changed (or that vanished or appeared); true when any did.
+   * A header whose size or mtime changed is read again, but an edit that leaves its directives as
+   * they were (a function body saved) keeps every table that read it: what invalidates is the
+   * content macros come from, not the file's date.
+   */
   revalidate(): boolean {
     let changed = false;
     for (const [p, h] of this.headers) {
@@ -328,6 +333,11 @@ export class Preprocessor {
         st = null;
       }
       if (!h ? st?.isFile() : !st || st.size !== h.size || st.mtimeMs !== h.mtimeMs) {
+        if (h && st?.isFile() && st.size <= MAX_HEADER_BYTES && sameDirectives(h.directives, p)) {
+          h.size = st.size;
+          h.mtimeMs = st.mtimeMs;
+          continue;
+        }
         this.headers.delete(p);
         changed = true;
       }
@@ -403,6 +413,17 @@ export class Preprocessor {
     }
     return e;
   }
+}
+
+/** Whether the file at `p` now has the same directives (same text, same lines) as `before`. */
+function sameDirectives(before: Directive[], p: string): boolean {
+  let now: Directive[];
+  try {
+    now = readDirectives(fs.readFileSync(p, 'latin1'));
+  } catch {
+    return false;
+  }
+  return now.length === before.length && now.every((d, i) => d.name === before[i].name && d.rest === before[i].rest && d.line === before[i].line);
 }
 
 /** Parsed once per directive: the same object each time a header is read again. */
