@@ -19,9 +19,9 @@ export const scanCommand = defineCommand({
     'Parses each file with tree-sitter, the same analysis as the editor. Directories are searched recursively for .cu and\n' +
     '.cuh files, and .h/.hpp/.inl headers that hold device code, also through qualifier macros the tree defines\n' +
     '(node_modules and dot-folders are skipped); files a walk does not scan are counted, and listed with the reason in\n' +
-    "--json. Macros that qualify functions or spell unroll pragmas are expanded from the #defines each file sees: its\n" +
+    '--json. Macros that qualify functions or spell unroll pragmas are expanded from the #defines each file sees: its\n' +
     "own and its headers', found through compile_commands.json (from the current directory up), the CUDA toolkit's\n" +
-    'include directories, then the scanned directories and their include/ folders, with #if taken as for nvcc\'s device\n' +
+    "include directories, then the scanned directories and their include/ folders, with #if taken as for nvcc's device\n" +
     'pass. Names no readable header defines fall back to a built-in table of the CCCL, CUTLASS, CuTe and PyTorch\n' +
     'macros. Nothing is run. The table ends each file with the diagnostics the editor shows.',
   options: {

@@ -6,7 +6,18 @@
 import * as fs from 'fs';
 import * as path from 'path';
 
-const TOPICS = ['arch', 'gemm/threadblock', 'gemm/warp', 'gemm/kernel', 'epilogue/thread', 'epilogue/warp', 'layout', 'transform', 'conv', 'reduction'];
+const TOPICS = [
+  'arch',
+  'gemm/threadblock',
+  'gemm/warp',
+  'gemm/kernel',
+  'epilogue/thread',
+  'epilogue/warp',
+  'layout',
+  'transform',
+  'conv',
+  'reduction',
+];
 
 const CONFIG = `#pragma once
 // Configuration of the generated library (CUTLASS style).
@@ -138,7 +149,9 @@ export function generateHeaderLibrary(root: string, files = 800, structsPerFile 
     const idx = Math.floor(i / TOPICS.length);
     const rel = `gl/${topic}/${topic.replace(/\//g, '_')}_${idx}.h`;
     // Each header includes up to three earlier ones (a DAG, as real libraries have).
-    const includes = [names[i - 1], names[i - 7], names[Math.floor(i / 2)]].filter((h, k, a): h is string => !!h && a.indexOf(h) === k && h !== rel);
+    const includes = [names[i - 1], names[i - 7], names[Math.floor(i / 2)]].filter(
+      (h, k, a): h is string => !!h && a.indexOf(h) === k && h !== rel,
+    );
     fs.mkdirSync(path.dirname(path.join(root, 'include', rel)), { recursive: true });
     fs.writeFileSync(path.join(root, 'include', rel), header(topic, idx, includes, structsPerFile, accessorsPerFile));
     names.push(rel);

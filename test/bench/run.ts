@@ -363,7 +363,12 @@ export async function headerOpenBench(root: string) {
     d.push(edit(def, `#define GL_BENCH_${i} 1\n`.length, ''));
   }
   const ds = stats(d);
-  row('a #define typed in that header and deleted: table + parse + analysis', `p50 ${ds.p50.toFixed(1)} ms, p95 ${ds.p95.toFixed(1)} ms`, '', null);
+  row(
+    'a #define typed in that header and deleted: table + parse + analysis',
+    `p50 ${ds.p50.toFixed(1)} ms, p95 ${ds.p95.toFixed(1)} ms`,
+    '',
+    null,
+  );
   if (docs.text('h') !== text) throw new Error('header bench edits did not restore the text');
 }
 

@@ -68,7 +68,10 @@ void host() { for (int i = 0; i < 3; ++i) {} }
     put('kernel.cu', '#include "ops.h"\n__global__ void k(float* x) { zero4(x); }\n');
     // ops.h is device code only through defs.h's macro (repro m4); defs.h itself holds none.
     put('defs.h', '#pragma once\n#define MYLIB_DEVICE_ MYLIB_DEVICE\n#define MYLIB_DEVICE __device__\n');
-    put('lib/ops.h', '#pragma once\n#include "../defs.h"\nMYLIB_DEVICE_ void zero4(float* x) {\n#pragma unroll\n  for (int i = 0; i < 4; ++i) x[i] = 0;\n}\n');
+    put(
+      'lib/ops.h',
+      '#pragma once\n#include "../defs.h"\nMYLIB_DEVICE_ void zero4(float* x) {\n#pragma unroll\n  for (int i = 0; i < 4; ++i) x[i] = 0;\n}\n',
+    );
     put('host.hpp', 'struct S { int device_count; };\n');
     put('broken.cu', '__global__ void b(float* x) {\n  for (int i = 0; i < 4; ++i) x[i] = ;\n}\n');
     put('blob.cuh', Buffer.from([0x5f, 0x00, 0x01, 0x02]));
@@ -121,7 +124,9 @@ void host() { for (int i = 0; i < 3; ++i) {} }
     // tiny-cuda-nn's layout: src/*.cu include <tnn/common.h> from include/.
     put('include/tnn/common.h', '#pragma once\n#define TNN_UNROLL _Pragma("unroll")\n#define TNN_DEV __device__ __forceinline__\n');
     put('src/a.cu', '#include <tnn/common.h>\nTNN_DEV void f(float* x) {\n  TNN_UNROLL\n  for (int i = 0; i < 4; ++i) x[i] = 0;\n}\n');
-    type J = { files: { path: string; kernels: { loops: { pragma: { macro?: { origin: { kind: string; file?: string } } } | null }[] }[] }[] };
+    type J = {
+      files: { path: string; kernels: { loops: { pragma: { macro?: { origin: { kind: string; file?: string } } } | null }[] }[] }[];
+    };
     const pragmas = (j: J) =>
       j.files.flatMap(f => f.kernels.flatMap(k => k.loops.map(l => l.pragma?.macro?.origin.file ?? l.pragma?.macro?.origin.kind ?? null)));
     const tree = JSON.parse((await run(['scan', dir, '--json'])).out) as J;

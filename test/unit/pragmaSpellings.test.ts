@@ -90,7 +90,12 @@ describe('pragma macros from headers, every spelling nvcc accepts', () => {
 
   test('the host branch (no __CUDA_ARCH__) defines them empty: no pragma from them', async () => {
     const { file } = project();
-    const { table } = new MacroTables().tableFor(file, SOURCE, { includeDirs: [], systemIncludeDirs: [], defines: ['-__CUDA_ARCH__'], arch: 'sm_90' });
+    const { table } = new MacroTables().tableFor(file, SOURCE, {
+      includeDirs: [],
+      systemIncludeDirs: [],
+      defines: ['-__CUDA_ARCH__'],
+      arch: 'sm_90',
+    });
     assert.equal(table.pragma('CUTLASS_PRAGMA_UNROLL'), undefined);
     const a = (await documents()).analyzeOnce(SOURCE, file, table);
     const names = kernel(a, 'k').loops.map(l => l.pragma?.macro?.name ?? null);

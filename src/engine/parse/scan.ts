@@ -69,7 +69,7 @@ export function projectQualifierMacros(texts: Iterable<string>): Set<string> {
     }
   }
   const names = new Set<string>();
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const [name, list] of bodies) {
       if (names.has(name)) continue;

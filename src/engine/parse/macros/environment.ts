@@ -423,7 +423,9 @@ function sameDirectives(before: Directive[], p: string): boolean {
   } catch {
     return false;
   }
-  return now.length === before.length && now.every((d, i) => d.name === before[i].name && d.rest === before[i].rest && d.line === before[i].line);
+  return (
+    now.length === before.length && now.every((d, i) => d.name === before[i].name && d.rest === before[i].rest && d.line === before[i].line)
+  );
 }
 
 /** Parsed once per directive: the same object each time a header is read again. */
@@ -483,7 +485,13 @@ class Run {
       }
     }
     this.state = { macros: macros.child(), headers: new Set(), unresolved: [], id: 0 };
-    this.optionsKey = JSON.stringify([this.searchDirs, options.fallbackIncludeDirs ?? [], options.defines, options.arch, options.cudaVersion ?? null]);
+    this.optionsKey = JSON.stringify([
+      this.searchDirs,
+      options.fallbackIncludeDirs ?? [],
+      options.defines,
+      options.arch,
+      options.cudaVersion ?? null,
+    ]);
   }
 
   runMain(text: string): MacroEnvironment {

@@ -273,7 +273,13 @@ function classifyWith(def: MacroDefinition, macros: MacroLookup): Meaning {
 export function pragmaIn(tokens: Token[]): string | null {
   for (let i = 0; i + 1 < tokens.length; i++) {
     const t = tokens[i];
-    if (t.text === '_Pragma' && i + 3 < tokens.length && tokens[i + 1].text === '(' && tokens[i + 2].kind === 'str' && tokens[i + 3].text === ')') {
+    if (
+      t.text === '_Pragma' &&
+      i + 3 < tokens.length &&
+      tokens[i + 1].text === '(' &&
+      tokens[i + 2].kind === 'str' &&
+      tokens[i + 3].text === ')'
+    ) {
       const s = tokens[i + 2].text;
       return s
         .slice(s.indexOf('"') + 1, -1)
