@@ -30,10 +30,11 @@ const CHUNK = 8;
 /** Below this many files a thread's start-up (the parser, the toolkit's headers) costs more than it saves. */
 const MIN_FILES_PER_WORKER = 48;
 
-/** Threads for `files` files: UNROLL_LENS_SCAN_THREADS, else one per core (at most 8), 1 for small scans. */
+/** Threads for `files` files: UNROLL_LENS_SCAN_THREADS (one per chunk at most), else one per core (at most 8), fewer for small scans. */
 export function scanThreads(files: number): number {
   const env = Number(process.env.UNROLL_LENS_SCAN_THREADS);
-  const cores = Number.isInteger(env) && env > 0 ? env : Math.min(8, os.availableParallelism?.() ?? os.cpus().length);
+  if (Number.isInteger(env) && env > 0) return Math.max(1, Math.min(env, Math.ceil(files / CHUNK)));
+  const cores = Math.min(8, os.availableParallelism?.() ?? os.cpus().length);
   return Math.max(1, Math.min(cores, Math.floor(files / MIN_FILES_PER_WORKER)));
 }
 

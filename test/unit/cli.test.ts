@@ -115,6 +115,37 @@ void host() { for (int i = 0; i < 3; ++i) {} }
     } else t.diagnostic('no FIFOs');
   });
 
+  test('a scan on several threads gives the same output as on one, in the same order', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-threads-'));
+    fs.writeFileSync(path.join(dir, 'cfg.h'), '#pragma once\n#define T_DEV __device__\n#define T_UNROLL #pragma unroll\n');
+    for (let i = 0; i < 40; i++)
+      fs.writeFileSync(
+        path.join(dir, `k${String(i).padStart(2, '0')}.cu`),
+        `#include "cfg.h"\nT_DEV void f${i}(float* a) {\n  T_UNROLL\n  for (int i = 0; i < ${i + 1}; ++i) a[i] = 0;\n}\n`,
+      );
+    const before = process.env.UNROLL_LENS_SCAN_THREADS;
+    const runWith = async (threads: string) => {
+      process.env.UNROLL_LENS_SCAN_THREADS = threads;
+      const r = await run(['scan', dir, '--json']);
+      assert.equal(r.code, 0, r.err);
+      return r.out;
+    };
+    try {
+      const one = await runWith('1');
+      const three = await runWith('3');
+      assert.equal(three, one);
+      const j = JSON.parse(one) as { files: { kernels: { loops: { tripCount: unknown; pragma: unknown }[] }[] }[] };
+      assert.deepEqual(
+        j.files.map(f => f.kernels[0].loops[0].tripCount),
+        Array.from({ length: 40 }, (_, i) => i + 1),
+      );
+      assert.ok(j.files.every(f => f.kernels[0].loops[0].pragma !== null));
+    } finally {
+      if (before === undefined) delete process.env.UNROLL_LENS_SCAN_THREADS;
+      else process.env.UNROLL_LENS_SCAN_THREADS = before;
+    }
+  });
+
   test('headers are found in the scanned tree (its root and include/) when no flags name them; flags lose nothing', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-tree-'));
     const put = (name: string, text: string) => {
