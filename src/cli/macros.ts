@@ -5,9 +5,12 @@ import { MacroTable, MacroTables, optionsFromProject } from '../engine/parse/mac
 import type { ScanMacros } from '../engine/parse/scan';
 import { DEFAULT_ARCH } from '../engine/toolchain/toolchain';
 
-/** Each file's macros from its flags and the toolkit's headers (scan: one reader for all files). */
-export function cliMacros(cwd = process.cwd(), arch: string | null = null): ScanMacros {
-  return { tables: new MacroTables(), optionsFor: optionsFromProject(cwd, arch, DEFAULT_ARCH) };
+/**
+ * Each file's macros from its flags and the toolkit's headers (scan: one reader for all files);
+ * `scanRoots`: the directories being scanned, searched last for headers nothing else finds.
+ */
+export function cliMacros(cwd = process.cwd(), arch: string | null = null, scanRoots: string[] = []): ScanMacros {
+  return { tables: new MacroTables(), optionsFor: optionsFromProject(cwd, arch, DEFAULT_ARCH, scanRoots) };
 }
 
 /** The macro table of one file (`file`: its real path, which its relative #includes start from). */

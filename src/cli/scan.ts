@@ -1,10 +1,11 @@
 // `unroll-lens scan`: kernels, loops, pragmas, trip counts and manual unrolls, without a compiler.
-import { collectCudaFiles, scanFiles, ScanInputError, toScanJson } from '../engine/parse/scan';
+import * as fs from 'fs';
+import * as path from 'path';
+import { collectScanFiles, ScanInputError, SkippedFile, toScanJson } from '../engine/parse/scan';
 import { computeFindings } from '../engine/parse/findings';
-import { CudaDocuments } from '../engine/parse/documents';
 import { loopLensSummary, kernelLabel, manualUnrollSummary } from '../engine/report/describe';
 import type { FileAnalysis } from '../engine/parse/model';
-import { cliMacros } from './macros';
+import { scanInParallel } from './scanPool';
 import { defineCommand } from './args';
 import { EXIT, UsageError } from './io';
 import { checkInputFile } from './inputs';
@@ -16,12 +17,13 @@ export const scanCommand = defineCommand({
   synopsis: '<files|dirs>... [--json] [--strict] [--builtin-macros]',
   description:
     'Parses each file with tree-sitter, the same analysis as the editor. Directories are searched recursively for .cu and\n' +
-    '.cuh files, and .h/.hpp/.inl headers that hold device code (node_modules and dot-folders are skipped). Macros that\n' +
-    "qualify functions or spell unroll pragmas are expanded from the #defines each file sees: its own and its headers',\n" +
-    "found through compile_commands.json (from the current directory up) and the CUDA toolkit's include directories,\n" +
-    "with #if taken as for nvcc's device pass. Names no readable header defines fall back to a built-in table of the\n" +
-    'CCCL, CUTLASS, CuTe and PyTorch macros. Nothing is run. The table ends each file with the diagnostics the editor\n' +
-    'shows.',
+    '.cuh files, and .h/.hpp/.inl headers that hold device code, also through qualifier macros the tree defines\n' +
+    '(node_modules and dot-folders are skipped); files a walk does not scan are counted, and listed with the reason in\n' +
+    '--json. Macros that qualify functions or spell unroll pragmas are expanded from the #defines each file sees: its\n' +
+    "own and its headers', found through compile_commands.json (from the current directory up), the CUDA toolkit's\n" +
+    "include directories, then the scanned directories and their include/ folders, with #if taken as for nvcc's device\n" +
+    'pass. Names no readable header defines fall back to a built-in table of the CCCL, CUTLASS, CuTe and PyTorch\n' +
+    'macros. Nothing is run. The table ends each file with the diagnostics the editor shows.',
   options: {
     json: { type: 'boolean', help: 'machine-readable output (contract: docs/cli.md)' },
     strict: { type: 'boolean', help: 'exit 1 when a diagnostic is found (for CI gates)' },
@@ -35,31 +37,36 @@ export const scanCommand = defineCommand({
   async run({ options, positionals }, io) {
     if (!positionals.length) throw new UsageError('scan needs at least one file or directory');
     const json = !!options.json;
-    const files = collectCudaFiles(positionals);
-    if (!files.length) throw new ScanInputError(`no .cu or .cuh files (or headers with device code) in ${positionals.join(', ')}`);
     // A FIFO or a device named x.cu would hang the read; a huge file is not hand-written source.
-    for (const f of files) checkInputFile(f);
+    // Named files are checked before anything reads them; a walk skips such files and lists them.
+    const { files, skipped, texts } = collectScanFiles(positionals);
+    for (const p of positionals) if (!isDirectory(p)) checkInputFile(p);
+    if (!files.length) throw new ScanInputError(`no .cu or .cuh files (or headers with device code) in ${positionals.join(', ')}`);
     const headers = !options['builtin-macros'];
     const progress = new Progress('scan', files.length, io.isTTY && !json ? io.err : null);
-    const docs = await CudaDocuments.create();
-    const macros = headers ? cliMacros() : undefined;
-    const results: FileAnalysis[] = [];
-    for (const f of files) {
-      results.push(...(await scanFiles([f], docs, macros)));
-      progress.tick(f);
-    }
+    // Headers nothing else finds are looked for in the scanned folders (and their include/).
+    const scanRoots = positionals.filter(isDirectory).map(p => path.resolve(p));
+    const results = await scanInParallel(files, texts, { cwd: process.cwd(), scanRoots, headers }, f => progress.tick(f));
     progress.done();
-    io.out(json ? JSON.stringify(toScanJson(results), null, 2) + '\n' : renderTable(results));
+    io.out(json ? JSON.stringify(toScanJson(results, skipped), null, 2) + '\n' : renderTable(results, skipped));
     const findings = results.reduce((n, r) => n + computeFindings(r).length, 0);
     return options.strict && findings ? EXIT.failed : EXIT.ok;
   },
 });
 
+function isDirectory(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 function pad(s: string, n: number): string {
   return s.length >= n ? s : s + ' '.repeat(n - s.length);
 }
 
-export function renderTable(results: FileAnalysis[]): string {
+export function renderTable(results: FileAnalysis[], skipped: SkippedFile[] = []): string {
   const lines: string[] = [];
   let loops = 0;
   let kernels = 0;
@@ -82,6 +89,12 @@ export function renderTable(results: FileAnalysis[]): string {
     for (const f of computeFindings(r)) lines.push(`  ${f.span.line}: ${f.severity}: ${f.message} [${f.code}]`);
     lines.push('');
   }
-  lines.push(`${results.length} files, ${kernels} device functions, ${loops} loops`);
+  // Headers without device code are the common case in a library: counted, not listed.
+  const noDevice = skipped.filter(k => k.reason === 'no-device-code').length;
+  for (const k of skipped) if (k.reason !== 'no-device-code') lines.push(`${k.path}  (skipped: ${k.reason})`, '');
+  const skips = skipped.length
+    ? `; skipped ${skipped.length} (${noDevice} headers without device code${skipped.length > noDevice ? `, ${skipped.length - noDevice} listed above` : ''})`
+    : '';
+  lines.push(`${results.length} files, ${kernels} device functions, ${loops} loops${skips}`);
   return lines.join('\n') + '\n';
 }

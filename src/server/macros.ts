@@ -3,7 +3,7 @@
 // directories), with the built-in library table as fallback. Only files are read; nothing runs,
 // so this works the same in an untrusted workspace.
 import * as path from 'path';
-import { MacroTable, MacroTables, preprocessOptionsFromFlags, toolkitIncludeDirs } from '../engine/parse/macros';
+import { MacroTable, MacroTables, preprocessOptionsFromFlags, scanFallbackDirs, toolkitIncludeDirs } from '../engine/parse/macros';
 import { DEFAULT_ARCH } from '../engine/toolchain/toolchain';
 import type { Settings } from '../protocol';
 import type { ServerToolchain } from './toolchain';
@@ -53,7 +53,20 @@ export class MacroService {
   private optionsFor(file: string) {
     const s = this.settings();
     const flags = this.toolchain.flagsFor(file);
-    return preprocessOptionsFromFlags(flags, s.arch || flags.arch || DEFAULT_ARCH, this.toolkit());
+    const options = preprocessOptionsFromFlags(flags, s.arch || flags.arch || DEFAULT_ARCH, this.toolkit());
+    // As a scan does: headers nothing names are looked for last in the workspace folder that
+    // holds the file, and its include/ (a header library opened without build flags).
+    const fallback = this.fallbackDirs(file);
+    return fallback.length ? { ...options, fallbackIncludeDirs: fallback } : options;
+  }
+
+  private fallback: { key: string; dirs: string[] } | null = null;
+
+  private fallbackDirs(file: string): string[] {
+    const roots = this.toolchain.folders().filter(r => file.startsWith(r.endsWith(path.sep) ? r : r + path.sep));
+    const key = roots.join('\0');
+    if (this.fallback?.key !== key) this.fallback = { key, dirs: scanFallbackDirs(roots) };
+    return this.fallback.dirs;
   }
 
   /** Headers changed on disk (a save, a checkout): true when any that was read did. */

@@ -143,6 +143,11 @@ export class ServerToolchain {
     return chooseArch(normaliseArch(this.settings().arch), fromFlags, t.gpus).arch;
   }
 
+  /** The workspace folders (where headers no flags name are looked for last). */
+  folders(): string[] {
+    return this.workspaceRoots();
+  }
+
   /** compile_commands.json for the file, else the settings' flags. */
   flagsFor(file: string): CompileFlags {
     const s = this.settings();

@@ -12,7 +12,9 @@ import { analyzeTree } from '../../src/engine/parse/analyze';
 import { createCudaParser } from '../../src/engine/parse/parser';
 import { sassBench } from './sass';
 import { sweepBench } from './sweep';
-import { collectCudaFiles, ScanJson } from '../../src/engine/parse/scan';
+import { collectCudaFiles, collectScanFiles, ScanJson } from '../../src/engine/parse/scan';
+import { MacroTables, optionsFromProject } from '../../src/engine/parse/macros';
+import { generateHeaderLibrary } from './library';
 import { findCcclInclude } from '../unit/helpers';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -265,6 +267,111 @@ export function ccclScanBench() {
   }
 }
 
+/**
+ * A large header library scanned as a whole (CUTLASS's include/ has 825 headers, 28 MB):
+ * UNROLL_LENS_BENCH_LIBRARY when set (e.g. a CUTLASS checkout's include/), else ~800 headers in
+ * CUTLASS's style generated here (library.ts). Whole process, headers from the scanned tree.
+ */
+export function libraryScanBench(): string {
+  const given = process.env.UNROLL_LENS_BENCH_LIBRARY;
+  let root = given ?? '';
+  if (!given) {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-bench-lib-'));
+    generateHeaderLibrary(root);
+  }
+  const times: number[] = [];
+  let json: ScanJson | null = null;
+  for (let r = 0; r < 2; r++) {
+    const t = performance.now();
+    const res = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'unroll-lens.js'), 'scan', '--json', root], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 30,
+    });
+    times.push(performance.now() - t);
+    if (res.status !== 0 && res.status !== 1) throw new Error(`scan failed: ${res.stderr}`);
+    json = JSON.parse(res.stdout) as ScanJson;
+  }
+  const loops = json!.files.flatMap(f => f.kernels.flatMap(k => k.loops));
+  const what = `${given ? root : 'generated CUTLASS-style library'}: ${json!.files.length} files scanned, ${json!.skipped.length} skipped, ${loops.length} loops, ${loops.filter(l => l.pragma).length} with a pragma`;
+  const best = Math.min(...times);
+  row(
+    `CLI scan of a large header library (${what}; whole process)`,
+    `best of 2 ${best.toFixed(0)} ms (runs: ${times.map(t => t.toFixed(0)).join(', ')})`,
+    '< 10 s',
+    best < 10000,
+  );
+  return root;
+}
+
+/**
+ * The editor's view of one library header: opening it in CudaDocuments with its macros read
+ * through MacroTables (its includes resolved from the library's tree) gives its analysis, and
+ * an edit refreshes it (the macro environment cached, keyed by the file's directives; headers
+ * re-read only when their content on disk changes).
+ */
+export async function headerOpenBench(root: string) {
+  const { files, texts } = collectScanFiles([root]);
+  // The header that includes the most others: the slowest first reading.
+  const includes = (t: string) => (t.match(/^\s*#\s*include\b/gm) ?? []).length;
+  const file = files.reduce((a, b) => (includes(texts.get(b)!) >= includes(texts.get(a)!) ? b : a));
+  const text = texts.get(file)!;
+  const optionsFor = optionsFromProject(ROOT, null, 'sm_90', [root]);
+  const t0 = performance.now();
+  const tables = new MacroTables();
+  const docs = await CudaDocuments.create();
+  const { table, env } = tables.tableFor(file, text, optionsFor(file));
+  const a = docs.open('h', text, file, table);
+  const open = performance.now() - t0;
+  const loops = a.kernels.reduce((n, k) => n + k.loops.length, 0);
+  row(
+    `open a library header (${path.relative(root, file)}: ${env.headers.length} headers read, ${a.kernels.length} functions, ${loops} loops; wasm load included)`,
+    `${open.toFixed(0)} ms`,
+    '< 1 s',
+    open < 1000,
+  );
+  // Edits in function bodies (a space typed after a statement, then deleted), each followed by
+  // what the server does: the file's macro table (cached: same directives), then the analysis.
+  let current = text;
+  const edit = (start: number, length: number, insert: string) => {
+    const t = performance.now();
+    current = current.slice(0, start) + insert + current.slice(start + length);
+    docs.update('h', [{ start, length, text: insert }]);
+    docs.setMacros('h', tables.tableFor(file, current, optionsFor(file)).table);
+    docs.analysis('h');
+    return performance.now() - t;
+  };
+  const spots: number[] = [];
+  for (let i = text.indexOf(';\n'); i !== -1 && spots.length < 100; i = text.indexOf(';\n', i + Math.max(2, Math.floor(text.length / 120))))
+    spots.push(i + 1);
+  const times: number[] = [];
+  for (const at of spots) {
+    times.push(edit(at, 0, ' '));
+    times.push(edit(at, 1, ''));
+  }
+  const s = stats(times);
+  row(
+    `edit in that header + macro table + analysis (${times.length} edits)`,
+    `p50 ${s.p50.toFixed(2)} ms, p95 ${s.p95.toFixed(2)} ms`,
+    'p95 < 50 ms',
+    s.p95 < 50,
+  );
+  // A #define edited: its table is computed again (headers stay read), the file parsed again.
+  const def = current.search(/^#\s*include\b/m);
+  const d: number[] = [];
+  for (let i = 0; i < 10; i++) {
+    d.push(edit(def, 0, `#define GL_BENCH_${i} 1\n`));
+    d.push(edit(def, `#define GL_BENCH_${i} 1\n`.length, ''));
+  }
+  const ds = stats(d);
+  row(
+    'a #define typed in that header and deleted: table + parse + analysis',
+    `p50 ${ds.p50.toFixed(1)} ms, p95 ${ds.p95.toFixed(1)} ms`,
+    '',
+    null,
+  );
+  if (docs.text('h') !== text) throw new Error('header bench edits did not restore the text');
+}
+
 async function main() {
   console.log(`Unroll Lens benchmarks — node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}`);
   const text = generateLargeFile(5000);
@@ -273,6 +380,9 @@ async function main() {
   await hoverBench(text);
   scanBench();
   ccclScanBench();
+  const library = libraryScanBench();
+  await headerOpenBench(library);
+  if (!process.env.UNROLL_LENS_BENCH_LIBRARY) fs.rmSync(library, { recursive: true, force: true });
   console.log('SASS (needs nvcc, cuobjdump/nvdisasm: npm run setup:cuda-tools)');
   try {
     await sassBench(row);

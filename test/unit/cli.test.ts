@@ -55,7 +55,130 @@ void host() { for (int i = 0; i < 3; ++i) {} }
           ],
         },
       ],
+      skipped: [],
     });
+  });
+
+  test('--json marks files with syntax errors and lists every walked file it did not scan, with the reason', async t => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-walk-'));
+    const put = (name: string, text: string | Buffer) => {
+      fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+      fs.writeFileSync(path.join(dir, name), text);
+    };
+    put('kernel.cu', '#include "ops.h"\n__global__ void k(float* x) { zero4(x); }\n');
+    // ops.h is device code only through defs.h's macro (repro m4); defs.h itself holds none.
+    put('defs.h', '#pragma once\n#define MYLIB_DEVICE_ MYLIB_DEVICE\n#define MYLIB_DEVICE __device__\n');
+    put(
+      'lib/ops.h',
+      '#pragma once\n#include "../defs.h"\nMYLIB_DEVICE_ void zero4(float* x) {\n#pragma unroll\n  for (int i = 0; i < 4; ++i) x[i] = 0;\n}\n',
+    );
+    put('host.hpp', 'struct S { int device_count; };\n');
+    put('broken.cu', '__global__ void b(float* x) {\n  for (int i = 0; i < 4; ++i) x[i] = ;\n}\n');
+    put('blob.cuh', Buffer.from([0x5f, 0x00, 0x01, 0x02]));
+    put('note.txt', '__device__\n');
+    fs.writeFileSync(path.join(dir, 'huge.cu'), '');
+    fs.truncateSync(path.join(dir, 'huge.cu'), 33 * 1024 * 1024);
+    const r = await run(['scan', dir, '--json']);
+    assert.equal(r.code, 0, r.err);
+    const j = JSON.parse(r.out) as {
+      files: { path: string; syntaxErrors?: boolean; kernels: { name: string; loops: unknown[] }[] }[];
+      skipped: { path: string; reason: string }[];
+    };
+    const rel = (p: string) => path.relative(dir, p);
+    assert.deepEqual(
+      j.files.map(f => [rel(f.path), f.syntaxErrors ?? false]),
+      [
+        ['broken.cu', true],
+        ['kernel.cu', false],
+        ['lib/ops.h', false],
+      ],
+    );
+    assert.equal(j.files[2].kernels[0].name, 'zero4');
+    assert.equal(j.files[2].kernels[0].loops.length, 1);
+    assert.deepEqual(
+      j.skipped.map(k => [rel(k.path), k.reason]),
+      [
+        ['blob.cuh', 'binary'],
+        ['defs.h', 'no-device-code'],
+        ['host.hpp', 'no-device-code'],
+        ['huge.cu', 'too-large'],
+      ],
+    );
+    const table = await run(['scan', dir]);
+    assert.match(table.out, /huge\.cu {2}\(skipped: too-large\)/);
+    assert.match(table.out, /3 files, 3 device functions, 2 loops; skipped 4 \(2 headers without device code, 2 listed above\)/);
+    if (process.platform !== 'win32') {
+      const { execFileSync } = await import('child_process');
+      execFileSync('mkfifo', [path.join(dir, 'pipe.cu')]);
+      const again = JSON.parse((await run(['scan', dir, '--json'])).out) as typeof j;
+      assert.deepEqual(again.skipped.find(k => rel(k.path) === 'pipe.cu')?.reason, 'not-a-regular-file');
+    } else t.diagnostic('no FIFOs');
+  });
+
+  test('a scan on several threads gives the same output as on one, in the same order', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-threads-'));
+    fs.writeFileSync(path.join(dir, 'cfg.h'), '#pragma once\n#define T_DEV __device__\n#define T_UNROLL #pragma unroll\n');
+    for (let i = 0; i < 40; i++)
+      fs.writeFileSync(
+        path.join(dir, `k${String(i).padStart(2, '0')}.cu`),
+        `#include "cfg.h"\nT_DEV void f${i}(float* a) {\n  T_UNROLL\n  for (int i = 0; i < ${i + 1}; ++i) a[i] = 0;\n}\n`,
+      );
+    const before = process.env.UNROLL_LENS_SCAN_THREADS;
+    const runWith = async (threads: string) => {
+      process.env.UNROLL_LENS_SCAN_THREADS = threads;
+      const r = await run(['scan', dir, '--json']);
+      assert.equal(r.code, 0, r.err);
+      return r.out;
+    };
+    try {
+      const one = await runWith('1');
+      const three = await runWith('3');
+      assert.equal(three, one);
+      const j = JSON.parse(one) as { files: { kernels: { loops: { tripCount: unknown; pragma: unknown }[] }[] }[] };
+      assert.deepEqual(
+        j.files.map(f => f.kernels[0].loops[0].tripCount),
+        Array.from({ length: 40 }, (_, i) => i + 1),
+      );
+      assert.ok(j.files.every(f => f.kernels[0].loops[0].pragma !== null));
+    } finally {
+      if (before === undefined) delete process.env.UNROLL_LENS_SCAN_THREADS;
+      else process.env.UNROLL_LENS_SCAN_THREADS = before;
+    }
+  });
+
+  test('headers are found in the scanned tree (its root and include/) when no flags name them; flags lose nothing', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-tree-'));
+    const put = (name: string, text: string) => {
+      fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+      fs.writeFileSync(path.join(dir, name), text);
+    };
+    // tiny-cuda-nn's layout: src/*.cu include <tnn/common.h> from include/.
+    put('include/tnn/common.h', '#pragma once\n#define TNN_UNROLL _Pragma("unroll")\n#define TNN_DEV __device__ __forceinline__\n');
+    put('src/a.cu', '#include <tnn/common.h>\nTNN_DEV void f(float* x) {\n  TNN_UNROLL\n  for (int i = 0; i < 4; ++i) x[i] = 0;\n}\n');
+    type J = {
+      files: { path: string; kernels: { loops: { pragma: { macro?: { origin: { kind: string; file?: string } } } | null }[] }[] }[];
+    };
+    const pragmas = (j: J) =>
+      j.files.flatMap(f => f.kernels.flatMap(k => k.loops.map(l => l.pragma?.macro?.origin.file ?? l.pragma?.macro?.origin.kind ?? null)));
+    const tree = JSON.parse((await run(['scan', dir, '--json'])).out) as J;
+    assert.deepEqual(pragmas(tree), [path.join(dir, 'include/tnn/common.h')]);
+    // Only the file named: its headers are not found, so neither is its device function.
+    const alone = JSON.parse((await run(['scan', path.join(dir, 'src/a.cu'), '--json'])).out) as J;
+    assert.deepEqual(pragmas(alone), []);
+    // With the right flags in compile_commands.json: the same loops and pragmas.
+    fs.writeFileSync(
+      path.join(dir, 'compile_commands.json'),
+      JSON.stringify([{ directory: dir, file: path.join(dir, 'src/a.cu'), arguments: ['nvcc', '-I', 'include', '-c', 'src/a.cu'] }]),
+    );
+    const cwd = process.cwd();
+    process.chdir(dir);
+    try {
+      const flagged = JSON.parse((await run(['scan', path.join(dir, 'src/a.cu'), '--json'])).out) as J;
+      assert.deepEqual(pragmas(flagged), pragmas(tree));
+      assert.deepEqual(pragmas(JSON.parse((await run(['scan', dir, '--json'])).out) as J), pragmas(tree));
+    } finally {
+      process.chdir(cwd);
+    }
   });
 
   test('directories are walked for .cu and .cuh; table output names loops', async () => {

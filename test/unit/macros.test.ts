@@ -199,6 +199,17 @@ describe('macro environments: headers, #if for the device pass, reuse', () => {
     fs.utimesSync(path.join(dir, 'q.h'), new Date(), new Date(Date.now() + 5000));
     assert.equal(tables.revalidate(), true);
     assert.equal(tables.tableFor(file, '#include "q.h"\n', options()).table.qualifier('Q_DEV')?.qualifier, 'global');
+    // Code (not directives) edited and saved: the header is read again, the tables stay.
+    const kept = tables.tableFor(file, '#include "q.h"\n', options());
+    fs.writeFileSync(path.join(dir, 'q.h'), '#define Q_DEV __global__ /* now a kernel */\nQ_DEV void k() { for (;;) {} }\n');
+    fs.utimesSync(path.join(dir, 'q.h'), new Date(), new Date(Date.now() + 9000));
+    assert.equal(tables.revalidate(), false, 'same directives: nothing to recompute');
+    assert.equal(tables.tableFor(file, '#include "q.h"\n', options()), kept);
+    // A directive moved to another line is a change (hover shows where a macro is defined).
+    fs.writeFileSync(path.join(dir, 'q.h'), '\n#define Q_DEV __global__\n');
+    fs.utimesSync(path.join(dir, 'q.h'), new Date(), new Date(Date.now() + 13000));
+    assert.equal(tables.revalidate(), true);
+    assert.equal(tables.tableFor(file, '#include "q.h"\n', options()).table.qualifier('Q_DEV')?.origin.kind, 'header');
   });
 
   test('names no readable header defines fall back to the built-in table, and hover says so', async () => {

@@ -9,6 +9,8 @@ import * as path from 'path';
 import { pathToFileURL } from 'url';
 import { fork } from 'child_process';
 import { IPCMessageReader, IPCMessageWriter, createMessageConnection, MessageConnection } from 'vscode-jsonrpc/node';
+import { MacroService } from '../../src/server/macros';
+import { DEFAULT_SETTINGS } from '../../src/settings';
 
 const HEADER_V1 = [
   '#pragma once',
@@ -115,5 +117,36 @@ describe('language server: macros from headers', () => {
       assert.match(await hoverUntil(conn, uri, 4, /cfg\.h/), /`K_UNROLL\(2\)` \(expands to `#pragma unroll 2`, cfg\.h:4\)/);
     });
     fs.rmSync(dir, { recursive: true });
+  });
+});
+
+describe('MacroService: headers no flags name', () => {
+  test('a header library opened without flags finds its headers in the workspace folder and its include/', () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-ws-'));
+    fs.mkdirSync(path.join(root, 'include/lib'), { recursive: true });
+    fs.mkdirSync(path.join(root, 'src'));
+    fs.writeFileSync(path.join(root, 'include/lib/cfg.h'), '#pragma once\n#define LIB_DEV __device__\n#define LIB_UNROLL #pragma unroll\n');
+    const file = path.join(root, 'src/k.cu');
+    const text = '#include <lib/cfg.h>\nLIB_DEV void f(float* a) {\n  LIB_UNROLL\n  for (int i = 0; i < 4; ++i) a[i] = 0;\n}\n';
+    const toolchain = (folders: string[]) =>
+      ({
+        trusted: true,
+        folders: () => folders,
+        flagsFor: () => ({ args: [], directory: root, arch: null, source: 'settings', warnings: [] }),
+      }) as unknown as ConstructorParameters<typeof MacroService>[0];
+    const inWorkspace = new MacroService(
+      toolchain([root]),
+      () => DEFAULT_SETTINGS,
+      () => undefined,
+    ).tableFor(file, text);
+    assert.equal(inWorkspace.qualifier('LIB_DEV')?.qualifier, 'device');
+    assert.equal(inWorkspace.pragma('LIB_UNROLL')?.expandsTo, 'unroll');
+    // Outside every workspace folder: not found (nothing else names include/).
+    const outside = new MacroService(
+      toolchain([path.join(os.tmpdir(), 'elsewhere')]),
+      () => DEFAULT_SETTINGS,
+      () => undefined,
+    ).tableFor(file, text);
+    assert.equal(outside.qualifier('LIB_DEV'), undefined);
   });
 });

@@ -101,9 +101,11 @@ function macroPragma(stmt: Node): UnrollPragma['macro'] | null {
   if (!call || call.type !== 'call_expression') return null;
   const fn = call.childForFieldName('function');
   if (!fn || fn.type !== 'identifier') return null;
-  const args = named(call.childForFieldName('arguments'));
-  if (args.length > 1) return null;
-  const argText = args[0]?.text ?? null;
+  // The argument as written: `PRAGMA(unroll 4)` is no C++ expression (tree-sitter: an ERROR).
+  const argList = call.childForFieldName('arguments');
+  const raw = argList?.text.slice(1, -1).trim() ?? '';
+  if (hasTopLevelComma(raw)) return null;
+  const argText = raw || null;
   const m = macros.pragmaOfCall(fn.text, argText);
   if (!m) return null;
   const written = m.functionLike ? call.text : m.name;
@@ -115,6 +117,16 @@ function macroPragma(stmt: Node): UnrollPragma['macro'] | null {
     origin: m.origin,
     ...(m.chain.length ? { chain: m.chain.map(c => c.replace(/\bN\b/, argText ?? 'N')) } : {}),
   };
+}
+
+function hasTopLevelComma(text: string): boolean {
+  let depth = 0;
+  for (const c of text) {
+    if (c === '(' || c === '[' || c === '{') depth++;
+    else if (c === ')' || c === ']' || c === '}') depth--;
+    else if (c === ',' && depth === 0) return true;
+  }
+  return false;
 }
 
 interface PendingPragma {

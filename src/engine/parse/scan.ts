@@ -22,12 +22,92 @@ export function headerHoldsDeviceCode(file: string): boolean {
 
 export class ScanInputError extends Error {}
 
+/** Why a file found while walking a directory was not scanned (`scan --json`'s `skipped[]`). */
+export type SkipReason = 'no-device-code' | 'unreadable' | 'too-large' | 'binary' | 'not-a-regular-file';
+
+export interface SkippedFile {
+  path: string;
+  reason: SkipReason;
+}
+
+/** Files over this size found by a walk are skipped (generated tables, amalgamations); named ones are refused by the CLI. */
+export const MAX_WALKED_BYTES = 32 * 1024 * 1024;
+
+export interface CollectedFiles {
+  files: string[];
+  skipped: SkippedFile[];
+  /** Texts read while deciding (headers), so the scan does not read them again. */
+  texts: Map<string, string>;
+}
+
 /**
  * Expands files and directories (recursively, skipping node_modules and dot-folders) into .cu/.cuh
  * files and the .h/.hpp/.inl headers that hold device code. Files named explicitly are kept as given.
  */
 export function collectCudaFiles(inputs: string[]): string[] {
-  const out: string[] = [];
+  return collectScanFiles(inputs).files;
+}
+
+const DEFINE_LINE = /^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])(.*(?:\\\r?\n.*)*)/gm;
+const DIRECTIVE_LINES = /^[ \t]*#.*(?:\\\r?\n.*)*/gm;
+const DEVICE_WORD = /\b(__device__|__global__)\b/;
+
+/**
+ * Names of object-like macros defined anywhere in `texts` whose body makes a function device code:
+ * `__device__`/`__global__`, a built-in qualifier name, or another such name (`#define MY_HD
+ * MY_DEVICE`). A cheap, tree-wide approximation of classifying each header's macros: it lets a
+ * walk keep `ops.h` whose functions are `MYLIB_DEVICE` from defs.h.
+ */
+export function projectQualifierMacros(texts: Iterable<string>): Set<string> {
+  const bodies = new Map<string, string[]>();
+  for (const t of texts) {
+    if (!t.includes('define')) continue;
+    for (const m of t.matchAll(DEFINE_LINE)) {
+      const list = bodies.get(m[1]) ?? [];
+      list.push(m[2]);
+      bodies.set(m[1], list);
+    }
+  }
+  const names = new Set<string>();
+  for (let changed = true; changed;) {
+    changed = false;
+    for (const [name, list] of bodies) {
+      if (names.has(name)) continue;
+      const qualifies = list.some(
+        b => DEVICE_WORD.test(b) || mayHoldDeviceCode(b) || (b.match(/\b[A-Za-z_]\w*\b/g) ?? []).some(w => w !== name && names.has(w)),
+      );
+      if (qualifies) {
+        names.add(name);
+        changed = true;
+      }
+    }
+  }
+  return names;
+}
+
+/** Whether a header's code (its directives left out) holds device code, given the tree's qualifier macros. */
+export function codeHoldsDeviceCode(text: string, projectQualifiers: ReadonlySet<string>): boolean {
+  if (!mayHoldDeviceCode(text) && !projectQualifiers.size) return false;
+  const code = text.includes('#') ? text.replace(DIRECTIVE_LINES, '') : text;
+  if (mayHoldDeviceCode(code)) return true;
+  if (!projectQualifiers.size) return false;
+  for (const w of code.match(/\b[A-Za-z_]\w*\b/g) ?? []) if (projectQualifiers.has(w)) return true;
+  return false;
+}
+
+/**
+ * What a scan of `inputs` reads: walked .cu/.cuh files, and walked headers whose code holds device
+ * code (also through qualifier macros the tree defines, see projectQualifierMacros); every other
+ * walked source file is listed in `skipped` with the reason. Files named explicitly are kept as
+ * given (the CLI checks them and refuses bad ones).
+ */
+export function collectScanFiles(inputs: string[]): CollectedFiles {
+  const files: string[] = [];
+  const skipped: SkippedFile[] = [];
+  const texts = new Map<string, string>();
+  const headers: string[] = [];
+  /** Walk order (alphabetical within each directory) and named files, as given. */
+  const order: string[] = [];
   const walk = (dir: string) => {
     let entries: fs.Dirent[];
     try {
@@ -40,11 +120,16 @@ export function collectCudaFiles(inputs: string[]): string[] {
       const p = path.join(dir, e.name);
       if (e.isDirectory()) {
         if (e.name !== 'node_modules' && !e.name.startsWith('.')) walk(p);
-      } else if (e.isFile() && CUDA_EXTENSIONS.includes(path.extname(e.name))) {
-        out.push(p);
-      } else if (e.isFile() && HEADER_EXTENSIONS.includes(path.extname(e.name)) && headerHoldsDeviceCode(p)) {
-        out.push(p);
+        continue;
       }
+      const ext = path.extname(e.name);
+      const cuda = CUDA_EXTENSIONS.includes(ext);
+      if (!cuda && !HEADER_EXTENSIONS.includes(ext)) continue;
+      const text = readWalked(p, skipped);
+      if (text === null) continue;
+      (cuda ? files : headers).push(p);
+      order.push(p);
+      texts.set(p, text);
     }
   };
   for (const input of inputs) {
@@ -61,10 +146,56 @@ export function collectCudaFiles(inputs: string[]): string[] {
       } catch {
         throw new ScanInputError(`cannot read file: ${input}`);
       }
-      out.push(input);
+      files.push(input);
+      order.push(input);
     }
   }
-  return out;
+  // Headers: kept when their code holds device code, directly or through the tree's macros.
+  const qualifiers = headers.length ? projectQualifierMacros(texts.values()) : new Set<string>();
+  const keep = new Set(files);
+  for (const h of headers) {
+    if (codeHoldsDeviceCode(texts.get(h)!, qualifiers)) keep.add(h);
+    else {
+      skipped.push({ path: h, reason: 'no-device-code' });
+      texts.delete(h);
+    }
+  }
+  // Each file once.
+  const seen = new Set<string>();
+  const out = order.filter(f => keep.has(f) && !seen.has(f) && (seen.add(f), true));
+  skipped.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { files: out, skipped, texts };
+}
+
+/** A walked file's text, or null (and a `skipped` entry) when it is no readable, sane source file. */
+function readWalked(p: string, skipped: SkippedFile[]): string | null {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(p);
+  } catch {
+    skipped.push({ path: p, reason: 'unreadable' });
+    return null;
+  }
+  if (!st.isFile()) {
+    skipped.push({ path: p, reason: 'not-a-regular-file' });
+    return null;
+  }
+  if (st.size > MAX_WALKED_BYTES) {
+    skipped.push({ path: p, reason: 'too-large' });
+    return null;
+  }
+  let buf: Buffer;
+  try {
+    buf = fs.readFileSync(p);
+  } catch {
+    skipped.push({ path: p, reason: 'unreadable' });
+    return null;
+  }
+  if (buf.includes(0)) {
+    skipped.push({ path: p, reason: 'binary' });
+    return null;
+  }
+  return buf.toString('utf8');
 }
 
 /** Where a scan reads each file's macros from (its headers); without it, the built-in table alone. */
@@ -73,14 +204,22 @@ export interface ScanMacros {
   optionsFor(file: string): PreprocessOptions;
 }
 
-export async function scanFiles(files: string[], docs?: CudaDocuments, macros?: ScanMacros): Promise<FileAnalysis[]> {
+/** `texts`: files already read (collectScanFiles), not read again. */
+export async function scanFiles(
+  files: string[],
+  docs?: CudaDocuments,
+  macros?: ScanMacros,
+  texts?: ReadonlyMap<string, string>,
+): Promise<FileAnalysis[]> {
   const d = docs ?? (await CudaDocuments.create());
   return files.map(f => {
-    let text: string;
-    try {
-      text = fs.readFileSync(f, 'utf8');
-    } catch (e) {
-      throw new ScanInputError(`cannot read file: ${f} (${(e as Error).message})`);
+    let text = texts?.get(f);
+    if (text === undefined) {
+      try {
+        text = fs.readFileSync(f, 'utf8');
+      } catch (e) {
+        throw new ScanInputError(`cannot read file: ${f} (${(e as Error).message})`);
+      }
     }
     return d.analyzeOnce(text, f, macros?.tables.tableFor(f, text, macros.optionsFor(f)).table);
   });
@@ -92,6 +231,8 @@ export async function scanFiles(files: string[], docs?: CudaDocuments, macros?: 
 export interface ScanJson {
   files: {
     path: string;
+    /** Present (true) only when tree-sitter found syntax errors: the results are best-effort. */
+    syntaxErrors?: true;
     kernels: {
       name: string;
       qualifier: Kernel['qualifier'];
@@ -113,12 +254,15 @@ export interface ScanJson {
       manualUnrolls: Pick<ManualUnroll, 'line' | 'endLine' | 'pattern' | 'factor' | 'vectorType'>[];
     }[];
   }[];
+  /** Source files a directory walk found and did not scan, with why (nothing is silently missing). */
+  skipped: SkippedFile[];
 }
 
-export function toScanJson(files: FileAnalysis[]): ScanJson {
+export function toScanJson(files: FileAnalysis[], skipped: SkippedFile[] = []): ScanJson {
   return {
     files: files.map(f => ({
       path: f.path,
+      ...(f.hasSyntaxErrors ? { syntaxErrors: true as const } : {}),
       kernels: f.kernels.map(k => ({
         name: k.name,
         qualifier: k.qualifier,
@@ -147,5 +291,6 @@ export function toScanJson(files: FileAnalysis[]): ScanJson {
         })),
       })),
     })),
+    skipped: skipped.map(k => ({ path: k.path, reason: k.reason })),
   };
 }

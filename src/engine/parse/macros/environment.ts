@@ -22,6 +22,13 @@ export interface PreprocessOptions {
   defines: string[];
   /** The device architecture, e.g. `sm_90`; sets `__CUDA_ARCH__`. */
   arch: string;
+  /**
+   * Searched last, after every directory nvcc would search: the scanned tree's folders (its root
+   * and root/include), for a library read without its build flags (`#include "cutlass/cutlass.h"`
+   * from cutlass/include, tiny-cuda-nn's src/*.cu finding include/tiny-cuda-nn/). Only a header
+   * found nowhere else comes from here, so correct flags never lose what these find.
+   */
+  fallbackIncludeDirs?: string[];
   /** The nvcc version, for `__CUDACC_VER_MAJOR__`/`_MINOR__`. */
   cudaVersion?: { major: number; minor: number };
 }
@@ -310,7 +317,12 @@ export class Preprocessor {
   private readonly snapshots = new Map<string, Snapshot>();
   private nextId = 1;
 
-  /** Forgets headers whose size or mtime changed (or that vanished); true when any did. */
+  /**
+   * Forgets headers whose directives changed (or that vanished or appeared); true when any did.
+   * A header whose size or mtime changed is read again, but an edit that leaves its directives as
+   * they were (a function body saved) keeps every table that read it: what invalidates is the
+   * content macros come from, not the file's date.
+   */
   revalidate(): boolean {
     let changed = false;
     for (const [p, h] of this.headers) {
@@ -321,6 +333,11 @@ export class Preprocessor {
         st = null;
       }
       if (!h ? st?.isFile() : !st || st.size !== h.size || st.mtimeMs !== h.mtimeMs) {
+        if (h && st?.isFile() && st.size <= MAX_HEADER_BYTES && sameDirectives(h.directives, p)) {
+          h.size = st.size;
+          h.mtimeMs = st.mtimeMs;
+          continue;
+        }
         this.headers.delete(p);
         changed = true;
       }
@@ -398,6 +415,19 @@ export class Preprocessor {
   }
 }
 
+/** Whether the file at `p` now has the same directives (same text, same lines) as `before`. */
+function sameDirectives(before: Directive[], p: string): boolean {
+  let now: Directive[];
+  try {
+    now = readDirectives(fs.readFileSync(p, 'latin1'));
+  } catch {
+    return false;
+  }
+  return (
+    now.length === before.length && now.every((d, i) => d.name === before[i].name && d.rest === before[i].rest && d.line === before[i].line)
+  );
+}
+
 /** Parsed once per directive: the same object each time a header is read again. */
 const DEFINITIONS = new WeakMap<Directive, MacroDefinition | null>();
 
@@ -420,6 +450,7 @@ export class DeadlineExceeded extends Error {
 class Run {
   private readonly state: State;
   private readonly searchDirs: string[];
+  /** Tried after searchDirs when nothing there has the header: the fallback dirs, then the file's ancestors. */
   private readonly ancestors: string[] = [];
   private readonly optionsKey: string;
   /** Snapshots cost a copy of every macro: only a file's first includes, the ones files share, get them. */
@@ -438,6 +469,7 @@ class Run {
     private readonly deadline?: number,
   ) {
     this.searchDirs = [...options.includeDirs, ...options.systemIncludeDirs];
+    this.ancestors.push(...(options.fallbackIncludeDirs ?? []));
     for (let d = path.dirname(path.dirname(file)), i = 0; i < 6 && d !== path.dirname(d); d = path.dirname(d), i++) this.ancestors.push(d);
     const macros = new MacroMap();
     for (const d of predefinedMacros(options)) {
@@ -453,7 +485,13 @@ class Run {
       }
     }
     this.state = { macros: macros.child(), headers: new Set(), unresolved: [], id: 0 };
-    this.optionsKey = JSON.stringify([this.searchDirs, options.defines, options.arch, options.cudaVersion ?? null]);
+    this.optionsKey = JSON.stringify([
+      this.searchDirs,
+      options.fallbackIncludeDirs ?? [],
+      options.defines,
+      options.arch,
+      options.cudaVersion ?? null,
+    ]);
   }
 
   runMain(text: string): MacroEnvironment {

@@ -1,5 +1,7 @@
 // The macro table of each file, computed from its directives and headers and reused until either
 // changes: what the language server and the scanner hand to the analyser.
+import * as fs from 'fs';
+import * as path from 'path';
 import {
   DeadlineExceeded,
   MacroEnvironment,
@@ -99,10 +101,37 @@ export function preprocessOptionsFromFlags(
  * Each file's preprocessing inputs from its compile flags (compile_commands.json from the file up
  * to `root`, else none) and the toolkit's include directories: what the CLI and scans use.
  */
-export function optionsFromProject(root: string, arch: string | null, defaultArch: string): (file: string) => PreprocessOptions {
+export function optionsFromProject(
+  root: string,
+  arch: string | null,
+  defaultArch: string,
+  scanRoots: string[] = [],
+): (file: string) => PreprocessOptions {
   const toolkit = toolkitIncludeDirs(null);
+  const fallback = scanFallbackDirs(scanRoots);
   return file => {
     const flags = resolveCompileFlags(file, [root], {});
-    return preprocessOptionsFromFlags(flags, arch ?? flags.arch ?? defaultArch, toolkit);
+    const options = preprocessOptionsFromFlags(flags, arch ?? flags.arch ?? defaultArch, toolkit);
+    return fallback.length ? { ...options, fallbackIncludeDirs: fallback } : options;
   };
+}
+
+/**
+ * Where a scan of `roots` finds headers nothing else names (PreprocessOptions.fallbackIncludeDirs):
+ * each root and its include/ folder, the layout of header libraries (cutlass/include/cutlass/…,
+ * tiny-cuda-nn's include/tiny-cuda-nn/…).
+ */
+export function scanFallbackDirs(roots: string[]): string[] {
+  const out: string[] = [];
+  for (const r of roots) {
+    const abs = path.resolve(r);
+    for (const d of [abs, path.join(abs, 'include')]) {
+      try {
+        if (fs.statSync(d).isDirectory() && !out.includes(d)) out.push(d);
+      } catch {
+        // not there
+      }
+    }
+  }
+  return out;
 }

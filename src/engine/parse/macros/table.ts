@@ -122,6 +122,8 @@ export class MacroTable {
     const m = this.pragma(unmasked ?? callee);
     if (!m || m.functionLike !== !unmasked) return null;
     if (m.expandsTo.includes('$1') && !argText) return null;
+    // A generic `PRAGMA(x)`: only `PRAGMA(unroll …)` is an unroll pragma.
+    if (m.expandsTo.startsWith('$1') && !/^unroll\b/.test(argText!.trim())) return null;
     return m;
   }
 
@@ -230,7 +232,8 @@ function classifyWith(def: MacroDefinition, macros: MacroLookup): Meaning {
   const origin: MacroOrigin = { kind: 'header', file: def.file, line: def.line };
   const pragma = pragmaIn(tokens);
   if (pragma !== null) {
-    if (!/^unroll\b/.test(pragma)) return null;
+    // `PRAGMA(x)` → `_Pragma(#x)`: any pragma, the argument says which (pragmaOfCall checks it).
+    if (pragma !== ARG && !/^unroll\b/.test(pragma)) return null;
     const builtin = PRAGMA_MACROS[def.name];
     return {
       pragma: {
@@ -261,16 +264,32 @@ function classifyWith(def: MacroDefinition, macros: MacroLookup): Meaning {
   return { qualifier: { name: def.name, qualifier, expandsTo: render(tokens).slice(0, 120), origin } };
 }
 
-/** The text of the first `_Pragma("…")` in tokens, or null. */
-function pragmaIn(tokens: Token[]): string | null {
-  for (let i = 0; i + 3 < tokens.length; i++) {
-    if (tokens[i].text === '_Pragma' && tokens[i + 1].text === '(' && tokens[i + 2].kind === 'str' && tokens[i + 3].text === ')') {
+/**
+ * The pragma text of the first pragma in tokens, or null: `_Pragma("…")` (what `_Pragma(#n)`
+ * stringising gives too), or `#pragma …` written in an object-like macro's body (CUTLASS and
+ * CuTe spell `#define CUTLASS_PRAGMA_UNROLL #pragma unroll` for nvcc, which accepts it: there the
+ * `#` is an ordinary token and nvcc's front end reads the rest of the line as the directive).
+ */
+export function pragmaIn(tokens: Token[]): string | null {
+  for (let i = 0; i + 1 < tokens.length; i++) {
+    const t = tokens[i];
+    if (
+      t.text === '_Pragma' &&
+      i + 3 < tokens.length &&
+      tokens[i + 1].text === '(' &&
+      tokens[i + 2].kind === 'str' &&
+      tokens[i + 3].text === ')'
+    ) {
       const s = tokens[i + 2].text;
       return s
         .slice(s.indexOf('"') + 1, -1)
         .replace(/\\"/g, '"')
         .replace(/\\\\/g, '\\')
         .trim();
+    }
+    if ((t.text === '#' || t.text === '%:') && tokens[i + 1].text === 'pragma' && tokens[i + 1].kind === 'id') {
+      // The directive runs to the end of the expansion (a `#pragma` body ends the line).
+      return render(tokens.slice(i + 2).map((x, j) => (j === 0 ? { ...x, space: false } : x))).trim();
     }
   }
   return null;

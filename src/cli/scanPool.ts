@@ -1,0 +1,112 @@
+// `scan` of many files on every core: tree-sitter parsing and the analysis are CPU-bound and
+// independent per file, so worker threads (scanWorker.ts) take chunks of neighbouring files
+// (which share headers) as they become free. Few files, or one core: in this thread.
+import * as os from 'os';
+import * as path from 'path';
+import { Worker } from 'worker_threads';
+import type { FileAnalysis } from '../engine/parse/model';
+import { CudaDocuments } from '../engine/parse/documents';
+import { scanFiles, ScanInputError } from '../engine/parse/scan';
+import { cliMacros } from './macros';
+
+export interface ScanWorkerData {
+  cwd: string;
+  scanRoots: string[];
+  /** Read headers (false: --builtin-macros). */
+  headers: boolean;
+}
+
+export interface ScanChunk {
+  id: number;
+  files: string[];
+  /** Each file's text when already read, else null. */
+  texts: (string | null)[];
+}
+
+export type ScanWorkerReply = { id: number; results: FileAnalysis[] } | { id: number; error: string; inputError: boolean };
+
+/** Files per chunk: neighbours share headers, small enough to balance the threads' load. */
+const CHUNK = 8;
+/** Below this many files a thread's start-up (the parser, the toolkit's headers) costs more than it saves. */
+const MIN_FILES_PER_WORKER = 48;
+
+/** Threads for `files` files: UNROLL_LENS_SCAN_THREADS (one per chunk at most), else one per core (at most 8), fewer for small scans. */
+export function scanThreads(files: number): number {
+  const env = Number(process.env.UNROLL_LENS_SCAN_THREADS);
+  if (Number.isInteger(env) && env > 0) return Math.max(1, Math.min(env, Math.ceil(files / CHUNK)));
+  const cores = Math.min(8, os.availableParallelism?.() ?? os.cpus().length);
+  return Math.max(1, Math.min(cores, Math.floor(files / MIN_FILES_PER_WORKER)));
+}
+
+/**
+ * Analyses `files` in order (results in the same order) on scanThreads() threads, this one
+ * included; `texts` holds those already read and is emptied as files are handed out; `onFile` is
+ * told of each finished file.
+ */
+export async function scanInParallel(
+  files: string[],
+  texts: Map<string, string>,
+  options: ScanWorkerData,
+  onFile: (file: string) => void,
+): Promise<FileAnalysis[]> {
+  const threads = scanThreads(files.length);
+  const chunks: ScanChunk[] = [];
+  for (let i = 0; i < files.length; i += CHUNK) chunks.push({ id: chunks.length, files: files.slice(i, i + CHUNK), texts: [] });
+  const results: FileAnalysis[][] = [];
+  let next = 0;
+  const take = (): ScanChunk | null => {
+    const c = chunks[next++];
+    if (!c) return null;
+    c.texts = c.files.map(f => texts.get(f) ?? null);
+    for (const f of c.files) texts.delete(f);
+    return c;
+  };
+  // This thread is one of the `threads`: it takes chunks between the workers' replies.
+  const docs = await CudaDocuments.create();
+  const macros = options.headers ? cliMacros(options.cwd, null, options.scanRoots) : undefined;
+  const workers: Worker[] = [];
+  let failure: Error | null = null;
+  let outstanding = 0;
+  let wake: (() => void) | null = null;
+  const give = (w: Worker) => {
+    const c = take();
+    if (!c) return;
+    outstanding++;
+    w.postMessage(c);
+  };
+  try {
+    for (let i = 1; i < threads; i++) {
+      const w = new Worker(path.join(__dirname, 'scanWorker.js'), { workerData: options });
+      workers.push(w);
+      w.on('message', (r: ScanWorkerReply) => {
+        outstanding--;
+        if ('error' in r) failure ??= r.inputError ? new ScanInputError(r.error) : new Error(r.error);
+        else {
+          results[r.id] = r.results;
+          for (const a of r.results) onFile(a.path);
+          give(w);
+        }
+        wake?.();
+      });
+      w.on('error', e => {
+        failure ??= e;
+        wake?.();
+      });
+      // Two chunks in flight, so that a worker never waits for this thread to hand it the next.
+      give(w);
+      give(w);
+    }
+    for (let c = take(); c && !failure; c = take()) {
+      const own = new Map(c.files.map((f, i) => [f, c.texts[i]] as const).filter(([, t]) => t !== null) as [string, string][]);
+      results[c.id] = await scanFiles(c.files, docs, macros, own);
+      for (const f of c.files) onFile(f);
+      // Let the workers' replies in (they get their next chunk from there).
+      await new Promise(r => setImmediate(r));
+    }
+    while (outstanding > 0 && !failure) await new Promise<void>(r => (wake = r));
+    if (failure) throw failure;
+  } finally {
+    await Promise.all(workers.map(w => w.terminate()));
+  }
+  return results.flat();
+}
