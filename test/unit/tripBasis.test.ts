@@ -6,6 +6,10 @@ import assert from 'node:assert/strict';
 import { analyze, kernel, loopAt, lineOf } from './helpers';
 import { computeFindings } from '../../src/engine/parse/findings';
 import { loopHoverMarkdown, tripCountSummary } from '../../src/engine/report/describe';
+import { main } from '../../src/cli/main';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
 
 describe('trip count basis', () => {
   test('instantiations with different trip counts are shown one by one', async () => {
@@ -65,5 +69,36 @@ __device__ void fill(float* x) {
       assert.match(loopHoverMarkdown(kernel(a, name), l), /compile-time constant Unroll Lens cannot evaluate/);
     }
     assert.deepEqual(computeFindings(a), []);
+  });
+
+  test('scan --json carries what a dependent trip count depends on', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-trip-'));
+    const file = path.join(dir, 'k.cu');
+    fs.writeFileSync(
+      file,
+      `template <int N> __global__ void k(float* x) {
+  #pragma unroll
+  for (int i = 0; i < N; ++i) x[i] = 0;
+}
+template __global__ void k<2>(float*);
+template __global__ void k<8>(float*);
+__device__ void g(float* x) {
+  #pragma unroll
+  for (int i = 0; i < HEADER_ROWS; ++i) x[i] = 0;
+}
+`,
+    );
+    let out = '';
+    const code = await main(['scan', file, '--json'], { out: s => (out += s), err: () => {}, isTTY: false });
+    fs.rmSync(dir, { recursive: true, force: true });
+    assert.equal(code, 0);
+    const loops = JSON.parse(out).files[0].kernels.map((k: { loops: unknown[] }) => k.loops[0]);
+    assert.deepEqual(loops[0].tripDependsOn, ['N']);
+    assert.deepEqual(loops[0].tripCountByInstantiation, [
+      { instantiation: { N: 2 }, tripCount: 2 },
+      { instantiation: { N: 8 }, tripCount: 8 },
+    ]);
+    assert.deepEqual(loops[1].tripDependsOn, []);
+    assert.equal(loops[1].tripCountByInstantiation, undefined);
   });
 });

@@ -250,6 +250,10 @@ export interface ScanJson {
           macro?: PragmaMacroUse;
         };
         tripCount: Loop['tripCount'];
+        /** With "dependent": the template parameters the header names ([]: a constant we cannot evaluate). */
+        tripDependsOn?: string[];
+        /** With "dependent": each visible instantiation's trip count. */
+        tripCountByInstantiation?: Loop['tripCountByInstantiation'];
       }[];
       manualUnrolls: Pick<ManualUnroll, 'line' | 'endLine' | 'pattern' | 'factor' | 'vectorType'>[];
     }[];
@@ -281,6 +285,8 @@ export function toScanJson(files: FileAnalysis[], skipped: SkippedFile[] = []): 
               }
             : null,
           tripCount: l.tripCount,
+          ...(l.tripDependsOn ? { tripDependsOn: [...l.tripDependsOn] } : {}),
+          ...(l.tripCountByInstantiation ? { tripCountByInstantiation: l.tripCountByInstantiation.map(b => ({ ...b })) } : {}),
         })),
         manualUnrolls: k.manualUnrolls.map(m => ({
           line: m.line,
