@@ -1,6 +1,6 @@
 // What a non-numeric compile-time trip count is said to depend on: per instantiation where the
-// file's instantiations differ, "depends on N" for a template parameter, and "compile-time (not
-// evaluated)" — with no diagnostic — for a constant we cannot read.
+// file's instantiations differ, "depends on N" for a template parameter, and "not
+// evaluated" — with no diagnostic — for a value we cannot derive.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze, kernel, loopAt, lineOf } from './helpers';
@@ -65,8 +65,8 @@ __device__ void fill(float* x) {
       const l = kernel(a, name).loops[0];
       assert.equal(l.tripCount, 'dependent', name);
       assert.deepEqual(l.tripDependsOn, [], name);
-      assert.equal(tripCountSummary(l), 'trip count compile-time (not evaluated)');
-      assert.match(loopHoverMarkdown(kernel(a, name), l), /compile-time constant Unroll Lens cannot evaluate/);
+      assert.equal(tripCountSummary(l), 'trip count not evaluated');
+      assert.match(loopHoverMarkdown(kernel(a, name), l), /not evaluated: a value this file does not let Unroll Lens derive/);
     }
     assert.deepEqual(computeFindings(a), []);
   });
@@ -100,5 +100,39 @@ __device__ void g(float* x) {
     ]);
     assert.deepEqual(loops[1].tripDependsOn, []);
     assert.equal(loops[1].tripCountByInstantiation, undefined);
+  });
+});
+
+describe('locals nvcc folds', () => {
+  test('a non-const local that nothing writes is as constant as its initialiser; one written is run time', async () => {
+    const src = `__device__ float red(float v, float* x, int n) {
+  int width = 32;
+  #pragma unroll
+  for (int off = width / 2; off > 0; off /= 2) v += __shfl_down_sync(0xffffffff, v, off, width);
+  int count = n;
+  #pragma unroll
+  for (int i = 0; i < count; ++i) x[i] = 0;
+  int k = 4;
+  k += n;
+  #pragma unroll
+  for (int i = 0; i < k; ++i) x[i] = 0;
+  int w = 8;
+  bump(&w);
+  #pragma unroll
+  for (int i = 0; i < w; ++i) x[i] = 0;
+  int z = 8;
+  if (z && n) x[0] = 1;
+  #pragma unroll
+  for (int i = 0; i < z; ++i) x[i] = 0;
+  return v;
+}
+`;
+    const a = await analyze(src);
+    const trips = kernel(a, 'red').loops.map(l => l.tripCount);
+    assert.deepEqual(trips, [5, 'runtime', 'runtime', 'runtime', 8]);
+    assert.deepEqual(
+      computeFindings(a).map(f => f.span.line),
+      [lineOf(src, 'count = n') + 1, lineOf(src, 'k += n') + 1, lineOf(src, 'bump(&w)') + 1],
+    );
   });
 });

@@ -324,6 +324,27 @@ interface Declared {
   kind: 'const' | 'var' | 'param';
   init: Node | null;
   type: Node | null;
+  /** A `var` that nothing writes after its initialiser (nvcc folds it like a constant). */
+  unmodified?: boolean;
+}
+
+/**
+ * Whether the function body writes `name` anywhere outside [from, to) (its declaration): an
+ * assignment, a compound assignment, ++/--, or its address taken (a write may follow).
+ */
+function writtenOutside(body: Node, name: string, from: number, to: number): boolean {
+  const text = body.text;
+  if (!text.includes(name)) return false;
+  const n = name.replace(/[$]/g, '\\$&');
+  const re = new RegExp(
+    `\\b${n}\\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\\+\\+|--)\\s*${n}\\b|\\b${n}\\s*(?:\\+\\+|--)|(?<![&\\w)\\]]\\s*)&\\s*${n}\\b`,
+    'g',
+  );
+  for (const m of text.matchAll(re)) {
+    const at = body.startIndex + (m.index ?? 0);
+    if (at < from || at >= to) return true;
+  }
+  return false;
 }
 
 const CUTE_SIZE_FUNCTIONS = new Set(['size', 'rank', 'depth', 'cosize']);
@@ -499,11 +520,17 @@ export class ScopeLookup {
       const isConst = named(d).some(k => k.type === 'type_qualifier' && /^(const|constexpr)$/.test(k.text));
       for (const k of named(d)) {
         if (k.type === 'init_declarator') {
-          add(declaredName(k.childForFieldName('declarator')), {
+          const name = declaredName(k.childForFieldName('declarator'));
+          const init = k.childForFieldName('value');
+          const body = fn.childForFieldName('body');
+          add(name, {
             at: d.startIndex,
             kind: isConst ? 'const' : 'var',
-            init: k.childForFieldName('value'),
+            init,
             type: d.childForFieldName('type'),
+            ...(!isConst && init && name && body && k.childForFieldName('declarator')?.type === 'identifier'
+              ? { unmodified: !writtenOutside(body, name, k.startIndex, k.endIndex) }
+              : {}),
           });
         } else if (
           k.type === 'identifier' ||
@@ -533,7 +560,9 @@ export class ScopeLookup {
     if (ctx.unbound.has(name)) return 'dependent';
     const d = this.declared(name, at, ctx.fn);
     if (d) {
-      if (d.kind !== 'const' || !d.init) return 'runtime';
+      // `int width = 32;` / `auto M = size<1>(A);` that nothing writes afterwards: nvcc folds it,
+      // so it is as constant as its initialiser (a full unroll over it works).
+      if (!d.init || (d.kind !== 'const' && !d.unmodified)) return 'runtime';
       const r = this.evalIn(d.init, ctx, depth + 1);
       return r;
     }

@@ -55,14 +55,14 @@ export function tripCountSummary(loop: Loop): string {
 /**
  * A trip count as a reader should take it: a number; "runtime"; per instantiation where the
  * file's instantiations give different ones; "depends on N" where a template argument decides
- * it; "compile-time (not evaluated)" for a constant we cannot read (a header's, wmma's).
+ * it; "not evaluated" for a value we cannot derive here (a header's constant, a CuTe shape).
  */
 export function tripCountText(loop: Loop): string {
   if (loop.tripCount !== 'dependent') return String(loop.tripCount);
   const byInst = loop.tripCountByInstantiation;
   if (byInst?.length) return byInst.map(b => `${b.tripCount} (${instantiationText(b.instantiation)})`).join(' · ');
   const names = loop.tripDependsOn ?? [];
-  return names.length ? `depends on ${names.join(', ')}` : 'compile-time (not evaluated)';
+  return names.length ? `depends on ${names.join(', ')}` : 'not evaluated';
 }
 
 function instantiationText(inst: Record<string, number>): string {
@@ -132,7 +132,7 @@ export function loopHoverMarkdown(kernel: Kernel, loop: Loop): string {
       ? `by instantiation: ${tripCountText(loop)}`
       : loop.tripDependsOn?.length
         ? `${tripCountText(loop)} (template parameters with no instantiation visible in this file)`
-        : 'a compile-time constant Unroll Lens cannot evaluate from this file (e.g. defined in a header it could not read): nvcc knows it';
+        : 'not evaluated: a value this file does not let Unroll Lens derive (a constant from a header it could not read, a CuTe shape, wmma `num_elements`); nothing shows it to be a run-time value';
   rows.push(['Trip count', trip]);
   rows.push(['Nesting', loop.depth === 0 ? 'outermost loop' : `depth ${loop.depth}, inside the loop at line ${loop.parentLine}`]);
   rows.push(['Kernel', `\`${kernelLabel(kernel)}\` (line ${kernel.line})`]);
