@@ -89,6 +89,17 @@ export async function scanFiles(files: string[], docs?: CudaDocuments, macros?: 
 // ---------------------------------------------------------------------------------------------
 // The `scan --json` contract (docs/cli.md). Projected explicitly so internal fields never leak.
 
+interface PragmaJson {
+  kind: UnrollPragma['kind'];
+  factor: number | null;
+  text: string;
+  line: number;
+  /** Only for a library macro: `{name, written, library, expandsTo}` (built-in table). */
+  macro?: PragmaMacroUse;
+  /** The preprocessor branch the attachment holds in. */
+  condition?: string;
+}
+
 export interface ScanJson {
   files: {
     path: string;
@@ -100,19 +111,27 @@ export interface ScanJson {
         line: number;
         kind: Loop['kind'];
         depth: number;
-        pragma: null | {
-          kind: UnrollPragma['kind'];
-          factor: number | null;
-          text: string;
-          line: number;
-          /** Only for a library macro: `{name, written, library, expandsTo}` (built-in table). */
-          macro?: PragmaMacroUse;
-        };
+        pragma: null | PragmaJson;
+        /** Pragmas of the other branches of a conditional before the loop. */
+        alternativePragmas?: PragmaJson[];
+        /** An unknown macro written right before the loop (its pragma is unknown). */
+        unknownMacro?: string;
         tripCount: Loop['tripCount'];
       }[];
       manualUnrolls: Pick<ManualUnroll, 'line' | 'endLine' | 'pattern' | 'factor' | 'vectorType'>[];
     }[];
   }[];
+}
+
+function pragmaJson(p: UnrollPragma): PragmaJson {
+  return {
+    kind: p.kind,
+    factor: p.factor,
+    text: p.text,
+    line: p.line,
+    ...(p.macro ? { macro: { ...p.macro } } : {}),
+    ...(p.condition ? { condition: p.condition } : {}),
+  };
 }
 
 export function toScanJson(files: FileAnalysis[]): ScanJson {
@@ -127,15 +146,9 @@ export function toScanJson(files: FileAnalysis[]): ScanJson {
           line: l.line,
           kind: l.kind,
           depth: l.depth,
-          pragma: l.pragma
-            ? {
-                kind: l.pragma.kind,
-                factor: l.pragma.factor,
-                text: l.pragma.text,
-                line: l.pragma.line,
-                ...(l.pragma.macro ? { macro: { ...l.pragma.macro } } : {}),
-              }
-            : null,
+          pragma: l.pragma ? pragmaJson(l.pragma) : null,
+          ...(l.alternativePragmas ? { alternativePragmas: l.alternativePragmas.map(pragmaJson) } : {}),
+          ...(l.unknownMacro ? { unknownMacro: l.unknownMacro } : {}),
           tripCount: l.tripCount,
         })),
         manualUnrolls: k.manualUnrolls.map(m => ({

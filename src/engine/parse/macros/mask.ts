@@ -53,8 +53,8 @@ const MACRO_NAME = /^_*[A-Z][A-Z0-9_]*$/;
 const NAMESPACE_LINE_RE = /^([ \t]*)([A-Z_][A-Z0-9_]*NAMESPACE[A-Z0-9_]*)([ \t]*(?:\/\/.*)?)$/gm;
 
 /**
- * Directive lines (kept as they are), runs of upper-case words (qualifier macros among them), `struct MACRO name`, and
- * nvcc's function-like head attributes. One pass; the first alternative consumes `#` lines.
+ * Directive lines (kept as they are), `struct MACRO name`, nvcc's function-like head attributes,
+ * and runs of upper-case words (qualifier macros among them). One pass; the first alternative consumes `#` lines.
  */
 const ATTRIBUTE_CANDIDATE =
   /^[ \t]*#.*$|\b(struct|class|union)([ \t]+)(_*[A-Z][A-Z0-9_]{4,})(?:(\([^()\n]*\))|\b)(?=[ \t]+(?!final\b)[A-Za-z_]\w*[ \t]*(?:[{:]|$))|\b(__cluster_dims__|__maxnreg__)([ \t]*\([^()\n]*\))|\b(_*[A-Z][A-Z0-9_]{4,}(?:[ \t]+_*[A-Z][A-Z0-9_]{4,})*)\b(?![ \t]*(?:[(<]|::))/gm;
