@@ -245,7 +245,9 @@ function scanTopLevel(root: Node): TopLevel {
     // member declaration `_CCCL_DEVICE _CCCL_FORCEINLINE` (missing its `;`) followed by the
     // function: the macros of such a declaration qualify the function after it.
     const macroOnly = (text: string): string | null => {
-      if (/[;(){}=<>,]/.test(text)) return null;
+      // `[[CUTLASS_HOST_DE]] friend T` before `operator+(…) {…}`: masked qualifiers (macros/mask.ts) read back.
+      if (text.includes('[[')) text = macros.unmask(text).replace(/\[\[|\]\]/g, ' ');
+      if (/[;(){}=<>,[\]]/.test(text)) return null;
       const words = text.trim().split(/\s+/);
       // Also `void THRUST_DEVICE_FUNCTION` and `_CCCL_DEVICE bit_packed_counter` (the grammar splits before the name).
       return words.length && words.every(w => /^[A-Za-z_]\w*$/.test(w)) && qualifierMacrosIn(text).length ? text : null;
@@ -539,6 +541,9 @@ function functionName(decl: Node | null): string | null {
       }
       case 'template_function':
         return d.childForFieldName('name')?.text ?? null;
+      // `operator float() const`: a conversion function.
+      case 'operator_cast':
+        return d.text.slice(0, d.text.indexOf('(')).replace(/\s+/g, ' ').trim() || null;
       default:
         return null;
     }

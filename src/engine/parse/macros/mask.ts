@@ -59,6 +59,18 @@ const NAMESPACE_LINE_RE = /^([ \t]*)([A-Z_][A-Z0-9_]*NAMESPACE[A-Z0-9_]*)([ \t]*
 const ATTRIBUTE_CANDIDATE =
   /^[ \t]*#.*$|\b(struct|class|union)([ \t]+)(_*[A-Z][A-Z0-9_]{4,})(?:(\([^()\n]*\))|\b)(?=[ \t]+(?!final\b)[A-Za-z_]\w*[ \t]*(?:[{:]|$))|\b(__cluster_dims__|__maxnreg__)([ \t]*\([^()\n]*\))|\b(_*[A-Z][A-Z0-9_]{4,}(?:[ \t]+_*[A-Z][A-Z0-9_]{4,})*)\b(?![ \t]*(?:[(<]|::))/gm;
 
+/** Whether [start, end) is all of its line's text and the next line is a directive. */
+function aloneBeforeDirective(s: string, start: number, end: number): boolean {
+  const lineStart = s.lastIndexOf('\n', start - 1) + 1;
+  const lineEnd = s.indexOf('\n', end);
+  if (lineEnd === -1) return false;
+  if (s.slice(lineStart, start).trim() || s.slice(end, lineEnd).trim()) return false;
+  DIRECTIVE_LINE.lastIndex = lineEnd + 1;
+  return DIRECTIVE_LINE.test(s);
+}
+
+const DIRECTIVE_LINE = /[ \t]*#/y;
+
 /** `NAME` or `NAME(args)` → `[[NA(args)]]`: four characters shorter, so the same length. */
 function attribute(name: string, args: string, record: MaskRecord): string {
   const short = name.slice(0, -4);
@@ -111,12 +123,17 @@ export function maskText(text: string, oracle: MaskOracle, record: MaskRecord): 
       headAttr: string | undefined,
       headArgs: string | undefined,
       run: string | undefined,
+      at: number,
+      s: string,
     ) => {
       if (keyword) return keyword + space + attribute(classMacro!, classArgs ?? '', record);
       if (headAttr) return attribute(headAttr, headArgs!, record);
       // `_CCCL_NODISCARD _CCCL_HIDE_FROM_ABI _CCCL_DEVICE`: with a qualifier among them, the
       // upper-case words around it are specifiers too (attributes, inline, visibility).
       if (!run || !run.split(/[ \t]+/).some(w => oracle.isQualifier(w))) return all;
+      // Alone in a branch (`#if … __device__ __noinline__ #else CUTLASS_HOST_DEVICE #endif` before
+      // a head): an attribute there would stand for a whole statement; left as written.
+      if (aloneBeforeDirective(s, at, at + run.length)) return all;
       return run.replace(/[A-Za-z_]\w*/g, w => attribute(w, '', record));
     },
   );
