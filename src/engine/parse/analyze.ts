@@ -18,6 +18,7 @@ import { findManualUnrolls } from './manualUnroll';
 import { MacroTable } from './macros/table';
 import { FileIndex, ScopeLookup } from './scopes';
 import { repairLessThan } from './misparse';
+import { PREPROC_BRANCHES, branchCondition, branchConditionNode, conditionalOf, lastPragmasOfBranches } from './preprocBranches';
 
 /**
  * The macro table of the analysis in progress. Analysis is synchronous, so the entry points set it
@@ -134,6 +135,8 @@ interface PendingPragma {
   pragma: Pick<UnrollPragma, 'kind' | 'factor' | 'text'>;
   form: UnrollPragma['form'];
   macro?: UnrollPragma['macro'];
+  /** The preprocessor branch the attachment depends on (preprocBranches.ts). */
+  condition?: string;
 }
 
 function pragmaFromNode(node: Node): PendingPragma | null {
@@ -183,7 +186,16 @@ const CLASS_TYPES = new Set(['struct_specifier', 'class_specifier', 'union_speci
 
 interface TopLevel {
   /** function_definition nodes whose head names __global__/__device__, with their template and text. */
-  functions: { node: Node; templateDecl: Node | null; qualifier: KernelQualifier; text: string; headMacros?: string; member?: boolean }[];
+  functions: {
+    node: Node;
+    templateDecl: Node | null;
+    qualifier: KernelQualifier;
+    text: string;
+    headMacros?: string;
+    member?: boolean;
+    /** For a device lambda (which has no name): `lambda@LINE`. */
+    name?: string;
+  }[];
   /** Nodes that may define constants: #define, const/constexpr declarations, enums, structs. */
   constants: Node[];
   /** Everything else, with its text: where template instantiations may appear. */
@@ -212,7 +224,10 @@ function scanTopLevel(root: Node): TopLevel {
           // The qualifiers precede the body; reading them from text avoids walking children.
           const qualifier: KernelQualifier | null = macros.headQualifier(head);
           if (qualifier) out.functions.push({ node, templateDecl, qualifier, text });
-          else out.others.push({ node, text });
+          else {
+            out.others.push({ node, text });
+            deviceLambdas(node, templateDecl, text, out);
+          }
           // `struct S {…} MACRO f() {…}` (a macro the grammar does not know after a class): the class is the "return type".
           if (/^\s*(struct|class|union)\b/.test(head) && depth < 16 && macros.mentionsDeviceCode(text)) visitTypeClass(depth + 1);
         } else if (type === 'preproc_def' || type === 'enum_specifier') {
@@ -244,7 +259,9 @@ function scanTopLevel(root: Node): TopLevel {
     // member declaration `_CCCL_DEVICE _CCCL_FORCEINLINE` (missing its `;`) followed by the
     // function: the macros of such a declaration qualify the function after it.
     const macroOnly = (text: string): string | null => {
-      if (/[;(){}=<>,]/.test(text)) return null;
+      // `[[CUTLASS_HOST_DE]] friend T` before `operator+(…) {…}`: masked qualifiers (macros/mask.ts) read back.
+      if (text.includes('[[')) text = macros.unmask(text).replace(/\[\[|\]\]/g, ' ');
+      if (/[;(){}=<>,[\]]/.test(text)) return null;
       const words = text.trim().split(/\s+/);
       // Also `void THRUST_DEVICE_FUNCTION` and `_CCCL_DEVICE bit_packed_counter` (the grammar splits before the name).
       return words.length && words.every(w => /^[A-Za-z_]\w*$/.test(w)) && qualifierMacrosIn(text).length ? text : null;
@@ -255,6 +272,7 @@ function scanTopLevel(root: Node): TopLevel {
       const head = (pending ? pending + ' ' : '') + (brace === -1 ? text : text.slice(0, brace));
       const qualifier: KernelQualifier | null = macros.headQualifier(head);
       if (qualifier) out.functions.push({ node, templateDecl, qualifier, text, member: true, ...(pending ? { headMacros: pending } : {}) });
+      else deviceLambdas(node, templateDecl, text, out);
       if (/^\s*(struct|class|union)\b/.test(head) && macros.mentionsDeviceCode(text)) visitTypeClass(1);
     };
     /** The class that a function_definition under the cursor has as its type. */
@@ -311,6 +329,27 @@ function scanTopLevel(root: Node): TopLevel {
     cursor.delete();
   }
   return out;
+}
+
+/**
+ * `[=] __device__ (int t) {…}` lambdas written in a host function (tiny-cuda-nn's
+ * `parallel_for_gpu`, Thrust functors): device code with no name, reported as `lambda@LINE`.
+ * A lambda inside a device lambda is part of it. Marked `member`: its text is part of its host
+ * function's, which collectInstantiations reads already.
+ */
+function deviceLambdas(fn: Node, templateDecl: Node | null, text: string, out: TopLevel): void {
+  if (!text.includes('[') || !macros.mentionsDeviceCode(text)) return;
+  const found: Node[] = [];
+  for (const l of fn.descendantsOfType('lambda_expression')) {
+    if (!l || found.some(f => f.startIndex <= l.startIndex && l.endIndex <= f.endIndex)) continue;
+    const body = l.childForFieldName('body');
+    if (!body) continue;
+    const lambdaText = l.text;
+    const qualifier = macros.headQualifier(lambdaText.slice(0, body.startIndex - l.startIndex));
+    if (!qualifier) continue;
+    found.push(l);
+    out.functions.push({ node: l, templateDecl, qualifier, text: lambdaText, name: `lambda@${l.startPosition.row + 1}`, member: true });
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -510,6 +549,9 @@ function functionName(decl: Node | null): string | null {
       }
       case 'template_function':
         return d.childForFieldName('name')?.text ?? null;
+      // `operator float() const`: a conversion function.
+      case 'operator_cast':
+        return d.text.slice(0, d.text.indexOf('(')).replace(/\s+/g, ' ').trim() || null;
       default:
         return null;
     }
@@ -564,8 +606,9 @@ function functionInfo(
   qualifier: KernelQualifier,
   text: string,
   headMacros?: string,
+  lambdaName?: string,
 ): FunctionInfo | null {
-  const name = functionName(node.childForFieldName('declarator'));
+  const name = lambdaName ?? functionName(node.childForFieldName('declarator'));
   if (!name) return null;
   const lb = named(node).find(c => c.type === 'launch_bounds');
   return {
@@ -581,8 +624,8 @@ function functionInfo(
 
 function collectFunctions(candidates: TopLevel['functions']): FunctionInfo[] {
   const out: FunctionInfo[] = [];
-  for (const { node, templateDecl, qualifier, text, headMacros } of candidates) {
-    const info = functionInfo(node, templateDecl, qualifier, text, headMacros);
+  for (const { node, templateDecl, qualifier, text, headMacros, name } of candidates) {
+    const info = functionInfo(node, templateDecl, qualifier, text, headMacros, name);
     if (info) out.push(info);
   }
   return out;
@@ -987,6 +1030,10 @@ interface RawLoop {
   kind: LoopKind;
   parent: RawLoop | null;
   pragma: PendingPragma | null;
+  /** Pragmas of other branches of the conditional before the loop (see pragmaBefore). */
+  alternatives: PendingPragma[];
+  /** An unknown macro statement right before the loop (see unknownMacroBefore). */
+  unknownMacro: string | null;
   startIndex: number;
 }
 
@@ -1014,18 +1061,47 @@ function isTransparent(n: Node, pendingOperator: boolean): boolean {
   return pendingOperator && n.type === 'expression_statement' && n.text.trim() === '';
 }
 
-/** The unroll pragma in front of a loop, looking back over comments and other pragmas. */
-function pragmaBefore(loop: Node): PendingPragma | null {
-  let prev = loop.previousNamedSibling;
-  let sawEmpty = false;
-  while (prev) {
-    const p = pragmaFromNode(prev);
-    if (p) return !sawEmpty || p.form === 'operator' ? p : null;
-    if (prev.type === 'expression_statement' && prev.text.trim() === '') sawEmpty = true;
-    else if (!isTransparent(prev, true)) return null;
-    prev = prev.previousNamedSibling;
+/**
+ * The unroll pragma in front of a loop, looking back over comments and other pragmas, and across
+ * preprocessor conditionals: a pragma as the last item of a branch of an `#if … #endif` right
+ * before the loop (each such branch gives one; the first is the loop's pragma, the others its
+ * alternatives), and, for a loop that is the first item of a branch, a pragma before the
+ * conditional. Each attachment that depends on a branch names it (condition).
+ */
+function pragmaBefore(loop: Node): { pragma: PendingPragma; alternatives: PendingPragma[] } | null {
+  let node = loop;
+  let condition: string | undefined;
+  for (let hops = 0; hops < 8; hops++) {
+    const stop = branchConditionNode(node.parent);
+    let prev = node.previousNamedSibling;
+    let sawEmpty = false;
+    while (prev && prev.id !== stop?.id) {
+      const p = pragmaFromNode(prev);
+      if (p) return !sawEmpty || p.form === 'operator' ? { pragma: condition ? { ...p, condition } : p, alternatives: [] } : null;
+      if (prev.type === 'expression_statement' && prev.text.trim() === '') sawEmpty = true;
+      else if (prev.type === 'preproc_if' || prev.type === 'preproc_ifdef') {
+        const found = lastPragmasOfBranches(prev, pragmaFromNode);
+        return found.length ? { pragma: found[0], alternatives: found.slice(1) } : null;
+      } else if (!isTransparent(prev, true)) return null;
+      prev = prev.previousNamedSibling;
+    }
+    const branch = node.parent;
+    if (!branch || !PREPROC_BRANCHES.has(branch.type)) return null;
+    condition ??= branchCondition(branch);
+    node = conditionalOf(branch);
   }
   return null;
+}
+
+/** A call statement right before the loop that masking made of an unknown macro (mask.ts): its name. */
+function unknownMacroBefore(loop: Node): string | null {
+  let prev = loop.previousNamedSibling;
+  while (prev && isComment(prev)) prev = prev.previousNamedSibling;
+  if (!prev || prev.type !== 'expression_statement') return null;
+  const call = named(prev)[0];
+  if (!call || call.type !== 'call_expression' || named(call.childForFieldName('arguments')).length) return null;
+  const fn = call.childForFieldName('function');
+  return fn?.type === 'identifier' ? macros.unknownOfCall(fn.text) : null;
 }
 
 /**
@@ -1047,7 +1123,16 @@ function collectLoops(body: Node): RawLoop[] {
   const nodes = body.descendantsOfType(LOOP_TYPE_LIST).filter((n): n is Node => !!n);
   const byId = new Map<number, RawLoop>();
   const loops = nodes.map(node => {
-    const raw: RawLoop = { node, kind: LOOP_TYPES[node.type], parent: null, pragma: pragmaBefore(node), startIndex: node.startIndex };
+    const found = pragmaBefore(node);
+    const raw: RawLoop = {
+      node,
+      kind: LOOP_TYPES[node.type],
+      parent: null,
+      pragma: found?.pragma ?? null,
+      alternatives: found?.alternatives ?? [],
+      unknownMacro: found ? null : unknownMacroBefore(node),
+      startIndex: node.startIndex,
+    };
     byId.set(node.id, raw);
     return raw;
   });
@@ -1125,6 +1210,7 @@ function buildPragma(p: PendingPragma, scope: ConstScope, instantiations: Instan
     span: spanOf(p.node),
     form: p.form,
     ...(p.macro ? { macro: p.macro } : {}),
+    ...(p.condition ? { condition: p.condition } : {}),
   };
 }
 
@@ -1216,6 +1302,8 @@ function analyzeFunction(
       kind: raw.kind,
       depth: depthOf(raw),
       pragma: raw.pragma ? buildPragma(raw.pragma, scope, instantiations) : null,
+      ...(raw.alternatives.length ? { alternativePragmas: raw.alternatives.map(p => buildPragma(p, scope, instantiations)) } : {}),
+      ...(raw.unknownMacro ? { unknownMacro: raw.unknownMacro } : {}),
       tripCount: trip,
       ...(trip === 'dependent' ? { tripDependsOn: dependsOn } : {}),
       ...(byInstantiation ? { tripCountByInstantiation: byInstantiation } : {}),
@@ -1241,7 +1329,7 @@ function analyzeFunction(
     }
   }
 
-  const attached = new Set(rawLoops.filter(l => l.pragma).map(l => l.pragma!.node.id));
+  const attached = new Set(rawLoops.flatMap(l => (l.pragma ? [l.pragma, ...l.alternatives] : [])).map(p => p.node.id));
   const stray: StrayPragma[] = (body ? collectPragmas(body) : [])
     .filter(p => !attached.has(p.node.id))
     .map(p => ({ pragma: buildPragma(p, baseScope, instantiations), reason: 'not followed by a loop: nvcc ignores it' }));
@@ -1276,6 +1364,8 @@ function shiftResult(r: FunctionResult, d: number): FunctionResult {
   return {
     kernel: {
       ...r.kernel,
+      // A lambda is named by its line (deviceLambdas).
+      name: /^lambda@\d+$/.test(r.kernel.name) ? `lambda@${r.kernel.line + d}` : r.kernel.name,
       line: r.kernel.line + d,
       span: shiftSpan(r.kernel.span, d),
       loops: r.kernel.loops.map(l => ({
@@ -1284,6 +1374,7 @@ function shiftResult(r: FunctionResult, d: number): FunctionResult {
         span: shiftSpan(l.span, d),
         parentLine: l.parentLine === null ? null : l.parentLine + d,
         pragma: l.pragma ? shiftPragma(l.pragma) : null,
+        ...(l.alternativePragmas ? { alternativePragmas: l.alternativePragmas.map(shiftPragma) } : {}),
       })),
       manualUnrolls: r.kernel.manualUnrolls.map(m => ({
         ...m,
@@ -1343,6 +1434,8 @@ function hasRealSyntaxErrors(root: Node): boolean {
     const n = stack.pop()!;
     if (!n.hasError && !n.isMissing) continue;
     if (n.type === 'ERROR') {
+      // `[=] __device__ (int t) {…}`: the grammar has no place for an extended lambda's qualifiers.
+      if (n.parent?.type === 'lambda_expression' && /^(__host__|__device__|\s)+$/.test(n.text)) continue;
       // `_CCCL_DEVICE _CCCL_FORCEINLINE void f()`: the head's unknown macros are not errors.
       if (n.parent?.type === 'function_definition' && n.endIndex <= (n.parent.childForFieldName('body')?.startIndex ?? 0)) {
         const body = n.parent.childForFieldName('body');
@@ -1541,6 +1634,9 @@ function reanalyzeOneBody(
     if (host.hasError && hasRealSyntaxErrors(host)) return null;
     if (changed.some(r => r.startIndex < body.startIndex || r.endIndex > body.endIndex)) return null;
     if (prev.functions.some(f => f.start <= edit.start && edit.start < f.end)) return null;
+    // A device lambda in the host body (deviceLambdas), before or after the edit.
+    if (macros.mentionsDeviceCode(host.text) || prev.functions.some(f => f.start >= host.startIndex && f.end <= host.endIndex - delta))
+      return null;
     if (mentions(host.text, edit.start - host.startIndex)) return null;
     const functions = prev.functions.map(g =>
       g.start < edit.start

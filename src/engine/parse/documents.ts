@@ -52,25 +52,24 @@ function advance(from: Point, inserted: string): Point {
 }
 
 /**
- * The parser reads masked text (libraryMacros.ts maskForParse), which depends on whole lines. A
- * change on a line where masking applies, before or after it, is widened to whole lines, so that
- * the edit tree-sitter is told about covers every masked character that changed.
+ * The parser reads masked text (macros/mask.ts), which depends on whole lines and on the line
+ * after each. A change where masking applies, on its lines or the line before them, is widened
+ * to those whole lines, so that the edit tree-sitter is told about covers every masked character
+ * that changed.
  */
 function widenForMasking(text: string, changes: TextChange[], macros: MacroTable): TextChange[] {
-  const maskForParse = (t: string) => macros.maskForParse(t);
   const out: TextChange[] = [];
   for (const c of changes) {
     const oldEnd = c.start + c.length;
-    const lineStart = text.lastIndexOf('\n', c.start - 1) + 1;
-    let lineEnd = text.indexOf('\n', oldEnd);
-    if (lineEnd === -1) lineEnd = text.length;
-    const before = text.slice(lineStart, lineEnd);
-    const after = text.slice(lineStart, c.start) + c.text + text.slice(oldEnd, lineEnd);
-    const w =
-      maskForParse(before) !== before || maskForParse(after) !== after ? { start: lineStart, length: lineEnd - lineStart, text: after } : c;
+    const after = text.slice(0, c.start) + c.text + text.slice(oldEnd);
+    const b = macros.maskedRegion(text, c.start, oldEnd);
+    const a = macros.maskedRegion(after, c.start, c.start + c.text.length);
+    const masks = b.masked !== text.slice(b.start, b.end) || a.masked !== after.slice(a.start, a.end);
+    // Both regions start at the same offset (the text before the change is the same).
+    const w = masks ? { start: b.start, length: b.end - b.start, text: after.slice(a.start, a.end) } : c;
     out.push(w);
-    // The next change is relative to the text after this one (not needed after the last).
-    if (out.length < changes.length) text = text.slice(0, w.start) + w.text + text.slice(w.start + w.length);
+    // The next change is relative to the text after this one.
+    text = after;
   }
   return out;
 }
@@ -124,15 +123,13 @@ export class CudaDocuments {
         oldEndPosition: advance(startPosition, text.slice(c.start, oldEnd)),
         newEndPosition: advance(startPosition, c.text),
       } as Edit;
-      // Masking is line-local and keeps every offset: re-mask only the lines this change touched,
-      // not the whole file on every keystroke (a library-style file would pay a full regex pass).
-      // Lines are found in the old text, which is flat: each new string is built once.
-      const lineStart = text.lastIndexOf('\n', c.start - 1) + 1;
-      let oldLineEnd = text.indexOf('\n', oldEnd);
-      if (oldLineEnd === -1) oldLineEnd = text.length;
-      const lines = text.slice(lineStart, c.start) + c.text + text.slice(oldEnd, oldLineEnd);
+      // Masking keeps every offset and reads a line and the next: re-mask only the lines this
+      // change touched and the line before them, not the whole file on every keystroke (a
+      // library-style file would pay a full regex pass).
       text = text.slice(0, c.start) + c.text + text.slice(oldEnd);
-      masked = masked.slice(0, lineStart) + entry.macros.maskForParse(lines) + masked.slice(oldLineEnd);
+      const r = entry.macros.maskedRegion(text, c.start, c.start + c.text.length);
+      const delta = c.text.length - c.length;
+      masked = masked.slice(0, r.start) + r.masked + masked.slice(r.end - delta);
       entry.tree.edit(edit);
     }
     const tree = this.parser.parse(masked, entry.tree);

@@ -34,6 +34,12 @@ export interface UnrollPragma {
   form: 'directive' | 'operator' | 'macro';
   /** For form "macro": the macro as written, what it expands to and where that meaning comes from. */
   macro?: PragmaMacroUse;
+  /**
+   * When the pragma reaches its loop across a preprocessor conditional: the branch it holds in,
+   * e.g. `#if defined(__CUDA_ARCH__)` (the pragma's branch) or `#else of #ifdef USE_ONES` (the
+   * loop's branch, for a pragma before `#ifdef`'d loops).
+   */
+  condition?: string;
 }
 
 /**
@@ -79,6 +85,18 @@ export interface Loop {
   /** 0 for a loop directly in the function body, 1 inside one loop, … */
   depth: number;
   pragma: UnrollPragma | null;
+  /**
+   * When the pragmas before the loop sit in different branches of one conditional (`#if A
+   * #pragma unroll 4 #else #pragma unroll 2 #endif`): `pragma` is the first branch's, these the
+   * others', each with its condition.
+   */
+  alternativePragmas?: UnrollPragma[];
+  /**
+   * An upper-case name written alone right before the loop that is no unroll macro we can
+   * resolve (a pragma macro from a header that could not be read, perhaps): the loop's pragma
+   * is unknown.
+   */
+  unknownMacro?: string;
   tripCount: TripCount;
   /**
    * With tripCount "dependent": the template parameters (or counters of enclosing fully unrolled

@@ -228,6 +228,17 @@ export async function scanFiles(
 // ---------------------------------------------------------------------------------------------
 // The `scan --json` contract (docs/cli.md). Projected explicitly so internal fields never leak.
 
+interface PragmaJson {
+  kind: UnrollPragma['kind'];
+  factor: number | null;
+  text: string;
+  line: number;
+  /** Only for a library macro: `{name, written, library, expandsTo}` (built-in table). */
+  macro?: PragmaMacroUse;
+  /** The preprocessor branch the attachment holds in. */
+  condition?: string;
+}
+
 export interface ScanJson {
   files: {
     path: string;
@@ -241,14 +252,11 @@ export interface ScanJson {
         line: number;
         kind: Loop['kind'];
         depth: number;
-        pragma: null | {
-          kind: UnrollPragma['kind'];
-          factor: number | null;
-          text: string;
-          line: number;
-          /** Only for a library macro: `{name, written, library, expandsTo}` (built-in table). */
-          macro?: PragmaMacroUse;
-        };
+        pragma: null | PragmaJson;
+        /** Pragmas of the other branches of a conditional before the loop. */
+        alternativePragmas?: PragmaJson[];
+        /** An unknown macro written right before the loop (its pragma is unknown). */
+        unknownMacro?: string;
         tripCount: Loop['tripCount'];
         /** With "dependent": the template parameters the header names ([]: a constant we cannot evaluate). */
         tripDependsOn?: string[];
@@ -260,6 +268,17 @@ export interface ScanJson {
   }[];
   /** Source files a directory walk found and did not scan, with why (nothing is silently missing). */
   skipped: SkippedFile[];
+}
+
+function pragmaJson(p: UnrollPragma): PragmaJson {
+  return {
+    kind: p.kind,
+    factor: p.factor,
+    text: p.text,
+    line: p.line,
+    ...(p.macro ? { macro: { ...p.macro } } : {}),
+    ...(p.condition ? { condition: p.condition } : {}),
+  };
 }
 
 export function toScanJson(files: FileAnalysis[], skipped: SkippedFile[] = []): ScanJson {
@@ -275,15 +294,9 @@ export function toScanJson(files: FileAnalysis[], skipped: SkippedFile[] = []): 
           line: l.line,
           kind: l.kind,
           depth: l.depth,
-          pragma: l.pragma
-            ? {
-                kind: l.pragma.kind,
-                factor: l.pragma.factor,
-                text: l.pragma.text,
-                line: l.pragma.line,
-                ...(l.pragma.macro ? { macro: { ...l.pragma.macro } } : {}),
-              }
-            : null,
+          pragma: l.pragma ? pragmaJson(l.pragma) : null,
+          ...(l.alternativePragmas ? { alternativePragmas: l.alternativePragmas.map(pragmaJson) } : {}),
+          ...(l.unknownMacro ? { unknownMacro: l.unknownMacro } : {}),
           tripCount: l.tripCount,
           ...(l.tripDependsOn ? { tripDependsOn: [...l.tripDependsOn] } : {}),
           ...(l.tripCountByInstantiation ? { tripCountByInstantiation: l.tripCountByInstantiation.map(b => ({ ...b })) } : {}),

@@ -11,6 +11,7 @@ import { MacroLibrary, PRAGMA_MACROS, QUALIFIER_MACROS } from '../libraryMacros'
 import type { MacroOrigin } from '../model';
 import { ExpansionLimit, MacroDefinition, MacroLookup, expandTokens } from './expand';
 import { Token, render, tokenize } from './tokens';
+import { MaskOracle, MaskRecord, maskText, unmaskAttributes } from './mask';
 
 export type { MacroOrigin };
 
@@ -73,24 +74,18 @@ const IDENTIFIERS = /\b[A-Za-z_]\w*\b/g;
 /** Built-in qualifier names, for a quick test before scanning every identifier. */
 const BUILTIN_ANY = new RegExp(`\\b(__global__|__device__|${[...BUILTIN_QUALIFIERS.keys()].join('|')})\\b`);
 
-/**
- * Where an object-like pragma macro can stand, line by line (masking must stay line-local for
- * incremental edits): alone on its line, or right before a loop keyword. Names of 4 or more
- * characters, so that `NAME` → `NA();`… keeps every offset.
- */
-const MASK_CANDIDATE = /^([ \t]*)([A-Za-z_]\w{3,})([ \t]*(?:\/\/.*|\/\*.*\*\/)?[ \t]*)$|\b([A-Za-z_]\w{3,})(?=[ \t]+(?:for|while|do)\b)/gm;
-
-/**
- * A line holding only a namespace macro (`CUB_NAMESPACE_BEGIN`, `_CCCL_BEGIN_NAMESPACE_CUDA`,
- * `THRUST_NAMESPACE_END`) opens or closes a namespace: tree-sitter would read it as the return
- * type of a function named by what follows, so it is blanked out.
- */
-const NAMESPACE_LINE_RE = /^([ \t]*)([A-Z_][A-Z0-9_]*NAMESPACE[A-Z0-9_]*)([ \t]*(?:\/\/.*)?)$/gm;
-
 export class MacroTable {
   private readonly meanings = new Map<string, Meaning>();
-  /** Callee names of masked object-like pragma macros → the macro. */
-  private readonly masked = new Map<string, string>();
+  /** What masking rewrote, to read the names back (mask.ts). */
+  private readonly masked: MaskRecord = { pragmas: new Map(), unknown: new Map(), attributes: new Map() };
+  private readonly oracle: MaskOracle = {
+    isObjectPragma: name => {
+      const p = this.pragma(name);
+      return !!p && !p.functionLike;
+    },
+    isPragma: name => this.pragma(name) !== undefined,
+    isQualifier: name => this.qualifier(name) !== undefined,
+  };
 
   private constructor(private readonly defs: MacroDefinitions | null) {}
 
@@ -118,7 +113,7 @@ export class MacroTable {
    * may be a masked name; a function-like one must have its argument when it takes one.
    */
   pragmaOfCall(callee: string, argText: string | null): PragmaMeaning | null {
-    const unmasked = this.masked.get(callee);
+    const unmasked = this.masked.pragmas.get(callee);
     const m = this.pragma(unmasked ?? callee);
     if (!m || m.functionLike !== !unmasked) return null;
     if (m.expandsTo.includes('$1') && !argText) return null;
@@ -127,28 +122,45 @@ export class MacroTable {
     return m;
   }
 
-  /** The text the parser reads: same length and lines, object-like pragma macros as calls (see pragmaOfCall). */
+  /** The text the parser reads: same length and lines, macros the grammar cannot know rewritten (mask.ts). */
   maskForParse(text: string): string {
-    let out = text;
-    if (out.includes('NAMESPACE'))
-      out = out.replace(NAMESPACE_LINE_RE, (_all, indent: string, name: string, rest: string) => indent + ' '.repeat(name.length) + rest);
-    return out.replace(MASK_CANDIDATE, (all: string, indent?: string, alone?: string, rest?: string, before?: string) => {
-      const name = alone ?? before!;
-      const p = this.pragma(name);
-      if (!p || p.functionLike) return all;
-      const callee = name.slice(0, -3);
-      this.masked.set(callee, name);
-      return alone !== undefined ? indent + callee + '();' + rest : callee + '();';
-    });
+    return maskText(text, this.oracle, this.masked);
+  }
+
+  /**
+   * The masked text of the lines that [start, end) of `text` touches and of the line before them
+   * (whose masking may depend on the next line), read with one more line after as context.
+   */
+  maskedRegion(text: string, start: number, end: number): { start: number; end: number; masked: string } {
+    const prevLine = start > 0 ? text.lastIndexOf('\n', start - 1) : -1;
+    const regionStart = prevLine <= 0 ? 0 : text.lastIndexOf('\n', prevLine - 1) + 1;
+    let regionEnd = text.indexOf('\n', end);
+    if (regionEnd === -1) regionEnd = text.length;
+    let contextEnd = regionEnd === text.length ? regionEnd : text.indexOf('\n', regionEnd + 1);
+    if (contextEnd === -1) contextEnd = text.length;
+    const masked = this.maskForParse(text.slice(regionStart, contextEnd)).slice(0, regionEnd - regionStart);
+    return { start: regionStart, end: regionEnd, masked };
+  }
+
+  /** The name a masked call statement stands for when masking kept an unknown macro off a loop, or null. */
+  unknownOfCall(callee: string): string | null {
+    return this.masked.unknown.get(callee) ?? null;
+  }
+
+  /** Masked text with the attributes masking made read back as the macros written. */
+  unmask(text: string): string {
+    return unmaskAttributes(text, this.masked);
   }
 
   /** The qualifier macros written in a function head, in order. */
   qualifierMacrosIn(head: string): string[] {
+    head = this.unmask(head);
     return head.match(IDENTIFIERS)?.filter(n => !isReserved(n) && this.qualifier(n) !== undefined) ?? [];
   }
 
   /** `global`, `device` or null for a function head's text. */
   headQualifier(head: string): 'global' | 'device' | null {
+    head = this.unmask(head);
     let device = false;
     const k = KEYWORD_QUALIFIER.exec(head);
     if (k) {
@@ -166,6 +178,7 @@ export class MacroTable {
 
   /** Whether text (a class, a function) may hold device code: a CUDA keyword or a qualifier macro. */
   mentionsDeviceCode(text: string): boolean {
+    text = this.unmask(text);
     if (BUILTIN_ANY.test(text)) return true;
     if (!this.defs) return false;
     for (const n of text.match(IDENTIFIERS) ?? []) {
