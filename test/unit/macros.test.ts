@@ -167,8 +167,12 @@ describe('macro environments: headers, #if for the device pass, reuse', () => {
     const old = tables.tableFor(file, text, options({ includeDirs: [path.join(dir, 'include')], arch: 'sm_75' })).table;
     assert.equal(old.pragma('P_UNROLL'), undefined);
     assert.equal(kernel(await analyzeWith(text, file, old), 'k').loops[0].pragma, null);
-    // Not on the include path: no definitions, so nothing qualifies k (no built-in entry either).
-    const blind = tables.tableFor(file, text, options()).table;
+    // Not on the include path: found last through the project layout (src/ beside include/).
+    const layout = tables.tableFor(file, text, options()).table;
+    assert.equal(layout.qualifier('P_KERNEL')?.qualifier, 'global');
+    // A header in no conventional place and on no path: nothing qualifies k (no built-in entry either).
+    fs.renameSync(path.join(dir, 'include'), path.join(dir, 'hdrs'));
+    const blind = new MacroTables().tableFor(file, text, options()).table;
     assert.deepEqual((await analyzeWith(text, file, blind)).kernels, []);
   });
 

@@ -141,12 +141,20 @@ describe('MacroService: headers no flags name', () => {
     ).tableFor(file, text);
     assert.equal(inWorkspace.qualifier('LIB_DEV')?.qualifier, 'device');
     assert.equal(inWorkspace.pragma('LIB_UNROLL')?.expandsTo, 'unroll');
-    // Outside every workspace folder: not found (nothing else names include/).
+    // Outside every workspace folder: still found, last, through the file's ancestors' include/.
     const outside = new MacroService(
       toolchain([path.join(os.tmpdir(), 'elsewhere')]),
       () => DEFAULT_SETTINGS,
       () => undefined,
     ).tableFor(file, text);
-    assert.equal(outside.qualifier('LIB_DEV'), undefined);
+    assert.equal(outside.qualifier('LIB_DEV')?.origin.kind, 'header');
+    // A header in no conventional place: not found.
+    fs.renameSync(path.join(root, 'include'), path.join(root, 'hdrs'));
+    const blind = new MacroService(
+      toolchain([path.join(os.tmpdir(), 'elsewhere')]),
+      () => DEFAULT_SETTINGS,
+      () => undefined,
+    ).tableFor(file, text);
+    assert.equal(blind.qualifier('LIB_DEV'), undefined);
   });
 });

@@ -470,7 +470,10 @@ class Run {
   ) {
     this.searchDirs = [...options.includeDirs, ...options.systemIncludeDirs];
     this.ancestors.push(...(options.fallbackIncludeDirs ?? []));
-    for (let d = path.dirname(path.dirname(file)), i = 0; i < 6 && d !== path.dirname(d); d = path.dirname(d), i++) this.ancestors.push(d);
+    // Each ancestor and its include/ folder: sources beside headers (`proj/src/x.cu` including
+    // `<proj/y.h>` from `proj/include/`) are the usual project layout.
+    for (let d = path.dirname(path.dirname(file)), i = 0; i < 6 && d !== path.dirname(d); d = path.dirname(d), i++)
+      this.ancestors.push(d, path.join(d, 'include'));
     const macros = new MacroMap();
     for (const d of predefinedMacros(options)) {
       const def = parseDefine(d, '<built-in>', 0);
