@@ -38,7 +38,7 @@ SEED_PRAGMA_MACROS = {
 
 
 def strip_comments(text):
-    """Blanks comments and string/char literal contents, keeping every newline (line numbers hold)."""
+    """Blanks comments and raw string literals (code held as text), keeping every newline."""
     out = []
     i, n = 0, len(text)
     while i < n:
@@ -53,6 +53,18 @@ def strip_comments(text):
             j = n if j == -1 else j + 2
             out.append(''.join('\n' if ch == '\n' else ' ' for ch in text[i:j]))
             i = j
+        elif c == 'R' and text.startswith('R"', i) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == '_') or text[i - 1] in 'uUL8'):
+            # A raw string literal (run-time compiled code held as text): not code of this file.
+            open_paren = text.find('(', i + 2)
+            delim = text[i + 2:open_paren] if open_paren != -1 else None
+            end = text.find(')' + delim + '"', open_paren) if delim is not None and len(delim) <= 16 else -1
+            if end == -1:
+                out.append(c)
+                i += 1
+                continue
+            end += len(delim) + 2
+            out.append(''.join('\n' if ch == '\n' else ' ' for ch in text[i:end]))
+            i = end
         elif c == '"' or c == "'":
             # Keep string contents: _Pragma("unroll 4") must stay readable.
             j = i + 1
