@@ -276,6 +276,8 @@ export function toSassJson(file: FileSassReport, loop: LoopReport | null, icache
               kernelInstructions: v.kernelInstructions,
               loopInstructions: v.loopInstructions,
               effectiveUnroll: v.effectiveUnroll,
+              fullyUnrolled: v.fullyUnrolled,
+              remainder: v.remainder ?? null,
               registers: v.registers,
               spillStores: v.spillStores,
               identicalTo: v.identicalTo,

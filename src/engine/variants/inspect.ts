@@ -27,6 +27,7 @@ import type { SassListingData } from '../../protocol';
 import { annotateListing } from './listing';
 import type { IcacheLoopFacts } from '../profile/icacheModel';
 import { issueProfile } from '../sass/issueRate';
+import { appliedUnroll, AppliedUnroll } from './appliedUnroll';
 
 export interface KernelSass {
   name: string;
@@ -63,6 +64,8 @@ export interface LoopVariant {
   effectiveUnroll: number | null;
   /** No machine-code loop is left for this source loop: it was unrolled completely. */
   fullyUnrolled: boolean;
+  /** Beside the main machine loop: copies per pass of the loop's other machine loops and straight-line copies (null when unrolled completely or unknown). */
+  remainder?: { loops: number[]; straight: number } | null;
   registers: number | null;
   spillStores: number | null;
   spillLoads: number | null;
@@ -132,25 +135,8 @@ interface Disassembly {
   failure?: string;
 }
 
-/**
- * Work classes: instructions whose count scales with the iterations a loop body holds
- * (arithmetic and memory). Integer ops are left out at first because unrolling folds index
- * arithmetic away; a loop with no other work (integer hashing, say) falls back to them.
- */
-export const WORK_CLASSES = new Set<string>([
-  'FP32',
-  'FP64',
-  'FP16_TENSOR',
-  'LOAD_GLOBAL',
-  'STORE_GLOBAL',
-  'SHARED',
-  'LOCAL',
-  'SHUFFLE',
-  'SPECIAL',
-  'ATOMIC',
-  'TEXTURE',
-]);
-export const INTEGER_WORK_CLASSES = new Set<string>([...WORK_CLASSES, 'INT', 'CONVERT']);
+export { WORK_CLASSES, INTEGER_WORK_CLASSES } from './appliedUnroll';
+import { WORK_CLASSES } from './appliedUnroll';
 
 function sha256(data: string | Uint8Array): string {
   return crypto.createHash('sha256').update(data).digest('hex');
@@ -499,6 +485,7 @@ export class VariantInspector {
           v.loopInstructions = m.loopInstructions;
           v.effectiveUnroll = m.effectiveUnroll;
           v.fullyUnrolled = m.fullyUnrolled;
+          v.remainder = m.remainder;
           v.icache = m.icache;
         }
       }
@@ -864,6 +851,7 @@ interface LoopMeasure {
   loopInstructions: number;
   effectiveUnroll: number | null;
   fullyUnrolled: boolean;
+  remainder: AppliedUnroll['remainder'];
   icache: IcacheLoopFacts | null;
 }
 
@@ -986,9 +974,9 @@ export function iterationsPerPass(perIteration: Map<string, number>, counts: Map
 }
 
 /**
- * Effective unroll: copies of one iteration in the hot machine-code loop, from work
- * instructions (arithmetic, memory, shuffles) attributed to the loop's own lines, divided by
- * the same count in the rolled build's loop (one iteration per trip).
+ * Applied unroll from the machine code's loop structure (appliedUnroll.ts): the source loop's own
+ * machine loops (by their back edges), the copies of one iteration in the main one against the
+ * rolled build, the remainder beside it; no machine loop left: unrolled completely, its trip count.
  */
 export function measureLoop(
   listing: SassListing,
@@ -1001,33 +989,16 @@ export function measureLoop(
 ): LoopMeasure | null {
   const fn = chooseFunction(listing, file, kernel, loop, filter, demangled);
   if (!fn) return null;
-  const exclude = ownLineFilter(kernel, loop);
-  let loopInstructions = 0;
-  for (const ins of fn.instructions) if (lineIn(ins, file, loop.span.line, loop.span.endLine)) loopInstructions++;
   const baseFn = baseline?.functions.find(f => f.name === fn.name) ?? null;
-  let classes = WORK_CLASSES;
-  let baseHot = baseFn ? hottestLoop(baseFn, file, loop, exclude, classes) : null;
-  if (baseFn && !baseHot) {
-    classes = INTEGER_WORK_CLASSES;
-    baseHot = hottestLoop(baseFn, file, loop, exclude, classes);
-  }
-  let hot = hottestLoop(fn, file, loop, exclude, classes);
-  // A machine-code loop that also runs the enclosing source loop's own code is the parent's
-  // loop: this loop was unrolled completely inside it.
-  const parent = loop.parentLine !== null ? kernel.loops.find(l => l.line === loop.parentLine) : undefined;
-  if (hot && parent && containsOwnLines(fn, hot.sassLoop, file, kernel, parent)) hot = null;
-  let effectiveUnroll: number | null = null;
-  let fullyUnrolled = false;
-  if (baseFn && baseHot) {
-    const perIteration = workCounts(baseFn, baseHot.sassLoop, file, loop, exclude, classes);
-    const inVariant = workCounts(fn, hot?.sassLoop ?? null, file, loop, exclude, classes);
-    if (!hot) fullyUnrolled = true;
-    if (perIteration.size) effectiveUnroll = Math.max(1, Math.round(iterationsPerPass(perIteration, inVariant)));
-  } else if (!hot && loopInstructions > 0 && typeof loop.tripCount === 'number') {
-    fullyUnrolled = true;
-    effectiveUnroll = loop.tripCount;
-  }
-  return { kernel: fn.name, loopInstructions, effectiveUnroll, fullyUnrolled, icache: hotCodeFacts(fn, file, loop, hot?.sassLoop ?? null) };
+  const a = appliedUnroll(fn, baseFn, file, kernel, loop, demangled?.get(fn.name));
+  return {
+    kernel: fn.name,
+    loopInstructions: a.instructions,
+    effectiveUnroll: a.copies,
+    fullyUnrolled: a.fullyUnrolled,
+    remainder: a.remainder,
+    icache: hotCodeFacts(fn, file, loop, a.loops[0] ?? null),
+  };
 }
 
 /** Requested factors nvcc ignored (identical code) or capped (fewer copies than asked). */
