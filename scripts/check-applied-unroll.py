@@ -113,9 +113,9 @@ LOOPS = [
          factors=['1', '4', 'full']),
     # The issue's samples.
     dict(name='icache_ilp:64', file='cuda-samples/icache_ilp.cu', kernel='ilp_chains', nth=2, marker=('lines', 66, 69, 'FFMA'),
-         per=4, parent=('lines', 62, 62, None), factors=['1', '16', '64', 'full'], slow=True),
+         per=4, parent=('lines', 62, 62, 'BRA'), factors=['1', '16', '64', 'full'], slow=True),
     dict(name='icache_cliff:70', file='cuda-samples/icache_cliff.cu', kernel='hot_loop', nth=1, function='hot_loopILi2048E',
-         marker=('lines', 57, 58, None), per=None, factors=['1', '2', '4'], slow=True),
+         marker=('lines', 57, 57, 'IMAD.WIDE.U32'), per=None, factors=['1', '2', '4'], slow=True),
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -188,6 +188,7 @@ def functions(listing):
     cur = None
     labels = {}
     loc = set()
+    chain = False
     pending_labels = []
     for raw in listing.split('\n'):
         m = re.match(r'^\s*\.text\.(\S+):', raw)
@@ -203,11 +204,14 @@ def functions(listing):
             continue
         m = LOC.search(raw)
         if m:
-            loc = {(os.path.basename(m.group(1)), int(m.group(2)))}
+            # Consecutive comments continue one inline chain (innermost first).
+            loc = (loc if chain else set()) | {(os.path.basename(m.group(1)), int(m.group(2)))}
+            chain = True
             if m.group(3):
                 loc.add((os.path.basename(m.group(3)), int(m.group(4))))
             continue
         m = INS.match(raw)
+        chain = False
         if m:
             addr = int(m.group(1), 16)
             for lab in pending_labels:
@@ -235,9 +239,9 @@ def is_marker(ins, marker, base):
     if kind == 'op':
         return ins['op'] == marker[1]
     if kind == 'lines':
-        if marker[3] is not None and ins['op'] != marker[3]:
+        if marker[3] is not None and marker[3] not in (ins['op'], ins['op'] + ins['mods']):
             return False
-        return any(b == base and marker[1] <= ln <= marker[2] for b, ln in ins['lines'])
+        return any((b == base or b.endswith('-' + base)) and marker[1] <= ln <= marker[2] for b, ln in ins['lines'])
     raise ValueError(kind)
 
 
@@ -398,9 +402,9 @@ def fmt_copies(m):
 def fmt_rem(r):
     if not r:
         return ''
-    parts = [f'loop ×{int(x) if x == int(x) else round(x, 2)}' for x in r['loops']]
+    parts = [f'loop ×{int(x) if x == int(x) else round(x, 2)}' for x in (round(y, 6) for y in r['loops'])]
     if r['straight']:
-        s = r['straight']
+        s = round(r['straight'], 6)
         parts.append(f'{int(s) if s == int(s) else round(s, 2)} straight')
     return ', '.join(parts) or 'none'
 

@@ -43,6 +43,8 @@ export interface AppliedUnroll {
   loops: SassLoop[];
   /** Copies of one source iteration per pass of the main loop; the trip count when unrolled completely. */
   copies: number | null;
+  /** Copies per pass of each of `loops` (0: unknown, no rolled baseline). */
+  loopCopies: number[];
   /** No machine loop of its own is left: nvcc unrolled the loop completely. */
   fullyUnrolled: boolean;
   /**
@@ -74,7 +76,7 @@ export function frameInFile(ins: SassInstruction, file: string): number | null {
 }
 
 /** Any frame of the instruction in [from, to] of file (own line or an inlined-at call site). */
-function inSpan(ins: SassInstruction, file: string, loop: Loop): boolean {
+export function inSpan(ins: SassInstruction, file: string, loop: Loop): boolean {
   const s = ins.source;
   if (!s) return false;
   for (const f of [{ file: s.file, line: s.line }, ...(s.inlinedAt ?? [])])
@@ -111,7 +113,7 @@ type Range = { headAddress: number; branchAddress: number };
 const within = (i: SassInstruction, r: Range) => i.address >= r.headAddress && i.address <= r.branchAddress;
 
 /** Counts per (opcode.modifiers @ line) of the loop's instructions (nested loops included) that `keep` accepts. */
-function profile(fn: SassFunction, file: string, loop: Loop, classes: Set<string>, keep: (i: SassInstruction) => boolean): Map<string, number> {
+export function profile(fn: SassFunction, file: string, loop: Loop, classes: Set<string>, keep: (i: SassInstruction) => boolean): Map<string, number> {
   const counts = new Map<string, number>();
   for (const i of fn.instructions) {
     if (!keep(i) || !inSpan(i, file, loop) || !classes.has(classifyInstruction(i))) continue;
@@ -181,7 +183,7 @@ function templateArguments(demangled: string): string[] | null {
 }
 
 /** The per-iteration profile: the rolled build's main machine loop of the source loop. */
-function perIterationProfile(
+export function perIterationProfile(
   base: SassFunction,
   file: string,
   kernel: Kernel,
@@ -245,6 +247,7 @@ export function appliedUnroll(
     return {
       loops: loops.map(x => x.l),
       copies: copies === 0 ? null : copies,
+      loopCopies: per ? loops.map(x => copiesOf(per.counts, x.w)) : loops.map(() => 0),
       fullyUnrolled: false,
       remainder: per ? { loops: rest.filter(c => c > 0).sort((a, b) => b - a), straight } : null,
       enclosing: null,
@@ -273,6 +276,7 @@ export function appliedUnroll(
   return {
     loops: [],
     copies: mine.length ? copies : null,
+    loopCopies: [],
     fullyUnrolled: mine.length > 0,
     remainder: null,
     enclosing,
@@ -281,7 +285,7 @@ export function appliedUnroll(
 }
 
 /** An instruction of the loop's header line only (setup or test of the counter), in a loop whose body has other lines. */
-function isHeaderOnly(i: SassInstruction, file: string, kernel: Kernel, loop: Loop): boolean {
+export function isHeaderOnly(i: SassInstruction, file: string, kernel: Kernel, loop: Loop): boolean {
   void kernel;
   return loop.span.endLine > loop.span.line && frameInFile(i, file) === loop.line;
 }

@@ -87,6 +87,11 @@ export interface LoopVariant {
 export interface LoopReport {
   line: number;
   kernel: string;
+  /**
+   * The function every row measures: the one holding most of the loop's code in the rolled build
+   * (or the one --kernel names); `of`: how many functions hold some of it. Null when unknown.
+   */
+  instantiation?: { name: string; demangled: string; of: number } | null;
   /** The factor the loop has as written. */
   written: UnrollFactor;
   /** The architecture the variants were built for. */
@@ -327,6 +332,7 @@ export class VariantInspector {
     return {
       line,
       kernel: kernel.name,
+      instantiation: this.lastInstantiation,
       written: writtenFactor(loop),
       arch: this.o.arch,
       variants,
@@ -358,6 +364,7 @@ export class VariantInspector {
   }
 
   private lastDisassembler: Disassembly['source'] = 'elf';
+  private lastInstantiation: LoopReport['instantiation'] = null;
   private lastDisassemblyFailure: string | undefined;
 
   /** Kernels of the file as written whose code holds the loop's lines, most of them first. */
@@ -431,6 +438,13 @@ export class VariantInspector {
     this.lastDisassemblyFailure = disassemblies.find(d => d?.failure)?.failure;
     const baseline = disassemblies[baselineIdx]?.listing ?? null;
     const demangled = await demangle([...new Set(disassemblies.flatMap(d => (d ? [...d.sizes.keys()] : [])))], this.t);
+    // One function for every row: the instantiation holding most of the loop's code in the rolled
+    // build (or the one --kernel names), so that no row measures another instantiation than the rest.
+    const fixed = baseline ? chooseFunction(baseline, file, kernel, loop, opts.kernel, demangled)?.name : undefined;
+    const filter = fixed ?? opts.kernel;
+    this.lastInstantiation = fixed
+      ? { name: fixed, demangled: demangled.get(fixed) ?? fixed, of: countHolding(baseline!, file, loop) }
+      : null;
     const variants: LoopVariant[] = [];
     const codeHashes: (string | null)[] = [];
     for (let i = 0; i < specs.length; i++) {
@@ -458,8 +472,8 @@ export class VariantInspector {
       if (b.status === 'ok' && b.outputPath) v.machineCode = machineCodeHash(b.outputPath);
       if (dis) {
         v.kernelSizes = Object.fromEntries([...dis.sizes].map(([n, sz]) => [n, sz.instructions]));
-        const m = dis.listing ? measureLoop(dis.listing, baseline, file, kernel, loop, opts.kernel, demangled) : null;
-        const kname = m?.kernel ?? pickKernelByName(dis, kernel.name, demangled, opts.kernel);
+        const m = dis.listing ? measureLoop(dis.listing, baseline, file, kernel, loop, filter, demangled) : null;
+        const kname = m?.kernel ?? pickKernelByName(dis, kernel.name, demangled, filter);
         v.kernel = kname;
         if (kname) {
           const usage: PtxasFunctionUsage | undefined = parsePtxasVerbose(b.ptxasLog, { arch: this.o.arch }).get(kname);
@@ -828,6 +842,11 @@ function chooseKernelFunction(
   return best?.name ?? null;
 }
 
+/** How many functions of the listing hold instructions of the loop's lines. */
+function countHolding(listing: SassListing, file: string, loop: Loop): number {
+  return listing.functions.filter(fn => fn.instructions.some(ins => lineIn(ins, file, loop.span.line, loop.span.endLine))).length;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Attribution of machine code to a source loop
 
@@ -1026,7 +1045,11 @@ export function explainVariants(variants: LoopVariant[], loop: Loop): string[] {
     }
     if (asked !== null && v.effectiveUnroll !== null && !honoured) {
       if (trip !== null && asked >= trip && v.fullyUnrolled) continue; // asked for ≥ trips: a full unroll is right
-      notes.push(`${factorLabel(v.factor)} requested, nvcc unrolled ×${v.effectiveUnroll}${v.effectiveUnroll < asked ? ' (capped)' : ''}`);
+      if (v.fullyUnrolled) notes.push(`${factorLabel(v.factor)} requested, nvcc unrolled the loop completely (×${v.effectiveUnroll})`);
+      else if (v.effectiveUnroll === 1 && asked > 1)
+        notes.push(`${factorLabel(v.factor)} ignored by nvcc: its machine loop holds one iteration per pass (×1)`);
+      else
+        notes.push(`${factorLabel(v.factor)} requested, nvcc unrolled ×${v.effectiveUnroll}${v.effectiveUnroll < asked ? ' (capped)' : ''}`);
     }
     if (v.factor === 'full' && !v.fullyUnrolled && v.effectiveUnroll !== null) {
       notes.push(`full unroll requested, but a loop remains (×${v.effectiveUnroll} per machine-code iteration)`);
