@@ -44,7 +44,8 @@ def f32(x):
 
 
 # Marker kinds: ('ffma', c) an FFMA with immediate c; ('imad', hexstr) an IMAD with that
-# immediate; ('op', OPCODE) every instruction of that opcode; ('lines', first, last, OPCODE|None)
+# immediate (('shf', hex) likewise an SHF); ('op', OPCODE) every instruction of that opcode; ('lines',
+# first, last, OPCODE or OPCODE.MODIFIERS or None)
 # instructions located (own line or inlined-at) on those lines of the file.
 #
 # Each loop: name, file, kernel (source name), nth loop keyword in the kernel, function (a

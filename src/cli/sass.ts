@@ -324,7 +324,9 @@ function renderFile(r: FileSassReport): string {
 export function loopHeading(r: LoopReport): string {
   const i = r.instantiation;
   if (!i) return r.kernel;
-  return i.of > 1 ? `${i.demangled} (of ${i.of} functions holding it: the one with most of its code; --kernel picks another)` : i.demangled;
+  return i.of > 1
+    ? `${i.demangled} (of ${i.of} functions holding it: the one with most of its code over the variants; --kernel picks another)`
+    : i.demangled;
 }
 
 /** The remainder nvcc emitted beside the main loop: "loop ×1 + 2 straight", "none", or "" when unknown. */
@@ -337,13 +339,14 @@ export function remainderLabel(r: { loops: number[]; straight: number } | null |
 
 function renderLoop(r: LoopReport, icache: (VariantIcache | null)[] = []): string {
   const lines = [`\nloop at line ${r.line} in ${loopHeading(r)} (as written: ${factorLabel(r.written)})`];
+  const remainderWidth = Math.max(9, ...r.variants.map(v => remainderLabel(v.remainder).length));
   lines.push(
-    `${pad('factor', 10)} ${pad('status', 8)} ${pad('kernel instr', 13, true)} ${pad('loop instr', 11, true)} ${pad('nvcc unroll', 12, true)} ${pad('remainder', 18)} ${pad('regs', 5, true)} ${pad('spills', 7, true)}  same as`,
+    `${pad('factor', 10)} ${pad('status', 8)} ${pad('kernel instr', 13, true)} ${pad('loop instr', 11, true)} ${pad('nvcc unroll', 12, true)} ${pad('remainder', remainderWidth)} ${pad('regs', 5, true)} ${pad('spills', 7, true)}  same as`,
   );
   for (const v of r.variants) {
     const eff = v.effectiveUnroll === null ? '?' : `×${v.effectiveUnroll}${v.fullyUnrolled ? ' (full)' : ''}`;
     lines.push(
-      `${pad(String(v.factor), 10)} ${pad(v.status, 8)} ${pad(String(v.kernelInstructions ?? '-'), 13, true)} ${pad(String(v.loopInstructions ?? '-'), 11, true)} ${pad(v.status === 'ok' ? eff : '-', 12, true)} ${pad(v.status === 'ok' ? remainderLabel(v.remainder) || '-' : '-', 18)} ${pad(String(v.registers ?? '-'), 5, true)} ${pad(String(v.spillStores ?? '-'), 7, true)}  ${v.identicalTo ?? ''}`,
+      `${pad(String(v.factor), 10)} ${pad(v.status, 8)} ${pad(String(v.kernelInstructions ?? '-'), 13, true)} ${pad(String(v.loopInstructions ?? '-'), 11, true)} ${pad(v.status === 'ok' ? eff : '-', 12, true)} ${pad(v.status === 'ok' ? remainderLabel(v.remainder) || '-' : '-', remainderWidth)} ${pad(String(v.registers ?? '-'), 5, true)} ${pad(String(v.spillStores ?? '-'), 7, true)}  ${v.identicalTo ?? ''}`,
     );
     if (v.failure)
       for (const m of v.failure.messages.filter(x => x.severity === 'error').slice(0, 3))

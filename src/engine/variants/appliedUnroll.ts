@@ -113,7 +113,13 @@ type Range = { headAddress: number; branchAddress: number };
 const within = (i: SassInstruction, r: Range) => i.address >= r.headAddress && i.address <= r.branchAddress;
 
 /** Counts per (opcode.modifiers @ line) of the loop's instructions (nested loops included) that `keep` accepts. */
-export function profile(fn: SassFunction, file: string, loop: Loop, classes: Set<string>, keep: (i: SassInstruction) => boolean): Map<string, number> {
+export function profile(
+  fn: SassFunction,
+  file: string,
+  loop: Loop,
+  classes: Set<string>,
+  keep: (i: SassInstruction) => boolean,
+): Map<string, number> {
   const counts = new Map<string, number>();
   for (const i of fn.instructions) {
     if (!keep(i) || !inSpan(i, file, loop) || !classes.has(classifyInstruction(i))) continue;
@@ -243,7 +249,8 @@ export function appliedUnroll(
     const rest = per ? loops.slice(1).map(x => copiesOf(per.counts, x.w)) : [];
     const straight = per ? copiesOf(per.counts, straightWork) : 0;
     let instructions = 0;
-    for (const i of fn.instructions) if (inOwn(i) || (mineSet.has(i) && straight > 0 && !isHeaderOnly(i, file, kernel, loop))) instructions++;
+    for (const i of fn.instructions)
+      if (inOwn(i) || (mineSet.has(i) && straight > 0 && !isHeaderOnly(i, file, kernel, loop))) instructions++;
     return {
       loops: loops.map(x => x.l),
       copies: copies === 0 ? null : copies,

@@ -438,13 +438,12 @@ export class VariantInspector {
     this.lastDisassemblyFailure = disassemblies.find(d => d?.failure)?.failure;
     const baseline = disassemblies[baselineIdx]?.listing ?? null;
     const demangled = await demangle([...new Set(disassemblies.flatMap(d => (d ? [...d.sizes.keys()] : [])))], this.t);
-    // One function for every row: the instantiation holding most of the loop's code in the rolled
-    // build (or the one --kernel names), so that no row measures another instantiation than the rest.
-    const fixed = baseline ? chooseFunction(baseline, file, kernel, loop, opts.kernel, demangled)?.name : undefined;
-    const filter = fixed ?? opts.kernel;
-    this.lastInstantiation = fixed
-      ? { name: fixed, demangled: demangled.get(fixed) ?? fixed, of: countHolding(baseline!, file, loop) }
-      : null;
+    // One function for every row: the instantiation holding most of the loop's code over all the
+    // variants (among those --kernel names), so that no row measures another instantiation than the rest.
+    const listings = disassemblies.flatMap(d => (d?.listing ? [d.listing] : []));
+    const fixed = busiestFunction(listings, file, loop, opts.kernel, demangled);
+    const filter = fixed?.name ?? opts.kernel;
+    this.lastInstantiation = fixed ? { name: fixed.name, demangled: demangled.get(fixed.name) ?? fixed.name, of: fixed.of } : null;
     const variants: LoopVariant[] = [];
     const codeHashes: (string | null)[] = [];
     for (let i = 0; i < specs.length; i++) {
@@ -842,9 +841,26 @@ function chooseKernelFunction(
   return best?.name ?? null;
 }
 
-/** How many functions of the listing hold instructions of the loop's lines. */
-function countHolding(listing: SassListing, file: string, loop: Loop): number {
-  return listing.functions.filter(fn => fn.instructions.some(ins => lineIn(ins, file, loop.span.line, loop.span.endLine))).length;
+/**
+ * The function holding most instructions of the loop's lines summed over the listings (ties: the
+ * first name), among those the filter accepts; `of`: how many functions hold some of them.
+ */
+function busiestFunction(
+  listings: SassListing[],
+  file: string,
+  loop: Loop,
+  filter: KernelFilter | undefined,
+  demangled: Map<string, string>,
+): { name: string; of: number } | null {
+  const total = new Map<string, number>();
+  for (const l of listings)
+    for (const fn of l.functions) {
+      if (!matchesFilter(filter, fn.name, demangled.get(fn.name))) continue;
+      const n = fn.instructions.filter(ins => lineIn(ins, file, loop.span.line, loop.span.endLine)).length;
+      if (n > 0) total.set(fn.name, (total.get(fn.name) ?? 0) + n);
+    }
+  const best = [...total].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0];
+  return best ? { name: best[0], of: total.size } : null;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1049,7 +1065,9 @@ export function explainVariants(variants: LoopVariant[], loop: Loop): string[] {
       else if (v.effectiveUnroll === 1 && asked > 1)
         notes.push(`${factorLabel(v.factor)} ignored by nvcc: its machine loop holds one iteration per pass (×1)`);
       else
-        notes.push(`${factorLabel(v.factor)} requested, nvcc unrolled ×${v.effectiveUnroll}${v.effectiveUnroll < asked ? ' (capped)' : ''}`);
+        notes.push(
+          `${factorLabel(v.factor)} requested, nvcc unrolled ×${v.effectiveUnroll}${v.effectiveUnroll < asked ? ' (capped)' : ''}`,
+        );
     }
     if (v.factor === 'full' && !v.fullyUnrolled && v.effectiveUnroll !== null) {
       notes.push(`full unroll requested, but a loop remains (×${v.effectiveUnroll} per machine-code iteration)`);

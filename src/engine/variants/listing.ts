@@ -141,7 +141,10 @@ export function machineLoops(
     let unroll: number | null = null;
     if (a.fullyUnrolled && runs.length === 1 && a.copies !== null) unroll = a.copies;
     else if (per) {
-      const c = copiesOf(per.counts, profile(fn, file, loop, classes, i => i.address >= r.start && i.address <= r.end && isWork(i)));
+      const c = copiesOf(
+        per.counts,
+        profile(fn, file, loop, classes, i => i.address >= r.start && i.address <= r.end && isWork(i)),
+      );
       unroll = c > 0 ? c : null;
     }
     pieces.push({ kind: 'once', start: r.start, end: r.end, unroll });
