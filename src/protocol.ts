@@ -313,6 +313,8 @@ export interface SassMachineLoop {
   /** The piece with most work is the main loop; the rest are remainders. */
   role: 'main' | 'remainder';
   instructions: number;
+  /** A straight-line piece inside an enclosing machine loop (the loop unrolled completely in it): it runs once per pass of that loop. */
+  perPass?: boolean;
 }
 
 export interface SassListingData {

@@ -269,6 +269,7 @@ export function toSassJson(file: FileSassReport, loop: LoopReport | null, icache
       ? {
           loop: {
             line: loop.line,
+            instantiation: loop.instantiation,
             variants: loop.variants.map((v, i) => ({
               factor: v.factor,
               status: v.status,
@@ -276,6 +277,8 @@ export function toSassJson(file: FileSassReport, loop: LoopReport | null, icache
               kernelInstructions: v.kernelInstructions,
               loopInstructions: v.loopInstructions,
               effectiveUnroll: v.effectiveUnroll,
+              fullyUnrolled: v.fullyUnrolled,
+              remainder: v.remainder ?? null,
               registers: v.registers,
               spillStores: v.spillStores,
               identicalTo: v.identicalTo,
@@ -317,15 +320,33 @@ function renderFile(r: FileSassReport): string {
   return lines.join('\n') + '\n';
 }
 
+/** The function the rows measure: its demangled name, and which of several instantiations it is. */
+export function loopHeading(r: LoopReport): string {
+  const i = r.instantiation;
+  if (!i) return r.kernel;
+  return i.of > 1
+    ? `${i.demangled} (of ${i.of} functions holding it: the one with most of its code over the variants; --kernel picks another)`
+    : i.demangled;
+}
+
+/** The remainder nvcc emitted beside the main loop: "loop ×1 + 2 straight", "none", or "" when unknown. */
+export function remainderLabel(r: { loops: number[]; straight: number } | null | undefined): string {
+  if (!r) return '';
+  const parts = r.loops.map(c => `loop ×${c}`);
+  if (r.straight) parts.push(`${r.straight} straight`);
+  return parts.join(' + ') || 'none';
+}
+
 function renderLoop(r: LoopReport, icache: (VariantIcache | null)[] = []): string {
-  const lines = [`\nloop at line ${r.line} in ${r.kernel} (as written: ${factorLabel(r.written)})`];
+  const lines = [`\nloop at line ${r.line} in ${loopHeading(r)} (as written: ${factorLabel(r.written)})`];
+  const remainderWidth = Math.max(9, ...r.variants.map(v => remainderLabel(v.remainder).length));
   lines.push(
-    `${pad('factor', 10)} ${pad('status', 8)} ${pad('kernel instr', 13, true)} ${pad('loop instr', 11, true)} ${pad('nvcc unroll', 12, true)} ${pad('regs', 5, true)} ${pad('spills', 7, true)}  same as`,
+    `${pad('factor', 10)} ${pad('status', 8)} ${pad('kernel instr', 13, true)} ${pad('loop instr', 11, true)} ${pad('nvcc unroll', 12, true)} ${pad('remainder', remainderWidth)} ${pad('regs', 5, true)} ${pad('spills', 7, true)}  same as`,
   );
   for (const v of r.variants) {
     const eff = v.effectiveUnroll === null ? '?' : `×${v.effectiveUnroll}${v.fullyUnrolled ? ' (full)' : ''}`;
     lines.push(
-      `${pad(String(v.factor), 10)} ${pad(v.status, 8)} ${pad(String(v.kernelInstructions ?? '-'), 13, true)} ${pad(String(v.loopInstructions ?? '-'), 11, true)} ${pad(v.status === 'ok' ? eff : '-', 12, true)} ${pad(String(v.registers ?? '-'), 5, true)} ${pad(String(v.spillStores ?? '-'), 7, true)}  ${v.identicalTo ?? ''}`,
+      `${pad(String(v.factor), 10)} ${pad(v.status, 8)} ${pad(String(v.kernelInstructions ?? '-'), 13, true)} ${pad(String(v.loopInstructions ?? '-'), 11, true)} ${pad(v.status === 'ok' ? eff : '-', 12, true)} ${pad(v.status === 'ok' ? remainderLabel(v.remainder) || '-' : '-', remainderWidth)} ${pad(String(v.registers ?? '-'), 5, true)} ${pad(String(v.spillStores ?? '-'), 7, true)}  ${v.identicalTo ?? ''}`,
     );
     if (v.failure)
       for (const m of v.failure.messages.filter(x => x.severity === 'error').slice(0, 3))
@@ -523,6 +544,7 @@ export function listingJson(l: SassListingData) {
       kind: p.kind,
       role: p.role,
       instructions: p.instructions,
+      ...(p.perPass ? { perPass: true } : {}),
     })),
     stalls: l.stalls,
     stallsNote: l.stallsNote,

@@ -61,7 +61,7 @@ function lineRange(lines: number[]): string {
 
 function pieceLabel(p: SassListingData['loops'][number]): string {
   const u = p.unroll === null ? '×?' : `×${p.unroll}`;
-  return `${p.kind === 'loop' ? 'loop' : 'once'} ${u} ${p.role === 'main' ? 'main' : 'remainder'}`;
+  return `${p.kind === 'loop' ? 'loop' : p.perPass ? 'once per pass of the enclosing loop' : 'once'} ${u} ${p.role === 'main' ? 'main' : 'remainder'}`;
 }
 
 export function renderListing(l: SassListingData, o: RenderOptions = {}): Omit<SassListingResult, 'listing'> {

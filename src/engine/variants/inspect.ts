@@ -27,6 +27,7 @@ import type { SassListingData } from '../../protocol';
 import { annotateListing } from './listing';
 import type { IcacheLoopFacts } from '../profile/icacheModel';
 import { issueProfile } from '../sass/issueRate';
+import { appliedUnroll, AppliedUnroll } from './appliedUnroll';
 
 export interface KernelSass {
   name: string;
@@ -63,6 +64,8 @@ export interface LoopVariant {
   effectiveUnroll: number | null;
   /** No machine-code loop is left for this source loop: it was unrolled completely. */
   fullyUnrolled: boolean;
+  /** Beside the main machine loop: copies per pass of the loop's other machine loops and straight-line copies (null when unrolled completely or unknown). */
+  remainder?: { loops: number[]; straight: number } | null;
   registers: number | null;
   spillStores: number | null;
   spillLoads: number | null;
@@ -84,6 +87,11 @@ export interface LoopVariant {
 export interface LoopReport {
   line: number;
   kernel: string;
+  /**
+   * The function every row measures: the one holding most of the loop's code in the rolled build
+   * (or the one --kernel names); `of`: how many functions hold some of it. Null when unknown.
+   */
+  instantiation?: { name: string; demangled: string; of: number } | null;
   /** The factor the loop has as written. */
   written: UnrollFactor;
   /** The architecture the variants were built for. */
@@ -132,25 +140,8 @@ interface Disassembly {
   failure?: string;
 }
 
-/**
- * Work classes: instructions whose count scales with the iterations a loop body holds
- * (arithmetic and memory). Integer ops are left out at first because unrolling folds index
- * arithmetic away; a loop with no other work (integer hashing, say) falls back to them.
- */
-export const WORK_CLASSES = new Set<string>([
-  'FP32',
-  'FP64',
-  'FP16_TENSOR',
-  'LOAD_GLOBAL',
-  'STORE_GLOBAL',
-  'SHARED',
-  'LOCAL',
-  'SHUFFLE',
-  'SPECIAL',
-  'ATOMIC',
-  'TEXTURE',
-]);
-export const INTEGER_WORK_CLASSES = new Set<string>([...WORK_CLASSES, 'INT', 'CONVERT']);
+export { WORK_CLASSES, INTEGER_WORK_CLASSES } from './appliedUnroll';
+import { WORK_CLASSES } from './appliedUnroll';
 
 function sha256(data: string | Uint8Array): string {
   return crypto.createHash('sha256').update(data).digest('hex');
@@ -341,6 +332,7 @@ export class VariantInspector {
     return {
       line,
       kernel: kernel.name,
+      instantiation: this.lastInstantiation,
       written: writtenFactor(loop),
       arch: this.o.arch,
       variants,
@@ -372,6 +364,7 @@ export class VariantInspector {
   }
 
   private lastDisassembler: Disassembly['source'] = 'elf';
+  private lastInstantiation: LoopReport['instantiation'] = null;
   private lastDisassemblyFailure: string | undefined;
 
   /** Kernels of the file as written whose code holds the loop's lines, most of them first. */
@@ -445,6 +438,12 @@ export class VariantInspector {
     this.lastDisassemblyFailure = disassemblies.find(d => d?.failure)?.failure;
     const baseline = disassemblies[baselineIdx]?.listing ?? null;
     const demangled = await demangle([...new Set(disassemblies.flatMap(d => (d ? [...d.sizes.keys()] : [])))], this.t);
+    // One function for every row: the instantiation holding most of the loop's code over all the
+    // variants (among those --kernel names), so that no row measures another instantiation than the rest.
+    const listings = disassemblies.flatMap(d => (d?.listing ? [d.listing] : []));
+    const fixed = busiestFunction(listings, file, loop, opts.kernel, demangled);
+    const filter = fixed?.name ?? opts.kernel;
+    this.lastInstantiation = fixed ? { name: fixed.name, demangled: demangled.get(fixed.name) ?? fixed.name, of: fixed.of } : null;
     const variants: LoopVariant[] = [];
     const codeHashes: (string | null)[] = [];
     for (let i = 0; i < specs.length; i++) {
@@ -472,8 +471,8 @@ export class VariantInspector {
       if (b.status === 'ok' && b.outputPath) v.machineCode = machineCodeHash(b.outputPath);
       if (dis) {
         v.kernelSizes = Object.fromEntries([...dis.sizes].map(([n, sz]) => [n, sz.instructions]));
-        const m = dis.listing ? measureLoop(dis.listing, baseline, file, kernel, loop, opts.kernel, demangled) : null;
-        const kname = m?.kernel ?? pickKernelByName(dis, kernel.name, demangled, opts.kernel);
+        const m = dis.listing ? measureLoop(dis.listing, baseline, file, kernel, loop, filter, demangled) : null;
+        const kname = m?.kernel ?? pickKernelByName(dis, kernel.name, demangled, filter);
         v.kernel = kname;
         if (kname) {
           const usage: PtxasFunctionUsage | undefined = parsePtxasVerbose(b.ptxasLog, { arch: this.o.arch }).get(kname);
@@ -499,6 +498,7 @@ export class VariantInspector {
           v.loopInstructions = m.loopInstructions;
           v.effectiveUnroll = m.effectiveUnroll;
           v.fullyUnrolled = m.fullyUnrolled;
+          v.remainder = m.remainder;
           v.icache = m.icache;
         }
       }
@@ -841,6 +841,28 @@ function chooseKernelFunction(
   return best?.name ?? null;
 }
 
+/**
+ * The function holding most instructions of the loop's lines summed over the listings (ties: the
+ * first name), among those the filter accepts; `of`: how many functions hold some of them.
+ */
+function busiestFunction(
+  listings: SassListing[],
+  file: string,
+  loop: Loop,
+  filter: KernelFilter | undefined,
+  demangled: Map<string, string>,
+): { name: string; of: number } | null {
+  const total = new Map<string, number>();
+  for (const l of listings)
+    for (const fn of l.functions) {
+      if (!matchesFilter(filter, fn.name, demangled.get(fn.name))) continue;
+      const n = fn.instructions.filter(ins => lineIn(ins, file, loop.span.line, loop.span.endLine)).length;
+      if (n > 0) total.set(fn.name, (total.get(fn.name) ?? 0) + n);
+    }
+  const best = [...total].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0];
+  return best ? { name: best[0], of: total.size } : null;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Attribution of machine code to a source loop
 
@@ -864,6 +886,7 @@ interface LoopMeasure {
   loopInstructions: number;
   effectiveUnroll: number | null;
   fullyUnrolled: boolean;
+  remainder: AppliedUnroll['remainder'];
   icache: IcacheLoopFacts | null;
 }
 
@@ -986,9 +1009,9 @@ export function iterationsPerPass(perIteration: Map<string, number>, counts: Map
 }
 
 /**
- * Effective unroll: copies of one iteration in the hot machine-code loop, from work
- * instructions (arithmetic, memory, shuffles) attributed to the loop's own lines, divided by
- * the same count in the rolled build's loop (one iteration per trip).
+ * Applied unroll from the machine code's loop structure (appliedUnroll.ts): the source loop's own
+ * machine loops (by their back edges), the copies of one iteration in the main one against the
+ * rolled build, the remainder beside it; no machine loop left: unrolled completely, its trip count.
  */
 export function measureLoop(
   listing: SassListing,
@@ -1001,33 +1024,16 @@ export function measureLoop(
 ): LoopMeasure | null {
   const fn = chooseFunction(listing, file, kernel, loop, filter, demangled);
   if (!fn) return null;
-  const exclude = ownLineFilter(kernel, loop);
-  let loopInstructions = 0;
-  for (const ins of fn.instructions) if (lineIn(ins, file, loop.span.line, loop.span.endLine)) loopInstructions++;
   const baseFn = baseline?.functions.find(f => f.name === fn.name) ?? null;
-  let classes = WORK_CLASSES;
-  let baseHot = baseFn ? hottestLoop(baseFn, file, loop, exclude, classes) : null;
-  if (baseFn && !baseHot) {
-    classes = INTEGER_WORK_CLASSES;
-    baseHot = hottestLoop(baseFn, file, loop, exclude, classes);
-  }
-  let hot = hottestLoop(fn, file, loop, exclude, classes);
-  // A machine-code loop that also runs the enclosing source loop's own code is the parent's
-  // loop: this loop was unrolled completely inside it.
-  const parent = loop.parentLine !== null ? kernel.loops.find(l => l.line === loop.parentLine) : undefined;
-  if (hot && parent && containsOwnLines(fn, hot.sassLoop, file, kernel, parent)) hot = null;
-  let effectiveUnroll: number | null = null;
-  let fullyUnrolled = false;
-  if (baseFn && baseHot) {
-    const perIteration = workCounts(baseFn, baseHot.sassLoop, file, loop, exclude, classes);
-    const inVariant = workCounts(fn, hot?.sassLoop ?? null, file, loop, exclude, classes);
-    if (!hot) fullyUnrolled = true;
-    if (perIteration.size) effectiveUnroll = Math.max(1, Math.round(iterationsPerPass(perIteration, inVariant)));
-  } else if (!hot && loopInstructions > 0 && typeof loop.tripCount === 'number') {
-    fullyUnrolled = true;
-    effectiveUnroll = loop.tripCount;
-  }
-  return { kernel: fn.name, loopInstructions, effectiveUnroll, fullyUnrolled, icache: hotCodeFacts(fn, file, loop, hot?.sassLoop ?? null) };
+  const a = appliedUnroll(fn, baseFn, file, kernel, loop, demangled?.get(fn.name));
+  return {
+    kernel: fn.name,
+    loopInstructions: a.instructions,
+    effectiveUnroll: a.copies,
+    fullyUnrolled: a.fullyUnrolled,
+    remainder: a.remainder,
+    icache: hotCodeFacts(fn, file, loop, a.loops[0] ?? null),
+  };
 }
 
 /** Requested factors nvcc ignored (identical code) or capped (fewer copies than asked). */
@@ -1055,7 +1061,13 @@ export function explainVariants(variants: LoopVariant[], loop: Loop): string[] {
     }
     if (asked !== null && v.effectiveUnroll !== null && !honoured) {
       if (trip !== null && asked >= trip && v.fullyUnrolled) continue; // asked for ≥ trips: a full unroll is right
-      notes.push(`${factorLabel(v.factor)} requested, nvcc unrolled ×${v.effectiveUnroll}${v.effectiveUnroll < asked ? ' (capped)' : ''}`);
+      if (v.fullyUnrolled) notes.push(`${factorLabel(v.factor)} requested, nvcc unrolled the loop completely (×${v.effectiveUnroll})`);
+      else if (v.effectiveUnroll === 1 && asked > 1)
+        notes.push(`${factorLabel(v.factor)} ignored by nvcc: its machine loop holds one iteration per pass (×1)`);
+      else
+        notes.push(
+          `${factorLabel(v.factor)} requested, nvcc unrolled ×${v.effectiveUnroll}${v.effectiveUnroll < asked ? ' (capped)' : ''}`,
+        );
     }
     if (v.factor === 'full' && !v.fullyUnrolled && v.effectiveUnroll !== null) {
       notes.push(`full unroll requested, but a loop remains (×${v.effectiveUnroll} per machine-code iteration)`);

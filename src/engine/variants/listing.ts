@@ -4,21 +4,12 @@
 // loops), each with the source iterations one pass runs.
 import * as path from 'path';
 import type { Kernel, Loop } from '../parse/model';
-import { classifyInstruction, findSassLoops } from '../sass';
-import type { SassFunction, SassInstruction, SassLoop } from '../sass';
+import { classifyInstruction } from '../sass';
+import type { SassFunction, SassInstruction } from '../sass';
 import type { SassListingData, SassListingInstruction, SassListingLine, SassMachineLoop } from '../../protocol';
 import { attachSassStalls, SassStalls } from '../profile/sassStalls';
-import {
-  containsOwnLines,
-  hottestLoop,
-  INTEGER_WORK_CLASSES,
-  iterationsPerPass,
-  lineIn,
-  ownLineFilter,
-  sameFile,
-  WORK_CLASSES,
-  workCounts,
-} from './inspect';
+import { lineIn, sameFile } from './inspect';
+import { appliedUnroll, copiesOf, inSpan, isHeaderOnly, perIterationProfile, profile, WORK_CLASSES } from './appliedUnroll';
 
 export interface ListingContext {
   /** The source file the listing is grouped by (the .cu file, or the header built through a unit). */
@@ -90,7 +81,7 @@ export function annotateListing(fn: SassFunction, baseline: SassFunction | null,
     bytes: fn.bytes,
     registers: c.registers ?? fn.registers ?? null,
     lines,
-    loops: machineLoops(fn, baseline, file, kernel, loop),
+    loops: machineLoops(fn, baseline, file, kernel, loop, c.demangled),
     labels: Object.fromEntries(Object.entries(fn.labels ?? {}).filter(([name]) => name.startsWith('.L'))),
     stalls: null,
     stallsNote: null,
@@ -98,71 +89,47 @@ export function annotateListing(fn: SassFunction, baseline: SassFunction | null,
 }
 
 /**
- * The pieces of machine code holding the loop's work: every machine-code loop whose own
- * iterations run the loop's work, and the straight-line blocks of its work outside them (a
- * remainder that runs once, or the whole loop when it was unrolled completely).
+ * The pieces of machine code holding the loop's work (appliedUnroll.ts): the loop's own machine
+ * loops (by their back edges) and the straight-line blocks of its work outside them (a remainder
+ * that runs once, or the whole loop when it was unrolled completely; inside an enclosing machine
+ * loop such a block runs once per pass of it, `perPass`).
  */
-export function machineLoops(fn: SassFunction, baseline: SassFunction | null, file: string, kernel: Kernel, loop: Loop): SassMachineLoop[] {
-  const exclude = ownLineFilter(kernel, loop);
-  // Work classes as measureLoop picks them: arithmetic and memory, else integer work.
-  let classes = WORK_CLASSES;
-  let baseHot = baseline ? hottestLoop(baseline, file, loop, exclude, classes) : null;
-  if (baseline && !baseHot) {
-    classes = INTEGER_WORK_CLASSES;
-    baseHot = hottestLoop(baseline, file, loop, exclude, classes);
-  }
-  if (!baseline) {
-    const hasWork = fn.instructions.some(
-      i => WORK_CLASSES.has(classifyInstruction(i)) && lineIn(i, file, loop.span.line, loop.span.endLine, exclude),
-    );
-    if (!hasWork) classes = INTEGER_WORK_CLASSES;
-  }
-  const perIteration = baseline && baseHot ? workCounts(baseline, baseHot.sassLoop, file, loop, exclude, classes) : null;
-  // Per instruction, once: in the loop's lines, and work of its own lines.
-  const inSpan = new Set<SassInstruction>();
-  const workSet = new Set<SassInstruction>();
-  for (const i of fn.instructions) {
-    if (!lineIn(i, file, loop.span.line, loop.span.endLine)) continue;
-    inSpan.add(i);
-    if (classes.has(classifyInstruction(i)) && lineIn(i, file, loop.span.line, loop.span.endLine, exclude)) workSet.add(i);
-  }
-  const isWork = (i: SassInstruction) => workSet.has(i);
-
-  // A machine-code loop that also runs the enclosing source loop's own code is the parent's
-  // loop: work found there (the loop unrolled completely inside it) runs once per parent pass.
-  const parent = loop.parentLine !== null ? kernel.loops.find(l => l.line === loop.parentLine) : undefined;
-  const candidates = findSassLoops(fn).filter(l => l.natural && !(parent && containsOwnLines(fn, l, file, kernel, parent)));
-  const innermost = (address: number): SassLoop | null => {
-    let best: SassLoop | null = null;
-    for (const l of candidates)
-      if (address >= l.headAddress && address <= l.branchAddress && (!best || l.instructions < best.instructions)) best = l;
-    return best;
-  };
-
+export function machineLoops(
+  fn: SassFunction,
+  baseline: SassFunction | null,
+  file: string,
+  kernel: Kernel,
+  loop: Loop,
+  demangled?: string,
+): SassMachineLoop[] {
+  const a = appliedUnroll(fn, baseline, file, kernel, loop, demangled);
+  const per = baseline ? perIterationProfile(baseline, file, kernel, loop) : null;
+  const classes = per?.classes ?? WORK_CLASSES;
+  const isWork = (i: SassInstruction) =>
+    classes.has(classifyInstruction(i)) && inSpan(i, file, loop) && !isHeaderOnly(i, file, kernel, loop);
   const ins = fn.instructions;
-  const pieces: { kind: 'loop' | 'once'; start: number; end: number }[] = [];
-  const loopsWithWork = new Map<number, SassLoop>();
-  for (const i of ins) {
-    if (!isWork(i)) continue;
-    const l = innermost(i.address);
-    if (l) loopsWithWork.set(l.headAddress, l);
-  }
-  for (const l of loopsWithWork.values()) pieces.push({ kind: 'loop', start: l.headAddress, end: l.branchAddress });
-  const inLoopPiece = (a: number) => pieces.some(p => p.kind === 'loop' && a >= p.start && a <= p.end);
+  const pieces: { kind: 'loop' | 'once'; start: number; end: number; unroll: number | null }[] = a.loops.map((l, k) => ({
+    kind: 'loop',
+    start: l.headAddress,
+    end: l.branchAddress,
+    unroll: a.loopCopies[k] || null,
+  }));
+  const inLoopPiece = (addr: number) => a.loops.some(l => addr >= l.headAddress && addr <= l.branchAddress);
 
-  // Straight-line pieces: the loop's instructions outside those loops, one piece per basic
+  // Straight-line pieces: the loop's instructions outside its machine loops, one piece per basic
   // block (cut where a branch leaves or lands: a remainder block is one basic block). The
   // scheduler interleaves other lines' code, which stays inside a piece without counting.
   const targets = new Set<number>();
   for (const i of ins) if (i.target !== undefined) targets.add(i.target);
+  const runs: { start: number; end: number; work: number }[] = [];
   let run: { start: number; end: number; work: number } | null = null;
   const close = () => {
-    if (run && run.work > 0) pieces.push({ kind: 'once', start: run.start, end: run.end });
+    if (run && run.work > 0) runs.push(run);
     run = null;
   };
   for (const i of ins) {
     if (targets.has(i.address) || inLoopPiece(i.address)) close();
-    if (!inLoopPiece(i.address) && inSpan.has(i)) {
+    if (!inLoopPiece(i.address) && inSpan(i, file, loop)) {
       if (!run) run = { start: i.address, end: i.address, work: 0 };
       run.end = i.address;
       if (isWork(i)) run.work++;
@@ -170,46 +137,40 @@ export function machineLoops(fn: SassFunction, baseline: SassFunction | null, fi
     if (isBranch(i)) close();
   }
   close();
-  pieces.sort((a, b) => a.start - b.start);
-
-  const work = (p: { start: number; end: number }) => {
-    const counts = new Map<string, number>();
-    let total = 0;
-    for (const i of ins) {
-      if (i.address < p.start || i.address > p.end || !isWork(i)) continue;
-      const key = `${i.opcode}.${i.modifiers.join('.')}`;
-      counts.set(key, (counts.get(key) ?? 0) + 1);
-      total++;
-    }
-    return { counts, total };
-  };
-  const measured = pieces.map(p => {
-    const w = work(p);
+  for (const r of runs) {
     let unroll: number | null = null;
-    if (perIteration && perIteration.size) {
-      const m = Math.round(iterationsPerPass(perIteration, w.counts));
-      unroll = m >= 1 ? m : null;
+    if (a.fullyUnrolled && runs.length === 1 && a.copies !== null) unroll = a.copies;
+    else if (per) {
+      const c = copiesOf(
+        per.counts,
+        profile(fn, file, loop, classes, i => i.address >= r.start && i.address <= r.end && isWork(i)),
+      );
+      unroll = c > 0 ? c : null;
     }
-    const lineSet = new Set<number>();
+    pieces.push({ kind: 'once', start: r.start, end: r.end, unroll });
+  }
+  pieces.sort((x, y) => x.start - y.start);
+
+  const enclosing = a.enclosing;
+  const measured = pieces.map(p => {
+    let total = 0;
     let count = 0;
+    const lineSet = new Set<number>();
     for (const i of ins) {
       if (i.address < p.start || i.address > p.end) continue;
       count++;
-      if (!inSpan.has(i)) continue;
+      if (isWork(i)) total++;
+      if (!inSpan(i, file, loop)) continue;
       const f = displayFrame(i, file);
       if (f && sameFile(f.file, file)) lineSet.add(f.line);
     }
-    return { ...p, unroll, total: w.total, sourceLines: [...lineSet].sort((a, b) => a - b), count };
+    const perPass = p.kind === 'once' && enclosing !== null && p.start >= enclosing.headAddress && p.end <= enclosing.branchAddress;
+    return { ...p, total, count, sourceLines: [...lineSet].sort((x, y) => x - y), perPass };
   });
-  const main = measured.reduce<number>(
-    (best, p, k) =>
-      best < 0 ||
-      (p.kind === 'loop' && measured[best].kind !== 'loop') ||
-      (p.kind === measured[best].kind && p.total > measured[best].total)
-        ? k
-        : best,
-    -1,
-  );
+  // The main piece: the main machine loop, else (unrolled completely) the block with most work.
+  const main = a.loops.length
+    ? measured.findIndex(p => p.kind === 'loop' && p.start === a.loops[0].headAddress)
+    : measured.reduce<number>((best, p, k) => (best < 0 || p.total > measured[best].total ? k : best), -1);
   return measured.map((p, k) => ({
     name: pieceName(k),
     startOffset: p.start,
@@ -219,6 +180,7 @@ export function machineLoops(fn: SassFunction, baseline: SassFunction | null, fi
     kind: p.kind,
     role: k === main ? 'main' : 'remainder',
     instructions: p.count,
+    ...(p.perPass ? { perPass: true } : {}),
   }));
 }
 

@@ -1,0 +1,298 @@
+// The unroll nvcc applied to one source loop, read from the machine code's loop structure.
+//
+// A machine-code loop (a natural back edge, sass/loops.ts) belongs to the source loop its back
+// edge is attributed to: the line of the backward BRA (the loop's condition) lies in the loop's
+// own lines, not in a nested loop's. So a pragma on an outer loop is measured on the outer loop's
+// back edge, and a machine loop that an inner loop's code merely sits in (unrolled completely
+// inside it) is not the inner loop's.
+//
+// Copies of one source iteration in a stretch of machine code: the stretch's instructions of the
+// loop's lines (nested loops included: they run once per iteration) are counted per (opcode,
+// line), and so are those of one iteration of the rolled build (the same file with the loop at
+// `unroll 1`). Each pair gives a ratio; work that unrolling folds away (index arithmetic,
+// constants of the counter) gives ratios near 0 and is left out, and the ratio most of the
+// remaining per-iteration work agrees on is the number of copies. The main loop is the loop's
+// machine loop with most work; the other loops of the same source loop and its straight-line
+// copies outside them are the remainder nvcc emitted beside it. A loop with no machine loop left
+// was unrolled completely: its factor is its trip count (else the copies counted in one pass of
+// the enclosing machine loop, or in the function).
+import * as path from 'path';
+import type { Kernel, Loop } from '../parse/model';
+import { classifyInstruction, findSassLoops } from '../sass';
+import type { SassFunction, SassInstruction, SassLoop } from '../sass';
+
+/** Work whose count scales with the iterations a stretch of code holds (arithmetic and memory). */
+export const WORK_CLASSES = new Set<string>([
+  'FP32',
+  'FP64',
+  'FP16_TENSOR',
+  'LOAD_GLOBAL',
+  'STORE_GLOBAL',
+  'SHARED',
+  'LOCAL',
+  'SHUFFLE',
+  'SPECIAL',
+  'ATOMIC',
+  'TEXTURE',
+]);
+/** A loop with no such work (integer hashing) is measured on its integer work too. */
+export const INTEGER_WORK_CLASSES = new Set<string>([...WORK_CLASSES, 'INT', 'CONVERT']);
+
+export interface AppliedUnroll {
+  /** The source loop's own machine loops, the main one (most work) first. */
+  loops: SassLoop[];
+  /** Copies of one source iteration per pass of the main loop; the trip count when unrolled completely. */
+  copies: number | null;
+  /** Copies per pass of each of `loops` (0: unknown, no rolled baseline). */
+  loopCopies: number[];
+  /** No machine loop of its own is left: nvcc unrolled the loop completely. */
+  fullyUnrolled: boolean;
+  /**
+   * Beside the main loop: the copies per pass of each other machine loop of the source loop
+   * (largest first) and the copies in straight-line code outside them. Null when unrolled completely.
+   */
+  remainder: { loops: number[]; straight: number } | null;
+  /** Unrolled completely inside an enclosing machine loop: that loop (its copies run once per pass of it). */
+  enclosing: SassLoop | null;
+  /**
+   * Instructions of the loop's machine code: everything inside its machine loops (main and
+   * remainder loops, whatever line the scheduler gave them) plus its straight-line remainder;
+   * unrolled completely, the instructions of its lines in one pass of the enclosing machine loop
+   * (or in the function). Setup before the loop is not counted.
+   */
+  instructions: number;
+}
+
+function sameFile(a: string, b: string): boolean {
+  return a === b || path.resolve(a) === path.resolve(b);
+}
+
+/** The innermost frame of an instruction's inline chain that lies in `file`. */
+export function frameInFile(ins: SassInstruction, file: string): number | null {
+  const s = ins.source;
+  if (!s) return null;
+  for (const f of [{ file: s.file, line: s.line }, ...(s.inlinedAt ?? [])]) if (sameFile(f.file, file)) return f.line;
+  return null;
+}
+
+/** Any frame of the instruction in [from, to] of file (own line or an inlined-at call site). */
+export function inSpan(ins: SassInstruction, file: string, loop: Loop): boolean {
+  const s = ins.source;
+  if (!s) return false;
+  for (const f of [{ file: s.file, line: s.line }, ...(s.inlinedAt ?? [])])
+    if (f.line >= loop.span.line && f.line <= loop.span.endLine && sameFile(f.file, file)) return true;
+  return false;
+}
+
+/** Loops of the kernel strictly inside `loop`. */
+function nestedLoops(kernel: Kernel, loop: Loop): Loop[] {
+  return kernel.loops.filter(l => l !== loop && l.span.line >= loop.span.line && l.span.endLine <= loop.span.endLine);
+}
+
+/** Is the line one of the loop's own (inside it, not inside a nested loop)? */
+function ownLine(kernel: Kernel, loop: Loop, line: number): boolean {
+  if (line < loop.span.line || line > loop.span.endLine) return false;
+  return !nestedLoops(kernel, loop).some(n => line >= n.span.line && line <= n.span.endLine);
+}
+
+/** The machine loops whose back edge is the source loop's (its condition's line). */
+export function ownMachineLoops(fn: SassFunction, file: string, kernel: Kernel, loop: Loop): SassLoop[] {
+  const byAddress = new Map(fn.instructions.map(i => [i.address, i]));
+  return findSassLoops(fn).filter(
+    l =>
+      l.natural &&
+      l.branchAddresses.some(a => {
+        const b = byAddress.get(a);
+        const line = b ? frameInFile(b, file) : null;
+        return line !== null && ownLine(kernel, loop, line);
+      }),
+  );
+}
+
+type Range = { headAddress: number; branchAddress: number };
+const within = (i: SassInstruction, r: Range) => i.address >= r.headAddress && i.address <= r.branchAddress;
+
+/** Counts per (opcode.modifiers @ line) of the loop's instructions (nested loops included) that `keep` accepts. */
+export function profile(
+  fn: SassFunction,
+  file: string,
+  loop: Loop,
+  classes: Set<string>,
+  keep: (i: SassInstruction) => boolean,
+): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const i of fn.instructions) {
+    if (!keep(i) || !inSpan(i, file, loop) || !classes.has(classifyInstruction(i))) continue;
+    const key = `${i.opcode}.${i.modifiers.join('.')}@${frameInFile(i, file)}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/**
+ * Copies of one iteration (`perIteration`) in a stretch of code (`counts`): per key the ratio of
+ * the counts; keys whose ratio is below 3/4 (folded away by unrolling) are left out; each
+ * remaining ratio votes, with its per-iteration weight, for the nearest whole number; the most
+ * weight wins (on a tie the larger). 0 when nothing of an iteration is there.
+ */
+export function copiesOf(perIteration: Map<string, number>, counts: Map<string, number>): number {
+  const kept: { r: number; w: number }[] = [];
+  for (const [k, b] of perIteration) {
+    const r = (counts.get(k) ?? 0) / b;
+    if (r >= 0.75) kept.push({ r, w: b });
+  }
+  let best = { c: 0, score: 0 };
+  for (const { r } of kept) {
+    const c = Math.max(1, Math.round(r));
+    const tol = Math.max(0.5, 0.15 * c);
+    const score = kept.filter(x => Math.abs(x.r - c) <= tol).reduce((s, x) => s + x.w, 0);
+    if (score > best.score || (score === best.score && c > best.c)) best = { c, score };
+  }
+  return best.c;
+}
+
+/** The trip count of the loop in this function: a constant, or its instantiation's (from the demangled name). */
+export function tripCountIn(loop: Loop, kernel: Kernel, demangled: string | undefined): number | null {
+  if (typeof loop.tripCount === 'number') return loop.tripCount;
+  const byInst = loop.tripCountByInstantiation;
+  if (!byInst?.length || !demangled) return null;
+  const args = templateArguments(demangled);
+  if (!args) return null;
+  const values: Record<string, number> = {};
+  kernel.templateParameters.forEach((p, k) => {
+    const n = Number(args[k]?.replace(/[uUlL]+$/, ''));
+    if (args[k] !== undefined && Number.isFinite(n)) values[p] = n;
+  });
+  const match = byInst.find(x => Object.entries(x.instantiation).every(([p, v]) => values[p] === v));
+  return match && typeof match.tripCount === 'number' ? match.tripCount : null;
+}
+
+/** `void k<8, float>(float*)` → ["8", "float"]; null without template arguments. */
+function templateArguments(demangled: string): string[] | null {
+  const head = demangled.replace(/\(.*$/, '');
+  const open = head.indexOf('<');
+  if (open < 0) return null;
+  const out: string[] = [];
+  let depth = 0;
+  let cur = '';
+  for (const ch of head.slice(open + 1)) {
+    if (ch === '<' || ch === '(') depth++;
+    if ((ch === '>' || ch === ')') && depth === 0) break;
+    if (ch === '>' || ch === ')') depth--;
+    if (ch === ',' && depth === 0) {
+      out.push(cur.trim());
+      cur = '';
+    } else cur += ch;
+  }
+  out.push(cur.trim());
+  return out;
+}
+
+/** The per-iteration profile: the rolled build's main machine loop of the source loop. */
+export function perIterationProfile(
+  base: SassFunction,
+  file: string,
+  kernel: Kernel,
+  loop: Loop,
+): { counts: Map<string, number>; classes: Set<string> } | null {
+  const own = ownMachineLoops(base, file, kernel, loop);
+  for (const classes of [WORK_CLASSES, INTEGER_WORK_CLASSES]) {
+    let best: Map<string, number> | null = null;
+    let bestN = 0;
+    for (const l of own) {
+      const c = profile(base, file, loop, classes, i => within(i, l));
+      const n = [...c.values()].reduce((a, b) => a + b, 0);
+      if (n > bestN) {
+        best = c;
+        bestN = n;
+      }
+    }
+    if (best) return { counts: best, classes };
+  }
+  return null;
+}
+
+/**
+ * The applied unroll of `loop` in `fn`, with `base` the same function in the rolled build (the
+ * loop at `unroll 1`; null: no per-iteration baseline, copies of a remaining loop unknown).
+ */
+export function appliedUnroll(
+  fn: SassFunction,
+  base: SassFunction | null,
+  file: string,
+  kernel: Kernel,
+  loop: Loop,
+  demangled?: string,
+): AppliedUnroll {
+  const per = base ? perIterationProfile(base, file, kernel, loop) : null;
+  const classes = per?.classes ?? WORK_CLASSES;
+  const own = ownMachineLoops(fn, file, kernel, loop);
+  const work = (keep: (i: SassInstruction) => boolean) => profile(fn, file, loop, classes, keep);
+  const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+  const mine = fn.instructions.filter(i => inSpan(i, file, loop));
+  const mineSet = new Set(mine);
+
+  // Loops of the source loop that hold its work (a loop of only its counter is no copy of it).
+  const withWork = own
+    .map(l => ({ l, w: work(i => within(i, l)) }))
+    .filter(x => total(x.w) > 0)
+    .sort((a, b) => total(b.w) - total(a.w) || a.l.headAddress - b.l.headAddress);
+  // Only the innermost of nested ones (a latch attributed to the loop around another of its loops).
+  const loops = withWork.filter(
+    x => !withWork.some(o => o !== x && o.l.headAddress >= x.l.headAddress && o.l.branchAddress <= x.l.branchAddress),
+  );
+
+  if (loops.length) {
+    const inOwn = (i: SassInstruction) => loops.some(x => within(i, x.l));
+    const straightWork = work(i => !inOwn(i) && !isHeaderOnly(i, file, kernel, loop));
+    const copies = per ? copiesOf(per.counts, loops[0].w) : null;
+    const rest = per ? loops.slice(1).map(x => copiesOf(per.counts, x.w)) : [];
+    const straight = per ? copiesOf(per.counts, straightWork) : 0;
+    let instructions = 0;
+    for (const i of fn.instructions)
+      if (inOwn(i) || (mineSet.has(i) && straight > 0 && !isHeaderOnly(i, file, kernel, loop))) instructions++;
+    return {
+      loops: loops.map(x => x.l),
+      copies: copies === 0 ? null : copies,
+      loopCopies: per ? loops.map(x => copiesOf(per.counts, x.w)) : loops.map(() => 0),
+      fullyUnrolled: false,
+      remainder: per ? { loops: rest.filter(c => c > 0).sort((a, b) => b - a), straight } : null,
+      enclosing: null,
+      instructions,
+    };
+  }
+
+  // Unrolled completely: its copies run once per pass of the enclosing machine loop holding most of them.
+  let enclosing: SassLoop | null = null;
+  let most = 0;
+  for (const l of findSassLoops(fn)) {
+    if (!l.natural) continue;
+    const n = mine.filter(i => within(i, l)).length;
+    if (n > most || (n === most && enclosing && l.instructions < enclosing.instructions)) {
+      enclosing = l;
+      most = n;
+    }
+  }
+  const region = (i: SassInstruction) => !enclosing || within(i, enclosing);
+  const trip = tripCountIn(loop, kernel, demangled);
+  let copies: number | null = trip;
+  if (copies === null && per) {
+    const c = copiesOf(per.counts, work(region));
+    copies = c > 0 ? c : null;
+  }
+  return {
+    loops: [],
+    copies: mine.length ? copies : null,
+    loopCopies: [],
+    fullyUnrolled: mine.length > 0,
+    remainder: null,
+    enclosing,
+    instructions: mine.filter(region).length,
+  };
+}
+
+/** An instruction of the loop's header line only (setup or test of the counter), in a loop whose body has other lines. */
+export function isHeaderOnly(i: SassInstruction, file: string, kernel: Kernel, loop: Loop): boolean {
+  void kernel;
+  return loop.span.endLine > loop.span.line && frameInFile(i, file) === loop.line;
+}
