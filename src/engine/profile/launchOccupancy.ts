@@ -187,8 +187,10 @@ export function launchWarps(launch: KernelLaunchWithConfig, res: KernelResources
   const live = outcomes.length ? outcomes : [c0];
   const low = Math.min(...live.map(o => o.warps));
   const high = Math.max(...live.map(o => o.warps));
-  const blocksLow = Math.min(...live.map(o => o.blocks));
-  const blocksHigh = Math.max(...live.map(o => o.blocks));
+  // Blocks per SM at the likeliest block size (other block sizes are in the warps range).
+  const same = live.filter(o => o.threads === c0.threads && o.shared === c0.shared);
+  const blocksLow = Math.min(...same.map(o => o.blocks));
+  const blocksHigh = Math.max(...same.map(o => o.blocks));
 
   // How the grid meets the SMs, in words.
   const k = launch.grid.blocksPerSm;
