@@ -349,7 +349,9 @@ function icacheLines(r: LoopReport, icache: (VariantIcache | null)[], arch = '')
     ({ v, p }) =>
       `${pad(String(v.factor), 10)} ${icacheCell(p!)}${p!.warpsPerSm !== first.warpsPerSm ? ` (at ${p!.warpsPerSm} warps/SM)` : ''}`,
   );
-  lines.unshift(`instruction cache${tag}: predicted slowdown at ${warpsLabel({ warpsPerSm: first.warpsPerSm, range: first.warpsRange })} warps/SM, ${first.warpsSource}`);
+  lines.unshift(
+    `instruction cache${tag}: predicted slowdown at ${warpsLabel({ warpsPerSm: first.warpsPerSm, range: first.warpsRange })} warps/SM, ${first.warpsSource}`,
+  );
   // The basis of the worst prediction (its demand is that variant's); none when everything fits.
   const worst = shown.filter(x => !x.p!.fits).sort((a, b) => b.p!.predictedSlowdown.high - a.p!.predictedSlowdown.high)[0];
   if (worst) lines.push(`basis${tag} (${worst.v.factor}): ${worst.p!.basis}`);

@@ -170,7 +170,10 @@ describe('i-cache hover', () => {
     const md = markdown(8 * 1024, ctx({ gpuName: null }));
     assert.match(md, /\*\*i-cache\*\*: loop body 8\.0 KiB: fits the instruction cache \(no penalty measured up to 17 KiB on sm_90\)/);
     // Without the GPU's name (issue 22): 132 blocks on an sm_90 part of 114 or 132 SMs, a range, not every SM full.
-    assert.match(md, /_4–8 warps\/SM: from the launch .*1–2 blocks of 4 warps per SM \(grid 132 blocks on 114 or 132 SMs \(sm_90 GPUs; the GPU is not named\).*the prediction covers 4–8 warps\/SM\._/);
+    assert.match(
+      md,
+      /_4–8 warps\/SM: from the launch .*1–2 blocks of 4 warps per SM \(grid 132 blocks on 114 or 132 SMs \(sm_90 GPUs; the GPU is not named\).*the prediction covers 4–8 warps\/SM\._/,
+    );
     assert.equal(loopIcacheMarkdown(null, LOOP, ctx()), '');
     assert.ok(!markdown(8 * 1024, null).includes('i-cache'));
   });

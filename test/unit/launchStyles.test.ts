@@ -12,6 +12,7 @@ import * as path from 'path';
 import { findLaunches } from '../../src/engine/parse/launches';
 import { maxPotentialBlockSize } from '../../src/engine/profile/launchOccupancy';
 import { warpsPerSmInFile } from '../../src/engine/profile/warpsPerSm';
+import { launchWarpsPerSm } from '../../src/engine/sweep/sweep';
 import { theoreticalOccupancy } from '../../src/engine/sass/occupancy';
 import { analyze, lineOf, REPO_ROOT } from './helpers';
 
@@ -123,7 +124,10 @@ const CASES: Case[] = [
     kernel: 'step',
     recorded: 8,
     truth: r => Math.min(4, fit(r, 256)) * 8,
-    inputs: t => [`\`kThreads\` = 256 (line ${L(t, 'constexpr int kThreads')})`, `\`kBlocksPerSm\` = 4 (line ${L(t, 'constexpr int kBlocksPerSm')})`],
+    inputs: t => [
+      `\`kThreads\` = 256 (line ${L(t, 'constexpr int kThreads')})`,
+      `\`kBlocksPerSm\` = 4 (line ${L(t, 'constexpr int kBlocksPerSm')})`,
+    ],
   },
   {
     file: 'macro_grid.cu',
@@ -132,7 +136,10 @@ const CASES: Case[] = [
     truth: r => Math.min(Math.ceil(396 / S), fit(r, 512)) * 16,
     // Without the GPU's name: 114 or 132 SMs.
     range: r => [Math.min(Math.ceil(396 / 132), fit(r, 512)) * 16, Math.min(Math.ceil(396 / 114), fit(r, 512)) * 16],
-    inputs: t => [`\`BLOCK\` = 512 (#define, line ${L(t, '#define BLOCK')})`, `\`GRID\` = (3 * 132) (#define, line ${L(t, '#define GRID')})`],
+    inputs: t => [
+      `\`BLOCK\` = 512 (#define, line ${L(t, '#define BLOCK')})`,
+      `\`GRID\` = (3 * 132) (#define, line ${L(t, '#define GRID')})`,
+    ],
   },
   {
     file: 'dynamic_smem.cu',
@@ -146,7 +153,10 @@ const CASES: Case[] = [
     kernel: 'step',
     recorded: 8,
     truth: r => Math.min(2, fit(r, 96)) * 3,
-    inputs: t => [`\`config.blockDim\` = dim3(96) (line ${L(t, 'config.blockDim =')})`, `\`config.gridDim\` = dim3(sms * 2) (line ${L(t, 'config.gridDim =')})`],
+    inputs: t => [
+      `\`config.blockDim\` = dim3(96) (line ${L(t, 'config.blockDim =')})`,
+      `\`config.gridDim\` = dim3(sms * 2) (line ${L(t, 'config.gridDim =')})`,
+    ],
   },
   {
     file: 'occupancy_blocks.cu',
@@ -212,7 +222,12 @@ describe('the oracle agrees with the product occupancy calculator (sm_90, up to 
     for (let regs = 0; regs <= 255; regs += 7)
       for (let threads = 32; threads <= 1024; threads += 32)
         for (const smem of [0, 1000, 4096, 12 * 1024, 33 * 1024, 48 * 1024]) {
-          const ours = theoreticalOccupancy({ arch: 'sm_90', registersPerThread: regs, threadsPerBlock: threads, sharedBytesPerBlock: smem })!;
+          const ours = theoreticalOccupancy({
+            arch: 'sm_90',
+            registersPerThread: regs,
+            threadsPerBlock: threads,
+            sharedBytesPerBlock: smem,
+          })!;
           assert.equal(ours.activeBlocksPerSM, oracleBlocks(regs, 0, threads, smem), `regs ${regs} threads ${threads} smem ${smem}`);
           checked++;
         }
@@ -244,7 +259,8 @@ describe('launch styles: warps per SM on an H100 against the oracle', () => {
         assert.ok(onH100.range && truth >= onH100.range.low && truth <= onH100.range.high, onH100.source);
       } else assert.equal(onH100.warpsPerSm, truth, `${c.file} (${r.from}: ${r.registers} registers): ${onH100.source}`);
       assert.equal(onH100.kind, 'launch');
-      for (const needle of c.inputs(text)) assert.ok(onH100.source.includes(needle), `${c.file}: "${needle}" missing from\n${onH100.source}`);
+      for (const needle of c.inputs(text))
+        assert.ok(onH100.source.includes(needle), `${c.file}: "${needle}" missing from\n${onH100.source}`);
       // Without the GPU's name: the same where the grid is written in SMs; else the range the SM counts allow.
       const unnamed = warpsPerSmInFile(text, analysis, o);
       if (c.range) {
@@ -286,14 +302,19 @@ describe('launch values as written', () => {
     const block = (lines: string[]) => findLaunches(body(lines))[0].config.block;
     const values = (lines: string[]) => {
       const v = block(lines);
-      return v.unknown.length ? v.unknown.map(u => u.says) : v.candidates.map(c => c.at({ sms: 1, fit: () => 1, optimal: () => ({ block: 1, blocksPerSm: 1 }) }));
+      return v.unknown.length
+        ? v.unknown.map(u => u.says)
+        : v.candidates.map(c => c.at({ sms: 1, fit: () => 1, optimal: () => ({ block: 1, blocksPerSm: 1 }) }));
     };
     assert.deepEqual(values(['int t = 64;', 't = 128;', 'k<<<1, t>>>();']), [128]);
     assert.deepEqual(values(['int t = 64;', 'if (argc > 2) t = 128;', 'k<<<1, t>>>();']), [64, 128]);
     assert.deepEqual(values(['int t = 64;', 'if (argc > 2) { t = 256; }', 'k<<<1, t>>>();']), [64, 256]);
     assert.deepEqual(values(['int t = 64;', 'k<<<1, t>>>();', 't = 512;']), [64]);
     assert.match(String(values(['for (int t = 32; t <= 1024; t *= 2)', '  k<<<1, t>>>();'])), /`t` changes at line 3 \(`t \*=`\)/);
-    assert.match(String(values(['int t = argc * 32;', 'k<<<1, t>>>();'])), /`t` = argc \* 32 \(line 3\), and `argc` is a parameter of main\(\)/);
+    assert.match(
+      String(values(['int t = argc * 32;', 'k<<<1, t>>>();'])),
+      /`t` = argc \* 32 \(line 3\), and `argc` is a parameter of main\(\)/,
+    );
     // A later write inside a loop around the launch reaches it.
     assert.deepEqual(values(['int t = 64;', 'for (int i = 0; i < 2; i++) {', '  k<<<1, t>>>();', '  t = 128;', '}']), [64, 128]);
     // A value from the command line is set aside: the program's default is what runs without arguments.
@@ -310,5 +331,12 @@ describe('launch values as written', () => {
     assert.equal(w.warpsPerSm, Math.min(1, oracleBlocks(24, 0, 256, 0)) * 8);
     assert.match(w.source, /through `v\.kernel` \(the file names hot_loop as a value at line \d+\)/);
     assert.match(w.source, /`threads` may be set from the command line/);
+  });
+
+  test("the sweep's warps per SM caps the SM-count grid by the blocks that fit (48 KiB dynamic shared memory: 4 of 8)", () => {
+    const text = fs.readFileSync(path.join(DIR, 'dynamic_smem.cu'), 'utf8');
+    const w = launchWarpsPerSm(text, 'step', 'sm_90')!;
+    assert.equal(w.warpsPerSm, Math.min(8, oracleBlocks(0, 0, 64, 48 * 1024)) * 2);
+    assert.match(w.source, /grid = SM count; 4 blocks fit/);
   });
 });

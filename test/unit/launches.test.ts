@@ -88,7 +88,13 @@ describe('resolveWarpsPerSm', () => {
     assert.deepEqual([unknown.warpsPerSm, unknown.range], [4, { low: 4, high: 8 }]);
     assert.match(unknown.source, /1–2 blocks of 4 warps per SM \(grid 132 blocks on 114 or 132 SMs \(sm_90 GPUs; the GPU is not named\)/);
     // Registers limit how many fit: 128 registers/thread → 16 K per block of 4 warps → 4 blocks.
-    const heavy = warpsPerSmInFile(source, analysis, { kernel: 'scale', arch: 'sm_90', registers: 128, sharedBytes: 0, sms: { count: 8, gpu: 'small GPU' } });
+    const heavy = warpsPerSmInFile(source, analysis, {
+      kernel: 'scale',
+      arch: 'sm_90',
+      registers: 128,
+      sharedBytes: 0,
+      sms: { count: 8, gpu: 'small GPU' },
+    });
     assert.equal(heavy.warpsPerSm, 16);
     assert.match(heavy.source, /4 blocks of 4 warps per SM, as many as fit \(registers\)/);
   });
@@ -114,7 +120,10 @@ describe('resolveWarpsPerSm', () => {
     // __launch_bounds__(256, 2) caps the block at 256 threads: 1 to 16 warps/SM.
     const bounded = warpsPerSmInFile(source, analysis, { kernel: 'bounded', arch: 'sm_90', registers: 16, sharedBytes: 0, sms: H100 });
     assert.deepEqual([bounded.kind, bounded.range], ['launch', { low: 1, high: 8 }]);
-    assert.match(bounded.source, /block size not known: `threads` = 32 \* argc \(line \d+\), and `argc` is a parameter of main\(\) \(line \d+\)/);
+    assert.match(
+      bounded.source,
+      /block size not known: `threads` = 32 \* argc \(line \d+\), and `argc` is a parameter of main\(\) \(line \d+\)/,
+    );
     const free = warpsPerSmInFile(source, analysis, { kernel: 'runtime_block', arch: 'sm_90', registers: 16, sharedBytes: 0, sms: H100 });
     assert.deepEqual([free.warpsPerSm, free.range], [8, { low: 1, high: 32 }]);
     assert.match(free.source, /the prediction covers 1–32 warps\/SM$/);
@@ -124,7 +133,10 @@ describe('resolveWarpsPerSm', () => {
     const analysis = await analyze(source, FIXTURE);
     const none = resolveWarpsPerSm({ kernel: 'k', arch: 'sm_90', registers: 128, launches: [] });
     assert.deepEqual([none.warpsPerSm, none.range], [16, { low: 1, high: 16 }]);
-    assert.equal(none.source, 'theoretical occupancy at 256 threads/block (no launch found in the file; block size and grid not known: the prediction covers 1–16 warps/SM)');
+    assert.equal(
+      none.source,
+      'theoretical occupancy at 256 threads/block (no launch found in the file; block size and grid not known: the prediction covers 1–16 warps/SM)',
+    );
     const unlaunched = warpsPerSmInFile(source, analysis, { kernel: 'unlaunched', arch: 'sm_90', registers: 16, sharedBytes: 0 });
     assert.deepEqual([unlaunched.kind, unlaunched.warpsPerSm], ['occupancy', 64]);
     assert.match(unlaunched.source, /no launch of it by name in the file/);

@@ -326,7 +326,11 @@ export class LaunchText {
       inputs: c.flatMap(x => x.inputs),
     }));
     if (evalNumeric(parts.join('(7)')) === null)
-      return unknownValue({ name: t, line: this.lineOf(at), says: `\`${t}\` is not an integer expression we read (line ${this.lineOf(at)})` });
+      return unknownValue({
+        name: t,
+        line: this.lineOf(at),
+        says: `\`${t}\` is not an integer expression we read (line ${this.lineOf(at)})`,
+      });
     return { candidates, unknown: [], options };
   }
 
@@ -361,7 +365,10 @@ export class LaunchText {
     const d = visible.sort((a, b) => a.at - b.at).pop();
     if (!d) {
       const param = this.parameterOf(base, at);
-      if (param) return path.length === 1 ? this.argumentsOf(rawName, param, depth) : unknownValue({ name: rawName, line: param.line, says: `\`${rawName}\` is a parameter of ${param.fn} (line ${param.line})` });
+      if (param)
+        return path.length === 1
+          ? this.argumentsOf(rawName, param, depth)
+          : unknownValue({ name: rawName, line: param.line, says: `\`${rawName}\` is a parameter of ${param.fn} (line ${param.line})` });
       return unknownValue({ name: rawName, line, says: `\`${rawName}\` is not defined in the file` });
     }
     if (d.kind === 'const') {
@@ -379,22 +386,34 @@ export class LaunchText {
         // Components straight from the declaration read as the declaration.
         const declLine = this.lineOf(d.at);
         const own = (i: LaunchInput) => i.name.startsWith(`${d.name}.`) && i.line === declLine;
-        const decl = { name: rawName, line: declLine, says: `\`${rawName}\` = dim3(${(d.parts ?? []).map(p => normaliseExpression(p ?? '1')).join(', ')}) (line ${declLine})` };
-        return { ...v, candidates: v.candidates.map(c => ({ at: c.at, inputs: c.inputs.some(own) ? [decl, ...c.inputs.filter(i => !own(i))] : c.inputs })) };
+        const decl = {
+          name: rawName,
+          line: declLine,
+          says: `\`${rawName}\` = dim3(${(d.parts ?? []).map(p => normaliseExpression(p ?? '1')).join(', ')}) (line ${declLine})`,
+        };
+        return {
+          ...v,
+          candidates: v.candidates.map(c => ({
+            at: c.at,
+            inputs: c.inputs.some(own) ? [decl, ...c.inputs.filter(i => !own(i))] : c.inputs,
+          })),
+        };
       }
       if (path.length === 2 && /^[xyz]$/.test(path[1])) return this.component(d, path[1], at, depth);
       return unknownValue({ name: rawName, line, says: `\`${rawName}\` is not a dim3 component` });
     }
     // cudaLaunchConfig_t
     const field = CONFIG_FIELDS.indexOf(path[1] ?? '');
-    if (field < 0 || path.length > 2) return unknownValue({ name: rawName, line, says: `\`${rawName}\` is a launch-config field we do not read` });
+    if (field < 0 || path.length > 2)
+      return unknownValue({ name: rawName, line, says: `\`${rawName}\` is a launch-config field we do not read` });
     return this.reaching(d, `${base}.${path[1]}`, d.parts?.[field] ?? null, at, depth);
   }
 
   private tag(v: LaunchValue, name: string, at: number, says: string): LaunchValue {
     const input = { name, line: this.lineOf(at), says };
     // An unknown value says which definition it came through.
-    if (v.unknown.length) return { ...v, unknown: v.unknown.map(u => (u.says.startsWith(says) ? u : { ...u, says: `${says}, and ${u.says}` })) };
+    if (v.unknown.length)
+      return { ...v, unknown: v.unknown.map(u => (u.says.startsWith(says) ? u : { ...u, says: `${says}, and ${u.says}` })) };
     // A name whose value is a plain number is its own input; one built from other names keeps theirs too.
     return { ...v, candidates: v.candidates.map(c => ({ at: c.at, inputs: [input, ...c.inputs] })) };
   }
@@ -406,7 +425,8 @@ export class LaunchText {
     if (combos.length > MAX_CANDIDATES) return unknownValue({ name, line: this.lineOf(at), says: `\`${name}\` takes too many values` });
     return {
       candidates: combos.map(c => ({
-        at: env => c.reduce<number | null>((p, x) => (p === null ? null : ((y: number | null) => (y === null ? null : p * y))(x.at(env))), 1),
+        at: env =>
+          c.reduce<number | null>((p, x) => (p === null ? null : ((y: number | null) => (y === null ? null : p * y))(x.at(env))), 1),
         inputs: c.flatMap(x => x.inputs),
       })),
       unknown: [],
@@ -436,7 +456,8 @@ export class LaunchText {
     const writes = this.writesTo(target, d.at, scopeEnd, depth);
     if (wholeWrite && target.includes('.')) {
       const whole = target.split('.')[0];
-      for (const w of this.writesTo(whole, d.at, scopeEnd, depth)) if (w.expr !== undefined) writes.push({ ...w, expr: wholeWrite(w.expr) });
+      for (const w of this.writesTo(whole, d.at, scopeEnd, depth))
+        if (w.expr !== undefined) writes.push({ ...w, expr: wholeWrite(w.expr) });
     }
     writes.sort((a, b) => a.at - b.at);
     const declLine = this.lineOf(d.at);
@@ -448,7 +469,8 @@ export class LaunchText {
         reach.push({ write: w, at: w.at });
       } else if (loop && w.at < loop.close) reach.push({ write: w, at: w.at });
     }
-    if (!reach.length) return unknownValue({ name: target, line: declLine, says: `\`${target}\` is never set before line ${this.lineOf(at)}` });
+    if (!reach.length)
+      return unknownValue({ name: target, line: declLine, says: `\`${target}\` is never set before line ${this.lineOf(at)}` });
     const values = reach.map(r => {
       if (!r.write) {
         const v = this.evaluate(init!, d.at, depth + 1);
@@ -458,7 +480,11 @@ export class LaunchText {
       const rhs = r.write.expr!;
       const wl = this.lineOf(r.write.at);
       if (/\bargv\b|\bgetenv\b|\batoi\b|\bstrto\w+\b|\bstoi\b/.test(rhs))
-        return { candidates: [], unknown: [], options: [{ name: target, line: wl, says: `\`${target}\` may be set from the command line (line ${wl})` }] };
+        return {
+          candidates: [],
+          unknown: [],
+          options: [{ name: target, line: wl, says: `\`${target}\` may be set from the command line (line ${wl})` }],
+        };
       const v = this.evaluate(rhs, r.write.at, depth + 1);
       return this.tag(v, target, r.write.at, `\`${target}\` = ${normaliseExpression(rhs)} (line ${wl})`);
     });
@@ -489,7 +515,10 @@ export class LaunchText {
     const region = (m: RegExpMatchArray) => m.index! > from && m.index! < to;
     const conditional = (at: number) => {
       const before = t.slice(Math.max(0, at - 200), at).trimEnd();
-      return /\belse$/.test(before) || (before.endsWith(')') && /\b(?:if|for|while)\s*$/.test(before.slice(0, matchingOpen(before, before.length - 1))));
+      return (
+        /\belse$/.test(before) ||
+        (before.endsWith(')') && /\b(?:if|for|while)\s*$/.test(before.slice(0, matchingOpen(before, before.length - 1))))
+      );
     };
     for (const m of t.matchAll(new RegExp(String.raw`(?<![\w.>])${n}\s*=(?!=)`, 'g'))) {
       if (!region(m)) continue;
@@ -515,7 +544,12 @@ export class LaunchText {
     }
     for (const m of t.matchAll(new RegExp(String.raw`(?<!&)&\s*${n}(?![\w.])`, 'g'))) {
       if (!region(m)) continue;
-      out.push({ at: m.index!, end: m.index! + m[0].length, value: this.apiWrite(target, m.index!, depth), conditional: conditional(m.index!) });
+      out.push({
+        at: m.index!,
+        end: m.index! + m[0].length,
+        value: this.apiWrite(target, m.index!, depth),
+        conditional: conditional(m.index!),
+      });
     }
     return out;
   }
@@ -551,14 +585,24 @@ export class LaunchText {
     const arg = (i: number, dflt: string) => (args[i] !== undefined && args[i] !== '' ? args[i] : dflt);
     if (fn === 'cudaDeviceGetAttribute' && index === 0) {
       if (/\bcudaDevAttrMultiProcessorCount\b/.test(args[1] ?? ''))
-        return known([{ at: env => env.sms, inputs: [{ name: target, line, says: `\`${target}\`: the SM count (cudaDeviceGetAttribute, line ${line})` }] }]);
+        return known([
+          {
+            at: env => env.sms,
+            inputs: [{ name: target, line, says: `\`${target}\`: the SM count (cudaDeviceGetAttribute, line ${line})` }],
+          },
+        ]);
       return unknownValue({ name: target, line, says: `\`${target}\` is the device attribute ${args[1]} (line ${line})` });
     }
     if (/^cudaOccupancyMaxActiveBlocksPerMultiprocessor(?:WithFlags)?$/.test(fn) && index === 0) {
       const threads = this.evaluate(arg(2, '0'), open, depth + 1);
       const shared = this.evaluate(arg(3, '0'), open, depth + 1);
       const v = this.combine2(threads, shared, (env, a, b) => env.fit(a, b));
-      return this.tag(v, target, amp, `\`${target}\`: the blocks that fit an SM at \`${arg(2, '0')}\` threads (cudaOccupancyMaxActiveBlocksPerMultiprocessor, line ${line})`);
+      return this.tag(
+        v,
+        target,
+        amp,
+        `\`${target}\`: the blocks that fit an SM at \`${arg(2, '0')}\` threads (cudaOccupancyMaxActiveBlocksPerMultiprocessor, line ${line})`,
+      );
     }
     if (/^cudaOccupancyMaxPotentialBlockSize(?:WithFlags)?$/.test(fn) && (index === 0 || index === 1)) {
       const shared = this.evaluate(arg(3, '0'), open, depth + 1);
@@ -592,7 +636,11 @@ export class LaunchText {
    * A parameter's values: the arguments of the function's direct calls in the file. Unknown when
    * it has none (called from elsewhere, or only through a pointer).
    */
-  private argumentsOf(name: string, p: { fn: string; name: string | null; index: number; line: number; body: Block }, depth: number): LaunchValue {
+  private argumentsOf(
+    name: string,
+    p: { fn: string; name: string | null; index: number; line: number; body: Block },
+    depth: number,
+  ): LaunchValue {
     const none = unknownValue({ name, line: p.line, says: `\`${name}\` is a parameter of ${p.fn} (line ${p.line})` });
     if (!p.name) return none;
     const values: LaunchValue[] = [];

@@ -182,7 +182,8 @@ export function launchWarps(launch: KernelLaunchWithConfig, res: KernelResources
   const perCount = [...byCount.values()].map(v => [...v].sort().join());
   if (!sms && smsList && smsList.length > 1 && new Set(perCount).size > 1)
     unknown.push({ what: 'sms', why: `the GPU is not named: ${res.arch} GPUs have ${smsList.join(' or ')} SMs` });
-  else if (!smsList && outcomes.some(o => o.launched === null) && gridKnown) unknown.push({ what: 'sms', why: `the SM count of the ${res.arch} GPU is not known` });
+  else if (!smsList && outcomes.some(o => o.launched === null) && gridKnown)
+    unknown.push({ what: 'sms', why: `the SM count of the ${res.arch} GPU is not known` });
   const c0: Outcome = central ?? { warps: 0, blocks: 0, fit: 0, wpb: 0, threads: 0, shared: 0, launched: null };
   const live = outcomes.length ? outcomes : [c0];
   const low = Math.min(...live.map(o => o.warps));

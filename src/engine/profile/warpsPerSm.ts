@@ -49,10 +49,6 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
-function span(low: number, high: number, word: string): string {
-  return low === high ? plural(low, word) : `${low}–${high} ${word}s`;
-}
-
 function resourcesOf(input: WarpsPerSmInput, maxThreads: number | null): KernelResources {
   return { arch: input.arch, registers: input.registers ?? null, staticShared: input.sharedBytes ?? null, maxThreads };
 }
@@ -87,12 +83,14 @@ function fromLaunches(input: WarpsPerSmInput, launches: KernelLaunchWithConfig[]
   const high = Math.max(...all.map(x => x.w.high));
   const where = l.file ? `${path.basename(l.file)}:${l.line}` : `line ${l.line}`;
   const limited = w.blocks === w.fit && (w.launchedPerSm === null || w.fit < w.launchedPerSm);
-  const limit = limited && w.blocksHigh === w.blocks ? `, as many as fit${w.limiter && w.limiter !== 'warps' ? ` (${LIMITS[w.limiter]})` : ''}` : '';
+  const limit =
+    limited && w.blocksHigh === w.blocks ? `, as many as fit${w.limiter && w.limiter !== 'warps' ? ` (${LIMITS[w.limiter]})` : ''}` : '';
   const blocks = w.blocksLow === w.blocksHigh ? plural(w.blocks, 'block') : `${w.blocksLow}–${w.blocksHigh} blocks`;
   const facts: string[] = [w.gridNote];
   if (w.launchedPerSm !== null && w.fit > w.launchedPerSm) facts[0] += `; ${w.fit} would fit`;
   for (const u of w.unknown)
-    if (u.what === 'block' || u.what === 'shared') facts.push(`${u.what === 'block' ? 'block size' : 'dynamic shared memory'} not known: ${u.why}`);
+    if (u.what === 'block' || u.what === 'shared')
+      facts.push(`${u.what === 'block' ? 'block size' : 'dynamic shared memory'} not known: ${u.why}`);
     else if (u.what === 'sms' && !facts[0].includes('not named')) facts.push(u.why);
   const resources = [
     input.registers ? `${input.registers} registers/thread` : 'registers not known',
@@ -129,7 +127,8 @@ export function resolveWarpsPerSm(input: WarpsPerSmInput): WarpsPerSm {
   const own = launches.filter(l => l.kernel === input.kernel && l.config);
   if (own.length) return fromLaunches(input, own, null);
   const indirect = launches.filter(l => l.kernel === null && l.config);
-  if (indirect.length && input.namedAt) return fromLaunches(input, indirect, `the file names ${input.kernel} as a value at line ${input.namedAt}`);
+  if (indirect.length && input.namedAt)
+    return fromLaunches(input, indirect, `the file names ${input.kernel} as a value at line ${input.namedAt}`);
   const [maxThreads, minBlocks] = input.launchBounds ?? [];
   const noLaunch = indirect.length ? 'no launch of it by name in the file' : 'no launch found in the file';
   const res = resourcesOf(input, maxThreads && maxThreads > 0 ? maxThreads : null);
