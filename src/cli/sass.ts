@@ -15,7 +15,7 @@ import { withStalls } from '../engine/variants/listing';
 import { readSassStallsFile, SassStalls } from '../engine/profile/sassStalls';
 import { SETTINGS } from '../settings';
 import { icacheCell, loopIcache, VariantIcache } from '../engine/profile/icacheReport';
-import { smCountOf, warpsPerSmInFile } from '../engine/profile/warpsPerSm';
+import { smCountOf, warpsLabel, warpsPerSmInFile } from '../engine/profile/warpsPerSm';
 import { findLaunches, launchesIn } from '../engine/parse/launches';
 import { sourceNameOf } from '../engine/variants/inspect';
 import type { SassListingData } from '../protocol';
@@ -241,6 +241,7 @@ function icacheJson(p: VariantIcache | null | undefined) {
     bytes: p.bytes,
     predictedSlowdown: p.predictedSlowdown,
     warpsPerSm: p.warpsPerSm,
+    warpsRange: p.warpsRange,
     warpsSource: p.warpsSource,
     demand: p.demand,
     shape: p.shape,
@@ -369,7 +370,9 @@ function icacheLines(r: LoopReport, icache: (VariantIcache | null)[], arch = '')
     ({ v, p }) =>
       `${pad(String(v.factor), 10)} ${icacheCell(p!)}${p!.warpsPerSm !== first.warpsPerSm ? ` (at ${p!.warpsPerSm} warps/SM)` : ''}`,
   );
-  lines.unshift(`instruction cache${tag}: predicted slowdown at ${first.warpsPerSm} warps/SM, ${first.warpsSource}`);
+  lines.unshift(
+    `instruction cache${tag}: predicted slowdown at ${warpsLabel({ warpsPerSm: first.warpsPerSm, range: first.warpsRange })} warps/SM, ${first.warpsSource}`,
+  );
   // The basis of the worst prediction (its demand is that variant's); none when everything fits.
   const worst = shown.filter(x => !x.p!.fits).sort((a, b) => b.p!.predictedSlowdown.high - a.p!.predictedSlowdown.high)[0];
   if (worst) lines.push(`basis${tag} (${worst.v.factor}): ${worst.p!.basis}`);

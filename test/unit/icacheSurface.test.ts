@@ -159,7 +159,8 @@ describe('i-cache hover', () => {
     );
     assert.ok(
       md.includes(
-        `_4 warps/SM: from the launch \`<<<GRID, BLOCK>>>\` at line ${LAUNCH}: 1 block of 4 warps per SM (grid 132 blocks on 132 SMs of the ${H100})._`,
+        `_4 warps/SM: from the launch \`<<<GRID, BLOCK>>>\` at line ${LAUNCH}: 1 block of 4 warps per SM (grid 132 blocks on 132 SMs of the ${H100}; 16 would fit)` +
+          ` — \`GRID\` = 132 (line ${lineOf(text, 'constexpr int GRID')}); \`BLOCK\` = 128 (#define, line ${lineOf(text, '#define BLOCK')}); 16 registers/thread, 0 B static shared memory._`,
       ),
       md,
     );
@@ -168,7 +169,11 @@ describe('i-cache hover', () => {
   test('a loop that fits says so; no build, no line', () => {
     const md = markdown(8 * 1024, ctx({ gpuName: null }));
     assert.match(md, /\*\*i-cache\*\*: loop body 8\.0 KiB: fits the instruction cache \(no penalty measured up to 17 KiB on sm_90\)/);
-    assert.match(md, /_64 warps\/SM: from the launch .*SM count unknown: assumed every SM busy\)\._/);
+    // Without the GPU's name (issue 22): 132 blocks on an sm_90 part of 114 or 132 SMs, a range, not every SM full.
+    assert.match(
+      md,
+      /_4–8 warps\/SM: from the launch .*1–2 blocks of 4 warps per SM \(grid 132 blocks on 114 or 132 SMs \(sm_90 GPUs; the GPU is not named\).*the prediction covers 4–8 warps\/SM\._/,
+    );
     assert.equal(loopIcacheMarkdown(null, LOOP, ctx()), '');
     assert.ok(!markdown(8 * 1024, null).includes('i-cache'));
   });
@@ -246,14 +251,16 @@ describe('sass --loop --json: icache per variant (nvcc)', () => {
       assert.ok(v.icache);
       assert.deepEqual(
         Object.keys(v.icache).sort(),
-        ['basis', 'bytes', 'demand', 'fits', 'predictedSlowdown', 'reference', 'shape', 'warpsPerSm', 'warpsSource'].sort(),
+        ['basis', 'bytes', 'demand', 'fits', 'predictedSlowdown', 'reference', 'shape', 'warpsPerSm', 'warpsRange', 'warpsSource'].sort(),
       );
       assert.equal(typeof v.icache.bytes, 'number');
       const s = v.icache.predictedSlowdown as { low: number; high: number };
       assert.ok(s.low <= s.high);
+      // No GPU named here: 132 blocks on 114 or 132 SMs is a range, and the JSON says so.
+      assert.deepEqual(v.icache.warpsRange, { low: 4, high: 8 });
       assert.match(
         String(v.icache.warpsSource),
-        new RegExp(`^from the launch \`<<<GRID, BLOCK>>>\` at line ${LAUNCH}: \\d+ blocks? of 4 warps per SM`),
+        new RegExp(`^from the launch \`<<<GRID, BLOCK>>>\` at line ${LAUNCH}: \\d+(–\\d+)? blocks? of 4 warps per SM`),
       );
     }
     const o = await run([...base, '--json', '--warps-per-sm', '8']);

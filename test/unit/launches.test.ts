@@ -78,19 +78,25 @@ describe('resolveWarpsPerSm', () => {
     assert.deepEqual([w.warpsPerSm, w.kind], [4, 'launch']);
     assert.equal(
       w.source,
-      `from the launch \`<<<GRID, BLOCK>>>\` at line ${lineOf(source, 'scale<<<')}: 1 block of 4 warps per SM (grid 132 blocks on 132 SMs of the NVIDIA H100 80GB HBM3)`,
+      `from the launch \`<<<GRID, BLOCK>>>\` at line ${lineOf(source, 'scale<<<')}: 1 block of 4 warps per SM (grid 132 blocks on 132 SMs of the NVIDIA H100 80GB HBM3; 16 would fit)` +
+        ` — \`GRID\` = 132 (line ${lineOf(source, 'constexpr int GRID')}); \`BLOCK\` = 128 (#define, line ${lineOf(source, '#define BLOCK')}); 16 registers/thread, 0 B static shared memory`,
     );
     assert.match(w.short, /^from the launch at line \d+$/);
-    // Without the SM count: every SM assumed busy, as many blocks as fit (sm_90: 64 warps / 4 per block).
+    // Without the SM count (issue 22: no longer every SM assumed busy): sm_90 GPUs have 114 or 132
+    // SMs, so 132 blocks are 1 or 2 per SM; the likeliest is the 132-SM part.
     const unknown = warpsPerSmInFile(source, analysis, { kernel: 'scale', arch: 'sm_90', registers: 16, sharedBytes: 0 });
-    assert.equal(unknown.warpsPerSm, 64);
-    assert.match(
-      unknown.source,
-      /16 blocks of 4 warps per SM, as many as fit \(grid 132 blocks; SM count unknown: assumed every SM busy\)/,
-    );
+    assert.deepEqual([unknown.warpsPerSm, unknown.range], [4, { low: 4, high: 8 }]);
+    assert.match(unknown.source, /1–2 blocks of 4 warps per SM \(grid 132 blocks on 114 or 132 SMs \(sm_90 GPUs; the GPU is not named\)/);
     // Registers limit how many fit: 128 registers/thread → 16 K per block of 4 warps → 4 blocks.
-    const heavy = warpsPerSmInFile(source, analysis, { kernel: 'scale', arch: 'sm_90', registers: 128, sharedBytes: 0 });
+    const heavy = warpsPerSmInFile(source, analysis, {
+      kernel: 'scale',
+      arch: 'sm_90',
+      registers: 128,
+      sharedBytes: 0,
+      sms: { count: 8, gpu: 'small GPU' },
+    });
     assert.equal(heavy.warpsPerSm, 16);
+    assert.match(heavy.source, /4 blocks of 4 warps per SM, as many as fit \(registers\)/);
   });
 
   test('dim3 sizes: a 4-block grid puts at most 1 block on an SM', async () => {
@@ -100,40 +106,47 @@ describe('resolveWarpsPerSm', () => {
     assert.match(w.source, /`<<<dim3\(2, 2\), block>>>`.*1 block of 4 warps per SM \(grid 4 blocks on 132 SMs/);
   });
 
-  test('__launch_bounds__(256, 2): a lower bound of 2 blocks of 8 warps', async () => {
-    const analysis = await analyze(source, FIXTURE);
-    const w = warpsPerSmInFile(source, analysis, { kernel: 'bounded', arch: 'sm_90', registers: 16, sharedBytes: 0 });
-    assert.deepEqual([w.warpsPerSm, w.kind], [16, 'launch-bounds']);
+  test('__launch_bounds__(256, 2) without a launch: a lower bound of 2 blocks of 8 warps, up to as many as fit', () => {
+    const w = resolveWarpsPerSm({ kernel: 'bounded', arch: 'sm_90', registers: 16, launchBounds: [256, 2], launches: [] });
+    assert.deepEqual([w.warpsPerSm, w.kind, w.range], [16, 'launch-bounds', { low: 16, high: 64 }]);
     assert.match(
       w.source,
-      /^at least 2 blocks of 8 warps per SM from `__launch_bounds__\(256, 2\)` \(a lower bound; its launches in the file have no constant block size\)$/,
+      /^at least 2 blocks of 8 warps per SM from `__launch_bounds__\(256, 2\)` \(a lower bound; no launch found in the file\); the prediction covers 16–64 warps\/SM$/,
     );
   });
 
-  test('occupancy at the __launch_bounds__ block size, else 256 threads, saying why', async () => {
+  test('a launch whose block size is read at run time: the range over block sizes the kernel allows, and why', async () => {
     const analysis = await analyze(source, FIXTURE);
-    const bounded = warpsPerSmInFile(source, analysis, { kernel: 'bounded_threads', arch: 'sm_90', registers: 16, sharedBytes: 0 });
-    assert.deepEqual([bounded.warpsPerSm, bounded.kind], [64, 'occupancy']);
+    // __launch_bounds__(256, 2) caps the block at 256 threads: 1 to 16 warps/SM.
+    const bounded = warpsPerSmInFile(source, analysis, { kernel: 'bounded', arch: 'sm_90', registers: 16, sharedBytes: 0, sms: H100 });
+    assert.deepEqual([bounded.kind, bounded.range], ['launch', { low: 1, high: 8 }]);
     assert.match(
       bounded.source,
-      /^theoretical occupancy at the `__launch_bounds__` block of 128 threads \(no launch of it by name in the file\)$/,
+      /block size not known: `threads` = 32 \* argc \(line \d+\), and `argc` is a parameter of main\(\) \(line \d+\)/,
     );
-    const free = warpsPerSmInFile(source, analysis, { kernel: 'runtime_block', arch: 'sm_90', registers: 16, sharedBytes: 0 });
-    assert.deepEqual([free.warpsPerSm, free.kind], [64, 'occupancy']);
-    assert.match(free.source, /^theoretical occupancy at 256 threads\/block \(its launches in the file have no constant block size\)$/);
-    const none = resolveWarpsPerSm({ kernel: 'k', arch: 'sm_90', registers: 128, launches: [] });
-    assert.equal(none.warpsPerSm, 16);
-    assert.equal(none.source, 'theoretical occupancy at 256 threads/block (no launch found in the file)');
+    const free = warpsPerSmInFile(source, analysis, { kernel: 'runtime_block', arch: 'sm_90', registers: 16, sharedBytes: 0, sms: H100 });
+    assert.deepEqual([free.warpsPerSm, free.range], [8, { low: 1, high: 32 }]);
+    assert.match(free.source, /the prediction covers 1–32 warps\/SM$/);
   });
 
-  test('icache_cliff.cu launches through a pointer: occupancy at 256 threads', async () => {
-    const file = path.join(REPO_ROOT, 'cuda-samples', 'icache_cliff.cu');
-    const text = fs.readFileSync(file, 'utf8');
-    const launches = findLaunches(text);
-    assert.ok(launches.length >= 1 && launches.every(l => l.kernel === null));
-    const w = warpsPerSmInFile(text, await analyze(text, file), { kernel: 'hot_loop', arch: 'sm_90', registers: 24, sharedBytes: 0 });
-    assert.equal(w.kind, 'occupancy');
-    assert.match(w.source, /256 threads\/block \(no launch of it by name in the file\)/);
+  test('no launch: occupancy at the __launch_bounds__ block size, else 256 threads, with the range it cannot rule out', async () => {
+    const analysis = await analyze(source, FIXTURE);
+    const none = resolveWarpsPerSm({ kernel: 'k', arch: 'sm_90', registers: 128, launches: [] });
+    assert.deepEqual([none.warpsPerSm, none.range], [16, { low: 1, high: 16 }]);
+    assert.equal(
+      none.source,
+      'theoretical occupancy at 256 threads/block (no launch found in the file; block size and grid not known: the prediction covers 1–16 warps/SM)',
+    );
+    const unlaunched = warpsPerSmInFile(source, analysis, { kernel: 'unlaunched', arch: 'sm_90', registers: 16, sharedBytes: 0 });
+    assert.deepEqual([unlaunched.kind, unlaunched.warpsPerSm], ['occupancy', 64]);
+    assert.match(unlaunched.source, /no launch of it by name in the file/);
+  });
+
+  test('a launch through a pointer counts for the kernel the file stores in it (bounded_threads)', async () => {
+    const analysis = await analyze(source, FIXTURE);
+    const w = warpsPerSmInFile(source, analysis, { kernel: 'bounded_threads', arch: 'sm_90', registers: 16, sharedBytes: 0 });
+    assert.deepEqual([w.warpsPerSm, w.kind], [2, 'launch']);
+    assert.match(w.source, /^from the launch `<<<1, 64>>>` through `v\.kernel` \(the file names bounded_threads as a value at line \d+\)/);
   });
 
   test("a header's kernel launched from its translation unit: the unit is named; a 1-block grid is 1 block per SM", () => {
@@ -141,10 +154,13 @@ describe('resolveWarpsPerSm', () => {
     const launches = launchesIn('/src/unit.cu', unit);
     const w = resolveWarpsPerSm({ kernel: 'k', arch: 'sm_90', launches });
     assert.deepEqual([w.warpsPerSm, w.kind], [2, 'launch']);
-    assert.equal(w.source, 'from the launch `<<<1, 64>>>` at unit.cu:3: 1 block of 2 warps per SM (grid of 1 block)');
+    assert.equal(
+      w.source,
+      'from the launch `<<<1, 64>>>` at unit.cu:3: 1 block of 2 warps per SM (grid of 1 block; 32 would fit) — registers not known, 0 B static shared memory',
+    );
     assert.equal(w.short, 'from the launch at unit.cu:3');
     const j = resolveWarpsPerSm({ kernel: 'j', arch: 'sm_90', launches });
-    assert.match(j.source, /\(its launches in unit\.cu have no constant block size\)$/);
+    assert.match(j.source, /grid `n` not known: `n` is not defined in the file; block size not known: `t` is not defined in the file/);
   });
 
   test('SM count from the product name only where the name fixes it', () => {

@@ -1,10 +1,11 @@
-// Kernel launches visible in a file: `kernel<<<grid, block[, shared[, stream]]>>>(…)`, with the
-// sizes evaluated where they are compile-time constants (literals, object-like #defines,
-// const/constexpr integers, dim3 built from those). Launches sit in host code, which the
-// analysis does not walk, so this reads the text: the values the instruction-cache model needs
-// (threads per block, blocks in the grid) are nearly always literals or named constants.
-import type { ConstScope } from './constEval';
-import { evalMacroBody } from './analyze';
+// Kernel launches visible in a file, as users write them (issue 22): `kernel<<<grid, block[,
+// shared[, stream]]>>>(…)`, `cudaLaunchKernelEx(&config, kernel, …)` with a cudaLaunchConfig_t,
+// and `cudaLaunchKernel((void *)kernel, grid, block, args, shared, stream)`. Launches sit in host
+// code, which the analysis does not walk, so this reads the text; the sizes are values of the
+// code around the launch (launchValues.ts): constants, local variables, dim3s, the SM count and
+// the occupancy API, each with the line it came from.
+import type { LaunchEnv, LaunchValue } from './launchValues';
+import { closingParen, LaunchText, splitTopLevel } from './launchValues';
 
 export interface LaunchDimension {
   /** The argument as written. */
@@ -32,191 +33,164 @@ export interface KernelLaunch {
   sharedBytes: LaunchDimension | null;
 }
 
-/** Comments and string literals blanked (newlines kept, so offsets and lines stay put). */
-function blankCommentsAndStrings(text: string): string {
-  return text.replace(/\/\*[\s\S]*?\*\/|\/\/[^\n]*|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'/g, m =>
-    m.startsWith('/') ? m.replace(/[^\n]/g, ' ') : m[0] + ' '.repeat(m.length - 2) + m[m.length - 1],
-  );
+/** How a launch is written. */
+export type LaunchStyle = '<<<>>>' | 'cudaLaunchKernelEx' | 'cudaLaunchKernel';
+
+/** The launch's sizes as values of the code around it (launchValues.ts), for the warps-per-SM resolver. */
+export interface LaunchConfig {
+  style: LaunchStyle;
+  grid: LaunchValue;
+  block: LaunchValue;
+  /** Dynamic shared memory; null when the launch passes none. */
+  shared: LaunchValue | null;
 }
 
-interface Definition {
-  at: number;
-  name: string;
-  /** dim3 arguments, or the integer expression. */
-  dims?: string[];
-  expr?: string;
+export interface KernelLaunchWithConfig extends KernelLaunch {
+  config: LaunchConfig;
 }
 
-const INTEGER_TYPE = String.raw`(?:unsigned\s+|signed\s+)?(?:int|long\s+long|long|short|size_t|u?int(?:8|16|32|64)_t|auto|unsigned)`;
+// Probes that tell a constant from a multiple of the SM count (values of no real GPU).
+const PROBES: LaunchEnv[] = [
+  { sms: 1009, fit: () => 3, optimal: () => ({ block: 96, blocksPerSm: 5 }) },
+  { sms: 2003, fit: () => 11, optimal: () => ({ block: 224, blocksPerSm: 7 }) },
+];
 
-function definitionsIn(text: string): Definition[] {
-  const defs: Definition[] = [];
-  // Object-like macros (no parenthesis right after the name), continuation lines joined.
-  for (const m of text.matchAll(/^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])((?:[^\n\\]|\\\n|\\)*)/gm))
-    defs.push({ at: m.index!, name: m[1], expr: m[2].replace(/\\\n/g, ' ').trim() });
-  const constInt = new RegExp(
-    String.raw`\b(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?${INTEGER_TYPE}\s+(?:const\s+)?([A-Za-z_]\w*)\s*(?:=\s*([^;{}]+?)|\{([^;{}]+?)\})\s*;`,
-    'g',
-  );
-  for (const m of text.matchAll(constInt)) defs.push({ at: m.index!, name: m[1], expr: (m[2] ?? m[3]).trim() });
-  // dim3 NAME(a, b), dim3 NAME{a}, dim3 NAME = dim3(a, b), dim3 NAME = {a, b}
-  for (const m of text.matchAll(/\bdim3\s+([A-Za-z_]\w*)\s*(?:=\s*(?:dim3\s*)?)?[({]([^;(){}]*(?:\([^;(){}]*\)[^;(){}]*)*)[)}]\s*;/g))
-    defs.push({ at: m.index!, name: m[1], dims: splitTopLevel(m[2]) });
-  return defs.sort((a, b) => a.at - b.at);
+/** Candidates that are a launch's dimension at all: a grid or block of 0 or fewer does not launch. */
+function positive(v: LaunchValue): LaunchValue {
+  return { ...v, candidates: v.candidates.filter(c => PROBES.some(e => (c.at(e) ?? 1) > 0)) };
 }
 
-/** Splits at commas outside parentheses, brackets and braces. */
-function splitTopLevel(text: string): string[] {
-  const out: string[] = [];
-  let depth = 0;
-  let start = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (c === '(' || c === '[' || c === '{') depth++;
-    else if (c === ')' || c === ']' || c === '}') depth--;
-    else if (c === ',' && depth === 0) {
-      out.push(text.slice(start, i).trim());
-      start = i + 1;
+/** The single value of a LaunchValue that depends on nothing at run time, else null. */
+export function constantOf(v: LaunchValue): number | null {
+  if (v.unknown.length || !v.candidates.length) return null;
+  const seen = new Set<number | null>();
+  for (const c of v.candidates) for (const e of PROBES) seen.add(c.at(e));
+  const [only] = [...seen];
+  return seen.size === 1 && only !== null ? only : null;
+}
+
+/** k when every candidate is k × the SM count (and nothing else), else null. */
+export function smMultipleOf(v: LaunchValue): number | null {
+  if (v.unknown.length || !v.candidates.length) return null;
+  const ks = new Set<number>();
+  for (const c of v.candidates)
+    for (const e of PROBES) {
+      const x = c.at(e);
+      if (x === null || x % e.sms !== 0) return null;
+      ks.add(x / e.sms);
     }
-  }
-  const last = text.slice(start).trim();
-  if (last || out.length) out.push(last);
-  return out;
+  const [k] = [...ks];
+  return ks.size === 1 && k > 0 ? k : null;
 }
 
-/** The constants and dim3 variables defined before `at` (the last definition of a name wins). */
-class ScopeAt {
-  private readonly values = new Map<string, number>();
-  private readonly dims = new Map<string, string[]>();
-  private readonly runtime = new Set<string>();
-  private next = 0;
-
-  constructor(private readonly defs: Definition[]) {}
-
-  advanceTo(at: number): void {
-    for (; this.next < this.defs.length && this.defs[this.next].at < at; this.next++) {
-      const d = this.defs[this.next];
-      if (d.dims) {
-        this.dims.set(d.name, d.dims);
-        continue;
-      }
-      const v = evalMacroBody(d.expr ?? '', this.scope());
-      if (v === null) {
-        this.values.delete(d.name);
-        this.runtime.add(d.name);
-      } else this.values.set(d.name, v);
-    }
+function dimension(text: string, value: LaunchValue): LaunchDimension {
+  const d: LaunchDimension = { text: text.replace(/\s+/g, ' '), value: constantOf(value) };
+  if (d.value === null) {
+    const k = smMultipleOf(value);
+    if (k !== null) d.blocksPerSm = k;
   }
-
-  private scope(): ConstScope {
-    return { values: this.values, unboundTemplateParams: new Set() };
-  }
-
-  evaluate(text: string): number | null {
-    const t = withSizes(text.trim());
-    const dim3 = /^dim3\s*[({]([\s\S]*)[)}]$/.exec(t);
-    const parts = dim3 ? splitTopLevel(dim3[1]) : this.dims.get(t);
-    if (parts) {
-      let product = 1;
-      for (const p of parts) {
-        const v = evalMacroBody(p, this.scope());
-        if (v === null) return null;
-        product *= v;
-      }
-      return product;
-    }
-    return evalMacroBody(t, this.scope());
-  }
+  return d;
 }
 
-const SIZES: Record<string, number> = {
-  char: 1,
-  short: 2,
-  int: 4,
-  unsigned: 4,
-  float: 4,
-  double: 8,
-  long: 8,
-  size_t: 8,
-  half: 2,
-  __half: 2,
-  float2: 8,
-  float4: 16,
-};
-
-/** `1024 * sizeof(float)` → `1024 * 4` (shared-memory sizes are written that way). */
-function withSizes(text: string): string {
-  return text.replace(/\bsizeof\s*\(\s*(\w+)\s*\)/g, (m, t: string) => (SIZES[t] !== undefined ? String(SIZES[t]) : m));
+/** The kernel named by a launch API's function argument: `(void *)k`, `reinterpret_cast<const void *>(&k<64>)`. */
+function kernelArgument(arg: string): { kernel: string | null; callee: string } {
+  const t = arg
+    .replace(/\b(?:reinterpret_cast|static_cast)\s*<[^()]*>\s*/g, '')
+    .replace(/\(\s*(?:const\s+)?void\s*\*+\s*\)/g, '')
+    .replace(/[()&\s]/g, '');
+  const m = /^((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)(<.*>)?$/.exec(t);
+  if (!m) return { kernel: null, callee: arg.trim() };
+  return { kernel: m[1].split('::').pop()!, callee: `${m[1]}${m[2] ?? ''}` };
 }
 
-/** Every `<<<…>>>` launch in the text, in order. */
-export function findLaunches(source: string): KernelLaunch[] {
-  const text = blankCommentsAndStrings(source);
-  const scope = new ScopeAt(definitionsIn(text));
-  const out: KernelLaunch[] = [];
+/** Every launch in the text, in order: `<<<…>>>`, cudaLaunchKernelEx with a cudaLaunchConfig_t, cudaLaunchKernel. */
+export function findLaunches(source: string): KernelLaunchWithConfig[] {
+  const lt = new LaunchText(source);
+  const text = lt.text;
+  const out: (KernelLaunchWithConfig & { at: number })[] = [];
   // The callee: a name (qualified, member or pointer access allowed) with optional template arguments.
   const launch = /([A-Za-z_][\w]*(?:\s*(?:::|\.|->)\s*[A-Za-z_]\w*)*)\s*(<(?:[^<>;]|<[^<>;]*>)*>)?\s*<<</g;
-  // Lines counted incrementally: launches come in text order.
-  let line = 1;
-  let counted = 0;
   for (const m of text.matchAll(launch)) {
     const open = m.index! + m[0].length;
     const close = text.indexOf('>>>', open);
     if (close < 0) continue;
     const args = splitTopLevel(text.slice(open, close));
     if (args.length < 2) continue;
-    scope.advanceTo(m.index!);
-    for (let i = counted; i < m.index!; i++) if (text.charCodeAt(i) === 10) line++;
-    counted = m.index!;
-    const dim = (t: string): LaunchDimension => ({ text: t.replace(/\s+/g, ' '), value: scope.evaluate(t) });
-    const grid = dim(args[0]);
-    if (grid.value === null) {
-      const perSm = gridInSms(text, grid.text);
-      if (perSm !== null) grid.blocksPerSm = perSm;
-    }
+    const at = m.index!;
     const name = m[1].replace(/\s+/g, '');
     const indirect = /\.|->/.test(name);
+    const config: LaunchConfig = {
+      style: '<<<>>>',
+      grid: positive(lt.evaluate(args[0], at)),
+      block: positive(lt.evaluate(args[1], at)),
+      shared: args.length > 2 && args[2] ? lt.evaluate(args[2], at) : null,
+    };
     out.push({
+      at,
       kernel: indirect ? null : name.split('::').pop()!,
       callee: `${name}${m[2] ? m[2].replace(/\s+/g, ' ') : ''}`,
-      line,
-      grid,
-      block: dim(args[1]),
-      sharedBytes: args.length > 2 && args[2] ? dim(args[2]) : null,
+      line: lt.lineOf(at),
+      grid: dimension(args[0], config.grid),
+      block: dimension(args[1], config.block),
+      sharedBytes: config.shared ? dimension(args[2], config.shared) : null,
+      config,
     });
   }
-  return out;
+  for (const m of text.matchAll(/\b(cudaLaunchKernelExC?|cudaLaunchKernel|cudaLaunchCooperativeKernel)\s*(?:<[^<>;()]*>)?\s*\(/g)) {
+    const open = m.index! + m[0].length - 1;
+    const close = closingParen(text, open);
+    if (close < 0) continue;
+    const args = splitTopLevel(text.slice(open + 1, close));
+    const at = m.index!;
+    let grid: string;
+    let block: string;
+    let shared: string | null;
+    let style: LaunchStyle;
+    if (m[1].startsWith('cudaLaunchKernelEx')) {
+      if (args.length < 2) continue;
+      const cfg = args[0].replace(/^&\s*/, '').replace(/\s+/g, '');
+      if (!/^[A-Za-z_]\w*$/.test(cfg)) continue;
+      [grid, block, shared, style] = [`${cfg}.gridDim`, `${cfg}.blockDim`, `${cfg}.dynamicSmemBytes`, 'cudaLaunchKernelEx'];
+    } else {
+      if (args.length < 3) continue;
+      [grid, block, shared, style] = [args[1], args[2], args[4] ?? null, 'cudaLaunchKernel'];
+    }
+    const k = kernelArgument(args[style === 'cudaLaunchKernelEx' ? 1 : 0]);
+    const config: LaunchConfig = {
+      style,
+      grid: positive(lt.evaluate(grid, at)),
+      block: positive(lt.evaluate(block, at)),
+      shared: shared ? lt.evaluate(shared, at) : null,
+    };
+    out.push({
+      at,
+      ...k,
+      line: lt.lineOf(at),
+      grid: dimension(grid, config.grid),
+      block: dimension(block, config.block),
+      sharedBytes: shared && config.shared ? dimension(shared, config.shared) : null,
+      config,
+    });
+  }
+  return out.sort((a, b) => a.at - b.at).map(({ at, ...l }) => (void at, l));
 }
 
-const SM_COUNT = /\bmultiProcessorCount\b|\bcudaDevAttrMultiProcessorCount\b/;
-
 /**
- * Blocks per SM of a grid written as the SM count, or a constant multiple of it: the expression
- * names multiProcessorCount, or is a variable the file assigns from it (`blocks =
- * prop.multiProcessorCount`, anywhere in the file: launches are often in a helper that takes the
- * grid as a parameter). Null otherwise.
+ * Blocks per SM of a grid written as the SM count, or a constant multiple of it (`prop.multiProcessorCount`,
+ * `2 * sms` where sms came from cudaDeviceGetAttribute or multiProcessorCount). Null otherwise.
  */
 export function gridInSms(text: string, grid: string): number | null {
-  const m = /^(?:(\d+)\s*\*\s*)?([A-Za-z_][\w.>-]*)(?:\s*\*\s*(\d+))?$/.exec(grid.trim());
-  if (!m) return null;
-  const k = Number(m[1] ?? m[3] ?? 1);
-  const name = m[2];
-  if (SM_COUNT.test(name)) return k;
-  if (!/^[A-Za-z_]\w*$/.test(name)) return null;
-  const assign = new RegExp(`\\b${name}\\s*=\\s*([^;=][^;]*);`, 'g');
-  for (const a of text.matchAll(assign)) if (SM_COUNT.test(a[1]) && /^[\w.\s>-]+$/.test(a[1].trim())) return k;
-  return null;
+  const lt = new LaunchText(text);
+  return smMultipleOf(lt.evaluate(grid, lt.text.length));
 }
 
 /** A constant expression's value with every definition in the file in scope (`__launch_bounds__(BLOCK)`), else null. */
 export function evaluateInFile(source: string, expression: string): number | null {
-  const text = blankCommentsAndStrings(source);
-  const scope = new ScopeAt(definitionsIn(text));
-  scope.advanceTo(text.length);
-  return scope.evaluate(expression);
+  const lt = new LaunchText(source);
+  return constantOf(lt.evaluate(expression, lt.text.length));
 }
 
 /** The launches of a header's translation unit (where a header's kernels are launched), tagged with its path. */
-export function launchesIn(file: string, source: string): KernelLaunch[] {
+export function launchesIn(file: string, source: string): KernelLaunchWithConfig[] {
   return findLaunches(source).map(l => ({ ...l, file }));
 }

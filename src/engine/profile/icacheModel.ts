@@ -166,11 +166,11 @@ export function kib(bytes: number): string {
 }
 
 /** "predicted 2.1–2.8× slower than ×64 at 4 warps/SM (FFMA, 4 chains; measured on sm_90)" */
-export function describePrediction(p: IcachePrediction, reference: string, arch: string, cal: IcacheCalibration): string {
+export function describePrediction(p: IcachePrediction, reference: string, arch: string, cal: IcacheCalibration, warps?: string): string {
   const { low, high } = p.predictedSlowdown;
   const range = low.toFixed(1) === high.toFixed(1) ? `${low.toFixed(2)}–${high.toFixed(2)}` : `${low.toFixed(1)}–${high.toFixed(1)}`;
   const origin = archBase(arch) === cal.arch ? `measured on ${cal.arch}` : `${cal.arch} data, ${arch} not measured`;
-  return `loop body ${kib(p.bytes)}: predicted ${range}× slower than ${reference} at ${p.warpsPerSm} warps/SM (${p.shape}; ${origin})`;
+  return `loop body ${kib(p.bytes)}: predicted ${range}× slower than ${reference} at ${warps ?? p.warpsPerSm} warps/SM (${p.shape}; ${origin})`;
 }
 
 /** The calibration for an arch: sm_90 was measured; every other arch carries it as an estimate (the basis says so). */

@@ -15,12 +15,14 @@ import {
   predictIcache,
 } from './icacheModel';
 import type { WarpsPerSm } from './warpsPerSm';
-import { smCountOf, warpsPerSmInFile } from './warpsPerSm';
+import { smCountOf, warpsLabel, warpsPerSmInFile } from './warpsPerSm';
 
 export interface VariantIcache {
   bytes: number;
   predictedSlowdown: { low: number; high: number };
   warpsPerSm: number;
+  /** The lowest and highest warps per SM the code allows when a launch value is not known: the prediction covers both. */
+  warpsRange: { low: number; high: number } | null;
   /** Where warpsPerSm comes from (warpsPerSm.ts), and the same in a few words. */
   warpsSource: string;
   warpsShort: string;
@@ -58,18 +60,29 @@ export function icacheOf(
   cal: IcacheCalibration = calibrationFor(arch),
 ): VariantIcache {
   const p: IcachePrediction = predictIcache(facts, warps.warpsPerSm, arch, cal);
+  const range = warps.range && warps.range.low !== warps.range.high ? warps.range : null;
+  // Not known exactly: the prediction spans the predictions at both ends of the range.
+  const ends = range ? [range.low, range.high].map(w => predictIcache(facts, w, arch, cal)) : [];
+  const predictedSlowdown = range
+    ? {
+        low: Math.min(p.predictedSlowdown.low, ...ends.map(e => e.predictedSlowdown.low)),
+        high: Math.max(p.predictedSlowdown.high, ...ends.map(e => e.predictedSlowdown.high)),
+      }
+    : p.predictedSlowdown;
+  const merged = { ...p, predictedSlowdown };
   return {
     bytes: p.bytes,
-    predictedSlowdown: p.predictedSlowdown,
+    predictedSlowdown,
     warpsPerSm: p.warpsPerSm,
+    warpsRange: range,
     warpsSource: warps.source,
     warpsShort: warps.short,
     demand: p.demand,
     shape: p.shape,
     fits: p.fits,
-    basis: p.basis,
+    basis: range ? `${p.basis}; ${range.low}–${range.high} warps/SM: the range spans both ends` : p.basis,
     reference,
-    text: describePrediction(p, reference, arch, cal),
+    text: describePrediction(merged, reference, arch, cal, range ? warpsLabel(warps) : undefined),
   };
 }
 
@@ -151,5 +164,5 @@ export function loopIcacheMarkdown(r: FileSassReport | null | undefined, line: n
   const what = p.fits
     ? `loop body ${kib(p.bytes)}: fits the instruction cache (no penalty measured up to ${kib(cal.fitsUpTo)} on ${cal.arch})`
     : p.text;
-  return `**i-cache**: ${what}  \n_${p.warpsPerSm} warps/SM: ${p.warpsSource}._`;
+  return `**i-cache**: ${what}  \n_${warpsLabel({ warpsPerSm: p.warpsPerSm, range: p.warpsRange })} warps/SM: ${p.warpsSource}._`;
 }

@@ -10,6 +10,7 @@ import type { CompileFlags } from '../toolchain/flags';
 import type { Toolchain } from '../toolchain/toolchain';
 import { writtenFactor } from '../variants/rewrite';
 import { findLaunches } from '../parse/launches';
+import { launchWarps } from '../profile/launchOccupancy';
 import { icacheEntries } from '../profile/stages/icache';
 import { archLimits } from '../sass/occupancy';
 import { bestBy, gpuScore, staticBasis, staticRuleOf, staticScore, VIOLATION } from './objective';
@@ -109,7 +110,7 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
         })();
   // Without --warps-per-sm, a launch of the kernel in the file that fixes its warps per SM (block
   // size constant, grid the SM count) is what the diagnostic and hover use too.
-  const launchWarps = o.warpsPerSm && o.warpsPerSm > 0 ? null : launchWarpsPerSm(o.text, space.kernel.name);
+  const launchWarps = o.warpsPerSm && o.warpsPerSm > 0 ? null : launchWarpsPerSm(o.text, space.kernel.name, o.arch);
   const startedMs = Date.now();
   const result: SweepResult = {
     schema: 1,
@@ -225,14 +226,21 @@ function sweepNotes(r: SweepResult, space: SweepSpace, runner: SweepRunner): str
   return [...notes, ...runner.notes()];
 }
 
-/** Warps per SM a launch of `kernel` in the file fixes: constant block size, grid sized by the SM count. */
-export function launchWarpsPerSm(text: string, kernel: string): { warpsPerSm: number; source: string } | null {
+/**
+ * Warps per SM a launch of `kernel` in the file fixes: constant block size, grid sized by the SM
+ * count, capped by the blocks that fit (threads, dynamic shared memory; registers are per variant).
+ */
+export function launchWarpsPerSm(text: string, kernel: string, arch = 'sm_90'): { warpsPerSm: number; source: string } | null {
   const l = findLaunches(text).find(
     x => x.kernel === kernel && x.block.value !== null && x.block.value > 0 && x.grid.blocksPerSm !== undefined,
   );
   if (!l) return null;
-  const warps = l.grid.blocksPerSm! * Math.ceil(l.block.value! / 32);
-  return { warpsPerSm: warps, source: `the launch \`<<<${l.grid.text}, ${l.block.text}>>>\` at line ${l.line} (grid = SM count)` };
+  const w = launchWarps(l, { arch, registers: null, staticShared: null, maxThreads: null }, null);
+  const fit = w.blocks < l.grid.blocksPerSm! ? `; ${w.blocks} blocks fit` : '';
+  return {
+    warpsPerSm: w.warpsPerSm,
+    source: `the launch \`<<<${l.grid.text}, ${l.block.text}>>>\` at line ${l.line} (grid = SM count${fit})`,
+  };
 }
 
 /**
