@@ -340,3 +340,22 @@ describe('launch values as written', () => {
     assert.match(w.source, /grid = SM count; 4 blocks fit/);
   });
 });
+
+describe('the oracle against the CUDA driver (recorded on an H100)', () => {
+  // scripts/device/occupancy-check.cu run on nvidia-h100-x1 (driver 580.159.04, nvcc 13.0.88):
+  // cudaOccupancyMaxActiveBlocksPerMultiprocessor for each fixture's kernel and launch.
+  const recorded = JSON.parse(
+    fs.readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100', 'occupancy-check', 'occupancy-check.json'), 'utf8'),
+  ) as { sms: number; fixtures: { fixture: string; registers: number; warpsPerSm: number; note: string }[] };
+
+  test('every fixture: the driver gives the warps per SM the oracle (and so the product) gives', () => {
+    assert.equal(recorded.sms, S);
+    for (const c of CASES) {
+      const rows = recorded.fixtures.filter(f => f.fixture === c.file);
+      assert.ok(rows.length, `${c.file} not in the recording`);
+      const r = { registers: rows[0].registers, shared: 0 };
+      // An ambiguous fixture was run both ways; its first row is the program without arguments.
+      assert.equal(c.truth(r), rows[0].warpsPerSm, `${c.file}: ${rows[0].note}`);
+    }
+  });
+});
