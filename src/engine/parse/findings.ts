@@ -141,6 +141,9 @@ export function computeFindings(analysis: FileAnalysis, options: FindingOptions 
       const loop = manualUnrollLoop(kernel, m);
       const extent = loop?.constantExtent ?? null;
       if (extent !== null && extent % m.factor === 0) continue; // constant bounds that divide: no tail
+      // A bound we could not evaluate (`RegArray::kElements`, a template's `C::Nb / 2`) is a
+      // compile-time value that may well divide: only a run-time trip count provably can leave a tail.
+      if (extent === null && loop?.tripCount !== 'runtime') continue;
       out.push({
         code: 'manual-unroll-no-remainder',
         severity: 'warning',
