@@ -204,3 +204,22 @@ __global__ void ref_gemm(float const* a, float* out, int K) {
     assert.deepEqual(await warnings(src), [['manual-unroll-no-remainder', lineOf(src, 'for (int k = 0; k < K')]]);
   });
 });
+
+describe('full-unroll-dependent-trip says only what the instantiations give', () => {
+  test('an instantiation we cannot evaluate is counted, never printed as a trip count', async () => {
+    const src = `template <int N>
+__device__ void fill(float* x) {
+  #pragma unroll
+  for (int i = 0; i < N; ++i) x[i] = 0.f;
+}
+template <int M>
+__global__ void k(float* x) {
+  fill<4>(x);
+  fill<M>(x);
+}`;
+    const f = computeFindings(await analyze(src)).find(x => x.code === 'full-unroll-dependent-trip');
+    assert.ok(f);
+    assert.doesNotMatch(f.message, /give[^.]*dependent/);
+    assert.match(f.message, /give 4 \(and 1 whose arguments could not be evaluated\)\./);
+  });
+});
