@@ -87,7 +87,9 @@ function instantiationsText(byInst: NonNullable<Loop['tripCountByInstantiation']
   const parts = [...numbers.map(String), ...(runtime ? ['a run-time count'] : [])];
   const unevaluated = `${rest} whose arguments could not be evaluated`;
   if (!parts.length)
-    return `: ${byInst.length === 1 ? 'the one instantiation' : `the ${byInst.length} instantiations`} in this file have arguments that could not be evaluated.`;
+    return byInst.length === 1
+      ? ': the one instantiation in this file has arguments that could not be evaluated.'
+      : `: the ${byInst.length} instantiations in this file have arguments that could not be evaluated.`;
   return `: the instantiations in this file give ${parts.join(', ')}${rest ? ` (and ${unevaluated})` : ''}.`;
 }
 
