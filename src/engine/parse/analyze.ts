@@ -721,11 +721,16 @@ function forLoopShape(loop: Node): LoopShape | null {
   if (!cond || !update) return null;
 
   // The variable the loop counts with: declared or assigned in the initializer, else the one the update writes.
-  const declared =
+  // `int task = first, cum = 0, e = 0; e < N; e++`: of several declarators, the one the update writes.
+  const declarators =
     init?.type === 'declaration'
       ? named(init)
-          .find(c => c.type === 'init_declarator')
-          ?.childForFieldName('declarator')?.text
+          .filter(c => c.type === 'init_declarator')
+          .map(c => c.childForFieldName('declarator')?.text)
+      : [];
+  const declared =
+    init?.type === 'declaration'
+      ? (declarators.find(name => name && updateWrites(update!, name)) ?? declarators[0])
       : init?.type === 'assignment_expression'
         ? init.childForFieldName('left')?.text
         : update.type === 'update_expression'
@@ -742,8 +747,11 @@ function forLoopShape(loop: Node): LoopShape | null {
     const l = cond.childForFieldName('left');
     const r = cond.childForFieldName('right');
     const o = cond.childForFieldName('operator')?.text ?? '';
-    if (!(o in FLIP)) return null;
-    if (isCounter(l)) {
+    // `k < size<2>(t) - 1` is read as `(k<size < 2>(t)) - 1`: not a comparison at the top; the
+    // repair below undoes it.
+    if (!(o in FLIP)) {
+      /* not `i < bound` */
+    } else if (isCounter(l)) {
       variable = l!.text;
       bound = r;
       op = o;
@@ -818,6 +826,13 @@ function forLoopShape(loop: Node): LoopShape | null {
     start = init.childForFieldName('right');
   }
   return { variable, start, bound, op, updateOp, step, stepValue };
+}
+
+/** Does the update expression (or one part of a comma expression) write the variable? */
+function updateWrites(update: Node, variable: string): boolean {
+  if (update.type === 'comma_expression')
+    return [update.childForFieldName('left'), update.childForFieldName('right')].some(n => n && updateWrites(n, variable));
+  return writesItself(update, variable);
 }
 
 /** Is the node itself an assignment or increment of the variable? */
@@ -1007,10 +1022,104 @@ function tripCountUnder(loop: Node, kind: LoopKind, scope: ConstScope): TripCoun
   const a = evalConst(start, scope);
   const b = evalConst(shape.bound, scope);
   const s = shape.stepValue ?? evalConst(shape.step, scope);
+  if (a === 'runtime' && b !== 'runtime' && s !== 'runtime' && upperBoundUnrollable(loop, shape, b, s)) return 'dependent';
+  if (s !== 'runtime' && boundedByConstant(shape, start, a, b, s, scope)) return 'dependent';
   for (const v of [a, b, s]) if (v === 'runtime') return 'runtime';
   for (const v of [a, b, s]) if (notRuntime(v)) return 'dependent';
   const n = countTrips(a as number, b as number, shape.op, shape.updateOp, s as number);
   return n === null ? 'runtime' : n;
+}
+
+/**
+ * `for (unsigned i = tid; i < 256; i += 32)`: an unsigned counter that counts up to a
+ * compile-time bound cannot take more than bound/step trips whatever it starts at, and nvcc
+ * fully unrolls such a loop to that many guarded copies (checked with nvcc 13.0, sm_90: 8, 16
+ * and 33 copies; a 64-trip bound stayed a loop). A signed counter (`int i = threadIdx.x`) may
+ * start below zero and is not unrolled. Whether nvcc unrolls it is not decidable here where the
+ * bound or step is unknown or the bound is below 64 trips: not a run-time trip count to warn of.
+ */
+function upperBoundUnrollable(loop: Node, shape: LoopShape, bound: EvalResult, step: EvalResult): boolean {
+  const init = loop.childForFieldName('initializer');
+  const type = init?.type === 'declaration' ? init.childForFieldName('type')?.text.replace(/\s+/g, ' ') : undefined;
+  if (!type || !/^(unsigned( (int|long|long long|short|char))?|uint(8|16|32|64)?_t|size_t|uint|unsigned long long int)$/.test(type))
+    return false;
+  if ((shape.op !== '<' && shape.op !== '<=') || shape.updateOp !== '+') return false;
+  if (typeof bound !== 'number' || typeof step !== 'number') return true;
+  return step > 0 && Math.ceil((bound + (shape.op === '<=' ? 1 : 0)) / step) < 64;
+}
+
+/**
+ * `for (k = 0; k < c; ++k)` or `for (k = c; k > 0; --k)` with `int c = min(K_PIPE, k_tile_count)`:
+ * the trip count is a run-time value but no more than a compile-time constant, and nvcc fully
+ * unrolls such a loop to that many guarded copies (checked with nvcc 13.0, sm_90, counting up
+ * to `min(4, n)` and down from `min(4, n) - 1`). Not a run-time trip count to warn of, unless
+ * the constant is known and too large (64 trips stayed a loop in upperBoundUnrollable's check).
+ */
+function boundedByConstant(shape: LoopShape, start: Node, a: EvalResult, b: EvalResult, s: EvalResult, scope: ConstScope): boolean {
+  const small = (limit: number | 'bounded', from: EvalResult, step: EvalResult) =>
+    limit === 'bounded' || typeof from !== 'number' || typeof step !== 'number' || step <= 0 || Math.abs(limit - from) / step < 64;
+  if ((shape.op === '<' || shape.op === '<=' || shape.op === '!=') && shape.updateOp === '+' && a !== 'runtime' && b === 'runtime') {
+    const limit = upperBound(shape.bound!, scope, 0);
+    return limit !== null && small(limit, a, s);
+  }
+  if ((shape.op === '>' || shape.op === '>=') && shape.updateOp === '-' && a === 'runtime' && b !== 'runtime') {
+    const limit = upperBound(start, scope, 0);
+    return limit !== null && small(limit, b, s);
+  }
+  return false;
+}
+
+/** A compile-time upper bound of a run-time value (`min(8, n)`, `min(K, n) - 1`): the number, 'bounded' when not evaluated, else null. */
+function upperBound(n: Node, scope: ConstScope, depth: number): number | 'bounded' | null {
+  if (depth > 8) return null;
+  switch (n.type) {
+    case 'parenthesized_expression': {
+      const inner = named(n).filter(c => !isComment(c));
+      return inner.length === 1 ? upperBound(inner[0], scope, depth + 1) : null;
+    }
+    case 'cast_expression': {
+      const v = n.childForFieldName('value');
+      return v ? upperBound(v, scope, depth + 1) : null;
+    }
+    case 'identifier': {
+      const init = scope.initializer?.(n);
+      return init ? upperBound(init, scope, depth + 1) : null;
+    }
+    case 'binary_expression': {
+      const op = n.childForFieldName('operator')?.text ?? '';
+      const left = n.childForFieldName('left');
+      const right = evalConst(n.childForFieldName('right'), scope);
+      if (!left || right === 'runtime' || !['+', '-', '/', '>>'].includes(op)) return null;
+      const l = upperBound(left, scope, depth + 1);
+      if (l === null) return null;
+      if (l === 'bounded' || typeof right !== 'number') return 'bounded';
+      return op === '+'
+        ? l + right
+        : op === '-'
+          ? l - right
+          : op === '/'
+            ? right > 0
+              ? Math.trunc(l / right)
+              : null
+            : Math.floor(l / 2 ** right);
+    }
+    case 'call_expression': {
+      const f = n.childForFieldName('function');
+      const name = (f?.type === 'template_function' ? f.childForFieldName('name')?.text : f?.text)?.split('::').pop();
+      const args = named(n.childForFieldName('arguments')).filter(c => !isComment(c));
+      if (f?.type === 'primitive_type' && args.length === 1) return upperBound(args[0], scope, depth + 1);
+      if (name !== 'min' || args.length < 2) return null;
+      let best: number | 'bounded' | null = null;
+      for (const arg of args) {
+        const v = evalConst(arg, scope);
+        const u = typeof v === 'number' ? v : v !== 'runtime' ? 'bounded' : upperBound(arg, scope, depth + 1);
+        if (u === null) continue;
+        best = best === null || best === 'bounded' ? u : u === 'bounded' ? best : Math.min(best, u);
+      }
+      return best;
+    }
+  }
+  return null;
 }
 
 /** The distinct identifiers of a loop's header (initializer, condition, update), in order. */
@@ -1474,7 +1583,7 @@ export interface AnalysisSnapshot {
   functions: { start: number; end: number; bodyStart: number; bodyEnd: number; name: string; result: FunctionResult }[];
   fileScope: ConstScope;
   instantiations: Map<string, string[][]>;
-  /** Matches text that names one of the file's templates with `<` (a possible instantiation). */
+  /** Matches text that names one of the file's templates with `<` (a possible instantiation) or calls a __device__ function. */
   templateMention: RegExp | null;
   /** The macro table it was computed with; a re-analysis uses the same one. */
   macros: MacroTable;
@@ -1515,6 +1624,7 @@ function analyzeWholeTree(tree: Tree, path: string, cache?: FunctionCache): Anal
     }
   const inst = templates.size ? collectInstantiations(top, templates) : new Map<string, string[][]>();
   const lookup = new ScopeLookup(new FileIndex(root, fileScope.values));
+  for (const f of functions) if (f.qualifier === 'global') lookup.kernelStarts.add(f.node.startIndex);
   // A function's trip counts depend on the classes of the file too (members, specialisations).
   const constantsKey = cache ? JSON.stringify([...fileScope.values]) + classesDigest(top) : '';
   const kernels: Kernel[] = [];
@@ -1526,7 +1636,15 @@ function analyzeWholeTree(tree: Tree, path: string, cache?: FunctionCache): Anal
       let r: FunctionResult | undefined;
       let key = '';
       if (cache) {
-        key = `${fn.node.startPosition.column}\u0000${constantsKey}\u0000${JSON.stringify(args ?? null)}\u0000${fn.headMacros ?? ''}\u0000${fn.templateParams.map(p => `${p.name}=${p.defaultValue?.text ?? ''}`).join(',')}\u0000${fn.text}`;
+        // …and on the arguments its callers pass (a parameter bound: ScopeLookup.parameterValue).
+        const calls =
+          fn.qualifier === 'global'
+            ? ''
+            : lookup.index
+                .callsNamed(fn.name)
+                .map(c => c.text)
+                .join('\u0001');
+        key = `${fn.node.startPosition.column}\u0000${calls}\u0000${constantsKey}\u0000${JSON.stringify(args ?? null)}\u0000${fn.headMacros ?? ''}\u0000${fn.templateParams.map(p => `${p.name}=${p.defaultValue?.text ?? ''}`).join(',')}\u0000${fn.text}`;
         r = cache.get(key, fn.node.startPosition.row + 1);
         if (r) cache.hits++;
       }
@@ -1553,13 +1671,23 @@ function analyzeWholeTree(tree: Tree, path: string, cache?: FunctionCache): Anal
     }
   }
   cache?.commit();
-  const names = [...templates.keys()].map(n => n.replace(/[$]/g, '\\$&'));
+  const escape = (n: string) => n.replace(/[$^*+?.()|[\]{}\\]/g, '\\$&');
+  const names = [...templates.keys()].map(escape);
+  // A call of a __device__ function passes values its parameter bounds may take (ScopeLookup.parameterValue).
+  const callees = [...new Set(functions.filter(f => f.qualifier !== 'global' && /^[A-Za-z_$]\w*$/.test(f.name)).map(f => escape(f.name)))];
   return {
     analysis: { path, kernels, strayPragmas, hasSyntaxErrors: hasRealSyntaxErrors(root) },
     functions: snapshotFunctions,
     fileScope,
     instantiations: inst,
-    templateMention: names.length ? new RegExp(`\\b(${names.join('|')})\\s*<`) : null,
+    templateMention:
+      names.length || callees.length
+        ? new RegExp(
+            [names.length ? `\\b(${names.join('|')})\\s*<` : '', callees.length ? `\\b(${callees.join('|')})\\s*[<(]` : '']
+              .filter(Boolean)
+              .join('|'),
+          )
+        : null,
     macros,
   };
 }

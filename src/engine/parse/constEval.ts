@@ -26,6 +26,11 @@ export interface ConstScope {
    * compound literals (`Int<8>{}`). `undefined` falls back to the built-in rules below.
    */
   resolve?: (node: Node, depth: number) => EvalResult | undefined;
+  /**
+   * The initialiser of a local that keeps its value (const, or nothing writes it afterwards):
+   * `int c = min(K, n);` gives `min(K, n)`. Used to see run-time values with a compile-time bound.
+   */
+  initializer?: (name: Node) => Node | null;
 }
 
 const BUILTIN_SIZES: Record<string, number> = {
@@ -91,11 +96,11 @@ function truncDiv(a: number, b: number): number {
 }
 
 export function evalConst(node: Node | null | undefined, scope: ConstScope, depth = 0): EvalResult {
-  if (!node || depth > 64) return 'runtime';
+  if (!node || depth > 64) return 'unknown';
   switch (node.type) {
     case 'number_literal': {
       const v = parseNumberLiteral(node.text);
-      return v === null ? 'runtime' : v;
+      return v === null ? 'unknown' : v;
     }
     case 'true':
       return 1;
@@ -103,12 +108,12 @@ export function evalConst(node: Node | null | undefined, scope: ConstScope, dept
       return 0;
     case 'char_literal': {
       const m = /^'(.)'$/.exec(node.text);
-      return m ? m[1].charCodeAt(0) : 'runtime';
+      return m ? m[1].charCodeAt(0) : 'unknown';
     }
     case 'parenthesized_expression':
     case 'condition_clause': {
       const inner = node.namedChildren.filter(c => c && c.type !== 'comment');
-      return inner.length === 1 ? evalConst(inner[0], scope, depth + 1) : 'runtime';
+      return inner.length === 1 ? evalConst(inner[0], scope, depth + 1) : 'unknown';
     }
     case 'identifier':
     case 'type_identifier': {
@@ -117,24 +122,37 @@ export function evalConst(node: Node | null | undefined, scope: ConstScope, dept
       if (v !== undefined) return v;
       if (scope.unboundTemplateParams.has(name)) return 'dependent';
       if (RUNTIME_BUILTINS.has(name)) return 'runtime';
-      return scope.resolve?.(node, depth) ?? 'runtime';
+      return scope.resolve?.(node, depth) ?? 'unknown';
     }
     case 'qualified_identifier': {
       if (scope.resolve) return scope.resolve(node, depth) ?? 'unknown';
       // Without scope rules (macro and pragma text): use the last component if known.
       const last = node.text.split('::').pop() ?? '';
       const v = scope.values.get(last);
-      return v !== undefined ? v : 'runtime';
+      return v !== undefined ? v : 'unknown';
     }
     case 'field_expression': {
       const arg = node.childForFieldName('argument');
       if (arg?.type === 'identifier' && RUNTIME_BUILTINS.has(arg.text)) return 'runtime';
-      return scope.resolve?.(node, depth) ?? 'runtime';
+      return scope.resolve?.(node, depth) ?? 'unknown';
     }
     case 'compound_literal_expression':
     case 'template_function':
-      return scope.resolve?.(node, depth) ?? 'runtime';
-    case 'subscript_expression':
+      return scope.resolve?.(node, depth) ?? 'unknown';
+    case 'type_descriptor': {
+      // `Int<N>`: tree-sitter reads a lone name in a template argument list as a type.
+      const kids = node.namedChildren.filter(c => c && c.type !== 'comment');
+      return kids.length === 1 && kids[0]!.type === 'type_identifier' ? evalConst(kids[0], scope, depth + 1) : 'unknown';
+    }
+    case 'subscript_expression': {
+      // An element of a run-time array (a parameter, a local written at run time) or a run-time
+      // index is a run-time value; an element of a constant table (`kOffsets[2]`) may fold.
+      const a = evalConst(node.childForFieldName('argument'), scope, depth + 1);
+      const list = node.childForFieldName('indices') ?? node.childForFieldName('index');
+      const index = list?.type === 'subscript_argument_list' ? list.namedChildren.filter(c => c && c.type !== 'comment') : [list];
+      const i = index.length === 1 && index[0] ? evalConst(index[0], scope, depth + 1) : 'unknown';
+      return a === 'runtime' || i === 'runtime' ? 'runtime' : 'unknown';
+    }
     case 'pointer_expression':
     case 'assignment_expression':
     case 'update_expression':
@@ -157,7 +175,7 @@ export function evalConst(node: Node | null | undefined, scope: ConstScope, dept
         case '~':
           return ~arg;
       }
-      return 'runtime';
+      return 'unknown';
     }
     case 'sizeof_expression': {
       const type = node.childForFieldName('type');
@@ -190,9 +208,9 @@ export function evalConst(node: Node | null | undefined, scope: ConstScope, dept
         case '*':
           return x * y;
         case '/':
-          return y === 0 ? 'runtime' : Number.isInteger(x) && Number.isInteger(y) ? truncDiv(x, y) : x / y;
+          return y === 0 ? 'unknown' : Number.isInteger(x) && Number.isInteger(y) ? truncDiv(x, y) : x / y;
         case '%':
-          return y === 0 ? 'runtime' : x % y;
+          return y === 0 ? 'unknown' : x % y;
         case '<<':
           return x * 2 ** y;
         case '>>':
@@ -220,7 +238,7 @@ export function evalConst(node: Node | null | undefined, scope: ConstScope, dept
         case '||':
           return x || y ? 1 : 0;
       }
-      return 'runtime';
+      return 'unknown';
     }
     case 'call_expression': {
       // min/max of constants are common in bounds (e.g. min(TILE, 32)).
@@ -233,8 +251,9 @@ export function evalConst(node: Node | null | undefined, scope: ConstScope, dept
         if (bad) return bad;
         return fn.endsWith('min') ? Math.min(a as number, b as number) : Math.max(a as number, b as number);
       }
-      return scope.resolve?.(node, depth) ?? 'runtime';
+      return scope.resolve?.(node, depth) ?? 'unknown';
     }
   }
-  return 'runtime';
+  // Anything else (a lambda, `new`, a string) is not evaluated: nothing may be claimed about it.
+  return 'unknown';
 }

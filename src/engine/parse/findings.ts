@@ -74,6 +74,25 @@ export function manualUnrollLoop(kernel: Kernel, m: ManualUnroll): Loop | undefi
   return kernel.loops.find(l => l.line === m.line);
 }
 
+/**
+ * What the file's instantiations give as trip counts: the distinct numbers, and how many we
+ * could not evaluate (an argument that is itself a template parameter or a header's constant);
+ * "dependent" is no trip count and is never printed as one.
+ */
+function instantiationsText(byInst: NonNullable<Loop['tripCountByInstantiation']>): string {
+  if (!byInst.length) return ', with no instantiation visible in this file.';
+  const numbers = [...new Set(byInst.map(b => b.tripCount).filter((t): t is number => typeof t === 'number'))];
+  const runtime = byInst.some(b => b.tripCount === 'runtime');
+  const rest = byInst.filter(b => typeof b.tripCount !== 'number' && b.tripCount !== 'runtime').length;
+  const parts = [...numbers.map(String), ...(runtime ? ['a run-time count'] : [])];
+  const unevaluated = `${rest} whose arguments could not be evaluated`;
+  if (!parts.length)
+    return byInst.length === 1
+      ? ': the one instantiation in this file has arguments that could not be evaluated.'
+      : `: the ${byInst.length} instantiations in this file have arguments that could not be evaluated.`;
+  return `: the instantiations in this file give ${parts.join(', ')}${rest ? ` (and ${unevaluated})` : ''}.`;
+}
+
 export function computeFindings(analysis: FileAnalysis, options: FindingOptions = DEFAULT_FINDING_OPTIONS): Finding[] {
   const out: Finding[] = [];
   for (const s of analysis.strayPragmas) {
@@ -111,9 +130,7 @@ export function computeFindings(analysis: FileAnalysis, options: FindingOptions 
           message:
             (p.form === 'macro' ? `${pragmaAsWritten(p)}: full` : 'Full') +
             ` unroll of a loop whose trip count depends on ${loop.tripDependsOn.map(n => `\`${n}\``).join(', ')}` +
-            (byInst?.length
-              ? `: the instantiations in this file give ${byInst.map(b => b.tripCount).join(', ')}.`
-              : ', with no instantiation visible in this file.') +
+            instantiationsText(byInst ?? []) +
             ' Each instantiation is unrolled separately; its code size grows with the trip count.',
         });
       }
@@ -141,6 +158,9 @@ export function computeFindings(analysis: FileAnalysis, options: FindingOptions 
       const loop = manualUnrollLoop(kernel, m);
       const extent = loop?.constantExtent ?? null;
       if (extent !== null && extent % m.factor === 0) continue; // constant bounds that divide: no tail
+      // A bound we could not evaluate (`RegArray::kElements`, a template's `C::Nb / 2`) is a
+      // compile-time value that may well divide: only a run-time trip count provably can leave a tail.
+      if (extent === null && loop?.tripCount !== 'runtime') continue;
       out.push({
         code: 'manual-unroll-no-remainder',
         severity: 'warning',

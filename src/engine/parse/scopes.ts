@@ -103,6 +103,12 @@ function classInfoOf(node: Node, outer: ClassInfo | null): ClassInfo | null {
   return { node, name, specArgs, templateParams: templateParamNames(templateDecl), body: node.childForFieldName('body'), outer };
 }
 
+/** The function definition a node is in, if any. */
+function enclosingFunction(node: Node): Node | null {
+  for (let p = node.parent; p; p = p.parent) if (p.type === 'function_definition') return p;
+  return null;
+}
+
 /** The enclosing classes of a node, innermost first. */
 function enclosingClasses(node: Node): ClassInfo[] {
   const nodes: Node[] = [];
@@ -169,6 +175,25 @@ export class FileIndex {
       }
     }
     return this.classes.get(name) ?? [];
+  }
+
+  private calls: Map<string, Node[]> | null = null;
+
+  /** Calls of a function by its (last) name: `f(…)`, `ns::f(…)`, `f<8>(…)`, `obj.f(…)`, `this->f(…)`. */
+  callsNamed(name: string): Node[] {
+    if (!this.calls) {
+      this.calls = new Map();
+      for (const n of this.root.descendantsOfType('call_expression')) {
+        let f = n?.childForFieldName('function') ?? null;
+        if (f?.type === 'field_expression') f = f.childForFieldName('field');
+        if (f?.type === 'template_function') f = f.childForFieldName('name');
+        const cname = f?.text.split('::').pop();
+        if (!n || !cname) continue;
+        if (!this.calls.has(cname)) this.calls.set(cname, []);
+        this.calls.get(cname)!.push(n);
+      }
+    }
+    return this.calls.get(name) ?? [];
   }
 
   functionsNamed(name: string): Node[] {
@@ -330,19 +355,19 @@ interface Declared {
 
 /**
  * Whether the function body writes `name` anywhere outside [from, to) (its declaration): an
- * assignment, a compound assignment, ++/--, or its address taken (a write may follow).
+ * assignment, a compound assignment, ++/--, or its address taken (a write may follow). Another
+ * declaration of the same name (`auto n = …;` again in a sibling scope) is not a write.
  */
 function writtenOutside(body: Node, name: string, from: number, to: number): boolean {
-  const text = body.text;
-  if (!text.includes(name)) return false;
-  const n = name.replace(/[$]/g, '\\$&');
-  const re = new RegExp(
-    `\\b${n}\\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\\+\\+|--)\\s*${n}\\b|\\b${n}\\s*(?:\\+\\+|--)|(?<![&\\w)\\]]\\s*)&\\s*${n}\\b`,
-    'g',
-  );
-  for (const m of text.matchAll(re)) {
-    const at = body.startIndex + (m.index ?? 0);
-    if (at < from || at >= to) return true;
+  if (!body.text.includes(name)) return false;
+  for (const n of body.descendantsOfType(['assignment_expression', 'update_expression', 'pointer_expression'])) {
+    if (!n || (n.startIndex >= from && n.startIndex < to)) continue;
+    let target: Node | null;
+    if (n.type === 'assignment_expression') target = n.childForFieldName('left');
+    else if (n.type === 'update_expression') target = n.childForFieldName('argument');
+    else target = n.childForFieldName('operator')?.text === '&' ? n.childForFieldName('argument') : null;
+    while (target?.type === 'parenthesized_expression') target = named(target)[0] ?? null;
+    if (target?.type === 'identifier' && target.text === name) return true;
   }
   return false;
 }
@@ -365,11 +390,23 @@ export class ScopeLookup {
   private memo = new Map<string, EvalResult>();
   private active = new Set<string>();
 
+  /** Start offsets of the file's __global__ functions: their parameters are launch arguments, run-time values. */
+  readonly kernelStarts = new Set<number>();
+
   constructor(readonly index: FileIndex) {}
 
   /** The scope evalConst needs for this context. */
   scope(ctx: EvalContext): ConstScope {
-    return { values: ctx.values, unboundTemplateParams: ctx.unbound, resolve: (node, depth) => this.resolve(node, ctx, depth) };
+    return {
+      values: ctx.values,
+      unboundTemplateParams: ctx.unbound,
+      resolve: (node, depth) => this.resolve(node, ctx, depth),
+      initializer: node => {
+        if (node.type !== 'identifier' || ctx.values.has(node.text)) return null;
+        const d = this.declared(node.text, node.startIndex, ctx.fn);
+        return d?.init && (d.kind === 'const' || d.unmodified) ? d.init : null;
+      },
+    };
   }
 
   /** The classes around a function: lexically, or `Foo<T>::f` defined outside its class. */
@@ -562,6 +599,7 @@ export class ScopeLookup {
     if (d) {
       // `int width = 32;` / `auto M = size<1>(A);` that nothing writes afterwards: nvcc folds it,
       // so it is as constant as its initialiser (a full unroll over it works).
+      if (d.kind === 'param') return this.parameterValue(name, ctx, depth);
       if (!d.init || (d.kind !== 'const' && !d.unmodified)) return 'runtime';
       const r = this.evalIn(d.init, ctx, depth + 1);
       return r;
@@ -576,6 +614,57 @@ export class ScopeLookup {
     if (fv !== undefined) return fv;
     if (this.index.isGlobalVariable(name)) return 'runtime';
     return 'unknown';
+  }
+
+  /**
+   * A parameter is a run-time value in a kernel. In a __device__ function it is whatever its
+   * callers pass: nvcc inlines or propagates a constant argument (`load_stages(b, kStages, …)`)
+   * and then fully unrolls a loop bounded by the parameter (checked with nvcc 13.0, sm_90, even
+   * for a __noinline__ function). So a call in this file that passes something not provably
+   * run-time makes the parameter not evaluated; calls that all pass run-time values, or none
+   * visible, leave it a run-time value.
+   */
+  private parameterValue(name: string, ctx: EvalContext, depth: number): EvalResult {
+    const fn = ctx.fn;
+    const body = fn?.childForFieldName('body');
+    if (!fn || !body || depth > MAX_DEPTH / 2) return 'runtime';
+    if (this.kernelStarts.has(fn.startIndex) || /\b__global__\b/.test(fn.text.slice(0, body.startIndex - fn.startIndex))) return 'runtime';
+    const declarator = fn.childForFieldName('declarator');
+    const fname = (declarator?.type === 'function_declarator' ? declarator.childForFieldName('declarator') : null)?.text.split('::').pop();
+    const params = named(declarator?.childForFieldName('parameters')).filter(p => /parameter_declaration$/.test(p.type));
+    const index = params.findIndex(p => declaredName(p.childForFieldName('declarator')) === name);
+    if (!fname || index < 0) return 'runtime';
+    const key = `param|${fn.id}|${index}`;
+    const cached = this.memo.get(key);
+    if (cached !== undefined) return cached;
+    if (this.active.has(key)) return 'runtime';
+    this.active.add(key);
+    let r: EvalResult = 'runtime';
+    try {
+      for (const call of this.index.callsNamed(fname)) {
+        if (call.startIndex >= fn.startIndex && call.endIndex <= fn.endIndex) continue; // recursion
+        const args = named(call.childForFieldName('arguments'));
+        const arg = args[index] ?? params[index].childForFieldName('default_value');
+        if (!arg) continue;
+        const caller = enclosingFunction(call);
+        const callerCtx = caller
+          ? this.functionContext(
+              caller,
+              this.index.fileValues,
+              new Set(templateParamNames(caller.parent?.type === 'template_declaration' ? caller.parent : null)),
+              this.classesOf(caller),
+            )
+          : this.classContext([]);
+        if (this.evalIn(arg, callerCtx, depth + 1) !== 'runtime') {
+          r = 'unknown';
+          break;
+        }
+      }
+    } finally {
+      this.active.delete(key);
+    }
+    this.memo.set(key, r);
+    return r;
   }
 
   private evalIn(node: Node, ctx: EvalContext, depth: number): EvalResult {
