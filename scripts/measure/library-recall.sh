@@ -15,7 +15,7 @@ for dir in "$@"; do
   end=$(date +%s.%N)
   node "$root/bin/unroll-lens.js" scan "$dir" >"$tmp/scan.txt" 2>/dev/null || true
   python3 "$root/scripts/measure/count_unroll_pragmas.py" "$dir" --scan "$tmp/scan.json" >"$tmp/cmp.json"
-  warnings=$(grep -oE '^  [0-9]+: warning: .*\[[a-z-]+\]$' "$tmp/scan.txt" | grep -oE '\[[a-z-]+\]$' | sort | uniq -c | awk '{printf "%s%s %s", sep, $2, $1; sep=", "}')
+  warnings=$(grep -oE '^  [0-9]+: warning: .*\[[a-z-]+\]$' "$tmp/scan.txt" | grep -oE '\[[a-z-]+\]$' | sort | uniq -c | awk '{printf "%s%s %s", sep, $2, $1; sep=", "}' || true)
   python3 - "$tmp/cmp.json" "$tmp/scan.json" "$dir" "$start" "$end" "${warnings:-none}" <<'PY'
 import json, sys
 cmp = json.load(open(sys.argv[1])); scan = json.load(open(sys.argv[2]))
