@@ -32,6 +32,19 @@ template __global__ void k<16>(float*);
     assert.match(f!.message, /depends on `N`: the instantiations in this file give 4, 16\./);
   });
 
+  test('instantiations that bind nothing evaluable are not listed one by one', async () => {
+    const src = `template <typename T> __global__ void k(float* x) {
+  #pragma unroll
+  for (int i = 0; i < T::kRows; ++i) x[i] = 0;
+}
+void launch(float* x) { k<Unknown><<<1, 32>>>(x); k<Other><<<1, 32>>>(x); }
+`;
+    const l = loopAt(kernel(await analyze(src), 'k'), 3);
+    assert.equal(l.tripCount, 'dependent');
+    assert.equal(l.tripCountByInstantiation, undefined);
+    assert.equal(tripCountSummary(l), 'trip count depends on T');
+  });
+
   test('a template parameter with no instantiation: depends on it, by name', async () => {
     const src = `template <typename T> struct Tile {
   __device__ void run(float* x) {

@@ -1400,7 +1400,8 @@ function analyzeFunction(
     if (trip === 'dependent' && instantiations.length) {
       const perInst = instantiations.map(inst => tripCountUnder(raw.node, raw.kind, instScope(scope, inst)));
       trip = new Set(perInst).size === 1 ? perInst[0] : 'dependent';
-      if (trip === 'dependent')
+      // Shown one by one only where each instantiation binds something and gives an answer.
+      if (trip === 'dependent' && perInst.every((t, i) => t !== 'dependent' && instantiations[i].size))
         byInstantiation = instantiations.map((inst, i) => ({ instantiation: Object.fromEntries(inst), tripCount: perInst[i] }));
     }
     trips.set(raw.node.id, trip);
