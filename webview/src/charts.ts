@@ -530,6 +530,11 @@ export class ChartPanel {
             lines.push(`measured ${c.measured!.slowdown.toFixed(2)}× (median ÷ ${c.reference ?? 'reference'})`);
             if (c.measured!.noInstruction !== null) lines.push(`no_instruction ${fmtShare(c.measured!.noInstruction)} of stalls`);
           }
+          if (c.shown === 'not-icache' && c.measured) {
+            // The bar is the model's prediction: the measured slowdown is not the i-cache's (issue 22).
+            lines.push(`measured ${c.measured.slowdown.toFixed(2)}× (median ÷ ${c.reference ?? 'reference'}), not i-cache`);
+            if (c.measured.attribution) lines.push(c.measured.attribution.why);
+          }
           if (c.predicted) lines.push(`predicted ${fmtRange(c.predicted)}${c.warpsPerSm !== null ? ` at ${c.warpsPerSm} warps/SM` : ''}`);
           if (c.bytes !== null) lines.push(`hot loop ${fmtBytes(c.bytes)}`);
           return lines;
