@@ -158,7 +158,7 @@ export function renderBench(r: BenchReport): string {
     );
     if (v.message) lines.push(`    ${v.message}`);
   }
-  lines.push('~ = within noise (the interquartile ranges overlap)');
+  lines.push('~ = within noise (identical code, or the interquartile ranges overlap allowing 3 % run-to-run drift)');
   if (r.variants.some(v => v.identicalTo !== null))
     lines.push('= <label>: same machine code as that variant, measured once; its numbers are repeated');
   if (r.variants.some(v => v.cached))

@@ -439,7 +439,7 @@ export class ChartPanel {
     const legend: LegendEntry[] = [
       { text: 'Faster than the baseline', fill: t.green },
       { text: 'Slower than the baseline', fill: t.orange },
-      { text: 'Within noise (IQRs overlap)', fill: noise, stroke: t.grey, lineWidth: 1 },
+      { text: 'Within noise (same code, or IQRs within 3 % drift)', fill: noise, stroke: t.grey, lineWidth: 1 },
       // Faded bars can be green or orange: the swatch shows fading on a neutral colour.
       ...(m.variants.some(x => x.ref) ? [{ text: 'Identical code (= ×N), measured once', fill: faded(t.foreground, 0.35) }] : []),
       { text: 'IQR whiskers', fill: 'transparent', stroke: t.foreground, lineWidth: 2, datasetIndex: undefined },
