@@ -469,8 +469,25 @@ export const PragmaEditsRequest = new RequestType<PragmaEditsParams, PragmaEdits
 
 // issue 13: i-cache measured vs predicted (panel)
 
-/** Which of a variant's two i-cache slowdowns the panel, CLI and JSON lead with. */
-export type IcacheShown = 'measured' | 'predicted';
+/**
+ * Which of a variant's i-cache entries the panel, CLI and JSON lead with: the measured slowdown
+ * (an i-cache slowdown, or no slowdown), the prediction (no GPU run), or `not-icache`: measured
+ * slower, but not for the instruction cache (`measured.attribution` says why, issue 22).
+ */
+export type IcacheShown = 'measured' | 'predicted' | 'not-icache';
+
+/**
+ * Whether a measured slowdown is the instruction cache's (profile/icacheAttribution.ts): `icache`
+ * when the hot loop is past the cache and no_instruction is at least 10 % of the stalls and 5
+ * points above the reference's; `other` when slower for another reason; `none` when not slower.
+ */
+export interface IcacheAttribution {
+  cause: 'icache' | 'other' | 'none';
+  /** One line: "hot loop past the cache (64 KiB); no_instruction 57 % …" or "slower, not i-cache: hot loop fits (0.9 KiB); top stall …". */
+  why: string;
+  /** The variant's largest stall reason ("selected" aside), from ncu. */
+  topStall: { reason: string; share: number } | null;
+}
 
 /**
  * One variant's instruction-cache entry: the slowdown predicted from its SASS
@@ -499,7 +516,12 @@ export interface VariantIcache {
    */
   reference: string | null;
   /** From the GPU run: this median ÷ the reference's, and no_instruction's share of the stall cycles (ncu); null without a reference. */
-  measured: { slowdown: number; noInstruction: number | null } | null;
+  measured: {
+    slowdown: number;
+    noInstruction: number | null;
+    /** What the slowdown is put down to; absent in results saved before issue 22. */
+    attribution?: IcacheAttribution;
+  } | null;
   shown: IcacheShown;
 }
 

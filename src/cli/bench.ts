@@ -6,7 +6,7 @@ import { resolveCompileFlags, splitCommandLine } from '../engine/toolchain/flags
 import { defaultCacheDir } from '../engine/variants/build';
 import { benchJson, benchLoop, BenchReport, RunTiming, VariantRun } from '../engine/profile/bench';
 import { kib } from '../engine/profile/icacheModel';
-import { icacheRange, icacheShownText } from '../engine/report/icacheText';
+import { icacheRange, icacheShownText, icacheWhy } from '../engine/report/icacheText';
 import type { NcuPasses } from '../engine/profile/stages/time';
 import type { UnrollFactor } from '../engine/variants/rewrite';
 import { DEFAULT_SETTINGS, SETTINGS } from '../settings';
@@ -158,7 +158,7 @@ export function renderBench(r: BenchReport): string {
     );
     if (v.message) lines.push(`    ${v.message}`);
   }
-  lines.push('~ = within noise (the interquartile ranges overlap)');
+  lines.push('~ = within noise (identical code, or the interquartile ranges overlap allowing 3 % run-to-run drift)');
   if (r.variants.some(v => v.identicalTo !== null))
     lines.push('= <label>: same machine code as that variant, measured once; its numbers are repeated');
   if (r.variants.some(v => v.cached))
@@ -178,7 +178,7 @@ export function renderIcache(variants: VariantRun[]): string[] {
   const out = [
     '',
     `i-cache slowdown${reference ? ` vs ${reference} (the most unrolled variant measured whose hot loop fits, else ×1, else the fastest)` : ' (predicted from the SASS; no GPU measurement)'}`,
-    'variant      hot loop    shown                  predicted        warps/SM  no_instruction',
+    'variant      hot loop    shown                  predicted        warps/SM  no_instruction  why',
   ];
   for (const v of rows) {
     const c = v.icache!;
@@ -191,10 +191,16 @@ export function renderIcache(variants: VariantRun[]): string[] {
         (c.predicted ? icacheRange(c.predicted) : '-').padEnd(16),
         (c.warpsPerSm !== null ? `${c.warpsPerSm}${c.warpsSource === 'achieved' ? ' (ncu)' : ''}` : '-').padStart(9),
         pct(c.measured?.noInstruction).padStart(15),
-      ].join(' '),
+        icacheWhy(c) ? ` ${icacheWhy(c)}` : '',
+      ]
+        .join(' ')
+        .trimEnd(),
     );
   }
   out.push('(measured): this median ÷ the reference median on this GPU; (predicted): the i-cache model from the SASS alone (docs/cli.md)');
+  out.push(
+    'not i-cache: slower, but the hot loop fits or no_instruction stays under 10 % of stalls or under 5 points above the reference (docs/measurements.md)',
+  );
   return out;
 }
 

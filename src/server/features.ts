@@ -125,7 +125,11 @@ function predictionParts(sass: SassFacts | null, loop: Loop, icache: IcacheConte
 export function measuredIcacheMarkdown(bench: BenchReport | undefined): string {
   const written = bench?.variants.find(v => Object.keys(v.factors).length === 0);
   const c = written?.icache;
-  if (!c || c.shown !== 'measured' || !c.measured || !c.reference) return '';
+  if (!c || c.shown === 'predicted' || !c.measured || !c.reference) return '';
+  if (c.shown === 'not-icache') {
+    const ref = /^\d+$/.test(c.reference) ? `×${c.reference}` : c.reference;
+    return `**i-cache** (measured on the GPU): the file as written ${c.measured.slowdown.toFixed(2)}× the time of ${ref}, ${c.measured.attribution!.why}`;
+  }
   const noInst = c.measured.noInstruction !== null ? `, no_instruction ${(c.measured.noInstruction * 100).toFixed(0)} % of stalls` : '';
   const predicted = c.predicted ? ` (predicted ${c.predicted.low.toFixed(2)}–${c.predicted.high.toFixed(2)}×)` : '';
   const reference = /^\d+$/.test(c.reference) ? `×${c.reference}` : c.reference;

@@ -439,7 +439,7 @@ export class ChartPanel {
     const legend: LegendEntry[] = [
       { text: 'Faster than the baseline', fill: t.green },
       { text: 'Slower than the baseline', fill: t.orange },
-      { text: 'Within noise (IQRs overlap)', fill: noise, stroke: t.grey, lineWidth: 1 },
+      { text: 'Within noise (same code, or IQRs within 3 % drift)', fill: noise, stroke: t.grey, lineWidth: 1 },
       // Faded bars can be green or orange: the swatch shows fading on a neutral colour.
       ...(m.variants.some(x => x.ref) ? [{ text: 'Identical code (= ×N), measured once', fill: faded(t.foreground, 0.35) }] : []),
       { text: 'IQR whiskers', fill: 'transparent', stroke: t.foreground, lineWidth: 2, datasetIndex: undefined },
@@ -529,6 +529,11 @@ export class ChartPanel {
           if (isMeasured(x)) {
             lines.push(`measured ${c.measured!.slowdown.toFixed(2)}× (median ÷ ${c.reference ?? 'reference'})`);
             if (c.measured!.noInstruction !== null) lines.push(`no_instruction ${fmtShare(c.measured!.noInstruction)} of stalls`);
+          }
+          if (c.shown === 'not-icache' && c.measured) {
+            // The bar is the model's prediction: the measured slowdown is not the i-cache's (issue 22).
+            lines.push(`measured ${c.measured.slowdown.toFixed(2)}× (median ÷ ${c.reference ?? 'reference'}), not i-cache`);
+            if (c.measured.attribution) lines.push(c.measured.attribution.why);
           }
           if (c.predicted) lines.push(`predicted ${fmtRange(c.predicted)}${c.warpsPerSm !== null ? ` at ${c.warpsPerSm} warps/SM` : ''}`);
           if (c.bytes !== null) lines.push(`hot loop ${fmtBytes(c.bytes)}`);

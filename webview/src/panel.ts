@@ -237,7 +237,11 @@ class App {
       }),
       h('span', { class: 'ul-badge ul-badge-predicted', text: 'predicted' }),
       h('span', {
-        text: ' the range the i-cache model gives from the SASS alone, at the warps per SM shown in the cell tooltip, until the variant runs on a GPU.',
+        text: ' the range the i-cache model gives from the SASS alone, at the warps per SM shown in the cell tooltip, until the variant runs on a GPU. ',
+      }),
+      h('span', { class: 'ul-badge ul-badge-not-icache', text: 'not i-cache' }),
+      h('span', {
+        text: ' measured slower, but not for the instruction cache: its hot loop fits, or its no_instruction stalls stay under 10 % or under 5 points above the reference (the tooltip says which, and the top stall).',
       }),
     );
   }

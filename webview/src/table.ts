@@ -222,6 +222,8 @@ function icacheValue(x: VariantView): number | null {
   const c = x.icache;
   if (!c) return null;
   if (c.shown === 'measured' && c.measured) return c.measured.slowdown;
+  // Measured slower, but not for the i-cache (issue 22): no i-cache slowdown to rank it by.
+  if (c.shown === 'not-icache') return 1;
   return c.predicted ? (c.predicted.low + c.predicted.high) / 2 : null;
 }
 
@@ -232,6 +234,7 @@ export function icacheText(x: VariantView): string {
   if (c.shown === 'measured' && c.measured) {
     return `${c.measured.slowdown.toFixed(2)}× measured${c.predicted ? ` (predicted ${fmtRange(c.predicted)})` : ''}`;
   }
+  if (c.shown === 'not-icache' && c.measured) return `${c.measured.slowdown.toFixed(2)}× not i-cache`;
   return c.predicted ? `${fmtRange(c.predicted)} predicted` : NONE;
 }
 
@@ -240,7 +243,9 @@ function icacheColumn(m: ViewModel): Column {
   return {
     id: 'icache',
     title: 'I-cache slowdown',
-    tip: `How much slower${against} for not fitting the instruction cache: measured on the GPU when the variant ran, else predicted from its SASS`,
+    tip:
+      `How much slower${against} for not fitting the instruction cache: measured on the GPU when the variant ran, else predicted from its SASS. ` +
+      '"not i-cache": measured slower, but its hot loop fits or its no_instruction stalls did not rise (under 10 % of stalls, or under 5 points above the reference)',
     numeric: true,
     gpu: false,
     sortValue: icacheValue,
@@ -257,6 +262,17 @@ function fillIcacheCell(cell: HTMLTableCellElement, x: VariantView): void {
     return;
   }
   const measured = c.shown === 'measured' && c.measured;
+  const why = c.measured?.attribution && c.measured.attribution.cause !== 'none' ? c.measured.attribution.why : null;
+  if (c.shown === 'not-icache' && c.measured) {
+    // Measured slower, not for the instruction cache (issue 22): the slowdown and what it is instead.
+    cell.replaceChildren(
+      h('span', { class: 'ul-icache-value', text: `${c.measured.slowdown.toFixed(2)}×` }),
+      ' ',
+      h('span', { class: 'ul-badge ul-badge-not-icache', text: 'not i-cache' }),
+    );
+    cell.title = `${why ?? ''}\n${c.basis}`;
+    return;
+  }
   // Spaces between the parts: the cell reads (and copies) as icacheText gives it.
   const parts: (HTMLElement | string)[] = [
     h('span', { class: 'ul-icache-value', text: measured ? `${c.measured!.slowdown.toFixed(2)}×` : fmtRange(c.predicted) }),
@@ -273,6 +289,7 @@ function fillIcacheCell(cell: HTMLTableCellElement, x: VariantView): void {
     c.warpsPerSm !== null ? `${c.warpsPerSm} warps/SM (${c.warpsSource === 'achieved' ? 'achieved, ncu' : 'theoretical'})` : null,
     c.shape,
     c.measured?.noInstruction != null ? `no_instruction ${fmtShare(c.measured.noInstruction)} of stalls` : null,
+    why,
   ].filter(Boolean);
   cell.title = `${where.join(' · ')}\n${c.basis}`;
 }

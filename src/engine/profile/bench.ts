@@ -32,7 +32,7 @@ import { instantiationTables, summariseVariant, withSpeedups } from './stages/su
 import { KernelSamples, NcuPasses, TimeResult, timeVariant } from './stages/time';
 
 export { parseChecksums, reportsMismatch } from './stages/check';
-export { iqrOverlap, quantile, summarize } from './stages/summary';
+export { iqrOverlap, quantile, RUN_DRIFT, summarize, withinNoise } from './stages/summary';
 export { PROFILE_METRICS } from './stages/time';
 
 export type RunStatus = 'ok' | 'compile' | 'runtime' | 'timeout' | 'correctness' | 'profile' | 'cancelled';
@@ -366,7 +366,12 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
   }
   // A build's i-cache facts and occupancy describe its loop kernel: only a table of that kernel uses them.
   const sassOf = (kernel: string | null) => sass.map(s => (s?.kernel === kernel ? s : undefined));
-  const withSpeedup = withIcache(withSpeedups(runs), sassOf(target.kernel), o.arch);
+  const withSpeedup = withIcache(
+    // the same cubin as the file as written is the same program: never outside its noise
+    withSpeedups(runs, i => measuredBy[i] === measuredBy[0]),
+    sassOf(target.kernel),
+    o.arch,
+  );
   const instantiations = instantiationTables(withSpeedup, timings, sass, target.kernel).map(x => ({
     ...x,
     variants: withIcache(x.variants, sassOf(x.kernel), o.arch),

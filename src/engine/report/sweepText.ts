@@ -71,7 +71,7 @@ export function sweepText(r: SweepResult): string {
   ];
   const best = r.variants.find(v => v.id === r.best);
   out.push('', best ? `* best: ${best.label} (${best.id}) — ${r.bestBasis}` : '* best: none (no variant finished ok)');
-  if (!r.static) out.push('~ = within noise (the interquartile ranges overlap)');
+  if (!r.static) out.push('~ = within noise (identical code, or the interquartile ranges overlap allowing 3 % run-to-run drift)');
   for (const v of r.variants) if (v.message) out.push(`${v.label}: ${v.status}: ${v.message.split('\n')[0]}`);
   for (const n of r.notes) out.push(`note: ${n}`);
   return out.join('\n') + '\n';

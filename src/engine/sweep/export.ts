@@ -70,6 +70,8 @@ export function sweepCsv(r: SweepResult): string {
           'icache bytes',
           'icache warpsPerSm',
           'icache reference',
+          'icache cause',
+          'icache why',
         ]
       : []),
     'best',
@@ -112,6 +114,8 @@ export function sweepCsv(r: SweepResult): string {
           v.icache?.bytes ?? null,
           v.icache?.warpsPerSm ?? null,
           v.icache?.reference ?? null,
+          v.icache?.measured?.attribution?.cause ?? null,
+          v.icache?.measured?.attribution?.why ?? null,
         ]
       : []),
     v.id === r.best,

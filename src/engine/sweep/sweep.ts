@@ -5,7 +5,7 @@
 import type { FactorValue, SweepLoop, SweepResult, SweepVariant } from '../../protocol';
 import type { FileAnalysis, Loop } from '../parse/model';
 import { icacheBudget } from '../profile/icache';
-import { iqrOverlap } from '../profile/bench';
+import { withinNoise } from '../profile/bench';
 import type { CompileFlags } from '../toolchain/flags';
 import type { Toolchain } from '../toolchain/toolchain';
 import { writtenFactor } from '../variants/rewrite';
@@ -62,11 +62,16 @@ function sweepLoop(l: Loop): SweepLoop {
   return { line: l.line, written: writtenFactor(l), tripCount: l.tripCount ?? null, pragma: l.pragma?.text ?? null };
 }
 
-/** Speedup and noise against the baseline (GPU medians). */
+/** Two points with the same machine code and parameters (one is `identicalTo` the other, or both to a third). */
+export function sameCode(a: SweepVariant, b: SweepVariant): boolean {
+  return a.identicalTo === b.id || b.identicalTo === a.id || (a.identicalTo !== null && a.identicalTo === b.identicalTo);
+}
+
+/** Speedup and noise against the baseline (GPU medians; the noise model is withinNoise's). */
 function relate(v: SweepVariant, baseline: SweepVariant | null): void {
   if (v.status !== 'ok' || v.medianMs === null || !baseline || baseline.medianMs === null) return;
   v.speedup = baseline.medianMs / v.medianMs;
-  v.withinNoise = v === baseline ? true : iqrOverlap(v, baseline);
+  v.withinNoise = v === baseline ? true : withinNoise(v, baseline, sameCode(v, baseline));
 }
 
 export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): Promise<SweepResult> {

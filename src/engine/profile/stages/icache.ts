@@ -1,12 +1,14 @@
 // Stage 6, i-cache (issue 13): each row's instruction-cache entry. The model predicts from the
 // variant's SASS how much slower its hot code runs for not fitting the instruction cache; once
 // the GPU has run the variant, its measured slowdown and no_instruction share replace that
-// prediction in what is shown (the prediction stays beside it, marked as such).
+// prediction in what is shown (the prediction stays beside it, marked as such), when the
+// slowdown is the instruction cache's (icacheAttribution.ts); otherwise it is shown as "not i-cache".
 import type { VariantIcache } from '../../../protocol';
 import { archLimits } from '../../sass/occupancy';
 import type { LoopVariant } from '../../variants/inspect';
 import type { VariantRun } from '../bench';
 import { calibrationFor, IcachePrediction, predictIcache } from '../icacheModel';
+import { attributeSlowdown } from '../icacheAttribution';
 
 type IcacheRow = Pick<VariantRun, 'label' | 'status' | 'medianMs' | 'stallShare' | 'achievedOccupancy'>;
 /** What the stage reads of a variant's build: its loop's hot code and theoretical warps per SM. */
@@ -69,9 +71,22 @@ export function icacheEntries(rows: IcacheRow[], sass: (IcacheBuild | undefined)
   return rows.map((r, i) => {
     const p = predictions[i];
     const w = warps[i];
+    const bytes = p?.bytes ?? sass[i]?.icache?.bytes ?? null;
     const measured =
       ref !== null && measuredRow(r)
-        ? { slowdown: round3(r.medianMs! / rows[ref].medianMs!), noInstruction: r.stallShare?.no_instruction ?? null }
+        ? (() => {
+            const slowdown = round3(r.medianMs! / rows[ref].medianMs!);
+            const noInstruction = r.stallShare?.no_instruction ?? null;
+            const attribution = attributeSlowdown({
+              slowdown,
+              noInstruction,
+              referenceNoInstruction: rows[ref].stallShare?.no_instruction ?? null,
+              fits: p ? p.fits : null,
+              bytes,
+              stallShare: r.stallShare,
+            });
+            return { slowdown, noInstruction, attribution };
+          })()
         : null;
     if (!p && !measured) return null;
     const warpsNote = w
@@ -86,7 +101,7 @@ export function icacheEntries(rows: IcacheRow[], sass: (IcacheBuild | undefined)
       .filter(Boolean)
       .join('; ');
     return {
-      bytes: p?.bytes ?? sass[i]?.icache?.bytes ?? null,
+      bytes,
       predicted: p ? { ...p.predictedSlowdown } : null,
       fits: p ? p.fits : null,
       warpsPerSm: p ? p.warpsPerSm : null,
@@ -95,7 +110,7 @@ export function icacheEntries(rows: IcacheRow[], sass: (IcacheBuild | undefined)
       basis,
       reference: ref !== null ? rows[ref].label : null,
       measured,
-      shown: measured ? 'measured' : 'predicted',
+      shown: !measured ? 'predicted' : measured.attribution.cause === 'other' ? 'not-icache' : 'measured',
     };
   });
 }
