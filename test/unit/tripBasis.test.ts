@@ -32,7 +32,7 @@ template __global__ void k<16>(float*);
     assert.match(f!.message, /depends on `N`: the instantiations in this file give 4, 16\./);
   });
 
-  test('instantiations that bind nothing evaluable are not listed one by one', async () => {
+  test('instantiations that bind nothing evaluable are not listed one by one; partly evaluable ones say how many were not', async () => {
     const src = `template <typename T> __global__ void k(float* x) {
   #pragma unroll
   for (int i = 0; i < T::kRows; ++i) x[i] = 0;
@@ -43,6 +43,13 @@ void launch(float* x) { k<Unknown><<<1, 32>>>(x); k<Other><<<1, 32>>>(x); }
     assert.equal(l.tripCount, 'dependent');
     assert.equal(l.tripCountByInstantiation, undefined);
     assert.equal(tripCountSummary(l), 'trip count depends on T');
+    const partly = `template <int N> __device__ void fill(float* x) {
+  #pragma unroll
+  for (int i = 0; i < N; ++i) x[i] = 0.f;
+}
+template <int M> __global__ void k(float* x) { fill<4>(x); fill<M>(x); }
+`;
+    assert.equal(tripCountSummary(loopAt(kernel(await analyze(partly), 'fill'), 3)), 'trip count 4 (N=4) · 1 not evaluated');
   });
 
   test('a template parameter with no instantiation: depends on it, by name', async () => {

@@ -16,7 +16,7 @@ import type {
 import { ConstScope, EvalResult, combine, evalConst, parseNumberLiteral } from './constEval';
 import { findManualUnrolls } from './manualUnroll';
 import { MacroTable } from './macros/table';
-import { FileIndex, ScopeLookup } from './scopes';
+import { FileIndex, ScopeLookup, lastIdentifier } from './scopes';
 import { repairLessThan } from './misparse';
 import { PREPROC_BRANCHES, branchCondition, branchConditionNode, conditionalOf, lastPragmasOfBranches } from './preprocBranches';
 
@@ -587,17 +587,6 @@ function templateParamsOf(templateDecl: Node): FunctionInfo['templateParams'] {
     if (name) out.push({ name, defaultValue });
   }
   return out;
-}
-
-function lastIdentifier(n: Node | null): string | null {
-  if (!n) return null;
-  if (n.type === 'identifier' || n.type === 'type_identifier') return n.text;
-  const kids = named(n);
-  for (let i = kids.length - 1; i >= 0; i--) {
-    const r = lastIdentifier(kids[i]);
-    if (r) return r;
-  }
-  return null;
 }
 
 function functionInfo(
@@ -1400,8 +1389,8 @@ function analyzeFunction(
     if (trip === 'dependent' && instantiations.length) {
       const perInst = instantiations.map(inst => tripCountUnder(raw.node, raw.kind, instScope(scope, inst)));
       trip = new Set(perInst).size === 1 ? perInst[0] : 'dependent';
-      // Shown one by one only where each instantiation binds something and gives an answer.
-      if (trip === 'dependent' && perInst.every((t, i) => t !== 'dependent' && instantiations[i].size))
+      // Shown one by one where at least one instantiation gives an answer.
+      if (trip === 'dependent' && perInst.some(t => t !== 'dependent'))
         byInstantiation = instantiations.map((inst, i) => ({ instantiation: Object.fromEntries(inst), tripCount: perInst[i] }));
     }
     trips.set(raw.node.id, trip);

@@ -39,7 +39,8 @@ export function templateParamNames(templateDecl: Node | null): string[] {
   return out;
 }
 
-function lastIdentifier(n: Node | null): string | null {
+/** The last identifier in a declarator (a parameter's name under pointers, references, arrays). */
+export function lastIdentifier(n: Node | null): string | null {
   if (!n) return null;
   if (n.type === 'identifier' || n.type === 'type_identifier') return n.text;
   const kids = named(n);

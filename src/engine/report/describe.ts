@@ -60,7 +60,11 @@ export function tripCountSummary(loop: Loop): string {
 export function tripCountText(loop: Loop): string {
   if (loop.tripCount !== 'dependent') return String(loop.tripCount);
   const byInst = loop.tripCountByInstantiation;
-  if (byInst?.length) return byInst.map(b => `${b.tripCount} (${instantiationText(b.instantiation)})`).join(' · ');
+  const known = byInst?.filter(b => b.tripCount !== 'dependent') ?? [];
+  if (byInst && known.length) {
+    const rest = byInst.length - known.length;
+    return known.map(b => `${b.tripCount} (${instantiationText(b.instantiation)})`).join(' · ') + (rest ? ` · ${rest} not evaluated` : '');
+  }
   const names = loop.tripDependsOn ?? [];
   return names.length ? `depends on ${names.join(', ')}` : 'not evaluated';
 }
