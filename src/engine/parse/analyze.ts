@@ -1217,8 +1217,27 @@ function detachedParent(loop: Node): Node | null {
   return body && body.type === 'expression_statement' && body.text.trim() === '' ? prev : null;
 }
 
-function collectLoops(body: Node): RawLoop[] {
-  const nodes = body.descendantsOfType(LOOP_TYPE_LIST).filter((n): n is Node => !!n);
+/** bodyNodesByType's key for the loops of every kind (together, in document order). */
+const LOOPS = 'loops';
+const PRAGMA_TEXT = /_Pragma|UNROLL|_CCCL_PRAGMA|CUTLASS_PRAGMA|CUTE_(NO_)?UNRO/;
+
+/**
+ * The body's nodes that collectLoops, collectPragmas and collectLocalConsts look at, by type, in
+ * document order: one walk of the body instead of one per kind (walks dominate on large bodies).
+ */
+function bodyNodesByType(body: Node): Map<string, Node[]> {
+  const types = [...LOOP_TYPE_LIST, 'preproc_call', 'declaration'];
+  if (PRAGMA_TEXT.test(body.text)) types.push('expression_statement');
+  const out = new Map<string, Node[]>([...types, LOOPS].map(t => [t, []]));
+  for (const n of body.descendantsOfType(types)) {
+    if (!n) continue;
+    out.get(LOOP_TYPES[n.type] ? LOOPS : n.type)?.push(n);
+  }
+  return out;
+}
+
+function collectLoops(body: Node, byType: Map<string, Node[]>): RawLoop[] {
+  const nodes = byType.get(LOOPS) ?? [];
   const byId = new Map<number, RawLoop>();
   const loops = nodes.map(node => {
     const found = pragmaBefore(node);
@@ -1257,14 +1276,15 @@ function depthOf(l: RawLoop): number {
 }
 
 /** Unroll pragmas anywhere in the body, by node id (directives and `_Pragma` operators). */
-function collectPragmas(body: Node): PendingPragma[] {
+function collectPragmas(byType: Map<string, Node[]>): PendingPragma[] {
   const out: PendingPragma[] = [];
-  for (const n of body.descendantsOfType('preproc_call')) {
+  for (const n of byType.get('preproc_call') ?? []) {
     const p = n && pragmaFromNode(n);
     if (p) out.push(p);
   }
-  if (/_Pragma|UNROLL|_CCCL_PRAGMA|CUTLASS_PRAGMA|CUTE_(NO_)?UNRO/.test(body.text)) {
-    for (const n of body.descendantsOfType('expression_statement')) {
+  // Present only where the body's text mentions a pragma spelling (bodyNodesByType).
+  {
+    for (const n of byType.get('expression_statement') ?? []) {
       const p = n && pragmaFromNode(n);
       if (p) out.push(p);
     }
@@ -1273,11 +1293,11 @@ function collectPragmas(body: Node): PendingPragma[] {
 }
 
 /** const/constexpr integers declared in the body, in source order, with their position. */
-function collectLocalConsts(body: Node, baseScope: ConstScope): { at: number; name: string; value: number }[] {
+function collectLocalConsts(body: Node, byType: Map<string, Node[]>, baseScope: ConstScope): { at: number; name: string; value: number }[] {
   const out: { at: number; name: string; value: number }[] = [];
   if (!/\bconst(expr)?\b/.test(body.text)) return out;
   const values = new Map(baseScope.values);
-  for (const decl of body.descendantsOfType('declaration')) {
+  for (const decl of byType.get('declaration') ?? []) {
     if (!decl || !isConstDeclaration(decl)) continue;
     const scope: ConstScope = { ...baseScope, values };
     const before = new Map(values);
@@ -1359,8 +1379,9 @@ function analyzeFunction(
     return lookup.scope(instCtx);
   };
 
-  const rawLoops = body ? collectLoops(body) : [];
-  const locals = body ? collectLocalConsts(body, baseScope) : [];
+  const byType = body ? bodyNodesByType(body) : new Map<string, Node[]>();
+  const rawLoops = body ? collectLoops(body, byType) : [];
+  const locals = body ? collectLocalConsts(body, byType, baseScope) : [];
   const scopeAt = (index: number): ConstScope => {
     const values = new Map(baseScope.values);
     for (const c of locals) if (c.at < index) values.set(c.name, c.value);
@@ -1429,7 +1450,7 @@ function analyzeFunction(
   }
 
   const attached = new Set(rawLoops.flatMap(l => (l.pragma ? [l.pragma, ...l.alternatives] : [])).map(p => p.node.id));
-  const stray: StrayPragma[] = (body ? collectPragmas(body) : [])
+  const stray: StrayPragma[] = (body ? collectPragmas(byType) : [])
     .filter(p => !attached.has(p.node.id))
     .map(p => ({ pragma: buildPragma(p, baseScope, instantiations), reason: 'not followed by a loop: nvcc ignores it' }));
 

@@ -16,6 +16,8 @@ import type { Node } from './parser';
 import { combine, evalConst, mentionsAny, type ConstScope, type EvalResult } from './constEval';
 
 const CLASS_TYPES = new Set(['struct_specifier', 'class_specifier', 'union_specifier']);
+/** FileIndex.nodesOfType's key for the classes of every kind. */
+const CLASSES = 'classes';
 const MAX_DEPTH = 48;
 
 function named(node: Node | null | undefined): Node[] {
@@ -141,12 +143,27 @@ export class FileIndex {
   ) {}
 
   private templateTypes: Map<string, Node[]> | null = null;
+  private nodesByType: Map<string, Node[]> | null = null;
+
+  /**
+   * The file's nodes of the kinds the indexes below are built from, by type, in document order:
+   * one walk of the whole tree for all of them (each walk visits every node of the file).
+   */
+  private nodesOfType(type: string): Node[] {
+    if (!this.nodesByType) {
+      const types = ['template_type', ...CLASS_TYPES, 'call_expression', 'function_definition'];
+      // Classes of the three kinds are kept together, in document order (outer before inner).
+      this.nodesByType = new Map([...types, CLASSES].map(t => [t, []]));
+      for (const n of this.root.descendantsOfType(types)) if (n) this.nodesByType.get(CLASS_TYPES.has(n.type) ? CLASSES : n.type)?.push(n);
+    }
+    return this.nodesByType.get(type) ?? [];
+  }
 
   /** Every `Name<…>` in the file (template-ids naming a type), by name. */
   templateTypesNamed(name: string): Node[] {
     if (!this.templateTypes) {
       this.templateTypes = new Map();
-      for (const n of this.root.descendantsOfType('template_type')) {
+      for (const n of this.nodesOfType('template_type')) {
         const tname = n?.childForFieldName('name')?.text;
         if (!n || !tname) continue;
         if (!this.templateTypes.has(tname)) this.templateTypes.set(tname, []);
@@ -160,7 +177,7 @@ export class FileIndex {
     if (!this.classes) {
       this.classes = new Map();
       const byId = new Map<number, ClassInfo>();
-      for (const n of this.root.descendantsOfType([...CLASS_TYPES])) {
+      for (const n of this.nodesOfType(CLASSES)) {
         if (!n || !n.childForFieldName('body')) continue;
         let outerNode: Node | null = null;
         for (let p = n.parent; p; p = p.parent)
@@ -184,7 +201,7 @@ export class FileIndex {
   callsNamed(name: string): Node[] {
     if (!this.calls) {
       this.calls = new Map();
-      for (const n of this.root.descendantsOfType('call_expression')) {
+      for (const n of this.nodesOfType('call_expression')) {
         let f = n?.childForFieldName('function') ?? null;
         if (f?.type === 'field_expression') f = f.childForFieldName('field');
         if (f?.type === 'template_function') f = f.childForFieldName('name');
@@ -200,7 +217,7 @@ export class FileIndex {
   functionsNamed(name: string): Node[] {
     if (!this.functions) {
       this.functions = new Map();
-      for (const n of this.root.descendantsOfType('function_definition')) {
+      for (const n of this.nodesOfType('function_definition')) {
         const decl = n?.childForFieldName('declarator');
         if (!n || decl?.type !== 'function_declarator') continue;
         const fname = decl.childForFieldName('declarator')?.text.split('::').pop();
@@ -355,22 +372,34 @@ interface Declared {
 }
 
 /**
- * Whether the function body writes `name` anywhere outside [from, to) (its declaration): an
- * assignment, a compound assignment, ++/--, or its address taken (a write may follow). Another
- * declaration of the same name (`auto n = …;` again in a sibling scope) is not a write.
+ * The writes in a function body, by the name written: an assignment, a compound assignment,
+ * ++/--, or an address taken (a write may follow), each with its start offset. Collected in one
+ * pass per body (a body with many locals would otherwise be walked once per local).
  */
-function writtenOutside(body: Node, name: string, from: number, to: number): boolean {
-  if (!body.text.includes(name)) return false;
+function writesIn(body: Node): Map<string, number[]> {
+  const out = new Map<string, number[]>();
   for (const n of body.descendantsOfType(['assignment_expression', 'update_expression', 'pointer_expression'])) {
-    if (!n || (n.startIndex >= from && n.startIndex < to)) continue;
+    if (!n) continue;
     let target: Node | null;
     if (n.type === 'assignment_expression') target = n.childForFieldName('left');
     else if (n.type === 'update_expression') target = n.childForFieldName('argument');
     else target = n.childForFieldName('operator')?.text === '&' ? n.childForFieldName('argument') : null;
     while (target?.type === 'parenthesized_expression') target = named(target)[0] ?? null;
-    if (target?.type === 'identifier' && target.text === name) return true;
+    if (target?.type !== 'identifier') continue;
+    const name = target.text;
+    if (!out.has(name)) out.set(name, []);
+    out.get(name)!.push(n.startIndex);
   }
-  return false;
+  return out;
+}
+
+/**
+ * Whether the function body writes `name` anywhere outside [from, to) (its declaration), given
+ * the body's writes (writesIn). Another declaration of the same name (`auto n = …;` again in a
+ * sibling scope) is not a write.
+ */
+function writtenOutside(writes: Map<string, number[]>, name: string, from: number, to: number): boolean {
+  return (writes.get(name) ?? []).some(at => at < from || at >= to);
 }
 
 const CUTE_SIZE_FUNCTIONS = new Set(['size', 'rank', 'depth', 'cosize']);
@@ -553,6 +582,7 @@ export class ScopeLookup {
         type: p.childForFieldName('type'),
       });
     }
+    let writes: Map<string, number[]> | null = null;
     for (const d of fn.childForFieldName('body')?.descendantsOfType('declaration') ?? []) {
       if (!d) continue;
       const isConst = named(d).some(k => k.type === 'type_qualifier' && /^(const|constexpr)$/.test(k.text));
@@ -567,7 +597,7 @@ export class ScopeLookup {
             init,
             type: d.childForFieldName('type'),
             ...(!isConst && init && name && body && k.childForFieldName('declarator')?.type === 'identifier'
-              ? { unmodified: !writtenOutside(body, name, k.startIndex, k.endIndex) }
+              ? { unmodified: !writtenOutside((writes ??= writesIn(body)), name, k.startIndex, k.endIndex) }
               : {}),
           });
         } else if (
