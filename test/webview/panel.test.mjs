@@ -536,7 +536,12 @@ async function checkCharts(page, r) {
   }
   assert.ok(res.legend.includes('Achieved occupancy (%, ncu)'), 'achieved occupancy');
   const sp = charts.speedup;
-  for (const t of ['Faster than the baseline', 'Slower than the baseline', 'Within noise (same code, or IQRs within 3 % drift)', 'IQR whiskers']) {
+  for (const t of [
+    'Faster than the baseline',
+    'Slower than the baseline',
+    'Within noise (same code, or IQRs within 3 % drift)',
+    'IQR whiskers',
+  ]) {
     assert.ok(sp.legend.includes(t), `speedup legend: ${t}`);
   }
   assert.ok(
