@@ -73,6 +73,8 @@ LOOPS = [
          factors=['1', '4', 'default']),
     dict(name='while_loop', file=f'{FIX}/basic.cu', kernel='while_loop', nth=1, marker=('ffma', 1.0009), per=1,
          factors=['1', '4']),
+    dict(name='inlined_hash', file=f'{FIX}/basic.cu', kernel='inlined_hash', nth=1, marker=('imad', '0x1b873593'),
+         per=1, factors=['1', '4', '8', 'default']),
     dict(name='fp64_trip16', file=f'{FIX}/basic.cu', kernel='fp64_trip16', nth=1, marker=('op', 'DFMA'), per=1,
          factors=['1', '4', 'full']),
     # nested.cu

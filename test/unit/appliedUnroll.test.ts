@@ -76,6 +76,33 @@ describe('copiesOf: copies of one iteration from per-(opcode, line) counts', () 
     ]);
     assert.equal(copiesOf(per, counts), 8);
   });
+
+  test('a tie within the 15% window goes to the count the ratios round to exactly (inlined hash rounds ×8)', () => {
+    // Recorded from scripts/device/recommend-kinds.cu icache_rounds at unroll 8 (nvcc 13.0, sm_90):
+    // 16 inlined IMAD/SHF/LOP3 per iteration on lines 101-104 (one IMAD of line 101 moved out of
+    // the rolled loop), and the loop line's counter adds: one per copy plus the step (ratio 9).
+    const per = new Map<string, number>([['VIADD.@114', 1]]);
+    const counts = new Map<string, number>([['VIADD.@114', 9]]);
+    for (const line of [101, 102, 103, 104]) {
+      for (const op of ['SHF.R.U32.HI', 'LOP3.LUT', 'IMAD.']) {
+        per.set(`${op}@${line}`, op === 'IMAD.' && line === 101 ? 3 : 4);
+        counts.set(`${op}@${line}`, 32);
+      }
+    }
+    assert.equal(copiesOf(per, counts), 8);
+  });
+
+  test('a straight-line stretch with one recomputed instruction is no copy when a share is asked', () => {
+    const per = new Map([
+      ['IMAD.@5', 4],
+      ['SHF.R.U32.HI@5', 4],
+      ['LOP3.LUT@5', 4],
+    ]);
+    const oneImad = new Map([['IMAD.@5', 4]]);
+    assert.equal(copiesOf(per, oneImad), 1);
+    assert.equal(copiesOf(per, oneImad, 0.5), 0);
+    assert.equal(copiesOf(per, per, 0.5), 1);
+  });
 });
 
 describe('notes: capped and ignored only when the machine code shows it', () => {

@@ -38,6 +38,9 @@ export const WORK_CLASSES = new Set<string>([
 /** A loop with no such work (integer hashing) is measured on its integer work too. */
 export const INTEGER_WORK_CLASSES = new Set<string>([...WORK_CLASSES, 'INT', 'CONVERT']);
 
+/** Share of one iteration's work a straight-line stretch must hold to count as copies of it. */
+const STRAIGHT_COPY_SHARE = 0.5;
+
 export interface AppliedUnroll {
   /** The source loop's own machine loops, the main one (most work) first. */
   loops: SassLoop[];
@@ -132,23 +135,31 @@ export function profile(
 /**
  * Copies of one iteration (`perIteration`) in a stretch of code (`counts`): per key the ratio of
  * the counts; keys whose ratio is below 3/4 (folded away by unrolling) are left out; each
- * remaining ratio votes, with its per-iteration weight, for the nearest whole number; the most
- * weight wins (on a tie the larger). 0 when nothing of an iteration is there.
+ * remaining ratio votes, with its per-iteration weight, for every whole number within 15% of it
+ * (a large unroll folds a few copies of some instruction); the most weight wins. On a tie the
+ * number most ratios round to exactly wins: in a ×8 loop of 16 inlined IMADs per iteration,
+ * one counter VIADD per copy plus one (ratio 9) must not outvote the 48 instructions at exactly 8
+ * only because 8 lies within 15% of 9. Then the larger. 0 when nothing of an iteration is there,
+ * or when the winner holds less than `minShare` of one iteration's work.
  */
-export function copiesOf(perIteration: Map<string, number>, counts: Map<string, number>): number {
+export function copiesOf(perIteration: Map<string, number>, counts: Map<string, number>, minShare = 0): number {
   const kept: { r: number; w: number }[] = [];
   for (const [k, b] of perIteration) {
     const r = (counts.get(k) ?? 0) / b;
     if (r >= 0.75) kept.push({ r, w: b });
   }
-  let best = { c: 0, score: 0 };
+  const weight = (c: number, near: (x: { r: number }) => boolean) => kept.filter(near).reduce((s, x) => s + x.w, 0);
+  let best = { c: 0, score: 0, exact: 0 };
   for (const { r } of kept) {
     const c = Math.max(1, Math.round(r));
     const tol = Math.max(0.5, 0.15 * c);
-    const score = kept.filter(x => Math.abs(x.r - c) <= tol).reduce((s, x) => s + x.w, 0);
-    if (score > best.score || (score === best.score && c > best.c)) best = { c, score };
+    const score = weight(c, x => Math.abs(x.r - c) <= tol);
+    const exact = weight(c, x => Math.max(1, Math.round(x.r)) === c);
+    const better = score > best.score || (score === best.score && (exact > best.exact || (exact === best.exact && c > best.c)));
+    if (better) best = { c, score, exact };
   }
-  return best.c;
+  const whole = [...perIteration.values()].reduce((a, b) => a + b, 0);
+  return best.score >= minShare * whole ? best.c : 0;
 }
 
 /** The trip count of the loop in this function: a constant, or its instantiation's (from the demangled name). */
@@ -247,7 +258,9 @@ export function appliedUnroll(
     const straightWork = work(i => !inOwn(i) && !isHeaderOnly(i, file, kernel, loop));
     const copies = per ? copiesOf(per.counts, loops[0].w) : null;
     const rest = per ? loops.slice(1).map(x => copiesOf(per.counts, x.w)) : [];
-    const straight = per ? copiesOf(per.counts, straightWork) : 0;
+    // A straight-line copy holds most of an iteration's work: one instruction of the last
+    // iteration that the scheduler recomputed after the loop is no copy.
+    const straight = per ? copiesOf(per.counts, straightWork, STRAIGHT_COPY_SHARE) : 0;
     let instructions = 0;
     for (const i of fn.instructions)
       if (inOwn(i) || (mineSet.has(i) && straight > 0 && !isHeaderOnly(i, file, kernel, loop))) instructions++;
