@@ -19,14 +19,15 @@ export XDG_CACHE_HOME=/tmp/ul-cache
 MODE=(--samples 20 --warmup 2 --clock-control none)
 [ "${STATIC:-0}" = 1 ] && MODE=(--static)
 T0=$(date +%s)
-sweep() {  # sweep NAME FILE [CLI options…]
+sweep() {  # sweep NAME FILE [CLI options…] (FILE under cuda-samples/ unless it names a folder)
   local name=$1 file=$2; shift 2
+  [[ "$file" == */* ]] || file="cuda-samples/$file"
   if [ -n "${ONLY:-}" ] && [[ ",$ONLY," != *",$name,"* ]]; then return; fi
   echo "[+$(( $(date +%s) - T0 ))s] $name"
-  echo "unroll-lens sweep cuda-samples/$file ${MODE[*]} --json $*" >> "$W/commands.txt"
+  echo "unroll-lens sweep $file ${MODE[*]} --json $*" >> "$W/commands.txt"
   local t=$(date +%s%N)
   local save=(); [ "${STATIC:-0}" = 1 ] && save=(--save "$W/save-$name")
-  timeout 170 node "$CLI/unroll-lens.js" sweep "cuda-samples/$file" "${MODE[@]}" --json "${save[@]}" "$@" > "$W/$name.json" 2> "$W/$name.stderr"
+  timeout 170 node "$CLI/unroll-lens.js" sweep "$file" "${MODE[@]}" --json "${save[@]}" "$@" > "$W/$name.json" 2> "$W/$name.stderr"
   echo "exit $? wall $(( ($(date +%s%N) - t) / 1000000 )) ms" >> "$W/$name.stderr"
   tail -n 1 "$W/$name.stderr"
   if [ "${STATIC:-0}" = 1 ]; then cp "$W/save-$name"/.unroll-lens/results/*.json "$OUT/$name.static.json"; return; fi
@@ -60,6 +61,15 @@ if [ "${GROUP:-1}" = 2 ] || [ "${GROUP:-1}" = all ]; then
   sweep matmul_unroll4 matmul_unroll.cu --kernel matmul_unroll4 --loops 83 --factors default,1,2,4,8 --args "--only matmul_unroll4 --size 1024 --reps 5"
   sweep reduce_interleaved reduce_unroll.cu --kernel reduce_interleaved --loops 63 --factors default,1,2,4,8 --args "--only reduce_interleaved --reps 5"
   sweep gj_rows4 coarsening.cu --kernel gj_rows4 --loops 135 --factors default,1,2,4,8,16,32,full --args "--only gj_rows4 --reps 5"  # last: its full unroll compiles for about 2 minutes
+fi
+# The third run (GROUP=3, issue 22): device-only kernels of the five kinds the issue names.
+if [ "${GROUP:-1}" = 3 ] || [ "${GROUP:-1}" = all ]; then
+  K=scripts/device/recommend-kinds.cu
+  sweep compute_poly $K --kernel compute_poly --loops 48 --factors default,2,4,8,16,32 --args "--only compute_poly"
+  sweep latency_gather $K --kernel latency_gather --loops 62 --factors default,2,4,8,16,32 --args "--only latency_gather"
+  sweep stream_triad $K --kernel stream_triad --loops 74 --factors default,2,4,8,16 --args "--only stream_triad"
+  sweep regs_layer $K --kernel regs_layer --loops 88 --factors default,2,4,8,16 --args "--only regs_layer"
+  sweep icache_rounds $K --kernel icache_rounds --loops 114 --factors default,2,8,32,64,128 --args "--only icache_rounds"
 fi
 echo "[+$(( $(date +%s) - T0 ))s] done"
 ls -la "$OUT"

@@ -131,7 +131,7 @@ export function fromLoopReport(report: LoopReport, c: ConvertContext): SweepResu
   r.complete = r.variants.every(v => v.status !== 'cancelled');
   const base = r.variants.find(v => v.id === r.baseline) ?? null;
   const rule = staticRuleOf(r);
-  const best = bestBy(r.variants, v => staticScore(v, base, rule));
+  const best = bestBy(r.variants, v => staticScore(v, base, rule, r.variants));
   r.best = best?.id ?? null;
   r.bestBasis = best ? staticBasis(rule) : null;
   r.notes = [...report.notes, ...(report.limitation ? [report.limitation] : [])];

@@ -190,7 +190,7 @@ function paramValue(v: string): string | number {
 
 export function sweepT4(r: SweepResult): T4Document {
   const base = r.variants.find(v => v.id === r.baseline) ?? null;
-  const score = (v: SweepVariant) => (r.static ? staticScore(v, base, staticRuleOf(r)) : gpuScore(v));
+  const score = (v: SweepVariant) => (r.static ? staticScore(v, base, staticRuleOf(r), r.variants) : gpuScore(v));
   const ranked = r.variants
     .map(v => ({ v, s: score(v) }))
     .filter((x): x is { v: SweepVariant; s: number } => x.s !== null)

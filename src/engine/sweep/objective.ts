@@ -118,18 +118,71 @@ export function staticViolations(v: SweepVariant, baseline: SweepVariant | null,
   return out;
 }
 
+/**
+ * Machine instructions per source iteration of the swept loops (summed over them): each loop's hot
+ * machine loop per pass over the copies it holds, or, unrolled completely, its instructions over
+ * its trip. Null when a loop's is unknown.
+ */
+export function instructionsPerIteration(v: SweepVariant): number | null {
+  let sum = 0;
+  for (const [line, unroll] of Object.entries(v.effectiveUnroll)) {
+    const perPass = v.hotCode?.[line]?.issue.instructions ?? v.loopInstructions[line] ?? null;
+    if (perPass === null || !unroll || unroll <= 0) return null;
+    sum += perPass / unroll;
+  }
+  return Object.keys(v.effectiveUnroll).length ? sum : null;
+}
+
+/** Fewer instructions per iteration counts only beyond this factor (scheduling noise of a few %). */
+export const PER_ITERATION_TOLERANCE = 1.02;
+
+/**
+ * Is more unrolling wasted on `v`: does a less unrolled peer, breaking no more conditions, run a
+ * source iteration in fewer machine instructions? Unrolling is worth its code only while it cuts
+ * the work per iteration (counter, compare, branch, address arithmetic); past that nvcc's
+ * schedule of the longer body can need more (icache_cliff ×64 runs 11.6 instructions per
+ * iteration against ×16's 10.2, and is 32% slower with no instruction-cache stalls).
+ */
+export function unrollWasted(
+  v: SweepVariant,
+  peers: readonly SweepVariant[],
+  baseline: SweepVariant | null,
+  rule: StaticRule | number,
+): boolean {
+  const mine = instructionsPerIteration(v);
+  if (mine === null) return false;
+  const product = unrollProduct(v);
+  const broken = staticViolations(v, baseline, rule).length;
+  return peers.some(u => {
+    if (u === v || u.status !== 'ok' || unrollProduct(u) >= product) return false;
+    const theirs = instructionsPerIteration(u);
+    return theirs !== null && theirs * PER_ITERATION_TOLERANCE < mine && staticViolations(u, baseline, rule).length <= broken;
+  });
+}
+
 // The static rank as one number, lower better, compared lexicographically by construction:
-// conditions broken (steps of 2^40), then more unrolling (2^20 minus the product, capped), then
-// fewer kernel instructions (a fraction below 1). All terms stay exact in a double.
+// conditions broken (steps of 2^40), then wasted unrolling (2^39), then more unrolling (2^20
+// minus the product, capped), then fewer kernel instructions (a fraction below 1). All terms stay
+// exact in a double.
 export const VIOLATION = 2 ** 40;
+const WASTED = 2 ** 39;
 const UNROLL_CAP = 2 ** 20;
 const INSTRUCTION_SCALE = 2 ** 32;
 
-export function staticScore(v: SweepVariant, baseline: SweepVariant | null, rule: StaticRule | number): number | null {
+/** `peers`: the variants it is ranked among (for wasted unrolling); none given, none judged. */
+export function staticScore(
+  v: SweepVariant,
+  baseline: SweepVariant | null,
+  rule: StaticRule | number,
+  peers: readonly SweepVariant[] = [],
+): number | null {
   if (v.status !== 'ok' || v.kernelInstructions === null) return null;
   const violations = staticViolations(v, baseline, rule).length;
+  const wasted = unrollWasted(v, peers, baseline, rule) ? WASTED : 0;
   const product = Math.min(unrollProduct(v), UNROLL_CAP - 1);
-  return violations * VIOLATION + (UNROLL_CAP - product) + Math.min(v.kernelInstructions, INSTRUCTION_SCALE - 1) / INSTRUCTION_SCALE;
+  return (
+    violations * VIOLATION + wasted + (UNROLL_CAP - product) + Math.min(v.kernelInstructions, INSTRUCTION_SCALE - 1) / INSTRUCTION_SCALE
+  );
 }
 
 export function staticBasis(rule: StaticRule | number): string {
@@ -141,7 +194,8 @@ export function staticBasis(rule: StaticRule | number): string {
       `${Math.round((ICACHE_TOLERANCE - 1) * 100)}% slower than at a size that fits`;
   return (
     `no GPU run: among variants without spills, ${icache} and whose ` +
-    "theoretical occupancy is not below the file as written's, the one nvcc unrolled most (product of effective unroll factors), " +
+    "theoretical occupancy is not below the file as written's, the one nvcc unrolled most (product of effective unroll factors) " +
+    `unless a less unrolled one runs a source iteration in fewer machine instructions (by over ${Math.round((PER_ITERATION_TOLERANCE - 1) * 100)}%), ` +
     'ties to fewer kernel instructions'
   );
 }

@@ -54,14 +54,15 @@ export function recommendFactor(
   const writtenIndex = variants.findIndex(v => String(v.factor) === String(opts.written ?? 'default'));
   const baseline = sweepVariants[writtenIndex >= 0 ? writtenIndex : 0] ?? null;
   const rule: StaticRule = { arch, icacheBudgetBytes: 0, warpsPerSm };
-  const best = bestBy(sweepVariants, v => staticScore(v, baseline, rule));
+  const best = bestBy(sweepVariants, v => staticScore(v, baseline, rule, sweepVariants));
   if (!best) return null;
   const factor = variants[sweepVariants.indexOf(best)].factor;
   const violations = staticViolations(best, baseline, rule);
   const model = `${calibrationFor(arch).arch} model, ${warpsFor(best, rule)} warps/SM${warpsPerSm ? '' : ' at theoretical occupancy'}`;
   const reason = violations.length
     ? `every variant breaks a condition; this one only ${violations.join(' and ')} (${model})`
-    : `most unrolled without a predicted i-cache penalty (over ${Math.round((ICACHE_TOLERANCE - 1) * 100)}%), spills or occupancy loss (${model})`;
+    : `most unrolled without a predicted i-cache penalty (over ${Math.round((ICACHE_TOLERANCE - 1) * 100)}%), spills or occupancy loss, ` +
+      `and no less unrolled variant runs an iteration in fewer instructions (${model})`;
   return { factor, reason, violations };
 }
 
@@ -93,7 +94,7 @@ export function scoreRecommendation(
   rule: StaticRule = staticRuleOf(staticResult),
 ): RecommendationScore | null {
   const baseline = staticResult.variants.find(v => v.id === (staticResult.baseline || AS_WRITTEN_ID)) ?? null;
-  const pick = bestBy(staticResult.variants, v => staticScore(v, baseline, rule));
+  const pick = bestBy(staticResult.variants, v => staticScore(v, baseline, rule, staticResult.variants));
   const ok = measured.variants.filter(v => v.status === 'ok' && v.medianMs !== null);
   const fastest = ok.reduce<(typeof ok)[number] | null>((a, v) => (!a || v.medianMs! < a.medianMs! ? v : a), null);
   const mine = pick ? ok.find(v => v.id === pick.id) : undefined;

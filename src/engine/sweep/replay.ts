@@ -33,7 +33,7 @@ export async function replaySweep(
   const byId = new Map(recorded.variants.map(v => [v.id, v]));
   const baseline = byId.get(recorded.baseline) ?? byId.get(AS_WRITTEN_ID) ?? null;
   const score = (v: SweepVariant | undefined) =>
-    !v ? null : objective === 'median' ? gpuScore(v) : staticScore(v, baseline, staticRuleOf(recorded));
+    !v ? null : objective === 'median' ? gpuScore(v) : staticScore(v, baseline, staticRuleOf(recorded), recorded.variants);
   const lines = recorded.loops.map(l => String(l.line));
   const params = Object.entries(recorded.params);
   const sizes = [...lines.map(() => recorded.factors.length), ...params.map(([, vs]) => vs.length)];

@@ -147,13 +147,13 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
   };
   const baseline = () => result.variants.find(v => v.id === AS_WRITTEN_ID) ?? null;
   const rule = staticRuleOf(result);
-  const score = (v: SweepVariant): Score => (runner.static ? staticScore(v, baseline(), rule) : gpuScore(v));
+  const score = (v: SweepVariant): Score => (runner.static ? staticScore(v, baseline(), rule, result.variants) : gpuScore(v));
   const chooseBest = () => {
     const best = bestBy(result.variants, score);
     result.best = best?.id ?? null;
     if (!best) result.bestBasis = null;
     else if (runner.static) {
-      const broken = staticScore(best, baseline(), rule)! >= VIOLATION;
+      const broken = staticScore(best, baseline(), rule, result.variants)! >= VIOLATION;
       result.bestBasis = staticBasis(rule) + (broken ? ' (no variant met every condition: the one breaking fewest)' : '');
     } else {
       result.bestBasis = `fastest median kernel time${runner.gpu ? ` on ${runner.gpu}` : ''} (ncu, ${best.samples} samples)`;
