@@ -39,8 +39,8 @@ export class ReadBudget {
   charge(file: string, bytes: number): void {
     if (this.files + 1 > this.maxFiles || this.bytes + bytes > this.maxBytes) {
       const message =
-        `${file}: not read, this request already read ${this.files} files (${mib(this.bytes)} MiB); ` +
-        `its budget is ${this.maxFiles} files and ${mib(this.maxBytes)} MiB`;
+        `${file}: not read, this request already read ${this.files} files (${size(this.bytes)}); ` +
+        `its budget is ${this.maxFiles} files and ${size(this.maxBytes)}`;
       this.exhausted ??= message;
       throw new BoundedReadError(file, 'budget', message);
     }
@@ -57,8 +57,9 @@ export interface BoundedReadOptions {
   budget?: ReadBudget;
 }
 
-function mib(n: number): string {
-  return (n / MiB).toFixed(1);
+/** `1536.0 MiB`, or `16 bytes` under a MiB. */
+function size(n: number): string {
+  return n >= MiB ? `${(n / MiB).toFixed(1)} MiB` : `${n} bytes`;
 }
 
 export function fileKind(st: fs.Stats): string {
@@ -81,12 +82,10 @@ function refuseKind(file: string, what: string, st: fs.Stats): BoundedReadError 
   return new BoundedReadError(file, 'not-a-regular-file', `${what} ${file} is ${fileKind(st)}, not a regular file: refusing to read it`);
 }
 
-function tooLarge(file: string, what: string, size: number, max: number): BoundedReadError {
-  return new BoundedReadError(
-    file,
-    'too-large',
-    `${what} ${file} is ${size > max ? `${mib(size)} MiB` : 'larger than the cap'}; ${what}s over ${mib(max)} MiB are refused`,
-  );
+/** `bytes`: the size fstat gave; absent when the file turned out longer than it said (it grew, or /proc). */
+function tooLarge(file: string, what: string, max: number, bytes?: number): BoundedReadError {
+  const is = bytes === undefined ? `longer than ${size(max)} (more than its size said)` : size(bytes);
+  return new BoundedReadError(file, 'too-large', `${what} ${file} is ${is}; ${what}s over ${size(max)} are refused`);
 }
 
 /**
@@ -115,7 +114,7 @@ export function readBoundedBuffer(file: string, o: BoundedReadOptions): Buffer {
     // Checked again on the descriptor: the name may have been swapped for a FIFO since the stat.
     st = fs.fstatSync(fd);
     if (!st.isFile()) throw refuseKind(file, what, st);
-    if (st.size > o.maxBytes) throw tooLarge(file, what, st.size, o.maxBytes);
+    if (st.size > o.maxBytes) throw tooLarge(file, what, o.maxBytes, st.size);
     o.budget?.charge(file, st.size);
     return readAtMost(fd, file, what, st.size, o.maxBytes);
   } catch (e) {
@@ -132,7 +131,7 @@ function readAtMost(fd: number, file: string, what: string, size: number, max: n
   let got = 0;
   for (;;) {
     if (got === buf.length) {
-      if (got > max) throw tooLarge(file, what, got, max);
+      if (got > max) throw tooLarge(file, what, max);
       const bigger = Buffer.allocUnsafe(Math.min(buf.length * 2, max + 1));
       buf.copy(bigger, 0, 0, got);
       buf = bigger;
@@ -141,7 +140,7 @@ function readAtMost(fd: number, file: string, what: string, size: number, max: n
     if (n === 0) break;
     got += n;
   }
-  if (got > max) throw tooLarge(file, what, got, max);
+  if (got > max) throw tooLarge(file, what, max);
   return buf.subarray(0, got);
 }
 

@@ -733,7 +733,8 @@ class Run {
       return d.name === 'ifdef' || d.name === 'elifdef' ? defined : !defined;
     };
     for (const d of directives) {
-      if (st.truncated) return;
+      // Cut short: the headers stop, the main file's own directives go on (its size bounds them).
+      if (st.truncated && depth > 0) return;
       if (++this.steps > MAX_DIRECTIVE_STEPS) {
         this.truncate(`evaluating directives stopped after ${MAX_DIRECTIVE_STEPS} (in ${file})`);
         return;
