@@ -101,7 +101,12 @@ export function readBoundedBuffer(file: string, o: BoundedReadOptions): Buffer {
     st = fs.statSync(file);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new BoundedReadError(file, code === 'ENOENT' || code === 'ENOTDIR' ? 'missing' : 'unreadable', `${what} ${file}: ${describe(e)}`);
+    const missing = code === 'ENOENT' || code === 'ENOTDIR';
+    throw new BoundedReadError(
+      file,
+      missing ? 'missing' : 'unreadable',
+      `${what} ${file} ${missing ? 'does not exist' : `cannot be read: ${describe(e)}`}`,
+    );
   }
   if (!st.isFile()) throw refuseKind(file, what, st);
   let fd: number;

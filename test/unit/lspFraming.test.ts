@@ -86,7 +86,7 @@ describe('the stdio server on malformed headers', { concurrency: true }, () => {
     const p = spawn(process.execPath, [SERVER, '--stdio'], { stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     const reply = new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no answer; got ${stdout.slice(0, 500)}`)), 10_000);
+      const timer = setTimeout(() => reject(new Error(`no answer; got ${stdout.slice(0, 500)}`)), 30_000);
       p.stdout.on('data', d => {
         stdout += String(d);
         const m = /\{[^\n]*"id":2[^\n]*?\}(?=Content-Length|$)/.exec(stdout);

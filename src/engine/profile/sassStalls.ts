@@ -63,7 +63,8 @@ export function readSassStallsFile(file: string, kernel?: string): SassStalls {
     // A device (/dev/zero) or a FIFO would be read until memory runs out, or forever.
     text = readBoundedText(file, { maxBytes: READ_CAPS.stallSamples, what: 'stall samples file' });
   } catch (e) {
-    throw new Error(e instanceof BoundedReadError ? e.message : `cannot read the stall samples file ${file}: ${String(e)}`);
+    const kind = e instanceof BoundedReadError && e.reason !== 'missing' && e.reason !== 'unreadable';
+    throw new Error(kind ? e.message : `cannot read the stall samples file ${file}: ${e instanceof Error ? e.message : String(e)}`);
   }
   const kernels = kernelsOf(parseSourcePage(text));
   if (!kernels.length)

@@ -1132,7 +1132,9 @@ function expandResponseFiles(
         warnings.push(
           e instanceof BoundedReadError && e.reason === 'budget'
             ? `response files expand past their budget (${e.message}); the remaining ones are not read, their flags are missing`
-            : `${e instanceof BoundedReadError ? e.message : `response file ${p} could not be read`}; its flags are missing`,
+            : e instanceof BoundedReadError && e.reason !== 'missing' && e.reason !== 'unreadable'
+              ? `${e.message}; its flags are missing`
+              : `response file ${p} could not be read; its flags are missing`,
         );
         continue;
       }
