@@ -4,25 +4,12 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { ScanInputError } from '../engine/parse/scan';
+import { BoundedReadError, fileKind, readBoundedText } from '../engine/boundedRead';
 import type { Toolchain } from '../engine/toolchain/toolchain';
 import { CliIO, UsageError } from './io';
 
 /** Largest source file read (the biggest real .cu files are a few MB). */
 export const MAX_SOURCE_BYTES = 32 * 1024 * 1024;
-
-function kindOf(st: fs.Stats): string {
-  return st.isFIFO()
-    ? 'a FIFO (named pipe)'
-    : st.isCharacterDevice()
-      ? 'a character device'
-      : st.isBlockDevice()
-        ? 'a block device'
-        : st.isSocket()
-          ? 'a socket'
-          : st.isDirectory()
-            ? 'a directory'
-            : 'not a regular file';
-}
 
 /** Throws ScanInputError unless `file` (symlinks followed) is a regular file of at most `maxBytes`. */
 export function checkInputFile(file: string, maxBytes: number | null = MAX_SOURCE_BYTES): fs.Stats {
@@ -32,7 +19,7 @@ export function checkInputFile(file: string, maxBytes: number | null = MAX_SOURC
   } catch {
     throw new ScanInputError(`no such file: ${file}`);
   }
-  if (!st.isFile()) throw new ScanInputError(`${file} is ${kindOf(st)}, not a regular file: refusing to read it`);
+  if (!st.isFile()) throw new ScanInputError(`${file} is ${fileKind(st)}, not a regular file: refusing to read it`);
   if (maxBytes !== null && st.size > maxBytes)
     throw new ScanInputError(
       `${file} is ${(st.size / 1024 / 1024).toFixed(1)} MiB; source files over ${maxBytes / 1024 / 1024} MiB are refused (is it really CUDA source?)`,
@@ -42,26 +29,14 @@ export function checkInputFile(file: string, maxBytes: number | null = MAX_SOURC
 
 /**
  * A source file's text. Opened without blocking and checked on the open descriptor, so a file
- * swapped for a FIFO after the check cannot hang the read either.
+ * swapped for a FIFO after the check cannot hang the read either (engine/boundedRead.ts).
  */
 export function readSourceFile(file: string, maxBytes = MAX_SOURCE_BYTES): string {
   checkInputFile(file, maxBytes);
-  let fd: number;
   try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
-  } catch {
-    throw new ScanInputError(`cannot read file: ${file}`);
-  }
-  try {
-    const st = fs.fstatSync(fd);
-    if (!st.isFile()) throw new ScanInputError(`${file} is ${kindOf(st)}, not a regular file: refusing to read it`);
-    if (st.size > maxBytes) checkInputFile(file, maxBytes);
-    return fs.readFileSync(fd, 'utf8');
+    return readBoundedText(file, { maxBytes, what: 'source file' });
   } catch (e) {
-    if (e instanceof ScanInputError) throw e;
-    throw new ScanInputError(`cannot read file: ${file}`);
-  } finally {
-    fs.closeSync(fd);
+    throw new ScanInputError(e instanceof BoundedReadError ? e.message : `cannot read file: ${file}`);
   }
 }
 

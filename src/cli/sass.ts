@@ -218,7 +218,7 @@ export function sassLoopIcache(
   c: { file: FileSassReport; text: string; analysis: FileAnalysis; warpsPerSm: number; gpuName: string | null; tu: string | null },
 ): (VariantIcache | null)[] {
   // A header's kernels are launched from its translation unit.
-  const launches = [...findLaunches(c.text), ...(c.tu ? launchesIn(c.tu, fs.readFileSync(c.tu, 'utf8')) : [])];
+  const launches = [...findLaunches(c.text), ...(c.tu ? launchesIn(c.tu, readSourceFile(c.tu)) : [])];
   const count = c.gpuName ? smCountOf(c.gpuName) : null;
   const sms = count && c.gpuName ? { count, gpu: c.gpuName } : null;
   return loopIcache(loop, v => {

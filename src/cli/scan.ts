@@ -72,6 +72,7 @@ export function renderTable(results: FileAnalysis[], skipped: SkippedFile[] = []
   let kernels = 0;
   for (const r of results) {
     lines.push(`${r.path}${r.hasSyntaxErrors ? '  (syntax errors: best-effort results)' : ''}`);
+    for (const w of r.readWarnings ?? []) lines.push(`  warning: ${w}`);
     if (!r.kernels.length) lines.push('  no device code');
     for (const k of r.kernels) {
       kernels++;

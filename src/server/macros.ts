@@ -28,6 +28,7 @@ export class MacroService {
       const { table, env } = this.tables.tableFor(file, text, this.optionsFor(file));
       if (env.unresolved.length)
         this.log(`${path.basename(file)}: headers not found on the include path: ${env.unresolved.slice(0, 5).join(', ')}`);
+      if (env.truncated) this.log(`warning: ${env.truncated}`);
       return table;
     } catch (e) {
       this.log(`${path.basename(file)}: cannot read its macros (${e instanceof Error ? e.message : e}); using the built-in table`);

@@ -3,11 +3,9 @@
 import {
   CodeActionKind,
   CodeLensRefreshRequest,
-  createConnection,
   MarkupContent,
   DidChangeConfigurationNotification,
   InitializeResult,
-  ProposedFeatures,
   TextDocumentSyncKind,
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
@@ -47,9 +45,10 @@ import { toAnalysisStatus, toBenchLoopResult, toFileAnalysisResult, toLoopVarian
 import { defaultCacheDir } from '../engine/variants/build';
 import { isHeaderFile } from '../engine/variants/overlay';
 import { HeaderUnits } from './headers';
+import { createServerConnection } from './connection';
 import * as path from 'path';
 
-const connection = createConnection(ProposedFeatures.all);
+const connection = createServerConnection();
 const texts = new Map<string, TextDocument>();
 let settings: Settings = { ...DEFAULT_SETTINGS };
 let hasConfiguration = false;

@@ -1,7 +1,6 @@
 // Compiler-backed facts for open CUDA files: the file as written (and rolled) is compiled in the
 // background on open and save; one loop's unroll variants are built on request. Results feed
 // hover, CodeLens and SASS diagnostics; builds report $/progress and can be cancelled.
-import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { CancellationToken, Connection, Diagnostic, DiagnosticSeverity, ProgressToken, Range } from 'vscode-languageserver/node';
@@ -19,6 +18,7 @@ import { benchSassStalls } from './facts';
 import type { DocumentFactsStore } from './facts';
 import type { ServerToolchain } from './toolchain';
 import { uriToPath } from './uri';
+import { READ_CAPS, readBoundedText } from '../engine/boundedRead';
 import { HeaderUnit, NO_UNIT_HINT } from './headers';
 
 export class VariantService {
@@ -241,7 +241,7 @@ export class VariantService {
     const tu = file ? this.headerUnit(file)?.unit : null;
     if (tu) {
       try {
-        ctx.launches = [...ctx.launches!, ...launchesIn(tu, fs.readFileSync(tu, 'utf8'))];
+        ctx.launches = [...ctx.launches!, ...launchesIn(tu, readBoundedText(tu, { maxBytes: READ_CAPS.source, what: 'translation unit' }))];
       } catch {
         /* an unreadable unit: the header's own launches only */
       }

@@ -186,4 +186,6 @@ export interface FileAnalysis {
   strayPragmas: StrayPragma[];
   /** True when tree-sitter found syntax errors; results are best effort then. */
   hasSyntaxErrors: boolean;
+  /** What reading the file's headers left out (the include work budget ran out), when anything. */
+  readWarnings?: string[];
 }

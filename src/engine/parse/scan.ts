@@ -5,6 +5,7 @@ import type { FileAnalysis, Kernel, Loop, ManualUnroll, PragmaMacroUse, UnrollPr
 import { CudaDocuments } from './documents';
 import { mayHoldDeviceCode } from './libraryMacros';
 import { MacroTables, PreprocessOptions } from './macros';
+import { BoundedReadError, READ_CAPS, ReadBudget, readBoundedBuffer, readBoundedText, tryReadBoundedText } from '../boundedRead';
 
 export const CUDA_EXTENSIONS = ['.cu', '.cuh'];
 
@@ -13,17 +14,14 @@ export const HEADER_EXTENSIONS = ['.h', '.hpp', '.inl'];
 
 /** Whether a header's text holds device code: `__device__`/`__global__` or a library qualifier macro. */
 export function headerHoldsDeviceCode(file: string): boolean {
-  try {
-    return mayHoldDeviceCode(fs.readFileSync(file, 'utf8'));
-  } catch {
-    return false;
-  }
+  const text = tryReadBoundedText(file, { maxBytes: READ_CAPS.source, what: 'header' });
+  return text !== null && mayHoldDeviceCode(text);
 }
 
 export class ScanInputError extends Error {}
 
 /** Why a file found while walking a directory was not scanned (`scan --json`'s `skipped[]`). */
-export type SkipReason = 'no-device-code' | 'unreadable' | 'too-large' | 'binary' | 'not-a-regular-file';
+export type SkipReason = 'no-device-code' | 'unreadable' | 'too-large' | 'binary' | 'not-a-regular-file' | 'over-budget';
 
 export interface SkippedFile {
   path: string;
@@ -31,7 +29,15 @@ export interface SkippedFile {
 }
 
 /** Files over this size found by a walk are skipped (generated tables, amalgamations); named ones are refused by the CLI. */
-export const MAX_WALKED_BYTES = 32 * 1024 * 1024;
+export const MAX_WALKED_BYTES = READ_CAPS.source;
+
+/**
+ * What one scan's walk may read in total (CUTLASS: 1,251 files, 34 MiB). Files past it are
+ * skipped as 'over-budget', listed like every other skipped file.
+ */
+export function walkBudget(): ReadBudget {
+  return new ReadBudget(100_000, 1024 * 1024 * 1024);
+}
 
 export interface CollectedFiles {
   files: string[];
@@ -101,7 +107,7 @@ export function codeHoldsDeviceCode(text: string, projectQualifiers: ReadonlySet
  * walked source file is listed in `skipped` with the reason. Files named explicitly are kept as
  * given (the CLI checks them and refuses bad ones).
  */
-export function collectScanFiles(inputs: string[]): CollectedFiles {
+export function collectScanFiles(inputs: string[], budget = walkBudget()): CollectedFiles {
   const files: string[] = [];
   const skipped: SkippedFile[] = [];
   const texts = new Map<string, string>();
@@ -125,7 +131,7 @@ export function collectScanFiles(inputs: string[]): CollectedFiles {
       const ext = path.extname(e.name);
       const cuda = CUDA_EXTENSIONS.includes(ext);
       if (!cuda && !HEADER_EXTENSIONS.includes(ext)) continue;
-      const text = readWalked(p, skipped);
+      const text = readWalked(p, skipped, budget);
       if (text === null) continue;
       (cuda ? files : headers).push(p);
       order.push(p);
@@ -167,28 +173,21 @@ export function collectScanFiles(inputs: string[]): CollectedFiles {
   return { files: out, skipped, texts };
 }
 
+const SKIP_REASONS: Record<BoundedReadError['reason'], SkipReason> = {
+  missing: 'unreadable',
+  unreadable: 'unreadable',
+  'not-a-regular-file': 'not-a-regular-file',
+  'too-large': 'too-large',
+  budget: 'over-budget',
+};
+
 /** A walked file's text, or null (and a `skipped` entry) when it is no readable, sane source file. */
-function readWalked(p: string, skipped: SkippedFile[]): string | null {
-  let st: fs.Stats;
-  try {
-    st = fs.statSync(p);
-  } catch {
-    skipped.push({ path: p, reason: 'unreadable' });
-    return null;
-  }
-  if (!st.isFile()) {
-    skipped.push({ path: p, reason: 'not-a-regular-file' });
-    return null;
-  }
-  if (st.size > MAX_WALKED_BYTES) {
-    skipped.push({ path: p, reason: 'too-large' });
-    return null;
-  }
+function readWalked(p: string, skipped: SkippedFile[], budget: ReadBudget): string | null {
   let buf: Buffer;
   try {
-    buf = fs.readFileSync(p);
-  } catch {
-    skipped.push({ path: p, reason: 'unreadable' });
+    buf = readBoundedBuffer(p, { maxBytes: MAX_WALKED_BYTES, what: 'source file', budget });
+  } catch (e) {
+    skipped.push({ path: p, reason: e instanceof BoundedReadError ? SKIP_REASONS[e.reason] : 'unreadable' });
     return null;
   }
   if (buf.includes(0)) {
@@ -216,12 +215,16 @@ export async function scanFiles(
     let text = texts?.get(f);
     if (text === undefined) {
       try {
-        text = fs.readFileSync(f, 'utf8');
+        text = readBoundedText(f, { maxBytes: READ_CAPS.source, what: 'source file' });
       } catch (e) {
-        throw new ScanInputError(`cannot read file: ${f} (${(e as Error).message})`);
+        throw new ScanInputError(e instanceof BoundedReadError ? e.message : `cannot read file: ${f} (${(e as Error).message})`);
       }
     }
-    return d.analyzeOnce(text, f, macros?.tables.tableFor(f, text, macros.optionsFor(f)).table);
+    const m = macros?.tables.tableFor(f, text, macros.optionsFor(f));
+    const analysis = d.analyzeOnce(text, f, m?.table);
+    // Out-of-range include work is said, not silently cut (environment.ts MAX_INCLUDE_VISITS).
+    if (m?.env.truncated) analysis.readWarnings = [m.env.truncated];
+    return analysis;
   });
 }
 
@@ -244,6 +247,8 @@ export interface ScanJson {
     path: string;
     /** Present (true) only when tree-sitter found syntax errors: the results are best-effort. */
     syntaxErrors?: true;
+    /** Present only when reading the file's headers was cut short (the include work budget): what was left out. */
+    warnings?: string[];
     kernels: {
       name: string;
       qualifier: Kernel['qualifier'];
@@ -286,6 +291,7 @@ export function toScanJson(files: FileAnalysis[], skipped: SkippedFile[] = []): 
     files: files.map(f => ({
       path: f.path,
       ...(f.hasSyntaxErrors ? { syntaxErrors: true as const } : {}),
+      ...(f.readWarnings?.length ? { warnings: [...f.readWarnings] } : {}),
       kernels: f.kernels.map(k => ({
         name: k.name,
         qualifier: k.qualifier,

@@ -9,8 +9,8 @@
 // order, and an instruction attributed to two files appears in both blocks: the blocks are merged
 // by address, each instruction once, so the samples are counted once (the per-line sums of
 // perLineStalls count such an instruction on each of its lines).
-import * as fs from 'fs';
 import { parseSourcePage, SourceFunction, SourcePage } from './ncuCsv';
+import { BoundedReadError, READ_CAPS, readBoundedText } from '../boundedRead';
 
 export interface SassInstructionStalls {
   /** Bytes from the start of the function (a multiple of 16 on sm_70 and newer). */
@@ -60,9 +60,11 @@ export function sassStallsOf(page: SourcePage, kernel?: string, factor: string |
 export function readSassStallsFile(file: string, kernel?: string): SassStalls {
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    // A device (/dev/zero) or a FIFO would be read until memory runs out, or forever.
+    text = readBoundedText(file, { maxBytes: READ_CAPS.stallSamples, what: 'stall samples file' });
   } catch (e) {
-    throw new Error(`cannot read the stall samples file ${file}: ${e instanceof Error ? e.message : String(e)}`);
+    const kind = e instanceof BoundedReadError && e.reason !== 'missing' && e.reason !== 'unreadable';
+    throw new Error(kind ? e.message : `cannot read the stall samples file ${file}: ${e instanceof Error ? e.message : String(e)}`);
   }
   const kernels = kernelsOf(parseSourcePage(text));
   if (!kernels.length)

@@ -5,6 +5,7 @@ import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import type { SweepResult } from '../../protocol';
+import { BoundedReadError, READ_CAPS, readBoundedText } from '../boundedRead';
 
 export const RESULTS_DIR = path.join('.unroll-lens', 'results');
 
@@ -121,9 +122,11 @@ export function validateResult(value: unknown): SweepResult {
 export function loadResult(file: string): SweepResult {
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    // Named by the client ("open result") or found in the results folder: a device or a 2 GB
+    // file would be read until memory runs out.
+    text = readBoundedText(file, { maxBytes: READ_CAPS.result, what: 'result file' });
   } catch (e) {
-    throw new ResultFileError(`cannot read ${file}: ${(e as Error).message}`);
+    throw new ResultFileError(e instanceof BoundedReadError ? e.message : `cannot read ${file}: ${(e as Error).message}`);
   }
   let value: unknown;
   try {

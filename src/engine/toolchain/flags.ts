@@ -7,6 +7,7 @@
 // reach nvcc's sh" below) and anything else is dropped with a warning.
 import * as fs from 'fs';
 import * as path from 'path';
+import { BoundedReadError, READ_CAPS, ReadBudget, readBoundedText } from '../boundedRead';
 
 export interface CompileFlags {
   /** Flags to pass to nvcc (include paths, defines, std, relaxed-constexpr, -Xcompiler …) WITHOUT output/input/mode flags. */
@@ -190,7 +191,7 @@ function readDb(dbPath: string): DbEntry[] | null {
   if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return hit.entries;
   let entries: DbEntry[] | null = null;
   try {
-    const json: unknown = JSON.parse(fs.readFileSync(dbPath, 'utf8'));
+    const json: unknown = JSON.parse(readBoundedText(dbPath, { maxBytes: READ_CAPS.compileDatabase, what: 'compile database' }));
     if (Array.isArray(json)) {
       entries = [];
       const dbDir = path.dirname(path.resolve(dbPath));
@@ -740,7 +741,7 @@ function cleanArgs(argvIn: string[], dir: string, opts: CleanOptions): Cleaned {
   if (compiler !== null && !nvcc) {
     g.warnings.push(`the compile command uses ${compiler}, not nvcc: only include paths, defines, -std and -O were carried over`);
   }
-  const expanded = expandResponseFiles(args, dir, g.warnings, 0, opts.fromRepo);
+  const expanded = expandResponseFiles(args, dir, g.warnings, 0, opts.fromRepo, responseFileBudget());
 
   for (let i = 0; i < expanded.length; i++) {
     const a = expanded[i];
@@ -1079,11 +1080,26 @@ function noteGencode(v: string, real: string[], virt: string[]): void {
 }
 
 /**
+ * What one command line's response files may read in total: a file that names itself eight times
+ * would otherwise be read 8^8 times within the depth limit. Real ones are a few, of a few KB.
+ */
+function responseFileBudget(): ReadBudget {
+  return new ReadBudget(256, 4 * 1024 * 1024);
+}
+
+/**
  * Expands @file and --options-file/-optf file (relative to `dir`), recursively, here rather than
  * in nvcc so that their flags get the same checks. From a repository only files inside its
  * compile database's folder are read.
  */
-function expandResponseFiles(argv: string[], dir: string, warnings: string[], depth: number, fromRepo?: RepoOrigin): string[] {
+function expandResponseFiles(
+  argv: string[],
+  dir: string,
+  warnings: string[],
+  depth: number,
+  fromRepo: RepoOrigin | undefined,
+  budget: ReadBudget,
+): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -1107,14 +1123,22 @@ function expandResponseFiles(argv: string[], dir: string, warnings: string[], de
         warnings.push(`response file ${f} nested too deeply; ignored`);
         continue;
       }
+      // Said once: past the budget every further @file is left out the same way.
+      if (budget.exhausted) continue;
       let text: string;
       try {
-        text = fs.readFileSync(p, 'utf8');
-      } catch {
-        warnings.push(`response file ${p} could not be read; its flags are missing`);
+        text = readBoundedText(p, { maxBytes: READ_CAPS.responseFile, what: 'response file', budget });
+      } catch (e) {
+        warnings.push(
+          e instanceof BoundedReadError && e.reason === 'budget'
+            ? `response files expand past their budget (${e.message}); the remaining ones are not read, their flags are missing`
+            : e instanceof BoundedReadError && e.reason !== 'missing' && e.reason !== 'unreadable'
+              ? `${e.message}; its flags are missing`
+              : `response file ${p} could not be read; its flags are missing`,
+        );
         continue;
       }
-      out.push(...expandResponseFiles(splitCommandLine(text), dir, warnings, depth + 1, fromRepo));
+      out.push(...expandResponseFiles(splitCommandLine(text), dir, warnings, depth + 1, fromRepo, budget));
     }
   }
   return out;

@@ -6,6 +6,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { compileCommandsCandidates, compileDbFiles } from '../toolchain/flags';
+import { READ_CAPS, tryReadBoundedText } from '../boundedRead';
 
 export interface UnitCandidate {
   /** Absolute path of the .cu file. */
@@ -34,12 +35,9 @@ export function includesHeader(text: string, unit: string, header: string): { ex
   return found;
 }
 
+/** A unit's text; null for anything but a readable regular file (a FIFO named as a unit never blocks us). */
 function read(file: string): string | null {
-  try {
-    return fs.readFileSync(file, 'utf8');
-  } catch {
-    return null;
-  }
+  return tryReadBoundedText(file, { maxBytes: READ_CAPS.source, what: 'translation unit' });
 }
 
 /** Folder steps between the unit and the header: the nearest unit is the likeliest owner. */

@@ -12,6 +12,7 @@ import { MacroDefinition, parseDefine, expandTokens } from './expand';
 import { evaluateCondition } from './condition';
 import { Directive, includeGuard, readDirectives } from './directives';
 import { tokenize, render } from './tokens';
+import { BoundedReadError, READ_CAPS, ReadBudget, readBoundedText, tryReadBoundedText } from '../../boundedRead';
 
 export interface PreprocessOptions {
   /** `-I` directories, in order. */
@@ -40,6 +41,11 @@ export interface MacroEnvironment {
   headers: string[];
   /** `#include` spellings found nowhere on the include path (first few). */
   unresolved: string[];
+  /**
+   * Set when the file's includes ran past the work budget (a header including itself twice
+   * without a guard grows exponentially): what was left out. The macros are those read until then.
+   */
+  truncated: string | null;
 }
 
 /**
@@ -134,15 +140,24 @@ interface State {
   macros: MacroMap;
   headers: Set<string>;
   unresolved: string[];
+  truncated: string | null;
   /** Identity of the state while the main file has changed nothing itself (snapshots); null after. */
   id: number | null;
 }
 
 const MAX_INCLUDE_DEPTH = 64;
+/**
+ * Headers one file's run may enter (evaluated or replayed; a guarded header seen again costs
+ * nothing). The largest real translation units (CUTLASS, CCCL) enter a few thousand; without a
+ * total bound, a header that includes itself twice would be entered 2^64 times within the depth limit.
+ */
+export const MAX_INCLUDE_VISITS = 50_000;
+/** Directives one file's run may evaluate, over all the headers it enters. */
+export const MAX_DIRECTIVE_STEPS = 5_000_000;
 /** Effects kept per header (contexts that read different configuration macros). */
 const MAX_EFFECTS = 4;
 /** Headers above this size are skipped (generated tables, amalgamations). */
-const MAX_HEADER_BYTES = 8 << 20;
+const MAX_HEADER_BYTES = READ_CAPS.header;
 
 /** `sm_90a` → 900; anything unreadable → 900 (Hopper, what the samples target). */
 function cudaArchValue(arch: string): number {
@@ -360,17 +375,18 @@ export class Preprocessor {
     return new Run(this, file, options, deadline).runMain(text);
   }
 
-  /** @internal */
-  header(p: string): HeaderInfo | null {
+  /** @internal `budget`: the run's; a header refused for want of budget is not remembered as unreadable. */
+  header(p: string, budget?: ReadBudget): HeaderInfo | null {
     if (this.headers.has(p)) return this.headers.get(p)!;
     let info: HeaderInfo | null = null;
     try {
+      // Regular files only, opened without blocking: a FIFO named as a header never hangs the read.
+      const text = readBoundedText(p, { maxBytes: MAX_HEADER_BYTES, what: 'header', budget }, 'latin1');
       const st = fs.statSync(p);
-      if (st.isFile() && st.size <= MAX_HEADER_BYTES) {
-        const directives = readDirectives(fs.readFileSync(p, 'latin1'));
-        info = { directives, guard: includeGuard(directives), size: st.size, mtimeMs: st.mtimeMs, effects: [], onceKey: ONCE + p };
-      }
-    } catch {
+      const directives = readDirectives(text);
+      info = { directives, guard: includeGuard(directives), size: st.size, mtimeMs: st.mtimeMs, effects: [], onceKey: ONCE + p };
+    } catch (e) {
+      if (e instanceof BoundedReadError && e.reason === 'budget') return null;
       info = null;
     }
     this.headers.set(p, info);
@@ -419,7 +435,9 @@ export class Preprocessor {
 function sameDirectives(before: Directive[], p: string): boolean {
   let now: Directive[];
   try {
-    now = readDirectives(fs.readFileSync(p, 'latin1'));
+    const text = tryReadBoundedText(p, { maxBytes: MAX_HEADER_BYTES, what: 'header' }, 'latin1');
+    if (text === null) return false;
+    now = readDirectives(text);
   } catch {
     return false;
   }
@@ -461,6 +479,10 @@ class Run {
   private readonly lookup = { get: (name: string) => this.read(name) };
 
   private steps = 0;
+  /** Headers entered (evaluated or replayed), against MAX_INCLUDE_VISITS. */
+  private visits = 0;
+  /** Bytes and files this run reads from disk (headers read before by this process cost nothing). */
+  private readonly budget = new ReadBudget();
 
   constructor(
     private readonly pp: Preprocessor,
@@ -487,7 +509,7 @@ class Run {
         if (def) macros.set(def.name, def);
       }
     }
-    this.state = { macros: macros.child(), headers: new Set(), unresolved: [], id: 0 };
+    this.state = { macros: macros.child(), headers: new Set(), unresolved: [], truncated: null, id: 0 };
     this.optionsKey = JSON.stringify([
       this.searchDirs,
       options.fallbackIncludeDirs ?? [],
@@ -499,7 +521,13 @@ class Run {
 
   runMain(text: string): MacroEnvironment {
     this.processDirectives(this.file, readDirectives(text), 0, -1);
-    return { macros: this.state.macros, headers: [...this.state.headers], unresolved: this.state.unresolved };
+    const st = this.state;
+    return { macros: st.macros, headers: [...st.headers], unresolved: st.unresolved, truncated: st.truncated };
+  }
+
+  /** Stops every further include: the run ends with what it has, and says so. */
+  private truncate(why: string): void {
+    this.state.truncated ??= `${path.basename(this.file)}: ${why}; the macros are those its headers defined until then`;
   }
 
   private read(name: string): MacroDefinition | undefined {
@@ -608,6 +636,7 @@ class Run {
       }
       const before = st.headers.size;
       this.includeFile(found.path, depth + 1, found.index);
+      if (st.truncated) return;
       // Headers are added in order, so the new ones are the tail.
       const headers = [...st.headers].slice(before);
       const frozen = st.macros;
@@ -623,11 +652,19 @@ class Run {
   private includeFile(file: string, depth: number, foundAt: number, known?: Effect): Effect | null {
     if (depth > MAX_INCLUDE_DEPTH) return null;
     const st = this.state;
-    const info = this.pp.header(file);
+    if (st.truncated) return null;
+    const info = this.pp.header(file, this.budget);
+    if (!info && this.budget.exhausted) this.truncate(`reading headers stopped: ${this.budget.exhausted}`);
     st.headers.add(file);
     if (!info || st.macros.has(info.onceKey)) return null;
     // Not a recorded read: a replay decides each nested include again, live.
     if (info.guard && st.macros.has(info.guard)) return null;
+    if (++this.visits > MAX_INCLUDE_VISITS) {
+      this.truncate(
+        `includes stopped after entering ${MAX_INCLUDE_VISITS} headers (at ${file}; does a header without an include guard include itself?)`,
+      );
+      return null;
+    }
     // Replay what including it did before, when everything it read from outside is the same
     // (`known`: the enclosing header matched, so what it saw of this one holds as well).
     for (const e of known ? [known] : info.effects) {
@@ -644,6 +681,8 @@ class Run {
     } finally {
       this.recording.pop();
     }
+    // A cut-short reading is not what including the header does: never replayed elsewhere.
+    if (st.truncated) return effect;
     if (info.effects.length >= MAX_EFFECTS) info.effects.shift();
     info.effects.push(effect);
     this.absorb(effect);
@@ -694,7 +733,13 @@ class Run {
       return d.name === 'ifdef' || d.name === 'elifdef' ? defined : !defined;
     };
     for (const d of directives) {
-      if (this.deadline !== undefined && (++this.steps & 63) === 0 && performance.now() > this.deadline) throw new DeadlineExceeded();
+      // Cut short: the headers stop, the main file's own directives go on (its size bounds them).
+      if (st.truncated && depth > 0) return;
+      if (++this.steps > MAX_DIRECTIVE_STEPS) {
+        this.truncate(`evaluating directives stopped after ${MAX_DIRECTIVE_STEPS} (in ${file})`);
+        return;
+      }
+      if (this.deadline !== undefined && (this.steps & 63) === 0 && performance.now() > this.deadline) throw new DeadlineExceeded();
       switch (d.name) {
         case 'if':
         case 'ifdef':

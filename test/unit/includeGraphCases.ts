@@ -1,0 +1,72 @@
+// Random include graphs for includeGraphs.test.ts, run in a worker so that a regression that
+// hangs is stopped by the test's deadline: headers with and without guards or #pragma once,
+// including each other, themselves, a FIFO and missing names, in cycles and diamonds. Every case
+// must finish within the work budget; a graph whose every header is guarded (or once) is never
+// cut short; a cut-short one says so.
+import { parentPort, workerData } from 'worker_threads';
+import * as fs from 'fs';
+import * as path from 'path';
+import { Preprocessor } from '../../src/engine/parse/macros/environment';
+import { forAllCases } from './seededCases';
+
+export interface GraphCasesData {
+  runs: number;
+  seed: number;
+  /** A folder with a FIFO named fifo.h, and room for the cases' folders. */
+  root: string;
+}
+
+export type GraphCasesReply = { ok: true; truncated: number; slowestMs: number } | { ok: false; error: string };
+
+function runCases({ runs, seed, root }: GraphCasesData): GraphCasesReply {
+  let truncated = 0;
+  let slowestMs = 0;
+  const fifo = path.join(root, 'fifo.h');
+  forAllCases(
+    runs,
+    (r, i) => {
+      const dir = path.join(root, `case${i}`);
+      fs.mkdirSync(dir);
+      const n = r.int(1, 5);
+      const names = Array.from({ length: n }, (_, k) => `h${k}.h`);
+      const targets = [...names, ...names, fifo, 'missing.h'];
+      let allGuarded = true;
+      for (const [k, name] of names.entries()) {
+        const guard = r.int(0, 2); // 0: none, 1: #ifndef guard, 2: #pragma once
+        if (guard === 0) allGuarded = false;
+        const body = [`#define M${k} ${k}`, ...r.array(4, () => `#include "${r.pick(targets)}"`)];
+        const text =
+          guard === 1 ? [`#ifndef H${k}_GUARD`, `#define H${k}_GUARD`, ...body, '#endif'] : guard === 2 ? ['#pragma once', ...body] : body;
+        fs.writeFileSync(path.join(dir, name), text.join('\n') + '\n');
+      }
+      const main = r.array(3, () => `#include "${r.pick(targets)}"`, 1).join('\n') + '\n#define MAIN_END 1\n';
+      const t0 = performance.now();
+      const env = new Preprocessor().run(path.join(dir, 'main.cu'), main, {
+        includeDirs: [],
+        systemIncludeDirs: [],
+        defines: [],
+        arch: 'sm_90',
+      });
+      slowestMs = Math.max(slowestMs, performance.now() - t0);
+      if (!env.macros.has('MAIN_END')) throw new Error("the main file's own #define after its includes was lost");
+      if (env.truncated) {
+        truncated++;
+        if (allGuarded) throw new Error(`a graph of guarded headers was cut short: ${env.truncated}\n${main}`);
+        if (!/includes stopped after entering|evaluating directives stopped/.test(env.truncated)) throw new Error(env.truncated);
+      }
+      fs.rmSync(dir, { recursive: true });
+    },
+    seed,
+  );
+  return { ok: true, truncated, slowestMs };
+}
+
+if (parentPort && workerData) {
+  let reply: GraphCasesReply;
+  try {
+    reply = runCases(workerData as GraphCasesData);
+  } catch (e) {
+    reply = { ok: false, error: e instanceof Error ? e.message : String(e) };
+  }
+  parentPort.postMessage(reply);
+}
