@@ -47,6 +47,8 @@ export interface SafeWriteOptions {
   mode?: number;
   /** Create missing folders between the root and the file (else a missing one is an error). */
   createFolders?: boolean;
+  /** fsync the file before it takes its name (default true: a crash leaves the old file or the new one). */
+  fsync?: boolean;
 }
 
 const O_NOFOLLOW = fs.constants.O_NOFOLLOW ?? 0;
@@ -139,11 +141,11 @@ function walkFolders(rootReal: string, parts: string[], create: boolean, shown: 
 }
 
 /** Creates `tmp` (never an existing name, never through a link) holding `data`, flushed. */
-function writeFresh(tmp: string, data: string | Buffer, mode: number): void {
+function writeFresh(tmp: string, data: string | Buffer, mode: number, sync: boolean): void {
   const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | O_NOFOLLOW, mode);
   try {
     fs.writeFileSync(fd, data);
-    fs.fsyncSync(fd);
+    if (sync) fs.fsyncSync(fd);
   } finally {
     fs.closeSync(fd);
   }
@@ -188,7 +190,7 @@ export function safeWriteFile(root: string, target: string, data: string | Buffe
     const file = safeTargetPath(root, target, o);
     const folder = path.dirname(file);
     tmp = path.join(folder, `.${path.basename(file).slice(0, 64)}.${process.pid}-${crypto.randomBytes(6).toString('hex')}.tmp`);
-    writeFresh(tmp, data, o.mode ?? 0o644);
+    writeFresh(tmp, data, o.mode ?? 0o644, o.fsync ?? true);
     if (o.existing === 'keep') {
       try {
         fs.linkSync(tmp, file);
