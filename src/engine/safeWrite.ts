@@ -45,7 +45,10 @@ export interface SafeWriteOptions {
   existing?: 'replace' | 'keep' | ((file: string) => boolean);
   /** Permission bits of a new file (before the umask). */
   mode?: number;
-  /** Create missing folders between the root and the file (else a missing one is an error). */
+  /**
+   * Create missing folders between the root and the file (default). With false nothing is created:
+   * safeTargetPath then only checks the part that exists (a check before any work is done).
+   */
   createFolders?: boolean;
   /** fsync the file before it takes its name (default true: a crash leaves the old file or the new one). */
   fsync?: boolean;
@@ -108,11 +111,12 @@ function componentsBelow(root: string, rootReal: string, target: string): string
  */
 function walkFolders(rootReal: string, parts: string[], create: boolean, shown: string): string {
   let cur = rootReal;
-  for (const part of parts) {
+  for (const [i, part] of parts.entries()) {
     const next = path.join(cur, part);
     let st = lstatOrNull(next);
     if (!st) {
-      if (!create) throw new SafeWriteError('io', `cannot write ${shown}: ${next} does not exist`);
+      // Checking only: nothing below a missing folder exists, so nothing there can be a link.
+      if (!create) return path.join(cur, ...parts.slice(i));
       try {
         fs.mkdirSync(next);
       } catch (e) {
@@ -164,9 +168,21 @@ export function safeTargetPath(root: string, target: string, o: SafeWriteOptions
     const folder = walkFolders(rootReal, parts, o.createFolders ?? true, shown);
     const file = path.join(folder, name);
     checkExisting(file, shown, o.existing ?? 'replace');
+    if (o.createFolders === false) checkWritableFolder(folder, shown);
     return file;
   } catch (e) {
     throw ioError(e, shown);
+  }
+}
+
+/** The nearest existing folder at or above `folder` is one we may create files in. */
+function checkWritableFolder(folder: string, shown: string): void {
+  let dir = folder;
+  while (!lstatOrNull(dir)) dir = path.dirname(dir);
+  try {
+    fs.accessSync(dir, fs.constants.W_OK | fs.constants.X_OK);
+  } catch {
+    throw new SafeWriteError('io', `cannot write ${shown}: the folder ${dir} is not writable`);
   }
 }
 
@@ -241,8 +257,10 @@ export function readHead(file: string, max: number): Buffer | null {
     return null;
   }
   try {
-    if (!fs.fstatSync(fd).isFile()) return null;
-    const buf = Buffer.alloc(max);
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) return null;
+    const buf = Buffer.alloc(Math.min(max, st.size + 1));
+    max = buf.length;
     let n = 0;
     for (let got; n < max && (got = fs.readSync(fd, buf, n, max - n, n)) > 0;) n += got;
     return buf.subarray(0, n);
