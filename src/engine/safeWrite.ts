@@ -200,13 +200,24 @@ function checkExisting(file: string, shown: string, existing: SafeWriteOptions['
  * path. With `existing: 'keep'` the name must be new (EEXIST becomes an 'exists' refusal).
  */
 export function safeWriteFile(root: string, target: string, data: string | Buffer, o: SafeWriteOptions = {}): string {
+  return placeFile(root, target, o, tmp => writeFresh(tmp, data, o.mode ?? 0o644, o.fsync ?? true));
+}
+
+/** Copies the file `source` (ours: an ncu report in a run folder) to `target` inside `root`, as safeWriteFile writes. */
+export function safeCopyFile(root: string, target: string, source: string, o: SafeWriteOptions = {}): string {
+  // COPYFILE_EXCL: the temporary name is created, never opened through a link planted under it.
+  return placeFile(root, target, o, tmp => fs.copyFileSync(source, tmp, fs.constants.COPYFILE_EXCL));
+}
+
+/** Checks the target, fills a fresh temporary file beside it, then gives it the target's name. */
+function placeFile(root: string, target: string, o: SafeWriteOptions, fill: (tmp: string) => void): string {
   const shown = String(target);
   let tmp: string | null = null;
   try {
     const file = safeTargetPath(root, target, o);
     const folder = path.dirname(file);
     tmp = path.join(folder, `.${path.basename(file).slice(0, 64)}.${process.pid}-${crypto.randomBytes(6).toString('hex')}.tmp`);
-    writeFresh(tmp, data, o.mode ?? 0o644, o.fsync ?? true);
+    fill(tmp);
     if (o.existing === 'keep') {
       try {
         fs.linkSync(tmp, file);

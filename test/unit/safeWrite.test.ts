@@ -9,7 +9,15 @@ import * as os from 'os';
 import * as path from 'path';
 import type { SweepResult } from '../../src/protocol';
 import { saveResult } from '../../src/engine/sweep/store';
-import { readHead, SafeWriteError, SafeWriteOptions, safeMkdir, safeTargetPath, safeWriteFile } from '../../src/engine/safeWrite';
+import {
+  readHead,
+  safeCopyFile,
+  SafeWriteError,
+  SafeWriteOptions,
+  safeMkdir,
+  safeTargetPath,
+  safeWriteFile,
+} from '../../src/engine/safeWrite';
 
 /** A workspace and an "outside" folder with a canary file, side by side in a fresh temp folder. */
 export function workspaceWithOutside(): { ws: string; outside: string; canary: string; snapshot: () => string } {
@@ -148,6 +156,21 @@ describe('safeWriteFile', () => {
     assert.throws(() => safeMkdir(ws, 'out/sub'), SafeWriteError);
     assert.throws(() => safeTargetPath(ws, 'out/f.txt'), SafeWriteError);
     assert.equal(snapshot(), before);
+  });
+
+  test('safeCopyFile (kept ncu reports): copies inside; a link planted under the name is refused, its target unchanged', () => {
+    const { ws, canary, snapshot } = workspaceWithOutside();
+    const report = path.join(ws, 'r.ncu-rep');
+    fs.writeFileSync(report, 'report bytes');
+    assert.equal(fs.readFileSync(safeCopyFile(ws, 'kept/r.ncu-rep', report), 'utf8'), 'report bytes');
+    fs.symlinkSync(canary, path.join(ws, 'kept', 'planted.ncu-rep'));
+    const before = snapshot();
+    assert.throws(
+      () => safeCopyFile(ws, 'kept/planted.ncu-rep', report),
+      (e: Error) => e instanceof SafeWriteError && e.refusal === 'symlink',
+    );
+    assert.equal(snapshot(), before);
+    assert.deepEqual(fs.readdirSync(path.join(ws, 'kept')).sort(), ['planted.ncu-rep', 'r.ncu-rep']);
   });
 
   test('readHead reads a regular file only, never through a link or from a FIFO', () => {
