@@ -1,7 +1,7 @@
 // Issue 23: a planted result file named the file Apply edits. Apply's edits are now made only to
 // the document the result was measured from, inside a workspace folder (real paths), while it has
 // the measured text (sha256; other factors on the swept loops allowed, after an earlier Apply).
-import { test, describe } from 'node:test';
+import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as os from 'os';
@@ -21,8 +21,15 @@ const LOOPS = [
   { line: 4, written: 'default' as const },
 ];
 
+/** Temp folders of this file, removed at the end. */
+const made: string[] = [];
+after(() => {
+  for (const d of made) fs.rmSync(d, { recursive: true, force: true });
+});
+
 function setup() {
   const top = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-apply-'));
+  made.push(top);
   const ws = path.join(top, 'ws');
   const outside = path.join(top, 'outside');
   fs.mkdirSync(ws);

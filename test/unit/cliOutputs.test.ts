@@ -1,7 +1,7 @@
 // Issue 23, data lost and late failures: `sweep --report/--csv/--t4 PATH` overwrote a .cu, a
 // header or any file, and an unwritable --report failed only after the whole run. Outputs are now
 // checked before anything is built and replace only files Unroll Lens wrote (or with --force).
-import { test, describe, before } from 'node:test';
+import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as os from 'os';
@@ -38,6 +38,8 @@ before(async () => {
     skip = `no nvcc: ${(e as Error).message}`;
   }
 });
+
+after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 const sweep = (...extra: string[]) => run(['sweep', file, '--static', '--factors', '1,4', ...extra]);
 

@@ -1,7 +1,7 @@
 // Issue 23, where we write: a workspace whose `.unroll-lens/` (or results folder) is a link out of
 // it must not make a saved result land outside; the safe writer refuses links out of its root,
 // links and non-files as the target, and `..` out of the root, and never leaves a temp file.
-import { test, describe } from 'node:test';
+import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'child_process';
 import * as fs from 'fs';
@@ -19,9 +19,16 @@ import {
   safeWriteFile,
 } from '../../src/engine/safeWrite';
 
+/** Temp folders of this file, removed at the end. */
+const made: string[] = [];
+after(() => {
+  for (const d of made) fs.rmSync(d, { recursive: true, force: true });
+});
+
 /** A workspace and an "outside" folder with a canary file, side by side in a fresh temp folder. */
 export function workspaceWithOutside(): { ws: string; outside: string; canary: string; snapshot: () => string } {
   const top = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-safewrite-'));
+  made.push(top);
   const ws = path.join(top, 'ws');
   const outside = path.join(top, 'outside');
   fs.mkdirSync(ws);
