@@ -5,6 +5,7 @@ import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import type { SweepResult } from './protocol';
+import { REPORT_GENERATOR_META } from './engine/sweep/exportOwnership';
 
 export interface PanelHtmlOptions {
   /** Webview URI of dist/webview/panel.js (webview.asWebviewUri). */
@@ -53,6 +54,8 @@ function page(o: { csp: string; title: string; head: string; body: string; bodyC
     '<html lang="en">',
     '<head>',
     '<meta charset="utf-8">',
+    // Marks a file as ours: `sweep --report` replaces an existing file only when it carries this.
+    REPORT_GENERATOR_META,
     `<meta http-equiv="Content-Security-Policy" content="${escapeHtml(o.csp)}">`,
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     `<title>${escapeHtml(o.title)}</title>`,

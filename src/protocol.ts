@@ -452,6 +452,11 @@ export interface PragmaEditsParams {
   uri: string;
   /** Loop line → the factor to write (`default` removes the pragma). */
   factors: Record<string, FactorValue>;
+  /**
+   * The result the factors come from: the server refuses (a problem, no edits) unless `uri` is the
+   * file it was measured from, inside a workspace folder, with the text it was measured on.
+   */
+  measured: { file: string; sourceSha256?: string; loops: { line: number; written: FactorValue }[] };
 }
 export interface PragmaEditsResult {
   /** Non-overlapping edits of the current text; empty when every loop already has its factor. */
@@ -680,4 +685,9 @@ export interface SweepResult {
   complete: boolean;
   /** What the run cost (absent in results saved before it was recorded). */
   timing?: RunTiming;
+  /**
+   * sha256 (hex) of the source text that was swept: Apply edits a document only while its text
+   * is this one (or this one with other factors on the swept loops). Absent in older results.
+   */
+  sourceSha256?: string;
 }

@@ -31,7 +31,8 @@ import {
   ToolTimeouts,
   toolTimeoutOptions,
 } from './gpuOptions';
-import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
+import { BadInputError, cancelOnSignals, CliIO, EXIT, UsageError } from './io';
+import { checkOutputs, OutputFile, writeOutputFile } from './outputs';
 import { buildPathFor, checkArchOption, readSourceFile } from './inputs';
 
 export const sweepCommand = defineCommand({
@@ -96,6 +97,10 @@ export const sweepCommand = defineCommand({
       help: "also write a self-contained HTML report (the editor's results panel, offline)",
       default: 'none',
     },
+    force: {
+      type: 'boolean',
+      help: 'let --csv, --t4 and --report replace an existing file that Unroll Lens did not write (never the input, a link or a folder)',
+    },
     save: {
       type: 'string',
       value: 'DIR',
@@ -128,6 +133,11 @@ export const sweepCommand = defineCommand({
     [EXIT.ok, 'swept; variants that failed (compile, runtime, correctness, …) are in the result with their status'],
     [EXIT.failed, 'no variant finished ok (the file as written included)'],
     [EXIT.usage, 'bad usage, unreadable file, no loop or kernel as named, a bad --param, or nvcc not found'],
+    [
+      EXIT.badInput,
+      'an output (--csv, --t4, --report, --save) that may not be written: an existing file Unroll Lens did not write (without --force), ' +
+        'the input, a link, a folder, or an unwritable folder; checked before anything is built',
+    ],
     [EXIT.cancelled, 'cancelled (Ctrl-C, SIGTERM or SIGHUP); the variants measured so far are printed and written'],
   ],
   async run({ options, positionals }, io) {
@@ -180,6 +190,7 @@ export const sweepCommand = defineCommand({
         t4: options.t4,
         report: options.report,
         save: options.save,
+        force: !!options.force,
         args,
         samples: numberOption('samples', options.samples, SETTINGS.profile.samples),
         warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
@@ -225,6 +236,7 @@ interface SweepArgs {
   t4: string | undefined;
   report: string | undefined;
   save: string | undefined;
+  force: boolean;
   args: string[];
   samples: number;
   warmup: number;
@@ -275,14 +287,22 @@ function progressWriter(io: CliIO): { write: (message: string) => void; done: ()
   };
 }
 
-function writeOutput(file: string, text: string): void {
-  fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-  fs.writeFileSync(file, text);
+/** --csv, --t4 and --report as outputs.ts checks and writes them. */
+function outputsOf(a: SweepArgs): OutputFile[] {
+  const all: [OutputFile['option'], string | undefined][] = [
+    ['csv', a.csv],
+    ['t4', a.t4],
+    ['report', a.report],
+  ];
+  return all.filter((x): x is [OutputFile['option'], string] => x[1] !== undefined).map(([option, file]) => ({ option, file }));
 }
 
 async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
   const abs = path.resolve(a.file);
   const text = readSourceFile(a.file);
+  // Every output is checked before anything is built: a refused path costs no sweep.
+  const outputs = outputsOf(a);
+  checkOutputs(outputs, { force: a.force, inputs: [abs], saveDir: a.save });
   const built = buildPathFor(abs, a.file, io);
   const docs = await CudaDocuments.create();
   const analysis = docs.analyzeOnce(text, built, macroTableFor(abs, text, a.arch ?? null));
@@ -349,10 +369,36 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
   if (reason) result.notes.push(`static sweep: ${reason}`);
   const cost = result.timing && !result.static ? runTimingText(result.timing) : null;
   io.out(a.json ? JSON.stringify(sweepJson(result), null, 2) + '\n' : sweepText(result) + (cost ? `${cost}\n` : ''));
-  if (a.csv) writeOutput(a.csv, sweepCsv(result));
-  if (a.t4) writeOutput(a.t4, JSON.stringify(sweepT4(result), null, 2) + '\n');
-  if (a.report) writeOutput(a.report, reportHtml(result, loadPanelAssets()));
-  if (a.save) io.err(`saved ${saveResult(path.resolve(a.save), result)}\n`);
+  const render = {
+    csv: () => sweepCsv(result),
+    t4: () => JSON.stringify(sweepT4(result), null, 2) + '\n',
+    report: () => reportHtml(result, loadPanelAssets()),
+  };
+  // One output that fails (the disk changed since the check) does not cost the others.
+  const failed: Error[] = [];
+  for (const out of outputs) {
+    try {
+      writeOutputFile(out, render[out.option](), a.force);
+    } catch (e) {
+      failed.push(e as Error);
+    }
+  }
+  try {
+    if (a.save) io.err(`saved ${saveInto(a.save, result)}\n`);
+  } catch (e) {
+    failed.push(e as Error);
+  }
+  if (failed.length) throw failed.length === 1 ? failed[0] : new BadInputError(failed.map(e => e.message).join('\n'));
   if (ac.signal.aborted) return EXIT.cancelled;
   return result.variants.some(v => v.status === 'ok') ? EXIT.ok : EXIT.failed;
+}
+
+/** --save: the folder is the user's (created when missing); below it, no link may lead out. */
+function saveInto(dir: string, result: SweepResult): string {
+  try {
+    fs.mkdirSync(path.resolve(dir), { recursive: true });
+    return saveResult(path.resolve(dir), result);
+  } catch (e) {
+    throw new BadInputError(`--save ${dir}: ${(e as Error).message}`);
+  }
 }

@@ -11,7 +11,7 @@ export interface UnrollLensApi {
   /** The open results panels and what they show (tests check the panel a command opened). */
   panels: () => { title: string; result: import('../protocol').SweepResult | null }[];
   /** What the panel's Apply button does for a variant of a result (tests drive it without a webview). */
-  applyVariant: (result: import('../protocol').SweepResult, variantId: string) => Promise<boolean>;
+  applyVariant: (result: import('../protocol').SweepResult, variantId: string, confirmed?: boolean) => Promise<boolean>;
   /** The source line highlighted for the cursor in a SASS listing (tests check the navigation). */
   sassHighlightedSource: () => { uri: string; line: number } | null;
 }
@@ -27,10 +27,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Unroll
     client,
     panels: () => panels.all,
     sassHighlightedSource: () => sass.highlightedSource,
-    applyVariant: (result, id) =>
+    applyVariant: (result, id, confirmed) =>
       panels.apply(
         result,
         result.variants.find(v => v.id === id),
+        confirmed,
       ),
   };
 }

@@ -32,7 +32,7 @@ import {
   isContentCheckedHeader,
 } from '../protocol';
 import { fromBenchReport, fromLoopReport } from '../engine/sweep/convert';
-import { ResultsService } from './results';
+import { applyProblem, ResultsService } from './results';
 import { readSettings, SECTION } from '../settings';
 import { BenchService } from './bench';
 import { DocumentFactsStore } from './facts';
@@ -418,7 +418,9 @@ connection.onRequest(ExportResultRequest, p => results.exportResult(p));
 
 connection.onRequest(PragmaEditsRequest, async p => {
   const { analysis, text } = await openDocument(p.uri);
-  return results.pragmaEdits(text, analysis, p.factors);
+  // A planted result must not pick the file Apply edits: checked here, where it can be tested.
+  const problem = applyProblem(p, uriToPath(p.uri), text, analysis, workspaceRoots);
+  return problem ? { edits: [], problems: [problem] } : results.pragmaEdits(text, analysis, p.factors);
 });
 
 connection.onCodeAction(async ({ textDocument, range }) => {

@@ -14,10 +14,12 @@ import { parseParamSpec } from '../engine/sweep/space';
 import { listResults, loadResult, resultsDir, saveResult } from '../engine/sweep/store';
 import { runSweep } from '../engine/sweep/sweep';
 import { unrollPragmaEdit } from '../engine/variants/applyEdit';
+import { applyTargetProblem } from '../engine/sweep/applyTarget';
 import { parseFactorList, UnrollFactor } from '../engine/variants/rewrite';
 import {
   ExportResultParams,
   FactorValue,
+  PragmaEditsParams,
   ListResultsResult,
   PragmaEditsResult,
   Settings,
@@ -295,4 +297,31 @@ function position(lines: number[], offset: number): { line: number; character: n
     else hi = mid - 1;
   }
   return { line: lo, character: offset - lines[lo] };
+}
+
+/**
+ * Why Apply's edits for `p` must not be made to the open document `file` (null: they may). The
+ * request names the result its factors come from; a planted result naming another file, a file
+ * outside the workspace, or a text that changed since the measurement gets a problem, no edits.
+ */
+export function applyProblem(
+  p: PragmaEditsParams,
+  file: string | null,
+  text: string,
+  analysis: FileAnalysis,
+  roots: string[],
+): string | null {
+  const m = p.measured as Partial<PragmaEditsParams['measured']> | undefined;
+  if (!m || typeof m !== 'object' || typeof m.file !== 'string') return 'Apply needs the result its factors come from';
+  if (!file) return 'only files on disk can be edited by Apply';
+  const loops = Array.isArray(m.loops) ? m.loops.filter(l => l && typeof l.line === 'number') : [];
+  return applyTargetProblem({
+    resultFile: m.file,
+    sourceSha256: m.sourceSha256,
+    loops,
+    documentPath: file,
+    documentText: text,
+    analysis,
+    workspaceFolders: roots,
+  });
 }

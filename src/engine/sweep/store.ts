@@ -1,11 +1,11 @@
 // Saved results: `.unroll-lens/results/<kernel>-<YYYYMMDD-HHMMSS>.json` under a workspace
 // folder. Written atomically (a temporary file in the same folder, then a rename), so a reader
 // never sees half a file, and listed newest first, skipping files that are not results.
-import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import type { SweepResult } from '../../protocol';
 import { BoundedReadError, READ_CAPS, readBoundedText } from '../boundedRead';
+import { SafeWriteError, safeMkdir, safeWriteFile } from '../safeWrite';
 
 export const RESULTS_DIR = path.join('.unroll-lens', 'results');
 
@@ -60,39 +60,25 @@ function safeName(kernel: string): string {
 
 /**
  * Saves a result; returns the file's path. A second result for the same kernel in the same
- * second gets a `-2`, `-3`, … suffix: nothing is overwritten.
+ * second gets a `-2`, `-3`, … suffix: nothing is overwritten. Written with safeWriteFile: a
+ * `.unroll-lens` or `results` that is a link out of the workspace folder is refused (a
+ * SafeWriteError), never written through.
  */
 export function saveResult(workspaceFolder: string, result: SweepResult): string {
-  const dir = resultsDir(workspaceFolder);
-  fs.mkdirSync(dir, { recursive: true });
   const created = new Date(result.createdAt);
   const base = `${safeName(result.kernel)}-${stamp(Number.isNaN(created.getTime()) ? new Date() : created)}`;
   const text = JSON.stringify(result, null, 1) + '\n';
-  const tmp = path.join(dir, `.${base}.${process.pid}-${crypto.randomBytes(4).toString('hex')}.tmp`);
-  const fd = fs.openSync(tmp, 'wx');
-  try {
-    fs.writeSync(fd, text);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  try {
-    for (let n = 1; ; n++) {
-      const target = path.join(dir, `${base}${n > 1 ? `-${n}` : ''}.json`);
-      // link() fails when the name exists: no race between checking and taking a name.
-      try {
-        fs.linkSync(tmp, target);
-        return target;
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') {
-          if (fs.existsSync(target)) continue;
-          fs.renameSync(tmp, target); // file systems without hard links: rename is still atomic
-          return target;
-        }
-      }
+  // The folder first (a link out of the workspace is refused here, once), then a free name in it.
+  const dir = safeMkdir(workspaceFolder, RESULTS_DIR);
+  for (let n = 1; ; n++) {
+    try {
+      // `keep`: the name is taken by link(), so two writers of the same second never share it.
+      return safeWriteFile(dir, `${base}${n > 1 ? `-${n}` : ''}.json`, text, { existing: 'keep' });
+    } catch (e) {
+      // A name in use (a result, or anything planted under it) is skipped, never replaced.
+      if (!(e instanceof SafeWriteError && (e.refusal === 'exists' || e.refusal === 'symlink' || e.refusal === 'not-a-file')) || n >= 1000)
+        throw e;
     }
-  } finally {
-    fs.rmSync(tmp, { force: true });
   }
 }
 

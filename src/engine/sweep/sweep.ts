@@ -21,6 +21,7 @@ import { StaticRunner, StaticRunnerOptions } from './runners/static';
 import { AS_WRITTEN, AS_WRITTEN_ID, pointLabel, resolveSpace, SpaceOptions, SweepSpace, SweepSpaceError } from './space';
 import { exhaustive, Score, Strategy, strategyByName } from './strategies';
 import { CodeRegistry } from './variant';
+import { sha256 } from './applyTarget';
 
 export interface SweepOptions extends SpaceOptions {
   file: string;
@@ -120,6 +121,7 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
   const result: SweepResult = {
     schema: 1,
     file: o.file,
+    sourceSha256: sha256(o.text),
     kernel: space.kernel.name,
     kernelLine: space.kernel.line,
     loops: space.loops.map(sweepLoop),

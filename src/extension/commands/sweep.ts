@@ -174,7 +174,7 @@ export const sweepKernel: CommandFactory = ({ client, output, panels, subscripti
           `Unroll Lens: ${kernel.name}: best ${best?.label ?? 'none'}${speed} after ${result.evaluations} variants.`,
           ...(best ? ['Apply best'] : []),
         )
-        .then(choice => (choice && best ? panels.apply(result, best) : undefined));
+        .then(choice => (choice && best ? panels.apply(result, best, true) : undefined));
       return outcome.result;
     } catch (e) {
       const msg = e instanceof Error ? e.message : String(e);

@@ -149,8 +149,10 @@ export class ResultsPanels implements vscode.Disposable {
     void vscode.window.showErrorMessage(`Unroll Lens: ${msg}`);
   }
 
+  /** The open document of the result's file (opened when it is not: the server still checks it before any edit). */
   private async document(result: SweepResult): Promise<vscode.TextDocument> {
-    return vscode.workspace.openTextDocument(vscode.Uri.file(result.file));
+    const open = vscode.workspace.textDocuments.find(d => d.uri.scheme === 'file' && d.uri.fsPath === vscode.Uri.file(result.file).fsPath);
+    return open ?? vscode.workspace.openTextDocument(vscode.Uri.file(result.file));
   }
 
   /** Shows the swept loop (the first whose factor this variant sets) in the editor. */
@@ -170,14 +172,30 @@ export class ResultsPanels implements vscode.Disposable {
    * not saved: the user sees the change and keeps or undoes it). Macro parameters cannot be written
    * as pragmas: they are named so the user sets them in the build.
    */
-  async apply(result: SweepResult, v: SweepVariant | undefined): Promise<boolean> {
+  async apply(result: SweepResult, v: SweepVariant | undefined, confirmed = false): Promise<boolean> {
     if (!v) return false;
     const doc = await this.document(result);
     const factors =
       v.id === result.baseline && !Object.keys(v.factors).length
         ? Object.fromEntries(result.loops.map(l => [String(l.line), l.written]))
         : v.factors;
-    const { edits, problems } = await this.client.sendRequest(PragmaEditsRequest, { uri: doc.uri.toString(), factors });
+    // The user says yes to this file before it changes (a saved result is a file anyone could write).
+    if (!confirmed) {
+      const where = vscode.workspace.asRelativePath(doc.uri);
+      const yes = await vscode.window.showWarningMessage(
+        `Unroll Lens: apply ${v.label} to ${where}?`,
+        { modal: true, detail: `The unroll pragmas of lines ${Object.keys(factors).join(', ')} of ${where} change (Undo reverts).` },
+        'Apply',
+      );
+      if (yes !== 'Apply') return false;
+    }
+    // The server checks that this document is the one the result was measured from (see applyTarget.ts).
+    const measured = {
+      file: result.file,
+      sourceSha256: result.sourceSha256,
+      loops: result.loops.map(l => ({ line: l.line, written: l.written })),
+    };
+    const { edits, problems } = await this.client.sendRequest(PragmaEditsRequest, { uri: doc.uri.toString(), factors, measured });
     for (const p of problems) this.output.appendLine(`apply ${v.label}: ${p}`);
     if (problems.length) {
       void vscode.window.showWarningMessage(`Unroll Lens: cannot apply ${v.label}: ${problems[0]}`);

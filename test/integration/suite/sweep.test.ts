@@ -14,7 +14,7 @@ const sleep = (ms: number) => new Promise<void>(resolve => setTimeout(resolve, m
 
 interface Api {
   panels: () => { title: string; result: SweepResult | null }[];
-  applyVariant: (result: SweepResult, variantId: string) => Promise<boolean>;
+  applyVariant: (result: SweepResult, variantId: string, confirmed?: boolean) => Promise<boolean>;
 }
 
 async function poll<T>(what: string, probe: () => Thenable<T> | T, ok: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
@@ -133,7 +133,7 @@ suite('Sweeps and the results panel (extension host)', () => {
     assert.ok(sweep?.result, 'needs the sweep above');
     const editor = await vscode.window.showTextDocument(doc);
     const before = doc.getText();
-    assert.equal(await api.applyVariant(sweep.result, sweep.result.best!), true);
+    assert.equal(await api.applyVariant(sweep.result, sweep.result.best!, true), true);
     const loopLine = sweep.result.loops[0].line;
     assert.match(doc.lineAt(loopLine - 1).text, /^\s*#pragma unroll 4$/, `line ${loopLine}: ${doc.lineAt(loopLine - 1).text}`);
     assert.ok(doc.isDirty, 'Apply edits the document; the user saves (or undoes) it');

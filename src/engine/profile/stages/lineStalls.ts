@@ -3,6 +3,7 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { safeWriteFile } from '../../safeWrite';
 import { MissingToolError } from '../../toolchain/discover';
 import type { BenchOptions } from '../bench';
 import { parseSourcePage } from '../ncuCsv';
@@ -93,7 +94,7 @@ async function sourceLineStalls(
       timeoutMs: 300_000,
       signal: o.signal,
     });
-    if (o.keepReportsDir) fs.writeFileSync(path.join(o.keepReportsDir, `${path.basename(p.file, '.cu')}-source.csv`), page.stdout);
+    if (o.keepReportsDir) safeWriteFile(o.keepReportsDir, `${path.basename(p.file, '.cu')}-source.csv`, page.stdout, { fsync: false });
     const parsed = parseSourcePage(page.stdout);
     return { lineStalls: perLineStalls(parsed, p.file), sassStalls: sassStallsOf(parsed, kernel, p.label) };
   } finally {

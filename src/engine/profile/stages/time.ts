@@ -4,6 +4,7 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { safeCopyFile, safeWriteFile } from '../../safeWrite';
 import { MissingToolError } from '../../toolchain/discover';
 import type { BenchOptions } from '../bench';
 import type { RawKernelRow } from '../ncuCsv';
@@ -228,9 +229,10 @@ export async function timeVariant(
         o.keepReportsDir,
         `${path.basename(p.file, '.cu')}-L${o.loops.join('_')}-${p.label}${instantiation}${stage}-${attempt}`,
       );
-      fs.writeFileSync(`${kept}.raw.csv`, csv.stdout);
+      // The user's folder: written without following a link planted in it.
+      safeWriteFile(o.keepReportsDir, `${path.basename(kept)}.raw.csv`, csv.stdout, { fsync: false });
       try {
-        fs.copyFileSync(`${report}.ncu-rep`, `${kept}.ncu-rep`);
+        safeCopyFile(o.keepReportsDir, `${path.basename(kept)}.ncu-rep`, `${report}.ncu-rep`, { fsync: false });
       } catch {
         /* report missing: the CSV says why */
       }
