@@ -1,7 +1,7 @@
 // A SweepResult as a plain-text table (the CLI's output, logs): one row per variant, the
 // swept loops' SASS side by side, GPU timings when there are any, the best marked.
 import type { SweepResult, SweepVariant } from '../../protocol';
-import { instantiationLabel } from '../variants/instantiation';
+import { instantiationLabel, showInstantiations } from '../variants/instantiation';
 
 function pct(x: number | null | undefined): string {
   return x === null || x === undefined ? '-' : `${(x * 100).toFixed(1)}%`;
@@ -28,15 +28,10 @@ function table(header: string[], rows: string[][], left: Set<number>): string[] 
   return [line(header), ...rows.map(line)];
 }
 
-/**
- * The instantiation column's cells (`hot_loop<2048>`), or null when no row needs one: the kernel
- * is no template and every row measured the same function (the heading names it).
- */
+/** The instantiation column's cells (`hot_loop<2048>`), or null when no row needs one (showInstantiations). */
 export function instantiationCells(r: SweepResult): string[] | null {
-  const cells = r.variants.map(v => (v.instantiation ? instantiationLabel(v.instantiation) : '-'));
-  const named = cells.filter(c => c !== '-');
-  if (!named.length || (new Set(named).size === 1 && !named[0].includes('<'))) return null;
-  return cells;
+  if (!showInstantiations(r.variants)) return null;
+  return r.variants.map(v => (v.instantiation ? instantiationLabel(v.instantiation) : '-'));
 }
 
 export function sweepText(r: SweepResult): string {

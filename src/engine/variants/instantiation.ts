@@ -44,6 +44,15 @@ export function instantiationLabel(demangled: string): string {
 }
 
 /**
+ * Whether rows need an instantiation column: some row names one, and the kernel is a template
+ * or rows name different ones (else the kernel's name in the heading says it all).
+ */
+export function showInstantiations(rows: readonly { instantiation?: string | null }[]): boolean {
+  const named = [...new Set(rows.flatMap(r => (r.instantiation ? [instantiationLabel(r.instantiation)] : [])))];
+  return named.length > 1 || (named.length === 1 && named[0].includes('<'));
+}
+
+/**
  * A sweep's note on which instantiation its rows measure, when several functions hold the swept
  * loops' code; null when one does (its name is in every row). `choices`: one per group of
  * template values, the first the file as written's.
