@@ -576,6 +576,12 @@ export interface SweepVariant {
   message: string | null;
   /** Mangled name of the kernel holding the loops. */
   kernel: string | null;
+  /**
+   * The instantiation measured, demangled with its template arguments (`void k<64>(float*)`); one
+   * function for every row of a sweep unless a template parameter is swept (absent in results
+   * saved before it, and in rows that measured nothing).
+   */
+  instantiation?: string | null;
   kernelInstructions: number | null;
   kernelBytes: number | null;
   /** Per loop line: SASS instructions attributed to the loop's lines (16 bytes each on sm_70+). */

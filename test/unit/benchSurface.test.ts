@@ -341,6 +341,42 @@ describe('editor: bench progress, GPUs, the panel and the hover', () => {
     assert.ok(!none.notes.some(n => n.startsWith('run:')), 'no accounting, no note');
   });
 
+  test('the panel names the instantiation of each row and which of several the view shows (issue 22)', async () => {
+    const file = path.join(SAMPLES, 'matmul_unroll.cu');
+    const analysis = await analyze(fs.readFileSync(file, 'utf8'), file);
+    const at = (over: Partial<VariantRun>) => (l: string) => run(l, over);
+    const k64 = [run('as-written'), run('4')].map(v => ({ ...v, kernel: '_Z5chainILi64EEvPKfPf' }));
+    const k2 = ['as-written', '4'].map(at({ kernel: '_Z5chainILi2EEvPKfPf' }));
+    const r = fromBenchReport(
+      report({
+        kernel: '_Z5chainILi64EEvPKfPf',
+        variants: k64,
+        instantiations: [
+          { kernel: '_Z5chainILi64EEvPKfPf', blockSize: null, variants: k64 },
+          { kernel: '_Z5chainILi2EEvPKfPf', blockSize: null, variants: k2 },
+        ],
+        demangled: {
+          _Z5chainILi64EEvPKfPf: 'void chain<64>(float const*, float*)',
+          _Z5chainILi2EEvPKfPf: 'void chain<2>(float const*, float*)',
+        },
+      }),
+      { file, analysis, arch: 'sm_90', nvcc: '13.0', loops: [51] },
+    );
+    assert.deepEqual(
+      r.variants.map(v => v.instantiation),
+      ['void chain<64>(float const*, float*)', 'void chain<64>(float const*, float*)'],
+    );
+    assert.ok(
+      r.notes.includes(
+        "2 instantiations hold the loop (chain<64>, chain<2>); this view shows chain<64>, the one with most of the loop's code in the file as written",
+      ),
+      r.notes.join('\n'),
+    );
+    // A report saved before the names were kept: no name rather than a wrong one.
+    const old = fromBenchReport(report(), { file, analysis, arch: 'sm_90', nvcc: '13.0', loops: [51] });
+    assert.ok(old.variants.every(v => v.instantiation === null));
+  });
+
   test('the hover table marks identical and cached rows and ends with the timing', () => {
     const md = benchMarkdown(report());
     assert.match(md, /\| 4 \| ok \(same code as as-written\) \|/);

@@ -302,6 +302,9 @@ function icacheCell(c) {
   return c.predicted ? `${range(c.predicted)} predicted` : NONE;
 }
 
+/** `void chain<64>(float const*, float*)` → `chain<64>` (the fixtures' names have no nested parentheses). */
+const shortName = d => d.replace(/\([^()]*\)$/, '').replace(/^[^<]*\s(?=[^\s<]+(<|$))/, '');
+
 /** data-col → expected cell text, per variant id, for every column the table should have. */
 function expectedTable(r) {
   const byId = new Map(r.variants.map(v => [v.id, v]));
@@ -319,6 +322,10 @@ function expectedTable(r) {
       const written = r.loops.find(x => String(x.line) === l).written;
       c[`factor:${l}`] = l in v.factors ? factor(v.factors[l]) : Object.keys(v.factors).length ? NONE : `${factor(written)} (written)`;
     }
+    // The instantiation column (issue 22): a template kernel's rows name theirs, `chain<64>` out of
+    // `void chain<64>(float const*, float*)` (return type and parameters dropped).
+    const names = new Set(r.variants.filter(x => x.instantiation).map(x => shortName(x.instantiation)));
+    if (names.size > 1 || [...names].some(n => n.includes('<'))) c.instantiation = v.instantiation ? shortName(v.instantiation) : NONE;
     c.status = v.status;
     c.kernelInstructions = int(val('kernelInstructions'));
     c.kernelBytes = int(val('kernelBytes'));

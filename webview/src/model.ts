@@ -1,6 +1,8 @@
 // From a SweepResult to what the charts and the table show: identical variants resolved to the
 // variant they copy, speedup intervals from the quartiles, stall reasons grouped for stacking.
 import type { SweepResult, SweepVariant, VariantIcache } from '../../src/protocol';
+// Pure (no Node API): bundled into the panel so that it and the CLI table decide alike.
+import { showInstantiations } from '../../src/engine/variants/instantiation';
 
 /**
  * Stall reasons stacked by name besides no_instruction; the rest are summed as "other". Four keep
@@ -66,6 +68,8 @@ export interface ViewModel {
   icache: boolean;
   /** Label of the variant measured i-cache slowdowns are against (null when none was measured). */
   icacheReference: string | null;
+  /** Rows name their instantiation (a template kernel, or rows of different ones): the table shows the column. */
+  instantiations: boolean;
 }
 
 export function stallLabel(group: string): string {
@@ -173,6 +177,7 @@ export function buildModel(result: SweepResult): ViewModel {
     byId,
     loopLines,
     paramKeys,
+    instantiations: showInstantiations(result.variants),
     stallGroups,
     baseline,
     best: result.best ? (byId.get(result.best) ?? null) : null,

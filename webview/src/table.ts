@@ -6,6 +6,7 @@ import { h, setText } from './dom';
 import { fmtBytes, fmtFactor, fmtInt, fmtPercent, fmtRange, fmtShare, fmtSpeedup, fmtUs, NONE } from './format';
 import { stallLabel } from './model';
 import type { VariantView, ViewModel } from './model';
+import { instantiationLabel } from '../../src/engine/variants/instantiation';
 
 export interface Column {
   id: string;
@@ -74,6 +75,16 @@ export function columns(m: ViewModel): Column[] {
       text: x => x.v.params[key] ?? NONE,
     });
   }
+  if (m.instantiations)
+    cols.push({
+      id: 'instantiation',
+      title: 'Instantiation',
+      tip: 'The template instantiation this row measured (the function holding the loops; the same for every row unless a template parameter is swept)',
+      numeric: false,
+      gpu: false,
+      sortValue: x => (x.v.instantiation ? instantiationLabel(x.v.instantiation) : null),
+      text: x => (x.v.instantiation ? instantiationLabel(x.v.instantiation) : NONE),
+    });
   cols.push(
     {
       id: 'status',

@@ -102,6 +102,11 @@ export interface BenchReport {
    * launched with several, each with its own variants table; `variants` above is the first.
    */
   instantiations: { kernel: string; blockSize: string | null; variants: VariantRun[] }[];
+  /**
+   * Mangled → demangled name of every kernel holding the loop: `kernel` is the one with most of
+   * the loop's code in the file as written (absent in reports saved before it).
+   */
+  demangled?: Record<string, string>;
   /** Warp-stall samples per source line of the file as written (ncu SourceCounters), when collected. */
   lineStalls: LineStalls[] | null;
   /** Why lineStalls is missing, when it was asked for. */
@@ -385,6 +390,7 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
     baseline: 'as-written',
     variants: withSpeedup,
     instantiations,
+    ...(target.demangled ? { demangled: target.demangled } : {}),
     lineStalls,
     lineStallsProblem,
     sassStalls,

@@ -1,7 +1,8 @@
 // SASS facts as the editor shows them: the CodeLens title above a loop and the hover table of
 // a loop's unroll variants (cheapest and most bloated marked).
 import type { Kernel, Loop } from '../parse/model';
-import type { FileSassReport, LoopReport, LoopVariant } from '../variants/inspect';
+import type { FileSassReport, LoopInstantiation, LoopReport, LoopVariant } from '../variants/inspect';
+import { instantiationLabel } from '../variants/instantiation';
 import type { BenchReport } from '../profile/bench';
 import { factorLabel } from '../variants/rewrite';
 
@@ -86,6 +87,39 @@ export function multiArchVariantTable(reports: LoopReport[]): string {
   return [`| ${header.join(' | ')} |`, `|${'---|'.repeat(header.length)}`, ...rows].join('\n');
 }
 
+/**
+ * Which function the variants table measured: `in \`chain<64>\``, and when several
+ * instantiations hold the loop, that every row measures that one and why.
+ */
+export function measuredIn(r: LoopReport): string {
+  const i = r.instantiation;
+  if (!i) {
+    const k = r.variants.find(v => v.kernel)?.kernel;
+    return `kernel \`${k ? instantiationLabel(k) : r.kernel}\``;
+  }
+  const name = `\`${instantiationLabel(i.demangled)}\``;
+  return i.of > 1
+    ? `every row in ${name}: of the ${i.of} functions holding this loop, the one with most of its code over the variants`
+    : `in ${name}`;
+}
+
+/** One line per instantiation of the file as written holding the loop: its own loop count and unroll. */
+export function instantiationsMarkdown(list: LoopInstantiation[], shown: string | null): string {
+  const unroll = (x: LoopInstantiation) =>
+    x.effectiveUnroll === null
+      ? ''
+      : x.fullyUnrolled
+        ? `; unrolled completely (×${x.effectiveUnroll})`
+        : `; unrolled ×${x.effectiveUnroll}`;
+  return [
+    `This loop lives in ${list.length} instantiations (file as written; the line above measures the one with most of its code):`,
+    ...list.map(
+      x =>
+        `- \`${instantiationLabel(x.demangled)}\`: ${x.loopInstructions} instructions in this loop${unroll(x)}${x.name === shown ? ' ← above' : ''}`,
+    ),
+  ].join('\n');
+}
+
 /** Hover section: the file-as-written facts and, when built, the table of variants. */
 export function loopSassMarkdown(sass: SassFacts | null, _kernel: Kernel, loop: Loop): string | null {
   if (!sass) return null;
@@ -99,6 +133,7 @@ export function loopSassMarkdown(sass: SassFacts | null, _kernel: Kernel, loop: 
         `${cell(m.loopInstructions)} in this loop` +
         (m.effectiveUnroll !== null ? `; nvcc unrolled it ${m.fullyUnrolled ? 'completely' : `×${m.effectiveUnroll}`}` : ''),
     );
+    if (m.instantiations && m.instantiations.length > 1) parts.push(instantiationsMarkdown(m.instantiations, m.kernel));
     if (f.limitation && m.loopInstructions === null && !sass.loops.get(loop.line)?.limitation) parts.push(`- ${f.limitation}`);
   } else if (f && f.status !== 'ok') {
     parts.push(`**SASS**: the file does not compile (${f.failure?.kind ?? f.status}); see the Problems panel.`);
@@ -108,7 +143,7 @@ export function loopSassMarkdown(sass: SassFacts | null, _kernel: Kernel, loop: 
   if (r && extra.length) {
     const reports = [r, ...extra];
     parts.push(
-      `**Unroll variants** of this loop on ${reports.map(x => x.arch).join(', ')} (kernel \`${r.variants.find(v => v.kernel)?.kernel ?? r.kernel}\`, as written: ${factorLabel(r.written)}); per architecture **bold** = fewest kernel instructions, *italic* = most:`,
+      `**Unroll variants** of this loop on ${reports.map(x => x.arch).join(', ')} (${measuredIn(r)}, as written: ${factorLabel(r.written)}); per architecture **bold** = fewest kernel instructions, *italic* = most:`,
     );
     parts.push(multiArchVariantTable(reports));
     for (const x of reports) {
@@ -118,7 +153,7 @@ export function loopSassMarkdown(sass: SassFacts | null, _kernel: Kernel, loop: 
   } else if (r) {
     const { best, worst } = extremes(r);
     parts.push(
-      `**Unroll variants** of this loop (kernel \`${r.variants.find(v => v.kernel)?.kernel ?? r.kernel}\`, as written: ${factorLabel(r.written)}); **bold** = fewest instructions, *italic* = most:`,
+      `**Unroll variants** of this loop (${measuredIn(r)}, as written: ${factorLabel(r.written)}); **bold** = fewest instructions, *italic* = most:`,
     );
     parts.push(
       [

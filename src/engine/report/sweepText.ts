@@ -1,6 +1,7 @@
 // A SweepResult as a plain-text table (the CLI's output, logs): one row per variant, the
 // swept loops' SASS side by side, GPU timings when there are any, the best marked.
 import type { SweepResult, SweepVariant } from '../../protocol';
+import { instantiationLabel, showInstantiations } from '../variants/instantiation';
 
 function pct(x: number | null | undefined): string {
   return x === null || x === undefined ? '-' : `${(x * 100).toFixed(1)}%`;
@@ -27,13 +28,30 @@ function table(header: string[], rows: string[][], left: Set<number>): string[] 
   return [line(header), ...rows.map(line)];
 }
 
+/** The instantiation column's cells (`hot_loop<2048>`), or null when no row needs one (showInstantiations). */
+export function instantiationCells(r: SweepResult): string[] | null {
+  if (!showInstantiations(r.variants)) return null;
+  return r.variants.map(v => (v.instantiation ? instantiationLabel(v.instantiation) : '-'));
+}
+
 export function sweepText(r: SweepResult): string {
   const lines = r.loops.map(l => String(l.line));
   const labelOf = new Map(r.variants.map(v => [v.id, v.label]));
-  const header = ['', 'variant', 'status', 'instr', ...lines.flatMap(l => [`L${l} instr`, `L${l} unroll`]), 'regs', 'spills', 'occupancy'];
+  const inst = instantiationCells(r);
+  const header = [
+    '',
+    'variant',
+    ...(inst ? ['instantiation'] : []),
+    'status',
+    'instr',
+    ...lines.flatMap(l => [`L${l} instr`, `L${l} unroll`]),
+    'regs',
+    'spills',
+    'occupancy',
+  ];
   if (!r.static) header.push('median ms', 'IQR ms', 'speedup', 'no_instr', 'top stall');
   header.push('same code as');
-  const rows = r.variants.map(v => {
+  const rows = r.variants.map((v, i) => {
     const top = v.stallShare
       ? Object.entries(v.stallShare)
           .filter(([k]) => k !== 'selected')
@@ -43,6 +61,7 @@ export function sweepText(r: SweepResult): string {
     const row = [
       v.id === r.best ? '*' : '',
       v.label,
+      ...(inst ? [inst[i]] : []),
       v.status,
       num(v.kernelInstructions),
       ...lines.flatMap(l => [num(v.loopInstructions[l]), unroll(v, l)]),
@@ -62,7 +81,7 @@ export function sweepText(r: SweepResult): string {
     row.push(v.identicalTo ? (labelOf.get(v.identicalTo) ?? v.identicalTo) : '');
     return row;
   });
-  const left = new Set([0, 1, 2, header.length - 1, ...(r.static ? [] : [header.length - 2])]);
+  const left = new Set([0, 1, 2, ...(inst ? [3] : []), header.length - 1, ...(r.static ? [] : [header.length - 2])]);
   const where = r.static ? 'static (SASS only)' : `on ${r.gpu ?? 'the GPU'}`;
   const out = [
     `${r.kernel} · ${r.loops.map(l => `L${l.line}`).join(', ')}${Object.keys(r.params).length ? ` · ${Object.keys(r.params).join(', ')}` : ''} · ${where} · ` +

@@ -8,6 +8,7 @@ import { runTimingText } from '../report/benchTiming';
 import type { FileAnalysis, Loop } from '../parse/model';
 import type { LoopReport, LoopVariant } from '../variants/inspect';
 import { writtenFactor } from '../variants/rewrite';
+import { instantiationLabel } from '../variants/instantiation';
 import { bestBy, gpuScore, staticBasis, staticRuleOf, staticScore } from './objective';
 import { AS_WRITTEN_ID, pointId } from './space';
 import { compilerMessage, emptyVariant } from './variant';
@@ -110,6 +111,8 @@ export function fromLoopReport(report: LoopReport, c: ConvertContext): SweepResu
     v.message = lv.failure ? compilerMessage(lv.failure.messages, lv.failure.kind) : null;
     v.identicalTo = lv.identicalTo !== null ? idOf(lv.identicalTo) : null;
     v.compileMs = lv.compileMs;
+    const inst = report.instantiation;
+    v.instantiation = inst && lv.kernel === inst.name ? inst.demangled : null;
     r.variants.push(v);
   }
   // Predictions only: nothing of a SASS build has run on a GPU.
@@ -134,7 +137,14 @@ export function fromLoopReport(report: LoopReport, c: ConvertContext): SweepResu
   const best = bestBy(r.variants, v => staticScore(v, base, rule, r.variants));
   r.best = best?.id ?? null;
   r.bestBasis = best ? staticBasis(rule) : null;
-  r.notes = [...report.notes, ...(report.limitation ? [report.limitation] : [])];
+  const inst = report.instantiation;
+  const why =
+    inst && inst.of > 1
+      ? [
+          `${inst.of} instantiations hold the loop: every row measures ${instantiationLabel(inst.demangled)}, the one with most of its code over the variants`,
+        ]
+      : [];
+  r.notes = [...why, ...report.notes, ...(report.limitation ? [report.limitation] : [])];
   return r;
 }
 
@@ -160,7 +170,7 @@ export function fromBenchReport(report: BenchReport, c: ConvertContext & { loops
   r.static = false;
   r.gpu = report.gpu;
   r.spaceSize = factors.length;
-  for (const run of report.variants) r.variants.push(fromRun(run));
+  for (const run of report.variants) r.variants.push(fromRun(run, report.demangled));
   // identicalTo names a bench label ("4"); the panel's rows go by id
   const idOfLabel = new Map(r.variants.map((v, i) => [report.variants[i].label, v.id]));
   const labelOf = new Map(r.variants.map((v, i) => [report.variants[i].label, v.label]));
@@ -179,7 +189,11 @@ export function fromBenchReport(report: BenchReport, c: ConvertContext & { loops
     ? `fastest median kernel time${report.gpu ? ` on ${report.gpu}` : ''} (ncu, ${best.samples} samples; clocks ${report.clockControl === 'base' ? 'locked to base' : 'not locked'})`
     : null;
   if (report.instantiations.length > 1) {
-    r.notes.push(`${report.instantiations.length} instantiations hold the loop; this view shows ${report.kernel}`);
+    const name = (k: string) => instantiationLabel(report.demangled?.[k] ?? k);
+    r.notes.push(
+      `${report.instantiations.length} instantiations hold the loop (${report.instantiations.map(x => name(x.kernel)).join(', ')}); ` +
+        `this view shows ${name(report.kernel)}, the one with most of the loop's code in the file as written`,
+    );
   }
   if (report.lineStallsProblem) r.notes.push(`per-line stalls: ${report.lineStallsProblem}`);
   const cached = report.variants.filter(v => v.cached).length;
@@ -194,11 +208,12 @@ export function fromBenchReport(report: BenchReport, c: ConvertContext & { loops
   return r;
 }
 
-function fromRun(run: VariantRun): SweepVariant {
+function fromRun(run: VariantRun, demangled: Record<string, string> | undefined): SweepVariant {
   const point = { factors: run.factors as Record<string, FactorValue>, params: {} };
   const v = emptyVariant(point, run.status);
   v.message = run.message;
   v.kernel = run.kernel;
+  v.instantiation = run.kernel ? (demangled?.[run.kernel] ?? null) : null;
   v.kernelInstructions = run.kernelInstructions;
   v.registers = run.registers;
   v.samples = run.samples;

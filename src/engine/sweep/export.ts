@@ -76,6 +76,8 @@ export function sweepCsv(r: SweepResult): string {
       : []),
     'best',
     'message',
+    // Last, so that spreadsheets reading the columns before it by position keep working.
+    'instantiation',
   ];
   const rows = r.variants.map(v => [
     v.id,
@@ -120,6 +122,7 @@ export function sweepCsv(r: SweepResult): string {
       : []),
     v.id === r.best,
     v.message,
+    v.instantiation ?? null,
   ]);
   return [header, ...rows].map(row => row.map(csvField).join(',')).join('\r\n') + '\r\n';
 }
@@ -228,6 +231,7 @@ export function sweepT4(r: SweepResult): T4Document {
     }
     if (r.static) add('static_rank', rank.get(v.id));
     if (v.identicalTo) add('identical_to', v.identicalTo);
+    add('instantiation', v.instantiation);
     add('variant', v.id);
     results.push({
       timestamp: r.createdAt,

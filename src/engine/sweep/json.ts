@@ -29,6 +29,8 @@ export interface SweepJsonVariant {
   occupancy: number | null;
   withinNoise: boolean | null;
   id: string;
+  /** The instantiation measured, demangled (`void k<64>(float*)`); null when nothing was measured. */
+  instantiation: string | null;
   message?: string;
   /** Per loop line: the hot machine code the i-cache model reads (absent when no loop has it). */
   hotCode?: Record<string, SweepIcacheFacts | null>;
@@ -75,6 +77,7 @@ export function sweepJson(r: SweepResult): SweepJson {
     occupancy: v.occupancy,
     withinNoise: v.withinNoise,
     id: v.id,
+    instantiation: v.instantiation ?? null,
     ...(v.message ? { message: v.message } : {}),
     ...(v.hotCode && Object.values(v.hotCode).some(f => f) ? { hotCode: v.hotCode } : {}),
     ...(v.icache ? { icache: v.icache } : {}),

@@ -118,11 +118,25 @@ export interface FileSassReport {
     fullyUnrolled: boolean;
     /** The loop's hot machine code for the instruction-cache model; null when it runs once or is unknown. */
     icache?: IcacheLoopFacts | null;
+    /**
+     * Every function whose code holds the loop, most of its code first, each measured on its own,
+     * when there are several (template instantiations); `kernel` above is the first.
+     */
+    instantiations?: LoopInstantiation[];
   }[];
   cached: boolean;
   disassembler: 'nvdisasm' | 'cuobjdump' | 'elf';
   /** Why the loops' instructions and effective unroll are unknown, when they are (no nvdisasm listing). */
   limitation?: string | null;
+}
+
+/** One instantiation's measure of a loop in the file as written. */
+export interface LoopInstantiation {
+  name: string;
+  demangled: string;
+  loopInstructions: number;
+  effectiveUnroll: number | null;
+  fullyUnrolled: boolean;
 }
 
 export interface InspectorOptions {
@@ -282,9 +296,16 @@ export class VariantInspector {
     report.limitation = loops.length ? this.limitation(dis.source, dis.failure) : null;
     report.kernels = await this.kernelsOf(asWritten, dis, analysis);
     const base = allRolled?.status === 'ok' && allRolled.outputPath ? await this.disassemble(allRolled.outputPath, opts.signal) : null;
+    const demangled = dis.listing
+      ? await demangle(
+          dis.listing.functions.map(f => f.name),
+          this.t,
+        )
+      : new Map<string, string>();
     for (const k of analysis.kernels) {
       for (const loop of k.loops) {
         const m = dis.listing ? measureLoop(dis.listing, base?.listing ?? null, file, k, loop) : null;
+        const each = dis.listing ? measureInstantiations(dis.listing, base?.listing ?? null, file, k, loop, demangled) : [];
         report.loops.push({
           line: loop.line,
           kernel: m?.kernel ?? null,
@@ -292,6 +313,7 @@ export class VariantInspector {
           effectiveUnroll: m?.effectiveUnroll ?? null,
           fullyUnrolled: m?.fullyUnrolled ?? false,
           icache: m?.icache ?? null,
+          ...(each.length > 1 ? { instantiations: each } : {}),
         });
       }
     }
@@ -526,6 +548,14 @@ export class VariantInspector {
     opts: {
       signal?: AbortSignal;
       kernel?: KernelFilter;
+      /**
+       * The function (mangled) every variant measures, chosen before (a sweep's first builds): kept
+       * wherever the rolled build holds it. Otherwise the function holding most of the loops' code
+       * over every build of this call (the rule of `sass --loop`), the same for every variant.
+       */
+      instantiation?: string;
+      /** The function chosen for this call's variants, once known (before any onMeasured). */
+      onInstantiation?: (choice: InstantiationChoice) => void;
       defines?: Record<string, string>;
       onProgress?: (done: number, total: number, key: string, cached: boolean) => void;
       onMeasured?: (index: number, variant: KernelVariant) => void;
@@ -548,12 +578,17 @@ export class VariantInspector {
     const built: Promise<BuildResult>[] = [];
     const settle: ((b: BuildResult) => void)[] = [];
     for (let i = 0; i < all.length; i++) built.push(new Promise<BuildResult>(r => settle.push(r)));
+    // A build's disassembly once it exists (onResult replaces the placeholder before settling).
+    const disassemblyOf = async (i: number) => (await built[i], await disassembled[i]);
+    const choice = this.chooseInstantiation(file, kernel, loops, all.length, baselineIdx, disassemblyOf, opts);
+    choice.then(c => c && opts.onInstantiation?.(c)).catch(() => undefined); // a failed build run rejects through `results` too
     const results: Promise<KernelVariant>[] = specs.map((_, i) =>
       (async () => {
         const b = await built[i];
         const dis = await disassembled[i];
-        const base = (await disassembled[baselineIdx])?.listing ?? null;
-        const v = await this.measureKernelVariant(file, analysis, kernel, loops, b, dis, base, opts);
+        const base = (await disassemblyOf(baselineIdx))?.listing ?? null;
+        const chosen = await choice;
+        const v = await this.measureKernelVariant(file, analysis, kernel, loops, b, dis, base, chosen, opts);
         opts.onMeasured?.(i, v);
         return v;
       })(),
@@ -575,6 +610,55 @@ export class VariantInspector {
     return variants;
   }
 
+  /**
+   * The one function every variant of a kernel sweep measures: `opts.instantiation` when the
+   * rolled build holds it (variants then stream as they finish); otherwise, once every build is
+   * disassembled, the one holding most of the loops' code over them (as `sass --loop` chooses).
+   * `of`: how many functions (the filter allows) hold some of that code.
+   */
+  private async chooseInstantiation(
+    file: string,
+    kernel: Kernel,
+    loops: Loop[],
+    count: number,
+    baselineIdx: number,
+    disassemblyOf: (i: number) => Promise<Disassembly | null>,
+    opts: { kernel?: KernelFilter; instantiation?: string },
+  ): Promise<InstantiationChoice | null> {
+    const holders = (listings: SassListing[], demangled: Map<string, string>) =>
+      new Set(
+        listings.flatMap(l =>
+          l.functions
+            .filter(
+              fn =>
+                matchesFilter(opts.kernel, fn.name, demangled.get(fn.name)) &&
+                fn.instructions.some(ins => loops.some(x => lineIn(ins, file, x.span.line, x.span.endLine))),
+            )
+            .map(fn => fn.name),
+        ),
+      ).size;
+    const base = await disassemblyOf(baselineIdx);
+    if (opts.instantiation && base?.sizes.has(opts.instantiation)) {
+      const demangled = await demangle([...base.sizes.keys()], this.t);
+      const name = opts.instantiation;
+      return {
+        name,
+        demangled: demangled.get(name) ?? name,
+        of: base.listing ? Math.max(1, holders([base.listing], demangled)) : 1,
+        pinned: true,
+      };
+    }
+    const every = await Promise.all(Array.from({ length: count }, (_, i) => disassemblyOf(i)));
+    const present = every.filter((d): d is Disassembly => d !== null);
+    if (!present.length) return null;
+    const demangled = await demangle([...new Set(present.flatMap(d => [...d.sizes.keys()]))], this.t);
+    const listings = present.flatMap(d => (d.listing ? [d.listing] : []));
+    const best = listings.length ? busiestFunction(listings, file, loops, opts.kernel, demangled) : null;
+    const name = best?.name ?? pickKernelByName(present[0], kernel.name, demangled, opts.kernel);
+    if (!name) return null;
+    return { name, demangled: demangled.get(name) ?? name, of: best?.of ?? 1, pinned: false };
+  }
+
   private async measureKernelVariant(
     file: string,
     analysis: FileAnalysis,
@@ -583,12 +667,15 @@ export class VariantInspector {
     b: BuildResult,
     dis: Disassembly | null,
     baseline: SassListing | null,
+    chosen: InstantiationChoice | null,
     opts: { kernel?: KernelFilter; defines?: Record<string, string> },
   ): Promise<KernelVariant> {
     const v: KernelVariant = {
       key: b.key,
       status: b.status,
       kernel: null,
+      demangled: null,
+      instantiations: null,
       kernelInstructions: null,
       kernelBytes: null,
       registers: null,
@@ -603,14 +690,15 @@ export class VariantInspector {
     };
     if (!dis) return v;
     const demangled = await demangle([...dis.sizes.keys()], this.t);
-    const name =
-      (dis.listing ? chooseKernelFunction(dis.listing, file, loops, opts.kernel, demangled) : null) ??
-      pickKernelByName(dis, kernel.name, demangled, opts.kernel);
+    // Every variant measures the one function chosen for them all; a cubin without it measures nothing.
+    const name = chosen && dis.sizes.has(chosen.name) ? chosen.name : null;
     v.kernel = name;
     if (!name) {
       v.functions = [...dis.sizes.keys()].map(n => demangled.get(n) ?? n);
       return v;
     }
+    v.demangled = demangled.get(name) ?? chosen!.demangled;
+    v.instantiations = chosen!.of;
     const usage = parsePtxasVerbose(b.ptxasLog, { arch: this.o.arch }).get(name);
     const fn = dis.listing?.functions.find(f => f.name === name);
     const size = dis.sizes.get(name);
@@ -710,6 +798,15 @@ export class VariantInspector {
   }
 }
 
+/** The function every variant of a kernel sweep measures, and how many hold the loops' code. */
+export interface InstantiationChoice {
+  name: string;
+  demangled: string;
+  of: number;
+  /** Kept from an earlier choice (a sweep's first builds) rather than chosen from this call's builds. */
+  pinned: boolean;
+}
+
 /** One loop's measurement inside a variant (see measureLoop). */
 export interface LoopMeasurement {
   loopInstructions: number | null;
@@ -722,8 +819,12 @@ export interface LoopMeasurement {
 export interface KernelVariant {
   key: string;
   status: BuildResult['status'];
-  /** Mangled name of the function measured (the kernel holding most of the loops' code). */
+  /** Mangled name of the function measured: the same for every variant of one call (see chooseInstantiation). */
   kernel: string | null;
+  /** Its demangled name (template arguments): the instantiation the row measured. */
+  demangled: string | null;
+  /** How many functions hold some of the loops' code (several: template instantiations). */
+  instantiations: number | null;
   kernelInstructions: number | null;
   kernelBytes: number | null;
   registers: number | null;
@@ -823,24 +924,6 @@ function pickKernelByName(dis: Disassembly, source: string, demangled: Map<strin
   return names.sort()[0] ?? null;
 }
 
-/** The function holding most instructions of the loops' lines (a template's busiest instantiation). */
-function chooseKernelFunction(
-  listing: SassListing,
-  file: string,
-  loops: Loop[],
-  filter?: KernelFilter,
-  demangled?: Map<string, string>,
-): string | null {
-  let best: { name: string; n: number } | null = null;
-  for (const fn of listing.functions) {
-    if (!matchesFilter(filter, fn.name, demangled?.get(fn.name))) continue;
-    let n = 0;
-    for (const ins of fn.instructions) if (loops.some(l => lineIn(ins, file, l.span.line, l.span.endLine))) n++;
-    if (n > 0 && (!best || n > best.n || (n === best.n && fn.name < best.name))) best = { name: fn.name, n };
-  }
-  return best?.name ?? null;
-}
-
 /**
  * The function holding most instructions of the loop's lines summed over the listings (ties: the
  * first name), among those the filter accepts; `of`: how many functions hold some of them.
@@ -848,15 +931,16 @@ function chooseKernelFunction(
 function busiestFunction(
   listings: SassListing[],
   file: string,
-  loop: Loop,
+  loop: Loop | Loop[],
   filter: KernelFilter | undefined,
   demangled: Map<string, string>,
 ): { name: string; of: number } | null {
+  const loops = Array.isArray(loop) ? loop : [loop];
   const total = new Map<string, number>();
   for (const l of listings)
     for (const fn of l.functions) {
       if (!matchesFilter(filter, fn.name, demangled.get(fn.name))) continue;
-      const n = fn.instructions.filter(ins => lineIn(ins, file, loop.span.line, loop.span.endLine)).length;
+      const n = fn.instructions.filter(ins => loops.some(x => lineIn(ins, file, x.span.line, x.span.endLine))).length;
       if (n > 0) total.set(fn.name, (total.get(fn.name) ?? 0) + n);
     }
   const best = [...total].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0];
@@ -1034,6 +1118,36 @@ export function measureLoop(
     remainder: a.remainder,
     icache: hotCodeFacts(fn, file, loop, a.loops[0] ?? null),
   };
+}
+
+/**
+ * The loop measured in every function whose code holds it (template instantiations), most of
+ * the loop's instructions first (ties: by name, as chooseFunction breaks them).
+ */
+export function measureInstantiations(
+  listing: SassListing,
+  baseline: SassListing | null,
+  file: string,
+  kernel: Kernel,
+  loop: Loop,
+  demangled: Map<string, string>,
+): LoopInstantiation[] {
+  const out: { n: number; x: LoopInstantiation }[] = [];
+  for (const fn of listing.functions) {
+    const n = fn.instructions.filter(ins => lineIn(ins, file, loop.span.line, loop.span.endLine)).length;
+    if (!n) continue;
+    const m = measureLoop(listing, baseline, file, kernel, loop, fn.name, demangled);
+    if (!m) continue;
+    const x = {
+      name: fn.name,
+      demangled: demangled.get(fn.name) ?? fn.name,
+      loopInstructions: m.loopInstructions,
+      effectiveUnroll: m.effectiveUnroll,
+      fullyUnrolled: m.fullyUnrolled,
+    };
+    out.push({ n, x });
+  }
+  return out.sort((a, b) => b.n - a.n || (a.x.name < b.x.name ? -1 : 1)).map(o => o.x);
 }
 
 /** Requested factors nvcc ignored (identical code) or capped (fewer copies than asked). */

@@ -40,6 +40,8 @@ export interface BenchTarget {
   /** The kernel the variants' rows report (always kernels[0]). */
   kernel: string;
   kernels: string[];
+  /** Mangled → demangled name (template arguments) of each kernel that holds the loop. */
+  demangled?: Record<string, string>;
 }
 
 function cubinInspector(o: Pick<BuildOptions, 'toolchain' | 'arch' | 'flags' | 'cacheDir' | 'nvccTimeoutMs'>): VariantInspector {
@@ -137,7 +139,7 @@ export async function findTargetKernels(
   const kernel = kernels[0] ?? sass.find(s => s?.kernel)?.kernel ?? null;
   if (!kernel) throw new Error(`could not find the kernel holding line ${src.focus} in the cubin (is it launched/instantiated?)`);
   if (!kernels.length) kernels.push(kernel);
-  return { kernel, kernels };
+  return { kernel, kernels, demangled: Object.fromEntries(holding.map(k => [k.name, k.demangled])) };
 }
 
 /** Why a variant's program cannot run, or null when it built. */

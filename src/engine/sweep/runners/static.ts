@@ -9,7 +9,8 @@ import type { CompileFlags } from '../../toolchain/flags';
 import type { ProcessRunner } from '../../toolchain/process';
 import type { Toolchain } from '../../toolchain/toolchain';
 import { VariantBuilder } from '../../variants/build';
-import { KernelFilter, KernelVariant, VariantInspector } from '../../variants/inspect';
+import { InstantiationChoice, KernelFilter, KernelVariant, VariantInspector } from '../../variants/inspect';
+import { instantiationNote } from '../../variants/instantiation';
 import { variantKey } from '../../variants/rewrite';
 import { defineArgs, pointId, SweepPoint, templateArgs, variantFactorsOf } from '../space';
 import { isInstantiation, notInstantiatedMessage } from '../template';
@@ -62,6 +63,7 @@ export function staticVariant(p: SweepPoint, kv: KernelVariant, missing?: () => 
   v.status = kv.status === 'ok' ? 'ok' : kv.status === 'cancelled' ? 'cancelled' : kv.status === 'timeout' ? 'timeout' : 'compile';
   if (kv.failure) v.message = compilerMessage(kv.failure.messages, kv.failure.kind);
   v.kernel = kv.kernel;
+  v.instantiation = kv.demangled;
   v.kernelInstructions = kv.kernelInstructions;
   v.kernelBytes = kv.kernelBytes;
   v.registers = kv.registers;
@@ -93,6 +95,12 @@ export class StaticRunner implements SweepRunner {
   readonly codeHashes = new Map<string, string | null>();
   /** Which disassembler the measurements used ('nvdisasm' gives effective unroll). */
   disassembler: 'nvdisasm' | 'cuobjdump' | 'elf' = 'elf';
+  /**
+   * The function each group of template values measures, chosen by the sweep's first builds of
+   * those values (the file as written first) and kept for every later point: rows of one sweep
+   * never compare different instantiations unless a template parameter is swept.
+   */
+  private readonly pinned = new Map<string, InstantiationChoice>();
 
   constructor(private readonly o: StaticRunnerOptions) {
     this.jobs = Math.max(1, o.jobs || os.cpus().length);
@@ -129,7 +137,10 @@ export class StaticRunner implements SweepRunner {
   }
 
   notes(): string[] {
-    return this.disassembler === 'nvdisasm' ? [] : ['effective unroll needs nvdisasm (line info): only instruction counts are available'];
+    const notes =
+      this.disassembler === 'nvdisasm' ? [] : ['effective unroll needs nvdisasm (line info): only instruction counts are available'];
+    const why = instantiationNote([...this.pinned.values()], (this.o.templateParams ?? []).length > 0, !!this.o.kernelFilter);
+    return why ? [why, ...notes] : notes;
   }
 
   async measure(points: SweepPoint[], ctx: RunnerContext): Promise<SweepVariant[]> {
@@ -170,6 +181,7 @@ export class StaticRunner implements SweepRunner {
           ? (_mangled, demangled) => isInstantiation(demangled, this.o.kernel, parameters, tvalues)
           : this.o.kernelFilter;
         const byKey = new Map(idx.map(i => [variantKey(variantFactorsOf(points[i])), i]));
+        const pinKey = JSON.stringify(Object.entries(tvalues));
         await this.inspectorFor(params).inspectKernelVariants(
           this.o.file,
           this.o.text,
@@ -180,6 +192,10 @@ export class StaticRunner implements SweepRunner {
           {
             signal: ctx.signal,
             kernel: filter,
+            instantiation: this.pinned.get(pinKey)?.name,
+            onInstantiation: c => {
+              if (!this.pinned.has(pinKey)) this.pinned.set(pinKey, c);
+            },
             defines: Object.fromEntries(Object.entries(params).filter(([n]) => !templates.includes(n))),
             onProgress: (_d, _t, key, cached) => {
               const i = byKey.get(key);
