@@ -13,8 +13,8 @@ export const cacheCommand = defineCommand({
   synopsis: 'info|clear [--dir DIR] [--json]',
   description:
     "info: the build cache's location, number of entries and size, and the measurement cache's beside it. clear: deletes\n" +
-    'every cached build (each entry is moved aside and then deleted, so an editor or another run reading one at that\n' +
-    "moment is not disturbed; builds in progress are left alone) and every cached GPU measurement. The CLI's caches are\n" +
+    'every cached build (an editor or another run using one at that moment keeps it: it holds its own link to the files;\n' +
+    "builds in progress are left alone) and every cached GPU measurement. The CLI's caches are\n" +
     "$XDG_CACHE_HOME/unroll-lens/builds and .../measurements (default ~/.cache/unroll-lens/); the editor's are under VS\n" +
     "Code's global storage (its command 'Unroll Lens: Clear Build Cache' clears those). Only a folder Unroll Lens created\n" +
     '(it holds a .unroll-lens-cache marker file) is cleared, and in it only our own entries: any other folder is refused\n' +

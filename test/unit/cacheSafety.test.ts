@@ -153,7 +153,6 @@ describe('eviction removes only our entries', () => {
     fs.mkdirSync(path.join(builds, 'ab', 'ab'.repeat(32)), { recursive: true });
     fs.writeFileSync(path.join(builds, 'ab', 'ab'.repeat(32), 'results.csv'), 'a,b\n1,2\n');
     fs.writeFileSync(path.join(builds, 'thesis.tex'), '\\documentclass{article}');
-    const before = snapshot(builds);
     const warnings: string[] = [];
     const p = fakeProject();
     const b = new VariantBuilder({
@@ -165,6 +164,11 @@ describe('eviction removes only our entries', () => {
       runner: fakeNvcc,
       warn: w => warnings.push(w),
     });
+    // A folder of the user's laid out exactly like an entry of this very build: not read, not removed as damaged.
+    const h = b.hashOf(p.req);
+    fs.mkdirSync(path.join(builds, h.slice(0, 2), h, '0123456789abcdef'), { recursive: true });
+    fs.writeFileSync(path.join(builds, h.slice(0, 2), h, '0123456789abcdef', 'result.json'), 'my own result');
+    const before = snapshot(builds);
     const [r] = await b.buildAll([p.req]);
     assert.equal(r.status, 'ok');
     assert.ok(fs.existsSync(r.outputPath!));

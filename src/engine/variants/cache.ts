@@ -231,6 +231,8 @@ export class BuildCache {
 
   /** The key's entries, most recently used first. */
   candidates(hash: string): string[] {
+    // Nothing is read (or removed as damaged) in a folder that is not a cache of ours.
+    if (!hasMarker(this.root, 'build')) return [];
     return subdirs(this.keyDir(hash), ENTRY_ID)
       .map(d => ({ d, t: mtimeOf(path.join(d, 'result.json')) }))
       .sort((a, b) => b.t - a.t)
