@@ -1,6 +1,7 @@
 // `unroll-lens cache`: where the build cache is, how big, and clearing it.
 import * as path from 'path';
 import { BuildCache, formatBytes } from '../engine/variants/cache';
+import { NotOurCacheError, ownership } from '../engine/variants/cacheFolder';
 import { defaultCacheDir } from '../engine/variants/build';
 import { MeasurementCache } from '../engine/profile/measurementCache';
 import { defineCommand } from './args';
@@ -12,10 +13,12 @@ export const cacheCommand = defineCommand({
   synopsis: 'info|clear [--dir DIR] [--json]',
   description:
     "info: the build cache's location, number of entries and size, and the measurement cache's beside it. clear: deletes\n" +
-    'every cached build (each entry is moved aside and then deleted, so an editor or another run reading one at that\n' +
-    "moment is not disturbed; builds in progress are left alone) and every cached GPU measurement. The CLI's caches are\n" +
+    'every cached build (an editor or another run using one at that moment keeps it: it holds its own link to the files;\n' +
+    "builds in progress are left alone) and every cached GPU measurement. The CLI's caches are\n" +
     "$XDG_CACHE_HOME/unroll-lens/builds and .../measurements (default ~/.cache/unroll-lens/); the editor's are under VS\n" +
-    "Code's global storage (its command 'Unroll Lens: Clear Build Cache' clears those).",
+    "Code's global storage (its command 'Unroll Lens: Clear Build Cache' clears those). Only a folder Unroll Lens created\n" +
+    '(it holds a .unroll-lens-cache marker file) is cleared, and in it only our own entries: any other folder is refused\n' +
+    'and left untouched.',
   options: {
     dir: { type: 'string', value: 'DIR', help: 'the cache folder', default: '$XDG_CACHE_HOME/unroll-lens/builds' },
     json: {
@@ -25,13 +28,15 @@ export const cacheCommand = defineCommand({
   },
   exitCodes: [
     [EXIT.ok, 'done'],
-    [EXIT.usage, 'bad usage (no or unknown action)'],
+    [EXIT.usage, 'bad usage (no or unknown action, an empty --dir, or a folder that is not an Unroll Lens cache)'],
   ],
   async run({ options, positionals }, io) {
     const [action, ...extra] = positionals;
     if (action !== 'info' && action !== 'clear')
       throw new UsageError(action ? `unknown action '${action}' (info or clear)` : 'cache needs an action: info or clear');
     if (extra.length) throw new UsageError(`cache ${action} takes no file`);
+    // An empty --dir would resolve to the current folder: never a cache by accident.
+    if (options.dir !== undefined && options.dir.trim() === '') throw new UsageError('--dir is empty: name the build cache folder');
     const dir = path.resolve(options.dir ?? defaultCacheDir());
     const cache = new BuildCache(dir);
     // Measurements live beside the builds (runLocations), as the bench and sweep commands put them.
@@ -47,15 +52,25 @@ export const cacheCommand = defineCommand({
         );
       return EXIT.ok;
     }
-    const gone = cache.clear();
+    let gone;
+    try {
+      gone = cache.clear();
+    } catch (e) {
+      if (e instanceof NotOurCacheError) throw new UsageError(e.message);
+      throw e;
+    }
     const left = cache.info();
-    const m = measurements.info();
-    measurements.clear();
+    // The measurements beside it are cleared only when they are ours too; otherwise they are left as they are.
+    const mine = ownership(measurements.dir, 'measurement') === 'ours';
+    const m = mine ? measurements.info() : { location: measurements.dir, entries: 0, bytes: 0 };
+    if (mine) measurements.clear();
     if (options.json) io.out(JSON.stringify({ ...gone, left: left.entries, measurements: m }, null, 2) + '\n');
     else
       io.out(
         `cleared ${gone.location}: ${gone.entries} entries, ${formatBytes(gone.bytes)}${left.entries ? ` (${left.entries} could not be deleted)` : ''}\n` +
-          `cleared ${m.location}: ${m.entries} measurements\n`,
+          (mine || ownership(measurements.dir, 'measurement') === 'absent'
+            ? `cleared ${m.location}: ${m.entries} measurements\n`
+            : `left ${m.location} alone: not an Unroll Lens measurement cache\n`),
       );
     return EXIT.ok;
   },

@@ -502,12 +502,13 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
       .map(String)
       .filter(f => f.endsWith('.json'))
       .map(f => path.join(dir, f))
-      .filter(f => JSON.parse(fs.readFileSync(f, 'utf8')).measurement.lineStalls);
+      .filter(f => JSON.parse(JSON.parse(fs.readFileSync(f, 'utf8')).body).lineStalls);
     assert.equal(entries.length, 1);
-    const entry = JSON.parse(fs.readFileSync(entries[0], 'utf8'));
-    assert.ok(entry.measurement.sassStalls);
-    delete entry.measurement.sassStalls;
-    fs.writeFileSync(entries[0], JSON.stringify(entry));
+    // (entries are sealed with the installation's key now: one an earlier version wrote has no MAC)
+    const measurement = JSON.parse(JSON.parse(fs.readFileSync(entries[0], 'utf8')).body);
+    assert.ok(measurement.sassStalls);
+    delete measurement.sassStalls;
+    fs.writeFileSync(entries[0], JSON.stringify({ version: 1, key: path.basename(entries[0], '.json'), measurement }));
 
     const second = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncu);
     const b = await options(second.runner, { factors: [4], sourceStalls: true, measurementCacheDir: dir });

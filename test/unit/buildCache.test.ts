@@ -69,7 +69,9 @@ describe('build cache', () => {
     const [first] = await b.buildAll([req]);
     assert.equal(first.status, 'ok', JSON.stringify(first.messages));
     const small = textBytes(first.outputPath!);
-    const stored = JSON.parse(fs.readFileSync(storedEntries(cacheDir)[0], 'utf8')) as { cache: { deps: { path: string }[] } };
+    // result.json is sealed (cacheEntry.ts): the entry's own record is its body.
+    const sealed = JSON.parse(fs.readFileSync(storedEntries(cacheDir)[0], 'utf8')) as { body: string };
+    const stored = JSON.parse(sealed.body) as { cache: { deps: { path: string }[] } };
     assert.ok(
       stored.cache.deps.some(d => d.path === path.join(dir, 'cfg.h')),
       'the entry lists the header nvcc read',
@@ -189,8 +191,10 @@ describe('disassembly cache', () => {
     assert.equal(runs, 1);
     await inspector(toolchain!).disassemble(r.outputPath!);
     assert.equal(runs, 1, 'an intact listing is reused');
-    const listing = fs.readdirSync(path.dirname(r.outputPath!)).find(n => /^(nvdisasm-c-gi|cuobjdump-sass)-[0-9a-f]{16}\.txt$/.test(n))!;
-    const file = path.join(path.dirname(r.outputPath!), listing);
+    // The listing lives beside the entry (the caller holds a leased link to its cubin).
+    const entry = b.cache.entryOf(r.outputPath!);
+    const listing = fs.readdirSync(entry).find(n => /^(nvdisasm-c-gi|cuobjdump-sass)-[0-9a-f]{16}\.txt$/.test(n))!;
+    const file = path.join(entry, listing);
     fs.truncateSync(file, Math.floor(fs.statSync(file).size / 3));
     const again = await inspector(toolchain!).disassemble(r.outputPath!);
     assert.equal(runs, 2, 'a truncated listing is not trusted');

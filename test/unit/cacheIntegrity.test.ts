@@ -81,12 +81,25 @@ function files(dir: string): string[] {
   return (fs.readdirSync(dir, { recursive: true }) as string[]).filter(p => fs.statSync(path.join(dir, p)).isFile()).sort();
 }
 
-/** What a half-finished write leaves: temp names, scratch builds, trash, empty files. */
+/**
+ * What a half-finished write leaves: temp names, scratch builds, trash, empty files. Not the
+ * leases of this live process (links to the builds it was handed, removed at its exit).
+ */
 function leftovers(cache: string): string[] {
   return [
-    ...files(cache).filter(p => /\.tmp-|(^|\/)trash\//.test(p) || fs.statSync(path.join(cache, p)).size === 0),
-    ...(fs.existsSync(path.join(cache, 'tmp')) ? fs.readdirSync(path.join(cache, 'tmp')).map(n => `tmp/${n}`) : []),
+    ...files(cache).filter(p => !/\.lease-/.test(p) && (/\.tmp-|(^|\/)trash\//.test(p) || fs.statSync(path.join(cache, p)).size === 0)),
+    ...(fs.existsSync(path.join(cache, 'tmp'))
+      ? fs
+          .readdirSync(path.join(cache, 'tmp'))
+          .filter(n => !n.includes('.lease-'))
+          .map(n => `tmp/${n}`)
+      : []),
   ];
+}
+
+/** The entry a build came from: its output is a leased link named after the entry's id. */
+function entryOfResult(cacheDir: string, r: { hash: string; outputPath: string | null }): string {
+  return path.join(cacheDir, r.hash.slice(0, 2), r.hash, path.basename(path.dirname(r.outputPath!)).slice(0, 16));
 }
 
 let reference: string | null = null;
@@ -132,8 +145,8 @@ describe('two writers of one entry', () => {
     assert.equal(b1.compiles + b2.compiles, 2);
     assert.equal(r1.status, 'ok');
     assert.equal(r2.status, 'ok');
-    assert.equal(r1.outputPath, r2.outputPath, 'both answers name the one stored entry');
-    assert.ok(fs.existsSync(r1.outputPath!));
+    assert.equal(b1.cache.entryOf(r1.outputPath!), b2.cache.entryOf(r2.outputPath!), 'both answers come from the one stored entry');
+    assert.deepEqual(fs.readFileSync(r1.outputPath!), fs.readFileSync(r2.outputPath!));
     assert.equal(new BuildCache(cacheDir).entries().length, 1);
     assert.deepEqual(leftovers(cacheDir), [], "the loser's scratch copy is gone");
   });
@@ -305,7 +318,7 @@ describe('size cap and eviction', () => {
     if (skip) return t.skip(skip);
     const projects = ['2.0f', '3.0f', '5.0f', '7.0f'].map(project);
     const cacheDir = tmpDir('lru');
-    const entryOf = (r: { outputPath: string | null }) => path.dirname(r.outputPath!);
+    const entryOf = (r: { hash: string; outputPath: string | null }) => entryOfResult(cacheDir, r);
     const [a, bb, c] = await Promise.all(projects.slice(0, 3).map(p => builder(p.dir, cacheDir, { cacheMaxBytes: 0 }).buildAll([p.req])));
     age(entryOf(a[0]), 300);
     age(entryOf(bb[0]), 200);

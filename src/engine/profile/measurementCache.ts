@@ -2,10 +2,16 @@
 // holds everything that can change the numbers (the binary's bytes, its arguments and how it is
 // started, the GPU, the clocks setting, the ncu version, what is collected); only complete, ok
 // measurements are stored, each written whole under a temporary name and renamed into place, so
-// several processes can share the folder and a reader never sees half an entry.
+// several processes can share the folder and a reader never sees half an entry. Entries are
+// sealed with this installation's key (variants/cacheEntry.ts): one edited by anyone else (a
+// median of -7 ms, a status flipped to ok) is a miss, measured again. The folder carries our
+// marker; clear deletes only entry files of our layout in a marked folder.
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
+import { installationKey } from '../variants/cacheKey';
+import { DAMAGED, FOREIGN, readCacheFile, seal, unseal } from '../variants/cacheEntry';
+import { claimFolder, requireOurs } from '../variants/cacheFolder';
 import type { BenchOptions } from './bench';
 import type { SassStalls } from './sassStalls';
 import type { KernelProfile, LineStalls } from './stalls';
@@ -41,7 +47,13 @@ export interface StoredMeasurement {
   sassStalls?: SassStalls | null;
 }
 
-const VERSION = 1;
+/** 2: sealed with the installation's key; entries of 1 are misses. */
+const VERSION = 2;
+/** A measurement holds durations and a program's stdout; a bigger file is not ours. */
+const MAX_ENTRY_BYTES = 256 * 1024 ** 2;
+const SHARD = /^[0-9a-f]{2}$/;
+const ENTRY_FILE = /^[0-9a-f]{64}\.json$/;
+const TMP_FILE = /^[0-9a-f]{64}\.json\.\d+\.[0-9a-f]{8}\.tmp$/;
 /**
  * What a source-stalls entry holds, in its key: 2 = per-line and per-SASS-instruction samples (an
  * entry of 1 had per-line samples only and must not be served as complete).
@@ -69,39 +81,54 @@ export function hashFile(file: string): string {
   return h.digest('hex');
 }
 
+/** A stored measurement in the shape this version writes: every duration a finite, non-negative number. */
+function validMeasurement(m: unknown): m is StoredMeasurement {
+  const o = m as Partial<StoredMeasurement>;
+  if (!o || typeof o !== 'object' || typeof o.stdout !== 'string' || !Array.isArray(o.groups)) return false;
+  return o.groups.every(
+    g =>
+      g &&
+      typeof g.key === 'string' &&
+      Array.isArray(g.durations) &&
+      g.durations.every(d => typeof d === 'number' && Number.isFinite(d) && d >= 0),
+  );
+}
+
 export class MeasurementCache {
+  private claimed: boolean | null = null;
+
   constructor(readonly dir: string) {}
 
   private fileOf(key: string): string {
     return path.join(this.dir, key.slice(0, 2), `${key}.json`);
   }
 
-  /** The stored measurement, or null when there is none or it cannot be read whole. */
+  /** The stored measurement, or null when there is none, it cannot be read whole, or this installation did not write it. */
   get(key: string): StoredMeasurement | null {
     let text: string;
     try {
-      text = fs.readFileSync(this.fileOf(key), 'utf8');
+      text = readCacheFile(this.fileOf(key), MAX_ENTRY_BYTES).toString('utf8');
     } catch {
       return null;
     }
-    try {
-      const o = JSON.parse(text) as { version?: number; key?: string; measurement?: StoredMeasurement };
-      // A damaged or foreign entry is a miss, never a wrong answer.
-      if (o.version !== VERSION || o.key !== key || !o.measurement || !Array.isArray(o.measurement.groups)) return null;
-      if (typeof o.measurement.stdout !== 'string') return null;
-      if (!o.measurement.groups.every(g => Array.isArray(g.durations) && g.durations.every(d => typeof d === 'number'))) return null;
-      return o.measurement;
-    } catch {
-      return null;
-    }
+    const body = unseal(installationKey(), VERSION, 'measurement', [key], text);
+    if (body === DAMAGED || body === FOREIGN || !validMeasurement(body)) return null;
+    return body;
   }
 
   put(key: string, m: StoredMeasurement): void {
     const file = this.fileOf(key);
     const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
     try {
+      if (this.claimed === null) this.claimed = claimFolder(this.dir, 'measurement', e => e.isDirectory() && SHARD.test(e.name));
+      if (!this.claimed) {
+        process.stderr.write(
+          `unroll-lens: warning: ${this.dir} is not an Unroll Lens measurement cache (it holds other files and no marker of ours): measurements are not cached there\n`,
+        );
+        return;
+      }
       fs.mkdirSync(path.dirname(file), { recursive: true });
-      fs.writeFileSync(tmp, JSON.stringify({ version: VERSION, key, measurement: m }));
+      fs.writeFileSync(tmp, seal(installationKey(), VERSION, 'measurement', [key], m), { flag: 'wx' });
       fs.renameSync(tmp, file);
     } catch {
       // A cache that cannot be written only costs the next run its GPU time.
@@ -109,20 +136,34 @@ export class MeasurementCache {
     }
   }
 
+  /** The entry files of our layout (and temporary ones) under the folder, as paths. */
+  private ownFiles(pattern: RegExp): string[] {
+    const out: string[] = [];
+    let shards: fs.Dirent[] = [];
+    try {
+      shards = fs.readdirSync(this.dir, { withFileTypes: true }).filter(e => e.isDirectory() && SHARD.test(e.name));
+    } catch {
+      /* no folder yet: empty */
+    }
+    for (const s of shards) {
+      try {
+        for (const e of fs.readdirSync(path.join(this.dir, s.name), { withFileTypes: true })) {
+          if (e.isFile() && pattern.test(e.name) && e.name.startsWith(s.name)) out.push(path.join(this.dir, s.name, e.name));
+        }
+      } catch {
+        /* removed meanwhile */
+      }
+    }
+    return out;
+  }
+
   /** Where it is, how many measurements and their bytes. */
   info(): { location: string; entries: number; bytes: number } {
     let entries = 0;
     let bytes = 0;
-    let files: string[] = [];
-    try {
-      files = fs.readdirSync(this.dir, { recursive: true }).map(String);
-    } catch {
-      /* no folder yet: empty */
-    }
-    for (const f of files) {
-      if (!f.endsWith('.json')) continue;
+    for (const f of this.ownFiles(ENTRY_FILE)) {
       try {
-        bytes += fs.statSync(path.join(this.dir, f)).size;
+        bytes += fs.lstatSync(f).size;
         entries++;
       } catch {
         /* removed meanwhile */
@@ -131,9 +172,22 @@ export class MeasurementCache {
     return { location: this.dir, entries, bytes };
   }
 
-  /** Deletes every measurement; a writer that loses its folder meanwhile only loses its entry. */
+  /**
+   * Deletes every measurement: only in a folder with our marker (else NotOurCacheError, nothing
+   * deleted), only entry files of our layout. A writer that loses its temporary file meanwhile
+   * only loses its entry.
+   */
   clear(): void {
-    fs.rmSync(this.dir, { recursive: true, force: true });
+    if (!requireOurs(this.dir, 'measurement')) return;
+    for (const f of [...this.ownFiles(ENTRY_FILE), ...this.ownFiles(TMP_FILE)]) fs.rmSync(f, { force: true });
+    for (const s of fs.readdirSync(this.dir, { withFileTypes: true })) {
+      if (!s.isDirectory() || !SHARD.test(s.name)) continue;
+      try {
+        fs.rmdirSync(path.join(this.dir, s.name));
+      } catch {
+        /* not empty: a file of the user's, or an entry just written */
+      }
+    }
   }
 }
 

@@ -14,6 +14,7 @@ import { classifyFailure, CompilerMessage, CompileFailureKind, parseNvccOutput }
 import { ProcessRunner, runProcess } from '../toolchain/process';
 import { OverlayLayout, overlayArgs, planOverlay, verifyOverlay, writeOverlay } from './overlay';
 import { BuildCache, DEFAULT_MAX_OUTPUT_BYTES, describeFsError, formatBytes, hashFile } from './cache';
+import { DAMAGED, FOREIGN, readCacheFile, seal, unseal } from './cacheEntry';
 
 export interface BuildRequest {
   /** Readable id, e.g. "L40=4" (see variantKey). */
@@ -83,7 +84,8 @@ export interface BuildProgress {
   cached: boolean;
 }
 
-const CACHE_FORMAT = 3;
+/** 4: result.json sealed with the installation's key (cacheEntry.ts); entries of 3 and before are misses. */
+const CACHE_FORMAT = 4;
 
 /** Default of BuilderOptions.cacheMaxBytes (unrollLens.cache.maxSizeGB's default). */
 export const DEFAULT_CACHE_MAX_BYTES = 4 * 1024 ** 3;
@@ -101,6 +103,34 @@ interface DepRecord {
 interface CacheMeta {
   output: { size: number; sha256: string } | null;
   deps: DepRecord[];
+}
+
+/** result.json is small (ptxas -v output and messages); a bigger one is not ours. */
+const MAX_RESULT_BYTES = 64 * 1024 ** 2;
+
+/** An entry that holds: the stored result, and the size and hash its output must have. */
+interface EntryVerdict {
+  result: Omit<BuildResult, 'key' | 'hash' | 'outputPath' | 'cached'>;
+  output: CacheMeta['output'];
+}
+
+const STATUSES: readonly string[] = ['ok', 'failed', 'timeout', 'cancelled'];
+
+/** The body of a sealed result.json in the shape this version writes, or null. */
+function entryBody(body: unknown): EntryVerdict | null {
+  const b = body as Partial<BuildResult> & { cache?: Partial<CacheMeta> };
+  if (!b || typeof b !== 'object' || !STATUSES.includes(b.status as string) || typeof b.ptxasLog !== 'string') return null;
+  if (!Array.isArray(b.messages) || typeof b.compileMs !== 'number' || !(b.failureKind === null || typeof b.failureKind === 'string'))
+    return null;
+  const c = b.cache;
+  if (!c || !Array.isArray(c.deps) || !c.deps.every(d => d && typeof d.path === 'string' && typeof d.sha256 === 'string')) return null;
+  const o = c.output;
+  if (o !== null && !(o && typeof o.size === 'number' && typeof o.sha256 === 'string')) return null;
+  if (b.status === 'ok' && o === null) return null;
+  return {
+    result: { status: b.status!, ptxasLog: b.ptxasLog, messages: b.messages, failureKind: b.failureKind!, compileMs: b.compileMs },
+    output: o ?? null,
+  };
 }
 
 /** Failures of the machine rather than the code (memory, disk, a killed tool): worth another try. */
@@ -244,46 +274,67 @@ export class VariantBuilder {
   }
 
   /**
-   * An entry counts only if its output is intact and every file nvcc read is unchanged. Of a key's
-   * entries (one per state of its headers) the first that holds is used; a damaged one is removed.
+   * An entry counts only if this installation sealed it, its output is intact and every file nvcc
+   * read is unchanged. Of a key's entries (one per state of its headers) the first that holds is
+   * used; a damaged one is removed; another installation's is left to it.
    */
   private readCached(req: BuildRequest, hash: string): BuildResult | null {
     for (const dir of this.cache.candidates(hash)) {
-      const verdict = this.checkEntry(dir);
-      if (verdict === 'damaged') {
-        this.cache.remove(dir);
-        continue;
-      }
-      if (verdict === 'stale') continue;
-      this.cache.touch(dir);
-      this.inUse.add(dir);
-      return { ...verdict, key: req.key, hash, outputPath: verdict.status === 'ok' ? path.join(dir, this.outputName) : null, cached: true };
+      const hit = this.useEntry(req, hash, dir);
+      if (hit) return hit;
     }
     return null;
   }
 
-  /** An entry's result if it holds; 'stale': a file it read changed; 'damaged': cut, garbled or incomplete. */
-  private checkEntry(dir: string): BuildResult | 'stale' | 'damaged' {
-    let meta: BuildResult & { cache?: CacheMeta };
+  /** Entry `dir` as the answer for `req`, its output leased to the caller; null when it does not hold. */
+  private useEntry(req: BuildRequest, hash: string, dir: string): BuildResult | null {
+    const verdict = this.checkEntry(dir, hash);
+    if (verdict === 'damaged') this.cache.remove(dir);
+    if (typeof verdict === 'string') return null;
+    let outputPath: string | null = null;
+    if (verdict.result.status === 'ok') {
+      // The caller's own link first, then its bytes checked: what is checked is what the caller reads.
+      const leased = this.cache.lease(path.join(dir, this.outputName), dir);
+      if (leased === null) return null; // removed meanwhile
+      if (!this.outputMatches(leased, verdict.output)) {
+        this.cache.unlease(leased);
+        this.cache.remove(dir);
+        return null;
+      }
+      outputPath = leased;
+    }
+    this.cache.touch(dir);
+    this.inUse.add(dir);
+    return { ...verdict.result, key: req.key, hash, outputPath, cached: true };
+  }
+
+  private outputMatches(file: string, want: CacheMeta['output']): boolean {
     try {
-      meta = JSON.parse(fs.readFileSync(path.join(dir, 'result.json'), 'utf8')) as BuildResult & { cache?: CacheMeta };
+      return !!want && fs.statSync(file).size === want.size && sha256File(file) === want.sha256;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * An entry's result if it holds; 'stale': a file it read changed (or it is gone); 'foreign':
+   * sealed by another installation; 'damaged': cut, garbled, edited, moved or of an older format.
+   */
+  private checkEntry(dir: string, hash: string): EntryVerdict | 'stale' | 'foreign' | 'damaged' {
+    let text: string;
+    try {
+      text = readCacheFile(path.join(dir, 'result.json'), MAX_RESULT_BYTES).toString('utf8');
     } catch (e) {
       // Gone meanwhile (evicted by another process): not damage, just not there.
       return (e as NodeJS.ErrnoException).code === 'ENOENT' && !fs.existsSync(dir) ? 'stale' : 'damaged';
     }
-    const check = meta?.cache;
-    if (!check || !Array.isArray(check.deps)) return 'damaged';
-    if (meta.status === 'ok') {
-      const out = path.join(dir, this.outputName);
-      try {
-        if (!check.output || fs.statSync(out).size !== check.output.size || sha256File(out) !== check.output.sha256) return 'damaged';
-      } catch {
-        return 'damaged';
-      }
-    }
-    if (check.deps.some(d => this.hashDep(d.path) !== d.sha256)) return 'stale';
-    const { cache: _cache, ...result } = meta;
-    return result;
+    const body = unseal(this.cache.key, CACHE_FORMAT, 'build entry', [hash, path.basename(dir)], text);
+    if (body === FOREIGN) return 'foreign';
+    const verdict = body === DAMAGED ? null : entryBody(body);
+    if (!verdict) return 'damaged';
+    const deps = (body as { cache: CacheMeta }).cache.deps;
+    if (deps.some(d => this.hashDep(d.path) !== d.sha256)) return 'stale';
+    return verdict;
   }
 
   /** Compiles in flight, by hash: the same source asked for twice at once (a sweep's template axis) compiles once. */
@@ -536,12 +587,18 @@ export class VariantBuilder {
     if (!storable || !inCache) return uncached;
     const entryId = crypto
       .createHash('sha256')
-      .update(JSON.stringify([status, deps]))
+      .update(JSON.stringify([this.cache.key.id, status, deps]))
       .digest('hex')
       .slice(0, 16);
+    const entryDir = path.join(this.cache.keyDir(hash), entryId);
+    // Leased before the commit: a clear by another process right after it cannot take the output.
+    const leased = status === 'ok' ? this.cache.lease(cubin, entryDir) : null;
+    if (status === 'ok' && leased === null) return uncached;
+    const handed = { ...result, outputPath: leased };
     let entry: string | null;
     try {
-      this.cache.writeFile(path.join(tmp, 'result.json'), JSON.stringify({ ...result, outputPath: null, cache: { output, deps } }));
+      const body = { ...result, outputPath: null, cache: { output, deps } };
+      this.cache.writeFile(path.join(tmp, 'result.json'), seal(this.cache.key, CACHE_FORMAT, 'build entry', [hash, entryId], body));
       entry = this.cache.commit(tmp, hash, entryId);
     } catch (e) {
       this.cache.warn(`cannot write to the build cache ${this.o.cacheDir} (${describeFsError(e)}): builds are not cached`);
@@ -550,32 +607,31 @@ export class VariantBuilder {
       } catch {
         // the scratch folder is deleted at exit anyway
       }
+      if (leased) this.cache.unlease(leased);
       return uncached;
     }
     if (entry === null) {
-      // Another process stored the same entry first: ours is discarded, theirs is read.
-      const theirs = path.join(this.cache.keyDir(hash), entryId);
-      const verdict = this.checkEntry(theirs);
-      if (typeof verdict === 'string') {
-        return {
-          ...result,
-          outputPath: null,
-          status: 'failed',
-          failureKind: 'internal',
-          messages: [...messages, internalMessage(`the cache entry ${theirs} another process wrote is ${verdict}; build again`)],
-        };
+      // Another process stored the same entry first: theirs is read. One at our id that does not
+      // hold (our id carries our key's id: a forgery or damage) is removed and ours put in its place.
+      const theirs = this.useEntry(req, hash, entryDir);
+      if (theirs) {
+        this.cache.discard(tmp);
+        if (leased) this.cache.unlease(leased);
+        return theirs;
       }
-      this.inUse.add(theirs);
-      return {
-        ...verdict,
-        key: req.key,
-        hash,
-        outputPath: verdict.status === 'ok' ? path.join(theirs, this.outputName) : null,
-        cached: true,
-      };
+      this.cache.remove(entryDir);
+      try {
+        entry = this.cache.commit(tmp, hash, entryId);
+      } catch {
+        entry = null;
+      }
+      if (entry === null) {
+        this.cache.discard(tmp);
+        return handed; // ours, kept by its lease, uncached
+      }
     }
     this.inUse.add(entry);
-    return { ...result, outputPath: status === 'ok' ? path.join(entry, this.outputName) : null };
+    return handed;
   }
 
   /** A build refused before nvcc ran: reported as a flags failure, never cached. */

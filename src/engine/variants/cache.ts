@@ -7,15 +7,26 @@
 // - files added to an entry later (disassembly listings) are written beside it under a temporary
 //   name and renamed, with their size and hash in a second file: a cut or garbled one is a miss;
 // - a failed write (full disk, read-only folder, file size limit) leaves nothing behind and is
-//   reported as one line; the build is still returned, uncached, from its scratch folder.
+//   reported as one line; the build is still returned, uncached, from its scratch folder;
+// - an entry handed to a caller is hard-linked into a lease folder of the caller's own first, so
+//   a clear or an eviction by any process never pulls a file from under a build in use (the
+//   link keeps the bytes; the lease goes when the process exits);
+// - result.json and listings are sealed with this installation's key (cacheKey.ts): a file
+//   anyone else wrote or edited is a miss;
+// - the cache folder carries our marker (cacheFolder.ts); clearing and eviction delete only names
+//   of our layout inside a marked folder, never a file of the user's.
 //
-// Layout under the root: <ab>/<key hash>/<entry id>/ (the id hashes the entry's dependency list,
-// so a header change adds an entry instead of rewriting one), tmp/ (scratch builds, named
-// <hash>.tmp-<pid>-<random>), trash/ (entries being deleted).
+// Layout under the root: .unroll-lens-cache (the marker), <ab>/<key hash>/<entry id>/ (the id
+// hashes the key id and the entry's dependency list, so a header change adds an entry instead of
+// rewriting one), tmp/ (scratch builds <hash>.tmp-<pid>-<random>-<host> and leases
+// <entry id>.lease-<pid>-<random>-<host>), trash/ (entries being deleted).
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { claimFolder, hasMarker, requireOurs } from './cacheFolder';
+import { installationKey, sameMac, type CacheKey } from './cacheKey';
+import { readCacheFile } from './cacheEntry';
 
 /** The largest build output Unroll Lens reads (Node reads at most 2 GiB into one buffer). */
 export const DEFAULT_MAX_OUTPUT_BYTES = 1024 ** 3;
@@ -34,6 +45,21 @@ export interface CacheOptions {
   /** A problem with the cache itself (not writable, full): one line, reported once per process and message. */
   warn?: (message: string) => void;
 }
+
+/** Names of our layout: only these are ever deleted, and only inside a folder with our marker. */
+const SHARD = /^[0-9a-f]{2}$/;
+const KEY_DIR = /^[0-9a-f]{64}$/;
+const ENTRY_ID = /^[0-9a-f]{16}$/;
+const TMP_NAME = /^[0-9a-f]{16}\.(tmp|lease)-\d+-[0-9a-f]{8}-[0-9a-f]{8}$/;
+const TRASH_NAME = /^[0-9a-f]{16}-\d+-[0-9a-f]{8}-[0-9a-f]{8}$/;
+
+/** A name an earlier version's cache holds at its top: such a folder without a marker is adopted. */
+function legacyTopName(e: fs.Dirent): boolean {
+  return e.isDirectory() && (SHARD.test(e.name) || e.name === 'tmp' || e.name === 'trash');
+}
+
+/** A listing beside an entry: its check file holds the size and the key's MAC, nothing else. */
+const MAX_LISTING_BYTES = 2 ** 31 - 1;
 
 export interface CacheEntryInfo {
   dir: string;
@@ -137,11 +163,30 @@ function dirBytes(dir: string): number {
   return total;
 }
 
+function subdirs(dir: string, name: RegExp): string[] {
+  try {
+    return fs
+      .readdirSync(dir, { withFileTypes: true })
+      .filter(e => e.isDirectory() && name.test(e.name))
+      .map(e => path.join(dir, e.name));
+  } catch {
+    return [];
+  }
+}
+
 function mtimeOf(p: string): number {
   try {
     return fs.statSync(p).mtimeMs;
   } catch {
     return 0;
+  }
+}
+
+function rmdirQuiet(p: string): void {
+  try {
+    fs.rmdirSync(p);
+  } catch {
+    // not empty (a file of the user's, or an entry just committed): kept
   }
 }
 
@@ -158,6 +203,11 @@ export class BuildCache {
   /** Total size as last counted plus what this process wrote since (null: not counted yet). */
   private approxBytes: number | null = null;
   private readonly writeFileImpl: (file: string, data: string | Buffer) => void;
+  /** null: not asked yet; false: the folder is someone else's (nothing is cached in it). */
+  private claimed: boolean | null = null;
+  private keyValue: CacheKey | null = null;
+  /** Leased outputs (hard links in this process's lease folders) → the entry they came from. */
+  private readonly leased = new Map<string, string>();
 
   constructor(
     readonly root: string,
@@ -181,15 +231,9 @@ export class BuildCache {
 
   /** The key's entries, most recently used first. */
   candidates(hash: string): string[] {
-    const dir = this.keyDir(hash);
-    let names: string[];
-    try {
-      names = fs.readdirSync(dir);
-    } catch {
-      return [];
-    }
-    return names
-      .map(n => path.join(dir, n))
+    // Nothing is read (or removed as damaged) in a folder that is not a cache of ours.
+    if (!hasMarker(this.root, 'build')) return [];
+    return subdirs(this.keyDir(hash), ENTRY_ID)
       .map(d => ({ d, t: mtimeOf(path.join(d, 'result.json')) }))
       .sort((a, b) => b.t - a.t)
       .map(x => x.d);
@@ -205,16 +249,82 @@ export class BuildCache {
     let dir: string;
     let inCache = true;
     try {
+      if (!this.claim()) throw new Error('not ours');
       fs.mkdirSync(path.join(this.root, 'tmp'), { recursive: true });
       dir = path.join(this.root, 'tmp', name);
       fs.mkdirSync(dir);
     } catch (e) {
-      this.warn(`the build cache ${this.root} cannot be written (${describeFsError(e)}): builds are not cached`);
+      if (this.claimed === false) {
+        this.warn(
+          `${this.root} is not an Unroll Lens build cache (it holds other files and no marker of ours): builds are not cached there, and nothing in it is touched`,
+        );
+      } else this.warn(`the build cache ${this.root} cannot be written (${describeFsError(e)}): builds are not cached`);
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'unroll-lens-build-'));
       inCache = false;
     }
     this.keep(dir);
     return { dir, inCache };
+  }
+
+  /** This installation's key, loaded on first use. */
+  get key(): CacheKey {
+    if (!this.keyValue) this.keyValue = installationKey(m => this.warn(m));
+    return this.keyValue;
+  }
+
+  /** Whether the root is a cache of ours, making it one if it is new, empty or of an earlier version's layout. */
+  private claim(): boolean {
+    if (this.claimed === null) this.claimed = claimFolder(this.root, 'build', legacyTopName);
+    return this.claimed;
+  }
+
+  /**
+   * Hard-links `file` (an entry's output, or a scratch build's about to become one) into a lease
+   * folder of this process and returns the link: the caller's path stays valid whatever another
+   * process clears or evicts. Null when the file is gone (removed meanwhile: a miss). Where links
+   * cannot be made (a read-only cache), the file's own path is returned.
+   */
+  lease(file: string, entryDir: string): string | null {
+    const dir = path.join(
+      this.root,
+      'tmp',
+      `${path.basename(entryDir)}.lease-${process.pid}-${crypto.randomBytes(4).toString('hex')}-${HOST}`,
+    );
+    const target = path.join(dir, path.basename(file));
+    try {
+      fs.mkdirSync(path.join(this.root, 'tmp'), { recursive: true });
+      fs.mkdirSync(dir);
+    } catch {
+      return fs.existsSync(file) ? file : null;
+    }
+    this.keep(dir);
+    try {
+      fs.linkSync(file, target);
+    } catch (e) {
+      if (errCode(e) === 'ENOENT') {
+        this.discard(dir);
+        return null;
+      }
+      try {
+        fs.copyFileSync(file, target); // a file system without hard links
+      } catch {
+        this.discard(dir);
+        return fs.existsSync(file) ? file : null;
+      }
+    }
+    this.leased.set(target, entryDir);
+    return target;
+  }
+
+  /** Gives up a lease that turned out unusable (its entry was damaged). */
+  unlease(leasedFile: string): void {
+    if (!this.leased.delete(leasedFile)) return;
+    this.discard(path.dirname(leasedFile));
+  }
+
+  /** The entry a build's output belongs to (listings are cached beside it there), leased or not. */
+  entryOf(outputPath: string): string {
+    return this.leased.get(outputPath) ?? path.dirname(outputPath);
   }
 
   /** A scratch folder the caller still reads (an uncached build): deleted at exit. */
@@ -249,22 +359,25 @@ export class BuildCache {
 
   /**
    * Moves a finished scratch build into place as entry `id` of key `hash`. Returns the entry's
-   * folder, or null when another process put the same entry there first (the caller reads that one).
+   * folder, or null when another process put the same entry there first (the scratch folder is
+   * then still the caller's: it discards it once it has read theirs).
    * Throws on a failure of the disk.
    */
   commit(scratch: string, hash: string, id: string): string | null {
     const keyDir = this.keyDir(hash);
     const dest = path.join(keyDir, id);
-    fs.mkdirSync(keyDir, { recursive: true });
-    try {
-      fs.renameSync(scratch, dest);
-    } catch (e) {
-      const code = errCode(e);
-      if (code === 'ENOTEMPTY' || code === 'EEXIST') {
-        this.discard(scratch);
-        return null;
+    // A clear in another process may remove the (empty) key folder between mkdir and rename.
+    for (let attempt = 0; ; attempt++) {
+      fs.mkdirSync(keyDir, { recursive: true });
+      try {
+        fs.renameSync(scratch, dest);
+        break;
+      } catch (e) {
+        const code = errCode(e);
+        // The caller reads that one, or removes it when it does not hold and commits again.
+        if (code === 'ENOTEMPTY' || code === 'EEXIST') return null;
+        if (code !== 'ENOENT' || attempt >= 20 || !fs.existsSync(scratch)) throw e;
       }
-      throw e;
     }
     liveScratch.delete(scratch);
     if (this.approxBytes !== null) this.approxBytes += dirBytes(dest);
@@ -297,39 +410,13 @@ export class BuildCache {
     rmQuiet(target);
   }
 
-  /** Every entry with its size and last use. Legacy entries (files right in a key folder) count as one. */
+  /** Every entry (a folder <ab>/<key hash>/<entry id> of our layout) with its size and last use. */
   entries(): CacheEntryInfo[] {
     const out: CacheEntryInfo[] = [];
-    let tops: fs.Dirent[];
-    try {
-      tops = fs.readdirSync(this.root, { withFileTypes: true });
-    } catch {
-      return out;
-    }
-    for (const top of tops) {
-      if (!top.isDirectory() || top.name === 'tmp' || top.name === 'trash') continue;
-      const topDir = path.join(this.root, top.name);
-      let keys: fs.Dirent[];
-      try {
-        keys = fs.readdirSync(topDir, { withFileTypes: true });
-      } catch {
-        continue;
-      }
-      for (const key of keys) {
-        const keyDir = path.join(topDir, key.name);
-        if (!key.isDirectory()) continue;
-        let items: fs.Dirent[];
-        try {
-          items = fs.readdirSync(keyDir, { withFileTypes: true });
-        } catch {
-          continue;
-        }
-        if (items.some(i => !i.isDirectory())) {
-          out.push({ dir: keyDir, bytes: dirBytes(keyDir), lastUsed: mtimeOf(path.join(keyDir, 'result.json')) || mtimeOf(keyDir) });
-          continue;
-        }
-        for (const i of items) {
-          const dir = path.join(keyDir, i.name);
+    for (const shard of subdirs(this.root, SHARD)) {
+      for (const keyDir of subdirs(shard, KEY_DIR)) {
+        if (!path.basename(keyDir).startsWith(path.basename(shard))) continue;
+        for (const dir of subdirs(keyDir, ENTRY_ID)) {
           out.push({ dir, bytes: dirBytes(dir), lastUsed: mtimeOf(path.join(dir, 'result.json')) || mtimeOf(dir) });
         }
       }
@@ -342,7 +429,7 @@ export class BuildCache {
     const tmp = path.join(this.root, 'tmp');
     try {
       for (const name of fs.readdirSync(tmp)) {
-        if (deadHere(name)) rmQuiet(path.join(tmp, name));
+        if (TMP_NAME.test(name) && deadHere(name)) rmQuiet(path.join(tmp, name));
       }
     } catch {
       // no tmp folder
@@ -350,7 +437,7 @@ export class BuildCache {
     const trash = path.join(this.root, 'trash');
     try {
       for (const name of fs.readdirSync(trash)) {
-        if (deadHere(name)) rmQuiet(path.join(trash, name));
+        if (TRASH_NAME.test(name) && deadHere(name)) rmQuiet(path.join(trash, name));
       }
     } catch {
       // no trash folder
@@ -362,7 +449,7 @@ export class BuildCache {
    * in `keep`: the builds being handed to a caller) until it is under 90% of the cap.
    */
   evictIfNeeded(keep: ReadonlySet<string> = new Set()): void {
-    if (!this.maxBytes) return;
+    if (!this.maxBytes || !hasMarker(this.root, 'build')) return;
     if (this.approxBytes !== null && this.approxBytes <= this.maxBytes) return;
     const all = this.entries();
     let total = all.reduce((s, e) => s + e.bytes, 0);
@@ -384,39 +471,51 @@ export class BuildCache {
     return { location: this.root, entries: all.length, bytes: all.reduce((s, e) => s + e.bytes, 0) };
   }
 
-  /** Deletes every entry (through trash/, so running readers keep their open files); returns what went. */
+  /**
+   * Deletes every entry (through trash/; builds in hand are leased, so their callers keep them) and
+   * returns what went. Only in a folder with our marker (else NotOurCacheError: nothing deleted),
+   * and only names of our layout: a file the user put inside stays.
+   */
   clear(): CacheInfo {
-    const before = this.info();
-    let tops: string[] = [];
-    try {
-      tops = fs.readdirSync(this.root);
-    } catch {
-      return before;
-    }
-    for (const name of tops) {
-      if (name === 'tmp' || name === 'trash') continue;
-      this.remove(path.join(this.root, name));
-    }
+    if (!requireOurs(this.root, 'build')) return { location: this.root, entries: 0, bytes: 0 };
+    const all = this.entries();
+    const before = { location: this.root, entries: all.length, bytes: all.reduce((s, e) => s + e.bytes, 0) };
+    for (const e of all) this.remove(e.dir);
     this.sweepLeftovers();
+    // Empty key and shard folders go too (a committer that loses one makes it again).
+    for (const shard of subdirs(this.root, SHARD)) {
+      for (const keyDir of subdirs(shard, KEY_DIR)) rmdirQuiet(keyDir);
+      rmdirQuiet(shard);
+    }
     this.approxBytes = null;
     return before;
   }
 
   // --- Files added to an entry after it was committed (disassembly listings) ---------------------
 
-  /** A file written beside an entry's output by writeSidecar, if intact; a damaged one is deleted. */
+  /** What a listing's check file must hold: its size and the key's MAC over its place in the cache and its bytes. */
+  private sidecarCheck(file: string, bytes: Buffer): string {
+    const place = path.relative(this.root, file).split(path.sep).join('/');
+    return `${bytes.length} ${this.key.mac('listing', place, bytes)}\n`;
+  }
+
+  /** A file written beside an entry's output by writeSidecar, if intact and ours; a damaged one is deleted. */
   readSidecar(file: string): string | null {
     let text: Buffer;
     let check: string;
     try {
-      text = fs.readFileSync(file);
-      check = fs.readFileSync(`${file}.sha256`, 'utf8');
-    } catch {
-      return null;
+      check = readCacheFile(`${file}.sha256`, 200).toString('utf8');
+      const size = Number(/^(\d+) /.exec(check)?.[1] ?? -1);
+      if (size < 0 || size > MAX_LISTING_BYTES) throw new Error('no size');
+      text = readCacheFile(file, size);
+    } catch (e) {
+      if (errCode(e) === 'ENOENT') return null;
+      text = Buffer.alloc(0);
+      check = '';
     }
-    if (check.trim() === `${text.length} ${sha256(text)}`) return text.toString('utf8');
-    // Cut or garbled (or a writer between its two renames): not used; the next writer replaces it.
-    for (const f of [file, `${file}.sha256`]) rmQuiet(f);
+    if (check && sameMac(this.sidecarCheck(file, text), check)) return text.toString('utf8');
+    // Cut, garbled, edited or not ours (or a writer between its two renames): not used; the next writer replaces it.
+    if (path.basename(path.dirname(file)).match(ENTRY_ID)) for (const f of [file, `${file}.sha256`]) rmQuiet(f);
     return null;
   }
 
@@ -426,13 +525,15 @@ export class BuildCache {
     const bytes = Buffer.from(text, 'utf8');
     const parts: [string, string, Buffer | string][] = [
       [file, file + suffix, bytes],
-      [`${file}.sha256`, `${file}.sha256${suffix}`, `${bytes.length} ${sha256(bytes)}\n`],
+      [`${file}.sha256`, `${file}.sha256${suffix}`, this.sidecarCheck(file, bytes)],
     ];
     try {
       for (const [, tmp, data] of parts) this.writeFile(tmp, data);
       for (const [dest, tmp] of parts) fs.renameSync(tmp, dest);
     } catch (e) {
       for (const [, tmp] of parts) rmQuiet(tmp);
+      // The entry was cleared or evicted meanwhile: nothing to cache the listing beside.
+      if (errCode(e) === 'ENOENT' && !fs.existsSync(path.dirname(file))) return;
       this.warn(`cannot write to the build cache ${this.root} (${describeFsError(e)}): disassembly listings are not cached`);
     }
   }

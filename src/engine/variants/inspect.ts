@@ -196,7 +196,8 @@ export class VariantInspector {
     const bytes = fs.readFileSync(outputPath);
     const cubin = readCubin(bytes);
     for (const s of cubin.textSections) sizes.set(s.kernel, { instructions: instructionCountFromElf(s.size), bytes: s.size });
-    const dir = path.dirname(outputPath);
+    // Beside the entry the build came from (the caller holds a leased link to its output).
+    const dir = this.o.builder.cache.entryOf(outputPath);
     const tool = this.t.nvdisasm ? 'nvdisasm' : this.t.cuobjdump ? 'cuobjdump' : null;
     if (!tool) return { listing: null, sizes, source: 'elf' };
     const info = tool === 'nvdisasm' ? this.t.nvdisasm! : this.t.cuobjdump!;

@@ -6,6 +6,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { MeasurementCache } from '../../engine/profile/measurementCache';
 import { BuildCache, formatBytes } from '../../engine/variants/cache';
+import { NotOurCacheError } from '../../engine/variants/cacheFolder';
 import type { CommandFactory } from './context';
 
 export const clearBuildCache: CommandFactory =
@@ -33,8 +34,15 @@ export const clearBuildCache: CommandFactory =
       'Clear Cache',
     );
     if (choice !== 'Clear Cache') return;
-    cache.clear();
-    measurements.clear();
+    try {
+      cache.clear();
+      measurements.clear();
+    } catch (e) {
+      // Not a folder of ours (no marker): nothing in it is deleted.
+      if (!(e instanceof NotOurCacheError)) throw e;
+      void vscode.window.showErrorMessage(`Unroll Lens: ${e.message}`);
+      return;
+    }
     const left = cache.info().entries;
     output.appendLine(
       `build cache ${info.location}: cleared ${info.entries} entries (${formatBytes(info.bytes)})${left ? `, ${left} left` : ''}; ${measured} measurements`,
