@@ -45,7 +45,10 @@ export function usage(): string {
         'bad usage (no command, unknown command or option, missing or bad value), a missing or unreadable input, ' +
           'or a tool the command needs (nvcc, ncu) not found',
       ],
-      [String(EXIT.badInput), 'stalls: the CSV is cut off or damaged (nothing is reported from it)'],
+      [
+        String(EXIT.badInput),
+        'stalls: the CSV is cut off or damaged (nothing is reported from it); sass, bench: nvcc rejected a compile flag (named)',
+      ],
       [String(EXIT.internal), 'internal error: a bug in Unroll Lens (stack trace on stderr)'],
       [String(EXIT.cancelled), 'cancelled with Ctrl-C, SIGTERM or SIGHUP'],
     ]),
