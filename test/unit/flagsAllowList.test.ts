@@ -198,6 +198,11 @@ describe('every spelling nvcc accepts is parsed, and what is not allowed is name
       ['-isystem', 'a', '--system-include=b'],
       ['-isystem', 'a', '-isystem', 'b'],
     ],
+    // nvcc pastes an -Xcompiler value unquoted into sh: spaces split it like commas.
+    [
+      ['-Xcompiler', ' -O3  -Wall,-fPIC '],
+      ['-Xcompiler', '-O3,-Wall,-fPIC'],
+    ],
   ];
   for (const [input, want] of cases) {
     test(input.join(' '), () => assert.deepEqual(clean(input).args, want));

@@ -281,15 +281,17 @@ function takeCcbin(v: string, flag: string, g: Gathered, dir: string, resolvePat
   g.out.push('-ccbin', resolvePaths && /[/\\]/.test(v) ? path.resolve(dir, v) : v);
 }
 
-/** -Xptxas a,b: each item on the ptxas allow-list (canonical spelling) is kept; -v is the builder's own. */
+/** -Xptxas a,b: each item on the ptxas allow-list (canonical spelling) is kept, the others named in one warning; -v is the builder's own. */
 function takePtxasOptions(value: string, flag: string, g: Gathered): void {
   const kept: string[] = [];
+  const refused: string[] = [];
   for (const item of splitList(value)) {
     if (PTXAS_VERBOSE.has(item)) continue;
     const r = SAFE_WORD.test(item) ? ptxasOption(item) : { refused: whyUnsafe(item, SAFE_WORD) };
     if ('ok' in r) kept.push(r.ok);
-    else reject(g, flag, r.refused);
+    else refused.push(r.refused);
   }
+  if (refused.length) reject(g, flag, refused.join('; '));
   if (kept.length) g.out.push('-Xptxas', kept.join(','));
 }
 
@@ -300,12 +302,15 @@ function takePtxasOptions(value: string, flag: string, g: Gathered): void {
  */
 function takeHostOptions(value: string, flag: string, g: Gathered): void {
   const kept: string[] = [];
-  for (const item of value.split(',')) {
+  const refused: string[] = [];
+  // nvcc pastes the value unquoted into a sh command line, so a space splits it as a comma would.
+  for (const item of value.split(/[,\s]+/)) {
     if (item === '') continue;
     const why = SAFE_WORD.test(item) ? hostOptionRefusal(item) : whyUnsafe(item, SAFE_WORD);
     if (why === null) kept.push(item);
-    else reject(g, flag, why);
+    else refused.push(why);
   }
+  if (refused.length) reject(g, flag, refused.join('; '));
   if (kept.length) g.out.push('-Xcompiler', kept.join(','));
 }
 
