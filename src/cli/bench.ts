@@ -78,8 +78,15 @@ export const benchCommand = defineCommand({
   },
   exitCodes: [
     [EXIT.ok, 'every variant ok'],
-    [EXIT.failed, 'some variant did not finish ok (compile, runtime, timeout, correctness or profile: see its status and message)'],
+    [
+      EXIT.failed,
+      'some variant did not finish ok (compile, runtime, timeout, correctness or profile: see its status and message), or the file as written does not compile',
+    ],
     [EXIT.usage, 'bad usage, unreadable file, no loop at a --loop line, or nvcc or ncu not found'],
+    [
+      EXIT.badInput,
+      'nvcc, ptxas or the host compiler rejected a compile flag of the file as written (the message names it and where it came from)',
+    ],
     [EXIT.cancelled, 'cancelled (Ctrl-C, SIGTERM or SIGHUP); the variants measured so far are printed'],
   ],
   async run({ options, positionals }, io) {

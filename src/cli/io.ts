@@ -2,6 +2,7 @@
 // exit code an error becomes. Subcommands import this, never main.ts (no import cycle).
 import { ScanInputError } from '../engine/parse/scan';
 import { MissingToolError } from '../engine/toolchain/discover';
+import { FileDoesNotCompileError } from '../engine/toolchain/rejectedFlag';
 
 export interface CliIO {
   out: (s: string) => void;
@@ -29,7 +30,7 @@ export const EXIT = {
   failed: 1,
   /** Bad usage, a missing or unreadable input, or a tool the command needs is not installed. */
   usage: 2,
-  /** The input's content is damaged or incomplete (a truncated CSV): EX_DATAERR. */
+  /** The input's content is damaged or incomplete (a truncated CSV), or nvcc rejected a compile flag: EX_DATAERR. */
   badInput: 65,
   /** A bug in Unroll Lens: the stack trace goes to stderr. EX_SOFTWARE, so scripts can tell it from findings (1). */
   internal: 70,
@@ -40,6 +41,8 @@ export const EXIT = {
 /** Errors the user can fix (their message says how) exit 2; anything else is a bug. */
 export function exitCodeFor(e: unknown): number {
   if (e instanceof BadInputError) return EXIT.badInput;
+  // A compile flag nvcc or a tool rejected is bad input (the message names it); other compile errors are findings.
+  if (e instanceof FileDoesNotCompileError) return e.badFlag ? EXIT.badInput : EXIT.failed;
   return e instanceof UsageError || e instanceof ScanInputError || e instanceof MissingToolError ? EXIT.usage : EXIT.internal;
 }
 

@@ -47,7 +47,7 @@ export function usage(): string {
       ],
       [
         String(EXIT.badInput),
-        'stalls: the CSV is cut off or damaged (nothing is reported from it); sweep: an output file it may not write (not written by Unroll Lens, without --force)',
+        'stalls: the CSV is cut off or damaged (nothing is reported from it); sweep: an output file it may not write (not written by Unroll Lens, without --force); sass, bench: nvcc rejected a compile flag (named)',
       ],
       [String(EXIT.internal), 'internal error: a bug in Unroll Lens (stack trace on stderr)'],
       [String(EXIT.cancelled), 'cancelled with Ctrl-C, SIGTERM or SIGHUP'],

@@ -4,6 +4,7 @@ import * as fs from 'fs';
 import { CudaDocuments } from '../engine/parse/documents';
 import { detectToolchain, chooseArch, Toolchain } from '../engine/toolchain/toolchain';
 import { CompileFlags, resolveCompileFlags } from '../engine/toolchain/flags';
+import { describeRejectedFlag } from '../engine/toolchain/rejectedFlag';
 import { defaultCacheDir, VariantBuilder } from '../engine/variants/build';
 import { FileSassReport, ListingError, LoopReport, NotInstantiatedError, VariantInspector } from '../engine/variants/inspect';
 import { isHeaderFile } from '../engine/variants/overlay';
@@ -108,6 +109,7 @@ export const sassCommand = defineCommand({
       EXIT.usage,
       'bad usage, unreadable file, no loop at --loop, a header with no translation unit, or nvcc not found (the message says how to install it)',
     ],
+    [EXIT.badInput, 'nvcc, ptxas or the host compiler rejected a compile flag (the message names it and where it came from)'],
     [EXIT.cancelled, 'cancelled (Ctrl-C, SIGTERM or SIGHUP)'],
   ],
   async run({ options, positionals }, io) {
@@ -411,8 +413,15 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
     });
     if (fileReport.status !== 'ok') {
       progress.done();
-      io.err(`unroll-lens: ${a.file} does not compile (${fileReport.failure?.kind}):\n${compileFailureDetail(fileReport, a.timeouts)}\n`);
-      return fileReport.status === 'cancelled' ? EXIT.cancelled : EXIT.failed;
+      // A flag nvcc or a tool rejected is named with where it came from: bad input (65), not a finding about the code.
+      const badFlag = /^(?:flags|arch)$/.test(fileReport.failure?.kind ?? '')
+        ? describeRejectedFlag(fileReport.failure!.messages, flags)
+        : null;
+      io.err(
+        `unroll-lens: ${a.file} does not compile (${fileReport.failure?.kind}):\n${compileFailureDetail(fileReport, a.timeouts)}\n` +
+          (badFlag ? `unroll-lens: ${badFlag}\n` : ''),
+      );
+      return fileReport.status === 'cancelled' ? EXIT.cancelled : badFlag ? EXIT.badInput : EXIT.failed;
     }
     if (a.kernel !== null && !fileReport.kernels.some(k => k.name === a.kernel || k.demangled.includes(a.kernel!))) {
       progress.done();

@@ -112,10 +112,10 @@ describe('nvcc never runs shell syntax from a repository', () => {
       ['-I/tmp/$(touch', /contains "\$"/],
       ['-isystem /x;touch', /contains ";"/],
       ['-UY;touch', /not a macro name/],
-      ['-Xcompiler=-wrapper', /-wrapper makes the host compiler run or load another program/],
+      ['-Xcompiler=-wrapper', /-wrapper names a file or program for the host compiler/],
       ['-Wall|touch', /contains "\|"/],
-      ['-Xcompiler=@', /@\/.* makes the host compiler run or load another program, or write a file/],
-      ['-Xptxas=-o', /-o would make ptxas write or read a file/],
+      ['-Xcompiler=@', /@\/.* names a file or program for the host compiler/],
+      ['-Xptxas=-o', /-o names a file for ptxas/],
       ['--maxrregcount=32&&touch', /contains "&"/],
     ] as const) {
       const line = f.warnings.find(x => x.includes(`dropped ${JSON.stringify(flag).slice(0, -1)}`));

@@ -2,6 +2,7 @@
 // instructions and registers) and as a whole program for the GPU stages, through the build cache.
 import type { FileAnalysis } from '../../parse/model';
 import { ScanInputError } from '../../parse/scan';
+import { fileDoesNotCompile } from '../../toolchain/rejectedFlag';
 import { BuildRequest, BuildResult, VariantBuilder } from '../../variants/build';
 import { LoopVariant, VariantInspector } from '../../variants/inspect';
 import { variantSource, VariantFactors, variantKey } from '../../variants/rewrite';
@@ -137,7 +138,12 @@ export async function findTargetKernels(
         `kernels holding it: ${holding.map(k => k.demangled).join('; ')}`,
     );
   const kernel = kernels[0] ?? sass.find(s => s?.kernel)?.kernel ?? null;
-  if (!kernel) throw new Error(`could not find the kernel holding line ${src.focus} in the cubin (is it launched/instantiated?)`);
+  if (!kernel) {
+    // Nothing to measure when the file as written does not build: say why (a rejected flag named), not "internal error".
+    const asWritten = sass[0];
+    if (asWritten?.status === 'failed' && asWritten.failure) throw fileDoesNotCompile(src.file, asWritten.failure, o.flags);
+    throw new Error(`could not find the kernel holding line ${src.focus} in the cubin (is it launched/instantiated?)`);
+  }
   if (!kernels.length) kernels.push(kernel);
   return { kernel, kernels, demangled: Object.fromEntries(holding.map(k => [k.name, k.demangled])) };
 }
