@@ -47,6 +47,8 @@ import { toAnalysisStatus, toBenchLoopResult, toFileAnalysisResult, toLoopVarian
 import { defaultCacheDir } from '../engine/variants/build';
 import { isHeaderFile } from '../engine/variants/overlay';
 import { HeaderUnits } from './headers';
+import { exitCleanlyOnStop } from './shutdown';
+import { processGuard } from '../engine/toolchain/processGuard';
 import * as path from 'path';
 
 const connection = createConnection(ProposedFeatures.all);
@@ -429,4 +431,6 @@ connection.onCodeAction(async ({ textDocument, range }) => {
   return analysis && text !== undefined ? results.codeActions(textDocument.uri, text, analysis, range) : [];
 });
 
+exitCleanlyOnStop(log);
+connection.onExit(() => processGuard.reapAll());
 connection.listen();

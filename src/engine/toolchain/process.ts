@@ -1,6 +1,9 @@
 // Every external tool runs through here: argument arrays (never a shell), a timeout, and
 // cancellation that kills the whole process tree (nvcc spawns cicc/ptxas; a profiled program
-// spawns its own children), so nothing is left running after a cancel.
+// spawns its own children), so nothing is left running after a cancel. Each run has its own
+// process group and temp folder, which processGuard.ts removes when the run ends, when we exit,
+// and (through a watchdog process) when we are killed.
+import { processGuard } from './processGuard';
 
 export interface RunOptions {
   cwd?: string;
@@ -12,6 +15,11 @@ export interface RunOptions {
   input?: string;
   /** Called with output as it arrives (for logs and progress). */
   onOutput?: (chunk: string, stream: 'stdout' | 'stderr') => void;
+  /**
+   * Keep the inherited (or env's) TMPDIR instead of a private temp folder: for ncu's profiling
+   * runs, which take turns through a lock file in $TMPDIR that other ncu processes must see.
+   */
+  sharedTemp?: boolean;
 }
 
 export interface ProcessResult {
@@ -34,44 +42,32 @@ export type ProcessRunner = (command: string, args: string[], options?: RunOptio
 /** Grace period between SIGTERM and SIGKILL for a process tree. */
 const KILL_GRACE_MS = 2000;
 
-function killTree(pid: number | undefined, signal: NodeJS.Signals): void {
-  if (!pid) return;
-  try {
-    process.kill(-pid, signal); // the child leads its own process group (detached)
-  } catch {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      /* already gone */
-    }
-  }
-}
-
 export const runProcess: ProcessRunner = async (command, args, options = {}) => {
   const { execa } = await import('execa');
   const started = performance.now();
   let timedOut = false;
   let cancelled = false;
+  const guard = processGuard.begin(options.sharedTemp === true);
   const child = execa(command, args, {
     cwd: options.cwd,
-    env: options.env,
+    env: { ...options.env, ...guard.env },
     extendEnv: true,
     input: options.input,
     reject: false,
     stripFinalNewline: false,
     detached: true, // own process group, so the whole tree can be killed
-    cleanup: true,
     encoding: 'utf8',
     maxBuffer: 512 * 1024 * 1024,
   });
+  processGuard.started(guard, child.pid);
   if (options.onOutput) {
     child.stdout?.on('data', (d: Buffer) => options.onOutput!(d.toString(), 'stdout'));
     child.stderr?.on('data', (d: Buffer) => options.onOutput!(d.toString(), 'stderr'));
   }
   let graceTimer: NodeJS.Timeout | undefined;
   const stop = () => {
-    killTree(child.pid, 'SIGTERM');
-    graceTimer = setTimeout(() => killTree(child.pid, 'SIGKILL'), KILL_GRACE_MS);
+    processGuard.signal(guard, 'SIGTERM');
+    graceTimer = setTimeout(() => processGuard.signal(guard, 'SIGKILL'), KILL_GRACE_MS);
     graceTimer.unref();
   };
   const timer = options.timeoutMs
@@ -108,10 +104,10 @@ export const runProcess: ProcessRunner = async (command, args, options = {}) => 
     };
   } finally {
     if (timer) clearTimeout(timer);
-    if (graceTimer && child.exitCode !== null) clearTimeout(graceTimer);
     options.signal?.removeEventListener('abort', onAbort);
-    // Children of the tool that outlived it (e.g. ptxas after nvcc was killed) go too.
-    if (timedOut || cancelled) killTree(child.pid, 'SIGKILL');
+    // Children of the tool that outlived it (e.g. ptxas after nvcc was killed) go too, then its temp folder.
+    await processGuard.finish(guard, timedOut || cancelled);
+    if (graceTimer) clearTimeout(graceTimer);
   }
 };
 

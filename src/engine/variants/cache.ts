@@ -16,6 +16,7 @@ import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { scratchDir } from '../toolchain/processGuard';
 
 /** The largest build output Unroll Lens reads (Node reads at most 2 GiB into one buffer). */
 export const DEFAULT_MAX_OUTPUT_BYTES = 1024 ** 3;
@@ -210,7 +211,7 @@ export class BuildCache {
       fs.mkdirSync(dir);
     } catch (e) {
       this.warn(`the build cache ${this.root} cannot be written (${describeFsError(e)}): builds are not cached`);
-      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'unroll-lens-build-'));
+      dir = scratchDir(undefined, 'unroll-lens-build-');
       inCache = false;
     }
     this.keep(dir);
