@@ -49,12 +49,12 @@ export function started(record: string): { pid: number; child: number; tmp: stri
     });
 }
 
+/** The process exists and is not a zombie (dead, its status not yet read by whoever reaps orphans here). */
 export function alive(pid: number): boolean {
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
+    return !/\) Z /.test(fs.readFileSync(`/proc/${pid}/stat`, 'latin1'));
+  } catch {
+    return false;
   }
 }
 

@@ -3,7 +3,7 @@
 // spawns its own children), so nothing is left running after a cancel. Each run has its own
 // process group and temp folder, which processGuard.ts removes when the run ends, when we exit,
 // and (through a watchdog process) when we are killed.
-import { processGuard } from './processGuard';
+import { killGroup, processGuard } from './processGuard';
 
 export interface RunOptions {
   cwd?: string;
@@ -42,6 +42,9 @@ export type ProcessRunner = (command: string, args: string[], options?: RunOptio
 /** Grace period between SIGTERM and SIGKILL for a process tree. */
 const KILL_GRACE_MS = 2000;
 
+/** How long, after the tool exited, a descendant outside its group may keep its output open. */
+const ORPHAN_GRACE_MS = 300;
+
 export const runProcess: ProcessRunner = async (command, args, options = {}) => {
   const { execa } = await import('execa');
   const started = performance.now();
@@ -60,6 +63,14 @@ export const runProcess: ProcessRunner = async (command, args, options = {}) => 
     maxBuffer: 512 * 1024 * 1024,
   });
   processGuard.started(guard, child.pid);
+  // The tool is gone: what it left in its group goes now (ptxas outliving nvcc), and a descendant
+  // in a session of its own that still holds the output open (we would wait for it) shortly after.
+  let orphanTimer: NodeJS.Timeout | undefined;
+  child.once('exit', () => {
+    killGroup(child.pid, 'SIGKILL');
+    orphanTimer = setTimeout(() => processGuard.signal(guard, 'SIGKILL'), ORPHAN_GRACE_MS);
+    orphanTimer.unref();
+  });
   if (options.onOutput) {
     child.stdout?.on('data', (d: Buffer) => options.onOutput!(d.toString(), 'stdout'));
     child.stderr?.on('data', (d: Buffer) => options.onOutput!(d.toString(), 'stderr'));
@@ -108,6 +119,7 @@ export const runProcess: ProcessRunner = async (command, args, options = {}) => 
     // Children of the tool that outlived it (e.g. ptxas after nvcc was killed) go too, then its temp folder.
     await processGuard.finish(guard, timedOut || cancelled);
     if (graceTimer) clearTimeout(graceTimer);
+    if (orphanTimer) clearTimeout(orphanTimer);
   }
 };
 

@@ -159,19 +159,18 @@ class ProcessGuard {
   }
 
   /**
-   * The run's tool has exited: kills what is left of its group (and, when it was cancelled or
-   * timed out, of its marked descendants), waits for them to go, and removes its temp folder.
+   * The run's tool has exited: kills what is left of its group and, when it was cancelled or
+   * timed out, waits until no process carrying its marker is alive (killing each), then removes
+   * its temp folder. (A zombie has no environment left in /proc, so it does not count: waiting
+   * for the group to be empty instead would wait for whoever reaps orphans.)
    */
   async finish(run: GuardedRun, stopped: boolean): Promise<void> {
-    const entry = this.entryOf(run);
+    killGroup(run.pgid, 'SIGKILL');
     const end = Date.now() + WATCHDOG_GRACE_MS;
-    for (;;) {
-      killGroup(run.pgid, 'SIGKILL');
-      const marked = stopped ? markedProcesses(entry) : [];
+    while (stopped && Date.now() < end) {
+      const marked = PROC ? markedProcesses(this.entryOf(run)) : run.pgid && groupAlive(run.pgid) ? [run.pgid] : [];
+      if (!marked.length) break;
       for (const pid of marked) killGroup(pid, 'SIGKILL');
-      if ((!run.pgid || !groupAlive(run.pgid)) && !marked.length) break;
-      // A killed process leaves when the kernel has torn it down (or, a zombie, when reaped).
-      if (Date.now() > end) break;
       await new Promise(r => setTimeout(r, 10));
     }
     this.release(run);

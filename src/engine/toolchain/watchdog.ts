@@ -50,8 +50,10 @@ function reap() {
     for (const g of groups) try { process.kill(-g, 'SIGKILL'); } catch {}
     const rest = marker ? marked() : [];
     for (const p of rest) try { process.kill(p, 'SIGKILL'); } catch {}
-    const left = [...groups].filter(alive);
-    if ((!left.length && !rest.length) || Date.now() > end) break;
+    // Linux: done when nothing carries the marker (a zombie's environment is empty); elsewhere
+    // when the groups are empty.
+    const left = process.platform === 'linux' ? rest : [...groups].filter(alive);
+    if (!left.length || Date.now() > end) break;
     pause(20);
   }
   for (const d of dirs) try { fs.rmSync(d, { recursive: true, force: true, maxRetries: 3 }); } catch {}
