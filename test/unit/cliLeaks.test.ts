@@ -94,7 +94,7 @@ async function waitForBuild(r: Run, ready: () => boolean): Promise<void> {
   }
 }
 
-describe('sass: signals during a build leave no process and no temp file', () => {
+describe('sass: signals during a build leave no process and no temp file', { concurrency: true }, () => {
   test('SIGTERM while a (fake) nvcc runs: exit 130, nvcc, its child and its setsid grandchild gone, no tmpxft_* file', async () => {
     const r = startCli(SIMPLE, true);
     await waitForBuild(r, () => started(r.record).length > 0);
