@@ -100,6 +100,12 @@ describe('runProcess leaves no process and no temp file', () => {
     await assertClean('normal exit');
   });
 
+  test('a tool that cannot start (no such file): a spawn error, and its temp folder removed all the same', async () => {
+    const r = await runProcess(path.join(work, 'no-such-tool'), []);
+    assert.match(r.spawnError ?? '', /ENOENT/);
+    await assertClean('spawn error');
+  });
+
   test('sharedTemp (ncu’s profiling lock lives in $TMPDIR): the caller’s TMPDIR is kept', async () => {
     const lock = path.join(work, 'lock');
     fs.mkdirSync(lock, { recursive: true });

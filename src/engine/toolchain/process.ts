@@ -51,17 +51,23 @@ export const runProcess: ProcessRunner = async (command, args, options = {}) => 
   let timedOut = false;
   let cancelled = false;
   const guard = processGuard.begin(options.sharedTemp === true);
-  const child = execa(command, args, {
-    cwd: options.cwd,
-    env: { ...options.env, ...guard.env },
-    extendEnv: true,
-    input: options.input,
-    reject: false,
-    stripFinalNewline: false,
-    detached: true, // own process group, so the whole tree can be killed
-    encoding: 'utf8',
-    maxBuffer: 512 * 1024 * 1024,
-  });
+  let child: ReturnType<typeof execa>;
+  try {
+    child = execa(command, args, {
+      cwd: options.cwd,
+      env: { ...options.env, ...guard.env },
+      extendEnv: true,
+      input: options.input,
+      reject: false,
+      stripFinalNewline: false,
+      detached: true, // own process group, so the whole tree can be killed
+      encoding: 'utf8',
+      maxBuffer: 512 * 1024 * 1024,
+    });
+  } catch (e) {
+    await processGuard.finish(guard, false); // nothing started: its temp folder goes
+    throw e;
+  }
   processGuard.started(guard, child.pid);
   // The tool is gone: what it left in its group goes now (ptxas outliving nvcc), and a descendant
   // in a session of its own that still holds the output open (we would wait for it) shortly after.
