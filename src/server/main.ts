@@ -46,6 +46,8 @@ import { defaultCacheDir } from '../engine/variants/build';
 import { isHeaderFile } from '../engine/variants/overlay';
 import { HeaderUnits } from './headers';
 import { createServerConnection } from './connection';
+import { exitCleanlyOnStop } from './shutdown';
+import { processGuard } from '../engine/toolchain/processGuard';
 import * as path from 'path';
 
 const connection = createServerConnection();
@@ -430,4 +432,6 @@ connection.onCodeAction(async ({ textDocument, range }) => {
   return analysis && text !== undefined ? results.codeActions(textDocument.uri, text, analysis, range) : [];
 });
 
+exitCleanlyOnStop(log);
+connection.onExit(() => processGuard.reapAll());
 connection.listen();

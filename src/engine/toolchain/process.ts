@@ -1,6 +1,9 @@
 // Every external tool runs through here: argument arrays (never a shell), a timeout, and
 // cancellation that kills the whole process tree (nvcc spawns cicc/ptxas; a profiled program
-// spawns its own children), so nothing is left running after a cancel.
+// spawns its own children), so nothing is left running after a cancel. Each run has its own
+// process group and temp folder, which processGuard.ts removes when the run ends, when we exit,
+// and (through a watchdog process) when we are killed.
+import { killGroup, processGuard } from './processGuard';
 
 export interface RunOptions {
   cwd?: string;
@@ -12,6 +15,11 @@ export interface RunOptions {
   input?: string;
   /** Called with output as it arrives (for logs and progress). */
   onOutput?: (chunk: string, stream: 'stdout' | 'stderr') => void;
+  /**
+   * Keep the inherited (or env's) TMPDIR instead of a private temp folder: for ncu's profiling
+   * runs, which take turns through a lock file in $TMPDIR that other ncu processes must see.
+   */
+  sharedTemp?: boolean;
 }
 
 export interface ProcessResult {
@@ -34,35 +42,40 @@ export type ProcessRunner = (command: string, args: string[], options?: RunOptio
 /** Grace period between SIGTERM and SIGKILL for a process tree. */
 const KILL_GRACE_MS = 2000;
 
-function killTree(pid: number | undefined, signal: NodeJS.Signals): void {
-  if (!pid) return;
-  try {
-    process.kill(-pid, signal); // the child leads its own process group (detached)
-  } catch {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      /* already gone */
-    }
-  }
-}
+/** How long, after the tool exited, a descendant outside its group may keep its output open. */
+const ORPHAN_GRACE_MS = 300;
 
 export const runProcess: ProcessRunner = async (command, args, options = {}) => {
   const { execa } = await import('execa');
   const started = performance.now();
   let timedOut = false;
   let cancelled = false;
-  const child = execa(command, args, {
-    cwd: options.cwd,
-    env: options.env,
-    extendEnv: true,
-    input: options.input,
-    reject: false,
-    stripFinalNewline: false,
-    detached: true, // own process group, so the whole tree can be killed
-    cleanup: true,
-    encoding: 'utf8',
-    maxBuffer: 512 * 1024 * 1024,
+  const guard = processGuard.begin(options.sharedTemp === true);
+  let child: ReturnType<typeof execa>;
+  try {
+    child = execa(command, args, {
+      cwd: options.cwd,
+      env: { ...options.env, ...guard.env },
+      extendEnv: true,
+      input: options.input,
+      reject: false,
+      stripFinalNewline: false,
+      detached: true, // own process group, so the whole tree can be killed
+      encoding: 'utf8',
+      maxBuffer: 512 * 1024 * 1024,
+    });
+  } catch (e) {
+    await processGuard.finish(guard, false); // nothing started: its temp folder goes
+    throw e;
+  }
+  processGuard.started(guard, child.pid);
+  // The tool is gone: what it left in its group goes now (ptxas outliving nvcc), and a descendant
+  // in a session of its own that still holds the output open (we would wait for it) shortly after.
+  let orphanTimer: NodeJS.Timeout | undefined;
+  child.once('exit', () => {
+    killGroup(child.pid, 'SIGKILL');
+    orphanTimer = setTimeout(() => processGuard.signal(guard, 'SIGKILL'), ORPHAN_GRACE_MS);
+    orphanTimer.unref();
   });
   if (options.onOutput) {
     child.stdout?.on('data', (d: Buffer) => options.onOutput!(d.toString(), 'stdout'));
@@ -70,8 +83,8 @@ export const runProcess: ProcessRunner = async (command, args, options = {}) => 
   }
   let graceTimer: NodeJS.Timeout | undefined;
   const stop = () => {
-    killTree(child.pid, 'SIGTERM');
-    graceTimer = setTimeout(() => killTree(child.pid, 'SIGKILL'), KILL_GRACE_MS);
+    processGuard.signal(guard, 'SIGTERM');
+    graceTimer = setTimeout(() => processGuard.signal(guard, 'SIGKILL'), KILL_GRACE_MS);
     graceTimer.unref();
   };
   const timer = options.timeoutMs
@@ -108,10 +121,11 @@ export const runProcess: ProcessRunner = async (command, args, options = {}) => 
     };
   } finally {
     if (timer) clearTimeout(timer);
-    if (graceTimer && child.exitCode !== null) clearTimeout(graceTimer);
     options.signal?.removeEventListener('abort', onAbort);
-    // Children of the tool that outlived it (e.g. ptxas after nvcc was killed) go too.
-    if (timedOut || cancelled) killTree(child.pid, 'SIGKILL');
+    // Children of the tool that outlived it (e.g. ptxas after nvcc was killed) go too, then its temp folder.
+    await processGuard.finish(guard, timedOut || cancelled);
+    if (graceTimer) clearTimeout(graceTimer);
+    if (orphanTimer) clearTimeout(orphanTimer);
   }
 };
 

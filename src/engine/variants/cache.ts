@@ -27,6 +27,7 @@ import * as path from 'path';
 import { claimFolder, hasMarker, requireOurs } from './cacheFolder';
 import { installationKey, sameMac, type CacheKey } from './cacheKey';
 import { readCacheFile } from './cacheEntry';
+import { scratchDir } from '../toolchain/processGuard';
 
 /** The largest build output Unroll Lens reads (Node reads at most 2 GiB into one buffer). */
 export const DEFAULT_MAX_OUTPUT_BYTES = 1024 ** 3;
@@ -259,7 +260,7 @@ export class BuildCache {
           `${this.root} is not an Unroll Lens build cache (it holds other files and no marker of ours): builds are not cached there, and nothing in it is touched`,
         );
       } else this.warn(`the build cache ${this.root} cannot be written (${describeFsError(e)}): builds are not cached`);
-      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'unroll-lens-build-'));
+      dir = scratchDir(undefined, 'unroll-lens-build-');
       inCache = false;
     }
     this.keep(dir);

@@ -2,10 +2,10 @@
 // the file as written (and pass the project's check command, when there is one), so that only
 // variants that still compute the same result are timed.
 import * as fs from 'fs';
-import * as os from 'os';
 import * as path from 'path';
 import type { BenchOptions } from '../bench';
 import { fill, launch, LaunchOptions, programCommand, VariantProgram } from './program';
+import { scratchDir } from '../../toolchain/processGuard';
 
 /** `kernel=<name> … checksum=<v>` lines (the samples' convention) → name → checksum. */
 export function parseChecksums(stdout: string): Record<string, string> {
@@ -102,7 +102,7 @@ export async function checkOutput(stdout: string, baseline: BaselineOutput | nul
 
 /** The project's check command, given both outputs as files: exit 0 says they agree. */
 async function checkCommandAgrees(template: string[], stdout: string, baselineStdout: string, o: CheckOptions): Promise<boolean> {
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'unroll-lens-check-'));
+  const work = scratchDir(undefined, 'unroll-lens-check-');
   try {
     const a = path.join(work, 'variant.stdout');
     const b = path.join(work, 'baseline.stdout');

@@ -1,7 +1,6 @@
 // Stage 4, line stalls: warp-stall samples per source line of one program (the file as written
 // in benchLoop), from one launch under ncu's SourceCounters section.
 import * as fs from 'fs';
-import * as os from 'os';
 import * as path from 'path';
 import { safeWriteFile } from '../../safeWrite';
 import { MissingToolError } from '../../toolchain/discover';
@@ -11,6 +10,7 @@ import { classifyNcuFailure } from '../ncuErrors';
 import { SassStalls, sassStallsOf } from '../sassStalls';
 import { LineStalls, perLineStalls } from '../stalls';
 import { escapeRegex, launch, LaunchOptions, programCommand, VariantProgram } from './program';
+import { scratchDir } from '../../toolchain/processGuard';
 
 export interface LineStallsResult {
   lineStalls: LineStalls[] | null;
@@ -54,9 +54,7 @@ async function sourceLineStalls(
   if (!t.ncu) throw new MissingToolError('ncu', []);
   const ncu = t.ncu.path;
   // With a launcher the report must be where the node writes it and this machine reads it.
-  const base = o.runDir ?? os.tmpdir();
-  fs.mkdirSync(base, { recursive: true });
-  const work = fs.mkdtempSync(path.join(base, 'unroll-lens-src-'));
+  const work = scratchDir(o.runDir, 'unroll-lens-src-');
   try {
     const report = path.join(work, 'source');
     const prof = await launch(
@@ -84,7 +82,8 @@ async function sourceLineStalls(
         '--force-overwrite',
         ...programCommand(p.program, o),
       ],
-      { timeoutMs: o.timeoutMs * 4, signal: o.signal, cwd: path.dirname(p.file), env: o.env },
+      // ncu's profiling lock lives in $TMPDIR (gpuSlots.ts): keep the shared one.
+      { timeoutMs: o.timeoutMs * 4, signal: o.signal, cwd: path.dirname(p.file), env: o.env, sharedTemp: true },
     );
     if (prof.exitCode !== 0) {
       const f = classifyNcuFailure(prof.stdout, prof.stderr, prof.exitCode);

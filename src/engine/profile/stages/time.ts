@@ -2,7 +2,6 @@
 // (gpu__time_duration.sum and the warp-state metrics), from one ncu run per instantiation
 // repeated until each has enough launches.
 import * as fs from 'fs';
-import * as os from 'os';
 import * as path from 'path';
 import { safeCopyFile, safeWriteFile } from '../../safeWrite';
 import { MissingToolError } from '../../toolchain/discover';
@@ -13,6 +12,7 @@ import { applicationExitCode, classifyNcuFailure, programOutput } from '../ncuEr
 import { KernelProfile, kernelProfile } from '../stalls';
 import type { BenchTarget } from './build';
 import { escapeRegex, launch, LaunchOptions, programCommand, VariantProgram } from './program';
+import { scratchDir } from '../../toolchain/processGuard';
 
 /** ncu metrics collected per launch: duration, warp-state stall ratios, work and occupancy. */
 export const PROFILE_METRICS = [
@@ -144,9 +144,7 @@ export async function timeVariant(
   let message: string | null = null;
   let stdout: string | null = null;
   let programFailed: string | null = null;
-  const base = o.runDir ?? os.tmpdir();
-  fs.mkdirSync(base, { recursive: true });
-  const work = fs.mkdtempSync(path.join(base, 'unroll-lens-time-'));
+  const work = scratchDir(o.runDir, 'unroll-lens-time-');
   let runs = 0;
 
   /** One ncu run of kernel k: its launches, 'none' when it profiled none of an optional instantiation, or null after a failure (status set). */
@@ -184,6 +182,7 @@ export async function timeVariant(
       signal: o.signal,
       cwd: path.dirname(p.file),
       env: o.env,
+      sharedTemp: true, // ncu's profiling lock lives in $TMPDIR (gpuSlots.ts)
     });
     o.onRun?.({ kind, startMs, endMs: Date.now() });
     if (prof.cancelled) {
