@@ -2,13 +2,15 @@
 // variant's kernel. From the palette: the loop under the cursor (else a pick), then a factor.
 import * as vscode from 'vscode';
 import { ShowSassArgs } from '../../protocol';
+import { validFactorTexts } from '../../schema/ranges';
 import { factorChoices, factorLabel } from '../sassTarget';
 import type { CommandFactory } from './context';
 import { pickLoop } from './pick';
 
 /** The unroll factors to offer: as written, then the unrollLens.unrollFactors setting. */
 export function configuredFactors(): string[] {
-  return factorChoices(vscode.workspace.getConfiguration('unrollLens').get<string[]>('unrollFactors') ?? []);
+  // Invalid entries are dropped here (the server reports them as settings warnings): never offered, never built.
+  return factorChoices(validFactorTexts(vscode.workspace.getConfiguration('unrollLens').get<unknown>('unrollFactors'), () => undefined));
 }
 
 /** A factor picked by the user (undefined: they dismissed the pick). */
