@@ -20,6 +20,7 @@ import { findLaunches, launchesIn } from '../engine/parse/launches';
 import { sourceNameOf } from '../engine/variants/inspect';
 import type { SassListingData } from '../protocol';
 import { macroTableFor } from './macros';
+import { RANGES } from '../schema/ranges';
 import { defineCommand, factorsOption, lineListOption, numberOption, stringOption } from './args';
 import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
 import { buildPathFor, checkArchOption, readSourceFile } from './inputs';
@@ -57,7 +58,12 @@ export const sassCommand = defineCommand({
       help: 'the instantiation holding the loop (mangled name, or part of the demangled one)',
       default: "the one with most of the loop's instructions",
     },
-    jobs: { type: 'string', value: 'N', help: 'parallel nvcc processes; 0 = number of CPU cores', setting: SETTINGS.jobs },
+    jobs: {
+      type: 'string',
+      value: 'N',
+      help: `parallel nvcc processes, ${RANGES.jobs.min} to ${RANGES.jobs.max}; 0 = number of CPU cores`,
+      setting: SETTINGS.jobs,
+    },
     'warps-per-sm': {
       type: 'string',
       value: 'N',

@@ -116,7 +116,12 @@ export const sweepCommand = defineCommand({
     fresh: GPU_PLACEMENT_OPTIONS.fresh,
     quiet: GPU_PLACEMENT_OPTIONS.quiet,
     ...TOOL_TIMEOUT_OPTIONS,
-    jobs: { type: 'string', value: 'N', help: 'parallel nvcc processes; 0 = number of CPU cores', setting: SETTINGS.jobs },
+    jobs: {
+      type: 'string',
+      value: 'N',
+      help: `parallel nvcc processes, ${RANGES.jobs.min} to ${RANGES.jobs.max}; 0 = number of CPU cores`,
+      setting: SETTINGS.jobs,
+    },
     'warps-per-sm': {
       type: 'string',
       value: 'N',
