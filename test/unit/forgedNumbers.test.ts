@@ -12,6 +12,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { analyze, REPO_ROOT } from './helpers';
+import { MeasurementCache } from '../../src/engine/profile/measurementCache';
 import { parseRawPage } from '../../src/engine/profile/ncuCsv';
 import { parseRawPageStrict, RawPageError } from '../../src/engine/profile/rawPageStream';
 import { listResults, loadResult, resultsDir } from '../../src/engine/sweep/store';
@@ -220,6 +221,57 @@ describe('Apply: only `#pragma unroll N` with an integer N nvcc honours', () => 
     const a = await analyze(LOOP_SOURCE.replace('  for', '  #pragma unroll 8192\n  for'));
     assert.equal(writtenFactor(a.kernels[0].loops[0]), 8192);
   });
+});
+
+// ------------------------------------------------------------------------------ measurement cache
+
+describe('measurement cache: an entry with an impossible number is a miss, measured again', () => {
+  const good = () => ({
+    groups: [
+      {
+        key: 'k',
+        kernel: '_Z1kPfi',
+        blockSize: null,
+        durations: [0.0581, 0.0582, 0.0583],
+        last: {
+          name: 'k',
+          id: 0,
+          durationNs: 58200,
+          stalls: { wait: 10 },
+          stallShare: { wait: 1 },
+          stallSource: 'warp-state' as const,
+          executedInstructions: 1234.5,
+          achievedOccupancy: 87.5,
+          registers: 32,
+          blockSize: null,
+          gridSize: null,
+        },
+      },
+    ],
+    stdout: 'ok\n',
+  });
+  const edits: [string, (m: ReturnType<typeof good>) => void][] = [
+    ['a median of -7 ms', m => (m.groups[0].durations = [-7, -7, -7])],
+    ['a duration of 0 ms', m => (m.groups[0].durations[1] = 0)],
+    ['a duration as text', m => ((m.groups[0].durations as unknown[])[1] = '0.05')],
+    ['999 registers', m => (m.groups[0].last.registers = 999)],
+    ['achieved occupancy 250 %', m => (m.groups[0].last.achievedOccupancy = 250)],
+    ['a stall share of 7', m => (m.groups[0].last.stallShare = { wait: 7 })],
+    ['a duration of -1 ns in the profile', m => (m.groups[0].last.durationNs = -1)],
+  ];
+  for (const [what, edit] of edits) {
+    test(what, () => {
+      const cache = new MeasurementCache(path.join(workspace, 'measurements'));
+      const key = 'b'.repeat(64);
+      cache.put(key, good());
+      assert.ok(cache.get(key), 'the entry as written is a hit');
+      const file = path.join(cache.dir, key.slice(0, 2), `${key}.json`);
+      const entry = JSON.parse(fs.readFileSync(file, 'utf8'));
+      edit(entry.measurement);
+      fs.writeFileSync(file, JSON.stringify(entry));
+      assert.equal(cache.get(key), null);
+    });
+  }
 });
 
 // ------------------------------------------------------------------------------ settings and options

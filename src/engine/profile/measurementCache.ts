@@ -6,6 +6,7 @@
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
+import { NumberRange, RANGES, rangeProblem } from '../../schema/ranges';
 import type { BenchOptions } from './bench';
 import type { SassStalls } from './sassStalls';
 import type { KernelProfile, LineStalls } from './stalls';
@@ -89,7 +90,7 @@ export class MeasurementCache {
       // A damaged or foreign entry is a miss, never a wrong answer.
       if (o.version !== VERSION || o.key !== key || !o.measurement || !Array.isArray(o.measurement.groups)) return null;
       if (typeof o.measurement.stdout !== 'string') return null;
-      if (!o.measurement.groups.every(g => Array.isArray(g.durations) && g.durations.every(d => typeof d === 'number'))) return null;
+      if (!o.measurement.groups.every(possibleGroup)) return null;
       return o.measurement;
     } catch {
       return null;
@@ -135,6 +136,28 @@ export class MeasurementCache {
   clear(): void {
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Whether every number of a stored kernel group is possible (src/schema/ranges.ts): durations
+ * > 0 ms, registers 0..255, shares 0..1. An entry edited to a median of -7 ms is a miss, measured
+ * again, never shown.
+ */
+function possibleGroup(g: StoredMeasurement['groups'][number]): boolean {
+  if (!g || !Array.isArray(g.durations) || !g.durations.every(d => !rangeProblem(RANGES.durationMs, d))) return false;
+  const last = g.last;
+  if (last === null) return true;
+  if (!last || typeof last !== 'object') return false;
+  const orNull = (r: NumberRange, v: unknown) => v === null || !rangeProblem(r, v);
+  return (
+    orNull(RANGES.durationNs, last.durationNs) &&
+    // means over the stall launches (stages/time.ts meanProfile): in range, not necessarily whole
+    orNull({ ...RANGES.registers, integer: false }, last.registers) &&
+    orNull(RANGES.percent, last.achievedOccupancy) &&
+    !!last.stallShare &&
+    typeof last.stallShare === 'object' &&
+    Object.values(last.stallShare).every(v => !rangeProblem(RANGES.share, v))
+  );
 }
 
 /** The options a measurement depends on (the bench's and the GPU sweep's). */
