@@ -84,8 +84,6 @@ export const RANGES = {
   share: real('a share (0..1)', 0, 1),
   /** Resident warps per SM: every architecture we know has at most 64 (sm_70..sm_120). */
   warpsPerSm: real('warps per SM', 0, 64),
-  /** Threads per block: CUDA's limit is 1024. */
-  blockSize: int('threads per block', 1, 1024),
   /** Copies of one source iteration nvcc emitted in a machine-code loop (observed, not requested). */
   observedUnroll: real('an observed unroll', 0, 1e6),
   /** Anything counted: sweep points, evaluations, samples taken, GPU runs. */
@@ -178,22 +176,22 @@ export function parseUnrollFactorText(text: string): { factor: UnrollFactorValue
 
 /**
  * The valid entries of an unrollFactors list (the setting as the editor hands it over, of any
- * type), each invalid one reported through `warn` and dropped, duplicates dropped silently.
+ * type), each invalid one reported through `warn` and dropped: what readSettings keeps.
  */
 export function validFactorTexts(list: unknown, warn: (message: string) => void, origin = 'unrollLens.unrollFactors'): string[] {
   if (!Array.isArray(list)) {
     if (list !== undefined && list !== null) warn(`${origin}: expected an array of unroll factors, got ${shownValue(list)}; ignored`);
     return [];
   }
+  // The settings pattern itself, so the client keeps exactly the entries the server's readSettings keeps.
+  const pattern = new RegExp(UNROLL_FACTOR_PATTERN);
   const out: string[] = [];
   for (const item of list) {
-    const parsed = typeof item === 'string' ? parseUnrollFactorText(item) : null;
-    if (!parsed || !('factor' in parsed)) {
+    if (typeof item !== 'string' || !pattern.test(item)) {
       warn(`${origin}: ${shownValue(item)} is not ${UNROLL_FACTOR_EXPECTED}; dropped`);
       continue;
     }
-    const text = String(parsed.factor);
-    if (!out.includes(text)) out.push(text);
+    out.push(item);
   }
   return out;
 }

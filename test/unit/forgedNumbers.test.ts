@@ -21,7 +21,7 @@ import { parseFactorList, pragmaText, UnrollFactorError, writtenFactor } from '.
 import { factorsOption, lineListOption, numberOption } from '../../src/cli/args';
 import { UsageError } from '../../src/cli/io';
 import { ResultsService } from '../../src/server/results';
-import { readSettings, SETTINGS } from '../../src/settings';
+import { DEFAULT_SETTINGS, readSettings, SETTINGS } from '../../src/settings';
 import { parseUnrollFactorText, RANGES, UNROLL_FACTOR_PATTERN, validFactorTexts } from '../../src/schema/ranges';
 import { checkSweepResult, SchemaError } from '../../src/schema/result';
 import type { FileAnalysis } from '../../src/engine/parse/model';
@@ -286,10 +286,22 @@ describe('unroll factors from the setting and requests: one definition', () => {
     // The client's copy of the same rule (it reads the setting itself for its pickers).
     const client: string[] = [];
     assert.deepEqual(
-      validFactorTexts(['4', '1e23', 1e23, '100000000000000000000000', 'full', '4'], m => client.push(m)),
+      validFactorTexts(['4', '1e23', 1e23, '100000000000000000000000', 'full'], m => client.push(m)),
       ['4', 'full'],
     );
     assert.equal(client.length, 3);
+  });
+
+  test('property: the client keeps exactly the entries the server keeps, for 1,000 random lists', () => {
+    const rng = new Rng(1023);
+    const items: unknown[] = ['1', '4', '08', '4096', '4097', '0', '-4', '2.5', '1e23', 'full', 'FULL', 'default', ' 4', '', 4, null, 1e23];
+    for (let i = 0; i < 1000; i++) {
+      const list = Array.from({ length: 1 + rng.int(5) }, () => rng.pick(items));
+      const client = validFactorTexts(list, () => undefined);
+      const server = readSettings({ unrollFactors: list }).unrollFactors;
+      assert.deepEqual(client.length ? client : DEFAULT_SETTINGS.unrollFactors, server, JSON.stringify(list));
+      for (const f of parseFactorList(server.join(','))) assert.ok(isFactor(f, 4096));
+    }
   });
 
   test('a request naming 1e+23 or a 24-digit factor (the server, the CLI): refused with the range', () => {
