@@ -4,6 +4,7 @@
 // (`npm run gen:settings`, checked by test/unit/settingsManifest.test.ts).
 // Pure on purpose: no `vscode`, no Node APIs. The extension, the server and the CLI import it,
 // the webview imports its types.
+import { RANGES, UNROLL_FACTOR_EXPECTED, UNROLL_FACTOR_PATTERN } from './schema/ranges';
 
 /** Where a value may be set (VS Code's configuration scopes that this extension uses). */
 export type SettingScope = 'window' | 'machine-overridable';
@@ -49,6 +50,11 @@ export interface StringListDecl extends DeclBase {
   itemPattern?: string;
   itemPatternErrorMessage?: string;
   minItems?: number;
+  /**
+   * An element that does not match is dropped (with a warning) and the valid ones kept, instead of
+   * the whole list falling back to its default: one typo in a list of factors loses nothing else.
+   */
+  dropInvalidItems?: boolean;
 }
 export type SettingDecl = BooleanDecl | NumberDecl | StringDecl | EnumDecl | StringListDecl;
 
@@ -112,9 +118,12 @@ export const SETTINGS = {
   unrollFactors: strings({
     default: ['default', '1', '2', '4', '8', '16', 'full'],
     minItems: 1,
-    itemPattern: '^(default|full|[1-9][0-9]*)$',
-    itemPatternErrorMessage: 'default, full or a positive integer',
-    description: 'Unroll factors to build for a loop: default (no pragma), full, or a positive integer.',
+    itemPattern: UNROLL_FACTOR_PATTERN,
+    itemPatternErrorMessage: UNROLL_FACTOR_EXPECTED,
+    dropInvalidItems: true,
+    description:
+      `Unroll factors to build for a loop: default (no pragma), full, or an integer from ${RANGES.unrollFactor.min} to ${RANGES.unrollFactor.max} ` +
+      '(larger ones only slow nvcc down: use full). An invalid entry is dropped with a warning; the others are built.',
   }),
   icacheBudgetBytes: integer({
     default: 0,
@@ -127,7 +136,7 @@ export const SETTINGS = {
   warpsPerSm: integer({
     default: 0,
     minimum: 0,
-    maximum: 64,
+    maximum: RANGES.warpsPerSm.max,
     description:
       'Resident warps per SM the instruction-cache prediction assumes for every kernel. 0 (default): inferred per kernel from ' +
       'a launch in the file (`<<<grid, block>>>` with constant sizes), else `__launch_bounds__`, else theoretical occupancy at 256 threads.',
@@ -136,7 +145,12 @@ export const SETTINGS = {
     default: true,
     description: 'Compile the file as written (and with every loop rolled, to measure effective unroll) on open and save.',
   }),
-  jobs: integer({ default: 0, minimum: 0, description: 'Parallel nvcc processes for variant builds; 0 = number of CPU cores.' }),
+  jobs: integer({
+    default: 0,
+    minimum: RANGES.jobs.min,
+    maximum: RANGES.jobs.max,
+    description: `Parallel nvcc processes for variant builds (0 to ${RANGES.jobs.max}); 0 = number of CPU cores.`,
+  }),
   cache: {
     maxSizeGB: number({
       default: 4,
@@ -179,8 +193,18 @@ export const SETTINGS = {
       description:
         "Program arguments for benchmark runs (one element per argument). In a sweep, {NAME} is replaced by the point's value of parameter NAME (--body {BODY}).",
     }),
-    samples: integer({ default: 20, minimum: 1, description: 'Kernel durations to collect per variant (statistics assume at least 20).' }),
-    warmup: integer({ default: 2, minimum: 0, description: 'Launches of the kernel skipped per program run before timing.' }),
+    samples: integer({
+      default: 20,
+      minimum: RANGES.samples.min,
+      maximum: RANGES.samples.max,
+      description: `Kernel durations to collect per variant (1 to ${RANGES.samples.max}; statistics assume at least 20).`,
+    }),
+    warmup: integer({
+      default: 2,
+      minimum: RANGES.warmup.min,
+      maximum: RANGES.warmup.max,
+      description: `Launches of the kernel skipped per program run before timing (0 to ${RANGES.warmup.max}).`,
+    }),
     clockControl: oneOf(['base', 'none'], {
       default: 'base',
       valueDescriptions: [
@@ -436,12 +460,24 @@ export function readSettings(raw: unknown, warn: (message: string) => void = () 
     const key = e.key.slice(SECTION.length + 1);
     const value = lookup(raw, key);
     if (value === undefined || value === null) continue;
-    const problem = settingProblem(e.decl, value);
+    const kept = e.decl.type === 'strings' && e.decl.dropInvalidItems ? validItems(e.key, e.decl, value, warn) : value;
+    const problem = settingProblem(e.decl, kept);
     if (problem) warn(`${e.key}: ${problem}; using the default ${JSON.stringify(e.decl.default)}`);
-    else setField(out, e.field, copy(value));
+    else setField(out, e.field, copy(kept));
   }
   for (const message of unknownKeys(raw, '')) warn(message);
   return out as unknown as Settings;
+}
+
+/** The elements of a list setting that match its item pattern; each other one is reported and dropped. */
+function validItems(key: string, d: StringListDecl, value: unknown, warn: (message: string) => void): unknown {
+  if (!Array.isArray(value)) return value;
+  const pattern = d.itemPattern !== undefined ? new RegExp(d.itemPattern) : null;
+  return value.filter(x => {
+    const ok = typeof x === 'string' && (!pattern || pattern.test(x));
+    if (!ok) warn(`${key}: ${JSON.stringify(x) ?? String(x)} is not ${d.itemPatternErrorMessage ?? 'a string'}; dropped`);
+    return ok;
+  });
 }
 
 const KNOWN_KEYS = new Set(SETTING_ENTRIES.map(e => e.key.slice(SECTION.length + 1)));

@@ -4,6 +4,7 @@
 import { CliIO, EXIT, UsageError } from './io';
 import { DEFAULT_SETTINGS, describeValue, EnumDecl, NumberDecl, SettingDecl, settingProblem, StringDecl } from '../settings';
 import { parseFactorList, UnrollFactor } from '../engine/variants/rewrite';
+import { RANGES, rangeProblem } from '../schema/ranges';
 
 export interface OptionSpec {
   /**
@@ -143,23 +144,24 @@ export function stringOption(name: string, text: string | undefined, decl: Strin
 }
 
 /**
- * Largest unroll factor the CLI builds: past it a pragma only makes nvcc slower (a loop with more
- * iterations than this is better studied with `full`), and a huge number would be printed into the
- * pragma in exponent form (1e+23), which nvcc rejects.
+ * `--loop 40` or `--loops 40,52`: decimal line numbers from 1 to RANGES.sourceLine.max (not `1e3`,
+ * `0x28` or `4.0`, which Number() would take), at least one.
  */
-export const MAX_UNROLL_FACTOR = 4096;
+export function lineListOption(name: string, text: string): number[] {
+  const parts = text.split(',').map(s => s.trim());
+  const bad = parts.find(p => !/^\d+$/.test(p) || rangeProblem(RANGES.sourceLine, Number(p)));
+  if (bad !== undefined)
+    throw new UsageError(
+      `--${name} takes 1-based line numbers (integers from 1 to ${RANGES.sourceLine.max}), comma-separated: --${name} 40 or --${name} 40,52; not '${bad}'`,
+    );
+  return parts.map(Number);
+}
 
-/** `--factors 1,4,full`; absent: the unrollLens.unrollFactors default. */
+/** Largest unroll factor the CLI builds (src/schema/ranges.ts says why). */
+export const MAX_UNROLL_FACTOR = RANGES.unrollFactor.max;
+
+/** `--factors 1,4,full`; absent: the unrollLens.unrollFactors default. Each factor is checked like the setting's. */
 export function factorsOption(text: string | undefined): UnrollFactor[] {
-  for (const raw of (text ?? '').split(',')) {
-    const t = raw.trim().toLowerCase();
-    if (!/^\d+$/.test(t)) continue; // words and other text: parseFactorList says what is wrong
-    const n = Number(t);
-    if (n > MAX_UNROLL_FACTOR)
-      throw new UsageError(
-        `--factors: unroll factor '${raw.trim()}' is out of range: use default, full or an integer from 1 to ${MAX_UNROLL_FACTOR}`,
-      );
-  }
   try {
     return parseFactorList(text ?? DEFAULT_SETTINGS.unrollFactors.join(','));
   } catch (e) {

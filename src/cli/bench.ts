@@ -11,7 +11,7 @@ import type { NcuPasses } from '../engine/profile/stages/time';
 import type { UnrollFactor } from '../engine/variants/rewrite';
 import { DEFAULT_SETTINGS, SETTINGS } from '../settings';
 import { macroTableFor } from './macros';
-import { defineCommand, enumOption, factorsOption, numberOption, stringOption } from './args';
+import { defineCommand, enumOption, factorsOption, lineListOption, numberOption, stringOption } from './args';
 import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
 import { buildPathFor, checkArchOption, readSourceFile } from './inputs';
 import {
@@ -93,9 +93,7 @@ export const benchCommand = defineCommand({
     if (!positionals.length) throw new UsageError('bench needs a .cu file with main()');
     if (positionals.length > 1) throw new UsageError('bench takes one file');
     if (options.loop === undefined) throw new UsageError('bench needs --loop LINE');
-    const loops = options.loop.split(',').map(Number);
-    if (loops.some(n => !Number.isInteger(n) || n < 1))
-      throw new UsageError('--loop takes 1-based line numbers: --loop 40 or --loop 40,52');
+    const loops = lineListOption('loop', options.loop);
     gpusOptionSyntax(options.gpus);
     return bench(
       {

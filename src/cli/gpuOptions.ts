@@ -4,16 +4,22 @@ import * as os from 'os';
 import { GpuSelectionError, parseGpuSelection, runLocations } from '../engine/profile/gpuSelection';
 import type { Toolchain } from '../engine/toolchain/toolchain';
 import { withToolTimeouts } from '../engine/toolchain/process';
+import { RANGES } from '../schema/ranges';
 import { NumberDecl, SETTINGS } from '../settings';
 import { numberOption, OptionTable } from './args';
 import { CliIO, UsageError } from './io';
 
 export const GPU_RUN_OPTIONS = {
-  samples: { type: 'string', value: 'N', help: 'kernel durations per variant', setting: SETTINGS.profile.samples },
+  samples: {
+    type: 'string',
+    value: 'N',
+    help: `kernel durations per variant, ${RANGES.samples.min} to ${RANGES.samples.max}`,
+    setting: SETTINGS.profile.samples,
+  },
   warmup: {
     type: 'string',
     value: 'N',
-    help: 'launches of the kernel skipped per program run before timing',
+    help: `launches of the kernel skipped per program run before timing, ${RANGES.warmup.min} to ${RANGES.warmup.max}`,
     setting: SETTINGS.profile.warmup,
   },
   'clock-control': {

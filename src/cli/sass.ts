@@ -21,7 +21,8 @@ import { findLaunches, launchesIn } from '../engine/parse/launches';
 import { sourceNameOf } from '../engine/variants/inspect';
 import type { SassListingData } from '../protocol';
 import { macroTableFor } from './macros';
-import { defineCommand, factorsOption, numberOption, stringOption } from './args';
+import { RANGES } from '../schema/ranges';
+import { defineCommand, factorsOption, lineListOption, numberOption, stringOption } from './args';
 import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
 import { buildPathFor, checkArchOption, readSourceFile } from './inputs';
 import { limitTools, TOOL_TIMEOUT_OPTIONS, ToolTimeouts, toolTimeoutOptions } from './gpuOptions';
@@ -58,7 +59,12 @@ export const sassCommand = defineCommand({
       help: 'the instantiation holding the loop (mangled name, or part of the demangled one)',
       default: "the one with most of the loop's instructions",
     },
-    jobs: { type: 'string', value: 'N', help: 'parallel nvcc processes; 0 = number of CPU cores', setting: SETTINGS.jobs },
+    jobs: {
+      type: 'string',
+      value: 'N',
+      help: `parallel nvcc processes, ${RANGES.jobs.min} to ${RANGES.jobs.max}; 0 = number of CPU cores`,
+      setting: SETTINGS.jobs,
+    },
     'warps-per-sm': {
       type: 'string',
       value: 'N',
@@ -117,8 +123,9 @@ export const sassCommand = defineCommand({
     if (positionals.length > 1) throw new UsageError('sass takes one file');
     let loop: number | null = null;
     if (options.loop !== undefined) {
-      loop = Number(options.loop);
-      if (!Number.isInteger(loop) || loop < 1) throw new UsageError('--loop takes a 1-based line number');
+      const lines = lineListOption('loop', options.loop);
+      if (lines.length !== 1) throw new UsageError('--loop takes one 1-based line number');
+      loop = lines[0];
     }
     const archs = archListOption(options.arch);
     if (options.listing && loop === null) throw new UsageError('--listing needs --loop LINE (the loop whose variant to list)');

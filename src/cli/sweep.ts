@@ -19,7 +19,8 @@ import type { SweepResult } from '../protocol';
 import { DEFAULT_SETTINGS, SETTINGS } from '../settings';
 import { runTimingText } from '../engine/report/benchTiming';
 import { macroTableFor } from './macros';
-import { defineCommand, enumOption, factorsOption, numberOption, stringOption } from './args';
+import { describeRange, RANGES, rangeProblem } from '../schema/ranges';
+import { defineCommand, enumOption, factorsOption, lineListOption, numberOption, stringOption } from './args';
 import {
   benchLocations,
   GPU_PLACEMENT_OPTIONS,
@@ -120,7 +121,12 @@ export const sweepCommand = defineCommand({
     fresh: GPU_PLACEMENT_OPTIONS.fresh,
     quiet: GPU_PLACEMENT_OPTIONS.quiet,
     ...TOOL_TIMEOUT_OPTIONS,
-    jobs: { type: 'string', value: 'N', help: 'parallel nvcc processes; 0 = number of CPU cores', setting: SETTINGS.jobs },
+    jobs: {
+      type: 'string',
+      value: 'N',
+      help: `parallel nvcc processes, ${RANGES.jobs.min} to ${RANGES.jobs.max}; 0 = number of CPU cores`,
+      setting: SETTINGS.jobs,
+    },
     'warps-per-sm': {
       type: 'string',
       value: 'N',
@@ -145,9 +151,7 @@ export const sweepCommand = defineCommand({
     if (positionals.length > 1) throw new UsageError('sweep takes one file');
     let loops: number[] | undefined;
     if (options.loops !== undefined) {
-      loops = options.loops.split(',').map(s => Number(s.trim()));
-      if (!loops.length || loops.some(n => !Number.isInteger(n) || n < 1))
-        throw new UsageError('--loops takes 1-based line numbers: --loops 40 or --loops 40,52');
+      loops = lineListOption('loops', options.loops);
     }
     const params: Record<string, string[]> = {};
     for (const spec of options.param ?? []) {
@@ -213,11 +217,14 @@ export const sweepCommand = defineCommand({
   },
 });
 
-/** --warps-per-sm: 1..64 (the most any arch holds), or absent. */
+/** --warps-per-sm: whole warps, 1 to the most any architecture holds (64). */
+const WARPS_OPTION = { ...RANGES.warpsPerSm, integer: true, min: 1 };
+
+/** --warps-per-sm, or absent. */
 export function warpsPerSmOption(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
-  const n = Number(text.trim());
-  if (!Number.isInteger(n) || n < 1 || n > 64) throw new UsageError(`--warps-per-sm takes an integer from 1 to 64, not '${text}'`);
+  const n = /^\s*\d+\s*$/.test(text) ? Number(text) : NaN;
+  if (rangeProblem(WARPS_OPTION, n)) throw new UsageError(`--warps-per-sm takes ${describeRange(WARPS_OPTION)}, not '${text}'`);
   return n;
 }
 

@@ -16,6 +16,7 @@ import { runSweep } from '../engine/sweep/sweep';
 import { unrollPragmaEdit } from '../engine/variants/applyEdit';
 import { applyTargetProblem } from '../engine/sweep/applyTarget';
 import { parseFactorList, UnrollFactor } from '../engine/variants/rewrite';
+import { checkAppliedFactors, checkSweepResult, SchemaError } from '../schema/result';
 import {
   ExportResultParams,
   FactorValue,
@@ -218,6 +219,8 @@ export class ResultsService {
   }
 
   exportResult(p: ExportResultParams): { text: string; fileName: string } {
+    // From the panel (a restored or planted result): exported only when every number is possible.
+    p = { ...p, result: checkSweepResult(p.result) };
     const base = `${p.result.kernel.replace(/[^A-Za-z0-9_.-]+/g, '_')}-${p.result.createdAt.slice(0, 19).replace(/[-:]/g, '').replace('T', '-')}`;
     return p.format === 'csv'
       ? { text: sweepCsv(p.result), fileName: `${base}.csv` }
@@ -226,17 +229,26 @@ export class ResultsService {
 
   /** Edits writing each loop's factor into `text`; loops that moved or vanished are reported, not guessed. */
   pragmaEdits(text: string, analysis: FileAnalysis, factors: Record<string, FactorValue>): PragmaEditsResult {
+    // The factors come from a result file or the panel: nothing is edited unless every one is an
+    // unroll factor nvcc honours, on a line that is a number (src/schema/result.ts).
+    let checked: Record<string, FactorValue>;
+    try {
+      checked = checkAppliedFactors(factors);
+    } catch (e) {
+      if (e instanceof SchemaError) return { edits: [], problems: [`${e.message}: nothing applied`] };
+      throw e;
+    }
     const loops = analysis.kernels.flatMap(k => k.loops);
     const edits: WireTextEdit[] = [];
     const problems: string[] = [];
     const lines = lineOffsets(text);
-    for (const [line, factor] of Object.entries(factors)) {
+    for (const [line, factor] of Object.entries(checked)) {
       const loop = loops.find(l => l.line === Number(line));
       if (!loop) {
         problems.push(`no loop at line ${line} any more: the file changed since the result was measured`);
         continue;
       }
-      const e = unrollPragmaEdit(text, loop, toUnrollFactor(factor));
+      const e = unrollPragmaEdit(text, loop, factor);
       if (e) edits.push({ range: { start: position(lines, e.startOffset), end: position(lines, e.endOffset) }, newText: e.newText });
     }
     return { edits, problems };
@@ -275,10 +287,6 @@ export class ResultsService {
 
 function sameLoops(a: SweepResult, b: SweepResult): boolean {
   return a.origin === b.origin && a.loops.map(l => l.line).join(',') === b.loops.map(l => l.line).join(',');
-}
-
-function toUnrollFactor(f: FactorValue): UnrollFactor {
-  return f === 'default' || f === 'full' ? f : Number(f);
 }
 
 /** Offsets of each line start, for offset → LSP position. */

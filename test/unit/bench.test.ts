@@ -778,7 +778,7 @@ describe('measurement cache shared by several processes', () => {
       const { MeasurementCache } = require(${JSON.stringify(mod)});
       const c = new MeasurementCache(${JSON.stringify(dir)});
       const me = Number(process.argv[1]);
-      const entry = w => ({ groups: [{ key: 'k', kernel: 'k', blockSize: null, durations: Array.from({ length: 20000 }, (_, i) => w + i / 1e6), last: null }], stdout: 'writer=' + w });
+      const entry = w => ({ groups: [{ key: 'k', kernel: 'k', blockSize: null, durations: Array.from({ length: 20000 }, (_, i) => w + 1 + i / 1e6), last: null }], stdout: 'writer=' + w });
       let bad = 0, hits = 0;
       for (let round = 0; round < 40; round++) {
         for (let k = 0; k < 8; k++) {
@@ -789,7 +789,7 @@ describe('measurement cache shared by several processes', () => {
           hits++;
           const w = Number(got.stdout.slice(7));
           const d = got.groups[0].durations;
-          if (d.length !== 20000 || d.some((x, i) => x !== w + i / 1e6)) bad++;
+          if (d.length !== 20000 || d.some((x, i) => x !== w + 1 + i / 1e6)) bad++;
         }
       }
       process.stdout.write(JSON.stringify({ bad, hits }));

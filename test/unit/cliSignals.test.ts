@@ -49,7 +49,9 @@ async function until(what: string, ok: () => boolean, ms: number): Promise<void>
 /** Everything under `dir` whose name marks a temp folder of ours. */
 function leftovers(dir: string): string[] {
   if (!fs.existsSync(dir)) return [];
-  return (fs.readdirSync(dir, { recursive: true }) as string[]).filter(p => /\.tmp-|unroll-lens-/.test(path.basename(p)));
+  return (fs.readdirSync(dir, { recursive: true }) as string[]).filter(
+    p => /\.tmp-|unroll-lens-/.test(path.basename(p)) && path.basename(p) !== '.unroll-lens-cache',
+  );
 }
 
 async function cancelDuring(args: string[], setup: (root: string, bin: string, pids: string) => void, signal: NodeJS.Signals) {

@@ -253,7 +253,14 @@ describe('header variants through a translation unit (overlay)', () => {
     const [first] = await builder.buildAll([req(h.text, 4)]);
     assert.equal(first.status, 'ok');
     assert.equal(builder.compiles, 1);
-    const entry = JSON.parse(fs.readFileSync(path.join(path.dirname(first.outputPath!), 'result.json'), 'utf8'));
+    // The build handed out is a lease (a link in this process's folder); the entry's own
+    // result.json is sealed (cacheEntry.ts) in the cache's layout: its record is the body.
+    const stored = (fs.readdirSync(cacheDir, { recursive: true }) as string[]).filter(
+      p => path.basename(p) === 'result.json' && !p.split(path.sep).includes('tmp'),
+    );
+    assert.equal(stored.length, 1, `one stored entry: ${stored.join(', ')}`);
+    const sealed = JSON.parse(fs.readFileSync(path.join(cacheDir, stored[0]), 'utf8')) as { body: string };
+    const entry = JSON.parse(sealed.body) as { cache: { deps: { path: string }[] } };
     const deps: string[] = entry.cache.deps.map((d: { path: string }) => d.path);
     assert.ok(deps.includes(tu), 'the unit is a dependency');
     assert.ok(!deps.some(d => path.resolve(d) === hFile), 'the original header is not');

@@ -179,9 +179,14 @@ describe('readSettings', () => {
       s => s.toolchain.disassemblerTimeoutSeconds,
       /unrollLens\.toolchain\.disassemblerTimeoutSeconds: expected a number from 1 to 86400, got 86401; using the default 120/,
     ],
-    ['profile.samples', 0, s => s.profile.samples, /unrollLens\.profile\.samples: expected an integer ≥ 1, got 0; using the default 20/],
-    ['profile.samples', 2.5, s => s.profile.samples, /unrollLens\.profile\.samples: expected an integer ≥ 1, got 2\.5/],
-    ['profile.samples', '20', s => s.profile.samples, /unrollLens\.profile\.samples: expected an integer ≥ 1, got "20"/],
+    [
+      'profile.samples',
+      0,
+      s => s.profile.samples,
+      /unrollLens\.profile\.samples: expected an integer from 1 to 1000, got 0; using the default 20/,
+    ],
+    ['profile.samples', 2.5, s => s.profile.samples, /unrollLens\.profile\.samples: expected an integer from 1 to 1000, got 2\.5/],
+    ['profile.samples', '20', s => s.profile.samples, /unrollLens\.profile\.samples: expected an integer from 1 to 1000, got "20"/],
     ['jobs', -2, s => s.jobs, /unrollLens\.jobs/],
     ['jobs', Number.NaN, s => s.jobs, /unrollLens\.jobs/],
     ['bloatThresholdStatements', 0, s => s.bloatThresholdStatements, /unrollLens\.bloatThresholdStatements: expected an integer ≥ 1/],
@@ -203,13 +208,9 @@ describe('readSettings', () => {
     ['extraArchs', 'sm_80', s => s.extraArchs, /unrollLens\.extraArchs: expected an array of strings/],
     ['nvccArgs', '-O3', s => s.nvccArgs, /unrollLens\.nvccArgs: expected an array of strings, got "-O3"/],
     ['nvccArgs', ['-O3', 3], s => s.nvccArgs, /unrollLens\.nvccArgs: .*\(3 is not a string\)/],
-    [
-      'unrollFactors',
-      ['1', 'x4'],
-      s => s.unrollFactors,
-      /unrollLens\.unrollFactors: .*\("x4" is not default, full or a positive integer\)/,
-    ],
-    ['unrollFactors', ['0'], s => s.unrollFactors, /unrollLens\.unrollFactors/],
+    ['profile.samples', 100000, s => s.profile.samples, /unrollLens\.profile\.samples: expected an integer from 1 to 1000, got 100000/],
+    ['jobs', 1000, s => s.jobs, /unrollLens\.jobs: expected an integer from 0 to 64, got 1000/],
+    ['unrollFactors', 'full', s => s.unrollFactors, /unrollLens\.unrollFactors: expected an array of strings/],
     ['unrollFactors', [], s => s.unrollFactors, /unrollLens\.unrollFactors: expected .*at least 1, got \[\]/],
     ['toolchain.nvccPath', ['/usr/bin/nvcc'], s => s.toolchain.nvccPath, /unrollLens\.toolchain\.nvccPath: expected a string/],
   ];
@@ -233,6 +234,23 @@ describe('readSettings', () => {
     assert.equal(r.settings.profile.samples, 20);
     assert.equal(r.settings.profile.warmup, 5);
     assert.equal(r.settings.jobs, 4);
+  });
+
+  test('unrollFactors: an invalid entry (1e23, a 24-digit integer, 0, x4, a number) is dropped with a warning; the valid ones are kept', () => {
+    const r = read({ unrollFactors: ['1', '1e23', '100000000000000000000000', '0', 'x4', 4, '4096', '4097', 'full'] });
+    assert.deepEqual(r.settings.unrollFactors, ['1', '4096', 'full']);
+    assert.equal(r.warnings.length, 6, r.warnings.join('\n'));
+    for (const w of r.warnings)
+      assert.match(w, /^unrollLens\.unrollFactors: .* is not default, full or an integer from 1 to 4096; dropped$/);
+    assert.match(r.warnings.join('\n'), /"1e23" is not/);
+  });
+
+  test('unrollFactors: every entry invalid: each is named, then the default list', () => {
+    const r = read({ unrollFactors: ['0'] });
+    assert.deepEqual(r.settings.unrollFactors, DEFAULT_SETTINGS.unrollFactors);
+    assert.equal(r.warnings.length, 2, r.warnings.join('\n'));
+    assert.match(r.warnings[0], /"0" is not default, full or an integer from 1 to 4096; dropped/);
+    assert.match(r.warnings[1], /at least 1, got \[\]; using the default/);
   });
 
   test('the never-read bloatThresholdInstructions and unknown keys are named, not applied', () => {

@@ -120,7 +120,7 @@ describe('saved results (.unroll-lens/results)', () => {
 
   test('a reader never sees a partial file: readers during a save find the old listing or the whole new file', () => {
     const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-store-'));
-    const big = gpuResult({ variants: Array.from({ length: 3000 }, (_, i) => variant({ 40: i }, {}, { message: 'x'.repeat(100) })) });
+    const big = gpuResult({ variants: Array.from({ length: 3000 }, (_, i) => variant({ 40: i + 1 }, {}, { message: 'x'.repeat(100) })) });
     const file = saveResult(ws, big);
     // the only names ever visible are whole results (a temporary file starts with '.', which listing skips)
     const { results, skipped } = listResults(ws);

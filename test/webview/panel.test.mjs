@@ -748,6 +748,19 @@ describe('webview host', () => {
     await page.evaluate(() => window.postMessage({ type: 'result', result: { schema: 2 } }, '*'));
     await settle(page);
     assert.equal((await readTable(page)).rows.length, r.variants.length);
+    // Impossible numbers (issue 23): a forged median, an unroll factor of -4, NaN registers: the whole result is dropped.
+    const cells = JSON.stringify(await readTable(page));
+    for (const forge of [
+      v => ({ ...v, medianMs: -7 }),
+      v => ({ ...v, factors: { 72: -4 } }),
+      v => ({ ...v, registers: Number.NaN }),
+      v => ({ ...v, occupancy: 1.5 }),
+    ]) {
+      const forged = { ...r, variants: r.variants.map((v, i) => (i === 1 ? forge(v) : v)) };
+      await page.evaluate(m => window.postMessage(m, '*'), { type: 'result', result: forged });
+      await settle(page);
+      assert.equal(JSON.stringify(await readTable(page)), cells, 'the panel still shows the last possible result');
+    }
     await assertClean(page, log);
   });
 

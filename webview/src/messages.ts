@@ -3,6 +3,8 @@
 // embedded in the page, and host-only controls (Apply, Export, Cancel) are hidden.
 import type { HostToWebviewMessage, PanelProgress, PanelState, WebviewToHostMessage } from '../../src/panelMessages';
 import type { SweepResult } from '../../src/protocol';
+import { RANGES, rangeProblem } from '../../src/schema/ranges';
+import { sweepResultProblem } from '../../src/schema/result';
 
 export type { HostToWebviewMessage, PanelProgress, PanelState, WebviewToHostMessage };
 
@@ -38,7 +40,7 @@ export function connectHost(): Host {
       if (!s || s.version !== 1) return null;
       return {
         version: 1,
-        result: isSweepResult(s.result) ? s.result : null,
+        result: checkedResult(s.result),
         selected: typeof s.selected === 'string' ? s.selected : null,
         sort: s.sort && typeof s.sort.column === 'string' && (s.sort.direction === 'asc' || s.sort.direction === 'desc') ? s.sort : null,
       };
@@ -46,24 +48,19 @@ export function connectHost(): Host {
   };
 }
 
-/** Enough shape checking that a malformed message is dropped instead of breaking the panel. */
-export function isSweepResult(x: unknown): x is SweepResult {
-  const r = x as SweepResult | null;
-  return (
-    !!r &&
-    typeof r === 'object' &&
-    r.schema === 1 &&
-    Array.isArray(r.variants) &&
-    Array.isArray(r.loops) &&
-    typeof r.kernel === 'string' &&
-    typeof r.file === 'string' &&
-    r.variants.every(v => !!v && typeof v.id === 'string' && typeof v.label === 'string' && typeof v.status === 'string')
-  );
+/**
+ * A result the panel may show: the whole SweepResult checked field by field, every number in its
+ * range (src/schema/result.ts, the same check as the server's when it loads a file). A malformed
+ * or impossible one (a forged median of -7 ms, an unroll factor of -4) is dropped, never drawn.
+ */
+export function checkedResult(x: unknown): SweepResult | null {
+  const checked = sweepResultProblem(x);
+  return 'result' in checked ? checked.result : null;
 }
 
 function isProgress(p: unknown): p is PanelProgress {
   const x = p as PanelProgress | null;
-  return !!x && typeof x.message === 'string' && typeof x.done === 'number' && typeof x.total === 'number';
+  return !!x && typeof x.message === 'string' && !rangeProblem(RANGES.count, x.done) && !rangeProblem(RANGES.count, x.total);
 }
 
 export function parseHostMessage(data: unknown): HostToWebviewMessage | null {
@@ -71,8 +68,9 @@ export function parseHostMessage(data: unknown): HostToWebviewMessage | null {
   if (!m || typeof m !== 'object') return null;
   if (m.type === 'result') {
     const r = data as { result?: unknown; progress?: unknown };
-    if (!isSweepResult(r.result)) return null;
-    return { type: 'result', result: r.result, progress: isProgress(r.progress) ? r.progress : null };
+    const result = checkedResult(r.result);
+    if (!result) return null;
+    return { type: 'result', result, progress: isProgress(r.progress) ? r.progress : null };
   }
   if (m.type === 'select') {
     const id = (data as { variantId?: unknown }).variantId;
@@ -86,8 +84,7 @@ export function embeddedResult(): SweepResult | null {
   const el = document.getElementById('sweep-data');
   if (!el?.textContent) return null;
   try {
-    const r: unknown = JSON.parse(el.textContent);
-    return isSweepResult(r) ? r : null;
+    return checkedResult(JSON.parse(el.textContent));
   } catch {
     return null;
   }

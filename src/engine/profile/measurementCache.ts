@@ -9,6 +9,7 @@
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
+import { NumberRange, RANGES, rangeProblem } from '../../schema/ranges';
 import { installationKey } from '../variants/cacheKey';
 import { DAMAGED, FOREIGN, readCacheFile, seal, unseal } from '../variants/cacheEntry';
 import { claimFolder, requireOurs } from '../variants/cacheFolder';
@@ -112,7 +113,8 @@ export class MeasurementCache {
       return null;
     }
     const body = unseal(installationKey(), VERSION, 'measurement', [key], text);
-    if (body === DAMAGED || body === FOREIGN || !validMeasurement(body)) return null;
+    // Signed by us and still impossible (a duration of 0 or less): a miss, measured again.
+    if (body === DAMAGED || body === FOREIGN || !validMeasurement(body) || !body.groups.every(possibleGroup)) return null;
     return body;
   }
 
@@ -189,6 +191,28 @@ export class MeasurementCache {
       }
     }
   }
+}
+
+/**
+ * Whether every number of a stored kernel group is possible (src/schema/ranges.ts): durations
+ * > 0 ms, registers 0..255, shares 0..1. An entry edited to a median of -7 ms is a miss, measured
+ * again, never shown.
+ */
+function possibleGroup(g: StoredMeasurement['groups'][number]): boolean {
+  if (!g || !Array.isArray(g.durations) || !g.durations.every(d => !rangeProblem(RANGES.durationMs, d))) return false;
+  const last = g.last;
+  if (last === null) return true;
+  if (!last || typeof last !== 'object') return false;
+  const orNull = (r: NumberRange, v: unknown) => v === null || !rangeProblem(r, v);
+  return (
+    orNull(RANGES.durationNs, last.durationNs) &&
+    // means over the stall launches (stages/time.ts meanProfile): in range, not necessarily whole
+    orNull({ ...RANGES.registers, integer: false }, last.registers) &&
+    orNull(RANGES.percent, last.achievedOccupancy) &&
+    !!last.stallShare &&
+    typeof last.stallShare === 'object' &&
+    Object.values(last.stallShare).every(v => !rangeProblem(RANGES.share, v))
+  );
 }
 
 /** The options a measurement depends on (the bench's and the GPU sweep's). */

@@ -25,7 +25,9 @@
 //
 // ncu's own messages (==PROF==, ==WARNING==, ==ERROR==, ==INFO==) and the profiled program's
 // output share stdout with the CSV; they are dropped before parsing. Nothing here throws,
-// whatever it is given.
+// whatever it is given. A launch row with an impossible duration (0 ns or less) is left out of
+// parseRawPage's kernels and listed in `rejected`; the strict reader (rawPageStream.ts) refuses it.
+import { RANGES, rangeProblem } from '../../schema/ranges';
 
 // ---- CSV --------------------------------------------------------------------------------------
 
@@ -212,6 +214,25 @@ export function toNanoseconds(value: number | null | undefined, unit: string | n
   return Number((value * factor).toPrecision(12));
 }
 
+/** The duration metrics of a launch, in the order kernelProfile prefers them. */
+export const DURATION_METRICS = ['gpu__time_duration.sum', 'gpu__time_duration.avg', 'gpu__time_duration'] as const;
+
+/**
+ * Why a launch's duration is impossible, or null when it is possible or absent: ncu measures a
+ * kernel that ran, so 0 ns or less (or more than a day) only comes from a damaged or edited CSV.
+ * Such a row is rejected, never averaged into a median.
+ */
+export function impossibleDuration(metrics: Record<string, RawMetric>): string | null {
+  for (const name of DURATION_METRICS) {
+    const m = Object.prototype.hasOwnProperty.call(metrics, name) ? metrics[name] : undefined;
+    if (!m || m.value === null) continue;
+    const ns = toNanoseconds(m.value, m.unit);
+    if (ns !== null && rangeProblem(RANGES.durationNs, ns))
+      return `${name} is ${m.text.trim()}${m.unit ? ` ${m.unit}` : ''}, an impossible kernel duration (a launch ncu measured took more than 0 ns)`;
+  }
+  return null;
+}
+
 /** "(128, 1, 1)" → [128, 1, 1]; null when it is not three numbers. */
 export type Dim3 = [number, number, number];
 export function parseDim3(text: string | null | undefined): Dim3 | null {
@@ -347,6 +368,8 @@ export interface RawPage {
   kernels: RawKernelRow[];
   /** The header row's metric columns (identity columns excluded), in order. */
   metricNames: string[];
+  /** Launch rows left out because a number in them is impossible (a duration of 0 ns or less), each with why. */
+  rejected?: string[];
 }
 
 export const IDENTITY_COLUMNS = new Set([
@@ -367,6 +390,7 @@ export const IDENTITY_COLUMNS = new Set([
 export function parseRawPage(text: string): RawPage {
   const records = parseCsv(fromFirstLine(stripNcuLogLines(text), /^"?ID"?,/));
   const kernels: RawKernelRow[] = [];
+  const rejected: string[] = [];
   let header: string[] | null = null;
   let units: string[] | null = null;
   let afterHeader = false;
@@ -390,9 +414,12 @@ export function parseRawPage(text: string): RawPage {
     }
     const id = parseNumber(idCell);
     if (id === null || rec.length < Math.min(header.length, IDENTITY_COLUMNS.size)) continue; // not a data row
-    kernels.push(rawRow(header, units, rec));
+    const row = rawRow(header, units, rec);
+    const impossible = impossibleDuration(row.metrics);
+    if (impossible) rejected.push(`launch ID ${idCell}: ${impossible}`);
+    else kernels.push(row);
   }
-  return { kernels, metricNames };
+  return { kernels, metricNames, ...(rejected.length ? { rejected } : {}) };
 }
 
 function rawRow(header: string[], units: string[] | null, rec: string[]): RawKernelRow {

@@ -4,13 +4,14 @@
 // with the number of launches. Unlike parseRawPage (lenient, for recorded fixtures), incomplete
 // or damaged input is an error, never a result: a row cut off part-way (a truncated export or a
 // killed ncu), a row with more or fewer cells than the header, text after the header that is
-// not a row, or no header at all throw RawPageError.
+// not a row, a launch with an impossible duration (0 ns or less), or no header at all throw
+// RawPageError.
 //
 // Same preprocessing as parseRawPage: a UTF-8 BOM, ncu's own message lines (==PROF== …) and
 // anything before the header row are dropped; a header row may repeat (each applies to the
 // rows after it); the units row comes right after a header.
 import * as fs from 'fs';
-import { IDENTITY_COLUMNS, RawKernelRow, rawRowFromCells } from './ncuCsv';
+import { IDENTITY_COLUMNS, impossibleDuration, RawKernelRow, rawRowFromCells } from './ncuCsv';
 
 /** Damaged or incomplete raw-page CSV; the message says where and what. */
 export class RawPageError extends Error {}
@@ -196,8 +197,12 @@ export class RawPageStream {
           'the CSV is cut off or damaged',
       );
     }
+    const row = rawRowFromCells(header, this.units, cells, this.keep);
+    const impossible = impossibleDuration(row.metrics);
+    if (impossible)
+      throw new RawPageError(`line ${this.recordLine} (launch ID ${idCell}): ${impossible}; the CSV is damaged or was edited`);
     this.launches++;
-    this.o.onLaunch(rawRowFromCells(header, this.units, cells, this.keep));
+    this.o.onLaunch(row);
   }
 }
 

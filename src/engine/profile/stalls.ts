@@ -32,6 +32,7 @@ import {
   SourceRow,
   toNanoseconds,
 } from './ncuCsv';
+import { RANGES, rangeProblem } from '../../schema/ranges';
 
 export { canonicalStallReason } from './ncuCsv';
 
@@ -152,6 +153,12 @@ export interface KernelProfile {
   gridSize: Dim3 | null;
 }
 
+/** A duration metric in ns; null when absent, not a time, or impossible (the readers reject such rows with a message first). */
+function possibleDurationNs(m: RawMetric | null): number | null {
+  const ns = m ? toNanoseconds(m.value, m.unit) : null;
+  return ns !== null && !rangeProblem(RANGES.durationNs, ns) ? ns : null;
+}
+
 /** The numbers Unroll Lens shows for one profiled launch (raw-page row or details-page kernel). */
 export function kernelProfile(row: RawKernelRow | DetailsKernel): KernelProfile {
   const isDetails = !!row && Array.isArray((row as DetailsKernel).sections);
@@ -171,7 +178,7 @@ export function kernelProfile(row: RawKernelRow | DetailsKernel): KernelProfile 
   return {
     name: row?.kernelName ?? '',
     id: row?.id ?? null,
-    durationNs: dur ? toNanoseconds(dur.value, dur.unit) : null,
+    durationNs: possibleDurationNs(dur),
     stalls: b.stalls,
     stallShare: b.stallShare,
     ...(b.notIssued ? { notIssued: b.notIssued } : {}),

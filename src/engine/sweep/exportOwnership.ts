@@ -2,8 +2,9 @@
 // may replace it without --force (and a `.cu`, a header or anyone's notes are never overwritten):
 //   HTML report  its first 4 KiB hold `<meta name="generator" content="Unroll Lens">` (page() in
 //                panelHtml.ts writes it in the head of every page).
-//   CSV          its first line is our header row: starts `id,label,status,` and ends `,best,message`
-//                (sweepCsv's first and last columns; a spreadsheet keeps both when it saves).
+//   CSV          its first line is our header row: starts `id,label,status,` and holds `,best,message`
+//                followed only by plain column names (sweepCsv's first columns, and its last ones
+//                before columns added later, such as `instantiation`; a spreadsheet keeps them).
 //   T4 JSON      it parses (at most 64 MiB) to exactly {schema_version, results}, and every result
 //                carries our `variant` measurement (sweepT4 adds one to each); an empty results list
 //                counts as ours only in our exact formatting.
@@ -19,7 +20,7 @@ const T4_MAX_BYTES = 64 << 20;
 
 function csvIsOurs(head: string): boolean {
   const first = head.split(/\r?\n/, 1)[0];
-  return head.length > first.length && first.startsWith('id,label,status,') && first.endsWith(',best,message');
+  return head.length > first.length && /^id,label,status,.*,best,message(?:,[a-z_]+)*$/.test(first);
 }
 
 function t4IsOurs(text: string): boolean {

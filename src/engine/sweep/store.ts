@@ -6,6 +6,7 @@ import * as path from 'path';
 import type { SweepResult } from '../../protocol';
 import { BoundedReadError, READ_CAPS, readBoundedText } from '../boundedRead';
 import { SafeWriteError, safeMkdir, safeWriteFile } from '../safeWrite';
+import { sweepResultProblem } from '../../schema/result';
 
 export const RESULTS_DIR = path.join('.unroll-lens', 'results');
 
@@ -82,7 +83,11 @@ export function saveResult(workspaceFolder: string, result: SweepResult): string
   }
 }
 
-/** Throws ResultFileError saying what is wrong when `value` is not a SweepResult this version reads. */
+/**
+ * Throws ResultFileError saying what is wrong when `value` is not a SweepResult this version
+ * reads: the first field missing, of the wrong type or out of range (src/schema/result.ts), with
+ * its value. Returns a checked copy without fields the format does not have.
+ */
 export function validateResult(value: unknown): SweepResult {
   if (!value || typeof value !== 'object' || Array.isArray(value)) throw new ResultFileError('not a JSON object');
   const r = value as Partial<SweepResult>;
@@ -92,17 +97,9 @@ export function validateResult(value: unknown): SweepResult {
         ? 'no schema field: not an Unroll Lens result'
         : `schema ${JSON.stringify(r.schema)} is not supported (this version reads 1)`,
     );
-  const missing = (['file', 'kernel', 'createdAt', 'origin', 'strategy', 'baseline'] as const).filter(k => typeof r[k] !== 'string');
-  if (typeof r.static !== 'boolean') missing.push('static' as never);
-  if (!Array.isArray(r.variants)) missing.push('variants' as never);
-  if (!Array.isArray(r.loops)) missing.push('loops' as never);
-  if (missing.length) throw new ResultFileError(`missing or malformed: ${missing.join(', ')}`);
-  for (const v of r.variants!) {
-    if (!v || typeof v !== 'object' || typeof v.id !== 'string' || typeof v.status !== 'string' || typeof v.factors !== 'object') {
-      throw new ResultFileError('a variant lacks id, status or factors');
-    }
-  }
-  return r as SweepResult;
+  const checked = sweepResultProblem(value);
+  if ('problem' in checked) throw new ResultFileError(`${checked.problem}; the file is damaged or was edited, so it is not shown`);
+  return checked.result;
 }
 
 export function loadResult(file: string): SweepResult {

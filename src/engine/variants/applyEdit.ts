@@ -4,7 +4,7 @@
 // which must keep every line in place for nvcc, this edit is for a human reader: a new pragma
 // gets a line of its own at the loop's indentation, and a removed one takes its line with it.
 import type { Loop, PragmaMacroUse } from '../parse/model';
-import { lineStarts, pragmaText, UnrollFactor, writtenFactor } from './rewrite';
+import { checkUnrollFactor, lineStarts, pragmaText, UnrollFactor, writtenFactor } from './rewrite';
 import { libraryMacroFor } from '../parse/libraryMacros';
 
 export interface UnrollEdit {
@@ -44,6 +44,7 @@ function lineEndAfter(text: string, at: number): { end: number; withBreak: numbe
  * after it or between it and the loop. Null when the file already says exactly that.
  */
 export function unrollPragmaEdit(text: string, loop: Loop, factor: UnrollFactor): UnrollEdit | null {
+  checkUnrollFactor(factor); // from a result file or a message: never written unless in range
   const starts = lineStarts(text);
   const offset = (line1: number, column: number) => (starts[line1 - 1] ?? text.length) + column;
   const eol = text.includes('\r\n') ? '\r\n' : '\n';

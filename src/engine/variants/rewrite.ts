@@ -5,6 +5,7 @@
 // user's file and lines without any mapping.
 import * as fs from 'fs';
 import type { FileAnalysis, Loop } from '../parse/model';
+import { parseUnrollFactorText, RANGES, rangeProblem, unrollFactorProblem } from '../../schema/ranges';
 
 /** "default" removes any pragma (nvcc decides); "full" is a bare `#pragma unroll`. */
 export type UnrollFactor = 'default' | 'full' | number;
@@ -14,11 +15,11 @@ export const DEFAULT_FACTORS: UnrollFactor[] = ['default', 1, 2, 4, 8, 16, 'full
 /** Loop line (1-based, the loop keyword's line) → factor. */
 export type VariantFactors = Map<number, UnrollFactor>;
 
+/** `default`, `full` or an integer from 1 to 4096 (src/schema/ranges.ts says why); anything else throws, saying what is allowed. */
 export function parseFactor(text: string): UnrollFactor {
-  const t = text.trim().toLowerCase();
-  if (t === 'default' || t === 'full') return t;
-  if (/^\d+$/.test(t) && Number(t) >= 1) return Number(t);
-  throw new Error(`bad unroll factor '${text}': use default, full or a positive integer`);
+  const parsed = parseUnrollFactorText(text);
+  if ('factor' in parsed) return parsed.factor;
+  throw new Error(parsed.message);
 }
 
 /** A variant to list or compare: `as-written` (the file itself) or an unroll factor. */
@@ -47,12 +48,26 @@ export function writtenFactor(loop: Loop): UnrollFactor {
   if (!p) return 'default';
   if (p.kind === 'full') return 'full';
   if (p.kind === 'disable') return 1;
-  return p.factor ?? 'default';
+  // nvcc ignores `unroll 0` and a count past 2^31-1 (warnings 20167/20168): the loop reads as default.
+  return p.factor !== null && !rangeProblem(RANGES.writtenUnrollFactor, p.factor) ? p.factor : 'default';
 }
 
 /** The pragma's text for a factor: `unroll 4`, or `unroll` for a full unroll. */
 export function pragmaText(f: UnrollFactor): string {
+  checkUnrollFactor(f);
   return f === 'full' ? 'unroll' : `unroll ${f}`;
+}
+
+export class UnrollFactorError extends Error {}
+
+/**
+ * Throws UnrollFactorError unless `f` is default, full or an integer nvcc honours (1 to 2^31-1;
+ * what we build is held to 1..4096 where factors come in): the last guard before a number becomes
+ * pragma text, so a planted result never writes `#pragma unroll -4`, `2.5` or `1e+23`.
+ */
+export function checkUnrollFactor(f: unknown): asserts f is UnrollFactor {
+  const problem = unrollFactorProblem(f, RANGES.writtenUnrollFactor);
+  if (problem) throw new UnrollFactorError(`not an unroll factor: ${problem}`);
 }
 
 interface Splice {

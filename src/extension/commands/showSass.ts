@@ -1,14 +1,18 @@
 // "Show SASS" (CodeLens, the loop hover's link, the palette): opens the read-only listing of one
 // variant's kernel. From the palette: the loop under the cursor (else a pick), then a factor.
 import * as vscode from 'vscode';
-import { ShowSassArgs } from '../../protocol';
+import { DEFAULT_SETTINGS, ShowSassArgs } from '../../protocol';
+import { validFactorTexts } from '../../schema/ranges';
 import { factorChoices, factorLabel } from '../sassTarget';
 import type { CommandFactory } from './context';
 import { pickLoop } from './pick';
 
 /** The unroll factors to offer: as written, then the unrollLens.unrollFactors setting. */
 export function configuredFactors(): string[] {
-  return factorChoices(vscode.workspace.getConfiguration('unrollLens').get<string[]>('unrollFactors') ?? []);
+  // Invalid entries are dropped here (the server reports them as settings warnings): never offered, never built;
+  // none left: the default list, as the server reads it.
+  const valid = validFactorTexts(vscode.workspace.getConfiguration('unrollLens').get<unknown>('unrollFactors'), () => undefined);
+  return factorChoices(valid.length ? valid : DEFAULT_SETTINGS.unrollFactors);
 }
 
 /** A factor picked by the user (undefined: they dismissed the pick). */

@@ -3,6 +3,7 @@
 // with the results panel filling in live; the notification and the panel can both cancel it.
 import * as vscode from 'vscode';
 import {
+  DEFAULT_SETTINGS,
   FileAnalysisRequest,
   SWEEP_STRATEGIES,
   SweepKernelArgs,
@@ -11,6 +12,7 @@ import {
   SweepRunResult,
   SweepUpdateNotification,
 } from '../../protocol';
+import { parseUnrollFactorText, UNROLL_FACTOR_EXPECTED, validFactorTexts } from '../../schema/ranges';
 import { requestWithProgress } from '../progress';
 import type { CommandFactory } from './context';
 import { pickKernel } from './pick';
@@ -49,9 +51,12 @@ async function askFactors(defaults: string[]): Promise<string[] | undefined> {
   const text = await vscode.window.showInputBox({
     title: 'Unroll Lens sweep: unroll factors (2/4)',
     value: defaults.join(','),
-    prompt: 'default (no pragma), full, or positive integers, comma-separated',
-    validateInput: v =>
-      /^\s*((default|full|[1-9]\d{0,4})\s*,\s*)*(default|full|[1-9]\d{0,4})\s*$/.test(v) ? null : 'e.g. default,1,2,4,8,16,full',
+    prompt: `${UNROLL_FACTOR_EXPECTED}, comma-separated`,
+    validateInput: v => {
+      const parts = v.split(',').map(p => parseUnrollFactorText(p));
+      const bad = parts.find(p => !('factor' in p));
+      return bad && 'message' in bad ? `${bad.message} (e.g. default,1,2,4,8,16,full)` : null;
+    },
   });
   return text
     ?.split(',')
@@ -110,15 +115,11 @@ export const sweepKernel: CommandFactory = ({ client, output, panels, subscripti
       void vscode.window.showInformationMessage(`Unroll Lens: ${kernel.name} has no loops to sweep.`);
       return undefined;
     }
-    const defaults = vscode.workspace.getConfiguration('unrollLens').get<string[]>('unrollFactors') ?? [
-      'default',
-      '1',
-      '2',
-      '4',
-      '8',
-      '16',
-      'full',
-    ];
+    // The setting as the user wrote it: invalid entries (1e23, -4) are dropped and logged, never built.
+    const configured = validFactorTexts(vscode.workspace.getConfiguration('unrollLens').get<unknown>('unrollFactors'), m =>
+      output.appendLine(m),
+    );
+    const defaults = configured.length ? configured : [...DEFAULT_SETTINGS.unrollFactors];
     const loops = args?.loops ?? (await askLoops(kernel.loops));
     if (!loops) return undefined;
     const factors = args?.factors ?? (await askFactors(defaults));

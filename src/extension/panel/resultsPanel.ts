@@ -7,6 +7,7 @@ import type { LanguageClient } from 'vscode-languageclient/node';
 import { makeNonce, panelHtml } from '../../panelHtml';
 import type { HostToWebviewMessage, PanelProgress, PanelState, WebviewToHostMessage } from '../../panelMessages';
 import { ExportResultRequest, PragmaEditsRequest, RESULTS_VIEW_TYPE, SweepResult, SweepVariant } from '../../protocol';
+import { sweepResultProblem } from '../../schema/result';
 
 /** One panel per kernel and loop set: a second run of the same loops reuses (and refreshes) it. */
 export function panelKey(r: Pick<SweepResult, 'file' | 'kernel' | 'loops' | 'origin'>): string {
@@ -96,12 +97,21 @@ export class ResultsPanels implements vscode.Disposable {
     this.disposables.push(
       vscode.window.registerWebviewPanelSerializer(RESULTS_VIEW_TYPE, {
         deserializeWebviewPanel: async (panel: vscode.WebviewPanel, state: unknown) => {
-          const result = (state as PanelState | undefined)?.result ?? null;
+          const result = this.restored((state as PanelState | undefined)?.result ?? null);
           const p = this.adopt(panel, result);
           if (result) p.show(result, null);
         },
       }),
     );
+  }
+
+  /** A result the webview stored, checked like a result file: one with an impossible number is not shown again. */
+  private restored(value: unknown): SweepResult | null {
+    if (value === null || value === undefined) return null;
+    const checked = sweepResultProblem(value);
+    if ('result' in checked) return checked.result;
+    this.output.appendLine(`results panel: the restored result is not shown: ${checked.problem}`);
+    return null;
   }
 
   /** The panel for this result's loops (created beside the editor when there is none) showing `result`. */
