@@ -12,7 +12,9 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { analyze, REPO_ROOT } from './helpers';
-import { MeasurementCache } from '../../src/engine/profile/measurementCache';
+import { MEASUREMENT_FORMAT, MeasurementCache } from '../../src/engine/profile/measurementCache';
+import { seal, unseal } from '../../src/engine/variants/cacheEntry';
+import { installationKey } from '../../src/engine/variants/cacheKey';
 import { parseRawPage } from '../../src/engine/profile/ncuCsv';
 import { parseRawPageStrict, RawPageError } from '../../src/engine/profile/rawPageStream';
 import { listResults, loadResult, resultsDir } from '../../src/engine/sweep/store';
@@ -266,9 +268,13 @@ describe('measurement cache: an entry with an impossible number is a miss, measu
       cache.put(key, good());
       assert.ok(cache.get(key), 'the entry as written is a hit');
       const file = path.join(cache.dir, key.slice(0, 2), `${key}.json`);
-      const entry = JSON.parse(fs.readFileSync(file, 'utf8'));
-      edit(entry.measurement);
-      fs.writeFileSync(file, JSON.stringify(entry));
+      // Sealed with this installation's key (cacheEntry.ts): re-sealed after the edit, so the
+      // range check is what makes it a miss, not the signature (cacheFuzz covers edits unsigned).
+      const body = unseal(installationKey(), MEASUREMENT_FORMAT, 'measurement', [key], fs.readFileSync(file, 'utf8'));
+      assert.ok(body && typeof body === 'object', 'the entry unseals');
+      const m = body as ReturnType<typeof good>;
+      edit(m);
+      fs.writeFileSync(file, seal(installationKey(), MEASUREMENT_FORMAT, 'measurement', [key], m));
       assert.equal(cache.get(key), null);
     });
   }

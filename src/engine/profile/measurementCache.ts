@@ -49,7 +49,9 @@ export interface StoredMeasurement {
 }
 
 /** 2: sealed with the installation's key; entries of 1 are misses. */
-const VERSION = 2;
+/** Format of a sealed measurement entry (the seal's `format`). */
+export const MEASUREMENT_FORMAT = 2;
+const VERSION = MEASUREMENT_FORMAT;
 /** A measurement holds durations and a program's stdout; a bigger file is not ours. */
 const MAX_ENTRY_BYTES = 256 * 1024 ** 2;
 const SHARD = /^[0-9a-f]{2}$/;
