@@ -15,7 +15,7 @@ import { listResults, loadResult, resultsDir, saveResult } from '../engine/sweep
 import { runSweep } from '../engine/sweep/sweep';
 import { unrollPragmaEdit } from '../engine/variants/applyEdit';
 import { applyTargetProblem } from '../engine/sweep/applyTarget';
-import { parseFactorList, UnrollFactor } from '../engine/variants/rewrite';
+import { parseFactorList } from '../engine/variants/rewrite';
 import { checkAppliedFactors, checkSweepResult, SchemaError } from '../schema/result';
 import {
   ExportResultParams,
