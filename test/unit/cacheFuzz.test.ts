@@ -3,9 +3,8 @@
 // a miss whose rebuild equals the fresh answer, never an answer and never an unclassified throw;
 // and eviction and clear never remove a file that is not one of our entries.
 //
-// fast-check is not installed in this checkout (and no dependency may be added here), so a small
-// seeded generator stands in: each case is drawn from its own seed; a failure names the seed and
-// the case (UL_FUZZ_SEED=<seed> repeats the run).
+// fast-check draws the cases; a failure prints the seed, the path and the shrunk case
+// (UNROLL_LENS_SEED=<seed>, or the older UL_FUZZ_SEED, repeats the run).
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'fs';
@@ -13,7 +12,9 @@ import * as os from 'os';
 import * as path from 'path';
 import { BuildCache, releaseScratch } from '../../src/engine/variants/cache';
 import { MeasurementCache, type StoredMeasurement } from '../../src/engine/profile/measurementCache';
+import fc from 'fast-check';
 import { fakeBuilder, fakeProject } from './cacheFakes';
+import { propertyRuns } from './propertyRuns';
 
 const ROOT = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-cachefuzz-'));
 process.env.XDG_CONFIG_HOME = path.join(ROOT, 'config');
@@ -62,36 +63,10 @@ before(async () => {
   }
 });
 
-type Rng = () => number;
-
-/** mulberry32: a small, good-enough PRNG for drawing cases. */
-function rngOf(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const int = (r: Rng, min: number, max: number) => min + Math.floor(r() * (max - min + 1));
-const pick = <T>(r: Rng, xs: readonly T[]): T => xs[int(r, 0, xs.length - 1)];
-const hex = (r: Rng, n: number) => Array.from({ length: n }, () => '0123456789abcdef'[int(r, 0, 15)]).join('');
-
-const SEED = Number(process.env.UL_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
-
-/** Runs `check` on `numRuns` cases drawn by `gen`; the first failure names its seed and case. */
-async function forAll<T>(numRuns: number, gen: (r: Rng) => T, check: (v: T) => Promise<void> | void): Promise<void> {
-  for (let i = 0; i < numRuns; i++) {
-    const v = gen(rngOf(SEED + i));
-    try {
-      await check(v);
-    } catch (e) {
-      throw new Error(`case ${i} of seed ${SEED} (UL_FUZZ_SEED=${SEED}): ${JSON.stringify(v)}: ${(e as Error).message}`);
-    }
-  }
-}
+/** Each property runs in seconds; the budget bounds a slow disk and shrinking. */
+const params = (numRuns: number, seed: number) => propertyRuns(numRuns, seed, 120_000, 'UL_FUZZ_SEED');
+const int = (min: number, max: number) => fc.integer({ min, max });
+const hex = (n: number) => fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: n, maxLength: n });
 
 type Target = keyof (typeof files)['a'];
 type Mutation =
@@ -101,20 +76,13 @@ type Mutation =
   | { kind: 'append'; text: string }
   | { kind: 'swap' };
 
-function mutation(r: Rng): Mutation {
-  switch (pick(r, ['flip', 'digit', 'truncate', 'append', 'swap'] as const)) {
-    case 'flip':
-      return { kind: 'flip', at: int(r, 0, 1e6), xor: int(r, 1, 255) };
-    case 'digit':
-      return { kind: 'digit', nth: int(r, 0, 1e6), add: int(r, 1, 9) };
-    case 'truncate':
-      return { kind: 'truncate', keep: int(r, 0, 1e6) };
-    case 'append':
-      return { kind: 'append', text: pick(r, ['\n', ' ', '\t', '0', '}', '{"x":1}', '   ']) };
-    case 'swap':
-      return { kind: 'swap' };
-  }
-}
+const mutation: fc.Arbitrary<Mutation> = fc.oneof(
+  fc.record({ kind: fc.constant('flip' as const), at: int(0, 1e6), xor: int(1, 255) }),
+  fc.record({ kind: fc.constant('digit' as const), nth: int(0, 1e6), add: int(1, 9) }),
+  fc.record({ kind: fc.constant('truncate' as const), keep: int(0, 1e6) }),
+  fc.record({ kind: fc.constant('append' as const), text: fc.constantFrom('\n', ' ', '\t', '0', '}', '{"x":1}', '   ') }),
+  fc.constant({ kind: 'swap' as const }),
+);
 
 /** Applies a mutation to project a's file in a copy of the cache; returns false when it cannot change the bytes. */
 function mutate(work: string, target: Target, m: Mutation): void {
@@ -170,10 +138,8 @@ function restore(target: Target): void {
 test('every mutated cache file is a miss whose rebuild is the fresh answer (2,000 cases)', async () => {
   fs.cpSync(PRISTINE, WORK, { recursive: true });
   const targets: Target[] = ['result', 'cubin', 'listing', 'check', 'measurement'];
-  await forAll(
-    2000,
-    r => ({ target: pick(r, targets), m: mutation(r) }),
-    async ({ target, m }) => {
+  await fc.assert(
+    fc.asyncProperty(fc.constantFrom(...targets), mutation, async (target, m) => {
       runs++;
       try {
         mutate(WORK, target, m);
@@ -197,7 +163,8 @@ test('every mutated cache file is a miss whose rebuild is the fresh answer (2,00
       } finally {
         restore(target);
       }
-    },
+    }),
+    params(2000, 0xcac4e),
   );
   assert.equal(runs, 2000);
 });
@@ -214,28 +181,23 @@ test('the untouched copies are answers (the property above is not vacuous)', asy
 });
 
 /** A file of the user's: a name anywhere outside our entries, in any folder of the cache. */
-function userFile(r: Rng): { where: string; name: string } {
-  const where = pick(r, ['', 'shard', 'key', 'tmp', 'trash', 'measurements', 'measurements/shard']);
-  const plain = () =>
-    Array.from({ length: int(r, 1, 20) }, () => 'ABCXYZabcxyz0189._-'[int(r, 0, 18)])
-      .join('')
-      .replace(/^\.+$/, 'dots');
-  const name = pick(r, [
-    () => hex(r, 2),
-    () => hex(r, 16),
-    () => hex(r, 64),
-    () => `${hex(r, 64)}.json`,
-    () => `${hex(r, 16)}.${pick(r, ['tmp', 'lease'])}-${int(r, 1, 9_999_999)}-${hex(r, 8)}-${hex(r, 8)}`,
-    plain,
-  ])();
-  return { where, name };
-}
+const userFile: fc.Arbitrary<{ where: string; name: string }> = fc.record({
+  where: fc.constantFrom('', 'shard', 'key', 'tmp', 'trash', 'measurements', 'measurements/shard'),
+  name: fc.oneof(
+    hex(2),
+    hex(16),
+    hex(64),
+    hex(64).map(h => `${h}.json`),
+    fc
+      .tuple(hex(16), fc.constantFrom('tmp', 'lease'), int(1, 9_999_999), hex(8), hex(8))
+      .map(([a, kind, pid, b, c]) => `${a}.${kind}-${pid}-${b}-${c}`),
+    fc.string({ unit: fc.constantFrom(...'ABCXYZabcxyz0189._-'), minLength: 1, maxLength: 20 }).map(s => s.replace(/^\.+$/, 'dots')),
+  ),
+});
 
 test('eviction and clear never remove a file that is not one of our entries (200 cases)', async () => {
-  await forAll(
-    200,
-    r => ({ placed: Array.from({ length: int(r, 1, 6) }, () => userFile(r)), evict: r() < 0.5 }),
-    async ({ placed, evict }) => {
+  await fc.assert(
+    fc.asyncProperty(fc.array(userFile, { minLength: 1, maxLength: 6 }), fc.boolean(), async (placed, evict) => {
       const work = path.join(ROOT, `e${runs++}`);
       releaseScratch();
       fs.cpSync(PRISTINE, work, { recursive: true });
@@ -270,6 +232,7 @@ test('eviction and clear never remove a file that is not one of our entries (200
       } finally {
         fs.rmSync(work, { recursive: true, force: true });
       }
-    },
+    }),
+    params(200, 0xe71c7),
   );
 });

@@ -6,55 +6,23 @@
 // a program; and cleaning the cleaned list again changes nothing (the canonical spelling reads back
 // as itself).
 //
-// fast-check is not installed in this checkout (neither in package.json nor in node_modules), so
-// the cases come from a small seeded generator below; a failure prints the seed and the case.
+// fast-check draws the lists (a failure prints the seed, the path and the shrunk list).
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import fc from 'fast-check';
 import { flagsFromCompileCommands, flagsFromSettings, CompileFlags } from '../../src/engine/toolchain/flags';
 import { hostOptionRefusal, MACRO_NAME, NVCC_OPTIONS, ptxasOption, SAFE_PATH, SAFE_WORD } from '../../src/engine/toolchain/flagAllowList';
+import { propertyRuns } from './propertyRuns';
 
-// ---- a seeded generator ---------------------------------------------------------------------------
-
-type Gen<T> = (r: () => number) => T;
-const pick =
-  <T>(...xs: T[]): Gen<T> =>
-  r =>
-    xs[Math.floor(r() * xs.length)];
-const oneOf =
-  <T>(...gs: Gen<T>[]): Gen<T> =>
-  r =>
-    gs[Math.floor(r() * gs.length)](r);
-const listOf =
-  <T>(g: Gen<T>, max: number): Gen<T[]> =>
-  r =>
-    Array.from({ length: Math.floor(r() * (max + 1)) }, () => g(r));
-
-/** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function forAll<T>(runs: number, seed: number, gen: Gen<T>, property: (x: T) => void): void {
-  for (let i = 0; i < runs; i++) {
-    const caseSeed = seed + i;
-    const x = gen(prng(caseSeed));
-    try {
-      property(x);
-    } catch (e) {
-      throw new Error(`property failed for seed ${caseSeed} on ${JSON.stringify(x)}: ${(e as Error).message}`);
-    }
-  }
-}
+type Gen<T> = fc.Arbitrary<T>;
+const pick = <T>(...xs: T[]): Gen<T> => fc.constantFrom(...xs);
+const oneOf = <T>(...gs: Gen<T>[]): Gen<T> => fc.oneof(...gs);
+const listOf = <T>(g: Gen<T>, max: number): Gen<T[]> => fc.array(g, { maxLength: max });
+/** Each property has 60 s: a few seconds of runs and shrinking, so anything near it is a hang. */
+const params = (numRuns: number, seed: number) => propertyRuns(numRuns, seed, 60_000, 'PROPERTY_SEED');
 
 // ---- the grammar of flag lists --------------------------------------------------------------------
 
@@ -111,25 +79,24 @@ const ptxasItem: Gen<string> = oneOf(
   pick('-warn-spills', '--allow-expensive-optimizations=true', '--fmad=false', '-lineinfo', '--bogus', '-g', '--device-debug'),
   pick('-o', CANARY, `--output-file=${CANARY}`, `--options-file=${CANARY}`, `-optf`, `@${CANARY}`, '--input-as-string=x', '-e', 'main'),
 );
-const group =
-  (items: Gen<string>): Gen<string> =>
-  r =>
-    listOf(items, 4)(r).join(pick(',', ',', ',,')(r));
+const group = (items: Gen<string>): Gen<string> => fc.tuple(listOf(items, 4), pick(',', ',', ',,')).map(([xs, sep]) => xs.join(sep));
+const XCOMPILER = pick('-Xcompiler', '--compiler-options');
+const XPTXAS = pick('-Xptxas', '--ptxas-options');
 const flag: Gen<string[]> = oneOf<string[]>(
-  r => [nvccName(r)], // alone
-  r => [nvccName(r), value(r)], // separate value
-  r => [`${nvccName(r)}=${value(r)}`], // = value
-  r => [`${pick('-I', '-D', '-U', '-O', '-L', '-l', '-o', '-G', '-isystem', '-x')(r)}${value(r)}`], // glued
-  r => [pick('-Xcompiler', '--compiler-options')(r), group(hostItem)(r)],
-  r => [`${pick('-Xcompiler', '--compiler-options')(r)}=${group(hostItem)(r)}`],
-  r => [pick('-Xptxas', '--ptxas-options')(r), group(ptxasItem)(r)],
-  r => [`${pick('-Xptxas', '--ptxas-options')(r)}=${group(ptxasItem)(r)}`],
-  r => [pick('-Xfatbin', '-Xcicc', '-Xnvvm', '-Xcudafe', '-Xlinker', '-Xnvlink')(r), `--create=${CANARY}`],
-  r => [`@${pick('self.rsp', 'evil.rsp', 'missing.rsp', CANARY)(r)}`],
-  r => [pick('-optf', '--options-file')(r), pick('self.rsp', 'evil.rsp', `${CANARY}`)(r)],
-  r => [pick('k.cu', 'other.cpp', CANARY, '-', '')(r)],
+  nvccName.map(n => [n]), // alone
+  fc.tuple(nvccName, value), // separate value
+  fc.tuple(nvccName, value).map(([n, v]) => [`${n}=${v}`]), // = value
+  fc.tuple(pick('-I', '-D', '-U', '-O', '-L', '-l', '-o', '-G', '-isystem', '-x'), value).map(([n, v]) => [`${n}${v}`]), // glued
+  fc.tuple(XCOMPILER, group(hostItem)),
+  fc.tuple(XCOMPILER, group(hostItem)).map(([n, g]) => [`${n}=${g}`]),
+  fc.tuple(XPTXAS, group(ptxasItem)),
+  fc.tuple(XPTXAS, group(ptxasItem)).map(([n, g]) => [`${n}=${g}`]),
+  pick('-Xfatbin', '-Xcicc', '-Xnvvm', '-Xcudafe', '-Xlinker', '-Xnvlink').map(n => [n, `--create=${CANARY}`]),
+  pick('self.rsp', 'evil.rsp', 'missing.rsp', CANARY).map(f => [`@${f}`]),
+  fc.tuple(pick('-optf', '--options-file'), pick('self.rsp', 'evil.rsp', `${CANARY}`)),
+  pick('k.cu', 'other.cpp', CANARY, '-', '').map(f => [f]),
 );
-const flagList: Gen<string[]> = r => listOf(flag, 12)(r).flat();
+const flagList: Gen<string[]> = listOf(flag, 12).map(flags => flags.flat());
 
 // ---- an independent walker of the allow-list grammar ------------------------------------------------
 
@@ -205,39 +172,48 @@ function checkCleaned(f: CompileFlags, again: () => CompileFlags, allowCcbin: bo
   );
 }
 
-describe('flag allow-list properties (seeded random flag lists)', () => {
+describe('flag allow-list properties (fast-check flag lists)', () => {
   test('settings: 2,500 lists — never throws, deterministic, only allow-listed canonical flags, none names a file, a fixpoint', () => {
-    forAll(2500, 0x23f1a9, flagList, argv => {
-      const run = () => flagsFromSettings({ nvccArgs: argv, includePaths: argv.slice(0, 2), defines: argv.slice(2, 4) }, root);
-      checkCleaned(run(), run, true);
-    });
+    fc.assert(
+      fc.property(flagList, argv => {
+        const run = () => flagsFromSettings({ nvccArgs: argv, includePaths: argv.slice(0, 2), defines: argv.slice(2, 4) }, root);
+        checkCleaned(run(), run, true);
+      }),
+      params(2500, 0x23f1a9),
+    );
   });
 
   test('compile_commands.json: 1,000 quoted command lines (shell quoting, response files inside the folder) — the same properties, no -ccbin', () => {
-    const quote: Gen<(w: string) => string> = pick(
+    const quotes: ((w: string) => string)[] = [
       w => w,
       w => `'${w.replace(/'/g, `'\\''`)}'`,
       w => `"${w.replace(/(["\\$`])/g, '\\$1')}"`,
       w => w.replace(/([^A-Za-z0-9_\-=.,/@:])/g, '\\$1'),
-    );
-    const command: Gen<string> = r => ['nvcc', ...flagList(r).map(w => quote(r)(w)), '-c', 'k.cu', '-o', 'k.o'].join(' ');
+    ];
+    // Each word with a quoting style of its own (an index, so the counterexample prints readably).
+    const command: Gen<string> = listOf(flag, 12)
+      .chain(flags => fc.tuple(...flags.flat().map(w => fc.tuple(fc.constant(w), fc.nat(quotes.length - 1)))))
+      .map(ws => ['nvcc', ...ws.map(([w, q]) => quotes[q](w)), '-c', 'k.cu', '-o', 'k.o'].join(' '));
     let n = 0;
-    forAll(1000, 0x5eed23, command, cmd => {
-      const db = path.join(root, `cc${n++}.json`);
-      fs.writeFileSync(db, JSON.stringify([{ directory: root, file: 'k.cu', command: cmd }]));
-      const f = flagsFromCompileCommands(db, path.join(root, 'k.cu'));
-      assert.ok(f, 'an entry for k.cu');
-      checkCleaned(f, () => flagsFromCompileCommands(db, path.join(root, 'k.cu'))!, false);
-      fs.rmSync(db);
-    });
+    fc.assert(
+      fc.property(command, cmd => {
+        const db = path.join(root, `cc${n++}.json`);
+        fs.writeFileSync(db, JSON.stringify([{ directory: root, file: 'k.cu', command: cmd }]));
+        try {
+          const f = flagsFromCompileCommands(db, path.join(root, 'k.cu'));
+          assert.ok(f, 'an entry for k.cu');
+          checkCleaned(f, () => flagsFromCompileCommands(db, path.join(root, 'k.cu'))!, false);
+        } finally {
+          fs.rmSync(db);
+        }
+      }),
+      params(1000, 0x5eed23),
+    );
   });
 
   test('-Xcompiler and -Xptxas groups: 500 lists of items — kept items are exactly the allowed ones, in order', () => {
-    forAll(
-      500,
-      0x7a11,
-      r => [listOf(hostItem, 6)(r), listOf(ptxasItem, 6)(r)] as const,
-      ([host, ptx]) => {
+    fc.assert(
+      fc.property(listOf(hostItem, 6), listOf(ptxasItem, 6), (host, ptx) => {
         const f = flagsFromSettings({ nvccArgs: ['-Xcompiler', host.join(','), '-Xptxas', ptx.join(',')] }, root);
         const wantHost = host.filter(i => i !== '' && SAFE_WORD.test(i) && hostOptionRefusal(i) === null);
         const wantPtx = ptx
@@ -259,7 +235,8 @@ describe('flag allow-list properties (seeded random flag lists)', () => {
             warned.some(w => w.includes(i)),
             `${i} named in ${warned.join('\n')}`,
           );
-      },
+      }),
+      params(500, 0x7a11),
     );
   });
 });

@@ -1,7 +1,7 @@
 // The stdio server's framing (issue 23): a malformed Content-Length left the server alive but deaf.
 // The built server is spawned with --stdio for the end-to-end cases (it must answer a good
 // message, then exit within a couple of seconds on a bad one, saying why); the frame guard itself
-// is fuzzed in-process with seeded random cases (seededCases.ts): it never throws anything but LspFrameError, never holds
+// is fuzzed in-process with fast-check: it never throws anything but LspFrameError, never holds
 // more than one header block and one body, passes good frames unchanged and rejects bad ones.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +9,8 @@ import { spawn } from 'child_process';
 import * as path from 'path';
 import { REPO_ROOT } from './helpers';
 import { LspFrameError, LspFrameGuard, parseHeader } from '../../src/server/lspFraming';
-import { forAllCases, Rng } from './seededCases';
+import fc from 'fast-check';
+import { propertyRuns } from './propertyRuns';
 
 const SERVER = path.join(REPO_ROOT, 'out', 'src', 'server', 'main.js');
 
@@ -120,41 +121,42 @@ const NAMES = [
 ];
 const ODD_LENGTHS = ['', '0', '00', '1e3', '0x10', '12abc', ' 12', '12 ', '+5', '-0', 'NaN', 'Infinity', '1.5', '٣', '4294967297'];
 
+/** Printable ASCII. */
+const ascii = (maxLength: number) => fc.string({ unit: 'grapheme-ascii', maxLength });
+const bytes = (maxLength: number) => fc.uint8Array({ maxLength }).map(b => Buffer.from(b));
+
 /** A Content-Length value: small, negative, huge, odd spellings or junk. */
-function lengthValue(r: Rng): string {
-  switch (r.int(0, 4)) {
-    case 0:
-      return String(r.int(0, 400));
-    case 1:
-      return String(-r.int(1, 1000));
-    case 2:
-      return String(r.int(1, 9)) + '0'.repeat(r.int(9, 40));
-    case 3:
-      return r.pick(ODD_LENGTHS);
-    default:
-      return r.ascii(12);
-  }
-}
+const lengthValue: fc.Arbitrary<string> = fc.oneof(
+  fc.integer({ min: 0, max: 400 }).map(String),
+  fc.integer({ min: 1, max: 1000 }).map(n => String(-n)),
+  fc.tuple(fc.integer({ min: 1, max: 9 }), fc.integer({ min: 9, max: 40 })).map(([d, zeros]) => String(d) + '0'.repeat(zeros)),
+  fc.constantFrom(...ODD_LENGTHS),
+  ascii(12),
+);
 
-/** One header line; never empty (an empty line ends the header block). */
-function headerLine(r: Rng): string {
-  return anyHeaderLine(r) || 'nocolon';
-}
-
-function anyHeaderLine(r: Rng): string {
-  switch (r.int(0, 5)) {
-    case 0:
-    case 1:
-    case 2:
-      return `${r.pick(NAMES)}:${r.pick(['', ' ', '  ', '\t'])}${lengthValue(r)}`;
-    case 3:
-      return r.pick(['Content-Type: application/vscode-jsonrpc; charset=utf-8', 'Content-Type: x; charset=latin1', 'nocolon', ':']);
-    case 4:
-      return r.bytes(20).toString('latin1').replace(/\r|\n/g, ' ');
-    default:
-      return r.ascii(30);
-  }
-}
+const anyHeaderLine: fc.Arbitrary<string> = fc.oneof(
+  {
+    arbitrary: fc.tuple(fc.constantFrom(...NAMES), fc.constantFrom('', ' ', '  ', '\t'), lengthValue).map(([n, ws, v]) => `${n}:${ws}${v}`),
+    weight: 3,
+  },
+  {
+    arbitrary: fc.constantFrom(
+      'Content-Type: application/vscode-jsonrpc; charset=utf-8',
+      'Content-Type: x; charset=latin1',
+      'nocolon',
+      ':',
+    ),
+    weight: 1,
+  },
+  { arbitrary: bytes(20).map(b => b.toString('latin1').replace(/\r|\n/g, ' ')), weight: 1 },
+  { arbitrary: ascii(30), weight: 1 },
+);
+/**
+ * One header line; never empty (an empty line ends the header block). As the bytes sent read back:
+ * the block is sent as latin1, which keeps only the low byte of a wider character ("٣" goes out
+ * as "c"), and the oracle must judge what the guard receives.
+ */
+const headerLine = anyHeaderLine.map(l => Buffer.from(l || 'nocolon', 'latin1').toString('latin1'));
 
 /** What the guard should do with one header block: the body length, or a rejection. */
 function expected(lines: string[], maxBody: number): number | 'reject' {
@@ -175,9 +177,14 @@ function expected(lines: string[], maxBody: number): number | 'reject' {
   return length ?? 'reject';
 }
 
-/** Splits `bytes` at random points, as a pipe would deliver them. */
-function chunked(bytes: Buffer, r: Rng): Buffer[] {
-  const at = [...new Set(r.array(6, () => r.int(0, bytes.length)))].sort((a, b) => a - b);
+/** A value with up to 6 points to split its bytes at, as a pipe would deliver them. */
+function withCuts<T>(value: fc.Arbitrary<T>, bytesOf: (v: T) => Buffer): fc.Arbitrary<[T, number[]]> {
+  return value.chain(v => fc.tuple(fc.constant(v), fc.array(fc.integer({ min: 0, max: bytesOf(v).length }), { maxLength: 6 })));
+}
+
+/** Splits `bytes` at the cut points. */
+function chunked(bytes: Buffer, cuts: number[]): Buffer[] {
+  const at = [...new Set(cuts)].sort((a, b) => a - b);
   const out: Buffer[] = [];
   let prev = 0;
   for (const c of [...at, bytes.length]) {
@@ -187,85 +194,99 @@ function chunked(bytes: Buffer, r: Rng): Buffer[] {
   return out;
 }
 
-describe('frame guard (seeded random cases)', () => {
+/** Each property runs in well under a second; the budget bounds shrinking. */
+const params = (numRuns: number) => propertyRuns(numRuns, 0x5eed, 60_000);
+
+describe('frame guard (fast-check cases)', () => {
   const MAX_BODY = 256;
   const MAX_HEADER = 512;
 
   test('random header blocks and bodies, in random chunks: accepted exactly when well formed, never throws otherwise, never buffers past its budget', () => {
-    forAllCases(2000, r => {
-      const lines = r.array(4, () => headerLine(r));
-      const body = r.bytes(300);
-      const g = new LspFrameGuard(MAX_BODY, MAX_HEADER);
-      const headerText = lines.join('\r\n');
-      const input = Buffer.concat([Buffer.from(headerText + '\r\n\r\n', 'latin1'), body]);
-      const want = headerText.length > MAX_HEADER ? 'reject' : expected(lines, MAX_BODY);
-      const frames: Buffer[] = [];
-      let rejected: unknown = null;
-      for (const c of chunked(input, r)) {
-        try {
-          frames.push(...g.push(c));
-        } catch (e) {
-          rejected = e;
-          break;
+    const inputOf = ({ lines, body }: { lines: string[]; body: Buffer }) =>
+      Buffer.concat([Buffer.from(lines.join('\r\n') + '\r\n\r\n', 'latin1'), body]);
+    const cases = withCuts(fc.record({ lines: fc.array(headerLine, { maxLength: 4 }), body: bytes(300) }), inputOf);
+    fc.assert(
+      fc.property(cases, ([{ lines, body }, cuts]) => {
+        const g = new LspFrameGuard(MAX_BODY, MAX_HEADER);
+        const headerText = lines.join('\r\n');
+        const input = inputOf({ lines, body });
+        const want = headerText.length > MAX_HEADER ? 'reject' : expected(lines, MAX_BODY);
+        const frames: Buffer[] = [];
+        let rejected: unknown = null;
+        for (const c of chunked(input, cuts)) {
+          try {
+            frames.push(...g.push(c));
+          } catch (e) {
+            rejected = e;
+            break;
+          }
+          assert.ok(g.buffered <= MAX_HEADER + 4 + MAX_BODY, `buffered ${g.buffered}`);
         }
-        assert.ok(g.buffered <= MAX_HEADER + 4 + MAX_BODY, `buffered ${g.buffered}`);
-      }
-      if (rejected !== null) assert.ok(rejected instanceof LspFrameError, String(rejected));
-      if (want === 'reject') {
-        assert.ok(rejected, `accepted ${JSON.stringify(lines)}`);
-        assert.equal(frames.length, 0);
-        // Once broken, always broken: nothing after it is taken as a message.
-        assert.throws(() => g.push(frame('{}')), LspFrameError);
-      } else {
-        assert.equal(rejected, null, `rejected ${JSON.stringify(lines)}: ${rejected}`);
-        if (body.length >= want) {
-          assert.equal(frames.length, 1);
-          assert.deepEqual(frames[0], Buffer.concat([Buffer.from(`Content-Length: ${want}\r\n\r\n`), body.subarray(0, want)]));
-          assert.equal(g.buffered, body.length - want);
-        } else {
+        if (rejected !== null) assert.ok(rejected instanceof LspFrameError, String(rejected));
+        if (want === 'reject') {
+          assert.ok(rejected, `accepted ${JSON.stringify(lines)}`);
           assert.equal(frames.length, 0);
-          assert.equal(g.buffered, body.length);
+          // Once broken, always broken: nothing after it is taken as a message.
+          assert.throws(() => g.push(frame('{}')), LspFrameError);
+        } else {
+          assert.equal(rejected, null, `rejected ${JSON.stringify(lines)}: ${rejected}`);
+          if (body.length >= want) {
+            assert.equal(frames.length, 1);
+            assert.deepEqual(frames[0], Buffer.concat([Buffer.from(`Content-Length: ${want}\r\n\r\n`), body.subarray(0, want)]));
+            assert.equal(g.buffered, body.length - want);
+          } else {
+            assert.equal(frames.length, 0);
+            assert.equal(g.buffered, body.length);
+          }
         }
-      }
-    });
+      }),
+      params(2000),
+    );
   });
 
   test('random byte streams: only LspFrameError, buffered bytes bounded, every frame it returns is well formed', () => {
-    forAllCases(600, r => {
-      const g = new LspFrameGuard(MAX_BODY, MAX_HEADER);
-      const chunks = r.array(12, () =>
-        r.bool() ? r.bytes(64) : Buffer.from(r.bool() ? r.ascii(40) : `Content-Length: ${lengthValue(r)}\r\n\r\n`),
-      );
-      for (const c of chunks) {
-        let frames: Buffer[];
-        try {
-          frames = g.push(c);
-        } catch (e) {
-          assert.ok(e instanceof LspFrameError, String(e));
-          return;
+    const chunk = fc.oneof(
+      { arbitrary: bytes(64), weight: 2 },
+      { arbitrary: ascii(40).map(s => Buffer.from(s)), weight: 1 },
+      { arbitrary: lengthValue.map(v => Buffer.from(`Content-Length: ${v}\r\n\r\n`)), weight: 1 },
+    );
+    fc.assert(
+      fc.property(fc.array(chunk, { maxLength: 12 }), chunks => {
+        const g = new LspFrameGuard(MAX_BODY, MAX_HEADER);
+        for (const c of chunks) {
+          let frames: Buffer[];
+          try {
+            frames = g.push(c);
+          } catch (e) {
+            assert.ok(e instanceof LspFrameError, String(e));
+            return;
+          }
+          assert.ok(g.buffered <= MAX_HEADER + 4 + MAX_BODY);
+          for (const f of frames) {
+            const end = f.indexOf('\r\n\r\n');
+            assert.equal(parseHeader(f.subarray(0, end).toString('latin1'), MAX_BODY), f.length - end - 4);
+          }
         }
-        assert.ok(g.buffered <= MAX_HEADER + 4 + MAX_BODY);
-        for (const f of frames) {
-          const end = f.indexOf('\r\n\r\n');
-          assert.equal(parseHeader(f.subarray(0, end).toString('latin1'), MAX_BODY), f.length - end - 4);
-        }
-      }
-    });
+      }),
+      params(600),
+    );
   });
 
   test('sequences of good frames in random chunks come out whole and in order', () => {
-    forAllCases(400, r => {
-      const bodies = r.array(
-        5,
-        () => JSON.stringify({ jsonrpc: '2.0', id: r.int(0, 1e6), method: r.ascii(20), params: { text: r.ascii(200) + 'é✓' } }),
-        1,
-      );
-      const g = new LspFrameGuard();
-      const input = Buffer.concat(bodies.map(frame));
-      const out = chunked(input, r).flatMap(c => g.push(c));
-      assert.deepEqual(Buffer.concat(out), input);
-      assert.equal(out.length, bodies.length);
-      assert.equal(g.buffered, 0);
-    });
+    const body = fc
+      .record({ id: fc.integer({ min: 0, max: 1e6 }), method: ascii(20), text: ascii(200) })
+      .map(({ id, method, text }) => JSON.stringify({ jsonrpc: '2.0', id, method, params: { text: text + 'é✓' } }));
+    const inputOf = (bodies: string[]) => Buffer.concat(bodies.map(frame));
+    fc.assert(
+      fc.property(withCuts(fc.array(body, { minLength: 1, maxLength: 5 }), inputOf), ([bodies, cuts]) => {
+        const g = new LspFrameGuard();
+        const input = inputOf(bodies);
+        const out = chunked(input, cuts).flatMap(c => g.push(c));
+        assert.deepEqual(Buffer.concat(out), input);
+        assert.equal(out.length, bodies.length);
+        assert.equal(g.buffered, 0);
+      }),
+      params(400),
+    );
   });
 });

@@ -2,16 +2,18 @@
 // through an AbortSignal, a timeout, or a tool that exits leaving children behind leaves no
 // process and no temp file; each run has a private TMPDIR under this process's temp root (ncu's
 // profiling runs keep the shared one, where its lock lives). A property test cancels and times out
-// runs at random moments, several at once, and then looks for anything left (seeded: fast-check
-// is not installed in this checkout, and each case costs real processes, so 15 cases).
+// runs at random moments, several at once, and then looks for anything left (fast-check; each
+// case costs real processes, so 15 cases).
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import fc from 'fast-check';
 import { runProcess } from '../../src/engine/toolchain/process';
 import { processGuard, RUN_MARKER_VAR } from '../../src/engine/toolchain/processGuard';
 import { alive, contents, fakeSlowTool, killAll, processesWithEnv, started, until } from './leakHelpers';
+import { propertyRuns } from './propertyRuns';
 
 // Everything this test file's process writes to "the temp folder" goes here, so it can be checked.
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-leak-guard-work-'));
@@ -20,17 +22,6 @@ process.env.TMPDIR = systemTmp;
 const canary = path.join(work, 'canary.txt');
 const tool = path.join(work, 'tool');
 const leaver = path.join(work, 'leaver');
-
-/** A small seeded generator (mulberry32): a failing case is replayed with UL_LEAK_SEED. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Nothing of this process's runs alive, no temp folder of a run left, nothing but our (empty) root in the temp folder. */
 async function assertClean(what: string): Promise<void> {
@@ -118,31 +109,31 @@ describe('runProcess leaves no process and no temp file', () => {
   });
 
   test('property: runs cancelled or timed out at random moments, several at once, leave nothing', async () => {
-    const seed = Number(process.env.UL_LEAK_SEED ?? Date.now() % 1e9);
-    const random = mulberry32(seed);
     const ends = ['abort', 'timeout', 'abort-before-start', 'exit'] as const;
-    for (let i = 0; i < 15; i++) {
-      const actions = Array.from({ length: 1 + Math.floor(random() * 3) }, () => ({
-        end: ends[Math.floor(random() * ends.length)],
-        delayMs: Math.floor(random() * 61),
-      }));
-      const what = `seed ${seed} case ${i}: ${JSON.stringify(actions)}`;
-      await Promise.all(
-        actions.map(async a => {
-          const ac = new AbortController();
-          if (a.end === 'abort-before-start') ac.abort();
-          const run = runProcess(a.end === 'exit' ? leaver : tool, [], {
-            signal: ac.signal,
-            timeoutMs: a.end === 'timeout' ? a.delayMs + 1 : 20_000,
-          });
-          if (a.end === 'abort') setTimeout(() => ac.abort(), a.delayMs);
-          const r = await run;
-          if (a.end === 'abort' || a.end === 'abort-before-start') assert.equal(r.cancelled, true, what);
-          if (a.end === 'timeout') assert.equal(r.timedOut, true, what);
-          if (a.end === 'exit') assert.equal(r.exitCode, 0, what);
-        }),
-      );
-      await assertClean(what);
-    }
+    const action = fc.record({ end: fc.constantFrom(...ends), delayMs: fc.integer({ min: 0, max: 60 }) });
+    let i = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(action, { minLength: 1, maxLength: 3 }), async actions => {
+        const what = `case ${i++}: ${JSON.stringify(actions)}`;
+        await Promise.all(
+          actions.map(async a => {
+            const ac = new AbortController();
+            if (a.end === 'abort-before-start') ac.abort();
+            const run = runProcess(a.end === 'exit' ? leaver : tool, [], {
+              signal: ac.signal,
+              timeoutMs: a.end === 'timeout' ? a.delayMs + 1 : 20_000,
+            });
+            if (a.end === 'abort') setTimeout(() => ac.abort(), a.delayMs);
+            const r = await run;
+            if (a.end === 'abort' || a.end === 'abort-before-start') assert.equal(r.cancelled, true, what);
+            if (a.end === 'timeout') assert.equal(r.timedOut, true, what);
+            if (a.end === 'exit') assert.equal(r.exitCode, 0, what);
+          }),
+        );
+        await assertClean(what);
+      }),
+      // A case takes under a second; the budget bounds shrinking, whose every step starts processes.
+      propertyRuns(15, 0x1eac, 120_000, 'UL_LEAK_SEED'),
+    );
   });
 });

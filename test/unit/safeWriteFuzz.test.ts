@@ -7,25 +7,15 @@ import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import fc from 'fast-check';
 import { SafeWriteError, safeMkdir, safeWriteFile } from '../../src/engine/safeWrite';
+import { propertyRuns } from './propertyRuns';
 
 const NAMES = ['a', 'b', 'c', '.unroll-lens', 'results'];
 type Where = 'root' | 'outside';
 type Entry = { kind: 'dir' | 'file'; where: Where; path: string[] } | { kind: 'link'; where: Where; path: string[]; to: LinkTarget };
 type LinkTarget =
   { abs: Where | 'top' | 'root-real'; path: string[] } | { rel: string[] } /* relative, may climb with '..' */ | { loop: true };
-
-/** mulberry32: a small seeded generator, so a failing case is found again from its seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Case {
   entries: Entry[];
@@ -34,31 +24,31 @@ interface Case {
   rootViaLink: boolean;
 }
 
-function randomCase(r: () => number): Case {
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
-  const list = <T>(min: number, max: number, one: () => T): T[] => Array.from({ length: min + Math.floor(r() * (max - min + 1)) }, one);
-  const segs = (min: number, max: number, from: readonly string[]) => list(min, max, () => pick(from));
-  const where = (): Where => pick(['root', 'outside'] as const);
-  const linkTarget = (): LinkTarget => {
-    const k = r();
-    if (k < 0.45) return { abs: pick(['root', 'outside', 'top', 'root-real'] as const), path: segs(0, 2, NAMES) };
-    if (k < 0.9) return { rel: segs(1, 4, ['..', '..', ...NAMES, 'outside', 'root']) };
-    return { loop: true };
-  };
-  const entry = (): Entry =>
-    r() < 0.6
-      ? { kind: pick(['dir', 'file'] as const), where: where(), path: segs(1, 3, NAMES) }
-      : { kind: 'link', where: where(), path: segs(1, 3, NAMES), to: linkTarget() };
-  return {
-    entries: list(0, 8, entry),
-    target: {
-      base: pick(['relative', 'relative', 'root', 'root-real', 'outside', 'top', 'slash']),
-      segs: segs(1, 5, ['..', '.', ...NAMES, 'new.json']),
-    },
-    mode: pick(['replace', 'keep', 'mkdir'] as const),
-    rootViaLink: r() < 0.3,
-  };
-}
+const segs = (minLength: number, maxLength: number, from: readonly string[]) =>
+  fc.array(fc.constantFrom(...from), { minLength, maxLength });
+const where: fc.Arbitrary<Where> = fc.constantFrom('root', 'outside');
+/** Weighted choice: `p` of the time `a`, else `b` (weights in tenths). */
+const sometimes = <T>(tenths: number, a: fc.Arbitrary<T>, b: fc.Arbitrary<T>): fc.Arbitrary<T> =>
+  fc.oneof({ arbitrary: a, weight: tenths }, { arbitrary: b, weight: 10 - tenths });
+const linkTarget: fc.Arbitrary<LinkTarget> = fc.oneof(
+  { arbitrary: fc.record({ abs: fc.constantFrom('root', 'outside', 'top', 'root-real'), path: segs(0, 2, NAMES) }), weight: 9 },
+  { arbitrary: fc.record({ rel: segs(1, 4, ['..', '..', ...NAMES, 'outside', 'root']) }), weight: 9 },
+  { arbitrary: fc.constant({ loop: true as const }), weight: 2 },
+);
+const entry: fc.Arbitrary<Entry> = sometimes<Entry>(
+  6,
+  fc.record({ kind: fc.constantFrom('dir', 'file'), where, path: segs(1, 3, NAMES) }),
+  fc.record({ kind: fc.constant('link'), where, path: segs(1, 3, NAMES), to: linkTarget }),
+);
+const randomCase: fc.Arbitrary<Case> = fc.record({
+  entries: fc.array(entry, { maxLength: 8 }),
+  target: fc.record({
+    base: fc.constantFrom('relative', 'relative', 'root', 'root-real', 'outside', 'top', 'slash'),
+    segs: segs(1, 5, ['..', '.', ...NAMES, 'new.json']),
+  }),
+  mode: fc.constantFrom('replace', 'keep', 'mkdir'),
+  rootViaLink: sometimes(3, fc.constant(true), fc.constant(false)),
+});
 
 /** Every path under `dir` (not following links) with what it is and holds. */
 function snapshot(dir: string, skip: string): string[] {
@@ -168,24 +158,20 @@ function checkOne(top: string, c: Case): 'written' | 'refused' {
   return outcome;
 }
 
-/** fast-check is not installed in this checkout (not in package.json): a seeded generator drives the cases. */
 const RUNS = 3000;
 
 test('safeWriteFile / safeMkdir: lands inside the root or is refused; nothing outside changes (property, 3,000 trees)', () => {
   const scratch = fs.mkdtempSync(path.join(memoryTmp(), 'ul-safewrite-fuzz-'));
   let run = 0;
   try {
-    const seed = Number(process.env.PROPERTY_SEED ?? 23);
-    const r = rng(seed);
     const outcomes = { written: 0, refused: 0 };
-    for (let i = 0; i < RUNS; i++) {
-      const c = randomCase(r);
-      try {
+    fc.assert(
+      fc.property(randomCase, c => {
         outcomes[checkOne(path.join(scratch, String(run++)), c)]++;
-      } catch (e) {
-        throw new Error(`case ${i} of seed ${seed} failed: ${JSON.stringify(c)}\n${(e as Error).message}`);
-      }
-    }
+      }),
+      // 3,000 trees take a few seconds on tmpfs; the budget bounds a slow disk and shrinking.
+      propertyRuns(RUNS, 23, 120_000, 'PROPERTY_SEED'),
+    );
     // Both sides of the property are exercised: a generator that only ever produced refusals would prove nothing.
     if (process.env.PROPERTY_VERBOSE) console.log(outcomes);
     assert.ok(outcomes.written > RUNS / 10 && outcomes.refused > RUNS / 10, JSON.stringify(outcomes));

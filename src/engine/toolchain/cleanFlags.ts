@@ -217,7 +217,11 @@ function applyOption(opt: ParsedOption, flag: string, g: Gathered, dir: string, 
       }
       break;
     case 'include':
-      for (const p of splitList(value)) if (safePath(p, flag, g)) g.out.push(`-I${abs(p)}`);
+      for (const p of splitList(value)) {
+        // Glued, "-I=x" reads back (to nvcc and to us) as the include path "x", not "=x".
+        if (abs(p).startsWith('=')) reject(g, flag, 'an include path beginning with "=" is ambiguous: nvcc reads -I=x as the path x');
+        else if (safePath(p, flag, g)) g.out.push(`-I${abs(p)}`);
+      }
       break;
     case 'isystem':
       for (const p of splitList(value)) if (safePath(p, flag, g)) g.out.push('-isystem', abs(p));
