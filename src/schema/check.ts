@@ -120,11 +120,16 @@ export const object =
   <T>(shape: Shape<T>): Check<T> =>
   (v, path) => {
     if (!isPlainObject(v)) throw new SchemaError(path, `expected an object, got ${shownValue(v)}`);
-    const out: Record<string, unknown> = {};
+    const checkedFields: Record<string, unknown> = {};
     for (const k of Object.keys(shape) as (keyof T & string)[]) {
       const own = Object.prototype.hasOwnProperty.call(v, k) ? v[k] : undefined;
       const checked = (shape[k] as Check<unknown>)(own, join(path, k));
-      if (checked !== undefined) out[k] = checked;
+      if (checked !== undefined) checkedFields[k] = checked;
     }
+    // In the input's key order (then fields it lacked that got a default): a result read back
+    // serialises as it was written, whatever order the shape lists its fields in.
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(v)) if (Object.prototype.hasOwnProperty.call(checkedFields, k)) out[k] = checkedFields[k];
+    for (const k of Object.keys(checkedFields)) if (!(k in out)) out[k] = checkedFields[k];
     return out as T;
   };

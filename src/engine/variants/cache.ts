@@ -313,6 +313,20 @@ export class BuildCache {
         return fs.existsSync(file) ? file : null;
       }
     }
+    // The rest of the entry beside it (the variant's source, its listing): a program's folder
+    // looks the same leased as in the entry, for a launcher or tool that reads beside it.
+    // Best effort: the output alone is what the caller asked for.
+    try {
+      for (const e of fs.readdirSync(entryDir, { withFileTypes: true }))
+        if (e.isFile() && e.name !== path.basename(file))
+          try {
+            fs.linkSync(path.join(entryDir, e.name), path.join(dir, e.name));
+          } catch {
+            /* gone meanwhile, or no hard links here: the output is still leased */
+          }
+    } catch {
+      /* the entry folder went away: the output link keeps its bytes */
+    }
     this.leased.set(target, entryDir);
     return target;
   }
