@@ -317,10 +317,12 @@ export class BuildCache {
     // looks the same leased as in the entry, for a launcher or tool that reads beside it.
     // Best effort: the output alone is what the caller asked for.
     try {
-      for (const e of fs.readdirSync(entryDir, { withFileTypes: true }))
+      // (The folder the output lies in: the entry, or the scratch build about to become it.)
+      const from = path.dirname(file);
+      for (const e of fs.readdirSync(from, { withFileTypes: true }))
         if (e.isFile() && e.name !== path.basename(file))
           try {
-            fs.linkSync(path.join(entryDir, e.name), path.join(dir, e.name));
+            fs.linkSync(path.join(from, e.name), path.join(dir, e.name));
           } catch {
             /* gone meanwhile, or no hard links here: the output is still leased */
           }
