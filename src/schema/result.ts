@@ -3,7 +3,7 @@
 // result, by the extension before it shows a restored panel, by the webview for every message,
 // and by Apply. A result with any impossible number is rejected as a whole, naming the field and
 // the value: a forged median or an unroll factor of -4 is never shown, let alone written.
-import type { IcacheAttribution, RunTiming, SweepIcacheFacts, SweepLoop, SweepResult, SweepVariant, VariantIcache } from '../protocol';
+import type { IcacheAttribution, RunTiming, SweepIcacheFacts, SweepLoop, SweepResult, SweepVariant, VariantIcache } from './types';
 import {
   array,
   bool,

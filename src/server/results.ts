@@ -6,7 +6,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { CancellationToken, CodeAction, CodeActionKind, Connection, Range, TextEdit } from 'vscode-languageserver/node';
 import type { FileAnalysis } from '../engine/parse/model';
-import { runOptionsFromSettings } from '../engine/profile/bench';
+import { runOptionsFromSettings } from './runOptions';
 import { runLocations } from '../engine/profile/gpuSelection';
 import type { ConvertContext } from '../engine/sweep/convert';
 import { sweepCsv, sweepT4 } from '../engine/sweep/export';

@@ -2,7 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_SETTINGS, readSettings, SETTING_ENTRIES, Settings } from '../../src/settings';
 import * as protocol from '../../src/protocol';
-import { runOptionsFromSettings } from '../../src/engine/profile/bench';
+import { runOptionsFromSettings } from '../../src/server/runOptions';
 
 function read(raw: unknown): { settings: Settings; warnings: string[] } {
   const warnings: string[] = [];

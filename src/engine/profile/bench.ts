@@ -10,8 +10,7 @@
 // instantiation), lineStalls (per source line) and summary (statistics, speedups, tables).
 // benchLoop below only strings them together.
 import { setMaxListeners } from 'events';
-import type { RunTiming, VariantIcache } from '../../protocol';
-import type { ProfileSettings } from '../../settings';
+import type { RunTiming, VariantIcache } from '../../schema/types';
 import type { FileAnalysis } from '../parse/model';
 import type { Toolchain } from '../toolchain/toolchain';
 import { MissingToolError } from '../toolchain/discover';
@@ -69,7 +68,7 @@ export interface VariantRun {
   icache: VariantIcache | null;
 }
 
-export type { RunTiming } from '../../protocol';
+export type { RunTiming } from '../../schema/types';
 
 /** One step of a bench run, for progress bars and logs. */
 export interface BenchProgress {
@@ -173,28 +172,6 @@ export interface BenchOptions {
   passes?: NcuPasses;
   /** ncu processes in flight per GPU (default PROFILES_PER_GPU). */
   profilesPerGpu?: number;
-}
-
-/** How programs are run and timed, from the unrollLens.profile.* settings: the one mapping the bench and sweep services share. */
-export function runOptionsFromSettings(
-  p: ProfileSettings,
-): Pick<
-  BenchOptions,
-  'args' | 'samples' | 'warmup' | 'clockControl' | 'timeoutMs' | 'launcher' | 'runCommand' | 'compileCommand' | 'checkCommand'
-> {
-  // An empty template means "not set": the program itself, nvcc, no check command.
-  const template = (t: string[]) => (t.length ? t : undefined);
-  return {
-    args: p.args,
-    samples: p.samples,
-    warmup: p.warmup,
-    clockControl: p.clockControl,
-    timeoutMs: p.timeoutSeconds * 1000,
-    launcher: p.launcher,
-    runCommand: template(p.runCommand),
-    compileCommand: template(p.compileCommand),
-    checkCommand: template(p.checkCommand),
-  };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@
 //      reference variant's share.
 // Any other measured slowdown is shown as what it is ("slower, not i-cache: hot loop fits
 // (0.9 KiB); top stall long_scoreboard 61 %"), never as an i-cache slowdown.
-import type { IcacheAttribution } from '../../protocol';
+import type { IcacheAttribution } from '../../schema/types';
 
 /** no_instruction share (0..1) a variant's stalls must reach before its slowdown is put on the i-cache. */
 export const NO_INSTRUCTION_MIN = 0.1;

@@ -1,6 +1,6 @@
 // One i-cache entry (issue 13) as text, the same in the CLI table and the editor's bench log:
 // what is shown, marked (measured) from a GPU run or (predicted) from the SASS alone.
-import type { VariantIcache } from '../../protocol';
+import type { VariantIcache } from '../../schema/types';
 
 /** "2.1–2.8×": a predicted slowdown range (one number when both ends round alike). */
 export function icacheRange(p: { low: number; high: number }): string {

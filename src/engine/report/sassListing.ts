@@ -3,7 +3,7 @@
 // comparing two builds: addresses dropped, labels and registers renumbered in order of use and
 // reuse flags removed, so a diff shows what nvcc changed rather than what the allocator renamed.
 import * as path from 'path';
-import type { SassListingData, SassListingResult } from '../../protocol';
+import type { SassListingData, SassListingResult } from '../../schema/sassListing';
 
 export interface RenderOptions {
   /** Normalised for comparing (see the file header). */

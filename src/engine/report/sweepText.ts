@@ -1,6 +1,6 @@
 // A SweepResult as a plain-text table (the CLI's output, logs): one row per variant, the
 // swept loops' SASS side by side, GPU timings when there are any, the best marked.
-import type { SweepResult, SweepVariant } from '../../protocol';
+import type { SweepResult, SweepVariant } from '../../schema/types';
 import { instantiationLabel, showInstantiations } from '../variants/instantiation';
 
 function pct(x: number | null | undefined): string {

@@ -8,7 +8,7 @@
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
-import type { FactorValue } from '../../protocol';
+import type { FactorValue } from '../../schema/types';
 import type { FileAnalysis } from '../parse/model';
 import { unrollPragmaEdit } from '../variants/applyEdit';
 import type { UnrollFactor } from '../variants/rewrite';

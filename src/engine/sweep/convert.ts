@@ -1,6 +1,6 @@
 // One loop's SASS variants (LoopReport) and one loop's GPU benchmark (BenchReport) as
 // SweepResults, so the results panel shows every kind of result with one view.
-import type { FactorValue, SweepLoop, SweepResult, SweepVariant } from '../../protocol';
+import type { FactorValue, SweepLoop, SweepResult, SweepVariant } from '../../schema/types';
 import type { BenchReport, VariantRun } from '../profile/bench';
 import { icacheBudget } from '../profile/icache';
 import { icacheEntries } from '../profile/stages/icache';

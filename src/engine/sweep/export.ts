@@ -1,6 +1,6 @@
 // Exports of a SweepResult: CSV for spreadsheets and JSON in the T4 autotuning results
 // schema (schema_version 1.0.0, the format Kernel Tuner and other tuners read and write).
-import type { FactorValue, SweepResult, SweepVariant } from '../../protocol';
+import type { FactorValue, SweepResult, SweepVariant } from '../../schema/types';
 import { gpuScore, staticRuleOf, staticScore } from './objective';
 import { AS_WRITTEN_ID } from './space';
 

@@ -1,5 +1,5 @@
 // The `unroll-lens sweep --json` contract (docs/cli.md): a compact view of a SweepResult.
-import type { FactorValue, RunTiming, SweepIcacheFacts, SweepResult, SweepVariant, VariantIcache } from '../../protocol';
+import type { FactorValue, RunTiming, SweepIcacheFacts, SweepResult, SweepVariant, VariantIcache } from '../../schema/types';
 import { AS_WRITTEN_ID } from './space';
 
 export interface SweepJsonVariant {

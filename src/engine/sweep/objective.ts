@@ -1,7 +1,7 @@
 // What "best" means. On a GPU: the fastest median. Without one: a rule over the SASS that
 // prefers what unrolling is for (more work per machine-code iteration) as long as it costs
 // nothing measurable statically (spills, a predicted instruction-cache penalty, occupancy).
-import type { SweepResult, SweepVariant } from '../../protocol';
+import type { SweepResult, SweepVariant } from '../../schema/types';
 import { archLimits } from '../sass/occupancy';
 import { calibrationFor, IcacheLoopFacts, IcachePrediction, predictIcache } from '../profile/icacheModel';
 

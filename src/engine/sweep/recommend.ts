@@ -1,7 +1,7 @@
 // Issue 13: the unroll factor the static rule (objective.ts) recommends before any GPU run, for
 // one loop's SASS variants (the hover), and how often that recommendation lands within 5% of the
 // GPU-measured best on recorded sweeps (docs/measurements.md, test/unit/recommend.test.ts).
-import type { SweepResult, SweepVariant } from '../../protocol';
+import type { SweepResult, SweepVariant } from '../../schema/types';
 import { calibrationFor } from '../profile/icacheModel';
 import { theoreticalOccupancy } from '../sass/occupancy';
 import type { LoopVariant } from '../variants/inspect';

@@ -1,7 +1,7 @@
 // Replays a recorded exhaustive sweep through a strategy: each point's recorded measurement is
 // its score, so a strategy's evaluations and the best it finds can be compared with the whole
 // space's best without a GPU (test/bench, and on saved results to choose a strategy).
-import type { SweepResult, SweepVariant } from '../../protocol';
+import type { SweepResult, SweepVariant } from '../../schema/types';
 import { bestBy, gpuScore, staticRuleOf, staticScore } from './objective';
 import { AS_WRITTEN_ID, pointId, SweepPoint } from './space';
 import type { Strategy } from './strategies';

@@ -2,7 +2,7 @@
 // extra parameter: a macro (values passed as -D) or a template parameter of the swept kernel
 // (values pick which of the file's instantiations is measured). A point is one value per axis; its id is the
 // stable name results, caches and the panel use (documented on SweepVariant.id in protocol.ts).
-import type { FactorValue } from '../../protocol';
+import type { FactorValue } from '../../schema/types';
 import type { FileAnalysis, Kernel, Loop } from '../parse/model';
 import { DEFAULT_FACTORS, parseFactorList, UnrollFactor, VariantFactors, writtenFactor } from '../variants/rewrite';
 

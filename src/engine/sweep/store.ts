@@ -3,7 +3,7 @@
 // never sees half a file, and listed newest first, skipping files that are not results.
 import * as fs from 'fs';
 import * as path from 'path';
-import type { SweepResult } from '../../protocol';
+import type { SweepResult } from '../../schema/types';
 import { BoundedReadError, READ_CAPS, readBoundedText } from '../boundedRead';
 import { SafeWriteError, safeMkdir, safeWriteFile } from '../safeWrite';
 import { sweepResultProblem } from '../../schema/result';

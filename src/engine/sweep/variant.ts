@@ -1,5 +1,5 @@
 // SweepVariant construction and the identical-code registry shared by the runners.
-import type { SweepVariant, SweepVariantStatus } from '../../protocol';
+import type { SweepVariant, SweepVariantStatus } from '../../schema/types';
 import type { CompilerMessage } from '../toolchain/nvccErrors';
 import { pointId, pointLabel, SweepPoint } from './space';
 

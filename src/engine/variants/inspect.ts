@@ -23,7 +23,7 @@ import { demangle, Toolchain } from '../toolchain/toolchain';
 import type { CompilerMessage } from '../toolchain/nvccErrors';
 import { BuildRequest, BuildResult, VariantBuilder } from './build';
 import { factorLabel, variantSource, UnrollFactor, VariantFactors, variantKey, writtenFactor } from './rewrite';
-import type { SassListingData } from '../../protocol';
+import type { SassListingData } from '../../schema/sassListing';
 import { annotateListing } from './listing';
 import type { IcacheLoopFacts } from '../profile/icacheModel';
 import { issueProfile } from '../sass/issueRate';

@@ -6,7 +6,7 @@ import * as path from 'path';
 import type { Kernel, Loop } from '../parse/model';
 import { classifyInstruction } from '../sass';
 import type { SassFunction, SassInstruction } from '../sass';
-import type { SassListingData, SassListingInstruction, SassListingLine, SassMachineLoop } from '../../protocol';
+import type { SassListingData, SassListingInstruction, SassListingLine, SassMachineLoop } from '../../schema/sassListing';
 import { attachSassStalls, SassStalls } from '../profile/sassStalls';
 import { lineIn, sameFile } from './inspect';
 import { appliedUnroll, copiesOf, inSpan, isHeaderOnly, perIterationProfile, profile, WORK_CLASSES } from './appliedUnroll';

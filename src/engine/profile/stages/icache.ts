@@ -3,7 +3,7 @@
 // the GPU has run the variant, its measured slowdown and no_instruction share replace that
 // prediction in what is shown (the prediction stays beside it, marked as such), when the
 // slowdown is the instruction cache's (icacheAttribution.ts); otherwise it is shown as "not i-cache".
-import type { VariantIcache } from '../../../protocol';
+import type { VariantIcache } from '../../../schema/types';
 import { archLimits } from '../../sass/occupancy';
 import type { LoopVariant } from '../../variants/inspect';
 import type { VariantRun } from '../bench';

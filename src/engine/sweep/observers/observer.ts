@@ -1,7 +1,7 @@
 // Live updates from a running sweep: a progress line per step of each variant, and every
 // finished variant with the partial result (the panel redraws from it; complete stays false
 // until the sweep ends).
-import type { SweepResult, SweepVariant } from '../../../protocol';
+import type { SweepResult, SweepVariant } from '../../../schema/types';
 import type { SweepPhase } from '../runners/runner';
 
 export interface SweepProgress {

@@ -5,7 +5,7 @@
 // run checked against the file as written's checksums, and kernel durations and stall shares
 // under ncu. Programs of a batch build in parallel; the file as written runs first, then the
 // other points spread over the selected GPUs (one process per GPU, CUDA_VISIBLE_DEVICES).
-import type { RunTiming, SweepVariant } from '../../../protocol';
+import type { RunTiming, SweepVariant } from '../../../schema/types';
 import type { BenchOptions } from '../../profile/bench';
 import { defaultLockRoot, GpuClock, GpuSlot, gpuSlots, GpuTurns, PROFILES_PER_GPU } from '../../profile/gpuSlots';
 import { buildFailure } from '../../profile/stages/build';

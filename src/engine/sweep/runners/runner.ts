@@ -1,5 +1,5 @@
 // A runner turns sweep points into measured variants: statically (SASS only) or on a GPU.
-import type { RunTiming, SweepVariant } from '../../../protocol';
+import type { RunTiming, SweepVariant } from '../../../schema/types';
 import type { SweepPoint } from '../space';
 import type { CodeRegistry } from '../variant';
 

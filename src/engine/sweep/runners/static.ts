@@ -3,7 +3,7 @@
 // of the instantiation with the point's values): kernel size, per-loop instructions and
 // effective unroll, registers, spills, theoretical occupancy. No GPU needed.
 import * as os from 'os';
-import type { RunTiming, SweepVariant } from '../../../protocol';
+import type { RunTiming, SweepVariant } from '../../../schema/types';
 import type { FileAnalysis } from '../../parse/model';
 import type { CompileFlags } from '../../toolchain/flags';
 import type { ProcessRunner } from '../../toolchain/process';

@@ -1,0 +1,232 @@
+// The one result contract: every result Unroll Lens shows (a kernel sweep, one loop's SASS
+// variants, one loop's GPU benchmark) is a SweepResult. The engine builds it, the CLI writes it,
+// the server saves and sends it (protocol.ts re-exports these types unchanged), the panel draws it;
+// result.ts validates a file of it on load. Types only: every layer may import it.
+// one loop's SASS variants and one loop's GPU benchmark are all a SweepResult (the last two
+// are one-loop sweeps). Saved as JSON under .unroll-lens/results/ and read back by the panel.
+
+// issue 13: i-cache measured vs predicted (panel)
+
+/**
+ * Which of a variant's i-cache entries the panel, CLI and JSON lead with: the measured slowdown
+ * (an i-cache slowdown, or no slowdown), the prediction (no GPU run), or `not-icache`: measured
+ * slower, but not for the instruction cache (`measured.attribution` says why, issue 22).
+ */
+export type IcacheShown = 'measured' | 'predicted' | 'not-icache';
+
+/**
+ * Whether a measured slowdown is the instruction cache's (profile/icacheAttribution.ts): `icache`
+ * when the hot loop is past the cache and no_instruction is at least 10 % of the stalls and 5
+ * points above the reference's; `other` when slower for another reason; `none` when not slower.
+ */
+export interface IcacheAttribution {
+  cause: 'icache' | 'other' | 'none';
+  /** One line: "hot loop past the cache (64 KiB); no_instruction 57 % …" or "slower, not i-cache: hot loop fits (0.9 KiB); top stall …". */
+  why: string;
+  /** The variant's largest stall reason ("selected" aside), from ncu. */
+  topStall: { reason: string; share: number } | null;
+}
+
+/**
+ * One variant's instruction-cache entry: the slowdown predicted from its SASS
+ * (profile/icacheModel.ts) and, once the GPU has run it, the slowdown and no_instruction share
+ * measured, which replace the prediction (`shown`).
+ */
+export interface VariantIcache {
+  /** Bytes of the loop's hot machine code (the innermost machine-code loop holding its work); null when unknown. */
+  bytes: number | null;
+  /** Predicted slowdown range against the same loop at a size that fits; null without the SASS facts. */
+  predicted: { low: number; high: number } | null;
+  /** The hot code fits the first cache level (no penalty predicted); null without the SASS facts. */
+  fits: boolean | null;
+  /** Warps per SM the prediction is for. */
+  warpsPerSm: number | null;
+  /** Where warpsPerSm comes from: ncu's achieved occupancy of this run, or the theoretical occupancy of the build. */
+  warpsSource: 'achieved' | 'theoretical' | null;
+  /** How the loop's SASS reads: "FFMA, 4 chains". */
+  shape: string | null;
+  /** Where the numbers come from, in one line. */
+  basis: string;
+  /**
+   * Label of the variant measured slowdowns are against: the most unrolled measured variant whose
+   * hot code fits, else the rolled one (×1), else the fastest; null when fewer than two variants
+   * were measured (nothing to compare with).
+   */
+  reference: string | null;
+  /** From the GPU run: this median ÷ the reference's, and no_instruction's share of the stall cycles (ncu); null without a reference. */
+  measured: {
+    slowdown: number;
+    noInstruction: number | null;
+    /** What the slowdown is put down to; absent in results saved before issue 22. */
+    attribution?: IcacheAttribution;
+  } | null;
+  shown: IcacheShown;
+}
+
+/** An unroll factor as results write it: no pragma ("default"), a full unroll, or ×N. */
+export type FactorValue = 'default' | 'full' | number;
+
+export type SweepVariantStatus = 'ok' | 'compile' | 'runtime' | 'timeout' | 'correctness' | 'profile' | 'cancelled' | 'pending';
+
+export interface SweepLoop {
+  /** 1-based line of the loop keyword in `SweepResult.file`. */
+  line: number;
+  /** The factor the loop has as written. */
+  written: FactorValue;
+  /** Constant trip count, or why it is not one. */
+  tripCount: number | 'runtime' | 'dependent' | null;
+  /** The pragma as written (`unroll 4`), or null. */
+  pragma: string | null;
+}
+
+// issue 13: recommended factor (recommend)
+/** One loop's hot machine code for the instruction-cache model (the engine's IcacheLoopFacts, structurally). */
+export interface SweepIcacheFacts {
+  bytes: number;
+  issue: {
+    instructions: number;
+    latencyCycles: number;
+    pipes: Partial<Record<string, number>>;
+    mainOpcode: string;
+    chains: number;
+    loads: number;
+  };
+}
+
+export interface SweepVariant {
+  /** Stable id from factors and params: `40=4,52=full` or `40=4|BLOCK=8`; `as-written` for the file as written. */
+  id: string;
+  /** Short human label: `×4`, `full`, `default`, `L40 ×4 · L52 full · BLOCK=8`, `as written`. */
+  label: string;
+  /** Loop line → factor; empty for the file as written. */
+  factors: Record<string, FactorValue>;
+  /**
+   * Extra axes: macro values (`BLOCK` → `8`) or template arguments (`BODY` → `2048`: the point
+   * measured `kernel<2048>`); empty for the file as written (first value of each template axis).
+   */
+  params: Record<string, string>;
+  status: SweepVariantStatus;
+  message: string | null;
+  /** Mangled name of the kernel holding the loops. */
+  kernel: string | null;
+  /**
+   * The instantiation measured, demangled with its template arguments (`void k<64>(float*)`); one
+   * function for every row of a sweep unless a template parameter is swept (absent in results
+   * saved before it, and in rows that measured nothing).
+   */
+  instantiation?: string | null;
+  kernelInstructions: number | null;
+  kernelBytes: number | null;
+  /** Per loop line: SASS instructions attributed to the loop's lines (16 bytes each on sm_70+). */
+  loopInstructions: Record<string, number | null>;
+  /** Per loop line: copies of one iteration nvcc emitted in the hot machine-code loop. */
+  effectiveUnroll: Record<string, number | null>;
+  /** Per loop line: no machine-code loop remains. */
+  fullyUnrolled: Record<string, boolean>;
+  registers: number | null;
+  spillStores: number | null;
+  spillLoads: number | null;
+  /** Theoretical occupancy (0..1) at the block size used for the estimate. */
+  occupancy: number | null;
+  // issue 13: recommended factor (recommend)
+  /** Per loop line: the hot machine code the instruction-cache model reads (absent in results saved before it). */
+  hotCode?: Record<string, SweepIcacheFacts | null>;
+  /** Id of an earlier variant whose machine code is identical: measured once, reported as that one. */
+  identicalTo: string | null;
+  compileMs: number | null;
+  // GPU measurements: null (samples 0) in a static sweep.
+  samples: number;
+  medianMs: number | null;
+  q1Ms: number | null;
+  q3Ms: number | null;
+  iqrMs: number | null;
+  cv: number | null;
+  /** Baseline median / this median (> 1: faster than the baseline). */
+  speedup: number | null;
+  /** The IQRs of this variant and the baseline overlap. */
+  withinNoise: boolean | null;
+  /** Warp-stall reasons as shares of all stalls (`no_instruction`, `long_scoreboard`, …). */
+  stallShare: Record<string, number> | null;
+  /** Achieved occupancy, % of peak (ncu). */
+  achievedOccupancy: number | null;
+  /** Instruction-cache slowdown, measured or predicted (absent in results saved before issue 13). */
+  icache?: VariantIcache | null;
+}
+
+/** What a bench or GPU sweep run cost, in seconds (docs/cli.md, `timing`). */
+export interface RunTiming {
+  /** Start to end of the whole run. */
+  wallS: number;
+  /** nvcc time summed over every compile (cubins and programs; parallel compiles overlap, so it can exceed wallS). */
+  compileS: number;
+  /** Time spent checking results against the file as written's output (and the project's check command); the output comes from the ncu run. */
+  checkS: number;
+  /** GPU-side time spent in ncu timing and stall runs (summed over GPUs). */
+  profileS: number;
+  /** Time each GPU ran nothing between its first ncu run's start and its last one's end (waiting for builds, mostly), summed over GPUs. */
+  gpuIdleS: number;
+  /** Program and ncu processes started on the GPU; 0 when every measurement came from the cache. */
+  gpuRuns: number;
+  /** GPUs used (CUDA device indices; null: the default device). */
+  gpus: (number | null)[];
+}
+
+export interface SweepResult {
+  /** Format version of this JSON. */
+  schema: 1;
+  /** Absolute path of the source file. */
+  file: string;
+  /** Source name of the kernel. */
+  kernel: string;
+  /** 1-based line of the kernel definition. */
+  kernelLine: number;
+  loops: SweepLoop[];
+  arch: string;
+  nvcc: string | null;
+  /** GPU name when measured on one. */
+  gpu: string | null;
+  /** No GPU measurements (SASS, registers and occupancy only). */
+  static: boolean;
+  /** `exhaustive`, or the search strategy's name. */
+  strategy: string;
+  /** What produced it: a kernel sweep, one loop's SASS variants, or one loop's GPU benchmark. */
+  origin: 'sweep' | 'variants' | 'bench';
+  /** ISO time the run started. */
+  createdAt: string;
+  /** The factor set swept. */
+  factors: FactorValue[];
+  /** Extra axes and their values. */
+  params: Record<string, string[]>;
+  /** Points in the whole space (factor combinations × parameter values). */
+  spaceSize: number;
+  /** Variants built (and, on a GPU, measured) so far. */
+  evaluations: number;
+  /** Id of the variant speedups are relative to. */
+  baseline: string;
+  /** Id of the best variant, or null when none finished. */
+  best: string | null;
+  /** How `best` was chosen (fastest median on the GPU, or the static rule). */
+  bestBasis: string | null;
+  /** Instruction-cache budget for `arch`, bytes, and where it comes from. */
+  icacheBudgetBytes: number;
+  icacheBudgetNote: string;
+  // issue 13: recommended factor (recommend)
+  /**
+   * How the static rule judges the instruction cache: 'model' (predicted slowdown, icacheModel.ts)
+   * or 'budget' (icacheBudgetBytes, an explicit override); absent in results saved before the model: 'budget'.
+   */
+  icacheRule?: 'model' | 'budget';
+  /** Warps per SM the model assumed; null: each variant's theoretical occupancy. */
+  warpsPerSm?: number | null;
+  variants: SweepVariant[];
+  notes: string[];
+  /** False while running, and after a cancel. */
+  complete: boolean;
+  /** What the run cost (absent in results saved before it was recorded). */
+  timing?: RunTiming;
+  /**
+   * sha256 (hex) of the source text that was swept: Apply edits a document only while its text
+   * is this one (or this one with other factors on the swept loops). Absent in older results.
+   */
+  sourceSha256?: string;
+}
