@@ -6,7 +6,7 @@
 // may import this file (test/unit/protocol.test.ts bundles it for the browser); a type-only
 // import pulls in nothing at all.
 import { NotificationType, RequestType } from 'vscode-jsonrpc';
-import type { FactorValue, SweepResult, VariantIcache } from './schema/types';
+import type { FactorValue, RunStatus, SweepResult, VariantIcache } from './schema/types';
 import type { SassListingResult } from './schema/sassListing';
 
 export const EXTENSION_ID = 'unroll-lens.unroll-lens';
@@ -223,13 +223,10 @@ export const LoopVariantsRequest = new RequestType<LoopVariantsParams, LoopVaria
 
 export type BenchLoopParams = LoopVariantsParams;
 
-/** Outcome of one variant's GPU run: where it stopped, if it did not finish (`ok`). */
-export type BenchRunStatus = 'ok' | 'compile' | 'runtime' | 'timeout' | 'correctness' | 'profile' | 'cancelled';
-
 export interface BenchVariantResult {
   /** `as-written`, `default`, `full` or the factor. */
   label: string;
-  status: BenchRunStatus;
+  status: RunStatus;
   /** Why it did not finish, when it did not. */
   message: string | null;
   medianMs: number | null;

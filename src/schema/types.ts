@@ -66,7 +66,10 @@ export interface VariantIcache {
 /** An unroll factor as results write it: no pragma ("default"), a full unroll, or ×N. */
 export type FactorValue = 'default' | 'full' | number;
 
-export type SweepVariantStatus = 'ok' | 'compile' | 'runtime' | 'timeout' | 'correctness' | 'profile' | 'cancelled' | 'pending';
+/** Where a variant's measurement stopped, if it did not finish (`ok`): the one status every layer uses. */
+export type RunStatus = 'ok' | 'compile' | 'runtime' | 'timeout' | 'correctness' | 'profile' | 'cancelled';
+/** A sweep row's status: a run status, or `pending` while the sweep has not reached it. */
+export type SweepVariantStatus = RunStatus | 'pending';
 
 export interface SweepLoop {
   /** 1-based line of the loop keyword in `SweepResult.file`. */

@@ -13,7 +13,7 @@ import { NumberRange, RANGES, rangeProblem } from '../../schema/ranges';
 import { installationKey } from '../variants/cacheKey';
 import { DAMAGED, FOREIGN, readCacheFile, seal, unseal } from '../variants/cacheEntry';
 import { claimFolder, requireOurs } from '../variants/cacheFolder';
-import type { BenchOptions } from './bench';
+import type { BenchOptions } from './types';
 import type { SassStalls } from './sassStalls';
 import type { KernelProfile, LineStalls } from './stalls';
 import { KernelSamples, PROFILE_METRICS, STALL_METRICS } from './stages/time';

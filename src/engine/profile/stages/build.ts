@@ -6,7 +6,7 @@ import { fileDoesNotCompile } from '../../toolchain/rejectedFlag';
 import { BuildRequest, BuildResult, VariantBuilder } from '../../variants/build';
 import { LoopVariant, VariantInspector } from '../../variants/inspect';
 import { variantSource, VariantFactors, variantKey } from '../../variants/rewrite';
-import type { BenchOptions, RunStatus } from '../bench';
+import type { BenchOptions, RunStatus } from '../types';
 
 /** One variant to benchmark: the loop factors it sets (none for the file as written). */
 export interface BenchVariant {

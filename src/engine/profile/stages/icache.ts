@@ -6,7 +6,7 @@
 import type { VariantIcache } from '../../../schema/types';
 import { archLimits } from '../../sass/occupancy';
 import type { LoopVariant } from '../../variants/inspect';
-import type { VariantRun } from '../bench';
+import type { VariantRun } from '../types';
 import { calibrationFor, IcachePrediction, predictIcache } from '../icacheModel';
 import { attributeSlowdown } from '../icacheAttribution';
 

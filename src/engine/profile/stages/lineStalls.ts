@@ -4,7 +4,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { safeWriteFile } from '../../safeWrite';
 import { MissingToolError } from '../../toolchain/discover';
-import type { BenchOptions } from '../bench';
+import type { BenchOptions } from '../types';
 import { parseSourcePage } from '../ncuCsv';
 import { classifyNcuFailure } from '../ncuErrors';
 import { SassStalls, sassStallsOf } from '../sassStalls';

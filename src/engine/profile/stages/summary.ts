@@ -1,6 +1,6 @@
 // Stage 5, summarise: statistics of the timed launches, speedups against the baseline (the
 // first variant) and one table per instantiation.
-import type { VariantRun } from '../bench';
+import type { VariantRun } from '../types';
 import type { LoopVariant } from '../../variants/inspect';
 import type { KernelSamples } from './time';
 

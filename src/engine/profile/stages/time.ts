@@ -5,7 +5,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { safeCopyFile, safeWriteFile } from '../../safeWrite';
 import { MissingToolError } from '../../toolchain/discover';
-import type { BenchOptions } from '../bench';
+import type { BenchOptions, NcuPasses } from '../types';
 import type { RawKernelRow } from '../ncuCsv';
 import { parseRawPageStrict, RawPageError } from '../rawPageStream';
 import { applicationExitCode, classifyNcuFailure, programOutput } from '../ncuErrors';
@@ -40,13 +40,7 @@ export const MAX_PROGRAM_RUNS = 50;
 /** The warp-state metrics alone: what the stall run of the split mode collects. */
 export const STALL_METRICS = PROFILE_METRICS.filter(m => m !== 'gpu__time_duration.sum');
 
-/**
- * How ncu passes are spent. combined: every metric on every timed launch, one ncu run per
- * variant (what a hand-written loop does). split: durations alone on the timed launches (one
- * pass each), then the stall metrics on a few launches in a second run. On an H100 the combined
- * run was the faster and its medians are the hand loop's (docs/measurements.md, "GPU sweep speed").
- */
-export type NcuPasses = 'combined' | 'split';
+export type { NcuPasses };
 
 export interface TimeResult {
   status: 'ok' | 'cancelled' | 'timeout' | 'profile';
