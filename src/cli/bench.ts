@@ -26,6 +26,8 @@ import {
   toolTimeoutOptions,
 } from './gpuOptions';
 import { BenchProgressWriter } from './progress';
+import { gpuBlocker } from '../engine/profile/gpuReadiness';
+import { CLI_GPU_BLOCKER_TEXT } from './gpuReadinessText';
 import { runTimingText } from '../engine/report/benchTiming';
 
 export const benchCommand = defineCommand({
@@ -82,7 +84,7 @@ export const benchCommand = defineCommand({
       EXIT.failed,
       'some variant did not finish ok (compile, runtime, timeout, correctness or profile: see its status and message), or the file as written does not compile',
     ],
-    [EXIT.usage, 'bad usage, unreadable file, no loop at a --loop line, or nvcc or ncu not found'],
+    [EXIT.usage, 'bad usage, unreadable file, no loop at a --loop line, nvcc or ncu not found, no GPU (and no --launcher), or no main()'],
     [
       EXIT.badInput,
       'nvcc, ptxas or the host compiler rejected a compile flag of the file as written (the message names it and where it came from)',
@@ -274,6 +276,9 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
     if (!all.includes(l)) throw new UsageError(`no loop in device code at line ${l} of ${file} (loops at ${all.join(', ') || 'none'})`);
   const toolchain = limitTools(await detectToolchain({}), a.timeouts, file, io);
   if (arch) await checkArchOption(arch, toolchain);
+  // The sweep's rule (engine/profile/gpuReadiness.ts); a missing ncu stays the engine's MissingToolError (exit 2, with the fix).
+  const blocker = gpuBlocker({ hasNcu: !!toolchain.ncu, gpus: toolchain.gpus.length, launcher, text });
+  if (blocker === 'no-gpu' || blocker === 'no-main') throw new UsageError(`cannot benchmark ${file}: ${CLI_GPU_BLOCKER_TEXT[blocker]}`);
   const flags = resolveCompileFlags(abs, [process.cwd()], {});
   const chosen = chooseArch(arch, flags.arch, toolchain.gpus).arch;
   // with a launcher the GPUs are on another node: this machine's count says nothing about them

@@ -2,6 +2,8 @@
 // macro values), built and measured statically or timed on the GPU, searched exhaustively or
 // by coordinate descent; a table, --json, CSV, T4 and an HTML report of the result.
 import * as fs from 'fs';
+import { gpuBlocker } from '../engine/profile/gpuReadiness';
+import { CLI_GPU_BLOCKER_TEXT } from './gpuReadinessText';
 import * as path from 'path';
 import { CudaDocuments } from '../engine/parse/documents';
 import { detectToolchain, chooseArch, Toolchain } from '../engine/toolchain/toolchain';
@@ -261,14 +263,10 @@ interface SweepArgs {
   quiet: boolean;
 }
 
-/** Why this sweep cannot time on a GPU, or null when it can. */
+/** Why this sweep cannot time on a GPU, or null when it can (the rule: engine/profile/gpuReadiness.ts). */
 export function staticReason(a: Pick<SweepArgs, 'forceStatic' | 'launcher'>, t: Toolchain, text: string): string | null {
-  if (a.forceStatic) return 'SASS only, as asked (--static)';
-  if (!t.ncu) return 'Nsight Compute (ncu) not found: install it, or put it on PATH, for timings and stall reasons';
-  // With a launcher the GPU is on another node: this machine's nvidia-smi says nothing about it.
-  if (!t.gpus.length && !a.launcher.length) return 'no GPU on this machine (nvidia-smi lists none); --launcher runs on a GPU node';
-  if (!/\bmain\s*\(/.test(text)) return 'the file has no main(): variants cannot run as programs';
-  return null;
+  const blocker = gpuBlocker({ staticAsked: a.forceStatic, hasNcu: !!t.ncu, gpus: t.gpus.length, launcher: a.launcher, text });
+  return blocker && CLI_GPU_BLOCKER_TEXT[blocker];
 }
 
 /** Progress on stderr: one redrawn line on a terminal, one line per step otherwise (logs). */

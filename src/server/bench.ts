@@ -6,6 +6,8 @@ import { CancellationToken, ProgressToken } from 'vscode-languageserver/node';
 import type { FileAnalysis } from '../engine/parse/model';
 import { benchLoop, BenchProgress, BenchReport } from '../engine/profile/bench';
 import { runOptionsFromSettings } from './runOptions';
+import { gpuBlocker } from '../engine/profile/gpuReadiness';
+import { EDITOR_GPU_BLOCKER_TEXT } from './gpuReadinessText';
 import { GpuSelectionError, parseGpuSelection, runLocations } from '../engine/profile/gpuSelection';
 import { parseFactorList } from '../engine/variants/rewrite';
 import type { Settings } from '../protocol';
@@ -64,11 +66,6 @@ export class BenchService {
     const file = uriToPath(uri);
     if (!file) throw new Error('only files on disk can be benchmarked');
     const s = this.settings();
-    if (!/\bmain\s*\(/.test(text) && !s.profile.compileCommand.length) {
-      throw new Error(
-        'this file has no main(): set unrollLens.profile.compileCommand (e.g. your make/nvcc line with {source} and {output}) and, if needed, runCommand, so Unroll Lens can build and run your program',
-      );
-    }
     const factors = parseFactorList((factorTexts ?? s.unrollFactors).join(','));
     const work = {
       title: 'Unroll Lens: benchmarking unroll variants on the GPU',
@@ -79,6 +76,15 @@ export class BenchService {
     };
     return this.toolchain.runRequest(work, async (signal, progress) => {
       const t = await this.toolchain.tools(file);
+      // The sweep's rule (engine/profile/gpuReadiness.ts); a missing ncu stays the engine's MissingToolError, which offers the setting.
+      const blocker = gpuBlocker({
+        hasNcu: t.ncu !== null,
+        gpus: t.gpus.length,
+        launcher: s.profile.launcher,
+        text,
+        compileCommand: s.profile.compileCommand,
+      });
+      if (blocker === 'no-gpu' || blocker === 'no-main') throw new Error(EDITOR_GPU_BLOCKER_TEXT[blocker]);
       const flags = this.toolchain.flagsFor(file);
       // The file as written runs first, then one program per factor.
       const total = factors.length + 1;

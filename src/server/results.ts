@@ -7,6 +7,8 @@ import * as path from 'path';
 import { CancellationToken, CodeAction, CodeActionKind, Connection, Range, TextEdit } from 'vscode-languageserver/node';
 import type { FileAnalysis } from '../engine/parse/model';
 import { runOptionsFromSettings } from './runOptions';
+import { gpuBlocker } from '../engine/profile/gpuReadiness';
+import { EDITOR_GPU_BLOCKER_TEXT } from './gpuReadinessText';
 import { runLocations } from '../engine/profile/gpuSelection';
 import type { ConvertContext } from '../engine/sweep/convert';
 import { sweepCsv, sweepT4 } from '../engine/sweep/export';
@@ -178,18 +180,11 @@ export class ResultsService {
     });
   }
 
-  /** Why this sweep cannot run on a GPU, or null when it can. */
+  /** Why this sweep cannot run on a GPU, or null when it can (the rule: engine/profile/gpuReadiness.ts). */
   private gpuProblem(hasNcu: boolean, gpus: number, text: string, staticAsked: boolean): string | null {
     const s = this.settings();
-    if (staticAsked) return 'SASS only, as asked';
-    if (!hasNcu) return 'Nsight Compute (ncu) not found: set unrollLens.toolchain.ncuPath or install it for timings and stall reasons';
-    // With a launcher (srun …) the GPU is on another node: nvidia-smi here says nothing about it.
-    if (!gpus && !s.profile.launcher.length)
-      return 'no GPU on this machine (nvidia-smi lists none); set unrollLens.profile.launcher to run on a GPU node';
-    if (!/\bmain\s*\(/.test(text) && !s.profile.compileCommand.length) {
-      return 'this file has no main(): set unrollLens.profile.compileCommand (and runCommand) so variants can be built and run as programs';
-    }
-    return null;
+    const blocker = gpuBlocker({ staticAsked, hasNcu, gpus, launcher: s.profile.launcher, text, compileCommand: s.profile.compileCommand });
+    return blocker && EDITOR_GPU_BLOCKER_TEXT[blocker];
   }
 
   list(): ListResultsResult {

@@ -1,0 +1,11 @@
+// Why variants cannot be timed on a GPU, in the command line's words (flags to pass). The rule
+// itself is the engine's (engine/profile/gpuReadiness.ts), shared with the editor.
+import type { GpuBlocker } from '../engine/profile/gpuReadiness';
+
+export const CLI_GPU_BLOCKER_TEXT: Record<GpuBlocker, string> = {
+  'static-asked': 'SASS only, as asked (--static)',
+  'no-ncu': 'Nsight Compute (ncu) not found: install it, or put it on PATH, for timings and stall reasons',
+  // With a launcher the GPU is on another node: this machine's nvidia-smi says nothing about it.
+  'no-gpu': 'no GPU on this machine (nvidia-smi lists none); --launcher runs on a GPU node',
+  'no-main': 'the file has no main(): variants cannot run as programs',
+};

@@ -1,0 +1,34 @@
+// Whether a file's variants can be built as programs and timed on a GPU: the one rule the bench
+// and the sweep, in the editor and on the command line, all apply. Each caller words the answer
+// for its user (a setting to change in the editor, a flag on the command line).
+
+/** Why variants cannot be timed: asked for SASS only, no ncu, no GPU reachable, or nothing to run. */
+export type GpuBlocker = 'static-asked' | 'no-ncu' | 'no-gpu' | 'no-main';
+
+export interface GpuReadinessFacts {
+  /** The user asked for SASS only (--static, the static sweep command). */
+  staticAsked?: boolean;
+  hasNcu: boolean;
+  /** GPUs nvidia-smi lists on this machine. */
+  gpus: number;
+  /** The run prefix (srun …): with one the GPU is on another node, and this machine's GPUs say nothing about it. */
+  launcher: readonly string[];
+  /** The source text: a program needs main(), unless the project's compile command builds one. */
+  text: string;
+  /** The project's compile command template (unrollLens.profile.compileCommand); empty: nvcc on the file itself. */
+  compileCommand?: readonly string[];
+}
+
+/** A `main(` in the text: the file builds as a program by itself. */
+export function hasMain(text: string): boolean {
+  return /\bmain\s*\(/.test(text);
+}
+
+/** The first reason the variants cannot be timed on a GPU, or null when they can. */
+export function gpuBlocker(f: GpuReadinessFacts): GpuBlocker | null {
+  if (f.staticAsked) return 'static-asked';
+  if (!f.hasNcu) return 'no-ncu';
+  if (!f.gpus && !f.launcher.length) return 'no-gpu';
+  if (!hasMain(f.text) && !f.compileCommand?.length) return 'no-main';
+  return null;
+}

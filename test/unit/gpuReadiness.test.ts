@@ -1,0 +1,50 @@
+// The one rule for "can these variants be timed on a GPU" (engine/profile/gpuReadiness.ts), and
+// that the editor and the CLI word every answer of it.
+import { strict as assert } from 'assert';
+import { describe, test } from 'node:test';
+import { GpuBlocker, gpuBlocker, hasMain } from '../../src/engine/profile/gpuReadiness';
+import { EDITOR_GPU_BLOCKER_TEXT } from '../../src/server/gpuReadinessText';
+import { CLI_GPU_BLOCKER_TEXT } from '../../src/cli/gpuReadinessText';
+import { staticReason } from '../../src/cli/sweep';
+import type { Toolchain } from '../../src/engine/toolchain/toolchain';
+
+const program = 'int main() { return 0; }';
+const ready = { hasNcu: true, gpus: 1, launcher: [] as string[], text: program };
+
+describe('gpuBlocker', () => {
+  test('each fact that stops a GPU run, first one wins', () => {
+    assert.equal(gpuBlocker(ready), null);
+    assert.equal(gpuBlocker({ ...ready, staticAsked: true }), 'static-asked');
+    assert.equal(gpuBlocker({ ...ready, hasNcu: false }), 'no-ncu');
+    assert.equal(gpuBlocker({ ...ready, gpus: 0 }), 'no-gpu');
+    assert.equal(gpuBlocker({ ...ready, text: '__global__ void k() {}' }), 'no-main');
+    // the order: asked for SASS only before a missing tool, a tool before the machine, the machine before the file
+    assert.equal(gpuBlocker({ staticAsked: true, hasNcu: false, gpus: 0, launcher: [], text: '' }), 'static-asked');
+    assert.equal(gpuBlocker({ hasNcu: false, gpus: 0, launcher: [], text: '' }), 'no-ncu');
+    assert.equal(gpuBlocker({ hasNcu: true, gpus: 0, launcher: [], text: '' }), 'no-gpu');
+  });
+
+  test('a launcher puts the GPU on another node; a compile command builds a program from a file without main()', () => {
+    assert.equal(gpuBlocker({ ...ready, gpus: 0, launcher: ['srun', '--gres=gpu:1'] }), null);
+    assert.equal(gpuBlocker({ ...ready, text: '__global__ void k() {}', compileCommand: ['make', '{output}'] }), null);
+  });
+
+  test('main( is found with spacing, not inside a longer name', () => {
+    assert.ok(hasMain('int main (int argc, char** argv) {'));
+    assert.ok(!hasMain('void domain_setup() {}'));
+  });
+
+  test('the editor and the CLI have words for every blocker, and the CLI sweep uses the same rule', () => {
+    const all: GpuBlocker[] = ['static-asked', 'no-ncu', 'no-gpu', 'no-main'];
+    for (const b of all) {
+      assert.ok(EDITOR_GPU_BLOCKER_TEXT[b].length > 10, b);
+      assert.ok(CLI_GPU_BLOCKER_TEXT[b].length > 10, b);
+    }
+    assert.match(EDITOR_GPU_BLOCKER_TEXT['no-gpu'], /unrollLens\.profile\.launcher/);
+    assert.match(CLI_GPU_BLOCKER_TEXT['no-gpu'], /--launcher/);
+    const t = { ncu: { path: '/x/ncu', version: '2025.3' }, gpus: [] } as unknown as Toolchain;
+    assert.equal(staticReason({ forceStatic: false, launcher: [] }, t, program), CLI_GPU_BLOCKER_TEXT['no-gpu']);
+    assert.equal(staticReason({ forceStatic: false, launcher: ['srun'] }, t, program), null);
+    assert.equal(staticReason({ forceStatic: true, launcher: [] }, t, program), CLI_GPU_BLOCKER_TEXT['static-asked']);
+  });
+});
