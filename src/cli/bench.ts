@@ -26,6 +26,9 @@ import {
   toolTimeoutOptions,
 } from './gpuOptions';
 import { BenchProgressWriter } from './progress';
+import { checkResultOutputs, RESULT_OUTPUT_OPTIONS, ResultOutputs, resultOutputsOf, writeResultOutputs } from './resultOutputs';
+import { fromBenchReport } from '../engine/sweep/convert';
+import { lineStallsText } from '../engine/report/lineStallsText';
 import { gpuBlocker } from '../engine/profile/gpuReadiness';
 import { CLI_GPU_BLOCKER_TEXT } from './gpuReadinessText';
 import { runTimingText } from '../engine/report/benchTiming';
@@ -77,6 +80,7 @@ export const benchCommand = defineCommand({
     'source-stalls': { type: 'boolean', help: 'also sample warp stalls per source line of the file as written (one extra ncu run)' },
     'keep-reports': { type: 'string', value: 'DIR', help: 'keep every ncu report and its raw-page CSV in DIR', default: 'deleted' },
     json: { type: 'boolean', help: 'machine-readable output (contract: docs/cli.md)' },
+    ...RESULT_OUTPUT_OPTIONS,
   },
   exitCodes: [
     [EXIT.ok, 'every variant ok'],
@@ -87,9 +91,10 @@ export const benchCommand = defineCommand({
     [EXIT.usage, 'bad usage, unreadable file, no loop at a --loop line, nvcc or ncu not found, no GPU (and no --launcher), or no main()'],
     [
       EXIT.badInput,
-      'nvcc, ptxas or the host compiler rejected a compile flag of the file as written (the message names it and where it came from)',
+      'nvcc, ptxas or the host compiler rejected a compile flag of the file as written (the message names it and where it came from); ' +
+        'or an output (--csv, --t4, --report, --save) that may not be written, checked before anything is built',
     ],
-    [EXIT.cancelled, 'cancelled (Ctrl-C, SIGTERM or SIGHUP); the variants measured so far are printed'],
+    [EXIT.cancelled, 'cancelled (Ctrl-C, SIGTERM or SIGHUP); the variants measured so far are printed and written'],
   ],
   async run({ options, positionals }, io) {
     if (!positionals.length) throw new UsageError('bench needs a .cu file with main()');
@@ -120,6 +125,7 @@ export const benchCommand = defineCommand({
         passes: ncuPassesOption(options['ncu-passes']),
         profilesPerGpu: numberOption('profiles-per-gpu', options['profiles-per-gpu'], SETTINGS.profile.profilesPerGpu),
         quiet: !!options.quiet,
+        outputs: resultOutputsOf(options),
       },
       io,
     );
@@ -217,23 +223,6 @@ export function renderTiming(t: RunTiming): string {
   return line ? `\n${line}\n` : '';
 }
 
-function renderLineStalls(r: BenchReport): string {
-  if (r.lineStallsProblem) return `per-line stalls: ${r.lineStallsProblem}\n`;
-  if (!r.lineStalls?.length) return '';
-  const total = r.lineStalls.reduce((a, l) => a + l.samples, 0);
-  const top = [...r.lineStalls].sort((a, b) => b.samples - a.samples).slice(0, 8);
-  return (
-    '\nhottest source lines (warp-stall samples, file as written):\n' +
-    top
-      .map(l => {
-        const reason = Object.entries(l.stallShare).sort((a, b) => b[1] - a[1])[0];
-        return `  line ${String(l.line).padStart(4)}  ${((l.samples / Math.max(1, total)) * 100).toFixed(1).padStart(5)}%  ${reason ? `${reason[0]} ${(reason[1] * 100).toFixed(0)}%` : ''}  ${l.source.trim().slice(0, 60)}`;
-      })
-      .join('\n') +
-    '\n'
-  );
-}
-
 function ncuPassesOption(text: string | undefined): NcuPasses {
   if (text === undefined || text === 'combined' || text === 'split') return text ?? 'combined';
   throw new UsageError(`--ncu-passes takes combined or split, not '${text}'`);
@@ -262,12 +251,15 @@ interface BenchArgs {
   profilesPerGpu: number;
   passes: NcuPasses;
   quiet: boolean;
+  outputs: ResultOutputs;
 }
 
 async function bench(a: BenchArgs, io: CliIO): Promise<number> {
   const { file, loops, kernel, factors, args, samples, warmup, clockControl, timeoutS, launcher, arch, keep, sourceStalls, json } = a;
   const abs = path.resolve(file);
   const text = readSourceFile(file);
+  // Every output is checked before anything is built: a refused path costs no GPU time.
+  checkResultOutputs(a.outputs, abs);
   const built = buildPathFor(abs, file, io);
   const docs = await CudaDocuments.create();
   const analysis = docs.analyzeOnce(text, built, macroTableFor(abs, text, arch ?? null));
@@ -318,8 +310,12 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
     io.out(
       json
         ? JSON.stringify(benchJson(report), null, 2) + '\n'
-        : renderBench(report) + renderLineStalls(report) + renderTiming(report.timing),
+        : renderBench(report) + lineStallsText(report.lineStalls, report.lineStallsProblem) + renderTiming(report.timing),
     );
+    if (a.outputs.files.length || a.outputs.save) {
+      const result = fromBenchReport(report, { file: built, analysis, arch: chosen, nvcc: toolchain.nvcc.version, loops, samples });
+      writeResultOutputs(result, a.outputs, io);
+    }
     if (ac.signal.aborted) return EXIT.cancelled;
     return report.variants.every(v => v.status === 'ok') ? EXIT.ok : EXIT.failed;
   } finally {

@@ -1,7 +1,6 @@
 // `unroll-lens sweep`: every combination of the kernel's loops' unroll factors (and extra -D
 // macro values), built and measured statically or timed on the GPU, searched exhaustively or
 // by coordinate descent; a table, --json, CSV, T4 and an HTML report of the result.
-import * as fs from 'fs';
 import { gpuBlocker } from '../engine/profile/gpuReadiness';
 import { CLI_GPU_BLOCKER_TEXT } from './gpuReadinessText';
 import * as path from 'path';
@@ -10,17 +9,15 @@ import { detectToolchain, chooseArch, Toolchain } from '../engine/toolchain/tool
 import { resolveCompileFlags, splitCommandLine } from '../engine/toolchain/flags';
 import { defaultCacheDir } from '../engine/variants/build';
 import { sweepText } from '../engine/report/sweepText';
-import { sweepCsv, sweepT4 } from '../engine/sweep/export';
 import { sweepJson } from '../engine/sweep/json';
 import { parseParamSpec, SweepSpaceError } from '../engine/sweep/space';
-import { saveResult } from '../engine/sweep/store';
 import { STRATEGIES } from '../engine/sweep/strategies';
 import { runSweep, SweepOptions } from '../engine/sweep/sweep';
-import { loadPanelAssets, reportHtml } from '../panelHtml';
 import type { SweepResult } from '../protocol';
 import { DEFAULT_SETTINGS, SETTINGS } from '../settings';
 import { runTimingText } from '../engine/report/benchTiming';
 import { macroTableFor } from './macros';
+import { lineStallsText } from '../engine/report/lineStallsText';
 import { describeRange, RANGES, rangeProblem } from '../schema/ranges';
 import { defineCommand, enumOption, factorsOption, lineListOption, numberOption, stringOption } from './args';
 import {
@@ -34,8 +31,8 @@ import {
   ToolTimeouts,
   toolTimeoutOptions,
 } from './gpuOptions';
-import { BadInputError, cancelOnSignals, CliIO, EXIT, UsageError } from './io';
-import { checkOutputs, OutputFile, writeOutputFile } from './outputs';
+import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
+import { checkResultOutputs, RESULT_OUTPUT_OPTIONS, ResultOutputs, resultOutputsOf, writeResultOutputs } from './resultOutputs';
 import { buildPathFor, checkArchOption, readSourceFile } from './inputs';
 
 export const sweepCommand = defineCommand({
@@ -87,29 +84,7 @@ export const sweepCommand = defineCommand({
     },
     static: { type: 'boolean', help: 'SASS only, no GPU runs (automatic without ncu, a GPU or main())' },
     json: { type: 'boolean', help: 'print the result as JSON (contract: docs/cli.md) instead of the table' },
-    csv: { type: 'string', value: 'FILE', help: 'also write one CSV row per variant', default: 'none' },
-    t4: {
-      type: 'string',
-      value: 'FILE',
-      help: 'also write the results in the T4 autotuning schema (Kernel Tuner and others read it)',
-      default: 'none',
-    },
-    report: {
-      type: 'string',
-      value: 'FILE',
-      help: "also write a self-contained HTML report (the editor's results panel, offline)",
-      default: 'none',
-    },
-    force: {
-      type: 'boolean',
-      help: 'let --csv, --t4 and --report replace an existing file that Unroll Lens did not write (never the input, a link or a folder)',
-    },
-    save: {
-      type: 'string',
-      value: 'DIR',
-      help: 'also save the result under DIR/.unroll-lens/results, where the editor lists saved results',
-      default: 'none',
-    },
+    ...RESULT_OUTPUT_OPTIONS,
     args: {
       type: 'string',
       value: '"ARGS"',
@@ -136,6 +111,10 @@ export const sweepCommand = defineCommand({
       default: "each variant's theoretical occupancy",
     },
     'keep-reports': { type: 'string', value: 'DIR', help: 'keep every ncu report and its raw-page CSV in DIR', default: 'deleted' },
+    'source-stalls': {
+      type: 'boolean',
+      help: 'also sample warp stalls per source line of the file as written (one extra ncu run; GPU sweeps)',
+    },
   },
   exitCodes: [
     [EXIT.ok, 'swept; variants that failed (compile, runtime, correctness, …) are in the result with their status'],
@@ -192,11 +171,7 @@ export const sweepCommand = defineCommand({
         strategy,
         forceStatic: !!options.static,
         json: !!options.json,
-        csv: options.csv,
-        t4: options.t4,
-        report: options.report,
-        save: options.save,
-        force: !!options.force,
+        outputs: resultOutputsOf(options),
         args,
         samples: numberOption('samples', options.samples, SETTINGS.profile.samples),
         warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
@@ -212,6 +187,7 @@ export const sweepCommand = defineCommand({
         fresh: !!options.fresh,
         profilesPerGpu: numberOption('profiles-per-gpu', options['profiles-per-gpu'], SETTINGS.profile.profilesPerGpu),
         quiet: !!options.quiet,
+        sourceStalls: !!options['source-stalls'],
         warpsPerSm: warpsPerSmOption(options['warps-per-sm']),
       },
       io,
@@ -241,11 +217,7 @@ interface SweepArgs {
   strategy: string;
   forceStatic: boolean;
   json: boolean;
-  csv: string | undefined;
-  t4: string | undefined;
-  report: string | undefined;
-  save: string | undefined;
-  force: boolean;
+  outputs: ResultOutputs;
   args: string[];
   samples: number;
   warmup: number;
@@ -261,6 +233,7 @@ interface SweepArgs {
   fresh: boolean;
   profilesPerGpu: number;
   quiet: boolean;
+  sourceStalls: boolean;
 }
 
 /** Why this sweep cannot time on a GPU, or null when it can (the rule: engine/profile/gpuReadiness.ts). */
@@ -292,22 +265,11 @@ function progressWriter(io: CliIO): { write: (message: string) => void; done: ()
   };
 }
 
-/** --csv, --t4 and --report as outputs.ts checks and writes them. */
-function outputsOf(a: SweepArgs): OutputFile[] {
-  const all: [OutputFile['option'], string | undefined][] = [
-    ['csv', a.csv],
-    ['t4', a.t4],
-    ['report', a.report],
-  ];
-  return all.filter((x): x is [OutputFile['option'], string] => x[1] !== undefined).map(([option, file]) => ({ option, file }));
-}
-
 async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
   const abs = path.resolve(a.file);
   const text = readSourceFile(a.file);
   // Every output is checked before anything is built: a refused path costs no sweep.
-  const outputs = outputsOf(a);
-  checkOutputs(outputs, { force: a.force, inputs: [abs], saveDir: a.save });
+  checkResultOutputs(a.outputs, abs);
   const built = buildPathFor(abs, a.file, io);
   const docs = await CudaDocuments.create();
   const analysis = docs.analyzeOnce(text, built, macroTableFor(abs, text, a.arch ?? null));
@@ -358,6 +320,7 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
               runDir: where.runDir,
               measurementCacheDir: where.measurementCacheDir,
               profilesPerGpu: a.profilesPerGpu,
+              sourceStalls: a.sourceStalls,
             },
       },
       {
@@ -372,38 +335,14 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
     stopSignals();
   }
   if (reason) result.notes.push(`static sweep: ${reason}`);
+  if (reason && a.sourceStalls) result.lineStallsProblem = `not sampled: a static sweep runs nothing on a GPU (${reason})`;
   const cost = result.timing && !result.static ? runTimingText(result.timing) : null;
-  io.out(a.json ? JSON.stringify(sweepJson(result), null, 2) + '\n' : sweepText(result) + (cost ? `${cost}\n` : ''));
-  const render = {
-    csv: () => sweepCsv(result),
-    t4: () => JSON.stringify(sweepT4(result), null, 2) + '\n',
-    report: () => reportHtml(result, loadPanelAssets()),
-  };
-  // One output that fails (the disk changed since the check) does not cost the others.
-  const failed: Error[] = [];
-  for (const out of outputs) {
-    try {
-      writeOutputFile(out, render[out.option](), a.force);
-    } catch (e) {
-      failed.push(e as Error);
-    }
-  }
-  try {
-    if (a.save) io.err(`saved ${saveInto(a.save, result)}\n`);
-  } catch (e) {
-    failed.push(e as Error);
-  }
-  if (failed.length) throw failed.length === 1 ? failed[0] : new BadInputError(failed.map(e => e.message).join('\n'));
+  io.out(
+    a.json
+      ? JSON.stringify(sweepJson(result), null, 2) + '\n'
+      : sweepText(result) + lineStallsText(result.lineStalls, result.lineStallsProblem) + (cost ? `${cost}\n` : ''),
+  );
+  writeResultOutputs(result, a.outputs, io);
   if (ac.signal.aborted) return EXIT.cancelled;
   return result.variants.some(v => v.status === 'ok') ? EXIT.ok : EXIT.failed;
-}
-
-/** --save: the folder is the user's (created when missing); below it, no link may lead out. */
-function saveInto(dir: string, result: SweepResult): string {
-  try {
-    fs.mkdirSync(path.resolve(dir), { recursive: true });
-    return saveResult(path.resolve(dir), result);
-  } catch (e) {
-    throw new BadInputError(`--save ${dir}: ${(e as Error).message}`);
-  }
 }

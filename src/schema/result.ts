@@ -3,7 +3,16 @@
 // result, by the extension before it shows a restored panel, by the webview for every message,
 // and by Apply. A result with any impossible number is rejected as a whole, naming the field and
 // the value: a forged median or an unroll factor of -4 is never shown, let alone written.
-import type { IcacheAttribution, RunTiming, SweepIcacheFacts, SweepLoop, SweepResult, SweepVariant, VariantIcache } from './types';
+import type {
+  IcacheAttribution,
+  RunTiming,
+  SourceLineStalls,
+  SweepIcacheFacts,
+  SweepLoop,
+  SweepResult,
+  SweepVariant,
+  VariantIcache,
+} from './types';
 import {
   array,
   bool,
@@ -129,6 +138,12 @@ const timing = object<RunTiming>({
   gpus: array(nullable(num(RANGES.gpuIndex))),
 });
 
+const sourceLine = object<SourceLineStalls>({
+  line,
+  samples: count,
+  stallShare: record(num(RANGES.share)),
+});
+
 const sweepResult = object<SweepResult>({
   schema: (v, path) => {
     if (v !== 1)
@@ -167,6 +182,8 @@ const sweepResult = object<SweepResult>({
   // Results saved before `complete` was recorded were all finished ones.
   complete: withDefault(bool, true),
   timing: optional(timing),
+  lineStalls: optional(nullable(array(sourceLine))),
+  lineStallsProblem: optional(nullable(str)),
 });
 
 /**

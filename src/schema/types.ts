@@ -174,6 +174,15 @@ export interface RunTiming {
   gpus: (number | null)[];
 }
 
+/** Warp-stall samples of one source line of the file as written (ncu SourceCounters, one launch). */
+export interface SourceLineStalls {
+  /** 1-based line of the swept file. */
+  line: number;
+  samples: number;
+  /** Each reason's fraction of this line's stall samples. */
+  stallShare: Record<string, number>;
+}
+
 export interface SweepResult {
   /** Format version of this JSON. */
   schema: 1;
@@ -232,4 +241,11 @@ export interface SweepResult {
    * is this one (or this one with other factors on the swept loops). Absent in older results.
    */
   sourceSha256?: string;
+  /**
+   * Warp stalls per source line of the file as written (--source-stalls, unrollLens.profile.sourceStalls):
+   * one more ncu run of its program; absent when not asked for or in results saved before.
+   */
+  lineStalls?: SourceLineStalls[] | null;
+  /** Why lineStalls is null although they were asked for. */
+  lineStallsProblem?: string | null;
 }

@@ -17,8 +17,27 @@ import { parseRawPageStrict } from '../../src/engine/profile/rawPageStream';
 import { programOutput } from '../../src/engine/profile/ncuErrors';
 import { parseSourcePage } from '../../src/engine/profile/ncuCsv';
 import { sassStallsOf } from '../../src/engine/profile/sassStalls';
+import { runSweep, SweepOptions } from '../../src/engine/sweep/sweep';
+import { sweepJson } from '../../src/engine/sweep/json';
+import { checkSweepResult } from '../../src/schema/result';
 
 const REC = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100');
+
+/** A sweep of the bench's loop with the bench's own options (the other fields the same), on another runner. */
+async function sweepOptions(runner: ProcessRunner, s: Awaited<ReturnType<typeof options>>): Promise<SweepOptions> {
+  return {
+    file: s.file,
+    text: s.text,
+    analysis: s.analysis,
+    toolchain: { ...s.o.toolchain, runner },
+    arch: 'sm_90',
+    flags: s.o.flags,
+    cacheDir: CACHE,
+    kernel: 'matmul_basic',
+    loops: [s.line],
+    factors: [4],
+  };
+}
 const rec = (f: string) => fs.readFileSync(path.join(REC, f), 'utf8');
 
 let real: Toolchain | null = null;
@@ -450,6 +469,37 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
     const c = await options(third.runner, { measurementCacheDir: dir, args: ['--only', 'matmul_basic', '--reps', '30'] });
     await benchLoop(c.file, c.text, c.analysis, c.o);
     assert.equal(profiles(third.calls).length, 3);
+  });
+
+  test('sweep --source-stalls: the GPU sweep samples the file as written through the same step, with the same per-line numbers', async t => {
+    if (skip) return t.skip(skip);
+    const ncu = (args: string[], run: Partial<ProcessResult>) => {
+      if (args[0] === '--import')
+        return { stdout: args.includes('source') ? rec('source-stalls/reports/matmul_unroll-source.csv') : rec('matmul_basic.raw.csv') };
+      return underNcu(run);
+    };
+    const benchRun = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncu);
+    const b = await options(benchRun.runner, { factors: [4], sourceStalls: true });
+    const bench = await benchLoop(b.file, b.text, b.analysis, b.o);
+    const sweepRun = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncu);
+    const s = await options(sweepRun.runner, { factors: [4], sourceStalls: true });
+    const gpu = { ...s.o, sourceStalls: true };
+    const r = await runSweep({ ...(await sweepOptions(sweepRun.runner, s)), gpu });
+    assert.equal(r.lineStallsProblem, null);
+    assert.ok(r.lineStalls && r.lineStalls.length > 0);
+    assert.deepEqual(
+      r.lineStalls,
+      bench.lineStalls!.map(l => ({ line: l.line, samples: l.samples, stallShare: l.stallShare })),
+    );
+    assert.equal(sweepRun.calls.filter(c => c.includes('SourceCounters')).length, 1);
+    // --json and the saved result carry them; the result file validates with them
+    assert.deepEqual(sweepJson(r).lineStalls, r.lineStalls);
+    assert.deepEqual(checkSweepResult(JSON.parse(JSON.stringify(r))).lineStalls, r.lineStalls);
+    // not asked: no extra ncu run, no field
+    const plainRun = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncu);
+    const plain = await runSweep({ ...(await sweepOptions(plainRun.runner, s)), gpu: { ...gpu, sourceStalls: false } });
+    assert.equal(plain.lineStalls, undefined);
+    assert.ok(!plainRun.calls.some(c => c.includes('SourceCounters')));
   });
 
   test('per-line stalls come from the cache too: an editor re-run (source stalls on) runs nothing; an edited source samples again', async t => {

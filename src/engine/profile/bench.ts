@@ -20,7 +20,7 @@ import { BaselineOutput, checkOutput, parseChecksums, reportsMismatch } from './
 import { defaultRunDir } from './gpuSelection';
 import { defaultLockRoot, GpuClock, GpuSlot, gpuSlots, GpuTurns, PROFILES_PER_GPU } from './gpuSlots';
 import { MeasurementCache, measuredGroups, measurementKeyFor, storedMeasurement } from './measurementCache';
-import { sampleLineStalls } from './stages/lineStalls';
+import { cachedLineStalls } from './stages/lineStalls';
 import type { VariantProgram } from './stages/program';
 import { withIcache } from './stages/icache';
 import { instantiationTables, summariseVariant, withSpeedups } from './stages/summary';
@@ -180,30 +180,23 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
   let lineStallsProblem: string | null = null;
   let sassStalls: SassStalls | null = null;
   if (o.sourceStalls && runs[0].status === 'ok' && baselineProgram && !o.signal?.aborted) {
-    // Per-line stalls of an unchanged program and source come from the cache too: a cached re-run runs nothing.
-    const key = cache ? measurementKeyFor(o, baselineProgram, slots[0].gpu, [target.kernel], text) : null;
-    const hit = key ? cache!.get(key) : null;
-    // An entry from before SASS-level samples were kept has no sassStalls key: not complete, sampled again.
-    if (hit?.lineStalls && hit.sassStalls !== undefined) {
-      emit(variants[0].label, 'cached', slots[0].gpu);
-      lineStalls = hit.lineStalls;
-      sassStalls = hit.sassStalls;
-    } else {
-      emit(variants[0].label, 'source-stalls', slots[0].gpu);
-      const t0 = Date.now();
-      const r = await sampleLineStalls(
-        { label: variants[0].label, program: baselineProgram, file },
-        target.kernel,
-        { ...o, runDir, env: slots[0].env },
-        message => o.onProgress?.(message, n, n),
-      );
-      clock.add(slots[0].gpu, { kind: 'stalls', startMs: t0, endMs: Date.now() });
-      lineStalls = r.lineStalls;
-      sassStalls = r.sassStalls;
-      lineStallsProblem = r.problem;
-      if (key && r.lineStalls && !r.problem)
-        cache!.put(key, { groups: [], stdout: '', lineStalls: r.lineStalls, sassStalls: r.sassStalls });
-    }
+    const t0 = Date.now();
+    let sampling = false;
+    const r = await cachedLineStalls(
+      { label: variants[0].label, program: baselineProgram, file },
+      target.kernel,
+      text,
+      { ...o, runDir, env: slots[0].env },
+      { store: cache, gpu: slots[0].gpu },
+      message => {
+        if (!sampling) emit(variants[0].label, 'source-stalls', slots[0].gpu);
+        sampling = true;
+        o.onProgress?.(message, n, n);
+      },
+    );
+    if (r.cached) emit(variants[0].label, 'cached', slots[0].gpu);
+    else clock.add(slots[0].gpu, { kind: 'stalls', startMs: t0, endMs: Date.now() });
+    ({ lineStalls, sassStalls, problem: lineStallsProblem } = r);
   }
   // A build's i-cache facts and occupancy describe its loop kernel: only a table of that kernel uses them.
   const sassOf = (kernel: string | null) => sass.map(s => (s?.kernel === kernel ? s : undefined));

@@ -196,6 +196,10 @@ export function fromBenchReport(report: BenchReport, c: ConvertContext & { loops
     );
   }
   if (report.lineStallsProblem) r.notes.push(`per-line stalls: ${report.lineStallsProblem}`);
+  if (report.lineStalls || report.lineStallsProblem) {
+    r.lineStalls = report.lineStalls?.map(l => ({ line: l.line, samples: l.samples, stallShare: l.stallShare })) ?? null;
+    r.lineStallsProblem = report.lineStallsProblem;
+  }
   const cached = report.variants.filter(v => v.cached).length;
   if (cached) {
     r.notes.push(

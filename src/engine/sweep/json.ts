@@ -1,5 +1,13 @@
 // The `unroll-lens sweep --json` contract (docs/cli.md): a compact view of a SweepResult.
-import type { FactorValue, RunTiming, SweepIcacheFacts, SweepResult, SweepVariant, VariantIcache } from '../../schema/types';
+import type {
+  SourceLineStalls,
+  FactorValue,
+  RunTiming,
+  SweepIcacheFacts,
+  SweepResult,
+  SweepVariant,
+  VariantIcache,
+} from '../../schema/types';
 import { AS_WRITTEN_ID } from './space';
 
 export interface SweepJsonVariant {
@@ -49,6 +57,9 @@ export interface SweepJson {
   complete: boolean;
   /** What the run cost (docs/cli.md): wall, compile, check, profile and GPU idle seconds, GPU runs, GPUs. */
   timing?: RunTiming;
+  /** --source-stalls: warp stalls per source line of the file as written (bench --json's lineStalls, same shape). */
+  lineStalls?: SourceLineStalls[];
+  lineStallsProblem?: string;
 }
 
 export function sweepJson(r: SweepResult): SweepJson {
@@ -93,5 +104,7 @@ export function sweepJson(r: SweepResult): SweepJson {
     strategy: r.strategy,
     complete: r.complete,
     ...(r.timing ? { timing: r.timing } : {}),
+    ...(r.lineStalls ? { lineStalls: r.lineStalls } : {}),
+    ...(r.lineStallsProblem ? { lineStallsProblem: r.lineStallsProblem } : {}),
   };
 }

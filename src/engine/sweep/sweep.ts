@@ -101,7 +101,7 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
     templateParams: space.templateParams,
     templateDefaults: space.defaults(o.text),
   };
-  const runner =
+  const runner: SweepRunner =
     o.runner?.(space, o) ??
     (o.gpu
       ? new GpuRunner({ ...staticOptions, gpu: o.gpu, params: space.macroParams, paramDefaults: space.defaults(o.text) })
@@ -205,6 +205,12 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
   }
 
   chooseBest();
+  if (o.gpu?.sourceStalls && runner.sourceStalls && !o.signal?.aborted) {
+    progress('stalls', 'as written', AS_WRITTEN_ID, 'per source line');
+    const s = await runner.sourceStalls(o.text, o.signal);
+    result.lineStalls = s.lineStalls;
+    result.lineStallsProblem = s.problem;
+  }
   attachIcache(result);
   result.complete = !o.signal?.aborted;
   result.timing = { wallS: (Date.now() - startedMs) / 1000, ...runner.cost() };

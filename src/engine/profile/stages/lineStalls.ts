@@ -11,6 +11,7 @@ import { SassStalls, sassStallsOf } from '../sassStalls';
 import { LineStalls, perLineStalls } from '../stalls';
 import { escapeRegex, launch, LaunchOptions, programCommand, VariantProgram } from './program';
 import { scratchDir } from '../../toolchain/processGuard';
+import { MeasuredWith, MeasurementCache, measurementKeyFor } from '../measurementCache';
 
 export interface LineStallsResult {
   lineStalls: LineStalls[] | null;
@@ -42,6 +43,30 @@ export async function sampleLineStalls(
   } catch (e) {
     return { lineStalls: null, sassStalls: null, problem: e instanceof Error ? e.message : String(e) };
   }
+}
+
+/**
+ * Per-line stalls of a program and its source, from the measurement cache when the same program,
+ * source and settings were sampled before (a cached re-run runs nothing), else sampled now and
+ * stored when complete. The one path the bench and the sweep (--source-stalls) take.
+ */
+export async function cachedLineStalls(
+  p: VariantProgram,
+  kernel: string,
+  sourceText: string,
+  o: LineStallsOptions & MeasuredWith,
+  cache: { store: MeasurementCache | null; gpu: number | null },
+  progress?: (message: string) => void,
+): Promise<LineStallsResult & { cached: boolean }> {
+  const key = cache.store ? measurementKeyFor(o, p.program, cache.gpu, [kernel], sourceText) : null;
+  const hit = key ? cache.store!.get(key) : null;
+  // An entry from before SASS-level samples were kept has no sassStalls key: not complete, sampled again.
+  if (hit?.lineStalls && hit.sassStalls !== undefined)
+    return { lineStalls: hit.lineStalls, sassStalls: hit.sassStalls, problem: null, cached: true };
+  const r = await sampleLineStalls(p, kernel, o, progress);
+  if (key && r.lineStalls && !r.problem)
+    cache.store!.put(key, { groups: [], stdout: '', lineStalls: r.lineStalls, sassStalls: r.sassStalls });
+  return { ...r, cached: false };
 }
 
 /** One launch under ncu's SourceCounters section, exported as the cuda,sass source page. */

@@ -5,12 +5,13 @@
 // run checked against the file as written's checksums, and kernel durations and stall shares
 // under ncu. Programs of a batch build in parallel; the file as written runs first, then the
 // other points spread over the selected GPUs (one process per GPU, CUDA_VISIBLE_DEVICES).
-import type { RunTiming, SweepVariant } from '../../../schema/types';
+import type { RunTiming, SourceLineStalls, SweepVariant } from '../../../schema/types';
 import type { BenchOptions } from '../../profile/bench';
 import { defaultLockRoot, GpuClock, GpuSlot, gpuSlots, GpuTurns, PROFILES_PER_GPU } from '../../profile/gpuSlots';
 import { buildFailure } from '../../profile/stages/build';
 import { BaselineOutput, CheckResult, checkOutput, checkVariant, parseChecksums, reportsMismatch } from '../../profile/stages/check';
 import type { VariantProgram } from '../../profile/stages/program';
+import { cachedLineStalls } from '../../profile/stages/lineStalls';
 import { summarize } from '../../profile/stages/summary';
 import { GpuRun, TimeResult, timeVariant } from '../../profile/stages/time';
 import { defaultRunDir } from '../../profile/gpuSelection';
@@ -41,6 +42,7 @@ export type GpuSettings = Pick<
   | 'measurementCacheDir'
   | 'profilesPerGpu'
   | 'gpus'
+  | 'sourceStalls'
 >;
 
 export interface GpuRunnerOptions extends StaticRunnerOptions {
@@ -80,7 +82,7 @@ export class GpuRunner implements SweepRunner {
   private checkMs = 0;
   private programCompileMs = 0;
   private baseline: BaselineOutput | null = null;
-  /** The file as written's program: run once more per template instantiation for that instantiation's reference output. */
+  /** The file as written's program: run once more for per-line stalls, and once more per template instantiation for that instantiation's reference output. */
   private baselineProgram: string | null = null;
   /** Reference output per template instantiation (JSON of its values), the as-written one included. */
   private readonly references = new Map<string, Promise<BaselineOutput>>();
@@ -133,6 +135,25 @@ export class GpuRunner implements SweepRunner {
       ...(this.timed.size > 1 ? [`timed kernels: ${[...this.timed].join(', ')}`] : this.kernel ? [`timed kernel: ${this.kernel}`] : []),
       ...this.sass.notes(),
     ];
+  }
+
+  async sourceStalls(text: string, signal?: AbortSignal): Promise<{ lineStalls: SourceLineStalls[] | null; problem: string | null }> {
+    const base = this.measured.get(AS_WRITTEN_ID);
+    if (!base || base.status !== 'ok' || !this.baselineProgram || !base.kernel)
+      return { lineStalls: null, problem: 'the file as written did not run to the end: nothing to sample' };
+    const slot = this.slots[0];
+    const runDir = this.o.gpu.runDir ?? defaultRunDir(this.o.cacheDir, this.o.gpu.launcher);
+    const startMs = Date.now();
+    const r = await cachedLineStalls(
+      { label: AS_WRITTEN_ID, program: this.baselineProgram, file: this.o.file },
+      base.kernel,
+      text,
+      { ...this.o.gpu, toolchain: this.o.toolchain, runDir, env: slot.env, signal },
+      { store: this.cache, gpu: slot.gpu },
+    );
+    if (!r.cached) this.clock.add(slot.gpu, { kind: 'stalls', startMs, endMs: Date.now() });
+    const lineStalls = r.lineStalls?.map(l => ({ line: l.line, samples: l.samples, stallShare: l.stallShare })) ?? null;
+    return { lineStalls, problem: r.problem };
   }
 
   /** The CUDA device indices in use (empty: the default device). */

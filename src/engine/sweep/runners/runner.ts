@@ -1,5 +1,5 @@
 // A runner turns sweep points into measured variants: statically (SASS only) or on a GPU.
-import type { RunTiming, SweepVariant } from '../../../schema/types';
+import type { RunTiming, SourceLineStalls, SweepVariant } from '../../../schema/types';
 import type { SweepPoint } from '../space';
 import type { CodeRegistry } from '../variant';
 
@@ -29,4 +29,9 @@ export interface SweepRunner {
   notes(): string[];
   /** What its measurements cost so far (the sweep adds the wall time). */
   cost(): Omit<RunTiming, 'wallS'>;
+  /**
+   * Warp stalls per source line of the file as written (`text`), from one more run of its
+   * program; only runners that run programs have it. A failure is `problem`, never thrown.
+   */
+  sourceStalls?(text: string, signal?: AbortSignal): Promise<{ lineStalls: SourceLineStalls[] | null; problem: string | null }>;
 }
