@@ -33,6 +33,13 @@ module.exports = {
       to: { path: '^src/(engine|server|cli)/' },
     },
     {
+      name: 'client-reaches-no-engine',
+      severity: 'error',
+      comment: 'Not even through a shared file (panelHtml.ts): test/unit/clientBundle.test.ts checks the built bundles too.',
+      from: { path: '^(src/extension|webview)/' },
+      to: { path: '^src/(engine|server|cli)/', reachable: true },
+    },
+    {
       name: 'webview-is-a-page',
       severity: 'error',
       comment: 'The panel page gets everything in messages.',

@@ -4,6 +4,9 @@
 //   dist/server.js     <- src/server/main.ts
 //   dist/tree-sitter.wasm, dist/tree-sitter-cuda.wasm (src/engine/parse/parser.ts looks next to
 //   the running module first, so the bundle finds them without node_modules)
+//   dist/bundles.meta.json  esbuild's metafile: which source files each bundle holds and its size
+//   (test/unit/clientBundle.test.ts checks the client bundle holds no engine, server or CLI code;
+//   not packaged: .vscodeignore lets only dist/*.js and *.wasm in)
 // One file per process instead of ~450 modules from node_modules: faster activation and a
 // package without node_modules. The CLI and the tests keep using tsc's out/.
 // Not minified, so stack traces in bug reports stay readable; the source maps (dist/*.map) are
@@ -22,7 +25,7 @@ const dist = path.join(root, 'dist');
 const t0 = Date.now();
 
 fs.rmSync(dist, { recursive: true, force: true });
-await esbuild.build({
+const { metafile } = await esbuild.build({
   absWorkingDir: root,
   entryPoints: { extension: 'src/extension/main.ts', server: 'src/server/main.ts' },
   outdir: dist,
@@ -37,12 +40,14 @@ await esbuild.build({
   // lacks; its CommonJS build (what tsc's out/ loads) uses __dirname
   alias: { 'web-tree-sitter': require.resolve('web-tree-sitter') },
   sourcemap: 'linked',
+  metafile: true,
   logLevel: 'warning',
 });
+fs.writeFileSync(path.join(dist, 'bundles.meta.json'), JSON.stringify(metafile, null, 1));
 for (const specifier of ['web-tree-sitter/tree-sitter.wasm', 'tree-sitter-cuda/tree-sitter-cuda.wasm']) {
   const from = require.resolve(specifier);
   fs.copyFileSync(from, path.join(dist, path.basename(from)));
 }
-const files = fs.readdirSync(dist).filter(f => !f.endsWith('.map'));
+const files = fs.readdirSync(dist).filter(f => !f.endsWith('.map') && !f.endsWith('.meta.json'));
 const kib = f => (fs.statSync(path.join(dist, f)).size / 1024).toFixed(0);
 console.log(`[bundle] dist/: ${files.map(f => `${f} ${kib(f)} KiB`).join(', ')} in ${Date.now() - t0} ms`);

@@ -5,7 +5,7 @@ import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import type { SweepResult } from './protocol';
-import { REPORT_GENERATOR_META } from './engine/sweep/exportOwnership';
+import { REPORT_GENERATOR_META } from './schema/reportMarker';
 
 export interface PanelHtmlOptions {
   /** Webview URI of dist/webview/panel.js (webview.asWebviewUri). */

@@ -347,6 +347,35 @@ export interface ExportResultParams {
 }
 export const ExportResultRequest = new RequestType<ExportResultParams, { text: string; fileName: string }, void>('unrollLens/exportResult');
 
+/**
+ * "Clear Build Cache": the server owns the variant builds and GPU measurements it cached under the
+ * extension's global storage (<storage>/builds, <storage>/measurements), so it counts and clears
+ * them; the client asks twice (count, then after the user confirms, clear) and shows the answers.
+ */
+export interface ClearCacheParams {
+  /** false: only count what is there (for the confirmation); true: delete it. */
+  clear: boolean;
+}
+/** The build cache's entries and the measurements beside them: there (counting) or deleted (clearing). */
+export interface BuildCacheCount {
+  /** The builds folder. */
+  location: string;
+  builds: number;
+  /** Bytes of those builds (freed, when clearing), and the same as "12.0 MiB". */
+  bytes: number;
+  size: string;
+  measurements: number;
+  /** After clearing: builds still there (they could not be deleted); 0 when counting. */
+  left: number;
+}
+export type ClearCacheResult =
+  /** The client gave the server no global storage folder: there is no build cache of the editor's to clear. */
+  | { status: 'no-storage' }
+  | ({ status: 'counted' | 'cleared' } & BuildCacheCount)
+  /** Nothing was deleted: the folder is not one Unroll Lens made (it has no marker of ours); `reason` says so. */
+  | { status: 'refused'; location: string; reason: string };
+export const ClearCacheRequest = new RequestType<ClearCacheParams, ClearCacheResult, void>('unrollLens/clearCache');
+
 /** A text edit in LSP terms (0-based lines and UTF-16 columns). */
 export interface WireTextEdit {
   range: { start: { line: number; character: number }; end: { line: number; character: number } };

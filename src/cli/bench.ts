@@ -6,7 +6,7 @@ import { resolveCompileFlags, splitCommandLine } from '../engine/toolchain/flags
 import { defaultCacheDir } from '../engine/variants/build';
 import { benchJson, benchLoop, BenchReport, RunTiming, VariantRun } from '../engine/profile/bench';
 import { kib } from '../engine/profile/icacheModel';
-import { icacheRange, icacheShownText, icacheWhy } from '../engine/report/icacheText';
+import { icacheRange, icacheShownText, icacheWhy } from '../schema/icacheText';
 import type { NcuPasses } from '../engine/profile/stages/time';
 import type { UnrollFactor } from '../engine/variants/rewrite';
 import { DEFAULT_SETTINGS, SETTINGS } from '../settings';

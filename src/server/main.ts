@@ -15,6 +15,7 @@ import { codeLenses, diagnostics, hover } from './features';
 import {
   AnalysisStatusNotification,
   BenchLoopRequest,
+  ClearCacheRequest,
   DEFAULT_SETTINGS,
   ExportResultRequest,
   FileAnalysisRequest,
@@ -35,6 +36,7 @@ import { fromBenchReport, fromLoopReport } from '../engine/sweep/convert';
 import { applyProblem, ResultsService } from './results';
 import { readSettings, SECTION } from '../settings';
 import { BenchService } from './bench';
+import { clearBuildCache } from './buildCache';
 import { DocumentFactsStore } from './facts';
 import { RESTRICTED_MODE, ServerToolchain } from './toolchain';
 import { uriToPath } from './uri';
@@ -57,6 +59,8 @@ let hasConfiguration = false;
 let workspaceRoots: string[] = [];
 /** Variant builds are cached in the extension's storage (passed by the client), else ~/.cache. */
 let cacheDir = defaultCacheDir();
+/** The extension's global storage (null: the client gave none, so there is no editor cache to clear). */
+let storagePath: string | null = null;
 const docsReady = CudaDocuments.create();
 docsReady.catch(e => connection.console.error(`Unroll Lens: cannot load the CUDA parser: ${e}`));
 
@@ -74,7 +78,10 @@ connection.onInitialize((params): InitializeResult => {
   hasConfiguration = !!params.capabilities.workspace?.configuration;
   workspaceRoots = (params.workspaceFolders ?? []).map(f => uriToPath(f.uri)).filter((p): p is string => p !== null);
   const init = (params.initializationOptions ?? {}) as InitializationOptions;
-  if (init.storagePath) cacheDir = path.join(init.storagePath, 'builds');
+  if (init.storagePath) {
+    storagePath = init.storagePath;
+    cacheDir = path.join(init.storagePath, 'builds');
+  }
   toolchain.setTrusted(init.trusted === true);
   for (const [header, unit] of Object.entries(init.translationUnits ?? {})) headerUnits.set(header, unit);
   if (!toolchain.trusted) log('workspace not trusted: analysis only, no builds or runs');
@@ -417,6 +424,7 @@ connection.onRequest(SweepRequest, async (p, token) => {
 connection.onRequest(ListResultsRequest, () => results.list());
 connection.onRequest(LoadResultRequest, p => results.load(p.path));
 connection.onRequest(ExportResultRequest, p => results.exportResult(p));
+connection.onRequest(ClearCacheRequest, p => clearBuildCache(storagePath, p));
 
 connection.onRequest(PragmaEditsRequest, async p => {
   const { analysis, text } = await openDocument(p.uri);

@@ -11,7 +11,7 @@ import { attachIcache } from '../../src/engine/sweep/sweep';
 import { sweepJson } from '../../src/engine/sweep/json';
 import { sweepCsv } from '../../src/engine/sweep/export';
 import { attributeSlowdown, NO_INSTRUCTION_MIN, NO_INSTRUCTION_RISE, topStall } from '../../src/engine/profile/icacheAttribution';
-import { icacheShownText, icacheWhy } from '../../src/engine/report/icacheText';
+import { icacheShownText, icacheWhy } from '../../src/schema/icacheText';
 import { REPO_ROOT } from './helpers';
 
 const H100 = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100');

@@ -18,7 +18,7 @@ import { sweepCsv } from '../../src/engine/sweep/export';
 import { sweepText } from '../../src/engine/report/sweepText';
 import { VariantBuilder } from '../../src/engine/variants/build';
 import { VariantInspector } from '../../src/engine/variants/inspect';
-import { instantiationLabel } from '../../src/engine/variants/instantiation';
+import { instantiationLabel } from '../../src/schema/kernelNames';
 import { hover } from '../../src/server/features';
 import type { SweepResult } from '../../src/protocol';
 

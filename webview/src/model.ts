@@ -2,7 +2,7 @@
 // variant they copy, speedup intervals from the quartiles, stall reasons grouped for stacking.
 import type { SweepResult, SweepVariant, VariantIcache } from '../../src/protocol';
 // Pure (no Node API): bundled into the panel so that it and the CLI table decide alike.
-import { showInstantiations } from '../../src/engine/variants/instantiation';
+import { showInstantiations } from '../../src/schema/kernelNames';
 
 /**
  * Stall reasons stacked by name besides no_instruction; the rest are summed as "other". Four keep

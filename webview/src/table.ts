@@ -6,7 +6,7 @@ import { h, setText } from './dom';
 import { fmtBytes, fmtFactor, fmtInt, fmtPercent, fmtRange, fmtShare, fmtSpeedup, fmtUs, NONE } from './format';
 import { stallLabel } from './model';
 import type { VariantView, ViewModel } from './model';
-import { instantiationLabel } from '../../src/engine/variants/instantiation';
+import { instantiationLabel } from '../../src/schema/kernelNames';
 
 export interface Column {
   id: string;

@@ -27,6 +27,7 @@
 // output share stdout with the CSV; they are dropped before parsing. Nothing here throws,
 // whatever it is given. A launch row with an impossible duration (0 ns or less) is left out of
 // parseRawPage's kernels and listed in `rejected`; the strict reader (rawPageStream.ts) refuses it.
+import { parameterListStart } from '../../schema/kernelNames';
 import { RANGES, rangeProblem } from '../../schema/ranges';
 
 // ---- CSV --------------------------------------------------------------------------------------
@@ -262,20 +263,10 @@ export function normalizeKernelName(name: string): string {
 /** "void scale<4>(float *, int)" → "scale"; "ns::k<1>(int)" → "k"; a bare name stays as it is. */
 export function kernelBaseName(name: string): string {
   let s = normalizeKernelName(name);
-  // Drop the parameter list (the last balanced (...) group at the end).
-  if (s.endsWith(')')) {
-    let depth = 0;
-    for (let i = s.length - 1; i >= 0; i--) {
-      if (s[i] === ')') depth++;
-      else if (s[i] === '(') {
-        depth--;
-        if (depth === 0) {
-          s = s.slice(0, i);
-          break;
-        }
-      }
-    }
-  }
+  // Drop the parameter list (the last balanced (...) group at the end); unlike instantiationLabel,
+  // a name that is one group is dropped whole.
+  const params = parameterListStart(s);
+  if (params >= 0) s = s.slice(0, params);
   // Drop template arguments.
   let out = '';
   let depth = 0;

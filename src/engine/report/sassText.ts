@@ -2,7 +2,7 @@
 // a loop's unroll variants (cheapest and most bloated marked).
 import type { Kernel, Loop } from '../parse/model';
 import type { FileSassReport, LoopInstantiation, LoopReport, LoopVariant } from '../variants/inspect';
-import { instantiationLabel } from '../variants/instantiation';
+import { instantiationLabel } from '../../schema/kernelNames';
 import type { BenchReport } from '../profile/bench';
 import { factorLabel } from '../variants/rewrite';
 

@@ -1,7 +1,7 @@
 // A SweepResult as a plain-text table (the CLI's output, logs): one row per variant, the
 // swept loops' SASS side by side, GPU timings when there are any, the best marked.
 import type { SweepResult, SweepVariant } from '../../schema/types';
-import { instantiationLabel, showInstantiations } from '../variants/instantiation';
+import { instantiationLabel, showInstantiations } from '../../schema/kernelNames';
 
 function pct(x: number | null | undefined): string {
   return x === null || x === undefined ? '-' : `${(x * 100).toFixed(1)}%`;

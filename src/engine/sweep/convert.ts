@@ -8,7 +8,7 @@ import { runTimingText } from '../report/benchTiming';
 import type { FileAnalysis, Loop } from '../parse/model';
 import type { LoopReport, LoopVariant } from '../variants/inspect';
 import { writtenFactor } from '../variants/rewrite';
-import { instantiationLabel } from '../variants/instantiation';
+import { instantiationLabel } from '../../schema/kernelNames';
 import { bestBy, gpuScore, staticBasis, staticRuleOf, staticScore } from './objective';
 import { AS_WRITTEN_ID, pointId } from './space';
 import { compilerMessage, emptyVariant } from './variant';

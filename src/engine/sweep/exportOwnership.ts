@@ -9,12 +9,11 @@
 //                carries our `variant` measurement (sweepT4 adds one to each); an empty results list
 //                counts as ours only in our exact formatting.
 // Anything else (unreadable, a link, a FIFO, larger than the cap) is not ours.
+import { REPORT_GENERATOR_META } from '../../schema/reportMarker';
 import { readHead } from '../safeWrite';
 import { T4_SCHEMA_VERSION } from './export';
 
 export type ExportFormat = 'csv' | 't4' | 'report';
-
-export const REPORT_GENERATOR_META = '<meta name="generator" content="Unroll Lens">';
 
 const T4_MAX_BYTES = 64 << 20;
 

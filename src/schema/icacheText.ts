@@ -1,6 +1,7 @@
 // One i-cache entry (issue 13) as text, the same in the CLI table and the editor's bench log:
-// what is shown, marked (measured) from a GPU run or (predicted) from the SASS alone.
-import type { VariantIcache } from '../../schema/types';
+// what is shown, marked (measured) from a GPU run or (predicted) from the SASS alone. Pure text
+// of a result type, so the extension client shows it without engine code.
+import type { VariantIcache } from './types';
 
 /** "2.1–2.8×": a predicted slowdown range (one number when both ends round alike). */
 export function icacheRange(p: { low: number; high: number }): string {
