@@ -35,26 +35,8 @@ export const stallsCommand = defineCommand({
 async function stalls(input: string, json: boolean, io: CliIO): Promise<number> {
   if (!fs.existsSync(input)) throw new ScanInputError(`no such file: ${input}`);
   checkInputFile(input, null);
-  // Where the launch rows come from: the CSV file as a stream, or what ncu prints for a report.
-  let read: (onLaunch: (row: RawKernelRow) => void) => Promise<RawPageSummary>;
-  if (input.endsWith('.ncu-rep')) {
-    const t = await detectToolchain({ probeGpu: false }).catch(() => null);
-    const ncu = t?.ncu;
-    if (!ncu || !t)
-      throw new ScanInputError(
-        'reading a .ncu-rep needs ncu (Nsight Compute); export it elsewhere with `ncu -i report.ncu-rep --csv --page raw > report.csv` and pass the CSV',
-      );
-    const r = await t.runner(ncu.path, ['--import', input, '--csv', '--page', 'raw'], { timeoutMs: 120_000 });
-    if (r.exitCode !== 0) throw new ScanInputError(`ncu could not read ${input}: ${(r.stderr || r.stdout).trim()}`);
-    read = async onLaunch => {
-      const reader = new RawPageStream({ onLaunch, columns: isProfileMetric });
-      reader.push(r.stdout);
-      return reader.end();
-    };
-  } else {
-    read = onLaunch => readRawPageFile(input, { onLaunch, columns: isProfileMetric });
-  }
-  const checked = async (onLaunch: (row: RawKernelRow) => void): Promise<number> => {
+  const read = await launchReader(input);
+  const checked: LaunchReader<number> = async onLaunch => {
     let summary: RawPageSummary;
     try {
       summary = await read(onLaunch);
@@ -66,32 +48,61 @@ async function stalls(input: string, json: boolean, io: CliIO): Promise<number> 
     if (!summary.launches) throw new ScanInputError(`${input}: no profiled kernels found (expected ncu's raw page: --csv --page raw)`);
     return summary.launches;
   };
-  if (json) {
-    // Two passes, so that damaged input prints nothing: the first checks the whole page, the
-    // second prints one launch at a time (the same text as JSON.stringify of the whole list).
-    await checked(() => {});
-    let first = true;
-    io.out('{\n  "kernels": [\n');
-    await checked(row => {
-      const entry = stallsJson([row]).kernels[0];
-      io.out(`${first ? '' : ',\n'}    ${JSON.stringify(entry, null, 2).replace(/\n/g, '\n    ')}`);
-      first = false;
-    });
-    io.out('\n  ]\n}\n');
-    return EXIT.ok;
-  }
-  // One block per kernel: median duration over its profiled launches, mean stall shares.
-  // Aggregated launch by launch: per kernel, only sums and the durations are kept.
-  interface Group {
-    launches: number;
-    durations: number[];
-    occupancy: { sum: number; n: number };
-    /** The first launch's reasons (those the table lists), with sums over every launch. */
-    reasons: string[];
-    share: Map<string, number>;
-    stalls: Map<string, number>;
-  }
-  const groups = new Map<string, Group>();
+  if (json) await printLaunchesJson(checked, io);
+  else printKernelTable(await groupByKernel(checked), io);
+  return EXIT.ok;
+}
+
+/** Reads every profiled launch of a raw page, calling back once per launch row. */
+type LaunchReader<T> = (onLaunch: (row: RawKernelRow) => void) => Promise<T>;
+
+/** Where the launch rows come from: the CSV file as a stream, or what ncu prints for a report. */
+async function launchReader(input: string): Promise<LaunchReader<RawPageSummary>> {
+  if (!input.endsWith('.ncu-rep')) return onLaunch => readRawPageFile(input, { onLaunch, columns: isProfileMetric });
+  const t = await detectToolchain({ probeGpu: false }).catch(() => null);
+  const ncu = t?.ncu;
+  if (!ncu || !t)
+    throw new ScanInputError(
+      'reading a .ncu-rep needs ncu (Nsight Compute); export it elsewhere with `ncu -i report.ncu-rep --csv --page raw > report.csv` and pass the CSV',
+    );
+  const r = await t.runner(ncu.path, ['--import', input, '--csv', '--page', 'raw'], { timeoutMs: 120_000 });
+  if (r.exitCode !== 0) throw new ScanInputError(`ncu could not read ${input}: ${(r.stderr || r.stdout).trim()}`);
+  return async onLaunch => {
+    const reader = new RawPageStream({ onLaunch, columns: isProfileMetric });
+    reader.push(r.stdout);
+    return reader.end();
+  };
+}
+
+/** --json: every launch, one entry each. */
+async function printLaunchesJson(checked: LaunchReader<number>, io: CliIO): Promise<void> {
+  // Two passes, so that damaged input prints nothing: the first checks the whole page, the
+  // second prints one launch at a time (the same text as JSON.stringify of the whole list).
+  await checked(() => {});
+  let first = true;
+  io.out('{\n  "kernels": [\n');
+  await checked(row => {
+    const entry = stallsJson([row]).kernels[0];
+    io.out(`${first ? '' : ',\n'}    ${JSON.stringify(entry, null, 2).replace(/\n/g, '\n    ')}`);
+    first = false;
+  });
+  io.out('\n  ]\n}\n');
+}
+
+/** The launches of one kernel, summed as they are read. */
+interface KernelLaunches {
+  launches: number;
+  durations: number[];
+  occupancy: { sum: number; n: number };
+  /** The first launch's reasons (those the table lists), with sums over every launch. */
+  reasons: string[];
+  share: Map<string, number>;
+  stalls: Map<string, number>;
+}
+
+// Aggregated launch by launch: per kernel, only sums and the durations are kept.
+async function groupByKernel(checked: LaunchReader<number>): Promise<Map<string, KernelLaunches>> {
+  const groups = new Map<string, KernelLaunches>();
   await checked(row => {
     const p = kernelProfile(row);
     let g = groups.get(p.name);
@@ -121,6 +132,11 @@ async function stalls(input: string, json: boolean, io: CliIO): Promise<number> 
       g.stalls.set(r, g.stalls.get(r)! + (p.stalls[r] ?? 0));
     }
   });
+  return groups;
+}
+
+// One block per kernel: median duration over its profiled launches, mean stall shares.
+function printKernelTable(groups: Map<string, KernelLaunches>, io: CliIO): void {
   for (const [name, g] of groups) {
     const durations = g.durations.sort((a, b) => a - b);
     const median = durations.length ? durations[Math.floor(durations.length / 2)] : null;
@@ -136,5 +152,4 @@ async function stalls(input: string, json: boolean, io: CliIO): Promise<number> 
       );
     }
   }
-  return EXIT.ok;
 }

@@ -85,49 +85,74 @@ export function buildModel(result: SweepResult): ViewModel {
   for (const v of result.variants) for (const k of Object.keys(v.factors)) if (!loopLines.includes(k)) loopLines.push(k);
   const paramKeys = [...new Set([...Object.keys(result.params), ...result.variants.flatMap(v => Object.keys(v.params))])];
 
-  const views: VariantView[] = result.variants.map((v, index) => {
-    const ref = v.identicalTo ? (raw.get(v.identicalTo) ?? null) : null;
-    const num = (key: NumericKey): number | null => {
-      const own = v[key];
-      if (typeof own === 'number' && Number.isFinite(own)) return own;
-      const theirs = ref?.[key];
-      return typeof theirs === 'number' && Number.isFinite(theirs) && v.status === 'ok' ? theirs : null;
-    };
-    const li = (line: string) => v.loopInstructions[line] ?? (ref && v.status === 'ok' ? (ref.loopInstructions[line] ?? null) : null);
-    const eu = (line: string) => v.effectiveUnroll[line] ?? (ref && v.status === 'ok' ? (ref.effectiveUnroll[line] ?? null) : null);
-    const fu = (line: string) => v.fullyUnrolled[line] ?? (ref ? (ref.fullyUnrolled[line] ?? false) : false);
-    const axisLabel = [v.label];
-    if (ref) axisLabel.push(`= ${ref.label}`);
-    if (v.status !== 'ok') axisLabel.push(v.status);
-    return {
-      v,
-      index,
-      ref,
-      ok: v.status === 'ok',
-      pending: v.status === 'pending',
-      failed: v.status !== 'ok' && v.status !== 'pending',
-      num,
-      withinNoise: v.withinNoise ?? (ref && v.status === 'ok' ? ref.withinNoise : null),
-      stallShare: v.stallShare ?? (ref && v.status === 'ok' ? ref.stallShare : null),
-      loopInstructions: li,
-      loopBytes: (line: string) => {
-        const n = li(line);
-        return n === null ? null : n * SASS_INSTRUCTION_BYTES;
-      },
-      effectiveUnroll: eu,
-      fullyUnrolled: fu,
-      speedupLow: null,
-      speedupHigh: null,
-      stallGroups: [],
-      topStall: null,
-      axisLabel,
-      icache: v.icache ?? (ref && v.status === 'ok' ? (ref.icache ?? null) : null),
-    };
-  });
+  const views: VariantView[] = result.variants.map((v, index) =>
+    variantView(v, index, v.identicalTo ? (raw.get(v.identicalTo) ?? null) : null),
+  );
   const byId = new Map(views.map(x => [x.v.id, x]));
   const baseline = byId.get(result.baseline) ?? null;
+  setSpeedupIntervals(views, baseline);
+  const stallGroups = groupStalls(views);
 
-  // Speedup interval: the baseline median over this variant's quartiles (q3 gives the low end).
+  return {
+    result,
+    variants: views,
+    byId,
+    loopLines,
+    paramKeys,
+    instantiations: showInstantiations(result.variants),
+    stallGroups,
+    baseline,
+    best: result.best ? (byId.get(result.best) ?? null) : null,
+    failed: views.filter(x => x.failed),
+    pending: views.filter(x => x.pending).length,
+    gpu: !result.static,
+    icache: views.some(x => x.icache),
+    icacheReference: views.find(x => x.icache?.reference)?.icache?.reference ?? null,
+  };
+}
+
+/** One variant's view: its own numbers, else (when it built) those of the variant it is identical to. */
+function variantView(v: SweepVariant, index: number, ref: SweepVariant | null): VariantView {
+  const num = (key: NumericKey): number | null => {
+    const own = v[key];
+    if (typeof own === 'number' && Number.isFinite(own)) return own;
+    const theirs = ref?.[key];
+    return typeof theirs === 'number' && Number.isFinite(theirs) && v.status === 'ok' ? theirs : null;
+  };
+  const li = (line: string) => v.loopInstructions[line] ?? (ref && v.status === 'ok' ? (ref.loopInstructions[line] ?? null) : null);
+  const eu = (line: string) => v.effectiveUnroll[line] ?? (ref && v.status === 'ok' ? (ref.effectiveUnroll[line] ?? null) : null);
+  const fu = (line: string) => v.fullyUnrolled[line] ?? (ref ? (ref.fullyUnrolled[line] ?? false) : false);
+  const axisLabel = [v.label];
+  if (ref) axisLabel.push(`= ${ref.label}`);
+  if (v.status !== 'ok') axisLabel.push(v.status);
+  return {
+    v,
+    index,
+    ref,
+    ok: v.status === 'ok',
+    pending: v.status === 'pending',
+    failed: v.status !== 'ok' && v.status !== 'pending',
+    num,
+    withinNoise: v.withinNoise ?? (ref && v.status === 'ok' ? ref.withinNoise : null),
+    stallShare: v.stallShare ?? (ref && v.status === 'ok' ? ref.stallShare : null),
+    loopInstructions: li,
+    loopBytes: (line: string) => {
+      const n = li(line);
+      return n === null ? null : n * SASS_INSTRUCTION_BYTES;
+    },
+    effectiveUnroll: eu,
+    fullyUnrolled: fu,
+    speedupLow: null,
+    speedupHigh: null,
+    stallGroups: [],
+    topStall: null,
+    axisLabel,
+    icache: v.icache ?? (ref && v.status === 'ok' ? (ref.icache ?? null) : null),
+  };
+}
+
+// Speedup interval: the baseline median over this variant's quartiles (q3 gives the low end).
+function setSpeedupIntervals(views: VariantView[], baseline: VariantView | null): void {
   const baseMedian = baseline?.num('medianMs') ?? null;
   for (const x of views) {
     const q1 = x.num('q1Ms');
@@ -137,8 +162,13 @@ export function buildModel(result: SweepResult): ViewModel {
       x.speedupHigh = baseMedian / q1;
     }
   }
+}
 
-  // Stall groups: the reasons with the largest mean share over measured variants.
+/**
+ * Stall groups: the reasons with the largest mean share over measured variants. Sets each view's
+ * grouped shares and top stall; returns the groups (none when no variant was measured).
+ */
+function groupStalls(views: VariantView[]): string[] {
   const measured = views.filter(x => x.ok && x.stallShare);
   const mean = new Map<string, number>();
   for (const x of measured) {
@@ -170,21 +200,5 @@ export function buildModel(result: SweepResult): ViewModel {
       .sort((a, b) => b[1] - a[1])[0];
     x.topStall = best ? { reason: best[0], share: best[1] } : null;
   }
-
-  return {
-    result,
-    variants: views,
-    byId,
-    loopLines,
-    paramKeys,
-    instantiations: showInstantiations(result.variants),
-    stallGroups,
-    baseline,
-    best: result.best ? (byId.get(result.best) ?? null) : null,
-    failed: views.filter(x => x.failed),
-    pending: views.filter(x => x.pending).length,
-    gpu: !result.static,
-    icache: views.some(x => x.icache),
-    icacheReference: views.find(x => x.icache?.reference)?.icache?.reference ?? null,
-  };
+  return stallGroups;
 }

@@ -1,0 +1,116 @@
+// How `unroll-lens sass` builds: its arguments, a header's translation unit, one builder and
+// inspector per architecture, and the instruction-cache prediction of a loop's variants.
+import * as path from 'path';
+import * as fs from 'fs';
+import type { Toolchain } from '../engine/toolchain/toolchain';
+import type { CompileFlags } from '../engine/toolchain/flags';
+import { defaultCacheDir, VariantBuilder } from '../engine/variants/build';
+import { FileSassReport, LoopReport, sourceNameOf, VariantInspector } from '../engine/variants/inspect';
+import { isHeaderFile } from '../engine/variants/overlay';
+import { findTranslationUnit, unitsByTextSearch } from '../engine/variants/translationUnit';
+import type { UnrollFactor } from '../engine/variants/rewrite';
+import type { FileAnalysis } from '../engine/parse/model';
+import type { SassStalls } from '../engine/profile/sassStalls';
+import { loopIcache, VariantIcache } from '../engine/profile/icacheReport';
+import { smCountOf, warpsPerSmInFile } from '../engine/profile/warpsPerSm';
+import { findLaunches, launchesIn } from '../engine/parse/launches';
+import { CliIO, UsageError } from './io';
+import { readSourceFile } from './inputs';
+import type { ToolTimeouts } from './gpuOptions';
+
+export interface SassArgs {
+  file: string;
+  /** The one --arch value; null when none was given or several were. */
+  arch: string | null;
+  /** Every --arch value (several: one column set or listing per architecture). */
+  archs: string[];
+  loop: number | null;
+  factors: UnrollFactor[];
+  kernel: string | null;
+  /** 0: one nvcc per CPU core. */
+  jobs: number;
+  /** --warps-per-sm (0: inferred per kernel). */
+  warpsPerSm: number;
+  timeouts: ToolTimeouts;
+  /** --cache-max-gb (0: unlimited). */
+  cacheMaxGB: number;
+  /** A header's translation unit (--tu). */
+  tu: string | null;
+  json: boolean;
+  /** --listing: the variant to list; null without --listing. */
+  listing: UnrollFactor | 'as-written' | null;
+  normalise: boolean;
+  /** --stalls: samples read from a saved ncu source page. */
+  stalls: { stalls: SassStalls; file: string } | null;
+}
+
+/**
+ * The instruction-cache prediction of each variant of a loop (issue 13), at the warps per SM of
+ * --warps-per-sm, else of the file's launch, __launch_bounds__ or occupancy.
+ */
+export function sassLoopIcache(
+  loop: LoopReport,
+  c: { file: FileSassReport; text: string; analysis: FileAnalysis; warpsPerSm: number; gpuName: string | null; tu: string | null },
+): (VariantIcache | null)[] {
+  // A header's kernels are launched from its translation unit.
+  const launches = [...findLaunches(c.text), ...(c.tu ? launchesIn(c.tu, readSourceFile(c.tu)) : [])];
+  const count = c.gpuName ? smCountOf(c.gpuName) : null;
+  const sms = count && c.gpuName ? { count, gpu: c.gpuName } : null;
+  return loopIcache(loop, v => {
+    const k = c.file.kernels.find(x => x.name === v.kernel);
+    return warpsPerSmInFile(c.text, c.analysis, {
+      kernel: k ? sourceNameOf(k.demangled) : loop.kernel,
+      arch: loop.arch,
+      override: { warpsPerSm: c.warpsPerSm, origin: '--warps-per-sm' },
+      launches,
+      registers: v.registers ?? k?.registers ?? null,
+      sharedBytes: k?.sharedBytes ?? null,
+      sms,
+    });
+  });
+}
+
+/**
+ * The translation unit a header is built through: --tu, else the nearest compile_commands.json
+ * entry that includes it. Null for a .cu file. A header with none is a usage error naming the .cu
+ * files under the working directory that include it.
+ */
+export function headerUnit(file: string, tuOption: string | null): string | null {
+  if (!isHeaderFile(file)) {
+    if (tuOption) throw new UsageError(`--tu is for headers; ${file} is compiled on its own`);
+    return null;
+  }
+  if (tuOption) {
+    const tu = path.resolve(tuOption);
+    if (!fs.existsSync(tu)) throw new UsageError(`--tu: no such file: ${tuOption}`);
+    return tu;
+  }
+  const found = findTranslationUnit(file, [process.cwd()]);
+  if (found) return found;
+  const candidates = unitsByTextSearch(file, [process.cwd()]).slice(0, 5);
+  throw new UsageError(
+    `${file} is a header: it is built through a translation unit that includes it, and no compile_commands.json entry does. ` +
+      (candidates.length
+        ? `Pass --tu with one of: ${candidates.map(c => path.relative(process.cwd(), c.file)).join(', ')}`
+        : 'Pass --tu <file.cu> (a .cu file that includes it)'),
+  );
+}
+
+/** The builder and inspector of one architecture, with the command's cache, jobs and flags. */
+export function inspectorFor(
+  arch: string,
+  c: { toolchain: Toolchain; flags: CompileFlags; tu: string | null; args: Pick<SassArgs, 'cacheMaxGB' | 'jobs'>; io: CliIO },
+): VariantInspector {
+  const builder = new VariantBuilder({
+    nvcc: c.toolchain.nvcc,
+    arch,
+    flags: c.flags,
+    cacheDir: defaultCacheDir(),
+    cacheMaxBytes: c.args.cacheMaxGB * 1024 ** 3,
+    warn: m => c.io.err(`unroll-lens: warning: ${m}\n`),
+    concurrency: c.args.jobs > 0 ? c.args.jobs : undefined,
+    runner: c.toolchain.runner,
+    ...(c.tu ? { translationUnit: c.tu } : {}),
+  });
+  return new VariantInspector({ toolchain: c.toolchain, builder, arch });
+}
