@@ -1,7 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze, kernel, loopAt, lineOf } from './helpers';
-import { parsePragmaText } from '../../src/engine/parse/analyze';
+import { parsePragmaText } from '../../src/engine/parse/pragmas';
 import { computeFindings } from '../../src/engine/parse/findings';
 
 describe('kernels and device functions', () => {

@@ -116,14 +116,8 @@ export function evalConst(node: Node | null | undefined, scope: ConstScope, dept
       return inner.length === 1 ? evalConst(inner[0], scope, depth + 1) : 'unknown';
     }
     case 'identifier':
-    case 'type_identifier': {
-      const name = node.text;
-      const v = scope.values.get(name);
-      if (v !== undefined) return v;
-      if (scope.unboundTemplateParams.has(name)) return 'dependent';
-      if (RUNTIME_BUILTINS.has(name)) return 'runtime';
-      return scope.resolve?.(node, depth) ?? 'unknown';
-    }
+    case 'type_identifier':
+      return evalName(node, scope, depth);
     case 'qualified_identifier': {
       if (scope.resolve) return scope.resolve(node, depth) ?? 'unknown';
       // Without scope rules (macro and pragma text): use the last component if known.
@@ -144,15 +138,8 @@ export function evalConst(node: Node | null | undefined, scope: ConstScope, dept
       const kids = node.namedChildren.filter(c => c && c.type !== 'comment');
       return kids.length === 1 && kids[0]!.type === 'type_identifier' ? evalConst(kids[0], scope, depth + 1) : 'unknown';
     }
-    case 'subscript_expression': {
-      // An element of a run-time array (a parameter, a local written at run time) or a run-time
-      // index is a run-time value; an element of a constant table (`kOffsets[2]`) may fold.
-      const a = evalConst(node.childForFieldName('argument'), scope, depth + 1);
-      const list = node.childForFieldName('indices') ?? node.childForFieldName('index');
-      const index = list?.type === 'subscript_argument_list' ? list.namedChildren.filter(c => c && c.type !== 'comment') : [list];
-      const i = index.length === 1 && index[0] ? evalConst(index[0], scope, depth + 1) : 'unknown';
-      return a === 'runtime' || i === 'runtime' ? 'runtime' : 'unknown';
-    }
+    case 'subscript_expression':
+      return evalSubscript(node, scope, depth);
     case 'pointer_expression':
     case 'assignment_expression':
     case 'update_expression':
@@ -161,99 +148,132 @@ export function evalConst(node: Node | null | undefined, scope: ConstScope, dept
       const value = node.childForFieldName('value');
       return evalConst(value, scope, depth + 1);
     }
-    case 'unary_expression': {
-      const arg = evalConst(node.childForFieldName('argument'), scope, depth + 1);
-      if (typeof arg !== 'number') return arg;
-      const op = node.childForFieldName('operator')?.text ?? node.child(0)?.text;
-      switch (op) {
-        case '-':
-          return -arg;
-        case '+':
-          return arg;
-        case '!':
-          return arg ? 0 : 1;
-        case '~':
-          return ~arg;
-      }
-      return 'unknown';
-    }
-    case 'sizeof_expression': {
-      const type = node.childForFieldName('type');
-      const text = (type ?? node.namedChildren[0])?.text
-        .replace(/\s+/g, ' ')
-        .replace(/^\(|\)$/g, '')
-        .trim();
-      if (text && BUILTIN_SIZES[text] !== undefined) return BUILTIN_SIZES[text];
-      // sizeof is always a compile-time constant, even when we cannot tell its value.
-      return text && mentionsAny(text, scope.unboundTemplateParams) ? 'dependent' : 'unknown';
-    }
+    case 'unary_expression':
+      return evalUnary(node, scope, depth);
+    case 'sizeof_expression':
+      return evalSizeof(node, scope);
     case 'conditional_expression': {
       const c = evalConst(node.childForFieldName('condition'), scope, depth + 1);
       if (typeof c !== 'number') return c;
       return evalConst(node.childForFieldName(c ? 'consequence' : 'alternative'), scope, depth + 1);
     }
-    case 'binary_expression': {
-      const a = evalConst(node.childForFieldName('left'), scope, depth + 1);
-      const b = evalConst(node.childForFieldName('right'), scope, depth + 1);
-      const bad = combine(a, b);
-      if (bad) return bad;
-      const x = a as number;
-      const y = b as number;
-      const op = node.childForFieldName('operator')?.text;
-      switch (op) {
-        case '+':
-          return x + y;
-        case '-':
-          return x - y;
-        case '*':
-          return x * y;
-        case '/':
-          return y === 0 ? 'unknown' : Number.isInteger(x) && Number.isInteger(y) ? truncDiv(x, y) : x / y;
-        case '%':
-          return y === 0 ? 'unknown' : x % y;
-        case '<<':
-          return x * 2 ** y;
-        case '>>':
-          return Math.floor(x / 2 ** y);
-        case '&':
-          return x & y;
-        case '|':
-          return x | y;
-        case '^':
-          return x ^ y;
-        case '<':
-          return x < y ? 1 : 0;
-        case '<=':
-          return x <= y ? 1 : 0;
-        case '>':
-          return x > y ? 1 : 0;
-        case '>=':
-          return x >= y ? 1 : 0;
-        case '==':
-          return x === y ? 1 : 0;
-        case '!=':
-          return x !== y ? 1 : 0;
-        case '&&':
-          return x && y ? 1 : 0;
-        case '||':
-          return x || y ? 1 : 0;
-      }
-      return 'unknown';
-    }
-    case 'call_expression': {
-      // min/max of constants are common in bounds (e.g. min(TILE, 32)).
-      const fn = node.childForFieldName('function')?.text ?? '';
-      const args = node.childForFieldName('arguments')?.namedChildren ?? [];
-      if (/^(std::)?(min|max)$/.test(fn) && args.length === 2) {
-        const a = evalConst(args[0], scope, depth + 1);
-        const b = evalConst(args[1], scope, depth + 1);
-        const bad = combine(a, b);
-        if (bad) return bad;
-        return fn.endsWith('min') ? Math.min(a as number, b as number) : Math.max(a as number, b as number);
-      }
-      return scope.resolve?.(node, depth) ?? 'unknown';
-    }
+    case 'binary_expression':
+      return evalBinary(node, scope, depth);
+    case 'call_expression':
+      return evalCall(node, scope, depth);
   }
   // Anything else (a lambda, `new`, a string) is not evaluated: nothing may be claimed about it.
   return 'unknown';
+}
+
+function evalName(node: Node, scope: ConstScope, depth: number): EvalResult {
+  const name = node.text;
+  const v = scope.values.get(name);
+  if (v !== undefined) return v;
+  if (scope.unboundTemplateParams.has(name)) return 'dependent';
+  if (RUNTIME_BUILTINS.has(name)) return 'runtime';
+  return scope.resolve?.(node, depth) ?? 'unknown';
+}
+
+function evalSubscript(node: Node, scope: ConstScope, depth: number): EvalResult {
+  // An element of a run-time array (a parameter, a local written at run time) or a run-time
+  // index is a run-time value; an element of a constant table (`kOffsets[2]`) may fold.
+  const a = evalConst(node.childForFieldName('argument'), scope, depth + 1);
+  const list = node.childForFieldName('indices') ?? node.childForFieldName('index');
+  const index = list?.type === 'subscript_argument_list' ? list.namedChildren.filter(c => c && c.type !== 'comment') : [list];
+  const i = index.length === 1 && index[0] ? evalConst(index[0], scope, depth + 1) : 'unknown';
+  return a === 'runtime' || i === 'runtime' ? 'runtime' : 'unknown';
+}
+
+function evalUnary(node: Node, scope: ConstScope, depth: number): EvalResult {
+  const arg = evalConst(node.childForFieldName('argument'), scope, depth + 1);
+  if (typeof arg !== 'number') return arg;
+  const op = node.childForFieldName('operator')?.text ?? node.child(0)?.text;
+  switch (op) {
+    case '-':
+      return -arg;
+    case '+':
+      return arg;
+    case '!':
+      return arg ? 0 : 1;
+    case '~':
+      return ~arg;
+  }
+  return 'unknown';
+}
+
+function evalSizeof(node: Node, scope: ConstScope): EvalResult {
+  const type = node.childForFieldName('type');
+  const text = (type ?? node.namedChildren[0])?.text
+    .replace(/\s+/g, ' ')
+    .replace(/^\(|\)$/g, '')
+    .trim();
+  if (text && BUILTIN_SIZES[text] !== undefined) return BUILTIN_SIZES[text];
+  // sizeof is always a compile-time constant, even when we cannot tell its value.
+  return text && mentionsAny(text, scope.unboundTemplateParams) ? 'dependent' : 'unknown';
+}
+
+function evalBinary(node: Node, scope: ConstScope, depth: number): EvalResult {
+  const a = evalConst(node.childForFieldName('left'), scope, depth + 1);
+  const b = evalConst(node.childForFieldName('right'), scope, depth + 1);
+  const bad = combine(a, b);
+  if (bad) return bad;
+  return applyBinary(node.childForFieldName('operator')?.text, a as number, b as number);
+}
+
+/** C's binary operators on two constants; comparisons and logic give 0 or 1. */
+function applyBinary(op: string | undefined, x: number, y: number): EvalResult {
+  switch (op) {
+    case '+':
+      return x + y;
+    case '-':
+      return x - y;
+    case '*':
+      return x * y;
+    case '/':
+      return y === 0 ? 'unknown' : Number.isInteger(x) && Number.isInteger(y) ? truncDiv(x, y) : x / y;
+    case '%':
+      return y === 0 ? 'unknown' : x % y;
+    case '<<':
+      return x * 2 ** y;
+    case '>>':
+      return Math.floor(x / 2 ** y);
+    case '&':
+      return x & y;
+    case '|':
+      return x | y;
+    case '^':
+      return x ^ y;
+    case '<':
+      return x < y ? 1 : 0;
+    case '<=':
+      return x <= y ? 1 : 0;
+    case '>':
+      return x > y ? 1 : 0;
+    case '>=':
+      return x >= y ? 1 : 0;
+    case '==':
+      return x === y ? 1 : 0;
+    case '!=':
+      return x !== y ? 1 : 0;
+    case '&&':
+      return x && y ? 1 : 0;
+    case '||':
+      return x || y ? 1 : 0;
+  }
+  return 'unknown';
+}
+
+function evalCall(node: Node, scope: ConstScope, depth: number): EvalResult {
+  // min/max of constants are common in bounds (e.g. min(TILE, 32)).
+  const fn = node.childForFieldName('function')?.text ?? '';
+  const args = node.childForFieldName('arguments')?.namedChildren ?? [];
+  if (/^(std::)?(min|max)$/.test(fn) && args.length === 2) {
+    const a = evalConst(args[0], scope, depth + 1);
+    const b = evalConst(args[1], scope, depth + 1);
+    const bad = combine(a, b);
+    if (bad) return bad;
+    return fn.endsWith('min') ? Math.min(a as number, b as number) : Math.max(a as number, b as number);
+  }
+  return scope.resolve?.(node, depth) ?? 'unknown';
 }

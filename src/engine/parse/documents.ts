@@ -2,7 +2,10 @@
 // computed lazily and cached until the next edit.
 import type { Parser, Tree, Edit, Point } from './parser';
 import { createCudaParser, pointAt } from './parser';
-import { AnalysisSnapshot, analyzeTree, analyzeTreeWithSnapshot, FunctionCache, reanalyzeBodyEdit } from './analyze';
+import type { AnalysisSnapshot } from './analysisSnapshot';
+import { analyzeTree, analyzeTreeWithSnapshot } from './analyze';
+import { reanalyzeBodyEdit } from './bodyEdit';
+import { FunctionCache } from './functionCache';
 import type { FileAnalysis } from './model';
 import { MacroTable } from './macros/table';
 

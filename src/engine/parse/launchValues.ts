@@ -11,7 +11,7 @@
 // blocks that fit) stay symbolic: a value is a set of candidates, each a function of a LaunchEnv
 // that the warps-per-SM resolver supplies. Anything else (a parameter, a value read at run time, a
 // compound assignment) makes the value unknown, with the reason and its line.
-import { evalMacroBody } from './analyze';
+import { evalMacroBody } from './fileConstants';
 
 /** One input of a launch value and where it came from: "`threads` = 128 (line 22)". */
 export interface LaunchInput {

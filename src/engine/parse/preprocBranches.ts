@@ -2,7 +2,7 @@
 // `preproc_ifdef` hold their first branch's items, then an `alternative` (`preproc_else`,
 // `preproc_elif`, `preproc_elifdef`), which may hold the next alternative. Library code writes
 // `#if defined(__CUDA_ARCH__) #pragma unroll #endif` before a loop, or a pragma before
-// `#ifdef X for (…) #else for (…) #endif`: analyze.ts attaches across them, naming the branch.
+// `#ifdef X for (…) #else for (…) #endif`: bodyLoops.ts attaches across them, naming the branch.
 import type { Node } from './parser';
 
 /** Node types that are one branch of a conditional. */

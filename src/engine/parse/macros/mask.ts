@@ -4,7 +4,7 @@
 // loop into an ERROR node and its device code silently vanishes.
 //
 // - an object-like unroll pragma macro alone on its line (or before `for`): a call statement,
-//   `CUTLASS_PRAGMA_UNROLL` → `CUTLASS_PRAGMA_UNR();` (analyze.ts reads it back as the pragma);
+//   `CUTLASS_PRAGMA_UNROLL` → `CUTLASS_PRAGMA_UNR();` (pragmas.ts reads it back as the pragma);
 // - an upper-case name that is no pragma we know, alone on its line right before a loop (a
 //   pragma macro from a header that could not be read): a call statement too, so that the loop
 //   survives, marked as preceded by an unknown macro;

@@ -1,0 +1,198 @@
+// The analysis of one device function: its loops with trip counts and pragmas, manual unrolls
+// and stray pragmas.
+import type { Node } from './parser';
+import type { Kernel, Loop, ManualUnroll, StrayPragma, TripCount } from './model';
+import { ConstScope, evalConst } from './constEval';
+import { findManualUnrolls } from './manualUnroll';
+import type { ClassView } from './fileIndex';
+import type { EvalContext, ScopeLookup } from './scopes';
+import { activeMacros, qualifierMacrosIn } from './macroContext';
+import { FunctionInfo } from './deviceFunctions';
+import { Instantiation, bindInstantiation } from './instantiations';
+import { forLoopShape } from './loopShape';
+import { buildPragma } from './pragmas';
+import { RawLoop, bodyNodesByType, collectLocalConsts, collectLoops, collectPragmas, countStatements, depthOf } from './bodyLoops';
+import { constantExtent, namesInLoopHeader, tripCountUnder } from './tripCount';
+import { spanOf } from './syntaxTree';
+
+function qualifierMacrosOf(text: string, headMacros: string | undefined): Pick<Kernel, 'qualifierMacros' | 'qualifierMacroUses'> {
+  const brace = text.indexOf('{');
+  const names = qualifierMacrosIn((headMacros ? headMacros + ' ' : '') + (brace === -1 ? text : text.slice(0, brace)));
+  if (!names.length) return {};
+  const uses = names.map(n => activeMacros().qualifier(n)!).map(q => ({ name: q.name, expandsTo: q.expandsTo, origin: q.origin }));
+  return { qualifierMacros: names, qualifierMacroUses: uses };
+}
+
+export interface FunctionResult {
+  kernel: Kernel;
+  stray: StrayPragma[];
+}
+
+export function analyzeFunction(
+  fn: FunctionInfo,
+  fileScope: ConstScope,
+  instantiationArgs: string[][] | undefined,
+  lookup: ScopeLookup,
+): FunctionResult {
+  const body = fn.node.childForFieldName('body');
+  const templateNames = new Set(fn.templateParams.map(p => p.name));
+  // Names resolve by C++ scope rules: locals, then the enclosing classes (members, template
+  // parameters, bases), then namespace constants (scopes.ts).
+  const classes = lookup.classesOf(fn.node);
+  const ctx = lookup.functionContext(fn.node, fileScope.values, templateNames, classes);
+  for (const n of templateNames) ctx.values.delete(n);
+  const baseScope: ConstScope = lookup.scope(ctx);
+  const instantiations = instantiationsOf(fn, fileScope, instantiationArgs, lookup, classes, templateNames);
+
+  const byType = body ? bodyNodesByType(body) : new Map<string, Node[]>();
+  const rawLoops = body ? collectLoops(body, byType) : [];
+  const locals = body ? collectLocalConsts(body, byType, baseScope) : [];
+  const scopes: FunctionScopes = { lookup, ctx, baseScope, locals };
+  const loops = analyzeLoops(rawLoops, scopes, instantiations);
+  const manualUnrolls = body ? manualUnrollsIn(body, scopes) : [];
+
+  const attached = new Set(rawLoops.flatMap(l => (l.pragma ? [l.pragma, ...l.alternatives] : [])).map(p => p.node.id));
+  const stray: StrayPragma[] = (body ? collectPragmas(byType) : [])
+    .filter(p => !attached.has(p.node.id))
+    .map(p => ({ pragma: buildPragma(p, baseScope, instantiations), reason: 'not followed by a loop: nvcc ignores it' }));
+
+  return {
+    kernel: {
+      name: fn.name,
+      qualifier: fn.qualifier,
+      line: fn.node.startPosition.row + 1,
+      span: spanOf(fn.node),
+      templateParameters: fn.templateParams.map(p => p.name),
+      ...qualifierMacrosOf(fn.text, fn.headMacros),
+      launchBounds: fn.launchBounds,
+      instantiations: instantiations.map(inst => Object.fromEntries(inst)),
+      loops,
+      manualUnrolls,
+    },
+    stray,
+  };
+}
+
+/** Where a function's expressions are evaluated: its context, and its const locals by position. */
+interface FunctionScopes {
+  lookup: ScopeLookup;
+  ctx: EvalContext;
+  baseScope: ConstScope;
+  /** const/constexpr locals in source order (collectLocalConsts). */
+  locals: { at: number; name: string; value: number }[];
+}
+
+/** The scope at an offset of the body: the const locals declared before it are known. */
+function scopeAt(scopes: FunctionScopes, index: number): ConstScope {
+  const values = new Map(scopes.baseScope.values);
+  for (const c of scopes.locals) if (c.at < index) values.set(c.name, c.value);
+  return scopes.lookup.scope({ ...scopes.ctx, values });
+}
+
+/** A scope with one instantiation's template arguments bound. */
+function instScope(scopes: FunctionScopes, scope: ConstScope, inst: Instantiation): ConstScope {
+  const unbound = new Set([...scope.unboundTemplateParams].filter(n => !inst.has(n)));
+  const instCtx = { ...scopes.ctx, values: new Map([...scope.values, ...inst]), unbound };
+  return scopes.lookup.scope(instCtx);
+}
+
+/**
+ * The instantiations of a function that the file shows: its own (or its defaults), times those
+ * of the class template it is a member of.
+ */
+function instantiationsOf(
+  fn: FunctionInfo,
+  fileScope: ConstScope,
+  instantiationArgs: string[][] | undefined,
+  lookup: ScopeLookup,
+  classes: ClassView[],
+  templateNames: Set<string>,
+): Instantiation[] {
+  const instantiations: Instantiation[] = (instantiationArgs ?? []).map(a => bindInstantiation(fn, a, fileScope));
+  if (!instantiations.length && fn.templateParams.length && fn.templateParams.every(p => p.defaultValue)) {
+    instantiations.push(bindInstantiation(fn, [], fileScope));
+  }
+  // A member of a class template: each instantiation of the class seen in the file binds its parameters.
+  const classParams = classes.flatMap(c => c.info.templateParams).filter(p => !templateNames.has(p));
+  if (classParams.length) {
+    const classInsts = lookup.classInstantiations(classes);
+    if (classInsts.length) {
+      const own = instantiations.length ? instantiations.splice(0) : [new Map<string, number>()];
+      for (const c of classInsts) for (const o of own) if (instantiations.length < 64) instantiations.push(new Map([...c, ...o]));
+    }
+  }
+  return instantiations;
+}
+
+function analyzeLoops(rawLoops: RawLoop[], scopes: FunctionScopes, instantiations: Instantiation[]): Loop[] {
+  // In each copy of a fully unrolled loop with a compile-time trip count, its induction variable
+  // is a compile-time constant: inner bounds that use it (`j < i`, `j = 1 & i`) are not run-time.
+  const trips = new Map<number, TripCount>();
+  const unrolledVariables = (raw: RawLoop): string[] => {
+    const out: string[] = [];
+    for (let p = raw.parent; p; p = p.parent) {
+      const t = trips.get(p.node.id);
+      if (p.pragma?.pragma.kind !== 'full' || t === undefined || t === 'runtime' || p.node.type !== 'for_statement') continue;
+      const v = forLoopShape(p.node)?.variable;
+      if (v) out.push(v);
+    }
+    return out;
+  };
+  const loops: Loop[] = rawLoops.map(raw => {
+    let scope = scopes.locals.length ? scopeAt(scopes, raw.startIndex) : scopes.baseScope;
+    const outer = unrolledVariables(raw);
+    if (outer.length) scope = { ...scope, unboundTemplateParams: new Set([...scope.unboundTemplateParams, ...outer]) };
+    let trip = tripCountUnder(raw.node, raw.kind, scope);
+    let byInstantiation: Loop['tripCountByInstantiation'];
+    if (trip === 'dependent' && instantiations.length) {
+      const perInst = instantiations.map(inst => tripCountUnder(raw.node, raw.kind, instScope(scopes, scope, inst)));
+      trip = new Set(perInst).size === 1 ? perInst[0] : 'dependent';
+      // Shown one by one where at least one instantiation gives an answer.
+      if (trip === 'dependent' && perInst.some(t => t !== 'dependent'))
+        byInstantiation = instantiations.map((inst, i) => ({ instantiation: Object.fromEntries(inst), tripCount: perInst[i] }));
+    }
+    trips.set(raw.node.id, trip);
+    return loopRecord(raw, scope, trip, byInstantiation, instantiations);
+  });
+  loops.sort((a, b) => a.line - b.line || a.span.column - b.span.column);
+  return loops;
+}
+
+function loopRecord(
+  raw: RawLoop,
+  scope: ConstScope,
+  trip: TripCount,
+  byInstantiation: Loop['tripCountByInstantiation'],
+  instantiations: Instantiation[],
+): Loop {
+  const dependsOn = trip === 'dependent' ? namesInLoopHeader(raw.node).filter(n => scope.unboundTemplateParams.has(n)) : [];
+  const shape = raw.node.type === 'for_statement' ? forLoopShape(raw.node) : null;
+  return {
+    line: raw.node.startPosition.row + 1,
+    kind: raw.kind,
+    depth: depthOf(raw),
+    pragma: raw.pragma ? buildPragma(raw.pragma, scope, instantiations) : null,
+    ...(raw.alternatives.length ? { alternativePragmas: raw.alternatives.map(p => buildPragma(p, scope, instantiations)) } : {}),
+    ...(raw.unknownMacro ? { unknownMacro: raw.unknownMacro } : {}),
+    tripCount: trip,
+    ...(trip === 'dependent' ? { tripDependsOn: dependsOn } : {}),
+    ...(byInstantiation ? { tripCountByInstantiation: byInstantiation } : {}),
+    span: spanOf(raw.node),
+    inductionVariable: shape?.variable ?? null,
+    conditionText: (raw.node.childForFieldName('condition')?.text ?? '').replace(/^\((.*)\)$/s, '$1').replace(/\s+/g, ' '),
+    parentLine: raw.parent ? raw.parent.node.startPosition.row + 1 : null,
+    bodyStatements: countStatements(raw.node.childForFieldName('body')),
+    constantExtent: constantExtent(raw.node, scope),
+  };
+}
+
+function manualUnrollsIn(body: Node, scopes: FunctionScopes): ManualUnroll[] {
+  try {
+    return findManualUnrolls(body, (n: Node) => {
+      const v = evalConst(n, scopes.locals.length ? scopeAt(scopes, n.startIndex) : scopes.baseScope);
+      return typeof v === 'number' ? v : null;
+    });
+  } catch {
+    return []; // detectors are best effort; never break the whole analysis
+  }
+}

@@ -1,0 +1,289 @@
+// An index of one file's classes, functions, calls and namespace variables for scope-aware
+// lookup (scopes.ts), built on first use. Nodes are only read, never kept past the analysis of
+// the tree they belong to.
+import type { Node } from './parser';
+import { templateParamNames } from './declaratorNames';
+import { named } from './syntaxTree';
+
+export const CLASS_TYPES = new Set(['struct_specifier', 'class_specifier', 'union_specifier']);
+/** FileIndex.nodesOfType's key for the classes of every kind. */
+const CLASSES = 'classes';
+
+/** One class (or specialisation) in the file. */
+interface ClassInfo {
+  node: Node;
+  name: string;
+  /** The template_argument_list of an explicit or partial specialisation (`Op<double>`). */
+  specArgs: Node | null;
+  templateParams: string[];
+  body: Node | null;
+  /** The class this one is nested in, if any. */
+  outer: ClassInfo | null;
+}
+
+export type Member =
+  | { kind: 'value'; value: Node | null; isConst: boolean; isStatic: boolean; type: Node | null }
+  | { kind: 'enumerator'; base: Node | null; offset: number }
+  | { kind: 'type'; type: Node | null }
+  | { kind: 'class'; info: ClassInfo };
+
+/** A class as seen from one place: the class and what its template parameters are bound to. */
+export interface ClassView {
+  info: ClassInfo;
+  bindings: Map<string, number>;
+}
+
+function classInfoOf(node: Node, outer: ClassInfo | null): ClassInfo | null {
+  const nameNode = node.childForFieldName('name');
+  if (!nameNode) return null;
+  let name = nameNode.text;
+  let specArgs: Node | null = null;
+  if (nameNode.type === 'template_type') {
+    name = nameNode.childForFieldName('name')?.text ?? name;
+    specArgs = nameNode.childForFieldName('arguments');
+  } else if (nameNode.type === 'qualified_identifier') {
+    name = nameNode.text.split('::').pop() ?? name;
+  }
+  const parent = node.parent;
+  const templateDecl = parent?.type === 'template_declaration' ? parent : null;
+  return { node, name, specArgs, templateParams: templateParamNames(templateDecl), body: node.childForFieldName('body'), outer };
+}
+
+/** The function definition a node is in, if any. */
+export function enclosingFunction(node: Node): Node | null {
+  for (let p = node.parent; p; p = p.parent) if (p.type === 'function_definition') return p;
+  return null;
+}
+
+/** The enclosing classes of a node, innermost first. */
+export function enclosingClasses(node: Node): ClassInfo[] {
+  const nodes: Node[] = [];
+  for (let p = node.parent; p; p = p.parent) if (CLASS_TYPES.has(p.type) && p.childForFieldName('body')) nodes.push(p);
+  const out: ClassInfo[] = [];
+  let outer: ClassInfo | null = null;
+  for (let i = nodes.length - 1; i >= 0; i--) {
+    const info = classInfoOf(nodes[i], outer);
+    if (!info) continue;
+    out.unshift(info);
+    outer = info;
+  }
+  return out;
+}
+
+/**
+ * Everything a lookup may need from the whole file, built on first use: classes by name,
+ * functions by name (constexpr ones are evaluated), non-const variables at namespace scope.
+ */
+export class FileIndex {
+  private classes: Map<string, ClassInfo[]> | null = null;
+  private functions: Map<string, Node[]> | null = null;
+  private globals: Set<string> | null = null;
+  private members = new Map<number, Map<string, Member>>();
+
+  constructor(
+    private readonly root: Node,
+    readonly fileValues: Map<string, number>,
+  ) {}
+
+  private templateTypes: Map<string, Node[]> | null = null;
+  private nodesByType: Map<string, Node[]> | null = null;
+
+  /**
+   * The file's nodes of the kinds the indexes below are built from, by type, in document order:
+   * one walk of the whole tree for all of them (each walk visits every node of the file).
+   */
+  private nodesOfType(type: string): Node[] {
+    if (!this.nodesByType) {
+      const types = ['template_type', ...CLASS_TYPES, 'call_expression', 'function_definition'];
+      // Classes of the three kinds are kept together, in document order (outer before inner).
+      this.nodesByType = new Map([...types, CLASSES].map(t => [t, []]));
+      for (const n of this.root.descendantsOfType(types)) if (n) this.nodesByType.get(CLASS_TYPES.has(n.type) ? CLASSES : n.type)?.push(n);
+    }
+    return this.nodesByType.get(type) ?? [];
+  }
+
+  /** Every `Name<…>` in the file (template-ids naming a type), by name. */
+  templateTypesNamed(name: string): Node[] {
+    if (!this.templateTypes) {
+      this.templateTypes = new Map();
+      for (const n of this.nodesOfType('template_type')) {
+        const tname = n?.childForFieldName('name')?.text;
+        if (!n || !tname) continue;
+        if (!this.templateTypes.has(tname)) this.templateTypes.set(tname, []);
+        this.templateTypes.get(tname)!.push(n);
+      }
+    }
+    return this.templateTypes.get(name) ?? [];
+  }
+
+  classesNamed(name: string): ClassInfo[] {
+    if (!this.classes) {
+      this.classes = new Map();
+      const byId = new Map<number, ClassInfo>();
+      for (const n of this.nodesOfType(CLASSES)) {
+        if (!n || !n.childForFieldName('body')) continue;
+        let outerNode: Node | null = null;
+        for (let p = n.parent; p; p = p.parent)
+          if (CLASS_TYPES.has(p.type) && p.childForFieldName('body')) {
+            outerNode = p;
+            break;
+          }
+        const info = classInfoOf(n, outerNode ? (byId.get(outerNode.id) ?? null) : null);
+        if (!info) continue;
+        byId.set(n.id, info);
+        if (!this.classes.has(info.name)) this.classes.set(info.name, []);
+        this.classes.get(info.name)!.push(info);
+      }
+    }
+    return this.classes.get(name) ?? [];
+  }
+
+  private calls: Map<string, Node[]> | null = null;
+
+  /** Calls of a function by its (last) name: `f(…)`, `ns::f(…)`, `f<8>(…)`, `obj.f(…)`, `this->f(…)`. */
+  callsNamed(name: string): Node[] {
+    if (!this.calls) {
+      this.calls = new Map();
+      for (const n of this.nodesOfType('call_expression')) {
+        let f = n?.childForFieldName('function') ?? null;
+        if (f?.type === 'field_expression') f = f.childForFieldName('field');
+        if (f?.type === 'template_function') f = f.childForFieldName('name');
+        const cname = f?.text.split('::').pop();
+        if (!n || !cname) continue;
+        if (!this.calls.has(cname)) this.calls.set(cname, []);
+        this.calls.get(cname)!.push(n);
+      }
+    }
+    return this.calls.get(name) ?? [];
+  }
+
+  functionsNamed(name: string): Node[] {
+    if (!this.functions) {
+      this.functions = new Map();
+      for (const n of this.nodesOfType('function_definition')) {
+        const decl = n?.childForFieldName('declarator');
+        if (!n || decl?.type !== 'function_declarator') continue;
+        const fname = decl.childForFieldName('declarator')?.text.split('::').pop();
+        if (!fname) continue;
+        if (!this.functions.has(fname)) this.functions.set(fname, []);
+        this.functions.get(fname)!.push(n);
+      }
+    }
+    return this.functions.get(name) ?? [];
+  }
+
+  /** Non-const variables declared at namespace scope (`__device__ int g_count;`): run-time values. */
+  isGlobalVariable(name: string): boolean {
+    if (!this.globals) {
+      this.globals = new Set();
+      const visit = (n: Node, depth: number) => {
+        if (depth > 16) return;
+        for (const c of named(n)) {
+          if (
+            c.type === 'declaration' &&
+            !/\b(const|constexpr|extern\s+"C")\b/.test(c.text) &&
+            !c.childForFieldName('declarator')?.type.includes('function')
+          ) {
+            for (const d of named(c)) {
+              const id = d.type === 'init_declarator' ? d.childForFieldName('declarator') : d;
+              if (id?.type === 'identifier') this.globals!.add(id.text);
+            }
+          } else if (/^(namespace_definition|declaration_list|linkage_specification|preproc_(if|ifdef|else|elif))$/.test(c.type))
+            visit(c, depth + 1);
+        }
+      };
+      visit(this.root, 0);
+    }
+    return this.globals.has(name);
+  }
+
+  /** Members of a class by name (data members, enumerators, type aliases, nested classes). */
+  membersOf(info: ClassInfo): Map<string, Member> {
+    let m = this.members.get(info.node.id);
+    if (m) return m;
+    m = new Map();
+    this.members.set(info.node.id, m);
+    for (const c of named(info.body)) this.collectMember(c, info, m, 0);
+    return m;
+  }
+
+  private collectMember(c: Node, info: ClassInfo, m: Map<string, Member>, depth: number): void {
+    switch (c.type) {
+      case 'field_declaration':
+      case 'declaration': {
+        const type = c.childForFieldName('type');
+        if (type?.type === 'enum_specifier') this.collectEnum(type, m);
+        else if (type && CLASS_TYPES.has(type.type) && type.childForFieldName('body')) {
+          const nested = classInfoOf(type, info);
+          if (nested) m.set(nested.name, { kind: 'class', info: nested });
+        }
+        const isStatic = named(c).some(k => k.type === 'storage_class_specifier' && k.text === 'static');
+        const isConst = named(c).some(k => k.type === 'type_qualifier' && /^(const|constexpr)$/.test(k.text));
+        // `static constexpr int a = 1, b = 2;`: each declarator is followed by its default value.
+        let last: string | null = null;
+        for (let i = 0; i < c.childCount; i++) {
+          const k = c.child(i);
+          if (!k) continue;
+          const field = c.fieldNameForChild(i);
+          if (field === 'declarator') {
+            const id = k.type === 'init_declarator' ? k.childForFieldName('declarator') : k;
+            last = id && /^(field_)?identifier$/.test(id.type) ? id.text : null;
+            if (last)
+              m.set(last, {
+                kind: 'value',
+                value: k.type === 'init_declarator' ? k.childForFieldName('value') : null,
+                isConst,
+                isStatic,
+                type,
+              });
+            if (k.type === 'init_declarator') last = null;
+          } else if (field === 'default_value' && last) {
+            m.set(last, { kind: 'value', value: k, isConst, isStatic, type });
+            last = null;
+          }
+        }
+        break;
+      }
+      case 'alias_declaration':
+      case 'type_definition': {
+        const name = c.type === 'alias_declaration' ? c.childForFieldName('name')?.text : c.childForFieldName('declarator')?.text;
+        if (name) m.set(name, { kind: 'type', type: c.childForFieldName('type') });
+        break;
+      }
+      case 'template_declaration':
+        for (const k of named(c)) if (CLASS_TYPES.has(k.type) || k.type === 'alias_declaration') this.collectMember(k, info, m, depth);
+        break;
+      case 'struct_specifier':
+      case 'class_specifier':
+      case 'union_specifier': {
+        const nested = c.childForFieldName('body') ? classInfoOf(c, info) : null;
+        if (nested) m.set(nested.name, { kind: 'class', info: nested });
+        break;
+      }
+      case 'enum_specifier':
+        this.collectEnum(c, m);
+        break;
+      default:
+        if (depth < 4 && /^(preproc_(if|ifdef|else|elif)|access_specifier)$/.test(c.type))
+          for (const k of named(c)) this.collectMember(k, info, m, depth + 1);
+    }
+  }
+
+  private collectEnum(en: Node, m: Map<string, Member>): void {
+    // An enumerator without a value is one more than the previous one (evaluated on use).
+    let base: Node | null = null;
+    let offset = 0;
+    let first = true;
+    for (const e of named(en.childForFieldName('body'))) {
+      if (e.type !== 'enumerator') continue;
+      const name = e.childForFieldName('name')?.text;
+      const value = e.childForFieldName('value');
+      if (value) {
+        base = value;
+        offset = 0;
+      } else if (!first) offset++;
+      first = false;
+      if (name) m.set(name, { kind: 'enumerator', base, offset });
+    }
+  }
+}

@@ -1,0 +1,96 @@
+// The locals and parameters a function declares, for lookups inside its body (scopes.ts).
+import type { Node } from './parser';
+import { declaredName } from './declaratorNames';
+import { named } from './syntaxTree';
+
+export interface Declared {
+  at: number;
+  kind: 'const' | 'var' | 'param';
+  init: Node | null;
+  type: Node | null;
+  /** A `var` that nothing writes after its initialiser (nvcc folds it like a constant). */
+  unmodified?: boolean;
+}
+
+/**
+ * The writes in a function body, by the name written: an assignment, a compound assignment,
+ * ++/--, or an address taken (a write may follow), each with its start offset. Collected in one
+ * pass per body (a body with many locals would otherwise be walked once per local).
+ */
+function writesIn(body: Node): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  for (const n of body.descendantsOfType(['assignment_expression', 'update_expression', 'pointer_expression'])) {
+    if (!n) continue;
+    let target: Node | null;
+    if (n.type === 'assignment_expression') target = n.childForFieldName('left');
+    else if (n.type === 'update_expression') target = n.childForFieldName('argument');
+    else target = n.childForFieldName('operator')?.text === '&' ? n.childForFieldName('argument') : null;
+    while (target?.type === 'parenthesized_expression') target = named(target)[0] ?? null;
+    if (target?.type !== 'identifier') continue;
+    const name = target.text;
+    if (!out.has(name)) out.set(name, []);
+    out.get(name)!.push(n.startIndex);
+  }
+  return out;
+}
+
+/**
+ * Whether the function body writes `name` anywhere outside [from, to) (its declaration), given
+ * the body's writes (writesIn). Another declaration of the same name (`auto n = …;` again in a
+ * sibling scope) is not a write.
+ */
+function writtenOutside(writes: Map<string, number[]>, name: string, from: number, to: number): boolean {
+  return (writes.get(name) ?? []).some(at => at < from || at >= to);
+}
+
+/** The parameters and locals of a function by name (a name may be declared again in another scope). */
+export function functionDeclarations(fn: Node): Map<string, Declared[]> {
+  const m = new Map<string, Declared[]>();
+  const add = (name: string | null | undefined, d: Declared) => {
+    if (!name) return;
+    if (!m.has(name)) m.set(name, []);
+    m.get(name)!.push(d);
+  };
+  const params = fn.childForFieldName('declarator');
+  for (const p of [
+    ...(params?.descendantsOfType(['parameter_declaration', 'optional_parameter_declaration']) ?? []),
+    ...(fn.childForFieldName('body')?.descendantsOfType(['parameter_declaration', 'optional_parameter_declaration']) ?? []),
+  ]) {
+    if (!p) continue;
+    add(declaredName(p.childForFieldName('declarator')), {
+      at: p.startIndex,
+      kind: 'param',
+      init: null,
+      type: p.childForFieldName('type'),
+    });
+  }
+  let writes: Map<string, number[]> | null = null;
+  for (const d of fn.childForFieldName('body')?.descendantsOfType('declaration') ?? []) {
+    if (!d) continue;
+    const isConst = named(d).some(k => k.type === 'type_qualifier' && /^(const|constexpr)$/.test(k.text));
+    for (const k of named(d)) {
+      if (k.type === 'init_declarator') {
+        const name = declaredName(k.childForFieldName('declarator'));
+        const init = k.childForFieldName('value');
+        const body = fn.childForFieldName('body');
+        add(name, {
+          at: d.startIndex,
+          kind: isConst ? 'const' : 'var',
+          init,
+          type: d.childForFieldName('type'),
+          ...(!isConst && init && name && body && k.childForFieldName('declarator')?.type === 'identifier'
+            ? { unmodified: !writtenOutside((writes ??= writesIn(body)), name, k.startIndex, k.endIndex) }
+            : {}),
+        });
+      } else if (
+        k.type === 'identifier' ||
+        k.type === 'array_declarator' ||
+        k.type === 'pointer_declarator' ||
+        k.type === 'reference_declarator'
+      ) {
+        add(declaredName(k), { at: d.startIndex, kind: isConst ? 'const' : 'var', init: null, type: d.childForFieldName('type') });
+      }
+    }
+  }
+  return m;
+}

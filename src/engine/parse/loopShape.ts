@@ -1,0 +1,165 @@
+// The shape of a `for` loop's header: its induction variable, start, bound, comparison and update.
+import type { Node } from './parser';
+import { repairLessThan } from './misparse';
+import { named } from './syntaxTree';
+
+export interface LoopShape {
+  variable: string;
+  start: Node | null;
+  bound: Node | null;
+  /** Comparison with the induction variable on the left: <, <=, >, >=, != */
+  op: string;
+  /** The update as a function of the variable, with its step expression node. */
+  updateOp: '+' | '-' | '*' | '/' | '<<' | '>>';
+  step: Node | null;
+  stepValue: number | null;
+}
+
+const FLIP: Record<string, string> = { '<': '>', '<=': '>=', '>': '<', '>=': '<=', '!=': '!=' };
+
+export function forLoopShape(loop: Node): LoopShape | null {
+  const init = loop.childForFieldName('initializer');
+  const cond = loop.childForFieldName('condition');
+  let update = loop.childForFieldName('update');
+  if (!cond || !update) return null;
+  const declared = counterName(init, update);
+  const compared = comparison(cond, declared);
+  if (!compared) return null;
+  const { variable, bound, op } = compared;
+  // `ii += 2, reg >>= 8`: the one part of a comma expression that writes the variable is the update.
+  if (update.type === 'comma_expression') {
+    update = onlyWriteOf(update, variable);
+    if (!update) return null;
+  }
+  const stepping = updateStep(update, variable);
+  if (!stepping) return null;
+  return { variable, start: startValue(init, variable), bound, op, ...stepping };
+}
+
+/**
+ * The variable the loop counts with: declared or assigned in the initializer, else the one the update writes.
+ * `int task = first, cum = 0, e = 0; e < N; e++`: of several declarators, the one the update writes.
+ */
+function counterName(init: Node | null, update: Node): string | undefined {
+  const declarators =
+    init?.type === 'declaration'
+      ? named(init)
+          .filter(c => c.type === 'init_declarator')
+          .map(c => c.childForFieldName('declarator')?.text)
+      : [];
+  return init?.type === 'declaration'
+    ? (declarators.find(name => name && updateWrites(update, name)) ?? declarators[0])
+    : init?.type === 'assignment_expression'
+      ? init.childForFieldName('left')?.text
+      : update.type === 'update_expression'
+        ? update.childForFieldName('argument')?.text
+        : update.type === 'assignment_expression'
+          ? update.childForFieldName('left')?.text
+          : undefined;
+}
+
+/** The condition as `variable op bound` (`i < b` or `b > i`); null when it does not test the variable. */
+function comparison(cond: Node, declared: string | undefined): Pick<LoopShape, 'variable' | 'bound' | 'op'> | null {
+  const isCounter = (n: Node | null) => n?.type === 'identifier' && (!declared || n.text === declared);
+  if (cond.type === 'binary_expression') {
+    const l = cond.childForFieldName('left');
+    const r = cond.childForFieldName('right');
+    const o = cond.childForFieldName('operator')?.text ?? '';
+    // `k < size<2>(t) - 1` is read as `(k<size < 2>(t)) - 1`: not a comparison at the top; the
+    // repair below undoes it.
+    if (!(o in FLIP)) {
+      /* not `i < bound` */
+    } else if (isCounter(l)) {
+      return { variable: l!.text, bound: r, op: o };
+    } else if (isCounter(r)) {
+      return { variable: r!.text, bound: l, op: FLIP[o] };
+    }
+  }
+  // `i < Traits<8>::kCount` read as a template-id named `i` (misparse.ts).
+  const repaired = declared ? repairLessThan(cond, declared) : null;
+  if (repaired) return { variable: declared!, bound: repaired, op: '<' };
+  // Any other condition (`BASE + STEP <= N`): the variable is the one the update writes;
+  // tripCountUnder simulates the condition.
+  if (declared && /^[A-Za-z_]\w*$/.test(declared) && new RegExp(`\\b${declared}\\b`).test(cond.text))
+    return { variable: declared, bound: null, op: '' };
+  return null;
+}
+
+/** The one part of a comma expression that writes the variable; null when none or several do. */
+function onlyWriteOf(update: Node, variable: string): Node | null {
+  const parts: Node[] = [];
+  const flatten = (n: Node | null) => {
+    if (n?.type === 'comma_expression') {
+      flatten(n.childForFieldName('left'));
+      flatten(n.childForFieldName('right'));
+    } else if (n) parts.push(n);
+  };
+  flatten(update);
+  const writes = parts.filter(p => bodyWritesVariable(p, variable) || writesItself(p, variable));
+  return writes.length === 1 ? writes[0] : null;
+}
+
+/** Update: i++ / ++i / i-- / i += s / i -= s / i *= s / i <<= s / i = i + s */
+function updateStep(update: Node, variable: string): Pick<LoopShape, 'updateOp' | 'step' | 'stepValue'> | null {
+  let updateOp: LoopShape['updateOp'] | null = null;
+  let step: Node | null = null;
+  let stepValue: number | null = null;
+  if (update.type === 'update_expression') {
+    if (update.childForFieldName('argument')?.text !== variable) return null;
+    updateOp = update.text.includes('++') ? '+' : '-';
+    stepValue = 1;
+  } else if (update.type === 'assignment_expression') {
+    if (update.childForFieldName('left')?.text !== variable) return null;
+    const aop = update.childForFieldName('operator')?.text ?? '';
+    const right = update.childForFieldName('right');
+    const map: Record<string, LoopShape['updateOp']> = { '+=': '+', '-=': '-', '*=': '*', '/=': '/', '<<=': '<<', '>>=': '>>' };
+    if (map[aop]) {
+      updateOp = map[aop];
+      step = right;
+    } else if (aop === '=' && right?.type === 'binary_expression') {
+      const rl = right.childForFieldName('left');
+      const ro = right.childForFieldName('operator')?.text ?? '';
+      if (rl?.text === variable && ['+', '-', '*', '/', '<<', '>>'].includes(ro)) {
+        updateOp = ro as LoopShape['updateOp'];
+        step = right.childForFieldName('right');
+      }
+    }
+  }
+  return updateOp ? { updateOp, step, stepValue } : null;
+}
+
+/** Start: declaration `int i = a` or assignment `i = a`; an empty initializer starts at an unknown value. */
+function startValue(init: Node | null, variable: string): Node | null {
+  if (init?.type === 'declaration') {
+    const d = named(init).find(c => c.type === 'init_declarator' && c.childForFieldName('declarator')?.text === variable);
+    return d?.childForFieldName('value') ?? null;
+  } else if (init?.type === 'assignment_expression' && init.childForFieldName('left')?.text === variable) {
+    return init.childForFieldName('right');
+  }
+  return null;
+}
+
+/** Does the update expression (or one part of a comma expression) write the variable? */
+function updateWrites(update: Node, variable: string): boolean {
+  if (update.type === 'comma_expression')
+    return [update.childForFieldName('left'), update.childForFieldName('right')].some(n => n && updateWrites(n, variable));
+  return writesItself(update, variable);
+}
+
+/** Is the node itself an assignment or increment of the variable? */
+function writesItself(n: Node, variable: string): boolean {
+  if (n.type === 'assignment_expression') return n.childForFieldName('left')?.text === variable;
+  if (n.type === 'update_expression') return n.childForFieldName('argument')?.text === variable;
+  return false;
+}
+
+/** Does the loop body assign to the induction variable? Then its trip count is not static. */
+export function bodyWritesVariable(body: Node | null, variable: string): boolean {
+  if (!body || !body.text.includes(variable)) return false;
+  for (const n of body.descendantsOfType(['assignment_expression', 'update_expression'])) {
+    if (!n) continue;
+    const target = n.type === 'assignment_expression' ? n.childForFieldName('left') : n.childForFieldName('argument');
+    if (target?.text === variable) return true;
+  }
+  return false;
+}
