@@ -13,8 +13,7 @@ import { setMaxListeners } from 'events';
 import type { FileAnalysis } from '../parse/model';
 import { MissingToolError } from '../toolchain/discover';
 import type { LoopVariant } from '../variants/inspect';
-import type { SassStalls } from './sassStalls';
-import type { LineStalls } from './stalls';
+import type { BuildResult } from '../variants/build';
 import { BenchSource, BenchVariant, buildFailure, findTargetKernels, startBuilds } from './stages/build';
 import { BaselineOutput, checkOutput, parseChecksums, reportsMismatch } from './stages/check';
 import { defaultRunDir } from './gpuSelection';
@@ -52,26 +51,13 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
   for (const f of o.factors) variants.push({ label: String(f), factors: new Map(o.loops.map(l => [l, f])) });
   const n = variants.length;
   const clock = new GpuClock();
-  let checkMs = 0;
-  let done = 0;
-  const measureTimes: number[] = [];
+  const tally = { done: 0, measureTimes: [] as number[] };
   const perGpu = Math.max(1, o.profilesPerGpu ?? PROFILES_PER_GPU);
   const slots = gpuSlots(o.gpus, perGpu, o.launcher, defaultLockRoot());
-  const turns = new Map<number | null, GpuTurns>();
-  const turnsOf = (gpu: number | null) => turns.get(gpu) ?? (turns.set(gpu, new GpuTurns()), turns.get(gpu)!);
+  const turnsOf = turnsPerGpu();
   // Every build and run listens to the one cancellation signal.
   if (o.signal) setMaxListeners(0, o.signal);
-  const gpuCount = new Set(slots.map(s => s.gpu)).size;
-  const emit = (variant: string | null, phase: BenchProgress['phase'], gpu: number | null, samples = 0, extra = '') => {
-    const elapsedS = (Date.now() - startedMs) / 1000;
-    // Left: the variants not finished, at the mean GPU time of those measured, over the GPUs in use.
-    const mean = measureTimes.length ? measureTimes.reduce((a, b) => a + b, 0) / measureTimes.length : null;
-    const etaS = mean === null ? null : Math.max(0, ((n - done) * mean) / Math.max(1, slots.length));
-    const what = phase === 'done' ? 'done' : phase === 'time' || phase === 'stalls' ? `${phase} ${samples}/${o.samples} samples` : phase;
-    const message = `${variant ?? 'bench'}: ${what}${gpu !== null && gpuCount > 1 ? ` · GPU ${gpu}` : ''}${extra}`;
-    o.progress?.({ variant, phase, gpu, samples, samplesWanted: o.samples, done, total: n, elapsedS, etaS, message });
-    o.onProgress?.(message, done, n);
-  };
+  const emit = progressEmitter(o, startedMs, n, slots, tally);
 
   emit(null, 'build', null);
   const builds = startBuilds(src, variants, o);
@@ -107,7 +93,7 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
       onRun: run => clock.add(slot.gpu, run),
       onSamples: (have, _wanted, phase) => emit(p.label, phase, slot.gpu, have),
     });
-    measureTimes.push((Date.now() - t0) / 1000);
+    tally.measureTimes.push((Date.now() - t0) / 1000);
     if (key && r.status === 'ok' && r.stdout !== null) cache!.put(key, storedMeasurement(r.groups, r.stdout));
     return { ...r, cached: false };
   };
@@ -131,20 +117,109 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
             );
           }
         }
-        done += variants.filter((_, j) => measuredBy[j] === i).length;
+        tally.done += variants.filter((_, j) => measuredBy[j] === i).length;
         emit(run.label, 'done', slot.gpu);
       }
     }),
   );
   const programs = await Promise.all(builds.programs);
+  const { timings, checkMs } = await checkAll(unique, results, runs, target.kernel, o);
+  copyIdentical(variants, runs, timings, measuredBy);
+  const baselineProgram = programs[0].outputPath;
+  const stalls =
+    o.sourceStalls && runs[0].status === 'ok' && baselineProgram && !o.signal?.aborted
+      ? await benchSourceStalls(o, { label: variants[0].label, program: baselineProgram, file }, text, target.kernel, {
+          slot: slots[0],
+          cache,
+          clock,
+          runDir,
+          emit,
+          n,
+        })
+      : { lineStalls: null, lineStallsProblem: null, sassStalls: null };
+  return assembleReport({ o, target, runs, timings, measuredBy, sass, programs, slots, clock, startedMs, checkMs }, stalls);
+}
 
-  // Every variant is checked against the file as written's output, whatever became of it.
+/** Each GPU's turns at profiling alone, made when first asked for. */
+function turnsPerGpu(): (gpu: number | null) => GpuTurns {
+  const turns = new Map<number | null, GpuTurns>();
+  return gpu => turns.get(gpu) ?? (turns.set(gpu, new GpuTurns()), turns.get(gpu)!);
+}
+
+/** The bench's progress callbacks: each step with its GPU, samples, variants done and the time left. */
+function progressEmitter(
+  o: BenchOptions,
+  startedMs: number,
+  n: number,
+  slots: GpuSlot[],
+  tally: { done: number; measureTimes: number[] },
+): (variant: string | null, phase: BenchProgress['phase'], gpu: number | null, samples?: number, extra?: string) => void {
+  const gpuCount = new Set(slots.map(s => s.gpu)).size;
+  return (variant, phase, gpu, samples = 0, extra = '') => {
+    const { done, measureTimes } = tally;
+    const elapsedS = (Date.now() - startedMs) / 1000;
+    // Left: the variants not finished, at the mean GPU time of those measured, over the GPUs in use.
+    const mean = measureTimes.length ? measureTimes.reduce((a, b) => a + b, 0) / measureTimes.length : null;
+    const etaS = mean === null ? null : Math.max(0, ((n - done) * mean) / Math.max(1, slots.length));
+    const what = phase === 'done' ? 'done' : phase === 'time' || phase === 'stalls' ? `${phase} ${samples}/${o.samples} samples` : phase;
+    const message = `${variant ?? 'bench'}: ${what}${gpu !== null && gpuCount > 1 ? ` · GPU ${gpu}` : ''}${extra}`;
+    o.progress?.({ variant, phase, gpu, samples, samplesWanted: o.samples, done, total: n, elapsedS, etaS, message });
+    o.onProgress?.(message, done, n);
+  };
+}
+
+/** Per-line stalls of the file as written (one more ncu run, or the measurement cache), with the bench's progress and GPU clock. */
+async function benchSourceStalls(
+  o: BenchOptions,
+  p: VariantProgram,
+  text: string,
+  kernel: string,
+  at: {
+    slot: GpuSlot;
+    cache: MeasurementCache | null;
+    clock: GpuClock;
+    runDir: string | undefined;
+    emit: (variant: string | null, phase: BenchProgress['phase'], gpu: number | null) => void;
+    n: number;
+  },
+): Promise<Pick<BenchReport, 'lineStalls' | 'lineStallsProblem' | 'sassStalls'>> {
+  const t0 = Date.now();
+  let sampling = false;
+  const r = await cachedLineStalls(
+    p,
+    kernel,
+    text,
+    { ...o, runDir: at.runDir, env: at.slot.env },
+    { store: at.cache, gpu: at.slot.gpu },
+    message => {
+      if (!sampling) at.emit(p.label, 'source-stalls', at.slot.gpu);
+      sampling = true;
+      o.onProgress?.(message, at.n, at.n);
+    },
+  );
+  if (r.cached) at.emit(p.label, 'cached', at.slot.gpu);
+  else at.clock.add(at.slot.gpu, { kind: 'stalls', startMs: t0, endMs: Date.now() });
+  return { lineStalls: r.lineStalls, lineStallsProblem: r.problem, sassStalls: r.sassStalls };
+}
+
+/**
+ * Every measured variant checked against the file as written's output, whatever became of it;
+ * its row summarised from its launches. Returns each variant's launches (by index) and the check time.
+ */
+async function checkAll(
+  unique: number[],
+  results: (TimeResult & { cached: boolean })[],
+  runs: VariantRun[],
+  kernel: string,
+  o: BenchOptions,
+): Promise<{ timings: (Map<string, KernelSamples> | undefined)[]; checkMs: number }> {
+  let checkMs = 0;
   let baseline: BaselineOutput | null = null;
   const timings: (Map<string, KernelSamples> | undefined)[] = [];
   for (const i of unique) {
     const r = results[i];
     if (!r) continue;
-    let run = runs[i];
+    const run = runs[i];
     run.cached = r.cached;
     if (r.programFailed !== null || r.stdout === null) {
       const status: RunStatus = r.programFailed !== null ? (reportsMismatch(r.stdout ?? '') ? 'correctness' : 'runtime') : r.status;
@@ -164,9 +239,18 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
     timings[i] = r.groups;
     if (r.status !== 'ok') Object.assign(run, { status: r.status, message: r.message });
     // a profile that failed part-way still reports what it collected
-    run = runs[i] = summariseVariant(run, r.groups, target.kernel);
+    runs[i] = summariseVariant(run, r.groups, kernel);
   }
-  // Rows with the same machine code as an earlier one carry its measurement.
+  return { timings, checkMs };
+}
+
+/** Rows with the same machine code as an earlier one carry its measurement. */
+function copyIdentical(
+  variants: BenchVariant[],
+  runs: VariantRun[],
+  timings: (Map<string, KernelSamples> | undefined)[],
+  measuredBy: number[],
+): void {
   variants.forEach((v, i) => {
     const j = measuredBy[i];
     if (j === i) return;
@@ -174,30 +258,25 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
     runs[i] = { ...runs[j], ...own, identicalTo: variants[j].label };
     timings[i] = timings[j];
   });
+}
 
-  const baselineProgram = programs[0].outputPath;
-  let lineStalls: LineStalls[] | null = null;
-  let lineStallsProblem: string | null = null;
-  let sassStalls: SassStalls | null = null;
-  if (o.sourceStalls && runs[0].status === 'ok' && baselineProgram && !o.signal?.aborted) {
-    const t0 = Date.now();
-    let sampling = false;
-    const r = await cachedLineStalls(
-      { label: variants[0].label, program: baselineProgram, file },
-      target.kernel,
-      text,
-      { ...o, runDir, env: slots[0].env },
-      { store: cache, gpu: slots[0].gpu },
-      message => {
-        if (!sampling) emit(variants[0].label, 'source-stalls', slots[0].gpu);
-        sampling = true;
-        o.onProgress?.(message, n, n);
-      },
-    );
-    if (r.cached) emit(variants[0].label, 'cached', slots[0].gpu);
-    else clock.add(slots[0].gpu, { kind: 'stalls', startMs: t0, endMs: Date.now() });
-    ({ lineStalls, sassStalls, problem: lineStallsProblem } = r);
-  }
+interface Measured {
+  o: BenchOptions;
+  target: Awaited<ReturnType<typeof findTargetKernels>>;
+  runs: VariantRun[];
+  timings: (Map<string, KernelSamples> | undefined)[];
+  measuredBy: number[];
+  sass: (LoopVariant | undefined)[];
+  programs: BuildResult[];
+  slots: GpuSlot[];
+  clock: GpuClock;
+  startedMs: number;
+  checkMs: number;
+}
+
+/** Speedups, i-cache entries, per-instantiation tables and what the run cost: the report. */
+function assembleReport(m: Measured, stalls: Pick<BenchReport, 'lineStalls' | 'lineStallsProblem' | 'sassStalls'>): BenchReport {
+  const { o, target, runs, timings, measuredBy, sass, programs, slots, clock } = m;
   // A build's i-cache facts and occupancy describe its loop kernel: only a table of that kernel uses them.
   const sassOf = (kernel: string | null) => sass.map(s => (s?.kernel === kernel ? s : undefined));
   const withSpeedup = withIcache(
@@ -220,13 +299,11 @@ export async function benchLoop(file: string, text: string, analysis: FileAnalys
     variants: withSpeedup,
     instantiations,
     ...(target.demangled ? { demangled: target.demangled } : {}),
-    lineStalls,
-    lineStallsProblem,
-    sassStalls,
+    ...stalls,
     timing: {
-      wallS: (Date.now() - startedMs) / 1000,
+      wallS: (Date.now() - m.startedMs) / 1000,
       compileS: compileMs / 1000,
-      checkS: checkMs / 1000,
+      checkS: m.checkMs / 1000,
       profileS: clock.busyS(),
       gpuIdleS: clock.idleS(),
       gpuRuns: clock.count,

@@ -85,68 +85,13 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
         'use the coordinate strategy, fewer loops, fewer factors or fewer parameter values',
     );
   }
-  const staticOptions: StaticRunnerOptions = {
-    file: o.file,
-    text: o.text,
-    analysis: o.analysis,
-    kernel: space.kernel.name,
-    loops: space.loops.map(l => l.line),
-    toolchain: o.toolchain,
-    arch: o.arch,
-    flags: o.flags,
-    cacheDir: o.cacheDir,
-    jobs: o.jobs,
-    kernelFilter: o.kernelFilter,
-    timeoutMs: o.compileTimeoutMs,
-    templateParams: space.templateParams,
-    templateDefaults: space.defaults(o.text),
-  };
-  const runner: SweepRunner =
-    o.runner?.(space, o) ??
-    (o.gpu
-      ? new GpuRunner({ ...staticOptions, gpu: o.gpu, params: space.macroParams, paramDefaults: space.defaults(o.text) })
-      : new StaticRunner(staticOptions));
+  const runner = runnerFor(o, space);
   const obs = combineObservers(observer);
-  const budget =
-    o.icacheBudgetBytes && o.icacheBudgetBytes > 0
-      ? { bytes: o.icacheBudgetBytes, note: 'from the unrollLens.icacheBudgetBytes setting' }
-      : (() => {
-          const b = icacheBudget(o.arch);
-          return { bytes: b.bytes, note: `${b.status}: ${b.source}` };
-        })();
   // Without --warps-per-sm, a launch of the kernel in the file that fixes its warps per SM (block
   // size constant, grid the SM count) is what the diagnostic and hover use too.
   const launchWarps = o.warpsPerSm && o.warpsPerSm > 0 ? null : launchWarpsPerSm(o.text, space.kernel.name, o.arch);
   const startedMs = Date.now();
-  const result: SweepResult = {
-    schema: 1,
-    file: o.file,
-    sourceSha256: sha256(o.text),
-    kernel: space.kernel.name,
-    kernelLine: space.kernel.line,
-    loops: space.loops.map(sweepLoop),
-    arch: o.arch,
-    nvcc: o.toolchain.nvcc.version,
-    gpu: runner.gpu,
-    static: runner.static,
-    strategy: strategy.name,
-    origin: 'sweep',
-    createdAt: (o.now?.() ?? new Date()).toISOString(),
-    factors: space.factors as FactorValue[],
-    params: Object.fromEntries(space.params.map(p => [p.name, [...p.values]])),
-    spaceSize: space.size,
-    evaluations: 0,
-    baseline: AS_WRITTEN_ID,
-    best: null,
-    bestBasis: null,
-    icacheBudgetBytes: budget.bytes,
-    icacheBudgetNote: budget.note,
-    icacheRule: o.icacheBudgetBytes && o.icacheBudgetBytes > 0 ? 'budget' : 'model',
-    warpsPerSm: o.warpsPerSm && o.warpsPerSm > 0 ? o.warpsPerSm : (launchWarps?.warpsPerSm ?? null),
-    variants: [],
-    notes: [],
-    complete: false,
-  };
+  const result = emptyResult(o, space, runner, strategy.name, launchWarps?.warpsPerSm ?? null);
   const baseline = () => result.variants.find(v => v.id === AS_WRITTEN_ID) ?? null;
   const rule = staticRuleOf(result);
   const score = (v: SweepVariant): Score => (runner.static ? staticScore(v, baseline(), rule, result.variants) : gpuScore(v));
@@ -218,6 +163,74 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
   if (launchWarps) result.notes.push(`instruction-cache model at ${launchWarps.warpsPerSm} warps/SM, from ${launchWarps.source}`);
   progress('done', null, null, result.complete ? `${result.evaluations} variants` : 'cancelled');
   return result;
+}
+
+/** The static runner, the GPU runner when o.gpu says how to time, or the caller's (replays, tests). */
+function runnerFor(o: SweepOptions, space: SweepSpace): SweepRunner {
+  const staticOptions: StaticRunnerOptions = {
+    file: o.file,
+    text: o.text,
+    analysis: o.analysis,
+    kernel: space.kernel.name,
+    loops: space.loops.map(l => l.line),
+    toolchain: o.toolchain,
+    arch: o.arch,
+    flags: o.flags,
+    cacheDir: o.cacheDir,
+    jobs: o.jobs,
+    kernelFilter: o.kernelFilter,
+    timeoutMs: o.compileTimeoutMs,
+    templateParams: space.templateParams,
+    templateDefaults: space.defaults(o.text),
+  };
+  return (
+    o.runner?.(space, o) ??
+    (o.gpu
+      ? new GpuRunner({ ...staticOptions, gpu: o.gpu, params: space.macroParams, paramDefaults: space.defaults(o.text) })
+      : new StaticRunner(staticOptions))
+  );
+}
+
+/** The instruction-cache budget of the static rule: the user's fixed one, or the calibrated one for the arch. */
+function budgetFor(o: SweepOptions): { bytes: number; note: string } {
+  if (o.icacheBudgetBytes && o.icacheBudgetBytes > 0)
+    return { bytes: o.icacheBudgetBytes, note: 'from the unrollLens.icacheBudgetBytes setting' };
+  const b = icacheBudget(o.arch);
+  return { bytes: b.bytes, note: `${b.status}: ${b.source}` };
+}
+
+/** The result before its first variant: what is swept, how, and with which i-cache assumptions. */
+function emptyResult(o: SweepOptions, space: SweepSpace, runner: SweepRunner, strategy: string, launchWarps: number | null): SweepResult {
+  const budget = budgetFor(o);
+  return {
+    schema: 1,
+    file: o.file,
+    sourceSha256: sha256(o.text),
+    kernel: space.kernel.name,
+    kernelLine: space.kernel.line,
+    loops: space.loops.map(sweepLoop),
+    arch: o.arch,
+    nvcc: o.toolchain.nvcc.version,
+    gpu: runner.gpu,
+    static: runner.static,
+    strategy,
+    origin: 'sweep',
+    createdAt: (o.now?.() ?? new Date()).toISOString(),
+    factors: space.factors as FactorValue[],
+    params: Object.fromEntries(space.params.map(p => [p.name, [...p.values]])),
+    spaceSize: space.size,
+    evaluations: 0,
+    baseline: AS_WRITTEN_ID,
+    best: null,
+    bestBasis: null,
+    icacheBudgetBytes: budget.bytes,
+    icacheBudgetNote: budget.note,
+    icacheRule: o.icacheBudgetBytes && o.icacheBudgetBytes > 0 ? 'budget' : 'model',
+    warpsPerSm: o.warpsPerSm && o.warpsPerSm > 0 ? o.warpsPerSm : launchWarps,
+    variants: [],
+    notes: [],
+    complete: false,
+  };
 }
 
 function sweepNotes(r: SweepResult, space: SweepSpace, runner: SweepRunner): string[] {

@@ -5,6 +5,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { safeCopyFile, safeWriteFile } from '../../safeWrite';
 import { MissingToolError } from '../../toolchain/discover';
+import type { ProcessResult } from '../../toolchain/process';
 import type { BenchOptions, NcuPasses } from '../types';
 import type { RawKernelRow } from '../ncuCsv';
 import { parseRawPageStrict, RawPageError } from '../rawPageStream';
@@ -127,31 +128,134 @@ export async function timeVariant(
   o: TimeOptions,
   progress?: (message: string) => void,
 ): Promise<TimeResult> {
-  const t = o.toolchain;
-  if (!t.ncu) throw new MissingToolError('ncu', []);
-  const ncu = t.ncu.path;
-  const { kernel, kernels } = target;
-  const command = programCommand(p.program, o);
-  const passes = o.passes ?? 'combined';
-  const groups = new Map<string, KernelSamples>();
-  let status: TimeResult['status'] = 'ok';
-  let message: string | null = null;
-  let stdout: string | null = null;
-  let programFailed: string | null = null;
-  const work = scratchDir(o.runDir, 'unroll-lens-time-');
-  let runs = 0;
+  if (!o.toolchain.ncu) throw new MissingToolError('ncu', []);
+  const profiler = new VariantProfiler(p, target, o, progress);
+  try {
+    for (const k of target.kernels) if (!(await profiler.profileKernel(k))) break;
+  } finally {
+    profiler.dispose();
+  }
+  return profiler.result();
+}
+
+/** One variant's ncu runs: the launches collected per kernel (and block size), and how the runs ended. */
+class VariantProfiler {
+  readonly groups = new Map<string, KernelSamples>();
+  private status: TimeResult['status'] = 'ok';
+  private message: string | null = null;
+  private stdout: string | null = null;
+  private programFailed: string | null = null;
+  private runs = 0;
+  private readonly work: string;
+  private readonly ncu: string;
+  private readonly command: string[];
+  private readonly direct: boolean;
+
+  constructor(
+    private readonly p: VariantProgram,
+    private readonly target: BenchTarget,
+    private readonly o: TimeOptions,
+    private readonly progress?: (message: string) => void,
+  ) {
+    this.ncu = o.toolchain.ncu!.path;
+    this.command = programCommand(p.program, o);
+    // Without reports to keep, ncu prints the raw page itself when the program ends: no
+    // report file and no `ncu --import` afterwards (0.75 s a variant on an H100).
+    this.direct = !o.keepReportsDir;
+    this.work = scratchDir(o.runDir, 'unroll-lens-time-');
+  }
+
+  result(): TimeResult {
+    return { status: this.status, message: this.message, groups: this.groups, stdout: this.stdout, programFailed: this.programFailed };
+  }
+
+  dispose(): void {
+    fs.rmSync(this.work, { recursive: true, force: true });
+  }
+
+  private fail(status: TimeResult['status'], message: string | null = null): null {
+    this.status = status;
+    if (message !== null) this.message = message;
+    return null;
+  }
+
+  /** Launches of k collected so far (the smallest over its block sizes). */
+  private count(k: string): number {
+    const n = Math.min(...[...this.groups.values()].filter(g => g.kernel === k).map(g => g.durations.length), Infinity);
+    return n === Infinity ? 0 : n;
+  }
+
+  /**
+   * One ncu run per instantiation: --launch-skip and --launch-count then count that kernel's own
+   * launches (a program usually launches instantiations one after another). False: stop profiling.
+   */
+  async profileKernel(k: string): Promise<boolean> {
+    const o = this.o;
+    const kernels = this.target.kernels;
+    const timeMetrics =
+      (o.passes ?? 'combined') === 'combined' ? PROFILE_METRICS : ['gpu__time_duration.sum', 'launch__registers_per_thread'];
+    // Program runs: one, then as many as the launches the first one gave call for (a program
+    // that launches the kernel 5 times past its warm-up needs 4 runs for 20 samples).
+    let runsWanted = 1;
+    for (let attempt = 0; this.count(k) < o.samples && attempt < runsWanted; attempt++) {
+      const have = this.count(k);
+      this.progress?.(
+        `${this.p.label}: profiling ${kernels.length > 1 ? `${k} ` : ''}(${have}/${o.samples} samples${runsWanted > 1 ? `, run ${attempt + 1} of ${runsWanted}` : ''})`,
+      );
+      o.onSamples?.(have, o.samples, 'time');
+      const raw = await this.profileRun(k, 'time', o.samples - have, timeMetrics, attempt);
+      if (raw === null) return false;
+      if (raw === 'none') break;
+      for (const r of raw) {
+        const launched = kernelProfile(r);
+        const { key, blockSize } = keyOf(k, raw, r);
+        const g = this.groups.get(key) ?? { kernel: k, blockSize, durations: [], last: null };
+        if (launched.durationNs !== null) g.durations.push(launched.durationNs / 1e6);
+        g.last = launched;
+        this.groups.set(key, g);
+      }
+      // A run that added nothing will not add anything the next time either.
+      if (this.count(k) === have) break;
+      if (attempt === 0 && this.count(k) < o.samples)
+        runsWanted = Math.min(MAX_PROGRAM_RUNS, 1 + Math.ceil((o.samples - this.count(k)) / this.count(k)));
+    }
+    o.onSamples?.(this.count(k), o.samples, 'time');
+    if ((o.passes ?? 'combined') === 'split' && [...this.groups.values()].some(g => g.kernel === k)) return this.stallRun(k);
+    return true;
+  }
+
+  /** Split mode: the stall metrics on a few launches, averaged into each group's last profile. */
+  private async stallRun(k: string): Promise<boolean> {
+    const o = this.o;
+    this.progress?.(`${this.p.label}: stall reasons${this.target.kernels.length > 1 ? ` of ${k}` : ''}`);
+    o.onSamples?.(this.count(k), o.samples, 'stalls');
+    const raw = await this.profileRun(k, 'stalls', Math.max(1, o.stallLaunches ?? 3), STALL_METRICS, 0);
+    if (raw === null) return false;
+    if (raw === 'none') return true;
+    const byKey = new Map<string, KernelProfile[]>();
+    for (const r of raw) {
+      const { key } = keyOf(k, raw, r);
+      byKey.set(key, [...(byKey.get(key) ?? []), kernelProfile(r)]);
+    }
+    for (const [key, list] of byKey) {
+      const g = this.groups.get(key);
+      const mean = meanProfile(list);
+      if (g && mean) g.last = { ...mean, durationNs: g.last?.durationNs ?? null, registers: mean.registers ?? g.last?.registers ?? null };
+    }
+    return true;
+  }
 
   /** One ncu run of kernel k: its launches, 'none' when it profiled none of an optional instantiation, or null after a failure (status set). */
-  const profileRun = async (
+  private async profileRun(
     k: string,
     kind: 'time' | 'stalls',
     count: number,
     metrics: string[],
     attempt: number,
-  ): Promise<RawKernelRow[] | 'none' | null> => {
-    const first = runs++ === 0;
-    const direct = !o.keepReportsDir;
-    const report = path.join(work, `${kernels.indexOf(k)}-${kind}-${attempt}`);
+  ): Promise<RawKernelRow[] | 'none' | null> {
+    const o = this.o;
+    const first = this.runs++ === 0;
+    const report = path.join(this.work, `${this.target.kernels.indexOf(k)}-${kind}-${attempt}`);
     const ncuArgs = [
       '--kernel-name-base',
       'mangled',
@@ -165,37 +269,26 @@ export async function timeVariant(
       metrics.join(','),
       '--clock-control',
       o.clockControl,
-      // Without reports to keep, ncu prints the raw page itself when the program ends: no
-      // report file and no `ncu --import` afterwards (0.75 s a variant on an H100).
-      ...(direct ? ['--csv', '--page', 'raw', '--print-kernel-base', 'mangled'] : ['--export', report, '--force-overwrite']),
-      ...command,
+      ...(this.direct ? ['--csv', '--page', 'raw', '--print-kernel-base', 'mangled'] : ['--export', report, '--force-overwrite']),
+      ...this.command,
     ];
     const startMs = Date.now();
-    const prof = await launch(o, [ncu, ...ncuArgs], {
+    const prof = await launch(o, [this.ncu, ...ncuArgs], {
       timeoutMs: o.timeoutMs * 4,
       signal: o.signal,
-      cwd: path.dirname(p.file),
+      cwd: path.dirname(this.p.file),
       env: o.env,
       sharedTemp: true, // ncu's profiling lock lives in $TMPDIR (gpuSlots.ts)
     });
     o.onRun?.({ kind, startMs, endMs: Date.now() });
-    if (prof.cancelled) {
-      status = 'cancelled';
-      return null;
-    }
-    if (prof.timedOut) {
-      status = 'timeout';
-      message = 'profiling under ncu timed out';
-      return null;
-    }
+    if (prof.cancelled) return this.fail('cancelled');
+    if (prof.timedOut) return this.fail('timeout', 'profiling under ncu timed out');
     const appExit = applicationExitCode((prof.stdout + '\n' + prof.stderr).split(/\r?\n/));
     if (first) {
-      stdout = programOutput(prof.stdout);
+      this.stdout = programOutput(prof.stdout);
       if (appExit !== undefined && appExit !== 0) {
-        programFailed = classifyNcuFailure(prof.stdout, prof.stderr, prof.exitCode).message;
-        status = 'profile';
-        message = programFailed;
-        return null;
+        this.programFailed = classifyNcuFailure(prof.stdout, prof.stderr, prof.exitCode).message;
+        return this.fail('profile', this.programFailed);
       }
     }
     const failure =
@@ -203,125 +296,69 @@ export async function timeVariant(
         ? classifyNcuFailure(prof.stdout, prof.stderr, prof.exitCode)
         : null;
     if (failure) {
-      if (k !== kernel && failure.kind === 'no-kernels') return 'none'; // this instantiation is not launched with these arguments
-      status = 'profile';
-      message = `${failure.message}${failure.fix ? ` Fix: ${failure.fix}` : ''}`;
-      return null;
+      if (k !== this.target.kernel && failure.kind === 'no-kernels') return 'none'; // this instantiation is not launched with these arguments
+      return this.fail('profile', `${failure.message}${failure.fix ? ` Fix: ${failure.fix}` : ''}`);
     }
-    const csv = direct
+    const csv = this.direct
       ? { ...prof, stdout: rawPageOf(prof.stdout) }
-      : await t.runner(ncu, ['--import', `${report}.ncu-rep`, '--csv', '--page', 'raw', '--print-kernel-base', 'mangled'], {
+      : await o.toolchain.runner(this.ncu, ['--import', `${report}.ncu-rep`, '--csv', '--page', 'raw', '--print-kernel-base', 'mangled'], {
           timeoutMs: 120_000,
           signal: o.signal,
         });
-    if (o.keepReportsDir) {
-      fs.mkdirSync(o.keepReportsDir, { recursive: true });
-      const instantiation = kernels.length > 1 ? `-${kernels.indexOf(k)}` : '';
-      const stage = kind === 'stalls' ? '-stalls' : '';
-      const kept = path.join(
-        o.keepReportsDir,
-        `${path.basename(p.file, '.cu')}-L${o.loops.join('_')}-${p.label}${instantiation}${stage}-${attempt}`,
-      );
-      // The user's folder: written without following a link planted in it.
-      safeWriteFile(o.keepReportsDir, `${path.basename(kept)}.raw.csv`, csv.stdout, { fsync: false });
-      try {
-        safeCopyFile(o.keepReportsDir, `${path.basename(kept)}.ncu-rep`, `${report}.ncu-rep`, { fsync: false });
-      } catch {
-        /* report missing: the CSV says why */
-      }
-    }
-    if (csv.cancelled) {
-      status = 'cancelled';
-      return null;
-    }
-    // A page cut off or damaged (ncu killed, disk full, a crash part-way) is a failure, never
-    // a launch with empty stalls.
+    if (o.keepReportsDir) this.keep(k, kind, attempt, csv.stdout, report);
+    if (csv.cancelled) return this.fail('cancelled');
+    return this.readPage(k, csv, report);
+  }
+
+  /** A page cut off or damaged (ncu killed, disk full, a crash part-way) is a failure, never a launch with empty stalls. */
+  private readPage(
+    k: string,
+    csv: Pick<ProcessResult, 'stdout' | 'stderr' | 'exitCode' | 'signal' | 'timedOut'>,
+    report: string,
+  ): RawKernelRow[] | 'none' | null {
     try {
       if (csv.exitCode !== 0 || csv.timedOut)
         throw new RawPageError(
           csv.timedOut
             ? `ncu --import timed out after ${120} s`
-            : `ncu${direct ? '' : ' --import'} exited with ${csv.exitCode ?? csv.signal}: ${(csv.stderr || csv.stdout).trim().split('\n').slice(-2).join(' | ')}`,
+            : `ncu${this.direct ? '' : ' --import'} exited with ${csv.exitCode ?? csv.signal}: ${(csv.stderr || csv.stdout).trim().split('\n').slice(-2).join(' | ')}`,
         );
       const raw = parseRawPageStrict(csv.stdout).kernels;
-      if (!raw.length && k !== kernel) return 'none';
-      if (!raw.length) {
-        status = 'profile';
-        message = `ncu profiled no launch of ${k} (launch-skip ${o.warmup}); does the program launch it with these arguments?`;
-        return null;
-      }
+      if (!raw.length && k !== this.target.kernel) return 'none';
+      if (!raw.length)
+        return this.fail(
+          'profile',
+          `ncu profiled no launch of ${k} (launch-skip ${this.o.warmup}); does the program launch it with these arguments?`,
+        );
       return raw;
     } catch (e) {
       if (!(e instanceof RawPageError)) throw e;
-      status = 'profile';
-      message = `could not read ncu's raw page for ${k} (${direct ? 'printed after the program' : `${path.basename(report)}.ncu-rep`}): ${e.message}`;
-      return null;
+      const where = this.direct ? 'printed after the program' : `${path.basename(report)}.ncu-rep`;
+      return this.fail('profile', `could not read ncu's raw page for ${k} (${where}): ${e.message}`);
     }
-  };
-
-  /** Group key of a launch: the kernel, plus its block size when the kernel runs with several. */
-  const keyOf = (k: string, raw: RawKernelRow[], r: RawKernelRow) => {
-    const several = new Set(raw.map(x => String(x.blockSize))).size > 1;
-    const block = r.blockSize ? `(${r.blockSize.join(', ')})` : null;
-    return { key: several ? `${k} ${block}` : k, blockSize: several ? block : null };
-  };
-
-  try {
-    // One ncu run per instantiation: --launch-skip and --launch-count then count that
-    // kernel's own launches (a program usually launches instantiations one after another).
-    const count = (k: string) => {
-      const n = Math.min(...[...groups.values()].filter(g => g.kernel === k).map(g => g.durations.length), Infinity);
-      return n === Infinity ? 0 : n;
-    };
-    const timeMetrics = passes === 'combined' ? PROFILE_METRICS : ['gpu__time_duration.sum', 'launch__registers_per_thread'];
-    profiling: for (const k of kernels) {
-      // Program runs: one, then as many as the launches the first one gave call for (a program
-      // that launches the kernel 5 times past its warm-up needs 4 runs for 20 samples).
-      let runsWanted = 1;
-      for (let attempt = 0; count(k) < o.samples && attempt < runsWanted; attempt++) {
-        const have = count(k);
-        progress?.(
-          `${p.label}: profiling ${kernels.length > 1 ? `${k} ` : ''}(${have}/${o.samples} samples${runsWanted > 1 ? `, run ${attempt + 1} of ${runsWanted}` : ''})`,
-        );
-        o.onSamples?.(have, o.samples, 'time');
-        const raw = await profileRun(k, 'time', o.samples - have, timeMetrics, attempt);
-        if (raw === null) break profiling;
-        if (raw === 'none') break;
-        for (const r of raw) {
-          const launched = kernelProfile(r);
-          const { key, blockSize } = keyOf(k, raw, r);
-          const g = groups.get(key) ?? { kernel: k, blockSize, durations: [], last: null };
-          if (launched.durationNs !== null) g.durations.push(launched.durationNs / 1e6);
-          g.last = launched;
-          groups.set(key, g);
-        }
-        // A run that added nothing will not add anything the next time either.
-        if (count(k) === have) break;
-        if (attempt === 0 && count(k) < o.samples)
-          runsWanted = Math.min(MAX_PROGRAM_RUNS, 1 + Math.ceil((o.samples - count(k)) / count(k)));
-      }
-      o.onSamples?.(count(k), o.samples, 'time');
-      if (passes === 'split' && [...groups.values()].some(g => g.kernel === k)) {
-        progress?.(`${p.label}: stall reasons${kernels.length > 1 ? ` of ${k}` : ''}`);
-        o.onSamples?.(count(k), o.samples, 'stalls');
-        const raw = await profileRun(k, 'stalls', Math.max(1, o.stallLaunches ?? 3), STALL_METRICS, 0);
-        if (raw === null) break profiling;
-        if (raw === 'none') continue;
-        const byKey = new Map<string, KernelProfile[]>();
-        for (const r of raw) {
-          const { key } = keyOf(k, raw, r);
-          byKey.set(key, [...(byKey.get(key) ?? []), kernelProfile(r)]);
-        }
-        for (const [key, list] of byKey) {
-          const g = groups.get(key);
-          const mean = meanProfile(list);
-          if (g && mean)
-            g.last = { ...mean, durationNs: g.last?.durationNs ?? null, registers: mean.registers ?? g.last?.registers ?? null };
-        }
-      }
-    }
-  } finally {
-    fs.rmSync(work, { recursive: true, force: true });
   }
-  return { status, message, groups, stdout, programFailed };
+
+  /** --keep-reports: the raw page and the report, in the user's folder, written without following a link planted in it. */
+  private keep(k: string, kind: 'time' | 'stalls', attempt: number, page: string, report: string): void {
+    const o = this.o;
+    const dir = o.keepReportsDir!;
+    fs.mkdirSync(dir, { recursive: true });
+    const kernels = this.target.kernels;
+    const instantiation = kernels.length > 1 ? `-${kernels.indexOf(k)}` : '';
+    const stage = kind === 'stalls' ? '-stalls' : '';
+    const kept = `${path.basename(this.p.file, '.cu')}-L${o.loops.join('_')}-${this.p.label}${instantiation}${stage}-${attempt}`;
+    safeWriteFile(dir, `${kept}.raw.csv`, page, { fsync: false });
+    try {
+      safeCopyFile(dir, `${kept}.ncu-rep`, `${report}.ncu-rep`, { fsync: false });
+    } catch {
+      /* report missing: the CSV says why */
+    }
+  }
+}
+
+/** Group key of a launch: the kernel, plus its block size when the kernel runs with several. */
+function keyOf(k: string, raw: RawKernelRow[], r: RawKernelRow): { key: string; blockSize: string | null } {
+  const several = new Set(raw.map(x => String(x.blockSize))).size > 1;
+  const block = r.blockSize ? `(${r.blockSize.join(', ')})` : null;
+  return { key: several ? `${k} ${block}` : k, blockSize: several ? block : null };
 }
