@@ -6,7 +6,8 @@ import { detectToolchain, chooseArch, Toolchain } from '../engine/toolchain/tool
 import { CompileFlags, resolveCompileFlags } from '../engine/toolchain/flags';
 import { describeRejectedFlag } from '../engine/toolchain/rejectedFlag';
 import { defaultCacheDir, VariantBuilder } from '../engine/variants/build';
-import { FileSassReport, ListingError, LoopReport, NotInstantiatedError, VariantInspector } from '../engine/variants/inspect';
+import type { FileSassReport, LoopReport } from '../engine/variants/reports';
+import { ListingError, NotInstantiatedError, VariantInspector } from '../engine/variants/inspect';
 import { isHeaderFile } from '../engine/variants/overlay';
 import { findTranslationUnit, unitsByTextSearch } from '../engine/variants/translationUnit';
 import { factorLabel, parseVariantFactor, UnrollFactor } from '../engine/variants/rewrite';
@@ -18,7 +19,7 @@ import { SETTINGS } from '../settings';
 import { icacheCell, loopIcache, VariantIcache } from '../engine/profile/icacheReport';
 import { smCountOf, warpsLabel, warpsPerSmInFile } from '../engine/profile/warpsPerSm';
 import { findLaunches, launchesIn } from '../engine/parse/launches';
-import { sourceNameOf } from '../engine/variants/inspect';
+import { sourceNameOf } from '../engine/variants/kernelChoice';
 import type { SassListingData } from '../protocol';
 import { macroTableFor } from './macros';
 import { RANGES } from '../schema/ranges';

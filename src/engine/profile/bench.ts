@@ -15,7 +15,7 @@ import type { FileAnalysis } from '../parse/model';
 import type { Toolchain } from '../toolchain/toolchain';
 import { MissingToolError } from '../toolchain/discover';
 import type { CompileFlags } from '../toolchain/flags';
-import type { LoopVariant } from '../variants/inspect';
+import type { LoopVariant } from '../variants/reports';
 import type { UnrollFactor } from '../variants/rewrite';
 import type { SassStalls } from './sassStalls';
 import type { LineStalls } from './stalls';
