@@ -1,5 +1,5 @@
 // The documented `sass --json` and `sass --listing --json` contracts (docs/cli.md).
-import type { FileSassReport, LoopReport } from '../engine/variants/inspect';
+import type { FileSassReport, LoopReport } from '../engine/variants/reports';
 import type { VariantIcache } from '../engine/profile/icacheReport';
 import type { SassListingData } from '../protocol';
 

@@ -1,5 +1,5 @@
 // `unroll-lens sass` as text: the kernel table, a loop's factor table, its instruction-cache lines.
-import type { FileSassReport, LoopReport } from '../engine/variants/inspect';
+import type { FileSassReport, LoopReport } from '../engine/variants/reports';
 import { factorLabel } from '../engine/variants/rewrite';
 import { icacheCell, VariantIcache } from '../engine/profile/icacheReport';
 import { warpsLabel } from '../engine/profile/warpsPerSm';

@@ -6,7 +6,7 @@ import * as crypto from 'crypto';
 import type { BenchReport } from '../engine/profile/bench';
 import type { SassStalls } from '../engine/profile/sassStalls';
 import type { SassFacts } from '../engine/report/sassText';
-import type { FileSassReport, LoopReport } from '../engine/variants/inspect';
+import type { FileSassReport, LoopReport } from '../engine/variants/reports';
 import type { SweepResult } from '../protocol';
 
 export interface DocumentFacts extends SassFacts {

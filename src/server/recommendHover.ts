@@ -3,7 +3,7 @@
 import type { Kernel } from '../engine/parse/model';
 import { recommendFactor } from '../engine/sweep/recommend';
 import { recommendationRecordText } from '../engine/sweep/recommendRecord';
-import type { LoopReport } from '../engine/variants/inspect';
+import type { LoopReport } from '../engine/variants/reports';
 
 function factorLabel(f: LoopReport['variants'][number]['factor']): string {
   return typeof f === 'number' ? `×${f}` : f;

@@ -9,7 +9,8 @@ import { IcacheContext, writtenLoopIcache } from '../engine/profile/icacheReport
 import { findLaunches, launchesIn } from '../engine/parse/launches';
 import type { CompilerMessage } from '../engine/toolchain/nvccErrors';
 import { VariantBuilder } from '../engine/variants/build';
-import { FileSassReport, LoopReport, VariantInspector } from '../engine/variants/inspect';
+import type { FileSassReport, LoopReport } from '../engine/variants/reports';
+import { VariantInspector } from '../engine/variants/inspect';
 import { parseFactorList, parseVariantFactor, UnrollFactor, writtenFactor } from '../engine/variants/rewrite';
 import type { SassListingParams, SassListingResult, Settings } from '../protocol';
 import { renderListing } from '../engine/report/sassListing';

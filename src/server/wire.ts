@@ -4,7 +4,7 @@ import type { FileAnalysis } from '../engine/parse/model';
 import type { BenchReport } from '../engine/profile/bench';
 import { lineStallText } from '../engine/report/benchText';
 import { loopLensSummary } from '../engine/report/describe';
-import type { LoopReport } from '../engine/variants/inspect';
+import type { LoopReport } from '../engine/variants/reports';
 import type { AnalysisStatus, BenchLoopResult, FileAnalysisResult, LineStallNote, LoopVariantsResult, SweepResult } from '../protocol';
 
 /** Lines below this share of the kernel's stall samples get no inline note: one on every line would be noise. */

@@ -13,7 +13,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { main } from '../../src/cli/main';
 import { copiesOf } from '../../src/engine/variants/appliedUnroll';
-import { explainVariants, LoopVariant } from '../../src/engine/variants/inspect';
+import { explainVariants } from '../../src/engine/variants/variantNotes';
+import type { LoopVariant } from '../../src/engine/variants/reports';
 import type { Loop } from '../../src/engine/parse/model';
 import { REPO_ROOT, useCudaTools } from './helpers';
 

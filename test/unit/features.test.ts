@@ -1,4 +1,4 @@
-import type { LoopReport, LoopVariant } from '../../src/engine/variants/inspect';
+import type { LoopReport, LoopVariant } from '../../src/engine/variants/reports';
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze, lineOf } from './helpers';

@@ -10,7 +10,7 @@ import type { Connection } from 'vscode-languageserver/node';
 import { gridShapes, readGridSass } from '../../src/engine/profile/icacheFit';
 import { IcacheContext, loopIcache, loopIcacheMarkdown, writtenLoopIcache } from '../../src/engine/profile/icacheReport';
 import type { IcacheLoopFacts } from '../../src/engine/profile/icacheModel';
-import type { FileSassReport, LoopReport, LoopVariant } from '../../src/engine/variants/inspect';
+import type { FileSassReport, LoopReport, LoopVariant } from '../../src/engine/variants/reports';
 import type { FileAnalysis } from '../../src/engine/parse/model';
 import { DocumentFactsStore } from '../../src/server/facts';
 import { VariantService, icacheWarning } from '../../src/server/variants';

@@ -9,8 +9,8 @@ import * as os from 'os';
 import * as path from 'path';
 import { REPO_ROOT, analyze, kernel, loopAt } from './helpers';
 import { loopSassLensTitle, loopSassMarkdown } from '../../src/engine/report/sassText';
-import type { FileSassReport } from '../../src/engine/variants/inspect';
-import { sourceNameOf } from '../../src/engine/variants/inspect';
+import type { FileSassReport } from '../../src/engine/variants/reports';
+import { sourceNameOf } from '../../src/engine/variants/kernelChoice';
 
 const CLI = path.join(REPO_ROOT, 'bin', 'unroll-lens.js');
 const SRC = `template <int N>

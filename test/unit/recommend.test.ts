@@ -26,10 +26,10 @@ import {
   recommendFactor,
   RecommendationRow,
 } from '../../src/engine/sweep/recommend';
-import type { LoopVariant } from '../../src/engine/variants/inspect';
+import type { LoopVariant } from '../../src/engine/variants/reports';
 import { warpsPerSmOption } from '../../src/cli/sweep';
 import type { Kernel } from '../../src/engine/parse/model';
-import type { LoopReport } from '../../src/engine/variants/inspect';
+import type { LoopReport } from '../../src/engine/variants/reports';
 import { recommendedFactorMarkdown } from '../../src/server/recommendHover';
 import { RECOMMENDATION_RECORD } from '../../src/engine/sweep/recommendRecord';
 import { analyze, REPO_ROOT, SAMPLES, useCudaTools } from './helpers';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import * as path from 'path';
 import { pathToFileURL } from 'url';
 import type { BenchReport } from '../../src/engine/profile/bench';
-import type { FileSassReport, LoopReport } from '../../src/engine/variants/inspect';
+import type { FileSassReport, LoopReport } from '../../src/engine/variants/reports';
 import * as fs from 'fs';
 import { parseSourcePage } from '../../src/engine/profile/ncuCsv';
 import { sassStallsOf } from '../../src/engine/profile/sassStalls';

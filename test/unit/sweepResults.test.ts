@@ -13,7 +13,7 @@ import { csvField, sweepCsv, sweepT4 } from '../../src/engine/sweep/export';
 import { sweepJson } from '../../src/engine/sweep/json';
 import { fromBenchReport, fromLoopReport } from '../../src/engine/sweep/convert';
 import type { BenchReport, VariantRun } from '../../src/engine/profile/bench';
-import type { LoopReport, LoopVariant } from '../../src/engine/variants/inspect';
+import type { LoopReport, LoopVariant } from '../../src/engine/variants/reports';
 
 function variant(factors: SweepVariant['factors'], params: SweepVariant['params'], over: Partial<SweepVariant> = {}): SweepVariant {
   return { ...emptyVariant({ factors, params }, 'ok'), ...over };

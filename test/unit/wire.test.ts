@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { analyze, lineOf } from './helpers';
 import type { BenchReport, VariantRun } from '../../src/engine/profile/bench';
 import type { LineStalls } from '../../src/engine/profile/stalls';
-import type { LoopReport, LoopVariant } from '../../src/engine/variants/inspect';
+import type { LoopReport, LoopVariant } from '../../src/engine/variants/reports';
 import type { SweepResult } from '../../src/protocol';
 import { toAnalysisStatus, toBenchLoopResult, toFileAnalysisResult, toLoopVariantsResult } from '../../src/server/wire';
 

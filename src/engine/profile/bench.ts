@@ -12,7 +12,7 @@
 import { setMaxListeners } from 'events';
 import type { FileAnalysis } from '../parse/model';
 import { MissingToolError } from '../toolchain/discover';
-import type { LoopVariant } from '../variants/inspect';
+import type { LoopVariant } from '../variants/reports';
 import type { BuildResult } from '../variants/build';
 import { BenchSource, BenchVariant, buildFailure, findTargetKernels, startBuilds } from './stages/build';
 import { BaselineOutput, checkOutput, parseChecksums, reportsMismatch } from './stages/check';

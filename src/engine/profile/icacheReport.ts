@@ -1,8 +1,8 @@
 // The instruction-cache prediction as the CLI, the hover and the diagnostics show it (issue 13):
 // each loop variant's prediction at the kernel's warps per SM, against the most unrolled variant
 // that fits the instruction cache.
-import type { FileSassReport, LoopReport, LoopVariant } from '../variants/inspect';
-import { sourceNameOf } from '../variants/inspect';
+import type { FileSassReport, LoopReport, LoopVariant } from '../variants/reports';
+import { sourceNameOf } from '../variants/kernelChoice';
 import type { FileAnalysis } from '../parse/model';
 import { findLaunches, KernelLaunch } from '../parse/launches';
 import {

@@ -1,7 +1,7 @@
 // SASS facts as the editor shows them: the CodeLens title above a loop and the hover table of
 // a loop's unroll variants (cheapest and most bloated marked).
 import type { Kernel, Loop } from '../parse/model';
-import type { FileSassReport, LoopInstantiation, LoopReport, LoopVariant } from '../variants/inspect';
+import type { FileSassReport, LoopInstantiation, LoopReport, LoopVariant } from '../variants/reports';
 import { instantiationLabel } from '../../schema/kernelNames';
 import type { BenchReport } from '../profile/bench';
 import { factorLabel } from '../variants/rewrite';

@@ -116,26 +116,7 @@ export function parseNvdisasm(text: string): SassListing {
         }
         return;
       }
-      if (line.startsWith('.sectioninfo')) {
-        const k = line.indexOf('SHI_REGISTERS=');
-        if (fn && k >= 0) {
-          const r = readInt(line, k + 14);
-          if (r) fn.registers = r.value;
-        }
-        return;
-      }
-      if (line.startsWith('.target')) {
-        if (listing.arch === null) listing.arch = findSmArch(line.substring(7));
-        return;
-      }
-      if (line.startsWith('.headerflags')) {
-        if (listing.arch === null) {
-          const k = line.indexOf('EF_CUDA_SM');
-          const r = k >= 0 ? readInt(line, k + 10) : null;
-          if (r) listing.arch = 'sm_' + r.value;
-        }
-        return;
-      }
+      if (readInfoDirective(line, listing, fn)) return;
     }
 
     // A label: one token ending in ':' (".L_x_3:", "_Z…:", ".text._Z…:", "$a$b:").
@@ -147,6 +128,34 @@ export function parseNvdisasm(text: string): SassListing {
   closeFunction();
   for (const f of listing.functions) f.arch = listing.arch;
   return listing;
+}
+
+/**
+ * `.sectioninfo` (the function's registers), `.target` or `.headerflags` (the listing's
+ * architecture, from the first that names it): read into `fn` or `listing`. False for any other line.
+ */
+function readInfoDirective(line: string, listing: SassListing, fn: SassFunction | null): boolean {
+  if (line.startsWith('.sectioninfo')) {
+    const k = line.indexOf('SHI_REGISTERS=');
+    if (fn && k >= 0) {
+      const r = readInt(line, k + 14);
+      if (r) fn.registers = r.value;
+    }
+    return true;
+  }
+  if (line.startsWith('.target')) {
+    if (listing.arch === null) listing.arch = findSmArch(line.substring(7));
+    return true;
+  }
+  if (line.startsWith('.headerflags')) {
+    if (listing.arch === null) {
+      const k = line.indexOf('EF_CUDA_SM');
+      const r = k >= 0 ? readInt(line, k + 10) : null;
+      if (r) listing.arch = 'sm_' + r.value;
+    }
+    return true;
+  }
+  return false;
 }
 
 /** The section name after `.section`, up to the first ',' or blank. */

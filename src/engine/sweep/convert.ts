@@ -6,7 +6,7 @@ import { icacheBudget } from '../profile/icache';
 import { icacheEntries } from '../profile/stages/icache';
 import { runTimingText } from '../report/benchTiming';
 import type { FileAnalysis, Loop } from '../parse/model';
-import type { LoopReport, LoopVariant } from '../variants/inspect';
+import type { LoopReport, LoopVariant } from '../variants/reports';
 import { writtenFactor } from '../variants/rewrite';
 import { instantiationLabel } from '../../schema/kernelNames';
 import { bestBy, gpuScore, staticBasis, staticRuleOf, staticScore } from './objective';

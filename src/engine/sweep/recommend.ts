@@ -4,7 +4,7 @@
 import type { SweepResult, SweepVariant } from '../../schema/types';
 import { calibrationFor } from '../profile/icacheModel';
 import { theoreticalOccupancy } from '../sass/occupancy';
-import type { LoopVariant } from '../variants/inspect';
+import type { LoopVariant } from '../variants/reports';
 import type { UnrollFactor } from '../variants/rewrite';
 import { bestBy, ICACHE_TOLERANCE, StaticRule, staticRuleOf, staticScore, staticViolations, warpsFor } from './objective';
 import { AS_WRITTEN_ID } from './space';

@@ -295,8 +295,21 @@ class Parser {
   private topLevel(line: string): void {
     const t = line.trim();
     if (t === '' || SUMMARY.test(t) || NOISE.some(r => r.test(line)) || GCC_EXCERPT.test(line)) return;
-    let m: RegExpExecArray | null;
+    // The first reader that recognises the line takes it: the order matters where the tools' formats overlap.
+    void (
+      this.nvidiaLine(line) ||
+      this.fileLineHeader(line) ||
+      this.gccProgramLine(line) ||
+      this.linkerLine(line) ||
+      this.locatedHostLine(line) ||
+      this.failureLine(line, t)
+    );
+    // Anything else (progress text, lines we do not recognise) is not a diagnostic.
+  }
 
+  /** nvcc's own remarks and the CUDA tools' diagnostics (ptxas, nvlink, nvcc fatal). */
+  private nvidiaLine(line: string): boolean {
+    let m: RegExpExecArray | null;
     if ((m = REMARK.exec(line))) {
       this.push({
         file: null,
@@ -308,12 +321,12 @@ class Parser {
         kind: 'source',
         tool: 'nvcc',
       });
-      return;
+      return true;
     }
 
     if ((m = CUDA_TOOL.exec(line))) {
       const [, tool, ptxFile, ptxLine, sev, message] = m;
-      if (sev === 'info') return; // ptxas -v resource usage: not a diagnostic
+      if (sev === 'info') return true; // ptxas -v resource usage: not a diagnostic
       this.push({
         file: ptxFile ?? null,
         line: num(ptxLine),
@@ -324,9 +337,14 @@ class Parser {
         kind: kindForTool(tool, message),
         tool,
       });
-      return;
+      return true;
     }
+    return false;
+  }
 
+  /** A `file(line): severity …` header: MSVC's, or the CUDA front end's (whose quoted source, caret and instantiation chain follow in a block). */
+  private fileLineHeader(line: string): boolean {
+    let m: RegExpExecArray | null;
     if ((m = MSVC_HEADER.exec(line))) {
       const [, file, ln, col, sev, code, message] = m;
       this.noteOrPush(sev, { file, line: num(ln), column: num(col), message: message.trim() }, () => ({
@@ -339,7 +357,7 @@ class Parser {
         kind: code === 'C1083' || /Cannot open include file/.test(message) ? 'include' : 'host-compiler',
         tool: 'cl',
       }));
-      return;
+      return true;
     }
 
     if ((m = EDG_HEADER.exec(line))) {
@@ -348,7 +366,7 @@ class Parser {
         (this.last.related ??= []).push({ file, line: num(ln), message: message.trim() });
         // Its quoted source and caret follow: swallow them in a block nobody keeps.
         this.block = { msg: detached(), extra: [], excerptCandidate: null, inDetected: false, caretSeen: false };
-        return;
+        return true;
       }
       const msg: CompilerMessage = {
         file,
@@ -364,12 +382,17 @@ class Parser {
       if (flag) msg.suggestedFlag = flag;
       this.push(msg);
       this.block = { msg, extra: [], excerptCandidate: null, inDetected: false, caretSeen: false };
-      return;
+      return true;
     }
+    return false;
+  }
 
+  /** gcc's context lines ("In function …", kept for the next message) and a program's own message (`cc1plus: fatal error: …`, `gcc: error: …`). */
+  private gccProgramLine(line: string): boolean {
+    let m: RegExpExecArray | null;
     if ((m = GCC_CONTEXT_LOCATED.exec(line))) {
       this.pendingContext.push({ file: m[1], line: num(m[2]), column: num(m[3]), message: m[4].trim() });
-      return;
+      return true;
     }
 
     if ((m = GCC_PROGRAM.exec(line))) {
@@ -391,9 +414,14 @@ class Parser {
         kind,
         tool: pseudo ? 'gcc' : base,
       }));
-      return;
+      return true;
     }
+    return false;
+  }
 
+  /** The host linker (ld), by section or by file; an "in function" line is context for the next. */
+  private linkerLine(line: string): boolean {
+    let m: RegExpExecArray | null;
     if ((m = LD_SECTION.exec(line))) {
       const message = m[2].trim();
       this.push({
@@ -406,12 +434,12 @@ class Parser {
         kind: 'link',
         tool: 'ld',
       });
-      return;
+      return true;
     }
 
     if ((m = LD.exec(line))) {
       const message = m[2].trim();
-      if (/in function [`'‘].*['’]:$/.test(message)) return; // context for the next line
+      if (/in function [`'‘].*['’]:$/.test(message)) return true; // context for the next line
       this.push({
         file: null,
         line: null,
@@ -422,9 +450,14 @@ class Parser {
         kind: 'link',
         tool: 'ld',
       });
-      return;
+      return true;
     }
+    return false;
+  }
 
+  /** gcc's `file:line:col:` diagnostics, and the assembler's `file:line: Error:`. */
+  private locatedHostLine(line: string): boolean {
+    let m: RegExpExecArray | null;
     if ((m = GCC_LOCATED.exec(line))) {
       const [, file, ln, col, sev, message] = m;
       this.noteOrPush(sev, { file, line: num(ln), column: num(col), message: message.trim() }, () => ({
@@ -437,7 +470,7 @@ class Parser {
         kind: kindForGcc(message, true),
         tool: 'gcc',
       }));
-      return;
+      return true;
     }
 
     if ((m = GAS.exec(line))) {
@@ -452,9 +485,14 @@ class Parser {
         kind: 'host-compiler',
         tool: 'as',
       });
-      return;
+      return true;
     }
+    return false;
+  }
 
+  /** A program nvcc could not find, or a tool that crashed. */
+  private failureLine(line: string, t: string): boolean {
+    let m: RegExpExecArray | null;
     if ((m = MISSING_PROGRAM.exec(line))) {
       const base = m[1].replace(/^.*[/\\]/, '');
       const compilerish = /(?:^|-)(?:gcc|g\+\+|c\+\+|cc|clang\+\+|clang|cl|icpx|icx|nvc\+\+)(?:-[\d.]+)?(?:\.exe)?$/.test(base);
@@ -467,13 +505,14 @@ class Parser {
         message: t,
         kind: compilerish ? 'host-compiler' : 'internal',
       });
-      return;
+      return true;
     }
 
     if (/^Segmentation fault|^Killed$|^Aborted|core dumped|^LLVM ERROR:|^terminate called|Internal Compiler Error|^Stack dump:/i.test(t)) {
       this.push({ file: null, line: null, column: null, severity: 'error', code: null, message: t, kind: 'internal' });
+      return true;
     }
-    // Anything else (progress text, lines we do not recognise) is not a diagnostic.
+    return false;
   }
 }
 

@@ -10,11 +10,13 @@ import * as os from 'os';
 import * as path from 'path';
 import type { ToolInfo } from '../toolchain/discover';
 import { SAFE_PATH, whyUnsafe, type CompileFlags } from '../toolchain/flags';
-import { classifyFailure, CompilerMessage, CompileFailureKind, parseNvccOutput } from '../toolchain/nvccErrors';
+import { CompilerMessage, parseNvccOutput } from '../toolchain/nvccErrors';
 import { ProcessRunner, runProcess } from '../toolchain/process';
 import { OverlayLayout, overlayArgs, planOverlay, verifyOverlay, writeOverlay } from './overlay';
 import { BuildCache, DEFAULT_MAX_OUTPUT_BYTES, describeFsError, formatBytes, hashFile } from './cache';
 import { DAMAGED, FOREIGN, readCacheFile, seal, unseal } from './cacheEntry';
+import { BuildFailureKind, BuildStatus, compileOutcome, internalMessage, isDeterministic } from './compileOutcome';
+import { markedLineName, parseDepWords } from './depFile';
 
 export interface BuildRequest {
   /** Readable id, e.g. "L40=4" (see variantKey). */
@@ -24,8 +26,6 @@ export interface BuildRequest {
   /** The user's file: its directory goes on the include path. With a translation unit: the header the variant replaces. */
   originalPath: string;
 }
-
-export type BuildStatus = 'ok' | 'failed' | 'timeout' | 'cancelled';
 
 export interface BuildResult {
   key: string;
@@ -37,7 +37,7 @@ export interface BuildResult {
   /** ptxas -v output (resource usage), from nvcc's stderr. */
   ptxasLog: string;
   messages: CompilerMessage[];
-  failureKind: CompileFailureKind | 'timeout' | 'cancelled' | null;
+  failureKind: BuildFailureKind;
   /** Compile wall time (the original compile's, for a cache hit). */
   compileMs: number;
   cached: boolean;
@@ -133,41 +133,7 @@ function entryBody(body: unknown): EntryVerdict | null {
   };
 }
 
-/** Failures of the machine rather than the code (memory, disk, a killed tool): worth another try. */
-const TRANSIENT =
-  /memory allocation failure|out of memory|bad_alloc|cannot allocate memory|died due to signal|killed|no space left on device|resource temporarily unavailable|too many open files|file size limit exceeded|disk quota exceeded|read-only file system/i;
-
 const sha256File = hashFile;
-
-/** The prerequisites of a make-style dependency file (nvcc -MD -MF), as absolute paths. */
-export function parseDepFile(text: string, cwd: string): string[] {
-  return parseDepWords(text).map(w => path.resolve(cwd, w));
-}
-
-/** The prerequisites of a dependency file as written (nvcc also lists the names of `#line` directives, verbatim). */
-export function parseDepWords(text: string): string[] {
-  const joined = text.replace(/\\\r?\n/g, ' ');
-  const colon = joined.search(/:(\s|$)/);
-  if (colon < 0) return [];
-  const words: string[] = [];
-  let cur = '';
-  const body = joined.slice(colon + 1);
-  for (let i = 0; i < body.length; i++) {
-    const c = body[i];
-    if (c === '\\' && body[i + 1] === ' ') {
-      cur += ' ';
-      i++;
-    } else if (c === '$' && body[i + 1] === '$') {
-      cur += '$';
-      i++;
-    } else if (/\s/.test(c)) {
-      if (cur) words.push(cur);
-      cur = '';
-    } else cur += c;
-  }
-  if (cur) words.push(cur);
-  return words;
-}
 
 export class VariantBuilder {
   readonly concurrency: number;
@@ -410,58 +376,18 @@ export class VariantBuilder {
 
   private async compile(req: BuildRequest, hash: string, signal?: AbortSignal): Promise<BuildResult> {
     const { dir: tmp, inCache } = this.cache.scratch(hash);
-    let src = path.join(tmp, 'variant.cu');
     const cubin = path.join(tmp, this.outputName);
     const depFile = path.join(tmp, 'deps.d');
     const templated = this.o.mode === 'program' && !!this.o.compileTemplate?.length;
     const tu = this.o.translationUnit;
     const overlayDir = path.join(tmp, 'overlay');
-    /** The translation unit as copied: a dependency of the entry (the copy itself lives in the entry). */
-    let unitDep: DepRecord | null = null;
-    let lineName: string | undefined;
-    if (tu) {
-      if (templated) {
-        this.cache.discard(tmp);
-        return this.refused(
-          req,
-          hash,
-          'a compile template cannot build a header variant: the overlay that replaces the header could not be checked',
-        );
-      }
-      let bytes: Buffer;
-      try {
-        bytes = fs.readFileSync(tu);
-      } catch (e) {
-        this.cache.discard(tmp);
-        return this.refused(req, hash, `cannot read the translation unit ${tu}: ${(e as Error).message}`);
-      }
-      unitDep = { path: tu, sha256: crypto.createHash('sha256').update(bytes).digest('hex') };
-      lineName = markedLineName(req.originalPath);
-      const directive = (name: string) => `#line 1 "${name.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"\n`; // as rewrite.ts writes it
-      const plain = directive(req.originalPath);
-      const source = Buffer.from(req.source);
-      const head = Buffer.from(plain);
-      const marked = source.subarray(0, head.length).equals(head)
-        ? Buffer.concat([Buffer.from(directive(lineName)), source.subarray(head.length)])
-        : source;
-      src = writeOverlay(this.layout(req.originalPath), overlayDir, bytes, marked);
-    } else fs.writeFileSync(src, req.source);
-    let header: string | undefined;
-    if (!templated && this.o.flags.headerDefines?.length) {
-      header = path.join(tmp, 'defines.h');
-      fs.writeFileSync(
-        header,
-        `// -D values with quotes or spaces: written here so that no shell reads them\n${this.o.flags.headerDefines.join('\n')}\n`,
-      );
+    const input = this.writeVariantSource(req, tmp, overlayDir, templated);
+    if ('refusal' in input) {
+      this.cache.discard(tmp);
+      return this.refused(req, hash, input.refusal);
     }
-    const command = templated
-      ? this.o.compileTemplate!.map(t =>
-          t.replace(
-            /\{(source|output|arch|dir)\}/g,
-            (_m, k: string) => ({ source: src, output: cubin, arch: this.o.arch, dir: path.dirname(req.originalPath) })[k as 'source'],
-          ),
-        )
-      : [this.o.nvcc.path, ...this.nvccArgs(req.originalPath, header, overlayDir), '-MD', '-MF', depFile, '-o', cubin, src];
+    const { src, unitDep, lineName } = input;
+    const command = this.compileCommand(req, { src, cubin, depFile, overlayDir, tmp, templated });
     const cwd = this.o.flags.directory || path.dirname(tu ?? req.originalPath);
     // Last line of defence: nvcc pastes its arguments into sh command lines, so whatever reached
     // this point (flags, sweep defines, the file's own folder) must hold no shell syntax.
@@ -475,41 +401,7 @@ export class VariantBuilder {
     const messages = parseNvccOutput(r.stderr);
     // Messages name the header by its marked `#line` name: give them the header's own.
     if (lineName) for (const m of messages) if (m.file === lineName) m.file = req.originalPath;
-    let status: BuildStatus = 'ok';
-    let failureKind: BuildResult['failureKind'] = null;
-    if (r.cancelled) {
-      status = 'cancelled';
-      failureKind = 'cancelled';
-    } else if (r.timedOut) {
-      status = 'timeout';
-      failureKind = 'timeout';
-    } else if (r.spawnError) {
-      status = 'failed';
-      failureKind = 'internal';
-      messages.push({
-        file: null,
-        line: null,
-        column: null,
-        severity: 'error',
-        code: null,
-        message: `cannot run ${command[0]}: ${r.spawnError}`,
-        kind: 'internal',
-      });
-    } else if (r.exitCode !== 0 || !fs.existsSync(cubin)) {
-      status = 'failed';
-      failureKind = classifyFailure(messages, r.stderr) ?? 'internal';
-      if (!messages.some(m => m.severity === 'error')) {
-        messages.push({
-          file: null,
-          line: null,
-          column: null,
-          severity: 'error',
-          code: null,
-          message: r.stderr.trim() || `nvcc exited with ${r.exitCode ?? r.signal}`,
-          kind: failureKind,
-        });
-      }
-    }
+    const { status, failureKind } = compileOutcome(r, messages, command[0], cubin);
     const limit = this.o.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
     // (A program is run, not read back.)
     const size = status === 'ok' && this.o.mode !== 'program' ? fs.statSync(cubin).size : 0;
@@ -530,19 +422,7 @@ export class VariantBuilder {
       };
     }
     if (tu && status === 'ok') {
-      // Never report the original header's SASS as the variant's: nvcc must have read the
-      // overlay copy and not the original.
-      let deps: string[] = [];
-      try {
-        deps = parseDepWords(fs.readFileSync(depFile, 'utf8'))
-          .filter(w => w !== lineName)
-          .map(w => path.resolve(cwd, w));
-      } catch {
-        // no list: nothing vouches for the overlay
-      }
-      const why = deps.length
-        ? verifyOverlay(deps, this.layout(req.originalPath), overlayDir, tu, req.originalPath)
-        : `nvcc wrote no dependency list for ${tu}: cannot check that the variant replaced ${req.originalPath}`;
+      const why = this.overlayNotRead(req, tu, depFile, lineName, cwd, overlayDir);
       if (why) {
         this.cache.discard(tmp);
         return { ...this.refused(req, hash, why), ptxasLog: r.stderr, compileMs: r.durationMs };
@@ -563,9 +443,7 @@ export class VariantBuilder {
     // until its source, flags or headers change). Not stored: timeouts, cancels, signals (OOM
     // kills), spawn errors and internal failures, which another try may not repeat; nor a build
     // whose dependency list is missing (a template compile) or whose output is not there.
-    const deterministic =
-      status === 'ok' ||
-      (status === 'failed' && !r.signal && !r.spawnError && r.exitCode !== null && failureKind !== 'internal' && !TRANSIENT.test(r.stderr));
+    const deterministic = isDeterministic(r, status, failureKind);
     const found = templated ? null : this.depsOf(depFile, cwd, tmp, lineName);
     const deps = found && unitDep ? [unitDep, ...found.filter(d => d.path !== unitDep!.path)] : found;
     let output: CacheMeta['output'] = null;
@@ -585,6 +463,114 @@ export class VariantBuilder {
     // A usable build that cannot be vouched for (no dependency list, e.g. a template compile), or
     // one the cache cannot take, stays in its scratch folder for its caller (deleted at exit).
     if (!storable || !inCache) return uncached;
+    return this.store(req, hash, tmp, cubin, result, { output, deps: deps! }, uncached);
+  }
+
+  /**
+   * Writes the variant's source into the scratch folder: the file itself, or (a header variant)
+   * an overlay of the translation unit whose header is the variant, its `#line` name marked so
+   * that nvcc's dependency list tells it from the original. With it: the translation unit as a
+   * dependency of the entry. A refusal when the variant cannot be built this way.
+   */
+  private writeVariantSource(
+    req: BuildRequest,
+    tmp: string,
+    overlayDir: string,
+    templated: boolean,
+  ): { src: string; unitDep: DepRecord | null; lineName: string | undefined } | { refusal: string } {
+    const tu = this.o.translationUnit;
+    if (!tu) {
+      const src = path.join(tmp, 'variant.cu');
+      fs.writeFileSync(src, req.source);
+      return { src, unitDep: null, lineName: undefined };
+    }
+    if (templated)
+      return { refusal: 'a compile template cannot build a header variant: the overlay that replaces the header could not be checked' };
+    let bytes: Buffer;
+    try {
+      bytes = fs.readFileSync(tu);
+    } catch (e) {
+      return { refusal: `cannot read the translation unit ${tu}: ${(e as Error).message}` };
+    }
+    /** The translation unit as copied: a dependency of the entry (the copy itself lives in the entry). */
+    const unitDep = { path: tu, sha256: crypto.createHash('sha256').update(bytes).digest('hex') };
+    const lineName = markedLineName(req.originalPath);
+    const directive = (name: string) => `#line 1 "${name.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"\n`; // as rewrite.ts writes it
+    const plain = directive(req.originalPath);
+    const source = Buffer.from(req.source);
+    const head = Buffer.from(plain);
+    const marked = source.subarray(0, head.length).equals(head)
+      ? Buffer.concat([Buffer.from(directive(lineName)), source.subarray(head.length)])
+      : source;
+    const src = writeOverlay(this.layout(req.originalPath), overlayDir, bytes, marked);
+    return { src, unitDep, lineName };
+  }
+
+  /** The compile command: the project's compile template filled in, or nvcc with the variant's flags (and the generated defines header). */
+  private compileCommand(
+    req: BuildRequest,
+    at: { src: string; cubin: string; depFile: string; overlayDir: string; tmp: string; templated: boolean },
+  ): string[] {
+    const { src, cubin, depFile, overlayDir, tmp, templated } = at;
+    let header: string | undefined;
+    if (!templated && this.o.flags.headerDefines?.length) {
+      header = path.join(tmp, 'defines.h');
+      fs.writeFileSync(
+        header,
+        `// -D values with quotes or spaces: written here so that no shell reads them\n${this.o.flags.headerDefines.join('\n')}\n`,
+      );
+    }
+    return templated
+      ? this.o.compileTemplate!.map(t =>
+          t.replace(
+            /\{(source|output|arch|dir)\}/g,
+            (_m, k: string) => ({ source: src, output: cubin, arch: this.o.arch, dir: path.dirname(req.originalPath) })[k as 'source'],
+          ),
+        )
+      : [this.o.nvcc.path, ...this.nvccArgs(req.originalPath, header, overlayDir), '-MD', '-MF', depFile, '-o', cubin, src];
+  }
+
+  /**
+   * Never report the original header's SASS as the variant's: nvcc must have read the overlay
+   * copy and not the original. Why it did not (or cannot be told), else null.
+   */
+  private overlayNotRead(
+    req: BuildRequest,
+    tu: string,
+    depFile: string,
+    lineName: string | undefined,
+    cwd: string,
+    overlayDir: string,
+  ): string | null {
+    let deps: string[] = [];
+    try {
+      deps = parseDepWords(fs.readFileSync(depFile, 'utf8'))
+        .filter(w => w !== lineName)
+        .map(w => path.resolve(cwd, w));
+    } catch {
+      // no list: nothing vouches for the overlay
+    }
+    return deps.length
+      ? verifyOverlay(deps, this.layout(req.originalPath), overlayDir, tu, req.originalPath)
+      : `nvcc wrote no dependency list for ${tu}: cannot check that the variant replaced ${req.originalPath}`;
+  }
+
+  /**
+   * Commits a build to the cache (leasing its output first) and hands out the stored build; when
+   * the cache cannot take it, `uncached` (the scratch copy). Another process that stored the same
+   * entry first wins: theirs is read.
+   */
+  private store(
+    req: BuildRequest,
+    hash: string,
+    tmp: string,
+    cubin: string,
+    result: BuildResult,
+    meta: CacheMeta,
+    uncached: BuildResult,
+  ): BuildResult {
+    const { status } = result;
+    const { output, deps } = meta;
     const entryId = crypto
       .createHash('sha256')
       .update(JSON.stringify([this.cache.key.id, status, deps]))
@@ -719,22 +705,8 @@ export class VariantBuilder {
   }
 }
 
-function internalMessage(message: string): CompilerMessage {
-  return { file: null, line: null, column: null, severity: 'error', code: null, message, kind: 'internal' };
-}
-
 /** Where the persistent cache lives when no editor storage is given (CLI). */
 export function defaultCacheDir(): string {
   const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
   return path.join(base, 'unroll-lens', 'builds');
-}
-
-/**
- * The name a header variant's `#line` directive gives the header: its path with `./` before the
- * file name. nvcc's -MD list repeats `#line` names verbatim, so the plain path there would look
- * like the original header was read; this spelling, which no include path produces (flags.ts
- * makes every -I absolute and normal), tells the two apart, and path.resolve maps it back.
- */
-export function markedLineName(header: string): string {
-  return `${path.dirname(header)}${path.sep}.${path.sep}${path.basename(header)}`;
 }

@@ -8,8 +8,6 @@ import * as path from 'path';
 import type { FileAnalysis, Kernel, Loop } from '../parse/model';
 import {
   classHistogram,
-  classifyInstruction,
-  findSassLoops,
   parseCuobjdumpSass,
   parseNvdisasm,
   parsePtxasVerbose,
@@ -17,127 +15,19 @@ import {
   instructionCountFromElf,
   theoreticalOccupancy,
 } from '../sass';
-import type { SassClass, SassFunction, SassInstruction, SassListing, SassLoop } from '../sass';
+import type { SassListing } from '../sass';
 import type { PtxasFunctionUsage } from '../sass/ptxas';
 import { demangle, Toolchain } from '../toolchain/toolchain';
-import type { CompilerMessage } from '../toolchain/nvccErrors';
 import { BuildRequest, BuildResult, VariantBuilder } from './build';
 import { factorLabel, variantSource, UnrollFactor, VariantFactors, variantKey, writtenFactor } from './rewrite';
 import type { SassListingData } from '../../schema/sassListing';
 import { annotateListing } from './listing';
-import type { IcacheLoopFacts } from '../profile/icacheModel';
-import { issueProfile } from '../sass/issueRate';
-import { appliedUnroll, AppliedUnroll } from './appliedUnroll';
-
-export interface KernelSass {
-  name: string;
-  demangled: string;
-  instructions: number;
-  bytes: number;
-  registers: number;
-  spillStores: number;
-  spillLoads: number;
-  sharedBytes: number;
-  stackBytes: number;
-  /** Instructions per opcode class (FP32, LOAD_GLOBAL, …); empty without a disassembler. */
-  classes: Partial<Record<SassClass, number>>;
-  /** Theoretical occupancy at `blockSize` threads (launch bounds, else 256), when known. */
-  occupancy: { blockSize: number; occupancy: number; limiter: string } | null;
-}
-
-export interface VariantFailure {
-  kind: string;
-  messages: CompilerMessage[];
-}
-
-export interface LoopVariant {
-  factor: UnrollFactor;
-  key: string;
-  status: BuildResult['status'];
-  /** Mangled name of the kernel whose code holds the loop (the one with most of its instructions). */
-  kernel: string | null;
-  kernelInstructions: number | null;
-  kernelBytes: number | null;
-  /** Instructions whose line info falls inside the loop (nested loops included). */
-  loopInstructions: number | null;
-  /** Copies of one source iteration in the hottest machine-code loop covering the source loop. */
-  effectiveUnroll: number | null;
-  /** No machine-code loop is left for this source loop: it was unrolled completely. */
-  fullyUnrolled: boolean;
-  /** Beside the main machine loop: copies per pass of the loop's other machine loops and straight-line copies (null when unrolled completely or unknown). */
-  remainder?: { loops: number[]; straight: number } | null;
-  registers: number | null;
-  spillStores: number | null;
-  spillLoads: number | null;
-  /** An earlier variant in the list whose kernel code is identical, instruction for instruction. */
-  identicalTo: UnrollFactor | null;
-  cached: boolean;
-  compileMs: number;
-  failure: VariantFailure | null;
-  /** Instructions of every function in this variant's cubin (other instantiations included). */
-  kernelSizes?: Record<string, number>;
-  /** Hash of every kernel's machine code in the cubin: equal hashes run the same code (the bench measures them once). */
-  machineCode?: string | null;
-  /** The loop's hot machine code for the instruction-cache model (profile/icacheModel.ts); null when it runs once or is unknown. */
-  icache?: IcacheLoopFacts | null;
-  /** Theoretical resident warps per SM at the launch-bounds block size (else 256): the i-cache prediction's occupancy before a GPU run. */
-  warpsPerSm?: number | null;
-}
-
-export interface LoopReport {
-  line: number;
-  kernel: string;
-  /**
-   * The function every row measures: the one holding most of the loop's code in the rolled build
-   * (or the one --kernel names); `of`: how many functions hold some of it. Null when unknown.
-   */
-  instantiation?: { name: string; demangled: string; of: number } | null;
-  /** The factor the loop has as written. */
-  written: UnrollFactor;
-  /** The architecture the variants were built for. */
-  arch: string;
-  variants: LoopVariant[];
-  /** Plain-language notes: requested factors nvcc ignored or capped. */
-  notes: string[];
-  /** Why effective unroll is unknown, when it is (no disassembler with line info). */
-  limitation: string | null;
-}
-
-export interface FileSassReport {
-  arch: string;
-  nvcc: string | null;
-  status: BuildResult['status'];
-  kernels: KernelSass[];
-  failure: VariantFailure | null;
-  /** Per loop (line) in the file as written: effective unroll vs the rolled build. */
-  loops: {
-    line: number;
-    kernel: string | null;
-    loopInstructions: number | null;
-    effectiveUnroll: number | null;
-    fullyUnrolled: boolean;
-    /** The loop's hot machine code for the instruction-cache model; null when it runs once or is unknown. */
-    icache?: IcacheLoopFacts | null;
-    /**
-     * Every function whose code holds the loop, most of its code first, each measured on its own,
-     * when there are several (template instantiations); `kernel` above is the first.
-     */
-    instantiations?: LoopInstantiation[];
-  }[];
-  cached: boolean;
-  disassembler: 'nvdisasm' | 'cuobjdump' | 'elf';
-  /** Why the loops' instructions and effective unroll are unknown, when they are (no nvdisasm listing). */
-  limitation?: string | null;
-}
-
-/** One instantiation's measure of a loop in the file as written. */
-export interface LoopInstantiation {
-  name: string;
-  demangled: string;
-  loopInstructions: number;
-  effectiveUnroll: number | null;
-  fullyUnrolled: boolean;
-}
+import { codeHash, hashFile, machineCodeHash } from './codeHash';
+import { busiestFunction, chooseFunction, KernelFilter, launchBlockSize, matchesFilter, pickKernelByName } from './kernelChoice';
+import { lineIn } from './loopAttribution';
+import { measureInstantiations, measureLoop } from './measureLoop';
+import type { FileSassReport, InstantiationChoice, KernelSass, KernelVariant, LoopReport, LoopVariant } from './reports';
+import { explainVariants } from './variantNotes';
 
 export interface InspectorOptions {
   toolchain: Toolchain;
@@ -153,9 +43,6 @@ interface Disassembly {
   /** Why the disassembler gave no listing (its first error line, or that it timed out), when it did not. */
   failure?: string;
 }
-
-export { WORK_CLASSES, INTEGER_WORK_CLASSES } from './appliedUnroll';
-import { WORK_CLASSES } from './appliedUnroll';
 
 function sha256(data: string | Uint8Array): string {
   return crypto.createHash('sha256').update(data).digest('hex');
@@ -409,7 +296,7 @@ export class VariantInspector {
     const dis = await this.disassemble(b.outputPath, opts.signal);
     const demangled = await demangle([...dis.sizes.keys()], this.t);
     if (!dis.listing) {
-      const name = pickKernelByName(dis, kernel.name, demangled);
+      const name = pickKernelByName(dis.sizes.keys(), kernel.name, demangled);
       return name ? [{ name, demangled: demangled.get(name) ?? name, instructions: 0 }] : [];
     }
     return dis.listing.functions
@@ -469,67 +356,91 @@ export class VariantInspector {
     this.lastInstantiation = fixed ? { name: fixed.name, demangled: demangled.get(fixed.name) ?? fixed.name, of: fixed.of } : null;
     const variants: LoopVariant[] = [];
     const codeHashes: (string | null)[] = [];
+    const at = { file, analysis, kernel, loop, baseline, filter, demangled };
     for (let i = 0; i < specs.length; i++) {
-      const b = builds[i];
-      const dis = disassemblies[i];
-      const v: LoopVariant = {
-        factor: specs[i].get(line) ?? 'default',
-        key: b.key,
-        status: b.status,
-        kernel: null,
-        kernelInstructions: null,
-        kernelBytes: null,
-        loopInstructions: null,
-        effectiveUnroll: null,
-        fullyUnrolled: false,
-        registers: null,
-        spillStores: null,
-        spillLoads: null,
-        identicalTo: null,
-        cached: b.cached,
-        compileMs: b.compileMs,
-        failure: b.status === 'ok' ? null : { kind: b.failureKind ?? 'internal', messages: b.messages },
-      };
-      codeHashes.push(null);
-      if (b.status === 'ok' && b.outputPath) v.machineCode = machineCodeHash(b.outputPath);
-      if (dis) {
-        v.kernelSizes = Object.fromEntries([...dis.sizes].map(([n, sz]) => [n, sz.instructions]));
-        const m = dis.listing ? measureLoop(dis.listing, baseline, file, kernel, loop, filter, demangled) : null;
-        const kname = m?.kernel ?? pickKernelByName(dis, kernel.name, demangled, filter);
-        v.kernel = kname;
-        if (kname) {
-          const usage: PtxasFunctionUsage | undefined = parsePtxasVerbose(b.ptxasLog, { arch: this.o.arch }).get(kname);
-          const fn = dis.listing?.functions.find(f => f.name === kname);
-          const size = dis.sizes.get(kname);
-          v.kernelInstructions = fn ? fn.instructions.length : (size?.instructions ?? null);
-          v.kernelBytes = fn ? fn.bytes : (size?.bytes ?? null);
-          v.registers = usage?.registers ?? null;
-          v.spillStores = usage?.spillStoreBytes ?? null;
-          v.spillLoads = usage?.spillLoadBytes ?? null;
-          if (usage) {
-            const occ = theoreticalOccupancy({
-              registersPerThread: usage.registers,
-              sharedBytesPerBlock: usage.sharedBytes,
-              threadsPerBlock: launchBlockSize(analysis, demangled.get(kname) ?? kname),
-              arch: this.o.arch,
-            });
-            v.warpsPerSm = occ?.activeWarpsPerSM ?? null;
-          }
-          codeHashes[i] = fn ? codeHash(fn) : hashFile(b.outputPath!, kname);
-        }
-        if (m) {
-          v.loopInstructions = m.loopInstructions;
-          v.effectiveUnroll = m.effectiveUnroll;
-          v.fullyUnrolled = m.fullyUnrolled;
-          v.remainder = m.remainder;
-          v.icache = m.icache;
-        }
-      }
+      const { variant: v, codeHash: hash } = this.measureLoopVariant(specs[i].get(line) ?? 'default', builds[i], disassemblies[i], at);
+      codeHashes.push(hash);
       const same = codeHashes.findIndex((h, j) => j < i && h !== null && h === codeHashes[i]);
       if (same !== -1) v.identicalTo = specs[same].get(line) ?? 'default';
       variants.push(v);
     }
     return variants;
+  }
+
+  /**
+   * One variant of inspectVariants: its build's kernel sizes and resources, the loop measured in
+   * the function chosen for every row, and the hash of that function's code (equal hashes: the
+   * same code as an earlier variant).
+   */
+  private measureLoopVariant(
+    factor: UnrollFactor,
+    b: BuildResult,
+    dis: Disassembly | null,
+    at: {
+      file: string;
+      analysis: FileAnalysis;
+      kernel: Kernel;
+      loop: Loop;
+      baseline: SassListing | null;
+      filter: string | undefined;
+      demangled: Map<string, string>;
+    },
+  ): { variant: LoopVariant; codeHash: string | null } {
+    const { file, analysis, kernel, loop, baseline, filter, demangled } = at;
+    let hash: string | null = null;
+    const v: LoopVariant = {
+      factor,
+      key: b.key,
+      status: b.status,
+      kernel: null,
+      kernelInstructions: null,
+      kernelBytes: null,
+      loopInstructions: null,
+      effectiveUnroll: null,
+      fullyUnrolled: false,
+      registers: null,
+      spillStores: null,
+      spillLoads: null,
+      identicalTo: null,
+      cached: b.cached,
+      compileMs: b.compileMs,
+      failure: b.status === 'ok' ? null : { kind: b.failureKind ?? 'internal', messages: b.messages },
+    };
+    if (b.status === 'ok' && b.outputPath) v.machineCode = machineCodeHash(b.outputPath);
+    if (dis) {
+      v.kernelSizes = Object.fromEntries([...dis.sizes].map(([n, sz]) => [n, sz.instructions]));
+      const m = dis.listing ? measureLoop(dis.listing, baseline, file, kernel, loop, filter, demangled) : null;
+      const kname = m?.kernel ?? pickKernelByName(dis.sizes.keys(), kernel.name, demangled, filter);
+      v.kernel = kname;
+      if (kname) {
+        const usage: PtxasFunctionUsage | undefined = parsePtxasVerbose(b.ptxasLog, { arch: this.o.arch }).get(kname);
+        const fn = dis.listing?.functions.find(f => f.name === kname);
+        const size = dis.sizes.get(kname);
+        v.kernelInstructions = fn ? fn.instructions.length : (size?.instructions ?? null);
+        v.kernelBytes = fn ? fn.bytes : (size?.bytes ?? null);
+        v.registers = usage?.registers ?? null;
+        v.spillStores = usage?.spillStoreBytes ?? null;
+        v.spillLoads = usage?.spillLoadBytes ?? null;
+        if (usage) {
+          const occ = theoreticalOccupancy({
+            registersPerThread: usage.registers,
+            sharedBytesPerBlock: usage.sharedBytes,
+            threadsPerBlock: launchBlockSize(analysis, demangled.get(kname) ?? kname),
+            arch: this.o.arch,
+          });
+          v.warpsPerSm = occ?.activeWarpsPerSM ?? null;
+        }
+        hash = fn ? codeHash(fn) : hashFile(b.outputPath!, kname);
+      }
+      if (m) {
+        v.loopInstructions = m.loopInstructions;
+        v.effectiveUnroll = m.effectiveUnroll;
+        v.fullyUnrolled = m.fullyUnrolled;
+        v.remainder = m.remainder;
+        v.icache = m.icache;
+      }
+    }
+    return { variant: v, codeHash: hash };
   }
 
   /**
@@ -655,7 +566,7 @@ export class VariantInspector {
     const demangled = await demangle([...new Set(present.flatMap(d => [...d.sizes.keys()]))], this.t);
     const listings = present.flatMap(d => (d.listing ? [d.listing] : []));
     const best = listings.length ? busiestFunction(listings, file, loops, opts.kernel, demangled) : null;
-    const name = best?.name ?? pickKernelByName(present[0], kernel.name, demangled, opts.kernel);
+    const name = best?.name ?? pickKernelByName(present[0].sizes.keys(), kernel.name, demangled, opts.kernel);
     if (!name) return null;
     return { name, demangled: demangled.get(name) ?? name, of: best?.of ?? 1, pinned: false };
   }
@@ -797,396 +708,4 @@ export class VariantInspector {
   get disassembler(): FileSassReport['disassembler'] {
     return this.lastDisassembler;
   }
-}
-
-/** The function every variant of a kernel sweep measures, and how many hold the loops' code. */
-export interface InstantiationChoice {
-  name: string;
-  demangled: string;
-  of: number;
-  /** Kept from an earlier choice (a sweep's first builds) rather than chosen from this call's builds. */
-  pinned: boolean;
-}
-
-/** One loop's measurement inside a variant (see measureLoop). */
-export interface LoopMeasurement {
-  loopInstructions: number | null;
-  effectiveUnroll: number | null;
-  fullyUnrolled: boolean;
-  icache?: IcacheLoopFacts | null;
-}
-
-/** A variant of a whole kernel: several loops' factors at once, every listed loop measured. */
-export interface KernelVariant {
-  key: string;
-  status: BuildResult['status'];
-  /** Mangled name of the function measured: the same for every variant of one call (see chooseInstantiation). */
-  kernel: string | null;
-  /** Its demangled name (template arguments): the instantiation the row measured. */
-  demangled: string | null;
-  /** How many functions hold some of the loops' code (several: template instantiations). */
-  instantiations: number | null;
-  kernelInstructions: number | null;
-  kernelBytes: number | null;
-  registers: number | null;
-  spillStores: number | null;
-  spillLoads: number | null;
-  /** Theoretical occupancy (0..1) at the launch-bounds block size (else 256). */
-  occupancy: number | null;
-  /** Loop line → measurement; empty when the build failed. */
-  loops: Record<string, LoopMeasurement>;
-  /** When no function matched: the cubin's functions, demangled (what could have been measured). */
-  functions?: string[];
-  /** Hash of the kernel's machine code: equal hashes mean identical code. */
-  codeHash: string | null;
-  cached: boolean;
-  compileMs: number;
-  failure: VariantFailure | null;
-}
-
-/**
- * The source name of a function from its demangled name: `void hot_loop<2048>(…)` → hot_loop,
- * `ns::k(float*)` → k (a template's demangled name starts with its return type).
- */
-export function sourceNameOf(demangled: string): string {
-  return demangled.replace(/\(.*$/, '').replace(/<.*$/, '').split('::').pop()?.trim().split(/\s+/).pop() ?? '';
-}
-
-/** A mangled name (c++filt missing) holds the source name as <length><name>: _Z8hot_loopILi2048EEvPKmPmi. */
-function mangledHolds(mangled: string, source: string): boolean {
-  return mangled.startsWith('_Z') && new RegExp(`(?<!\\d)${source.length}${source.replace(/[^\w]/g, '\\$&')}`).test(mangled.slice(2));
-}
-
-function launchBlockSize(analysis: FileAnalysis, demangled: string, defines: Record<string, string> = {}): number {
-  const base = sourceNameOf(demangled);
-  const k = analysis.kernels.find(x => x.name === base);
-  const lb = k?.launchBounds?.[0]?.trim();
-  // `__launch_bounds__(BLOCK)` with BLOCK swept as a -D macro: the block size is that value.
-  const n = lb ? Number(defines[lb] ?? lb) : NaN;
-  return Number.isFinite(n) && n > 0 ? n : 256;
-}
-
-function codeHash(fn: SassFunction): string {
-  const h = crypto.createHash('sha1');
-  // nvdisasm numbers branch labels (.L_x_12) across the whole cubin: renumbered per function in
-  // order of use, so the same code in two functions (template instantiations) hashes the same.
-  const labels = new Map<string, string>();
-  const label = (l: string) => labels.get(l) ?? (labels.set(l, `.L${labels.size}`), labels.get(l)!);
-  for (const ins of fn.instructions) {
-    const operands = ins.operands.replace(/\.L_x_\d+/g, label);
-    h.update(`${ins.predicate ?? ''} ${ins.opcode}.${ins.modifiers.join('.')} ${operands}\n`);
-  }
-  return h.digest('hex');
-}
-
-/** Every code section of the cubin, by kernel name: the same hash means the same machine code throughout. */
-function machineCodeHash(cubin: string): string | null {
-  try {
-    const buf = fs.readFileSync(cubin);
-    const h = crypto.createHash('sha256');
-    const sections = [...readCubin(buf).textSections].sort((a, b) => (a.kernel < b.kernel ? -1 : a.kernel > b.kernel ? 1 : 0));
-    for (const s of sections) h.update(`${s.kernel}\0`).update(buf.subarray(s.offset, s.offset + s.size));
-    return sections.length ? h.digest('hex') : null;
-  } catch {
-    return null;
-  }
-}
-
-/** Without a disassembler: the kernel's machine code bytes from the cubin. */
-function hashFile(outputPath: string, kernel: string): string | null {
-  const buf = fs.readFileSync(outputPath);
-  const s = readCubin(buf).textSections.find(x => x.kernel === kernel);
-  return s
-    ? crypto
-        .createHash('sha1')
-        .update(buf.subarray(s.offset, s.offset + s.size))
-        .digest('hex')
-    : null;
-}
-
-/**
- * Which function to measure: a mangled name or demangled substring, or a test of the mangled and
- * demangled names (a sweep's template axis picks one instantiation).
- */
-export type KernelFilter = string | ((mangled: string, demangled: string) => boolean);
-
-function matchesFilter(filter: KernelFilter | undefined, name: string, demangled: string | undefined): boolean {
-  if (!filter) return true;
-  if (typeof filter === 'function') return filter(name, demangled ?? name);
-  return name === filter || (demangled ?? '').includes(filter);
-}
-
-function pickKernelByName(dis: Disassembly, source: string, demangled: Map<string, string>, filter?: KernelFilter): string | null {
-  const names = [...dis.sizes.keys()].filter(n => {
-    const d = demangled.get(n) ?? n;
-    const named = d === n ? mangledHolds(n, source) || n === source : sourceNameOf(d) === source;
-    return named && matchesFilter(filter, n, d);
-  });
-  return names.sort()[0] ?? null;
-}
-
-/**
- * The function holding most instructions of the loop's lines summed over the listings (ties: the
- * first name), among those the filter accepts; `of`: how many functions hold some of them.
- */
-function busiestFunction(
-  listings: SassListing[],
-  file: string,
-  loop: Loop | Loop[],
-  filter: KernelFilter | undefined,
-  demangled: Map<string, string>,
-): { name: string; of: number } | null {
-  const loops = Array.isArray(loop) ? loop : [loop];
-  const total = new Map<string, number>();
-  for (const l of listings)
-    for (const fn of l.functions) {
-      if (!matchesFilter(filter, fn.name, demangled.get(fn.name))) continue;
-      const n = fn.instructions.filter(ins => loops.some(x => lineIn(ins, file, x.span.line, x.span.endLine))).length;
-      if (n > 0) total.set(fn.name, (total.get(fn.name) ?? 0) + n);
-    }
-  const best = [...total].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0];
-  return best ? { name: best[0], of: total.size } : null;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Attribution of machine code to a source loop
-
-export function sameFile(a: string, b: string): boolean {
-  return a === b || path.resolve(a) === path.resolve(b);
-}
-
-/** Does any frame of the instruction's location (own line or call sites) fall in [from, to] of file? */
-export function lineIn(ins: SassInstruction, file: string, from: number, to: number, exclude?: (line: number) => boolean): boolean {
-  const s = ins.source;
-  if (!s) return false;
-  const frames = [{ file: s.file, line: s.line }, ...(s.inlinedAt ?? [])];
-  for (const f of frames) {
-    if (f.line >= from && f.line <= to && sameFile(f.file, file)) return !(exclude && exclude(f.line));
-  }
-  return false;
-}
-
-interface LoopMeasure {
-  kernel: string;
-  loopInstructions: number;
-  effectiveUnroll: number | null;
-  fullyUnrolled: boolean;
-  remainder: AppliedUnroll['remainder'];
-  icache: IcacheLoopFacts | null;
-}
-
-/**
- * The machine code the instruction cache must hold while the loop runs: the hottest machine-code
- * loop of its work, or (unrolled completely) the innermost machine-code loop around most of its
- * instructions. Null when the loop's code runs once (no loop repeats it: nothing to re-fetch).
- */
-export function hotCodeFacts(fn: SassFunction, file: string, loop: Loop, hot: SassLoop | null): IcacheLoopFacts | null {
-  let chosen = hot;
-  if (!chosen) {
-    const mine = fn.instructions.filter(ins => lineIn(ins, file, loop.span.line, loop.span.endLine));
-    if (!mine.length) return null;
-    let bestCount = 0;
-    for (const l of findSassLoops(fn)) {
-      if (!l.natural) continue;
-      const n = mine.filter(ins => ins.address >= l.headAddress && ins.address <= l.branchAddress).length;
-      // Most of the loop's instructions; on a tie the inner (smaller) loop.
-      if (n * 2 > mine.length && (n > bestCount || (n === bestCount && chosen && l.instructions < chosen.instructions))) {
-        chosen = l;
-        bestCount = n;
-      }
-    }
-  }
-  if (!chosen) return null;
-  const code = fn.instructions.filter(ins => ins.address >= chosen!.headAddress && ins.address <= chosen!.branchAddress);
-  return { bytes: chosen.branchAddress - chosen.headAddress + 16, issue: issueProfile(code) };
-}
-
-/** Lines of the loop that belong to it and not to a nested loop (header and own statements). */
-export function ownLineFilter(kernel: Kernel, loop: Loop): (line: number) => boolean {
-  const nested = kernel.loops.filter(
-    l => l !== loop && l.span.line >= loop.span.line && l.span.endLine <= loop.span.endLine && l.line !== loop.line,
-  );
-  return line => nested.some(n => line >= n.span.line && line <= n.span.endLine);
-}
-
-/** Work-instruction counts per opcode inside [head, branch] attributed to the loop's own lines. */
-export function workCounts(
-  fn: SassFunction,
-  range: SassLoop | null,
-  file: string,
-  loop: Loop,
-  exclude: (line: number) => boolean,
-  classes = WORK_CLASSES,
-): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const ins of fn.instructions) {
-    if (range && (ins.address < range.headAddress || ins.address > range.branchAddress)) continue;
-    if (!lineIn(ins, file, loop.span.line, loop.span.endLine, exclude)) continue;
-    if (!classes.has(classifyInstruction(ins))) continue;
-    const key = `${ins.opcode}.${ins.modifiers.join('.')}`;
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-  }
-  return counts;
-}
-
-/** Does the machine-code loop hold instructions of `loop`'s own lines (not its nested loops')? */
-export function containsOwnLines(fn: SassFunction, range: SassLoop, file: string, kernel: Kernel, loop: Loop): boolean {
-  const exclude = ownLineFilter(kernel, loop);
-  return fn.instructions.some(
-    ins =>
-      ins.address >= range.headAddress &&
-      ins.address <= range.branchAddress &&
-      lineIn(ins, file, loop.span.line, loop.span.endLine, exclude),
-  );
-}
-
-/** The machine-code loop holding most of the source loop's own work: the hot (main) loop. */
-export function hottestLoop(
-  fn: SassFunction,
-  file: string,
-  loop: Loop,
-  exclude: (line: number) => boolean,
-  classes: Set<string>,
-): { sassLoop: SassLoop; work: number } | null {
-  let best: { sassLoop: SassLoop; work: number } | null = null;
-  for (const l of findSassLoops(fn)) {
-    if (!l.natural) continue;
-    let work = 0;
-    for (const c of workCounts(fn, l, file, loop, exclude, classes).values()) work += c;
-    if (work === 0) continue;
-    // Prefer more work; on a tie the inner (smaller) loop, which is the one that repeats.
-    if (!best || work > best.work || (work === best.work && l.instructions < best.sassLoop.instructions)) best = { sassLoop: l, work };
-  }
-  return best;
-}
-
-export function chooseFunction(
-  listing: SassListing,
-  file: string,
-  kernel: Kernel,
-  loop: Loop,
-  filter?: KernelFilter,
-  demangled?: Map<string, string>,
-): SassFunction | null {
-  let best: { fn: SassFunction; n: number } | null = null;
-  void kernel;
-  for (const fn of listing.functions) {
-    if (!matchesFilter(filter, fn.name, demangled?.get(fn.name))) continue;
-    let n = 0;
-    for (const ins of fn.instructions) if (lineIn(ins, file, loop.span.line, loop.span.endLine)) n++;
-    if (n > 0 && (!best || n > best.n || (n === best.n && fn.name < best.fn.name))) best = { fn, n };
-  }
-  return best?.fn ?? null;
-}
-
-/**
- * Source iterations in a stretch of machine code: per opcode one rolled iteration executes, the
- * stretch's count over the iteration's, median over those opcodes (the median resists address
- * arithmetic that unrolling folds away). 0 when `perIteration` is empty.
- */
-export function iterationsPerPass(perIteration: Map<string, number>, counts: Map<string, number>): number {
-  const ratios: number[] = [];
-  for (const [op, n] of perIteration) ratios.push((counts.get(op) ?? 0) / n);
-  if (!ratios.length) return 0;
-  ratios.sort((a, b) => a - b);
-  const h = ratios.length >> 1;
-  return ratios.length % 2 ? ratios[h] : (ratios[h - 1] + ratios[h]) / 2;
-}
-
-/**
- * Applied unroll from the machine code's loop structure (appliedUnroll.ts): the source loop's own
- * machine loops (by their back edges), the copies of one iteration in the main one against the
- * rolled build, the remainder beside it; no machine loop left: unrolled completely, its trip count.
- */
-export function measureLoop(
-  listing: SassListing,
-  baseline: SassListing | null,
-  file: string,
-  kernel: Kernel,
-  loop: Loop,
-  filter?: KernelFilter,
-  demangled?: Map<string, string>,
-): LoopMeasure | null {
-  const fn = chooseFunction(listing, file, kernel, loop, filter, demangled);
-  if (!fn) return null;
-  const baseFn = baseline?.functions.find(f => f.name === fn.name) ?? null;
-  const a = appliedUnroll(fn, baseFn, file, kernel, loop, demangled?.get(fn.name));
-  return {
-    kernel: fn.name,
-    loopInstructions: a.instructions,
-    effectiveUnroll: a.copies,
-    fullyUnrolled: a.fullyUnrolled,
-    remainder: a.remainder,
-    icache: hotCodeFacts(fn, file, loop, a.loops[0] ?? null),
-  };
-}
-
-/**
- * The loop measured in every function whose code holds it (template instantiations), most of
- * the loop's instructions first (ties: by name, as chooseFunction breaks them).
- */
-export function measureInstantiations(
-  listing: SassListing,
-  baseline: SassListing | null,
-  file: string,
-  kernel: Kernel,
-  loop: Loop,
-  demangled: Map<string, string>,
-): LoopInstantiation[] {
-  const out: { n: number; x: LoopInstantiation }[] = [];
-  for (const fn of listing.functions) {
-    const n = fn.instructions.filter(ins => lineIn(ins, file, loop.span.line, loop.span.endLine)).length;
-    if (!n) continue;
-    const m = measureLoop(listing, baseline, file, kernel, loop, fn.name, demangled);
-    if (!m) continue;
-    const x = {
-      name: fn.name,
-      demangled: demangled.get(fn.name) ?? fn.name,
-      loopInstructions: m.loopInstructions,
-      effectiveUnroll: m.effectiveUnroll,
-      fullyUnrolled: m.fullyUnrolled,
-    };
-    out.push({ n, x });
-  }
-  return out.sort((a, b) => b.n - a.n || (a.x.name < b.x.name ? -1 : 1)).map(o => o.x);
-}
-
-/** Requested factors nvcc ignored (identical code) or capped (fewer copies than asked). */
-export function explainVariants(variants: LoopVariant[], loop: Loop): string[] {
-  const notes: string[] = [];
-  const trip = typeof loop.tripCount === 'number' ? loop.tripCount : null;
-  for (const v of variants) {
-    if (v.status !== 'ok') continue;
-    const asked = typeof v.factor === 'number' ? v.factor : null;
-    const honoured = (asked !== null && v.effectiveUnroll === asked) || (v.factor === 'full' && v.fullyUnrolled);
-    if (v.identicalTo !== null && v.identicalTo !== v.factor) {
-      const same = `same code as ${factorLabel(v.identicalTo)}`;
-      if (v.factor === 'full' && !v.fullyUnrolled) {
-        notes.push(
-          `full unroll requested but the trip count is not a compile-time constant: ${same}${v.effectiveUnroll ? ` (×${v.effectiveUnroll})` : ''}`,
-        );
-      } else if (honoured) {
-        notes.push(
-          `${factorLabel(v.factor)}: ${same} (nvcc already ${asked === null ? 'unrolls it completely' : `unrolls ×${asked}`} there)`,
-        );
-      } else {
-        notes.push(`${factorLabel(v.factor)} ignored by nvcc: ${same}`);
-      }
-      continue;
-    }
-    if (asked !== null && v.effectiveUnroll !== null && !honoured) {
-      if (trip !== null && asked >= trip && v.fullyUnrolled) continue; // asked for ≥ trips: a full unroll is right
-      if (v.fullyUnrolled) notes.push(`${factorLabel(v.factor)} requested, nvcc unrolled the loop completely (×${v.effectiveUnroll})`);
-      else if (v.effectiveUnroll === 1 && asked > 1)
-        notes.push(`${factorLabel(v.factor)} ignored by nvcc: its machine loop holds one iteration per pass (×1)`);
-      else
-        notes.push(
-          `${factorLabel(v.factor)} requested, nvcc unrolled ×${v.effectiveUnroll}${v.effectiveUnroll < asked ? ' (capped)' : ''}`,
-        );
-    }
-    if (v.factor === 'full' && !v.fullyUnrolled && v.effectiveUnroll !== null) {
-      notes.push(`full unroll requested, but a loop remains (×${v.effectiveUnroll} per machine-code iteration)`);
-    }
-  }
-  return notes;
 }

@@ -8,7 +8,7 @@ import { classifyInstruction } from '../sass';
 import type { SassFunction, SassInstruction } from '../sass';
 import type { SassListingData, SassListingInstruction, SassListingLine, SassMachineLoop } from '../../schema/sassListing';
 import { attachSassStalls, SassStalls } from '../profile/sassStalls';
-import { lineIn, sameFile } from './inspect';
+import { lineIn, sameFile } from './loopAttribution';
 import { appliedUnroll, copiesOf, inSpan, isHeaderOnly, perIterationProfile, profile, WORK_CLASSES } from './appliedUnroll';
 
 export interface ListingContext {

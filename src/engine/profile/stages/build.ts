@@ -4,7 +4,8 @@ import type { FileAnalysis } from '../../parse/model';
 import { ScanInputError } from '../../parse/scan';
 import { fileDoesNotCompile } from '../../toolchain/rejectedFlag';
 import { BuildRequest, BuildResult, VariantBuilder } from '../../variants/build';
-import { LoopVariant, VariantInspector } from '../../variants/inspect';
+import type { LoopVariant } from '../../variants/reports';
+import { VariantInspector } from '../../variants/inspect';
 import { variantSource, VariantFactors, variantKey } from '../../variants/rewrite';
 import type { BenchOptions, RunStatus } from '../types';
 

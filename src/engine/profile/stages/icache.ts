@@ -5,7 +5,7 @@
 // slowdown is the instruction cache's (icacheAttribution.ts); otherwise it is shown as "not i-cache".
 import type { VariantIcache } from '../../../schema/types';
 import { archLimits } from '../../sass/occupancy';
-import type { LoopVariant } from '../../variants/inspect';
+import type { LoopVariant } from '../../variants/reports';
 import type { VariantRun } from '../types';
 import { calibrationFor, IcachePrediction, predictIcache } from '../icacheModel';
 import { attributeSlowdown } from '../icacheAttribution';

@@ -1,7 +1,7 @@
 // Stage 5, summarise: statistics of the timed launches, speedups against the baseline (the
 // first variant) and one table per instantiation.
 import type { VariantRun } from '../types';
-import type { LoopVariant } from '../../variants/inspect';
+import type { LoopVariant } from '../../variants/reports';
 import type { KernelSamples } from './time';
 
 export function quantile(sorted: number[], q: number): number {

@@ -1,0 +1,120 @@
+// One source loop measured in a listing: the function holding its code, its instructions, the
+// unroll nvcc applied (against the rolled build) and the hot machine code the instruction cache
+// must hold while it runs.
+import type { Kernel, Loop } from '../parse/model';
+import { findSassLoops } from '../sass';
+import type { SassFunction, SassListing, SassLoop } from '../sass';
+import { issueProfile } from '../sass/issueRate';
+import type { IcacheLoopFacts } from '../profile/icacheModel';
+import { appliedUnroll, AppliedUnroll } from './appliedUnroll';
+import { chooseFunction, KernelFilter } from './kernelChoice';
+import { lineIn } from './loopAttribution';
+import type { LoopInstantiation } from './reports';
+
+/** The loop measured in one function (see measureLoop). */
+export interface LoopMeasure {
+  kernel: string;
+  loopInstructions: number;
+  effectiveUnroll: number | null;
+  fullyUnrolled: boolean;
+  remainder: AppliedUnroll['remainder'];
+  icache: IcacheLoopFacts | null;
+}
+
+/**
+ * The machine code the instruction cache must hold while the loop runs: the hottest machine-code
+ * loop of its work, or (unrolled completely) the innermost machine-code loop around most of its
+ * instructions. Null when the loop's code runs once (no loop repeats it: nothing to re-fetch).
+ */
+export function hotCodeFacts(fn: SassFunction, file: string, loop: Loop, hot: SassLoop | null): IcacheLoopFacts | null {
+  let chosen = hot;
+  if (!chosen) {
+    const mine = fn.instructions.filter(ins => lineIn(ins, file, loop.span.line, loop.span.endLine));
+    if (!mine.length) return null;
+    let bestCount = 0;
+    for (const l of findSassLoops(fn)) {
+      if (!l.natural) continue;
+      const n = mine.filter(ins => ins.address >= l.headAddress && ins.address <= l.branchAddress).length;
+      // Most of the loop's instructions; on a tie the inner (smaller) loop.
+      if (n * 2 > mine.length && (n > bestCount || (n === bestCount && chosen && l.instructions < chosen.instructions))) {
+        chosen = l;
+        bestCount = n;
+      }
+    }
+  }
+  if (!chosen) return null;
+  const code = fn.instructions.filter(ins => ins.address >= chosen!.headAddress && ins.address <= chosen!.branchAddress);
+  return { bytes: chosen.branchAddress - chosen.headAddress + 16, issue: issueProfile(code) };
+}
+
+/**
+ * Source iterations in a stretch of machine code: per opcode one rolled iteration executes, the
+ * stretch's count over the iteration's, median over those opcodes (the median resists address
+ * arithmetic that unrolling folds away). 0 when `perIteration` is empty.
+ */
+export function iterationsPerPass(perIteration: Map<string, number>, counts: Map<string, number>): number {
+  const ratios: number[] = [];
+  for (const [op, n] of perIteration) ratios.push((counts.get(op) ?? 0) / n);
+  if (!ratios.length) return 0;
+  ratios.sort((a, b) => a - b);
+  const h = ratios.length >> 1;
+  return ratios.length % 2 ? ratios[h] : (ratios[h - 1] + ratios[h]) / 2;
+}
+
+/**
+ * Applied unroll from the machine code's loop structure (appliedUnroll.ts): the source loop's own
+ * machine loops (by their back edges), the copies of one iteration in the main one against the
+ * rolled build, the remainder beside it; no machine loop left: unrolled completely, its trip count.
+ */
+export function measureLoop(
+  listing: SassListing,
+  baseline: SassListing | null,
+  file: string,
+  kernel: Kernel,
+  loop: Loop,
+  filter?: KernelFilter,
+  demangled?: Map<string, string>,
+): LoopMeasure | null {
+  const fn = chooseFunction(listing, file, kernel, loop, filter, demangled);
+  if (!fn) return null;
+  const baseFn = baseline?.functions.find(f => f.name === fn.name) ?? null;
+  const a = appliedUnroll(fn, baseFn, file, kernel, loop, demangled?.get(fn.name));
+  return {
+    kernel: fn.name,
+    loopInstructions: a.instructions,
+    effectiveUnroll: a.copies,
+    fullyUnrolled: a.fullyUnrolled,
+    remainder: a.remainder,
+    icache: hotCodeFacts(fn, file, loop, a.loops[0] ?? null),
+  };
+}
+
+/**
+ * The loop measured in every function whose code holds it (template instantiations), most of
+ * the loop's instructions first (ties: by name, as chooseFunction breaks them).
+ */
+export function measureInstantiations(
+  listing: SassListing,
+  baseline: SassListing | null,
+  file: string,
+  kernel: Kernel,
+  loop: Loop,
+  demangled: Map<string, string>,
+): LoopInstantiation[] {
+  const out: { n: number; x: LoopInstantiation }[] = [];
+  for (const fn of listing.functions) {
+    const n = fn.instructions.filter(ins => lineIn(ins, file, loop.span.line, loop.span.endLine)).length;
+    if (!n) continue;
+    const m = measureLoop(listing, baseline, file, kernel, loop, fn.name, demangled);
+    if (!m) continue;
+    const x = {
+      name: fn.name,
+      demangled: demangled.get(fn.name) ?? fn.name,
+      loopInstructions: m.loopInstructions,
+      effectiveUnroll: m.effectiveUnroll,
+      fullyUnrolled: m.fullyUnrolled,
+    };
+    out.push({ n, x });
+  }
+  return out.sort((a, b) => b.n - a.n || (a.x.name < b.x.name ? -1 : 1)).map(o => o.x);
+}

@@ -1,0 +1,44 @@
+// Plain-language notes on a loop's variants: requested factors nvcc ignored or capped.
+import type { Loop } from '../parse/model';
+import { factorLabel } from './rewrite';
+import type { LoopVariant } from './reports';
+
+/** Requested factors nvcc ignored (identical code) or capped (fewer copies than asked). */
+export function explainVariants(variants: LoopVariant[], loop: Loop): string[] {
+  const notes: string[] = [];
+  const trip = typeof loop.tripCount === 'number' ? loop.tripCount : null;
+  for (const v of variants) {
+    if (v.status !== 'ok') continue;
+    const asked = typeof v.factor === 'number' ? v.factor : null;
+    const honoured = (asked !== null && v.effectiveUnroll === asked) || (v.factor === 'full' && v.fullyUnrolled);
+    if (v.identicalTo !== null && v.identicalTo !== v.factor) {
+      const same = `same code as ${factorLabel(v.identicalTo)}`;
+      if (v.factor === 'full' && !v.fullyUnrolled) {
+        notes.push(
+          `full unroll requested but the trip count is not a compile-time constant: ${same}${v.effectiveUnroll ? ` (×${v.effectiveUnroll})` : ''}`,
+        );
+      } else if (honoured) {
+        notes.push(
+          `${factorLabel(v.factor)}: ${same} (nvcc already ${asked === null ? 'unrolls it completely' : `unrolls ×${asked}`} there)`,
+        );
+      } else {
+        notes.push(`${factorLabel(v.factor)} ignored by nvcc: ${same}`);
+      }
+      continue;
+    }
+    if (asked !== null && v.effectiveUnroll !== null && !honoured) {
+      if (trip !== null && asked >= trip && v.fullyUnrolled) continue; // asked for ≥ trips: a full unroll is right
+      if (v.fullyUnrolled) notes.push(`${factorLabel(v.factor)} requested, nvcc unrolled the loop completely (×${v.effectiveUnroll})`);
+      else if (v.effectiveUnroll === 1 && asked > 1)
+        notes.push(`${factorLabel(v.factor)} ignored by nvcc: its machine loop holds one iteration per pass (×1)`);
+      else
+        notes.push(
+          `${factorLabel(v.factor)} requested, nvcc unrolled ×${v.effectiveUnroll}${v.effectiveUnroll < asked ? ' (capped)' : ''}`,
+        );
+    }
+    if (v.factor === 'full' && !v.fullyUnrolled && v.effectiveUnroll !== null) {
+      notes.push(`full unroll requested, but a loop remains (×${v.effectiveUnroll} per machine-code iteration)`);
+    }
+  }
+  return notes;
+}
