@@ -15,7 +15,7 @@ import { renderListing } from '../engine/report/sassListing';
 import { withStalls } from '../engine/variants/listing';
 import { readSassStallsFile, SassStalls } from '../engine/profile/sassStalls';
 import { SETTINGS } from '../settings';
-import { icacheCell, loopIcache, VariantIcache } from '../engine/profile/icacheReport';
+import { icacheCell, loopIcache, VariantIcache } from '../engine/icache/report';
 import { smCountOf, warpsLabel, warpsPerSmInFile } from '../engine/profile/warpsPerSm';
 import { findLaunches, launchesIn } from '../engine/parse/launches';
 import { sourceNameOf } from '../engine/variants/inspect';

@@ -2,7 +2,7 @@
 // loop on the GPU (ncu). This shows progress, a one-line verdict, the per-variant log and the
 // per-line warp-stall notes inline.
 import * as vscode from 'vscode';
-import { icacheShownText } from '../../engine/report/icacheText';
+import { icacheShownText } from '../../engine/icache/entryText';
 import { BenchLoopRequest, BenchmarkLoopArgs } from '../../protocol';
 import { requestWithProgress } from '../progress';
 import { StallDecorations } from '../stallDecorations';
