@@ -5,7 +5,7 @@ import { detectToolchain, chooseArch } from '../engine/toolchain/toolchain';
 import { resolveCompileFlags, splitCommandLine } from '../engine/toolchain/flags';
 import { defaultCacheDir } from '../engine/variants/build';
 import { benchJson, benchLoop, BenchReport, RunTiming, VariantRun } from '../engine/profile/bench';
-import { kib } from '../engine/profile/icacheModel';
+import { kib } from '../engine/icache/model';
 import { icacheRange, icacheShownText, icacheWhy } from '../schema/icacheText';
 import type { NcuPasses } from '../engine/profile/stages/time';
 import type { UnrollFactor } from '../engine/variants/rewrite';

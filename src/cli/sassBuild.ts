@@ -13,7 +13,7 @@ import { findTranslationUnit, unitsByTextSearch } from '../engine/variants/trans
 import type { UnrollFactor } from '../engine/variants/rewrite';
 import type { FileAnalysis } from '../engine/parse/model';
 import type { SassStalls } from '../engine/profile/sassStalls';
-import { loopIcache, VariantIcache } from '../engine/profile/icacheReport';
+import { loopIcache, VariantIcache } from '../engine/icache/report';
 import { smCountOf, warpsPerSmInFile } from '../engine/profile/warpsPerSm';
 import { findLaunches, launchesIn } from '../engine/parse/launches';
 import { CliIO, UsageError } from './io';

@@ -1,6 +1,6 @@
 // The documented `sass --json` and `sass --listing --json` contracts (docs/cli.md).
 import type { FileSassReport, LoopReport } from '../engine/variants/reports';
-import type { VariantIcache } from '../engine/profile/icacheReport';
+import type { VariantIcache } from '../engine/icache/report';
 import type { SassListingData } from '../protocol';
 
 function icacheJson(p: VariantIcache | null | undefined) {

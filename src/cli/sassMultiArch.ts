@@ -9,7 +9,7 @@ import { factorLabel, UnrollFactor } from '../engine/variants/rewrite';
 import type { FileAnalysis } from '../engine/parse/model';
 import { renderListing } from '../engine/report/sassListing';
 import { withStalls } from '../engine/variants/listing';
-import type { VariantIcache } from '../engine/profile/icacheReport';
+import type { VariantIcache } from '../engine/icache/report';
 import type { SassListingData } from '../protocol';
 import { macroTableFor } from './macros';
 import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';

@@ -1,7 +1,7 @@
 // `unroll-lens sass` as text: the kernel table, a loop's factor table, its instruction-cache lines.
 import type { FileSassReport, LoopReport } from '../engine/variants/reports';
 import { factorLabel } from '../engine/variants/rewrite';
-import { icacheCell, VariantIcache } from '../engine/profile/icacheReport';
+import { icacheCell, VariantIcache } from '../engine/icache/report';
 import { warpsLabel } from '../engine/profile/warpsPerSm';
 import type { ToolTimeouts } from './gpuOptions';
 

@@ -15,7 +15,7 @@
 export type IcacheShown = 'measured' | 'predicted' | 'not-icache';
 
 /**
- * Whether a measured slowdown is the instruction cache's (profile/icacheAttribution.ts): `icache`
+ * Whether a measured slowdown is the instruction cache's (icache/attribution.ts): `icache`
  * when the hot loop is past the cache and no_instruction is at least 10 % of the stalls and 5
  * points above the reference's; `other` when slower for another reason; `none` when not slower.
  */
@@ -29,7 +29,7 @@ export interface IcacheAttribution {
 
 /**
  * One variant's instruction-cache entry: the slowdown predicted from its SASS
- * (profile/icacheModel.ts) and, once the GPU has run it, the slowdown and no_instruction share
+ * (icache/model.ts) and, once the GPU has run it, the slowdown and no_instruction share
  * measured, which replace the prediction (`shown`).
  */
 export interface VariantIcache {
@@ -224,7 +224,7 @@ export interface SweepResult {
   icacheBudgetNote: string;
   // issue 13: recommended factor (recommend)
   /**
-   * How the static rule judges the instruction cache: 'model' (predicted slowdown, icacheModel.ts)
+   * How the static rule judges the instruction cache: 'model' (predicted slowdown, icache/model.ts)
    * or 'budget' (icacheBudgetBytes, an explicit override); absent in results saved before the model: 'budget'.
    */
   icacheRule?: 'model' | 'budget';

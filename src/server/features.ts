@@ -12,7 +12,7 @@ import { benchMarkdown, lineStallsMarkdown } from '../engine/report/benchText';
 import type { LineStalls } from '../engine/profile/stalls';
 import type { BenchReport } from '../engine/profile/bench';
 import { HeaderUnit, NO_UNIT_HINT } from './headers';
-import { IcacheContext, loopIcacheMarkdown, writtenLoopWarps } from '../engine/profile/icacheReport';
+import { IcacheContext, loopIcacheMarkdown, writtenLoopWarps } from '../engine/icache/report';
 import * as path from 'path';
 
 /** The newest per-line stall samples for the document (from its last GPU benchmark). */

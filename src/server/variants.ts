@@ -5,7 +5,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { CancellationToken, Connection, Diagnostic, DiagnosticSeverity, ProgressToken, Range } from 'vscode-languageserver/node';
 import type { FileAnalysis } from '../engine/parse/model';
-import { IcacheContext, writtenLoopIcache } from '../engine/profile/icacheReport';
+import { IcacheContext, writtenLoopIcache } from '../engine/icache/report';
 import { findLaunches, launchesIn } from '../engine/parse/launches';
 import type { CompilerMessage } from '../engine/toolchain/nvccErrors';
 import { VariantBuilder } from '../engine/variants/build';

@@ -11,7 +11,7 @@ import { detectToolchain, Toolchain } from '../../src/engine/toolchain/toolchain
 import { flagsFromSettings } from '../../src/engine/toolchain/flags';
 import { benchLoop, benchJson, BenchOptions, BenchProgress, iqrOverlap, parseChecksums, summarize } from '../../src/engine/profile/bench';
 import type { ProcessResult, ProcessRunner } from '../../src/engine/toolchain/process';
-import { findCliffs, cliffPointFromRaw, icacheBudget } from '../../src/engine/profile/icache';
+import { findCliffs, cliffPointFromRaw, icacheBudget } from '../../src/engine/icache/budget';
 import { rawPageOf } from '../../src/engine/profile/stages/time';
 import { parseRawPageStrict } from '../../src/engine/profile/rawPageStream';
 import { programOutput } from '../../src/engine/profile/ncuErrors';

@@ -1,5 +1,5 @@
 // Issue 22: a measured slowdown is put on the instruction cache only when the hot loop is past
-// the cache and no_instruction rises (icacheAttribution.ts); otherwise it is shown as what it is.
+// the cache and no_instruction rises (icache/attribution.ts); otherwise it is shown as what it is.
 // Recorded H100 sweeps (test/fixtures/gpu/h100/recommend: the static facts and the GPU run of the
 // same points) and the recorded bench of icache_ilp.cu (icache-ilp-bench/bench.json).
 import { describe, test } from 'node:test';
@@ -10,7 +10,7 @@ import type { SweepResult } from '../../src/protocol';
 import { attachIcache } from '../../src/engine/sweep/sweep';
 import { sweepJson } from '../../src/engine/sweep/json';
 import { sweepCsv } from '../../src/engine/sweep/export';
-import { attributeSlowdown, NO_INSTRUCTION_MIN, NO_INSTRUCTION_RISE, topStall } from '../../src/engine/profile/icacheAttribution';
+import { attributeSlowdown, NO_INSTRUCTION_MIN, NO_INSTRUCTION_RISE, topStall } from '../../src/engine/icache/attribution';
 import { icacheShownText, icacheWhy } from '../../src/schema/icacheText';
 import { REPO_ROOT } from './helpers';
 

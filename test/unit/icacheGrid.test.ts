@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as path from 'path';
-import { gridPoints, gridTable, GridPoint, parseGridSizes } from '../../src/engine/profile/icacheGrid';
+import { gridPoints, gridTable, GridPoint, parseGridSizes } from '../../src/engine/icache/grid';
 import { REPO_ROOT } from './helpers';
 
 const dirOf = (gpu: string) => path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', gpu, 'icache-grid');

@@ -15,9 +15,9 @@ import {
   calibrationSource,
   supplyTable,
   validationTable,
-} from '../../src/engine/profile/icacheFit';
-import { SM90_ICACHE } from '../../src/engine/profile/icacheCalibration';
-import { describePrediction, predictIcache } from '../../src/engine/profile/icacheModel';
+} from '../../src/engine/icache/fit';
+import { SM90_ICACHE } from '../../src/engine/icache/calibration';
+import { describePrediction, predictIcache } from '../../src/engine/icache/model';
 import { issueRate } from '../../src/engine/sass/issueRate';
 import { REPO_ROOT } from './helpers';
 

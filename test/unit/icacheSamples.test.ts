@@ -11,8 +11,9 @@ import { analyze, REPO_ROOT, SAMPLES, useCudaTools } from './helpers';
 import { VariantBuilder } from '../../src/engine/variants/build';
 import { VariantInspector } from '../../src/engine/variants/inspect';
 import { flagsFromSettings } from '../../src/engine/toolchain/flags';
-import { cliffPointFromRaw } from '../../src/engine/profile/icache';
-import { calibrationFor, predictIcache, type IcacheLoopFacts } from '../../src/engine/profile/icacheModel';
+import { cliffPointFromRaw } from '../../src/engine/icache/budget';
+import { calibrationFor, predictIcache } from '../../src/engine/icache/model';
+import type { IcacheLoopFacts } from '../../src/engine/icache/types';
 
 const cuda = useCudaTools(['nvdisasm']);
 const H100 = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100');

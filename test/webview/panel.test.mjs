@@ -768,7 +768,7 @@ describe('webview host', () => {
     const { page, log } = await openHost({ theme: 'dark' });
     const measured = fixtures['icache_cliff'];
     // The same loop before its GPU run: the engine's bench stage on the recorded SASS facts with no measurement.
-    const { icacheEntries } = require(path.join(ROOT, 'out/src/engine/profile/stages/icache.js'));
+    const { icacheEntries } = require(path.join(ROOT, 'out/src/engine/icache/entries.js'));
     const facts = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'recorded', 'icache_cliff.icache.json'), 'utf8')).variants;
     const unmeasured = facts.map(f => ({ label: f.label, status: 'ok', medianMs: null, stallShare: null, achievedOccupancy: null }));
     const predicted = icacheEntries(unmeasured, facts, 'sm_90');

@@ -119,6 +119,37 @@ function whyUnknown(v: LaunchValue): string {
     .join('; ');
 }
 
+/** How the grid meets the SMs, in words; `gridUnknown` is why the grid is not known (null: it is). */
+function gridNoteOf(
+  launch: KernelLaunchWithConfig,
+  arch: string,
+  sms: { count: number; gpu: string } | null,
+  smsList: number[] | null,
+  gridUnknown: string | null,
+): string {
+  const k = launch.grid.blocksPerSm;
+  const blocks = launch.grid.value;
+  if (gridUnknown !== null) return `grid \`${launch.grid.text}\` not known: ${gridUnknown}`;
+  if (k !== undefined) return `grid \`${launch.grid.text}\` is the SM count${k > 1 ? ` × ${k}` : ''}`;
+  if (blocks !== null && sms) return `grid ${plural(blocks, 'block')} on ${sms.count} SMs of the ${sms.gpu}`;
+  if (blocks !== null && blocks <= 1) return `grid of ${plural(blocks, 'block')}`;
+  if (blocks !== null && smsList)
+    return `grid ${plural(blocks, 'block')} on ${smsList.join(' or ')} SMs (${arch} GPUs; the GPU is not named)`;
+  if (blocks !== null) return `grid ${plural(blocks, 'block')}; SM count unknown`;
+  return `grid \`${launch.grid.text}\` takes several values`;
+}
+
+/** Every input the launch's sizes were read from, and the command-line options set aside, each once. */
+function launchInputs(c: KernelLaunchWithConfig['config']): { inputs: LaunchInput[]; options: LaunchInput[] } {
+  const inputs = dedupe([
+    ...c.grid.candidates.flatMap(x => x.inputs),
+    ...c.block.candidates.flatMap(x => x.inputs),
+    ...(c.shared?.candidates.flatMap(x => x.inputs) ?? []),
+  ]);
+  const options = dedupe([...c.grid.options, ...c.block.options, ...(c.shared?.options ?? [])]);
+  return { inputs, options };
+}
+
 /** Warps per SM of a launch for a kernel with these resources; `sms` when the GPU is known. */
 export function launchWarps(launch: KernelLaunchWithConfig, res: KernelResources, sms: { count: number; gpu: string } | null): LaunchWarps {
   const c = launch.config;
@@ -193,24 +224,8 @@ export function launchWarps(launch: KernelLaunchWithConfig, res: KernelResources
   const blocksLow = Math.min(...same.map(o => o.blocks));
   const blocksHigh = Math.max(...same.map(o => o.blocks));
 
-  // How the grid meets the SMs, in words.
-  const k = launch.grid.blocksPerSm;
-  let gridNote: string;
-  if (!gridKnown) gridNote = `grid \`${launch.grid.text}\` not known: ${unknown.find(u => u.what === 'grid')!.why}`;
-  else if (k !== undefined) gridNote = `grid \`${launch.grid.text}\` is the SM count${k > 1 ? ` × ${k}` : ''}`;
-  else if (launch.grid.value !== null && sms) gridNote = `grid ${plural(launch.grid.value, 'block')} on ${sms.count} SMs of the ${sms.gpu}`;
-  else if (launch.grid.value !== null && launch.grid.value <= 1) gridNote = `grid of ${plural(launch.grid.value, 'block')}`;
-  else if (launch.grid.value !== null && smsList)
-    gridNote = `grid ${plural(launch.grid.value, 'block')} on ${smsList.join(' or ')} SMs (${res.arch} GPUs; the GPU is not named)`;
-  else if (launch.grid.value !== null) gridNote = `grid ${plural(launch.grid.value, 'block')}; SM count unknown`;
-  else gridNote = `grid \`${launch.grid.text}\` takes several values`;
-
-  const inputs = dedupe([
-    ...c.grid.candidates.flatMap(x => x.inputs),
-    ...c.block.candidates.flatMap(x => x.inputs),
-    ...(c.shared?.candidates.flatMap(x => x.inputs) ?? []),
-  ]);
-  const options = dedupe([...c.grid.options, ...c.block.options, ...(c.shared?.options ?? [])]);
+  const gridNote = gridNoteOf(launch, res.arch, sms, smsList, gridKnown ? null : unknown.find(u => u.what === 'grid')!.why);
+  const { inputs, options } = launchInputs(c);
   return {
     warpsPerSm: Math.max(1, c0.warps),
     low: Math.max(1, low),

@@ -81,69 +81,94 @@ export function classifyNcuFailure(
     ...(appExit !== undefined ? { appExitCode: appExit } : {}),
   });
 
-  // 1. Counter permissions.
+  const failure =
+    permissionFailure(all) ??
+    unsupportedGpuFailure(all, errors) ??
+    noGpuFailure(all) ??
+    noKernelsFailure(out, err, warnings, appExit, kernelsSeen) ??
+    otherFailure(out, err, errors, appExit, exitCode);
+  return withErrors(failure);
+}
+
+/** 1. Counter permissions. */
+function permissionFailure(all: string): NcuFailure | null {
   if (
     /ERR_NVGPUCTRPERM|does not have permission to (?:access NVIDIA GPU Performance Counters|profile)|CUPTI_ERROR_INSUFFICIENT_PRIVILEGES/i.test(
       all,
     )
   ) {
     const dev = /on the target device (\d+)/i.exec(all)?.[1];
-    return withErrors({
+    return {
       kind: 'permission',
       message: `ncu may not read the GPU performance counters${dev !== undefined ? ` of device ${dev}` : ''}: the NVIDIA driver restricts them to administrators (ERR_NVGPUCTRPERM).`,
       fix: PERMISSION_FIX,
-    });
+    };
   }
+  return null;
+}
 
-  // 2. A GPU that this ncu cannot profile.
+/** 2. A GPU that this ncu cannot profile. */
+function unsupportedGpuFailure(all: string, errors: string[]): NcuFailure | null {
   const unsupported =
     /Profiling is not supported on (?:this )?device(?: (\d+))?([^\n]*)/i.exec(all) ??
     /(?:device|GPU|chip)[^\n]*\bis not supported\b[^\n]*|\bunsupported (?:GPU|device|chip)\b[^\n]*/i.exec(errors.join('\n'));
   if (unsupported) {
     const wsl = /Windows Subsystem for Linux|\bWSL\b/i.test(all);
     const dev = unsupported[1];
-    return withErrors({
+    return {
       kind: 'not-supported',
       message: `This version of Nsight Compute cannot profile ${dev !== undefined ? `device ${dev}` : 'this GPU'}${wsl ? ' under the Windows Subsystem for Linux' : ''}.`,
       fix: wsl
         ? 'Profiling under WSL needs WSL 2, Windows 11 and a recent NVIDIA Windows driver (CUPTI documents driver 525 or newer); otherwise profile on native Linux.'
         : 'Use an Nsight Compute release that supports this GPU (`ncu --list-chips` lists the chips this one supports); a newer CUDA Toolkit or a standalone Nsight Compute download brings one.',
-    });
+    };
   }
+  return null;
+}
 
-  // 3. No GPU, no driver, or no usable driver library.
+/** 3. No GPU, no driver, or no usable driver library. */
+function noGpuFailure(all: string): NcuFailure | null {
   if (/LibraryNotLoaded|Failed to initialize the profiler/i.test(all)) {
-    return withErrors({
+    return {
       kind: 'no-gpu',
       message: 'ncu could not load the NVIDIA driver library it measures with ("Failed to initialize the profiler: LibraryNotLoaded").',
       fix: "Check that an NVIDIA driver is installed and loaded (nvidia-smi works) and that it is new enough for this Nsight Compute; containers, virtual machines and WSL must also pass the GPU's profiling interface through.",
-    });
+    };
   }
   const noDevice =
     /no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|no CUDA[- ]capable device|No CUDA devices? (?:found|available)|no NVIDIA GPU/i.exec(
       all,
     );
   if (noDevice) {
-    return withErrors({
+    return {
       kind: 'no-gpu',
       message: `The program found no usable GPU ("${noDevice[0]}"), so there was nothing to profile.`,
       fix: 'Run on a machine with an NVIDIA GPU and driver (check with nvidia-smi), and check CUDA_VISIBLE_DEVICES.',
-    });
+    };
   }
   const driver =
     /CUDA driver version is insufficient for CUDA runtime version|CUDA_ERROR_INSUFFICIENT_DRIVER|NVIDIA driver (?:is not|isn't) (?:loaded|installed|running)|Driver\/library version mismatch|couldn't communicate with the NVIDIA driver/i.exec(
       all,
     );
   if (driver) {
-    return withErrors({
+    return {
       kind: 'no-gpu',
       message: `The GPU driver is missing or does not match ("${driver[0]}").`,
       fix: 'Install or update the NVIDIA driver so that it supports this CUDA version (nvidia-smi shows the driver and the highest CUDA version it supports), or reboot after a driver update.',
-    });
+    };
   }
+  return null;
+}
 
-  // 4. Nothing profiled.
-  if (/No kernels were profiled/i.test(all)) {
+/** 4. Nothing profiled: whose kernels ncu saw, and why it may have skipped them. */
+function noKernelsFailure(
+  out: string,
+  err: string,
+  warnings: string[],
+  appExit: number | undefined,
+  kernelsSeen: string[] | undefined,
+): NcuFailure | null {
+  if (/No kernels were profiled/i.test(`${out}\n${err}`)) {
     const seen = unique([
       ...availableKernels(out),
       ...availableKernels(err),
@@ -164,38 +189,47 @@ export function classifyNcuFailure(
       fix =
         'Check that the program launches a kernel with these arguments and does not fail before its first launch; for a program that starts others, add --target-processes all.';
     }
-    return withErrors({ kind: 'no-kernels', message: message + exitNote, fix, kernelsSeen: seen });
+    return { kind: 'no-kernels', message: message + exitNote, fix, kernelsSeen: seen };
   }
+  return null;
+}
 
-  // 5. Anything else: quote what ncu said.
+/** 5. Anything else: quote what ncu said. */
+function otherFailure(
+  out: string,
+  err: string,
+  errors: string[],
+  appExit: number | undefined,
+  exitCode: number | null | undefined,
+): NcuFailure {
   if (appExit !== undefined) {
     const tail = lastLines(err || programOutput(out), 3);
-    return withErrors({
+    return {
       kind: 'other',
       message: `The program failed under ncu with exit code ${appExit}${tail ? `: ${tail}` : '.'}`,
-    });
+    };
   }
   if (errors.length) {
     const missing = /'([^']+)' does not exist or is not an executable/.exec(errors.join('\n'));
-    return withErrors({
+    return {
       kind: 'other',
       message: `ncu failed: ${errors.join(' ')}`,
       ...(missing
         ? { fix: `Check the program path (${missing[1]}); ncu needs an absolute path for a program outside the working directory.` }
         : {}),
-    });
+    };
   }
   if (exitCode === null) {
-    return withErrors({ kind: 'other', message: 'ncu was stopped before it finished (killed by a signal).' });
+    return { kind: 'other', message: 'ncu was stopped before it finished (killed by a signal).' };
   }
   if (exitCode === 0 || exitCode === undefined) {
-    return withErrors({ kind: 'other', message: 'ncu finished without an error but printed nothing that explains the missing profile.' });
+    return { kind: 'other', message: 'ncu finished without an error but printed nothing that explains the missing profile.' };
   }
   const tail = lastLines(err || programOutput(out), 3);
-  return withErrors({
+  return {
     kind: 'other',
     message: `ncu exited with code ${exitCode}${tail ? `: ${tail}` : ' and printed nothing that explains it.'}`,
-  });
+  };
 }
 
 /**

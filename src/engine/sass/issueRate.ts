@@ -1,5 +1,5 @@
 // How fast a loop's machine code wants instructions, from the SASS alone: the instruction-cache
-// model (profile/icacheModel.ts) predicts a fetch penalty from this demand, because a miss costs
+// model (icache/model.ts) predicts a fetch penalty from this demand, because a miss costs
 // a warp that could issue every cycle far more than one that waits on its own dependency chain.
 //
 // One pass of the hot code is replayed in order for one warp (a warp issues in program order):

@@ -2,8 +2,8 @@
 // SweepResults, so the results panel shows every kind of result with one view.
 import type { FactorValue, SweepLoop, SweepResult, SweepVariant } from '../../schema/types';
 import type { BenchReport, VariantRun } from '../profile/bench';
-import { icacheBudget } from '../profile/icache';
-import { icacheEntries } from '../profile/stages/icache';
+import { icacheBudget } from '../icache/budget';
+import { icacheEntries } from '../icache/entries';
 import { runTimingText } from '../report/benchTiming';
 import type { FileAnalysis, Loop } from '../parse/model';
 import type { LoopReport, LoopVariant } from '../variants/reports';

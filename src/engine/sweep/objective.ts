@@ -3,7 +3,8 @@
 // nothing measurable statically (spills, a predicted instruction-cache penalty, occupancy).
 import type { SweepResult, SweepVariant } from '../../schema/types';
 import { archLimits } from '../sass/occupancy';
-import { calibrationFor, IcacheLoopFacts, IcachePrediction, predictIcache } from '../profile/icacheModel';
+import { calibrationFor, predictIcache } from '../icache/model';
+import type { IcacheLoopFacts, IcachePrediction } from '../icache/types';
 
 /** Bytes per SASS instruction on sm_70 and later (when a variant lacks its byte count). */
 const BYTES_PER_INSTRUCTION = 16;

@@ -2,7 +2,7 @@
 // one loop's SASS variants (the hover), and how often that recommendation lands within 5% of the
 // GPU-measured best on recorded sweeps (docs/measurements.md, test/unit/recommend.test.ts).
 import type { SweepResult, SweepVariant } from '../../schema/types';
-import { calibrationFor } from '../profile/icacheModel';
+import { calibrationFor } from '../icache/model';
 import { theoreticalOccupancy } from '../sass/occupancy';
 import type { LoopVariant } from '../variants/reports';
 import type { UnrollFactor } from '../variants/rewrite';

@@ -4,14 +4,14 @@
 // protocol's SweepResult, streamed to an observer as variants finish.
 import type { FactorValue, SweepLoop, SweepResult, SweepVariant } from '../../schema/types';
 import type { FileAnalysis, Loop } from '../parse/model';
-import { icacheBudget } from '../profile/icache';
+import { icacheBudget } from '../icache/budget';
 import { withinNoise } from '../profile/bench';
 import type { CompileFlags } from '../toolchain/flags';
 import type { Toolchain } from '../toolchain/toolchain';
 import { writtenFactor } from '../variants/rewrite';
 import { findLaunches } from '../parse/launches';
 import { launchWarps } from '../profile/launchOccupancy';
-import { icacheEntries } from '../profile/stages/icache';
+import { icacheEntries } from '../icache/entries';
 import { archLimits } from '../sass/occupancy';
 import { bestBy, gpuScore, staticBasis, staticRuleOf, staticScore, VIOLATION } from './objective';
 import { combineObservers, progressLine, SweepObserver, SweepProgress } from './observers/observer';

@@ -1,6 +1,6 @@
 // Written by scripts/fit-icache-model.mjs (npm run fit:icache) from the calibration grids in
 // test/fixtures/gpu/h100/icache-grid and h200/icache-grid: do not edit by hand.
-import type { IcacheCalibration } from './icacheModel';
+import type { IcacheCalibration } from './types';
 
 export const SM90_ICACHE: IcacheCalibration = {
   arch: 'sm_90',

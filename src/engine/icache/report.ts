@@ -5,17 +5,10 @@ import type { FileSassReport, LoopReport, LoopVariant } from '../variants/report
 import { sourceNameOf } from '../variants/kernelChoice';
 import type { FileAnalysis } from '../parse/model';
 import { findLaunches, KernelLaunch } from '../parse/launches';
-import {
-  calibrationFor,
-  describePrediction,
-  IcacheCalibration,
-  IcacheLoopFacts,
-  IcachePrediction,
-  kib,
-  predictIcache,
-} from './icacheModel';
-import type { WarpsPerSm } from './warpsPerSm';
-import { smCountOf, warpsLabel, warpsPerSmInFile } from './warpsPerSm';
+import { calibrationFor, describePrediction, kib, predictIcache } from './model';
+import type { IcacheCalibration, IcacheLoopFacts, IcachePrediction } from './types';
+import type { WarpsPerSm } from '../profile/warpsPerSm';
+import { smCountOf, warpsLabel, warpsPerSmInFile } from '../profile/warpsPerSm';
 
 export interface VariantIcache {
   bytes: number;
@@ -23,7 +16,7 @@ export interface VariantIcache {
   warpsPerSm: number;
   /** The lowest and highest warps per SM the code allows when a launch value is not known: the prediction covers both. */
   warpsRange: { low: number; high: number } | null;
-  /** Where warpsPerSm comes from (warpsPerSm.ts), and the same in a few words. */
+  /** Where warpsPerSm comes from (profile/warpsPerSm.ts), and the same in a few words. */
   warpsSource: string;
   warpsShort: string;
   demand: number;

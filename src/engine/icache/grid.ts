@@ -3,8 +3,8 @@
 // chains, hot-loop size) at one occupancy (warps per SM): its time per operation, its slowdown
 // against the smallest body of the same mix, chains and warps (which fits every cache level),
 // and ncu's no_instruction share of its warp stalls.
-import { parseRawPage } from './ncuCsv';
-import { stallBreakdown } from './stalls';
+import { parseRawPage } from '../profile/ncuCsv';
+import { stallBreakdown } from '../profile/stalls';
 
 export interface GridPoint {
   mix: string;

@@ -1,7 +1,7 @@
 // Instruction-cache budget per architecture: the hot-loop code size past which throughput
 // drops by more than 10%, calibrated from icache_cliff.cu runs (see docs/measurements.md).
-import { parseRawPage } from './ncuCsv';
-import { kernelProfile } from './stalls';
+import { parseRawPage } from '../profile/ncuCsv';
+import { kernelProfile } from '../profile/stalls';
 
 export interface IcacheBudget {
   arch: string;

@@ -12,57 +12,8 @@
 // points it was fitted on; validation on shapes left out of the fit is in docs/measurements.md.
 import type { IssueProfile } from '../sass/issueRate';
 import { issueRate } from '../sass/issueRate';
-import { SM90_ICACHE } from './icacheCalibration';
-
-/** What the model needs from one variant of a loop (LoopVariant.icache). */
-export interface IcacheLoopFacts {
-  /** Bytes of the machine code that repeats: the innermost machine-code loop holding the loop's work. */
-  bytes: number;
-  issue: IssueProfile;
-}
-
-export interface IcacheCalibration {
-  arch: string;
-  /** Where the points come from (GPUs, date, count). */
-  source: string;
-  /** Code sizes measured (bytes: the median kernel size of each target size), ascending. */
-  sizes: number[];
-  /** Warps per SM measured, ascending. */
-  warps: number[];
-  /** supply[size index][warps index]: instructions per cycle per SMSP the level at that size delivers; null: never limits. */
-  supply: (number | null)[][];
-  /** Smooth-maximum exponent. */
-  sharpness: number;
-  /**
-   * log(measured / predicted) percentiles on the fitted points, per measured warps count (index
-   * as `warps`), for predictions below and above `steep`.
-   */
-  spread: { flat: [number, number][]; steep: [number, number][] };
-  /** Predicted slowdown from which the `steep` spread applies. */
-  steep: number;
-  /** Sizes where supply drops: the cache levels the data show (bytes: last size before, first size after). */
-  steps: { before: number; after: number }[];
-  /**
-   * The largest measured size, and every size below it, where code that could issue every cycle
-   * loses under 5 % at the fewest warps: hot code up to this size fits (no penalty expected).
-   */
-  fitsUpTo: number;
-  points: number;
-}
-
-export interface IcachePrediction {
-  bytes: number;
-  warpsPerSm: number;
-  predictedSlowdown: { low: number; high: number };
-  /** The demand the SASS allows at this occupancy (instructions per cycle per SM sub-partition, ≤ 1). */
-  demand: number;
-  /** How the loop is described: "FFMA, 4 chains". */
-  shape: string;
-  /** Whether the hot code fits the first level (no penalty expected). */
-  fits: boolean;
-  /** Where the numbers come from, in one line. */
-  basis: string;
-}
+import { SM90_ICACHE } from './calibration';
+import type { IcacheCalibration, IcacheLoopFacts, IcachePrediction } from './types';
 
 /** Smooth maximum of 1 and demand/supply (the slowdown a level with that supply causes). */
 export function slowdownFor(demand: number, supply: number | null, sharpness: number): number {

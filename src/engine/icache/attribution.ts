@@ -1,6 +1,6 @@
 // Issue 22: a measured slowdown is an instruction-cache slowdown only when the machine code says
 // so. A variant is slower "for the i-cache" when both hold:
-//   1. its hot loop is past the cache: the i-cache model (icacheModel.ts) says it does not fit
+//   1. its hot loop is past the cache: the i-cache model (model.ts) says it does not fit
 //      the first level (`fits` false), and
 //   2. its warps wait for instructions: ncu's no_instruction share of its stalls is at least
 //      NO_INSTRUCTION_MIN (10 %) and at least NO_INSTRUCTION_RISE (5 points) above the

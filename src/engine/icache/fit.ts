@@ -1,14 +1,15 @@
-// Fitting and validating the instruction-cache model (icacheModel.ts) on the calibration grid
-// (icacheGrid.ts). `npm run fit:icache` writes the fitted calibration the product ships
-// (icacheCalibration.ts) and test/unit/icacheModel.test.ts checks it equals a fresh fit.
+// Fitting and validating the instruction-cache model (model.ts) on the calibration grid
+// (grid.ts). `npm run fit:icache` writes the fitted calibration the product ships
+// (calibration.ts) and test/unit/icacheModel.test.ts checks it equals a fresh fit.
 import * as fs from 'fs';
 import * as path from 'path';
 import * as zlib from 'zlib';
 import { findSassLoops, parseNvdisasm } from '../sass';
 import { issueProfile, issueRate, type IssueProfile } from '../sass/issueRate';
-import { gridPoints } from './icacheGrid';
-import type { GridPoint } from './icacheGrid';
-import { centralAt, predictIcache, slowdownFor, type IcacheCalibration } from './icacheModel';
+import { gridPoints } from './grid';
+import type { GridPoint } from './grid';
+import { centralAt, predictIcache, slowdownFor } from './model';
+import type { IcacheCalibration } from './types';
 
 /** A grid point the model can use: its shape's SASS profile and a measured slowdown. */
 export interface FitPoint {
