@@ -56,7 +56,7 @@ export interface LoopVariant {
   kernelSizes?: Record<string, number>;
   /** Hash of every kernel's machine code in the cubin: equal hashes run the same code (the bench measures them once). */
   machineCode?: string | null;
-  /** The loop's hot machine code for the instruction-cache model (profile/icacheModel.ts); null when it runs once or is unknown. */
+  /** The loop's hot machine code for the instruction-cache model (icache/model.ts); null when it runs once or is unknown. */
   icache?: IcacheLoopFacts | null;
   /** Theoretical resident warps per SM at the launch-bounds block size (else 256): the i-cache prediction's occupancy before a GPU run. */
   warpsPerSm?: number | null;
