@@ -30,7 +30,7 @@ export function makeNonce(): string {
 }
 
 /** Text for an HTML text node or a quoted attribute value. */
-export function escapeHtml(s: string): string {
+function escapeHtml(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }
 
@@ -104,7 +104,7 @@ function inlineSafe(code: string, tag: 'script' | 'style'): string {
 }
 
 /** JSON inside `<script type="application/json">`: no `<` at all, so no tag can end it. */
-export function embedJson(value: unknown): string {
+function embedJson(value: unknown): string {
   return JSON.stringify(value)
     .replace(/</g, '\\u003c')
     .replace(/\u2028/g, '\\u2028')
@@ -133,7 +133,7 @@ export function reportHtml(result: SweepResult, assets: PanelAssets, opts: { non
 }
 
 /** The package root: the nearest directory above `from` holding a package.json. */
-export function packageRoot(from: string = __dirname): string {
+function packageRoot(from: string = __dirname): string {
   for (let dir = path.resolve(from); ; dir = path.dirname(dir)) {
     if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
     if (path.dirname(dir) === dir) throw new Error(`no package.json above ${from}`);

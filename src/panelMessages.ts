@@ -3,8 +3,6 @@
 // after a window reload). Types only: both the host (Node) and the webview (browser) import it.
 import type { SweepResult } from './protocol';
 
-export type { SweepResult };
-
 /** Progress of a running sweep, shown above the charts with a Cancel button. */
 export interface PanelProgress {
   message: string;
@@ -19,14 +17,14 @@ export interface PanelProgress {
  * while a sweep runs: variants arrive one by one (status `pending` until done), charts update in
  * place. `progress` set (and `result.complete` false) shows the progress line and Cancel.
  */
-export interface ResultMessage {
+interface ResultMessage {
   type: 'result';
   result: SweepResult;
   progress?: PanelProgress | null;
 }
 
 /** Selects a variant (e.g. from a CodeLens); null clears the selection. Posts nothing back. */
-export interface SelectMessage {
+interface SelectMessage {
   type: 'select';
   variantId: string | null;
 }
@@ -36,30 +34,30 @@ export type HostToWebviewMessage = ResultMessage | SelectMessage;
 // ------------------------------------------------------------------ webview → host
 
 /** The script has loaded and listens; the host answers with a `result` message. */
-export interface ReadyMessage {
+interface ReadyMessage {
   type: 'ready';
 }
 
 /** A variant was clicked (chart bar or table row): show its code / loop in the editor. */
-export interface RevealMessage {
+interface RevealMessage {
   type: 'reveal';
   variantId: string;
 }
 
 /** Apply this variant's unroll factors (and params) to the source file. */
-export interface ApplyMessage {
+interface ApplyMessage {
   type: 'apply';
   variantId: string;
 }
 
 /** Save the result: `csv` (the table) or `t4` (the JSON export format). */
-export interface ExportMessage {
+interface ExportMessage {
   type: 'export';
   format: 'csv' | 't4';
 }
 
 /** Stop the running sweep. */
-export interface CancelMessage {
+interface CancelMessage {
   type: 'cancel';
 }
 

@@ -9,7 +9,6 @@ import { NotificationType, RequestType } from 'vscode-jsonrpc';
 import type { FactorValue, RunStatus, SweepResult, VariantIcache } from './schema/types';
 import type { SassListingResult } from './schema/sassListing';
 
-export const EXTENSION_ID = 'unroll-lens.unroll-lens';
 export const DIAGNOSTIC_SOURCE = 'unroll-lens';
 
 /** Language ids VS Code assigns to CUDA files (built-in `cuda-cpp`; `cuda` from older extensions). */
@@ -54,8 +53,6 @@ export interface ShowSassArgs {
 
 /** URI scheme of the read-only SASS listings (virtual documents the client serves). */
 export const SASS_SCHEME = 'unroll-lens-sass';
-/** Language id of SASS listings (the extension contributes its TextMate grammar). */
-export const SASS_LANGUAGE_ID = 'unroll-lens-sass';
 
 /** The results panel's webview type (its serializer restores it after a window reload). */
 export const RESULTS_VIEW_TYPE = 'unrollLens.results';
@@ -83,7 +80,7 @@ export interface SweepKernelArgs {
 }
 
 // Settings are declared once in ./settings (package.json and the docs are generated from it).
-export type { Settings, ToolchainSettings, ProfileSettings } from './settings';
+export type { Settings } from './settings';
 export { DEFAULT_SETTINGS } from './settings';
 
 // ---------------------------------------------------------------------------------------------
@@ -91,7 +88,7 @@ export { DEFAULT_SETTINGS } from './settings';
 // its commands, display strings included, so the client needs no engine code to present them.
 
 /** A loop in device code as the client lists and picks it. */
-export interface LoopOutline {
+interface LoopOutline {
   /** 1-based line of the loop keyword: the `line` that loop requests take. */
   line: number;
   /** 1-based first and last line of the whole loop statement (the cursor is "in" the loop between them). */
@@ -105,7 +102,7 @@ export interface LoopOutline {
 }
 
 /** A `__global__` kernel or `__device__` function and its loops. */
-export interface KernelOutline {
+interface KernelOutline {
   name: string;
   qualifier: 'global' | 'device';
   /** 1-based line of the definition. */
@@ -167,7 +164,7 @@ export const WorkspaceTrustNotification = new NotificationType<{ trusted: boolea
 // text includes it.
 
 /** A .cu file that includes a header, as the chooser lists it. */
-export interface TranslationUnitCandidate {
+interface TranslationUnitCandidate {
   path: string;
   /** An entry of compile_commands.json, or found by a text search of the workspace. */
   via: 'compile_commands' | 'search';
@@ -200,9 +197,9 @@ export interface LoopVariantsParams {
 }
 
 /** Outcome of one variant's build: `failed` is an nvcc error, `timeout` and `cancelled` stopped it. */
-export type VariantBuildStatus = 'ok' | 'failed' | 'timeout' | 'cancelled';
+type VariantBuildStatus = 'ok' | 'failed' | 'timeout' | 'cancelled';
 
-export interface LoopVariantResult {
+interface LoopVariantResult {
   factor: FactorValue;
   status: VariantBuildStatus;
   /** SASS instructions of the kernel holding the loop. */
@@ -223,7 +220,7 @@ export const LoopVariantsRequest = new RequestType<LoopVariantsParams, LoopVaria
 
 export type BenchLoopParams = LoopVariantsParams;
 
-export interface BenchVariantResult {
+interface BenchVariantResult {
   /** `as-written`, `default`, `full` or the factor. */
   label: string;
   status: RunStatus;
@@ -305,7 +302,7 @@ export interface SweepRunResult {
 export const SweepRequest = new RequestType<SweepParams, SweepRunResult, void>('unrollLens/sweep');
 
 /** Progress of a running sweep as the panel shows it. */
-export interface SweepProgressInfo {
+interface SweepProgressInfo {
   message: string;
   done: number;
   total: number;
@@ -319,7 +316,7 @@ export interface SweepUpdate {
 export const SweepUpdateNotification = new NotificationType<SweepUpdate>('unrollLens/sweepUpdate');
 
 /** A result saved under a workspace folder's .unroll-lens/results/. */
-export interface SavedResultSummary {
+interface SavedResultSummary {
   path: string;
   kernel: string;
   file: string;
@@ -357,7 +354,7 @@ export interface ClearCacheParams {
   clear: boolean;
 }
 /** The build cache's entries and the measurements beside them: there (counting) or deleted (clearing). */
-export interface BuildCacheCount {
+interface BuildCacheCount {
   /** The builds folder. */
   location: string;
   builds: number;

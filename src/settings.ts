@@ -7,7 +7,7 @@
 import { RANGES, UNROLL_FACTOR_EXPECTED, UNROLL_FACTOR_PATTERN } from './schema/ranges';
 
 /** Where a value may be set (VS Code's configuration scopes that this extension uses). */
-export type SettingScope = 'window' | 'machine-overridable';
+type SettingScope = 'window' | 'machine-overridable';
 
 interface DeclBase {
   /** Key under `unrollLens.` when it is not the field path joined by dots (`codeLens.enabled` for `codeLensEnabled`). */
@@ -287,7 +287,7 @@ export const SETTINGS = {
 };
 
 /** Settings only the extension client reads (vscode-languageclient traces by `<id>.trace.server`); not part of `Settings`. */
-export const CLIENT_SETTINGS = {
+const CLIENT_SETTINGS = {
   'trace.server': oneOf(['off', 'messages', 'verbose'], {
     default: 'off',
     description: 'Trace LSP traffic in the Unroll Lens output channel.',
@@ -318,7 +318,6 @@ type ValueOf<D> = D extends BooleanDecl
 type SettingsOf<T> = { [K in keyof T]: T[K] extends SettingDecl ? ValueOf<T[K]> : SettingsOf<T[K]> };
 
 export type Settings = SettingsOf<typeof SETTINGS>;
-export type ToolchainSettings = Settings['toolchain'];
 export type ProfileSettings = Settings['profile'];
 
 /** One declared setting with its full key (`unrollLens.` + key) and where it lives in `Settings` (null: client-only). */
@@ -434,7 +433,7 @@ function setField(target: Record<string, unknown>, field: string[], value: unkno
 }
 
 /** A fresh copy of the defaults (arrays are not shared with `DEFAULT_SETTINGS`). */
-export function defaultSettings(): Settings {
+function defaultSettings(): Settings {
   const out: Record<string, unknown> = {};
   for (const e of SETTING_ENTRIES) if (e.field) setField(out, e.field, copy(e.decl.default));
   return out as unknown as Settings;

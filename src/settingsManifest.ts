@@ -47,7 +47,7 @@ export function configurationContribution(): { title: string; properties: Record
   return { title: 'Unroll Lens', properties: Object.fromEntries(SETTING_ENTRIES.map(e => [e.key, schema(e.decl)])) };
 }
 
-export function restrictedSettings(): string[] {
+function restrictedSettings(): string[] {
   return SETTING_ENTRIES.filter(e => e.decl.restricted).map(e => e.key);
 }
 

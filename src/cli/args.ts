@@ -23,7 +23,7 @@ export interface OptionSpec {
 
 /** Long option name without the dashes → spec. */
 export type OptionTable = Record<string, OptionSpec>;
-export type OptionValues<O extends OptionTable> = {
+type OptionValues<O extends OptionTable> = {
   [K in keyof O]?: O[K]['type'] extends 'boolean' ? true : O[K]['type'] extends 'list' ? string[] : string;
 };
 
@@ -157,9 +157,6 @@ export function lineListOption(name: string, text: string): number[] {
   return parts.map(Number);
 }
 
-/** Largest unroll factor the CLI builds (src/schema/ranges.ts says why). */
-export const MAX_UNROLL_FACTOR = RANGES.unrollFactor.max;
-
 /** `--factors 1,4,full`; absent: the unrollLens.unrollFactors default. Each factor is checked like the setting's. */
 export function factorsOption(text: string | undefined): UnrollFactor[] {
   try {
@@ -175,7 +172,7 @@ export function factorsOption(text: string | undefined): UnrollFactor[] {
 const WIDTH = 100;
 
 /** `prefix` then `text` word-wrapped at `width`; continuation lines are indented to the end of `prefix`. */
-export function hanging(prefix: string, text: string, width = WIDTH): string {
+function hanging(prefix: string, text: string, width = WIDTH): string {
   const lines: string[] = [];
   let line = prefix;
   let empty = true;

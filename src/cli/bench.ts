@@ -184,7 +184,7 @@ export function renderBench(r: BenchReport): string {
  * The i-cache table (issue 13): per variant the slowdown shown, marked (measured) from this GPU
  * run or (predicted) from the SASS alone, with the prediction beside a measurement.
  */
-export function renderIcache(variants: VariantRun[]): string[] {
+function renderIcache(variants: VariantRun[]): string[] {
   const rows = variants.filter(v => v.icache);
   if (!rows.length) return [];
   const reference = rows.find(v => v.icache!.reference)?.icache!.reference;

@@ -44,9 +44,9 @@ export const GPU_RUN_OPTIONS = {
 } as const satisfies OptionTable;
 
 /** --nvcc-timeout: seconds per nvcc compile; the editor's unrollLens.toolchain.nvccTimeoutSeconds. */
-export const NVCC_TIMEOUT: NumberDecl = SETTINGS.toolchain.nvccTimeoutSeconds;
+const NVCC_TIMEOUT: NumberDecl = SETTINGS.toolchain.nvccTimeoutSeconds;
 /** --disasm-timeout: seconds per nvdisasm/cuobjdump run; the editor's unrollLens.toolchain.disassemblerTimeoutSeconds. */
-export const DISASM_TIMEOUT: NumberDecl = SETTINGS.toolchain.disassemblerTimeoutSeconds;
+const DISASM_TIMEOUT: NumberDecl = SETTINGS.toolchain.disassemblerTimeoutSeconds;
 
 /** The tools' time limits, for every subcommand that compiles (sass, bench, sweep). */
 export const TOOL_TIMEOUT_OPTIONS = {

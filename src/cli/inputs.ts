@@ -9,7 +9,7 @@ import type { Toolchain } from '../engine/toolchain/toolchain';
 import { CliIO, UsageError } from './io';
 
 /** Largest source file read (the biggest real .cu files are a few MB). */
-export const MAX_SOURCE_BYTES = 32 * 1024 * 1024;
+const MAX_SOURCE_BYTES = 32 * 1024 * 1024;
 
 /** Throws ScanInputError unless `file` (symlinks followed) is a regular file of at most `maxBytes`. */
 export function checkInputFile(file: string, maxBytes: number | null = MAX_SOURCE_BYTES): fs.Stats {

@@ -55,7 +55,7 @@ export function cliVersion(): string {
 }
 
 /** The signals that cancel a running command as Ctrl-C does: children killed, temp folders removed, exit 130. */
-export const CANCEL_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+const CANCEL_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 /**
  * Aborts `ac` on Ctrl-C, SIGTERM or SIGHUP (the first of them; a second signal of the same kind

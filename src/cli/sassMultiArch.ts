@@ -21,7 +21,7 @@ import { listingJson, toSassJson } from './sassJson';
 import { compileFailureDetail, icacheLines, pad } from './sassText';
 
 /** One architecture's results with several --arch values: its reports, or why it has none. */
-export interface ArchResult {
+interface ArchResult {
   arch: string;
   nvcc: string | null;
   file: FileSassReport | null;
@@ -234,7 +234,7 @@ function printArchResults(results: ArchResult[], a: SassArgs, text: string, io: 
 }
 
 /** The kernel table with one column set (instr, bytes, regs, spills) per architecture. */
-export function renderFiles(results: ArchResult[], withNotes: boolean): string {
+function renderFiles(results: ArchResult[], withNotes: boolean): string {
   const ok = results.filter(r => r.file?.status === 'ok');
   const source = ok.map(r => `${r.arch}: counts from ${r.file!.disassembler}${r.file!.cached ? ' (cached)' : ''}`).join(' · ');
   const lines = [`nvcc ${ok[0]?.file?.nvcc ?? results[0]?.nvcc ?? '?'} · ${source}`];
@@ -262,7 +262,7 @@ export function renderFiles(results: ArchResult[], withNotes: boolean): string {
 }
 
 /** The factor table of one loop with one column set per architecture, then each one's notes. */
-export function renderLoops(results: ArchResult[]): string {
+function renderLoops(results: ArchResult[]): string {
   const loops = results.filter(r => r.loop);
   const first = loops[0]?.loop;
   if (!first) return '';

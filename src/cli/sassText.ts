@@ -24,7 +24,7 @@ export function renderFile(r: FileSassReport): string {
 }
 
 /** The function the rows measure: its demangled name, and which of several instantiations it is. */
-export function loopHeading(r: LoopReport): string {
+function loopHeading(r: LoopReport): string {
   const i = r.instantiation;
   if (!i) return r.kernel;
   return i.of > 1
@@ -33,7 +33,7 @@ export function loopHeading(r: LoopReport): string {
 }
 
 /** The remainder nvcc emitted beside the main loop: "loop ×1 + 2 straight", "none", or "" when unknown. */
-export function remainderLabel(r: { loops: number[]; straight: number } | null | undefined): string {
+function remainderLabel(r: { loops: number[]; straight: number } | null | undefined): string {
   if (!r) return '';
   const parts = r.loops.map(c => `loop ×${c}`);
   if (r.straight) parts.push(`${r.straight} straight`);

@@ -31,7 +31,7 @@ const CHUNK = 8;
 const MIN_FILES_PER_WORKER = 48;
 
 /** Threads for `files` files: UNROLL_LENS_SCAN_THREADS (one per chunk at most), else one per core (at most 8), fewer for small scans. */
-export function scanThreads(files: number): number {
+function scanThreads(files: number): number {
   const env = Number(process.env.UNROLL_LENS_SCAN_THREADS);
   if (Number.isInteger(env) && env > 0) return Math.max(1, Math.min(env, Math.ceil(files / CHUNK)));
   const cores = Math.min(8, os.availableParallelism?.() ?? os.cpus().length);

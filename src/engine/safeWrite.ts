@@ -77,7 +77,7 @@ function lstatOrNull(p: string): fs.Stats | null {
 }
 
 /** The root's real path; it must exist and be a folder (following links: the user chose it). */
-export function realRoot(root: string): string {
+function realRoot(root: string): string {
   if (typeof root !== 'string' || !root || root.includes('\0')) throw new SafeWriteError('bad-path', `bad folder ${JSON.stringify(root)}`);
   let real: string;
   try {

@@ -16,7 +16,7 @@ import type { StatusBar } from './statusBar';
 import { rememberedUnits } from './commands/chooseTranslationUnit';
 
 /** The commands the server's hover markdown may link to (command: URIs); nothing else runs from a hover. */
-export const HOVER_COMMANDS = [Commands.showSass, Commands.compareVariants];
+const HOVER_COMMANDS = [Commands.showSass, Commands.compareVariants];
 
 export async function startLanguageClient(
   context: vscode.ExtensionContext,

@@ -134,8 +134,6 @@ export function rangeProblem(r: NumberRange, value: unknown): string | null {
 
 export type UnrollFactorValue = 'default' | 'full' | number;
 
-export const UNROLL_FACTOR_WORDS = ['default', 'full'] as const;
-
 /** "default, full or an integer from 1 to 4096". */
 export const UNROLL_FACTOR_EXPECTED = `default, full or an integer from ${RANGES.unrollFactor.min} to ${RANGES.unrollFactor.max}`;
 

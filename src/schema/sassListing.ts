@@ -3,7 +3,7 @@
 // SASS listings: the disassembly of one variant's kernel, grouped by source line.
 
 /** Warp-stall samples of one SASS instruction (ncu SourceCounters at SASS level). */
-export interface SassInstructionStall {
+interface SassInstructionStall {
   samples: number;
   /** This instruction's fraction of the kernel's samples (0..1). */
   share: number;

@@ -12,7 +12,7 @@
  * (an i-cache slowdown, or no slowdown), the prediction (no GPU run), or `not-icache`: measured
  * slower, but not for the instruction cache (`measured.attribution` says why, issue 22).
  */
-export type IcacheShown = 'measured' | 'predicted' | 'not-icache';
+type IcacheShown = 'measured' | 'predicted' | 'not-icache';
 
 /**
  * Whether a measured slowdown is the instruction cache's (icache/attribution.ts): `icache`

@@ -44,7 +44,7 @@ export function benchSassStalls(facts: Pick<DocumentFacts, 'benches'> | null, li
   return null;
 }
 
-export function hashText(text: string): string {
+function hashText(text: string): string {
   return crypto.createHash('sha1').update(text).digest('hex');
 }
 

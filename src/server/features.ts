@@ -22,7 +22,7 @@ function lineStallsOf(sass: SassFacts | null): LineStalls[] {
   return best;
 }
 
-export function toRange(span: SourceSpan): Range {
+function toRange(span: SourceSpan): Range {
   return Range.create(span.line - 1, span.column, span.endLine - 1, span.endColumn);
 }
 
@@ -102,7 +102,7 @@ function within(pos: Position, span: SourceSpan): boolean {
  * Markdown links that run "Show SASS" for a loop (the client trusts hover markdown for this
  * command only): the file as written, and each built unroll variant when there are some.
  */
-export function showSassLink(uri: string, line: number, factors: string[] = []): string {
+function showSassLink(uri: string, line: number, factors: string[] = []): string {
   const link = (label: string, factor?: string) => {
     const args: ShowSassArgs = factor ? { uri, line, factor } : { uri, line };
     return `[${label}](command:${Commands.showSass}?${encodeURIComponent(JSON.stringify([args]))} "Open the disassembly of this loop's kernel, grouped by source line")`;

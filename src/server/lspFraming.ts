@@ -8,9 +8,9 @@
 import { Transform, TransformCallback } from 'stream';
 
 /** Largest header block: two short fields; real clients send under 100 bytes. */
-export const MAX_HEADER_BYTES = 8 * 1024;
+const MAX_HEADER_BYTES = 8 * 1024;
 /** Largest message body: a didOpen of a 32 MiB source, JSON-escaped, fits. */
-export const MAX_MESSAGE_BYTES = 96 * 1024 * 1024;
+const MAX_MESSAGE_BYTES = 96 * 1024 * 1024;
 
 export class LspFrameError extends Error {}
 

@@ -356,7 +356,7 @@ export function icacheWarning(r: FileSassReport, line: number, ctx: IcacheContex
 }
 
 /** unrollLens.icacheBudgetBytes set: the old one-number rule, saying where the number comes from. */
-export function fixedBudgetWarning(loopInstructions: number | null, budget: number): string | null {
+function fixedBudgetWarning(loopInstructions: number | null, budget: number): string | null {
   if (loopInstructions === null || loopInstructions * 16 <= budget) return null;
   return `Loop body ${((loopInstructions * 16) / 1024).toFixed(0)} KiB of SASS (${loopInstructions} instructions) > ${(budget / 1024).toFixed(0)} KiB instruction-cache budget (unrollLens.icacheBudgetBytes, a fixed budget instead of the model): expect instruction-fetch stalls (ncu: no_instruction) at low occupancy.`;
 }

@@ -8,7 +8,7 @@ import type { LoopReport } from '../engine/variants/reports';
 import type { AnalysisStatus, BenchLoopResult, FileAnalysisResult, LineStallNote, LoopVariantsResult, SweepResult } from '../protocol';
 
 /** Lines below this share of the kernel's stall samples get no inline note: one on every line would be noise. */
-export const LINE_STALL_NOTE_MIN_SHARE = 0.01;
+const LINE_STALL_NOTE_MIN_SHARE = 0.01;
 
 export function toFileAnalysisResult(a: FileAnalysis): FileAnalysisResult {
   return {

@@ -45,7 +45,7 @@ Chart.register(decorPlugin);
 
 export type ChartId = 'speedup' | 'stalls' | 'icache' | 'size' | 'resources' | 'unroll';
 
-export const CHART_TITLES: Record<ChartId, string> = {
+const CHART_TITLES: Record<ChartId, string> = {
   speedup: 'Speedup vs the file as written',
   stalls: 'Warp-stall reasons',
   icache: 'I-cache slowdown: measured vs predicted',
@@ -54,7 +54,7 @@ export const CHART_TITLES: Record<ChartId, string> = {
   unroll: 'Unroll factor nvcc applied',
 };
 
-export function chartIds(model: ViewModel): ChartId[] {
+function chartIds(model: ViewModel): ChartId[] {
   // The i-cache chart only where some variant has an entry (results saved before issue 13 have none).
   const icache: ChartId[] = model.icache ? ['icache'] : [];
   return model.gpu ? ['speedup', 'stalls', ...icache, 'size', 'resources'] : [...icache, 'size', 'resources', 'unroll'];

@@ -258,7 +258,7 @@ function icacheValue(x: VariantView): number | null {
 }
 
 /** "1.75× measured (predicted 1.48–2.39×)" / "1.48–2.39× predicted": the cell's text, badges aside. */
-export function icacheText(x: VariantView): string {
+function icacheText(x: VariantView): string {
   const c = x.icache;
   if (!c) return NONE;
   if (c.shown === 'measured' && c.measured) {

@@ -6,7 +6,7 @@ import type { SweepResult } from '../../src/protocol';
 import { RANGES, rangeProblem } from '../../src/schema/ranges';
 import { sweepResultProblem } from '../../src/schema/result';
 
-export type { HostToWebviewMessage, PanelProgress, PanelState, WebviewToHostMessage };
+export type { HostToWebviewMessage };
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -53,7 +53,7 @@ export function connectHost(): Host {
  * range (src/schema/result.ts, the same check as the server's when it loads a file). A malformed
  * or impossible one (a forged median of -7 ms, an unroll factor of -4) is dropped, never drawn.
  */
-export function checkedResult(x: unknown): SweepResult | null {
+function checkedResult(x: unknown): SweepResult | null {
   const checked = sweepResultProblem(x);
   return 'result' in checked ? checked.result : null;
 }

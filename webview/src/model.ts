@@ -8,13 +8,13 @@ import { showInstantiations } from '../../src/schema/kernelNames';
  * Stall reasons stacked by name besides no_instruction; the rest are summed as "other". Four keep
  * every stack colour distinct (VS Code's chart palette has six colours; red is no_instruction's).
  */
-export const TOP_STALL_REASONS = 4;
+const TOP_STALL_REASONS = 4;
 export const NO_INSTRUCTION = 'no_instruction';
 export const OTHER_STALLS = 'other';
 /** Part of the shares' sum (cycles between issues) but not a stall: left out of "top stall". */
-export const ISSUING = 'selected';
+const ISSUING = 'selected';
 /** SASS instructions are 16 bytes on every architecture the tool supports (sm_70 and later). */
-export const SASS_INSTRUCTION_BYTES = 16;
+const SASS_INSTRUCTION_BYTES = 16;
 
 type NumericKey = {
   [K in keyof SweepVariant]-?: SweepVariant[K] extends number | null ? K : never;

@@ -57,7 +57,7 @@ function fillIcacheCell(cell: HTMLTableCellElement, x: VariantView): void {
 const collator = new Intl.Collator('en', { numeric: true, sensitivity: 'base' });
 
 /** Sorted copy: numbers numerically, text with numeric collation, missing values always last. */
-export function sortVariants(rows: VariantView[], col: Column | undefined, direction: SortDirection): VariantView[] {
+function sortVariants(rows: VariantView[], col: Column | undefined, direction: SortDirection): VariantView[] {
   if (!col) return rows;
   const sign = direction === 'asc' ? 1 : -1;
   return [...rows].sort((a, b) => {

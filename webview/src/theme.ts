@@ -2,7 +2,7 @@
 // by VS Code on <html>) to --ul-* variables with fallbacks for the standalone report; canvas
 // drawing cannot use CSS variables, so the resolved values are read here and handed to chart.js.
 
-export type ThemeKind = 'light' | 'dark' | 'high-contrast' | 'high-contrast-light';
+type ThemeKind = 'light' | 'dark' | 'high-contrast' | 'high-contrast-light';
 
 export interface Theme {
   kind: ThemeKind;

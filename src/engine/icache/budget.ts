@@ -21,7 +21,7 @@ export interface IcacheBudget {
  * largest size still within 10% at 4 warps per SM. Other arches were not measured: they carry
  * sm_90's number as an estimate until scripts/device/record-fixtures.sh runs on one.
  */
-export const ICACHE_BUDGETS: IcacheBudget[] = [
+const ICACHE_BUDGETS: IcacheBudget[] = [
   { arch: 'sm_90', bytes: 49_920, status: 'measured', source: 'icache_cliff.cu on an H100, 4 warps/SM, CUDA 13.0 (docs/measurements.md)' },
   { arch: 'sm_89', bytes: 49_920, status: 'estimate', source: 'not measured: sm_90 value' },
   { arch: 'sm_86', bytes: 49_920, status: 'estimate', source: 'not measured: sm_90 value' },

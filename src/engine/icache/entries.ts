@@ -47,7 +47,7 @@ function warpsFor(
  * variant whose hot code fits (largest fitting hot loop), else the rolled one (×1), else the fastest;
  * null when fewer than two variants were measured.
  */
-export function icacheReference(rows: IcacheRow[], predictions: (IcachePrediction | null)[]): number | null {
+function icacheReference(rows: IcacheRow[], predictions: (IcachePrediction | null)[]): number | null {
   const measured = rows.map((r, i) => i).filter(i => measuredRow(rows[i]));
   // One measured variant has nothing to be compared with: its slowdown would read 1× whatever its code.
   if (measured.length < 2) return null;

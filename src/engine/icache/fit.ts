@@ -24,7 +24,7 @@ export interface FitPoint {
   issue: IssueProfile;
 }
 
-export function fitPoints(gpu: string, points: GridPoint[], profiles: Map<string, IssueProfile>): FitPoint[] {
+function fitPoints(gpu: string, points: GridPoint[], profiles: Map<string, IssueProfile>): FitPoint[] {
   const out: FitPoint[] = [];
   for (const p of points) {
     const issue = profiles.get(`${p.mix}/${p.chains}`);
@@ -150,7 +150,7 @@ export function fitIcacheModel(points: FitPoint[], opts: { arch: string; source:
  * Cache levels from the fitted supply: where code that could issue every cycle (demand 1) at the
  * fewest warps, the shape misses cost most, gets STEP_RISE slower than at the size before.
  */
-export function findSteps(cal: IcacheCalibration): { before: number; after: number }[] {
+function findSteps(cal: IcacheCalibration): { before: number; after: number }[] {
   const steps: { before: number; after: number }[] = [];
   let prev = 1;
   for (let i = 1; i < cal.sizes.length; i++) {
@@ -162,7 +162,7 @@ export function findSteps(cal: IcacheCalibration): { before: number; after: numb
 }
 
 /** The largest size that, with every size below it, costs demand-1 code under FITS_TOLERANCE at the fewest warps. */
-export function fitsUpTo(cal: IcacheCalibration): number {
+function fitsUpTo(cal: IcacheCalibration): number {
   let last = cal.sizes[0];
   for (let i = 1; i < cal.sizes.length; i++) {
     if (centralAt(cal, i, 1, cal.warps[0]) >= FITS_TOLERANCE) break;
@@ -256,7 +256,7 @@ export function calibrationSource(points: FitPoint[]): string {
 }
 
 /** Ways to leave shapes out of the fit, for the validation table in docs/measurements.md. */
-export const HOLD_OUTS: { name: string; held: (p: FitPoint) => boolean }[] = [
+const HOLD_OUTS: { name: string; held: (p: FitPoint) => boolean }[] = [
   { name: 'every 2-chain shape and every 8-warp point (the split the test holds to ≥ 90 %)', held: heldOut },
   { name: 'the H200 grid (fitted on the H100 only)', held: p => p.gpu === 'H200' },
   { name: 'every int64 shape', held: p => p.mix === 'int64' },

@@ -25,7 +25,7 @@ export interface GridPoint {
 }
 
 /** `point mix=fp32 chains=1 kernel=k_fp32_c1_4k kib=4 … warps=4 … median_ms=… iqr_ms=… ns_per_op=…` lines. */
-export function parseGridPoints(text: string): Omit<GridPoint, 'bytes' | 'slowdown' | 'noInstruction'>[] {
+function parseGridPoints(text: string): Omit<GridPoint, 'bytes' | 'slowdown' | 'noInstruction'>[] {
   const out: Omit<GridPoint, 'bytes' | 'slowdown' | 'noInstruction'>[] = [];
   for (const line of text.split(/\r?\n/)) {
     if (!line.startsWith('point ')) continue;
@@ -66,7 +66,7 @@ export function parseGridSizes(text: string): Map<string, number> {
  * no_instruction share per (kernel, warps) from one program's ncu raw page: its measured
  * launches run every kernel at 4, 8, 16 and 32 warps per SM, in that order (block size = 32 × warps).
  */
-export function parseGridProfile(ncuStdout: string): Map<string, number> {
+function parseGridProfile(ncuStdout: string): Map<string, number> {
   const out = new Map<string, number>();
   const page = parseRawPage(ncuStdout);
   for (const row of page.kernels) {

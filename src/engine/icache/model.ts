@@ -53,7 +53,7 @@ function spreadOf(cal: IcacheCalibration, central: number, warpsPerSm: number): 
   return [Math.min(...near.map(n => table[n.j][0])), Math.max(...near.map(n => table[n.j][1]))];
 }
 
-export function shapeOf(issue: IssueProfile): string {
+function shapeOf(issue: IssueProfile): string {
   const op = issue.mainOpcode || 'mixed';
   return `${op}, ${issue.chains} chain${issue.chains === 1 ? '' : 's'}${issue.loads ? `, ${issue.loads} load${issue.loads === 1 ? '' : 's'}` : ''}`;
 }

@@ -30,12 +30,12 @@ export interface VariantIcache {
 }
 
 /** "a version that fits (≤ 17 KiB)": the reference when no built variant fits. */
-export function fittingSizeReference(cal: IcacheCalibration): string {
+function fittingSizeReference(cal: IcacheCalibration): string {
   return `a version that fits (≤ ${kib(cal.fitsUpTo)})`;
 }
 
 /** How a variant is named beside a prediction: the unroll nvcc applied (×16), else the factor asked for. */
-export function variantLabel(v: LoopVariant): string {
+function variantLabel(v: LoopVariant): string {
   // The factor the user asked for names the variant (nvcc's own count is in the table beside it).
   if (typeof v.factor === 'number') return `×${v.factor}`;
   return v.factor === 'full' ? 'full unroll' : "the compiler's default";
@@ -45,7 +45,7 @@ function unrollRank(v: LoopVariant): number {
   return v.fullyUnrolled ? Infinity : (v.effectiveUnroll ?? 0);
 }
 
-export function icacheOf(
+function icacheOf(
   facts: IcacheLoopFacts,
   warps: WarpsPerSm,
   arch: string,

@@ -3,7 +3,7 @@
 import type { FileAnalysis, Kernel, Loop, ManualUnroll, SourceSpan } from './model';
 import { pragmaAsWritten } from '../report/describe';
 
-export type FindingCode =
+type FindingCode =
   'pragma-without-loop' | 'full-unroll-runtime-trip' | 'full-unroll-dependent-trip' | 'nested-unroll-bloat' | 'manual-unroll-no-remainder';
 
 export interface Finding {
@@ -19,10 +19,10 @@ export interface FindingOptions {
   bloatThresholdStatements: number;
 }
 
-export const DEFAULT_FINDING_OPTIONS: FindingOptions = { bloatThresholdStatements: 2048 };
+const DEFAULT_FINDING_OPTIONS: FindingOptions = { bloatThresholdStatements: 2048 };
 
 /** How many copies of its body a loop's pragma puts into the code (1 when rolled). */
-export function bodyCopies(loop: Loop): number {
+function bodyCopies(loop: Loop): number {
   const p = loop.pragma;
   const trip = typeof loop.tripCount === 'number' ? loop.tripCount : null;
   if (!p || p.kind === 'disable') return 1;
@@ -32,7 +32,7 @@ export function bodyCopies(loop: Loop): number {
 }
 
 /** Statement copies after unrolling, counting nested loops' expansions. */
-export function expandedStatements(loop: Loop, children: Map<number, Loop[]>): number {
+function expandedStatements(loop: Loop, children: Map<number, Loop[]>): number {
   const kids = childrenOf(loop, children);
   const own = Math.max(1, loop.bodyStatements - kids.length);
   let inner = 0;
@@ -65,12 +65,7 @@ function fullyUnrolledChain(loop: Loop, children: Map<number, Loop[]>): number {
   return self + best;
 }
 
-export function describeTripCount(loop: Loop): string {
-  if (typeof loop.tripCount === 'number') return String(loop.tripCount);
-  return loop.tripCount; // "runtime" | "dependent"
-}
-
-export function manualUnrollLoop(kernel: Kernel, m: ManualUnroll): Loop | undefined {
+function manualUnrollLoop(kernel: Kernel, m: ManualUnroll): Loop | undefined {
   return kernel.loops.find(l => l.line === m.line);
 }
 

@@ -102,7 +102,7 @@ const SIZES: Record<string, number> = {
 };
 
 /** `1024 * sizeof(float)` → `1024 * 4`; casts to integer types dropped. */
-export function normaliseExpression(text: string): string {
+function normaliseExpression(text: string): string {
   return text
     .replace(/\bsizeof\s*\(\s*(\w+)\s*\)/g, (m, t: string) => (SIZES[t] !== undefined ? String(SIZES[t]) : m))
     .replace(/\b(?:static_cast|reinterpret_cast)\s*<[^<>]*>/g, '')

@@ -7,7 +7,7 @@
 import type { LaunchEnv, LaunchValue } from './launchValues';
 import { closingParen, LaunchText, splitTopLevel } from './launchValues';
 
-export interface LaunchDimension {
+interface LaunchDimension {
   /** The argument as written. */
   text: string;
   /** Its value (dim3: x·y·z) when constant, else null. */
@@ -34,10 +34,10 @@ export interface KernelLaunch {
 }
 
 /** How a launch is written. */
-export type LaunchStyle = '<<<>>>' | 'cudaLaunchKernelEx' | 'cudaLaunchKernel';
+type LaunchStyle = '<<<>>>' | 'cudaLaunchKernelEx' | 'cudaLaunchKernel';
 
 /** The launch's sizes as values of the code around it (launchValues.ts), for the warps-per-SM resolver. */
-export interface LaunchConfig {
+interface LaunchConfig {
   style: LaunchStyle;
   grid: LaunchValue;
   block: LaunchValue;
@@ -61,7 +61,7 @@ function positive(v: LaunchValue): LaunchValue {
 }
 
 /** The single value of a LaunchValue that depends on nothing at run time, else null. */
-export function constantOf(v: LaunchValue): number | null {
+function constantOf(v: LaunchValue): number | null {
   if (v.unknown.length || !v.candidates.length) return null;
   const seen = new Set<number | null>();
   for (const c of v.candidates) for (const e of PROBES) seen.add(c.at(e));
@@ -70,7 +70,7 @@ export function constantOf(v: LaunchValue): number | null {
 }
 
 /** k when every candidate is k × the SM count (and nothing else), else null. */
-export function smMultipleOf(v: LaunchValue): number | null {
+function smMultipleOf(v: LaunchValue): number | null {
   if (v.unknown.length || !v.candidates.length) return null;
   const ks = new Set<number>();
   for (const c of v.candidates)

@@ -20,7 +20,7 @@ export type LoopKind = 'for' | 'while' | 'do';
  * - expr:    `#pragma unroll (B/2)`      (integral constant expression; factor when we can evaluate it)
  * - disable: `#pragma unroll 1`          (keep the loop rolled)
  */
-export type UnrollPragmaKind = 'full' | 'count' | 'expr' | 'disable';
+type UnrollPragmaKind = 'full' | 'count' | 'expr' | 'disable';
 
 export interface UnrollPragma {
   kind: UnrollPragmaKind;
@@ -65,7 +65,7 @@ export interface PragmaMacroUse {
 }
 
 /** A qualifier macro in a function head (`_CCCL_DEVICE`, `CUTLASS_HOST_DEVICE`, a project's own). */
-export interface QualifierMacroUse {
+interface QualifierMacroUse {
   name: string;
   /** What nvcc sees, e.g. `__forceinline__ __device__`. */
   expandsTo: string;

@@ -20,7 +20,7 @@ function findWasm(fileName: string, specifier: string): string {
   }
 }
 
-export function loadCudaLanguage(): Promise<Language> {
+function loadCudaLanguage(): Promise<Language> {
   if (!loaded) {
     loaded = (async () => {
       const runtimeWasm = findWasm('tree-sitter.wasm', 'web-tree-sitter/tree-sitter.wasm');

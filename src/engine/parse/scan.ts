@@ -5,23 +5,17 @@ import type { FileAnalysis, Kernel, Loop, ManualUnroll, PragmaMacroUse, UnrollPr
 import { CudaDocuments } from './documents';
 import { mayHoldDeviceCode } from './libraryMacros';
 import { MacroTables, PreprocessOptions } from './macros';
-import { BoundedReadError, READ_CAPS, ReadBudget, readBoundedBuffer, readBoundedText, tryReadBoundedText } from '../boundedRead';
+import { BoundedReadError, READ_CAPS, ReadBudget, readBoundedBuffer, readBoundedText } from '../boundedRead';
 
-export const CUDA_EXTENSIONS = ['.cu', '.cuh'];
+const CUDA_EXTENSIONS = ['.cu', '.cuh'];
 
 /** Headers a directory scan includes only when they hold device code (C++ headers without it are not ours). */
-export const HEADER_EXTENSIONS = ['.h', '.hpp', '.inl'];
-
-/** Whether a header's text holds device code: `__device__`/`__global__` or a library qualifier macro. */
-export function headerHoldsDeviceCode(file: string): boolean {
-  const text = tryReadBoundedText(file, { maxBytes: READ_CAPS.source, what: 'header' });
-  return text !== null && mayHoldDeviceCode(text);
-}
+const HEADER_EXTENSIONS = ['.h', '.hpp', '.inl'];
 
 export class ScanInputError extends Error {}
 
 /** Why a file found while walking a directory was not scanned (`scan --json`'s `skipped[]`). */
-export type SkipReason = 'no-device-code' | 'unreadable' | 'too-large' | 'binary' | 'not-a-regular-file' | 'over-budget';
+type SkipReason = 'no-device-code' | 'unreadable' | 'too-large' | 'binary' | 'not-a-regular-file' | 'over-budget';
 
 export interface SkippedFile {
   path: string;
@@ -29,13 +23,13 @@ export interface SkippedFile {
 }
 
 /** Files over this size found by a walk are skipped (generated tables, amalgamations); named ones are refused by the CLI. */
-export const MAX_WALKED_BYTES = READ_CAPS.source;
+const MAX_WALKED_BYTES = READ_CAPS.source;
 
 /**
  * What one scan's walk may read in total (CUTLASS: 1,251 files, 34 MiB). Files past it are
  * skipped as 'over-budget', listed like every other skipped file.
  */
-export function walkBudget(): ReadBudget {
+function walkBudget(): ReadBudget {
   return new ReadBudget(100_000, 1024 * 1024 * 1024);
 }
 
@@ -64,7 +58,7 @@ const DEVICE_WORD = /\b(__device__|__global__)\b/;
  * MY_DEVICE`). A cheap, tree-wide approximation of classifying each header's macros: it lets a
  * walk keep `ops.h` whose functions are `MYLIB_DEVICE` from defs.h.
  */
-export function projectQualifierMacros(texts: Iterable<string>): Set<string> {
+function projectQualifierMacros(texts: Iterable<string>): Set<string> {
   const bodies = new Map<string, string[]>();
   for (const t of texts) {
     if (!t.includes('define')) continue;
@@ -92,7 +86,7 @@ export function projectQualifierMacros(texts: Iterable<string>): Set<string> {
 }
 
 /** Whether a header's code (its directives left out) holds device code, given the tree's qualifier macros. */
-export function codeHoldsDeviceCode(text: string, projectQualifiers: ReadonlySet<string>): boolean {
+function codeHoldsDeviceCode(text: string, projectQualifiers: ReadonlySet<string>): boolean {
   if (!mayHoldDeviceCode(text) && !projectQualifiers.size) return false;
   const code = text.includes('#') ? text.replace(DIRECTIVE_LINES, '') : text;
   if (mayHoldDeviceCode(code)) return true;

@@ -25,10 +25,9 @@ import { withIcache } from './stages/icache';
 import { instantiationTables, summariseVariant, withSpeedups } from './stages/summary';
 import { KernelSamples, TimeResult, timeVariant } from './stages/time';
 
-export { parseChecksums, reportsMismatch } from './stages/check';
-export { iqrOverlap, quantile, RUN_DRIFT, summarize, withinNoise } from './stages/summary';
-export { PROFILE_METRICS } from './stages/time';
-export type { BenchOptions, BenchProgress, BenchReport, RunStatus, VariantRun } from './types';
+export { parseChecksums } from './stages/check';
+export { iqrOverlap, RUN_DRIFT, summarize, withinNoise } from './stages/summary';
+export type { BenchOptions, BenchProgress, BenchReport, VariantRun } from './types';
 export type { RunTiming } from '../../schema/types';
 import type { BenchOptions, BenchProgress, BenchReport, RunStatus, VariantRun } from './types';
 

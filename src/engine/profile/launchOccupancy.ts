@@ -22,7 +22,7 @@ export interface KernelResources {
 /** SM counts of the GPUs of an architecture this project measures: sm_90 H100 PCIe 114, H100 SXM / H200 132; sm_80 A30 56, A100 108. */
 const SM_COUNTS: Record<string, number[]> = { 90: [114, 132], 80: [56, 108] };
 
-export function smCountsOfArch(arch: string): number[] | null {
+function smCountsOfArch(arch: string): number[] | null {
   const m = /(\d+)/.exec(arch);
   return m ? (SM_COUNTS[m[1]] ?? null) : null;
 }
@@ -39,7 +39,7 @@ export function blocksThatFit(res: KernelResources, threads: number, dynamicShar
   return occ ? occ.activeBlocksPerSM : 1;
 }
 
-export function limiterOf(res: KernelResources, threads: number, dynamicShared: number): OccupancyLimiter | null {
+function limiterOf(res: KernelResources, threads: number, dynamicShared: number): OccupancyLimiter | null {
   return (
     theoreticalOccupancy({
       registersPerThread: res.registers ?? 0,

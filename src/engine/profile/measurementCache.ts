@@ -19,7 +19,7 @@ import type { KernelProfile, LineStalls } from './stalls';
 import { KernelSamples, PROFILE_METRICS, STALL_METRICS } from './stages/time';
 
 /** Everything a measurement depends on besides the GPU's own state. */
-export interface MeasurementKeyParts {
+interface MeasurementKeyParts {
   /** sha256 of the program's bytes. */
   program: string;
   args: string[];
@@ -61,9 +61,9 @@ const TMP_FILE = /^[0-9a-f]{64}\.json\.\d+\.[0-9a-f]{8}\.tmp$/;
  * What a source-stalls entry holds, in its key: 2 = per-line and per-SASS-instruction samples (an
  * entry of 1 had per-line samples only and must not be served as complete).
  */
-export const SOURCE_STALLS_VERSION = 2;
+const SOURCE_STALLS_VERSION = 2;
 
-export function measurementKey(parts: MeasurementKeyParts): string {
+function measurementKey(parts: MeasurementKeyParts): string {
   return crypto
     .createHash('sha256')
     .update(JSON.stringify({ v: VERSION, ...parts }))
@@ -71,7 +71,7 @@ export function measurementKey(parts: MeasurementKeyParts): string {
 }
 
 /** sha256 of a file's bytes, read in chunks. */
-export function hashFile(file: string): string {
+function hashFile(file: string): string {
   const h = crypto.createHash('sha256');
   const fd = fs.openSync(file, 'r');
   try {
@@ -224,7 +224,7 @@ export type MeasuredWith = Pick<
 >;
 
 /** The GPU a measurement is taken on, for the key: model and driver, or the launcher when it runs elsewhere. */
-export function gpuIdentity(o: Pick<BenchOptions, 'toolchain' | 'launcher'>, gpu: number | null): string {
+function gpuIdentity(o: Pick<BenchOptions, 'toolchain' | 'launcher'>, gpu: number | null): string {
   if (o.launcher.length) return `launcher:${o.launcher.join(' ')}`;
   const g = o.toolchain.gpus[gpu ?? 0];
   return g ? `${g.name}|${g.driverVersion ?? ''}` : 'unknown';

@@ -216,7 +216,7 @@ export function toNanoseconds(value: number | null | undefined, unit: string | n
 }
 
 /** The duration metrics of a launch, in the order kernelProfile prefers them. */
-export const DURATION_METRICS = ['gpu__time_duration.sum', 'gpu__time_duration.avg', 'gpu__time_duration'] as const;
+const DURATION_METRICS = ['gpu__time_duration.sum', 'gpu__time_duration.avg', 'gpu__time_duration'] as const;
 
 /**
  * Why a launch's duration is impossible, or null when it is possible or absent: ncu measures a
@@ -450,7 +450,7 @@ export function rawRowFromCells(header: string[], units: string[] | null, rec: s
 
 // ---- details page -----------------------------------------------------------------------------
 
-export interface DetailsMetric {
+interface DetailsMetric {
   /** The metric's name or label, as --print-metric-name chose ("gpu__time_duration.sum", "Duration"). */
   name: string;
   unit: string | null;
@@ -458,7 +458,7 @@ export interface DetailsMetric {
   text: string;
 }
 
-export interface DetailsRule {
+interface DetailsRule {
   name: string;
   /** "OPT", "INF", "WRN", "ERR" … */
   type: string;
@@ -467,7 +467,7 @@ export interface DetailsRule {
   speedup: number | null;
 }
 
-export interface DetailsSection {
+interface DetailsSection {
   /** As printed: a metric row's section title, or a rule row's section identifier. */
   name: string;
   metrics: DetailsMetric[];

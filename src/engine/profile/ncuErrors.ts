@@ -31,7 +31,7 @@
 //
 // Pure string work: never throws.
 
-export type NcuFailureKind = 'permission' | 'no-kernels' | 'no-gpu' | 'not-supported' | 'other';
+type NcuFailureKind = 'permission' | 'no-kernels' | 'no-gpu' | 'not-supported' | 'other';
 
 export interface NcuFailure {
   kind: NcuFailureKind;

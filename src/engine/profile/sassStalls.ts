@@ -12,7 +12,7 @@
 import { parseSourcePage, SourceFunction, SourcePage } from './ncuCsv';
 import { BoundedReadError, READ_CAPS, readBoundedText } from '../boundedRead';
 
-export interface SassInstructionStalls {
+interface SassInstructionStalls {
   /** Bytes from the start of the function (a multiple of 16 on sm_70 and newer). */
   offset: number;
   /** The instruction as ncu printed it, trimmed; branch targets inside the function as offsets. */
@@ -79,7 +79,7 @@ export function readSassStallsFile(file: string, kernel?: string): SassStalls {
 }
 
 /** Stall samples of one listed instruction, as the listing shows them (protocol SassInstructionStall). */
-export interface AttachedStall {
+interface AttachedStall {
   samples: number;
   /** This instruction's fraction of the kernel's samples (0..1). */
   share: number;

@@ -34,9 +34,7 @@ import {
 } from './ncuCsv';
 import { RANGES, rangeProblem } from '../../schema/ranges';
 
-export { canonicalStallReason } from './ncuCsv';
-
-export type StallSource = 'warp-state' | 'latency' | 'per-warp' | 'counters' | 'pc-sampling' | 'none';
+type StallSource = 'warp-state' | 'latency' | 'per-warp' | 'counters' | 'pc-sampling' | 'none';
 
 export interface StallBreakdown {
   /** Reason → value as ncu reports it (ratio per issue cycle, or samples for pc-sampling). */

@@ -29,7 +29,7 @@ export interface WarpsPerSmInput {
   namedAt?: number | null;
 }
 
-export type WarpsPerSmKind = 'override' | 'launch' | 'launch-bounds' | 'occupancy';
+type WarpsPerSmKind = 'override' | 'launch' | 'launch-bounds' | 'occupancy';
 
 export interface WarpsPerSm {
   /** The likeliest count (the program's defaults; every SM busy where the grid is not known). */
@@ -191,7 +191,7 @@ export function warpsPerSmInFile(
  * The line where a kernel is named as a value (`{32, hot_loop<32>, …}`, `fn = hot_loop;`), not
  * defined or launched: a launch through a pointer may be its launch. Null when it is not.
  */
-export function namedAsValue(source: string, kernel: string): number | null {
+function namedAsValue(source: string, kernel: string): number | null {
   if (!kernel) return null;
   const text = blankCommentsAndStrings(source);
   const re = new RegExp(String.raw`(?<![\w.>])${kernel.replace(/[^\w]/g, '')}\s*(?:<[^;(){}]*?>)?\s*(?=[,;})])`, 'g');

@@ -3,7 +3,7 @@
 import * as path from 'path';
 import type { Kernel, Loop, MacroOrigin, ManualUnroll, ManualUnrollPattern, UnrollPragma } from '../parse/model';
 
-export function pragmaSummary(p: UnrollPragma | null): string {
+function pragmaSummary(p: UnrollPragma | null): string {
   if (!p) return 'no unroll pragma';
   switch (p.kind) {
     case 'full':
@@ -20,7 +20,7 @@ export function pragmaSummary(p: UnrollPragma | null): string {
 }
 
 /** Where a macro's meaning came from: `compiler.h:192` or `built-in table (CCCL)`. */
-export function macroOriginText(o: MacroOrigin): string {
+function macroOriginText(o: MacroOrigin): string {
   return o.kind === 'builtin' ? `built-in table (${o.library})` : `${path.basename(o.file)}:${o.line}`;
 }
 
@@ -39,7 +39,7 @@ export function pragmaAsWritten(p: UnrollPragma): string {
 }
 
 /** The expansion of a pragma macro step by step, for hover: `A()` → `B(unroll)` → `_Pragma("unroll")`. */
-export function pragmaExpansionText(p: UnrollPragma): string | null {
+function pragmaExpansionText(p: UnrollPragma): string | null {
   if (p.form !== 'macro' || !p.macro) return null;
   const steps = [p.macro.written, ...(p.macro.chain ?? [])].map(code);
   if (!p.macro.chain?.length) steps.push(code(`#pragma ${p.text}`));
@@ -57,7 +57,7 @@ export function tripCountSummary(loop: Loop): string {
  * file's instantiations give different ones; "depends on N" where a template argument decides
  * it; "not evaluated" for a value we cannot derive here (a header's constant, a CuTe shape).
  */
-export function tripCountText(loop: Loop): string {
+function tripCountText(loop: Loop): string {
   if (loop.tripCount !== 'dependent') return String(loop.tripCount);
   const byInst = loop.tripCountByInstantiation;
   const known = byInst?.filter(b => b.tripCount !== 'dependent') ?? [];
@@ -95,7 +95,7 @@ export const MANUAL_UNROLL_PATTERN_TEXT: Readonly<Record<ManualUnrollPattern, st
 };
 
 /** Manual unrolls that start on the loop's line or inside its body. */
-export function manualUnrollsOf(kernel: Kernel, loop: Loop): ManualUnroll[] {
+function manualUnrollsOf(kernel: Kernel, loop: Loop): ManualUnroll[] {
   return kernel.manualUnrolls.filter(m => m.line === loop.line);
 }
 
@@ -112,7 +112,7 @@ export function kernelLabel(k: Kernel): string {
 }
 
 /** `_CCCL_DEVICE` → `__device__` (execution_space.h:27), … each with where its meaning comes from. */
-export function qualifierMacrosText(kernel: Pick<Kernel, 'qualifierMacros' | 'qualifierMacroUses'>): string {
+function qualifierMacrosText(kernel: Pick<Kernel, 'qualifierMacros' | 'qualifierMacroUses'>): string {
   const uses = kernel.qualifierMacroUses ?? (kernel.qualifierMacros ?? []).map(name => ({ name, expandsTo: '', origin: null }));
   return uses
     .map(u => (u.expandsTo ? `${code(u.name)} → ${code(u.expandsTo)}` : code(u.name)) + (u.origin ? ` (${macroOriginText(u.origin)})` : ''))

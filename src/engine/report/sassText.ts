@@ -91,7 +91,7 @@ export function multiArchVariantTable(reports: LoopReport[]): string {
  * Which function the variants table measured: `in \`chain<64>\``, and when several
  * instantiations hold the loop, that every row measures that one and why.
  */
-export function measuredIn(r: LoopReport): string {
+function measuredIn(r: LoopReport): string {
   const i = r.instantiation;
   if (!i) {
     const k = r.variants.find(v => v.kernel)?.kernel;
@@ -104,7 +104,7 @@ export function measuredIn(r: LoopReport): string {
 }
 
 /** One line per instantiation of the file as written holding the loop: its own loop count and unroll. */
-export function instantiationsMarkdown(list: LoopInstantiation[], shown: string | null): string {
+function instantiationsMarkdown(list: LoopInstantiation[], shown: string | null): string {
   const unroll = (x: LoopInstantiation) =>
     x.effectiveUnroll === null
       ? ''

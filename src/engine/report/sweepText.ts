@@ -29,7 +29,7 @@ function table(header: string[], rows: string[][], left: Set<number>): string[] 
 }
 
 /** The instantiation column's cells (`hot_loop<2048>`), or null when no row needs one (showInstantiations). */
-export function instantiationCells(r: SweepResult): string[] | null {
+function instantiationCells(r: SweepResult): string[] | null {
   if (!showInstantiations(r.variants)) return null;
   return r.variants.map(v => (v.instantiation ? instantiationLabel(v.instantiation) : '-'));
 }

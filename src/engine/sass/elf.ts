@@ -24,7 +24,7 @@
 
 export const EM_CUDA = 190;
 
-export interface CubinTextSection {
+interface CubinTextSection {
   /** The function name: the section name without its ".text." prefix. */
   kernel: string;
   /** Section size in bytes. */

@@ -19,7 +19,7 @@ import type { SassInstruction } from './model';
 import { classifyInstruction, type SassClass } from './histogram';
 
 /** Functional units that limit throughput, and their rate per SMSP (warp instructions per cycle). */
-export const PIPE_RATES = {
+const PIPE_RATES = {
   /** FP32 FMA/ADD/MUL: both FMA pipes (heavy + lite). */
   fma: 1,
   /** IMAD and friends: the FMA-heavy pipe only (shares the FMA issue with FP32). */
@@ -35,7 +35,7 @@ export const PIPE_RATES = {
   branch: 0.5,
   uniform: 1,
 } as const;
-export type Pipe = keyof typeof PIPE_RATES;
+type Pipe = keyof typeof PIPE_RATES;
 
 /** What one pass of a loop's hot machine code asks of an SMSP. */
 export interface IssueProfile {

@@ -138,7 +138,7 @@ export function emptyResourceUsage(): ResourceUsage {
 }
 
 /** The numeric fields of ResourceUsage, in declaration order (the order of `reported`). */
-export const RESOURCE_FIELDS: readonly ResourceField[] = [
+const RESOURCE_FIELDS: readonly ResourceField[] = [
   'registers',
   'stackBytes',
   'spillStoreBytes',

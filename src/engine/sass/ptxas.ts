@@ -33,7 +33,7 @@ export interface PtxasFunctionUsage extends ResourceUsage {
   entry: boolean;
 }
 
-export interface PtxasFunctionBlock extends PtxasFunctionUsage {
+interface PtxasFunctionBlock extends PtxasFunctionUsage {
   name: string;
   /** 0-based index of the ptxas run (the `bytes gmem` line) the block belongs to. */
   run: number;

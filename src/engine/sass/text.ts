@@ -43,7 +43,7 @@ function isBlank(c: number): boolean {
   return c === 32 || c === 9;
 }
 
-export function isHexDigit(c: number): boolean {
+function isHexDigit(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70);
 }
 
@@ -86,11 +86,6 @@ export function instructionEnd(s: string, from: number, end: number): number {
   return end;
 }
 
-/** The instruction text after the address comment (see instructionEnd), trimmed. */
-export function instructionText(line: string, from: number): string {
-  return line.substring(from, instructionEnd(line, from, line.length)).trim();
-}
-
 /** Opcodes whose last operand, when it is an immediate address, is a code target. */
 const TARGET_OPCODES = new Set([
   'BRA',
@@ -109,14 +104,6 @@ const TARGET_OPCODES = new Set([
   'BRK',
   'CONT',
 ]);
-
-/**
- * Splits instruction text such as `@!P0 ISETP.GE.AND P0, PT, R3, R0, PT` into its parts.
- * Returns null for text that is no instruction (empty, or a data directive such as `.byte`).
- */
-export function parseInstructionText(text: string, address: number): SassInstruction | null {
-  return parseInstructionRange(text, 0, text.length, address);
-}
 
 /** parseInstructionText over `s` from `start` to `end`, without cutting `s` first. */
 export function parseInstructionRange(

@@ -148,15 +148,15 @@ export function sweepCsv(r: SweepResult): string {
 
 export const T4_SCHEMA_VERSION = '1.0.0';
 
-export type T4Invalidity = 'timeout' | 'compile' | 'runtime' | 'correctness' | 'constraints' | 'correct';
+type T4Invalidity = 'timeout' | 'compile' | 'runtime' | 'correctness' | 'constraints' | 'correct';
 
-export interface T4Measurement {
+interface T4Measurement {
   name: string;
   value: number | string | unknown[];
   unit: string;
 }
 
-export interface T4Result {
+interface T4Result {
   timestamp: string;
   configuration: Record<string, FactorValue | string | number | null>;
   times: { compilation_time: number; runtimes: number[]; framework?: number; search_algorithm?: number; validation?: number };

@@ -10,7 +10,7 @@ import type {
 } from '../../schema/types';
 import { AS_WRITTEN_ID } from './space';
 
-export interface SweepJsonVariant {
+interface SweepJsonVariant {
   /** Loop line → "default", "full" or an integer. */
   factors: Record<string, FactorValue>;
   params: Record<string, string>;

@@ -15,12 +15,12 @@ export function gpuScore(v: SweepVariant): number | null {
 }
 
 /** Product of the loops' effective unroll factors; an unknown factor counts as 1 (no evidence). */
-export function unrollProduct(v: SweepVariant): number {
+function unrollProduct(v: SweepVariant): number {
   return Object.values(v.effectiveUnroll).reduce<number>((a, u) => a * (u && u > 0 ? u : 1), 1);
 }
 
 /** The largest swept loop's machine code, bytes (the hot loop the instruction cache must hold). */
-export function largestLoopBytes(v: SweepVariant): number | null {
+function largestLoopBytes(v: SweepVariant): number | null {
   const sizes = Object.values(v.loopInstructions).filter((n): n is number => n !== null);
   if (!sizes.length) return null;
   const perInstruction = v.kernelBytes && v.kernelInstructions ? v.kernelBytes / v.kernelInstructions : BYTES_PER_INSTRUCTION;

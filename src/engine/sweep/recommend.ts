@@ -11,7 +11,7 @@ import { AS_WRITTEN_ID } from './space';
 import { sweepVariantOfLoop } from './convert';
 
 /** A hit: the recommended variant's median is within this factor of the best median. */
-export const HIT_TOLERANCE = 1.05;
+const HIT_TOLERANCE = 1.05;
 
 export interface FactorRecommendation {
   factor: UnrollFactor;
@@ -71,7 +71,7 @@ export interface MeasuredVariants {
   variants: { id: string; status: string; medianMs: number | null }[];
 }
 
-export interface RecommendationScore {
+interface RecommendationScore {
   /** Id of the variant the static rule recommends (`72=16`, `as-written`). */
   recommended: string;
   /** Id of the fastest measured variant. */
@@ -88,7 +88,7 @@ export interface RecommendationScore {
  * rule runs over `staticResult` (the SASS facts of the same points, rebuilt with --static), its
  * pick is looked up among the measured variants by id. Null when the pick was not measured.
  */
-export function scoreRecommendation(
+function scoreRecommendation(
   staticResult: SweepResult,
   measured: MeasuredVariants,
   rule: StaticRule = staticRuleOf(staticResult),

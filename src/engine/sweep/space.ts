@@ -14,7 +14,7 @@ export interface SweepPoint {
   params: Record<string, string>;
 }
 
-export interface LoopAxis {
+interface LoopAxis {
   kind: 'loop';
   line: number;
   values: UnrollFactor[];

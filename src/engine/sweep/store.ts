@@ -10,7 +10,7 @@ import { sweepResultProblem } from '../../schema/result';
 
 export const RESULTS_DIR = path.join('.unroll-lens', 'results');
 
-export class ResultFileError extends Error {}
+class ResultFileError extends Error {}
 
 export interface SavedResult {
   /** Absolute path of the JSON file. */
@@ -88,7 +88,7 @@ export function saveResult(workspaceFolder: string, result: SweepResult): string
  * reads: the first field missing, of the wrong type or out of range (src/schema/result.ts), with
  * its value. Returns a checked copy without fields the format does not have.
  */
-export function validateResult(value: unknown): SweepResult {
+function validateResult(value: unknown): SweepResult {
   if (!value || typeof value !== 'object' || Array.isArray(value)) throw new ResultFileError('not a JSON object');
   const r = value as Partial<SweepResult>;
   if (r.schema !== 1)

@@ -57,7 +57,7 @@ export interface SweepOptions extends SpaceOptions {
   now?: () => Date;
 }
 
-export const DEFAULT_MAX_POINTS = 5000;
+const DEFAULT_MAX_POINTS = 5000;
 
 function sweepLoop(l: Loop): SweepLoop {
   return { line: l.line, written: writtenFactor(l), tripCount: l.tripCount ?? null, pragma: l.pragma?.text ?? null };

@@ -49,7 +49,7 @@ export function isInstantiation(demangled: string, kernel: string, parameters: r
 }
 
 /** `hot_loop<2048>`; with parameters not swept, their names: `tile<8, N>`. */
-export function instantiationName(kernel: string, parameters: readonly string[], values: Record<string, string>): string {
+function instantiationName(kernel: string, parameters: readonly string[], values: Record<string, string>): string {
   return `${kernel}<${parameters.map(n => values[n] ?? n).join(', ')}>`;
 }
 

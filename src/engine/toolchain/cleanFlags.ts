@@ -85,9 +85,9 @@ export interface WalkOptions {
 }
 
 /** At most this many response files are read per command: a file that names itself cannot make the work grow without bound. */
-export const MAX_RESPONSE_FILES = 16;
+const MAX_RESPONSE_FILES = 16;
 /** …and at most this many words come from them in all. */
-export const MAX_RESPONSE_WORDS = 100_000;
+const MAX_RESPONSE_WORDS = 100_000;
 
 /** Cleans `args` (the compiler itself already taken off), expanding response files where an option may stand. */
 export function cleanArgList(argsIn: string[], dir: string, o: WalkOptions, g: Gathered): Cleaned {
@@ -423,7 +423,7 @@ function takeDefine(value: string, flag: string, g: Gathered): void {
 }
 
 /** nvcc list values: "a,b" (commas inside brackets do not split). */
-export function splitList(v: string): string[] {
+function splitList(v: string): string[] {
   const out: string[] = [];
   let depth = 0;
   let cur = '';

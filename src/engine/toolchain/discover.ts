@@ -16,7 +16,7 @@ export interface ToolInfo {
   source: 'setting' | 'CUDA_HOME' | 'CUDA_PATH' | 'PATH' | '/usr/local/cuda' | 'project tools' | 'nsight-compute';
 }
 
-export const INSTALL_HINTS: Record<ToolName, string> = {
+const INSTALL_HINTS: Record<ToolName, string> = {
   nvcc: 'Install the CUDA Toolkit (https://developer.nvidia.com/cuda-downloads), or set unrollLens.toolchain.cudaHome / nvccPath.',
   cuobjdump:
     'cuobjdump ships with the CUDA Toolkit (bin/). Without a full toolkit on Debian, run `npm run setup:cuda-tools` in the Unroll Lens folder; or set unrollLens.toolchain.cuobjdumpPath.',

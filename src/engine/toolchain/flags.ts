@@ -12,7 +12,7 @@ import { BoundedReadError, READ_CAPS, ReadBudget, readBoundedText } from '../bou
 import { Cleaned, cleanArgList, newGathered, normaliseArch, RepoOrigin } from './cleanFlags';
 
 export { normaliseArch, whyUnsafe } from './cleanFlags';
-export { SAFE_PATH, SAFE_WORD } from './flagAllowList';
+export { SAFE_PATH } from './flagAllowList';
 
 export interface CompileFlags {
   /** Flags to pass to nvcc (include paths, defines, std, relaxed-constexpr, -Xcompiler …) WITHOUT output/input/mode flags. */

@@ -27,7 +27,7 @@
 
 export type CompileFailureKind = 'source' | 'include' | 'ptxas' | 'arch' | 'flags' | 'host-compiler' | 'link' | 'internal';
 
-export interface RelatedLocation {
+interface RelatedLocation {
   file: string | null;
   line: number | null;
   column?: number | null;

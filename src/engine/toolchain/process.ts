@@ -129,16 +129,6 @@ export const runProcess: ProcessRunner = async (command, args, options = {}) => 
   }
 };
 
-export class CancelledError extends Error {
-  constructor(what = 'operation') {
-    super(`${what} cancelled`);
-  }
-}
-
-export function throwIfCancelled(signal: AbortSignal | undefined, what?: string): void {
-  if (signal?.aborted) throw new CancelledError(what);
-}
-
 /** A tool run that reached its time limit and was killed. */
 export interface ToolTimeout {
   /** "nvcc", "nvdisasm", … */

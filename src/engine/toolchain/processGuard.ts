@@ -29,7 +29,7 @@ const POSIX = process.platform !== 'win32';
 const PROC = process.platform === 'linux';
 
 /** One tool run under the guard. */
-export interface GuardedRun {
+interface GuardedRun {
   /** Environment entries the run adds (marker, and TMPDIR/TMP/TEMP unless sharedTemp). */
   env: Record<string, string>;
   /** Its private temp folder, or null with sharedTemp. */
@@ -63,7 +63,7 @@ function groupAlive(pgid: number): boolean {
 }
 
 /** Pids (not ours) whose environment holds an entry starting with `entry` (NAME=value…). */
-export function markedProcesses(entry: string): number[] {
+function markedProcesses(entry: string): number[] {
   if (!PROC) return [];
   let names: string[];
   try {

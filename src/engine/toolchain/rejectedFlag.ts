@@ -23,7 +23,7 @@ const bare = (s: string) => s.replace(/^-+/, '').replace(/=.*$/, '');
  * The flag among `args` (as passed to nvcc: `-Xptxas a,b` pairs included) that `rejected` names,
  * shown as written there ("-Xptxas --bogus", "-std=c++26"); null when none of ours matches.
  */
-export function flagForRejection(rejected: { option: string; value: string | null }, args: string[]): string | null {
+function flagForRejection(rejected: { option: string; value: string | null }, args: string[]): string | null {
   const name = bare(rejected.option);
   const matches = (word: string) =>
     bare(word) === name && (rejected.value === null || word.endsWith(`=${rejected.value}`) || word === `${rejected.option}`);

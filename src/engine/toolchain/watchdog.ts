@@ -21,7 +21,7 @@ import { spawn, type ChildProcess } from 'child_process';
 /** How long the watchdog waits for killed processes to go before removing the temp folder. */
 export const WATCHDOG_GRACE_MS = 2000;
 
-export const WATCHDOG_SOURCE = `'use strict';
+const WATCHDOG_SOURCE = `'use strict';
 const fs = require('fs');
 const groups = new Set();
 const dirs = new Set();

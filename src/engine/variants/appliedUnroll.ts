@@ -36,7 +36,7 @@ export const WORK_CLASSES = new Set<string>([
   'TEXTURE',
 ]);
 /** A loop with no such work (integer hashing) is measured on its integer work too. */
-export const INTEGER_WORK_CLASSES = new Set<string>([...WORK_CLASSES, 'INT', 'CONVERT']);
+const INTEGER_WORK_CLASSES = new Set<string>([...WORK_CLASSES, 'INT', 'CONVERT']);
 
 /** Share of one iteration's work a straight-line stretch must hold to count as copies of it. */
 const STRAIGHT_COPY_SHARE = 0.5;
@@ -71,7 +71,7 @@ function sameFile(a: string, b: string): boolean {
 }
 
 /** The innermost frame of an instruction's inline chain that lies in `file`. */
-export function frameInFile(ins: SassInstruction, file: string): number | null {
+function frameInFile(ins: SassInstruction, file: string): number | null {
   const s = ins.source;
   if (!s) return null;
   for (const f of [{ file: s.file, line: s.line }, ...(s.inlinedAt ?? [])]) if (sameFile(f.file, file)) return f.line;
@@ -99,7 +99,7 @@ function ownLine(kernel: Kernel, loop: Loop, line: number): boolean {
 }
 
 /** The machine loops whose back edge is the source loop's (its condition's line). */
-export function ownMachineLoops(fn: SassFunction, file: string, kernel: Kernel, loop: Loop): SassLoop[] {
+function ownMachineLoops(fn: SassFunction, file: string, kernel: Kernel, loop: Loop): SassLoop[] {
   const byAddress = new Map(fn.instructions.map(i => [i.address, i]));
   return findSassLoops(fn).filter(
     l =>
@@ -163,7 +163,7 @@ export function copiesOf(perIteration: Map<string, number>, counts: Map<string, 
 }
 
 /** The trip count of the loop in this function: a constant, or its instantiation's (from the demangled name). */
-export function tripCountIn(loop: Loop, kernel: Kernel, demangled: string | undefined): number | null {
+function tripCountIn(loop: Loop, kernel: Kernel, demangled: string | undefined): number | null {
   if (typeof loop.tripCount === 'number') return loop.tripCount;
   const byInst = loop.tripCountByInstantiation;
   if (!byInst?.length || !demangled) return null;

@@ -88,7 +88,7 @@ export interface BuildProgress {
 const CACHE_FORMAT = 4;
 
 /** Default of BuilderOptions.cacheMaxBytes (unrollLens.cache.maxSizeGB's default). */
-export const DEFAULT_CACHE_MAX_BYTES = 4 * 1024 ** 3;
+const DEFAULT_CACHE_MAX_BYTES = 4 * 1024 ** 3;
 
 /** Stands for the overlay folder in the cache key: the folder itself is per build, its layout is in the key. */
 const OVERLAY_PLACEHOLDER = '<overlay>';

@@ -92,10 +92,6 @@ export function hashFile(p: string): string {
   return h.digest('hex');
 }
 
-export function sha256(data: string | Buffer): string {
-  return crypto.createHash('sha256').update(data).digest('hex');
-}
-
 function errCode(e: unknown): string {
   return (e as NodeJS.ErrnoException)?.code ?? '';
 }

@@ -6,7 +6,7 @@
 import * as fs from 'fs';
 import { sameMac, type CacheKey } from './cacheKey';
 
-export interface Sealed {
+interface Sealed {
   format: number;
   keyId: string;
   mac: string;

@@ -6,7 +6,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 
-export const CACHE_MARKER = '.unroll-lens-cache';
+const CACHE_MARKER = '.unroll-lens-cache';
 
 export type CacheKind = 'build' | 'measurement';
 

@@ -24,7 +24,7 @@ export interface CacheKey {
 }
 
 /** The key file's path: the user's config folder, read from the environment on each call (tests move it). */
-export function cacheKeyFile(): string {
+function cacheKeyFile(): string {
   const base = process.env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config');
   return path.join(base, 'unroll-lens', 'cache-key');
 }

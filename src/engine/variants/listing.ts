@@ -2,7 +2,6 @@
 // line table gives them, the focus loop's lines marked, and the loop's machine code cut into the
 // pieces nvcc made of it (the ×16 main loop, a ×8 block that runs once, ×4 and ×1 remainder
 // loops), each with the source iterations one pass runs.
-import * as path from 'path';
 import type { Kernel, Loop } from '../parse/model';
 import { classifyInstruction } from '../sass';
 import type { SassFunction, SassInstruction } from '../sass';
@@ -26,7 +25,7 @@ export interface ListingContext {
 }
 
 /** The instruction as nvdisasm printed it (without the ';'). */
-export function instructionText(ins: SassInstruction): string {
+function instructionText(ins: SassInstruction): string {
   const op = ins.modifiers.length ? `${ins.opcode}.${ins.modifiers.join('.')}` : ins.opcode;
   return `${ins.predicate ? ins.predicate + ' ' : ''}${op}${ins.operands ? ' ' + ins.operands : ''}`;
 }
@@ -94,7 +93,7 @@ export function annotateListing(fn: SassFunction, baseline: SassFunction | null,
  * that runs once, or the whole loop when it was unrolled completely; inside an enclosing machine
  * loop such a block runs once per pass of it, `perPass`).
  */
-export function machineLoops(
+function machineLoops(
   fn: SassFunction,
   baseline: SassFunction | null,
   file: string,
@@ -188,11 +187,6 @@ export function machineLoops(
 function pieceName(k: number): string {
   const letters = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
   return k < 26 ? letters[k] : pieceName(Math.floor(k / 26) - 1) + letters[k % 26];
-}
-
-/** The listing's file as its headers show it. */
-export function shortFile(file: string | null): string {
-  return file ? path.basename(file) : '?';
 }
 
 /**

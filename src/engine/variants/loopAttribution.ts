@@ -50,17 +50,6 @@ export function workCounts(
   return counts;
 }
 
-/** Does the machine-code loop hold instructions of `loop`'s own lines (not its nested loops')? */
-export function containsOwnLines(fn: SassFunction, range: SassLoop, file: string, kernel: Kernel, loop: Loop): boolean {
-  const exclude = ownLineFilter(kernel, loop);
-  return fn.instructions.some(
-    ins =>
-      ins.address >= range.headAddress &&
-      ins.address <= range.branchAddress &&
-      lineIn(ins, file, loop.span.line, loop.span.endLine, exclude),
-  );
-}
-
 /** The machine-code loop holding most of the source loop's own work: the hot (main) loop. */
 export function hottestLoop(
   fn: SassFunction,

@@ -26,7 +26,7 @@ export interface LoopMeasure {
  * loop of its work, or (unrolled completely) the innermost machine-code loop around most of its
  * instructions. Null when the loop's code runs once (no loop repeats it: nothing to re-fetch).
  */
-export function hotCodeFacts(fn: SassFunction, file: string, loop: Loop, hot: SassLoop | null): IcacheLoopFacts | null {
+function hotCodeFacts(fn: SassFunction, file: string, loop: Loop, hot: SassLoop | null): IcacheLoopFacts | null {
   let chosen = hot;
   if (!chosen) {
     const mine = fn.instructions.filter(ins => lineIn(ins, file, loop.span.line, loop.span.endLine));
@@ -45,20 +45,6 @@ export function hotCodeFacts(fn: SassFunction, file: string, loop: Loop, hot: Sa
   if (!chosen) return null;
   const code = fn.instructions.filter(ins => ins.address >= chosen!.headAddress && ins.address <= chosen!.branchAddress);
   return { bytes: chosen.branchAddress - chosen.headAddress + 16, issue: issueProfile(code) };
-}
-
-/**
- * Source iterations in a stretch of machine code: per opcode one rolled iteration executes, the
- * stretch's count over the iteration's, median over those opcodes (the median resists address
- * arithmetic that unrolling folds away). 0 when `perIteration` is empty.
- */
-export function iterationsPerPass(perIteration: Map<string, number>, counts: Map<string, number>): number {
-  const ratios: number[] = [];
-  for (const [op, n] of perIteration) ratios.push((counts.get(op) ?? 0) / n);
-  if (!ratios.length) return 0;
-  ratios.sort((a, b) => a - b);
-  const h = ratios.length >> 1;
-  return ratios.length % 2 ? ratios[h] : (ratios[h - 1] + ratios[h]) / 2;
 }
 
 /**

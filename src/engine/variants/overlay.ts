@@ -20,7 +20,7 @@ import * as path from 'path';
 import { realOrResolved } from '../toolchain/flags';
 
 /** Source and header extensions: a header is compiled only through a translation unit. */
-export const HEADER_FILE = /\.(h|hh|hpp|hxx|cuh|inl|inc|ipp|tcc)$/i;
+const HEADER_FILE = /\.(h|hh|hpp|hxx|cuh|inl|inc|ipp|tcc)$/i;
 
 export function isHeaderFile(file: string): boolean {
   return HEADER_FILE.test(file.replace(/[?#].*$/, ''));

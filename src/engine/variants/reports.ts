@@ -23,7 +23,7 @@ export interface KernelSass {
   occupancy: { blockSize: number; occupancy: number; limiter: string } | null;
 }
 
-export interface VariantFailure {
+interface VariantFailure {
   kind: string;
   messages: CompilerMessage[];
 }
@@ -127,7 +127,7 @@ export interface InstantiationChoice {
 }
 
 /** One loop's measurement inside a variant (see measureLoop). */
-export interface LoopMeasurement {
+interface LoopMeasurement {
   loopInstructions: number | null;
   effectiveUnroll: number | null;
   fullyUnrolled: boolean;

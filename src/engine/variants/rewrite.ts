@@ -16,7 +16,7 @@ export const DEFAULT_FACTORS: UnrollFactor[] = ['default', 1, 2, 4, 8, 16, 'full
 export type VariantFactors = Map<number, UnrollFactor>;
 
 /** `default`, `full` or an integer from 1 to 4096 (src/schema/ranges.ts says why); anything else throws, saying what is allowed. */
-export function parseFactor(text: string): UnrollFactor {
+function parseFactor(text: string): UnrollFactor {
   const parsed = parseUnrollFactorText(text);
   if ('factor' in parsed) return parsed.factor;
   throw new Error(parsed.message);
@@ -186,7 +186,7 @@ export function makeVariantBytes(
 let lastRead: { file: string; mtimeMs: number; size: number; bytes: Buffer; text: string } | null = null;
 
 /** The file's bytes when they decode (as UTF-8) to `text` but are not `text`'s UTF-8 encoding; else null. */
-export function nonUtf8Bytes(file: string, text: string): Buffer | null {
+function nonUtf8Bytes(file: string, text: string): Buffer | null {
   try {
     const st = fs.statSync(file);
     if (!st.isFile()) return null;

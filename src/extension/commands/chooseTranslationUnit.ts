@@ -9,7 +9,7 @@ import { SetTranslationUnitNotification, TranslationUnitsRequest } from '../../p
 import type { CommandFactory } from './context';
 
 /** workspaceState key: header path → unit path. */
-export const TRANSLATION_UNITS_KEY = 'unrollLens.translationUnits';
+const TRANSLATION_UNITS_KEY = 'unrollLens.translationUnits';
 
 export function rememberedUnits(state: vscode.Memento): Record<string, string> {
   const v = state.get<unknown>(TRANSLATION_UNITS_KEY);

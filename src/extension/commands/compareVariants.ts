@@ -8,7 +8,7 @@ import type { CommandFactory } from './context';
 import { pickLoop } from './pick';
 import { pickFactor } from './showSass';
 
-export interface CompareVariantsArgs {
+interface CompareVariantsArgs {
   uri: string;
   /** 1-based line of the loop keyword. */
   line: number;

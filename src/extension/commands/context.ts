@@ -20,5 +20,5 @@ export interface CommandContext {
 
 // Commands take what their CodeLens or a caller passes, so their arguments are not typed here.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- VS Code passes commands whatever their caller gave
-export type Command = (...args: any[]) => unknown;
+type Command = (...args: any[]) => unknown;
 export type CommandFactory = (ctx: CommandContext) => Command;

@@ -8,7 +8,7 @@ import type { CommandFactory } from './context';
 import { pickLoop } from './pick';
 
 /** The unroll factors to offer: as written, then the unrollLens.unrollFactors setting. */
-export function configuredFactors(): string[] {
+function configuredFactors(): string[] {
   // Invalid entries are dropped here (the server reports them as settings warnings): never offered, never built;
   // none left: the default list, as the server reads it.
   const valid = validFactorTexts(vscode.workspace.getConfiguration('unrollLens').get<unknown>('unrollFactors'), () => undefined);

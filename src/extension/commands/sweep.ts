@@ -18,7 +18,7 @@ import type { CommandFactory } from './context';
 import { pickKernel } from './pick';
 
 /** Everything a sweep needs; a caller (or a test) that passes it all is asked nothing. */
-export interface SweepCommandArgs extends SweepKernelArgs {
+interface SweepCommandArgs extends SweepKernelArgs {
   loops?: number[];
   factors?: string[];
   params?: string[];
@@ -27,7 +27,7 @@ export interface SweepCommandArgs extends SweepKernelArgs {
 }
 
 /** Points in the space: factors per loop, times every parameter's values. */
-export function spaceSize(loops: number, factors: number, params: string[]): number {
+function spaceSize(loops: number, factors: number, params: string[]): number {
   return params.reduce((n, p) => n * Math.max(1, p.split('=')[1]?.split(',').filter(Boolean).length ?? 1), factors ** loops);
 }
 

@@ -10,11 +10,11 @@ import { ExportResultRequest, PragmaEditsRequest, RESULTS_VIEW_TYPE, SweepResult
 import { sweepResultProblem } from '../../schema/result';
 
 /** One panel per kernel and loop set: a second run of the same loops reuses (and refreshes) it. */
-export function panelKey(r: Pick<SweepResult, 'file' | 'kernel' | 'loops' | 'origin'>): string {
+function panelKey(r: Pick<SweepResult, 'file' | 'kernel' | 'loops' | 'origin'>): string {
   return `${r.file}|${r.kernel}|${r.loops.map(l => l.line).join(',')}|${r.origin}`;
 }
 
-export function panelTitle(r: Pick<SweepResult, 'kernel' | 'loops' | 'origin' | 'file'>): string {
+function panelTitle(r: Pick<SweepResult, 'kernel' | 'loops' | 'origin' | 'file'>): string {
   const loops = r.loops.map(l => `L${l.line}`).join(' ');
   const what = r.origin === 'sweep' ? 'sweep' : r.origin === 'bench' ? 'benchmark' : 'SASS';
   return `${r.kernel}${loops ? ` · ${loops}` : ''} · ${what}`;

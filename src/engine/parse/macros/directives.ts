@@ -2,7 +2,7 @@
 // removed and continued lines joined. Everything else in the file is skipped, which is what makes
 // reading a library's whole include tree affordable.
 
-export type DirectiveName =
+type DirectiveName =
   | 'define'
   | 'undef'
   | 'include'

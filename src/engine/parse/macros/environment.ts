@@ -54,7 +54,7 @@ export interface MacroEnvironment {
  * this avoids; a lookup is at most two map reads. `#pragma once` marks live here too, under a key
  * no macro can have.
  */
-export class MacroMap {
+class MacroMap {
   private readonly own = new Map<string, MacroDefinition | null>();
   /** Set once frozen: every name of this layer and those below. */
   private flat: Map<string, MacroDefinition> | null = null;
@@ -151,9 +151,9 @@ const MAX_INCLUDE_DEPTH = 64;
  * nothing). The largest real translation units (CUTLASS, CCCL) enter a few thousand; without a
  * total bound, a header that includes itself twice would be entered 2^64 times within the depth limit.
  */
-export const MAX_INCLUDE_VISITS = 50_000;
+const MAX_INCLUDE_VISITS = 50_000;
 /** Directives one file's run may evaluate, over all the headers it enters. */
-export const MAX_DIRECTIVE_STEPS = 5_000_000;
+const MAX_DIRECTIVE_STEPS = 5_000_000;
 /** Effects kept per header (contexts that read different configuration macros). */
 const MAX_EFFECTS = 4;
 /** Headers above this size are skipped (generated tables, amalgamations). */
@@ -167,7 +167,7 @@ function cudaArchValue(arch: string): number {
 }
 
 /** The macros nvcc's device pass defines before reading the file (a subset: those headers test). */
-export function predefinedMacros(options: Pick<PreprocessOptions, 'arch' | 'cudaVersion'>): string[] {
+function predefinedMacros(options: Pick<PreprocessOptions, 'arch' | 'cudaVersion'>): string[] {
   const arch = cudaArchValue(options.arch);
   const v = options.cudaVersion ?? { major: 13, minor: 0 };
   return [

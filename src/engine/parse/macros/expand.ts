@@ -24,15 +24,7 @@ export interface MacroLookup {
 }
 
 /** Keywords that cuda_runtime.h turns into attributes: kept as written, they are what we look for. */
-export const CUDA_KEYWORDS = new Set([
-  '__global__',
-  '__device__',
-  '__host__',
-  '__forceinline__',
-  '__noinline__',
-  '__shared__',
-  '__constant__',
-]);
+const CUDA_KEYWORDS = new Set(['__global__', '__device__', '__host__', '__forceinline__', '__noinline__', '__shared__', '__constant__']);
 
 export class ExpansionLimit extends Error {}
 

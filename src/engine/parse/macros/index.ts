@@ -15,8 +15,8 @@ import { readDirectives } from './directives';
 import { MacroTable } from './table';
 
 export { MacroTable } from './table';
-export type { PreprocessOptions, MacroEnvironment } from './environment';
-export { preprocessInputsFromFlags, toolkitIncludeDirs } from './environment';
+export type { PreprocessOptions } from './environment';
+export { toolkitIncludeDirs } from './environment';
 
 export interface FileMacros {
   table: MacroTable;

@@ -13,8 +13,6 @@ import { ExpansionLimit, MacroDefinition, MacroLookup, expandTokens } from './ex
 import { Token, render, tokenize } from './tokens';
 import { MaskOracle, MaskRecord, maskText, unmaskAttributes } from './mask';
 
-export type { MacroOrigin };
-
 export interface QualifierMeaning {
   name: string;
   qualifier: 'global' | 'device' | 'host' | 'inline';
@@ -283,7 +281,7 @@ function classifyWith(def: MacroDefinition, macros: MacroLookup): Meaning {
  * CuTe spell `#define CUTLASS_PRAGMA_UNROLL #pragma unroll` for nvcc, which accepts it: there the
  * `#` is an ordinary token and nvcc's front end reads the rest of the line as the directive).
  */
-export function pragmaIn(tokens: Token[]): string | null {
+function pragmaIn(tokens: Token[]): string | null {
   for (let i = 0; i + 1 < tokens.length; i++) {
     const t = tokens[i];
     if (

@@ -3,7 +3,7 @@
 // knows whether whitespace preceded it, which stringification (#) and the spelling of an
 // expansion (for hover) need.
 
-export type TokenKind = 'id' | 'num' | 'str' | 'punct';
+type TokenKind = 'id' | 'num' | 'str' | 'punct';
 
 export interface Token {
   kind: TokenKind;

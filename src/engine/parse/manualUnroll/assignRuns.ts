@@ -14,7 +14,7 @@ import { isIndexRun } from './offsetRun';
 import { describeCopies, Run, runEndRow, runItems, runStartRow } from './runs';
 import { mentions, norm, squash } from './text';
 
-export type AssignKind = 'element-assignments' | 'accumulate-chain';
+type AssignKind = 'element-assignments' | 'accumulate-chain';
 
 interface Assign {
   left: string;
@@ -36,7 +36,7 @@ const COMPOUND_OPS = new Set(['+=', '-=', '*=', '|=', '&=', '^=']);
  * `left op right;` read from the statement's text (no tree access): the first assignment operator
  * outside brackets. Null for anything else (calls, increments, declarations).
  */
-export function assignOf(text: string): Assign | null {
+function assignOf(text: string): Assign | null {
   let depth = 0;
   for (let i = 0; i < text.length; i++) {
     const ch = text[i];
@@ -78,7 +78,7 @@ interface Classified {
 
 const classified = new WeakMap<Run, Classified | null>();
 
-export function classifyRun(r: Run): Classified | null {
+function classifyRun(r: Run): Classified | null {
   let c = classified.get(r);
   if (c === undefined) {
     c = classifyUncached(r);

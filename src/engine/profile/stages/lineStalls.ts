@@ -31,7 +31,7 @@ export type LineStallsOptions = LaunchOptions &
   };
 
 /** Samples `kernel` in the program; a failure comes back as `problem`, never thrown. */
-export async function sampleLineStalls(
+async function sampleLineStalls(
   p: VariantProgram,
   kernel: string,
   o: LineStallsOptions,

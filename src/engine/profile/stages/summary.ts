@@ -4,7 +4,7 @@ import type { VariantRun } from '../types';
 import type { LoopVariant } from '../../variants/reports';
 import type { KernelSamples } from './time';
 
-export function quantile(sorted: number[], q: number): number {
+function quantile(sorted: number[], q: number): number {
   if (!sorted.length) return NaN;
   const pos = (sorted.length - 1) * q;
   const lo = Math.floor(pos);

@@ -36,7 +36,7 @@ export interface KernelSamples {
 }
 
 /** Program runs per kernel at most, however few launches one run gives. */
-export const MAX_PROGRAM_RUNS = 50;
+const MAX_PROGRAM_RUNS = 50;
 
 /** The warp-state metrics alone: what the stall run of the split mode collects. */
 export const STALL_METRICS = PROFILE_METRICS.filter(m => m !== 'gpu__time_duration.sum');
@@ -95,7 +95,7 @@ export function rawPageOf(ncuStdout: string): string {
 }
 
 /** Mean stall ratios, shares, work and occupancy over the launches of a stall run. */
-export function meanProfile(list: KernelProfile[]): KernelProfile | null {
+function meanProfile(list: KernelProfile[]): KernelProfile | null {
   if (!list.length) return null;
   const mean = (get: (p: KernelProfile) => Record<string, number>) => {
     const out: Record<string, number> = {};

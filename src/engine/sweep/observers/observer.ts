@@ -50,10 +50,6 @@ const PHASE_TEXT: Record<SweepProgress['phase'], string> = {
   done: 'done',
 };
 
-export function phaseText(phase: SweepProgress['phase']): string {
-  return PHASE_TEXT[phase];
-}
-
 /** A plain progress line for logs and the CLI's stderr. */
 export function progressLine(done: number, total: number, label: string | null, phase: SweepProgress['phase'], detail?: string): string {
   const what = `${PHASE_TEXT[phase]}${detail ? ` (${detail})` : ''}`;

@@ -60,7 +60,7 @@ export function limitProcesses(runner: ProcessRunner, n: number): ProcessRunner 
 }
 
 /** The static measurement of one built variant, as the sweep reports it. */
-export function staticVariant(p: SweepPoint, kv: KernelVariant, missing?: () => string): SweepVariant {
+function staticVariant(p: SweepPoint, kv: KernelVariant, missing?: () => string): SweepVariant {
   const v = emptyVariant(p);
   v.status = kv.status === 'ok' ? 'ok' : kv.status === 'cancelled' ? 'cancelled' : kv.status === 'timeout' ? 'timeout' : 'compile';
   if (kv.failure) v.message = compilerMessage(kv.failure.messages, kv.failure.kind);

@@ -13,7 +13,7 @@
 // it against the exhaustive sweep.
 import { better, ScoreMemo, SearchSpace, Strategy, StrategyContext } from './strategy';
 
-export const MAX_PASSES = 3;
+const MAX_PASSES = 3;
 
 export const coordinate: Strategy = {
   name: 'coordinate',

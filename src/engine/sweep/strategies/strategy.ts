@@ -28,7 +28,7 @@ export interface Strategy {
   search(ctx: StrategyContext): Promise<void>;
 }
 
-export function pointKey(p: number[]): string {
+function pointKey(p: number[]): string {
   return p.join(',');
 }
 
