@@ -88,7 +88,7 @@ export const benchCommand = defineCommand({
       EXIT.failed,
       'some variant did not finish ok (compile, runtime, timeout, correctness or profile: see its status and message), or the file as written does not compile',
     ],
-    [EXIT.usage, 'bad usage, unreadable file, no loop at a --loop line, nvcc or ncu not found, no GPU (and no --launcher), or no main()'],
+    [EXIT.usage, 'bad usage, unreadable file, no loop at a --loop line, nvcc or ncu not found, or no main()'],
     [
       EXIT.badInput,
       'nvcc, ptxas or the host compiler rejected a compile flag of the file as written (the message names it and where it came from); ' +
@@ -270,7 +270,10 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
   if (arch) await checkArchOption(arch, toolchain);
   // The sweep's rule (engine/profile/gpuReadiness.ts); a missing ncu stays the engine's MissingToolError (exit 2, with the fix).
   const blocker = gpuBlocker({ hasNcu: !!toolchain.ncu, gpus: toolchain.gpus.length, launcher, text });
-  if (blocker === 'no-gpu' || blocker === 'no-main') throw new UsageError(`cannot benchmark ${file}: ${CLI_GPU_BLOCKER_TEXT[blocker]}`);
+  // No main(): nothing to run, refused. No GPU seen here: said, not refused (the sweep falls back to SASS; a bench has no
+  // SASS-only mode, and the build's own errors, such as a rejected flag, still come first and name their cause).
+  if (blocker === 'no-main') throw new UsageError(`cannot benchmark ${file}: ${CLI_GPU_BLOCKER_TEXT[blocker]}`);
+  if (blocker === 'no-gpu') io.err(`unroll-lens: warning: ${CLI_GPU_BLOCKER_TEXT[blocker]}\n`);
   const flags = resolveCompileFlags(abs, [process.cwd()], {});
   const chosen = chooseArch(arch, flags.arch, toolchain.gpus).arch;
   // with a launcher the GPUs are on another node: this machine's count says nothing about them
