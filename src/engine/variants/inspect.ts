@@ -413,23 +413,10 @@ export class VariantInspector {
       const kname = m?.kernel ?? pickKernelByName(dis.sizes.keys(), kernel.name, demangled, filter);
       v.kernel = kname;
       if (kname) {
-        const usage: PtxasFunctionUsage | undefined = parsePtxasVerbose(b.ptxasLog, { arch: this.o.arch }).get(kname);
-        const fn = dis.listing?.functions.find(f => f.name === kname);
-        const size = dis.sizes.get(kname);
-        v.kernelInstructions = fn ? fn.instructions.length : (size?.instructions ?? null);
-        v.kernelBytes = fn ? fn.bytes : (size?.bytes ?? null);
-        v.registers = usage?.registers ?? null;
-        v.spillStores = usage?.spillStoreBytes ?? null;
-        v.spillLoads = usage?.spillLoadBytes ?? null;
-        if (usage) {
-          const occ = theoreticalOccupancy({
-            registersPerThread: usage.registers,
-            sharedBytesPerBlock: usage.sharedBytes,
-            threadsPerBlock: launchBlockSize(analysis, demangled.get(kname) ?? kname),
-            arch: this.o.arch,
-          });
-          v.warpsPerSm = occ?.activeWarpsPerSM ?? null;
-        }
+        const r = kernelResources(b, dis, kname, this.o.arch, launchBlockSize(analysis, demangled.get(kname) ?? kname));
+        const fn = r.fn;
+        Object.assign(v, r.counts);
+        if (r.occupancy) v.warpsPerSm = r.occupancy.activeWarpsPerSM ?? null;
         hash = fn ? codeHash(fn) : hashFile(b.outputPath!, kname);
       }
       if (m) {
@@ -611,23 +598,10 @@ export class VariantInspector {
     }
     v.demangled = demangled.get(name) ?? chosen!.demangled;
     v.instantiations = chosen!.of;
-    const usage = parsePtxasVerbose(b.ptxasLog, { arch: this.o.arch }).get(name);
-    const fn = dis.listing?.functions.find(f => f.name === name);
-    const size = dis.sizes.get(name);
-    v.kernelInstructions = fn ? fn.instructions.length : (size?.instructions ?? null);
-    v.kernelBytes = fn ? fn.bytes : (size?.bytes ?? null);
-    v.registers = usage?.registers ?? null;
-    v.spillStores = usage?.spillStoreBytes ?? null;
-    v.spillLoads = usage?.spillLoadBytes ?? null;
-    if (usage) {
-      const occ = theoreticalOccupancy({
-        registersPerThread: usage.registers,
-        sharedBytesPerBlock: usage.sharedBytes,
-        arch: this.o.arch,
-        threadsPerBlock: launchBlockSize(analysis, demangled.get(name) ?? name, opts.defines),
-      });
-      v.occupancy = occ?.occupancy ?? null;
-    }
+    const r = kernelResources(b, dis, name, this.o.arch, launchBlockSize(analysis, demangled.get(name) ?? name, opts.defines));
+    const fn = r.fn;
+    Object.assign(v, r.counts);
+    if (r.occupancy) v.occupancy = r.occupancy.occupancy ?? null;
     v.codeHash = fn ? codeHash(fn) : hashFile(b.outputPath!, name);
     for (const loop of loops) {
       const m = dis.listing ? measureLoop(dis.listing, baseline, file, kernel, loop, name, demangled) : null;
@@ -708,4 +682,25 @@ export class VariantInspector {
   get disassembler(): FileSassReport['disassembler'] {
     return this.lastDisassembler;
   }
+}
+
+/**
+ * A kernel's size (from the disassembly, else the cubin's symbol), registers and spills (ptxas -v)
+ * and its theoretical occupancy at `threadsPerBlock`: the same facts for a loop variant and a file's kernel.
+ */
+function kernelResources(b: BuildResult, dis: Disassembly, name: string, arch: string, threadsPerBlock: number) {
+  const usage: PtxasFunctionUsage | undefined = parsePtxasVerbose(b.ptxasLog, { arch }).get(name);
+  const fn = dis.listing?.functions.find(f => f.name === name);
+  const size = dis.sizes.get(name);
+  const counts = {
+    kernelInstructions: fn ? fn.instructions.length : (size?.instructions ?? null),
+    kernelBytes: fn ? fn.bytes : (size?.bytes ?? null),
+    registers: usage?.registers ?? null,
+    spillStores: usage?.spillStoreBytes ?? null,
+    spillLoads: usage?.spillLoadBytes ?? null,
+  };
+  const occupancy = usage
+    ? theoreticalOccupancy({ registersPerThread: usage.registers, sharedBytesPerBlock: usage.sharedBytes, threadsPerBlock, arch })
+    : null;
+  return { fn, counts, occupancy };
 }
