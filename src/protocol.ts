@@ -295,6 +295,8 @@ export interface SweepParams {
 }
 export interface SweepRunResult {
   result: SweepResult;
+  /** Per-line stall notes of the file as written (unrollLens.profile.sourceStalls on a GPU sweep); empty when none were sampled. */
+  lineStalls: LineStallNote[];
   /** Where the result was saved (.unroll-lens/results/…), or null when it could not be. */
   savedPath: string | null;
 }

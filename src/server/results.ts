@@ -7,6 +7,7 @@ import * as path from 'path';
 import { CancellationToken, CodeAction, CodeActionKind, Connection, Range, TextEdit } from 'vscode-languageserver/node';
 import type { FileAnalysis } from '../engine/parse/model';
 import { runOptionsFromSettings } from './runOptions';
+import { lineStallNotes } from './wire';
 import { gpuBlocker } from '../engine/profile/gpuReadiness';
 import { EDITOR_GPU_BLOCKER_TEXT } from './gpuReadinessText';
 import { runLocations } from '../engine/profile/gpuSelection';
@@ -152,6 +153,8 @@ export class ResultsService {
             gpu === null
               ? {
                   ...runOptionsFromSettings(s.profile),
+                  // One more ncu run of the file as written, as a bench does (the same setting).
+                  sourceStalls: s.profile.sourceStalls,
                   gpus,
                   runDir: where.runDir,
                   measurementCacheDir: s.profile.measurementCache ? where.measurementCacheDir : null,
@@ -176,7 +179,7 @@ export class ResultsService {
       const savedPath = result.complete ? this.save(result) : null;
       this.connection.sendNotification(SweepUpdateNotification, { runId: p.runId, result, progress: null });
       if (result.complete) this.remember(p.uri, text, result);
-      return { result, savedPath };
+      return { result, savedPath, lineStalls: lineStallNotes(result.lineStalls ?? []) };
     });
   }
 

@@ -5,6 +5,7 @@ import type { BenchReport } from '../engine/profile/bench';
 import { lineStallText } from '../engine/report/benchText';
 import { loopLensSummary } from '../engine/report/describe';
 import type { LoopReport } from '../engine/variants/reports';
+import type { SourceLineStalls } from '../schema/types';
 import type { AnalysisStatus, BenchLoopResult, FileAnalysisResult, LineStallNote, LoopVariantsResult, SweepResult } from '../protocol';
 
 /** Lines below this share of the kernel's stall samples get no inline note: one on every line would be noise. */
@@ -71,14 +72,14 @@ export function toBenchLoopResult(r: BenchReport, result: SweepResult, savedPath
       icache: v.icache,
     })),
     fastest: fastest?.label ?? null,
-    lineStalls: lineStallNotes(r),
+    lineStalls: lineStallNotes(r.lineStalls ?? []),
     result,
     savedPath,
   };
 }
 
-function lineStallNotes(r: BenchReport): LineStallNote[] {
-  const lines = r.lineStalls ?? [];
+/** Inline notes for the lines with a visible share of the stall samples: a bench's and a sweep's per-line stalls alike. */
+export function lineStallNotes(lines: Pick<SourceLineStalls, 'line' | 'samples' | 'stallShare'>[]): LineStallNote[] {
   const total = lines.reduce((a, l) => a + l.samples, 0);
   return lines
     .filter(l => l.samples / Math.max(1, total) >= LINE_STALL_NOTE_MIN_SHARE)

@@ -20,6 +20,7 @@ import { sassStallsOf } from '../../src/engine/profile/sassStalls';
 import { runSweep, SweepOptions } from '../../src/engine/sweep/sweep';
 import { sweepJson } from '../../src/engine/sweep/json';
 import { checkSweepResult } from '../../src/schema/result';
+import { lineStallNotes } from '../../src/server/wire';
 
 const REC = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100');
 
@@ -492,6 +493,10 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
       bench.lineStalls!.map(l => ({ line: l.line, samples: l.samples, stallShare: l.stallShare })),
     );
     assert.equal(sweepRun.calls.filter(c => c.includes('SourceCounters')).length, 1);
+    // the editor's inline notes (SweepRunResult.lineStalls) are the bench's, line for line
+    const notes = lineStallNotes(r.lineStalls!);
+    assert.ok(notes.length > 0);
+    assert.deepEqual(notes, lineStallNotes(bench.lineStalls!));
     // --json and the saved result carry them; the result file validates with them
     assert.deepEqual(sweepJson(r).lineStalls, r.lineStalls);
     assert.deepEqual(checkSweepResult(JSON.parse(JSON.stringify(r))).lineStalls, r.lineStalls);

@@ -48,7 +48,7 @@ export function benchMarkdown(r: BenchReport): string {
 }
 
 /** Stall samples on one source line, relative to all sampled lines of the kernel. */
-export function lineStallText(l: LineStalls, totalSamples: number): string {
+export function lineStallText(l: Pick<LineStalls, 'samples' | 'stallShare'>, totalSamples: number): string {
   const top = Object.entries(l.stallShare)
     .sort((a, b) => b[1] - a[1])
     .slice(0, 3)

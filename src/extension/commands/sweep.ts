@@ -15,6 +15,7 @@ import {
 import { parseUnrollFactorText, UNROLL_FACTOR_EXPECTED, validFactorTexts } from '../../schema/ranges';
 import { requestWithProgress } from '../progress';
 import type { CommandFactory } from './context';
+import { StallDecorations } from '../stallDecorations';
 import { pickKernel } from './pick';
 
 /** Everything a sweep needs; a caller (or a test) that passes it all is asked nothing. */
@@ -102,6 +103,9 @@ export const sweepKernel: CommandFactory = ({ client, output, panels, subscripti
     (u: { result: SweepRunResult['result']; progress: { message: string; done: number; total: number } | null }) => void
   >();
   subscriptions.push(client.onNotification(SweepUpdateNotification, u => live.get(u.runId)?.(u)));
+  // Per-line stall notes of the file as written, as "Benchmark this loop" shows them.
+  const decorations = new StallDecorations();
+  subscriptions.push(decorations);
   return async (args?: SweepCommandArgs) => {
     const target = args ?? (await pickKernel(client));
     if (!target) return undefined;
@@ -156,8 +160,9 @@ export const sweepKernel: CommandFactory = ({ client, output, panels, subscripti
         void vscode.window.showInformationMessage('Unroll Lens: sweep cancelled; the panel shows what finished.');
         return undefined;
       }
-      const { result, savedPath } = outcome.result;
+      const { result, savedPath, lineStalls } = outcome.result;
       panel = panels.open(result, null);
+      decorations.show(target.uri, lineStalls ?? []);
       (panel as ReturnType<typeof panels.open>).onCancel = null;
       const best = result.variants.find(v => v.id === result.best);
       output.appendLine(
