@@ -54,14 +54,7 @@ export function speedupChart(k: ChartKit): ChartConfiguration {
     options: k.decorate(
       decor,
       {
-        y: {
-          beginAtZero: true,
-          suggestedMax: top * 1.08,
-          ticks: { ...base.tick, callback: (v: string | number) => `${Number(v).toFixed(2)}×` },
-          grid: { color: t.grid },
-          border: { color: t.border },
-          title: base.title('Speedup (×, higher is faster)'),
-        },
+        y: ratioAxis(base, t, top, 'Speedup (×, higher is faster)'),
       },
       item => {
         const x = m.variants[item.dataIndex];
@@ -105,14 +98,7 @@ export function icacheChart(k: ChartKit): ChartConfiguration {
     options: k.decorate(
       decor,
       {
-        y: {
-          beginAtZero: true,
-          suggestedMax: top * 1.08,
-          ticks: { ...base.tick, callback: (v: string | number) => `${Number(v).toFixed(2)}×` },
-          grid: { color: t.grid },
-          border: { color: t.border },
-          title: base.title('Slowdown (×, higher is slower)'),
-        },
+        y: ratioAxis(base, t, top, 'Slowdown (×, higher is slower)'),
       },
       item => {
         const x = m.variants[item.dataIndex];
@@ -427,5 +413,17 @@ export function unrollChart(k: ChartKit): ChartConfiguration {
         return `${item.dataset.label}: ${fmtFactor(v)}${x?.fullyUnrolled(line) ? ' (fully unrolled, no loop left)' : ''}`;
       },
     ) as ChartConfiguration['options'],
+  };
+}
+
+/** A y axis of ratios from 0 (speedup, slowdown): 2 decimals and ×, a little headroom over the largest bar or whisker. */
+function ratioAxis(base: BaseOptions, t: Theme, top: number, title: string) {
+  return {
+    beginAtZero: true,
+    suggestedMax: top * 1.08,
+    ticks: { ...base.tick, callback: (v: string | number) => `${Number(v).toFixed(2)}×` },
+    grid: { color: t.grid },
+    border: { color: t.border },
+    title: base.title(title),
   };
 }

@@ -34,28 +34,12 @@ export function compileOutcome(
   } else if (r.spawnError) {
     status = 'failed';
     failureKind = 'internal';
-    messages.push({
-      file: null,
-      line: null,
-      column: null,
-      severity: 'error',
-      code: null,
-      message: `cannot run ${tool}: ${r.spawnError}`,
-      kind: 'internal',
-    });
+    messages.push(internalMessage(`cannot run ${tool}: ${r.spawnError}`));
   } else if (r.exitCode !== 0 || !fs.existsSync(output)) {
     status = 'failed';
     failureKind = classifyFailure(messages, r.stderr) ?? 'internal';
     if (!messages.some(m => m.severity === 'error')) {
-      messages.push({
-        file: null,
-        line: null,
-        column: null,
-        severity: 'error',
-        code: null,
-        message: r.stderr.trim() || `nvcc exited with ${r.exitCode ?? r.signal}`,
-        kind: failureKind,
-      });
+      messages.push({ ...internalMessage(r.stderr.trim() || `nvcc exited with ${r.exitCode ?? r.signal}`), kind: failureKind });
     }
   }
   return { status, failureKind };
