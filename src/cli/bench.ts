@@ -29,7 +29,7 @@ import { BenchProgressWriter } from './progress';
 import { checkResultOutputs, RESULT_OUTPUT_OPTIONS, ResultOutputs, resultOutputsOf, writeResultOutputs } from './resultOutputs';
 import { fromBenchReport } from '../engine/sweep/convert';
 import { lineStallsText } from '../engine/report/lineStallsText';
-import { gpuBlocker } from '../engine/profile/gpuReadiness';
+import { benchStopsAt, gpuBlocker } from '../engine/profile/gpuReadiness';
 import { CLI_GPU_BLOCKER_TEXT } from './gpuReadinessText';
 import { runTimingText } from '../engine/report/benchTiming';
 
@@ -270,9 +270,7 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
   if (arch) await checkArchOption(arch, toolchain);
   // The sweep's rule (engine/profile/gpuReadiness.ts); a missing ncu stays the engine's MissingToolError (exit 2, with the fix).
   const blocker = gpuBlocker({ hasNcu: !!toolchain.ncu, gpus: toolchain.gpus.length, launcher, text });
-  // No main(): nothing to run, refused. No GPU seen here: said, not refused (the sweep falls back to SASS; a bench has no
-  // SASS-only mode, and the build's own errors, such as a rejected flag, still come first and name their cause).
-  if (blocker === 'no-main') throw new UsageError(`cannot benchmark ${file}: ${CLI_GPU_BLOCKER_TEXT[blocker]}`);
+  if (blocker && benchStopsAt(blocker)) throw new UsageError(`cannot benchmark ${file}: ${CLI_GPU_BLOCKER_TEXT[blocker]}`);
   if (blocker === 'no-gpu') io.err(`unroll-lens: warning: ${CLI_GPU_BLOCKER_TEXT[blocker]}\n`);
   const flags = resolveCompileFlags(abs, [process.cwd()], {});
   const chosen = chooseArch(arch, flags.arch, toolchain.gpus).arch;

@@ -6,7 +6,7 @@ import { CancellationToken, ProgressToken } from 'vscode-languageserver/node';
 import type { FileAnalysis } from '../engine/parse/model';
 import { benchLoop, BenchProgress, BenchReport } from '../engine/profile/bench';
 import { runOptionsFromSettings } from './runOptions';
-import { gpuBlocker } from '../engine/profile/gpuReadiness';
+import { benchStopsAt, gpuBlocker } from '../engine/profile/gpuReadiness';
 import { EDITOR_GPU_BLOCKER_TEXT } from './gpuReadinessText';
 import { GpuSelectionError, parseGpuSelection, runLocations } from '../engine/profile/gpuSelection';
 import { parseFactorList } from '../engine/variants/rewrite';
@@ -76,7 +76,7 @@ export class BenchService {
     };
     return this.toolchain.runRequest(work, async (signal, progress) => {
       const t = await this.toolchain.tools(file);
-      // The sweep's rule (engine/profile/gpuReadiness.ts); a missing ncu stays the engine's MissingToolError, which offers the setting.
+      // The sweep's rule, and the bench's stop (engine/profile/gpuReadiness.ts), as on the command line.
       const blocker = gpuBlocker({
         hasNcu: t.ncu !== null,
         gpus: t.gpus.length,
@@ -84,7 +84,7 @@ export class BenchService {
         text,
         compileCommand: s.profile.compileCommand,
       });
-      if (blocker === 'no-gpu' || blocker === 'no-main') throw new Error(EDITOR_GPU_BLOCKER_TEXT[blocker]);
+      if (blocker && benchStopsAt(blocker)) throw new Error(EDITOR_GPU_BLOCKER_TEXT[blocker]);
       const flags = this.toolchain.flagsFor(file);
       // The file as written runs first, then one program per factor.
       const total = factors.length + 1;

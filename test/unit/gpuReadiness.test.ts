@@ -2,7 +2,7 @@
 // that the editor and the CLI word every answer of it.
 import { strict as assert } from 'assert';
 import { describe, test } from 'node:test';
-import { GpuBlocker, gpuBlocker, hasMain } from '../../src/engine/profile/gpuReadiness';
+import { benchStopsAt, GpuBlocker, gpuBlocker, hasMain } from '../../src/engine/profile/gpuReadiness';
 import { EDITOR_GPU_BLOCKER_TEXT } from '../../src/server/gpuReadinessText';
 import { CLI_GPU_BLOCKER_TEXT } from '../../src/cli/gpuReadinessText';
 import { staticReason } from '../../src/cli/sweep';
@@ -27,6 +27,11 @@ describe('gpuBlocker', () => {
   test('a launcher puts the GPU on another node; a compile command builds a program from a file without main()', () => {
     assert.equal(gpuBlocker({ ...ready, gpus: 0, launcher: ['srun', '--gres=gpu:1'] }), null);
     assert.equal(gpuBlocker({ ...ready, text: '__global__ void k() {}', compileCommand: ['make', '{output}'] }), null);
+  });
+
+  test('a bench stops up front only when there is nothing to run (no GPU: its builds still report their own errors)', () => {
+    assert.equal(benchStopsAt('no-main'), true);
+    for (const b of [null, 'no-gpu', 'no-ncu', 'static-asked'] as const) assert.equal(benchStopsAt(b), false, String(b));
   });
 
   test('main( is found with spacing, not inside a longer name', () => {

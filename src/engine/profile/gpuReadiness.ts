@@ -32,3 +32,13 @@ export function gpuBlocker(f: GpuReadinessFacts): GpuBlocker | null {
   if (!hasMain(f.text) && !f.compileCommand?.length) return 'no-main';
   return null;
 }
+
+/**
+ * Whether a bench stops before building. A bench has no SASS-only mode, but only a file with
+ * nothing to run is refused up front: with no GPU seen here the builds still run, so their own
+ * errors (a rejected flag) come first and name their cause, and ncu then says there is no GPU.
+ * A missing ncu is the engine's MissingToolError, which names the fix.
+ */
+export function benchStopsAt(blocker: GpuBlocker | null): boolean {
+  return blocker === 'no-main';
+}

@@ -20,7 +20,7 @@ import { MissingToolError } from '../../toolchain/discover';
 import type { CompileFlags } from '../../toolchain/flags';
 import { BuildResult, VariantBuilder } from '../../variants/build';
 import { variantSource, variantKey } from '../../variants/rewrite';
-import { AS_WRITTEN_ID, defineArgs, pointId, substituteArgs, SweepPoint, templateArgs, variantFactorsOf } from '../space';
+import { AS_WRITTEN, AS_WRITTEN_ID, defineArgs, pointId, substituteArgs, SweepPoint, templateArgs, variantFactorsOf } from '../space';
 import { GPU_FIELDS } from '../variant';
 import type { RunnerContext, SweepRunner } from './runner';
 import { limitProcesses, StaticRunner, StaticRunnerOptions } from './static';
@@ -148,12 +148,18 @@ export class GpuRunner implements SweepRunner {
       { label: AS_WRITTEN_ID, program: this.baselineProgram, file: this.o.file },
       base.kernel,
       text,
-      { ...this.o.gpu, toolchain: this.o.toolchain, runDir, env: slot.env, signal },
+      // the arguments the file as written was timed with ({NAME} → the parameters' values as written)
+      { ...this.o.gpu, args: this.argsFor(AS_WRITTEN), toolchain: this.o.toolchain, runDir, env: slot.env, signal },
       { store: this.cache, gpu: slot.gpu },
     );
     if (!r.cached) this.clock.add(slot.gpu, { kind: 'stalls', startMs, endMs: Date.now() });
     const lineStalls = r.lineStalls?.map(l => ({ line: l.line, samples: l.samples, stallShare: l.stallShare })) ?? null;
     return { lineStalls, problem: r.problem };
+  }
+
+  /** A point's program arguments: `{NAME}` replaced by its value (the file as written: the defaults). */
+  private argsFor(point: SweepPoint): string[] {
+    return substituteArgs(this.o.gpu.args, { ...(this.o.paramDefaults ?? {}), ...point.params });
   }
 
   /** The CUDA device indices in use (empty: the default device). */
@@ -310,7 +316,7 @@ export class GpuRunner implements SweepRunner {
     this.timed.add(kernel);
     const p: VariantProgram = { label: labelOf(point), program: program!.outputPath!, file: this.o.file };
     // `{NAME}` in the program arguments: the point's value (the file as written: the defaults).
-    const args = substituteArgs(this.o.gpu.args, { ...(this.o.paramDefaults ?? {}), ...point.params });
+    const args = this.argsFor(point);
     // ncu reports go where a launcher's nodes see them: beside the build cache, never the local temp folder.
     const runDir = this.o.gpu.runDir ?? defaultRunDir(this.o.cacheDir, this.o.gpu.launcher);
     const onRun = (run: GpuRun) => this.clock.add(slot.gpu, run);
