@@ -4,7 +4,8 @@ import { CudaDocuments } from '../engine/parse/documents';
 import { detectToolchain, chooseArch } from '../engine/toolchain/toolchain';
 import { resolveCompileFlags, splitCommandLine } from '../engine/toolchain/flags';
 import { defaultCacheDir } from '../engine/variants/build';
-import { benchJson, benchLoop, BenchReport, RunTiming, VariantRun } from '../engine/profile/bench';
+import { benchJson, benchLabel, benchLoop, benchRows, RunTiming } from '../engine/profile/bench';
+import type { SweepResult, SweepVariant } from '../schema/types';
 import { kib } from '../engine/icache/model';
 import { icacheRange, icacheShownText, icacheWhy } from '../schema/icacheText';
 import type { NcuPasses } from '../engine/profile/stages/time';
@@ -26,12 +27,12 @@ import {
   toolTimeoutOptions,
 } from './gpuOptions';
 import { BenchProgressWriter } from './progress';
+import { SweepSpaceError } from '../engine/sweep/space';
 import { checkResultOutputs, RESULT_OUTPUT_OPTIONS, ResultOutputs, resultOutputsOf, writeResultOutputs } from './resultOutputs';
-import { fromBenchReport } from '../engine/sweep/convert';
 import { lineStallsText } from '../engine/report/lineStallsText';
 import { benchStopsAt, gpuBlocker } from '../engine/profile/gpuReadiness';
 import { CLI_GPU_BLOCKER_TEXT } from './gpuReadinessText';
-import { runTimingText } from '../engine/report/benchTiming';
+import { runTimingText } from '../schema/runTimingText';
 
 export const benchCommand = defineCommand({
   name: 'bench',
@@ -137,21 +138,55 @@ function pct(x: number | undefined | null): string {
 }
 
 /** The variants table (one per instantiation); `= 4` marks a variant with the same machine code as variant 4. */
-export function renderBench(r: BenchReport): string {
-  if (r.instantiations.length > 1) {
-    return r.instantiations
-      .map(x =>
-        renderBench({ ...r, kernel: `${x.kernel}${x.blockSize ? ` block ${x.blockSize}` : ''}`, variants: x.variants, instantiations: [] }),
+export function renderBench(r: SweepResult): string {
+  const j = benchJson(r);
+  if (j.instantiations) {
+    const rows = benchRows(r);
+    return j.instantiations
+      .map((x, k) =>
+        benchTable(
+          `${x.kernel}${x.blockSize ? ` block ${x.blockSize}` : ''}`,
+          r,
+          x.variants.map((row, i) => {
+            const own = rows[i].instantiations?.find(y => y.kernel === x.kernel && y.blockSize === x.blockSize);
+            return { ...row, registers: own?.registers ?? null, message: j.variants[i].message };
+          }),
+          // the i-cache facts describe the build's loop kernel: its table (the first) carries them
+          k === 0 ? rows : [],
+        ),
       )
       .join('\n');
   }
+  return benchTable(j.kernel, r, j.variants, benchRows(r));
+}
+
+/** What one line of the table shows. */
+type BenchRow = Pick<
+  ReturnType<typeof benchJson>['variants'][number],
+  | 'label'
+  | 'identicalTo'
+  | 'status'
+  | 'kernelInstructions'
+  | 'registers'
+  | 'samples'
+  | 'cached'
+  | 'medianMs'
+  | 'iqrMs'
+  | 'cv'
+  | 'speedup'
+  | 'withinNoise'
+  | 'stallShare'
+  | 'message'
+>;
+
+function benchTable(kernel: string, r: SweepResult, rows: BenchRow[], variants: SweepVariant[]): string {
   const lines = [
-    `${r.kernel} on ${r.gpu ?? 'unknown GPU'} · clocks ${r.clockControl === 'base' ? 'locked to base by ncu' : 'not locked (--clock-control none)'} · speedup vs the file as written`,
+    `${kernel} on ${r.gpu ?? 'unknown GPU'} · clocks ${r.clockControl === 'none' ? 'not locked (--clock-control none)' : 'locked to base by ncu'} · speedup vs the file as written`,
   ];
   lines.push(
     'variant      same as      status       instr  regs  samples   median ms    IQR ms     CV  speedup  no_instruction  top stall',
   );
-  for (const v of r.variants) {
+  for (const v of rows) {
     const top = v.stallShare ? Object.entries(v.stallShare).sort((a, b) => b[1] - a[1])[0] : undefined;
     lines.push(
       [
@@ -172,11 +207,11 @@ export function renderBench(r: BenchReport): string {
     if (v.message) lines.push(`    ${v.message}`);
   }
   lines.push('~ = within noise (identical code, or the interquartile ranges overlap allowing 3 % run-to-run drift)');
-  if (r.variants.some(v => v.identicalTo !== null))
+  if (rows.some(v => v.identicalTo !== null))
     lines.push('= <label>: same machine code as that variant, measured once; its numbers are repeated');
-  if (r.variants.some(v => v.cached))
+  if (rows.some(v => v.cached))
     lines.push('* = measurement reused from an earlier run of the same program (no GPU run; --fresh measures again)');
-  lines.push(...renderIcache(r.variants));
+  lines.push(...renderIcache(variants.filter(v => v.status !== 'pending')));
   return lines.join('\n') + '\n';
 }
 
@@ -184,10 +219,13 @@ export function renderBench(r: BenchReport): string {
  * The i-cache table (issue 13): per variant the slowdown shown, marked (measured) from this GPU
  * run or (predicted) from the SASS alone, with the prediction beside a measurement.
  */
-function renderIcache(variants: VariantRun[]): string[] {
+function renderIcache(variants: SweepVariant[]): string[] {
   const rows = variants.filter(v => v.icache);
   if (!rows.length) return [];
-  const reference = rows.find(v => v.icache!.reference)?.icache!.reference;
+  // named as the bench names rows (64), not by the panel's label (×64)
+  const refLabel = rows.find(v => v.icache!.reference)?.icache!.reference;
+  const refRow = variants.find(v => v.label === refLabel);
+  const reference = refRow ? benchLabel(refRow) : refLabel;
   const out = [
     '',
     `i-cache slowdown${reference ? ` vs ${reference} (the most unrolled variant measured whose hot loop fits, else ×1, else the fastest)` : ' (predicted from the SASS; no GPU measurement)'}`,
@@ -198,7 +236,7 @@ function renderIcache(variants: VariantRun[]): string[] {
     const shown = icacheShownText(c);
     out.push(
       [
-        v.label.padEnd(12),
+        benchLabel(v).padEnd(12),
         (c.bytes !== null ? kib(c.bytes) : '-').padStart(10),
         ' ' + shown.padEnd(22),
         (c.predicted ? icacheRange(c.predicted) : '-').padEnd(16),
@@ -305,20 +343,22 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
       keepReportsDir: keep,
       sourceStalls,
       progress: p => progress.update(p),
-      onProgress: (message, done, total) => progress.legacy(message, done, total),
     });
     progress.done();
     io.out(
       json
         ? JSON.stringify(benchJson(report), null, 2) + '\n'
-        : renderBench(report) + lineStallsText(report.lineStalls, report.lineStallsProblem) + renderTiming(report.timing),
+        : renderBench(report) +
+            lineStallsText(report.lineStalls ?? null, report.lineStallsProblem ?? null) +
+            (report.timing ? renderTiming(report.timing) : ''),
     );
-    if (a.outputs.files.length || a.outputs.save) {
-      const result = fromBenchReport(report, { file: built, analysis, arch: chosen, nvcc: toolchain.nvcc.version, loops, samples });
-      writeResultOutputs(result, a.outputs, io);
-    }
+    if (a.outputs.files.length || a.outputs.save) writeResultOutputs(report, a.outputs, io);
     if (ac.signal.aborted) return EXIT.cancelled;
     return report.variants.every(v => v.status === 'ok') ? EXIT.ok : EXIT.failed;
+  } catch (e) {
+    // loops of different kernels, a bad factor: the space of one loop's factors is refused up front
+    if (e instanceof SweepSpaceError) throw new UsageError(e.message);
+    throw e;
   } finally {
     progress.done();
     stopSignals();

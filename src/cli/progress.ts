@@ -1,8 +1,9 @@
 // Progress on stderr. Progress: a one-line bar for interactive terminals, silent otherwise (scan,
 // sass). BenchProgressWriter: bench's structured progress, always shown (a redrawn line on a
 // terminal, one line per phase change otherwise).
-import type { BenchProgress } from '../engine/profile/bench';
-import { formatSeconds } from '../engine/report/benchTiming';
+import { benchLabelOfId } from '../engine/profile/bench';
+import type { SweepProgress } from '../engine/sweep/observers/observer';
+import { formatSeconds } from '../schema/runTimingText';
 
 export { formatSeconds };
 
@@ -35,13 +36,16 @@ export class Progress {
 }
 
 // ---------------------------------------------------------------------------------------------
-// bench: structured progress (BenchProgress), on stderr whatever the output format.
+// bench: the sweep's progress (SweepProgress), on stderr whatever the output format.
 
-const PHASE_WORDS: Record<BenchProgress['phase'], string> = {
+const PHASE_WORDS: Record<SweepProgress['phase'], string> = {
+  start: 'start',
   build: 'build',
+  disassemble: 'SASS',
   check: 'check',
   time: 'time',
   stalls: 'stalls',
+  reuse: 'same machine code',
   cached: 'cached',
   done: 'done',
   'source-stalls': 'source-line stalls',
@@ -52,12 +56,13 @@ const PHASE_WORDS: Record<BenchProgress['phase'], string> = {
  * [done/total] counts variants finished (measured, copied, cached or failed); the GPU is shown
  * when the step runs on a chosen one, the estimate once there is one.
  */
-export function benchProgressLine(p: BenchProgress): string {
-  const parts = [`[${p.done}/${p.total}]${p.variant !== null ? ` ${p.variant}` : ''}`];
-  parts.push(p.phase === 'time' && p.samplesWanted > 0 ? `time ${p.samples}/${p.samplesWanted} samples` : PHASE_WORDS[p.phase]);
-  if (p.gpu !== null) parts.push(`GPU ${p.gpu}`);
-  parts.push(`${formatSeconds(p.elapsedS)} elapsed`);
-  if (p.etaS !== null) parts.push(`~${formatSeconds(p.etaS)} left`);
+export function benchProgressLine(p: SweepProgress): string {
+  const parts = [`[${p.done}/${p.total}]${p.variant !== null ? ` ${benchLabelOfId(p.variant)}` : ''}`];
+  const timing = (p.phase === 'time' || p.phase === 'stalls') && p.samplesWanted;
+  parts.push(timing ? `${p.phase} ${p.samples ?? 0}/${p.samplesWanted} samples` : PHASE_WORDS[p.phase]);
+  if (p.gpu !== null && p.gpu !== undefined) parts.push(`GPU ${p.gpu}`);
+  parts.push(`${formatSeconds(p.elapsedS ?? 0)} elapsed`);
+  if (p.etaS !== null && p.etaS !== undefined) parts.push(`~${formatSeconds(p.etaS)} left`);
   return parts.join(' · ');
 }
 
@@ -67,11 +72,9 @@ export function benchProgressLine(p: BenchProgress): string {
  * of a variant, not one per sample. Lines start with `bench: `.
  */
 export class BenchProgressWriter {
-  private readonly phases = new Map<string, BenchProgress['phase']>();
+  private readonly phases = new Map<string, SweepProgress['phase']>();
   private lastDraw = -Infinity;
   private drawn = false;
-  private structured = false;
-  private lastLegacy = '';
 
   constructor(
     private readonly write: (s: string) => void,
@@ -80,25 +83,11 @@ export class BenchProgressWriter {
     private readonly width = 118,
   ) {}
 
-  update(p: BenchProgress): void {
+  update(p: SweepProgress): void {
     const key = p.variant ?? '';
     const changed = this.phases.get(key) !== p.phase;
     this.phases.set(key, p.phase);
-    this.structured = true;
     this.show(`bench: ${benchProgressLine(p)}`, changed);
-  }
-
-  /**
-   * A plain message from an engine without structured progress (BenchOptions.onProgress); ignored
-   * once update() has been called. Not on a terminal, messages differing only in their numbers
-   * (sample counts) give one line.
-   */
-  legacy(message: string, done: number, total: number): void {
-    if (this.structured) return;
-    const key = message.replace(/\d+/g, '#');
-    const changed = key !== this.lastLegacy;
-    this.lastLegacy = key;
-    this.show(`bench: [${done}/${total}] ${message}`, changed);
   }
 
   done(): void {

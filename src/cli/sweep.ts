@@ -15,7 +15,7 @@ import { STRATEGIES } from '../engine/sweep/strategies';
 import { runSweep, SweepOptions } from '../engine/sweep/sweep';
 import type { SweepResult } from '../protocol';
 import { DEFAULT_SETTINGS, SETTINGS } from '../settings';
-import { runTimingText } from '../engine/report/benchTiming';
+import { runTimingText } from '../schema/runTimingText';
 import { macroTableFor } from './macros';
 import { lineStallsText } from '../engine/report/lineStallsText';
 import { describeRange, RANGES, rangeProblem } from '../schema/ranges';

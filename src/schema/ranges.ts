@@ -76,6 +76,8 @@ export const RANGES = {
   /** SASS instructions (static count or executed). */
   instructions: int('an instruction count', 0, COUNT_MAX),
   bytes: int('a size in bytes', 0, COUNT_MAX),
+  /** Warp instructions one launch executed (ncu's mean over the launches profiled, so not always whole). */
+  executedInstructions: real('executed warp instructions', 0, 1e18),
   /** Theoretical occupancy: active warps ÷ the SM's maximum; 0 when the launch cannot run at all. */
   occupancy: real('an occupancy (0..1)', 0, 1),
   /** Achieved occupancy as ncu prints it, in % of peak. */

@@ -5,6 +5,9 @@
 // the value: a forged median or an unroll factor of -4 is never shown, let alone written.
 import type {
   IcacheAttribution,
+  InstantiationTiming,
+  SassInstructionStalls,
+  SassStalls,
   RunTiming,
   SourceLineStalls,
   SweepIcacheFacts,
@@ -94,6 +97,31 @@ const icache = object<VariantIcache>({
   shown: oneOf(['measured', 'predicted', 'not-icache'] as const),
 });
 
+const instantiationTiming = object<InstantiationTiming>({
+  kernel: str,
+  blockSize: nullable(str),
+  kernelInstructions: nullable(num(RANGES.instructions)),
+  registers: nullable(num(RANGES.registers)),
+  samples: count,
+  medianMs: nullable(ms),
+  q1Ms: nullable(ms),
+  q3Ms: nullable(ms),
+  iqrMs: nullable(num(RANGES.spreadMs)),
+  cv: nullable(num(RANGES.cv)),
+  speedup: nullable(num(RANGES.ratio)),
+  withinNoise: nullable(bool),
+  stallShare: nullable(record(num(RANGES.share))),
+  achievedOccupancy: nullable(num(RANGES.percent)),
+  executedInstructions: nullable(num(RANGES.executedInstructions)),
+});
+
+const sassStalls = object<SassStalls>({
+  kernel: str,
+  factor: nullable(str),
+  totalSamples: count,
+  instructions: array(object<SassInstructionStalls>({ offset: num(RANGES.bytes), text: str, samples: count, stalls: record(count) })),
+});
+
 const variant = object<SweepVariant>({
   id: str,
   label: str,
@@ -126,6 +154,9 @@ const variant = object<SweepVariant>({
   stallShare: nullable(record(num(RANGES.share))),
   achievedOccupancy: nullable(num(RANGES.percent)),
   icache: optional(nullable(icache)),
+  executedInstructions: optional(nullable(num(RANGES.executedInstructions))),
+  cached: optional(bool),
+  instantiations: optional(array(instantiationTiming)),
 });
 
 const timing = object<RunTiming>({
@@ -184,6 +215,9 @@ const sweepResult = object<SweepResult>({
   timing: optional(timing),
   lineStalls: optional(nullable(array(sourceLine))),
   lineStallsProblem: optional(nullable(str)),
+  sassStalls: optional(nullable(sassStalls)),
+  clockControl: optional(oneOf(['base', 'none'] as const)),
+  demangled: optional(record(str)),
 });
 
 /**

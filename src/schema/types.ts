@@ -154,6 +154,66 @@ export interface SweepVariant {
   achievedOccupancy: number | null;
   /** Instruction-cache slowdown, measured or predicted (absent in results saved before issue 13). */
   icache?: VariantIcache | null;
+  /** Warp instructions executed by one launch (ncu smsp__inst_executed.sum); absent in results saved before it. */
+  executedInstructions?: number | null;
+  /** The GPU measurement came from the measurement cache (an earlier run of the same program), not a new run. */
+  cached?: boolean;
+  /**
+   * When every kernel holding the loop is timed (a benchmark: template instantiations, and block
+   * sizes when one kernel runs with several): each one's timing in this variant. The variant's own
+   * fields above are the first (the kernel with most of the loop's code in the file as written).
+   */
+  instantiations?: InstantiationTiming[];
+}
+
+/** One kernel's (and block size's) timing within a variant, when a benchmark times every kernel holding the loop. */
+export interface InstantiationTiming {
+  /** Mangled name. */
+  kernel: string;
+  /** `(x, y, z)` when the kernel runs with several block sizes, else null. */
+  blockSize: string | null;
+  /** SASS instructions of this kernel in the variant's build. */
+  kernelInstructions: number | null;
+  registers: number | null;
+  samples: number;
+  medianMs: number | null;
+  q1Ms: number | null;
+  q3Ms: number | null;
+  iqrMs: number | null;
+  cv: number | null;
+  /** The same kernel's median in the baseline / this median. */
+  speedup: number | null;
+  withinNoise: boolean | null;
+  stallShare: Record<string, number> | null;
+  achievedOccupancy: number | null;
+  executedInstructions: number | null;
+}
+
+/** Warp-stall samples of one SASS instruction (ncu source page). */
+export interface SassInstructionStalls {
+  /** Bytes from the start of the function (a multiple of 16 on sm_70 and newer). */
+  offset: number;
+  /** The instruction as ncu printed it, trimmed; branch targets inside the function as offsets. */
+  text: string;
+  /** "Warp Stall Sampling (All Samples)" of this instruction. */
+  samples: number;
+  /** Samples per stall reason (canonical names, see canonicalStallReason), zeros omitted. */
+  stalls: Record<string, number>;
+}
+
+/** The warp-stall samples per SASS instruction of one kernel, from one GPU run. */
+export interface SassStalls {
+  /** The kernel as the page names it (demangled, with ncu's "(int)" casts). */
+  kernel: string;
+  /**
+   * The program that was sampled: "as-written" (the bench samples the file as written), a
+   * variant's label, or null when unknown (a page read from a file).
+   */
+  factor: string | null;
+  /** Sum of the instructions' samples. */
+  totalSamples: number;
+  /** Every instruction of the function, in address order. */
+  instructions: SassInstructionStalls[];
 }
 
 /** What a bench or GPU sweep run cost, in seconds (docs/cli.md, `timing`). */
@@ -248,4 +308,13 @@ export interface SweepResult {
   lineStalls?: SourceLineStalls[] | null;
   /** Why lineStalls is null although they were asked for. */
   lineStallsProblem?: string | null;
+  /**
+   * The same run's samples per SASS instruction of the timed kernel (every instruction, so a
+   * listing can check it shows the machine code that was sampled); absent when not collected.
+   */
+  sassStalls?: SassStalls | null;
+  /** How ncu set the clocks for the GPU measurements: locked to base, or left to the GPU (absent: static, or saved before). */
+  clockControl?: 'base' | 'none';
+  /** Mangled → demangled name of every kernel timed (a benchmark's instantiations); absent when not recorded. */
+  demangled?: Record<string, string>;
 }

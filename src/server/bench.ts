@@ -4,7 +4,9 @@ import * as os from 'os';
 import * as path from 'path';
 import { CancellationToken, ProgressToken } from 'vscode-languageserver/node';
 import type { FileAnalysis } from '../engine/parse/model';
-import { benchLoop, BenchProgress, BenchReport } from '../engine/profile/bench';
+import { benchLabelOfId, benchLoop } from '../engine/profile/bench';
+import type { SweepProgress } from '../engine/sweep/observers/observer';
+import type { SweepResult } from '../schema/types';
 import { runOptionsFromSettings } from './runOptions';
 import { benchStopsAt, gpuBlocker } from '../engine/profile/gpuReadiness';
 import { EDITOR_GPU_BLOCKER_TEXT } from './gpuReadinessText';
@@ -16,23 +18,23 @@ import type { ServerToolchain } from './toolchain';
 import { uriToPath } from './uri';
 
 /** A bench step as the work-done progress message: `4 · time 12/20 · GPU 1 · ~20 s left`. */
-export function benchWorkMessage(p: BenchProgress): string {
+export function benchWorkMessage(p: SweepProgress): string {
   const parts: string[] = [];
-  if (p.variant !== null) parts.push(p.variant);
+  if (p.variant !== null) parts.push(benchLabelOfId(p.variant));
   parts.push(
-    p.phase === 'time' && p.samplesWanted > 0
-      ? `time ${p.samples}/${p.samplesWanted}`
+    (p.phase === 'time' || p.phase === 'stalls') && p.samplesWanted
+      ? `${p.phase} ${p.samples ?? 0}/${p.samplesWanted}`
       : p.phase === 'source-stalls'
         ? 'source-line stalls'
         : p.phase,
   );
-  if (p.gpu !== null) parts.push(`GPU ${p.gpu}`);
-  if (p.etaS !== null) parts.push(`~${Math.max(0, Math.round(p.etaS))} s left`);
+  if (p.gpu !== null && p.gpu !== undefined) parts.push(`GPU ${p.gpu}`);
+  if (p.etaS !== null && p.etaS !== undefined) parts.push(`~${Math.max(0, Math.round(p.etaS))} s left`);
   return parts.join(' · ');
 }
 
 /** Work-done percentage: variants finished of all, 0 to 100. */
-export function benchWorkPercent(p: Pick<BenchProgress, 'done' | 'total'>): number {
+export function benchWorkPercent(p: Pick<SweepProgress, 'done' | 'total'>): number {
   return p.total > 0 ? Math.round((Math.min(Math.max(p.done, 0), p.total) / p.total) * 100) : 0;
 }
 
@@ -62,7 +64,7 @@ export class BenchService {
     factorTexts: string[] | undefined,
     token: CancellationToken,
     workDoneToken?: ProgressToken,
-  ): Promise<BenchReport> {
+  ): Promise<SweepResult> {
     const file = uriToPath(uri);
     if (!file) throw new Error('only files on disk can be benchmarked');
     const s = this.settings();
@@ -86,8 +88,6 @@ export class BenchService {
       });
       if (blocker && benchStopsAt(blocker)) throw new Error(EDITOR_GPU_BLOCKER_TEXT[blocker]);
       const flags = this.toolchain.flagsFor(file);
-      // The file as written runs first, then one program per factor.
-      const total = factors.length + 1;
       const gpus = gpusFromSetting(s.profile.gpus, t.gpus.length, s.profile.launcher);
       const where = runLocations({
         cacheDir: this.cacheDir(),
@@ -95,8 +95,6 @@ export class BenchService {
         launcher: s.profile.launcher,
         tmpDir: os.tmpdir(),
       });
-      // The structured progress replaces the plain messages once the engine sends it.
-      let structured = false;
       const report = await benchLoop(file, text, analysis, {
         toolchain: t,
         arch: this.toolchain.archFor(t, flags.arch),
@@ -113,13 +111,7 @@ export class BenchService {
         nvccTimeoutMs: s.toolchain.nvccTimeoutSeconds * 1000,
         sourceStalls: s.profile.sourceStalls,
         signal,
-        onProgress: (msg, done) => {
-          if (!structured) progress(benchWorkPercent({ done, total }), msg);
-        },
-        progress: p => {
-          structured = true;
-          progress(benchWorkPercent(p), benchWorkMessage(p));
-        },
+        progress: p => progress(benchWorkPercent(p), benchWorkMessage(p)),
       });
       this.facts.record(uri, text, f => recordBench(f, line, report));
       return report;

@@ -3,7 +3,6 @@
 // numbers of an older text. Every service records through `record`, the one place that decides
 // whether to extend or replace a document's facts.
 import * as crypto from 'crypto';
-import type { BenchReport } from '../engine/profile/bench';
 import type { SassStalls } from '../engine/profile/sassStalls';
 import type { SassFacts } from '../engine/report/sassText';
 import type { FileSassReport, LoopReport } from '../engine/variants/reports';
@@ -17,7 +16,7 @@ export interface DocumentFacts extends SassFacts {
   /** Loop line → extra architecture (unrollLens.extraArchs) → its unroll variants. */
   extraArchLoops: Map<number, Map<string, LoopReport>>;
   /** Loop line → GPU benchmark of its variants, the newest last (record with recordBench). */
-  benches: Map<number, BenchReport>;
+  benches: Map<number, SweepResult>;
   /** Finished sweeps and benchmarks of this text, newest first (the loop quick fix offers their best). */
   results: SweepResult[];
   /** Hash of the text these facts were measured on. */
@@ -25,7 +24,7 @@ export interface DocumentFacts extends SassFacts {
 }
 
 /** Stores a bench of the loop at `line`, as the newest of the document's benches. */
-export function recordBench(facts: Pick<DocumentFacts, 'benches'>, line: number, report: BenchReport): void {
+export function recordBench(facts: Pick<DocumentFacts, 'benches'>, line: number, report: SweepResult): void {
   facts.benches.delete(line);
   facts.benches.set(line, report);
 }
@@ -40,7 +39,8 @@ export function benchSassStalls(facts: Pick<DocumentFacts, 'benches'> | null, li
   if (!facts) return null;
   const own = line === undefined ? undefined : facts.benches.get(line);
   const candidates = [...(own ? [own] : []), ...[...facts.benches.values()].reverse()];
-  for (const b of candidates) if (b.sassStalls && (kernel === undefined || b.kernel === kernel)) return b.sassStalls;
+  // a bench's rows all time one kernel (the first row's, mangled): the one its stalls were sampled in
+  for (const b of candidates) if (b.sassStalls && (kernel === undefined || b.variants[0]?.kernel === kernel)) return b.sassStalls;
   return null;
 }
 

@@ -9,15 +9,14 @@ import { BenchmarkLoopArgs, Commands, DIAGNOSTIC_SOURCE, Settings, ShowSassArgs,
 import type { SassFacts } from '../engine/report/sassText';
 import { loopSassMarkdown, loopSassLensTitle } from '../engine/report/sassText';
 import { benchMarkdown, lineStallsMarkdown } from '../engine/report/benchText';
-import type { LineStalls } from '../engine/profile/stalls';
-import type { BenchReport } from '../engine/profile/bench';
+import type { SourceLineStalls, SweepResult } from '../schema/types';
 import { HeaderUnit, NO_UNIT_HINT } from './headers';
 import { IcacheContext, loopIcacheMarkdown, writtenLoopWarps } from '../engine/icache/report';
 import * as path from 'path';
 
 /** The newest per-line stall samples for the document (from its last GPU benchmark). */
-function lineStallsOf(sass: SassFacts | null): LineStalls[] {
-  let best: LineStalls[] = [];
+function lineStallsOf(sass: SassFacts | null): SourceLineStalls[] {
+  let best: SourceLineStalls[] = [];
   for (const b of sass?.benches?.values() ?? []) if (b.lineStalls?.length) best = b.lineStalls;
   return best;
 }
@@ -122,7 +121,7 @@ function predictionParts(sass: SassFacts | null, loop: Loop, icache: IcacheConte
 }
 
 /** "i-cache (measured on the GPU): the file as written 1.75× slower than ×64, no_instruction 58 % (predicted 1.48–2.39×)". */
-export function measuredIcacheMarkdown(bench: BenchReport | undefined): string {
+export function measuredIcacheMarkdown(bench: SweepResult | undefined): string {
   const written = bench?.variants.find(v => Object.keys(v.factors).length === 0);
   const c = written?.icache;
   if (!c || c.shown === 'predicted' || !c.measured || !c.reference) return '';

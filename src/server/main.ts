@@ -32,7 +32,7 @@ import {
   WorkspaceTrustNotification,
   isContentCheckedHeader,
 } from '../protocol';
-import { fromBenchReport, fromLoopReport } from '../engine/sweep/convert';
+import { fromLoopReport } from '../engine/sweep/loopVariantsResult';
 import { applyProblem, ResultsService } from './results';
 import { readSettings, SECTION } from '../settings';
 import { BenchService } from './bench';
@@ -403,16 +403,11 @@ connection.onNotification(SetTranslationUnitNotification, ({ header, unit }) => 
 connection.onRequest(BenchLoopRequest, async (p, token) => {
   notHeader(p.uri);
   const { analysis, text } = await openDocument(p.uri);
-  const report = await bench.benchLoop(p.uri, text, analysis, p.line, p.factors, token, p.workDoneToken);
-  const result = fromBenchReport(report, {
-    ...(await results.convertContext(uriToPath(p.uri)!, analysis)),
-    loops: [p.line],
-    samples: settings.profile.samples,
-  });
+  const result = await bench.benchLoop(p.uri, text, analysis, p.line, p.factors, token, p.workDoneToken);
   // GPU time is worth keeping: a finished benchmark is saved like a sweep.
-  const savedPath = report.variants.some(v => v.status === 'cancelled') ? null : results.save(result);
+  const savedPath = result.complete ? results.save(result) : null;
   results.remember(p.uri, text, result);
-  return toBenchLoopResult(report, result, savedPath);
+  return toBenchLoopResult(result, savedPath);
 });
 
 connection.onRequest(SweepRequest, async (p, token) => {

@@ -11,7 +11,7 @@ import { lineStallNotes } from './wire';
 import { gpuBlocker } from '../engine/profile/gpuReadiness';
 import { EDITOR_GPU_BLOCKER_TEXT } from './gpuReadinessText';
 import { runLocations } from '../engine/profile/gpuSelection';
-import type { ConvertContext } from '../engine/sweep/convert';
+import type { ConvertContext } from '../engine/sweep/loopVariantsResult';
 import { sweepCsv, sweepT4 } from '../engine/sweep/export';
 import { parseParamSpec } from '../engine/sweep/space';
 import { listResults, loadResult, resultsDir, saveResult } from '../engine/sweep/store';

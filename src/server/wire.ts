@@ -1,7 +1,7 @@
 // The engine's reports mapped onto the protocol's wire types: only what the client shows, with
 // the display strings it needs computed here, so the client carries no engine code.
 import type { FileAnalysis } from '../engine/parse/model';
-import type { BenchReport } from '../engine/profile/bench';
+import { benchJson } from '../engine/profile/bench';
 import { lineStallText } from '../engine/report/benchText';
 import { loopLensSummary } from '../engine/report/describe';
 import type { LoopReport } from '../engine/variants/reports';
@@ -55,24 +55,25 @@ export function toLoopVariantsResult(r: LoopReport, result: SweepResult): LoopVa
   };
 }
 
-export function toBenchLoopResult(r: BenchReport, result: SweepResult, savedPath: string | null): BenchLoopResult {
+export function toBenchLoopResult(result: SweepResult, savedPath: string | null): BenchLoopResult {
+  const r = benchJson(result);
   const ran = r.variants.filter(v => v.status === 'ok' && v.medianMs !== null);
   // The first of equal medians wins, as in the hover table's bold row.
   const fastest = ran.length ? ran.reduce((a, b) => (b.medianMs! < a.medianMs! ? b : a)) : null;
   return {
-    baseline: r.baseline,
+    baseline: 'as-written',
     variants: r.variants.map(v => ({
       label: v.label,
-      status: v.status,
-      message: v.message,
+      status: v.status === 'pending' ? 'cancelled' : v.status,
+      message: v.message ?? null,
       medianMs: v.medianMs,
       iqrMs: v.iqrMs,
       speedup: v.speedup,
       withinNoise: v.withinNoise,
-      icache: v.icache,
+      icache: v.icache ?? null,
     })),
     fastest: fastest?.label ?? null,
-    lineStalls: lineStallNotes(r.lineStalls ?? []),
+    lineStalls: lineStallNotes(result.lineStalls ?? []),
     result,
     savedPath,
   };

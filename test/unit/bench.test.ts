@@ -9,7 +9,16 @@ import * as path from 'path';
 import { analyze, REPO_ROOT, SAMPLES } from './helpers';
 import { detectToolchain, Toolchain } from '../../src/engine/toolchain/toolchain';
 import { flagsFromSettings } from '../../src/engine/toolchain/flags';
-import { benchLoop, benchJson, BenchOptions, BenchProgress, iqrOverlap, parseChecksums, summarize } from '../../src/engine/profile/bench';
+import {
+  benchLoop as benchResult,
+  benchJson,
+  benchLabelOfId,
+  BenchOptions,
+  iqrOverlap,
+  parseChecksums,
+  summarize,
+} from '../../src/engine/profile/bench';
+import type { SweepProgress } from '../../src/engine/sweep/observers/observer';
 import type { ProcessResult, ProcessRunner } from '../../src/engine/toolchain/process';
 import { findCliffs, cliffPointFromRaw, icacheBudget } from '../../src/engine/icache/budget';
 import { rawPageOf } from '../../src/engine/profile/stages/time';
@@ -21,8 +30,27 @@ import { runSweep, SweepOptions } from '../../src/engine/sweep/sweep';
 import { sweepJson } from '../../src/engine/sweep/json';
 import { checkSweepResult } from '../../src/schema/result';
 import { lineStallNotes } from '../../src/server/wire';
+import { instantiationLabel } from '../../src/schema/kernelNames';
 
 const REC = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100');
+
+/**
+ * A bench run (a one-loop GPU sweep) as these tests read it: its documented `--json` contract,
+ * plus why per-line stalls are missing, every SASS instruction's samples, the run's cost, and the
+ * SweepResult itself.
+ */
+async function benchLoop(...a: Parameters<typeof benchResult>) {
+  const result = await benchResult(...a);
+  const j = benchJson(result);
+  return {
+    ...j,
+    variants: j.variants.map(v => ({ ...v, message: v.message ?? null })),
+    lineStallsProblem: result.lineStallsProblem ?? null,
+    sassStalls: result.sassStalls ?? null,
+    timing: result.timing!,
+    result,
+  };
+}
 
 /** A sweep of the bench's loop with the bench's own options (the other fields the same), on another runner. */
 async function sweepOptions(runner: ProcessRunner, s: Awaited<ReturnType<typeof options>>): Promise<SweepOptions> {
@@ -202,9 +230,10 @@ describe('bench pipeline on recorded H100 outputs', () => {
       '--metrics',
       prof[10],
     ]);
-    assert.equal(r.instantiations.length, 1);
+    assert.equal(r.instantiations, undefined);
+    assert.equal(r.result.variants[0].instantiations?.length, 1, 'one kernel holds the loop');
     assert.ok(prof.includes('--clock-control') && prof[prof.indexOf('--clock-control') + 1] === 'none');
-    const j = benchJson(r);
+    const j = benchJson(r.result);
     assert.deepEqual(Object.keys(j.variants[3]).slice(0, 13), [
       'factors',
       'label',
@@ -229,6 +258,23 @@ describe('bench pipeline on recorded H100 outputs', () => {
       assert.ok(v.icache.predicted && v.icache.warpsSource === 'achieved', v.label);
     }
     assert.deepEqual(j.variants[3].icache, r.variants[3].icache);
+    // the bench is a one-loop GPU sweep: what the panel, the saved file and the exports read
+    const res = r.result;
+    assert.equal(res.origin, 'bench');
+    assert.equal(res.static, false);
+    assert.equal(res.clockControl, 'none');
+    assert.deepEqual(
+      res.variants.map(v => v.id),
+      ['as-written', `${o.loops[0]}=default`, `${o.loops[0]}=1`, `${o.loops[0]}=4`],
+    );
+    assert.deepEqual(
+      res.loops.map(l => l.line),
+      o.loops,
+    );
+    const fastest = res.variants.filter(v => v.status === 'ok').sort((a, b) => a.medianMs! - b.medianMs!)[0];
+    assert.equal(res.variants.find(v => v.id === res.best)!.medianMs, fastest.medianMs);
+    assert.equal(res.bestBasis, 'fastest median kernel time (ncu, 20 samples; clocks not locked)');
+    assert.deepEqual(checkSweepResult(JSON.parse(JSON.stringify(res))), res, 'a valid result, whole');
   });
 
   test('a loop in a template is reported per instantiation, each profiled in its own ncu runs', async t => {
@@ -251,13 +297,13 @@ describe('bench pipeline on recorded H100 outputs', () => {
     const line = analysis.kernels.find(k => k.name === 'matmul_pragma')!.loops[0].line;
     const { o } = await options(runner, { loops: [line], factors: [1], args: ['--only', 'matmul_pragma', '--reps', '25'] });
     const r = await benchLoop(file, text, analysis, o);
-    assert.deepEqual(r.instantiations.map(x => x.kernel).sort(), [...names].sort());
-    for (const x of r.instantiations)
+    assert.deepEqual(r.instantiations!.map(x => x.kernel).sort(), [...names].sort());
+    for (const x of r.instantiations!)
       assert.ok(
         x.variants.every(v => v.status === 'ok' && v.samples === 20),
         x.kernel,
       );
-    assert.ok(r.instantiations.every(x => x.variants[1].kernelInstructions! > 0));
+    assert.ok(r.instantiations!.every(x => x.variants[1].kernelInstructions! > 0));
     const profiles = calls.filter(c => c[0] === '/fake/ncu' && c.includes('--metrics'));
     assert.equal(profiles.length, 8, 'one run per instantiation and variant');
     for (const n of names)
@@ -265,7 +311,19 @@ describe('bench pipeline on recorded H100 outputs', () => {
         profiles.some(c => c.includes(`regex:^${n}$`) && c[c.indexOf('--launch-count') + 1] === '20'),
         n,
       );
-    assert.ok(benchJson(r).instantiations!.length === 4);
+    assert.ok(benchJson(r.result).instantiations!.length === 4);
+    // the panel names the instantiation each row shows, and which of the four the view is (issue 22)
+    const primary = r.result.demangled![r.kernel];
+    assert.match(primary, /^void matmul_pragma<\d+>/);
+    assert.ok(r.result.variants.every(v => v.instantiation === primary));
+    assert.ok(
+      r.result.notes.some(n =>
+        new RegExp(
+          `^4 instantiations hold the loop \\(matmul_pragma<\\d+>(, matmul_pragma<\\d+>){3}\\); this view shows ${instantiationLabel(primary).replace(/[<>]/g, '.')}, the one with most`,
+        ).test(n),
+      ),
+      r.result.notes.join('\n'),
+    );
   });
 
   test('a crash is a runtime failure; the others still run', async t => {
@@ -355,7 +413,7 @@ describe('bench pipeline on recorded H100 outputs', () => {
     assert.equal(s.totalSamples, 6814);
     assert.deepEqual(s, sassStallsOf(parseSourcePage(rec('source-stalls/reports/matmul_unroll-source.csv')), r.kernel));
     // --json: the sampled instructions only, with the kernel's instruction count
-    const j = benchJson(r).sassStalls!;
+    const j = benchJson(r.result).sassStalls!;
     assert.deepEqual([j.kernel, j.factor, j.instructionCount, j.totalSamples], [s.kernel, 'as-written', 216, 6814]);
     assert.deepEqual(
       j.instructions,
@@ -434,7 +492,7 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
     assert.equal(r.variants[3].medianMs, r.variants[2].medianMs);
     assert.equal(r.variants[3].factors[String(o.loops[0])], 'full');
     assert.equal(r.timing.gpuRuns, 2);
-    const j = benchJson(r);
+    const j = benchJson(r.result);
     assert.equal(j.variants[3].identicalTo, '4');
     assert.equal(j.variants[1].identicalTo, 'as-written');
     assert.equal(j.timing.gpuRuns, 2);
@@ -464,6 +522,14 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
       r1.variants.map(v => [v.label, v.status, v.medianMs, true]),
     );
     assert.deepEqual(r2.variants[2].stallShare, r1.variants[2].stallShare);
+    // the panel's note says where the numbers came from
+    assert.ok(
+      r2.result.notes.includes(
+        '4 of 4 measurements reused from earlier runs of the same programs (no GPU run; unrollLens.profile.measurementCache)',
+      ),
+      r2.result.notes.join('\n'),
+    );
+    assert.ok(!r1.result.notes.some(n => n.includes('measurements reused')));
 
     // Other arguments are another measurement.
     const third = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncuOk);
@@ -599,24 +665,29 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
   test('progress: variant, phase, samples, done of total, elapsed and time left', async t => {
     if (skip) return t.skip(skip);
     const { runner } = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncuOk);
-    const events: BenchProgress[] = [];
+    const events: SweepProgress[] = [];
     const { o, file, text, analysis } = await options(runner, { factors: ['default', 4], progress: p => events.push(p) });
     await benchLoop(file, text, analysis, o);
-    assert.equal(events[0].phase, 'build');
+    assert.equal(events[0].phase, 'start');
     const timed = events.filter(e => e.phase === 'time');
-    assert.deepEqual([...new Set(timed.map(e => e.variant))], ['as-written', '4'], 'default has the file as written’s code');
-    assert.ok(timed.some(e => e.samples === 20 && e.samplesWanted === 20));
-    const done = events.filter(e => e.phase === 'done');
     assert.deepEqual(
-      done.map(e => [e.variant, e.done, e.total]),
+      [...new Set(timed.map(e => benchLabelOfId(e.variant!)))],
+      ['as-written', '4'],
+      'default has the file as written’s code',
+    );
+    assert.ok(timed.some(e => e.samples === 20 && e.samplesWanted === 20));
+    const done = events.filter(e => e.phase === 'done' && e.variant !== null);
+    assert.deepEqual(
+      done.map(e => [benchLabelOfId(e.variant!), e.done, e.total]),
       [
-        ['as-written', 2, 3],
+        ['as-written', 1, 3],
+        ['default', 2, 3],
         ['4', 3, 3],
       ],
     );
-    assert.ok(done[1].etaS !== null && done[1].etaS >= 0, 'time left is estimated once a variant is measured');
-    assert.ok(events.every((e, i) => i === 0 || e.elapsedS >= events[i - 1].elapsedS));
-    assert.match(timed[timed.length - 1].message, /^4: time \d+\/20 samples/);
+    assert.ok(done[2].etaS !== null && done[2].etaS! >= 0, 'time left is estimated once a variant is measured');
+    assert.ok(events.every((e, i) => i === 0 || e.elapsedS! >= events[i - 1].elapsedS!));
+    assert.match(timed[timed.length - 1].message, /^\[2\/3\] ×4: timing under ncu \(\d+\/20 samples\)/);
   });
 
   test('program runs follow the launches one run gives: one launch past the warm-up, 20 runs for 20 samples', async t => {

@@ -13,13 +13,15 @@ import { VariantBuilder } from '../../src/engine/variants/build';
 import type { LoopVariant } from '../../src/engine/variants/reports';
 import { VariantInspector } from '../../src/engine/variants/inspect';
 import type { UnrollFactor } from '../../src/engine/variants/rewrite';
-import { benchJson, BenchReport, VariantRun } from '../../src/engine/profile/bench';
+import { benchJson } from '../../src/engine/profile/bench';
 import { icacheEntries } from '../../src/engine/icache/entries';
-import { withIcache } from '../../src/engine/profile/stages/icache';
+import { attachIcache } from '../../src/engine/sweep/sweep';
+import type { SweepResult, SweepVariant } from '../../src/schema/types';
+import { benchResult, benchRow } from './benchFixture';
 import { parseRawPage } from '../../src/engine/profile/ncuCsv';
 import { kernelProfile, stallBreakdown } from '../../src/engine/profile/stalls';
 import { renderBench } from '../../src/cli/bench';
-import { fromBenchReport, fromLoopReport } from '../../src/engine/sweep/convert';
+import { fromLoopReport } from '../../src/engine/sweep/loopVariantsResult';
 import { sweepCsv } from '../../src/engine/sweep/export';
 import { measuredIcacheMarkdown } from '../../src/server/features';
 
@@ -27,7 +29,7 @@ const CLI = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100', 'cli');
 const FILE = path.join(SAMPLES, 'icache_cliff.cu');
 const LINE = 72;
 /** The recorded `unroll-lens bench icache_cliff.cu --loop 72 --json` on an H100. */
-const recorded: { kernel: string; gpu: string; variants: (Omit<VariantRun, 'icache'> & { icache?: unknown })[] } = JSON.parse(
+const recorded: { kernel: string; gpu: string; variants: (Omit<SweepVariant, 'icache' | 'message'> & { message?: string })[] } = JSON.parse(
   fs.readFileSync(path.join(CLI, 'icache_cliff.json'), 'utf8'),
 );
 const labels = recorded.variants.map(v => v.label);
@@ -50,19 +52,41 @@ async function sass(): Promise<LoopVariant[]> {
   return built;
 }
 
-/** The recorded rows as the bench holds them (VariantRun), before the i-cache stage. */
-function rows(): VariantRun[] {
-  return recorded.variants.map(v => ({
+/** The recorded rows as the bench's sweep holds them, before the i-cache is attached. */
+function rows(): SweepVariant[] {
+  return recorded.variants.map(v =>
+    benchRow(v.label, {
+      kernel: recorded.kernel,
+      status: v.status,
+      message: v.message ?? null,
+      samples: v.samples,
+      medianMs: v.medianMs,
+      iqrMs: v.iqrMs,
+      cv: v.cv,
+      speedup: v.speedup,
+      withinNoise: v.withinNoise,
+      stallShare: v.stallShare,
+      achievedOccupancy: v.achievedOccupancy,
+      kernelInstructions: v.kernelInstructions,
+      registers: v.registers,
+      factors: v.label === 'as-written' ? {} : { [String(LINE)]: factorOf(v.label) },
+    }),
+  );
+}
+
+/**
+ * The sweep's i-cache step (attachIcache) on these rows, each with its build's hot loop and
+ * theoretical occupancy, as the GPU runner's SASS side gives them.
+ */
+function withIcache(list: SweepVariant[], s: LoopVariant[], arch: string): SweepVariant[] {
+  const variants = list.map((v, i) => ({
     ...v,
-    durationsMs: [],
-    q1Ms: null,
-    q3Ms: null,
-    stalls: null,
-    kernel: recorded.kernel,
-    message: v.message ?? null,
-    checksums: {},
-    icache: null,
+    hotCode: { [String(LINE)]: s[i].icache ?? null },
+    occupancy: s[i].warpsPerSm ? s[i].warpsPerSm! / 64 : null,
   }));
+  const r = { arch, variants, warpsPerSm: null } as unknown as SweepResult;
+  attachIcache(r);
+  return r.variants;
 }
 
 const row = <T>(list: T[], label: string): T => list[labels.indexOf(label)];
@@ -73,7 +97,7 @@ describe('bench i-cache entries: measured replaces predicted', () => {
     const s = await sass();
     const out = withIcache(rows(), s, 'sm_90');
     // The reference: the most unrolled variant measured whose hot code fits the first level.
-    const fitting = out.filter(r => r.icache?.fits).map(r => r.label);
+    const fitting = labels.filter((_, i) => out[i].icache?.fits);
     assert.ok(fitting.includes('64') && !fitting.includes('as-written'), `fitting: ${fitting}`);
     const reference = fitting.reduce((a, b) => (row(s, b).icache!.bytes > row(s, a).icache!.bytes ? b : a));
     for (const r of out) {
@@ -81,7 +105,8 @@ describe('bench i-cache entries: measured replaces predicted', () => {
       assert.ok(c.measured);
       // Issue 22: a slower variant whose hot loop fits is measured slower, but not for the i-cache.
       assert.equal(c.shown, c.measured.slowdown > 1 && c.fits ? 'not-icache' : 'measured', r.label);
-      assert.equal(c.reference, reference);
+      // the panel's rows name it by their own label (×64)
+      assert.equal(c.reference, row(out, reference).label);
       // this median ÷ the reference's, and ncu's no_instruction share of this row
       assert.ok(Math.abs(c.measured.slowdown - r.medianMs! / row(out, reference).medianMs!) < 1e-3, r.label);
       assert.equal(c.measured.noInstruction, r.stallShare!.no_instruction);
@@ -112,7 +137,7 @@ describe('bench i-cache entries: measured replaces predicted', () => {
     assert.equal(small.fits, true);
     assert.ok(small.predicted!.low <= 1.05, JSON.stringify(small.predicted));
     // The loop hover: the measurement replaces the prediction, the prediction kept beside it.
-    const hoverLine = measuredIcacheMarkdown({ variants: out } as unknown as BenchReport);
+    const hoverLine = measuredIcacheMarkdown({ variants: out } as unknown as SweepResult);
     assert.match(
       hoverLine,
       /^\*\*i-cache\*\* \(measured on the GPU\): the file as written \d\.\d\d× the time of ×\d+, no_instruction \d+ % of stalls \(predicted \d\.\d\d–\d\.\d\d×\)$/,
@@ -124,7 +149,7 @@ describe('bench i-cache entries: measured replaces predicted', () => {
           s,
           'sm_90',
         ),
-      } as unknown as BenchReport),
+      } as unknown as SweepResult),
       '',
     );
   });
@@ -133,8 +158,8 @@ describe('bench i-cache entries: measured replaces predicted', () => {
     if (cuda.skip) return t.skip(cuda.skip);
     const s = await sass();
     // The recorded raw page of each variant, read as the bench's time stage reads it.
-    const fromPages = rows().map(r => {
-      const page = parseRawPage(fs.readFileSync(path.join(CLI, 'reports', `icache_cliff-L72-${r.label}-0.raw.csv`), 'utf8'));
+    const fromPages = rows().map((r, i) => {
+      const page = parseRawPage(fs.readFileSync(path.join(CLI, 'reports', `icache_cliff-L72-${labels[i]}-0.raw.csv`), 'utf8'));
       const p = kernelProfile(page.kernels[0]);
       return { ...r, stallShare: p.stallShare, achievedOccupancy: p.achievedOccupancy };
     });
@@ -150,13 +175,13 @@ describe('bench i-cache entries: measured replaces predicted', () => {
     const s = await sass();
     const unmeasured = rows().map(r => ({ ...r, status: 'cancelled' as const, medianMs: null, stallShare: null, achievedOccupancy: null }));
     const out = withIcache(unmeasured, s, 'sm_90');
-    for (const r of out) {
+    for (const [i, r] of out.entries()) {
       const c = r.icache!;
       assert.equal(c.shown, 'predicted', r.label);
       assert.equal(c.measured, null);
       assert.equal(c.reference, null);
       assert.equal(c.warpsSource, 'theoretical');
-      assert.equal(c.warpsPerSm, row(s, r.label).warpsPerSm);
+      assert.equal(c.warpsPerSm, s[i].warpsPerSm);
       assert.ok(c.predicted && c.predicted.low <= c.predicted.high);
     }
   });
@@ -177,41 +202,29 @@ describe('bench i-cache entries: measured replaces predicted', () => {
     if (cuda.skip) return t.skip(cuda.skip);
     const s = await sass();
     const measured = withIcache(rows(), s, 'sm_90');
-    const report: BenchReport = {
-      kernel: recorded.kernel,
+    const report = benchResult({
       gpu: recorded.gpu,
       clockControl: 'none',
-      baseline: 'as-written',
       variants: measured,
-      instantiations: [{ kernel: recorded.kernel, blockSize: null, variants: measured }],
-      lineStalls: null,
-      lineStallsProblem: null,
-      sassStalls: null,
-      timing: { wallS: 1, compileS: 0, checkS: 0, profileS: 0, gpuIdleS: 0, gpuRuns: 0, gpus: [null] },
-    };
+      loops: [{ line: LINE, written: 'default', tripCount: 'runtime', pragma: null }],
+    });
     const text = renderBench(report);
     assert.match(text, /i-cache slowdown vs 64/);
     const asWrittenLine = text.split('\n').find(l => l.startsWith('as-written') && l.includes('KiB'))!;
     assert.match(asWrittenLine, /\d\.\d\d× \(measured\)/);
     assert.doesNotMatch(text, /\(predicted\)\s/);
     const json = benchJson(report);
-    assert.deepEqual(json.variants[0].icache, measured[0].icache);
+    // the contract names the reference by bench label (64), the panel by its row label (×64)
+    assert.deepEqual(json.variants[0].icache, { ...measured[0].icache, reference: '64' });
     // A run that measured nothing: the text says predicted.
     const cancelled = withIcache(
       rows().map(r => ({ ...r, status: 'cancelled' as const, medianMs: null })),
       s,
       'sm_90',
     );
-    assert.match(renderBench({ ...report, variants: cancelled, instantiations: [] }), /as-written .*KiB .*× \(predicted\)/);
-    // The panel's rows name the reference by their own label.
-    const text2 = fs.readFileSync(FILE, 'utf8');
-    const panel = fromBenchReport(report, {
-      file: FILE,
-      analysis: await analyze(text2, FILE),
-      arch: 'sm_90',
-      nvcc: null,
-      loops: [LINE],
-    });
+    assert.match(renderBench({ ...report, variants: cancelled }), /as-written .*KiB .*× \(predicted\)/);
+    // The panel shows the bench's result itself: its rows name the reference by their own label.
+    const panel = report;
     const v = panel.variants[0];
     assert.equal(v.icache!.shown, 'measured');
     assert.equal(v.icache!.reference, '×64');

@@ -4,73 +4,21 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import * as os from 'os';
 import * as path from 'path';
-import { benchJson, BenchProgress, BenchReport, RunTiming, VariantRun } from '../../src/engine/profile/bench';
+import { benchJson } from '../../src/engine/profile/bench';
+import type { SweepProgress } from '../../src/engine/sweep/observers/observer';
 import { benchCommand, renderBench, renderTiming } from '../../src/cli/bench';
 import { benchLocations, gpusOption, gpusOptionSyntax } from '../../src/cli/gpuOptions';
 import { BenchProgressWriter, benchProgressLine, formatSeconds } from '../../src/cli/progress';
 import { UsageError } from '../../src/cli/io';
 import { benchWorkMessage, benchWorkPercent, gpusFromSetting } from '../../src/server/bench';
-import { fromBenchReport } from '../../src/engine/sweep/convert';
 import { benchMarkdown } from '../../src/engine/report/benchText';
-import { analyze, lineOf, SAMPLES } from './helpers';
-import * as fs from 'fs';
+import { BENCH_TIMING as TIMING, benchId, benchResult as report, benchRow as run } from './benchFixture';
 
-function run(label: string, over: Partial<VariantRun> = {}): VariantRun {
+/** A step of a bench (the sweep's progress): `variant` by its bench label. */
+function progress(over: Partial<Omit<SweepProgress, 'variant'>> & { variant?: string | null } = {}): SweepProgress {
+  const { variant = '4', ...rest } = over;
   return {
-    factors: label === 'as-written' ? {} : { '51': Number(label) },
-    label,
-    status: 'ok',
-    message: null,
-    kernel: '_Z1kPf',
-    kernelInstructions: 100,
-    registers: 32,
-    samples: 20,
-    durationsMs: [],
-    medianMs: 0.05,
-    iqrMs: 0.001,
-    q1Ms: 0.0495,
-    q3Ms: 0.0505,
-    cv: 0.01,
-    speedup: 1,
-    withinNoise: true,
-    stalls: null,
-    stallShare: { long_scoreboard: 0.5, no_instruction: 0.01 },
-    executedInstructions: 1000,
-    achievedOccupancy: 70,
-    checksums: {},
-    identicalTo: null,
-    cached: false,
-    icache: null,
-    ...over,
-  };
-}
-
-const TIMING: RunTiming = { wallS: 42.25, compileS: 61.5, checkS: 3.2, profileS: 30, gpuIdleS: 4.5, gpuRuns: 9, gpus: [0, 1] };
-
-function report(over: Partial<BenchReport> = {}): BenchReport {
-  const variants = [
-    run('as-written'),
-    run('4', { identicalTo: 'as-written' }),
-    run('8', { cached: true, speedup: 1.2, withinNoise: false }),
-  ];
-  return {
-    kernel: '_Z1kPf',
-    gpu: 'NVIDIA H100',
-    clockControl: 'base',
-    baseline: 'as-written',
-    variants,
-    instantiations: [{ kernel: '_Z1kPf', blockSize: null, variants }],
-    lineStalls: null,
-    lineStallsProblem: null,
-    sassStalls: null,
-    timing: TIMING,
-    ...over,
-  };
-}
-
-function progress(over: Partial<BenchProgress> = {}): BenchProgress {
-  return {
-    variant: '4',
+    variant: variant === null ? null : benchId(variant),
     phase: 'time',
     gpu: 1,
     samples: 12,
@@ -80,7 +28,7 @@ function progress(over: Partial<BenchProgress> = {}): BenchProgress {
     elapsedS: 14.2,
     etaS: 19.6,
     message: '',
-    ...over,
+    ...rest,
   };
 }
 
@@ -101,17 +49,15 @@ describe('bench --json: timing, identicalTo, cached', () => {
   });
 
   test('the default device is gpus [null]; instantiations carry the same two fields', () => {
-    const v = [run('as-written'), run('2', { identicalTo: 'as-written', cached: true })];
-    const j = benchJson(
-      report({
-        variants: v,
-        instantiations: [
-          { kernel: 'a', blockSize: null, variants: v },
-          { kernel: 'b', blockSize: '128', variants: v },
-        ],
-        timing: { ...TIMING, gpus: [null] },
-      }),
-    );
+    const timed = (kernel: string, blockSize: string | null) => ({
+      kernel,
+      blockSize,
+      ...{ kernelInstructions: 100, registers: 32, samples: 20, medianMs: 0.05, q1Ms: 0.0495, q3Ms: 0.0505, iqrMs: 0.001, cv: 0.01 },
+      ...{ speedup: 1, withinNoise: true, stallShare: null, achievedOccupancy: 70, executedInstructions: 1000 },
+    });
+    const instantiations = [timed('a', null), timed('b', '128')];
+    const v = [run('as-written', { instantiations }), run('2', { same: 'as-written', cached: true, instantiations })];
+    const j = benchJson(report({ variants: v, timing: { ...TIMING, gpus: [null] } }));
     assert.deepEqual(j.timing.gpus, [null]);
     assert.deepEqual(
       j.instantiations!.map(x => x.variants.map(r => [r.identicalTo, r.cached])),
@@ -144,7 +90,7 @@ describe('bench table', () => {
     );
     assert.match(text, /= <label>: same machine code as that variant, measured once/);
     assert.match(text, /\* = measurement reused from an earlier run/);
-    const plain = renderBench(report({ variants: [run('as-written')], instantiations: [] }));
+    const plain = renderBench(report({ variants: [run('as-written')] }));
     assert.doesNotMatch(plain, /same machine code|reused/);
   });
 
@@ -188,21 +134,6 @@ describe('bench progress', () => {
       'bench: [3/8] 4 · time 0/20 samples · GPU 1 · 14 s elapsed · ~20 s left\n',
       'bench: [3/8] 8 · check · GPU 0 · 14 s elapsed · ~20 s left\n',
       'bench: [4/8] 4 · done · GPU 1 · 14 s elapsed · ~20 s left\n',
-    ]);
-  });
-
-  test('plain engine messages until structured progress arrives; sample counts give one line in logs', () => {
-    const out: string[] = [];
-    const w = new BenchProgressWriter(s => out.push(s), false);
-    w.legacy('building variants', 0, 3);
-    w.legacy('4: profiling (5/20 samples)', 1, 3);
-    w.legacy('4: profiling (10/20 samples)', 1, 3);
-    w.update(progress({ phase: 'build' }));
-    w.legacy('8: checking the result', 2, 3);
-    assert.deepEqual(out, [
-      'bench: [0/3] building variants\n',
-      'bench: [1/3] 4: profiling (5/20 samples)\n',
-      'bench: [3/8] 4 · build · GPU 1 · 14 s elapsed · ~20 s left\n',
     ]);
   });
 
@@ -295,86 +226,6 @@ describe('editor: bench progress, GPUs, the panel and the hover', () => {
     assert.deepEqual(gpusFromSetting('', 2, []), []);
     assert.deepEqual(gpusFromSetting('3', 1, ['srun']), [3]);
     assert.throws(() => gpusFromSetting('3', 1, []), /^Error: unrollLens\.profile\.gpus: there is no GPU 3/);
-  });
-
-  test('the panel: identicalTo becomes the row id it names; timing and cached measurements are notes', async () => {
-    const file = path.join(SAMPLES, 'matmul_unroll.cu');
-    const text = fs.readFileSync(file, 'utf8');
-    const analysis = await analyze(text, file);
-    const line = lineOf(text, 'for (int k = 0; k < n; ++k)');
-    const at = (f: number) => ({ [String(line)]: f });
-    const variants = [
-      run('as-written'),
-      run('4', { factors: at(4), identicalTo: 'as-written' }),
-      run('8', { factors: at(8), cached: true }),
-      run('16', { factors: at(16), identicalTo: '8' }),
-    ];
-    const r = fromBenchReport(report({ variants, instantiations: [{ kernel: '_Z1kPf', blockSize: null, variants }] }), {
-      file,
-      analysis,
-      arch: 'sm_90',
-      nvcc: '13.0',
-      loops: [line],
-    });
-    assert.deepEqual(
-      r.variants.map(v => [v.id, v.identicalTo]),
-      [
-        ['as-written', null],
-        [`${line}=4`, 'as-written'],
-        [`${line}=8`, null],
-        [`${line}=16`, `${line}=8`],
-      ],
-    );
-    assert.ok(
-      r.notes.includes(
-        '1 of 4 measurements reused from earlier runs of the same programs (no GPU run; unrollLens.profile.measurementCache)',
-      ),
-    );
-    assert.ok(r.notes.some(n => n.startsWith('run: 42.3 s wall · compile 1 min 2 s')));
-    const none = fromBenchReport(report({ timing: { ...TIMING, wallS: 0 }, variants: [run('as-written')] }), {
-      file,
-      analysis,
-      arch: 'sm_90',
-      nvcc: '13.0',
-      loops: [line],
-    });
-    assert.ok(!none.notes.some(n => n.startsWith('run:')), 'no accounting, no note');
-  });
-
-  test('the panel names the instantiation of each row and which of several the view shows (issue 22)', async () => {
-    const file = path.join(SAMPLES, 'matmul_unroll.cu');
-    const analysis = await analyze(fs.readFileSync(file, 'utf8'), file);
-    const at = (over: Partial<VariantRun>) => (l: string) => run(l, over);
-    const k64 = [run('as-written'), run('4')].map(v => ({ ...v, kernel: '_Z5chainILi64EEvPKfPf' }));
-    const k2 = ['as-written', '4'].map(at({ kernel: '_Z5chainILi2EEvPKfPf' }));
-    const r = fromBenchReport(
-      report({
-        kernel: '_Z5chainILi64EEvPKfPf',
-        variants: k64,
-        instantiations: [
-          { kernel: '_Z5chainILi64EEvPKfPf', blockSize: null, variants: k64 },
-          { kernel: '_Z5chainILi2EEvPKfPf', blockSize: null, variants: k2 },
-        ],
-        demangled: {
-          _Z5chainILi64EEvPKfPf: 'void chain<64>(float const*, float*)',
-          _Z5chainILi2EEvPKfPf: 'void chain<2>(float const*, float*)',
-        },
-      }),
-      { file, analysis, arch: 'sm_90', nvcc: '13.0', loops: [51] },
-    );
-    assert.deepEqual(
-      r.variants.map(v => v.instantiation),
-      ['void chain<64>(float const*, float*)', 'void chain<64>(float const*, float*)'],
-    );
-    assert.ok(
-      r.notes.includes(
-        "2 instantiations hold the loop (chain<64>, chain<2>); this view shows chain<64>, the one with most of the loop's code in the file as written",
-      ),
-      r.notes.join('\n'),
-    );
-    // A report saved before the names were kept: no name rather than a wrong one.
-    const old = fromBenchReport(report(), { file, analysis, arch: 'sm_90', nvcc: '13.0', loops: [51] });
-    assert.ok(old.variants.every(v => v.instantiation === null));
   });
 
   test('the hover table marks identical and cached rows and ends with the timing', () => {

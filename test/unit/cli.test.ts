@@ -414,6 +414,11 @@ describe('subcommand options reach their checks (both forms), before any compile
     [['bench', cliff, '--loop', 'x'], /--loop takes 1-based line numbers/],
     [['bench', cliff, '--loop=3,99'], /no loop in device code at line 3 of .*icache_cliff\.cu \(loops at 70, 72\)/],
     [['bench', cliff], /bench needs --loop LINE/],
+    // one bench is one kernel's sweep: its loops are tied to one factor, so they must share the kernel
+    [
+      ['bench', path.join(SAMPLES, 'matmul_unroll.cu'), '--loop', '51,68'],
+      /the loop at line 68 belongs to matmul_unroll2 \(line \d+\), not to matmul_basic/,
+    ],
     [['bench', cliff, 'other.cu', '--loop', '72'], /bench takes one file/],
     [['bench', '--loop', '72'], /bench needs a \.cu file with main\(\)/],
     [['bench', cliff, '--loop', '72', '--gpus', 'gpu0'], /--gpus: 'gpu0' is not a CUDA device index/],

@@ -5,9 +5,8 @@ import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as path from 'path';
 import type { SweepVariant } from '../../src/protocol';
-import { iqrOverlap, RUN_DRIFT, summarize, withinNoise, VariantRun } from '../../src/engine/profile/bench';
-import { withSpeedups } from '../../src/engine/profile/stages/summary';
-import { sameCode } from '../../src/engine/sweep/sweep';
+import { iqrOverlap, RUN_DRIFT, summarize, withinNoise } from '../../src/engine/profile/bench';
+import { relate, sameCode } from '../../src/engine/sweep/sweep';
 import { REPO_ROOT } from './helpers';
 
 const H100 = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100');
@@ -16,8 +15,18 @@ const H100 = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100');
 const around = (median: number, spread: number, n = 10) =>
   Array.from({ length: n }, (_, i) => median - spread + (2 * spread * i) / (n - 1));
 
-const run = (label: string, durations: number[], identicalTo: string | null = null): VariantRun =>
-  ({ label, status: 'ok', identicalTo, ...summarize(durations) }) as VariantRun;
+/** A timed row: its own statistics, and each of its instantiations' (the same durations by default). */
+const run = (id: string, durations: number[], identicalTo: string | null = null, other = durations): SweepVariant =>
+  ({
+    id,
+    status: 'ok',
+    identicalTo,
+    ...summarize(durations),
+    instantiations: [
+      { kernel: 'k1', blockSize: null, ...summarize(durations), speedup: null, withinNoise: null },
+      { kernel: 'k2', blockSize: null, ...summarize(other), speedup: null, withinNoise: null },
+    ],
+  }) as SweepVariant;
 
 describe('noise model', () => {
   test("the issue's same code measured twice, 28.7 vs 29.5 µs (10 samples): within noise, though the IQRs do not overlap", () => {
@@ -45,16 +54,31 @@ describe('noise model', () => {
 
   test("bench rows: a row carrying the first row's code (identicalTo) is within noise; another at the same times is not", () => {
     const rows = [run('as-written', around(1.0, 0.001)), run('default', around(1.2, 0.001), 'as-written'), run('4', around(1.2, 0.001))];
-    const out = withSpeedups(rows);
+    for (const r of rows) relate(r, rows[0]);
     assert.deepEqual(
-      out.map(r => r.withinNoise),
+      rows.map(r => r.withinNoise),
       [true, true, false],
     );
-    // An explicit predicate (bench: the same cubin as the first row) wins.
+    // each instantiation's row follows the same rule against the same instantiation of the first row
     assert.deepEqual(
-      withSpeedups(rows, i => i === 2).map(r => r.withinNoise),
-      [true, false, true],
+      rows.map(r => r.instantiations!.map(x => x.withinNoise)),
+      [
+        [true, true],
+        [true, true],
+        [false, false],
+      ],
     );
+    assert.ok(Math.abs(rows[2].instantiations![0].speedup! - 1 / 1.2) < 1e-9);
+  });
+
+  test('an instantiation is compared with the same instantiation of the first row, not with the row', () => {
+    const base = run('as-written', around(1.0, 0.001), null, around(2.0, 0.001));
+    const v = run('4', around(0.5, 0.001), null, around(2.0, 0.001));
+    relate(base, base);
+    relate(v, base);
+    assert.ok(Math.abs(v.speedup! - 2) < 1e-9);
+    assert.ok(Math.abs(v.instantiations![1].speedup! - 1) < 1e-9);
+    assert.equal(v.instantiations![1].withinNoise, true);
   });
 
   test('sweep points: identicalTo either way, or both to a third point, is the same code', () => {

@@ -4,7 +4,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import * as path from 'path';
 import { pathToFileURL } from 'url';
-import type { BenchReport } from '../../src/engine/profile/bench';
+import type { SweepResult } from '../../src/schema/types';
 import type { FileSassReport, LoopReport } from '../../src/engine/variants/reports';
 import * as fs from 'fs';
 import { parseSourcePage } from '../../src/engine/profile/ncuCsv';
@@ -15,7 +15,7 @@ import { uriToPath } from '../../src/server/uri';
 // Only identity matters here: the store never looks inside a report.
 const fileReport = { status: 'ok' } as FileSassReport;
 const loopReport = { line: 4 } as LoopReport;
-const benchReport = { kernel: 'k' } as BenchReport;
+const benchReport = { kernel: 'k' } as SweepResult;
 
 describe('DocumentFactsStore', () => {
   test('facts of the same text accumulate; every record notifies', () => {
@@ -66,7 +66,8 @@ describe('SASS-level stalls in the facts', () => {
   const stallsOf = (rel: string, kernel: string) => sassStallsOf(parseSourcePage(fs.readFileSync(path.join(NCU, rel), 'utf8')), kernel)!;
   const acc = stallsOf('listing/mini-accumulate.source-sass.csv', '_Z10accumulatePfii');
   const linear = stallsOf('linear-unroll-inner-full.source-cuda-sass.csv', '_Z6linearILi1ELi0EEvPKfS1_S1_Pf');
-  const bench = (kernel: string, sassStalls: typeof acc | null) => ({ kernel, sassStalls }) as BenchReport;
+  // a bench's rows name the kernel they timed (mangled)
+  const bench = (kernel: string, sassStalls: typeof acc | null) => ({ kernel: 'k', variants: [{ kernel }], sassStalls }) as SweepResult;
 
   test("the loop's own bench, else the newest bench (of the kernel, when named); they survive in the store", () => {
     const store = new DocumentFactsStore(() => undefined);

@@ -5,14 +5,13 @@ import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { analyze, lineOf, REPO_ROOT, SAMPLES } from './helpers';
+import { analyze, SAMPLES } from './helpers';
 import type { SweepResult, SweepVariant } from '../../src/protocol';
 import { emptyVariant } from '../../src/engine/sweep/variant';
 import { listResults, loadResult, resultsDir, saveResult, stamp } from '../../src/engine/sweep/store';
 import { csvField, sweepCsv, sweepT4 } from '../../src/engine/sweep/export';
 import { sweepJson } from '../../src/engine/sweep/json';
-import { fromBenchReport, fromLoopReport } from '../../src/engine/sweep/convert';
-import type { BenchReport, VariantRun } from '../../src/engine/profile/bench';
+import { fromLoopReport } from '../../src/engine/sweep/loopVariantsResult';
 import type { LoopReport, LoopVariant } from '../../src/engine/variants/reports';
 
 function variant(factors: SweepVariant['factors'], params: SweepVariant['params'], over: Partial<SweepVariant> = {}): SweepVariant {
@@ -360,57 +359,5 @@ describe('one-loop reports as SweepResults', () => {
     assert.equal(r.evaluations, 5);
     assert.deepEqual(r.factors, ['default', 1, 4, 'full', 8]);
     assert.ok(r.notes[0].startsWith('full unroll requested'));
-  });
-
-  test('fromBenchReport: the recorded H100 bench of matmul_basic, speedups and stalls kept, fastest median best', async () => {
-    const rec = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100', 'cli', 'matmul_basic.json'), 'utf8'));
-    const file = path.join(SAMPLES, 'matmul_unroll.cu');
-    const text = fs.readFileSync(file, 'utf8');
-    const analysis = await analyze(text, file);
-    const line = lineOf(text, 'for (int k = 0; k < n; ++k)');
-    const runs: VariantRun[] = rec.variants.map((v: VariantRun) => ({
-      ...v,
-      kernel: rec.kernel,
-      message: v.message ?? null,
-      durationsMs: [],
-      q1Ms: null,
-      q3Ms: null,
-      stalls: null,
-      checksums: {},
-      executedInstructions: v.executedInstructions ?? null,
-      identicalTo: null,
-      cached: false,
-    }));
-    const report: BenchReport = {
-      kernel: rec.kernel,
-      gpu: rec.gpu,
-      clockControl: rec.clockControl,
-      baseline: 'as-written',
-      variants: runs,
-      instantiations: [{ kernel: rec.kernel, blockSize: null, variants: runs }],
-      lineStalls: null,
-      lineStallsProblem: null,
-      sassStalls: null,
-      timing: rec.timing ?? { wallS: 0, compileS: 0, checkS: 0, profileS: 0, gpuIdleS: 0, gpuRuns: 0, gpus: [null] },
-    };
-    const r = fromBenchReport(report, { file, analysis, arch: 'sm_90', nvcc: '13.0', loops: [line] });
-    assert.equal(r.origin, 'bench');
-    assert.equal(r.static, false);
-    assert.equal(r.gpu, 'NVIDIA H100 80GB HBM3');
-    assert.equal(r.variants[0].id, 'as-written');
-    assert.equal(r.variants[1].id, `${line}=default`);
-    assert.equal(r.variants.length, rec.variants.length);
-    for (let i = 0; i < runs.length; i++) {
-      assert.equal(r.variants[i].medianMs, runs[i].medianMs);
-      assert.equal(r.variants[i].speedup, runs[i].speedup);
-      assert.deepEqual(r.variants[i].stallShare, runs[i].stallShare);
-    }
-    const fastest = [...runs].filter(v => v.status === 'ok').sort((a, b) => a.medianMs! - b.medianMs!)[0];
-    assert.equal(r.variants.find(v => v.id === r.best)!.medianMs, fastest.medianMs);
-    assert.match(r.bestBasis!, /fastest median kernel time on NVIDIA H100/);
-    assert.deepEqual(
-      r.loops.map(l => l.line),
-      [line],
-    );
   });
 });

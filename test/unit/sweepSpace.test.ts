@@ -36,7 +36,7 @@ describe('sweep space', () => {
     const j = lineOf(SRC, 'int j = 0');
     const s = resolveSpace(a, '/x/two.cu', { kernel: 'two', factors: 'default,1,4,full', params: { BLOCK: ['8', '16', '32'] } });
     assert.deepEqual(
-      s.axes.map(x => (x.kind === 'loop' ? x.line : x.name)),
+      s.axes.map(x => (x.kind === 'loop' ? x.lines[0] : x.name)),
       [i, j, 'BLOCK'],
     );
     assert.equal(s.size, 4 * 4 * 3);
@@ -47,6 +47,17 @@ describe('sweep space', () => {
     // i has no pragma: default; j has `unroll 4`: 4; BLOCK is #defined 16
     assert.deepEqual(s.start(SRC), [0, 2, 1]);
     assert.deepEqual(s.indexOf(s.point([3, 1, 2])), [3, 1, 2]);
+    // tied (bench --loop i,j): one factor axis setting both loops; a point with them apart is off it
+    const tied = resolveSpace(a, '/x/two.cu', { kernel: 'two', loops: [i, j], factors: 'default,1,4', tied: true });
+    assert.deepEqual(
+      tied.axes.map(x => (x.kind === 'loop' ? x.lines : x.name)),
+      [[i, j]],
+    );
+    assert.equal(tied.size, 3);
+    assert.deepEqual([...tied.points()].map(pointId), [`${i}=default,${j}=default`, `${i}=1,${j}=1`, `${i}=4,${j}=4`]);
+    assert.deepEqual(tied.indexOf({ factors: { [i]: 4, [j]: 4 }, params: {} }), [2]);
+    assert.equal(tied.indexOf({ factors: { [i]: 4, [j]: 1 }, params: {} }), null);
+    assert.deepEqual(tied.start(SRC), [0], 'the first loop’s written factor (i: default)');
     // default: every loop of the kernel, factors from DEFAULT_FACTORS
     const d = resolveSpace(a, '/x/two.cu', { kernel: 'two' });
     assert.equal(d.size, 49);

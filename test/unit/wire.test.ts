@@ -3,7 +3,8 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze, lineOf } from './helpers';
-import type { BenchReport, VariantRun } from '../../src/engine/profile/bench';
+import type { SweepVariant } from '../../src/schema/types';
+import { benchResult, benchRow } from './benchFixture';
 import type { LineStalls } from '../../src/engine/profile/stalls';
 import type { LoopReport, LoopVariant } from '../../src/engine/variants/reports';
 import type { SweepResult } from '../../src/protocol';
@@ -167,34 +168,20 @@ describe('loopVariants', () => {
   });
 });
 
-function run(over: Partial<VariantRun>): VariantRun {
-  return {
-    factors: {},
-    label: 'as-written',
-    status: 'ok',
-    message: null,
+/** A bench row of the loop at line 4 (a one-loop GPU sweep's variant). */
+function run(label: string, over: Partial<SweepVariant> = {}): SweepVariant {
+  const f: SweepVariant['factors'] = label === 'as-written' ? {} : { 4: /^\d+$/.test(label) ? Number(label) : (label as 'full') };
+  return benchRow(label, {
+    factors: f,
     kernel: '_Z1kPfi',
-    kernelInstructions: 100,
-    registers: 32,
-    samples: 20,
-    durationsMs: [1, 1],
     medianMs: 1,
     iqrMs: 0.01,
     q1Ms: 0.99,
     q3Ms: 1.0,
-    cv: 0.01,
-    speedup: 1,
-    withinNoise: true,
-    stalls: null,
     stallShare: { long_scoreboard: 0.5, no_instruction: 0.3, wait: 0.2 },
-    executedInstructions: 1000,
     achievedOccupancy: 50,
-    checksums: {},
-    identicalTo: null,
-    cached: false,
-    icache: null,
     ...over,
-  };
+  });
 }
 
 function stalls(line: number, samples: number, stallShare: Record<string, number>): LineStalls {
@@ -212,14 +199,12 @@ function stalls(line: number, samples: number, stallShare: Record<string, number
   };
 }
 
-function bench(over: Partial<BenchReport>): BenchReport {
+function bench(over: Partial<SweepResult>): SweepResult {
   const variants = [
-    run({}),
-    run({ factors: { 4: 4 }, label: '4', medianMs: 0.8, speedup: 1.25, withinNoise: false }),
-    run({ factors: { 4: 8 }, label: '8', medianMs: 0.8, speedup: 1.25, withinNoise: false }),
-    run({
-      factors: { 4: 'full' },
-      label: 'full',
+    run('as-written'),
+    run('4', { medianMs: 0.8, speedup: 1.25, withinNoise: false }),
+    run('8', { medianMs: 0.8, speedup: 1.25, withinNoise: false }),
+    run('full', {
       status: 'compile',
       message: 'nvcc ran out of memory',
       medianMs: null,
@@ -228,26 +213,20 @@ function bench(over: Partial<BenchReport>): BenchReport {
       withinNoise: null,
     }),
   ];
-  return {
-    kernel: '_Z1kPfi',
-    gpu: 'NVIDIA H100 80GB HBM3',
-    clockControl: 'base',
-    baseline: 'as-written',
+  return benchResult({
+    loops: [{ line: 4, written: 'default', tripCount: 'runtime', pragma: null }],
     variants,
-    instantiations: [{ kernel: '_Z1kPfi', blockSize: null, variants }],
-    lineStalls: null,
-    lineStallsProblem: null,
-    sassStalls: null,
     timing: { wallS: 10, compileS: 4, checkS: 1, profileS: 5, gpuIdleS: 0.5, gpuRuns: 8, gpus: [null] },
     ...over,
-  };
+  });
 }
 
 describe('benchLoop', () => {
   test('variants as the client logs them, the fastest (first of equal medians) and the baseline', () => {
-    const r = toBenchLoopResult(bench({}), PANEL, '/ws/.unroll-lens/results/k.json');
+    const result = bench({});
+    const r = toBenchLoopResult(result, '/ws/.unroll-lens/results/k.json');
     assert.equal(r.baseline, 'as-written');
-    assert.equal(r.result, PANEL);
+    assert.equal(r.result, result, 'the panel shows the bench result itself');
     assert.equal(r.savedPath, '/ws/.unroll-lens/results/k.json');
     assert.equal(r.fastest, '4');
     assert.deepEqual(r.variants[3], {
@@ -276,8 +255,7 @@ describe('benchLoop', () => {
 
   test('no variant ran: no fastest', () => {
     const r = toBenchLoopResult(
-      bench({ variants: [run({ status: 'runtime', medianMs: null, message: 'exit 1' })] }),
-      PANEL,
+      bench({ variants: [run('as-written', { status: 'runtime', medianMs: null, message: 'exit 1' })] }),
       '/ws/.unroll-lens/results/k.json',
     );
     assert.equal(r.fastest, null);
@@ -292,7 +270,6 @@ describe('benchLoop', () => {
           stalls(7, 5, { wait: 1 }),
         ],
       }),
-      PANEL,
       '/ws/.unroll-lens/results/k.json',
     );
     assert.deepEqual(r.lineStalls, [

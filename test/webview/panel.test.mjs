@@ -680,6 +680,25 @@ describe('webview host', () => {
     }
   });
 
+  test('a GPU result ends its notes with what the run cost; a static one does not', async () => {
+    const timing = { wallS: 42.25, compileS: 61.5, checkS: 3.2, profileS: 30, gpuIdleS: 4.5, gpuRuns: 9, gpus: [0, 1] };
+    const notesOf = async r => {
+      const { page, log } = await openHost();
+      await postResult(page, r);
+      const notes = await page.evaluate(() => [...document.querySelectorAll('.ul-notes li')].map(li => li.textContent));
+      await assertClean(page, log);
+      return notes;
+    };
+    const gpu = await notesOf({ ...fixtures.matmul_basic, timing });
+    assert.equal(
+      gpu.at(-1),
+      'run: 42.3 s wall · compile 1 min 2 s · check 3.2 s · profile 30.0 s · GPU idle 4.5 s · 9 GPU runs · GPUs 0,1',
+    );
+    assert.deepEqual(gpu.slice(0, -1), fixtures.matmul_basic.notes);
+    const stat = await notesOf({ ...fixtures['static-matmul_basic'], timing });
+    assert.ok(!stat.some(n => n.startsWith('run:')), 'a static result ran nothing on a GPU');
+  });
+
   test('the CSP is enforced (a script without the nonce is refused and reported)', async () => {
     const { page } = await openHost();
     await postResult(page, fixtures.matmul_basic);

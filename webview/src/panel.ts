@@ -13,6 +13,7 @@ import type { ViewModel } from './model';
 import { ResultTable } from './table';
 import type { SortState } from './table';
 import { readTheme, watchTheme } from './theme';
+import { runTimingText } from '../../src/schema/runTimingText';
 import type { Theme } from './theme';
 
 const ORIGIN: Record<SweepResult['origin'], string> = {
@@ -220,8 +221,11 @@ class App {
       this.failedBox,
       m.failed.length ? `Not charted: ${m.failed.map(x => `${x.v.label} (${x.v.status})`).join(', ')}. The table shows why.` : '',
     );
-    this.notes.replaceChildren(...r.notes.map(n => h('li', { text: n })));
-    this.notes.hidden = !r.notes.length;
+    // what a GPU run cost, as the CLI's footer and the hover say it
+    const cost = !r.static && r.timing ? runTimingText(r.timing) : null;
+    const notes = cost ? [...r.notes, cost] : r.notes;
+    this.notes.replaceChildren(...notes.map(n => h('li', { text: n })));
+    this.notes.hidden = !notes.length;
     this.renderIcacheLegend(m);
   }
 

@@ -3,7 +3,8 @@
 // the GPU has run the variant, its measured slowdown and no_instruction share replace that
 // prediction in what is shown (the prediction stays beside it, marked as such), when the
 // slowdown is the instruction cache's (attribution.ts); otherwise it is shown as "not i-cache".
-// The bench applies this as its i-cache stage (profile/stages/icache.ts); the sweep per point.
+// The sweep (a bench is one) applies it to every point once the run ends (sweep.ts, attachIcache);
+// a loop's SASS variants get predictions only.
 import type { VariantIcache } from '../../schema/types';
 import { archLimits } from '../sass/occupancy';
 import type { LoopVariant } from '../variants/reports';
@@ -11,7 +12,7 @@ import { calibrationFor, predictIcache } from './model';
 import type { IcachePrediction } from './types';
 import { attributeSlowdown } from './attribution';
 
-/** What the entries read of a row: a bench VariantRun or a sweep point, measured or not. */
+/** What the entries read of a row: a sweep point (or a loop's SASS variant), measured or not. */
 export interface IcacheRow {
   label: string;
   /** 'ok' when the variant ran and was timed (any other run status: not measured). */

@@ -11,31 +11,9 @@
 // perLineStalls count such an instruction on each of its lines).
 import { parseSourcePage, SourceFunction, SourcePage } from './ncuCsv';
 import { BoundedReadError, READ_CAPS, readBoundedText } from '../boundedRead';
+import type { SassStalls } from '../../schema/types';
 
-interface SassInstructionStalls {
-  /** Bytes from the start of the function (a multiple of 16 on sm_70 and newer). */
-  offset: number;
-  /** The instruction as ncu printed it, trimmed; branch targets inside the function as offsets. */
-  text: string;
-  /** "Warp Stall Sampling (All Samples)" of this instruction. */
-  samples: number;
-  /** Samples per stall reason (canonical names, see canonicalStallReason), zeros omitted. */
-  stalls: Record<string, number>;
-}
-
-export interface SassStalls {
-  /** The kernel as the page names it (demangled, with ncu's "(int)" casts). */
-  kernel: string;
-  /**
-   * The program that was sampled: "as-written" (the bench samples the file as written), a
-   * variant's label, or null when unknown (a page read from a file).
-   */
-  factor: string | null;
-  /** Sum of the instructions' samples. */
-  totalSamples: number;
-  /** Every instruction of the function, in address order. */
-  instructions: SassInstructionStalls[];
-}
+export type { SassStalls };
 
 /**
  * The SASS-level stall samples of one kernel of a source page (sass or cuda,sass view; a cuda-only

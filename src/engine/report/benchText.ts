@@ -1,8 +1,8 @@
 // GPU benchmark results as the editor shows them: a table per loop in the hover, and per-line
 // warp-stall samples (hover and inline decorations).
-import type { BenchReport } from '../profile/bench';
-import { runTimingText } from './benchTiming';
-import type { LineStalls } from '../profile/stalls';
+import type { SourceLineStalls, SweepResult } from '../../schema/types';
+import { benchJson } from '../profile/bench';
+import { runTimingText } from '../../schema/runTimingText';
 
 function pct(x: number | null | undefined): string {
   return x === null || x === undefined ? '–' : `${(x * 100).toFixed(1)}%`;
@@ -12,7 +12,8 @@ function ms(x: number | null): string {
   return x === null ? '–' : x < 0.1 ? `${(x * 1000).toFixed(1)} µs` : `${x.toFixed(3)} ms`;
 }
 
-export function benchMarkdown(r: BenchReport): string {
+export function benchMarkdown(result: SweepResult): string {
+  const r = benchJson(result);
   const ok = r.variants.filter(v => v.status === 'ok' && v.medianMs !== null);
   const fastest = ok.length ? ok.reduce((a, b) => (b.medianMs! < a.medianMs! ? b : a)) : null;
   const rows = r.variants.map(v => {
@@ -21,7 +22,7 @@ export function benchMarkdown(r: BenchReport): string {
           .filter(([k]) => k !== 'selected')
           .sort((a, b) => b[1] - a[1])[0]
       : undefined;
-    const speed = v.speedup === null ? '–' : `${v.speedup.toFixed(2)}×${v.withinNoise && v.label !== r.baseline ? ' (noise)' : ''}`;
+    const speed = v.speedup === null ? '–' : `${v.speedup.toFixed(2)}×${v.withinNoise && v.label !== 'as-written' ? ' (noise)' : ''}`;
     const label = v === fastest ? `**${v.label}**` : v.label;
     const same = v.identicalTo !== null ? ` (same code as ${v.identicalTo})` : v.cached ? ' (cached)' : '';
     return `| ${label} | ${v.status}${v.message ? ' ⚠' : ''}${same} | ${ms(v.medianMs)} | ${ms(v.iqrMs)} | ${pct(v.cv)} | ${speed} | ${pct(v.stallShare?.no_instruction)} | ${top ? `${top[0]} ${pct(top[1])}` : '–'} | ${v.kernelInstructions ?? '–'} |`;
@@ -35,7 +36,7 @@ export function benchMarkdown(r: BenchReport): string {
       ...rows,
     ].join('\n'),
     ...problems,
-    ...(r.instantiations.length > 1
+    ...(r.instantiations
       ? [
           `Also measured: ${r.instantiations
             .slice(1)
@@ -43,12 +44,12 @@ export function benchMarkdown(r: BenchReport): string {
             .join(', ')} (see the Unroll Lens output or \`unroll-lens bench --json\`).`,
         ]
       : []),
-    ...(r.timing && runTimingText(r.timing) ? [`_${runTimingText(r.timing)}_`] : []),
+    ...(result.timing && runTimingText(result.timing) ? [`_${runTimingText(result.timing)}_`] : []),
   ].join('\n\n');
 }
 
 /** Stall samples on one source line, relative to all sampled lines of the kernel. */
-export function lineStallText(l: Pick<LineStalls, 'samples' | 'stallShare'>, totalSamples: number): string {
+export function lineStallText(l: Pick<SourceLineStalls, 'samples' | 'stallShare'>, totalSamples: number): string {
   const top = Object.entries(l.stallShare)
     .sort((a, b) => b[1] - a[1])
     .slice(0, 3)
@@ -57,7 +58,7 @@ export function lineStallText(l: Pick<LineStalls, 'samples' | 'stallShare'>, tot
   return `${pct(l.samples / Math.max(1, totalSamples))} of stall samples${top ? ` · ${top}` : ''}`;
 }
 
-export function lineStallsMarkdown(lines: LineStalls[], line: number): string | null {
+export function lineStallsMarkdown(lines: SourceLineStalls[], line: number): string | null {
   const l = lines.find(x => x.line === line && x.samples > 0);
   if (!l) return null;
   const total = lines.reduce((a, x) => a + x.samples, 0);

@@ -3,7 +3,7 @@
 import type { Kernel, Loop } from '../parse/model';
 import type { FileSassReport, LoopInstantiation, LoopReport, LoopVariant } from '../variants/reports';
 import { instantiationLabel } from '../../schema/kernelNames';
-import type { BenchReport } from '../profile/bench';
+import type { SweepResult } from '../../schema/types';
 import { factorLabel } from '../variants/rewrite';
 
 /** What the server knows for a document's current text (see src/server/sass.ts). */
@@ -12,7 +12,7 @@ export interface SassFacts {
   loops: Map<number, LoopReport>;
   /** Loop line → extra architecture (unrollLens.extraArchs) → its variants, in the setting's order. */
   extraArchLoops?: Map<number, Map<string, LoopReport>>;
-  benches?: Map<number, BenchReport>;
+  benches?: Map<number, SweepResult>;
 }
 
 function kernelOf(file: FileSassReport, kernelName: string | null) {

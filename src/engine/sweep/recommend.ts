@@ -8,7 +8,7 @@ import type { LoopVariant } from '../variants/reports';
 import type { UnrollFactor } from '../variants/rewrite';
 import { bestBy, ICACHE_TOLERANCE, StaticRule, staticRuleOf, staticScore, staticViolations, warpsFor } from './objective';
 import { AS_WRITTEN_ID } from './space';
-import { sweepVariantOfLoop } from './convert';
+import { sweepVariantOfLoop } from './loopVariantsResult';
 
 /** A hit: the recommended variant's median is within this factor of the best median. */
 const HIT_TOLERANCE = 1.05;

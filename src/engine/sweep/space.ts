@@ -16,7 +16,8 @@ export interface SweepPoint {
 
 interface LoopAxis {
   kind: 'loop';
-  line: number;
+  /** The loops this axis sets: one, or every swept loop when they are tied (a benchmark of several loops at one factor). */
+  lines: number[];
   values: UnrollFactor[];
 }
 
@@ -154,6 +155,8 @@ export interface SpaceOptions {
    * value; any other name is a macro (each value becomes -DNAME=value).
    */
   params?: Record<string, string[]>;
+  /** One factor axis for all the swept loops together (each point sets every loop to the same factor), as `bench --loop L1,L2` does. */
+  tied?: boolean;
 }
 
 /**
@@ -168,8 +171,10 @@ export class SweepSpace {
     readonly loops: Loop[],
     readonly factors: UnrollFactor[],
     readonly params: ParamAxis[],
+    readonly tied = false,
   ) {
-    this.axes = [...loops.map(l => ({ kind: 'loop' as const, line: l.line, values: factors })), ...params];
+    const loopAxes = tied ? [loops.map(l => l.line)] : loops.map(l => [l.line]);
+    this.axes = [...loopAxes.map(lines => ({ kind: 'loop' as const, lines, values: factors })), ...params];
   }
 
   /** Names of the template-parameter axes, in axis order. */
@@ -198,7 +203,7 @@ export class SweepSpace {
   point(index: number[]): SweepPoint {
     const p: SweepPoint = { factors: {}, params: {} };
     this.axes.forEach((a, i) => {
-      if (a.kind === 'loop') p.factors[String(a.line)] = a.values[index[i]];
+      if (a.kind === 'loop') for (const line of a.lines) p.factors[String(line)] = a.values[index[i]];
       else p.params[a.name] = a.values[index[i]];
     });
     return p;
@@ -206,9 +211,7 @@ export class SweepSpace {
 
   /** Index vector of a point of this space, or null when a value is not on its axis. */
   indexOf(p: SweepPoint): number[] | null {
-    const idx = this.axes.map(a =>
-      a.kind === 'loop' ? a.values.findIndex(v => String(v) === String(p.factors[String(a.line)])) : a.values.indexOf(p.params[a.name]),
-    );
+    const idx = this.axes.map(a => (a.kind === 'loop' ? tiedIndex(a, p) : a.values.indexOf(p.params[a.name])));
     return idx.every(i => i >= 0) ? idx : null;
   }
 
@@ -233,7 +236,7 @@ export class SweepSpace {
   start(text: string): number[] {
     return this.axes.map(a => {
       if (a.kind === 'loop') {
-        const written = writtenFactor(this.loops.find(l => l.line === a.line)!);
+        const written = writtenFactor(this.loops.find(l => l.line === a.lines[0])!);
         const i = a.values.findIndex(v => String(v) === String(written));
         const d = a.values.indexOf('default');
         return i >= 0 ? i : d >= 0 ? d : 0;
@@ -244,6 +247,12 @@ export class SweepSpace {
       return i >= 0 ? i : 0;
     });
   }
+}
+
+/** The axis value every loop of a (tied) loop axis has in `p`; -1 when they differ or one is off the axis. */
+function tiedIndex(a: LoopAxis, p: SweepPoint): number {
+  const at = a.lines.map(l => a.values.findIndex(v => String(v) === String(p.factors[String(l)])));
+  return at.every(i => i === at[0]) ? at[0] : -1;
 }
 
 function describeKernel(k: Kernel): string {
@@ -322,5 +331,6 @@ export function resolveSpace(analysis: FileAnalysis, file: string, o: SpaceOptio
     lines.map(l => k.loops.find(x => x.line === l)!),
     factors,
     params,
+    !!o.tied,
   );
 }

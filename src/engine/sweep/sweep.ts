@@ -5,7 +5,7 @@
 import type { FactorValue, SweepLoop, SweepResult, SweepVariant } from '../../schema/types';
 import type { FileAnalysis, Loop } from '../parse/model';
 import { icacheBudget } from '../icache/budget';
-import { withinNoise } from '../profile/bench';
+import { withinNoise } from '../profile/stages/summary';
 import type { CompileFlags } from '../toolchain/flags';
 import type { Toolchain } from '../toolchain/toolchain';
 import { writtenFactor } from '../variants/rewrite';
@@ -15,10 +15,10 @@ import { icacheEntries } from '../icache/entries';
 import { archLimits } from '../sass/occupancy';
 import { bestBy, gpuScore, staticBasis, staticRuleOf, staticScore, VIOLATION } from './objective';
 import { combineObservers, progressLine, SweepObserver, SweepProgress } from './observers/observer';
-import type { RunnerContext, SweepPhase, SweepRunner } from './runners/runner';
+import type { PhaseAt, RunnerContext, SweepPhase, SweepRunner } from './runners/runner';
 import { GpuRunner, GpuSettings } from './runners/gpu';
 import { StaticRunner, StaticRunnerOptions } from './runners/static';
-import { AS_WRITTEN, AS_WRITTEN_ID, pointLabel, resolveSpace, SpaceOptions, SweepSpace, SweepSpaceError } from './space';
+import { AS_WRITTEN, AS_WRITTEN_ID, pointId, pointLabel, resolveSpace, SpaceOptions, SweepSpace, SweepSpaceError } from './space';
 import { exhaustive, Score, Strategy, strategyByName } from './strategies';
 import { CodeRegistry } from './variant';
 import { sha256 } from './applyTarget';
@@ -55,6 +55,13 @@ export interface SweepOptions extends SpaceOptions {
   runner?: (space: SweepSpace, o: SweepOptions) => SweepRunner;
   /** Clock for createdAt (tests). */
   now?: () => Date;
+  /** What the result says produced it: a kernel sweep (default) or one loop's benchmark. */
+  origin?: 'sweep' | 'bench';
+  /**
+   * Time every kernel holding this loop (template instantiations), each in the variants'
+   * `instantiations` (a benchmark); `kernel` narrows them. GPU sweeps only.
+   */
+  everyKernel?: { focus: number; kernel?: string };
 }
 
 const DEFAULT_MAX_POINTS = 5000;
@@ -68,11 +75,23 @@ export function sameCode(a: SweepVariant, b: SweepVariant): boolean {
   return a.identicalTo === b.id || b.identicalTo === a.id || (a.identicalTo !== null && a.identicalTo === b.identicalTo);
 }
 
-/** Speedup and noise against the baseline (GPU medians; the noise model is withinNoise's). */
-function relate(v: SweepVariant, baseline: SweepVariant | null): void {
-  if (v.status !== 'ok' || v.medianMs === null || !baseline || baseline.medianMs === null) return;
-  v.speedup = baseline.medianMs / v.medianMs;
-  v.withinNoise = v === baseline ? true : withinNoise(v, baseline, sameCode(v, baseline));
+/**
+ * Speedup and noise against the baseline (GPU medians; the noise model is withinNoise's), for the
+ * variant and for each instantiation it timed against the same instantiation in the baseline.
+ */
+export function relate(v: SweepVariant, baseline: SweepVariant | null): void {
+  if (v.status !== 'ok' || !baseline) return;
+  const same = v === baseline || sameCode(v, baseline);
+  if (v.medianMs !== null && baseline.medianMs !== null) {
+    v.speedup = baseline.medianMs / v.medianMs;
+    v.withinNoise = v === baseline ? true : withinNoise(v, baseline, same);
+  }
+  for (const x of v.instantiations ?? []) {
+    const b = baseline.instantiations?.find(y => y.kernel === x.kernel && y.blockSize === x.blockSize);
+    if (!b || x.medianMs === null || b.medianMs === null) continue;
+    x.speedup = b.medianMs / x.medianMs;
+    x.withinNoise = v === baseline ? true : withinNoise(x, b, same);
+  }
 }
 
 export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): Promise<SweepResult> {
@@ -103,21 +122,19 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
       const broken = staticScore(best, baseline(), rule, result.variants)! >= VIOLATION;
       result.bestBasis = staticBasis(rule) + (broken ? ' (no variant met every condition: the one breaking fewest)' : '');
     } else {
-      result.bestBasis = `fastest median kernel time${runner.gpu ? ` on ${runner.gpu}` : ''} (ncu, ${best.samples} samples)`;
+      const clocks = o.gpu?.clockControl === 'base' ? 'locked to base' : 'not locked';
+      result.bestBasis = `fastest median kernel time${runner.gpu ? ` on ${runner.gpu}` : ''} (ncu, ${best.samples} samples; clocks ${clocks})`;
     }
   };
 
   let total = 1 + strategy.expectedEvaluations({ sizes: space.sizes, start: space.start(o.text) });
   let requested = 1;
-  const progress = (phase: SweepProgress['phase'], label: string | null, variant: string | null, detail?: string) => {
-    const done = result.variants.length;
-    obs.onProgress?.({ message: progressLine(done, total, label, phase, detail), phase, variant, done, total });
-  };
+  const progress = progressReporter(obs, runner, startedMs, () => ({ done: result.variants.length, total }));
   const registry = new CodeRegistry(!runner.static);
   const ctx: RunnerContext = {
     signal: o.signal,
     registry,
-    onPhase: (p, phase: SweepPhase, detail) => progress(phase, pointLabel(p), null, detail),
+    onPhase: (p, phase: SweepPhase, detail, at) => progress(phase, pointLabel(p), pointId(p), detail, at),
     onVariant: v => {
       relate(v, v.id === AS_WRITTEN_ID ? v : baseline());
       result.variants.push(v);
@@ -130,36 +147,40 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
   };
 
   progress('start', null, null, `${space.size} points, ${strategy.name}`);
-  await runner.measure([AS_WRITTEN], ctx);
-  if (!o.signal?.aborted) {
-    await strategy.search({
-      space: { sizes: space.sizes, start: space.start(o.text) },
-      signal: o.signal,
-      evaluate: async idx => {
-        requested += idx.length;
-        total = Math.max(total, requested);
-        if (o.signal?.aborted) return idx.map(() => null);
-        progress('build', null, null, `${idx.length} variant${idx.length === 1 ? '' : 's'}`);
-        const variants = await runner.measure(
-          idx.map(i => space.point(i)),
-          ctx,
-        );
-        return variants.map(v => (v.status === 'cancelled' ? null : score(v)));
-      },
-    });
-  }
+  // The file as written rides with the strategy's first batch (the runner measures it first and
+  // reports it first, so every later score has its baseline): its builds and the others' overlap.
+  let baselinePending = true;
+  await strategy.search({
+    space: { sizes: space.sizes, start: space.start(o.text) },
+    signal: o.signal,
+    evaluate: async idx => {
+      requested += idx.length;
+      total = Math.max(total, requested);
+      if (o.signal?.aborted) return idx.map(() => null);
+      progress('build', null, null, `${idx.length + (baselinePending ? 1 : 0)} variant${idx.length === 1 && !baselinePending ? '' : 's'}`);
+      const points = idx.map(i => space.point(i));
+      const withBaseline = baselinePending;
+      baselinePending = false;
+      const variants = await runner.measure(withBaseline ? [AS_WRITTEN, ...points] : points, ctx);
+      return variants.slice(withBaseline ? 1 : 0).map(v => (v.status === 'cancelled' ? null : score(v)));
+    },
+  });
+  if (baselinePending && !o.signal?.aborted) await runner.measure([AS_WRITTEN], ctx);
 
   chooseBest();
   if (o.gpu?.sourceStalls && runner.sourceStalls && !o.signal?.aborted) {
-    progress('stalls', 'as written', AS_WRITTEN_ID, 'per source line');
+    progress('source-stalls', 'as written', AS_WRITTEN_ID);
     const s = await runner.sourceStalls(o.text, o.signal);
     result.lineStalls = s.lineStalls;
     result.lineStallsProblem = s.problem;
+    result.sassStalls = s.sassStalls;
+    if (s.cached) progress('cached', 'as written', AS_WRITTEN_ID, 'stalls per source line');
   }
   attachIcache(result);
   result.complete = !o.signal?.aborted;
   result.timing = { wallS: (Date.now() - startedMs) / 1000, ...runner.cost() };
   result.notes = sweepNotes(result, space, runner);
+  if (runner.demangled) result.demangled = runner.demangled;
   if (launchWarps) result.notes.push(`instruction-cache model at ${launchWarps.warpsPerSm} warps/SM, from ${launchWarps.source}`);
   progress('done', null, null, result.complete ? `${result.evaluations} variants` : 'cancelled');
   return result;
@@ -186,7 +207,13 @@ function runnerFor(o: SweepOptions, space: SweepSpace): SweepRunner {
   return (
     o.runner?.(space, o) ??
     (o.gpu
-      ? new GpuRunner({ ...staticOptions, gpu: o.gpu, params: space.macroParams, paramDefaults: space.defaults(o.text) })
+      ? new GpuRunner({
+          ...staticOptions,
+          gpu: o.gpu,
+          params: space.macroParams,
+          paramDefaults: space.defaults(o.text),
+          everyKernel: o.everyKernel,
+        })
       : new StaticRunner(staticOptions))
   );
 }
@@ -214,7 +241,7 @@ function emptyResult(o: SweepOptions, space: SweepSpace, runner: SweepRunner, st
     gpu: runner.gpu,
     static: runner.static,
     strategy,
-    origin: 'sweep',
+    origin: o.origin ?? 'sweep',
     createdAt: (o.now?.() ?? new Date()).toISOString(),
     factors: space.factors as FactorValue[],
     params: Object.fromEntries(space.params.map(p => [p.name, [...p.values]])),
@@ -227,9 +254,61 @@ function emptyResult(o: SweepOptions, space: SweepSpace, runner: SweepRunner, st
     icacheBudgetNote: budget.note,
     icacheRule: o.icacheBudgetBytes && o.icacheBudgetBytes > 0 ? 'budget' : 'model',
     warpsPerSm: o.warpsPerSm && o.warpsPerSm > 0 ? o.warpsPerSm : launchWarps,
+    ...(o.gpu ? { clockControl: o.gpu.clockControl } : {}),
     variants: [],
     notes: [],
     complete: false,
+  };
+}
+
+/** The sweep's progress callback: each step with its GPU, samples, variants done of all, elapsed and time left. */
+function progressReporter(
+  obs: SweepObserver,
+  runner: SweepRunner,
+  startedMs: number,
+  count: () => { done: number; total: number },
+): (phase: SweepProgress['phase'], label: string | null, variant: string | null, detail?: string, at?: PhaseAt) => void {
+  const eta = timeLeft(runner.parallel ?? 1);
+  return (phase, label, variant, detail, at) => {
+    const { done, total } = count();
+    if (variant !== null) eta.step(variant, phase);
+    obs.onProgress?.({
+      message: progressLine(done, total, label, phase, detail),
+      phase,
+      variant,
+      done,
+      total,
+      gpu: at?.gpu ?? null,
+      ...(at?.samples !== undefined ? { samples: at.samples, samplesWanted: at.samplesWanted ?? 0 } : {}),
+      elapsedS: (Date.now() - startedMs) / 1000,
+      etaS: eta.left(total - done),
+    });
+  };
+}
+
+/**
+ * Time left: the points not finished, at the mean time one took from its first GPU step to its
+ * end, over the points measured at once; null until one has been measured.
+ */
+function timeLeft(parallel: number): {
+  step(variant: string, phase: SweepProgress['phase']): void;
+  left(remaining: number): number | null;
+} {
+  const started = new Map<string, number>();
+  const took: number[] = [];
+  return {
+    step(variant, phase) {
+      if ((phase === 'time' || phase === 'check') && !started.has(variant)) started.set(variant, Date.now());
+      else if (phase === 'done' && started.has(variant)) {
+        took.push((Date.now() - started.get(variant)!) / 1000);
+        started.delete(variant);
+      }
+    },
+    left(remaining) {
+      if (!took.length) return null;
+      const mean = took.reduce((a, b) => a + b, 0) / took.length;
+      return Math.max(0, (remaining * mean) / Math.max(1, parallel));
+    },
   };
 }
 
@@ -243,6 +322,13 @@ function sweepNotes(r: SweepResult, space: SweepSpace, runner: SweepRunner): str
     notes.push(
       `${same} of ${r.variants.length} variants have the same machine code as an earlier one` +
         `${r.static ? '' : ' and reuse its timing'} (nvcc ignored or capped the request, or the change did not matter)`,
+    );
+  }
+  const cached = r.variants.filter(v => v.cached).length;
+  if (cached) {
+    notes.push(
+      `${cached} of ${r.variants.length} measurements reused from earlier runs of the same programs (no GPU run; ` +
+        'unrollLens.profile.measurementCache)',
     );
   }
   if (r.strategy !== 'exhaustive') {

@@ -38,7 +38,19 @@ export function emptyVariant(p: SweepPoint, status: SweepVariantStatus = 'pendin
 }
 
 /** The GPU measurement fields: what an identical-code variant copies instead of running. */
-export const GPU_FIELDS = ['samples', 'medianMs', 'q1Ms', 'q3Ms', 'iqrMs', 'cv', 'stallShare', 'achievedOccupancy'] as const;
+export const GPU_FIELDS = [
+  'samples',
+  'medianMs',
+  'q1Ms',
+  'q3Ms',
+  'iqrMs',
+  'cv',
+  'stallShare',
+  'achievedOccupancy',
+  'executedInstructions',
+  'cached',
+  'instantiations',
+] as const;
 
 /** nvcc's error lines, one per line: a variant's message. */
 export function compilerMessage(messages: CompilerMessage[], fallback: string | null): string | null {

@@ -284,22 +284,22 @@ export class VariantInspector {
     analysis: FileAnalysis,
     line: number,
     opts: { signal?: AbortSignal } = {},
-  ): Promise<{ name: string; demangled: string; instructions: number }[]> {
+  ): Promise<{ holding: { name: string; demangled: string; instructions: number }[]; asWritten: BuildResult | null }> {
     const kernel = analysis.kernels.find(k => k.loops.some(l => l.line === line));
     const loop = kernel?.loops.find(l => l.line === line);
-    if (!kernel || !loop) return [];
+    if (!kernel || !loop) return { holding: [], asWritten: null };
     const [b] = await this.o.builder.buildAll(
       [{ key: 'as-written', source: variantSource(text, analysis, new Map(), file), originalPath: file }],
       { signal: opts.signal },
     );
-    if (b.status !== 'ok' || !b.outputPath) return [];
+    if (b.status !== 'ok' || !b.outputPath) return { holding: [], asWritten: b };
     const dis = await this.disassemble(b.outputPath, opts.signal);
     const demangled = await demangle([...dis.sizes.keys()], this.t);
     if (!dis.listing) {
       const name = pickKernelByName(dis.sizes.keys(), kernel.name, demangled);
-      return name ? [{ name, demangled: demangled.get(name) ?? name, instructions: 0 }] : [];
+      return { holding: name ? [{ name, demangled: demangled.get(name) ?? name, instructions: 0 }] : [], asWritten: b };
     }
-    return dis.listing.functions
+    const holding = dis.listing.functions
       .map(fn => ({
         name: fn.name,
         demangled: demangled.get(fn.name) ?? fn.name,
@@ -307,6 +307,7 @@ export class VariantInspector {
       }))
       .filter(k => k.instructions > 0)
       .sort((a, b2) => b2.instructions - a.instructions || a.name.localeCompare(b2.name));
+    return { holding, asWritten: b };
   }
 
   /**
@@ -603,6 +604,8 @@ export class VariantInspector {
     Object.assign(v, r.counts);
     if (r.occupancy) v.occupancy = r.occupancy.occupancy ?? null;
     v.codeHash = fn ? codeHash(fn) : hashFile(b.outputPath!, name);
+    v.machineCode = machineCodeHash(b.outputPath!);
+    v.kernelSizes = Object.fromEntries([...dis.sizes].map(([n, sz]) => [n, sz.instructions]));
     for (const loop of loops) {
       const m = dis.listing ? measureLoop(dis.listing, baseline, file, kernel, loop, name, demangled) : null;
       v.loops[String(loop.line)] = {

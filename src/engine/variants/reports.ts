@@ -157,6 +157,10 @@ export interface KernelVariant {
   functions?: string[];
   /** Hash of the kernel's machine code: equal hashes mean identical code. */
   codeHash: string | null;
+  /** Hash of every function's machine code in the cubin (a benchmark times them all); absent when not built. */
+  machineCode?: string | null;
+  /** Every function of the cubin → its SASS instructions. */
+  kernelSizes?: Record<string, number>;
   cached: boolean;
   compileMs: number;
   failure: VariantFailure | null;

@@ -7,13 +7,22 @@ import type { SweepPhase } from '../runners/runner';
 export interface SweepProgress {
   /** One line: `[12/25] L70 ×4 · L74 full: timing`. */
   message: string;
-  phase: SweepPhase | 'start' | 'done';
+  phase: SweepPhase | 'start' | 'done' | 'source-stalls';
   /** Variant id the step belongs to, or null for the sweep as a whole. */
   variant: string | null;
   /** Variants finished. */
   done: number;
   /** Variants expected (grows when a strategy needs more than it estimated). */
   total: number;
+  /** CUDA device index the step runs on (null: the default device, or not a GPU step). */
+  gpu?: number | null;
+  /** Kernel durations collected so far for this variant, and wanted (GPU timing steps). */
+  samples?: number;
+  samplesWanted?: number;
+  /** Seconds since the sweep started. */
+  elapsedS?: number;
+  /** Estimated seconds left; null until one variant has been measured on the GPU. */
+  etaS?: number | null;
 }
 
 export interface SweepObserver {
@@ -45,6 +54,7 @@ const PHASE_TEXT: Record<SweepProgress['phase'], string> = {
   check: 'checking the result',
   time: 'timing under ncu',
   stalls: 'sampling stalls',
+  'source-stalls': 'sampling stalls per source line',
   reuse: 'same machine code as an earlier variant',
   cached: 'measured before (measurement cache)',
   done: 'done',

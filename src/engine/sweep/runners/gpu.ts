@@ -5,15 +5,16 @@
 // run checked against the file as written's checksums, and kernel durations and stall shares
 // under ncu. Programs of a batch build in parallel; the file as written runs first, then the
 // other points spread over the selected GPUs (one process per GPU, CUDA_VISIBLE_DEVICES).
-import type { RunTiming, SourceLineStalls, SweepVariant } from '../../../schema/types';
-import type { BenchOptions } from '../../profile/bench';
+import * as os from 'os';
+import type { InstantiationTiming, RunTiming, SassStalls, SourceLineStalls, SweepVariant } from '../../../schema/types';
+import type { BenchOptions } from '../../profile/types';
 import { defaultLockRoot, GpuClock, GpuSlot, gpuSlots, GpuTurns, PROFILES_PER_GPU } from '../../profile/gpuSlots';
-import { buildFailure } from '../../profile/stages/build';
+import { BenchTarget, buildFailure, findTargetKernels } from '../../profile/stages/build';
 import { BaselineOutput, CheckResult, checkOutput, checkVariant, parseChecksums, reportsMismatch } from '../../profile/stages/check';
 import type { VariantProgram } from '../../profile/stages/program';
 import { cachedLineStalls } from '../../profile/stages/lineStalls';
 import { summarize } from '../../profile/stages/summary';
-import { GpuRun, TimeResult, timeVariant } from '../../profile/stages/time';
+import { GpuRun, KernelSamples, TimeResult, timeVariant } from '../../profile/stages/time';
 import { defaultRunDir } from '../../profile/gpuSelection';
 import { MeasurementCache, measuredGroups, measurementKeyFor, storedMeasurement } from '../../profile/measurementCache';
 import { MissingToolError } from '../../toolchain/discover';
@@ -22,6 +23,7 @@ import { BuildResult, VariantBuilder } from '../../variants/build';
 import { variantSource, variantKey } from '../../variants/rewrite';
 import { AS_WRITTEN, AS_WRITTEN_ID, defineArgs, pointId, substituteArgs, SweepPoint, templateArgs, variantFactorsOf } from '../space';
 import { GPU_FIELDS } from '../variant';
+import { instantiationLabel } from '../../../schema/kernelNames';
 import type { RunnerContext, SweepRunner } from './runner';
 import { limitProcesses, StaticRunner, StaticRunnerOptions } from './static';
 
@@ -43,6 +45,7 @@ export type GpuSettings = Pick<
   | 'profilesPerGpu'
   | 'gpus'
   | 'sourceStalls'
+  | 'passes'
 >;
 
 export interface GpuRunnerOptions extends StaticRunnerOptions {
@@ -51,6 +54,20 @@ export interface GpuRunnerOptions extends StaticRunnerOptions {
   params: string[];
   /** Every swept parameter's value for the file as written: `{NAME}` in its program arguments. */
   paramDefaults?: Record<string, string>;
+  /**
+   * Time every kernel whose code holds the loop at `focus` (template instantiations; a benchmark),
+   * each with its own row in the variant's `instantiations`; `kernel` narrows them (a mangled name
+   * or a substring of the demangled one). Absent: one kernel per point.
+   */
+  everyKernel?: { focus: number; kernel?: string };
+}
+
+/** A promise resolved once, from outside, however often resolve() is called; `open`: resolved already. */
+function latch(open = false): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>(r => (resolve = r));
+  if (open) resolve();
+  return { promise, resolve };
 }
 
 /** A point id as a file-name-safe label for ncu reports and progress. */
@@ -61,7 +78,9 @@ function labelOf(p: SweepPoint): string {
 export class GpuRunner implements SweepRunner {
   readonly static = false;
   readonly gpu: string | null;
-  private readonly sass: StaticRunner;
+  private sassRunner: StaticRunner | null = null;
+  /** The kernels a benchmark times (everyKernel), found from the file as written's cubin before its first point. */
+  private target: BenchTarget | null = null;
   private readonly limited;
   private readonly builders = new Map<string, VariantBuilder>();
   /** Every variant measured so far, by id: identical-code points copy from here. */
@@ -86,6 +105,13 @@ export class GpuRunner implements SweepRunner {
   private baselineProgram: string | null = null;
   /** Reference output per template instantiation (JSON of its values), the as-written one included. */
   private readonly references = new Map<string, Promise<BaselineOutput>>();
+  /**
+   * The file as written has taken the GPU (its ncu run started, or it ended before): the other
+   * points may start. Open (resolved) except while a batch holding the file as written runs.
+   */
+  private baselineStarted = latch(true);
+  /** The file as written's run has ended: its output (this.baseline) is what the others are checked against. */
+  private baselineDone = latch(true);
   private kernel: string | null = null;
   /** Every kernel timed: one per instantiation when template parameters are swept. */
   private readonly timed = new Set<string>();
@@ -107,8 +133,27 @@ export class GpuRunner implements SweepRunner {
     this.cache = o.gpu.measurementCacheDir ? new MeasurementCache(o.gpu.measurementCacheDir) : null;
     const first = o.gpu.gpus?.[0] ?? 0;
     this.gpu = o.toolchain.gpus[first]?.name ?? o.toolchain.gpus[0]?.name ?? null;
-    this.sass = new StaticRunner(o);
-    this.limited = limitProcesses(o.toolchain.runner, Math.max(1, o.jobs || 1));
+    // as many program builds at once as the SASS side's cubins (the bench always built in parallel)
+    this.limited = limitProcesses(o.toolchain.runner, Math.max(1, o.jobs || os.cpus().length));
+  }
+
+  /** The SASS side, made at the first batch: a benchmark's measures the kernel it times (found first). */
+  private get sass(): StaticRunner {
+    if (!this.sassRunner) {
+      const kernelFilter = this.target?.kernel || this.o.kernelFilter;
+      this.sassRunner = new StaticRunner({ ...this.o, kernelFilter, identity: this.o.everyKernel ? 'cubin' : 'kernel' });
+    }
+    return this.sassRunner;
+  }
+
+  /** Points measured at once: one per GPU slot. */
+  get parallel(): number {
+    return this.slots.length;
+  }
+
+  /** What the result names as timed: every instantiation of a benchmark, with their demangled names. */
+  get demangled(): Record<string, string> | undefined {
+    return this.target?.demangled;
   }
 
   cost(): Omit<RunTiming, 'wallS'> {
@@ -132,15 +177,35 @@ export class GpuRunner implements SweepRunner {
             `spread over GPUs ${this.gpuIndices.join(', ')} (CUDA device indices, ${this.perGpu} ncu process${this.perGpu > 1 ? 'es' : ''} each)`,
           ]
         : []),
+      ...this.instantiationNotes(),
       ...(this.timed.size > 1 ? [`timed kernels: ${[...this.timed].join(', ')}`] : this.kernel ? [`timed kernel: ${this.kernel}`] : []),
       ...this.sass.notes(),
     ];
   }
 
-  async sourceStalls(text: string, signal?: AbortSignal): Promise<{ lineStalls: SourceLineStalls[] | null; problem: string | null }> {
+  /** A benchmark's instantiations, named: which one the rows show and why. */
+  private instantiationNotes(): string[] {
+    const t = this.target;
+    if (!t || t.kernels.length < 2) return [];
+    const name = (k: string) => instantiationLabel(t.demangled?.[k] ?? k);
+    return [
+      `${t.kernels.length} instantiations hold the loop (${t.kernels.map(name).join(', ')}); ` +
+        `this view shows ${name(t.kernel)}, the one with most of the loop's code in the file as written`,
+    ];
+  }
+
+  async sourceStalls(
+    text: string,
+    signal?: AbortSignal,
+  ): Promise<{ lineStalls: SourceLineStalls[] | null; sassStalls: SassStalls | null; problem: string | null; cached: boolean }> {
     const base = this.measured.get(AS_WRITTEN_ID);
     if (!base || base.status !== 'ok' || !this.baselineProgram || !base.kernel)
-      return { lineStalls: null, problem: 'the file as written did not run to the end: nothing to sample' };
+      return {
+        lineStalls: null,
+        sassStalls: null,
+        problem: 'the file as written did not run to the end: nothing to sample',
+        cached: false,
+      };
     const slot = this.slots[0];
     const runDir = this.o.gpu.runDir ?? defaultRunDir(this.o.cacheDir, this.o.gpu.launcher);
     const startMs = Date.now();
@@ -154,7 +219,7 @@ export class GpuRunner implements SweepRunner {
     );
     if (!r.cached) this.clock.add(slot.gpu, { kind: 'stalls', startMs, endMs: Date.now() });
     const lineStalls = r.lineStalls?.map(l => ({ line: l.line, samples: l.samples, stallShare: l.stallShare })) ?? null;
-    return { lineStalls, problem: r.problem };
+    return { lineStalls, sassStalls: r.sassStalls, problem: r.problem, cached: r.cached };
   }
 
   /** A point's program arguments: `{NAME}` replaced by its value (the file as written: the defaults). */
@@ -188,14 +253,47 @@ export class GpuRunner implements SweepRunner {
     return b;
   }
 
+  /** A benchmark's kernels, once, before its first point: every instantiation holding the loop in the file as written. */
+  private async findTarget(signal: AbortSignal | undefined): Promise<void> {
+    if (!this.o.everyKernel || this.target) return;
+    this.target = await findTargetKernels(
+      { file: this.o.file, text: this.o.text, analysis: this.o.analysis, focus: this.o.everyKernel.focus },
+      { ...this.o, kernel: this.o.everyKernel.kernel, signal, nvccTimeoutMs: this.o.timeoutMs },
+    );
+  }
+
   async measure(points: SweepPoint[], ctx: RunnerContext): Promise<SweepVariant[]> {
-    // 1. SASS of every point (parallel builds), identical code marked against everything so far.
-    const sass = await this.sass.measure(points, { ...ctx, onVariant: undefined });
-    // 2. Programs for the points that will run, built in parallel; each point goes to the GPU as
-    // soon as its own program is built (the GPU waits for nvcc only before the first).
-    // (identicalTo is only set here for the same code with the same parameters, measured earlier
-    // in this batch or before: step 3 copies it, so no program is needed.)
-    const runs = sass.map(v => v.status === 'ok' && !v.identicalTo);
+    // The programs of every point start building at once, beside the SASS side and the search for
+    // a benchmark's kernels, so the GPU waits for nvcc only before its first point. (A point whose
+    // code turns out identical to one measured before is not run: its program is built for nothing,
+    // as a bench always built every variant's.) A batch that fails part-way stops its builds.
+    const local = new AbortController();
+    const stop = () => local.abort();
+    if (ctx.signal?.aborted) stop();
+    ctx.signal?.addEventListener('abort', stop);
+    const { programs, building } = this.startPrograms(points, ctx, local.signal);
+    try {
+      await this.findTarget(ctx.signal);
+      // SASS of every point (parallel builds), identical code marked against everything so far.
+      const sass = await this.sass.measure(points, { ...ctx, onVariant: undefined });
+      const out = await this.onGpus(points, sass, programs, ctx);
+      await building;
+      return out;
+    } catch (e) {
+      stop();
+      await building;
+      throw e;
+    } finally {
+      ctx.signal?.removeEventListener('abort', stop);
+    }
+  }
+
+  /** Every point's program, built in parallel (a group per -D set); each resolves as soon as its own build ends. */
+  private startPrograms(
+    points: SweepPoint[],
+    ctx: RunnerContext,
+    signal: AbortSignal,
+  ): { programs: Promise<BuildResult | undefined>[]; building: Promise<void> } {
     const ready = points.map(() => {
       let resolve!: (b: BuildResult | undefined) => void;
       const promise = new Promise<BuildResult | undefined>(r => (resolve = r));
@@ -204,8 +302,7 @@ export class GpuRunner implements SweepRunner {
     const groups = new Map<string, number[]>();
     points.forEach((p, i) => {
       const key = defineArgs(p.params, this.o.templateParams).join(' ');
-      if (runs[i]) groups.set(key, [...(groups.get(key) ?? []), i]);
-      else ready[i].resolve(undefined);
+      groups.set(key, [...(groups.get(key) ?? []), i]);
     });
     const building = Promise.all(
       [...groups.values()].map(async idx => {
@@ -218,7 +315,7 @@ export class GpuRunner implements SweepRunner {
               originalPath: this.o.file,
             })),
             {
-              signal: ctx.signal,
+              signal,
               onResult: (j, r) => {
                 if (!r.cached && r.status !== 'cancelled') this.programCompileMs += r.compileMs;
                 ready[idx[j]].resolve(r);
@@ -226,15 +323,29 @@ export class GpuRunner implements SweepRunner {
             },
           );
           idx.forEach((i, j) => ready[i].resolve(built[j]));
+        } catch {
+          // a build that threw is no program: its point says cancelled or failed (run())
         } finally {
-          idx.forEach(i => ready[i].resolve(undefined)); // a build that threw: no program (cancelled)
+          idx.forEach(i => ready[i].resolve(undefined));
         }
       }),
-    );
-    const programs = ready.map(r => r.promise);
-    // 3. On the GPUs: the file as written first (every other point is checked against its
-    // output), then the rest in point order over the slots, one process per GPU. Results are
-    // reported in point order, whichever GPU finishes first.
+    ).then(() => undefined);
+    return { programs: ready.map(r => r.promise), building };
+  }
+
+  /**
+   * The points on the GPUs, in point order over the slots, the file as written first: every other
+   * point is checked against its output. When a point's check is its own ncu run (folded), the
+   * others start once the file as written has started and wait for its output only to compare;
+   * otherwise (template instantiations' plain reference runs) it runs alone first. Results are
+   * reported in point order, whichever GPU finishes first.
+   */
+  private async onGpus(
+    points: SweepPoint[],
+    sass: SweepVariant[],
+    programs: Promise<BuildResult | undefined>[],
+    ctx: RunnerContext,
+  ): Promise<SweepVariant[]> {
     const out: (SweepVariant | undefined)[] = new Array(points.length);
     let reported = 0;
     const settled = points.map(() => {
@@ -265,27 +376,52 @@ export class GpuRunner implements SweepRunner {
     };
     try {
       const first = sass.findIndex(v => v.id === AS_WRITTEN_ID);
-      if (first >= 0) await start(first, this.slots[0]);
-      const rest = points.map((_, i) => i).filter(i => i !== first);
+      if (first >= 0) {
+        this.baselineStarted = latch();
+        this.baselineDone = latch();
+      }
+      if (first >= 0 && !this.folded) await start(first, this.slots[0]);
+      const rest = points.map((_, i) => i).filter(i => i !== first || this.folded);
       // Points that need a GPU run take a slot; failures and identical-code copies (which wait for their original) do not.
       const needsGpu = (i: number) => sass[i].status === 'ok' && !sass[i].identicalTo;
-      const onGpu = rest.filter(needsGpu);
+      const onGpu = rest.filter(needsGpu).sort((a, b) => Number(b === first) - Number(a === first));
       const elsewhere = rest.filter(i => !needsGpu(i));
       let next = 0;
       await Promise.all([
         ...elsewhere.map(i => start(i, this.slots[0])),
         ...this.slots.map(async slot => {
-          while (next < onGpu.length) await start(onGpu[next++], slot);
+          while (next < onGpu.length) {
+            const i = onGpu[next++];
+            // the file as written takes the GPU first; the others once it has started
+            if (i !== first) await this.baselineStarted.promise;
+            await start(i, slot);
+          }
         }),
       ]);
-      await building;
     } finally {
       for (const v of sass) this.inflight.delete(v.id);
     }
     return out as SweepVariant[];
   }
 
+  /** A point's measurement; the file as written's also releases the points waiting for it to start and end. */
   private async run(
+    point: SweepPoint,
+    sass: SweepVariant,
+    built: Promise<BuildResult | undefined>,
+    ctx: RunnerContext,
+    slot: GpuSlot,
+  ): Promise<SweepVariant> {
+    if (sass.id !== AS_WRITTEN_ID) return this.runPoint(point, sass, built, ctx, slot);
+    try {
+      return await this.runPoint(point, sass, built, ctx, slot);
+    } finally {
+      this.baselineStarted.resolve();
+      this.baselineDone.resolve();
+    }
+  }
+
+  private async runPoint(
     point: SweepPoint,
     sass: SweepVariant,
     built: Promise<BuildResult | undefined>,
@@ -310,39 +446,30 @@ export class GpuRunner implements SweepRunner {
     // With template parameters swept each point times its own instantiation (the static side
     // found it); otherwise the first kernel measured, for every point.
     const templates = this.o.templateParams ?? [];
-    const kernel = templates.length ? v.kernel : (this.kernel ??= v.kernel ?? this.o.kernelFilter ?? null);
+    const every = this.target?.kernels.length ? this.target : null;
+    const kernel = every ? every.kernel : templates.length ? v.kernel : (this.kernel ??= v.kernel ?? this.o.kernelFilter ?? null);
     if (!kernel)
       return { ...v, status: 'profile', message: `the kernel ${this.o.kernel} is not in the build: is it instantiated and launched?` };
-    this.timed.add(kernel);
+    this.kernel ??= kernel;
+    for (const k of every?.kernels ?? [kernel]) this.timed.add(k);
     const p: VariantProgram = { label: labelOf(point), program: program!.outputPath!, file: this.o.file };
-    // `{NAME}` in the program arguments: the point's value (the file as written: the defaults).
-    const args = this.argsFor(point);
-    // ncu reports go where a launcher's nodes see them: beside the build cache, never the local temp folder.
-    const runDir = this.o.gpu.runDir ?? defaultRunDir(this.o.cacheDir, this.o.gpu.launcher);
-    const onRun = (run: GpuRun) => this.clock.add(slot.gpu, run);
-    const stage = {
-      ...this.o.gpu,
-      args,
-      runDir,
-      env: slot.env,
-      onRun,
-      toolchain: this.o.toolchain,
-      signal: ctx.signal,
-      loops: this.o.loops,
-    };
+    const stage = this.stageFor(point, ctx, slot);
     const progress = (phase: 'check' | 'time') => (m: string) =>
-      ctx.onPhase?.(point, phase, m.startsWith(`${p.label}: `) ? m.slice(p.label.length + 2) : m);
+      ctx.onPhase?.(point, phase, m.startsWith(`${p.label}: `) ? m.slice(p.label.length + 2) : m, { gpu: slot.gpu });
     const isBaseline = v.id === AS_WRITTEN_ID;
-    const target = { kernel, kernels: [kernel] };
+    const target = every ?? { kernel, kernels: [kernel] };
     // A program measured before with the same arguments and settings: its stored output is checked and its launches reused.
-    const key = this.cache ? measurementKeyFor(stage, p.program, slot.gpu, [kernel]) : null;
+    const key = this.cache ? measurementKeyFor(stage, p.program, slot.gpu, target.kernels) : null;
     const hit = key ? this.cache!.get(key) : null;
-    if (hit) ctx.onPhase?.(point, 'cached');
+    if (hit) ctx.onPhase?.(point, 'cached', undefined, { gpu: slot.gpu });
     let check: CheckResult;
     let timing: Pick<TimeResult, 'status' | 'message' | 'groups'> | null = null;
     if (this.folded && !hit) {
       // The program's output in its ncu run is its check: no plain run on a GPU another process is profiling on.
+      if (isBaseline) this.baselineStarted.resolve();
       const t = await this.onGpu(slot, () => timeVariant(p, target, stage, progress('time')));
+      // compared with the file as written's output, which may still be coming from another slot
+      if (!isBaseline) await this.baselineDone.promise;
       if (t.programFailed !== null || t.stdout === null) {
         const status: SweepVariant['status'] =
           t.programFailed !== null ? (reportsMismatch(t.stdout ?? '') ? 'correctness' : 'runtime') : t.status;
@@ -355,6 +482,8 @@ export class GpuRunner implements SweepRunner {
       // Every variant is checked against the file as written's checksums, whatever became of that
       // run: with template parameters swept, against the file as written running the same
       // instantiation (the as-written program run once more with this point's arguments).
+      if (isBaseline) this.baselineStarted.resolve();
+      else await this.baselineDone.promise;
       const reference = isBaseline ? null : await this.referenceFor(point, stage, progress('check'));
       check = hit ? await this.compare(hit.stdout, reference, stage) : await this.plainCheck(p, reference, stage, progress('check'));
     }
@@ -367,10 +496,49 @@ export class GpuRunner implements SweepRunner {
     Object.assign(v, summarize(primary?.durations ?? []));
     v.stallShare = primary?.last?.stallShare ?? null;
     v.achievedOccupancy = primary?.last?.achievedOccupancy ?? null;
+    v.executedInstructions = primary?.last?.executedInstructions ?? null;
+    v.registers = primary?.last?.registers ?? v.registers;
+    v.cached = !!hit;
+    if (every) v.instantiations = [...timing.groups.values()].map(g => this.instantiationTiming(g, v));
     // A profile that failed part-way still reports what it collected.
     if (timing.status !== 'ok') return { ...v, status: timing.status, message: timing.message };
     if (!v.samples) return { ...v, status: 'profile', message: `ncu returned no durations for ${kernel}` };
     return v;
+  }
+
+  /** How a point's program runs on the slot's GPU: its arguments, where reports go, and its progress and cost accounting. */
+  private stageFor(point: SweepPoint, ctx: RunnerContext, slot: GpuSlot) {
+    return {
+      ...this.o.gpu,
+      // `{NAME}` in the program arguments: the point's value (the file as written: the defaults).
+      args: this.argsFor(point),
+      // ncu reports go where a launcher's nodes see them: beside the build cache, never the local temp folder.
+      runDir: this.o.gpu.runDir ?? defaultRunDir(this.o.cacheDir, this.o.gpu.launcher),
+      env: slot.env,
+      onRun: (run: GpuRun) => this.clock.add(slot.gpu, run),
+      onSamples: (have: number, wanted: number, phase: 'time' | 'stalls') =>
+        ctx.onPhase?.(point, phase, `${have}/${wanted} samples`, { gpu: slot.gpu, samples: have, samplesWanted: wanted }),
+      toolchain: this.o.toolchain,
+      signal: ctx.signal,
+      loops: this.o.loops,
+    };
+  }
+
+  /** One kernel's launches in a variant (a benchmark's row for that instantiation); speedups come from the sweep. */
+  private instantiationTiming(g: KernelSamples, v: SweepVariant): InstantiationTiming {
+    const sizes = this.sass.kernelSizes.get(v.id);
+    return {
+      kernel: g.kernel,
+      blockSize: g.blockSize,
+      kernelInstructions: sizes?.[g.kernel] ?? (g.kernel === v.kernel ? v.kernelInstructions : null),
+      registers: g.last?.registers ?? (g.kernel === v.kernel ? v.registers : null),
+      ...summarize(g.durations),
+      speedup: null,
+      withinNoise: null,
+      stallShare: g.last?.stallShare ?? null,
+      achievedOccupancy: g.last?.achievedOccupancy ?? null,
+      executedInstructions: g.last?.executedInstructions ?? null,
+    };
   }
 
   /** A plain run of the program for its result: a GPU run, counted with its time. */

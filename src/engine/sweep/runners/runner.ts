@@ -1,16 +1,25 @@
 // A runner turns sweep points into measured variants: statically (SASS only) or on a GPU.
-import type { RunTiming, SourceLineStalls, SweepVariant } from '../../../schema/types';
+import type { RunTiming, SassStalls, SourceLineStalls, SweepVariant } from '../../../schema/types';
 import type { SweepPoint } from '../space';
 import type { CodeRegistry } from '../variant';
 
 /** Where one point's evaluation is: for progress messages. */
 export type SweepPhase = 'build' | 'disassemble' | 'check' | 'time' | 'stalls' | 'reuse' | 'cached';
 
+/** Where a GPU step runs and how far its timing is: for progress bars and time-left estimates. */
+export interface PhaseAt {
+  /** CUDA device index, null for the default device. */
+  gpu: number | null;
+  /** Kernel durations collected so far for this point, and wanted. */
+  samples?: number;
+  samplesWanted?: number;
+}
+
 export interface RunnerContext {
   signal?: AbortSignal;
   /** Identical-code detection across everything this sweep measured. */
   registry: CodeRegistry;
-  onPhase?(point: SweepPoint, phase: SweepPhase, detail?: string): void;
+  onPhase?(point: SweepPoint, phase: SweepPhase, detail?: string, at?: PhaseAt): void;
   /** Each finished variant, in the order of the points. */
   onVariant?(v: SweepVariant): void;
 }
@@ -27,11 +36,18 @@ export interface SweepRunner {
   measure(points: SweepPoint[], ctx: RunnerContext): Promise<SweepVariant[]>;
   /** What the result should say about how it measured (a missing disassembler, …). */
   notes(): string[];
+  /** Mangled → demangled name of every kernel a benchmark timed; absent otherwise. */
+  readonly demangled?: Record<string, string>;
+  /** Points measured at once (GPU slots); absent: one. */
+  readonly parallel?: number;
   /** What its measurements cost so far (the sweep adds the wall time). */
   cost(): Omit<RunTiming, 'wallS'>;
   /**
    * Warp stalls per source line of the file as written (`text`), from one more run of its
    * program; only runners that run programs have it. A failure is `problem`, never thrown.
    */
-  sourceStalls?(text: string, signal?: AbortSignal): Promise<{ lineStalls: SourceLineStalls[] | null; problem: string | null }>;
+  sourceStalls?(
+    text: string,
+    signal?: AbortSignal,
+  ): Promise<{ lineStalls: SourceLineStalls[] | null; sassStalls: SassStalls | null; problem: string | null; cached: boolean }>;
 }

@@ -13,8 +13,8 @@ import type { InstantiationChoice, KernelVariant } from '../../variants/reports'
 import type { KernelFilter } from '../../variants/kernelChoice';
 import { VariantInspector } from '../../variants/inspect';
 import { instantiationNote } from '../../variants/instantiation';
-import { variantKey } from '../../variants/rewrite';
-import { defineArgs, pointId, SweepPoint, templateArgs, variantFactorsOf } from '../space';
+import { variantKey, variantSource } from '../../variants/rewrite';
+import { AS_WRITTEN_ID, defineArgs, pointId, SweepPoint, templateArgs, variantFactorsOf } from '../space';
 import { isInstantiation, notInstantiatedMessage } from '../template';
 import { compilerMessage, emptyVariant } from '../variant';
 import type { RunnerContext, SweepRunner } from './runner';
@@ -40,6 +40,11 @@ export interface StaticRunnerOptions {
   templateParams?: string[];
   /** Their values for the file as written (a point without them). */
   templateDefaults?: Record<string, string>;
+  /**
+   * What "identical code" compares: the measured kernel's machine code (default), or every
+   * function of the cubin (a benchmark, which times every instantiation holding the loop).
+   */
+  identity?: 'kernel' | 'cubin';
 }
 
 /** At most `n` processes of `runner` at once, however many builders share it. */
@@ -95,6 +100,8 @@ export class StaticRunner implements SweepRunner {
   private readonly inspectors = new Map<string, VariantInspector>();
   /** Code hash of each measured variant, by id (the GPU runner reads it). */
   readonly codeHashes = new Map<string, string | null>();
+  /** Each measured variant's functions → SASS instructions, by id (the GPU runner's per-instantiation rows). */
+  readonly kernelSizes = new Map<string, Record<string, number>>();
   /** Which disassembler the measurements used ('nvdisasm' gives effective unroll). */
   disassembler: 'nvdisasm' | 'cuobjdump' | 'elf' = 'elf';
   /**
@@ -110,6 +117,10 @@ export class StaticRunner implements SweepRunner {
   }
 
   /** One builder per parameter combination: its -D flags are part of the flags (and of the cache key). */
+  private readonly builders = new Map<string, VariantBuilder>();
+  /** Points whose cubin's nvcc time startBuilds counted already. */
+  private readonly counted = new Set<string>();
+
   private inspectorFor(params: Record<string, string>): VariantInspector {
     const defines = defineArgs(params, this.o.templateParams);
     const key = defines.join(' ');
@@ -127,6 +138,7 @@ export class StaticRunner implements SweepRunner {
       });
       inspector = new VariantInspector({ toolchain: this.o.toolchain, builder, arch: this.o.arch });
       this.inspectors.set(key, inspector);
+      this.builders.set(key, builder);
     }
     return inspector;
   }
@@ -146,6 +158,41 @@ export class StaticRunner implements SweepRunner {
   }
 
   async measure(points: SweepPoint[], ctx: RunnerContext): Promise<SweepVariant[]> {
+    // The file as written alone first: it pins the instantiation every later point measures (and
+    // the others' cubins build meanwhile, so nvcc never waits for it).
+    const first = points.findIndex(p => pointId(p) === AS_WRITTEN_ID);
+    if (first >= 0 && points.length > 1) {
+      const rest = points.filter((_, i) => i !== first);
+      this.startBuilds(rest, ctx.signal);
+      const [asWritten] = await this.measureBatch([points[first]], ctx);
+      const others = await this.measureBatch(rest, ctx);
+      return points.map((_, i) => (i === first ? asWritten : others[i < first ? i : i - 1]));
+    }
+    return this.measureBatch(points, ctx);
+  }
+
+  /** The points' cubins, started now (the builder joins a build already under way when the same source is asked for again). */
+  private startBuilds(points: SweepPoint[], signal: AbortSignal | undefined): void {
+    for (const p of points) {
+      this.inspectorFor(p.params);
+      const vf = variantFactorsOf(p);
+      const builder = this.builders.get(defineArgs(p.params, this.o.templateParams).join(' '))!;
+      const id = pointId(p);
+      const req = { key: variantKey(vf), source: variantSource(this.o.text, this.o.analysis, vf, this.o.file), originalPath: this.o.file };
+      builder
+        .buildAll([req], { signal })
+        .then(([b]) => {
+          // its nvcc time, counted here once (its measurement may find it in the cache by then)
+          if (b && !b.cached && b.status !== 'cancelled') {
+            this.compileMs += b.compileMs;
+            this.counted.add(id);
+          }
+        })
+        .catch(() => undefined); // its measurement reports any failure
+    }
+  }
+
+  private async measureBatch(points: SweepPoint[], ctx: RunnerContext): Promise<SweepVariant[]> {
     const out: (SweepVariant | undefined)[] = new Array(points.length);
     const hashes: (string | null)[] = new Array(points.length);
     let next = 0;
@@ -205,9 +252,10 @@ export class StaticRunner implements SweepRunner {
             },
             onMeasured: (j, kv) => {
               const i = idx[j];
-              if (!kv.cached && kv.status !== 'cancelled') this.compileMs += kv.compileMs;
-              hashes[i] = kv.codeHash;
-              this.codeHashes.set(pointId(points[i]), kv.codeHash);
+              if (!kv.cached && kv.status !== 'cancelled' && !this.counted.has(pointId(points[i]))) this.compileMs += kv.compileMs;
+              hashes[i] = this.o.identity === 'cubin' ? (kv.machineCode ?? null) : kv.codeHash;
+              this.codeHashes.set(pointId(points[i]), hashes[i]);
+              if (kv.kernelSizes) this.kernelSizes.set(pointId(points[i]), kv.kernelSizes);
               out[i] = staticVariant(
                 points[i],
                 kv,

@@ -1,15 +1,14 @@
-// One loop's SASS variants (LoopReport) and one loop's GPU benchmark (BenchReport) as
-// SweepResults, so the results panel shows every kind of result with one view.
+// "Build unroll variants (SASS)" of one loop: the LoopReport the hover, CodeLens and listings are
+// built from, shown in the results panel as a one-loop static result. (A GPU benchmark needs no
+// such step: it is a sweep, profile/bench.ts.)
 import type { FactorValue, SweepLoop, SweepResult, SweepVariant } from '../../schema/types';
-import type { BenchReport, VariantRun } from '../profile/bench';
 import { icacheBudget } from '../icache/budget';
 import { icacheEntries } from '../icache/entries';
-import { runTimingText } from '../report/benchTiming';
 import type { FileAnalysis, Loop } from '../parse/model';
 import type { LoopReport, LoopVariant } from '../variants/reports';
 import { writtenFactor } from '../variants/rewrite';
 import { instantiationLabel } from '../../schema/kernelNames';
-import { bestBy, gpuScore, staticBasis, staticRuleOf, staticScore } from './objective';
+import { bestBy, staticBasis, staticRuleOf, staticScore } from './objective';
 import { AS_WRITTEN_ID, pointId } from './space';
 import { compilerMessage, emptyVariant } from './variant';
 
@@ -146,92 +145,6 @@ export function fromLoopReport(report: LoopReport, c: ConvertContext): SweepResu
       : [];
   r.notes = [...why, ...report.notes, ...(report.limitation ? [report.limitation] : [])];
   return r;
-}
-
-/** "Benchmark this loop" as a sweep: the listed loops all take each factor; the baseline is the file as written. */
-export function fromBenchReport(report: BenchReport, c: ConvertContext & { loops: number[]; samples?: number }): SweepResult {
-  const found = c.loops.map(l => findLoop(c.analysis, l)).filter((x): x is NonNullable<typeof x> => !!x);
-  const factors = [
-    ...new Map(
-      report.variants
-        .filter(v => Object.keys(v.factors).length)
-        .map(v => Object.values(v.factors)[0])
-        .map(f => [String(f), f]),
-    ).values(),
-  ];
-  const r = shell(
-    c,
-    found[0]?.kernel.name ?? report.kernel,
-    found[0]?.kernel.line ?? c.loops[0],
-    found.map(x => sweepLoop(x.loop)),
-    'bench',
-    factors,
-  );
-  r.static = false;
-  r.gpu = report.gpu;
-  r.spaceSize = factors.length;
-  for (const run of report.variants) r.variants.push(fromRun(run, report.demangled));
-  // identicalTo names a bench label ("4"); the panel's rows go by id
-  const idOfLabel = new Map(r.variants.map((v, i) => [report.variants[i].label, v.id]));
-  const labelOf = new Map(r.variants.map((v, i) => [report.variants[i].label, v.label]));
-  r.variants.forEach((v, i) => {
-    const same = report.variants[i].identicalTo;
-    v.identicalTo = same !== null ? (idOfLabel.get(same) ?? null) : null;
-    // the i-cache reference too: the panel names rows by their own labels (×64, not 64)
-    if (v.icache?.reference) v.icache = { ...v.icache, reference: labelOf.get(v.icache.reference) ?? v.icache.reference };
-  });
-  r.baseline = AS_WRITTEN_ID;
-  r.evaluations = r.variants.filter(v => v.status !== 'cancelled').length;
-  r.complete = r.variants.every(v => v.status !== 'cancelled');
-  const best = bestBy(r.variants, gpuScore);
-  r.best = best?.id ?? null;
-  r.bestBasis = best
-    ? `fastest median kernel time${report.gpu ? ` on ${report.gpu}` : ''} (ncu, ${best.samples} samples; clocks ${report.clockControl === 'base' ? 'locked to base' : 'not locked'})`
-    : null;
-  if (report.instantiations.length > 1) {
-    const name = (k: string) => instantiationLabel(report.demangled?.[k] ?? k);
-    r.notes.push(
-      `${report.instantiations.length} instantiations hold the loop (${report.instantiations.map(x => name(x.kernel)).join(', ')}); ` +
-        `this view shows ${name(report.kernel)}, the one with most of the loop's code in the file as written`,
-    );
-  }
-  if (report.lineStallsProblem) r.notes.push(`per-line stalls: ${report.lineStallsProblem}`);
-  if (report.lineStalls || report.lineStallsProblem) {
-    r.lineStalls = report.lineStalls?.map(l => ({ line: l.line, samples: l.samples, stallShare: l.stallShare })) ?? null;
-    r.lineStallsProblem = report.lineStallsProblem;
-  }
-  const cached = report.variants.filter(v => v.cached).length;
-  if (cached) {
-    r.notes.push(
-      `${cached} of ${report.variants.length} measurements reused from earlier runs of the same programs (no GPU run; ` +
-        'unrollLens.profile.measurementCache)',
-    );
-  }
-  const timing = report.timing ? runTimingText(report.timing) : null;
-  if (timing) r.notes.push(timing);
-  return r;
-}
-
-function fromRun(run: VariantRun, demangled: Record<string, string> | undefined): SweepVariant {
-  const point = { factors: run.factors as Record<string, FactorValue>, params: {} };
-  const v = emptyVariant(point, run.status);
-  v.message = run.message;
-  v.kernel = run.kernel;
-  v.instantiation = run.kernel ? (demangled?.[run.kernel] ?? null) : null;
-  v.kernelInstructions = run.kernelInstructions;
-  v.registers = run.registers;
-  v.samples = run.samples;
-  v.medianMs = run.medianMs;
-  v.q1Ms = run.q1Ms;
-  v.q3Ms = run.q3Ms;
-  v.iqrMs = run.iqrMs;
-  v.cv = run.cv;
-  v.speedup = run.speedup;
-  v.withinNoise = run.withinNoise;
-  v.stallShare = run.stallShare;
-  v.achievedOccupancy = run.achievedOccupancy;
-  v.icache = run.icache;
-  return v;
 }
 
 /** One loop's SASS variant as a one-loop sweep variant: its SASS facts, no GPU measurement. */

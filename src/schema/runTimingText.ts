@@ -1,6 +1,6 @@
-// A bench run's cost (RunTiming) as one line of text: the CLI's table footer and the results
-// panel's note say it the same way.
-import type { RunTiming } from '../profile/bench';
+// A GPU run's cost (RunTiming) as one line of text: the CLI's table footer, the hover and the
+// results panel say it the same way.
+import type { RunTiming } from './types';
 
 /** 14 → "14 s", 125 → "2 min 5 s", 3720 → "1 h 2 min". */
 export function formatSeconds(s: number): string {
