@@ -37,6 +37,8 @@ const runtime = [
   'dist/webview/panel.css',
   // the SASS listings' TextMate grammar (package.json contributes.grammars)
   'syntaxes/unroll-lens-sass.tmLanguage.json',
+  // the CUPTI kernel timer's source: the server builds it with the user's nvcc (--timer cupti)
+  'native/cupti_timer.c',
 ];
 for (const f of runtime)
   if (!f || !fs.existsSync(path.join(root, f))) die(`${f || 'package.json main'} not found: run 'npm run build' first`);
@@ -149,7 +151,8 @@ const allowed = p =>
   ['[Content_Types].xml', 'extension.vsixmanifest', 'extension/package.json', 'extension/readme.md', 'extension/LICENSE.txt'].includes(p) ||
   /^extension\/dist\/[^/]+\.(js|wasm)$/.test(p) ||
   /^extension\/dist\/webview\/panel\.(js|css)$/.test(p) ||
-  p === 'extension/syntaxes/unroll-lens-sass.tmLanguage.json';
+  p === 'extension/syntaxes/unroll-lens-sass.tmLanguage.json' ||
+  p === 'extension/native/cupti_timer.c';
 const missing = required.filter(p => !has(p));
 const leaked = entries.map(e => e.name).filter(p => !allowed(p));
 const bytes = fs.statSync(out).size;

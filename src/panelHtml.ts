@@ -6,6 +6,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import type { SweepResult } from './protocol';
 import { REPORT_GENERATOR_META } from './schema/reportMarker';
+import { packageRoot } from './packageRoot';
 
 export interface PanelHtmlOptions {
   /** Webview URI of dist/webview/panel.js (webview.asWebviewUri). */
@@ -130,14 +131,6 @@ export function reportHtml(result: SweepResult, assets: PanelAssets, opts: { non
       `<script nonce="${nonce}">\n${inlineSafe(assets.script, 'script')}\n</script>`,
     ].join('\n'),
   });
-}
-
-/** The package root: the nearest directory above `from` holding a package.json. */
-function packageRoot(from: string = __dirname): string {
-  for (let dir = path.resolve(from); ; dir = path.dirname(dir)) {
-    if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
-    if (path.dirname(dir) === dir) throw new Error(`no package.json above ${from}`);
-  }
 }
 
 /** dist/webview/panel.{js,css} of this package (built by `npm run build`). */

@@ -215,6 +215,15 @@ export const SETTINGS = {
         'ncu --clock-control: base locks the GPU to base clocks during profiling for stable comparisons; ' +
         'none measures at whatever clocks the GPU runs.',
     }),
+    timer: oneOf(['ncu', 'cupti'], {
+      default: 'ncu',
+      valueDescriptions: [
+        'Time each launch under Nsight Compute with the warp-stall reasons; caches flushed before each launch, clocks as clockControl says.',
+        "Run each variant's program as itself with Unroll Lens' CUPTI kernel timer (built once with your nvcc): caches warm and clocks as the GPU sets them, as the program really runs; no stall reasons, no ncu needed.",
+      ],
+      description:
+        'What times the kernels: ncu (with stall reasons, under its cache flush and clock control) or cupti (the program as it really runs; no stall reasons).',
+    }),
     timeoutSeconds: number({
       default: 120,
       minimum: 1,

@@ -21,6 +21,9 @@ fs.copyFileSync(require.resolve('tree-sitter-cuda/tree-sitter-cuda.wasm'), path.
 // The results panel's bundle for `sweep --report` (found beside the nearest package.json).
 fs.mkdirSync(path.join(out, 'dist', 'webview'), { recursive: true });
 for (const f of ['panel.js', 'panel.css']) fs.copyFileSync(path.join('dist', 'webview', f), path.join(out, 'dist', 'webview', f));
+// The CUPTI kernel timer's source (--timer cupti builds it with the machine's nvcc).
+fs.mkdirSync(path.join(out, 'native'), { recursive: true });
+fs.copyFileSync(path.join('native', 'cupti_timer.c'), path.join(out, 'native', 'cupti_timer.c'));
 const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8'));
 fs.writeFileSync(path.join(out, 'package.json'), JSON.stringify({ name: pkg.name, version: pkg.version, private: true }) + '\n');
 fs.writeFileSync(

@@ -10,7 +10,8 @@
 # Writes OUTDIR/hand-<factor>.csv (ncu's stdout: its ==PROF== lines, the program's output, then
 # the CSV), hand-<factor>.stderr, hand-<factor>.cu (the source built) and hand-loop.wall_s.
 # Env: FACTORS (default default,1,2,4,8,16,full), CLOCK (default none: this workplace's rule,
-# leave the card's clocks alone), NVCC, NCU.
+# leave the card's clocks alone), CACHE (ncu --cache-control, default all: ncu's own default),
+# METRICS (default: the tool's duration and stall metrics), NVCC, NCU.
 set -u
 cd "$(dirname "$0")/../.."
 SRC=cuda-samples/matmul_unroll.cu
@@ -18,7 +19,8 @@ LINE=51
 FACTORS=${FACTORS:-default,1,2,4,8,16,full}
 CLOCK=${CLOCK:-none}
 # The same stall metrics as the tool (src/engine/profile/stages/time.ts, PROFILE_METRICS).
-METRICS='gpu__time_duration.sum,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'
+METRICS=${METRICS:-'gpu__time_duration.sum,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'}
+CACHE=${CACHE:-all}
 { command -v nvcc && command -v ncu; } > /dev/null || export PATH="$PATH:/usr/local/cuda/bin"
 NVCC=${NVCC:-nvcc}
 NCU=${NCU:-ncu}
@@ -62,7 +64,7 @@ for f in ${FACTORS//,/ }; do
     rm -rf "$work"
     continue
   fi
-  (cd "$work" && "$NCU" --clock-control "$CLOCK" --kernel-name-base mangled --kernel-name 'regex:^_Z12matmul_basic.*' \
+  (cd "$work" && "$NCU" --clock-control "$CLOCK" --cache-control "$CACHE" --kernel-name-base mangled --kernel-name 'regex:^_Z12matmul_basic.*' \
     --launch-skip 2 --launch-count 20 --metrics "$METRICS" --csv --page raw \
     ./prog --only matmul_basic --reps 25) > "$OUTDIR/hand-$f.csv" 2>> "$OUTDIR/hand-$f.stderr"
   rc=$?

@@ -113,6 +113,7 @@ export const benchCommand = defineCommand({
         samples: numberOption('samples', options.samples, SETTINGS.profile.samples),
         warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
         clockControl: enumOption('clock-control', options['clock-control'], SETTINGS.profile.clockControl),
+        timer: enumOption('timer', options.timer, SETTINGS.profile.timer),
         timeoutS: numberOption('timeout', options.timeout, SETTINGS.profile.timeoutSeconds),
         launcher: options.launcher !== undefined ? splitCommandLine(options.launcher) : [...DEFAULT_SETTINGS.profile.launcher],
         arch: stringOption('arch', options.arch, SETTINGS.arch) || null,
@@ -275,6 +276,7 @@ interface BenchArgs {
   samples: number;
   warmup: number;
   clockControl: 'base' | 'none';
+  timer: 'ncu' | 'cupti';
   timeoutS: number;
   launcher: string[];
   arch: string | null;
@@ -337,6 +339,7 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
       samples,
       warmup,
       clockControl,
+      timer: a.timer,
       timeoutMs: timeoutS * 1000,
       launcher,
       signal: ac.signal,

@@ -28,6 +28,12 @@ export const GPU_RUN_OPTIONS = {
     setting: SETTINGS.profile.clockControl,
     help: 'ncu --clock-control: base locks base clocks while profiling; none measures at the clocks the GPU runs',
   },
+  timer: {
+    type: 'string',
+    value: 'ncu|cupti',
+    setting: SETTINGS.profile.timer,
+    help: "ncu: each launch under Nsight Compute, with stall reasons (caches flushed, clocks per --clock-control); cupti: the program runs as itself with Unroll Lens' CUPTI kernel timer (warm caches, the GPU's own clocks, no stall reasons, no ncu)",
+  },
   timeout: {
     type: 'string',
     value: 'S',

@@ -176,6 +176,7 @@ export const sweepCommand = defineCommand({
         samples: numberOption('samples', options.samples, SETTINGS.profile.samples),
         warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
         clockControl: enumOption('clock-control', options['clock-control'], SETTINGS.profile.clockControl),
+        timer: enumOption('timer', options.timer, SETTINGS.profile.timer),
         timeoutS: numberOption('timeout', options.timeout, SETTINGS.profile.timeoutSeconds),
         launcher: options.launcher !== undefined ? splitCommandLine(options.launcher) : [...DEFAULT_SETTINGS.profile.launcher],
         arch: stringOption('arch', options.arch, SETTINGS.arch) || null,
@@ -222,6 +223,7 @@ interface SweepArgs {
   samples: number;
   warmup: number;
   clockControl: 'base' | 'none';
+  timer: 'ncu' | 'cupti';
   timeoutS: number;
   launcher: string[];
   arch: string | null;
@@ -313,6 +315,7 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
               samples: a.samples,
               warmup: a.warmup,
               clockControl: a.clockControl,
+              timer: a.timer,
               timeoutMs: a.timeoutS * 1000,
               launcher: a.launcher,
               keepReportsDir: a.keep,

@@ -181,6 +181,8 @@ export const READ_CAPS = {
   compileDatabase: 256 * MiB,
   /** A saved sweep result (.unroll-lens/results/*.json). */
   result: 64 * MiB,
+  /** The CUPTI kernel timer's records of one program run (~150 bytes a launch: a million launches). */
+  timerRecords: 256 * MiB,
   /** A saved ncu source page with stall samples (--stalls). */
   stallSamples: 256 * MiB,
 } as const;

@@ -6,6 +6,7 @@
 import type {
   IcacheAttribution,
   InstantiationTiming,
+  MeasurementConditions,
   SassInstructionStalls,
   SassStalls,
   RunTiming,
@@ -217,6 +218,13 @@ const sweepResult = object<SweepResult>({
   lineStallsProblem: optional(nullable(str)),
   sassStalls: optional(nullable(sassStalls)),
   clockControl: optional(oneOf(['base', 'none'] as const)),
+  measurement: optional(
+    object<MeasurementConditions>({
+      tool: oneOf(['ncu', 'cupti'] as const),
+      clocks: oneOf(['base', 'as-is'] as const),
+      caches: oneOf(['flushed', 'warm'] as const),
+    }),
+  ),
   demangled: optional(record(str)),
 });
 

@@ -166,6 +166,16 @@ export interface SweepVariant {
   instantiations?: InstantiationTiming[];
 }
 
+/** What a GPU measurement was taken with, and under which conditions. */
+export interface MeasurementConditions {
+  /** ncu (Nsight Compute replaying each launch) or cupti (the program run as itself with our CUPTI kernel timer). */
+  tool: 'ncu' | 'cupti';
+  /** base: ncu locked the clocks to base; as-is: the GPU's own clocks (boost, throttling). */
+  clocks: 'base' | 'as-is';
+  /** flushed: every cache emptied before each timed launch (ncu's default); warm: as the program leaves them between launches. */
+  caches: 'flushed' | 'warm';
+}
+
 /** One kernel's (and block size's) timing within a variant, when a benchmark times every kernel holding the loop. */
 export interface InstantiationTiming {
   /** Mangled name. */
@@ -315,6 +325,8 @@ export interface SweepResult {
   sassStalls?: SassStalls | null;
   /** How ncu set the clocks for the GPU measurements: locked to base, or left to the GPU (absent: static, or saved before). */
   clockControl?: 'base' | 'none';
+  /** What timed the kernels and under which conditions (absent: static, or saved before it was recorded). */
+  measurement?: MeasurementConditions;
   /** Mangled → demangled name of every kernel timed (a benchmark's instantiations); absent when not recorded. */
   demangled?: Record<string, string>;
 }

@@ -8,7 +8,7 @@ export function runOptionsFromSettings(
   p: ProfileSettings,
 ): Pick<
   BenchOptions,
-  'args' | 'samples' | 'warmup' | 'clockControl' | 'timeoutMs' | 'launcher' | 'runCommand' | 'compileCommand' | 'checkCommand'
+  'args' | 'samples' | 'warmup' | 'clockControl' | 'timer' | 'timeoutMs' | 'launcher' | 'runCommand' | 'compileCommand' | 'checkCommand'
 > {
   // An empty template means "not set": the program itself, nvcc, no check command.
   const template = (t: string[]) => (t.length ? t : undefined);
@@ -17,6 +17,7 @@ export function runOptionsFromSettings(
     samples: p.samples,
     warmup: p.warmup,
     clockControl: p.clockControl,
+    timer: p.timer,
     timeoutMs: p.timeoutSeconds * 1000,
     launcher: p.launcher,
     runCommand: template(p.runCommand),

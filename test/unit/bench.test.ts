@@ -273,7 +273,8 @@ describe('bench pipeline on recorded H100 outputs', () => {
     );
     const fastest = res.variants.filter(v => v.status === 'ok').sort((a, b) => a.medianMs! - b.medianMs!)[0];
     assert.equal(res.variants.find(v => v.id === res.best)!.medianMs, fastest.medianMs);
-    assert.equal(res.bestBasis, 'fastest median kernel time (ncu, 20 samples; clocks not locked)');
+    assert.equal(res.bestBasis, 'fastest median kernel time (ncu, 20 samples; clocks not locked, caches flushed before each launch)');
+    assert.deepEqual(res.measurement, { tool: 'ncu', clocks: 'as-is', caches: 'flushed' });
     assert.deepEqual(checkSweepResult(JSON.parse(JSON.stringify(res))), res, 'a valid result, whole');
   });
 

@@ -271,7 +271,7 @@ describe('hand-loop.sh (issue 11): the sources it builds and the ncu command it 
       assert.deepEqual(built, expected, f);
       assert.equal(
         fs.readFileSync(path.join(out, `hand-${f}.csv`), 'utf8').trim(),
-        'ncu --clock-control none --kernel-name-base mangled --kernel-name regex:^_Z12matmul_basic.* --launch-skip 2 ' +
+        'ncu --clock-control none --cache-control all --kernel-name-base mangled --kernel-name regex:^_Z12matmul_basic.* --launch-skip 2 ' +
           '--launch-count 20 --metrics gpu__time_duration.sum,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio ' +
           '--csv --page raw ./prog --only matmul_basic --reps 25',
       );

@@ -231,7 +231,7 @@ describe('GPU sweep on recorded H100 outputs (matvec_warp_per_row, loop c: defau
     // the basis says the clocks it was measured under, as a bench always did
     assert.match(
       r.bestBasis!,
-      /^fastest median kernel time on NVIDIA H100 80GB HBM3 \(ncu, 20 samples; clocks (locked to base|not locked)\)$/,
+      /^fastest median kernel time on NVIDIA H100 80GB HBM3 \(ncu, 20 samples; clocks (locked to base|not locked), caches flushed before each launch\)$/,
     );
     assert.ok(
       r.notes.some(n => /2 of 4 variants have the same machine code as an earlier one and reuse its timing/.test(n)),

@@ -63,6 +63,7 @@ export function benchLoop(
         gpus: o.gpus,
         sourceStalls: o.sourceStalls,
         passes: o.passes,
+        timer: o.timer,
       },
     },
     { ...observer, onProgress: p => (observer.onProgress?.(p), o.progress?.(p)) },

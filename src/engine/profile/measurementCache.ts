@@ -220,7 +220,7 @@ function possibleGroup(g: StoredMeasurement['groups'][number]): boolean {
 /** The options a measurement depends on (the bench's and the GPU sweep's). */
 export type MeasuredWith = Pick<
   BenchOptions,
-  'toolchain' | 'args' | 'runCommand' | 'launcher' | 'clockControl' | 'samples' | 'warmup' | 'passes'
+  'toolchain' | 'args' | 'runCommand' | 'launcher' | 'clockControl' | 'samples' | 'warmup' | 'passes' | 'timer'
 >;
 
 /** The GPU a measurement is taken on, for the key: model and driver, or the launcher when it runs elsewhere. */
@@ -235,12 +235,18 @@ function gpuIdentity(o: Pick<BenchOptions, 'toolchain' | 'launcher'>, gpu: numbe
  * with `sourceText`, of sampling its stalls per line of that source (the lines' text is part of
  * the answer, so it is part of the key).
  */
+/** Bumped when the CUPTI timer's records change meaning (native/cupti_timer.c). */
+const CUPTI_TIMER_VERSION = 1;
+
 export function measurementKeyFor(o: MeasuredWith, program: string, gpu: number | null, kernels: string[], sourceText?: string): string {
   const passes = o.passes ?? 'combined';
+  // the CUPTI timer measures another thing (no flush, clocks as they are, no stall metrics): never the ncu entry
   const method =
     sourceText !== undefined
       ? `source-stalls:v${SOURCE_STALLS_VERSION}:${crypto.createHash('sha256').update(sourceText).digest('hex')}`
-      : `${passes}:${(passes === 'split' ? ['gpu__time_duration.sum', ...STALL_METRICS] : PROFILE_METRICS).join(',')}`;
+      : o.timer === 'cupti'
+        ? `cupti-timer:v${CUPTI_TIMER_VERSION}`
+        : `${passes}:${(passes === 'split' ? ['gpu__time_duration.sum', ...STALL_METRICS] : PROFILE_METRICS).join(',')}`;
   return measurementKey({
     program: hashFile(program),
     args: o.args,

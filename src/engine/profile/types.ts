@@ -58,6 +58,13 @@ export interface BenchOptions {
   runDir?: string;
   /** Persistent measurement cache folder (runLocations puts it beside the build cache); null or unset: off, always measure. */
   measurementCacheDir?: string | null;
+  /**
+   * What times the kernels. ncu (default): under Nsight Compute, caches flushed before each
+   * launch, clocks as clockControl says, with the warp-stall metrics. cupti: the program runs as
+   * itself with our CUPTI kernel timer injected (native/cupti_timer.c): warm caches, the GPU's own
+   * clocks, no stall metrics, no ncu process.
+   */
+  timer?: 'ncu' | 'cupti';
   /** How ncu passes are spent (default combined: measured the faster, docs/measurements.md). */
   passes?: NcuPasses;
   /** ncu processes in flight per GPU (default PROFILES_PER_GPU). */

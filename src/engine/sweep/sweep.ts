@@ -2,7 +2,7 @@
 // together, each point built and measured by a runner (static SASS, or timed on a GPU), the
 // points chosen by a strategy (all of them, or a coordinate descent). The result is the
 // protocol's SweepResult, streamed to an observer as variants finish.
-import type { FactorValue, SweepLoop, SweepResult, SweepVariant } from '../../schema/types';
+import type { FactorValue, MeasurementConditions, SweepLoop, SweepResult, SweepVariant } from '../../schema/types';
 import type { FileAnalysis, Loop } from '../parse/model';
 import { icacheBudget } from '../icache/budget';
 import { withinNoise } from '../profile/stages/summary';
@@ -122,8 +122,7 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
       const broken = staticScore(best, baseline(), rule, result.variants)! >= VIOLATION;
       result.bestBasis = staticBasis(rule) + (broken ? ' (no variant met every condition: the one breaking fewest)' : '');
     } else {
-      const clocks = o.gpu?.clockControl === 'base' ? 'locked to base' : 'not locked';
-      result.bestBasis = `fastest median kernel time${runner.gpu ? ` on ${runner.gpu}` : ''} (ncu, ${best.samples} samples; clocks ${clocks})`;
+      result.bestBasis = `fastest median kernel time${runner.gpu ? ` on ${runner.gpu}` : ''} (${conditionsText(result.measurement, best.samples)})`;
     }
   };
 
@@ -254,11 +253,25 @@ function emptyResult(o: SweepOptions, space: SweepSpace, runner: SweepRunner, st
     icacheBudgetNote: budget.note,
     icacheRule: o.icacheBudgetBytes && o.icacheBudgetBytes > 0 ? 'budget' : 'model',
     warpsPerSm: o.warpsPerSm && o.warpsPerSm > 0 ? o.warpsPerSm : launchWarps,
-    ...(o.gpu ? { clockControl: o.gpu.clockControl } : {}),
+    ...(o.gpu ? { clockControl: o.gpu.clockControl, measurement: measurementOf(o.gpu) } : {}),
     variants: [],
     notes: [],
     complete: false,
   };
+}
+
+/** The conditions a GPU sweep measures under: ncu flushes every cache before each launch (its default --cache-control all). */
+function measurementOf(g: GpuSettings): MeasurementConditions {
+  if (g.timer === 'cupti') return { tool: 'cupti', clocks: 'as-is', caches: 'warm' };
+  return { tool: 'ncu', clocks: g.clockControl === 'base' ? 'base' : 'as-is', caches: 'flushed' };
+}
+
+/** `ncu, 20 samples; clocks not locked, caches flushed`: what a GPU timing was measured with. */
+function conditionsText(m: MeasurementConditions | undefined, samples: number): string {
+  const tool = m?.tool === 'cupti' ? 'CUPTI timer, program run as itself' : 'ncu';
+  const clocks = m?.clocks === 'base' ? 'locked to base' : 'not locked';
+  const caches = m?.caches === 'warm' ? 'caches warm' : 'caches flushed before each launch';
+  return `${tool}, ${samples} samples; clocks ${clocks}, ${caches}`;
 }
 
 /** The sweep's progress callback: each step with its GPU, samples, variants done of all, elapsed and time left. */

@@ -15,6 +15,8 @@ import type { VariantProgram } from '../../profile/stages/program';
 import { cachedLineStalls } from '../../profile/stages/lineStalls';
 import { summarize } from '../../profile/stages/summary';
 import { GpuRun, KernelSamples, TimeResult, timeVariant } from '../../profile/stages/time';
+import { timeNative } from '../../profile/native/timeNative';
+import { timerLibrary, TimerUnavailableError } from '../../profile/native/timerLibrary';
 import { defaultRunDir } from '../../profile/gpuSelection';
 import { MeasurementCache, measuredGroups, measurementKeyFor, storedMeasurement } from '../../profile/measurementCache';
 import { MissingToolError } from '../../toolchain/discover';
@@ -46,6 +48,7 @@ export type GpuSettings = Pick<
   | 'gpus'
   | 'sourceStalls'
   | 'passes'
+  | 'timer'
 >;
 
 export interface GpuRunnerOptions extends StaticRunnerOptions {
@@ -68,6 +71,11 @@ function latch(open = false): { promise: Promise<void>; resolve: () => void } {
   const promise = new Promise<void>(r => (resolve = r));
   if (open) resolve();
   return { promise, resolve };
+}
+
+/** A timing's stall shares; null when nothing sampled stalls (the CUPTI timer), never an empty "no stalls". */
+function stallShareOf(g: KernelSamples | undefined): Record<string, number> | null {
+  return g?.last && g.last.stallSource !== 'none' ? g.last.stallShare : null;
 }
 
 /** A point id as a file-name-safe label for ncu reports and progress. */
@@ -117,7 +125,8 @@ export class GpuRunner implements SweepRunner {
   private readonly timed = new Set<string>();
 
   constructor(private readonly o: GpuRunnerOptions) {
-    if (!o.toolchain.ncu) throw new MissingToolError('ncu', []);
+    // the CUPTI timer needs no ncu, unless per-line stalls are asked for (ncu's source page)
+    if (!o.toolchain.ncu && (o.gpu.timer !== 'cupti' || o.gpu.sourceStalls)) throw new MissingToolError('ncu', []);
     if (o.params.length && o.gpu.compileCommand?.length) {
       throw new Error(
         `sweeping ${o.params.join(', ')} needs nvcc builds (-D flags): the project compile command (unrollLens.profile.compileCommand) cannot take them`,
@@ -170,8 +179,11 @@ export class GpuRunner implements SweepRunner {
 
   notes(): string[] {
     return [
-      `timed under ncu on ${this.gpu ?? 'the GPU'}, ${this.o.gpu.samples} launches per variant after ${this.o.gpu.warmup} warm-up, ` +
-        `clocks ${this.o.gpu.clockControl === 'base' ? 'locked to base' : 'not locked (--clock-control none)'}`,
+      this.o.gpu.timer === 'cupti'
+        ? `timed by the CUPTI kernel timer in the program's own runs on ${this.gpu ?? 'the GPU'}, ${this.o.gpu.samples} launches per variant ` +
+          `after ${this.o.gpu.warmup} warm-up: clocks as the GPU sets them, caches warm between launches, no stall metrics`
+        : `timed under ncu on ${this.gpu ?? 'the GPU'}, ${this.o.gpu.samples} launches per variant after ${this.o.gpu.warmup} warm-up, ` +
+          `clocks ${this.o.gpu.clockControl === 'base' ? 'locked to base' : 'not locked (--clock-control none)'}, caches flushed before each launch`,
       ...(this.gpuIndices.length > 1
         ? [
             `spread over GPUs ${this.gpuIndices.join(', ')} (CUDA device indices, ${this.perGpu} ncu process${this.perGpu > 1 ? 'es' : ''} each)`,
@@ -467,7 +479,7 @@ export class GpuRunner implements SweepRunner {
     if (this.folded && !hit) {
       // The program's output in its ncu run is its check: no plain run on a GPU another process is profiling on.
       if (isBaseline) this.baselineStarted.resolve();
-      const t = await this.onGpu(slot, () => timeVariant(p, target, stage, progress('time')));
+      const t = await this.onGpu(slot, () => this.time(p, target, stage, progress('time')));
       // compared with the file as written's output, which may still be coming from another slot
       if (!isBaseline) await this.baselineDone.promise;
       if (t.programFailed !== null || t.stdout === null) {
@@ -489,12 +501,12 @@ export class GpuRunner implements SweepRunner {
     }
     if (isBaseline) this.setBaseline({ checksums: check.checksums, stdout: check.status === 'ok' ? check.stdout : null }, p.program, point);
     if (check.status !== 'ok') return { ...v, status: check.status, message: check.message };
-    timing ??= hit ? { status: 'ok', message: null, groups: measuredGroups(hit) } : await timeVariant(p, target, stage, progress('time'));
+    timing ??= hit ? { status: 'ok', message: null, groups: measuredGroups(hit) } : await this.time(p, target, stage, progress('time'));
     if (key && !hit && timing.status === 'ok' && check.stdout !== null)
       this.cache!.put(key, storedMeasurement(timing.groups, check.stdout));
     const primary = timing.groups.get(kernel) ?? [...timing.groups.values()][0];
     Object.assign(v, summarize(primary?.durations ?? []));
-    v.stallShare = primary?.last?.stallShare ?? null;
+    v.stallShare = stallShareOf(primary);
     v.achievedOccupancy = primary?.last?.achievedOccupancy ?? null;
     v.executedInstructions = primary?.last?.executedInstructions ?? null;
     v.registers = primary?.last?.registers ?? v.registers;
@@ -504,6 +516,28 @@ export class GpuRunner implements SweepRunner {
     if (timing.status !== 'ok') return { ...v, status: timing.status, message: timing.message };
     if (!v.samples) return { ...v, status: 'profile', message: `ncu returned no durations for ${kernel}` };
     return v;
+  }
+
+  /** The CUPTI timer library, built once per runner (and once per toolkit on disk). */
+  private library: Promise<string> | null = null;
+
+  /** One variant's kernel timings: under ncu, or natively with the CUPTI timer (GpuSettings.timer). */
+  private async time(
+    p: VariantProgram,
+    target: BenchTarget,
+    stage: ReturnType<GpuRunner['stageFor']>,
+    progress: (m: string) => void,
+  ): Promise<TimeResult> {
+    if (this.o.gpu.timer !== 'cupti') return timeVariant(p, target, stage, progress);
+    this.library ??= timerLibrary({ toolchain: this.o.toolchain, cacheDir: this.o.cacheDir, timeoutMs: this.o.timeoutMs });
+    let library: string;
+    try {
+      library = await this.library;
+    } catch (e) {
+      if (!(e instanceof TimerUnavailableError)) throw e;
+      return { status: 'profile', message: e.message, groups: new Map(), stdout: null, programFailed: null };
+    }
+    return timeNative(p, target, { ...stage, library }, progress);
   }
 
   /** How a point's program runs on the slot's GPU: its arguments, where reports go, and its progress and cost accounting. */
@@ -535,7 +569,7 @@ export class GpuRunner implements SweepRunner {
       ...summarize(g.durations),
       speedup: null,
       withinNoise: null,
-      stallShare: g.last?.stallShare ?? null,
+      stallShare: stallShareOf(g),
       achievedOccupancy: g.last?.achievedOccupancy ?? null,
       executedInstructions: g.last?.executedInstructions ?? null,
     };

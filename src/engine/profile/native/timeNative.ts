@@ -1,0 +1,173 @@
+// The time stage without ncu: the variant's program runs as itself, with the CUPTI kernel timer
+// injected (CUDA_INJECTION64_PATH), and every launch of the timed kernels is recorded with its GPU
+// start and end. Caches stay as the program leaves them (warm between launches) and clocks as the
+// GPU sets them: the program's own conditions, which ncu's defaults (flush before each launch,
+// base clocks) are not. The first run's output is the variant's result check, as under ncu.
+import * as fs from 'fs';
+import * as path from 'path';
+import { launch, programCommand, type LaunchOptions, type VariantProgram } from '../stages/program';
+import type { BenchTarget } from '../stages/build';
+import type { GpuRun, KernelSamples, TimeResult } from '../stages/time';
+import type { BenchOptions } from '../types';
+import { scratchDir } from '../../toolchain/processGuard';
+import { BoundedReadError, READ_CAPS, readBoundedText } from '../../boundedRead';
+import { KernelLaunch, parseTimerRecords, TimerRecords } from './timerRecords';
+
+/** Program runs per variant at most, however few launches one run gives (as under ncu). */
+const MAX_PROGRAM_RUNS = 50;
+
+export type NativeTimeOptions = LaunchOptions &
+  Pick<BenchOptions, 'samples' | 'warmup' | 'timeoutMs' | 'signal' | 'keepReportsDir'> & {
+    /** The built timer library (timerLibrary.ts). */
+    library: string;
+    env?: Record<string, string>;
+    /** Folder for the timer's output files (on storage a launcher's nodes see). */
+    runDir?: string;
+    onRun?: (r: GpuRun) => void;
+    onSamples?: (have: number, wanted: number, phase: 'time' | 'stalls') => void;
+  };
+
+/** `(x, y, z)` of a launch's block. */
+const blockText = (l: KernelLaunch) => `(${l.block.join(', ')})`;
+
+/**
+ * Runs the program until every kernel of `target` has o.samples launches past o.warmup (per run,
+ * as ncu's --launch-skip counts them), at most MAX_PROGRAM_RUNS runs; one that adds no launch ends
+ * it. Durations come from CUPTI's kernel records (ns, exact); groups are keyed as the ncu stage
+ * keys them (the kernel, and its block size when it runs with several).
+ */
+export async function timeNative(
+  p: VariantProgram,
+  target: BenchTarget,
+  o: NativeTimeOptions,
+  progress?: (message: string) => void,
+): Promise<TimeResult> {
+  const work = scratchDir(o.runDir, 'unroll-lens-timer-');
+  const groups = new Map<string, KernelSamples>();
+  const count = (k: string) => {
+    const n = Math.min(...[...groups.values()].filter(g => g.kernel === k).map(g => g.durations.length), Infinity);
+    return n === Infinity ? 0 : n;
+  };
+  const least = () => Math.min(...target.kernels.map(count));
+  let stdout: string | null = null;
+  try {
+    let runsWanted = 1;
+    for (let run = 0; least() < o.samples && run < runsWanted; run++) {
+      const have = least();
+      progress?.(`${p.label}: timing (${have}/${o.samples} samples${runsWanted > 1 ? `, run ${run + 1} of ${runsWanted}` : ''})`);
+      o.onSamples?.(have, o.samples, 'time');
+      const r = await runOnce(p, o, path.join(work, `run-${run}.jsonl`));
+      if ('status' in r) return { ...r, groups, stdout: run === 0 ? r.stdout : stdout };
+      if (run === 0) stdout = r.stdout;
+      for (const k of target.kernels) addLaunches(groups, k, r.records.launches, o);
+      if (least() === have) {
+        // nothing new: a kernel this run never launched (past its warm-up) will not come later
+        const missing = target.kernels.filter(k => count(k) === 0);
+        if (missing.includes(target.kernel) || missing.length === target.kernels.length)
+          return fail('profile', `the program launched ${missing.join(', ')} no more than ${o.warmup} times (the warm-up) in a run`);
+        break;
+      }
+      if (run === 0 && least() < o.samples)
+        runsWanted = Math.min(MAX_PROGRAM_RUNS, 1 + Math.ceil((o.samples - least()) / Math.max(1, least())));
+    }
+    o.onSamples?.(least(), o.samples, 'time');
+    return { status: 'ok', message: null, groups, stdout, programFailed: null };
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+
+  function fail(status: TimeResult['status'], message: string): TimeResult {
+    return { status, message, groups, stdout, programFailed: null };
+  }
+}
+
+/** This run's launches of kernel k past the warm-up, up to what is still wanted, in launch order. */
+function addLaunches(
+  groups: Map<string, KernelSamples>,
+  k: string,
+  launches: KernelLaunch[],
+  o: Pick<BenchOptions, 'samples' | 'warmup'>,
+): void {
+  const mine = launches.filter(l => l.kernel === k).sort((a, b) => a.startNs - b.startNs);
+  const several = new Set(mine.map(blockText)).size > 1;
+  for (const l of mine.slice(o.warmup)) {
+    const block = blockText(l);
+    const key = several ? `${k} ${block}` : k;
+    const g = groups.get(key) ?? { kernel: k, blockSize: several ? block : null, durations: [], last: null };
+    if (g.durations.length >= o.samples) continue;
+    g.durations.push(l.durationNs / 1e6);
+    g.last = {
+      name: k,
+      id: null,
+      durationNs: l.durationNs,
+      stalls: {},
+      stallShare: {},
+      stallSource: 'none',
+      executedInstructions: null,
+      achievedOccupancy: null,
+      registers: l.registers,
+      blockSize: l.block,
+      gridSize: l.grid,
+    };
+    groups.set(key, g);
+  }
+}
+
+/** One run of the program with the timer: its output and records, or why it failed. */
+async function runOnce(
+  p: VariantProgram,
+  o: NativeTimeOptions,
+  out: string,
+): Promise<{ stdout: string; records: TimerRecords } | (Omit<TimeResult, 'groups' | 'stdout'> & { stdout: string | null })> {
+  const startMs = Date.now();
+  const run = await launch(o, programCommand(p.program, o), {
+    timeoutMs: o.timeoutMs,
+    signal: o.signal,
+    cwd: path.dirname(p.file),
+    env: { ...o.env, CUDA_INJECTION64_PATH: o.library, UNROLL_LENS_TIMER_OUT: out },
+  });
+  o.onRun?.({ kind: 'time', startMs, endMs: Date.now() });
+  if (run.cancelled) return { status: 'cancelled', message: null, stdout: null, programFailed: null };
+  if (run.timedOut)
+    return {
+      status: 'timeout',
+      message: `the program ran longer than ${o.timeoutMs / 1000} s and was killed`,
+      stdout: null,
+      programFailed: null,
+    };
+  if (run.exitCode !== 0 || run.spawnError) {
+    const message =
+      run.spawnError ?? `exit ${run.exitCode ?? run.signal}: ${(run.stderr || run.stdout).trim().split('\n').slice(-3).join(' | ')}`;
+    return { status: 'profile', message, stdout: run.stdout, programFailed: message };
+  }
+  let text: string;
+  try {
+    text = readBoundedText(out, { maxBytes: READ_CAPS.timerRecords, what: 'CUPTI timer output' });
+    if (o.keepReportsDir) keep(o.keepReportsDir, p, out);
+  } catch (e) {
+    const why = e instanceof BoundedReadError ? e.message : `no timer output (${(e as Error).message})`;
+    return { status: 'profile', message: `the CUPTI timer wrote nothing usable: ${why}`, stdout: run.stdout, programFailed: null };
+  }
+  const records = parseTimerRecords(text);
+  const problem = recordsProblem(records);
+  if (problem) return { status: 'profile', message: problem, stdout: run.stdout, programFailed: null };
+  return { stdout: run.stdout, records };
+}
+
+/** The run's records kept for the record (--keep-reports): `<file>-<label>-<run>.timer.jsonl`. */
+function keep(dir: string, p: VariantProgram, out: string): void {
+  fs.mkdirSync(dir, { recursive: true });
+  const base = path.basename(p.file).replace(/\.[^.]+$/, '');
+  fs.copyFileSync(out, path.join(dir, `${base}-${p.label}-${path.basename(out, '.jsonl')}.timer.jsonl`));
+}
+
+/** Why a run's records cannot be trusted: the timer never started, CUPTI failed, records were dropped or never flushed. */
+export function recordsProblem(r: TimerRecords): string | null {
+  if (!r.initialised)
+    return 'the CUPTI timer did not start in the program (the driver ignored CUDA_INJECTION64_PATH, or another tool holds CUPTI)';
+  if (r.errors.length) return `the CUPTI timer reported: ${r.errors.slice(0, 3).join('; ')}`;
+  if (!r.end) return 'the program ended without the CUPTI timer flushing its records (killed, or exited through _exit)';
+  if (r.end.dropped > 0) return `CUPTI dropped ${r.end.dropped} kernel records (its buffers were full): the durations would be incomplete`;
+  if (r.end.records !== r.launches.length) return `the CUPTI timer wrote ${r.end.records} records, ${r.launches.length} were read`;
+  return null;
+}

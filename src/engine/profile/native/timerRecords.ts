@@ -1,0 +1,82 @@
+// What the CUPTI kernel timer (native/cupti_timer.c) wrote for one program run: JSON lines of
+// kernel launches with GPU start and end timestamps, CUPTI's errors, and an end line with the
+// records written and those CUPTI dropped. Read strictly: a run whose file has no end line (the
+// program died before exit) or lost records says so; it is never a silently shorter list.
+
+/** One kernel launch as CUPTI recorded it. */
+export interface KernelLaunch {
+  /** Mangled name. */
+  kernel: string;
+  /** Start after the library's base timestamp, and duration, ns (exact: the library subtracts in 64 bits). */
+  startNs: number;
+  durationNs: number;
+  device: number;
+  stream: number;
+  grid: [number, number, number];
+  block: [number, number, number];
+  registers: number;
+  staticSharedBytes: number;
+  dynamicSharedBytes: number;
+}
+
+export interface TimerRecords {
+  /** Launches in the order CUPTI delivered them (per buffer; sort by startNs for launch order). */
+  launches: KernelLaunch[];
+  /** CUPTI calls that failed, as the library wrote them. */
+  errors: string[];
+  /** The end line: records written and records CUPTI dropped; null when the program never reached exit. */
+  end: { records: number; dropped: number } | null;
+  /** The library loaded and started (an init line). */
+  initialised: boolean;
+}
+
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+const triple = (v: unknown): [number, number, number] | null =>
+  Array.isArray(v) && v.length === 3 && v.every(x => num(x) !== null) ? (v as [number, number, number]) : null;
+
+/** Parses the timer's output; a line that is not one of its records is an error of the run, not skipped silently. */
+export function parseTimerRecords(text: string): TimerRecords {
+  const out: TimerRecords = { launches: [], errors: [], end: null, initialised: false };
+  const lines = text.split('\n');
+  lines.forEach((line, i) => {
+    if (!line.trim()) return;
+    let r: Record<string, unknown>;
+    try {
+      r = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      // the last line of a process killed mid-write is cut off; any other is damage
+      out.errors.push(
+        i === lines.length - 1 || i === lines.length - 2
+          ? 'the timer output ends mid-line (the program was killed?)'
+          : `unreadable timer line ${i + 1}`,
+      );
+      return;
+    }
+    if (r.init === 1) out.initialised = true;
+    else if (typeof r.error === 'string') out.errors.push(r.error);
+    else if (r.end === 1) out.end = { records: num(r.records) ?? 0, dropped: num(r.dropped) ?? 0 };
+    else if (typeof r.k === 'string') {
+      const s = num(r.s);
+      const du = num(r.du);
+      const grid = triple(r.g);
+      const block = triple(r.b);
+      if (s === null || du === null || du < 0 || !grid || !block) {
+        out.errors.push(`timer line ${i + 1}: a kernel record without valid times or shape`);
+        return;
+      }
+      out.launches.push({
+        kernel: r.k,
+        startNs: s,
+        durationNs: du,
+        device: num(r.d) ?? 0,
+        stream: num(r.st) ?? 0,
+        grid,
+        block,
+        registers: num(r.r) ?? 0,
+        staticSharedBytes: num(r.ss) ?? 0,
+        dynamicSharedBytes: num(r.ds) ?? 0,
+      });
+    } else out.errors.push(`timer line ${i + 1}: not a timer record`);
+  });
+  return out;
+}

@@ -1,0 +1,259 @@
+// The CUPTI kernel timer (--timer cupti, issue 25): its records, the time stage that reads them,
+// the library built with the real nvcc, and a bench through the sweep pipeline that runs no ncu.
+// The records are real: test/fixtures/gpu/h100/cupti/, written by the library on an H100
+// (scripts/device/run-native-timer.sh), beside that run's own `bench --timer cupti --json`.
+import { test, describe, before } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { analyze, REPO_ROOT, SAMPLES } from './helpers';
+import { detectToolchain, Toolchain } from '../../src/engine/toolchain/toolchain';
+import { flagsFromSettings } from '../../src/engine/toolchain/flags';
+import type { ProcessResult, ProcessRunner } from '../../src/engine/toolchain/process';
+import { parseTimerRecords } from '../../src/engine/profile/native/timerRecords';
+import { recordsProblem, timeNative } from '../../src/engine/profile/native/timeNative';
+import { cuptiPaths, timerLibrary, toolkitRoot } from '../../src/engine/profile/native/timerLibrary';
+import { summarize } from '../../src/engine/profile/stages/summary';
+import { benchJson, benchLoop } from '../../src/engine/profile/bench';
+import { checkSweepResult } from '../../src/schema/result';
+
+const CUPTI = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100', 'cupti');
+const H100 = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100');
+const KERNEL = '_Z12matmul_basicPKfS0_Pfi';
+const records = (label: string) => fs.readFileSync(path.join(CUPTI, `matmul_unroll-${label}-run-0.timer.jsonl`), 'utf8');
+const recorded = JSON.parse(fs.readFileSync(path.join(CUPTI, 'bench-cupti.json'), 'utf8')) as {
+  variants: { label: string; medianMs: number | null; samples: number }[];
+};
+
+let real: Toolchain | null = null;
+let skip: string | false = false;
+const CACHE = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-timer-'));
+before(async () => {
+  try {
+    real = await detectToolchain({ probeGpu: false });
+  } catch (e) {
+    if (process.env.CI) throw e;
+    skip = `no nvcc: ${(e as Error).message}`;
+  }
+});
+
+function ok(over: Partial<ProcessResult>): ProcessResult {
+  return {
+    command: '',
+    args: [],
+    exitCode: 0,
+    signal: null,
+    stdout: '',
+    stderr: '',
+    timedOut: false,
+    cancelled: false,
+    durationMs: 1,
+    ...over,
+  };
+}
+
+/**
+ * nvcc and the disassemblers for real; a program run answered as the H100 run answered it: the
+ * timer's records written where UNROLL_LENS_TIMER_OUT says (the label read from the program's
+ * build: the as-written build or the factor), the program's recorded output on stdout.
+ */
+function replay(labelOf: (program: string) => string, calls: string[][] = []): ProcessRunner {
+  return async (cmd, args, o) => {
+    if (real && [real.nvcc.path, real.nvdisasm?.path, real.cuobjdump?.path, real.cxxfilt?.path].includes(cmd))
+      return real.runner(cmd, args, o);
+    calls.push([cmd, ...args]);
+    const out = o?.env?.UNROLL_LENS_TIMER_OUT;
+    if (!out || !o?.env?.CUDA_INJECTION64_PATH) return ok({ exitCode: 1, stderr: 'not run with the timer' });
+    fs.appendFileSync(out, records(labelOf(cmd)));
+    return ok({ stdout: fs.readFileSync(path.join(H100, 'matmul_unroll.stdout'), 'utf8') });
+  };
+}
+
+describe('CUPTI timer records (recorded on an H100)', () => {
+  test('every launch with exact ns durations; init and end lines; nothing dropped', () => {
+    const r = parseTimerRecords(records('as-written'));
+    assert.equal(r.initialised, true);
+    assert.deepEqual(r.end, { records: 26, dropped: 0 });
+    assert.equal(r.launches.length, 26);
+    assert.ok(r.launches.every(l => l.kernel === KERNEL && Number.isInteger(l.durationNs) && l.durationNs > 0));
+    assert.deepEqual(r.launches[0].block, [16, 16, 1]);
+    assert.deepEqual(r.launches[0].grid, [32, 32, 1]);
+    assert.equal(recordsProblem(r), null);
+  });
+
+  test('what makes a run untrustworthy is said, never hidden', () => {
+    const text = records('as-written');
+    const noEnd = text
+      .split('\n')
+      .filter(l => !l.startsWith('{"end"'))
+      .join('\n');
+    assert.match(recordsProblem(parseTimerRecords(noEnd))!, /ended without the CUPTI timer flushing/);
+    const dropped = text.replace('"dropped":0', '"dropped":3');
+    assert.match(recordsProblem(parseTimerRecords(dropped))!, /CUPTI dropped 3 kernel records/);
+    const error = `${text}{"error":"cuptiActivityEnable(CONCURRENT_KERNEL): CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"}\n`;
+    assert.match(recordsProblem(parseTimerRecords(error))!, /INSUFFICIENT_PRIVILEGES/);
+    assert.match(recordsProblem(parseTimerRecords(''))!, /did not start/);
+    const lost = text.replace(/\{"k":[^\n]*\n/, '');
+    assert.match(recordsProblem(parseTimerRecords(lost))!, /wrote 26 records, 25 were read/);
+    const cut = text.slice(0, text.length - 20);
+    assert.ok(recordsProblem(parseTimerRecords(cut)));
+    assert.match(parseTimerRecords('{"k":"x","s":1,"du":-5,"g":[1,1,1],"b":[1,1,1]}\n').errors[0], /without valid times/);
+  });
+});
+
+describe('the recorded H100 run against hand-run ncu', () => {
+  /** Median gpu__time_duration.sum of a hand loop's raw CSV (ncu's own page), in ms: read here, not by our reader. */
+  function handMedian(factor: string): number {
+    const lines = fs.readFileSync(path.join(CUPTI, 'hand-nocache', `hand-${factor}.csv`), 'utf8').split('\n');
+    const at = lines.findIndex(l => l.startsWith('"ID"'));
+    const cells = (l: string) => l.split('","').map(c => c.replace(/^"|"$/g, ''));
+    const col = cells(lines[at]).indexOf('gpu__time_duration.sum');
+    const unit = cells(lines[at + 1])[col];
+    const ns = lines
+      .slice(at + 2)
+      .filter(l => l.startsWith('"'))
+      .map(l => Number(cells(l)[col].replace(/,/g, '')) * (unit === 'us' ? 1000 : unit === 'ms' ? 1e6 : 1))
+      .sort((a, b) => a - b);
+    assert.equal(ns.length, 20, factor);
+    return (ns[9] + ns[10]) / 2 / 1e6;
+  }
+
+  test('CUPTI medians sit 0.8–3.3 % under ncu --cache-control none --clock-control none (docs/measurements.md; target 0.5 %, not met)', () => {
+    const gaps = ['default', '1', '2', '4', '8', '16', 'full'].map(f => {
+      const cupti = recorded.variants.find(v => v.label === f)!.medianMs!;
+      return cupti / handMedian(f) - 1;
+    });
+    // every variant faster under CUPTI than under ncu: one direction, the size the docs state
+    assert.ok(
+      gaps.every(g => g < -0.007 && g > -0.035),
+      gaps.map(g => (g * 100).toFixed(2)).join(' '),
+    );
+  });
+});
+
+describe('the time stage without ncu', () => {
+  test("skips the warm-up, keeps --samples launches in launch order: the H100 bench's own median, recomputed", async () => {
+    const calls: string[][] = [];
+    const toolchain = { runner: replay(() => 'as-written', calls) } as unknown as Toolchain;
+    const t = await timeNative(
+      { label: 'as-written', program: '/x/prog', file: path.join(SAMPLES, 'matmul_unroll.cu') },
+      { kernel: KERNEL, kernels: [KERNEL] },
+      { toolchain, launcher: [], args: ['--only', 'matmul_basic'], samples: 20, warmup: 2, timeoutMs: 10_000, library: '/lib/timer.so' },
+    );
+    assert.equal(t.status, 'ok', t.message ?? '');
+    assert.equal(calls.length, 1, 'one run gives 24 launches past the warm-up: enough');
+    const g = t.groups.get(KERNEL)!;
+    assert.equal(g.durations.length, 20);
+    const launches = parseTimerRecords(records('as-written')).launches.sort((a, b) => a.startNs - b.startNs);
+    assert.deepEqual(
+      g.durations,
+      launches.slice(2, 22).map(l => l.durationNs / 1e6),
+    );
+    assert.equal(summarize(g.durations).medianMs, recorded.variants.find(v => v.label === 'as-written')!.medianMs);
+    assert.equal(g.last!.registers, 32);
+    assert.ok(t.stdout && t.stdout.length > 0, "the first run's output is the check");
+  });
+
+  test('more runs when one run gives few launches; a kernel never launched past the warm-up is a failure', async () => {
+    const few = records('as-written')
+      .split('\n')
+      .filter((l, i) => !l.startsWith('{"k"') || i < 8)
+      .join('\n')
+      .replace('"records":26', '"records":7');
+    let runs = 0;
+    const toolchain = {
+      runner: async (_c: string, _a: string[], o?: { env?: Record<string, string> }) => {
+        runs++;
+        fs.appendFileSync(o!.env!.UNROLL_LENS_TIMER_OUT, few);
+        return ok({ stdout: 'checksum=1\n' });
+      },
+    } as unknown as Toolchain;
+    const p = { label: 'x', program: '/x/prog', file: path.join(SAMPLES, 'matmul_unroll.cu') };
+    const o = { toolchain, launcher: [], args: [], samples: 20, warmup: 2, timeoutMs: 10_000, library: '/lib/t.so' };
+    const t = await timeNative(p, { kernel: KERNEL, kernels: [KERNEL] }, o);
+    assert.equal(t.status, 'ok');
+    assert.equal(runs, 4, '5 launches a run past the warm-up: 4 runs for 20');
+    assert.equal(t.groups.get(KERNEL)!.durations.length, 20);
+    const none = await timeNative(p, { kernel: '_Z5otherv', kernels: ['_Z5otherv'] }, o);
+    assert.equal(none.status, 'profile');
+    assert.match(none.message!, /launched _Z5otherv no more than 2 times/);
+  });
+});
+
+describe('the timer library and a bench with it', () => {
+  test("built once with the toolkit's nvcc and CUPTI (rpath to libcupti), reused after", async t => {
+    if (skip) return t.skip(skip);
+    const root = await toolkitRoot(real!);
+    if (!cuptiPaths(root)) return t.skip(`no CUPTI in ${root}`);
+    const lib = await timerLibrary({ toolchain: real!, cacheDir: path.join(CACHE, 'builds') });
+    const bytes = fs.readFileSync(lib);
+    assert.ok(bytes.includes(Buffer.from('InitializeInjection')), 'the entry point the driver calls');
+    assert.ok(bytes.includes(Buffer.from(cuptiPaths(root)!.lib)), 'an rpath to libcupti');
+    let nvccRuns = 0;
+    const counting = {
+      ...real!,
+      runner: (c: string, a: string[], o?: object) => (
+        c === real!.nvcc.path && !a.includes('--dryrun') && nvccRuns++,
+        real!.runner(c, a, o)
+      ),
+    };
+    assert.equal(await timerLibrary({ toolchain: counting as Toolchain, cacheDir: path.join(CACHE, 'builds') }), lib);
+    assert.equal(nvccRuns, 0);
+  });
+
+  test('bench --timer cupti: the pipeline times with the recorded records, runs no ncu, and says what it measured', async t => {
+    if (skip) return t.skip(skip);
+    const root = await toolkitRoot(real!);
+    if (!cuptiPaths(root)) return t.skip(`no CUPTI in ${root}`);
+    const file = path.join(SAMPLES, 'matmul_unroll.cu');
+    const text = fs.readFileSync(file, 'utf8');
+    const analysis = await analyze(text, file);
+    const line = analysis.kernels.find(k => k.name === 'matmul_basic')!.loops[0].line;
+    const calls: string[][] = [];
+    // the program built for each point: its build key names the factor (variantKey)
+    const label = (program: string) => {
+      const m = /-L\d+x([^./-]+)/.exec(path.basename(program));
+      return m ? `${line}=${m[1]}` : 'as-written';
+    };
+    const programs = new Map<string, string>();
+    const runner: ProcessRunner = async (cmd, args, o) => {
+      if ([real!.nvcc.path, real!.nvdisasm?.path, real!.cuobjdump?.path, real!.cxxfilt?.path].includes(cmd))
+        return real!.runner(cmd, args, o);
+      calls.push([cmd, ...args]);
+      if (!programs.has(cmd)) programs.set(cmd, label(cmd));
+      return replay(() => programs.get(cmd)!)(cmd, args, o);
+    };
+    const r = await benchLoop(file, text, analysis, {
+      toolchain: { ...real!, runner, ncu: null, gpus: [] },
+      arch: 'sm_90',
+      flags: flagsFromSettings({}, SAMPLES),
+      cacheDir: path.join(CACHE, 'builds'),
+      loops: [line],
+      factors: [4],
+      args: ['--only', 'matmul_basic', '--reps', '25'],
+      samples: 20,
+      warmup: 2,
+      clockControl: 'none',
+      timer: 'cupti',
+      timeoutMs: 60_000,
+      launcher: [],
+      measurementCacheDir: null,
+    });
+    assert.ok(!calls.some(c => /ncu/.test(c[0])), 'no ncu ran');
+    assert.deepEqual(
+      r.variants.map(v => [v.id, v.status, v.samples]),
+      [
+        ['as-written', 'ok', 20],
+        [`${line}=4`, 'ok', 20],
+      ],
+    );
+    assert.deepEqual(r.measurement, { tool: 'cupti', clocks: 'as-is', caches: 'warm' });
+    assert.equal(r.variants[0].stallShare, null, 'no stall metrics from the timer');
+    assert.match(r.bestBasis!, /CUPTI timer, program run as itself, 20 samples; clocks not locked, caches warm/);
+    assert.ok(r.notes.some(n => /timed by the CUPTI kernel timer/.test(n)));
+    const j = benchJson(r);
+    assert.equal(j.variants[0].medianMs, recorded.variants.find(v => v.label === 'as-written')!.medianMs);
+    assert.deepEqual(checkSweepResult(JSON.parse(JSON.stringify(r))), r);
+  });
+});
