@@ -11,7 +11,8 @@
 # the CSV), hand-<factor>.stderr, hand-<factor>.cu (the source built) and hand-loop.wall_s.
 # Env: FACTORS (default default,1,2,4,8,16,full), CLOCK (default none: this workplace's rule,
 # leave the card's clocks alone), CACHE (ncu --cache-control, default all: ncu's own default),
-# METRICS (default: the tool's duration and stall metrics), NVCC, NCU.
+# METRICS (default: the tool's duration and stall metrics), ARGS (the program's arguments, default
+# --only matmul_basic --reps 25), NVCC, NCU.
 set -u
 cd "$(dirname "$0")/../.."
 SRC=cuda-samples/matmul_unroll.cu
@@ -21,6 +22,7 @@ CLOCK=${CLOCK:-none}
 # The same stall metrics as the tool (src/engine/profile/stages/time.ts, PROFILE_METRICS).
 METRICS=${METRICS:-'gpu__time_duration.sum,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'}
 CACHE=${CACHE:-all}
+ARGS=${ARGS:---only matmul_basic --reps 25}
 { command -v nvcc && command -v ncu; } > /dev/null || export PATH="$PATH:/usr/local/cuda/bin"
 NVCC=${NVCC:-nvcc}
 NCU=${NCU:-ncu}
@@ -66,7 +68,7 @@ for f in ${FACTORS//,/ }; do
   fi
   (cd "$work" && "$NCU" --clock-control "$CLOCK" --cache-control "$CACHE" --kernel-name-base mangled --kernel-name 'regex:^_Z12matmul_basic.*' \
     --launch-skip 2 --launch-count 20 --metrics "$METRICS" --csv --page raw \
-    ./prog --only matmul_basic --reps 25) > "$OUTDIR/hand-$f.csv" 2>> "$OUTDIR/hand-$f.stderr"
+    ./prog $ARGS) > "$OUTDIR/hand-$f.csv" 2>> "$OUTDIR/hand-$f.stderr"
   rc=$?
   [ "$rc" = 0 ] || { echo "hand-loop: ncu exited $rc for factor $f" >&2; fail=1; }
   rm -rf "$work"

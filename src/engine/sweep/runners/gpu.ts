@@ -137,7 +137,10 @@ export class GpuRunner implements SweepRunner {
     // makes them take turns at profiling). With them, each point's reference is the file as
     // written run plainly with its arguments: one process per GPU, so no plain run meets a profile.
     this.folded = !(o.templateParams ?? []).length;
-    this.perGpu = this.folded ? Math.max(1, o.gpu.profilesPerGpu ?? PROFILES_PER_GPU) : 1;
+    // Several ncu processes may share a GPU because ncu makes their profiles take turns; programs
+    // timed by the CUPTI timer run as themselves, and two at once on one GPU would share it (the
+    // kernels of a 3 ms matmul measured 1.5–1.8× longer so, on an H100): one at a time per GPU.
+    this.perGpu = this.folded && o.gpu.timer !== 'cupti' ? Math.max(1, o.gpu.profilesPerGpu ?? PROFILES_PER_GPU) : 1;
     this.slots = gpuSlots(o.gpu.gpus, this.perGpu, o.gpu.launcher, defaultLockRoot());
     this.cache = o.gpu.measurementCacheDir ? new MeasurementCache(o.gpu.measurementCacheDir) : null;
     const first = o.gpu.gpus?.[0] ?? 0;
