@@ -28,6 +28,7 @@ import {
 } from './gpuOptions';
 import { BenchProgressWriter } from './progress';
 import { SweepSpaceError } from '../engine/sweep/space';
+import { conditionsText } from '../schema/measurementText';
 import { checkResultOutputs, RESULT_OUTPUT_OPTIONS, ResultOutputs, resultOutputsOf, writeResultOutputs } from './resultOutputs';
 import { lineStallsText } from '../engine/report/lineStallsText';
 import { benchStopsAt, gpuBlocker } from '../engine/profile/gpuReadiness';
@@ -182,7 +183,7 @@ type BenchRow = Pick<
 
 function benchTable(kernel: string, r: SweepResult, rows: BenchRow[], variants: SweepVariant[]): string {
   const lines = [
-    `${kernel} on ${r.gpu ?? 'unknown GPU'} · clocks ${r.clockControl === 'none' ? 'not locked (--clock-control none)' : 'locked to base by ncu'} · speedup vs the file as written`,
+    `${kernel} on ${r.gpu ?? 'unknown GPU'} · ${conditionsText(r.measurement, rows[0]?.samples ?? 0, r.clockControl)} · speedup vs the file as written`,
   ];
   lines.push(
     'variant      same as      status       instr  regs  samples   median ms    IQR ms     CV  speedup  no_instruction  top stall',

@@ -94,6 +94,17 @@ describe('bench table', () => {
     assert.doesNotMatch(plain, /same machine code|reused/);
   });
 
+  test('the header says what timed the kernels and under which conditions', () => {
+    const cupti = report({ measurement: { tool: 'cupti', clocks: 'as-is', caches: 'warm' }, clockControl: 'none' });
+    assert.match(renderBench(cupti).split('\n')[0], /· CUPTI timer, program run as itself, 20 samples; clocks not locked, caches warm ·/);
+    assert.match(benchMarkdown(cupti), /\(CUPTI timer, program run as itself, 20 samples; clocks not locked, caches warm\)/);
+    const ncu = report({ measurement: { tool: 'ncu', clocks: 'base', caches: 'flushed' } });
+    assert.match(renderBench(ncu).split('\n')[0], /· ncu, 20 samples; clocks locked to base, caches flushed before each launch ·/);
+    // a result saved before the conditions were kept: ncu's, with the clocks it recorded
+    const old = report({ measurement: undefined, clockControl: 'none' });
+    assert.match(renderBench(old).split('\n')[0], /· ncu, 20 samples; clocks not locked, caches flushed before each launch ·/);
+  });
+
   test('the timing footer: wall, compile, check, profile, GPU idle, GPU runs, GPUs', () => {
     assert.equal(
       renderTiming(TIMING),

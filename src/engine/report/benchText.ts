@@ -2,6 +2,7 @@
 // warp-stall samples (hover and inline decorations).
 import type { SourceLineStalls, SweepResult } from '../../schema/types';
 import { benchJson } from '../profile/bench';
+import { conditionsText } from '../../schema/measurementText';
 import { runTimingText } from '../../schema/runTimingText';
 
 function pct(x: number | null | undefined): string {
@@ -29,7 +30,7 @@ export function benchMarkdown(result: SweepResult): string {
   });
   const problems = r.variants.filter(v => v.message).map(v => `- ${v.label}: ${v.status}: ${v.message!.split('\n')[0]}`);
   return [
-    `**GPU benchmark** of \`${r.kernel}\` on ${r.gpu ?? 'the GPU'} (ncu, ${r.variants[0]?.samples ?? 0} launches per variant; clocks ${r.clockControl === 'base' ? 'locked to base' : 'not locked'}); speedup vs the file as written, **bold** = fastest:`,
+    `**GPU benchmark** of \`${r.kernel}\` on ${r.gpu ?? 'the GPU'} (${conditionsText(result.measurement, r.variants[0]?.samples ?? 0, result.clockControl)}); speedup vs the file as written, **bold** = fastest:`,
     [
       '| variant | status | median | IQR | CV | speedup | no_instruction | top stall | SASS instr |',
       '|---|---|---|---|---|---|---|---|---|',

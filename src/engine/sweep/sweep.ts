@@ -22,6 +22,7 @@ import { AS_WRITTEN, AS_WRITTEN_ID, pointId, pointLabel, resolveSpace, SpaceOpti
 import { exhaustive, Score, Strategy, strategyByName } from './strategies';
 import { CodeRegistry } from './variant';
 import { sha256 } from './applyTarget';
+import { conditionsText } from '../../schema/measurementText';
 
 export interface SweepOptions extends SpaceOptions {
   file: string;
@@ -264,14 +265,6 @@ function emptyResult(o: SweepOptions, space: SweepSpace, runner: SweepRunner, st
 function measurementOf(g: GpuSettings): MeasurementConditions {
   if (g.timer === 'cupti') return { tool: 'cupti', clocks: 'as-is', caches: 'warm' };
   return { tool: 'ncu', clocks: g.clockControl === 'base' ? 'base' : 'as-is', caches: 'flushed' };
-}
-
-/** `ncu, 20 samples; clocks not locked, caches flushed`: what a GPU timing was measured with. */
-function conditionsText(m: MeasurementConditions | undefined, samples: number): string {
-  const tool = m?.tool === 'cupti' ? 'CUPTI timer, program run as itself' : 'ncu';
-  const clocks = m?.clocks === 'base' ? 'locked to base' : 'not locked';
-  const caches = m?.caches === 'warm' ? 'caches warm' : 'caches flushed before each launch';
-  return `${tool}, ${samples} samples; clocks ${clocks}, ${caches}`;
 }
 
 /** The sweep's progress callback: each step with its GPU, samples, variants done of all, elapsed and time left. */
