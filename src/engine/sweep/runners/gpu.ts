@@ -287,6 +287,8 @@ export class GpuRunner implements SweepRunner {
     if (ctx.signal?.aborted) stop();
     ctx.signal?.addEventListener('abort', stop);
     const { programs, building } = this.startPrograms(points, ctx, local.signal);
+    // the CUPTI timer builds beside the programs (once per toolkit; its failure is each point's, in time())
+    if (this.o.gpu.timer === 'cupti') this.timerLibrary(ctx.signal).catch(() => undefined);
     try {
       await this.findTarget(ctx.signal);
       // SASS of every point (parallel builds), identical code marked against everything so far.
@@ -524,6 +526,11 @@ export class GpuRunner implements SweepRunner {
   /** The CUPTI timer library, built once per runner (and once per toolkit on disk). */
   private library: Promise<string> | null = null;
 
+  /** Built once per runner; the sweep's cancel stops its nvcc (a cancelled build leaves no file). */
+  private timerLibrary(signal?: AbortSignal): Promise<string> {
+    return (this.library ??= timerLibrary({ toolchain: this.o.toolchain, cacheDir: this.o.cacheDir, timeoutMs: this.o.timeoutMs, signal }));
+  }
+
   /** One variant's kernel timings: under ncu, or natively with the CUPTI timer (GpuSettings.timer). */
   private async time(
     p: VariantProgram,
@@ -532,10 +539,9 @@ export class GpuRunner implements SweepRunner {
     progress: (m: string) => void,
   ): Promise<TimeResult> {
     if (this.o.gpu.timer !== 'cupti') return timeVariant(p, target, stage, progress);
-    this.library ??= timerLibrary({ toolchain: this.o.toolchain, cacheDir: this.o.cacheDir, timeoutMs: this.o.timeoutMs });
     let library: string;
     try {
-      library = await this.library;
+      library = await this.timerLibrary(stage.signal);
     } catch (e) {
       if (!(e instanceof TimerUnavailableError)) throw e;
       return { status: 'profile', message: e.message, groups: new Map(), stdout: null, programFailed: null };
