@@ -17,6 +17,7 @@ import { cuptiPaths, timerLibrary, toolkitRoot } from '../../src/engine/profile/
 import { summarize } from '../../src/engine/profile/stages/summary';
 import { benchJson, benchLoop } from '../../src/engine/profile/bench';
 import { checkSweepResult } from '../../src/schema/result';
+import { measurementKeyFor } from '../../src/engine/profile/measurementCache';
 
 const CUPTI = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100', 'cupti');
 const H100 = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100');
@@ -141,6 +142,26 @@ describe('the recorded H100 run against hand-run ncu', () => {
         if (size >= 1024) assert.ok(Math.abs(cupti / ncu - 1) < 0.005, `${size} ${label}: ${((cupti / ncu - 1) * 100).toFixed(2)} %`);
       }
     }
+  });
+});
+
+describe('the measurement cache key of a CUPTI timing', () => {
+  test('names the timer and its library: another library (source, toolkit) or ncu is another measurement', () => {
+    const program = path.join(H100, 'matmul_unroll.stdout'); // any file: the key hashes the program's bytes
+    const base = {
+      toolchain: { ncu: null, gpus: [] } as unknown as Toolchain,
+      args: [],
+      launcher: [],
+      clockControl: 'none' as const,
+      samples: 20,
+      warmup: 2,
+    };
+    const key = (over: object) => measurementKeyFor({ ...base, ...over }, program, null, [KERNEL]);
+    const a = key({ timer: 'cupti', timerLibrary: '/c/timer/aaa/lib.so' });
+    assert.equal(a, key({ timer: 'cupti', timerLibrary: '/c/timer/aaa/lib.so' }));
+    assert.notEqual(a, key({ timer: 'cupti', timerLibrary: '/c/timer/bbb/lib.so' }));
+    assert.notEqual(a, key({ timer: 'ncu' }));
+    assert.equal(key({ timer: 'ncu', timerLibrary: '/c/timer/bbb/lib.so' }), key({ timer: 'ncu' }), 'ncu timings do not depend on it');
   });
 });
 

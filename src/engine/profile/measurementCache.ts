@@ -221,7 +221,10 @@ function possibleGroup(g: StoredMeasurement['groups'][number]): boolean {
 export type MeasuredWith = Pick<
   BenchOptions,
   'toolchain' | 'args' | 'runCommand' | 'launcher' | 'clockControl' | 'samples' | 'warmup' | 'passes' | 'timer'
->;
+> & {
+  /** The CUPTI timer library that measured (its path names its build key: source, toolkit, CUPTI). */
+  timerLibrary?: string;
+};
 
 /** The GPU a measurement is taken on, for the key: model and driver, or the launcher when it runs elsewhere. */
 function gpuIdentity(o: Pick<BenchOptions, 'toolchain' | 'launcher'>, gpu: number | null): string {
@@ -245,7 +248,7 @@ export function measurementKeyFor(o: MeasuredWith, program: string, gpu: number 
     sourceText !== undefined
       ? `source-stalls:v${SOURCE_STALLS_VERSION}:${crypto.createHash('sha256').update(sourceText).digest('hex')}`
       : o.timer === 'cupti'
-        ? `cupti-timer:v${CUPTI_TIMER_VERSION}`
+        ? `cupti-timer:v${CUPTI_TIMER_VERSION}:${o.timerLibrary ?? ''}`
         : `${passes}:${(passes === 'split' ? ['gpu__time_duration.sum', ...STALL_METRICS] : PROFILE_METRICS).join(',')}`;
   return measurementKey({
     program: hashFile(program),

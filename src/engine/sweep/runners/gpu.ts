@@ -476,7 +476,10 @@ export class GpuRunner implements SweepRunner {
     const isBaseline = v.id === AS_WRITTEN_ID;
     const target = every ?? { kernel, kernels: [kernel] };
     // A program measured before with the same arguments and settings: its stored output is checked and its launches reused.
-    const key = this.cache ? measurementKeyFor(stage, p.program, slot.gpu, target.kernels) : null;
+    // a CUPTI timing is keyed by the timer library too: a new timer source or toolkit measures again
+    const timerLibrary =
+      this.cache && this.o.gpu.timer === 'cupti' ? await this.timerLibrary(ctx.signal).catch(() => undefined) : undefined;
+    const key = this.cache ? measurementKeyFor({ ...stage, timerLibrary }, p.program, slot.gpu, target.kernels) : null;
     const hit = key ? this.cache!.get(key) : null;
     if (hit) ctx.onPhase?.(point, 'cached', undefined, { gpu: slot.gpu });
     let check: CheckResult;
