@@ -10,6 +10,17 @@
  *   {"error":"cuptiActivityEnable(CONCURRENT_KERNEL): CUPTI_ERROR_..."}
  *   {"end":1,"records":42,"dropped":0}
  *
+ * With UNROLL_LENS_PCSAMPLING=<n> (5..31) it also samples every SM's warps every 2^n cycles with
+ * CUPTI's PC Sampling API (continuous mode: kernels are not serialised) and writes, before the end
+ * line, each sampled PC's stall-reason counts summed over the run, then a summary:
+ *
+ *   {"pc":128,"f":"_Z6kernelPf","c":"1234567","n":[[3,17],[12,4]]}
+ *   {"pcs":1,"period":15,"reasons":["smsp__pcsamp_warps_issue_stalled_barrier",...],"total":9000,"dropped":0,"nonUser":0,"hwFull":0,"lost":0}
+ *   {"pcerror":"cuptiPCSamplingEnable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"}
+ *
+ * "n" pairs index "reasons"; "pc" is the offset in the function. A PC sampling failure is a
+ * "pcerror", never an "error": the kernel times stay valid without it.
+ *
  * Times are ns: "s" the start after "base" (the CUPTI timestamp when the library started) and "du"
  * the duration, both exact as JSON numbers (a raw timestamp, ~1.7e18, is not: doubles lose its last
  * 8 bits, 0.4 % of a 60 µs kernel). Records are flushed when a context is destroyed and at exit;
@@ -18,10 +29,12 @@
  * environment and writes nothing else.
  */
 #include <cupti.h>
+#include <cupti_pcsampling.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #if CUPTI_API_VERSION >= 130000
@@ -96,21 +109,317 @@ static void CUPTIAPI ul_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t
   free(buffer);
 }
 
+/* ---- PC sampling ------------------------------------------------------------------------------ */
+
+#define UL_PC_COLLECT 4096u        /* PCs per cuptiPCSamplingGetData */
+#define UL_PC_TABLE (1u << 17)     /* distinct (cubin, function, PC) kept; more are counted as lost */
+#define UL_MAX_REASONS 128u
+#define UL_MAX_CONTEXTS 16
+#define UL_DRAIN_NS 20000000ull    /* a launch drains CUPTI's parsed PCs at most every 20 ms */
+
+typedef struct {
+  uint64_t crc, pc;
+  const char *function; /* CUPTI's string, kept for the run (CUPTI shares it between records) */
+  uint64_t *counts;     /* UL_MAX_REASONS, by position in ul_reason_names */
+} UlPc;
+
+typedef struct {
+  CUcontext ctx;
+  int active;
+  CUpti_PCSamplingData data;
+  size_t reasons;
+  uint32_t *reason_index;     /* CUPTI's stall reason index of each of this context's reasons */
+  unsigned *reason_position;  /* its position in ul_reason_names */
+} UlSamplingContext;
+
+static int ul_pc_period = 0; /* 0: no PC sampling */
+static UlPc *ul_pcs = NULL;
+static unsigned long long ul_pc_lost = 0, ul_pc_total = 0, ul_pc_dropped = 0, ul_pc_non_user = 0;
+static int ul_pc_hw_full = 0;
+static char *ul_reason_names[UL_MAX_REASONS];
+static unsigned ul_reason_count = 0;
+static UlSamplingContext ul_contexts[UL_MAX_CONTEXTS];
+static uint64_t ul_last_drain = 0;
+
+static void ul_pc_error(const char *what, CUptiResult r) {
+  const char *text = NULL;
+  if (cuptiGetResultString(r, &text) != CUPTI_SUCCESS || !text) text = "unknown CUPTI error";
+  if (ul_out) {
+    fprintf(ul_out, "{\"pcerror\":\"%s: %s\"}\n", what, text);
+    fflush(ul_out);
+  }
+}
+
+static uint64_t ul_now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static unsigned ul_reason_position(const char *name) {
+  for (unsigned i = 0; i < ul_reason_count; ++i)
+    if (strcmp(ul_reason_names[i], name) == 0) return i;
+  if (ul_reason_count == UL_MAX_REASONS) return UL_MAX_REASONS;
+  ul_reason_names[ul_reason_count] = strdup(name);
+  return ul_reason_count++;
+}
+
+static uint64_t ul_hash(uint64_t crc, uint64_t pc, const char *f) {
+  uint64_t h = crc * 0x9E3779B97F4A7C15ull ^ (pc + 0x632BE59BD9B4E019ull);
+  for (const unsigned char *c = (const unsigned char *)(f ? f : ""); *c; ++c) h = (h ^ *c) * 0x100000001B3ull;
+  return h;
+}
+
+/* The table entry of one PC of one function of one cubin, made on first sight; NULL when full. */
+static UlPc *ul_pc_entry(uint64_t crc, uint64_t pc, const char *f) {
+  if (!ul_pcs) ul_pcs = (UlPc *)calloc(UL_PC_TABLE, sizeof(UlPc));
+  if (!ul_pcs) return NULL;
+  for (uint64_t i = ul_hash(crc, pc, f), n = 0; n < UL_PC_TABLE / 2; ++i, ++n) {
+    UlPc *e = &ul_pcs[i & (UL_PC_TABLE - 1)];
+    if (!e->counts) {
+      e->counts = (uint64_t *)calloc(UL_MAX_REASONS, sizeof(uint64_t));
+      if (!e->counts) return NULL;
+      e->crc = crc;
+      e->pc = pc;
+      e->function = f ? f : "";
+      return e;
+    }
+    if (e->crc == crc && e->pc == pc && strcmp(e->function, f ? f : "") == 0) return e;
+  }
+  return NULL; /* half full: keep probing short */
+}
+
+/* Adds the PCs CUPTI put in c->data to the table, and its totals. */
+static void ul_pc_absorb(UlSamplingContext *c) {
+  CUpti_PCSamplingData *d = &c->data;
+  ul_pc_total += d->totalSamples;
+  ul_pc_dropped += d->droppedSamples;
+  ul_pc_non_user += d->nonUsrKernelsTotalSamples;
+  if (d->hardwareBufferFull) ul_pc_hw_full = 1;
+  for (size_t i = 0; i < d->totalNumPcs; ++i) {
+    const CUpti_PCSamplingPCData *p = &d->pPcData[i];
+    UlPc *e = ul_pc_entry(p->cubinCrc, p->pcOffset, p->functionName);
+    for (size_t r = 0; r < p->stallReasonCount; ++r) {
+      uint64_t n = p->stallReason[r].samples;
+      unsigned pos = UL_MAX_REASONS;
+      for (size_t k = 0; k < c->reasons; ++k)
+        if (c->reason_index[k] == p->stallReason[r].pcSamplingStallReasonIndex) pos = c->reason_position[k];
+      if (e && pos < UL_MAX_REASONS) e->counts[pos] += n;
+      else ul_pc_lost += n;
+    }
+  }
+  d->totalNumPcs = 0;
+}
+
+/* Everything CUPTI has parsed for this context so far. */
+static void ul_pc_drain(UlSamplingContext *c) {
+  if (!c->active) return;
+  for (int guard = 0; guard < 100000; ++guard) {
+    CUpti_PCSamplingGetDataParams g;
+    memset(&g, 0, sizeof g);
+    g.size = CUpti_PCSamplingGetDataParamsSize;
+    g.ctx = c->ctx;
+    g.pcSamplingData = &c->data;
+    c->data.totalNumPcs = 0;
+    c->data.remainingNumPcs = 0;
+    CUptiResult r = cuptiPCSamplingGetData(&g);
+    if (r != CUPTI_SUCCESS) {
+      if (r == CUPTI_ERROR_OUT_OF_MEMORY) ul_pc_hw_full = 1;
+      ul_pc_error("cuptiPCSamplingGetData", r);
+      return;
+    }
+    ul_pc_absorb(c);
+    if (c->data.remainingNumPcs == 0) return;
+  }
+}
+
+/* Drains, then ends sampling on the context: CUPTI copies what it still holds into the buffer. */
+static void ul_pc_finish(UlSamplingContext *c) {
+  if (!c->active) return;
+  ul_pc_drain(c);
+  CUpti_PCSamplingDisableParams p;
+  memset(&p, 0, sizeof p);
+  p.size = CUpti_PCSamplingDisableParamsSize;
+  p.ctx = c->ctx;
+  c->data.totalNumPcs = 0;
+  CUptiResult r = cuptiPCSamplingDisable(&p);
+  if (r != CUPTI_SUCCESS) ul_pc_error("cuptiPCSamplingDisable", r);
+  else ul_pc_absorb(c);
+  c->active = 0;
+}
+
+static UlSamplingContext *ul_context(CUcontext ctx) {
+  for (int i = 0; i < UL_MAX_CONTEXTS; ++i)
+    if (ul_contexts[i].active && ul_contexts[i].ctx == ctx) return &ul_contexts[i];
+  return NULL;
+}
+
+/* A new context: enable PC sampling on it, learn its stall reasons, configure, give it a buffer. */
+static void ul_pc_start(CUcontext ctx) {
+  UlSamplingContext *c = NULL;
+  for (int i = 0; i < UL_MAX_CONTEXTS && !c; ++i)
+    if (!ul_contexts[i].active && !ul_contexts[i].reason_index) c = &ul_contexts[i];
+  if (!c) {
+    ul_pc_error("more CUDA contexts than the timer samples", CUPTI_ERROR_MAX_LIMIT_REACHED);
+    return;
+  }
+  CUpti_PCSamplingEnableParams e;
+  memset(&e, 0, sizeof e);
+  e.size = CUpti_PCSamplingEnableParamsSize;
+  e.ctx = ctx;
+  CUptiResult r = cuptiPCSamplingEnable(&e);
+  if (r != CUPTI_SUCCESS) {
+    ul_pc_error("cuptiPCSamplingEnable", r);
+    return;
+  }
+  size_t n = 0;
+  CUpti_PCSamplingGetNumStallReasonsParams np;
+  memset(&np, 0, sizeof np);
+  np.size = CUpti_PCSamplingGetNumStallReasonsParamsSize;
+  np.ctx = ctx;
+  np.numStallReasons = &n;
+  r = cuptiPCSamplingGetNumStallReasons(&np);
+  if (r != CUPTI_SUCCESS || n == 0) {
+    ul_pc_error("cuptiPCSamplingGetNumStallReasons", r);
+    return;
+  }
+  c->reasons = n;
+  c->reason_index = (uint32_t *)calloc(n, sizeof(uint32_t));
+  c->reason_position = (unsigned *)calloc(n, sizeof(unsigned));
+  char **names = (char **)calloc(n, sizeof(char *));
+  for (size_t i = 0; names && i < n; ++i) names[i] = (char *)calloc(CUPTI_STALL_REASON_STRING_SIZE, 1);
+  CUpti_PCSamplingGetStallReasonsParams sp;
+  memset(&sp, 0, sizeof sp);
+  sp.size = CUpti_PCSamplingGetStallReasonsParamsSize;
+  sp.ctx = ctx;
+  sp.numStallReasons = n;
+  sp.stallReasonIndex = c->reason_index;
+  sp.stallReasons = names;
+  r = c->reason_index && c->reason_position && names ? cuptiPCSamplingGetStallReasons(&sp) : CUPTI_ERROR_OUT_OF_MEMORY;
+  if (r != CUPTI_SUCCESS) {
+    ul_pc_error("cuptiPCSamplingGetStallReasons", r);
+    return;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    c->reason_position[i] = ul_reason_position(names[i] ? names[i] : "");
+    free(names[i]);
+  }
+  free(names);
+
+  c->data.size = sizeof(CUpti_PCSamplingData);
+  c->data.collectNumPcs = UL_PC_COLLECT;
+  c->data.pPcData = (CUpti_PCSamplingPCData *)calloc(UL_PC_COLLECT, sizeof(CUpti_PCSamplingPCData));
+  for (size_t i = 0; c->data.pPcData && i < UL_PC_COLLECT; ++i) {
+    c->data.pPcData[i].size = sizeof(CUpti_PCSamplingPCData);
+    c->data.pPcData[i].stallReason = (CUpti_PCSamplingStallReason *)calloc(n, sizeof(CUpti_PCSamplingStallReason));
+    if (!c->data.pPcData[i].stallReason) {
+      ul_pc_error("PC sampling buffers", CUPTI_ERROR_OUT_OF_MEMORY);
+      return;
+    }
+  }
+  if (!c->data.pPcData) {
+    ul_pc_error("PC sampling buffers", CUPTI_ERROR_OUT_OF_MEMORY);
+    return;
+  }
+
+  CUpti_PCSamplingConfigurationInfo info[6];
+  memset(info, 0, sizeof info);
+  info[0].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD;
+  info[0].attributeData.samplingPeriodData.samplingPeriod = (uint32_t)ul_pc_period;
+  info[1].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON;
+  info[1].attributeData.stallReasonData.stallReasonCount = n;
+  info[1].attributeData.stallReasonData.pStallReasonIndex = c->reason_index;
+  info[2].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE;
+  info[2].attributeData.collectionModeData.collectionMode = CUPTI_PC_SAMPLING_COLLECTION_MODE_CONTINUOUS;
+  info[3].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_OUTPUT_DATA_FORMAT;
+  info[3].attributeData.outputDataFormatData.outputDataFormat = CUPTI_PC_SAMPLING_OUTPUT_DATA_FORMAT_PARSED;
+  info[4].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER;
+  info[4].attributeData.samplingDataBufferData.samplingDataBuffer = &c->data;
+  /* a scratch buffer too small for a kernel's PCs loses them; 1 MB is CUPTI's default (~5500 PCs) */
+  info[5].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SCRATCH_BUFFER_SIZE;
+  info[5].attributeData.scratchBufferSizeData.scratchBufferSize = 16u * 1024u * 1024u;
+  CUpti_PCSamplingConfigurationInfoParams cp;
+  memset(&cp, 0, sizeof cp);
+  cp.size = CUpti_PCSamplingConfigurationInfoParamsSize;
+  cp.ctx = ctx;
+  cp.numAttributes = 6;
+  cp.pPCSamplingConfigurationInfo = info;
+  r = cuptiPCSamplingSetConfigurationAttribute(&cp);
+  if (r != CUPTI_SUCCESS) {
+    for (int i = 0; i < 6; ++i)
+      if (info[i].attributeStatus != CUPTI_SUCCESS) ul_pc_error("cuptiPCSamplingSetConfigurationAttribute (an attribute)", info[i].attributeStatus);
+    ul_pc_error("cuptiPCSamplingSetConfigurationAttribute", r);
+    return;
+  }
+  c->ctx = ctx;
+  c->active = 1;
+}
+
+/* The PCs and the summary line (at exit, after every context finished). */
+static void ul_pc_write(void) {
+  if (!ul_out || !ul_pc_period) return;
+  for (size_t i = 0; ul_pcs && i < UL_PC_TABLE; ++i) {
+    const UlPc *e = &ul_pcs[i];
+    if (!e->counts) continue;
+    int any = 0;
+    for (unsigned r = 0; r < ul_reason_count; ++r) any |= e->counts[r] != 0;
+    if (!any) continue;
+    fprintf(ul_out, "{\"pc\":%llu,\"f\":", (unsigned long long)e->pc);
+    ul_write_name(e->function);
+    fprintf(ul_out, ",\"c\":\"%llu\",\"n\":[", (unsigned long long)e->crc);
+    int first = 1;
+    for (unsigned r = 0; r < ul_reason_count; ++r) {
+      if (!e->counts[r]) continue;
+      fprintf(ul_out, "%s[%u,%llu]", first ? "" : ",", r, (unsigned long long)e->counts[r]);
+      first = 0;
+    }
+    fputs("]}\n", ul_out);
+  }
+  fprintf(ul_out, "{\"pcs\":1,\"period\":%d,\"reasons\":[", ul_pc_period);
+  for (unsigned r = 0; r < ul_reason_count; ++r) {
+    if (r) fputc(',', ul_out);
+    ul_write_name(ul_reason_names[r]);
+  }
+  fprintf(ul_out, "],\"total\":%llu,\"dropped\":%llu,\"nonUser\":%llu,\"hwFull\":%d,\"lost\":%llu}\n", ul_pc_total, ul_pc_dropped,
+          ul_pc_non_user, ul_pc_hw_full, ul_pc_lost);
+}
+
 /* A context about to go (cudaDeviceReset, the program's own teardown): its records first. */
 static void CUPTIAPI ul_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void *data) {
   (void)userdata;
-  (void)data;
-  if (domain == CUPTI_CB_DOMAIN_RESOURCE && id == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
-    CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    if (r != CUPTI_SUCCESS) ul_error("cuptiActivityFlushAll (context destroy)", r);
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    const CUpti_ResourceData *rd = (const CUpti_ResourceData *)data;
+    if (id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && ul_pc_period) ul_pc_start(rd->context);
+    else if (id == CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING && ul_pc_period) {
+      /* PCs are unique only until their module goes: take them now */
+      UlSamplingContext *c = ul_context(rd->context);
+      if (c) ul_pc_drain(c);
+    } else if (id == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+      CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+      if (r != CUPTI_SUCCESS) ul_error("cuptiActivityFlushAll (context destroy)", r);
+      UlSamplingContext *c = ul_context(rd->context);
+      if (c) ul_pc_finish(c);
+    }
+  } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    /* after a launch, now and then: CUPTI's parsed PCs into the table before its buffer fills */
+    const CUpti_CallbackData *cd = (const CUpti_CallbackData *)data;
+    if (cd->callbackSite != CUPTI_API_EXIT) return;
+    uint64_t now = ul_now_ns();
+    if (now - ul_last_drain < UL_DRAIN_NS) return;
+    ul_last_drain = now;
+    UlSamplingContext *c = ul_context(cd->context);
+    if (c) ul_pc_drain(c);
   }
 }
 
 static void ul_at_exit(void) {
   if (ul_finished) return;
   ul_finished = 1;
+  /* before the runtime's teardown (atexit handlers run first): contexts are still alive */
+  for (int i = 0; i < UL_MAX_CONTEXTS; ++i) ul_pc_finish(&ul_contexts[i]);
   CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (r != CUPTI_SUCCESS) ul_error("cuptiActivityFlushAll (exit)", r);
+  ul_pc_write();
   if (ul_out) {
     fprintf(ul_out, "{\"end\":1,\"records\":%llu,\"dropped\":%llu}\n", ul_records, ul_dropped);
     fclose(ul_out);
@@ -137,10 +446,28 @@ int InitializeInjection(void) {
     ul_error("cuptiActivityEnable(CONCURRENT_KERNEL)", r);
     return 1;
   }
+  const char *period = getenv("UNROLL_LENS_PCSAMPLING");
+  if (period && *period) {
+    int p = atoi(period);
+    if (p >= 5 && p <= 31) ul_pc_period = p;
+    else ul_pc_error("UNROLL_LENS_PCSAMPLING must be 5..31", CUPTI_ERROR_INVALID_PARAMETER);
+  }
   CUpti_SubscriberHandle subscriber;
   r = cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)ul_callback, NULL);
   if (r == CUPTI_SUCCESS) r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
   if (r != CUPTI_SUCCESS) ul_error("cuptiSubscribe (context destroy)", r);
+  if (r == CUPTI_SUCCESS && ul_pc_period) {
+    static const CUpti_CallbackId launches[] = {
+        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+        CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+    };
+    CUptiResult c = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+    if (c == CUPTI_SUCCESS) c = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
+    for (size_t i = 0; c == CUPTI_SUCCESS && i < sizeof launches / sizeof launches[0]; ++i)
+      c = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, launches[i]);
+    if (c != CUPTI_SUCCESS) ul_pc_error("cuptiEnableCallback (PC sampling)", c);
+  }
   atexit(ul_at_exit);
   return 1;
 }

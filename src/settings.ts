@@ -219,10 +219,18 @@ export const SETTINGS = {
       default: 'ncu',
       valueDescriptions: [
         'Time each launch under Nsight Compute with the warp-stall reasons; caches flushed before each launch, clocks as clockControl says.',
-        "Run each variant's program as itself with Unroll Lens' CUPTI kernel timer (built once with your nvcc): caches warm and clocks as the GPU sets them, as the program really runs; no stall reasons, no ncu needed.",
+        "Run each variant's program as itself with Unroll Lens' CUPTI kernel timer (built once with your nvcc): caches warm and clocks as the GPU sets them, as the program really runs; stall reasons from CUPTI PC sampling in the same run, no ncu needed.",
       ],
       description:
-        'What times the kernels: ncu (with stall reasons, under its cache flush and clock control) or cupti (the program as it really runs; no stall reasons).',
+        'What times the kernels: ncu (under its cache flush and clock control) or cupti (the program as it really runs). Both give the stall reasons unless stalls is off.',
+    }),
+    stalls: oneOf(['on', 'off'], {
+      default: 'on',
+      valueDescriptions: [
+        "Warp-stall reasons for every variant: ncu's warp-state metrics in its timed run, or CUPTI PC sampling in the CUPTI timer's first run.",
+        'Times only (faster: ncu collects durations and registers alone, the CUPTI timer does not sample).',
+      ],
+      description: 'Warp-stall reasons for every variant (on) or times only (off).',
     }),
     timeoutSeconds: number({
       default: 120,

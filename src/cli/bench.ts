@@ -115,6 +115,7 @@ export const benchCommand = defineCommand({
         warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
         clockControl: enumOption('clock-control', options['clock-control'], SETTINGS.profile.clockControl),
         timer: enumOption('timer', options.timer, SETTINGS.profile.timer),
+        stalls: enumOption('stalls', options.stalls, SETTINGS.profile.stalls) === 'on',
         timeoutS: numberOption('timeout', options.timeout, SETTINGS.profile.timeoutSeconds),
         launcher: options.launcher !== undefined ? splitCommandLine(options.launcher) : [...DEFAULT_SETTINGS.profile.launcher],
         arch: stringOption('arch', options.arch, SETTINGS.arch) || null,
@@ -278,6 +279,7 @@ interface BenchArgs {
   warmup: number;
   clockControl: 'base' | 'none';
   timer: 'ncu' | 'cupti';
+  stalls: boolean;
   timeoutS: number;
   launcher: string[];
   arch: string | null;
@@ -341,6 +343,7 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
       warmup,
       clockControl,
       timer: a.timer,
+      stalls: a.stalls,
       timeoutMs: timeoutS * 1000,
       launcher,
       signal: ac.signal,

@@ -32,7 +32,13 @@ export const GPU_RUN_OPTIONS = {
     type: 'string',
     value: 'ncu|cupti',
     setting: SETTINGS.profile.timer,
-    help: "ncu: each launch under Nsight Compute, with stall reasons (caches flushed, clocks per --clock-control); cupti: the program runs as itself with Unroll Lens' CUPTI kernel timer (warm caches, the GPU's own clocks, no stall reasons, no ncu)",
+    help: "ncu: each launch under Nsight Compute (caches flushed, clocks per --clock-control); cupti: the program runs as itself with Unroll Lens' CUPTI kernel timer (warm caches, the GPU's own clocks, stall reasons by CUPTI PC sampling, no ncu)",
+  },
+  stalls: {
+    type: 'string',
+    value: 'on|off',
+    setting: SETTINGS.profile.stalls,
+    help: 'on: warp-stall reasons for every variant (ncu metrics, or CUPTI PC sampling with --timer cupti); off: times only, faster',
   },
   timeout: {
     type: 'string',

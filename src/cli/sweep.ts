@@ -177,6 +177,7 @@ export const sweepCommand = defineCommand({
         warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
         clockControl: enumOption('clock-control', options['clock-control'], SETTINGS.profile.clockControl),
         timer: enumOption('timer', options.timer, SETTINGS.profile.timer),
+        stalls: enumOption('stalls', options.stalls, SETTINGS.profile.stalls) === 'on',
         timeoutS: numberOption('timeout', options.timeout, SETTINGS.profile.timeoutSeconds),
         launcher: options.launcher !== undefined ? splitCommandLine(options.launcher) : [...DEFAULT_SETTINGS.profile.launcher],
         arch: stringOption('arch', options.arch, SETTINGS.arch) || null,
@@ -224,6 +225,7 @@ interface SweepArgs {
   warmup: number;
   clockControl: 'base' | 'none';
   timer: 'ncu' | 'cupti';
+  stalls: boolean;
   timeoutS: number;
   launcher: string[];
   arch: string | null;
@@ -316,6 +318,7 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
               warmup: a.warmup,
               clockControl: a.clockControl,
               timer: a.timer,
+              stalls: a.stalls,
               timeoutMs: a.timeoutS * 1000,
               launcher: a.launcher,
               keepReportsDir: a.keep,

@@ -8,7 +8,17 @@ export function runOptionsFromSettings(
   p: ProfileSettings,
 ): Pick<
   BenchOptions,
-  'args' | 'samples' | 'warmup' | 'clockControl' | 'timer' | 'timeoutMs' | 'launcher' | 'runCommand' | 'compileCommand' | 'checkCommand'
+  | 'args'
+  | 'samples'
+  | 'warmup'
+  | 'clockControl'
+  | 'timer'
+  | 'stalls'
+  | 'timeoutMs'
+  | 'launcher'
+  | 'runCommand'
+  | 'compileCommand'
+  | 'checkCommand'
 > {
   // An empty template means "not set": the program itself, nvcc, no check command.
   const template = (t: string[]) => (t.length ? t : undefined);
@@ -18,6 +28,7 @@ export function runOptionsFromSettings(
     warmup: p.warmup,
     clockControl: p.clockControl,
     timer: p.timer,
+    stalls: p.stalls === 'on',
     timeoutMs: p.timeoutSeconds * 1000,
     launcher: p.launcher,
     runCommand: template(p.runCommand),

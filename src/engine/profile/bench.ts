@@ -64,6 +64,7 @@ export function benchLoop(
         sourceStalls: o.sourceStalls,
         passes: o.passes,
         timer: o.timer,
+        stalls: o.stalls,
       },
     },
     { ...observer, onProgress: p => (observer.onProgress?.(p), o.progress?.(p)) },

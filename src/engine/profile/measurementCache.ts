@@ -16,7 +16,8 @@ import { claimFolder, requireOurs } from '../variants/cacheFolder';
 import type { BenchOptions } from './types';
 import type { SassStalls } from './sassStalls';
 import type { KernelProfile, LineStalls } from './stalls';
-import { KernelSamples, PROFILE_METRICS, STALL_METRICS } from './stages/time';
+import { KernelSamples, PROFILE_METRICS, STALL_METRICS, TIME_ONLY_METRICS } from './stages/time';
+import { PC_SAMPLING_PERIOD } from './native/pcStalls';
 
 /** Everything a measurement depends on besides the GPU's own state. */
 interface MeasurementKeyParts {
@@ -220,7 +221,7 @@ function possibleGroup(g: StoredMeasurement['groups'][number]): boolean {
 /** The options a measurement depends on (the bench's and the GPU sweep's). */
 export type MeasuredWith = Pick<
   BenchOptions,
-  'toolchain' | 'args' | 'runCommand' | 'launcher' | 'clockControl' | 'samples' | 'warmup' | 'passes' | 'timer'
+  'toolchain' | 'args' | 'runCommand' | 'launcher' | 'clockControl' | 'samples' | 'warmup' | 'passes' | 'timer' | 'stalls'
 > & {
   /** The CUPTI timer library that measured (its path names its build key: source, toolkit, CUPTI). */
   timerLibrary?: string;
@@ -239,17 +240,18 @@ function gpuIdentity(o: Pick<BenchOptions, 'toolchain' | 'launcher'>, gpu: numbe
  * the answer, so it is part of the key).
  */
 /** Bumped when the CUPTI timer's records change meaning (native/cupti_timer.c). */
-const CUPTI_TIMER_VERSION = 1;
+const CUPTI_TIMER_VERSION = 2;
 
 export function measurementKeyFor(o: MeasuredWith, program: string, gpu: number | null, kernels: string[], sourceText?: string): string {
   const passes = o.passes ?? 'combined';
-  // the CUPTI timer measures another thing (no flush, clocks as they are, no stall metrics): never the ncu entry
+  // the CUPTI timer measures another thing (no flush, clocks as they are, PC-sampled stalls): never the ncu entry
+  const stalls = o.stalls !== false;
   const method =
     sourceText !== undefined
       ? `source-stalls:v${SOURCE_STALLS_VERSION}:${crypto.createHash('sha256').update(sourceText).digest('hex')}`
       : o.timer === 'cupti'
-        ? `cupti-timer:v${CUPTI_TIMER_VERSION}:${o.timerLibrary ?? ''}`
-        : `${passes}:${(passes === 'split' ? ['gpu__time_duration.sum', ...STALL_METRICS] : PROFILE_METRICS).join(',')}`;
+        ? `cupti-timer:v${CUPTI_TIMER_VERSION}:${o.timerLibrary ?? ''}:${stalls ? `pc-sampling-2^${PC_SAMPLING_PERIOD}` : 'times-only'}`
+        : `${passes}:${(!stalls ? TIME_ONLY_METRICS : passes === 'split' ? ['gpu__time_duration.sum', ...STALL_METRICS] : PROFILE_METRICS).join(',')}`;
   return measurementKey({
     program: hashFile(program),
     args: o.args,

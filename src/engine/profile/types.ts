@@ -62,9 +62,15 @@ export interface BenchOptions {
    * What times the kernels. ncu (default): under Nsight Compute, caches flushed before each
    * launch, clocks as clockControl says, with the warp-stall metrics. cupti: the program runs as
    * itself with our CUPTI kernel timer injected (native/cupti_timer.c): warm caches, the GPU's own
-   * clocks, no stall metrics, no ncu process.
+   * clocks, stall reasons from CUPTI PC sampling, no ncu process.
    */
   timer?: 'ncu' | 'cupti';
+  /**
+   * Warp-stall reasons for every variant (default true): ncu's warp-state metrics in its timed
+   * run, or CUPTI PC sampling in the CUPTI timer's first run. false: times only (ncu collects
+   * durations and registers alone; the CUPTI timer does not sample).
+   */
+  stalls?: boolean;
   /** How ncu passes are spent (default combined: measured the faster, docs/measurements.md). */
   passes?: NcuPasses;
   /** ncu processes in flight per GPU (default PROFILES_PER_GPU). */

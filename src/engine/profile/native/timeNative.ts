@@ -12,6 +12,11 @@ import type { BenchOptions } from '../types';
 import { scratchDir } from '../../toolchain/processGuard';
 import { BoundedReadError, READ_CAPS, readBoundedText } from '../../boundedRead';
 import { KernelLaunch, parseTimerRecords, TimerRecords } from './timerRecords';
+import { kernelSamples, kernelStalls, PC_SAMPLING_PERIOD, pcSamplingProblem } from './pcStalls';
+import type { StallBreakdown } from '../stalls';
+
+/** Fewer PC samples of a kernel than this: its stall mix is unknown, not a guess from a handful. */
+const MIN_PC_SAMPLES = 200;
 
 /** Program runs per variant at most, however few launches one run gives (as under ncu). */
 const MAX_PROGRAM_RUNS = 50;
@@ -21,6 +26,11 @@ export type NativeTimeOptions = LaunchOptions &
     /** The built timer library (timerLibrary.ts). */
     library: string;
     env?: Record<string, string>;
+    /**
+     * Sample warp stalls with CUPTI PC sampling in the first run (its durations are kept: sampling
+     * every 2^15 cycles did not move them, docs/measurements.md). Default off.
+     */
+    stallSampling?: boolean;
     /** Folder for the timer's output files (on storage a launcher's nodes see). */
     runDir?: string;
     onRun?: (r: GpuRun) => void;
@@ -50,15 +60,19 @@ export async function timeNative(
   };
   const least = () => Math.min(...target.kernels.map(count));
   let stdout: string | null = null;
+  let stalls: Map<string, StallBreakdown> | null = null;
+  let stallProblem: string | null = null;
   try {
     let runsWanted = 1;
     for (let run = 0; least() < o.samples && run < runsWanted; run++) {
       const have = least();
       progress?.(`${p.label}: timing (${have}/${o.samples} samples${runsWanted > 1 ? `, run ${run + 1} of ${runsWanted}` : ''})`);
       o.onSamples?.(have, o.samples, 'time');
-      const r = await runOnce(p, o, path.join(work, `run-${run}.jsonl`));
+      const sample = run === 0 && !!o.stallSampling;
+      const r = await runOnce(p, o, path.join(work, `run-${run}.jsonl`), sample);
       if ('status' in r) return { ...r, groups, stdout: run === 0 ? r.stdout : stdout };
       if (run === 0) stdout = r.stdout;
+      if (sample) ({ stalls, problem: stallProblem } = stallsOf(r.records, target.kernels));
       for (const k of target.kernels) addLaunches(groups, k, r.records.launches, o);
       if (least() === have) {
         // nothing new: a kernel this run never launched (past its warm-up) will not come later
@@ -71,13 +85,36 @@ export async function timeNative(
         runsWanted = Math.min(MAX_PROGRAM_RUNS, 1 + Math.ceil((o.samples - least()) / Math.max(1, least())));
     }
     o.onSamples?.(least(), o.samples, 'time');
-    return { status: 'ok', message: null, groups, stdout, programFailed: null };
+    if (stalls) withStalls(groups, stalls);
+    return { status: 'ok', message: null, groups, stdout, programFailed: null, stallProblem };
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }
 
   function fail(status: TimeResult['status'], message: string): TimeResult {
     return { status, message, groups, stdout, programFailed: null };
+  }
+}
+
+/** Each timed kernel's stall mix from the run's PC samples, and why a kernel has none. */
+function stallsOf(r: TimerRecords, kernels: string[]): { stalls: Map<string, StallBreakdown>; problem: string | null } {
+  const stalls = new Map<string, StallBreakdown>();
+  const problem = pcSamplingProblem(r.pcSampling);
+  if (problem || !r.pcSampling) return { stalls, problem };
+  const few: string[] = [];
+  for (const k of kernels) {
+    const n = kernelSamples(r.pcSampling, k);
+    if (n < MIN_PC_SAMPLES) few.push(`${k}: ${n}`);
+    else stalls.set(k, kernelStalls(r.pcSampling, k));
+  }
+  return { stalls, problem: few.length ? `too few PC samples for a stall mix (${few.join(', ')}; at least ${MIN_PC_SAMPLES})` : null };
+}
+
+/** The stall mix onto every group of its kernel (PC samples are per function: one mix for all its block sizes). */
+function withStalls(groups: Map<string, KernelSamples>, stalls: Map<string, StallBreakdown>): void {
+  for (const g of groups.values()) {
+    const s = stalls.get(g.kernel);
+    if (s && g.last) Object.assign(g.last, { stalls: s.stalls, stallShare: s.stallShare, stallSource: s.source });
   }
 }
 
@@ -118,13 +155,19 @@ async function runOnce(
   p: VariantProgram,
   o: NativeTimeOptions,
   out: string,
+  sample: boolean,
 ): Promise<{ stdout: string; records: TimerRecords } | (Omit<TimeResult, 'groups' | 'stdout'> & { stdout: string | null })> {
   const startMs = Date.now();
   const run = await launch(o, programCommand(p.program, o), {
     timeoutMs: o.timeoutMs,
     signal: o.signal,
     cwd: path.dirname(p.file),
-    env: { ...o.env, CUDA_INJECTION64_PATH: o.library, UNROLL_LENS_TIMER_OUT: out },
+    env: {
+      ...o.env,
+      CUDA_INJECTION64_PATH: o.library,
+      UNROLL_LENS_TIMER_OUT: out,
+      ...(sample ? { UNROLL_LENS_PCSAMPLING: String(PC_SAMPLING_PERIOD) } : {}),
+    },
   });
   o.onRun?.({ kind: 'time', startMs, endMs: Date.now() });
   if (run.cancelled) return { status: 'cancelled', message: null, stdout: null, programFailed: null };

@@ -19,6 +19,38 @@ export interface KernelLaunch {
   dynamicSharedBytes: number;
 }
 
+/** One sampled PC of one function: its stall-reason sample counts, summed over the run. */
+interface PcSample {
+  /** Byte offset of the instruction from the start of its function. */
+  offset: number;
+  /** Mangled function name. */
+  kernel: string;
+  /** CUPTI's CRC of the cubin (a decimal string: 64 bits). */
+  cubinCrc: string;
+  /** [index into PcSampling.reasons, samples]. */
+  counts: [number, number][];
+}
+
+/** What CUPTI PC sampling gave in one run (UNROLL_LENS_PCSAMPLING). */
+export interface PcSampling {
+  /** Sampling every 2^period cycles; null when the summary line is missing. */
+  period: number | null;
+  /** CUPTI's stall reason names (`smsp__pcsamp_warps_issue_stalled_<reason>[_not_issued]`). */
+  reasons: string[];
+  pcs: PcSample[];
+  /** Samples CUPTI counted (user kernels, others and dropped ones), and those the hardware dropped. */
+  total: number;
+  dropped: number;
+  /** The hardware buffer filled: samples were lost and CUPTI gives zeros for them. */
+  hardwareBufferFull: boolean;
+  /** Samples the library could not keep (its PC table full, a reason it did not know). */
+  lost: number;
+  /** PC sampling calls that failed ("pcerror" lines); the kernel times are still valid. */
+  errors: string[];
+  /** The summary line was written (the run reached exit with sampling on). */
+  complete: boolean;
+}
+
 export interface TimerRecords {
   /** Launches in the order CUPTI delivered them (per buffer; sort by startNs for launch order). */
   launches: KernelLaunch[];
@@ -28,6 +60,8 @@ export interface TimerRecords {
   end: { records: number; dropped: number } | null;
   /** The library loaded and started (an init line). */
   initialised: boolean;
+  /** PC sampling's output; null when the run did not sample (no pc, pcs or pcerror line). */
+  pcSampling: PcSampling | null;
 }
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
@@ -36,7 +70,19 @@ const triple = (v: unknown): [number, number, number] | null =>
 
 /** Parses the timer's output; a line that is not one of its records is an error of the run, not skipped silently. */
 export function parseTimerRecords(text: string): TimerRecords {
-  const out: TimerRecords = { launches: [], errors: [], end: null, initialised: false };
+  const out: TimerRecords = { launches: [], errors: [], end: null, initialised: false, pcSampling: null };
+  const sampling = (): PcSampling =>
+    (out.pcSampling ??= {
+      period: null,
+      reasons: [],
+      pcs: [],
+      total: 0,
+      dropped: 0,
+      hardwareBufferFull: false,
+      lost: 0,
+      errors: [],
+      complete: false,
+    });
   const lines = text.split('\n');
   lines.forEach((line, i) => {
     if (!line.trim()) return;
@@ -54,7 +100,21 @@ export function parseTimerRecords(text: string): TimerRecords {
     }
     if (r.init === 1) out.initialised = true;
     else if (typeof r.error === 'string') out.errors.push(r.error);
-    else if (r.end === 1) out.end = { records: num(r.records) ?? 0, dropped: num(r.dropped) ?? 0 };
+    else if (typeof r.pcerror === 'string') sampling().errors.push(r.pcerror);
+    else if (typeof r.pc === 'number') {
+      const pc = pcSampleOf(r);
+      if (pc) sampling().pcs.push(pc);
+      else out.errors.push(`timer line ${i + 1}: a PC sample without a valid offset, function or counts`);
+    } else if (r.pcs === 1) {
+      const s = sampling();
+      s.period = num(r.period);
+      s.reasons = Array.isArray(r.reasons) ? r.reasons.map(String) : [];
+      s.total = num(r.total) ?? 0;
+      s.dropped = num(r.dropped) ?? 0;
+      s.hardwareBufferFull = r.hwFull === 1;
+      s.lost = num(r.lost) ?? 0;
+      s.complete = true;
+    } else if (r.end === 1) out.end = { records: num(r.records) ?? 0, dropped: num(r.dropped) ?? 0 };
     else if (typeof r.k === 'string') {
       const s = num(r.s);
       const du = num(r.du);
@@ -79,4 +139,16 @@ export function parseTimerRecords(text: string): TimerRecords {
     } else out.errors.push(`timer line ${i + 1}: not a timer record`);
   });
   return out;
+}
+
+function pcSampleOf(r: Record<string, unknown>): PcSample | null {
+  const offset = num(r.pc);
+  const pairs = Array.isArray(r.n) ? r.n : null;
+  if (offset === null || offset < 0 || typeof r.f !== 'string' || typeof r.c !== 'string' || !pairs) return null;
+  const counts: [number, number][] = [];
+  for (const p of pairs) {
+    if (!Array.isArray(p) || p.length !== 2 || num(p[0]) === null || num(p[1]) === null) return null;
+    counts.push([p[0] as number, p[1] as number]);
+  }
+  return { offset, kernel: r.f, cubinCrc: r.c, counts };
 }

@@ -41,6 +41,9 @@ const MAX_PROGRAM_RUNS = 50;
 /** The warp-state metrics alone: what the stall run of the split mode collects. */
 export const STALL_METRICS = PROFILE_METRICS.filter(m => m !== 'gpu__time_duration.sum');
 
+/** Durations and registers alone: the split mode's timed runs, and every run when no stalls are wanted. */
+export const TIME_ONLY_METRICS = ['gpu__time_duration.sum', 'launch__registers_per_thread'];
+
 export type { NcuPasses };
 
 export interface TimeResult {
@@ -52,6 +55,8 @@ export interface TimeResult {
   stdout: string | null;
   /** The first ncu run failed because the program itself did (non-zero exit, crash): its message. */
   programFailed: string | null;
+  /** Why the stall reasons are missing although they were asked for (CUPTI PC sampling refused, too few samples); the times stand. */
+  stallProblem?: string | null;
 }
 
 /** One ncu process on the GPU, for the run's cost accounting. */
@@ -63,7 +68,7 @@ export interface GpuRun {
 }
 
 export type TimeOptions = LaunchOptions &
-  Pick<BenchOptions, 'samples' | 'warmup' | 'clockControl' | 'timeoutMs' | 'signal' | 'keepReportsDir' | 'loops'> & {
+  Pick<BenchOptions, 'samples' | 'warmup' | 'clockControl' | 'timeoutMs' | 'signal' | 'keepReportsDir' | 'loops' | 'stalls'> & {
     passes?: NcuPasses;
     /** Launches the split mode's stall run profiles (default 3). */
     stallLaunches?: number;
@@ -192,8 +197,7 @@ class VariantProfiler {
   async profileKernel(k: string): Promise<boolean> {
     const o = this.o;
     const kernels = this.target.kernels;
-    const timeMetrics =
-      (o.passes ?? 'combined') === 'combined' ? PROFILE_METRICS : ['gpu__time_duration.sum', 'launch__registers_per_thread'];
+    const timeMetrics = (o.passes ?? 'combined') === 'combined' && o.stalls !== false ? PROFILE_METRICS : TIME_ONLY_METRICS;
     // Program runs: one, then as many as the launches the first one gave call for (a program
     // that launches the kernel 5 times past its warm-up needs 4 runs for 20 samples).
     let runsWanted = 1;
@@ -220,7 +224,8 @@ class VariantProfiler {
         runsWanted = Math.min(MAX_PROGRAM_RUNS, 1 + Math.ceil((o.samples - this.count(k)) / this.count(k)));
     }
     o.onSamples?.(this.count(k), o.samples, 'time');
-    if ((o.passes ?? 'combined') === 'split' && [...this.groups.values()].some(g => g.kernel === k)) return this.stallRun(k);
+    if ((o.passes ?? 'combined') === 'split' && o.stalls !== false && [...this.groups.values()].some(g => g.kernel === k))
+      return this.stallRun(k);
     return true;
   }
 

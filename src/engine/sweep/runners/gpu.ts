@@ -16,6 +16,7 @@ import { cachedLineStalls } from '../../profile/stages/lineStalls';
 import { summarize } from '../../profile/stages/summary';
 import { GpuRun, KernelSamples, TimeResult, timeVariant } from '../../profile/stages/time';
 import { timeNative } from '../../profile/native/timeNative';
+import { PC_SAMPLING_PERIOD } from '../../profile/native/pcStalls';
 import { timerLibrary, TimerUnavailableError } from '../../profile/native/timerLibrary';
 import { defaultRunDir } from '../../profile/gpuSelection';
 import { MeasurementCache, measuredGroups, measurementKeyFor, storedMeasurement } from '../../profile/measurementCache';
@@ -49,6 +50,7 @@ export type GpuSettings = Pick<
   | 'sourceStalls'
   | 'passes'
   | 'timer'
+  | 'stalls'
 >;
 
 export interface GpuRunnerOptions extends StaticRunnerOptions {
@@ -123,6 +125,8 @@ export class GpuRunner implements SweepRunner {
   private kernel: string | null = null;
   /** Every kernel timed: one per instantiation when template parameters are swept. */
   private readonly timed = new Set<string>();
+  /** Why stall reasons asked for are missing, and for how many variants. */
+  private readonly stallProblems = new Map<string, number>();
 
   constructor(private readonly o: GpuRunnerOptions) {
     // the CUPTI timer needs no ncu, unless per-line stalls are asked for (ncu's source page)
@@ -184,7 +188,10 @@ export class GpuRunner implements SweepRunner {
     return [
       this.o.gpu.timer === 'cupti'
         ? `timed by the CUPTI kernel timer in the program's own runs on ${this.gpu ?? 'the GPU'}, ${this.o.gpu.samples} launches per variant ` +
-          `after ${this.o.gpu.warmup} warm-up: clocks as the GPU sets them, caches warm between launches, no stall metrics`
+          `after ${this.o.gpu.warmup} warm-up: clocks as the GPU sets them, caches warm between launches, ` +
+          (this.o.gpu.stalls === false
+            ? 'no stall reasons (--stalls off)'
+            : `stall reasons from CUPTI PC sampling (every 2^${PC_SAMPLING_PERIOD} cycles, first run)`)
         : `timed under ncu on ${this.gpu ?? 'the GPU'}, ${this.o.gpu.samples} launches per variant after ${this.o.gpu.warmup} warm-up, ` +
           `clocks ${this.o.gpu.clockControl === 'base' ? 'locked to base' : 'not locked (--clock-control none)'}, caches flushed before each launch`,
       ...(this.gpuIndices.length > 1
@@ -192,6 +199,7 @@ export class GpuRunner implements SweepRunner {
             `spread over GPUs ${this.gpuIndices.join(', ')} (CUDA device indices, ${this.perGpu} ncu process${this.perGpu > 1 ? 'es' : ''} each)`,
           ]
         : []),
+      ...[...this.stallProblems].map(([why, n]) => `stall reasons unknown for ${n} variant${n > 1 ? 's' : ''}: ${why}`),
       ...this.instantiationNotes(),
       ...(this.timed.size > 1 ? [`timed kernels: ${[...this.timed].join(', ')}`] : this.kernel ? [`timed kernel: ${this.kernel}`] : []),
       ...this.sass.notes(),
@@ -483,7 +491,7 @@ export class GpuRunner implements SweepRunner {
     const hit = key ? this.cache!.get(key) : null;
     if (hit) ctx.onPhase?.(point, 'cached', undefined, { gpu: slot.gpu });
     let check: CheckResult;
-    let timing: Pick<TimeResult, 'status' | 'message' | 'groups'> | null = null;
+    let timing: Pick<TimeResult, 'status' | 'message' | 'groups' | 'stallProblem'> | null = null;
     if (this.folded && !hit) {
       // The program's output in its ncu run is its check: no plain run on a GPU another process is profiling on.
       if (isBaseline) this.baselineStarted.resolve();
@@ -510,7 +518,9 @@ export class GpuRunner implements SweepRunner {
     if (isBaseline) this.setBaseline({ checksums: check.checksums, stdout: check.status === 'ok' ? check.stdout : null }, p.program, point);
     if (check.status !== 'ok') return { ...v, status: check.status, message: check.message };
     timing ??= hit ? { status: 'ok', message: null, groups: measuredGroups(hit) } : await this.time(p, target, stage, progress('time'));
-    if (key && !hit && timing.status === 'ok' && check.stdout !== null)
+    // a timing whose stall reasons were asked for and are missing is not stored: a later run may get them
+    if (timing.stallProblem) this.stallProblems.set(timing.stallProblem, (this.stallProblems.get(timing.stallProblem) ?? 0) + 1);
+    if (key && !hit && timing.status === 'ok' && !timing.stallProblem && check.stdout !== null)
       this.cache!.put(key, storedMeasurement(timing.groups, check.stdout));
     const primary = timing.groups.get(kernel) ?? [...timing.groups.values()][0];
     Object.assign(v, summarize(primary?.durations ?? []));
@@ -549,7 +559,7 @@ export class GpuRunner implements SweepRunner {
       if (!(e instanceof TimerUnavailableError)) throw e;
       return { status: 'profile', message: e.message, groups: new Map(), stdout: null, programFailed: null };
     }
-    return timeNative(p, target, { ...stage, library }, progress);
+    return timeNative(p, target, { ...stage, library, stallSampling: this.o.gpu.stalls !== false }, progress);
   }
 
   /** How a point's program runs on the slot's GPU: its arguments, where reports go, and its progress and cost accounting. */
