@@ -467,11 +467,40 @@ async function readCharts(page) {
   });
 }
 
+/** The line under every chart's title: GPU · tool · clocks · caches, or SASS only for a static result. */
+function expectedConditions(r) {
+  if (r.static) return `SASS only (${r.arch}, no GPU run): compiler output, no timings`;
+  const m = r.measurement;
+  const base = m ? m.clocks === 'base' : r.clockControl ? r.clockControl === 'base' : null;
+  return [
+    r.gpu,
+    m?.tool === 'cupti' ? 'CUPTI timer (program run as itself)' : 'ncu',
+    base === null ? 'clocks not recorded' : base ? 'clocks locked to base' : 'clocks as-is (not locked)',
+    m?.caches === 'warm' ? 'caches warm (as the program runs)' : 'caches flushed before each launch',
+  ].join(' · ');
+}
+
+async function checkConditions(page, r, ids) {
+  const shown = await page.evaluate(() =>
+    [...document.querySelectorAll('figure[data-chart]')].map(f => {
+      const p = f.querySelector('h2 + .ul-conditions');
+      return { id: f.getAttribute('data-chart'), text: p?.textContent ?? null, visible: !!p && p.offsetParent !== null };
+    }),
+  );
+  assert.deepEqual(shown.map(c => c.id).sort(), [...ids].sort(), 'a conditions line on every chart');
+  for (const c of shown) {
+    assert.equal(c.text, expectedConditions(r), `${c.id}: measurement conditions under the title`);
+    assert.ok(c.visible, `${c.id}: conditions visible`);
+    if (r.static) assert.doesNotMatch(c.text, /clock|cache/, `${c.id}: a static result says nothing of clocks`);
+  }
+}
+
 async function checkCharts(page, r) {
   const charts = await readCharts(page);
   const icache = r.variants.some(v => v.icache) ? ['icache'] : [];
   const ids = r.static ? [...icache, 'size', 'resources', 'unroll'] : ['speedup', 'stalls', ...icache, 'size', 'resources'];
   assert.deepEqual(Object.keys(charts).sort(), [...ids].sort(), 'charts shown');
+  await checkConditions(page, r, ids);
   const ok = r.variants.filter(v => v.status === 'ok');
   for (const [id, c] of Object.entries(charts)) {
     assert.ok(c.differsFromEmpty && c.painted > 0.02, `${id}: canvas is blank (${(c.painted * 100).toFixed(2)}% painted)`);
@@ -1064,6 +1093,38 @@ describe('webview host', () => {
     }
     for (const s of shots) assert.ok(fs.statSync(s).size > 20_000, `${s} looks empty`);
     console.log(`screenshots: ${shots.map(s => path.relative(ROOT, s)).join(', ')}`);
+  });
+});
+
+describe('measurement conditions', () => {
+  test('every chart states the measurement conditions the result records', async () => {
+    const { page, log } = await openHost();
+    const cupti = { tool: 'cupti', clocks: 'as-is', caches: 'warm' };
+    const cases = [
+      [
+        { ...fixtures['gpu-h100-matvec_exhaustive'], measurement: cupti },
+        'CUPTI timer (program run as itself) · clocks as-is (not locked) · caches warm (as the program runs)',
+      ],
+      [
+        { ...fixtures.matmul_basic, clockControl: 'base', measurement: { tool: 'ncu', clocks: 'base', caches: 'flushed' } },
+        'ncu · clocks locked to base · caches flushed before each launch',
+      ],
+      // Saved before the conditions were kept: ncu's flush, the clocks as recorded or not at all.
+      [{ ...fixtures.matmul_basic, clockControl: 'none' }, 'ncu · clocks as-is (not locked) · caches flushed before each launch'],
+      [fixtures.icache_cliff, 'ncu · clocks not recorded · caches flushed before each launch'],
+    ];
+    for (const [r, words] of cases) {
+      await postResult(page, r);
+      await checkCharts(page, r);
+      const lines = await page.locator('figure[data-chart] .ul-conditions').allTextContents();
+      assert.ok(lines.length >= 4);
+      for (const l of lines) assert.equal(l, `NVIDIA H100 80GB HBM3 · ${words}`);
+    }
+    await postResult(page, fixtures['static-matmul_basic']);
+    await checkCharts(page, fixtures['static-matmul_basic']);
+    for (const l of await page.locator('figure[data-chart] .ul-conditions').allTextContents())
+      assert.match(l, /^SASS only \(sm_90, no GPU run\)/);
+    await assertClean(page, log);
   });
 });
 

@@ -26,6 +26,7 @@ import { baseOptions, decoratedOptions, outline } from './chartOptions';
 import type { PointerHandlers } from './chartOptions';
 import { icacheChart, resourcesChart, sizeChart, speedupChart, stallsChart, unrollChart } from './chartConfigs';
 import type { ChartKit } from './chartConfigs';
+import { chartConditionsText } from '../../src/schema/measurementText';
 
 Chart.register(
   BarController,
@@ -64,6 +65,8 @@ interface Card {
   chart: Chart;
   figure: HTMLElement;
   caption: HTMLElement;
+  /** The measurement conditions under the title (GPU, tool, clocks, caches; or SASS only). */
+  conditions: HTMLElement;
 }
 
 /** Picks a variant from a click anywhere in its column (small or missing bars stay clickable). */
@@ -108,10 +111,12 @@ export class ChartPanel {
     this.selected = selected;
     const ids = chartIds(model);
     if (ids.join() !== [...this.cards.keys()].join()) this.rebuild(ids);
+    const conditions = chartConditionsText(model.result);
     // Many variants with long (kernel-sweep) labels: rotated ticks need room, so the plots grow.
     const longest = Math.max(0, ...model.variants.map(x => Math.min(24, x.v.label.length)));
     this.root.classList.toggle('ul-tall', model.variants.length * longest > 160);
     for (const [id, card] of this.cards) {
+      setText(card.conditions, conditions);
       const cfg = this.config(id, model, theme);
       card.chart.data.labels = cfg.data.labels;
       // Keep dataset objects (chart.js tracks them by index); replace their contents.
@@ -140,15 +145,17 @@ export class ChartPanel {
     for (const id of ids) {
       const canvas = h('canvas', { attrs: { role: 'img', 'aria-label': `${CHART_TITLES[id]} per variant; the table lists every value.` } });
       const caption = h('figcaption', { class: 'ul-caption' });
+      const conditions = h('p', { class: 'ul-conditions', attrs: { 'data-conditions': '' } });
       const figure = h('figure', { class: 'ul-card', attrs: { 'data-chart': id } }, [
         h('h2', { text: CHART_TITLES[id] }),
+        conditions,
         h('div', { class: 'ul-canvas-box' }, [canvas]),
         caption,
       ]);
       this.root.append(figure);
       const cfg = this.config(id, this.model!, this.theme!);
       const chart = new Chart(canvas, cfg);
-      this.cards.set(id, { chart, figure, caption });
+      this.cards.set(id, { chart, figure, caption, conditions });
     }
     if (!this.model!.gpu) this.root.append(staticNotice());
   }
