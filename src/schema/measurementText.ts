@@ -1,6 +1,6 @@
 // What a GPU timing was measured with, in words: the sweep's best-variant basis, the bench table's
-// header and the hover say it the same way.
-import type { MeasurementConditions } from './types';
+// header, the hover and the results panel's charts say it the same way.
+import type { MeasurementConditions, SweepResult } from './types';
 
 /** `ncu, 20 samples; clocks not locked, caches flushed before each launch`. Results saved before conditions were kept read as ncu's. */
 export function conditionsText(m: MeasurementConditions | undefined, samples: number, clockControl?: 'base' | 'none'): string {
@@ -8,4 +8,20 @@ export function conditionsText(m: MeasurementConditions | undefined, samples: nu
   const base = m ? m.clocks === 'base' : clockControl !== 'none';
   const caches = m?.caches === 'warm' ? 'caches warm' : 'caches flushed before each launch';
   return `${tool}, ${samples} samples; clocks ${base ? 'locked to base' : 'not locked'}, ${caches}`;
+}
+
+/**
+ * One line for the top of every chart of a result: the GPU, the tool, the clocks and the caches
+ * (`NVIDIA H100 80GB HBM3 · ncu · clocks locked to base · caches flushed before each launch`), or
+ * `SASS only` for a static result. A result saved before the conditions were kept was timed by ncu
+ * with its cache flush; its clocks are named only where `clockControl` recorded them.
+ */
+export function chartConditionsText(r: Pick<SweepResult, 'static' | 'gpu' | 'arch' | 'measurement' | 'clockControl'>): string {
+  if (r.static) return `SASS only (${r.arch}, no GPU run): compiler output, no timings`;
+  const m = r.measurement;
+  const tool = m?.tool === 'cupti' ? 'CUPTI timer (program run as itself)' : 'ncu';
+  const clocksBase = m ? m.clocks === 'base' : r.clockControl ? r.clockControl === 'base' : null;
+  const clocks = clocksBase === null ? 'clocks not recorded' : clocksBase ? 'clocks locked to base' : 'clocks as-is (not locked)';
+  const caches = m?.caches === 'warm' ? 'caches warm (as the program runs)' : 'caches flushed before each launch';
+  return [r.gpu ?? 'GPU not named', tool, clocks, caches].join(' · ');
 }

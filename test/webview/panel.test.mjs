@@ -467,11 +467,177 @@ async function readCharts(page) {
   });
 }
 
+/** A GPU sweep over two loop axes (not a benchmark's one tied axis), at most 8 combinations of extra-axis values. */
+function twoLoopAxes(r) {
+  const combos = Object.values(r.params).reduce((n, vs) => n * vs.length, 1);
+  return !r.static && r.origin !== 'bench' && r.loops.length === 2 && combos <= 8;
+}
+
+/** The line under every chart's title: GPU · tool · clocks · caches, or SASS only for a static result. */
+function expectedConditions(r) {
+  if (r.static) return `SASS only (${r.arch}, no GPU run): compiler output, no timings`;
+  const m = r.measurement;
+  const base = m ? m.clocks === 'base' : r.clockControl ? r.clockControl === 'base' : null;
+  return [
+    r.gpu,
+    m?.tool === 'cupti' ? 'CUPTI timer (program run as itself)' : 'ncu',
+    base === null ? 'clocks not recorded' : base ? 'clocks locked to base' : 'clocks as-is (not locked)',
+    m?.caches === 'warm' ? 'caches warm (as the program runs)' : 'caches flushed before each launch',
+  ].join(' · ');
+}
+
+async function checkConditions(page, r, ids) {
+  const shown = await page.evaluate(() =>
+    [...document.querySelectorAll('figure[data-chart]')].map(f => {
+      const p = f.querySelector('h2 + .ul-conditions');
+      return { id: f.getAttribute('data-chart'), text: p?.textContent ?? null, visible: !!p && p.offsetParent !== null };
+    }),
+  );
+  assert.deepEqual(shown.map(c => c.id).sort(), [...ids].sort(), 'a conditions line on every chart');
+  for (const c of shown) {
+    assert.equal(c.text, expectedConditions(r), `${c.id}: measurement conditions under the title`);
+    assert.ok(c.visible, `${c.id}: conditions visible`);
+    if (r.static) assert.doesNotMatch(c.text, /clock|cache/, `${c.id}: a static result says nothing of clocks`);
+  }
+}
+
+const sameFactor = (a, b) => String(a) === String(b);
+
+/** The heatmap's cells as the test expects them, from the result alone. */
+function expectedHeatmap(r) {
+  const [lx, ly] = r.loops.map(l => String(l.line));
+  const axis = line => {
+    const vs = [...r.factors];
+    for (const v of r.variants) if (line in v.factors && !vs.some(f => sameFactor(f, v.factors[line]))) vs.push(v.factors[line]);
+    return vs;
+  };
+  const xs = axis(lx);
+  const ys = axis(ly);
+  let combos = [{}];
+  for (const [k, vs] of Object.entries(r.params)) combos = combos.flatMap(c => vs.map(v => ({ ...c, [k]: v })));
+  const byId = new Map(r.variants.map(v => [v.id, v]));
+  const grids = combos.map(params =>
+    ys.flatMap((fy, yi) =>
+      xs.map((fx, xi) => {
+        const v = r.variants.find(
+          x =>
+            sameFactor(x.factors[lx], fx) &&
+            sameFactor(x.factors[ly], fy) &&
+            Object.entries(params).every(([k, val]) => x.params[k] === val),
+        );
+        const ref = v?.identicalTo ? byId.get(v.identicalTo) : null;
+        const ok = v?.status === 'ok';
+        const speedup = ok ? (v.speedup ?? ref?.speedup ?? null) : null;
+        let empty = null;
+        if (!v)
+          empty = !r.complete
+            ? 'not evaluated'
+            : r.strategy === 'exhaustive'
+              ? 'not in the result'
+              : `the ${r.strategy} search did not visit`;
+        else if (v.status === 'pending') empty = 'pending';
+        else if (!ok) empty = `${v.status}: ${v.message}`;
+        else if (speedup === null) empty = 'no timing';
+        const noise = empty === null && (v.withinNoise ?? ref?.withinNoise) === true;
+        return { xi, yi, id: v?.id ?? null, empty, speedup, noise, best: !!v && v.id === r.best };
+      }),
+    ),
+  );
+  return { lx, ly, xs, ys, combos, grids };
+}
+
+async function checkHeatmap(page, r) {
+  const e = expectedHeatmap(r);
+  const dom = await page.evaluate(() => {
+    const card = document.querySelector('figure[data-chart="heatmap"]');
+    return {
+      title: card.querySelector('h2').textContent,
+      legend: [...card.querySelectorAll('.ul-heat-legend li')].map(li => li.textContent),
+      tables: [...card.querySelectorAll('table.ul-heatmap')].map(t => ({
+        caption: t.querySelector('caption')?.textContent ?? '',
+        xname: t.querySelector('.ul-heat-xname').textContent,
+        yname: t.querySelector('.ul-heat-yname').textContent,
+        x: [...t.querySelectorAll('th.ul-heat-x')].map(th => th.textContent),
+        y: [...t.querySelectorAll('th.ul-heat-y')].map(th => th.textContent),
+        cells: [...t.querySelectorAll('td.ul-heat-cell')].map(td => ({
+          xi: Number(td.dataset.xi),
+          yi: Number(td.dataset.yi),
+          id: td.dataset.variant ?? null,
+          cls: td.className.split(' '),
+          value: td.querySelector('.ul-heat-value')?.textContent ?? null,
+          title: td.title,
+          level: Number(td.dataset.level),
+          bg: getComputedStyle(td).backgroundColor,
+        })),
+      })),
+    };
+  });
+  assert.equal(dom.title, 'Speedup vs the file as written');
+  for (const t of ['Within noise of the file as written', 'Best (', 'Empty: not measured or failed']) {
+    assert.ok(
+      dom.legend.some(l => l.startsWith(t)),
+      `heatmap legend: ${t}`,
+    );
+  }
+  assert.equal(dom.tables.length, e.combos.length, 'one grid per combination of the extra axes');
+  const bgs = { slower: new Set(), neutral: new Set(), faster: new Set() };
+  dom.tables.forEach((t, g) => {
+    assert.equal(
+      t.caption,
+      Object.entries(e.combos[g])
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' · '),
+      'grid caption',
+    );
+    assert.match(t.xname, new RegExp(`^Loop L${e.lx} unroll`), 'x axis: the first loop');
+    assert.match(t.yname, new RegExp(`^Loop L${e.ly} unroll`), 'y axis: the second loop');
+    assert.deepEqual(t.x, e.xs.map(factor), 'x labels: the first loop factors in axis order');
+    assert.deepEqual(t.y, e.ys.map(factor), 'y labels: the second loop factors in axis order');
+    assert.equal(t.cells.length, e.xs.length * e.ys.length, 'one cell per point');
+    t.cells.forEach((c, i) => {
+      const x = e.grids[g][i];
+      const at = `grid ${g} cell ${factor(e.xs[x.xi])}, ${factor(e.ys[x.yi])}`;
+      assert.deepEqual([c.xi, c.yi, c.id], [x.xi, x.yi, x.id], at);
+      assert.equal(c.cls.includes('ul-heat-best'), x.best, `${at}: best outlined`);
+      if (x.empty !== null) {
+        assert.equal(c.value, null, `${at}: empty`);
+        assert.ok(c.cls.includes('ul-heat-empty'), `${at}: empty cell`);
+        assert.ok(c.title.includes(x.empty), `${at}: why it is empty (${c.title})`);
+        return;
+      }
+      assert.equal(c.value, `${x.speedup.toFixed(3)}×`, `${at}: value`);
+      assert.equal(c.cls.includes('ul-heat-noise'), x.noise, `${at}: within-noise mark`);
+      const side = x.noise || x.speedup === 1 ? 0 : Math.sign(x.speedup - 1);
+      assert.equal(Math.sign(c.level), side, `${at}: colour side`);
+      bgs[side < 0 ? 'slower' : side > 0 ? 'faster' : 'neutral'].add(c.bg);
+    });
+  });
+  assert.equal(
+    dom.tables.flatMap(t => t.cells).filter(c => c.cls.includes('ul-heat-best')).length,
+    e.grids.flat().some(c => c.best) ? 1 : 0,
+  );
+  // The two hues and the neutral grey are different colours.
+  for (const [a, b] of [
+    ['slower', 'faster'],
+    ['slower', 'neutral'],
+    ['faster', 'neutral'],
+  ]) {
+    for (const c of bgs[a]) assert.ok(!bgs[b].has(c), `${a} and ${b} cells differ in colour (${c})`);
+  }
+}
+
 async function checkCharts(page, r) {
   const charts = await readCharts(page);
   const icache = r.variants.some(v => v.icache) ? ['icache'] : [];
-  const ids = r.static ? [...icache, 'size', 'resources', 'unroll'] : ['speedup', 'stalls', ...icache, 'size', 'resources'];
+  // A GPU sweep of two loop axes draws its speedups as a heatmap (an HTML table), not as chart.js bars.
+  const heat = twoLoopAxes(r);
+  const ids = r.static
+    ? [...icache, 'size', 'resources', 'unroll']
+    : [...(heat ? [] : ['speedup']), 'stalls', ...icache, 'size', 'resources'];
   assert.deepEqual(Object.keys(charts).sort(), [...ids].sort(), 'charts shown');
+  await checkConditions(page, r, heat ? ['heatmap', ...ids] : ids);
+  if (heat) await checkHeatmap(page, r);
+  else assert.equal(await page.locator('[data-chart="heatmap"]').count(), 0, 'no heatmap: bars');
   const ok = r.variants.filter(v => v.status === 'ok');
   for (const [id, c] of Object.entries(charts)) {
     assert.ok(c.differsFromEmpty && c.painted > 0.02, `${id}: canvas is blank (${(c.painted * 100).toFixed(2)}% painted)`);
@@ -542,6 +708,13 @@ async function checkCharts(page, r) {
     return charts;
   }
   assert.ok(res.legend.includes('Achieved occupancy (%, ncu)'), 'achieved occupancy');
+  const st = charts.stalls;
+  const { groups } = stallGroups(r);
+  assert.equal(st.legend[0], 'no_instruction (i-cache miss)', 'no_instruction first in the stack');
+  assert.equal(st.datasets.length, groups.length);
+  const others = st.colors.slice(1);
+  assert.ok(!others.includes(st.colors[0]), 'no_instruction has a colour of its own');
+  if (heat) return charts;
   const sp = charts.speedup;
   for (const t of [
     'Faster than the baseline',
@@ -574,12 +747,6 @@ async function checkCharts(page, r) {
     // Within-noise bars are hatched and identical-code bars faded (patterns), the others solid colours.
     if (v.status === 'ok') assert.equal(sp.patterns[0][i], v.withinNoise === true || !!v.identicalTo, `${v.id}: noise marking`);
   });
-  const st = charts.stalls;
-  const { groups } = stallGroups(r);
-  assert.equal(st.legend[0], 'no_instruction (i-cache miss)', 'no_instruction first in the stack');
-  assert.equal(st.datasets.length, groups.length);
-  const others = st.colors.slice(1);
-  assert.ok(!others.includes(st.colors[0]), 'no_instruction has a colour of its own');
   return charts;
 }
 
@@ -1064,6 +1231,137 @@ describe('webview host', () => {
     }
     for (const s of shots) assert.ok(fs.statSync(s).size > 20_000, `${s} looks empty`);
     console.log(`screenshots: ${shots.map(s => path.relative(ROOT, s)).join(', ')}`);
+  });
+});
+
+describe('two-loop sweep heatmap', () => {
+  /** The H100 exhaustive sweep with one point failed and one left out of the result. */
+  function withFailedAndMissing() {
+    const r = structuredClone(fixtures['gpu-h100-matvec_exhaustive']);
+    const failed = r.variants.find(v => v.id === '70=2,74=4');
+    Object.assign(failed, { status: 'compile', message: 'ptxas fatal: <b>out of registers</b>', identicalTo: null });
+    for (const k of [
+      'kernelInstructions',
+      'kernelBytes',
+      'registers',
+      'medianMs',
+      'q1Ms',
+      'q3Ms',
+      'iqrMs',
+      'cv',
+      'speedup',
+      'withinNoise',
+      'stallShare',
+      'achievedOccupancy',
+    ])
+      failed[k] = null;
+    failed.samples = 0;
+    r.variants = r.variants.filter(v => v.id !== '70=16,74=2' && v.identicalTo !== '70=16,74=2');
+    return r;
+  }
+
+  test('exhaustive: a 7 × 7 grid, failed and missing points empty with why, best outlined; click and keys select', async () => {
+    const { page, log } = await openHost({ theme: 'light' });
+    const r = withFailedAndMissing();
+    await postResult(page, r);
+    await checkCharts(page, r);
+    await checkTable(page, r);
+    const cell = (x, y) => page.locator(`td.ul-heat-cell[data-xi="${x}"][data-yi="${y}"]`);
+    assert.equal(await page.locator('td.ul-heat-cell').count(), 49);
+    // ×2 across (index 2), ×4 down (index 3): the failed point; ×16 across, ×2 down: the missing one.
+    assert.equal(await cell(2, 3).getAttribute('title'), 'L70 ×2 · L74 ×4\ncompile: ptxas fatal: <b>out of registers</b>');
+    assert.match(await cell(5, 2).getAttribute('title'), /^L70 ×16 · L74 ×2\nnot in the result$/);
+    assert.equal(await page.locator('td.ul-heat-best').getAttribute('data-variant'), r.best);
+    assert.match(await page.locator('td.ul-heat-best').getAttribute('title'), /best: fastest median kernel time/);
+    // The file as written's factors (L70 default, L74 full): marked, within noise (1.000×).
+    assert.match(await cell(0, 6).textContent(), /^1\.000×as written$/);
+    await cell(4, 1).click();
+    assert.deepEqual((await page.evaluate(() => window.__posted)).at(-1), { type: 'reveal', variantId: '70=8,74=1' });
+    assert.equal(await cell(4, 1).getAttribute('aria-selected'), 'true');
+    assert.equal((await readTable(page)).rows.find(x => x.id === '70=8,74=1').selected, 'true');
+    await cell(4, 1).focus();
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('ArrowDown');
+    const posted = (await page.evaluate(() => window.__posted)).length;
+    await page.keyboard.press('Enter'); // the missing point: nothing to select
+    assert.equal((await page.evaluate(() => window.__posted)).length, posted);
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Enter');
+    assert.deepEqual((await page.evaluate(() => window.__posted)).at(-1), { type: 'reveal', variantId: '70=16,74=4' });
+    assert.equal(await page.evaluate(() => document.activeElement.getAttribute('data-variant')), '70=16,74=4');
+    await assertClean(page, log);
+  });
+
+  test('coordinate search: the points it did not visit are empty cells that say so', async () => {
+    const { page, log } = await openReport('gpu-h100-matvec_coordinate');
+    const r = fixtures['gpu-h100-matvec_coordinate'];
+    const points = r.variants.filter(v => Object.keys(v.factors).length === 2).length;
+    const empty = await page.locator('td.ul-heat-empty').evaluateAll(tds => tds.map(td => td.title));
+    assert.equal(empty.length, 49 - points);
+    for (const t of empty) assert.match(t, /\nnot evaluated: the coordinate search did not visit this point$/);
+    await assertClean(page, log);
+  });
+
+  test('extra axis: one grid per value; one-loop sweeps and benchmarks keep the bars', async () => {
+    const { page, log } = await openHost();
+    const base = fixtures['gpu-h100-matvec_exhaustive'];
+    const tag = (id, b) => (id === 'as-written' ? id : `${id}|BLOCK=${b}`);
+    const r = {
+      ...base,
+      params: { BLOCK: ['8', '16'] },
+      spaceSize: 98,
+      best: tag(base.best, '16'),
+      variants: [
+        base.variants[0],
+        ...['8', '16'].flatMap(b =>
+          base.variants
+            .slice(1)
+            .map(v => ({ ...v, id: tag(v.id, b), params: { BLOCK: b }, identicalTo: v.identicalTo && tag(v.identicalTo, b) })),
+        ),
+      ],
+    };
+    await postResult(page, r);
+    await checkCharts(page, r);
+    assert.deepEqual(await page.locator('.ul-heat-params').allTextContents(), ['BLOCK=8', 'BLOCK=16']);
+    for (const name of ['gpu-h100-icache_cliff', 'matmul_basic']) {
+      await postResult(page, fixtures[name]);
+      const charts = await checkCharts(page, fixtures[name]);
+      assert.ok(charts.speedup, `${name}: speedup bars`);
+      assert.equal(await page.locator('[data-chart="heatmap"]').count(), 0);
+    }
+    await assertClean(page, log);
+  });
+});
+
+describe('measurement conditions', () => {
+  test('every chart states the measurement conditions the result records', async () => {
+    const { page, log } = await openHost();
+    const cupti = { tool: 'cupti', clocks: 'as-is', caches: 'warm' };
+    const cases = [
+      [
+        { ...fixtures['gpu-h100-matvec_exhaustive'], measurement: cupti },
+        'CUPTI timer (program run as itself) · clocks as-is (not locked) · caches warm (as the program runs)',
+      ],
+      [
+        { ...fixtures.matmul_basic, clockControl: 'base', measurement: { tool: 'ncu', clocks: 'base', caches: 'flushed' } },
+        'ncu · clocks locked to base · caches flushed before each launch',
+      ],
+      // Saved before the conditions were kept: ncu's flush, the clocks as recorded or not at all.
+      [{ ...fixtures.matmul_basic, clockControl: 'none' }, 'ncu · clocks as-is (not locked) · caches flushed before each launch'],
+      [fixtures.icache_cliff, 'ncu · clocks not recorded · caches flushed before each launch'],
+    ];
+    for (const [r, words] of cases) {
+      await postResult(page, r);
+      await checkCharts(page, r);
+      const lines = await page.locator('figure[data-chart] .ul-conditions').allTextContents();
+      assert.ok(lines.length >= 4);
+      for (const l of lines) assert.equal(l, `NVIDIA H100 80GB HBM3 · ${words}`);
+    }
+    await postResult(page, fixtures['static-matmul_basic']);
+    await checkCharts(page, fixtures['static-matmul_basic']);
+    for (const l of await page.locator('figure[data-chart] .ul-conditions').allTextContents())
+      assert.match(l, /^SASS only \(sm_90, no GPU run\)/);
+    await assertClean(page, log);
   });
 });
 

@@ -18,7 +18,7 @@ import {
 } from 'chart.js';
 import type { ActiveElement, ChartConfiguration, ChartEvent } from 'chart.js';
 import { h, setText } from './dom';
-import { fmtBytes } from './format';
+import { fmtBytes, fmtFactor } from './format';
 import type { VariantView, ViewModel } from './model';
 import type { Theme } from './theme';
 import { decorPlugin } from './chartDecor';
@@ -26,6 +26,10 @@ import { baseOptions, decoratedOptions, outline } from './chartOptions';
 import type { PointerHandlers } from './chartOptions';
 import { icacheChart, resourcesChart, sizeChart, speedupChart, stallsChart, unrollChart } from './chartConfigs';
 import type { ChartKit } from './chartConfigs';
+import { heatmapOf } from './heatmap';
+import type { Heatmap } from './heatmap';
+import { HeatmapView } from './heatmapView';
+import { chartConditionsText } from '../../src/schema/measurementText';
 
 Chart.register(
   BarController,
@@ -43,10 +47,11 @@ Chart.register(
 // After chart.js's Legend and Tooltip: plugins' hooks run in the order they were registered.
 Chart.register(decorPlugin);
 
-export type ChartId = 'speedup' | 'stalls' | 'icache' | 'size' | 'resources' | 'unroll';
+export type ChartId = 'speedup' | 'heatmap' | 'stalls' | 'icache' | 'size' | 'resources' | 'unroll';
 
 const CHART_TITLES: Record<ChartId, string> = {
   speedup: 'Speedup vs the file as written',
+  heatmap: 'Speedup vs the file as written',
   stalls: 'Warp-stall reasons',
   icache: 'I-cache slowdown: measured vs predicted',
   size: 'Instruction bloat: SASS size',
@@ -54,16 +59,22 @@ const CHART_TITLES: Record<ChartId, string> = {
   unroll: 'Unroll factor nvcc applied',
 };
 
-function chartIds(model: ViewModel): ChartId[] {
+/** A two-loop GPU sweep shows its speedups as a heatmap (heatmap.ts) instead of bars. */
+function chartIds(model: ViewModel, heatmap: boolean): ChartId[] {
   // The i-cache chart only where some variant has an entry (results saved before issue 13 have none).
   const icache: ChartId[] = model.icache ? ['icache'] : [];
-  return model.gpu ? ['speedup', 'stalls', ...icache, 'size', 'resources'] : [...icache, 'size', 'resources', 'unroll'];
+  return model.gpu
+    ? [heatmap ? 'heatmap' : 'speedup', 'stalls', ...icache, 'size', 'resources']
+    : [...icache, 'size', 'resources', 'unroll'];
 }
 
 interface Card {
-  chart: Chart;
+  /** null for the heatmap (an HTML table, not a chart.js chart). */
+  chart: Chart | null;
   figure: HTMLElement;
   caption: HTMLElement;
+  /** The measurement conditions under the title (GPU, tool, clocks, caches; or SASS only). */
+  conditions: HTMLElement;
 }
 
 /** Picks a variant from a click anywhere in its column (small or missing bars stay clickable). */
@@ -81,6 +92,7 @@ export class ChartPanel {
   private theme: Theme | null = null;
   private selected: string | null = null;
   private hiddenRefLines = new Set<string>();
+  private readonly heatmap = new HeatmapView(id => this.onPick(id));
   /** A click picks the variant under the pointer (in the model shown then); hovering one shows a pointer. */
   private readonly pointer: PointerHandlers = {
     onClick: (e: ChartEvent, _a: ActiveElement[], chart: Chart) => {
@@ -99,19 +111,27 @@ export class ChartPanel {
   ) {}
 
   get instances(): Record<string, Chart> {
-    return Object.fromEntries([...this.cards].map(([id, c]) => [id, c.chart]));
+    return Object.fromEntries([...this.cards].flatMap(([id, c]) => (c.chart ? [[id, c.chart]] : [])));
   }
 
   render(model: ViewModel, theme: Theme, selected: string | null): void {
     this.model = model;
     this.theme = theme;
     this.selected = selected;
-    const ids = chartIds(model);
+    const heat = heatmapOf(model);
+    const ids = chartIds(model, heat !== null);
     if (ids.join() !== [...this.cards.keys()].join()) this.rebuild(ids);
+    const conditions = chartConditionsText(model.result);
     // Many variants with long (kernel-sweep) labels: rotated ticks need room, so the plots grow.
     const longest = Math.max(0, ...model.variants.map(x => Math.min(24, x.v.label.length)));
     this.root.classList.toggle('ul-tall', model.variants.length * longest > 160);
     for (const [id, card] of this.cards) {
+      setText(card.conditions, conditions);
+      setText(card.caption, this.caption(id, model, heat));
+      if (!card.chart) {
+        if (heat) this.heatmap.render(heat, model, selected);
+        continue;
+      }
       const cfg = this.config(id, model, theme);
       card.chart.data.labels = cfg.data.labels;
       // Keep dataset objects (chart.js tracks them by index); replace their contents.
@@ -125,7 +145,6 @@ export class ChartPanel {
       ds.length = cfg.data.datasets.length;
       card.chart.options = cfg.options ?? {};
       card.chart.update('none');
-      setText(card.caption, this.caption(id, model));
     }
   }
 
@@ -134,30 +153,36 @@ export class ChartPanel {
   }
 
   private rebuild(ids: ChartId[]): void {
-    for (const c of this.cards.values()) c.chart.destroy();
+    for (const c of this.cards.values()) c.chart?.destroy();
     this.cards.clear();
     this.root.replaceChildren();
     for (const id of ids) {
-      const canvas = h('canvas', { attrs: { role: 'img', 'aria-label': `${CHART_TITLES[id]} per variant; the table lists every value.` } });
+      const canvas =
+        id === 'heatmap'
+          ? null
+          : h('canvas', { attrs: { role: 'img', 'aria-label': `${CHART_TITLES[id]} per variant; the table lists every value.` } });
       const caption = h('figcaption', { class: 'ul-caption' });
-      const figure = h('figure', { class: 'ul-card', attrs: { 'data-chart': id } }, [
+      const conditions = h('p', { class: 'ul-conditions', attrs: { 'data-conditions': '' } });
+      const figure = h('figure', { class: `ul-card${canvas ? '' : ' ul-heat-card'}`, attrs: { 'data-chart': id } }, [
         h('h2', { text: CHART_TITLES[id] }),
-        h('div', { class: 'ul-canvas-box' }, [canvas]),
+        conditions,
+        canvas ? h('div', { class: 'ul-canvas-box' }, [canvas]) : this.heatmap.element,
         caption,
       ]);
       this.root.append(figure);
-      const cfg = this.config(id, this.model!, this.theme!);
-      const chart = new Chart(canvas, cfg);
-      this.cards.set(id, { chart, figure, caption });
+      const chart = canvas ? new Chart(canvas, this.config(id, this.model!, this.theme!)) : null;
+      this.cards.set(id, { chart, figure, caption, conditions });
     }
     if (!this.model!.gpu) this.root.append(staticNotice());
   }
 
-  private caption(id: ChartId, m: ViewModel): string {
+  private caption(id: ChartId, m: ViewModel, heat: Heatmap | null): string {
     const r = m.result;
     switch (id) {
       case 'speedup':
         return `Baseline median / variant median; whiskers span the variant's interquartile range. Baseline: ${m.baseline?.v.label ?? r.baseline}.`;
+      case 'heatmap':
+        return heat ? heatmapCaption(heat, m) : '';
       case 'stalls':
         return (
           'Share of warp-stall samples per reason (ncu warp-state metrics). no_instruction: warps waiting for instructions, ' +
@@ -194,6 +219,7 @@ export class ChartPanel {
     };
     switch (id) {
       case 'speedup':
+      case 'heatmap': // drawn as tables (heatmapView.ts): never asked for a chart.js configuration
         return speedupChart(k);
       case 'stalls':
         return stallsChart(k);
@@ -207,6 +233,19 @@ export class ChartPanel {
         return unrollChart(k);
     }
   }
+}
+
+/** What the heatmap's colours, marks and empty cells mean, and where the file as written sits. */
+function heatmapCaption(hm: Heatmap, m: ViewModel): string {
+  const r = m.result;
+  const written = r.loops.map(l => `L${l.line} ${fmtFactor(l.written)}`).join(', ');
+  const extra = Object.keys(r.params).length ? ` One grid per combination of ${Object.keys(r.params).join(', ')}.` : '';
+  return (
+    `Each cell: the file as written's median / the point's median (as written: ${written} = 1×), coloured on a log scale ` +
+    `symmetric around 1× out to ${Math.exp(hm.scaleMax).toFixed(2)}× either way (the farthest point outside the noise). ` +
+    `Hatched cells are within noise of the file as written and left uncoloured; empty cells were not measured or failed ` +
+    `(hover for why).${extra} Click a cell to select its variant; the table lists every value.`
+  );
 }
 
 /** The fourth card of a static result: what a GPU run would add, and how to get one. */
