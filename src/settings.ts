@@ -216,7 +216,7 @@ export const SETTINGS = {
         'none measures at whatever clocks the GPU runs.',
     }),
     timer: oneOf(['ncu', 'cupti'], {
-      default: 'ncu',
+      default: 'cupti',
       valueDescriptions: [
         'Time each launch under Nsight Compute with the warp-stall reasons; caches flushed before each launch, clocks as clockControl says.',
         "Run each variant's program as itself with Unroll Lens' CUPTI kernel timer (built once with your nvcc): caches warm and clocks as the GPU sets them, as the program really runs; stall reasons from CUPTI PC sampling in the same run, no ncu needed.",

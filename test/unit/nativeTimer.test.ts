@@ -281,7 +281,11 @@ describe('the timer library and a bench with it', () => {
       timeoutMs: 60_000,
       launcher: [],
       measurementCacheDir: null,
+      sourceStalls: true,
     });
+    // no ncu on this machine (toolchain.ncu null): the per-line stalls alone are missing, and say why
+    assert.match(r.lineStallsProblem ?? '', /stalls per source line need Nsight Compute \(ncu\), which was not found/);
+    assert.equal(r.lineStalls ?? null, null);
     assert.ok(!calls.some(c => /ncu/.test(c[0])), 'no ncu ran');
     // programs timed as themselves share nothing: one at a time on the GPU (two at once inflated a 3 ms kernel 1.5–1.8× on an H100)
     assert.equal(most, 1, 'one program at a time per GPU');

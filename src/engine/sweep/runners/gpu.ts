@@ -129,8 +129,8 @@ export class GpuRunner implements SweepRunner {
   private readonly stallProblems = new Map<string, number>();
 
   constructor(private readonly o: GpuRunnerOptions) {
-    // the CUPTI timer needs no ncu, unless per-line stalls are asked for (ncu's source page)
-    if (!o.toolchain.ncu && (o.gpu.timer !== 'cupti' || o.gpu.sourceStalls)) throw new MissingToolError('ncu', []);
+    // the CUPTI timer needs no ncu: without it only the per-line stalls (ncu's source page) are missing, and say why
+    if (!o.toolchain.ncu && o.gpu.timer !== 'cupti') throw new MissingToolError('ncu', []);
     if (o.params.length && o.gpu.compileCommand?.length) {
       throw new Error(
         `sweeping ${o.params.join(', ')} needs nvcc builds (-D flags): the project compile command (unrollLens.profile.compileCommand) cannot take them`,
@@ -227,6 +227,14 @@ export class GpuRunner implements SweepRunner {
         lineStalls: null,
         sassStalls: null,
         problem: 'the file as written did not run to the end: nothing to sample',
+        cached: false,
+      };
+    if (!this.o.toolchain.ncu)
+      return {
+        lineStalls: null,
+        sassStalls: null,
+        problem:
+          "stalls per source line need Nsight Compute (ncu), which was not found; the times and each variant's stall mix came from the CUPTI timer",
         cached: false,
       };
     const slot = this.slots[0];
