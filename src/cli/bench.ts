@@ -312,7 +312,7 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
   const toolchain = limitTools(await detectToolchain({}), a.timeouts, file, io);
   if (arch) await checkArchOption(arch, toolchain);
   // The sweep's rule (engine/profile/gpuReadiness.ts); a missing ncu stays the engine's MissingToolError (exit 2, with the fix).
-  const blocker = gpuBlocker({ hasNcu: !!toolchain.ncu, gpus: toolchain.gpus.length, launcher, text });
+  const blocker = gpuBlocker({ hasNcu: !!toolchain.ncu, timer: a.timer, gpus: toolchain.gpus.length, launcher, text });
   if (blocker && benchStopsAt(blocker)) throw new UsageError(`cannot benchmark ${file}: ${CLI_GPU_BLOCKER_TEXT[blocker]}`);
   if (blocker === 'no-gpu') io.err(`unroll-lens: warning: ${CLI_GPU_BLOCKER_TEXT[blocker]}\n`);
   const flags = resolveCompileFlags(abs, [process.cwd()], {});

@@ -241,8 +241,15 @@ interface SweepArgs {
 }
 
 /** Why this sweep cannot time on a GPU, or null when it can (the rule: engine/profile/gpuReadiness.ts). */
-export function staticReason(a: Pick<SweepArgs, 'forceStatic' | 'launcher'>, t: Toolchain, text: string): string | null {
-  const blocker = gpuBlocker({ staticAsked: a.forceStatic, hasNcu: !!t.ncu, gpus: t.gpus.length, launcher: a.launcher, text });
+export function staticReason(a: Pick<SweepArgs, 'forceStatic' | 'launcher' | 'timer'>, t: Toolchain, text: string): string | null {
+  const blocker = gpuBlocker({
+    staticAsked: a.forceStatic,
+    hasNcu: !!t.ncu,
+    timer: a.timer,
+    gpus: t.gpus.length,
+    launcher: a.launcher,
+    text,
+  });
   return blocker && CLI_GPU_BLOCKER_TEXT[blocker];
 }
 

@@ -81,6 +81,7 @@ export class BenchService {
       // The sweep's rule, and the bench's stop (engine/profile/gpuReadiness.ts), as on the command line.
       const blocker = gpuBlocker({
         hasNcu: t.ncu !== null,
+        timer: s.profile.timer,
         gpus: t.gpus.length,
         launcher: s.profile.launcher,
         text,

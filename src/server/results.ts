@@ -186,7 +186,15 @@ export class ResultsService {
   /** Why this sweep cannot run on a GPU, or null when it can (the rule: engine/profile/gpuReadiness.ts). */
   private gpuProblem(hasNcu: boolean, gpus: number, text: string, staticAsked: boolean): string | null {
     const s = this.settings();
-    const blocker = gpuBlocker({ staticAsked, hasNcu, gpus, launcher: s.profile.launcher, text, compileCommand: s.profile.compileCommand });
+    const blocker = gpuBlocker({
+      staticAsked,
+      hasNcu,
+      timer: s.profile.timer,
+      gpus,
+      launcher: s.profile.launcher,
+      text,
+      compileCommand: s.profile.compileCommand,
+    });
     return blocker && EDITOR_GPU_BLOCKER_TEXT[blocker];
   }
 

@@ -16,6 +16,8 @@ describe('gpuBlocker', () => {
     assert.equal(gpuBlocker(ready), null);
     assert.equal(gpuBlocker({ ...ready, staticAsked: true }), 'static-asked');
     assert.equal(gpuBlocker({ ...ready, hasNcu: false }), 'no-ncu');
+    assert.equal(gpuBlocker({ ...ready, hasNcu: false, timer: 'ncu' }), 'no-ncu');
+    assert.equal(gpuBlocker({ ...ready, hasNcu: false, timer: 'cupti' }), null, 'the CUPTI timer needs no ncu');
     assert.equal(gpuBlocker({ ...ready, gpus: 0 }), 'no-gpu');
     assert.equal(gpuBlocker({ ...ready, text: '__global__ void k() {}' }), 'no-main');
     // the order: asked for SASS only before a missing tool, a tool before the machine, the machine before the file
@@ -48,8 +50,11 @@ describe('gpuBlocker', () => {
     assert.match(EDITOR_GPU_BLOCKER_TEXT['no-gpu'], /unrollLens\.profile\.launcher/);
     assert.match(CLI_GPU_BLOCKER_TEXT['no-gpu'], /--launcher/);
     const t = { ncu: { path: '/x/ncu', version: '2025.3' }, gpus: [] } as unknown as Toolchain;
-    assert.equal(staticReason({ forceStatic: false, launcher: [] }, t, program), CLI_GPU_BLOCKER_TEXT['no-gpu']);
-    assert.equal(staticReason({ forceStatic: false, launcher: ['srun'] }, t, program), null);
-    assert.equal(staticReason({ forceStatic: true, launcher: [] }, t, program), CLI_GPU_BLOCKER_TEXT['static-asked']);
+    assert.equal(staticReason({ forceStatic: false, launcher: [], timer: 'ncu' }, t, program), CLI_GPU_BLOCKER_TEXT['no-gpu']);
+    assert.equal(staticReason({ forceStatic: false, launcher: ['srun'], timer: 'ncu' }, t, program), null);
+    assert.equal(staticReason({ forceStatic: true, launcher: [], timer: 'ncu' }, t, program), CLI_GPU_BLOCKER_TEXT['static-asked']);
+    const noNcu = { ncu: null, gpus: [{ name: 'H100' }] } as unknown as Toolchain;
+    assert.equal(staticReason({ forceStatic: false, launcher: [], timer: 'ncu' }, noNcu, program), CLI_GPU_BLOCKER_TEXT['no-ncu']);
+    assert.equal(staticReason({ forceStatic: false, launcher: [], timer: 'cupti' }, noNcu, program), null, 'the CUPTI timer needs no ncu');
   });
 });

@@ -9,6 +9,8 @@ export interface GpuReadinessFacts {
   /** The user asked for SASS only (--static, the static sweep command). */
   staticAsked?: boolean;
   hasNcu: boolean;
+  /** What times the kernels: the CUPTI timer needs no ncu (default ncu, as the engine's). */
+  timer?: 'ncu' | 'cupti';
   /** GPUs nvidia-smi lists on this machine. */
   gpus: number;
   /** The run prefix (srun …): with one the GPU is on another node, and this machine's GPUs say nothing about it. */
@@ -27,7 +29,7 @@ export function hasMain(text: string): boolean {
 /** The first reason the variants cannot be timed on a GPU, or null when they can. */
 export function gpuBlocker(f: GpuReadinessFacts): GpuBlocker | null {
   if (f.staticAsked) return 'static-asked';
-  if (!f.hasNcu) return 'no-ncu';
+  if (!f.hasNcu && f.timer !== 'cupti') return 'no-ncu';
   if (!f.gpus && !f.launcher.length) return 'no-gpu';
   if (!hasMain(f.text) && !f.compileCommand?.length) return 'no-main';
   return null;
