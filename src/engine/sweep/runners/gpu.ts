@@ -17,6 +17,7 @@ import { summarize } from '../../profile/stages/summary';
 import { GpuRun, KernelSamples, TimeResult, timeVariant } from '../../profile/stages/time';
 import { timeNative } from '../../profile/native/timeNative';
 import { timerLibrary, TimerUnavailableError } from '../../profile/native/timerLibrary';
+import { withCuptiPermissionHelp } from '../../profile/permissionHelp';
 import { defaultRunDir } from '../../profile/gpuSelection';
 import { MeasurementCache, measuredGroups, measurementKeyFor, storedMeasurement } from '../../profile/measurementCache';
 import { MissingToolError } from '../../toolchain/discover';
@@ -549,7 +550,9 @@ export class GpuRunner implements SweepRunner {
       if (!(e instanceof TimerUnavailableError)) throw e;
       return { status: 'profile', message: e.message, groups: new Map(), stdout: null, programFailed: null };
     }
-    return timeNative(p, target, { ...stage, library }, progress);
+    const r = await timeNative(p, target, { ...stage, library }, progress);
+    // CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: how to allow profiling, said once (profile/permissionHelp.ts)
+    return r.message === null ? r : { ...r, message: withCuptiPermissionHelp(r.message) };
   }
 
   /** How a point's program runs on the slot's GPU: its arguments, where reports go, and its progress and cost accounting. */
