@@ -26,7 +26,7 @@ export interface LineStallsResult {
 }
 
 export type LineStallsOptions = LaunchOptions &
-  Pick<BenchOptions, 'warmup' | 'clockControl' | 'timer' | 'timeoutMs' | 'signal' | 'keepReportsDir' | 'runDir'> & {
+  Pick<BenchOptions, 'warmup' | 'clockControl' | 'cacheControl' | 'timer' | 'timeoutMs' | 'signal' | 'keepReportsDir' | 'runDir'> & {
     /** Environment of the ncu run (CUDA_VISIBLE_DEVICES, the lock's TMPDIR). */
     env?: Record<string, string>;
   };
@@ -103,6 +103,8 @@ async function sourceLineStalls(
         'yes',
         '--clock-control',
         o.clockControl,
+        '--cache-control',
+        o.cacheControl ?? 'all',
         '--export',
         report,
         '--force-overwrite',

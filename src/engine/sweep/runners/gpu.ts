@@ -37,6 +37,7 @@ export type GpuSettings = Pick<
   | 'samples'
   | 'warmup'
   | 'clockControl'
+  | 'cacheControl'
   | 'timeoutMs'
   | 'launcher'
   | 'runCommand'
@@ -187,7 +188,10 @@ export class GpuRunner implements SweepRunner {
         ? `timed by the CUPTI kernel timer in the program's own runs on ${this.gpu ?? 'the GPU'}, ${this.o.gpu.samples} launches per variant ` +
           `after ${this.o.gpu.warmup} warm-up: clocks as the GPU sets them, caches warm between launches, no stall metrics`
         : `timed under ncu on ${this.gpu ?? 'the GPU'}, ${this.o.gpu.samples} launches per variant after ${this.o.gpu.warmup} warm-up, ` +
-          `clocks ${this.o.gpu.clockControl === 'base' ? 'locked to base' : 'not locked (--clock-control none)'}, caches flushed before each launch`,
+          `clocks ${this.o.gpu.clockControl === 'base' ? 'locked to base' : 'not locked (--clock-control none)'}, ` +
+          (this.o.gpu.cacheControl === 'none'
+            ? 'caches not flushed between launches (--cache-control none)'
+            : 'caches flushed before each launch'),
       ...(this.gpuIndices.length > 1
         ? [
             `spread over GPUs ${this.gpuIndices.join(', ')} (CUDA device indices, ${this.perGpu} ncu process${this.perGpu > 1 ? 'es' : ''} each)`,
