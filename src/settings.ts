@@ -213,16 +213,27 @@ export const SETTINGS = {
       ],
       description:
         'ncu --clock-control: base locks the GPU to base clocks during profiling for stable comparisons; ' +
-        'none measures at whatever clocks the GPU runs.',
+        'none measures at whatever clocks the GPU runs. The CUPTI timer (timer: cupti) never locks them.',
+    }),
+    cacheControl: oneOf(['all', 'none'], {
+      default: 'all',
+      valueDescriptions: [
+        "Flush every GPU cache before each profiled launch: each launch starts cold (ncu's default).",
+        'Leave the caches as the previous launch left them (warm), as a program that launches the kernel repeatedly runs.',
+      ],
+      description:
+        'ncu --cache-control: all flushes every GPU cache before each profiled launch; none leaves them warm. ' +
+        'The CUPTI timer (timer: cupti) never flushes: caches are as the program leaves them.',
     }),
     timer: oneOf(['ncu', 'cupti'], {
       default: 'ncu',
       valueDescriptions: [
-        'Time each launch under Nsight Compute with the warp-stall reasons; caches flushed before each launch, clocks as clockControl says.',
-        "Run each variant's program as itself with Unroll Lens' CUPTI kernel timer (built once with your nvcc): caches warm and clocks as the GPU sets them, as the program really runs; no stall reasons, no ncu needed.",
+        'Time each launch under Nsight Compute with the warp-stall reasons; caches as cacheControl says (flushed before each launch by default), clocks as clockControl says.',
+        "Run each variant's program as itself with Unroll Lens' CUPTI kernel timer (built once with your nvcc): caches warm and clocks as the GPU sets them, as the program really runs; no stall reasons, and neither ncu nor permission to read the GPU performance counters is needed.",
       ],
       description:
-        'What times the kernels: ncu (with stall reasons, under its cache flush and clock control) or cupti (the program as it really runs; no stall reasons).',
+        'What times the kernels: ncu (with stall reasons, under its cache and clock control) or cupti (the program as it really runs; no stall reasons). ' +
+        'With cupti, clockControl and cacheControl do not apply: a result timed so notes it when they ask for base clocks or flushed caches.',
     }),
     timeoutSeconds: number({
       default: 120,

@@ -7,7 +7,7 @@ import type { FileAnalysis } from '../engine/parse/model';
 import { benchLabelOfId, benchLoop } from '../engine/profile/bench';
 import type { SweepProgress } from '../engine/sweep/observers/observer';
 import type { SweepResult } from '../schema/types';
-import { runOptionsFromSettings } from './runOptions';
+import { runOptionsFromSettings, timerSettingsNote } from './runOptions';
 import { benchStopsAt, gpuBlocker } from '../engine/profile/gpuReadiness';
 import { EDITOR_GPU_BLOCKER_TEXT } from './gpuReadinessText';
 import { GpuSelectionError, parseGpuSelection, runLocations } from '../engine/profile/gpuSelection';
@@ -113,6 +113,8 @@ export class BenchService {
         signal,
         progress: p => progress(benchWorkPercent(p), benchWorkMessage(p)),
       });
+      const note = timerSettingsNote(s.profile);
+      if (note) report.notes.push(note);
       this.facts.record(uri, text, f => recordBench(f, line, report));
       return report;
     });

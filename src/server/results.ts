@@ -6,7 +6,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { CancellationToken, CodeAction, CodeActionKind, Connection, Range, TextEdit } from 'vscode-languageserver/node';
 import type { FileAnalysis } from '../engine/parse/model';
-import { runOptionsFromSettings } from './runOptions';
+import { runOptionsFromSettings, timerSettingsNote } from './runOptions';
 import { lineStallNotes } from './wire';
 import { gpuBlocker } from '../engine/profile/gpuReadiness';
 import { EDITOR_GPU_BLOCKER_TEXT } from './gpuReadinessText';
@@ -175,6 +175,8 @@ export class ResultsService {
       );
       if (timer) clearTimeout(timer);
       if (gpu) result.notes.push(`static sweep: ${gpu}`);
+      const timerNote = gpu === null ? timerSettingsNote(s.profile) : null;
+      if (timerNote) result.notes.push(timerNote);
       // A cancelled sweep is shown but not saved: a saved result is a finished one.
       const savedPath = result.complete ? this.save(result) : null;
       this.connection.sendNotification(SweepUpdateNotification, { runId: p.runId, result, progress: null });

@@ -203,7 +203,8 @@ describe('a bench on a machine that refuses profiling', () => {
     const { r, calls, line } = await bench(
       async (cmd, args, o) =>
         cmd === FAKE_NCU ? ok({ exitCode: refusal.exitCode, stdout: refusal.stdout }) : timedProgram()(cmd, args, o),
-      { timer: 'cupti', sourceStalls: true },
+      // base clocks (the settings' default) reach ncu's stall run; the timer itself never locks them
+      { timer: 'cupti', sourceStalls: true, clockControl: 'base' },
     );
     assert.ok(
       calls.some(c => c[0] === FAKE_NCU && c.includes('SourceCounters')),
@@ -221,6 +222,7 @@ describe('a bench on a machine that refuses profiling', () => {
       'medians from the CUPTI records',
     );
     assert.deepEqual(r.measurement, { tool: 'cupti', clocks: 'as-is', caches: 'warm' });
+    assert.equal(r.clockControl, 'none', 'the timings ran at the clocks the GPU set');
     assert.equal(r.lineStalls, null);
     const problem = r.lineStallsProblem!;
     assert.match(problem, /ncu may not read the GPU performance counters of device 0/);
