@@ -213,16 +213,27 @@ export const SETTINGS = {
       ],
       description:
         'ncu --clock-control: base locks the GPU to base clocks during profiling for stable comparisons; ' +
-        'none measures at whatever clocks the GPU runs.',
+        'none measures at whatever clocks the GPU runs. The CUPTI timer (timer: cupti) never locks them.',
+    }),
+    cacheControl: oneOf(['all', 'none'], {
+      default: 'all',
+      valueDescriptions: [
+        "Flush every GPU cache before each profiled launch: each launch starts cold (ncu's default).",
+        'Leave the caches as the previous launch left them (warm), as a program that launches the kernel repeatedly runs.',
+      ],
+      description:
+        'ncu --cache-control: all flushes every GPU cache before each profiled launch; none leaves them warm. ' +
+        'The CUPTI timer (timer: cupti) never flushes: caches are as the program leaves them.',
     }),
     timer: oneOf(['ncu', 'cupti'], {
       default: 'cupti',
       valueDescriptions: [
-        'Time each launch under Nsight Compute with the warp-stall reasons; caches flushed before each launch, clocks as clockControl says.',
-        "Run each variant's program as itself with Unroll Lens' CUPTI kernel timer (built once with your nvcc): caches warm and clocks as the GPU sets them, as the program really runs; stall reasons from CUPTI PC sampling in the same run, no ncu needed.",
+        "Time each launch under Nsight Compute with the warp-stall reasons; caches as cacheControl says (flushed before each launch by default), clocks as clockControl says.",
+        "Run each variant's program as itself with Unroll Lens' CUPTI kernel timer (built once with your nvcc): caches warm and clocks as the GPU sets them, as the program really runs; stall reasons from CUPTI PC sampling in the same run. Neither ncu nor permission to read the GPU performance counters is needed for the times.",
       ],
       description:
-        'What times the kernels: ncu (under its cache flush and clock control) or cupti (the program as it really runs). Both give the stall reasons unless stalls is off.',
+        'What times the kernels: ncu (under its cache and clock control) or cupti (the program as it really runs). Both give the stall reasons unless stalls is off. ' +
+        'clockControl and cacheControl are ncu options: with cupti they do not apply, and every result states the clocks and caches it was measured under.',
     }),
     stalls: oneOf(['on', 'off'], {
       default: 'on',

@@ -12,7 +12,7 @@ import type { NcuPasses } from '../engine/profile/stages/time';
 import type { UnrollFactor } from '../engine/variants/rewrite';
 import { DEFAULT_SETTINGS, SETTINGS } from '../settings';
 import { macroTableFor } from './macros';
-import { defineCommand, enumOption, factorsOption, lineListOption, numberOption, stringOption } from './args';
+import { defineCommand, factorsOption, lineListOption, numberOption, stringOption } from './args';
 import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
 import { buildPathFor, checkArchOption, readSourceFile } from './inputs';
 import {
@@ -23,6 +23,7 @@ import {
   gpusOptionSyntax,
   limitTools,
   TOOL_TIMEOUT_OPTIONS,
+  timerOptions,
   ToolTimeouts,
   toolTimeoutOptions,
 } from './gpuOptions';
@@ -113,9 +114,7 @@ export const benchCommand = defineCommand({
         args: options.args !== undefined ? splitCommandLine(options.args) : [...DEFAULT_SETTINGS.profile.args],
         samples: numberOption('samples', options.samples, SETTINGS.profile.samples),
         warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
-        clockControl: enumOption('clock-control', options['clock-control'], SETTINGS.profile.clockControl),
-        timer: enumOption('timer', options.timer, SETTINGS.profile.timer),
-        stalls: enumOption('stalls', options.stalls, SETTINGS.profile.stalls) === 'on',
+        ...timerOptions(options),
         timeoutS: numberOption('timeout', options.timeout, SETTINGS.profile.timeoutSeconds),
         launcher: options.launcher !== undefined ? splitCommandLine(options.launcher) : [...DEFAULT_SETTINGS.profile.launcher],
         arch: stringOption('arch', options.arch, SETTINGS.arch) || null,
@@ -278,6 +277,7 @@ interface BenchArgs {
   samples: number;
   warmup: number;
   clockControl: 'base' | 'none';
+  cacheControl: 'all' | 'none';
   timer: 'ncu' | 'cupti';
   stalls: boolean;
   timeoutS: number;
@@ -342,6 +342,7 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
       samples,
       warmup,
       clockControl,
+      cacheControl: a.cacheControl,
       timer: a.timer,
       stalls: a.stalls,
       timeoutMs: timeoutS * 1000,

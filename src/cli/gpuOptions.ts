@@ -6,7 +6,8 @@ import type { Toolchain } from '../engine/toolchain/toolchain';
 import { withToolTimeouts } from '../engine/toolchain/process';
 import { RANGES } from '../schema/ranges';
 import { NumberDecl, SETTINGS } from '../settings';
-import { numberOption, OptionTable } from './args';
+import { enumOption, numberOption, OptionTable } from './args';
+import { UnmetCondition, unmetConditions } from '../engine/profile/timerConditions';
 import { CliIO, UsageError } from './io';
 
 export const GPU_RUN_OPTIONS = {
@@ -28,11 +29,20 @@ export const GPU_RUN_OPTIONS = {
     setting: SETTINGS.profile.clockControl,
     help: 'ncu --clock-control: base locks base clocks while profiling; none measures at the clocks the GPU runs',
   },
+  'cache-control': {
+    type: 'string',
+    value: 'all|none',
+    setting: SETTINGS.profile.cacheControl,
+    help: 'ncu --cache-control: all flushes every GPU cache before each profiled launch; none leaves them warm',
+  },
   timer: {
     type: 'string',
     value: 'ncu|cupti',
     setting: SETTINGS.profile.timer,
-    help: "ncu: each launch under Nsight Compute (caches flushed, clocks per --clock-control); cupti: the program runs as itself with Unroll Lens' CUPTI kernel timer (warm caches, the GPU's own clocks, stall reasons by CUPTI PC sampling, no ncu)",
+    help:
+      'ncu: each launch under Nsight Compute (caches per --cache-control, clocks per --clock-control); ' +
+      "cupti: the program runs as itself with Unroll Lens' CUPTI kernel timer (warm caches, the GPU's own clocks, stall " +
+      'reasons by CUPTI PC sampling, no ncu, no counter permission needed for the times; --clock-control base and --cache-control all are refused with it)',
   },
   stalls: {
     type: 'string',
@@ -54,6 +64,47 @@ export const GPU_RUN_OPTIONS = {
   },
   arch: { type: 'string', value: 'sm_XX', help: 'target architecture', default: "compile flags' arch, else the first GPU's, else sm_90" },
 } as const satisfies OptionTable;
+
+/** How the kernels are timed: --timer, --clock-control and --cache-control, checked against each other. */
+export interface TimerOptions {
+  timer: 'ncu' | 'cupti';
+  clockControl: 'base' | 'none';
+  cacheControl: 'all' | 'none';
+  stalls: boolean;
+}
+
+const UNMET_WORDS: Record<UnmetCondition, { flag: string; instead: string; want: string }> = {
+  'base-clocks': { flag: '--clock-control base', instead: 'at the clocks the GPU sets', want: 'base clocks' },
+  'flushed-caches': { flag: '--cache-control all', instead: 'with its caches as it leaves them', want: 'flushed caches' },
+};
+
+/**
+ * --timer, --clock-control and --cache-control (defaults from the settings declaration). Base
+ * clocks or flushed caches asked for explicitly with --timer cupti are a usage error: the timer
+ * runs the program as itself and cannot give them (the rule: engine/profile/timerConditions.ts).
+ */
+export function timerOptions(o: { timer?: string; 'clock-control'?: string; 'cache-control'?: string; stalls?: string }): TimerOptions {
+  const t: TimerOptions = {
+    timer: enumOption('timer', o.timer, SETTINGS.profile.timer),
+    stalls: enumOption('stalls', o.stalls, SETTINGS.profile.stalls) === 'on',
+    clockControl: enumOption('clock-control', o['clock-control'], SETTINGS.profile.clockControl),
+    cacheControl: enumOption('cache-control', o['cache-control'], SETTINGS.profile.cacheControl),
+  };
+  const unmet = unmetConditions({
+    timer: t.timer,
+    clockControl: o['clock-control'] !== undefined ? t.clockControl : undefined,
+    cacheControl: o['cache-control'] !== undefined ? t.cacheControl : undefined,
+  });
+  if (unmet.length) {
+    const words = unmet.map(u => UNMET_WORDS[u]);
+    const all = (k: 'flag' | 'instead' | 'want') => words.map(w => w[k]).join(' and ');
+    throw new UsageError(
+      `--timer cupti runs the program as itself, ${all('instead')}: ${all('flag')} ${unmet.length > 1 ? 'need' : 'needs'} ncu. ` +
+        `Use --timer ncu for ${all('want')}, or leave ${unmet.length > 1 ? 'them' : 'it'} out.`,
+    );
+  }
+  return t;
+}
 
 /** --nvcc-timeout: seconds per nvcc compile; the editor's unrollLens.toolchain.nvccTimeoutSeconds. */
 const NVCC_TIMEOUT: NumberDecl = SETTINGS.toolchain.nvccTimeoutSeconds;

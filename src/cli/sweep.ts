@@ -19,7 +19,7 @@ import { runTimingText } from '../schema/runTimingText';
 import { macroTableFor } from './macros';
 import { lineStallsText } from '../engine/report/lineStallsText';
 import { describeRange, RANGES, rangeProblem } from '../schema/ranges';
-import { defineCommand, enumOption, factorsOption, lineListOption, numberOption, stringOption } from './args';
+import { defineCommand, factorsOption, lineListOption, numberOption, stringOption } from './args';
 import {
   benchLocations,
   GPU_PLACEMENT_OPTIONS,
@@ -28,6 +28,7 @@ import {
   gpusOptionSyntax,
   limitTools,
   TOOL_TIMEOUT_OPTIONS,
+  timerOptions,
   ToolTimeouts,
   toolTimeoutOptions,
 } from './gpuOptions';
@@ -175,9 +176,7 @@ export const sweepCommand = defineCommand({
         args,
         samples: numberOption('samples', options.samples, SETTINGS.profile.samples),
         warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
-        clockControl: enumOption('clock-control', options['clock-control'], SETTINGS.profile.clockControl),
-        timer: enumOption('timer', options.timer, SETTINGS.profile.timer),
-        stalls: enumOption('stalls', options.stalls, SETTINGS.profile.stalls) === 'on',
+        ...timerOptions(options),
         timeoutS: numberOption('timeout', options.timeout, SETTINGS.profile.timeoutSeconds),
         launcher: options.launcher !== undefined ? splitCommandLine(options.launcher) : [...DEFAULT_SETTINGS.profile.launcher],
         arch: stringOption('arch', options.arch, SETTINGS.arch) || null,
@@ -224,6 +223,7 @@ interface SweepArgs {
   samples: number;
   warmup: number;
   clockControl: 'base' | 'none';
+  cacheControl: 'all' | 'none';
   timer: 'ncu' | 'cupti';
   stalls: boolean;
   timeoutS: number;
@@ -324,6 +324,7 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
               samples: a.samples,
               warmup: a.warmup,
               clockControl: a.clockControl,
+              cacheControl: a.cacheControl,
               timer: a.timer,
               stalls: a.stalls,
               timeoutMs: a.timeoutS * 1000,

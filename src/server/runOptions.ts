@@ -12,6 +12,7 @@ export function runOptionsFromSettings(
   | 'samples'
   | 'warmup'
   | 'clockControl'
+  | 'cacheControl'
   | 'timer'
   | 'stalls'
   | 'timeoutMs'
@@ -20,6 +21,9 @@ export function runOptionsFromSettings(
   | 'compileCommand'
   | 'checkCommand'
 > {
+  // clockControl and cacheControl are ncu's options: the CUPTI timer (the default) ignores them
+  // without a note (their defaults, base and all, would make it on every run: a default cannot be
+  // told from a choice here); the result's measurement conditions say what the run really had.
   // An empty template means "not set": the program itself, nvcc, no check command.
   const template = (t: string[]) => (t.length ? t : undefined);
   return {
@@ -27,6 +31,7 @@ export function runOptionsFromSettings(
     samples: p.samples,
     warmup: p.warmup,
     clockControl: p.clockControl,
+    cacheControl: p.cacheControl,
     timer: p.timer,
     stalls: p.stalls === 'on',
     timeoutMs: p.timeoutSeconds * 1000,

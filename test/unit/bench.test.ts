@@ -808,7 +808,7 @@ if [ "$1" = "--import" ]; then cat "$2"; exit $?; fi
 [ "$PWD" != "${REPO_ROOT}" ] || { echo "==ERROR== ran in the caller's directory" >&2; exit 91; }
 for a in "$@"; do case "$a" in "$UL_NODE_LOCAL"/*) echo "==ERROR== node-local path: $a" >&2; exit 92;; esac; done
 out=
-while [ $# -gt 0 ]; do case "$1" in --export) out="$2"; shift 2;; --launch-count|--launch-skip|--metrics|--kernel-name|--kernel-name-base|--clock-control|--page|--print-kernel-base) shift 2;; --force-overwrite|--csv) shift;; *) break;; esac; done
+while [ $# -gt 0 ]; do case "$1" in --export) out="$2"; shift 2;; --launch-count|--launch-skip|--metrics|--kernel-name|--kernel-name-base|--clock-control|--cache-control|--page|--print-kernel-base) shift 2;; --force-overwrite|--csv) shift;; *) break;; esac; done
 [ -x "$1" ] || { echo "==ERROR== '$1' does not exist or is not an executable" ; exit 93; }
 cat "${recDir}/matmul_unroll.stdout"
 grep '^==' "${recDir}/matmul_basic.ncu-stdout.txt"

@@ -8,7 +8,8 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as path from 'path';
-import { availableKernels, classifyNcuFailure, ERR_NVGPUCTRPERM_URL, profiledKernels } from '../../src/engine/profile/ncuErrors';
+import { availableKernels, classifyNcuFailure, profiledKernels } from '../../src/engine/profile/ncuErrors';
+import { ERR_NVGPUCTRPERM_URL } from '../../src/engine/profile/permissionHelp';
 
 const FIXTURES = path.resolve(__dirname, '..', '..', '..', 'test', 'fixtures', 'ncu');
 const run = (name: string) => {

@@ -74,7 +74,20 @@ describe('settings generator', () => {
       scope: 'window',
       description:
         'ncu --clock-control: base locks the GPU to base clocks during profiling for stable comparisons; ' +
-        'none measures at whatever clocks the GPU runs.',
+        'none measures at whatever clocks the GPU runs. The CUPTI timer (timer: cupti) never locks them.',
+    });
+    assert.deepEqual(props['unrollLens.profile.cacheControl'], {
+      type: 'string',
+      enum: ['all', 'none'],
+      enumDescriptions: [
+        "Flush every GPU cache before each profiled launch: each launch starts cold (ncu's default).",
+        'Leave the caches as the previous launch left them (warm), as a program that launches the kernel repeatedly runs.',
+      ],
+      default: 'all',
+      scope: 'window',
+      description:
+        'ncu --cache-control: all flushes every GPU cache before each profiled launch; none leaves them warm. ' +
+        'The CUPTI timer (timer: cupti) never flushes: caches are as the program leaves them.',
     });
   });
 

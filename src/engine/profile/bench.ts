@@ -51,6 +51,7 @@ export function benchLoop(
         samples: o.samples,
         warmup: o.warmup,
         clockControl: o.clockControl,
+        cacheControl: o.cacheControl,
         timeoutMs: o.timeoutMs,
         launcher: o.launcher,
         runCommand: o.runCommand,

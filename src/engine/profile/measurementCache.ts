@@ -1,8 +1,8 @@
 // Measurements of a program already profiled: an unchanged re-run costs no GPU time. The key
 // holds everything that can change the numbers (the binary's bytes, its arguments and how it is
-// started, the GPU, the clocks setting, the ncu version, what is collected); only complete, ok
-// measurements are stored, each written whole under a temporary name and renamed into place, so
-// several processes can share the folder and a reader never sees half an entry. Entries are
+// started, the GPU, the clocks and caches settings, the ncu version, what is collected); only
+// complete, ok measurements are stored, each written whole under a temporary name and renamed into
+// place, so several processes can share the folder and a reader never sees half an entry. Entries are
 // sealed with this installation's key (variants/cacheEntry.ts): one edited by anyone else (a
 // median of -7 ms, a status flipped to ok) is a miss, measured again. The folder carries our
 // marker; clear deletes only entry files of our layout in a marked folder.
@@ -29,6 +29,12 @@ interface MeasurementKeyParts {
   /** Model and driver of the GPU it runs on (or the launcher, when the GPU is on another node). */
   gpu: string;
   clockControl: string;
+  /**
+   * 'none' when ncu left the caches warm (--cache-control none); absent for ncu's default flush
+   * (all), so entries measured before the option existed still answer flushed requests, and for
+   * the CUPTI timer, which never flushes.
+   */
+  cacheControl?: 'none';
   ncuVersion: string;
   samples: number;
   warmup: number;
@@ -221,7 +227,7 @@ function possibleGroup(g: StoredMeasurement['groups'][number]): boolean {
 /** The options a measurement depends on (the bench's and the GPU sweep's). */
 export type MeasuredWith = Pick<
   BenchOptions,
-  'toolchain' | 'args' | 'runCommand' | 'launcher' | 'clockControl' | 'samples' | 'warmup' | 'passes' | 'timer' | 'stalls'
+  'toolchain' | 'args' | 'runCommand' | 'launcher' | 'clockControl' | 'cacheControl' | 'samples' | 'warmup' | 'passes' | 'timer' | 'stalls'
 > & {
   /** The CUPTI timer library that measured (its path names its build key: source, toolkit, CUPTI). */
   timerLibrary?: string;
@@ -259,6 +265,8 @@ export function measurementKeyFor(o: MeasuredWith, program: string, gpu: number 
     launcher: o.launcher,
     gpu: gpuIdentity(o, gpu),
     clockControl: o.clockControl,
+    // ncu's runs (timing, per-line stalls) flush by default; a warm one is another measurement
+    cacheControl: o.cacheControl === 'none' && (sourceText !== undefined || o.timer !== 'cupti') ? 'none' : undefined,
     ncuVersion: o.toolchain.ncu?.version ?? '',
     samples: o.samples,
     warmup: o.warmup,

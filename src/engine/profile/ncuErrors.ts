@@ -30,6 +30,7 @@
 // CUDA_ERROR_NO_DEVICE) appears next to "No kernels were profiled".
 //
 // Pure string work: never throws.
+import { ncuPermissionFix } from './permissionHelp';
 
 type NcuFailureKind = 'permission' | 'no-kernels' | 'no-gpu' | 'not-supported' | 'other';
 
@@ -46,16 +47,6 @@ export interface NcuFailure {
   /** The profiled program's exit status, when ncu reported one. */
   appExitCode?: number;
 }
-
-export const ERR_NVGPUCTRPERM_URL = 'https://developer.nvidia.com/ERR_NVGPUCTRPERM';
-
-const PERMISSION_FIX =
-  'Profile as root (for example with sudo), or have an administrator allow all users to read the ' +
-  'GPU performance counters: set the NVIDIA driver option NVreg_RestrictProfilingToAdminUsers=0 ' +
-  '(a line "options nvidia NVreg_RestrictProfilingToAdminUsers=0" in a .conf file under ' +
-  '/etc/modprobe.d/; some distributions also need the initramfs rebuilt) and reboot. Inside a ' +
-  'container, the container needs the SYS_ADMIN capability. On Windows the setting is in the ' +
-  `NVIDIA Control Panel (Developer > Manage GPU Performance Counters). See ${ERR_NVGPUCTRPERM_URL}`;
 
 /**
  * Classifies a failed (or empty) ncu run from its output and exit status. `kernelsSeen` adds
@@ -101,7 +92,7 @@ function permissionFailure(all: string): NcuFailure | null {
     return {
       kind: 'permission',
       message: `ncu may not read the GPU performance counters${dev !== undefined ? ` of device ${dev}` : ''}: the NVIDIA driver restricts them to administrators (ERR_NVGPUCTRPERM).`,
-      fix: PERMISSION_FIX,
+      fix: ncuPermissionFix(),
     };
   }
   return null;

@@ -28,6 +28,12 @@ export interface BenchOptions {
   /** Launches of the kernel skipped per program run before profiling (warm-up). */
   warmup: number;
   clockControl: 'base' | 'none';
+  /**
+   * ncu --cache-control: all (ncu's default) flushes every GPU cache before each profiled launch;
+   * none leaves them as the previous launch left them (warm). Default all. The CUPTI timer never
+   * flushes: its caches are as the program leaves them.
+   */
+  cacheControl?: 'all' | 'none';
   /** Per program run, milliseconds. */
   timeoutMs: number;
   /** Prefix for every run (e.g. ["srun", "-p", "gpu", "--gres=gpu:1"]). */
@@ -59,10 +65,11 @@ export interface BenchOptions {
   /** Persistent measurement cache folder (runLocations puts it beside the build cache); null or unset: off, always measure. */
   measurementCacheDir?: string | null;
   /**
-   * What times the kernels. ncu (default): under Nsight Compute, caches flushed before each
-   * launch, clocks as clockControl says, with the warp-stall metrics. cupti: the program runs as
-   * itself with our CUPTI kernel timer injected (native/cupti_timer.c): warm caches, the GPU's own
-   * clocks, stall reasons from CUPTI PC sampling, no ncu process.
+   * What times the kernels. ncu (the engine's default when unset): under Nsight Compute, caches
+   * as cacheControl says (flushed before each launch by default), clocks as clockControl says,
+   * with the warp-stall metrics. cupti (the settings' default): the program runs as itself with
+   * our CUPTI kernel timer injected (native/cupti_timer.c): warm caches, the GPU's own clocks,
+   * stall reasons from CUPTI PC sampling, no ncu process.
    */
   timer?: 'ncu' | 'cupti';
   /**

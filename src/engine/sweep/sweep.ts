@@ -254,17 +254,22 @@ function emptyResult(o: SweepOptions, space: SweepSpace, runner: SweepRunner, st
     icacheBudgetNote: budget.note,
     icacheRule: o.icacheBudgetBytes && o.icacheBudgetBytes > 0 ? 'budget' : 'model',
     warpsPerSm: o.warpsPerSm && o.warpsPerSm > 0 ? o.warpsPerSm : launchWarps,
-    ...(o.gpu ? { clockControl: o.gpu.clockControl, measurement: measurementOf(o.gpu) } : {}),
+    // the CUPTI timer leaves the clocks to the GPU whatever the ncu setting says
+    ...(o.gpu ? { clockControl: o.gpu.timer === 'cupti' ? 'none' : o.gpu.clockControl, measurement: measurementOf(o.gpu) } : {}),
     variants: [],
     notes: [],
     complete: false,
   };
 }
 
-/** The conditions a GPU sweep measures under: ncu flushes every cache before each launch (its default --cache-control all). */
+/**
+ * The conditions a GPU sweep measures under: ncu flushes every cache before each launch (its
+ * default --cache-control all) or leaves them warm (none); the CUPTI timer runs the program as
+ * itself, caches as it leaves them and clocks as the GPU sets them.
+ */
 function measurementOf(g: GpuSettings): MeasurementConditions {
   if (g.timer === 'cupti') return { tool: 'cupti', clocks: 'as-is', caches: 'warm' };
-  return { tool: 'ncu', clocks: g.clockControl === 'base' ? 'base' : 'as-is', caches: 'flushed' };
+  return { tool: 'ncu', clocks: g.clockControl === 'base' ? 'base' : 'as-is', caches: g.cacheControl === 'none' ? 'warm' : 'flushed' };
 }
 
 /** The sweep's progress callback: each step with its GPU, samples, variants done of all, elapsed and time left. */

@@ -7,6 +7,7 @@ import { MissingToolError } from '../../toolchain/discover';
 import type { BenchOptions } from '../types';
 import { parseSourcePage } from '../ncuCsv';
 import { classifyNcuFailure } from '../ncuErrors';
+import { ncuPermissionFix } from '../permissionHelp';
 import { SassStalls, sassStallsOf } from '../sassStalls';
 import { LineStalls, perLineStalls } from '../stalls';
 import { escapeRegex, launch, LaunchOptions, programCommand, VariantProgram } from './program';
@@ -25,7 +26,7 @@ export interface LineStallsResult {
 }
 
 export type LineStallsOptions = LaunchOptions &
-  Pick<BenchOptions, 'warmup' | 'clockControl' | 'timeoutMs' | 'signal' | 'keepReportsDir' | 'runDir'> & {
+  Pick<BenchOptions, 'warmup' | 'clockControl' | 'cacheControl' | 'timer' | 'timeoutMs' | 'signal' | 'keepReportsDir' | 'runDir'> & {
     /** Environment of the ncu run (CUDA_VISIBLE_DEVICES, the lock's TMPDIR). */
     env?: Record<string, string>;
   };
@@ -102,6 +103,8 @@ async function sourceLineStalls(
         'yes',
         '--clock-control',
         o.clockControl,
+        '--cache-control',
+        o.cacheControl ?? 'all',
         '--export',
         report,
         '--force-overwrite',
@@ -112,7 +115,9 @@ async function sourceLineStalls(
     );
     if (prof.exitCode !== 0) {
       const f = classifyNcuFailure(prof.stdout, prof.stderr, prof.exitCode);
-      throw new Error(`${f.message}${f.fix ? ` Fix: ${f.fix}` : ''}`);
+      // the CUPTI timer needed no counters: its timings stand, only this sampling was refused
+      const fix = f.kind === 'permission' && o.timer === 'cupti' ? ncuPermissionFix(true) : f.fix;
+      throw new Error(`${f.message}${fix ? ` Fix: ${fix}` : ''}`);
     }
     const page = await t.runner(ncu, ['--import', `${report}.ncu-rep`, '--csv', '--page', 'source', '--print-source', 'cuda,sass'], {
       timeoutMs: 300_000,

@@ -68,7 +68,7 @@ export interface GpuRun {
 }
 
 export type TimeOptions = LaunchOptions &
-  Pick<BenchOptions, 'samples' | 'warmup' | 'clockControl' | 'timeoutMs' | 'signal' | 'keepReportsDir' | 'loops' | 'stalls'> & {
+  Pick<BenchOptions, 'samples' | 'warmup' | 'clockControl' | 'cacheControl' | 'timeoutMs' | 'signal' | 'keepReportsDir' | 'loops' | 'stalls'> & {
     passes?: NcuPasses;
     /** Launches the split mode's stall run profiles (default 3). */
     stallLaunches?: number;
@@ -274,6 +274,8 @@ class VariantProfiler {
       metrics.join(','),
       '--clock-control',
       o.clockControl,
+      '--cache-control',
+      o.cacheControl ?? 'all',
       ...(this.direct ? ['--csv', '--page', 'raw', '--print-kernel-base', 'mangled'] : ['--export', report, '--force-overwrite']),
       ...this.command,
     ];

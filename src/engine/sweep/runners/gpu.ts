@@ -18,6 +18,7 @@ import { GpuRun, KernelSamples, TimeResult, timeVariant } from '../../profile/st
 import { timeNative } from '../../profile/native/timeNative';
 import { PC_SAMPLING_PERIOD } from '../../profile/native/pcStalls';
 import { timerLibrary, TimerUnavailableError } from '../../profile/native/timerLibrary';
+import { withCuptiPermissionHelp } from '../../profile/permissionHelp';
 import { defaultRunDir } from '../../profile/gpuSelection';
 import { MeasurementCache, measuredGroups, measurementKeyFor, storedMeasurement } from '../../profile/measurementCache';
 import { MissingToolError } from '../../toolchain/discover';
@@ -37,6 +38,7 @@ export type GpuSettings = Pick<
   | 'samples'
   | 'warmup'
   | 'clockControl'
+  | 'cacheControl'
   | 'timeoutMs'
   | 'launcher'
   | 'runCommand'
@@ -193,7 +195,10 @@ export class GpuRunner implements SweepRunner {
             ? 'no stall reasons (--stalls off)'
             : `stall reasons from CUPTI PC sampling (every 2^${PC_SAMPLING_PERIOD} cycles, first run)`)
         : `timed under ncu on ${this.gpu ?? 'the GPU'}, ${this.o.gpu.samples} launches per variant after ${this.o.gpu.warmup} warm-up, ` +
-          `clocks ${this.o.gpu.clockControl === 'base' ? 'locked to base' : 'not locked (--clock-control none)'}, caches flushed before each launch`,
+          `clocks ${this.o.gpu.clockControl === 'base' ? 'locked to base' : 'not locked (--clock-control none)'}, ` +
+          (this.o.gpu.cacheControl === 'none'
+            ? 'caches not flushed between launches (--cache-control none)'
+            : 'caches flushed before each launch'),
       ...(this.gpuIndices.length > 1
         ? [
             `spread over GPUs ${this.gpuIndices.join(', ')} (CUDA device indices, ${this.perGpu} ncu process${this.perGpu > 1 ? 'es' : ''} each)`,
@@ -567,7 +572,9 @@ export class GpuRunner implements SweepRunner {
       if (!(e instanceof TimerUnavailableError)) throw e;
       return { status: 'profile', message: e.message, groups: new Map(), stdout: null, programFailed: null };
     }
-    return timeNative(p, target, { ...stage, library, stallSampling: this.o.gpu.stalls !== false }, progress);
+    const r = await timeNative(p, target, { ...stage, library, stallSampling: this.o.gpu.stalls !== false }, progress);
+    // CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: how to allow profiling, said once (profile/permissionHelp.ts)
+    return r.message === null ? r : { ...r, message: withCuptiPermissionHelp(r.message) };
   }
 
   /** How a point's program runs on the slot's GPU: its arguments, where reports go, and its progress and cost accounting. */
