@@ -18,7 +18,10 @@
  *   {"pcs":1,"period":15,"reasons":["smsp__pcsamp_warps_issue_stalled_barrier",...],"total":9000,"dropped":0,"nonUser":0,"hwFull":0,"lost":0}
  *   {"pcerror":"cuptiPCSamplingEnable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"}
  *
- * "n" pairs index "reasons"; "pc" is the offset in the function. A PC sampling failure is a
+ * "n" pairs index "reasons"; "pc" is the offset in the function. The summary also gives the host time
+ * spent enabling and finishing sampling (enableMs, finishMs). UNROLL_LENS_PC_HW_BUFFER_MB and
+ * UNROLL_LENS_PC_SLEEP_MS set CUPTI's hardware buffer size and its worker threads' sleep (tuning,
+ * measured in docs/measurements.md; CUPTI's defaults when unset). A PC sampling failure is a
  * "pcerror", never an "error": the kernel times stay valid without it.
  *
  * Times are ns: "s" the start after "base" (the CUPTI timestamp when the library started) and "du"
@@ -140,6 +143,11 @@ static char *ul_reason_names[UL_MAX_REASONS];
 static unsigned ul_reason_count = 0;
 static UlSamplingContext ul_contexts[UL_MAX_CONTEXTS];
 static uint64_t ul_last_drain = 0;
+/* Host time spent enabling (per context) and finishing (drain, disable) sampling: its cost, reported. */
+static uint64_t ul_pc_enable_ns = 0, ul_pc_finish_ns = 0;
+/* Tuning, measured (docs/measurements.md): CUPTI's hardware buffer (default 512 MB) and its worker threads' sleep (100 ms). */
+static size_t ul_pc_hw_buffer_mb = 0;
+static unsigned ul_pc_sleep_ms = 0;
 
 static void ul_pc_error(const char *what, CUptiResult r) {
   const char *text = NULL;
@@ -255,7 +263,10 @@ static UlSamplingContext *ul_context(CUcontext ctx) {
 }
 
 /* A new context: enable PC sampling on it, learn its stall reasons, configure, give it a buffer. */
+static void ul_pc_configure(CUcontext ctx, UlSamplingContext *c);
+
 static void ul_pc_start(CUcontext ctx) {
+  uint64_t t0 = ul_now_ns();
   UlSamplingContext *c = NULL;
   for (int i = 0; i < UL_MAX_CONTEXTS && !c; ++i)
     if (!ul_contexts[i].active && !ul_contexts[i].reason_index) c = &ul_contexts[i];
@@ -263,6 +274,11 @@ static void ul_pc_start(CUcontext ctx) {
     ul_pc_error("more CUDA contexts than the timer samples", CUPTI_ERROR_MAX_LIMIT_REACHED);
     return;
   }
+  ul_pc_configure(ctx, c);
+  ul_pc_enable_ns += ul_now_ns() - t0;
+}
+
+static void ul_pc_configure(CUcontext ctx, UlSamplingContext *c) {
   CUpti_PCSamplingEnableParams e;
   memset(&e, 0, sizeof e);
   e.size = CUpti_PCSamplingEnableParamsSize;
@@ -322,7 +338,7 @@ static void ul_pc_start(CUcontext ctx) {
     return;
   }
 
-  CUpti_PCSamplingConfigurationInfo info[6];
+  CUpti_PCSamplingConfigurationInfo info[8];
   memset(info, 0, sizeof info);
   info[0].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD;
   info[0].attributeData.samplingPeriodData.samplingPeriod = (uint32_t)ul_pc_period;
@@ -338,15 +354,24 @@ static void ul_pc_start(CUcontext ctx) {
   /* a scratch buffer too small for a kernel's PCs loses them; 1 MB is CUPTI's default (~5500 PCs) */
   info[5].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SCRATCH_BUFFER_SIZE;
   info[5].attributeData.scratchBufferSizeData.scratchBufferSize = 16u * 1024u * 1024u;
+  size_t attributes = 6;
+  if (ul_pc_hw_buffer_mb) {
+    info[attributes].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_HARDWARE_BUFFER_SIZE;
+    info[attributes++].attributeData.hardwareBufferSizeData.hardwareBufferSize = ul_pc_hw_buffer_mb * 1024u * 1024u;
+  }
+  if (ul_pc_sleep_ms) {
+    info[attributes].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_WORKER_THREAD_PERIODIC_SLEEP_SPAN;
+    info[attributes++].attributeData.workerThreadPeriodicSleepSpanData.workerThreadPeriodicSleepSpan = ul_pc_sleep_ms;
+  }
   CUpti_PCSamplingConfigurationInfoParams cp;
   memset(&cp, 0, sizeof cp);
   cp.size = CUpti_PCSamplingConfigurationInfoParamsSize;
   cp.ctx = ctx;
-  cp.numAttributes = 6;
+  cp.numAttributes = attributes;
   cp.pPCSamplingConfigurationInfo = info;
   r = cuptiPCSamplingSetConfigurationAttribute(&cp);
   if (r != CUPTI_SUCCESS) {
-    for (int i = 0; i < 6; ++i)
+    for (size_t i = 0; i < attributes; ++i)
       if (info[i].attributeStatus != CUPTI_SUCCESS) ul_pc_error("cuptiPCSamplingSetConfigurationAttribute (an attribute)", info[i].attributeStatus);
     ul_pc_error("cuptiPCSamplingSetConfigurationAttribute", r);
     return;
@@ -380,8 +405,8 @@ static void ul_pc_write(void) {
     if (r) fputc(',', ul_out);
     ul_write_name(ul_reason_names[r]);
   }
-  fprintf(ul_out, "],\"total\":%llu,\"dropped\":%llu,\"nonUser\":%llu,\"hwFull\":%d,\"lost\":%llu}\n", ul_pc_total, ul_pc_dropped,
-          ul_pc_non_user, ul_pc_hw_full, ul_pc_lost);
+  fprintf(ul_out, "],\"total\":%llu,\"dropped\":%llu,\"nonUser\":%llu,\"hwFull\":%d,\"lost\":%llu,\"enableMs\":%.1f,\"finishMs\":%.1f}\n",
+          ul_pc_total, ul_pc_dropped, ul_pc_non_user, ul_pc_hw_full, ul_pc_lost, ul_pc_enable_ns / 1e6, ul_pc_finish_ns / 1e6);
 }
 
 /* A context about to go (cudaDeviceReset, the program's own teardown): its records first. */
@@ -416,7 +441,9 @@ static void ul_at_exit(void) {
   if (ul_finished) return;
   ul_finished = 1;
   /* before the runtime's teardown (atexit handlers run first): contexts are still alive */
+  uint64_t t0 = ul_now_ns();
   for (int i = 0; i < UL_MAX_CONTEXTS; ++i) ul_pc_finish(&ul_contexts[i]);
+  ul_pc_finish_ns += ul_now_ns() - t0;
   CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (r != CUPTI_SUCCESS) ul_error("cuptiActivityFlushAll (exit)", r);
   ul_pc_write();
@@ -451,6 +478,9 @@ int InitializeInjection(void) {
     int p = atoi(period);
     if (p >= 5 && p <= 31) ul_pc_period = p;
     else ul_pc_error("UNROLL_LENS_PCSAMPLING must be 5..31", CUPTI_ERROR_INVALID_PARAMETER);
+    const char *mb = getenv("UNROLL_LENS_PC_HW_BUFFER_MB"), *sleep = getenv("UNROLL_LENS_PC_SLEEP_MS");
+    if (mb && atoi(mb) > 0) ul_pc_hw_buffer_mb = (size_t)atoi(mb);
+    if (sleep && atoi(sleep) > 0) ul_pc_sleep_ms = (unsigned)atoi(sleep);
   }
   CUpti_SubscriberHandle subscriber;
   r = cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)ul_callback, NULL);

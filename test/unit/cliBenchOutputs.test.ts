@@ -92,6 +92,9 @@ const bench = (...extra: string[]) =>
     '--only matmul_basic --reps 25',
     '--launcher',
     path.join(bin, 'launch'),
+    // the recorded ncu run replays through the fake launcher (the CUPTI timer, the default, has its own tests)
+    '--timer',
+    'ncu',
     '--quiet',
     '--fresh',
     ...extra,

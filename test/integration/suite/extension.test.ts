@@ -215,8 +215,10 @@ suite('Unroll Lens (extension host)', () => {
       const cmd = commandOf(id);
       assert.ok(cmd, `no CodeLens invokes ${id}`);
       const result = await vscode.commands.executeCommand<{ error?: string } | undefined>(id, ...(cmd.arguments ?? []));
-      // CI has nvcc but no GPU tools: the benchmark must say which tool is missing and how to get it.
-      if (id === 'unrollLens.benchmarkLoop' && result?.error) assert.match(result.error, /ncu \(Nsight Compute\) not found.*Install/);
+      // CI has nvcc but no GPU: the CUPTI timer (the default) needs no ncu, so the variants fail on the
+      // missing GPU (reported per variant, no error); an error must name what is missing.
+      if (id === 'unrollLens.benchmarkLoop' && result?.error)
+        assert.match(result.error, /ncu \(Nsight Compute\) not found.*Install|CUPTI|GPU|driver/);
     }
   });
 

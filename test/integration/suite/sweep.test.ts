@@ -37,6 +37,8 @@ suite('Sweeps and the results panel (extension host)', () => {
     ['profile.args', ['--only', 'matmul_basic', '--reps', '25']],
     ['profile.sourceStalls', false],
     ['profile.clockControl', 'none'],
+    // the stand-in GPU replays ncu recordings: time with ncu (the CUPTI timer, the default, is tested in test/unit)
+    ['profile.timer', 'ncu'],
   ];
   let doc: vscode.TextDocument;
   let api: Api;
