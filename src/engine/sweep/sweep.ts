@@ -23,6 +23,7 @@ import { exhaustive, Score, Strategy, strategyByName } from './strategies';
 import { CodeRegistry } from './variant';
 import { sha256 } from './applyTarget';
 import { conditionsText } from '../../schema/measurementText';
+import { sweepConfidence } from './confidence';
 
 export interface SweepOptions extends SpaceOptions {
   file: string;
@@ -125,6 +126,7 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
     } else {
       result.bestBasis = `fastest median kernel time${runner.gpu ? ` on ${runner.gpu}` : ''} (${conditionsText(result.measurement, best.samples)})`;
     }
+    if (!runner.static) setConfidence(result);
   };
 
   let total = 1 + strategy.expectedEvaluations({ sizes: space.sizes, start: space.start(o.text) });
@@ -184,6 +186,13 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
   if (launchWarps) result.notes.push(`instruction-cache model at ${launchWarps.warpsPerSm} warps/SM, from ${launchWarps.source}`);
   progress('done', null, null, result.complete ? `${result.evaluations} variants` : 'cancelled');
   return result;
+}
+
+/** How sure the GPU timings are of the best (issue 25): recomputed whenever the best or its durations change. */
+function setConfidence(r: SweepResult): void {
+  const c = sweepConfidence(r);
+  if (c) r.confidence = c;
+  else delete r.confidence;
 }
 
 /** The static runner, the GPU runner when o.gpu says how to time, or the caller's (replays, tests). */

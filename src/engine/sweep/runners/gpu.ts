@@ -181,11 +181,12 @@ export class GpuRunner implements SweepRunner {
   }
 
   notes(): string[] {
+    const launches = `${this.o.gpu.samples} launches per variant`;
     return [
       this.o.gpu.timer === 'cupti'
-        ? `timed by the CUPTI kernel timer in the program's own runs on ${this.gpu ?? 'the GPU'}, ${this.o.gpu.samples} launches per variant ` +
+        ? `timed by the CUPTI kernel timer in the program's own runs on ${this.gpu ?? 'the GPU'}, ${launches} ` +
           `after ${this.o.gpu.warmup} warm-up: clocks as the GPU sets them, caches warm between launches, no stall metrics`
-        : `timed under ncu on ${this.gpu ?? 'the GPU'}, ${this.o.gpu.samples} launches per variant after ${this.o.gpu.warmup} warm-up, ` +
+        : `timed under ncu on ${this.gpu ?? 'the GPU'}, ${launches} after ${this.o.gpu.warmup} warm-up, ` +
           `clocks ${this.o.gpu.clockControl === 'base' ? 'locked to base' : 'not locked (--clock-control none)'}, caches flushed before each launch`,
       ...(this.gpuIndices.length > 1
         ? [
@@ -512,18 +513,24 @@ export class GpuRunner implements SweepRunner {
     timing ??= hit ? { status: 'ok', message: null, groups: measuredGroups(hit) } : await this.time(p, target, stage, progress('time'));
     if (key && !hit && timing.status === 'ok' && check.stdout !== null)
       this.cache!.put(key, storedMeasurement(timing.groups, check.stdout));
-    const primary = timing.groups.get(kernel) ?? [...timing.groups.values()][0];
-    Object.assign(v, summarize(primary?.durations ?? []));
-    v.stallShare = stallShareOf(primary);
-    v.achievedOccupancy = primary?.last?.achievedOccupancy ?? null;
-    v.executedInstructions = primary?.last?.executedInstructions ?? null;
-    v.registers = primary?.last?.registers ?? v.registers;
+    this.fillTiming(v, timing.groups, kernel, !!every);
     v.cached = !!hit;
-    if (every) v.instantiations = [...timing.groups.values()].map(g => this.instantiationTiming(g, v));
     // A profile that failed part-way still reports what it collected.
     if (timing.status !== 'ok') return { ...v, status: timing.status, message: timing.message };
     if (!v.samples) return { ...v, status: 'profile', message: `ncu returned no durations for ${kernel}` };
     return v;
+  }
+
+  /** A variant's timing fields from its kernels' launches: the timed kernel's statistics and durations, every kernel's with `every`. */
+  private fillTiming(v: SweepVariant, groups: Map<string, KernelSamples>, kernel: string, every: boolean): void {
+    const primary = groups.get(kernel) ?? [...groups.values()][0];
+    Object.assign(v, summarize(primary?.durations ?? []));
+    v.durationsMs = [...(primary?.durations ?? [])];
+    v.stallShare = stallShareOf(primary);
+    v.achievedOccupancy = primary?.last?.achievedOccupancy ?? null;
+    v.executedInstructions = primary?.last?.executedInstructions ?? null;
+    v.registers = primary?.last?.registers ?? v.registers;
+    if (every) v.instantiations = [...groups.values()].map(g => this.instantiationTiming(g, v));
   }
 
   /** The CUPTI timer library, built once per runner (and once per toolkit on disk). */
