@@ -34,6 +34,7 @@ import { lineStallsText } from '../engine/report/lineStallsText';
 import { benchStopsAt, gpuBlocker } from '../engine/profile/gpuReadiness';
 import { CLI_GPU_BLOCKER_TEXT } from './gpuReadinessText';
 import { runTimingText } from '../schema/runTimingText';
+import { confidenceLines } from '../schema/applyBest';
 
 export const benchCommand = defineCommand({
   name: 'bench',
@@ -141,6 +142,18 @@ function pct(x: number | undefined | null): string {
 
 /** The variants table (one per instantiation); `= 4` marks a variant with the same machine code as variant 4. */
 export function renderBench(r: SweepResult): string {
+  // whether Apply best is offered, and why (issue 25): under the tables
+  const label = (id: string) => {
+    const v = r.variants.find(x => x.id === id);
+    return v ? benchLabel(v) : id;
+  };
+  const confidence = confidenceLines(r, label)
+    .map(l => `${l}\n`)
+    .join('');
+  return benchTables(r) + confidence;
+}
+
+function benchTables(r: SweepResult): string {
   const j = benchJson(r);
   if (j.instantiations) {
     const rows = benchRows(r);
