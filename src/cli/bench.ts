@@ -22,6 +22,7 @@ import {
   gpusOption,
   gpusOptionSyntax,
   limitTools,
+  samplesOptions,
   TOOL_TIMEOUT_OPTIONS,
   ToolTimeouts,
   toolTimeoutOptions,
@@ -112,7 +113,7 @@ export const benchCommand = defineCommand({
         kernel: options.kernel,
         factors: factorsOption(options.factors),
         args: options.args !== undefined ? splitCommandLine(options.args) : [...DEFAULT_SETTINGS.profile.args],
-        samples: numberOption('samples', options.samples, SETTINGS.profile.samples),
+        ...samplesOptions(options),
         warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
         clockControl: enumOption('clock-control', options['clock-control'], SETTINGS.profile.clockControl),
         timer: enumOption('timer', options.timer, SETTINGS.profile.timer),
@@ -288,6 +289,8 @@ interface BenchArgs {
   factors: UnrollFactor[];
   args: string[];
   samples: number;
+  /** --max-samples: 0 = no adaptive sampling. */
+  maxSamples: number;
   warmup: number;
   clockControl: 'base' | 'none';
   timer: 'ncu' | 'cupti';
@@ -351,6 +354,7 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
       kernel,
       args,
       samples,
+      maxSamples: a.maxSamples,
       warmup,
       clockControl,
       timer: a.timer,

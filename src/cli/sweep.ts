@@ -27,6 +27,7 @@ import {
   gpusOption,
   gpusOptionSyntax,
   limitTools,
+  samplesOptions,
   TOOL_TIMEOUT_OPTIONS,
   ToolTimeouts,
   toolTimeoutOptions,
@@ -173,7 +174,7 @@ export const sweepCommand = defineCommand({
         json: !!options.json,
         outputs: resultOutputsOf(options),
         args,
-        samples: numberOption('samples', options.samples, SETTINGS.profile.samples),
+        ...samplesOptions(options),
         warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
         clockControl: enumOption('clock-control', options['clock-control'], SETTINGS.profile.clockControl),
         timer: enumOption('timer', options.timer, SETTINGS.profile.timer),
@@ -221,6 +222,8 @@ interface SweepArgs {
   outputs: ResultOutputs;
   args: string[];
   samples: number;
+  /** --max-samples: 0 = no adaptive sampling. */
+  maxSamples: number;
   warmup: number;
   clockControl: 'base' | 'none';
   timer: 'ncu' | 'cupti';
@@ -313,6 +316,7 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
           : {
               args: a.args,
               samples: a.samples,
+              maxSamples: a.maxSamples,
               warmup: a.warmup,
               clockControl: a.clockControl,
               timer: a.timer,

@@ -8,13 +8,24 @@ export function runOptionsFromSettings(
   p: ProfileSettings,
 ): Pick<
   BenchOptions,
-  'args' | 'samples' | 'warmup' | 'clockControl' | 'timer' | 'timeoutMs' | 'launcher' | 'runCommand' | 'compileCommand' | 'checkCommand'
+  | 'args'
+  | 'samples'
+  | 'maxSamples'
+  | 'warmup'
+  | 'clockControl'
+  | 'timer'
+  | 'timeoutMs'
+  | 'launcher'
+  | 'runCommand'
+  | 'compileCommand'
+  | 'checkCommand'
 > {
   // An empty template means "not set": the program itself, nvcc, no check command.
   const template = (t: string[]) => (t.length ? t : undefined);
   return {
     args: p.args,
     samples: p.samples,
+    maxSamples: p.maxSamples,
     warmup: p.warmup,
     clockControl: p.clockControl,
     timer: p.timer,

@@ -49,6 +49,7 @@ export function benchLoop(
       gpu: {
         args: o.args,
         samples: o.samples,
+        maxSamples: o.maxSamples,
         warmup: o.warmup,
         clockControl: o.clockControl,
         timeoutMs: o.timeoutMs,

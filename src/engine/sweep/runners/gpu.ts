@@ -49,6 +49,7 @@ export type GpuSettings = Pick<
   | 'sourceStalls'
   | 'passes'
   | 'timer'
+  | 'maxSamples'
 >;
 
 export interface GpuRunnerOptions extends StaticRunnerOptions {
@@ -181,7 +182,9 @@ export class GpuRunner implements SweepRunner {
   }
 
   notes(): string[] {
-    const launches = `${this.o.gpu.samples} launches per variant`;
+    // adaptive sampling: the leading variants get more (confidence.sampling says how many rounds)
+    const max = this.o.gpu.maxSamples ?? 0;
+    const launches = `${this.o.gpu.samples} launches per variant${max > this.o.gpu.samples ? ` (the leading ones up to ${max})` : ''}`;
     return [
       this.o.gpu.timer === 'cupti'
         ? `timed by the CUPTI kernel timer in the program's own runs on ${this.gpu ?? 'the GPU'}, ${launches} ` +
@@ -515,6 +518,7 @@ export class GpuRunner implements SweepRunner {
       this.cache!.put(key, storedMeasurement(timing.groups, check.stdout));
     this.fillTiming(v, timing.groups, kernel, !!every);
     v.cached = !!hit;
+    if (timing.status === 'ok') this.timings.set(v.id, { point, program: p, target, kernel, every: !!every, groups: timing.groups });
     // A profile that failed part-way still reports what it collected.
     if (timing.status !== 'ok') return { ...v, status: timing.status, message: timing.message };
     if (!v.samples) return { ...v, status: 'profile', message: `ncu returned no durations for ${kernel}` };
@@ -531,6 +535,47 @@ export class GpuRunner implements SweepRunner {
     v.executedInstructions = primary?.last?.executedInstructions ?? null;
     v.registers = primary?.last?.registers ?? v.registers;
     if (every) v.instantiations = [...groups.values()].map(g => this.instantiationTiming(g, v));
+  }
+
+  /** What timing a variant again needs: its program, kernels and every launch timed so far (ok timings only). */
+  private readonly timings = new Map<
+    string,
+    { point: SweepPoint; program: VariantProgram; target: BenchTarget; kernel: string; every: boolean; groups: Map<string, KernelSamples> }
+  >();
+
+  /** Adaptive sampling: the programs of variants timed before, timed again over the GPU slots; their launches added to the earlier ones. */
+  async measureAgain(requests: { variant: SweepVariant; samples: number }[], ctx: RunnerContext): Promise<SweepVariant[]> {
+    const out = requests.map(r => r.variant);
+    let next = 0;
+    await Promise.all(
+      this.slots.map(async slot => {
+        while (next < requests.length) {
+          const i = next++;
+          out[i] = await this.timeAgain(requests[i].variant, requests[i].samples, ctx, slot);
+        }
+      }),
+    );
+    return out;
+  }
+
+  private async timeAgain(variant: SweepVariant, samples: number, ctx: RunnerContext, slot: GpuSlot): Promise<SweepVariant> {
+    const t = this.timings.get(variant.id);
+    if (!t || samples < 1 || ctx.signal?.aborted) return variant;
+    const stage = { ...this.stageFor(t.point, ctx, slot), samples };
+    const own = `${t.program.label}: `;
+    const progress = (m: string) =>
+      ctx.onPhase?.(t.point, 'time', `again: ${m.startsWith(own) ? m.slice(own.length) : m}`, { gpu: slot.gpu });
+    const r = await this.onGpu(slot, () => this.time(t.program, t.target, stage, progress));
+    // timing only (the program passed its check); a failed run adds nothing
+    if (r.status !== 'ok' || !(r.groups.get(t.kernel) ?? [...r.groups.values()][0])?.durations.length) return variant;
+    for (const [key, g] of r.groups) {
+      const old = t.groups.get(key);
+      t.groups.set(key, old ? { ...g, durations: [...old.durations, ...g.durations], last: g.last ?? old.last } : g);
+    }
+    const v: SweepVariant = { ...variant, cached: false };
+    this.fillTiming(v, t.groups, t.kernel, t.every);
+    this.measured.set(v.id, v);
+    return v;
   }
 
   /** The CUPTI timer library, built once per runner (and once per toolkit on disk). */
