@@ -199,6 +199,15 @@ export const SETTINGS = {
       maximum: RANGES.samples.max,
       description: `Kernel durations to collect per variant (1 to ${RANGES.samples.max}; statistics assume at least 20).`,
     }),
+    maxSamples: integer({
+      default: 0,
+      minimum: RANGES.maxSamples.min,
+      maximum: RANGES.maxSamples.max,
+      description:
+        'Adaptive sampling: once every variant has its samples, time the leading variants again (samples more at a time) while ' +
+        'the fastest is uncertain (first in under 95% of bootstrap resamples and its interval against the runner-up reaching 1), ' +
+        `up to this many durations each (${RANGES.maxSamples.max} at most). 0 (or not above samples): off.`,
+    }),
     warmup: integer({
       default: 2,
       minimum: RANGES.warmup.min,

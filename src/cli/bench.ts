@@ -22,6 +22,7 @@ import {
   gpusOption,
   gpusOptionSyntax,
   limitTools,
+  samplesOptions,
   TOOL_TIMEOUT_OPTIONS,
   timerOptions,
   ToolTimeouts,
@@ -35,6 +36,7 @@ import { lineStallsText } from '../engine/report/lineStallsText';
 import { benchStopsAt, gpuBlocker } from '../engine/profile/gpuReadiness';
 import { CLI_GPU_BLOCKER_TEXT } from './gpuReadinessText';
 import { runTimingText } from '../schema/runTimingText';
+import { confidenceLines } from '../schema/applyBest';
 
 export const benchCommand = defineCommand({
   name: 'bench',
@@ -112,7 +114,7 @@ export const benchCommand = defineCommand({
         kernel: options.kernel,
         factors: factorsOption(options.factors),
         args: options.args !== undefined ? splitCommandLine(options.args) : [...DEFAULT_SETTINGS.profile.args],
-        samples: numberOption('samples', options.samples, SETTINGS.profile.samples),
+        ...samplesOptions(options),
         warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
         ...timerOptions(options),
         timeoutS: numberOption('timeout', options.timeout, SETTINGS.profile.timeoutSeconds),
@@ -141,6 +143,18 @@ function pct(x: number | undefined | null): string {
 
 /** The variants table (one per instantiation); `= 4` marks a variant with the same machine code as variant 4. */
 export function renderBench(r: SweepResult): string {
+  // whether Apply best is offered, and why (issue 25): under the tables
+  const label = (id: string) => {
+    const v = r.variants.find(x => x.id === id);
+    return v ? benchLabel(v) : id;
+  };
+  const confidence = confidenceLines(r, label)
+    .map(l => `${l}\n`)
+    .join('');
+  return benchTables(r) + confidence;
+}
+
+function benchTables(r: SweepResult): string {
   const j = benchJson(r);
   if (j.instantiations) {
     const rows = benchRows(r);
@@ -275,6 +289,8 @@ interface BenchArgs {
   factors: UnrollFactor[];
   args: string[];
   samples: number;
+  /** --max-samples: 0 = no adaptive sampling. */
+  maxSamples: number;
   warmup: number;
   clockControl: 'base' | 'none';
   cacheControl: 'all' | 'none';
@@ -340,6 +356,7 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
       kernel,
       args,
       samples,
+      maxSamples: a.maxSamples,
       warmup,
       clockControl,
       cacheControl: a.cacheControl,

@@ -17,6 +17,15 @@ export const GPU_RUN_OPTIONS = {
     help: `kernel durations per variant, ${RANGES.samples.min} to ${RANGES.samples.max}`,
     setting: SETTINGS.profile.samples,
   },
+  'max-samples': {
+    type: 'string',
+    value: 'N',
+    help:
+      `adaptive sampling: after --samples per variant, time the leading variants again (--samples more at a time) while the ` +
+      `fastest is uncertain (first in under 95% of bootstrap resamples, its interval against the runner-up reaching 1), ` +
+      `up to N durations each; 0 = off, else --samples to ${RANGES.maxSamples.max}`,
+    setting: SETTINGS.profile.maxSamples,
+  },
   warmup: {
     type: 'string',
     value: 'N',
@@ -104,6 +113,15 @@ export function timerOptions(o: { timer?: string; 'clock-control'?: string; 'cac
     );
   }
   return t;
+}
+
+/** --samples and --max-samples: --max-samples is 0 (off) or at least --samples (a first round is never cut short). */
+export function samplesOptions(o: { samples?: string; 'max-samples'?: string }): { samples: number; maxSamples: number } {
+  const samples = numberOption('samples', o.samples, SETTINGS.profile.samples);
+  const maxSamples = numberOption('max-samples', o['max-samples'], SETTINGS.profile.maxSamples);
+  if (maxSamples > 0 && maxSamples < samples)
+    throw new UsageError(`--max-samples takes 0 (off) or at least --samples (${samples}), not ${maxSamples}`);
+  return { samples, maxSamples };
 }
 
 /** --nvcc-timeout: seconds per nvcc compile; the editor's unrollLens.toolchain.nvccTimeoutSeconds. */

@@ -27,6 +27,7 @@ import {
   gpusOption,
   gpusOptionSyntax,
   limitTools,
+  samplesOptions,
   TOOL_TIMEOUT_OPTIONS,
   timerOptions,
   ToolTimeouts,
@@ -174,7 +175,7 @@ export const sweepCommand = defineCommand({
         json: !!options.json,
         outputs: resultOutputsOf(options),
         args,
-        samples: numberOption('samples', options.samples, SETTINGS.profile.samples),
+        ...samplesOptions(options),
         warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
         ...timerOptions(options),
         timeoutS: numberOption('timeout', options.timeout, SETTINGS.profile.timeoutSeconds),
@@ -221,6 +222,8 @@ interface SweepArgs {
   outputs: ResultOutputs;
   args: string[];
   samples: number;
+  /** --max-samples: 0 = no adaptive sampling. */
+  maxSamples: number;
   warmup: number;
   clockControl: 'base' | 'none';
   cacheControl: 'all' | 'none';
@@ -322,6 +325,7 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
           : {
               args: a.args,
               samples: a.samples,
+              maxSamples: a.maxSamples,
               warmup: a.warmup,
               clockControl: a.clockControl,
               cacheControl: a.cacheControl,

@@ -49,6 +49,11 @@ export const RANGES = {
    * 1000 samples the median of a stable kernel does not move while a sweep takes hours.
    */
   samples: int('kernel durations per variant', 1, 1000),
+  /**
+   * The most kernel durations adaptive sampling gives one variant (--max-samples,
+   * unrollLens.profile.maxSamples): 0 = off; the same 1000 as `samples` above it.
+   */
+  maxSamples: int('the most kernel durations per variant (0 = off)', 0, 1000),
   /** Launches skipped before timing (ncu --launch-skip); more than 1000 warm-up launches is a typo. */
   warmup: int('warm-up launches', 0, 1000),
   /**

@@ -11,6 +11,7 @@ import type {
   SassStalls,
   RunTiming,
   SourceLineStalls,
+  SweepConfidence,
   SweepIcacheFacts,
   SweepLoop,
   SweepResult,
@@ -157,7 +158,39 @@ const variant = object<SweepVariant>({
   icache: optional(nullable(icache)),
   executedInstructions: optional(nullable(num(RANGES.executedInstructions))),
   cached: optional(bool),
+  durationsMs: optional(array(ms)),
   instantiations: optional(array(instantiationTiming)),
+});
+
+const ratio = num(RANGES.ratio);
+const share = num(RANGES.share);
+
+const confidence = object<SweepConfidence>({
+  method: oneOf(['bootstrap'] as const),
+  resamples: count,
+  seed: count,
+  level: share,
+  best: str,
+  ratio: nullable(ratio),
+  ratioLow: nullable(ratio),
+  ratioHigh: nullable(ratio),
+  minGain: share,
+  distinguishable: bool,
+  reason: str,
+  contenders: strings,
+  pFirst: share,
+  runnerUp: nullable(str),
+  leadRatio: nullable(ratio),
+  leadLow: nullable(ratio),
+  leadHigh: nullable(ratio),
+  sampling: optional(
+    object<NonNullable<SweepConfidence['sampling']>>({
+      minSamples: count,
+      maxSamples: count,
+      rounds: count,
+      stopped: oneOf(['leader certain', 'max samples reached', 'no new samples', 'cancelled'] as const),
+    }),
+  ),
 });
 
 const timing = object<RunTiming>({
@@ -226,6 +259,8 @@ const sweepResult = object<SweepResult>({
     }),
   ),
   demangled: optional(record(str)),
+  // Results saved before issue 25 have none: Apply best is offered as it was then.
+  confidence: optional(confidence),
 });
 
 /**

@@ -159,6 +159,12 @@ export interface SweepVariant {
   /** The GPU measurement came from the measurement cache (an earlier run of the same program), not a new run. */
   cached?: boolean;
   /**
+   * The timed kernel's durations, ms, in the order measured (`samples` of them; adaptive sampling
+   * adds the later rounds' after the first): what the bootstrap of SweepResult.confidence resamples.
+   * Absent in static results and in results saved before issue 25.
+   */
+  durationsMs?: number[];
+  /**
    * When every kernel holding the loop is timed (a benchmark: template instantiations, and block
    * sizes when one kernel runs with several): each one's timing in this variant. The variant's own
    * fields above are the first (the kernel with most of the loop's code in the file as written).
@@ -329,4 +335,50 @@ export interface SweepResult {
   measurement?: MeasurementConditions;
   /** Mangled → demangled name of every kernel timed (a benchmark's instantiations); absent when not recorded. */
   demangled?: Record<string, string>;
+  /**
+   * How sure the GPU measurements are of `best` (issue 25): whether it is distinguishable from the
+   * file as written, which decides whether Apply best is offered. Absent in static results, when no
+   * variant has durations, and in results saved before it (Apply best is then offered as before).
+   */
+  confidence?: SweepConfidence;
+}
+
+/** Why adaptive sampling (--max-samples, unrollLens.profile.maxSamples) stopped timing the leading variants again. */
+export type SamplingStop = 'leader certain' | 'max samples reached' | 'no new samples' | 'cancelled';
+
+/**
+ * A bootstrap over the variants' kernel durations (engine/sweep/confidence.ts): each variant's
+ * durations resampled with replacement `resamples` times by a generator seeded with `seed` (the
+ * same durations give the same numbers), the medians compared resample by resample. Intervals are
+ * the central `level` share of the resampled ratios (percentile bootstrap).
+ */
+export interface SweepConfidence {
+  method: 'bootstrap';
+  resamples: number;
+  seed: number;
+  /** Two-sided level of every interval (0.95). */
+  level: number;
+  /** The variant judged: SweepResult.best. */
+  best: string;
+  /** The file as written's median ÷ best's (> 1: best is faster) and its interval; null when the file as written has no durations. */
+  ratio: number | null;
+  ratioLow: number | null;
+  ratioHigh: number | null;
+  /** The smallest gain that counts: separate runs of one program drift by up to this share (RUN_DRIFT). */
+  minGain: number;
+  /** best is faster than the file as written beyond noise: ratioLow > 1 and ratio ≥ 1 + minGain. Apply best is offered only then. */
+  distinguishable: boolean;
+  /** One line: "×4 is faster than the file as written by 1.23× (95% CI 1.18–1.29)", or why the code as written is as fast. */
+  reason: string;
+  /** The leading variants best is ranked among (distinct programs, fastest median first, best first). */
+  contenders: string[];
+  /** Share of resamples in which best has the smallest median of the contenders (ties shared); 1 with one contender. */
+  pFirst: number;
+  /** The second contender, and its median ÷ best's with its interval (> 1: slower than best); null with one contender. */
+  runnerUp: string | null;
+  leadRatio: number | null;
+  leadLow: number | null;
+  leadHigh: number | null;
+  /** Adaptive sampling: the first round's durations per variant, the most any variant may get, rounds after the first, why it stopped; absent when off. */
+  sampling?: { minSamples: number; maxSamples: number; rounds: number; stopped: SamplingStop };
 }

@@ -20,6 +20,7 @@ import { unrollPragmaEdit } from '../engine/variants/applyEdit';
 import { applyTargetProblem } from '../engine/sweep/applyTarget';
 import { parseFactorList } from '../engine/variants/rewrite';
 import { checkAppliedFactors, checkSweepResult, SchemaError } from '../schema/result';
+import { applyBestOffer, intervalText } from '../schema/applyBest';
 import {
   ExportResultParams,
   FactorValue,
@@ -271,14 +272,17 @@ export class ResultsService {
     const seen = new Set<string>();
     for (const result of facts.results) {
       const best = result.variants.find(v => v.id === result.best);
-      if (!best || !Object.keys(best.factors).length) continue;
+      // not offered while the best is within noise of the file as written (issue 25: applyBestOffer)
+      if (!best || !Object.keys(best.factors).length || !applyBestOffer(result).offer) continue;
       if (!loops.some(l => String(l.line) in best.factors) || seen.has(best.id)) continue;
       seen.add(best.id);
       const { edits } = this.pragmaEdits(text, analysis, best.factors);
       if (!edits.length) continue;
+      const c = result.confidence;
+      const ci = c?.ratioLow != null && c.ratioHigh != null ? `, ${intervalText(c.level, c.ratioLow, c.ratioHigh).slice(1, -1)}` : '';
       const how =
         best.speedup !== null && !result.static
-          ? ` (${best.speedup.toFixed(2)}× vs as written on ${result.gpu ?? 'the GPU'})`
+          ? ` (${best.speedup.toFixed(2)}× vs as written on ${result.gpu ?? 'the GPU'}${ci})`
           : ' (static rule)';
       actions.push({
         title: `Apply ${best.label}: best of the last ${result.origin === 'sweep' ? 'sweep' : result.origin === 'bench' ? 'benchmark' : 'variant build'}${how}`,

@@ -10,6 +10,7 @@ export function runOptionsFromSettings(
   BenchOptions,
   | 'args'
   | 'samples'
+  | 'maxSamples'
   | 'warmup'
   | 'clockControl'
   | 'cacheControl'
@@ -29,6 +30,7 @@ export function runOptionsFromSettings(
   return {
     args: p.args,
     samples: p.samples,
+    maxSamples: p.maxSamples,
     warmup: p.warmup,
     clockControl: p.clockControl,
     cacheControl: p.cacheControl,

@@ -14,6 +14,7 @@ import { parseNvidiaSmiXml } from '../../src/engine/toolchain/gpu';
 import type { ProcessResult, ProcessRunner } from '../../src/engine/toolchain/process';
 import { runSweep, SweepOptions } from '../../src/engine/sweep/sweep';
 import { sweepJson } from '../../src/engine/sweep/json';
+import { sweepText } from '../../src/engine/report/sweepText';
 import { GpuRunner } from '../../src/engine/sweep/runners/gpu';
 import { AS_WRITTEN, AS_WRITTEN_ID, resolveSpace } from '../../src/engine/sweep/space';
 import { CodeRegistry } from '../../src/engine/sweep/variant';
@@ -248,6 +249,38 @@ describe('GPU sweep on recorded H100 outputs (matvec_warp_per_row, loop c: defau
     assert.equal(j.variants[3].identicalTo, 4);
     assert.equal(j.variants[1].identicalTo, 'as-written');
     assert.equal(j.variants[2].medianMs, v(`${c}=4`).medianMs);
+  });
+
+  test('adaptive sampling (issue 25): the tied leaders timed again through ncu up to --max-samples; no Apply best', async t => {
+    if (skip) return t.skip(skip);
+    // every program answers with the same recorded page: the file as written and ×4 never separate
+    const { runner, calls } = replay(() => ({ stdout: rec('matvec.stdout') }), ncuOk);
+    const o = await options(runner);
+    const r = await runSweep({ ...o, gpu: { ...o.gpu!, maxSamples: 40 } });
+    const profiles = calls.filter(x => x[0] === '/fake/ncu' && x.includes('--metrics'));
+    // two programs timed, then each once more with 20 launches: timing only, no check run
+    assert.equal(profiles.length, 4);
+    assert.equal(calls.filter(x => x[0] !== '/fake/ncu').length, 0);
+    for (const p of profiles) assert.equal(p[p.indexOf('--launch-count') + 1], '20');
+    assert.deepEqual(
+      r.variants.map(v => [v.id, v.samples, v.durationsMs!.length]),
+      [
+        ['as-written', 40, 40],
+        [`${o.c}=default`, 40, 40],
+        [`${o.c}=4`, 40, 40],
+        [`${o.c}=full`, 40, 40],
+      ],
+    );
+    const c = r.confidence!;
+    assert.deepEqual(c.sampling, { minSamples: 20, maxSamples: 40, rounds: 1, stopped: 'max samples reached' });
+    assert.deepEqual(c.contenders, ['as-written', `${o.c}=4`]);
+    assert.equal(c.distinguishable, false);
+    assert.equal(r.timing!.gpuRuns, 4);
+    assert.match(sweepText(r), /\n {2}no change offered: the file as written is the fastest\n/);
+    assert.match(
+      sweepText(r),
+      /\n {2}adaptive sampling: 20 durations per variant, then the leading ones again up to 40 \(1 more round\); stopped: max samples reached\n/,
+    );
   });
 
   test('a changed checksum is a correctness failure; the identical variant shares it without a run', async t => {

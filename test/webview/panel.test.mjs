@@ -950,6 +950,52 @@ describe('webview host', () => {
     await assertClean(page, log);
   });
 
+  test('Apply best only beyond noise (issue 25): disabled, with the reason, while the best is within noise of the file as written', async () => {
+    const { page, log } = await openHost();
+    const base = fixtures.icache_cliff;
+    const confidence = (distinguishable, reason) => ({
+      method: 'bootstrap',
+      resamples: 2000,
+      seed: 25,
+      level: 0.95,
+      best: base.best,
+      ratio: 1.01,
+      ratioLow: 0.98,
+      ratioHigh: 1.04,
+      minGain: 0.03,
+      distinguishable,
+      reason,
+      contenders: [base.best, '72=8'],
+      pFirst: 0.62,
+      runnerUp: '72=8',
+      leadRatio: 1.04,
+      leadLow: 0.99,
+      leadHigh: 1.09,
+    });
+    const noise = 'the code as written is as fast, within noise: ×16 is 1.01× the file as written (95% CI 0.98–1.04)';
+    await postResult(page, { ...base, confidence: confidence(false, noise) });
+    const applyBest = page.locator('.ul-actions .ul-primary');
+    assert.equal(await applyBest.textContent(), 'Apply best (×16)');
+    assert.equal(await applyBest.isDisabled(), true);
+    assert.equal(await applyBest.getAttribute('title'), noise);
+    assert.equal(
+      await page.locator('[data-meta="Confidence"] dd').textContent(),
+      `no change offered: ${noise} · ×16 is first in 62.0% of 2000 bootstrap resamples of ×16, ×8; runner-up ×8: median 1.04× ×16's (95% CI 0.99–1.09)`,
+    );
+    // a selected variant can still be applied on purpose
+    await page.click('tr[data-variant="72=16"]');
+    assert.equal(await page.locator('.ul-selection .ul-button').isDisabled(), false);
+    const clear = '×16 is faster than the file as written by 2.31× (95% CI 2.30–2.32)';
+    await postResult(page, { ...base, confidence: confidence(true, clear) });
+    assert.equal(await applyBest.isDisabled(), false);
+    assert.equal(await applyBest.getAttribute('title'), clear);
+    // a result saved before the confidence: offered as before, no Confidence line
+    await postResult(page, base);
+    assert.equal(await applyBest.isDisabled(), false);
+    assert.equal(await page.locator('[data-meta="Confidence"]').count(), 0);
+    await assertClean(page, log);
+  });
+
   test('i-cache column: measured and predicted badges, the prediction beside a measurement, and the legend', async () => {
     const { page, log } = await openHost({ theme: 'dark' });
     const measured = fixtures['icache_cliff'];

@@ -14,6 +14,7 @@ import { ResultTable } from './table';
 import type { SortState } from './table';
 import { readTheme, watchTheme } from './theme';
 import { runTimingText } from '../../src/schema/runTimingText';
+import { applyBestOffer, confidenceLines } from '../../src/schema/applyBest';
 import type { Theme } from './theme';
 
 const ORIGIN: Record<SweepResult['origin'], string> = {
@@ -193,6 +194,8 @@ class App {
       // evaluations counts the file as written, which is not a point of the space.
       ['Evaluated', `${fmtInt(r.evaluations)} variants · ${fmtInt(r.spaceSize)} points in the space + as written`],
       ['Best', bestText],
+      // how sure the GPU timings are of the best, and whether Apply best is offered (issue 25)
+      ...(r.confidence ? [['Confidence', confidenceLines(r, id => m.byId.get(id)?.v.label ?? id).join(' · ')] as [string, string]] : []),
       ['Recorded', formatTime(r.createdAt)],
     ];
     this.meta.replaceChildren(
@@ -200,8 +203,11 @@ class App {
         h('div', { class: 'ul-meta-item', attrs: { 'data-meta': k } }, [h('dt', { text: k }), h('dd', { text: v })]),
       ),
     );
-    this.applyBest.disabled = !best || !best.ok || best.v.id === r.baseline;
+    // offered only when the best is distinguishable from the file as written (the result's confidence)
+    const offer = applyBestOffer(r);
+    this.applyBest.disabled = !best || !best.ok || best.v.id === r.baseline || !offer.offer;
     this.applyBest.textContent = best ? `Apply best (${best.v.label})` : 'Apply best';
+    this.applyBest.title = offer.why ?? '';
 
     const running = !r.complete && this.progress !== null;
     this.progressBox.hidden = !running;

@@ -49,6 +49,7 @@ export function benchLoop(
       gpu: {
         args: o.args,
         samples: o.samples,
+        maxSamples: o.maxSamples,
         warmup: o.warmup,
         clockControl: o.clockControl,
         cacheControl: o.cacheControl,
@@ -130,6 +131,8 @@ export function benchJson(r: SweepResult) {
       ...(v.message ? { message: v.message } : {}),
     })),
     ...(first.length > 1 ? { instantiations: instantiationTables(r, rows) } : {}),
+    // how sure the timings are of the fastest, and whether Apply best is offered (issue 25)
+    ...(r.confidence ? { confidence: r.confidence } : {}),
     ...(r.lineStalls ? { lineStalls: r.lineStalls.map(l => ({ line: l.line, samples: l.samples, stallShare: l.stallShare })) } : {}),
     ...(r.sassStalls
       ? {

@@ -25,6 +25,12 @@ export interface BenchOptions {
   args: string[];
   /** Kernel durations to collect per variant (at least 20 is what the statistics assume). */
   samples: number;
+  /**
+   * Adaptive sampling (issue 25): after every variant has `samples` durations, time the leading
+   * variants again, `samples` more at a time, while the fastest is uncertain, up to this many
+   * durations each (engine/sweep/adaptive.ts). Absent, 0 or not above `samples`: off.
+   */
+  maxSamples?: number;
   /** Launches of the kernel skipped per program run before profiling (warm-up). */
   warmup: number;
   clockControl: 'base' | 'none';

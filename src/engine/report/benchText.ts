@@ -4,6 +4,7 @@ import type { SourceLineStalls, SweepResult } from '../../schema/types';
 import { benchJson } from '../profile/bench';
 import { conditionsText } from '../../schema/measurementText';
 import { runTimingText } from '../../schema/runTimingText';
+import { applyBestOffer } from '../../schema/applyBest';
 
 function pct(x: number | null | undefined): string {
   return x === null || x === undefined ? '–' : `${(x * 100).toFixed(1)}%`;
@@ -37,6 +38,8 @@ export function benchMarkdown(result: SweepResult): string {
       ...rows,
     ].join('\n'),
     ...problems,
+    // whether Apply best is offered, and why (issue 25)
+    ...(result.confidence ? [`${applyBestOffer(result).offer ? 'Apply best' : 'No change offered'}: ${result.confidence.reason}.`] : []),
     ...(r.instantiations
       ? [
           `Also measured: ${r.instantiations

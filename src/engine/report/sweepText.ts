@@ -2,6 +2,7 @@
 // swept loops' SASS side by side, GPU timings when there are any, the best marked.
 import type { SweepResult, SweepVariant } from '../../schema/types';
 import { instantiationLabel, showInstantiations } from '../../schema/kernelNames';
+import { confidenceLines } from '../../schema/applyBest';
 
 function pct(x: number | null | undefined): string {
   return x === null || x === undefined ? '-' : `${(x * 100).toFixed(1)}%`;
@@ -49,7 +50,9 @@ export function sweepText(r: SweepResult): string {
     'spills',
     'occupancy',
   ];
-  if (!r.static) header.push('median ms', 'IQR ms', 'speedup', 'no_instr', 'top stall');
+  // adaptive sampling gives the leading variants more durations than the others
+  const sampled = !r.static && !!r.confidence?.sampling;
+  if (!r.static) header.push(...(sampled ? ['samples'] : []), 'median ms', 'IQR ms', 'speedup', 'no_instr', 'top stall');
   header.push('same code as');
   const rows = r.variants.map((v, i) => {
     const top = v.stallShare
@@ -71,6 +74,7 @@ export function sweepText(r: SweepResult): string {
     ];
     if (!r.static) {
       row.push(
+        ...(sampled ? [String(v.samples)] : []),
         num(v.medianMs, 4),
         num(v.iqrMs, 4),
         v.speedup === null ? '-' : `${v.speedup.toFixed(2)}×${v.withinNoise && v.id !== r.baseline ? '~' : ''}`,
@@ -90,6 +94,7 @@ export function sweepText(r: SweepResult): string {
   ];
   const best = r.variants.find(v => v.id === r.best);
   out.push('', best ? `* best: ${best.label} (${best.id}) — ${r.bestBasis}` : '* best: none (no variant finished ok)');
+  out.push(...confidenceLines(r, id => labelOf.get(id) ?? id).map(l => `  ${l}`));
   if (!r.static) out.push('~ = within noise (identical code, or the interquartile ranges overlap allowing 3 % run-to-run drift)');
   for (const v of r.variants) if (v.message) out.push(`${v.label}: ${v.status}: ${v.message.split('\n')[0]}`);
   for (const n of r.notes) out.push(`note: ${n}`);

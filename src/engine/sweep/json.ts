@@ -3,6 +3,7 @@ import type {
   SourceLineStalls,
   FactorValue,
   RunTiming,
+  SweepConfidence,
   SweepIcacheFacts,
   SweepResult,
   SweepVariant,
@@ -29,6 +30,8 @@ interface SweepJsonVariant {
     | Record<string, FactorValue>
     | { factors: Record<string, FactorValue>; params: Record<string, string> }
     | null;
+  /** Kernel durations timed (0 statically; adaptive sampling gives the leading variants more). */
+  samples: number;
   medianMs: number | null;
   iqrMs: number | null;
   speedup: number | null;
@@ -60,6 +63,8 @@ export interface SweepJson {
   /** --source-stalls: warp stalls per source line of the file as written (bench --json's lineStalls, same shape). */
   lineStalls?: SourceLineStalls[];
   lineStallsProblem?: string;
+  /** GPU sweeps: how sure the timings are of `best`, and whether Apply best is offered (SweepResult.confidence). */
+  confidence?: SweepConfidence;
 }
 
 export function sweepJson(r: SweepResult): SweepJson {
@@ -80,6 +85,7 @@ export function sweepJson(r: SweepResult): SweepJson {
     loopInstructions: v.loopInstructions,
     registers: v.registers,
     identicalTo: v.identicalTo ? ref(v.identicalTo) : null,
+    samples: v.samples,
     medianMs: v.medianMs,
     iqrMs: v.iqrMs,
     speedup: v.speedup,
@@ -106,5 +112,6 @@ export function sweepJson(r: SweepResult): SweepJson {
     ...(r.timing ? { timing: r.timing } : {}),
     ...(r.lineStalls ? { lineStalls: r.lineStalls } : {}),
     ...(r.lineStallsProblem ? { lineStallsProblem: r.lineStallsProblem } : {}),
+    ...(r.confidence ? { confidence: r.confidence } : {}),
   };
 }

@@ -23,6 +23,8 @@ import { exhaustive, Score, Strategy, strategyByName } from './strategies';
 import { CodeRegistry } from './variant';
 import { sha256 } from './applyTarget';
 import { conditionsText } from '../../schema/measurementText';
+import { sweepConfidence } from './confidence';
+import { sampleUntilCertain } from './adaptive';
 
 export interface SweepOptions extends SpaceOptions {
   file: string;
@@ -125,6 +127,7 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
     } else {
       result.bestBasis = `fastest median kernel time${runner.gpu ? ` on ${runner.gpu}` : ''} (${conditionsText(result.measurement, best.samples)})`;
     }
+    if (!runner.static) setConfidence(result);
   };
 
   let total = 1 + strategy.expectedEvaluations({ sizes: space.sizes, start: space.start(o.text) });
@@ -168,6 +171,11 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
   if (baselinePending && !o.signal?.aborted) await runner.measure([AS_WRITTEN], ctx);
 
   chooseBest();
+  await sampleLeaders(o, result, runner, ctx, changed => {
+    for (const v of result.variants) relate(v, v.id === AS_WRITTEN_ID ? v : baseline());
+    chooseBest();
+    for (const v of changed) obs.onVariant?.(v, structuredClone(result));
+  });
   if (o.gpu?.sourceStalls && runner.sourceStalls && !o.signal?.aborted) {
     progress('source-stalls', 'as written', AS_WRITTEN_ID);
     const s = await runner.sourceStalls(o.text, o.signal);
@@ -184,6 +192,37 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
   if (launchWarps) result.notes.push(`instruction-cache model at ${launchWarps.warpsPerSm} warps/SM, from ${launchWarps.source}`);
   progress('done', null, null, result.complete ? `${result.evaluations} variants` : 'cancelled');
   return result;
+}
+
+/** How sure the GPU timings are of the best (issue 25): recomputed whenever the best or its durations change. */
+function setConfidence(r: SweepResult): void {
+  const c = sweepConfidence(r);
+  if (c) r.confidence = c;
+  else delete r.confidence;
+}
+
+/**
+ * Adaptive sampling (o.gpu.maxSamples above o.gpu.samples): the leading variants timed again until
+ * the leader is certain; `onRound` relates and re-ranks after each round. Records how it stopped.
+ */
+async function sampleLeaders(
+  o: SweepOptions,
+  result: SweepResult,
+  runner: SweepRunner,
+  ctx: RunnerContext,
+  onRound: (changed: SweepVariant[]) => void,
+): Promise<void> {
+  const g = o.gpu;
+  if (!g?.maxSamples || g.maxSamples <= g.samples || !runner.measureAgain || !result.confidence || o.signal?.aborted) return;
+  const again = runner.measureAgain.bind(runner);
+  const sampling = await sampleUntilCertain(
+    result,
+    again,
+    ctx,
+    { minSamples: g.samples, maxSamples: g.maxSamples, signal: o.signal },
+    onRound,
+  );
+  if (result.confidence) result.confidence.sampling = sampling;
 }
 
 /** The static runner, the GPU runner when o.gpu says how to time, or the caller's (replays, tests). */

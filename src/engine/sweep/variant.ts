@@ -49,6 +49,7 @@ export const GPU_FIELDS = [
   'achievedOccupancy',
   'executedInstructions',
   'cached',
+  'durationsMs',
   'instantiations',
 ] as const;
 

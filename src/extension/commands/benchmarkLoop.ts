@@ -3,6 +3,7 @@
 // per-line warp-stall notes inline.
 import * as vscode from 'vscode';
 import { icacheShownText } from '../../schema/icacheText';
+import { applyBestOffer } from '../../schema/applyBest';
 import { BenchLoopRequest, BenchmarkLoopArgs } from '../../protocol';
 import { requestWithProgress } from '../progress';
 import { StallDecorations } from '../stallDecorations';
@@ -43,8 +44,11 @@ export const benchmarkLoop: CommandFactory = ({ client, output, panels, subscrip
         ? `fastest: ${best.label} (${best.speedup?.toFixed(2)}× vs as written${best.withinNoise && best.label !== report.baseline ? ', within noise' : ''})`
         : 'no variant ran';
       const failures = failed.length ? `; ${failed.length} failed (${failed.map(v => `${v.label}: ${v.status}`).join(', ')})` : '';
+      // whether the panel offers Apply best, and why (issue 25)
+      const { offer, why } = applyBestOffer(report.result);
+      if (why) output.appendLine(`bench ${target.kernel}:${target.line}: ${offer ? 'apply best' : 'no change offered'}: ${why}`);
       void vscode.window.showInformationMessage(
-        `Unroll Lens: ${verdict}${failures}. The panel and the loop's hover show the table${report.savedPath ? '; saved under .unroll-lens/results' : ''}.`,
+        `Unroll Lens: ${verdict}${failures}${why && !offer ? `; ${why}` : ''}. The panel and the loop's hover show the table${report.savedPath ? '; saved under .unroll-lens/results' : ''}.`,
       );
       return report;
     } catch (e) {

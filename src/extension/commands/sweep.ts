@@ -13,6 +13,7 @@ import {
   SweepUpdateNotification,
 } from '../../protocol';
 import { parseUnrollFactorText, UNROLL_FACTOR_EXPECTED, validFactorTexts } from '../../schema/ranges';
+import { applyBestOffer } from '../../schema/applyBest';
 import { requestWithProgress } from '../progress';
 import type { CommandFactory } from './context';
 import { StallDecorations } from '../stallDecorations';
@@ -175,12 +176,15 @@ export const sweepKernel: CommandFactory = ({ client, output, panels, subscripti
           : result.static
             ? ' (static rule: no GPU run)'
             : '';
+      // Apply best only when the best is distinguishable from the file as written (issue 25)
+      const { offer, why } = applyBestOffer(result);
+      if (why) output.appendLine(`  ${offer ? 'apply best' : 'no change offered'}: ${why}`);
       void vscode.window
         .showInformationMessage(
-          `Unroll Lens: ${kernel.name}: best ${best?.label ?? 'none'}${speed} after ${result.evaluations} variants.`,
-          ...(best ? ['Apply best'] : []),
+          `Unroll Lens: ${kernel.name}: best ${best?.label ?? 'none'}${speed} after ${result.evaluations} variants${why && !offer ? `; ${why}` : ''}.`,
+          ...(best && offer ? ['Apply best'] : []),
         )
-        .then(choice => (choice && best ? panels.apply(result, best, true) : undefined));
+        .then(choice => (choice && best && offer ? panels.apply(result, best, true) : undefined));
       return outcome.result;
     } catch (e) {
       const msg = e instanceof Error ? e.message : String(e);

@@ -53,6 +53,7 @@ export type GpuSettings = Pick<
   | 'passes'
   | 'timer'
   | 'stalls'
+  | 'maxSamples'
 >;
 
 export interface GpuRunnerOptions extends StaticRunnerOptions {
@@ -187,14 +188,17 @@ export class GpuRunner implements SweepRunner {
   }
 
   notes(): string[] {
+    // adaptive sampling: the leading variants get more (confidence.sampling says how many rounds)
+    const max = this.o.gpu.maxSamples ?? 0;
+    const launches = `${this.o.gpu.samples} launches per variant${max > this.o.gpu.samples ? ` (the leading ones up to ${max})` : ''}`;
     return [
       this.o.gpu.timer === 'cupti'
-        ? `timed by the CUPTI kernel timer in the program's own runs on ${this.gpu ?? 'the GPU'}, ${this.o.gpu.samples} launches per variant ` +
+        ? `timed by the CUPTI kernel timer in the program's own runs on ${this.gpu ?? 'the GPU'}, ${launches} ` +
           `after ${this.o.gpu.warmup} warm-up: clocks as the GPU sets them, caches warm between launches, ` +
           (this.o.gpu.stalls === false
             ? 'no stall reasons (--stalls off)'
             : `stall reasons from CUPTI PC sampling (every 2^${PC_SAMPLING_PERIOD} cycles, first run)`)
-        : `timed under ncu on ${this.gpu ?? 'the GPU'}, ${this.o.gpu.samples} launches per variant after ${this.o.gpu.warmup} warm-up, ` +
+        : `timed under ncu on ${this.gpu ?? 'the GPU'}, ${launches} after ${this.o.gpu.warmup} warm-up, ` +
           `clocks ${this.o.gpu.clockControl === 'base' ? 'locked to base' : 'not locked (--clock-control none)'}, ` +
           (this.o.gpu.cacheControl === 'none'
             ? 'caches not flushed between launches (--cache-control none)'
@@ -535,17 +539,66 @@ export class GpuRunner implements SweepRunner {
     if (timing.stallProblem) this.stallProblems.set(timing.stallProblem, (this.stallProblems.get(timing.stallProblem) ?? 0) + 1);
     if (key && !hit && timing.status === 'ok' && !timing.stallProblem && check.stdout !== null)
       this.cache!.put(key, storedMeasurement(timing.groups, check.stdout));
-    const primary = timing.groups.get(kernel) ?? [...timing.groups.values()][0];
+    this.fillTiming(v, timing.groups, kernel, !!every);
+    v.cached = !!hit;
+    if (timing.status === 'ok') this.timings.set(v.id, { point, program: p, target, kernel, every: !!every, groups: timing.groups });
+    // A profile that failed part-way still reports what it collected.
+    if (timing.status !== 'ok') return { ...v, status: timing.status, message: timing.message };
+    if (!v.samples) return { ...v, status: 'profile', message: `ncu returned no durations for ${kernel}` };
+    return v;
+  }
+
+  /** A variant's timing fields from its kernels' launches: the timed kernel's statistics and durations, every kernel's with `every`. */
+  private fillTiming(v: SweepVariant, groups: Map<string, KernelSamples>, kernel: string, every: boolean): void {
+    const primary = groups.get(kernel) ?? [...groups.values()][0];
     Object.assign(v, summarize(primary?.durations ?? []));
+    v.durationsMs = [...(primary?.durations ?? [])];
     v.stallShare = stallShareOf(primary);
     v.achievedOccupancy = primary?.last?.achievedOccupancy ?? null;
     v.executedInstructions = primary?.last?.executedInstructions ?? null;
     v.registers = primary?.last?.registers ?? v.registers;
-    v.cached = !!hit;
-    if (every) v.instantiations = [...timing.groups.values()].map(g => this.instantiationTiming(g, v));
-    // A profile that failed part-way still reports what it collected.
-    if (timing.status !== 'ok') return { ...v, status: timing.status, message: timing.message };
-    if (!v.samples) return { ...v, status: 'profile', message: `ncu returned no durations for ${kernel}` };
+    if (every) v.instantiations = [...groups.values()].map(g => this.instantiationTiming(g, v));
+  }
+
+  /** What timing a variant again needs: its program, kernels and every launch timed so far (ok timings only). */
+  private readonly timings = new Map<
+    string,
+    { point: SweepPoint; program: VariantProgram; target: BenchTarget; kernel: string; every: boolean; groups: Map<string, KernelSamples> }
+  >();
+
+  /** Adaptive sampling: the programs of variants timed before, timed again over the GPU slots; their launches added to the earlier ones. */
+  async measureAgain(requests: { variant: SweepVariant; samples: number }[], ctx: RunnerContext): Promise<SweepVariant[]> {
+    const out = requests.map(r => r.variant);
+    let next = 0;
+    await Promise.all(
+      this.slots.map(async slot => {
+        while (next < requests.length) {
+          const i = next++;
+          out[i] = await this.timeAgain(requests[i].variant, requests[i].samples, ctx, slot);
+        }
+      }),
+    );
+    return out;
+  }
+
+  private async timeAgain(variant: SweepVariant, samples: number, ctx: RunnerContext, slot: GpuSlot): Promise<SweepVariant> {
+    const t = this.timings.get(variant.id);
+    if (!t || samples < 1 || ctx.signal?.aborted) return variant;
+    // more durations only: the stall mix (ncu metrics or PC samples) came with the first round
+    const stage = { ...this.stageFor(t.point, ctx, slot), samples, stalls: false };
+    const own = `${t.program.label}: `;
+    const progress = (m: string) =>
+      ctx.onPhase?.(t.point, 'time', `again: ${m.startsWith(own) ? m.slice(own.length) : m}`, { gpu: slot.gpu });
+    const r = await this.onGpu(slot, () => this.time(t.program, t.target, stage, progress));
+    // timing only (the program passed its check); a failed run adds nothing
+    if (r.status !== 'ok' || !(r.groups.get(t.kernel) ?? [...r.groups.values()][0])?.durations.length) return variant;
+    for (const [key, g] of r.groups) {
+      const old = t.groups.get(key);
+      t.groups.set(key, old ? { ...g, durations: [...old.durations, ...g.durations], last: old.last ?? g.last } : g);
+    }
+    const v: SweepVariant = { ...variant, cached: false };
+    this.fillTiming(v, t.groups, t.kernel, t.every);
+    this.measured.set(v.id, v);
     return v;
   }
 
@@ -572,7 +625,7 @@ export class GpuRunner implements SweepRunner {
       if (!(e instanceof TimerUnavailableError)) throw e;
       return { status: 'profile', message: e.message, groups: new Map(), stdout: null, programFailed: null };
     }
-    const r = await timeNative(p, target, { ...stage, library, stallSampling: this.o.gpu.stalls !== false }, progress);
+    const r = await timeNative(p, target, { ...stage, library, stallSampling: stage.stalls !== false }, progress);
     // CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: how to allow profiling, said once (profile/permissionHelp.ts)
     return r.message === null ? r : { ...r, message: withCuptiPermissionHelp(r.message) };
   }

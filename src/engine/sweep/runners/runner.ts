@@ -34,6 +34,12 @@ export interface SweepRunner {
    * a point cut short by cancellation comes back with status 'cancelled'.
    */
   measure(points: SweepPoint[], ctx: RunnerContext): Promise<SweepVariant[]>;
+  /**
+   * Times variants it measured before again (adaptive sampling): `samples` more kernel durations
+   * each, added to those they have; returns them updated, in order. A run that fails leaves its
+   * variant as it was. Only runners that time programs have it.
+   */
+  measureAgain?(requests: { variant: SweepVariant; samples: number }[], ctx: RunnerContext): Promise<SweepVariant[]>;
   /** What the result should say about how it measured (a missing disassembler, …). */
   notes(): string[];
   /** Mangled → demangled name of every kernel a benchmark timed; absent otherwise. */
