@@ -237,7 +237,7 @@ export const SETTINGS = {
     timer: oneOf(['ncu', 'cupti'], {
       default: 'cupti',
       valueDescriptions: [
-        "Time each launch under Nsight Compute with the warp-stall reasons; caches as cacheControl says (flushed before each launch by default), clocks as clockControl says.",
+        'Time each launch under Nsight Compute with the warp-stall reasons; caches as cacheControl says (flushed before each launch by default), clocks as clockControl says.',
         "Run each variant's program as itself with Unroll Lens' CUPTI kernel timer (built once with your nvcc): caches warm and clocks as the GPU sets them, as the program really runs; stall reasons from CUPTI PC sampling in the same run. Neither ncu nor permission to read the GPU performance counters is needed for the times.",
       ],
       description:

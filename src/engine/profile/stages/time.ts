@@ -68,7 +68,10 @@ export interface GpuRun {
 }
 
 export type TimeOptions = LaunchOptions &
-  Pick<BenchOptions, 'samples' | 'warmup' | 'clockControl' | 'cacheControl' | 'timeoutMs' | 'signal' | 'keepReportsDir' | 'loops' | 'stalls'> & {
+  Pick<
+    BenchOptions,
+    'samples' | 'warmup' | 'clockControl' | 'cacheControl' | 'timeoutMs' | 'signal' | 'keepReportsDir' | 'loops' | 'stalls'
+  > & {
     passes?: NcuPasses;
     /** Launches the split mode's stall run profiles (default 3). */
     stallLaunches?: number;
