@@ -173,3 +173,27 @@ describe('the measurement cache key', () => {
     assert.notEqual(key({ timer: 'ncu' }), key({ timer: 'ncu', stalls: false }));
   });
 });
+
+describe('the fixed gap between the timer and ncu (recorded on an H100, scripts/device/run-timer-overheads.sh)', () => {
+  test('ncu gpu__time_duration.sum reads 1.09 µs more than the CUPTI record on an empty kernel and on a 51.5 µs one alike', () => {
+    const dir = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100', 'cupti', 'offset');
+    const launches = parseTimerRecords(fs.readFileSync(path.join(dir, 'offset-timer-1.jsonl'), 'utf8')).launches;
+    const ncu = parseRawPage(fs.readFileSync(path.join(dir, 'offset-ncu-1.csv'), 'utf8')).kernels;
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    const gaps: number[] = [];
+    for (const [name, mangled] of [
+      ['empty_kernel', '_Z12empty_kernelv'],
+      ['spin_kernel', '_Z11spin_kernelxPi'],
+    ]) {
+      const cupti = median(launches.filter(l => l.kernel === mangled).map(l => l.durationNs));
+      const rows = ncu.filter(k => k.kernelName.startsWith(name));
+      assert.equal(rows.length, 30, name);
+      const profiled = median(rows.map(k => k.metrics['gpu__time_duration.sum'].value as number));
+      const unit = rows[0].metrics['gpu__time_duration.sum'].unit;
+      gaps.push(profiled * (unit === 'us' || unit === 'usecond' ? 1000 : 1) - cupti);
+    }
+    // the same offset whatever the kernel's length: what ncu counts per launch beyond the kernel's own execution
+    for (const g of gaps) assert.ok(g > 1000 && g < 1200, `gap ${g} ns`);
+    assert.ok(Math.abs(gaps[0] - gaps[1]) < 50);
+  });
+});
