@@ -11,6 +11,7 @@
 #   ours-cached   `bench` again on ours' cache: no GPU run
 #   few-*         the same bench with --reps 8 (9 launches a run: 3 runs for 20 samples)
 # Outputs in $OUT/native-stalls.tgz: every JSON, the hand loops' CSVs, wall times.
+# ONLY="hand-stalls ours ours-nostall" runs just those (default: all).
 set -u
 W=/tmp/ul-ns; rm -rf "$W"; mkdir -p "$W" /tmp/ul-node
 xz -dc .device/node.xz > /tmp/ul-node/node && chmod +x /tmp/ul-node/node
@@ -23,14 +24,17 @@ ncu --version | tail -1 > "$W/ncu.txt"
 since() { awk -v a="$(date +%s.%N)" -v b="$1" 'BEGIN { printf "%.2f", a - b }'; }
 # warm the disk cache for nvcc and ncu for both sides (not timed)
 nvcc -O3 -arch=sm_90 -o "$W/warm" cuda-samples/matmul_unroll.cu > /dev/null 2>&1; ncu --version > /dev/null
+want() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
 hand() { # NAME env...
   local name=$1 t; shift
+  want "$name" || return 0
   t=$(date +%s.%N)
   env FACTORS=$FACTORS CLOCK=none "$@" bash scripts/device/hand-loop.sh "$W/$name" > "$W/$name.log" 2>&1
   echo "$name: $(since "$t") s" | tee -a "$W/wall.txt"
 }
 ours() { # NAME CACHEDIR ARGS extra...
   local name=$1 cache=$2 args=$3 t; shift 3
+  want "$name" || return 0
   t=$(date +%s.%N)
   XDG_CACHE_HOME=$cache $UL bench cuda-samples/matmul_unroll.cu --loop 51 --factors "$FACTORS" --args "$args" \
     --samples 20 --warmup 2 --json "$@" > "$W/$name.json" 2> "$W/$name.stderr"

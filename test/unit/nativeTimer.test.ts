@@ -310,4 +310,59 @@ describe('the timer library and a bench with it', () => {
     assert.equal(j.variants[0].medianMs, recorded.variants.find(v => v.label === 'as-written')!.medianMs);
     assert.deepEqual(checkSweepResult(JSON.parse(JSON.stringify(r))), r);
   });
+
+  test("the GPU starts on the file as written while a later variant's cubin is still building", async t => {
+    if (skip) return t.skip(skip);
+    const root = await toolkitRoot(real!);
+    if (!cuptiPaths(root)) return t.skip(`no CUPTI in ${root}`);
+    const file = path.join(SAMPLES, 'matmul_unroll.cu');
+    const text = fs.readFileSync(file, 'utf8');
+    const analysis = await analyze(text, file);
+    const line = analysis.kernels.find(k => k.name === 'matmul_basic')!.loops[0].line;
+    const events: string[] = [];
+    // ×8's cubin: the nvcc writing a .cubin whose source (the last argument) sets the loop to 8
+    const isX8Cubin = (cmd: string, args: string[]) =>
+      cmd === real!.nvcc.path &&
+      args.some(a => a.endsWith('.cubin')) &&
+      /_Pragma\("unroll 8"\)/.test(fs.readFileSync(args[args.length - 1], 'utf8'));
+    const runner: ProcessRunner = async (cmd, args, o) => {
+      if (isX8Cubin(cmd, args)) {
+        await new Promise(r => setTimeout(r, 12_000)); // it takes 12 s longer than the rest
+        const r = await real!.runner(cmd, args, o);
+        events.push('x8 cubin built');
+        return r;
+      }
+      if ([real!.nvcc.path, real!.nvdisasm?.path, real!.cuobjdump?.path, real!.cxxfilt?.path].includes(cmd))
+        return real!.runner(cmd, args, o);
+      events.push('program ran');
+      return replay(() => 'as-written')(cmd, args, o);
+    };
+    const r = await benchLoop(file, text, analysis, {
+      toolchain: { ...real!, runner, ncu: null, gpus: [] },
+      arch: 'sm_90',
+      flags: flagsFromSettings({}, SAMPLES),
+      cacheDir: fs.mkdtempSync(path.join(CACHE, 'stream-')),
+      loops: [line],
+      factors: [1, 8],
+      args: ['--only', 'matmul_basic', '--reps', '25'],
+      samples: 20,
+      warmup: 2,
+      clockControl: 'none',
+      timer: 'cupti',
+      timeoutMs: 60_000,
+      launcher: [],
+      measurementCacheDir: null,
+    });
+    assert.deepEqual(
+      r.variants.map(v => [v.id, v.status]),
+      [
+        ['as-written', 'ok'],
+        [`${line}=1`, 'ok'],
+        [`${line}=8`, 'ok'],
+      ],
+    );
+    assert.ok(events.includes('x8 cubin built'), events.join(', '));
+    assert.ok(events.indexOf('program ran') < events.indexOf('x8 cubin built'), `the GPU waited for every cubin: ${events.join(', ')}`);
+    assert.equal(events.lastIndexOf('program ran'), events.length - 1, '×8 itself runs once its cubin says it is not a copy');
+  });
 });

@@ -316,9 +316,11 @@ export class GpuRunner implements SweepRunner {
     if (this.o.gpu.timer === 'cupti') this.timerLibrary(ctx.signal).catch(() => undefined);
     try {
       await this.findTarget(ctx.signal);
-      // SASS of every point (parallel builds), identical code marked against everything so far.
-      const sass = await this.sass.measure(points, { ...ctx, onVariant: undefined });
-      const out = await this.onGpus(points, sass, programs, ctx);
+      // SASS of every point (parallel builds), identical code marked against everything so far;
+      // each point goes to the GPU as soon as its own SASS (and those before it) are in.
+      const sass = this.streamSass(points, ctx);
+      const out = await this.onGpus(points, sass.each, programs, ctx);
+      await sass.all;
       await building;
       return out;
     } catch (e) {
@@ -328,6 +330,28 @@ export class GpuRunner implements SweepRunner {
     } finally {
       ctx.signal?.removeEventListener('abort', stop);
     }
+  }
+
+  /**
+   * The SASS side's result of each point as a promise of its own, resolved as the static runner
+   * hands results on (in point order, identical code already marked), so the GPU need not wait
+   * for the last cubin before its first run.
+   */
+  private streamSass(points: SweepPoint[], ctx: RunnerContext): { each: Promise<SweepVariant>[]; all: Promise<SweepVariant[]> } {
+    const ids = points.map(pointId);
+    const waiting = points.map(() => {
+      let resolve!: (v: SweepVariant) => void;
+      let reject!: (e: unknown) => void;
+      const promise = new Promise<SweepVariant>((res, rej) => ((resolve = res), (reject = rej)));
+      promise.catch(() => undefined); // measure() rejects with the same error
+      return { promise, resolve, reject };
+    });
+    const all = this.sass.measure(points, { ...ctx, onVariant: v => waiting[ids.indexOf(v.id)]?.resolve(v) });
+    all.then(
+      vs => vs.forEach((v, i) => waiting[i].resolve(v)),
+      e => waiting.forEach(w => w.reject(e)),
+    );
+    return { each: waiting.map(w => w.promise), all };
   }
 
   /** Every point's program, built in parallel (a group per -D set); each resolves as soon as its own build ends. */
@@ -384,7 +408,7 @@ export class GpuRunner implements SweepRunner {
    */
   private async onGpus(
     points: SweepPoint[],
-    sass: SweepVariant[],
+    sass: Promise<SweepVariant>[],
     programs: Promise<BuildResult | undefined>[],
     ctx: RunnerContext,
   ): Promise<SweepVariant[]> {
@@ -400,11 +424,12 @@ export class GpuRunner implements SweepRunner {
       promise.catch(() => undefined); // measure() itself rejects; a waiting copy need not
       return { promise, resolve, reject };
     });
-    sass.forEach((v, i) => this.inflight.set(v.id, settled[i].promise));
+    const ids = points.map(pointId);
+    ids.forEach((id, i) => this.inflight.set(id, settled[i].promise));
     const start = async (i: number, slot: GpuSlot): Promise<void> => {
       let v: SweepVariant;
       try {
-        v = await this.run(points[i], sass[i], programs[i], ctx, slot);
+        v = await this.run(points[i], await sass[i], programs[i], ctx, slot);
       } catch (e) {
         settled[i].reject(e);
         throw e;
@@ -417,31 +442,40 @@ export class GpuRunner implements SweepRunner {
       }
     };
     try {
-      const first = sass.findIndex(v => v.id === AS_WRITTEN_ID);
+      const first = ids.indexOf(AS_WRITTEN_ID);
       if (first >= 0) {
         this.baselineStarted = latch();
         this.baselineDone = latch();
       }
       if (first >= 0 && !this.folded) await start(first, this.slots[0]);
-      const rest = points.map((_, i) => i).filter(i => i !== first || this.folded);
-      // Points that need a GPU run take a slot; failures and identical-code copies (which wait for their original) do not.
-      const needsGpu = (i: number) => sass[i].status === 'ok' && !sass[i].identicalTo;
-      const onGpu = rest.filter(needsGpu).sort((a, b) => Number(b === first) - Number(a === first));
-      const elsewhere = rest.filter(i => !needsGpu(i));
+      const order = points
+        .map((_, i) => i)
+        .filter(i => i !== first || this.folded)
+        .sort((a, b) => Number(b === first) - Number(a === first));
+      // Points that need a GPU run take a slot, in point order as their SASS comes in; failures and
+      // identical-code copies (which wait for their original) do not.
+      const elsewhere: Promise<void>[] = [];
       let next = 0;
-      await Promise.all([
-        ...elsewhere.map(i => start(i, this.slots[0])),
-        ...this.slots.map(async slot => {
-          while (next < onGpu.length) {
-            const i = onGpu[next++];
+      await Promise.all(
+        this.slots.map(async slot => {
+          while (next < order.length) {
+            const i = order[next++];
+            const s = await sass[i];
+            if (s.status !== 'ok' || s.identicalTo) {
+              const copy = start(i, this.slots[0]);
+              copy.catch(() => undefined); // awaited below, with the others
+              elsewhere.push(copy);
+              continue;
+            }
             // the file as written takes the GPU first; the others once it has started
             if (i !== first) await this.baselineStarted.promise;
             await start(i, slot);
           }
         }),
-      ]);
+      );
+      await Promise.all(elsewhere);
     } finally {
-      for (const v of sass) this.inflight.delete(v.id);
+      for (const id of ids) this.inflight.delete(id);
     }
     return out as SweepVariant[];
   }
