@@ -121,7 +121,7 @@ describe('static sweep with nvcc (matvec_warp_per_row: 2 loops × default,4,full
     assert.equal(j.static, true);
     assert.equal(j.evaluations, 10);
     const x = j.variants.find(v => v.id === `${c}=full,${s}=default`)!;
-    assert.deepEqual(Object.keys(x).slice(0, 11), [
+    assert.deepEqual(Object.keys(x).slice(0, 12), [
       'factors',
       'params',
       'status',
@@ -129,6 +129,7 @@ describe('static sweep with nvcc (matvec_warp_per_row: 2 loops × default,4,full
       'loopInstructions',
       'registers',
       'identicalTo',
+      'samples',
       'medianMs',
       'iqrMs',
       'speedup',
