@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# `npm run bench:gpu` (issue 11, "Fast GPU sweeps"), on a GPU host. In one run on the same GPU:
+# `npm run bench:gpu` (issues 11 and 25), on a GPU host. In one run on the same GPU:
 #   (a) the hand-written loop, scripts/device/hand-loop.sh (pragma, nvcc -O3, one ncu run per
-#       factor) on matmul_basic's k loop, cuda-samples/matmul_unroll.cu line 51;
+#       factor, durations and warp-stall ratios) on matmul_basic's k loop,
+#       cuda-samples/matmul_unroll.cu line 51; then the same loop with durations only (hand-time/)
+#       and with durations only under --cache-control none (hand-nocache/: the medians the CUPTI
+#       timer, the default, is compared with);
 #   (b) `unroll-lens bench` on the same loop and factors with cold caches (a fresh
-#       XDG_CACHE_HOME: no builds, no measurements);
+#       XDG_CACHE_HOME: no builds, no measurements), then `--stalls off` the same way;
 #   (c) the same command again (cached re-run: its JSON's timing.gpuRuns must be 0);
 #   (d) with 2 GPUs or more (nvidia-smi -L): the bench with fresh caches on --gpus 0, then --gpus 0,1.
 # Then scripts/device/bench-gpu-summary.mjs prints both wall times, their ratio, every factor's
@@ -89,6 +92,10 @@ ours() {
 echo "bench:gpu: (a) hand loop"
 bash scripts/device/hand-loop.sh "$D/hand" 2>&1 | tee "$D/hand.log"
 echo "${PIPESTATUS[0]}" > "$D/hand.exit"
+echo "bench:gpu: (a) hand loop, durations only"
+METRICS=gpu__time_duration.sum bash scripts/device/hand-loop.sh "$D/hand-time" > "$D/hand-time.log" 2>&1
+echo "bench:gpu: (a) hand loop, durations only, --cache-control none"
+METRICS=gpu__time_duration.sum CACHE=none bash scripts/device/hand-loop.sh "$D/hand-nocache" > "$D/hand-nocache.log" 2>&1
 
 # (b) ours, cold; (c) the same again, cached
 CACHE=$(mktemp -d /tmp/bench-gpu-cache.XXXXXX)
@@ -96,6 +103,10 @@ echo "bench:gpu: (b) unroll-lens bench, cold caches ($CACHE)"
 XDG_CACHE_HOME=$CACHE ours ours-cold
 echo "bench:gpu: (c) the same command again (cached)"
 XDG_CACHE_HOME=$CACHE ours ours-cached
+rm -rf "$CACHE"
+CACHE=$(mktemp -d /tmp/bench-gpu-cache.XXXXXX)
+echo "bench:gpu: (b) unroll-lens bench --stalls off, cold caches"
+XDG_CACHE_HOME=$CACHE ours ours-nostall --stalls off
 rm -rf "$CACHE"
 
 # (d) one GPU against two, each with cold caches
@@ -110,10 +121,11 @@ else
   echo "bench:gpu: (d) skipped: $NGPUS GPU(s)"
 fi
 
-# (e) other ways to spend the GPU, each from cold caches: how many ncu processes share a GPU, and
-# how ncu passes are split between durations and stall metrics (docs/measurements.md).
-if [ "${ALTERNATIVES:-1}" = 1 ]; then
-  for alt in "--profiles-per-gpu 1" "--profiles-per-gpu 3" "--ncu-passes split"; do
+# (e) ALTERNATIVES=1: other ways to spend the GPU, each from cold caches: ncu instead of the
+# CUPTI timer, how many ncu processes share a GPU, and how ncu passes are split between durations
+# and stall metrics (docs/measurements.md).
+if [ "${ALTERNATIVES:-0}" = 1 ]; then
+  for alt in "--timer ncu" "--timer ncu --profiles-per-gpu 1" "--timer ncu --profiles-per-gpu 3" "--timer ncu --ncu-passes split"; do
     CACHE=$(mktemp -d /tmp/bench-gpu-cache.XXXXXX)
     name="ours-alt-$(echo "$alt" | sed 's/^--//; s/ /_/g')"
     echo "bench:gpu: (e) $alt, cold caches"
