@@ -292,7 +292,9 @@ export function renderMarkdown(s) {
   const t = s.targets;
   lines.push('', '| measure | value | target | result |', '|---|---|---|---|');
   lines.push(`| hand loop wall${s.native ? ' (durations and stall metrics)' : ''} | ${secs(s.wall.handS)} | | |`);
-  lines.push(`| unroll-lens bench wall (cold caches${s.native ? ', CUPTI timer + PC-sampled stalls' : ''}) | ${secs(s.wall.oursColdS)} | | |`);
+  lines.push(
+    `| unroll-lens bench wall (cold caches${s.native ? ', CUPTI timer + PC-sampled stalls' : ''}) | ${secs(s.wall.oursColdS)} | | |`,
+  );
   lines.push(`| ratio ours / hand | ${s.wall.ratio === null ? '—' : s.wall.ratio.toFixed(3)} | ${t.ratio.target} | ${pass(t.ratio.ok)} |`);
   if (t.timingRatio) {
     lines.push(`| hand loop wall (durations only) | ${secs(s.wall.handTimeS)} | | |`);

@@ -335,4 +335,32 @@ describe('hand-loop.sh (issue 11): the sources it builds and the ncu command it 
     assert.equal(pair.targets.twoGpus.ok, false);
     assert.equal(pair.targets.ratio.ok, false, 'the H200 pair: 28.3 s against a 55.8 s hand loop');
   });
+
+  test('issue 25, the CUPTI timer (H100 pair): judged against ncu unflushed, the loop with stalls and the timing-only loop', async () => {
+    const m = (await load()) as SummaryModule & {
+      readDir(dir: string): Parameters<SummaryModule['summarise']>[0];
+      renderMarkdown(s: unknown): string;
+    };
+    const dir = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100x2', 'bench-gpu-native');
+    const s = m.summarise(m.readDir(dir)) as Summary & {
+      native: boolean;
+      wall: { timingRatio: number | null };
+      targets: { timingRatio: Target };
+    };
+    assert.equal(s.native, true, 'the JSON says the CUPTI timer measured');
+    close(s.wall.ratio, 11.669 / 54.22);
+    close(s.wall.timingRatio, 10.071 / 40.814);
+    // every CUPTI median 1.2–1.4 µs under ncu's --cache-control none: the per-launch offset (docs/measurements.md)
+    for (const r of s.factors) {
+      const us = (r.oursMs! - r.handMs!) * 1000;
+      assert.ok(us < -1.1 && us > -1.5, `${r.factor}: ${us} µs`);
+    }
+    assert.deepEqual(
+      [s.targets.ratio.ok, s.targets.timingRatio.ok, s.targets.medians.ok, s.targets.cached.ok, s.targets.twoGpus.ok],
+      [false, true, false, true, false],
+    );
+    const md = m.renderMarkdown(s);
+    assert.match(md, /\| ratio, timing only \| 0\.247 \| ≤ 0\.25 \| PASS \|/);
+    assert.match(md, /hand ncu --cache-control none median ms/);
+  });
 });

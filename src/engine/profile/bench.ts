@@ -110,6 +110,8 @@ export function benchJson(r: SweepResult) {
     kernel: rows.find(v => v.kernel)?.kernel ?? r.kernel,
     gpu: r.gpu,
     clockControl: r.clockControl ?? 'base',
+    // what measured, the clocks and the caches (absent in results saved before they were kept)
+    ...(r.measurement ? { measurement: r.measurement } : {}),
     variants: rows.map(v => ({
       factors: v.factors,
       label: benchLabel(v),

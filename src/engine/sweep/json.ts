@@ -2,6 +2,7 @@
 import type {
   SourceLineStalls,
   FactorValue,
+  MeasurementConditions,
   RunTiming,
   SweepConfidence,
   SweepIcacheFacts,
@@ -60,6 +61,8 @@ export interface SweepJson {
   complete: boolean;
   /** What the run cost (docs/cli.md): wall, compile, check, profile and GPU idle seconds, GPU runs, GPUs. */
   timing?: RunTiming;
+  /** GPU sweeps: the tool (ncu or the CUPTI timer), the clocks and the caches the times were taken with. */
+  measurement?: MeasurementConditions;
   /** --source-stalls: warp stalls per source line of the file as written (bench --json's lineStalls, same shape). */
   lineStalls?: SourceLineStalls[];
   lineStallsProblem?: string;
@@ -110,6 +113,8 @@ export function sweepJson(r: SweepResult): SweepJson {
     strategy: r.strategy,
     complete: r.complete,
     ...(r.timing ? { timing: r.timing } : {}),
+    // what measured, the clocks and the caches (GPU sweeps)
+    ...(r.measurement ? { measurement: r.measurement } : {}),
     ...(r.lineStalls ? { lineStalls: r.lineStalls } : {}),
     ...(r.lineStallsProblem ? { lineStallsProblem: r.lineStallsProblem } : {}),
     ...(r.confidence ? { confidence: r.confidence } : {}),
