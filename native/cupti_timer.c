@@ -18,6 +18,11 @@
  *   {"pcs":1,"period":15,"reasons":["smsp__pcsamp_warps_issue_stalled_barrier",...],"total":9000,"dropped":0,"nonUser":0,"hwFull":0,"lost":0}
  *   {"pcerror":"cuptiPCSamplingEnable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"}
  *
+ * With UNROLL_LENS_HOLD=<path> the program stops at its first kernel launch until that file exists:
+ * Unroll Lens starts the next run while the current one is timed and lets it go when the GPU is
+ * free, so the next run's start-up (CUDA context, the program's own set-up) hides behind this one's
+ * work without two programs' kernels sharing the GPU. It writes {"held":<ns waited>} when let go.
+ *
  * "n" pairs index "reasons"; "pc" is the offset in the function. The summary also gives the host time
  * spent enabling and finishing sampling (enableMs, finishMs). UNROLL_LENS_PC_HW_BUFFER_MB and
  * UNROLL_LENS_PC_SLEEP_MS set CUPTI's hardware buffer size (default 64 MB, measured in
@@ -143,6 +148,7 @@ static char *ul_reason_names[UL_MAX_REASONS];
 static unsigned ul_reason_count = 0;
 static UlSamplingContext ul_contexts[UL_MAX_CONTEXTS];
 static uint64_t ul_last_drain = 0;
+static const char *ul_hold = NULL; /* UNROLL_LENS_HOLD: wait at the first launch until this file exists */
 /* Host time spent enabling (per context) and finishing (drain, disable) sampling: its cost, reported. */
 static uint64_t ul_pc_enable_ns = 0, ul_pc_finish_ns = 0;
 /*
@@ -430,9 +436,22 @@ static void CUPTIAPI ul_callback(void *userdata, CUpti_CallbackDomain domain, CU
       if (c) ul_pc_finish(c);
     }
   } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-    /* after a launch, now and then: CUPTI's parsed PCs into the table before its buffer fills */
     const CUpti_CallbackData *cd = (const CUpti_CallbackData *)data;
-    if (cd->callbackSite != CUPTI_API_EXIT) return;
+    if (cd->callbackSite == CUPTI_API_ENTER && ul_hold) {
+      /* the first launch: wait for the GPU to be ours (polling each 0.2 ms; the runner's timeout bounds it) */
+      const char *hold = ul_hold;
+      ul_hold = NULL;
+      uint64_t t0 = ul_now_ns();
+      struct timespec nap = {0, 200000};
+      while (access(hold, F_OK) != 0) nanosleep(&nap, NULL);
+      if (ul_out) {
+        fprintf(ul_out, "{\"held\":%llu}\n", (unsigned long long)(ul_now_ns() - t0));
+        fflush(ul_out);
+      }
+      return;
+    }
+    /* after a launch, now and then: CUPTI's parsed PCs into the table before its buffer fills */
+    if (cd->callbackSite != CUPTI_API_EXIT || !ul_pc_period) return;
     uint64_t now = ul_now_ns();
     if (now - ul_last_drain < UL_DRAIN_NS) return;
     ul_last_drain = now;
@@ -490,17 +509,23 @@ int InitializeInjection(void) {
   r = cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)ul_callback, NULL);
   if (r == CUPTI_SUCCESS) r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
   if (r != CUPTI_SUCCESS) ul_error("cuptiSubscribe (context destroy)", r);
-  if (r == CUPTI_SUCCESS && ul_pc_period) {
+  const char *hold = getenv("UNROLL_LENS_HOLD");
+  if (hold && *hold) ul_hold = hold;
+  if (r == CUPTI_SUCCESS && (ul_pc_period || ul_hold)) {
     static const CUpti_CallbackId launches[] = {
         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
         CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
     };
-    CUptiResult c = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
-    if (c == CUPTI_SUCCESS) c = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
+    CUptiResult c = CUPTI_SUCCESS;
+    if (ul_pc_period) c = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+    if (c == CUPTI_SUCCESS && ul_pc_period)
+      c = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
     for (size_t i = 0; c == CUPTI_SUCCESS && i < sizeof launches / sizeof launches[0]; ++i)
       c = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, launches[i]);
-    if (c != CUPTI_SUCCESS) ul_pc_error("cuptiEnableCallback (PC sampling)", c);
+    /* a hold that cannot be kept would let two programs share the GPU: the run's times are not trusted */
+    if (c != CUPTI_SUCCESS && ul_hold) ul_error("cuptiEnableCallback (hold at the first launch)", c);
+    else if (c != CUPTI_SUCCESS) ul_pc_error("cuptiEnableCallback (PC sampling)", c);
   }
   atexit(ul_at_exit);
   return 1;

@@ -214,6 +214,73 @@ describe('the time stage without ncu', () => {
   });
 });
 
+describe('runs started ahead, held at their first launch', () => {
+  const few = () =>
+    records('as-written')
+      .split('\n')
+      .filter((l, i) => !l.startsWith('{"k"') || i < 8)
+      .join('\n')
+      .replace('"records":26', '"records":7');
+
+  /** A program run: held ones wait for their gate file (as the library does at its first launch); each takes 40 ms. */
+  function heldRunner(log: string[]) {
+    let n = 0;
+    return {
+      runner: async (_c: string, _a: string[], o?: { env?: Record<string, string>; signal?: AbortSignal }) => {
+        const id = n++;
+        const gate = o!.env!.UNROLL_LENS_HOLD;
+        log.push(`start ${id}${gate ? ' held' : ''}`);
+        while (gate && !fs.existsSync(gate)) {
+          if (o!.signal?.aborted) {
+            log.push(`stopped ${id}`);
+            return ok({ exitCode: null, signal: 'SIGKILL', cancelled: true });
+          }
+          await new Promise(r => setTimeout(r, 2));
+        }
+        if (gate) log.push(`go ${id}`);
+        await new Promise(r => setTimeout(r, 40));
+        fs.appendFileSync(o!.env!.UNROLL_LENS_TIMER_OUT, few() + (gate ? '{"held":1000}\n' : ''));
+        log.push(`end ${id}`);
+        return ok({ stdout: 'checksum=1\n' });
+      },
+    } as unknown as Toolchain;
+  }
+  const p = { label: 'x', program: '/x/prog', file: path.join(SAMPLES, 'matmul_unroll.cu') };
+  const base = { launcher: [], args: [], samples: 20, warmup: 2, timeoutMs: 10_000, library: '/lib/t.so' };
+
+  test('each later run starts during the one before and is let go only after it exits; the samples are the same', async () => {
+    const log: string[] = [];
+    const t = await timeNative(p, { kernel: KERNEL, kernels: [KERNEL] }, { ...base, toolchain: heldRunner(log) });
+    assert.equal(t.status, 'ok');
+    assert.equal(t.groups.get(KERNEL)!.durations.length, 20);
+    assert.equal(t.runs, 4);
+    // run 0 alone (how many runs are needed is learnt from it); then each next one started ahead
+    const at = (e: string) => log.indexOf(e);
+    assert.deepEqual(log.slice(0, 3), ['start 0', 'end 0', 'start 1 held'], log.join(', '));
+    for (const k of [2, 3]) {
+      assert.ok(at(`start ${k} held`) < at(`end ${k - 1}`), `run ${k} started during run ${k - 1}: ${log.join(', ')}`);
+      assert.ok(at(`go ${k}`) > at(`end ${k - 1}`), `run ${k} let go only after run ${k - 1} ended: ${log.join(', ')}`);
+    }
+    assert.equal(log.length, 11, 'four runs, nothing more');
+  });
+
+  test("an earlier variant's run count starts the second run during the first; one not needed is stopped before its first launch", async () => {
+    const log: string[] = [];
+    const t = await timeNative(p, { kernel: KERNEL, kernels: [KERNEL] }, { ...base, expectedRuns: 4, toolchain: heldRunner(log) });
+    assert.equal(t.status, 'ok');
+    assert.deepEqual(log.slice(0, 3), ['start 0', 'start 1 held', 'end 0']);
+    const log2: string[] = [];
+    // 5 samples come from one run: the run started ahead is stopped, never let go
+    const one = await timeNative(
+      p,
+      { kernel: KERNEL, kernels: [KERNEL] },
+      { ...base, samples: 5, expectedRuns: 3, toolchain: heldRunner(log2) },
+    );
+    assert.equal(one.status, 'ok');
+    assert.deepEqual(log2, ['start 0', 'start 1 held', 'end 0', 'stopped 1']);
+  });
+});
+
 describe('the timer library and a bench with it', () => {
   test("built once with the toolkit's nvcc and CUPTI (rpath to libcupti), reused after", async t => {
     if (skip) return t.skip(skip);

@@ -31,6 +31,11 @@ export type NativeTimeOptions = LaunchOptions &
      * every 2^15 cycles did not move them, docs/measurements.md). Default off.
      */
     stallSampling?: boolean;
+    /**
+     * Program runs an earlier variant of the same program needed: with 2 or more, the second run
+     * starts during the first (held at its first launch), as every later run does during the one before.
+     */
+    expectedRuns?: number;
     /** Folder for the timer's output files (on storage a launcher's nodes see). */
     runDir?: string;
     onRun?: (r: GpuRun) => void;
@@ -62,14 +67,21 @@ export async function timeNative(
   let stdout: string | null = null;
   let stalls: Map<string, StallBreakdown> | null = null;
   let stallProblem: string | null = null;
+  // The next run starts while this one is timed, held at its first kernel launch until this one
+  // has exited (UNROLL_LENS_HOLD): its start-up (CUDA context, the program's own set-up) hides
+  // behind this run's work, and no two programs' kernels share the GPU.
+  let next: Started | null = null;
   try {
-    let runsWanted = 1;
+    let runsWanted = Math.max(1, Math.min(MAX_PROGRAM_RUNS, o.expectedRuns ?? 1));
     for (let run = 0; least() < o.samples && run < runsWanted; run++) {
       const have = least();
       progress?.(`${p.label}: timing (${have}/${o.samples} samples${runsWanted > 1 ? `, run ${run + 1} of ${runsWanted}` : ''})`);
       o.onSamples?.(have, o.samples, 'time');
       const sample = run === 0 && !!o.stallSampling;
-      const r = await runOnce(p, o, path.join(work, `run-${run}.jsonl`), sample);
+      const current: Started = next ?? startRun(p, o, work, run, sample, false);
+      current.go();
+      next = run + 1 < runsWanted ? startRun(p, o, work, run + 1, false, true) : null;
+      const r = await current.outcome;
       if ('status' in r) return { ...r, groups, stdout: run === 0 ? r.stdout : stdout };
       if (run === 0) stdout = r.stdout;
       if (sample) ({ stalls, problem: stallProblem } = stallsOf(r.records, target.kernels));
@@ -81,13 +93,17 @@ export async function timeNative(
           return fail('profile', `the program launched ${missing.join(', ')} no more than ${o.warmup} times (the warm-up) in a run`);
         break;
       }
-      if (run === 0 && least() < o.samples)
+      if (run === 0 && least() < o.samples) {
         runsWanted = Math.min(MAX_PROGRAM_RUNS, 1 + Math.ceil((o.samples - least()) / Math.max(1, least())));
+        if (!next && runsWanted > 1) next = startRun(p, o, work, 1, false, true);
+      }
     }
     o.onSamples?.(least(), o.samples, 'time');
     if (stalls) withStalls(groups, stalls);
-    return { status: 'ok', message: null, groups, stdout, programFailed: null, stallProblem };
+    return { status: 'ok', message: null, groups, stdout, programFailed: null, stallProblem, runs: runsWanted };
   } finally {
+    // a run started ahead and not needed (enough samples, or a failure): stopped before its first launch
+    if (next) await next.stop();
     fs.rmSync(work, { recursive: true, force: true });
   }
 
@@ -150,12 +166,55 @@ function addLaunches(
   }
 }
 
+type RunOutcome = Awaited<ReturnType<typeof runOnce>>;
+
+/** A run under way: `go` lets a held run past its first launch; `stop` ends one never let go. */
+interface Started {
+  outcome: Promise<RunOutcome>;
+  go(): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts run `run` of the program; `held`: it waits at its first kernel launch until go(). A held
+ * run's time limit is twice the run's, since it may wait for a whole run before its own starts.
+ */
+function startRun(p: VariantProgram, o: NativeTimeOptions, work: string, run: number, sample: boolean, held: boolean): Started {
+  const gate = path.join(work, `go-${run}`);
+  const local = new AbortController();
+  const abort = () => local.abort();
+  o.signal?.addEventListener('abort', abort);
+  if (o.signal?.aborted) local.abort();
+  let released: number | null = null;
+  const outcome = runOnce(
+    p,
+    { ...o, signal: local.signal, timeoutMs: held ? o.timeoutMs * 2 : o.timeoutMs },
+    path.join(work, `run-${run}.jsonl`),
+    sample,
+    held ? { gate, released: () => released } : null,
+  ).finally(() => o.signal?.removeEventListener('abort', abort));
+  outcome.catch(() => undefined); // awaited by the caller, or stopped
+  return {
+    outcome,
+    go: () => {
+      if (!held || released !== null) return;
+      released = Date.now();
+      fs.writeFileSync(gate, '');
+    },
+    stop: async () => {
+      local.abort();
+      await outcome.catch(() => undefined);
+    },
+  };
+}
+
 /** One run of the program with the timer: its output and records, or why it failed. */
 async function runOnce(
   p: VariantProgram,
   o: NativeTimeOptions,
   out: string,
   sample: boolean,
+  hold: { gate: string; released: () => number | null } | null,
 ): Promise<{ stdout: string; records: TimerRecords } | (Omit<TimeResult, 'groups' | 'stdout'> & { stdout: string | null })> {
   const startMs = Date.now();
   const run = await launch(o, programCommand(p.program, o), {
@@ -167,9 +226,12 @@ async function runOnce(
       CUDA_INJECTION64_PATH: o.library,
       UNROLL_LENS_TIMER_OUT: out,
       ...(sample ? { UNROLL_LENS_PCSAMPLING: String(PC_SAMPLING_PERIOD) } : {}),
+      ...(hold ? { UNROLL_LENS_HOLD: hold.gate } : {}),
     },
   });
-  o.onRun?.({ kind: 'time', startMs, endMs: Date.now() });
+  // a held run has the GPU from when it was let go; one stopped before that never had it
+  const from = hold ? hold.released() : startMs;
+  if (from !== null) o.onRun?.({ kind: 'time', startMs: from, endMs: Date.now() });
   if (run.cancelled) return { status: 'cancelled', message: null, stdout: null, programFailed: null };
   if (run.timedOut)
     return {

@@ -62,6 +62,8 @@ export interface TimerRecords {
   initialised: boolean;
   /** PC sampling's output; null when the run did not sample (no pc, pcs or pcerror line). */
   pcSampling: PcSampling | null;
+  /** A run started early and held at its first launch (UNROLL_LENS_HOLD): how long it waited, ns; null otherwise. */
+  heldNs: number | null;
 }
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
@@ -70,7 +72,7 @@ const triple = (v: unknown): [number, number, number] | null =>
 
 /** Parses the timer's output; a line that is not one of its records is an error of the run, not skipped silently. */
 export function parseTimerRecords(text: string): TimerRecords {
-  const out: TimerRecords = { launches: [], errors: [], end: null, initialised: false, pcSampling: null };
+  const out: TimerRecords = { launches: [], errors: [], end: null, initialised: false, pcSampling: null, heldNs: null };
   const sampling = (): PcSampling =>
     (out.pcSampling ??= {
       period: null,
@@ -101,6 +103,7 @@ export function parseTimerRecords(text: string): TimerRecords {
     if (r.init === 1) out.initialised = true;
     else if (typeof r.error === 'string') out.errors.push(r.error);
     else if (typeof r.pcerror === 'string') sampling().errors.push(r.pcerror);
+    else if (typeof r.held === 'number') out.heldNs = r.held;
     else if (typeof r.pc === 'number') {
       const pc = pcSampleOf(r);
       if (pc) sampling().pcs.push(pc);

@@ -128,6 +128,8 @@ export class GpuRunner implements SweepRunner {
   private kernel: string | null = null;
   /** Every kernel timed: one per instantiation when template parameters are swept. */
   private readonly timed = new Set<string>();
+  /** Program runs a CUPTI timing needed, by program arguments. */
+  private readonly runsByArgs = new Map<string, number>();
   /** Why stall reasons asked for are missing, and for how many variants. */
   private readonly stallProblems = new Map<string, number>();
 
@@ -659,7 +661,15 @@ export class GpuRunner implements SweepRunner {
       if (!(e instanceof TimerUnavailableError)) throw e;
       return { status: 'profile', message: e.message, groups: new Map(), stdout: null, programFailed: null };
     }
-    const r = await timeNative(p, target, { ...stage, library, stallSampling: stage.stalls !== false }, progress);
+    // runs a variant of these arguments needed before: the next variant starts its second run early
+    const args = JSON.stringify(stage.args);
+    const r = await timeNative(
+      p,
+      target,
+      { ...stage, library, stallSampling: stage.stalls !== false, expectedRuns: this.runsByArgs.get(args) },
+      progress,
+    );
+    if (r.status === 'ok' && r.runs && stage.samples === this.o.gpu.samples) this.runsByArgs.set(args, r.runs);
     // CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: how to allow profiling, said once (profile/permissionHelp.ts)
     return r.message === null ? r : { ...r, message: withCuptiPermissionHelp(r.message) };
   }
