@@ -36,6 +36,11 @@ export type NativeTimeOptions = LaunchOptions &
      * starts during the first (held at its first launch), as every later run does during the one before.
      */
     expectedRuns?: number;
+    /**
+     * The first run, started by the caller while the variant before was timed (startAhead), held
+     * at its first launch: this timing lets it go instead of starting one.
+     */
+    ahead?: AheadRun;
     /** Folder for the timer's output files (on storage a launcher's nodes see). */
     runDir?: string;
     onRun?: (r: GpuRun) => void;
@@ -78,7 +83,7 @@ export async function timeNative(
       progress?.(`${p.label}: timing (${have}/${o.samples} samples${runsWanted > 1 ? `, run ${run + 1} of ${runsWanted}` : ''})`);
       o.onSamples?.(have, o.samples, 'time');
       const sample = run === 0 && !!o.stallSampling;
-      const current: Started = next ?? startRun(p, o, work, run, sample, false);
+      const current: Started = next ?? (run === 0 && o.ahead ? o.ahead : startRun(p, o, work, run, sample, false));
       current.go();
       next = run + 1 < runsWanted ? startRun(p, o, work, run + 1, false, true) : null;
       const r = await current.outcome;
@@ -167,6 +172,23 @@ function addLaunches(
 }
 
 type RunOutcome = Awaited<ReturnType<typeof runOnce>>;
+
+/** A variant's first run started ahead of its turn (startAhead); `stop` ends it if it is never used. */
+export type AheadRun = Started;
+
+/**
+ * Starts a variant's first run now, held at its first kernel launch until the timing that takes
+ * it (timeNative with `ahead`) lets it go: its start-up hides behind the variant timed before it.
+ * `o` must be the options that timing will use. Its files live in a folder of their own, removed
+ * once the run has ended.
+ */
+export function startAhead(p: VariantProgram, o: NativeTimeOptions): AheadRun {
+  const work = scratchDir(o.runDir, 'unroll-lens-ahead-');
+  const started = startRun(p, o, work, 0, !!o.stallSampling, true);
+  const clean = () => fs.rmSync(work, { recursive: true, force: true });
+  started.outcome.then(clean, clean);
+  return started;
+}
 
 /** A run under way: `go` lets a held run past its first launch; `stop` ends one never let go. */
 interface Started {

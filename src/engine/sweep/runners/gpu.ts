@@ -15,7 +15,7 @@ import type { VariantProgram } from '../../profile/stages/program';
 import { cachedLineStalls } from '../../profile/stages/lineStalls';
 import { summarize } from '../../profile/stages/summary';
 import { GpuRun, KernelSamples, TimeResult, timeVariant } from '../../profile/stages/time';
-import { timeNative } from '../../profile/native/timeNative';
+import { AheadRun, startAhead, timeNative } from '../../profile/native/timeNative';
 import { PC_SAMPLING_PERIOD } from '../../profile/native/pcStalls';
 import { timerLibrary, TimerUnavailableError } from '../../profile/native/timerLibrary';
 import { withCuptiPermissionHelp } from '../../profile/permissionHelp';
@@ -128,6 +128,10 @@ export class GpuRunner implements SweepRunner {
   private kernel: string | null = null;
   /** Every kernel timed: one per instantiation when template parameters are swept. */
   private readonly timed = new Set<string>();
+  /** First runs started ahead of their turn (CUPTI timer, one GPU), by program path. */
+  private readonly ahead = new Map<string, AheadRun>();
+  /** The timer library once built (startAhead needs it at once). */
+  private libraryPath: string | null = null;
   /** Program runs a CUPTI timing needed, by program arguments. */
   private readonly runsByArgs = new Map<string, number>();
   /** Why stall reasons asked for are missing, and for how many variants. */
@@ -428,6 +432,21 @@ export class GpuRunner implements SweepRunner {
     });
     const ids = points.map(pointId);
     ids.forEach((id, i) => this.inflight.set(id, settled[i].promise));
+    // what is known now of each point's SASS and program (startAhead may only take a point ready to run)
+    const sassNow: (SweepVariant | undefined)[] = [];
+    const programNow: (BuildResult | undefined)[] = [];
+    sass.forEach((x, i) =>
+      x.then(
+        v => (sassNow[i] = v),
+        () => undefined,
+      ),
+    );
+    programs.forEach((x, i) =>
+      x.then(
+        b => (programNow[i] = b),
+        () => undefined,
+      ),
+    );
     const start = async (i: number, slot: GpuSlot): Promise<void> => {
       let v: SweepVariant;
       try {
@@ -435,6 +454,9 @@ export class GpuRunner implements SweepRunner {
       } catch (e) {
         settled[i].reject(e);
         throw e;
+      } finally {
+        // a run started ahead for this point and not taken (a cache hit, a failure): stopped now
+        await this.dropAhead(programNow[i]);
       }
       if (v.status !== 'cancelled') this.measured.set(v.id, v);
       out[i] = v;
@@ -471,13 +493,29 @@ export class GpuRunner implements SweepRunner {
             }
             // the file as written takes the GPU first; the others once it has started
             if (i !== first) await this.baselineStarted.promise;
-            await start(i, slot);
+            const running = start(i, slot);
+            // one GPU: the next point's first run starts while this one is timed (as soon as its SASS
+            // and program are in), held at its first launch until this one is done
+            if (this.slots.length === 1 && next < order.length) {
+              const j = order[next];
+              let over = false;
+              running.then(
+                () => (over = true),
+                () => (over = true),
+              );
+              Promise.all([sass[j], programs[j]]).then(
+                ([sv, b]) => !over && this.startAhead(points[j], sv, b, ctx, slot),
+                () => undefined,
+              );
+            }
+            await running;
           }
         }),
       );
       await Promise.all(elsewhere);
     } finally {
       for (const id of ids) this.inflight.delete(id);
+      for (const b of programNow) await this.dropAhead(b);
     }
     return out as SweepVariant[];
   }
@@ -638,12 +676,53 @@ export class GpuRunner implements SweepRunner {
     return v;
   }
 
+  /**
+   * Starts the point's first timed run now, held at its first launch (CUPTI timer only), when all
+   * it needs is ready: its SASS (not a copy of another point's code), its program, the timer
+   * library, and no cache to answer for it. Its timing (time()) takes it; dropAhead stops one not taken.
+   */
+  private startAhead(
+    point: SweepPoint,
+    sass: SweepVariant | undefined,
+    built: BuildResult | undefined,
+    ctx: RunnerContext,
+    slot: GpuSlot,
+  ): void {
+    if (this.o.gpu.timer !== 'cupti' || !this.libraryPath || ctx.signal?.aborted) return;
+    if (!sass || sass.status !== 'ok' || sass.identicalTo || !built || buildFailure(built) || this.ahead.has(built.outputPath!)) return;
+    const kernel = this.target?.kernels.length ? null : (this.o.templateParams ?? []).length ? sass.kernel : (this.kernel ?? sass.kernel);
+    const kernels = this.target?.kernels.length ? this.target.kernels : kernel ? [kernel] : null;
+    if (!kernels) return;
+    const p: VariantProgram = { label: labelOf(point), program: built.outputPath!, file: this.o.file };
+    const stage = this.stageFor(point, ctx, slot);
+    // the measurement cache answers for it: nothing to run
+    if (this.cache?.get(measurementKeyFor({ ...stage, timerLibrary: this.libraryPath }, p.program, slot.gpu, kernels))) return;
+    this.ahead.set(p.program, startAhead(p, this.nativeOptions(stage, this.libraryPath)));
+  }
+
+  private async dropAhead(built: BuildResult | undefined): Promise<void> {
+    const run = built?.outputPath ? this.ahead.get(built.outputPath) : undefined;
+    if (!run) return;
+    this.ahead.delete(built!.outputPath!);
+    await run.stop();
+  }
+
+  /** What a CUPTI timing of this stage runs with: the same for a run started ahead and the timing that takes it. */
+  private nativeOptions(stage: ReturnType<GpuRunner['stageFor']>, library: string) {
+    return { ...stage, library, stallSampling: stage.stalls !== false, expectedRuns: this.runsByArgs.get(JSON.stringify(stage.args)) };
+  }
+
   /** The CUPTI timer library, built once per runner (and once per toolkit on disk). */
   private library: Promise<string> | null = null;
 
   /** Built once per runner; the sweep's cancel stops its nvcc (a cancelled build leaves no file). */
   private timerLibrary(signal?: AbortSignal): Promise<string> {
-    return (this.library ??= timerLibrary({ toolchain: this.o.toolchain, cacheDir: this.o.cacheDir, timeoutMs: this.o.timeoutMs, signal }));
+    return (this.library ??= timerLibrary({
+      toolchain: this.o.toolchain,
+      cacheDir: this.o.cacheDir,
+      timeoutMs: this.o.timeoutMs,
+      signal,
+    }).then(l => (this.libraryPath = l)));
   }
 
   /** One variant's kernel timings: under ncu, or natively with the CUPTI timer (GpuSettings.timer). */
@@ -661,14 +740,12 @@ export class GpuRunner implements SweepRunner {
       if (!(e instanceof TimerUnavailableError)) throw e;
       return { status: 'profile', message: e.message, groups: new Map(), stdout: null, programFailed: null };
     }
-    // runs a variant of these arguments needed before: the next variant starts its second run early
+    // runs a variant of these arguments needed before: the next variant starts its second run early;
+    // its first may have been started ahead (startAhead), with these same options
     const args = JSON.stringify(stage.args);
-    const r = await timeNative(
-      p,
-      target,
-      { ...stage, library, stallSampling: stage.stalls !== false, expectedRuns: this.runsByArgs.get(args) },
-      progress,
-    );
+    const ahead = stage.samples === this.o.gpu.samples ? this.ahead.get(p.program) : undefined;
+    if (ahead) this.ahead.delete(p.program);
+    const r = await timeNative(p, target, { ...this.nativeOptions(stage, library), ahead }, progress);
     if (r.status === 'ok' && r.runs && stage.samples === this.o.gpu.samples) this.runsByArgs.set(args, r.runs);
     // CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: how to allow profiling, said once (profile/permissionHelp.ts)
     return r.message === null ? r : { ...r, message: withCuptiPermissionHelp(r.message) };
