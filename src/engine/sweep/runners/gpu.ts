@@ -15,8 +15,8 @@ import type { VariantProgram } from '../../profile/stages/program';
 import { cachedLineStalls } from '../../profile/stages/lineStalls';
 import { summarize } from '../../profile/stages/summary';
 import { GpuRun, KernelSamples, TimeResult, timeVariant } from '../../profile/stages/time';
-import { AheadRun, startAhead, timeNative } from '../../profile/native/timeNative';
-import { PC_SAMPLING_PERIOD } from '../../profile/native/pcStalls';
+import { timeNative } from '../../profile/native/timeNative';
+import { AheadRuns, streamSass, timingNote, whileRunning } from './pipelining';
 import { timerLibrary, TimerUnavailableError } from '../../profile/native/timerLibrary';
 import { withCuptiPermissionHelp } from '../../profile/permissionHelp';
 import { defaultRunDir } from '../../profile/gpuSelection';
@@ -129,7 +129,7 @@ export class GpuRunner implements SweepRunner {
   /** Every kernel timed: one per instantiation when template parameters are swept. */
   private readonly timed = new Set<string>();
   /** First runs started ahead of their turn (CUPTI timer, one GPU), by program path. */
-  private readonly ahead = new Map<string, AheadRun>();
+  private readonly ahead = new AheadRuns();
   /** The timer library once built (startAhead needs it at once). */
   private libraryPath: string | null = null;
   /** Program runs a CUPTI timing needed, by program arguments. */
@@ -194,21 +194,8 @@ export class GpuRunner implements SweepRunner {
   }
 
   notes(): string[] {
-    // adaptive sampling: the leading variants get more (confidence.sampling says how many rounds)
-    const max = this.o.gpu.maxSamples ?? 0;
-    const launches = `${this.o.gpu.samples} launches per variant${max > this.o.gpu.samples ? ` (the leading ones up to ${max})` : ''}`;
     return [
-      this.o.gpu.timer === 'cupti'
-        ? `timed by the CUPTI kernel timer in the program's own runs on ${this.gpu ?? 'the GPU'}, ${launches} ` +
-          `after ${this.o.gpu.warmup} warm-up: clocks as the GPU sets them, caches warm between launches, ` +
-          (this.o.gpu.stalls === false
-            ? 'no stall reasons (--stalls off)'
-            : `stall reasons from CUPTI PC sampling (every 2^${PC_SAMPLING_PERIOD} cycles, first run)`)
-        : `timed under ncu on ${this.gpu ?? 'the GPU'}, ${launches} after ${this.o.gpu.warmup} warm-up, ` +
-          `clocks ${this.o.gpu.clockControl === 'base' ? 'locked to base' : 'not locked (--clock-control none)'}, ` +
-          (this.o.gpu.cacheControl === 'none'
-            ? 'caches not flushed between launches (--cache-control none)'
-            : 'caches flushed before each launch'),
+      timingNote(this.o.gpu, this.gpu),
       ...(this.gpuIndices.length > 1
         ? [
             `spread over GPUs ${this.gpuIndices.join(', ')} (CUDA device indices, ${this.perGpu} ncu process${this.perGpu > 1 ? 'es' : ''} each)`,
@@ -324,7 +311,7 @@ export class GpuRunner implements SweepRunner {
       await this.findTarget(ctx.signal);
       // SASS of every point (parallel builds), identical code marked against everything so far;
       // each point goes to the GPU as soon as its own SASS (and those before it) are in.
-      const sass = this.streamSass(points, ctx);
+      const sass = streamSass((ps, c) => this.sass.measure(ps, c), points, ctx);
       const out = await this.onGpus(points, sass.each, programs, ctx);
       await sass.all;
       await building;
@@ -336,28 +323,6 @@ export class GpuRunner implements SweepRunner {
     } finally {
       ctx.signal?.removeEventListener('abort', stop);
     }
-  }
-
-  /**
-   * The SASS side's result of each point as a promise of its own, resolved as the static runner
-   * hands results on (in point order, identical code already marked), so the GPU need not wait
-   * for the last cubin before its first run.
-   */
-  private streamSass(points: SweepPoint[], ctx: RunnerContext): { each: Promise<SweepVariant>[]; all: Promise<SweepVariant[]> } {
-    const ids = points.map(pointId);
-    const waiting = points.map(() => {
-      let resolve!: (v: SweepVariant) => void;
-      let reject!: (e: unknown) => void;
-      const promise = new Promise<SweepVariant>((res, rej) => ((resolve = res), (reject = rej)));
-      promise.catch(() => undefined); // measure() rejects with the same error
-      return { promise, resolve, reject };
-    });
-    const all = this.sass.measure(points, { ...ctx, onVariant: v => waiting[ids.indexOf(v.id)]?.resolve(v) });
-    all.then(
-      vs => vs.forEach((v, i) => waiting[i].resolve(v)),
-      e => waiting.forEach(w => w.reject(e)),
-    );
-    return { each: waiting.map(w => w.promise), all };
   }
 
   /** Every point's program, built in parallel (a group per -D set); each resolves as soon as its own build ends. */
@@ -456,7 +421,7 @@ export class GpuRunner implements SweepRunner {
         throw e;
       } finally {
         // a run started ahead for this point and not taken (a cache hit, a failure): stopped now
-        await this.dropAhead(programNow[i]);
+        await this.ahead.drop(programNow[i]);
       }
       if (v.status !== 'cancelled') this.measured.set(v.id, v);
       out[i] = v;
@@ -498,15 +463,7 @@ export class GpuRunner implements SweepRunner {
             // and program are in), held at its first launch until this one is done
             if (this.slots.length === 1 && next < order.length) {
               const j = order[next];
-              let over = false;
-              running.then(
-                () => (over = true),
-                () => (over = true),
-              );
-              Promise.all([sass[j], programs[j]]).then(
-                ([sv, b]) => !over && this.startAhead(points[j], sv, b, ctx, slot),
-                () => undefined,
-              );
+              whileRunning(running, sass[j], programs[j], (sv, b) => this.startAhead(points[j], sv, b, ctx, slot));
             }
             await running;
           }
@@ -515,7 +472,7 @@ export class GpuRunner implements SweepRunner {
       await Promise.all(elsewhere);
     } finally {
       for (const id of ids) this.inflight.delete(id);
-      for (const b of programNow) await this.dropAhead(b);
+      for (const b of programNow) await this.ahead.drop(b);
     }
     return out as SweepVariant[];
   }
@@ -677,19 +634,12 @@ export class GpuRunner implements SweepRunner {
   }
 
   /**
-   * Starts the point's first timed run now, held at its first launch (CUPTI timer only), when all
-   * it needs is ready: its SASS (not a copy of another point's code), its program, the timer
-   * library, and no cache to answer for it. Its timing (time()) takes it; dropAhead stops one not taken.
+   * Starts the point's first timed run now, held at its first launch (CUPTI timer only), when its
+   * SASS (not a copy), program and the timer library are ready and no cache answers for it.
    */
-  private startAhead(
-    point: SweepPoint,
-    sass: SweepVariant | undefined,
-    built: BuildResult | undefined,
-    ctx: RunnerContext,
-    slot: GpuSlot,
-  ): void {
+  private startAhead(point: SweepPoint, sass: SweepVariant, built: BuildResult | undefined, ctx: RunnerContext, slot: GpuSlot): void {
     if (this.o.gpu.timer !== 'cupti' || !this.libraryPath || ctx.signal?.aborted) return;
-    if (!sass || sass.status !== 'ok' || sass.identicalTo || !built || buildFailure(built) || this.ahead.has(built.outputPath!)) return;
+    if (sass.status !== 'ok' || sass.identicalTo || !built || buildFailure(built)) return;
     const kernel = this.target?.kernels.length ? null : (this.o.templateParams ?? []).length ? sass.kernel : (this.kernel ?? sass.kernel);
     const kernels = this.target?.kernels.length ? this.target.kernels : kernel ? [kernel] : null;
     if (!kernels) return;
@@ -697,14 +647,7 @@ export class GpuRunner implements SweepRunner {
     const stage = this.stageFor(point, ctx, slot);
     // the measurement cache answers for it: nothing to run
     if (this.cache?.get(measurementKeyFor({ ...stage, timerLibrary: this.libraryPath }, p.program, slot.gpu, kernels))) return;
-    this.ahead.set(p.program, startAhead(p, this.nativeOptions(stage, this.libraryPath)));
-  }
-
-  private async dropAhead(built: BuildResult | undefined): Promise<void> {
-    const run = built?.outputPath ? this.ahead.get(built.outputPath) : undefined;
-    if (!run) return;
-    this.ahead.delete(built!.outputPath!);
-    await run.stop();
+    this.ahead.start(p, this.nativeOptions(stage, this.libraryPath));
   }
 
   /** What a CUPTI timing of this stage runs with: the same for a run started ahead and the timing that takes it. */
@@ -743,8 +686,7 @@ export class GpuRunner implements SweepRunner {
     // runs a variant of these arguments needed before: the next variant starts its second run early;
     // its first may have been started ahead (startAhead), with these same options
     const args = JSON.stringify(stage.args);
-    const ahead = stage.samples === this.o.gpu.samples ? this.ahead.get(p.program) : undefined;
-    if (ahead) this.ahead.delete(p.program);
+    const ahead = stage.samples === this.o.gpu.samples ? this.ahead.take(p.program) : undefined;
     const r = await timeNative(p, target, { ...this.nativeOptions(stage, library), ahead }, progress);
     if (r.status === 'ok' && r.runs && stage.samples === this.o.gpu.samples) this.runsByArgs.set(args, r.runs);
     // CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: how to allow profiling, said once (profile/permissionHelp.ts)
