@@ -12,7 +12,7 @@ import { detectToolchain, Toolchain } from '../../src/engine/toolchain/toolchain
 import { flagsFromSettings } from '../../src/engine/toolchain/flags';
 import type { ProcessResult, ProcessRunner } from '../../src/engine/toolchain/process';
 import { parseTimerRecords } from '../../src/engine/profile/native/timerRecords';
-import { recordsProblem, timeNative } from '../../src/engine/profile/native/timeNative';
+import { recordsProblem, startAhead, timeNative } from '../../src/engine/profile/native/timeNative';
 import { cuptiPaths, timerLibrary, toolkitRoot } from '../../src/engine/profile/native/timerLibrary';
 import { summarize } from '../../src/engine/profile/stages/summary';
 import { benchJson, benchLoop } from '../../src/engine/profile/bench';
@@ -278,6 +278,21 @@ describe('runs started ahead, held at their first launch', () => {
     );
     assert.equal(one.status, 'ok');
     assert.deepEqual(log2, ['start 0', 'start 1 held', 'end 0', 'stopped 1']);
+  });
+});
+
+describe('a first run started ahead that fails before its first launch', () => {
+  test('the timing that takes it reports the failure (no GPU, a crash), never an error of its own', async () => {
+    const toolchain = {
+      runner: async () => ok({ exitCode: 1, stderr: 'cudaMalloc returned CUDA driver version is insufficient for CUDA runtime version' }),
+    } as unknown as Toolchain;
+    const p = { label: 'x', program: '/x/prog', file: path.join(SAMPLES, 'matmul_unroll.cu') };
+    const o = { toolchain, launcher: [], args: [], samples: 20, warmup: 2, timeoutMs: 10_000, library: '/lib/t.so' };
+    const ahead = startAhead(p, o);
+    await ahead.outcome; // ended, its folder removed, before its timing lets it go
+    const t = await timeNative(p, { kernel: KERNEL, kernels: [KERNEL] }, { ...o, ahead });
+    assert.equal(t.status, 'profile');
+    assert.match(t.programFailed ?? '', /driver version is insufficient/);
   });
 });
 

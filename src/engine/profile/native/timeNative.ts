@@ -221,7 +221,11 @@ function startRun(p: VariantProgram, o: NativeTimeOptions, work: string, run: nu
     go: () => {
       if (!held || released !== null) return;
       released = Date.now();
-      fs.writeFileSync(gate, '');
+      try {
+        fs.writeFileSync(gate, '');
+      } catch {
+        // the run has ended already (it failed before its first launch; a run started ahead has its folder removed then): its outcome says how
+      }
     },
     stop: async () => {
       local.abort();
