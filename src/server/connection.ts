@@ -9,8 +9,11 @@ export function createServerConnection(argv = process.argv): Connection {
   if (!argv.slice(2).includes('--stdio')) return createConnection(ProposedFeatures.all);
   const input = guardedInput(process.stdin);
   input.on('error', e => {
-    process.stderr.write(`Unroll Lens server: the client's message stream is broken (${e.message}); exiting\n`);
-    process.exit(1);
+    // exit once the message is out: writes to a pipe are asynchronous and process.exit drops what is
+    // pending (under load the message was lost, test/unit/lspFraming.test.ts); at most 1 s later regardless
+    const exit = () => process.exit(1);
+    process.stderr.write(`Unroll Lens server: the client's message stream is broken (${e.message}); exiting\n`, exit);
+    setTimeout(exit, 1000);
   });
   // vscode-languageserver moves console output to the log only when it opens stdio itself:
   // anything printed to stdout would corrupt the protocol stream.
