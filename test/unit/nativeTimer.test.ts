@@ -336,16 +336,20 @@ describe('the timer library and a bench with it', () => {
     let most = 0;
     let held = 0;
     let nvccDone = 0;
+    let nvccStarted = 0;
     const runner: ProcessRunner = async (cmd, args, o) => {
       if (cmd === real!.nvcc.path) {
+        nvccStarted++;
         const r = await real!.runner(cmd, args, o);
         nvccDone++;
         return r;
       }
       if ([real!.nvdisasm?.path, real!.cuobjdump?.path, real!.cxxfilt?.path].includes(cmd)) return real!.runner(cmd, args, o);
       calls.push([cmd, ...args]);
-      // the file as written runs as long as the others take to build (cubins, programs, the timer): as on a GPU, where a run takes a second
-      for (let waited = 0; calls.length === 1 && nvccDone < 7 && waited < 60_000; waited += 20) await new Promise(r => setTimeout(r, 20));
+      // the file as written runs as long as the others take to build (cubins, programs, the timer; all started
+      // at once, the timer library only when not built yet): as on a GPU, where a run takes a second
+      for (let waited = 0; calls.length === 1 && (nvccDone < 6 || nvccDone < nvccStarted) && waited < 60_000; waited += 20)
+        await new Promise(r => setTimeout(r, 20));
       if (!programs.has(cmd)) programs.set(cmd, label(cmd));
       // a run started ahead waits at its first launch for its gate, as the library does; stopped there, it never ran
       const gate = o?.env?.UNROLL_LENS_HOLD;
@@ -407,6 +411,80 @@ describe('the timer library and a bench with it', () => {
     const j = benchJson(r);
     assert.equal(j.variants[0].medianMs, recorded.variants.find(v => v.label === 'as-written')!.medianMs);
     assert.deepEqual(checkSweepResult(JSON.parse(JSON.stringify(r))), r);
+  });
+
+  test('two GPUs: each starts its next variant ahead on itself, one program at a time per GPU', async t => {
+    if (skip) return t.skip(skip);
+    const root = await toolkitRoot(real!);
+    if (!cuptiPaths(root)) return t.skip(`no CUPTI in ${root}`);
+    const file = path.join(SAMPLES, 'matmul_unroll.cu');
+    const text = fs.readFileSync(file, 'utf8');
+    const analysis = await analyze(text, file);
+    const line = analysis.kernels.find(k => k.name === 'matmul_basic')!.loops[0].line;
+    let nvccDone = 0;
+    let nvccStarted = 0;
+    let runs = 0;
+    const inFlight = new Map<string, number>();
+    const most = new Map<string, number>();
+    const heldOn: string[] = [];
+    const runner: ProcessRunner = async (cmd, args, o) => {
+      if (cmd === real!.nvcc.path) {
+        nvccStarted++;
+        const r = await real!.runner(cmd, args, o);
+        nvccDone++;
+        return r;
+      }
+      if ([real!.nvdisasm?.path, real!.cuobjdump?.path, real!.cxxfilt?.path].includes(cmd)) return real!.runner(cmd, args, o);
+      const gpu = o?.env?.CUDA_VISIBLE_DEVICES ?? 'default';
+      // the file as written runs until every build is in (5 cubins, 5 programs, the timer library when not built yet), as a long run would
+      const firstRun = runs++ === 0;
+      for (let waited = 0; firstRun && (nvccDone < 10 || nvccDone < nvccStarted) && waited < 60_000; waited += 20)
+        await new Promise(r => setTimeout(r, 20));
+      const gate = o?.env?.UNROLL_LENS_HOLD;
+      if (gate) heldOn.push(gpu);
+      while (gate && !fs.existsSync(gate)) {
+        if (o?.signal?.aborted) return ok({ exitCode: null, signal: 'SIGKILL', cancelled: true });
+        await new Promise(r => setTimeout(r, 2));
+      }
+      inFlight.set(gpu, (inFlight.get(gpu) ?? 0) + 1);
+      most.set(gpu, Math.max(most.get(gpu) ?? 0, inFlight.get(gpu)!));
+      try {
+        await new Promise(r => setTimeout(r, 40));
+        return await replay(() => 'as-written')(cmd, args, o);
+      } finally {
+        inFlight.set(gpu, inFlight.get(gpu)! - 1);
+      }
+    };
+    const r = await benchLoop(file, text, analysis, {
+      toolchain: { ...real!, runner, ncu: null, gpus: [] },
+      arch: 'sm_90',
+      flags: flagsFromSettings({}, SAMPLES),
+      cacheDir: fs.mkdtempSync(path.join(CACHE, 'two-gpus-')),
+      loops: [line],
+      factors: [1, 2, 4, 8],
+      args: ['--only', 'matmul_basic', '--reps', '25'],
+      samples: 20,
+      warmup: 2,
+      clockControl: 'none',
+      timer: 'cupti',
+      timeoutMs: 60_000,
+      launcher: [],
+      measurementCacheDir: null,
+      gpus: [0, 1],
+      stalls: false,
+    });
+    assert.deepEqual(
+      r.variants.map(v => [v.id, v.status, v.samples]),
+      ['as-written', `${line}=1`, `${line}=2`, `${line}=4`, `${line}=8`].map(id => [id, 'ok', 20]),
+    );
+    assert.deepEqual([...most.keys()].sort(), ['0', '1'], 'both GPUs timed variants');
+    assert.ok(
+      [...most.values()].every(n => n === 1),
+      `one program at a time per GPU: ${JSON.stringify([...most])}`,
+    );
+    assert.ok(heldOn.includes('0') && heldOn.includes('1'), `runs started ahead on both GPUs: ${heldOn.join(', ')}`);
+    // every run started ahead was let go on its own GPU: the medians are the recorded ones
+    assert.equal(r.variants[0].medianMs, recorded.variants.find(v => v.label === 'as-written')!.medianMs);
   });
 
   test("the GPU starts on the file as written while a later variant's cubin is still building", async t => {

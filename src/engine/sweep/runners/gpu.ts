@@ -16,7 +16,7 @@ import { cachedLineStalls } from '../../profile/stages/lineStalls';
 import { summarize } from '../../profile/stages/summary';
 import { GpuRun, KernelSamples, TimeResult, timeVariant } from '../../profile/stages/time';
 import { timeNative } from '../../profile/native/timeNative';
-import { AheadRuns, streamSass, timingNote, whileRunning } from './pipelining';
+import { AheadRuns, deferred, settledNow, streamSass, timingNote, whileRunning } from './pipelining';
 import { timerLibrary, TimerUnavailableError } from '../../profile/native/timerLibrary';
 import { withCuptiPermissionHelp } from '../../profile/permissionHelp';
 import { defaultRunDir } from '../../profile/gpuSelection';
@@ -385,33 +385,11 @@ export class GpuRunner implements SweepRunner {
   ): Promise<SweepVariant[]> {
     const out: (SweepVariant | undefined)[] = new Array(points.length);
     let reported = 0;
-    const settled = points.map(() => {
-      let resolve!: (v: SweepVariant) => void;
-      let reject!: (e: unknown) => void;
-      const promise = new Promise<SweepVariant>((res, rej) => {
-        resolve = res;
-        reject = rej;
-      });
-      promise.catch(() => undefined); // measure() itself rejects; a waiting copy need not
-      return { promise, resolve, reject };
-    });
+    const settled = points.map(() => deferred<SweepVariant>()); // measure() itself rejects; a waiting copy need not
     const ids = points.map(pointId);
     ids.forEach((id, i) => this.inflight.set(id, settled[i].promise));
-    // what is known now of each point's SASS and program (startAhead may only take a point ready to run)
-    const sassNow: (SweepVariant | undefined)[] = [];
-    const programNow: (BuildResult | undefined)[] = [];
-    sass.forEach((x, i) =>
-      x.then(
-        v => (sassNow[i] = v),
-        () => undefined,
-      ),
-    );
-    programs.forEach((x, i) =>
-      x.then(
-        b => (programNow[i] = b),
-        () => undefined,
-      ),
-    );
+    // each point's program once built: a run started ahead for it and not taken is stopped when the point is done
+    const programNow = settledNow(programs);
     const start = async (i: number, slot: GpuSlot): Promise<void> => {
       let v: SweepVariant;
       try {
@@ -447,8 +425,12 @@ export class GpuRunner implements SweepRunner {
       let next = 0;
       await Promise.all(
         this.slots.map(async slot => {
-          while (next < order.length) {
-            const i = order[next++];
+          // the point this GPU takes next, claimed while it times the one before so that its first
+          // run can start ahead on this GPU (a run started ahead is tied to its GPU)
+          let mine: number | undefined;
+          while (mine !== undefined || next < order.length) {
+            const i = mine ?? order[next++];
+            mine = undefined;
             const s = await sass[i];
             if (s.status !== 'ok' || s.identicalTo) {
               const copy = start(i, this.slots[0]);
@@ -459,10 +441,10 @@ export class GpuRunner implements SweepRunner {
             // the file as written takes the GPU first; the others once it has started
             if (i !== first) await this.baselineStarted.promise;
             const running = start(i, slot);
-            // one GPU: the next point's first run starts while this one is timed (as soon as its SASS
-            // and program are in), held at its first launch until this one is done
-            if (this.slots.length === 1 && next < order.length) {
-              const j = order[next];
+            // the next point's first run starts while this one is timed (as soon as its SASS and
+            // program are in), held at its first launch until this one is done
+            if (this.o.gpu.timer === 'cupti' && next < order.length) {
+              const j = (mine = order[next++]);
               whileRunning(running, sass[j], programs[j], (sv, b) => this.startAhead(points[j], sv, b, ctx, slot));
             }
             await running;
@@ -686,7 +668,7 @@ export class GpuRunner implements SweepRunner {
     // runs a variant of these arguments needed before: the next variant starts its second run early;
     // its first may have been started ahead (startAhead), with these same options
     const args = JSON.stringify(stage.args);
-    const ahead = stage.samples === this.o.gpu.samples ? this.ahead.take(p.program) : undefined;
+    const ahead = stage.samples === this.o.gpu.samples ? this.ahead.take(p.program, stage.env) : undefined;
     const r = await timeNative(p, target, { ...this.nativeOptions(stage, library), ahead }, progress);
     if (r.status === 'ok' && r.runs && stage.samples === this.o.gpu.samples) this.runsByArgs.set(args, r.runs);
     // CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: how to allow profiling, said once (profile/permissionHelp.ts)

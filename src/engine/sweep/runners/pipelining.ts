@@ -21,19 +21,34 @@ export function streamSass(
   ctx: RunnerContext,
 ): { each: Promise<SweepVariant>[]; all: Promise<SweepVariant[]> } {
   const ids = points.map(pointId);
-  const waiting = points.map(() => {
-    let resolve!: (v: SweepVariant) => void;
-    let reject!: (e: unknown) => void;
-    const promise = new Promise<SweepVariant>((res, rej) => ((resolve = res), (reject = rej)));
-    promise.catch(() => undefined); // measure() rejects with the same error
-    return { promise, resolve, reject };
-  });
+  const waiting = points.map(() => deferred<SweepVariant>()); // measure() rejects with the same error
   const all = measure(points, { ...ctx, onVariant: v => waiting[ids.indexOf(v.id)]?.resolve(v) });
   all.then(
     vs => vs.forEach((v, i) => waiting[i].resolve(v)),
     e => waiting.forEach(w => w.reject(e)),
   );
   return { each: waiting.map(w => w.promise), all };
+}
+
+/** A promise settled from outside; its rejection is awaited elsewhere, so it is never unhandled here. */
+export function deferred<T>(): { promise: Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void } {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => ((resolve = res), (reject = rej)));
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}
+
+/** What is known now of each promise: its value once it has resolved (undefined before, or if it rejected). */
+export function settledNow<T>(promises: Promise<T>[]): (T | undefined)[] {
+  const now: (T | undefined)[] = [];
+  promises.forEach((x, i) =>
+    x.then(
+      v => (now[i] = v),
+      () => undefined,
+    ),
+  );
+  return now;
 }
 
 /**
@@ -57,29 +72,35 @@ export function whileRunning(
   );
 }
 
-/** First runs started ahead, by program path: taken by the timing of that program, or stopped. */
+/** First runs started ahead, by program and GPU: taken by the timing of that program on that GPU, or stopped. */
 export class AheadRuns {
   private readonly runs = new Map<string, AheadRun>();
 
-  has(program: string): boolean {
-    return this.runs.has(program);
+  /** A run is tied to the GPU its process was started on (the slot's environment). */
+  private static key(program: string, env: Record<string, string> | undefined): string {
+    return JSON.stringify([program, env?.CUDA_VISIBLE_DEVICES ?? null]);
   }
 
   start(p: VariantProgram, o: NativeTimeOptions): void {
-    if (!this.runs.has(p.program)) this.runs.set(p.program, startAhead(p, o));
+    const key = AheadRuns.key(p.program, o.env);
+    if (!this.runs.has(key)) this.runs.set(key, startAhead(p, o));
   }
 
-  /** The run started ahead for this program, now the caller's to let go. */
-  take(program: string): AheadRun | undefined {
-    const run = this.runs.get(program);
-    this.runs.delete(program);
+  /** The run started ahead for this program on this GPU, now the caller's to let go. */
+  take(program: string, env: Record<string, string> | undefined): AheadRun | undefined {
+    const key = AheadRuns.key(program, env);
+    const run = this.runs.get(key);
+    this.runs.delete(key);
     return run;
   }
 
-  /** Stops the run started ahead for this build, if it was not taken (a cache hit, a failure). */
+  /** Stops every run started ahead for this build and not taken (a cache hit, a failure, another GPU took it). */
   async drop(built: BuildResult | undefined): Promise<void> {
-    const run = built?.outputPath ? this.take(built.outputPath) : undefined;
-    if (run) await run.stop();
+    if (!built?.outputPath) return;
+    const program = built.outputPath;
+    const left = [...this.runs].filter(([key]) => (JSON.parse(key) as [string, unknown])[0] === program);
+    for (const [key] of left) this.runs.delete(key);
+    for (const [, run] of left) await run.stop();
   }
 }
 
