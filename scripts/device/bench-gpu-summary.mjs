@@ -343,20 +343,31 @@ function readRun(dir, name) {
 }
 
 /** Reads an output folder of bench-gpu.sh. */
+/** The hand loop's launches per factor: 20 after 2 warm-up, as the bench takes them. */
+const HAND_LAUNCHES = 20;
+
+/** A factor's ncu CSVs in run order: hand-<f>.csv, then hand-<f>.run2.csv … (RUNS > 1: few launches per run). */
+function handRuns(dir, f) {
+  const first = path.join(dir, `hand-${f}.csv`);
+  if (!fs.existsSync(first)) return [];
+  const files = [first];
+  for (let n = 2; fs.existsSync(path.join(dir, `hand-${f}.run${n}.csv`)); n++) files.push(path.join(dir, `hand-${f}.run${n}.csv`));
+  return files;
+}
+
 export function readDir(dir) {
   const hand = {};
   const handStalls = {};
   for (const f of FACTORS) {
-    const file = path.join(dir, 'hand', `hand-${f}.csv`);
-    if (!fs.existsSync(file)) continue;
-    const text = fs.readFileSync(file, 'utf8');
-    hand[f] = durationsMs(text);
-    handStalls[f] = stallColumns(text);
+    const files = handRuns(path.join(dir, 'hand'), f);
+    if (!files.length) continue;
+    hand[f] = files.flatMap(file => durationsMs(fs.readFileSync(file, 'utf8'))).slice(0, HAND_LAUNCHES);
+    handStalls[f] = stallColumns(fs.readFileSync(files[0], 'utf8'));
   }
   const handNoCache = {};
   for (const f of FACTORS) {
-    const file = path.join(dir, 'hand-nocache', `hand-${f}.csv`);
-    if (fs.existsSync(file)) handNoCache[f] = durationsMs(fs.readFileSync(file, 'utf8'));
+    const files = handRuns(path.join(dir, 'hand-nocache'), f);
+    if (files.length) handNoCache[f] = files.flatMap(file => durationsMs(fs.readFileSync(file, 'utf8'))).slice(0, HAND_LAUNCHES);
   }
   return {
     hand,

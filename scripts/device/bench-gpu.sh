@@ -18,11 +18,16 @@
 # Node, as scripts/device/run-cli-bench.sh does). CLI: $UNROLL_LENS_CLI, else bin/unroll-lens.js
 # when the checkout is built (out/), else the bundle .device/cli/unroll-lens.js
 # (scripts/device/bundle-cli.mjs). CLOCK (default none): ncu --clock-control for both sides.
+# ARGS (default "--only matmul_basic --reps 25": 25 launches in one run): the program's arguments
+# for both sides; "--only matmul_basic --reps 8" is a program with few launches per run (7 timed),
+# for which the hand loop needs RUNS=3 ncu runs per factor to get its 20 launches.
 set -u
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
 CLOCK=${CLOCK:-none}
-export CLOCK
+ARGS=${ARGS:---only matmul_basic --reps 25}
+RUNS=${RUNS:-1}
+export CLOCK ARGS RUNS
 { command -v nvcc && command -v ncu; } > /dev/null || export PATH="$PATH:/usr/local/cuda/bin"
 if [ -n "${OUT:-}" ]; then D="$OUT/bench-gpu"; else D=$(mktemp -d /tmp/bench-gpu.XXXXXX); fi
 rm -rf "$D"
@@ -60,6 +65,7 @@ since() { awk -v a="$(date +%s.%N)" -v b="$1" 'BEGIN { printf "%.3f", a - b }'; 
   echo "node: $(node --version) ($(command -v node))"
   echo "cli: $CLI"
   echo "clock-control: $CLOCK"
+  echo "args: $ARGS (hand loop: $RUNS ncu run(s) per factor)"
   echo "nvcc: $(nvcc --version 2>&1 | tail -n 2 | tr '\n' ' ')"
   echo "ncu: $(ncu --version 2>&1 | tail -n 1)"
   nvidia-smi -L 2>&1
@@ -80,7 +86,7 @@ ours() {
   shift
   t=$(date +%s.%N)
   node "$CLI" bench cuda-samples/matmul_unroll.cu --loop 51 --factors default,1,2,4,8,16,full \
-    --args "--only matmul_basic --reps 25" --samples 20 --warmup 2 --clock-control "$CLOCK" --json "$@" \
+    --args "$ARGS" --samples 20 --warmup 2 --clock-control "$CLOCK" --json "$@" \
     > "$D/$name.json" 2> "$D/$name.stderr"
   rc=$?
   since "$t" > "$D/$name.wall_s"

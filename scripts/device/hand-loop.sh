@@ -12,7 +12,9 @@
 # Env: FACTORS (default default,1,2,4,8,16,full), CLOCK (default none: this workplace's rule,
 # leave the card's clocks alone), CACHE (ncu --cache-control, default all: ncu's own default),
 # METRICS (default: the tool's duration and stall metrics), ARGS (the program's arguments, default
-# --only matmul_basic --reps 25), NVCC, NCU.
+# --only matmul_basic --reps 25), RUNS (default 1: ncu runs per factor; a program with few launches
+# per run needs several for 20 launches, as a user would run it again: the first run skips the 2
+# warm-up launches, later ones write hand-<factor>.run<N>.csv), NVCC, NCU.
 set -u
 cd "$(dirname "$0")/../.."
 SRC=cuda-samples/matmul_unroll.cu
@@ -23,6 +25,7 @@ CLOCK=${CLOCK:-none}
 METRICS=${METRICS:-'gpu__time_duration.sum,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'}
 CACHE=${CACHE:-all}
 ARGS=${ARGS:---only matmul_basic --reps 25}
+RUNS=${RUNS:-1}
 { command -v nvcc && command -v ncu; } > /dev/null || export PATH="$PATH:/usr/local/cuda/bin"
 NVCC=${NVCC:-nvcc}
 NCU=${NCU:-ncu}
@@ -66,11 +69,15 @@ for f in ${FACTORS//,/ }; do
     rm -rf "$work"
     continue
   fi
-  (cd "$work" && "$NCU" --clock-control "$CLOCK" --cache-control "$CACHE" --kernel-name-base mangled --kernel-name 'regex:^_Z12matmul_basic.*' \
-    --launch-skip 2 --launch-count 20 --metrics "$METRICS" --csv --page raw \
-    ./prog $ARGS) > "$OUTDIR/hand-$f.csv" 2>> "$OUTDIR/hand-$f.stderr"
-  rc=$?
-  [ "$rc" = 0 ] || { echo "hand-loop: ncu exited $rc for factor $f" >&2; fail=1; }
+  for ((run = 1; run <= RUNS; run++)); do
+    if [ "$run" = 1 ]; then skip=2 csv="$OUTDIR/hand-$f.csv"; else skip=0 csv="$OUTDIR/hand-$f.run$run.csv"; fi
+    # shellcheck disable=SC2086 # ARGS is several words
+    (cd "$work" && "$NCU" --clock-control "$CLOCK" --cache-control "$CACHE" --kernel-name-base mangled --kernel-name 'regex:^_Z12matmul_basic.*' \
+      --launch-skip "$skip" --launch-count 20 --metrics "$METRICS" --csv --page raw \
+      ./prog $ARGS) > "$csv" 2>> "$OUTDIR/hand-$f.stderr"
+    rc=$?
+    [ "$rc" = 0 ] || { echo "hand-loop: ncu exited $rc for factor $f" >&2; fail=1; }
+  done
   rm -rf "$work"
   echo "hand-loop: $f $(since "$t") s"
 done
