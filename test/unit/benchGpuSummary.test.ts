@@ -384,4 +384,37 @@ describe('hand-loop.sh (issue 11): the sources it builds and the ncu command it 
       assert.ok(us < -0.9 && us > -1.6, `${r.factor}: ${us} µs`);
     }
   });
+  test('issue 25, runs started ahead on every GPU (H100 pair): few and many launches per run, both wall-time targets met', async () => {
+    const m = (await load()) as SummaryModule & { readDir(dir: string): Parameters<SummaryModule['summarise']>[0] };
+    const judge = (name: string) =>
+      m.summarise(m.readDir(path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100x2', name))) as Summary & {
+        native: boolean;
+        wall: { timingRatio: number | null };
+        targets: { timingRatio: Target };
+      };
+    const many = judge('bench-gpu-ahead');
+    close(many.wall.ratio, 11.257 / 60.085);
+    close(many.wall.timingRatio, 10.106 / 47.298);
+    // --reps 8: 7 timed launches a run, so 3 runs a variant; the hand loop ran ncu 3 times per factor
+    // (hand-<f>.run2.csv, .run3.csv) and takes its first 20 launches, as the bench does
+    const few = judge('bench-gpu-few');
+    assert.ok(
+      few.factors.every(r => r.handSamples === 20 && r.oursSamples === 20),
+      JSON.stringify(few.factors),
+    );
+    close(few.wall.ratio, 15.64 / 109.059);
+    close(few.wall.timingRatio, 14.895 / 85.187);
+    for (const s of [many, few]) {
+      assert.equal(s.native, true);
+      assert.deepEqual(
+        [s.targets.ratio.ok, s.targets.timingRatio.ok, s.targets.medians.ok, s.targets.cached.ok, s.targets.twoGpus.ok],
+        [true, true, false, true, false],
+      );
+      // the medians' miss is the fixed per-launch offset, the same on few and many launches
+      for (const r of s.factors) {
+        const us = (r.oursMs! - r.handMs!) * 1000;
+        assert.ok(us < -0.5 && us > -1.6, `${r.factor}: ${us} µs`);
+      }
+    }
+  });
 });
