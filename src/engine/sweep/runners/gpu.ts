@@ -498,21 +498,18 @@ export class GpuRunner implements SweepRunner {
     const program = await built;
     const failed = program ? buildFailure(program) : { status: 'cancelled' as const, message: null };
     if (failed) return { ...v, ...failed };
-    // With template parameters swept each point times its own instantiation (the static side
-    // found it); otherwise the first kernel measured, for every point.
-    const templates = this.o.templateParams ?? [];
-    const every = this.target?.kernels.length ? this.target : null;
-    const kernel = every ? every.kernel : templates.length ? v.kernel : (this.kernel ??= v.kernel ?? this.o.kernelFilter ?? null);
-    if (!kernel)
+    const chosen = this.targetOf(v);
+    if (!chosen)
       return { ...v, status: 'profile', message: `the kernel ${this.o.kernel} is not in the build: is it instantiated and launched?` };
+    const { target, every } = chosen;
+    const kernel = target.kernel;
     this.kernel ??= kernel;
-    for (const k of every?.kernels ?? [kernel]) this.timed.add(k);
+    for (const k of target.kernels) this.timed.add(k);
     const p: VariantProgram = { label: labelOf(point), program: program!.outputPath!, file: this.o.file };
     const stage = this.stageFor(point, ctx, slot);
     const progress = (phase: 'check' | 'time') => (m: string) =>
       ctx.onPhase?.(point, phase, m.startsWith(`${p.label}: `) ? m.slice(p.label.length + 2) : m, { gpu: slot.gpu });
     const isBaseline = v.id === AS_WRITTEN_ID;
-    const target = every ?? { kernel, kernels: [kernel] };
     // A program measured before with the same arguments and settings: its stored output is checked and its launches reused.
     // a CUPTI timing is keyed by the timer library too: a new timer source or toolkit measures again
     const timerLibrary =
@@ -552,9 +549,9 @@ export class GpuRunner implements SweepRunner {
     if (timing.stallProblem) this.stallProblems.set(timing.stallProblem, (this.stallProblems.get(timing.stallProblem) ?? 0) + 1);
     if (key && !hit && timing.status === 'ok' && !timing.stallProblem && check.stdout !== null)
       this.cache!.put(key, storedMeasurement(timing.groups, check.stdout));
-    this.fillTiming(v, timing.groups, kernel, !!every);
+    this.fillTiming(v, timing.groups, kernel, every);
     v.cached = !!hit;
-    if (timing.status === 'ok') this.timings.set(v.id, { point, program: p, target, kernel, every: !!every, groups: timing.groups });
+    if (timing.status === 'ok') this.timings.set(v.id, { point, program: p, target, kernel, every, groups: timing.groups });
     // A profile that failed part-way still reports what it collected.
     if (timing.status !== 'ok') return { ...v, status: timing.status, message: timing.message };
     if (!v.samples) return { ...v, status: 'profile', message: `ncu returned no durations for ${kernel}` };
@@ -622,14 +619,24 @@ export class GpuRunner implements SweepRunner {
   private startAhead(point: SweepPoint, sass: SweepVariant, built: BuildResult | undefined, ctx: RunnerContext, slot: GpuSlot): void {
     if (this.o.gpu.timer !== 'cupti' || !this.libraryPath || ctx.signal?.aborted) return;
     if (sass.status !== 'ok' || sass.identicalTo || !built || buildFailure(built)) return;
-    const kernel = this.target?.kernels.length ? null : (this.o.templateParams ?? []).length ? sass.kernel : (this.kernel ?? sass.kernel);
-    const kernels = this.target?.kernels.length ? this.target.kernels : kernel ? [kernel] : null;
+    const kernels = this.targetOf(sass)?.target.kernels;
     if (!kernels) return;
     const p: VariantProgram = { label: labelOf(point), program: built.outputPath!, file: this.o.file };
     const stage = this.stageFor(point, ctx, slot);
     // the measurement cache answers for it: nothing to run
     if (this.cache?.get(measurementKeyFor({ ...stage, timerLibrary: this.libraryPath }, p.program, slot.gpu, kernels))) return;
     this.ahead.start(p, this.nativeOptions(stage, this.libraryPath));
+  }
+
+  /**
+   * What a point times: a benchmark's every instantiation; with template parameters swept, the
+   * point's own instantiation (the static side found it); otherwise the first kernel measured, for
+   * every point. `every`: the benchmark's target. Null: no kernel to time.
+   */
+  private targetOf(v: SweepVariant): { target: BenchTarget; every: boolean } | null {
+    if (this.target?.kernels.length) return { target: this.target, every: true };
+    const kernel = (this.o.templateParams ?? []).length ? v.kernel : (this.kernel ?? v.kernel ?? this.o.kernelFilter ?? null);
+    return kernel ? { target: { kernel, kernels: [kernel] }, every: false } : null;
   }
 
   /** What a CUPTI timing of this stage runs with: the same for a run started ahead and the timing that takes it. */
