@@ -6,6 +6,7 @@ import { CliIO, cliVersion, defaultIO, EXIT, exitCodeFor, UsageError } from './i
 import { scanCommand } from './scan';
 import { sassCommand } from './sass';
 import { benchCommand } from './bench';
+import { compareCommand } from './compare';
 import { stallsCommand } from './stalls';
 import { sweepCommand } from './sweep';
 import { cacheCommand } from './cache';
@@ -15,7 +16,7 @@ export { UsageError } from './io';
 export { renderTable } from './scan';
 
 /** Every subcommand, in the order `unroll-lens --help` lists them. */
-export const COMMANDS: readonly CliCommand[] = [scanCommand, sassCommand, benchCommand, sweepCommand, stallsCommand, cacheCommand];
+export const COMMANDS: readonly CliCommand[] = [scanCommand, sassCommand, benchCommand, compareCommand, sweepCommand, stallsCommand, cacheCommand];
 
 export function usage(): string {
   return [

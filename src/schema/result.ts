@@ -229,7 +229,7 @@ const sweepResult = object<SweepResult>({
   gpu: nullable(str),
   static: bool,
   strategy: str,
-  origin: oneOf(['sweep', 'variants', 'bench'] as const),
+  origin: oneOf(['sweep', 'variants', 'bench', 'compare'] as const),
   createdAt: str,
   factors: array(factor),
   params: record(strings),

@@ -278,7 +278,7 @@ export interface SweepResult {
   /** `exhaustive`, or the search strategy's name. */
   strategy: string;
   /** What produced it: a kernel sweep, one loop's SASS variants, or one loop's GPU benchmark. */
-  origin: 'sweep' | 'variants' | 'bench';
+  origin: 'sweep' | 'variants' | 'bench' | 'compare';
   /** ISO time the run started. */
   createdAt: string;
   /** The factor set swept. */

@@ -8,6 +8,7 @@ import { icacheBudget } from '../icache/budget';
 import { withinNoise } from '../profile/stages/summary';
 import type { CompileFlags } from '../toolchain/flags';
 import type { Toolchain } from '../toolchain/toolchain';
+import type { TimedKernels } from '../profile/stages/build';
 import { writtenFactor } from '../variants/rewrite';
 import { findLaunches } from '../parse/launches';
 import { launchWarps } from '../profile/launchOccupancy';
@@ -58,13 +59,15 @@ export interface SweepOptions extends SpaceOptions {
   runner?: (space: SweepSpace, o: SweepOptions) => SweepRunner;
   /** Clock for createdAt (tests). */
   now?: () => Date;
-  /** What the result says produced it: a kernel sweep (default) or one loop's benchmark. */
-  origin?: 'sweep' | 'bench';
+  /** What the result says produced it: a kernel sweep (default), one loop's benchmark or a comparison of kernels. */
+  origin?: 'sweep' | 'bench' | 'compare';
   /**
-   * Time every kernel holding this loop (template instantiations), each in the variants'
-   * `instantiations` (a benchmark); `kernel` narrows them. GPU sweeps only.
+   * Time every kernel holding this loop (template instantiations; a benchmark; `kernel` narrows
+   * them) or the kernels named (a comparison), each in the variants' `instantiations`. GPU sweeps only.
    */
-  everyKernel?: { focus: number; kernel?: string };
+  everyKernel?: TimedKernels;
+  /** The space, already resolved (a comparison: the file as written alone); absent: from loops, factors and params. */
+  space?: SweepSpace;
 }
 
 const DEFAULT_MAX_POINTS = 5000;
@@ -98,7 +101,7 @@ export function relate(v: SweepVariant, baseline: SweepVariant | null): void {
 }
 
 export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): Promise<SweepResult> {
-  const space = resolveSpace(o.analysis, o.file, o);
+  const space = o.space ?? resolveSpace(o.analysis, o.file, o);
   const strategy = typeof o.strategy === 'string' ? strategyByName(o.strategy) : (o.strategy ?? exhaustive);
   const maxPoints = o.maxPoints ?? DEFAULT_MAX_POINTS;
   if (strategy === exhaustive && space.size > maxPoints) {
@@ -130,7 +133,9 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
     if (!runner.static) setConfidence(result);
   };
 
-  let total = 1 + strategy.expectedEvaluations({ sizes: space.sizes, start: space.start(o.text) });
+  // no axis (a comparison of kernels): the file as written is the only point
+  const searching = space.axes.length > 0;
+  let total = 1 + (searching ? strategy.expectedEvaluations({ sizes: space.sizes, start: space.start(o.text) }) : 0);
   let requested = 1;
   const progress = progressReporter(obs, runner, startedMs, () => ({ done: result.variants.length, total }));
   const registry = new CodeRegistry(!runner.static);
@@ -153,21 +158,27 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
   // The file as written rides with the strategy's first batch (the runner measures it first and
   // reports it first, so every later score has its baseline): its builds and the others' overlap.
   let baselinePending = true;
-  await strategy.search({
-    space: { sizes: space.sizes, start: space.start(o.text) },
-    signal: o.signal,
-    evaluate: async idx => {
-      requested += idx.length;
-      total = Math.max(total, requested);
-      if (o.signal?.aborted) return idx.map(() => null);
-      progress('build', null, null, `${idx.length + (baselinePending ? 1 : 0)} variant${idx.length === 1 && !baselinePending ? '' : 's'}`);
-      const points = idx.map(i => space.point(i));
-      const withBaseline = baselinePending;
-      baselinePending = false;
-      const variants = await runner.measure(withBaseline ? [AS_WRITTEN, ...points] : points, ctx);
-      return variants.slice(withBaseline ? 1 : 0).map(v => (v.status === 'cancelled' ? null : score(v)));
-    },
-  });
+  if (searching)
+    await strategy.search({
+      space: { sizes: space.sizes, start: space.start(o.text) },
+      signal: o.signal,
+      evaluate: async idx => {
+        requested += idx.length;
+        total = Math.max(total, requested);
+        if (o.signal?.aborted) return idx.map(() => null);
+        progress(
+          'build',
+          null,
+          null,
+          `${idx.length + (baselinePending ? 1 : 0)} variant${idx.length === 1 && !baselinePending ? '' : 's'}`,
+        );
+        const points = idx.map(i => space.point(i));
+        const withBaseline = baselinePending;
+        baselinePending = false;
+        const variants = await runner.measure(withBaseline ? [AS_WRITTEN, ...points] : points, ctx);
+        return variants.slice(withBaseline ? 1 : 0).map(v => (v.status === 'cancelled' ? null : score(v)));
+      },
+    });
   if (baselinePending && !o.signal?.aborted) await runner.measure([AS_WRITTEN], ctx);
 
   chooseBest();

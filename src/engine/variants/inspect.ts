@@ -311,6 +311,33 @@ export class VariantInspector {
   }
 
   /**
+   * The kernels of the file as written whose source name (the demangled name without namespace,
+   * template arguments and parameters) is one of `names`, every instantiation of each, in the
+   * order of `names`; `available` lists every kernel's source name, for a message when one is missing.
+   */
+  async kernelsNamed(
+    file: string,
+    text: string,
+    analysis: FileAnalysis,
+    names: string[],
+    opts: { signal?: AbortSignal } = {},
+  ): Promise<{ kernels: { name: string; demangled: string }[]; available: string[]; asWritten: BuildResult }> {
+    const [b] = await this.o.builder.buildAll(
+      [{ key: 'as-written', source: variantSource(text, analysis, new Map(), file), originalPath: file }],
+      { signal: opts.signal },
+    );
+    if (b.status !== 'ok' || !b.outputPath) return { kernels: [], available: [], asWritten: b };
+    const usage = parsePtxasVerbose(b.ptxasLog, { arch: this.o.arch });
+    const dis = await this.disassemble(b.outputPath, opts.signal);
+    // entry points only: a device function in the cubin is no kernel to launch
+    const entries = [...dis.sizes.keys()].filter(n => usage.get(n)?.entry ?? true);
+    const demangled = await demangle(entries, this.t);
+    const all = entries.map(name => ({ name, demangled: demangled.get(name) ?? name }));
+    const kernels = names.flatMap(n => all.filter(k => sourceNameOf(k.demangled) === n));
+    return { kernels, available: [...new Set(all.map(k => sourceNameOf(k.demangled)))].sort(), asWritten: b };
+  }
+
+  /**
    * Builds arbitrary variants (loop line → factor maps) and measures the loop at `line` in each.
    * A rolled build of that loop is added when none is given, as the effective-unroll baseline.
    * `factor` of each result is the focus loop's factor.
@@ -706,4 +733,26 @@ function kernelResources(b: BuildResult, dis: Disassembly, name: string, arch: s
     ? theoreticalOccupancy({ registersPerThread: usage.registers, sharedBytesPerBlock: usage.sharedBytes, threadsPerBlock, arch })
     : null;
   return { fn, counts, occupancy };
+}
+
+/** `void ns::reduce_complete<256>(int const*, int*, unsigned int)` → `reduce_complete`: the name a kernel is written with. */
+export function sourceNameOf(demangled: string): string {
+  let depth = 0;
+  let end = demangled.length;
+  // the name ends at the first '<' or '(' outside template brackets (a return type has none in a kernel's demangled name)
+  for (let i = 0; i < demangled.length; i++) {
+    const c = demangled[i];
+    if (c === '(' && depth === 0) {
+      end = Math.min(end, i);
+      break;
+    }
+    if (c === '<') {
+      if (depth === 0) end = Math.min(end, i);
+      depth++;
+    } else if (c === '>') depth--;
+  }
+  const head = demangled.slice(0, end).trim();
+  const name = head.slice(head.lastIndexOf(' ') + 1);
+  const scope = name.lastIndexOf('::');
+  return scope >= 0 ? name.slice(scope + 2) : name;
 }

@@ -7,7 +7,7 @@ import type { CompileFlags } from '../../toolchain/flags';
 import { fileDoesNotCompile } from '../../toolchain/rejectedFlag';
 import type { Toolchain } from '../../toolchain/toolchain';
 import { BuildResult, VariantBuilder } from '../../variants/build';
-import { VariantInspector } from '../../variants/inspect';
+import { sourceNameOf, VariantInspector } from '../../variants/inspect';
 import type { RunStatus } from '../types';
 
 /** The file the variants are made from and the loop they study. */
@@ -18,6 +18,13 @@ export interface BenchSource {
   /** Line of the loop whose kernels are timed. */
   focus: number;
 }
+
+/**
+ * Which kernels a GPU sweep times in every program run, each in the variants' `instantiations`:
+ * every kernel holding the loop at `focus` (a benchmark; `kernel` narrows them), or the kernels
+ * `named` (a comparison of kernels, each with every instantiation).
+ */
+export type TimedKernels = { focus: number; kernel?: string } | { named: string[] };
 
 /** The kernels to time: every instantiation holding the loop. */
 export interface BenchTarget {
@@ -78,6 +85,45 @@ export async function findTargetKernels(src: BenchSource, o: TargetOptions): Pro
     return { kernel: '', kernels: [] };
   }
   return { kernel, kernels, demangled: Object.fromEntries(holding.map(k => [k.name, k.demangled])) };
+}
+
+/**
+ * The kernels a comparison times: every instantiation of each named kernel in the file as written,
+ * in the order named. Throws when a name is no kernel of the file (naming those it has) and when
+ * the file as written does not build (naming the compiler's complaint).
+ */
+export async function findNamedKernels(
+  src: Omit<BenchSource, 'focus'>,
+  names: string[],
+  o: Omit<TargetOptions, 'kernel'>,
+): Promise<BenchTarget> {
+  const inspector = new VariantInspector({
+    toolchain: o.toolchain,
+    builder: new VariantBuilder({
+      nvcc: o.toolchain.nvcc,
+      arch: o.arch,
+      flags: o.flags,
+      cacheDir: o.cacheDir,
+      runner: o.toolchain.runner,
+      timeoutMs: o.nvccTimeoutMs,
+    }),
+    arch: o.arch,
+  });
+  const { kernels, available, asWritten } = await inspector.kernelsNamed(src.file, src.text, src.analysis, names, { signal: o.signal });
+  if (asWritten.status === 'failed')
+    throw fileDoesNotCompile(src.file, { kind: asWritten.failureKind ?? 'internal', messages: asWritten.messages }, o.flags);
+  if (o.signal?.aborted || asWritten.status !== 'ok') return { kernel: '', kernels: [] };
+  const missing = names.filter(n => !kernels.some(k => sourceNameOf(k.demangled) === n));
+  if (missing.length)
+    throw new ScanInputError(
+      `no kernel named ${missing.join(', ')} in the build of ${src.file}` +
+        ` (a template must be instantiated to be built); its kernels: ${available.join(', ') || 'none'}`,
+    );
+  return {
+    kernel: kernels[0].name,
+    kernels: kernels.map(k => k.name),
+    demangled: Object.fromEntries(kernels.map(k => [k.name, k.demangled])),
+  };
 }
 
 /** Why a variant's program cannot run, or null when it built. */

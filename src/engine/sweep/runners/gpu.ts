@@ -9,7 +9,7 @@ import * as os from 'os';
 import type { InstantiationTiming, RunTiming, SassStalls, SourceLineStalls, SweepVariant } from '../../../schema/types';
 import type { BenchOptions } from '../../profile/types';
 import { defaultLockRoot, GpuClock, GpuSlot, gpuSlots, GpuTurns, PROFILES_PER_GPU } from '../../profile/gpuSlots';
-import { BenchTarget, buildFailure, findTargetKernels } from '../../profile/stages/build';
+import { BenchTarget, buildFailure, findNamedKernels, findTargetKernels, TimedKernels } from '../../profile/stages/build';
 import { BaselineOutput, CheckResult, checkOutput, checkVariant, parseChecksums, reportsMismatch } from '../../profile/stages/check';
 import type { VariantProgram } from '../../profile/stages/program';
 import { cachedLineStalls } from '../../profile/stages/lineStalls';
@@ -63,11 +63,12 @@ export interface GpuRunnerOptions extends StaticRunnerOptions {
   /** Every swept parameter's value for the file as written: `{NAME}` in its program arguments. */
   paramDefaults?: Record<string, string>;
   /**
-   * Time every kernel whose code holds the loop at `focus` (template instantiations; a benchmark),
-   * each with its own row in the variant's `instantiations`; `kernel` narrows them (a mangled name
-   * or a substring of the demangled one). Absent: one kernel per point.
+   * Time every kernel whose code holds the loop at `focus` (template instantiations; a benchmark;
+   * `kernel` narrows them: a mangled name or a substring of the demangled one), or every kernel
+   * `named` (a comparison), each with its own row in the variant's `instantiations`. Absent: one
+   * kernel per point.
    */
-  everyKernel?: { focus: number; kernel?: string };
+  everyKernel?: TimedKernels;
 }
 
 /** A promise resolved once, from outside, however often resolve() is called; `open`: resolved already. */
@@ -211,7 +212,8 @@ export class GpuRunner implements SweepRunner {
   /** A benchmark's instantiations, named: which one the rows show and why. */
   private instantiationNotes(): string[] {
     const t = this.target;
-    if (!t || t.kernels.length < 2) return [];
+    // a comparison's kernels are its rows, each shown
+    if (!t || t.kernels.length < 2 || (this.o.everyKernel && 'named' in this.o.everyKernel)) return [];
     const name = (k: string) => instantiationLabel(t.demangled?.[k] ?? k);
     return [
       `${t.kernels.length} instantiations hold the loop (${t.kernels.map(name).join(', ')}); ` +
@@ -288,11 +290,16 @@ export class GpuRunner implements SweepRunner {
 
   /** A benchmark's kernels, once, before its first point: every instantiation holding the loop in the file as written. */
   private async findTarget(signal: AbortSignal | undefined): Promise<void> {
-    if (!this.o.everyKernel || this.target) return;
-    this.target = await findTargetKernels(
-      { file: this.o.file, text: this.o.text, analysis: this.o.analysis, focus: this.o.everyKernel.focus },
-      { ...this.o, kernel: this.o.everyKernel.kernel, signal, nvccTimeoutMs: this.o.timeoutMs },
-    );
+    const every = this.o.everyKernel;
+    if (!every || this.target) return;
+    const src = { file: this.o.file, text: this.o.text, analysis: this.o.analysis };
+    this.target =
+      'named' in every
+        ? await findNamedKernels(src, every.named, { ...this.o, signal, nvccTimeoutMs: this.o.timeoutMs })
+        : await findTargetKernels(
+            { ...src, focus: every.focus },
+            { ...this.o, kernel: every.kernel, signal, nvccTimeoutMs: this.o.timeoutMs },
+          );
   }
 
   async measure(points: SweepPoint[], ctx: RunnerContext): Promise<SweepVariant[]> {

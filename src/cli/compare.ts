@@ -1,0 +1,197 @@
+// `unroll-lens compare`: several kernels of one program timed side by side (issue 26): a ladder
+// of unrolling techniques, or one kernel per coarsening factor, with speedups against a baseline.
+import * as path from 'path';
+import { CudaDocuments } from '../engine/parse/documents';
+import { detectToolchain, chooseArch } from '../engine/toolchain/toolchain';
+import { resolveCompileFlags, splitCommandLine } from '../engine/toolchain/flags';
+import { defaultCacheDir } from '../engine/variants/build';
+import { compareKernels, KernelComparison } from '../engine/profile/compare';
+import { SweepSpaceError } from '../engine/sweep/space';
+import { benchStopsAt, gpuBlocker } from '../engine/profile/gpuReadiness';
+import { conditionsText } from '../schema/measurementText';
+import { DEFAULT_SETTINGS, SETTINGS } from '../settings';
+import { macroTableFor } from './macros';
+import { defineCommand, numberOption, stringOption } from './args';
+import { cancelOnSignals, EXIT, UsageError } from './io';
+import { buildPathFor, checkArchOption, readSourceFile } from './inputs';
+import {
+  benchLocations,
+  GPU_PLACEMENT_OPTIONS,
+  GPU_RUN_OPTIONS,
+  gpusOption,
+  gpusOptionSyntax,
+  limitTools,
+  samplesOptions,
+  TOOL_TIMEOUT_OPTIONS,
+  timerOptions,
+  toolTimeoutOptions,
+} from './gpuOptions';
+import { BenchProgressWriter } from './progress';
+import { CLI_GPU_BLOCKER_TEXT } from './gpuReadinessText';
+import { renderTiming } from './bench';
+
+export const compareCommand = defineCommand({
+  name: 'compare',
+  summary: 'Time several kernels of one program side by side (a ladder of unrolling techniques), with speedups against a baseline (GPU).',
+  synopsis: '<file> --kernels NAME,NAME[,…] [options]',
+  description:
+    'Builds the program (a .cu with main) as written, runs it with the kernel timer (or under ncu with --timer ncu) until\n' +
+    'every named kernel has --samples durations, and prints one row per kernel (each template instantiation its own):\n' +
+    'median time, speedup against --baseline, SASS instructions, registers, stall mix, and, under ncu, executed\n' +
+    'instructions and achieved occupancy. The program must exit 0 and print no MISMATCH line. Ctrl-C cancels.',
+  options: {
+    kernels: {
+      type: 'string',
+      value: 'NAME,NAME[,…]',
+      help: 'the kernels to compare, as written in the file (every instantiation of each)',
+    },
+    baseline: { type: 'string', value: 'NAME', help: 'the kernel the speedups are against', default: 'the first of --kernels' },
+    args: {
+      type: 'string',
+      value: '"ARGS"',
+      help: 'program arguments, split like a shell would but never run through one',
+      default: 'none',
+    },
+    ...GPU_RUN_OPTIONS,
+    ...GPU_PLACEMENT_OPTIONS,
+    ...TOOL_TIMEOUT_OPTIONS,
+    'keep-reports': { type: 'string', value: 'DIR', help: "keep every run's timer records (or ncu report) in DIR", default: 'deleted' },
+    json: { type: 'boolean', help: 'machine-readable output (contract: docs/cli.md)' },
+  },
+  exitCodes: [
+    [EXIT.ok, 'every kernel timed'],
+    [EXIT.failed, 'the program failed (compile, runtime, timeout, correctness or profile: see the message), or a kernel got no time'],
+    [EXIT.usage, 'bad usage, unreadable file, a name that is no kernel of the file, nvcc not found, or no GPU'],
+    [EXIT.cancelled, 'cancelled (Ctrl-C, SIGTERM or SIGHUP)'],
+  ],
+  async run({ options, positionals }, io) {
+    if (positionals.length !== 1) throw new UsageError('compare takes one .cu file with main()');
+    const kernels = (options.kernels ?? '')
+      .split(',')
+      .map(s => s.trim())
+      .filter(Boolean);
+    if (kernels.length < 1) throw new UsageError('compare needs --kernels NAME,NAME…');
+    gpusOptionSyntax(options.gpus);
+    const file = positionals[0];
+    const abs = path.resolve(file);
+    const text = readSourceFile(file);
+    const built = buildPathFor(abs, file, io);
+    const arch = stringOption('arch', options.arch, SETTINGS.arch) || null;
+    const analysis = (await CudaDocuments.create()).analyzeOnce(text, built, macroTableFor(abs, text, arch));
+    const timing = timerOptions(options);
+    const launcher = options.launcher !== undefined ? splitCommandLine(options.launcher) : [...DEFAULT_SETTINGS.profile.launcher];
+    const toolchain = limitTools(await detectToolchain({}), toolTimeoutOptions(options), file, io);
+    if (arch) await checkArchOption(arch, toolchain);
+    const blocker = gpuBlocker({ hasNcu: !!toolchain.ncu, timer: timing.timer, gpus: toolchain.gpus.length, launcher, text });
+    if (blocker && benchStopsAt(blocker)) throw new UsageError(`cannot compare kernels of ${file}: ${CLI_GPU_BLOCKER_TEXT[blocker]}`);
+    if (blocker === 'no-gpu') io.err(`unroll-lens: warning: ${CLI_GPU_BLOCKER_TEXT[blocker]}\n`);
+    const flags = resolveCompileFlags(abs, [process.cwd()], {});
+    const where = benchLocations({ sharedDir: options['shared-dir'], launcher, fresh: !!options.fresh }, defaultCacheDir());
+    const ac = new AbortController();
+    const stopSignals = cancelOnSignals(ac);
+    const progress = new BenchProgressWriter(options.quiet ? () => undefined : io.err, io.isTTY);
+    try {
+      const c = await compareKernels(built, text, analysis, {
+        toolchain,
+        arch: chooseArch(arch, flags.arch, toolchain.gpus).arch,
+        flags,
+        cacheDir: where.cacheDir,
+        runDir: where.runDir,
+        measurementCacheDir: where.measurementCacheDir,
+        gpus: gpusOption(options.gpus, launcher.length ? 0 : toolchain.gpus.length),
+        profilesPerGpu: numberOption('profiles-per-gpu', options['profiles-per-gpu'], SETTINGS.profile.profilesPerGpu),
+        nvccTimeoutMs: toolTimeoutOptions(options).nvccMs,
+        kernels,
+        baseline: options.baseline,
+        args: options.args !== undefined ? splitCommandLine(options.args) : [...DEFAULT_SETTINGS.profile.args],
+        ...samplesOptions(options),
+        warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
+        ...timing,
+        timeoutMs: numberOption('timeout', options.timeout, SETTINGS.profile.timeoutSeconds) * 1000,
+        launcher,
+        keepReportsDir: options['keep-reports'],
+        signal: ac.signal,
+        progress: p => progress.update(p),
+      });
+      progress.done();
+      io.out(options.json ? JSON.stringify(compareJson(c), null, 2) + '\n' : renderComparison(c));
+      if (ac.signal.aborted) return EXIT.cancelled;
+      const v = c.result.variants[0];
+      return v?.status === 'ok' && c.rows.length && c.rows.every(x => x.medianMs !== null) ? EXIT.ok : EXIT.failed;
+    } catch (e) {
+      if (e instanceof SweepSpaceError) throw new UsageError(e.message);
+      throw e;
+    } finally {
+      progress.done();
+      stopSignals();
+    }
+  },
+});
+
+/** The documented `compare --json` contract (docs/cli.md). */
+export function compareJson(c: KernelComparison) {
+  const v = c.result.variants[0];
+  return {
+    file: c.result.file,
+    gpu: c.result.gpu,
+    ...(c.result.measurement ? { measurement: c.result.measurement } : {}),
+    status: v?.status ?? 'cancelled',
+    message: v?.message ?? null,
+    baseline: c.baseline,
+    kernels: c.rows.map(x => ({
+      name: x.name,
+      kernel: x.kernel,
+      demangled: x.demangled,
+      blockSize: x.blockSize,
+      samples: x.samples,
+      medianMs: x.medianMs,
+      q1Ms: x.q1Ms,
+      q3Ms: x.q3Ms,
+      cv: x.cv,
+      speedup: x.speedup,
+      withinNoise: x.withinNoise,
+      kernelInstructions: x.kernelInstructions,
+      registers: x.registers,
+      executedInstructions: x.executedInstructions,
+      achievedOccupancy: x.achievedOccupancy,
+      stallShare: x.stallShare,
+    })),
+    notes: c.result.notes,
+    ...(c.result.timing ? { timing: c.result.timing } : {}),
+  };
+}
+
+const pct = (x: number | null | undefined) => (x === null || x === undefined ? '-' : `${x.toFixed(1)}%`);
+
+/** The ladder as a table: one row per kernel in the order named. */
+export function renderComparison(c: KernelComparison): string {
+  const v = c.result.variants[0];
+  const base = c.rows.find(x => x.kernel === c.baseline);
+  const lines = [
+    `${path.basename(c.result.file)} on ${c.result.gpu ?? 'unknown GPU'} · ${conditionsText(c.result.measurement, c.rows[0]?.samples ?? 0, c.result.clockControl)}` +
+      ` · speedup vs ${base?.name ?? 'no baseline (it has no time)'}`,
+    'kernel                     median ms    IQR ms  speedup   instr  regs  exec instr/launch  achieved occ  top stall',
+  ];
+  for (const x of c.rows) {
+    const top = x.stallShare ? Object.entries(x.stallShare).sort((a, b) => b[1] - a[1])[0] : undefined;
+    lines.push(
+      [
+        (x.name + (c.rows.filter(y => y.name === x.name).length > 1 ? ` ${x.demangled}` : '')).slice(0, 26).padEnd(26),
+        (x.medianMs?.toFixed(4) ?? '-').padStart(10),
+        (x.iqrMs?.toFixed(4) ?? '-').padStart(9),
+        (x.speedup !== null ? `${x.speedup.toFixed(2)}×${x.withinNoise && x !== base ? '~' : ''}` : '-').padStart(8),
+        String(x.kernelInstructions ?? '-').padStart(7),
+        String(x.registers ?? '-').padStart(5),
+        String(x.executedInstructions ?? '-').padStart(18),
+        pct(x.achievedOccupancy).padStart(13),
+        top ? ` ${top[0]} ${(top[1] * 100).toFixed(1)}%` : ' -',
+      ].join(' '),
+    );
+  }
+  if (v?.message) lines.push(`  ${v.message}`);
+  lines.push('~ = within noise of the baseline (the interquartile ranges overlap allowing 3 % run-to-run drift)');
+  if (c.rows.some(x => x.executedInstructions === null))
+    lines.push('exec instr and achieved occ are ncu counters: unknown with the CUPTI timer (--timer ncu measures them)');
+  for (const n of c.result.notes) lines.push(n);
+  return lines.join('\n') + '\n' + (c.result.timing ? renderTiming(c.result.timing) : '');
+}
