@@ -374,7 +374,7 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
       json
         ? JSON.stringify(benchJson(report), null, 2) + '\n'
         : renderBench(report) +
-            lineStallsText(report.lineStalls ?? null, report.lineStallsProblem ?? null) +
+            lineStallsText(report.lineStalls ?? null, report.lineStallsProblem ?? null, report.lineStallsSource) +
             (report.timing ? renderTiming(report.timing) : ''),
     );
     if (a.outputs.files.length || a.outputs.save) writeResultOutputs(report, a.outputs, io);

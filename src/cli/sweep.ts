@@ -358,7 +358,9 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
   io.out(
     a.json
       ? JSON.stringify(sweepJson(result), null, 2) + '\n'
-      : sweepText(result) + lineStallsText(result.lineStalls, result.lineStallsProblem) + (cost ? `${cost}\n` : ''),
+      : sweepText(result) +
+          lineStallsText(result.lineStalls, result.lineStallsProblem, result.lineStallsSource) +
+          (cost ? `${cost}\n` : ''),
   );
   writeResultOutputs(result, a.outputs, io);
   if (ac.signal.aborted) return EXIT.cancelled;
