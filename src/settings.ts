@@ -285,7 +285,8 @@ export const SETTINGS = {
     }),
     sourceStalls: boolean({
       default: true,
-      description: 'Also sample warp stalls per source line (one extra ncu run), shown on hover and inline.',
+      description:
+        "Also sample warp stalls per source line (the timed run's CUPTI PC samples; one extra ncu run with the ncu timer or when they give none), shown on hover and inline.",
     }),
     gpus: string({
       default: '',

@@ -82,7 +82,10 @@ export const benchCommand = defineCommand({
         'stall metrics on 3 launches in a second run (docs/measurements.md compares them)',
       default: 'combined',
     },
-    'source-stalls': { type: 'boolean', help: 'also sample warp stalls per source line of the file as written (one extra ncu run)' },
+    'source-stalls': {
+      type: 'boolean',
+      help: "also sample warp stalls per source line of the file as written (from the timed run's PC samples with --timer cupti, else one extra ncu run)",
+    },
     'keep-reports': { type: 'string', value: 'DIR', help: 'keep every ncu report and its raw-page CSV in DIR', default: 'deleted' },
     json: { type: 'boolean', help: 'machine-readable output (contract: docs/cli.md)' },
     ...RESULT_OUTPUT_OPTIONS,
@@ -374,7 +377,7 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
       json
         ? JSON.stringify(benchJson(report), null, 2) + '\n'
         : renderBench(report) +
-            lineStallsText(report.lineStalls ?? null, report.lineStallsProblem ?? null) +
+            lineStallsText(report.lineStalls ?? null, report.lineStallsProblem ?? null, report.lineStallsSource) +
             (report.timing ? renderTiming(report.timing) : ''),
     );
     if (a.outputs.files.length || a.outputs.save) writeResultOutputs(report, a.outputs, io);

@@ -115,7 +115,7 @@ export const sweepCommand = defineCommand({
     'keep-reports': { type: 'string', value: 'DIR', help: 'keep every ncu report and its raw-page CSV in DIR', default: 'deleted' },
     'source-stalls': {
       type: 'boolean',
-      help: 'also sample warp stalls per source line of the file as written (one extra ncu run; GPU sweeps)',
+      help: "also sample warp stalls per source line of the file as written (from the timed run's PC samples with --timer cupti, else one extra ncu run; GPU sweeps)",
     },
   },
   exitCodes: [
@@ -358,7 +358,9 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
   io.out(
     a.json
       ? JSON.stringify(sweepJson(result), null, 2) + '\n'
-      : sweepText(result) + lineStallsText(result.lineStalls, result.lineStallsProblem) + (cost ? `${cost}\n` : ''),
+      : sweepText(result) +
+          lineStallsText(result.lineStalls, result.lineStallsProblem, result.lineStallsSource) +
+          (cost ? `${cost}\n` : ''),
   );
   writeResultOutputs(result, a.outputs, io);
   if (ac.signal.aborted) return EXIT.cancelled;

@@ -249,6 +249,7 @@ const sweepResult = object<SweepResult>({
   timing: optional(timing),
   lineStalls: optional(nullable(array(sourceLine))),
   lineStallsProblem: optional(nullable(str)),
+  lineStallsSource: optional(oneOf(['pc-sampling', 'ncu'] as const)),
   sassStalls: optional(nullable(sassStalls)),
   clockControl: optional(oneOf(['base', 'none'] as const)),
   measurement: optional(

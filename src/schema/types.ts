@@ -319,11 +319,17 @@ export interface SweepResult {
   sourceSha256?: string;
   /**
    * Warp stalls per source line of the file as written (--source-stalls, unrollLens.profile.sourceStalls):
-   * one more ncu run of its program; absent when not asked for or in results saved before.
+   * from the CUPTI timer's PC samples of its timed run, else one more ncu run of its program
+   * (lineStallsSource); absent when not asked for or in results saved before.
    */
   lineStalls?: SourceLineStalls[] | null;
   /** Why lineStalls is null although they were asked for. */
   lineStallsProblem?: string | null;
+  /**
+   * Where lineStalls and sassStalls came from: the CUPTI timer's PC samples of the file as
+   * written's timed run (no extra run), or one more ncu run (its source page); absent with them.
+   */
+  lineStallsSource?: 'pc-sampling' | 'ncu';
   /**
    * The same run's samples per SASS instruction of the timed kernel (every instruction, so a
    * listing can check it shows the machine code that was sampled); absent when not collected.

@@ -136,6 +136,8 @@ export function benchJson(r: SweepResult) {
     // how sure the timings are of the fastest, and whether Apply best is offered (issue 25)
     ...(r.confidence ? { confidence: r.confidence } : {}),
     ...(r.lineStalls ? { lineStalls: r.lineStalls.map(l => ({ line: l.line, samples: l.samples, stallShare: l.stallShare })) } : {}),
+    // where they came from: the CUPTI timer's PC samples of the timed run, or one more ncu run
+    ...(r.lineStalls && r.lineStallsSource ? { lineStallsSource: r.lineStallsSource } : {}),
     ...(r.sassStalls
       ? {
           sassStalls: {

@@ -70,6 +70,8 @@ const TMP_FILE = /^[0-9a-f]{64}\.json\.\d+\.[0-9a-f]{8}\.tmp$/;
  */
 const SOURCE_STALLS_VERSION = 2;
 
+const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest('hex');
+
 function measurementKey(parts: MeasurementKeyParts): string {
   return crypto
     .createHash('sha256')
@@ -231,6 +233,11 @@ export type MeasuredWith = Pick<
 > & {
   /** The CUPTI timer library that measured (its path names its build key: source, toolkit, CUPTI). */
   timerLibrary?: string;
+  /**
+   * A source-stalls entry taken from the CUPTI timer's PC samples (native/pcSourceStalls.ts), not
+   * from ncu's source page: another method in the key, so neither is ever served for the other.
+   */
+  lineStallsFrom?: 'pc-sampling';
 };
 
 /** The GPU a measurement is taken on, for the key: model and driver, or the launcher when it runs elsewhere. */
@@ -254,7 +261,9 @@ export function measurementKeyFor(o: MeasuredWith, program: string, gpu: number 
   const stalls = o.stalls !== false;
   const method =
     sourceText !== undefined
-      ? `source-stalls:v${SOURCE_STALLS_VERSION}:${crypto.createHash('sha256').update(sourceText).digest('hex')}`
+      ? o.lineStallsFrom === 'pc-sampling'
+        ? `source-stalls-pc:v${SOURCE_STALLS_VERSION}:${o.timerLibrary ?? ''}:2^${PC_SAMPLING_PERIOD}:${sha256(sourceText)}`
+        : `source-stalls:v${SOURCE_STALLS_VERSION}:${sha256(sourceText)}`
       : o.timer === 'cupti'
         ? `cupti-timer:v${CUPTI_TIMER_VERSION}:${o.timerLibrary ?? ''}:${stalls ? `pc-sampling-2^${PC_SAMPLING_PERIOD}` : 'times-only'}`
         : `${passes}:${(!stalls ? TIME_ONLY_METRICS : passes === 'split' ? ['gpu__time_duration.sum', ...STALL_METRICS] : PROFILE_METRICS).join(',')}`;

@@ -280,7 +280,7 @@ function addRow(e: LineStalls, r: SourceRow) {
   for (const [k, v] of Object.entries(r.stallsNotIssued)) e.stallsNotIssued[k] = (e.stallsNotIssued[k] ?? 0) + v;
 }
 
-function matchFile<T extends { file?: string }>(fns: T[], file: string): T[] {
+export function matchFile<T extends { file?: string }>(fns: T[], file: string): T[] {
   const norm = (p: string) => p.replace(/\\/g, '/').replace(/\/+/g, '/').replace(/^\.\//, '');
   const want = norm(file);
   const exact = fns.filter(f => norm(f.file ?? '') === want);

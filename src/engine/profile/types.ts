@@ -53,7 +53,7 @@ export interface BenchOptions {
   signal?: AbortSignal;
   /** Keep every ncu report and its raw-page CSV here (for the record; default: deleted). */
   keepReportsDir?: string;
-  /** Also sample warp stalls per source line of the file as written (one extra ncu run; unrollLens.profile.sourceStalls). */
+  /** Also sample warp stalls per source line of the file as written (the CUPTI timer's PC samples, else one extra ncu run; unrollLens.profile.sourceStalls). */
   sourceStalls?: boolean;
   /** Progress of each step: variant, phase, GPU, samples, elapsed and estimated time left. */
   progress?: (p: SweepProgress) => void;

@@ -10,13 +10,18 @@ export interface LineStallsRow {
 }
 
 /** Eight hottest lines, their share of the samples and their top reason; the problem when sampling failed; '' when not asked. */
-export function lineStallsText(lines: LineStallsRow[] | null | undefined, problem: string | null | undefined): string {
+export function lineStallsText(
+  lines: LineStallsRow[] | null | undefined,
+  problem: string | null | undefined,
+  source?: 'pc-sampling' | 'ncu',
+): string {
   if (problem) return `per-line stalls: ${problem}\n`;
   if (!lines?.length) return '';
   const total = lines.reduce((a, l) => a + l.samples, 0);
   const top = [...lines].sort((a, b) => b.samples - a.samples).slice(0, 8);
+  const from = source === 'pc-sampling' ? ", from the timed run's CUPTI PC samples" : source === 'ncu' ? ", from ncu's source page" : '';
   return (
-    '\nhottest source lines (warp-stall samples, file as written):\n' +
+    `\nhottest source lines (warp-stall samples, file as written${from}):\n` +
     top
       .map(l => {
         const reason = Object.entries(l.stallShare).sort((a, b) => b[1] - a[1])[0];

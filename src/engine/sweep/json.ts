@@ -66,6 +66,8 @@ export interface SweepJson {
   /** --source-stalls: warp stalls per source line of the file as written (bench --json's lineStalls, same shape). */
   lineStalls?: SourceLineStalls[];
   lineStallsProblem?: string;
+  /** Where lineStalls came from: the CUPTI timer's PC samples of the timed run, or an ncu run. */
+  lineStallsSource?: 'pc-sampling' | 'ncu';
   /** GPU sweeps: how sure the timings are of `best`, and whether Apply best is offered (SweepResult.confidence). */
   confidence?: SweepConfidence;
 }
@@ -117,6 +119,7 @@ export function sweepJson(r: SweepResult): SweepJson {
     ...(r.measurement ? { measurement: r.measurement } : {}),
     ...(r.lineStalls ? { lineStalls: r.lineStalls } : {}),
     ...(r.lineStallsProblem ? { lineStallsProblem: r.lineStallsProblem } : {}),
+    ...(r.lineStalls && r.lineStallsSource ? { lineStallsSource: r.lineStallsSource } : {}),
     ...(r.confidence ? { confidence: r.confidence } : {}),
   };
 }

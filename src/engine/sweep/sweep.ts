@@ -193,6 +193,7 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
     result.lineStalls = s.lineStalls;
     result.lineStallsProblem = s.problem;
     result.sassStalls = s.sassStalls;
+    if (s.lineStalls && s.source) result.lineStallsSource = s.source;
     if (s.cached) progress('cached', 'as written', AS_WRITTEN_ID, 'stalls per source line');
   }
   attachIcache(result);

@@ -11,7 +11,7 @@ import type { GpuRun, KernelSamples, TimeResult } from '../stages/time';
 import type { BenchOptions } from '../types';
 import { scratchDir } from '../../toolchain/processGuard';
 import { BoundedReadError, READ_CAPS, readBoundedText } from '../../boundedRead';
-import { KernelLaunch, parseTimerRecords, TimerRecords } from './timerRecords';
+import { KernelLaunch, parseTimerRecords, PcSampling, TimerRecords } from './timerRecords';
 import { kernelSamples, kernelStalls, PC_SAMPLING_PERIOD, pcSamplingProblem } from './pcStalls';
 import type { StallBreakdown } from '../stalls';
 
@@ -72,6 +72,7 @@ export async function timeNative(
   let stdout: string | null = null;
   let stalls: Map<string, StallBreakdown> | null = null;
   let stallProblem: string | null = null;
+  let pcSampling: PcSampling | null = null;
   // The next run starts while this one is timed, held at its first kernel launch until this one
   // has exited (UNROLL_LENS_HOLD): its start-up (CUDA context, the program's own set-up) hides
   // behind this run's work, and no two programs' kernels share the GPU.
@@ -90,6 +91,7 @@ export async function timeNative(
       if ('status' in r) return { ...r, groups, stdout: run === 0 ? r.stdout : stdout };
       if (run === 0) stdout = r.stdout;
       if (sample) ({ stalls, problem: stallProblem } = stallsOf(r.records, target.kernels));
+      if (sample) pcSampling = r.records.pcSampling;
       for (const k of target.kernels) addLaunches(groups, k, r.records.launches, o);
       if (least() === have) {
         // nothing new: a kernel this run never launched (past its warm-up) will not come later
@@ -105,7 +107,7 @@ export async function timeNative(
     }
     o.onSamples?.(least(), o.samples, 'time');
     if (stalls) withStalls(groups, stalls);
-    return { status: 'ok', message: null, groups, stdout, programFailed: null, stallProblem, runs: runsWanted };
+    return { status: 'ok', message: null, groups, stdout, programFailed: null, stallProblem, runs: runsWanted, pcSampling };
   } finally {
     // a run started ahead and not needed (enough samples, or a failure): stopped before its first launch
     if (next) await next.stop();

@@ -12,6 +12,7 @@ import { parseRawPageStrict, RawPageError } from '../rawPageStream';
 import { applicationExitCode, classifyNcuFailure, programOutput } from '../ncuErrors';
 import { KernelProfile, kernelProfile } from '../stalls';
 import type { BenchTarget } from './build';
+import type { PcSampling } from '../native/timerRecords';
 import { escapeRegex, launch, LaunchOptions, programCommand, VariantProgram } from './program';
 import { scratchDir } from '../../toolchain/processGuard';
 
@@ -59,6 +60,11 @@ export interface TimeResult {
   stallProblem?: string | null;
   /** Program runs the timing took (the CUPTI timer): the next variant of the same program starts its second run early from it. */
   runs?: number;
+  /**
+   * The CUPTI timer's first run's PC samples, when it sampled (every kernel of the program): the
+   * file as written's per-line stalls come from them (native/pcSourceStalls.ts), no ncu run.
+   */
+  pcSampling?: PcSampling | null;
 }
 
 /** One ncu process on the GPU, for the run's cost accounting. */

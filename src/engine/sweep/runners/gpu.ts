@@ -6,7 +6,7 @@
 // under ncu. Programs of a batch build in parallel; the file as written runs first, then the
 // other points spread over the selected GPUs (one process per GPU, CUDA_VISIBLE_DEVICES).
 import * as os from 'os';
-import type { InstantiationTiming, RunTiming, SassStalls, SourceLineStalls, SweepVariant } from '../../../schema/types';
+import type { InstantiationTiming, RunTiming, SweepVariant } from '../../../schema/types';
 import type { BenchOptions } from '../../profile/types';
 import { defaultLockRoot, GpuClock, GpuSlot, gpuSlots, GpuTurns, PROFILES_PER_GPU } from '../../profile/gpuSlots';
 import { BenchTarget, buildFailure, findNamedKernels, findTargetKernels, TimedKernels } from '../../profile/stages/build';
@@ -16,6 +16,7 @@ import { cachedLineStalls } from '../../profile/stages/lineStalls';
 import { summarize } from '../../profile/stages/summary';
 import { GpuRun, KernelSamples, TimeResult, timeVariant } from '../../profile/stages/time';
 import { timeNative } from '../../profile/native/timeNative';
+import { cachedPcSourceStalls, sourceLineRows } from '../../profile/native/pcSourceStalls';
 import { AheadRuns, deferred, settledNow, streamSass, timingNote, whileRunning } from './pipelining';
 import { timerLibrary, TimerUnavailableError } from '../../profile/native/timerLibrary';
 import { withCuptiPermissionHelp } from '../../profile/permissionHelp';
@@ -135,6 +136,8 @@ export class GpuRunner implements SweepRunner {
   private libraryPath: string | null = null;
   /** Program runs a CUPTI timing needed, by program arguments. */
   private readonly runsByArgs = new Map<string, number>();
+  /** The file as written's PC samples (CUPTI timer): its per-line stalls come from them. */
+  private baselinePc: NonNullable<TimeResult['pcSampling']> | null = null;
   /** Why stall reasons asked for are missing, and for how many variants. */
   private readonly stallProblems = new Map<string, number>();
 
@@ -221,10 +224,7 @@ export class GpuRunner implements SweepRunner {
     ];
   }
 
-  async sourceStalls(
-    text: string,
-    signal?: AbortSignal,
-  ): Promise<{ lineStalls: SourceLineStalls[] | null; sassStalls: SassStalls | null; problem: string | null; cached: boolean }> {
+  async sourceStalls(text: string, signal?: AbortSignal): ReturnType<NonNullable<SweepRunner['sourceStalls']>> {
     const base = this.measured.get(AS_WRITTEN_ID);
     if (!base || base.status !== 'ok' || !this.baselineProgram || !base.kernel)
       return {
@@ -233,28 +233,43 @@ export class GpuRunner implements SweepRunner {
         problem: 'the file as written did not run to the end: nothing to sample',
         cached: false,
       };
+    const slot = this.slots[0];
+    const p = { label: AS_WRITTEN_ID, program: this.baselineProgram, file: this.o.file };
+    const args = this.argsFor(AS_WRITTEN);
+    // the CUPTI timer's PC samples of the file as written's timed run: no ncu run (ncu when they give nothing)
+    const pc =
+      this.o.gpu.timer === 'cupti' && this.o.gpu.stalls !== false
+        ? await cachedPcSourceStalls(
+            this.baselinePc,
+            p,
+            base.kernel,
+            text,
+            { ...this.o.gpu, ...this.o, args, signal, timerLibrary: this.libraryPath ?? undefined },
+            { store: this.cache, gpu: slot.gpu },
+          )
+        : null;
+    if (pc?.lineStalls) return { ...pc, lineStalls: sourceLineRows(pc.lineStalls), source: 'pc-sampling' };
     if (!this.o.toolchain.ncu)
       return {
         lineStalls: null,
         sassStalls: null,
         problem:
-          "stalls per source line need Nsight Compute (ncu), which was not found; the times and each variant's stall mix came from the CUPTI timer",
+          "stalls per source line need Nsight Compute (ncu), which was not found; the times and each variant's stall mix came from the CUPTI timer" +
+          (pc?.problem ? ` (its PC samples gave none: ${pc.problem})` : ''),
         cached: false,
       };
-    const slot = this.slots[0];
     const runDir = this.o.gpu.runDir ?? defaultRunDir(this.o.cacheDir, this.o.gpu.launcher);
     const startMs = Date.now();
     const r = await cachedLineStalls(
-      { label: AS_WRITTEN_ID, program: this.baselineProgram, file: this.o.file },
+      p,
       base.kernel,
       text,
       // the arguments the file as written was timed with ({NAME} → the parameters' values as written)
-      { ...this.o.gpu, args: this.argsFor(AS_WRITTEN), toolchain: this.o.toolchain, runDir, env: slot.env, signal },
+      { ...this.o.gpu, args, toolchain: this.o.toolchain, runDir, env: slot.env, signal },
       { store: this.cache, gpu: slot.gpu },
     );
     if (!r.cached) this.clock.add(slot.gpu, { kind: 'stalls', startMs, endMs: Date.now() });
-    const lineStalls = r.lineStalls?.map(l => ({ line: l.line, samples: l.samples, stallShare: l.stallShare })) ?? null;
-    return { lineStalls, sassStalls: r.sassStalls, problem: r.problem, cached: r.cached };
+    return { lineStalls: sourceLineRows(r.lineStalls), sassStalls: r.sassStalls, problem: r.problem, cached: r.cached, source: 'ncu' };
   }
 
   /** A point's program arguments: `{NAME}` replaced by its value (the file as written: the defaults). */
@@ -525,7 +540,7 @@ export class GpuRunner implements SweepRunner {
     const hit = key ? this.cache!.get(key) : null;
     if (hit) ctx.onPhase?.(point, 'cached', undefined, { gpu: slot.gpu });
     let check: CheckResult;
-    let timing: Pick<TimeResult, 'status' | 'message' | 'groups' | 'stallProblem'> | null = null;
+    let timing: Pick<TimeResult, 'status' | 'message' | 'groups' | 'stallProblem' | 'pcSampling'> | null = null;
     if (this.folded && !hit) {
       // The program's output in its ncu run is its check: no plain run on a GPU another process is profiling on.
       if (isBaseline) this.baselineStarted.resolve();
@@ -552,6 +567,7 @@ export class GpuRunner implements SweepRunner {
     if (isBaseline) this.setBaseline({ checksums: check.checksums, stdout: check.status === 'ok' ? check.stdout : null }, p.program, point);
     if (check.status !== 'ok') return { ...v, status: check.status, message: check.message };
     timing ??= hit ? { status: 'ok', message: null, groups: measuredGroups(hit) } : await this.time(p, target, stage, progress('time'));
+    if (isBaseline) this.baselinePc = timing.pcSampling ?? null;
     // a timing whose stall reasons were asked for and are missing is not stored: a later run may get them
     if (timing.stallProblem) this.stallProblems.set(timing.stallProblem, (this.stallProblems.get(timing.stallProblem) ?? 0) + 1);
     if (key && !hit && timing.status === 'ok' && !timing.stallProblem && check.stdout !== null)

@@ -55,5 +55,12 @@ export interface SweepRunner {
   sourceStalls?(
     text: string,
     signal?: AbortSignal,
-  ): Promise<{ lineStalls: SourceLineStalls[] | null; sassStalls: SassStalls | null; problem: string | null; cached: boolean }>;
+  ): Promise<{
+    lineStalls: SourceLineStalls[] | null;
+    sassStalls: SassStalls | null;
+    problem: string | null;
+    cached: boolean;
+    /** Where lineStalls came from: the CUPTI timer's PC samples of the timed run, or one more ncu run. */
+    source?: 'pc-sampling' | 'ncu';
+  }>;
 }
