@@ -300,7 +300,7 @@ describe('strided-body', () => {
 });
 
 describe('offset-run', () => {
-  test('loads a1..a4 at idx + j * blockDim.x (missing offset = +0, `2 * blockDim.x` strides)', async () => {
+  test('loads a1..a4 at idx + j * blockDim.x of a 4-block index are block-level', async () => {
     const src = `__global__ void k(const int* g_idata, int* out, unsigned int n) {
   unsigned int idx = blockIdx.x * blockDim.x * 4 + threadIdx.x;
   int sum = 0;
@@ -314,19 +314,19 @@ describe('offset-run', () => {
   out[blockIdx.x] = sum;
 }`;
     const m = await detect(src);
-    assert.deepEqual(brief(m), [['offset-run', 4, lineOf(src, 'int a1'), lineOf(src, 'int a4')]]);
-    assert.match(m[0].detail, /int a1 = g_idata\[idx\]/);
-    assert.match(m[0].detail, /blockDim\.x/);
+    // the index covers 4 data blocks: block-level names the run (blockLevel.test.ts)
+    assert.deepEqual(brief(m), [['block-level', 4, lineOf(src, 'int a1'), lineOf(src, 'int a4')]]);
+    assert.match(m[0].detail, /idx \+ k \* blockDim\.x, k = 0…3/);
   });
 
-  test('two copies with a blockDim.x stride (unroll2) is a run of 2', async () => {
+  test('two copies with a blockDim.x stride of a 2-block index (unroll2) are block-level ×2', async () => {
     const src = `__global__ void k(const int* g, int* out) {
   unsigned int idx = blockIdx.x * blockDim.x * 2 + threadIdx.x;
   int a1 = g[idx];
   int a2 = g[idx + blockDim.x];
   out[idx] = a1 + a2;
 }`;
-    assert.deepEqual(brief(await detect(src)), [['offset-run', 2, 3, 4]]);
+    assert.deepEqual(brief(await detect(src)), [['block-level', 2, 3, 4]]);
   });
 
   test('2-D index A[2*y+0][x], A[2*y+1][x]', async () => {
@@ -905,7 +905,7 @@ describe('results and robustness', () => {
 }`;
     const m = await detect(src);
     assert.deepEqual(brief(m), [
-      ['offset-run', 2, 4, 5],
+      ['block-level', 2, 4, 5],
       ['strided-body', 2, 7, 10],
       ['warp-tail', 6, 13, 18],
     ]);
@@ -976,6 +976,7 @@ __global__ void d(float* out, float x) {
       'accumulate-chain',
       'expression-sum',
       'vector-load',
+      'block-level',
     ];
     for (const p of patterns) assert.ok(MANUAL_UNROLL_PATTERN_TEXT[p].length > 20, p);
     const kernel = { name: 'k', qualifier: 'global', templateParameters: [] } as unknown as Kernel;
@@ -1005,7 +1006,7 @@ __global__ void d(float* out, float x) {
     const m = await detect(src);
     assert.ok(Array.isArray(m));
     assert.ok(
-      m.some(x => x.pattern === 'offset-run' && x.factor === 4),
+      m.some(x => x.pattern === 'block-level' && x.factor === 4),
       JSON.stringify(m),
     );
   });
@@ -1120,20 +1121,20 @@ describe('cuda-samples', () => {
     for (const [name, ms] of k) if (!name.startsWith('matmul_')) assert.deepEqual(ms, [], name);
   });
 
-  test('reduce_unroll.cu: unroll2/4/8 offset runs and the warp tails', { skip: !has('reduce_unroll.cu') }, async () => {
+  test('reduce_unroll.cu: unroll2/4/8 block-level runs (grid / N) and the warp tails', { skip: !has('reduce_unroll.cu') }, async () => {
     const k = await sampleKernels('reduce_unroll.cu');
     const pf = (name: string) => (k.get(name) ?? []).map(m => [m.pattern, m.factor]);
     assert.deepEqual(pf('reduce_interleaved'), []);
-    assert.deepEqual(pf('reduce_unroll2'), [['offset-run', 2]]);
-    assert.deepEqual(pf('reduce_unroll4'), [['offset-run', 4]]);
-    assert.deepEqual(pf('reduce_unroll8'), [['offset-run', 8]]);
+    assert.deepEqual(pf('reduce_unroll2'), [['block-level', 2]]);
+    assert.deepEqual(pf('reduce_unroll4'), [['block-level', 4]]);
+    assert.deepEqual(pf('reduce_unroll8'), [['block-level', 8]]);
     assert.deepEqual(pf('reduce_unroll8_warptail'), [
-      ['offset-run', 8],
+      ['block-level', 8],
       ['warp-tail', 6],
     ]);
     // the template's in-block tree 512..64 runs straight into the 32..1 warp tail
     assert.deepEqual(pf('reduce_complete'), [
-      ['offset-run', 8],
+      ['block-level', 8],
       ['warp-tail', 10],
     ]);
   });

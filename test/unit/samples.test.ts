@@ -130,17 +130,19 @@ describe('cuda-samples corpus', () => {
     const { a } = await sample('reduce_unroll.cu');
     const manual = (name: string) => kernel(a, name).manualUnrolls.map(m => [m.pattern, m.factor]);
     assert.deepEqual(manual('reduce_interleaved'), []);
-    assert.deepEqual(manual('reduce_unroll2'), [['offset-run', 2]]);
-    assert.deepEqual(manual('reduce_unroll4'), [['offset-run', 4]]);
-    assert.deepEqual(manual('reduce_unroll8'), [['offset-run', 8]]);
+    // each rung's thread block reduces 2/4/8 data blocks (issue 26)
+    assert.deepEqual(manual('reduce_unroll2'), [['block-level', 2]]);
+    assert.deepEqual(manual('reduce_unroll4'), [['block-level', 4]]);
+    assert.deepEqual(manual('reduce_unroll8'), [['block-level', 8]]);
     assert.deepEqual(manual('reduce_unroll8_warptail'), [
-      ['offset-run', 8],
+      ['block-level', 8],
       ['warp-tail', 6],
     ]);
     const complete = kernel(a, 'reduce_complete');
     assert.deepEqual(complete.templateParameters, ['iBlockSize']);
     assert.equal(complete.loops.length, 0, 'the complete unroll has no loop left');
     assert.ok(complete.manualUnrolls.some(m => m.pattern === 'warp-tail' && m.factor >= 6));
+    assert.ok(complete.manualUnrolls.some(m => m.pattern === 'block-level' && m.factor === 8 && m.gridDivisor === 8));
     // the interleaved tree loop halves a runtime blockDim.x
     assert.equal(kernel(a, 'reduce_interleaved').loops[0].tripCount, 'runtime');
   });

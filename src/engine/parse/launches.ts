@@ -6,6 +6,7 @@
 // the occupancy API, each with the line it came from.
 import type { LaunchEnv, LaunchValue } from './launchValues';
 import { closingParen, LaunchText, splitTopLevel } from './launchValues';
+import { globalKernelNames, kernelTableOf } from './launchTables';
 
 interface LaunchDimension {
   /** The argument as written. */
@@ -31,6 +32,12 @@ export interface KernelLaunch {
   block: LaunchDimension;
   /** Dynamic shared memory, bytes; null when the launch passes none. */
   sharedBytes: LaunchDimension | null;
+  /**
+   * A launch through a table of kernel pointers (`kernels[i]<<<…>>>`, `v.kernel<<<…>>>` over a
+   * table of structs): the table and the line of its initializer. The launch is reported once for
+   * each kernel the table names, each with the launch's sizes.
+   */
+  via?: { table: string; line: number };
 }
 
 /** How a launch is written. */
@@ -92,24 +99,41 @@ function dimension(text: string, value: LaunchValue): LaunchDimension {
   return d;
 }
 
-/** The kernel named by a launch API's function argument: `(void *)k`, `reinterpret_cast<const void *>(&k<64>)`. */
+/**
+ * The kernel named by a launch API's function argument: `(void *)k`, `(const void *)&k`,
+ * `reinterpret_cast<const void *>(&k<64>)`; a table entry (`(void *)kernels[i]`) keeps its text.
+ */
 function kernelArgument(arg: string): { kernel: string | null; callee: string } {
   const t = arg
     .replace(/\b(?:reinterpret_cast|static_cast)\s*<[^()]*>\s*/g, '')
     .replace(/\(\s*(?:const\s+)?void\s*\*+\s*\)/g, '')
     .replace(/[()&\s]/g, '');
   const m = /^((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)(<.*>)?$/.exec(t);
-  if (!m) return { kernel: null, callee: arg.trim() };
+  if (!m) return { kernel: null, callee: t || arg.trim() };
   return { kernel: m[1].split('::').pop()!, callee: `${m[1]}${m[2] ?? ''}` };
+}
+
+type Found = KernelLaunchWithConfig & { at: number };
+
+/**
+ * A launch through a pointer, once for each kernel of the table it reaches (launchTables.ts);
+ * unchanged when the callee names a kernel or no table says which kernels it may be.
+ */
+function throughTables(text: string, kernels: Set<string>, l: Found): Found[] {
+  if (l.kernel !== null && (kernels.has(l.kernel) || !kernels.size)) return [l];
+  const table = kernelTableOf(text, l.callee, l.at, kernels);
+  if (!table) return [l];
+  return table.kernels.map(kernel => ({ ...l, kernel, via: { table: table.name, line: table.line } }));
 }
 
 /** Every launch in the text, in order: `<<<…>>>`, cudaLaunchKernelEx with a cudaLaunchConfig_t, cudaLaunchKernel. */
 export function findLaunches(source: string): KernelLaunchWithConfig[] {
   const lt = new LaunchText(source);
   const text = lt.text;
-  const out: (KernelLaunchWithConfig & { at: number })[] = [];
-  // The callee: a name (qualified, member or pointer access allowed) with optional template arguments.
-  const launch = /([A-Za-z_][\w]*(?:\s*(?:::|\.|->)\s*[A-Za-z_]\w*)*)\s*(<(?:[^<>;]|<[^<>;]*>)*>)?\s*<<</g;
+  const out: Found[] = [];
+  // The callee: a name (qualified, member, pointer access or a table's subscript allowed) with optional template arguments.
+  const launch =
+    /([A-Za-z_]\w*(?:\s*\[[^\]\n]*\])*(?:\s*(?:::|\.|->)\s*[A-Za-z_]\w*(?:\s*\[[^\]\n]*\])*)*)\s*(<(?:[^<>;]|<[^<>;]*>)*>)?\s*<<</g;
   for (const m of text.matchAll(launch)) {
     const open = m.index! + m[0].length;
     const close = text.indexOf('>>>', open);
@@ -118,7 +142,7 @@ export function findLaunches(source: string): KernelLaunchWithConfig[] {
     if (args.length < 2) continue;
     const at = m.index!;
     const name = m[1].replace(/\s+/g, '');
-    const indirect = /\.|->/.test(name);
+    const indirect = /\.|->|\[/.test(name);
     const config: LaunchConfig = {
       style: '<<<>>>',
       grid: positive(lt.evaluate(args[0], at)),
@@ -172,7 +196,11 @@ export function findLaunches(source: string): KernelLaunchWithConfig[] {
       config,
     });
   }
-  return out.sort((a, b) => a.at - b.at).map(({ at, ...l }) => (void at, l));
+  const kernels = globalKernelNames(text);
+  return out
+    .sort((a, b) => a.at - b.at)
+    .flatMap(l => throughTables(text, kernels, l))
+    .map(({ at, ...l }) => (void at, l));
 }
 
 /**

@@ -10,6 +10,7 @@
 //   multi-declarator     float a0 = g[i], a1 = g[i + s], a2 = g[i + 2 * s], a3 = g[i + 3 * s];
 //   expression-sum       sum += a[i] + a[i + 1] + a[i + 2] + a[i + 3];
 //   vector-load          float4 v = reinterpret_cast<const float4*>(p)[i]; s += v.x; s += v.y; s += v.z; s += v.w;
+//   block-level          idx = blockIdx.x * blockDim.x * 2 + threadIdx.x; g[idx] += g[idx + blockDim.x];   (grid / 2)
 //
 // The core is a structural diff of two statements (`Analyzer.diffNodes`, manualUnroll/diff.ts): it walks both syntax
 // trees in parallel and records every place where they differ ("sites"). Arithmetic is compared
@@ -27,7 +28,7 @@
 // no tree walk). The work is linear in the number of statements. Nothing here throws.
 //
 // Layout (src/engine/parse/manualUnroll/): one module per pattern (stridedBody, offsetRun,
-// warpTail, coarsening, assignRuns (element assignments and accumulate chains), multiDeclarator,
+// warpTail, blockLevel, coarsening, assignRuns (element assignments and accumulate chains), multiDeclarator,
 // expressionSum, vectorLoad), each a ManualUnrollDetector (detector.ts); the shared parts are the
 // statement lists of a function (statements.ts), pairs and uniform runs of copies (runs.ts), the
 // structural diff (diff.ts) and text/syntax helpers (text.ts, syntax.ts). This file runs the
@@ -35,6 +36,7 @@
 // place it in DETECTORS.
 import type { Node } from './parser';
 import type { ManualUnroll } from './model';
+import { blockLevel } from './manualUnroll/blockLevel';
 import { coarsening } from './manualUnroll/coarsening';
 import { Candidate, DetectContext, ManualUnrollDetector, overlaps, Span } from './manualUnroll/detector';
 import { Analyzer, ConstEval } from './manualUnroll/diff';
@@ -52,7 +54,8 @@ export type { ConstEval } from './manualUnroll/diff';
 
 /**
  * The detectors in the order they claim code: strided loop bodies, then warp tails (outside
- * those), then vector loads (a load and the statements using its components, which may
+ * those), then block-level unrolling (its `a1 = g[idx]; a2 = g[idx + blockDim.x]; …` loads are
+ * also an offset run; naming the data blocks a thread block reduces says more), then vector loads (a load and the statements using its components, which may
  * themselves be a run), then coarsening before element assignments and accumulate chains, before
  * offset runs (each of those is also an offset run; the more specific finding wins), then the
  * forms inside one statement (declarators, terms of a sum) where no run claimed the line. The
@@ -62,6 +65,7 @@ export type { ConstEval } from './manualUnroll/diff';
 const DETECTORS: readonly ManualUnrollDetector[] = [
   stridedBody,
   warpTail,
+  blockLevel,
   vectorLoad,
   coarsening,
   elementAssignments,
@@ -92,6 +96,7 @@ export function findManualUnrolls(body: Node, evalConst: ConstEval): ManualUnrol
     const m: ManualUnroll = { line: c.line, endLine: c.endLine, pattern: c.pattern, factor: c.factor, detail: c.detail };
     if (c.guarded !== undefined) m.guarded = c.guarded;
     if (c.vectorType !== undefined) m.vectorType = c.vectorType;
+    if (c.gridDivisor !== undefined) m.gridDivisor = c.gridDivisor;
     out.push(m);
   }
   return out;
@@ -142,5 +147,6 @@ export function describeManualUnroll(m: ManualUnroll): string {
   const parts: string[] = [m.pattern];
   if (m.guarded) parts.push('guarded');
   if (m.vectorType) parts.push(m.vectorType);
+  if (m.gridDivisor) parts.push(`grid / ${m.gridDivisor}`);
   return `manual unroll ×${m.factor} (${parts.join(', ')})`;
 }

@@ -130,6 +130,8 @@ export interface Loop {
  * - accumulate-chain:    `sum += a[i]; sum += a[i + 1]; …` or `acc[0] += …; acc[1] += …; …`
  * - expression-sum:      copies summed in one expression (`a[i] + a[i + 1] + a[i + 2] + …`)
  * - vector-load:         one `float4`/`int2`/… load through a cast pointer whose components are all used
+ * - block-level:         each thread block reduces N data blocks (`idx = blockIdx.x * blockDim.x * N + threadIdx.x`,
+ *                        reads at `idx + k * blockDim.x`, k = 0…N-1): the host launches grid / N blocks
  */
 export type ManualUnrollPattern =
   | 'strided-body'
@@ -140,7 +142,8 @@ export type ManualUnrollPattern =
   | 'element-assignments'
   | 'accumulate-chain'
   | 'expression-sum'
-  | 'vector-load';
+  | 'vector-load'
+  | 'block-level';
 
 export interface ManualUnroll {
   line: number;
@@ -153,6 +156,8 @@ export interface ManualUnroll {
   detail: string;
   /** For vector-load: the vector type loaded, e.g. "float4" (factor is its width). */
   vectorType?: string;
+  /** For block-level: what the host divides the grid by (the data blocks one thread block reduces). */
+  gridDivisor?: number;
 }
 
 export interface Kernel {

@@ -102,7 +102,8 @@ function fromLaunches(input: WarpsPerSmInput, launches: KernelLaunchWithConfig[]
   const inputs = [...w.inputs.map(i => i.says), resources];
   const options = w.options.length ? `; the program's defaults (${w.options.map(o => o.says).join('; ')})` : '';
   const others = all.length > 1 ? `; ${all.length - 1} other launch${all.length > 2 ? 'es' : ''} of it counted in the range` : '';
-  const through = via ? ` through \`${l.callee}\` (${via})` : '';
+  const table = l.via ? `the table \`${l.via.table}\` at line ${l.via.line} lists ${input.kernel}` : null;
+  const through = via || table ? ` through \`${l.callee}\` (${via ?? table})` : '';
   const range = low !== high ? { low, high } : undefined;
   const rangeNote = range ? `; not known exactly: the prediction covers ${low}–${high} warps/SM` : '';
   return {

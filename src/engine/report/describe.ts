@@ -78,7 +78,8 @@ function instantiationText(inst: Record<string, number>): string {
 export function manualUnrollSummary(m: ManualUnroll): string {
   const guard = m.pattern === 'strided-body' ? (m.guarded ? ', guarded' : ', no remainder guard') : '';
   const vector = m.pattern === 'vector-load' && m.vectorType ? `, ${m.vectorType}` : '';
-  return `manual unroll ×${m.factor} (${m.pattern}${guard}${vector})`;
+  const grid = m.pattern === 'block-level' && m.gridDivisor ? `, grid / ${m.gridDivisor}` : '';
+  return `manual unroll ×${m.factor} (${m.pattern}${guard}${vector}${grid})`;
 }
 
 /** What each manual-unroll pattern is, in a sentence (hover); one entry per pattern. */
@@ -92,6 +93,7 @@ export const MANUAL_UNROLL_PATTERN_TEXT: Readonly<Record<ManualUnrollPattern, st
   'accumulate-chain': 'one accumulation per copy, into the same target or into elements of an accumulator array',
   'expression-sum': 'copies of one term added up in a single expression',
   'vector-load': 'one wide load through a vector-pointer cast whose components are then used one by one',
+  'block-level': 'each thread block reduces N data blocks, one block size apart, so the host launches grid / N blocks',
 };
 
 /** Manual unrolls that start on the loop's line or inside its body. */
