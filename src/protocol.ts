@@ -108,6 +108,8 @@ interface KernelOutline {
   /** 1-based line of the definition. */
   line: number;
   loops: LoopOutline[];
+  /** Template parameter names, in order (a kernel without loops can still sweep these). */
+  templateParameters?: string[];
 }
 
 export interface FileAnalysisParams {
@@ -281,7 +283,7 @@ export interface SweepParams {
   kernelLine: number;
   /** Loop lines to sweep; default: every loop of the kernel. */
   loops?: number[];
-  /** Factor set; default: the unrollLens.unrollFactors setting. */
+  /** Factor set; default: the unrollLens.unrollFactors setting; empty for a kernel without loops (its params alone). */
   factors?: string[];
   /** Extra axes, one `NAME=v1,v2,…` each: a template parameter of the kernel (its instantiations) or a macro (-D). */
   params?: string[];

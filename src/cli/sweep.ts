@@ -40,12 +40,14 @@ import { buildPathFor, checkArchOption, readSourceFile } from './inputs';
 export const sweepCommand = defineCommand({
   name: 'sweep',
   summary:
-    "Every combination of a kernel's loops' unroll factors (and macro or template values): SASS of each, timed on the GPU " +
-    'when there is one; the best, a table, JSON, CSV, T4 and an HTML report.',
+    "Every combination of a kernel's loops' unroll factors (and macro or template values; those alone for a kernel " +
+    'without loops or with --factors none): SASS of each, timed on the GPU when there is one; the best, a table, JSON, ' +
+    'CSV, T4 and an HTML report.',
   synopsis: '<file> [--kernel NAME] [--loops LINE,LINE…] [--param NAME=V1,V2…]… [options]',
   description:
     "Builds the file as written and each point of the space (every swept loop's factor × every --param value: -D for a\n" +
-    'macro, the instantiation for a template parameter of the kernel), measures its SASS (instructions per kernel and\n' +
+    'macro, the instantiation for a template parameter of the kernel; the --param values alone for a kernel without\n' +
+    'loops, or for any kernel with --factors none), measures its SASS (instructions per kernel and\n' +
     'per loop, the unroll nvcc really applied, registers, spills, occupancy) and, with ncu and a GPU (or --launcher),\n' +
     'checks and times it as bench does. Variants with the same machine code as an earlier one are marked and not run\n' +
     'again; unchanged programs reuse earlier measurements unless --fresh. With --gpus the points after the file as\n' +
@@ -56,8 +58,10 @@ export const sweepCommand = defineCommand({
     kernel: {
       type: 'string',
       value: 'NAME',
-      help: 'kernel (or __device__ function) whose loops to sweep',
-      default: 'the kernel of --loops, or the only one with loops',
+      help: 'kernel (or __device__ function) whose loops or parameters to sweep',
+      default:
+        'the kernel of --loops, or the only one with loops; in a file without loops or with --factors none, the only kernel ' +
+        'with every --param as a template parameter, else the only __global__ one',
     },
     loops: {
       type: 'string',
@@ -68,7 +72,9 @@ export const sweepCommand = defineCommand({
     factors: {
       type: 'string',
       value: 'LIST',
-      help: 'unroll factors: default (no pragma), full, or integers from 1 to 4096',
+      help:
+        'unroll factors: default (no pragma), full, or integers from 1 to 4096; none: no loop axis, only the --param ' +
+        'values (what a kernel without loops always gets)',
       setting: SETTINGS.unrollFactors,
     },
     param: {
@@ -136,6 +142,9 @@ export const sweepCommand = defineCommand({
     if (options.loops !== undefined) {
       loops = lineListOption('loops', options.loops);
     }
+    // `--factors none`: no loop axis, only the --param values (a kernel without loops needs no such word).
+    const paramsOnly = options.factors?.trim().toLowerCase() === 'none';
+    if (paramsOnly && loops) throw new UsageError('--factors none sweeps no loop: leave out --loops, or give factors for them');
     const params: Record<string, string[]> = {};
     for (const spec of options.param ?? []) {
       let p: { name: string; values: string[] };
@@ -168,7 +177,8 @@ export const sweepCommand = defineCommand({
         file: positionals[0],
         kernel: options.kernel,
         loops,
-        factors: factorsOption(options.factors),
+        factors: paramsOnly ? [] : factorsOption(options.factors),
+        paramsOnly,
         params,
         strategy,
         forceStatic: !!options.static,
@@ -215,6 +225,8 @@ interface SweepArgs {
   kernel: string | undefined;
   loops: number[] | undefined;
   factors: SweepOptions['factors'];
+  /** --factors none: the --param axes only. */
+  paramsOnly: boolean;
   params: Record<string, string[]>;
   strategy: string;
   forceStatic: boolean;
@@ -310,6 +322,7 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
         kernel: a.kernel,
         loops: a.loops,
         factors: a.factors,
+        paramsOnly: a.paramsOnly,
         params: a.params,
         strategy: a.strategy,
         toolchain,

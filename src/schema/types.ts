@@ -97,7 +97,7 @@ export interface SweepIcacheFacts {
 }
 
 export interface SweepVariant {
-  /** Stable id from factors and params: `40=4,52=full` or `40=4|BLOCK=8`; `as-written` for the file as written. */
+  /** Stable id from factors and params: `40=4,52=full`, `40=4|BLOCK=8`, or `BLOCK=8` without loop axes; `as-written` for the file as written. */
   id: string;
   /** Short human label: `×4`, `full`, `default`, `L40 ×4 · L52 full · BLOCK=8`, `as written`. */
   label: string;

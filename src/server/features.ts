@@ -47,7 +47,9 @@ export function codeLenses(
     if (k.qualifier === 'global' && !header) {
       const args: SweepKernelArgs = { uri, line: k.line, kernel: k.name };
       lenses.push(CodeLens.create(lineRange(k.line)));
-      lenses[lenses.length - 1].command = { title: 'Sweep unroll factors', command: Commands.sweepKernel, arguments: [args] };
+      // a kernel without loops sweeps only its template or macro values
+      const title = k.loops.length ? 'Sweep unroll factors' : 'Sweep template or macro values';
+      lenses[lenses.length - 1].command = { title, command: Commands.sweepKernel, arguments: [args] };
     }
     for (const loop of k.loops) {
       // Put the lens above the pragma when there is one, so it does not split pragma and loop.

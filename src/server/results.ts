@@ -95,7 +95,8 @@ export class ResultsService {
     const kernel = analysis.kernels.find(k => k.line === p.kernelLine);
     if (!kernel) throw new Error(`no kernel or device function at line ${p.kernelLine}`);
     const s = this.settings();
-    const factors = parseFactorList((p.factors ?? s.unrollFactors).join(','));
+    // no factors: a sweep of parameters only (the editor's sweep of a kernel without loops)
+    const factors = p.factors && !p.factors.length ? [] : parseFactorList((p.factors ?? s.unrollFactors).join(','));
     const params = Object.fromEntries(
       (p.params ?? [])
         .filter(x => x.trim())

@@ -17,6 +17,7 @@ export function toFileAnalysisResult(a: FileAnalysis): FileAnalysisResult {
       name: k.name,
       qualifier: k.qualifier,
       line: k.line,
+      templateParameters: k.templateParameters,
       loops: k.loops.map(l => ({
         line: l.line,
         startLine: l.span.line,

@@ -79,7 +79,11 @@ describe('sweep space', () => {
     assert.throws(() => resolveSpace(a, '/x/two.cu', { kernel: 'two', params: { BLOCK: [] } }), /BLOCK has no values/);
     err({ kernel: 'two', loops: [0] });
     const empty = await analyze('__global__ void k(float* a) { a[0] = 1; }\n', '/x/e.cu');
-    assert.throws(() => resolveSpace(empty, '/x/e.cu', { kernel: 'k' }), /has no loops to sweep/);
+    // a kernel without loops sweeps only parameters (issue 26): without any there is nothing to sweep
+    assert.throws(
+      () => resolveSpace(empty, '/x/e.cu', { kernel: 'k' }),
+      /k has no loops; give --param NAME=v1,v2 to sweep its template or macro values/,
+    );
   });
 
   test('parameters: C identifier names, shell-safe values only', async () => {

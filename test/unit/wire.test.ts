@@ -38,6 +38,7 @@ describe('fileAnalysis', () => {
           name: 'k',
           qualifier: 'global',
           line: 2,
+          templateParameters: ['B'],
           loops: [
             {
               line: outer,
@@ -61,6 +62,7 @@ describe('fileAnalysis', () => {
           name: 'f',
           qualifier: 'device',
           line: 9,
+          templateParameters: [],
           loops: [{ line: 11, startLine: 11, endLine: 11, kind: 'for', depth: 0, summary: 'no unroll pragma · trip count 8' }],
         },
       ],

@@ -65,7 +65,7 @@ function chartIds(model: ViewModel, heatmap: boolean): ChartId[] {
   const icache: ChartId[] = model.icache ? ['icache'] : [];
   return model.gpu
     ? [heatmap ? 'heatmap' : 'speedup', 'stalls', ...icache, 'size', 'resources']
-    : [...icache, 'size', 'resources', 'unroll'];
+    : [...icache, 'size', 'resources', ...(model.loopLines.length ? (['unroll'] as ChartId[]) : [])]; // a sweep of parameters only unrolls no loop
 }
 
 interface Card {

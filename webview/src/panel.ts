@@ -177,7 +177,7 @@ class App {
     const loops = r.loops.map(l => `L${l.line}`);
     setText(
       this.title,
-      `${r.kernel} · ${loops.length === 1 ? `loop ${loops[0]}` : loops.length ? `loops ${loops.join(', ')}` : 'no loops'}`,
+      `${r.kernel} · ${loops.length === 1 ? `loop ${loops[0]}` : loops.length ? `loops ${loops.join(', ')}` : Object.keys(r.params).length ? Object.keys(r.params).join(', ') : 'no loops'}`,
     );
     this.title.title = r.kernel;
     setText(this.subtitle, `${r.file}:${r.kernelLine}`);

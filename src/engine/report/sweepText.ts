@@ -88,8 +88,9 @@ export function sweepText(r: SweepResult): string {
   const left = new Set([0, 1, 2, ...(inst ? [3] : []), header.length - 1, ...(r.static ? [] : [header.length - 2])]);
   const where = r.static ? 'static (SASS only)' : `on ${r.gpu ?? 'the GPU'}`;
   const out = [
-    `${r.kernel} · ${r.loops.map(l => `L${l.line}`).join(', ')}${Object.keys(r.params).length ? ` · ${Object.keys(r.params).join(', ')}` : ''} · ${where} · ` +
-      `${r.strategy}: ${r.evaluations} variants of ${r.spaceSize} points${r.complete ? '' : ' (cancelled)'}`,
+    // a sweep of parameters only has no loop part (no empty `·  ·`)
+    [r.kernel, r.loops.map(l => `L${l.line}`).join(', '), Object.keys(r.params).join(', '), where].filter(Boolean).join(' · ') +
+      ` · ${r.strategy}: ${r.evaluations} variants of ${r.spaceSize} points${r.complete ? '' : ' (cancelled)'}`,
     ...table(header, rows, left),
   ];
   const best = r.variants.find(v => v.id === r.best);

@@ -186,8 +186,11 @@ export function staticScore(
   );
 }
 
-export function staticBasis(rule: StaticRule | number): string {
+export function staticBasis(rule: StaticRule | number, loops = true): string {
   const r = ruleOf(rule);
+  // Without a swept loop nothing is unrolled and no loop's code is cached: the rule comes down to these two.
+  if (!loops)
+    return "no GPU run: among variants without spills whose theoretical occupancy is not below the file as written's, the fewest kernel instructions (no loop swept)";
   const warps = r.warpsPerSm && r.warpsPerSm > 0 ? `${r.warpsPerSm} warps/SM` : "each variant's theoretical occupancy";
   const icache = r.budgetOverride
     ? `whose largest loop fits the ${r.icacheBudgetBytes}-byte instruction-cache budget`

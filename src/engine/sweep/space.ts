@@ -60,6 +60,8 @@ export function pointId(p: SweepPoint): string {
     .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
     .map(([n, v]) => `${n}=${v}`);
   if (!loops.length && !params.length) return AS_WRITTEN_ID;
+  // Parameters only (no loop axis): `BLOCK=8`; names are identifiers, loop keys numbers, so no `|` is needed.
+  if (!loops.length) return params.join(',');
   return params.length ? `${loops.join(',')}|${params.join(',')}` : loops.join(',');
 }
 
@@ -148,8 +150,13 @@ export interface SpaceOptions {
   kernel?: string;
   /** Loop lines to sweep; default: every loop of the kernel. */
   loops?: number[];
-  /** Factor set; a list or the `default,1,2,full` text. Default: DEFAULT_FACTORS. */
+  /** Factor set; a list or the `default,1,2,full` text. Default: DEFAULT_FACTORS. Unused without loop axes. */
   factors?: UnrollFactor[] | string;
+  /**
+   * Sweep the parameters only (no loop axis), even when the kernel has loops (the CLI's
+   * `--factors none`). A kernel without loops is swept this way whatever this says.
+   */
+  paramsOnly?: boolean;
   /**
    * Extra axes: name → values. A template parameter of the kernel picks that instantiation per
    * value; any other name is a macro (each value becomes -DNAME=value).
@@ -263,6 +270,8 @@ function describeKernel(k: Kernel): string {
 export function resolveSpace(analysis: FileAnalysis, file: string, o: SpaceOptions): SweepSpace {
   const allLoops = new Map<number, Kernel>();
   for (const k of analysis.kernels) for (const l of k.loops) allLoops.set(l.line, k);
+  if (o.paramsOnly && o.loops?.length)
+    throw new SweepSpaceError('a sweep of parameters only sweeps no loop: leave out the loop lines or give factors');
   for (const line of o.loops ?? []) {
     if (!Number.isInteger(line) || line < 1) throw new SweepSpaceError(`bad loop line '${line}': a 1-based line number`);
     if (!allLoops.has(line)) {
@@ -275,7 +284,40 @@ export function resolveSpace(analysis: FileAnalysis, file: string, o: SpaceOptio
       );
     }
   }
-  let kernel: Kernel | undefined;
+  const k = chooseKernel(analysis, file, o, allLoops);
+  for (const line of o.loops ?? []) {
+    const owner = allLoops.get(line)!;
+    if (owner !== k) throw new SweepSpaceError(`the loop at line ${line} belongs to ${describeKernel(owner)}, not to ${describeKernel(k)}`);
+  }
+  // Parameters only: asked for, or the kernel has no loop (its template or macro values are all there is to sweep).
+  const lines = o.paramsOnly ? [] : o.loops?.length ? [...new Set(o.loops)].sort((a, b) => a - b) : k.loops.map(l => l.line);
+  const params: ParamAxis[] = [];
+  for (const [name, values] of Object.entries(o.params ?? {})) {
+    checkParam(name, values);
+    params.push({ kind: 'param', name, values: [...new Set(values)], template: k.templateParameters.includes(name) });
+  }
+  if (!lines.length && !params.length) {
+    throw new SweepSpaceError(
+      o.paramsOnly
+        ? `a sweep of parameters only needs values: give --param NAME=v1,v2 to sweep ${k.name}'s template or macro values`
+        : `${k.name} has no loops; give --param NAME=v1,v2 to sweep its template or macro values`,
+    );
+  }
+  return new SweepSpace(
+    k,
+    lines.map(l => k.loops.find(x => x.line === l)!),
+    lines.length ? resolveFactors(o.factors) : [],
+    params,
+    !!o.tied,
+  );
+}
+
+/**
+ * The swept kernel: the one named, else the one holding the first listed loop, else the only one
+ * with loops; a file with no loops at all (or a sweep of parameters only) takes the only kernel
+ * with every named template parameter, else the file's only __global__ kernel.
+ */
+function chooseKernel(analysis: FileAnalysis, file: string, o: SpaceOptions, allLoops: Map<number, Kernel>): Kernel {
   if (o.kernel) {
     const named = analysis.kernels.filter(k => k.name === o.kernel);
     if (!named.length) {
@@ -283,35 +325,28 @@ export function resolveSpace(analysis: FileAnalysis, file: string, o: SpaceOptio
         `no kernel or device function named ${o.kernel} in ${file}; have ${analysis.kernels.map(k => k.name).join(', ') || 'none'}`,
       );
     }
-    kernel = named.find(k => (o.loops ?? []).every(l => allLoops.get(l) === k)) ?? named[0];
-  } else if (o.loops?.length) {
-    kernel = allLoops.get(o.loops[0]);
-  } else {
-    const withLoops = analysis.kernels.filter(k => k.loops.length);
-    if (withLoops.length !== 1) {
-      throw new SweepSpaceError(
-        withLoops.length
-          ? `which kernel? ${file} has loops in ${withLoops.map(describeKernel).join(', ')}`
-          : `no loops in device code of ${file}`,
-      );
-    }
-    kernel = withLoops[0];
+    return named.find(k => (o.loops ?? []).every(l => allLoops.get(l) === k)) ?? named[0];
   }
-  const k = kernel!;
-  for (const line of o.loops ?? []) {
-    const owner = allLoops.get(line)!;
-    if (owner !== k) throw new SweepSpaceError(`the loop at line ${line} belongs to ${describeKernel(owner)}, not to ${describeKernel(k)}`);
-  }
-  const lines = o.loops?.length ? [...new Set(o.loops)].sort((a, b) => a - b) : k.loops.map(l => l.line);
-  if (!lines.length) throw new SweepSpaceError(`${describeKernel(k)} has no loops to sweep`);
+  if (o.loops?.length) return allLoops.get(o.loops[0])!;
+  const withLoops = analysis.kernels.filter(k => k.loops.length);
+  if (withLoops.length === 1 && !o.paramsOnly) return withLoops[0];
+  if (withLoops.length > 1 && !o.paramsOnly)
+    throw new SweepSpaceError(`which kernel? ${file} has loops in ${withLoops.map(describeKernel).join(', ')}`);
+  const names = Object.keys(o.params ?? {});
+  const templated = analysis.kernels.filter(k => names.length && names.every(n => k.templateParameters.includes(n)));
+  const global = analysis.kernels.filter(k => k.qualifier === 'global');
+  const only = templated.length === 1 ? templated : global.length === 1 ? global : null;
+  if (only) return only[0];
+  if (!analysis.kernels.length) throw new SweepSpaceError(`no kernels in ${file}`);
+  throw new SweepSpaceError(`which kernel? ${file} has ${(global.length ? global : analysis.kernels).map(describeKernel).join(', ')}`);
+}
+
+/** The validated factor set of the loop axes. */
+function resolveFactors(given: SpaceOptions['factors']): UnrollFactor[] {
   let factors: UnrollFactor[];
   try {
     factors =
-      typeof o.factors === 'string'
-        ? parseFactorList(o.factors)
-        : o.factors
-          ? [...new Map(o.factors.map(f => [String(f), f])).values()]
-          : DEFAULT_FACTORS;
+      typeof given === 'string' ? parseFactorList(given) : given ? [...new Map(given.map(f => [String(f), f])).values()] : DEFAULT_FACTORS;
   } catch (e) {
     throw new SweepSpaceError((e as Error).message);
   }
@@ -321,16 +356,5 @@ export function resolveSpace(analysis: FileAnalysis, file: string, o: SpaceOptio
       throw new SweepSpaceError(`bad unroll factor '${f}': use default, full or a positive integer`);
     }
   }
-  const params: ParamAxis[] = [];
-  for (const [name, values] of Object.entries(o.params ?? {})) {
-    checkParam(name, values);
-    params.push({ kind: 'param', name, values: [...new Set(values)], template: k.templateParameters.includes(name) });
-  }
-  return new SweepSpace(
-    k,
-    lines.map(l => k.loops.find(x => x.line === l)!),
-    factors,
-    params,
-    !!o.tied,
-  );
+  return factors;
 }

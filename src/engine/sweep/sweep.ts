@@ -126,7 +126,8 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
     if (!best) result.bestBasis = null;
     else if (runner.static) {
       const broken = staticScore(best, baseline(), rule, result.variants)! >= VIOLATION;
-      result.bestBasis = staticBasis(rule) + (broken ? ' (no variant met every condition: the one breaking fewest)' : '');
+      result.bestBasis =
+        staticBasis(rule, space.loops.length > 0) + (broken ? ' (no variant met every condition: the one breaking fewest)' : '');
     } else {
       result.bestBasis = `fastest median kernel time${runner.gpu ? ` on ${runner.gpu}` : ''} (${conditionsText(result.measurement, best.samples)})`;
     }
@@ -376,6 +377,11 @@ function timeLeft(parallel: number): {
 
 function sweepNotes(r: SweepResult, space: SweepSpace, runner: SweepRunner): string[] {
   const notes: string[] = [];
+  // Says why no factor column is there: the kernel has no loop, or the sweep was asked for parameters only.
+  if (!space.loops.length) {
+    const names = space.params.map(p => `${p.name} (${p.template ? 'template parameter' : 'macro'})`).join(', ');
+    notes.push(`no loop swept${space.kernel.loops.length ? '' : ` (${space.kernel.name} has none)`}: only the values of ${names}`);
+  }
   const base = r.variants.find(v => v.id === AS_WRITTEN_ID);
   if (base && base.status !== 'ok')
     notes.push(`the file as written failed (${base.status})${base.message ? `: ${base.message.split('\n')[0]}` : ''}`);

@@ -1,5 +1,6 @@
 // "Sweep unroll factors…" (palette, and the CodeLens above a kernel): asks for the loops (all by
-// default), the factor set, optional macro axes and a strategy, then runs the sweep on the server
+// default), the factor set, optional macro axes and a strategy (a kernel without loops: only its
+// template or macro values, which it then needs), then runs the sweep on the server
 // with the results panel filling in live; the notification and the panel can both cancel it.
 import * as vscode from 'vscode';
 import {
@@ -66,14 +67,20 @@ async function askFactors(defaults: string[]): Promise<string[] | undefined> {
     .filter(Boolean);
 }
 
-async function askParams(): Promise<string[] | undefined> {
+/** `loopless`: the kernel without loops whose values are all the sweep has (the axes are required, its template parameters offered). */
+async function askParams(loopless: { name: string; templateParameters?: string[] } | null): Promise<string[] | undefined> {
+  const tparams = loopless?.templateParameters ?? [];
   const text = await vscode.window.showInputBox({
-    title: 'Unroll Lens sweep: extra axes (3/4, optional)',
-    value: '',
+    title: loopless
+      ? `Unroll Lens sweep: ${loopless.name} has no loops, values to sweep (1/2)`
+      : 'Unroll Lens sweep: extra axes (3/4, optional)',
+    value: tparams.length ? `${tparams[0]}=` : '',
     prompt:
       'NAME=v1,v2: a template parameter of the kernel picks its instantiations (BODY=32,128; {BODY} in the program ' +
       'arguments gets the value), any other name is a macro passed as -D (BLOCK=8,16,32). Separate several with ";". ' +
-      'Leave empty for none.',
+      (loopless
+        ? `At least one is needed${tparams.length ? `; template parameters: ${tparams.join(', ')}` : ''}.`
+        : 'Leave empty for none.'),
     validateInput: v =>
       v.split(';').every(p => !p.trim() || /^\s*[A-Za-z_]\w*\s*=\s*[A-Za-z0-9_.+-]+(\s*,\s*[A-Za-z0-9_.+-]+)*\s*$/.test(p))
         ? null
@@ -87,15 +94,47 @@ async function askParams(): Promise<string[] | undefined> {
         .filter(Boolean);
 }
 
-async function askStrategy(size: number): Promise<string | undefined> {
+async function askStrategy(size: number, step = '4/4'): Promise<string | undefined> {
   const items = SWEEP_STRATEGIES.map(s => ({
     label: s.name,
     description: s.name === 'exhaustive' ? `${size} points` : 'fewer evaluations',
     detail: s.description,
   }));
   if (size > 64) items.reverse(); // large spaces: the search first
-  const picked = await vscode.window.showQuickPick(items, { title: 'Unroll Lens sweep: strategy (4/4)' });
+  const picked = await vscode.window.showQuickPick(items, { title: `Unroll Lens sweep: strategy (${step})` });
   return picked?.label;
+}
+
+/**
+ * The space: loops, factors, extra axes and strategy, asked for unless `args` gives them. Without
+ * loops only template or macro values can vary: the loop and factor questions are skipped and
+ * the values are required. Undefined when the user cancels (or gives no values for a loop-less kernel).
+ */
+async function askSpace(
+  args: SweepCommandArgs | undefined,
+  kernel: { name: string; loops: { line: number; summary: string; depth: number }[]; templateParameters?: string[] },
+  log: (m: string) => void,
+): Promise<{ loops: number[]; factors: string[]; params: string[]; strategy: string; size: number; loopless: boolean } | undefined> {
+  const loopless = !kernel.loops.length;
+  // The setting as the user wrote it: invalid entries (1e23, -4) are dropped and logged, never built.
+  const configured = validFactorTexts(vscode.workspace.getConfiguration('unrollLens').get<unknown>('unrollFactors'), log);
+  const defaults = configured.length ? configured : [...DEFAULT_SETTINGS.unrollFactors];
+  const loops = loopless ? [] : (args?.loops ?? (await askLoops(kernel.loops)));
+  if (!loops) return undefined;
+  const factors = loopless ? [] : (args?.factors ?? (await askFactors(defaults)));
+  if (!factors) return undefined;
+  const params = args?.params ?? (args?.factors && !loopless ? [] : await askParams(loopless ? kernel : null));
+  if (!params) return undefined;
+  if (loopless && !params.length) {
+    const names = kernel.templateParameters?.length ? ` (template parameters: ${kernel.templateParameters.join(', ')})` : '';
+    void vscode.window.showInformationMessage(
+      `Unroll Lens: ${kernel.name} has no loops; give NAME=v1,v2 to sweep its template or macro values${names}.`,
+    );
+    return undefined;
+  }
+  const size = spaceSize(loops.length, factors.length, params);
+  const strategy = args?.strategy ?? (args?.factors ? 'exhaustive' : await askStrategy(size, loopless ? '2/2' : '4/4'));
+  return strategy ? { loops, factors, params, strategy, size, loopless } : undefined;
 }
 
 export const sweepKernel: CommandFactory = ({ client, output, panels, subscriptions }) => {
@@ -116,24 +155,9 @@ export const sweepKernel: CommandFactory = ({ client, output, panels, subscripti
       void vscode.window.showWarningMessage(`Unroll Lens: ${target.kernel} is not in the open file any more.`);
       return undefined;
     }
-    if (!kernel.loops.length) {
-      void vscode.window.showInformationMessage(`Unroll Lens: ${kernel.name} has no loops to sweep.`);
-      return undefined;
-    }
-    // The setting as the user wrote it: invalid entries (1e23, -4) are dropped and logged, never built.
-    const configured = validFactorTexts(vscode.workspace.getConfiguration('unrollLens').get<unknown>('unrollFactors'), m =>
-      output.appendLine(m),
-    );
-    const defaults = configured.length ? configured : [...DEFAULT_SETTINGS.unrollFactors];
-    const loops = args?.loops ?? (await askLoops(kernel.loops));
-    if (!loops) return undefined;
-    const factors = args?.factors ?? (await askFactors(defaults));
-    if (!factors) return undefined;
-    const params = args?.params ?? (args?.factors ? [] : await askParams());
-    if (!params) return undefined;
-    const size = spaceSize(loops.length, factors.length, params);
-    const strategy = args?.strategy ?? (args?.factors ? 'exhaustive' : await askStrategy(size));
-    if (!strategy) return undefined;
+    const space = await askSpace(args, kernel, m => output.appendLine(m));
+    if (!space) return undefined;
+    const { loops, factors, params, strategy, size, loopless } = space;
 
     const runId = `sweep-${Date.now()}-${Math.random().toString(36).slice(2)}`;
     const fromPanel = new vscode.CancellationTokenSource();
@@ -153,7 +177,7 @@ export const sweepKernel: CommandFactory = ({ client, output, panels, subscripti
       runId,
     };
     output.appendLine(
-      `sweep ${kernel.name}: loops ${loops.join(', ')} × factors ${factors.join(',')}${params.length ? ` × ${params.join(' × ')}` : ''} (${strategy}, ${size} points)`,
+      `sweep ${kernel.name}: ${loopless ? params.join(' × ') : `loops ${loops.join(', ')} × factors ${factors.join(',')}${params.length ? ` × ${params.join(' × ')}` : ''}`} (${strategy}, ${size} points)`,
     );
     try {
       const outcome = await requestWithProgress(client, `Unroll Lens: sweeping ${kernel.name}`, SweepRequest, params_, fromPanel.token);

@@ -151,8 +151,11 @@ export class StaticRunner implements SweepRunner {
   }
 
   notes(): string[] {
+    // without a swept loop there is no effective unroll to miss
     const notes =
-      this.disassembler === 'nvdisasm' ? [] : ['effective unroll needs nvdisasm (line info): only instruction counts are available'];
+      this.disassembler === 'nvdisasm' || !this.o.loops.length
+        ? []
+        : ['effective unroll needs nvdisasm (line info): only instruction counts are available'];
     const why = instantiationNote([...this.pinned.values()], (this.o.templateParams ?? []).length > 0, !!this.o.kernelFilter);
     return why ? [why, ...notes] : notes;
   }
