@@ -16,7 +16,15 @@ export { UsageError } from './io';
 export { renderTable } from './scan';
 
 /** Every subcommand, in the order `unroll-lens --help` lists them. */
-export const COMMANDS: readonly CliCommand[] = [scanCommand, sassCommand, benchCommand, compareCommand, sweepCommand, stallsCommand, cacheCommand];
+export const COMMANDS: readonly CliCommand[] = [
+  scanCommand,
+  sassCommand,
+  benchCommand,
+  compareCommand,
+  sweepCommand,
+  stallsCommand,
+  cacheCommand,
+];
 
 export function usage(): string {
   return [

@@ -21,7 +21,7 @@ export interface CompareOptions extends Omit<BenchOptions, 'loops' | 'factors' |
 }
 
 /** One kernel of the comparison: its timing in the program's runs and its speedup against the baseline. */
-export interface ComparedKernel extends InstantiationTiming {
+interface ComparedKernel extends InstantiationTiming {
   /** The name it is written with (`reduce_complete`). */
   name: string;
   /** Demangled, with template arguments (`void reduce_complete<256>(int const*, int*, unsigned int)`). */
@@ -100,7 +100,7 @@ export async function compareKernels(
 }
 
 /** The rows of a comparison's result, in the order the kernels were named, with speedups against the baseline. */
-export function comparisonOf(result: SweepResult, names: string[], baseline?: string): KernelComparison {
+function comparisonOf(result: SweepResult, names: string[], baseline?: string): KernelComparison {
   const v = result.variants[0];
   const demangled = result.demangled ?? {};
   const timed = (v?.instantiations ?? []).map(x => {

@@ -100,16 +100,19 @@ export function relate(v: SweepVariant, baseline: SweepVariant | null): void {
   }
 }
 
-export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): Promise<SweepResult> {
-  const space = o.space ?? resolveSpace(o.analysis, o.file, o);
-  const strategy = typeof o.strategy === 'string' ? strategyByName(o.strategy) : (o.strategy ?? exhaustive);
-  const maxPoints = o.maxPoints ?? DEFAULT_MAX_POINTS;
-  if (strategy === exhaustive && space.size > maxPoints) {
+/** An exhaustive sweep past the limit is refused before anything is built. */
+function refuseTooLarge(space: SweepSpace, strategy: Strategy, maxPoints: number): void {
+  if (strategy === exhaustive && space.size > maxPoints)
     throw new SweepSpaceError(
       `${space.size} points is too many for an exhaustive sweep (limit ${maxPoints}): ` +
         'use the coordinate strategy, fewer loops, fewer factors or fewer parameter values',
     );
-  }
+}
+
+export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): Promise<SweepResult> {
+  const space = o.space ?? resolveSpace(o.analysis, o.file, o);
+  const strategy = typeof o.strategy === 'string' ? strategyByName(o.strategy) : (o.strategy ?? exhaustive);
+  refuseTooLarge(space, strategy, o.maxPoints ?? DEFAULT_MAX_POINTS);
   const runner = runnerFor(o, space);
   const obs = combineObservers(observer);
   // Without --warps-per-sm, a launch of the kernel in the file that fixes its warps per SM (block

@@ -28,7 +28,7 @@ export interface PcSourceOptions {
 }
 
 /** `kernel`'s function in the nvdisasm listing (with line info) of `program`'s cubin for the arch, or why there is none. */
-export async function programFunction(program: string, kernel: string, o: PcSourceOptions): Promise<SassFunction | string> {
+async function programFunction(program: string, kernel: string, o: PcSourceOptions): Promise<SassFunction | string> {
   const { cuobjdump, nvdisasm, runner } = o.toolchain;
   if (!cuobjdump || !nvdisasm) return 'listing the program that ran needs cuobjdump and nvdisasm (CUDA Toolkit), not found';
   const timeoutMs = o.timeoutMs ?? 120_000;
@@ -65,7 +65,7 @@ const firstLine = (s: string) =>
  * Per-line and per-instruction stalls of `kernel` from the samples `s` of `p`'s timed run, with
  * `sourceText` (the file as written) filling each line's text; a problem when there are none.
  */
-export async function pcSourceStalls(
+async function pcSourceStalls(
   s: PcSampling | null,
   p: VariantProgram,
   kernel: string,

@@ -9,6 +9,7 @@ import type { Toolchain } from '../../toolchain/toolchain';
 import { BuildResult, VariantBuilder } from '../../variants/build';
 import { sourceNameOf, VariantInspector } from '../../variants/inspect';
 import type { RunStatus } from '../types';
+import { instantiationLabel } from '../../../schema/kernelNames';
 
 /** The file the variants are made from and the loop they study. */
 export interface BenchSource {
@@ -124,6 +125,16 @@ export async function findNamedKernels(
     kernels: kernels.map(k => k.name),
     demangled: Object.fromEntries(kernels.map(k => [k.name, k.demangled])),
   };
+}
+
+/** A benchmark's instantiations, named: which one the rows show and why (a comparison's kernels are its rows: nothing to say). */
+export function targetNotes(t: BenchTarget, comparison: boolean): string[] {
+  if (t.kernels.length < 2 || comparison) return [];
+  const name = (k: string) => instantiationLabel(t.demangled?.[k] ?? k);
+  return [
+    `${t.kernels.length} instantiations hold the loop (${t.kernels.map(name).join(', ')}); ` +
+      `this view shows ${name(t.kernel)}, the one with most of the loop's code in the file as written`,
+  ];
 }
 
 /** Why a variant's program cannot run, or null when it built. */

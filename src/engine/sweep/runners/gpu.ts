@@ -9,7 +9,7 @@ import * as os from 'os';
 import type { InstantiationTiming, RunTiming, SweepVariant } from '../../../schema/types';
 import type { BenchOptions } from '../../profile/types';
 import { defaultLockRoot, GpuClock, GpuSlot, gpuSlots, GpuTurns, PROFILES_PER_GPU } from '../../profile/gpuSlots';
-import { BenchTarget, buildFailure, findNamedKernels, findTargetKernels, TimedKernels } from '../../profile/stages/build';
+import { BenchTarget, buildFailure, findNamedKernels, findTargetKernels, targetNotes, TimedKernels } from '../../profile/stages/build';
 import { BaselineOutput, CheckResult, checkOutput, checkVariant, parseChecksums, reportsMismatch } from '../../profile/stages/check';
 import type { VariantProgram } from '../../profile/stages/program';
 import { cachedLineStalls } from '../../profile/stages/lineStalls';
@@ -28,7 +28,6 @@ import { BuildResult, VariantBuilder } from '../../variants/build';
 import { variantSource, variantKey } from '../../variants/rewrite';
 import { AS_WRITTEN, AS_WRITTEN_ID, defineArgs, pointId, substituteArgs, SweepPoint, templateArgs, variantFactorsOf } from '../space';
 import { GPU_FIELDS } from '../variant';
-import { instantiationLabel } from '../../../schema/kernelNames';
 import type { RunnerContext, SweepRunner } from './runner';
 import { limitProcesses, StaticRunner, StaticRunnerOptions } from './static';
 
@@ -206,21 +205,9 @@ export class GpuRunner implements SweepRunner {
           ]
         : []),
       ...[...this.stallProblems].map(([why, n]) => `stall reasons unknown for ${n} variant${n > 1 ? 's' : ''}: ${why}`),
-      ...this.instantiationNotes(),
+      ...(this.target ? targetNotes(this.target, !!this.o.everyKernel && 'named' in this.o.everyKernel) : []),
       ...(this.timed.size > 1 ? [`timed kernels: ${[...this.timed].join(', ')}`] : this.kernel ? [`timed kernel: ${this.kernel}`] : []),
       ...this.sass.notes(),
-    ];
-  }
-
-  /** A benchmark's instantiations, named: which one the rows show and why. */
-  private instantiationNotes(): string[] {
-    const t = this.target;
-    // a comparison's kernels are its rows, each shown
-    if (!t || t.kernels.length < 2 || (this.o.everyKernel && 'named' in this.o.everyKernel)) return [];
-    const name = (k: string) => instantiationLabel(t.demangled?.[k] ?? k);
-    return [
-      `${t.kernels.length} instantiations hold the loop (${t.kernels.map(name).join(', ')}); ` +
-        `this view shows ${name(t.kernel)}, the one with most of the loop's code in the file as written`,
     ];
   }
 
