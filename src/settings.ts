@@ -252,6 +252,15 @@ export const SETTINGS = {
       ],
       description: 'Warp-stall reasons for every variant (on) or times only (off).',
     }),
+    counters: oneOf(['on', 'off'], {
+      default: 'off',
+      valueDescriptions: [
+        'With the CUPTI timer, also count executed instructions and achieved occupancy of every timed kernel: one extra ncu run per variant (one launch per kernel, caches and clocks left alone).',
+        'No counters with the CUPTI timer (the ncu timer has them anyway).',
+      ],
+      description:
+        'Executed instructions and achieved occupancy for every point with the CUPTI timer (on: one extra ncu run per variant; needs ncu and counter permission).',
+    }),
     timeoutSeconds: number({
       default: 120,
       minimum: 1,

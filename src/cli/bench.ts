@@ -299,6 +299,7 @@ interface BenchArgs {
   cacheControl: 'all' | 'none';
   timer: 'ncu' | 'cupti';
   stalls: boolean;
+  counters: boolean;
   timeoutS: number;
   launcher: string[];
   arch: string | null;
@@ -365,6 +366,7 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
       cacheControl: a.cacheControl,
       timer: a.timer,
       stalls: a.stalls,
+      counters: a.counters,
       timeoutMs: timeoutS * 1000,
       launcher,
       signal: ac.signal,

@@ -78,7 +78,7 @@ export const compareCommand = defineCommand({
     const built = buildPathFor(abs, file, io);
     const arch = stringOption('arch', options.arch, SETTINGS.arch) || null;
     const analysis = (await CudaDocuments.create()).analyzeOnce(text, built, macroTableFor(abs, text, arch));
-    const timing = timerOptions(options);
+    const timing = timerOptions(options, true);
     const launcher = options.launcher !== undefined ? splitCommandLine(options.launcher) : [...DEFAULT_SETTINGS.profile.launcher];
     const toolchain = limitTools(await detectToolchain({}), toolTimeoutOptions(options), file, io);
     if (arch) await checkArchOption(arch, toolchain);

@@ -59,6 +59,14 @@ export const GPU_RUN_OPTIONS = {
     setting: SETTINGS.profile.stalls,
     help: 'on: warp-stall reasons for every variant (ncu metrics, or CUPTI PC sampling with --timer cupti); off: times only, faster',
   },
+  counters: {
+    type: 'string',
+    value: 'on|off',
+    setting: SETTINGS.profile.counters,
+    help:
+      'with --timer cupti: on also counts executed instructions and achieved occupancy of every timed kernel (one extra ncu run per variant; ' +
+      'the ncu timer has them anyway)',
+  },
   timeout: {
     type: 'string',
     value: 'S',
@@ -80,6 +88,7 @@ export interface TimerOptions {
   clockControl: 'base' | 'none';
   cacheControl: 'all' | 'none';
   stalls: boolean;
+  counters: boolean;
 }
 
 const UNMET_WORDS: Record<UnmetCondition, { flag: string; instead: string; want: string }> = {
@@ -92,10 +101,15 @@ const UNMET_WORDS: Record<UnmetCondition, { flag: string; instead: string; want:
  * clocks or flushed caches asked for explicitly with --timer cupti are a usage error: the timer
  * runs the program as itself and cannot give them (the rule: engine/profile/timerConditions.ts).
  */
-export function timerOptions(o: { timer?: string; 'clock-control'?: string; 'cache-control'?: string; stalls?: string }): TimerOptions {
+export function timerOptions(
+  o: { timer?: string; 'clock-control'?: string; 'cache-control'?: string; stalls?: string; counters?: string },
+  countersByDefault = false,
+): TimerOptions {
   const t: TimerOptions = {
     timer: enumOption('timer', o.timer, SETTINGS.profile.timer),
     stalls: enumOption('stalls', o.stalls, SETTINGS.profile.stalls) === 'on',
+    // compare counts by default (a ladder's story is in its executed instructions); bench and sweep as the setting says
+    counters: o.counters === undefined && countersByDefault ? true : enumOption('counters', o.counters, SETTINGS.profile.counters) === 'on',
     clockControl: enumOption('clock-control', o['clock-control'], SETTINGS.profile.clockControl),
     cacheControl: enumOption('cache-control', o['cache-control'], SETTINGS.profile.cacheControl),
   };

@@ -241,6 +241,7 @@ interface SweepArgs {
   cacheControl: 'all' | 'none';
   timer: 'ncu' | 'cupti';
   stalls: boolean;
+  counters: boolean;
   timeoutS: number;
   launcher: string[];
   arch: string | null;
@@ -344,6 +345,7 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
               cacheControl: a.cacheControl,
               timer: a.timer,
               stalls: a.stalls,
+              counters: a.counters,
               timeoutMs: a.timeoutS * 1000,
               launcher: a.launcher,
               keepReportsDir: a.keep,

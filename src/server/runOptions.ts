@@ -16,6 +16,7 @@ export function runOptionsFromSettings(
   | 'cacheControl'
   | 'timer'
   | 'stalls'
+  | 'counters'
   | 'timeoutMs'
   | 'launcher'
   | 'runCommand'
@@ -36,6 +37,7 @@ export function runOptionsFromSettings(
     cacheControl: p.cacheControl,
     timer: p.timer,
     stalls: p.stalls === 'on',
+    counters: p.counters === 'on',
     timeoutMs: p.timeoutSeconds * 1000,
     launcher: p.launcher,
     runCommand: template(p.runCommand),

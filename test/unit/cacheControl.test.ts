@@ -62,21 +62,28 @@ describe('--cache-control on the command line', () => {
 
   test('what --timer cupti is given with: defaults and none pass, explicit base/all do not; ncu takes every value', () => {
     // the CUPTI timer is the default; the clock and cache defaults are ncu's: not asked for, so nothing it fails to give
-    assert.deepEqual(timerOptions({}), { timer: 'cupti', stalls: true, clockControl: 'base', cacheControl: 'all' });
+    assert.deepEqual(timerOptions({}), { timer: 'cupti', stalls: true, counters: false, clockControl: 'base', cacheControl: 'all' });
     assert.deepEqual(timerOptions({ 'cache-control': 'none' }), {
       timer: 'cupti',
       stalls: true,
+      counters: false,
       clockControl: 'base',
       cacheControl: 'none',
     });
     assert.deepEqual(timerOptions({ timer: 'ncu', 'clock-control': 'base', 'cache-control': 'all', stalls: 'off' }), {
       timer: 'ncu',
       stalls: false,
+      counters: false,
       clockControl: 'base',
       cacheControl: 'all',
     });
+    // --counters: off by default, on when asked; compare counts unless told not to
+    assert.equal(timerOptions({ counters: 'on' }).counters, true);
+    assert.equal(timerOptions({}, true).counters, true);
+    assert.equal(timerOptions({ counters: 'off' }, true).counters, false);
+    assert.throws(() => timerOptions({ counters: 'maybe' }), UsageError);
     assert.throws(() => timerOptions({ 'cache-control': 'all' }), /Use --timer ncu for flushed caches/, 'flushed caches asked for: ncu');
-    assert.deepEqual(timerOptions({ timer: 'cupti' }), { timer: 'cupti', stalls: true, clockControl: 'base', cacheControl: 'all' });
+    assert.deepEqual(timerOptions({ timer: 'cupti' }), { timer: 'cupti', stalls: true, counters: false, clockControl: 'base', cacheControl: 'all' });
     assert.deepEqual(timerOptions({ timer: 'cupti', 'clock-control': 'none', 'cache-control': 'none' }).timer, 'cupti');
     assert.throws(() => timerOptions({ timer: 'cupti', 'cache-control': 'all' }), UsageError);
     assert.throws(() => timerOptions({ timer: 'cupti', 'clock-control': 'base' }), UsageError);
@@ -96,6 +103,9 @@ describe('unrollLens.profile.cacheControl in the editor', () => {
     assert.equal(DEFAULT_SETTINGS.profile.cacheControl, 'all');
     assert.equal(runOptionsFromSettings(DEFAULT_SETTINGS.profile).cacheControl, 'all');
     assert.equal(runOptionsFromSettings({ ...DEFAULT_SETTINGS.profile, cacheControl: 'none' }).cacheControl, 'none');
+    // unrollLens.profile.counters: off by default (one more ncu run per variant), on when set
+    assert.equal(runOptionsFromSettings(DEFAULT_SETTINGS.profile).counters, false);
+    assert.equal(runOptionsFromSettings({ ...DEFAULT_SETTINGS.profile, counters: 'on' }).counters, true);
   });
 
   test('timer cupti (the default) with the default base clocks and flushed caches: the result says what it had, not what was set', () => {

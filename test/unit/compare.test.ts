@@ -109,6 +109,73 @@ describe('compare: the reduction ladder, replayed from an H100 run', () => {
     assert.ok(off[0] > 0.05 && off[0] < 0.06, String(off[0]));
   });
 
+  test("--counters (compare counts by default): executed instructions and occupancy from one ncu launch per kernel, the times the CUPTI timer's", async t => {
+    if (!real) return t.skip('no nvcc');
+    if (!cuptiPaths(await toolkitRoot(real))) return t.skip('no CUPTI in the toolkit');
+    const dir = path.join(COMPARE, 'counters');
+    const file = path.join(SAMPLES, 'reduce_unroll.cu');
+    const text = fs.readFileSync(file, 'utf8');
+    const analysis = await analyze(text, file);
+    const recorded = JSON.parse(fs.readFileSync(path.join(dir, 'reduce.counters.json'), 'utf8')) as CompareJson;
+    const stdout = fs.readFileSync(path.join(COMPARE, 'reduce.plain.stdout'), 'utf8');
+    // each kept raw page, by the mangled kernel it profiled
+    const pages = fs
+      .readdirSync(dir)
+      .filter(f => f.endsWith('.raw.csv'))
+      .map(f => fs.readFileSync(path.join(dir, f), 'utf8'));
+    let run = 0;
+    const ncuRuns: string[][] = [];
+    const runner: ProcessRunner = async (cmd, args, o) => {
+      if ([real!.nvcc.path, real!.nvdisasm?.path, real!.cuobjdump?.path, real!.cxxfilt?.path].includes(cmd))
+        return real!.runner(cmd, args, o);
+      if (cmd === '/fake/ncu') {
+        ncuRuns.push(args);
+        // the program runs inside ncu; the raw page follows its output (no report exported)
+        const name = /regex:\^(\w+)\$/.exec(args.join(' '))?.[1];
+        const page = pages.find(p => name && p.includes(`"${name}"`));
+        return result({ stdout: `${stdout}==PROF== Disconnected from process\n${page ?? ''}` });
+      }
+      const out = o?.env?.UNROLL_LENS_TIMER_OUT;
+      if (!out || !o?.env?.CUDA_INJECTION64_PATH) return result({ exitCode: 1, stderr: 'not run with the timer' });
+      fs.appendFileSync(out, fs.readFileSync(path.join(dir, `reduce_unroll-as-written-run-${run++}.timer.jsonl`), 'utf8'));
+      return result({ stdout });
+    };
+    const c = await compareKernels(file, text, analysis, {
+      toolchain: { ...real, runner, ncu: { name: 'ncu', path: '/fake/ncu', version: '2025.3.1', source: 'setting' }, gpus: [] },
+      arch: 'sm_90',
+      flags: flagsFromSettings({}, SAMPLES),
+      cacheDir: fs.mkdtempSync(path.join(os.tmpdir(), 'ul-compare-')),
+      kernels: REDUCE,
+      args: ['--reps', '20', '--size', '134217728'],
+      samples: 20,
+      warmup: 2,
+      clockControl: 'none',
+      timer: 'cupti',
+      counters: true,
+      timeoutMs: 60_000,
+      launcher: [],
+      measurementCacheDir: null,
+    });
+    const j = compareJson(c);
+    // one ncu run per kernel, one launch after the warm-up, caches and clocks left alone
+    assert.equal(ncuRuns.length, REDUCE.length);
+    for (const a of ncuRuns) {
+      assert.equal(a[a.indexOf('--launch-count') + 1], '1');
+      assert.equal(a[a.indexOf('--cache-control') + 1], 'none');
+      assert.equal(a[a.indexOf('--clock-control') + 1], 'none');
+    }
+    assert.deepEqual(
+      j.kernels.map(k => [k.name, k.medianMs, k.executedInstructions, k.achievedOccupancy]),
+      recorded.kernels.map(k => [k.name, k.medianMs, k.executedInstructions, k.achievedOccupancy]),
+    );
+    // the ladder's story in counters: ×8 with the unrolled warp executes a tenth of the first rung's warp instructions
+    assert.deepEqual(
+      j.kernels.map(k => k.executedInstructions),
+      [440401920, 230686720, 121634816, 69730304, 43450368, 36765696],
+    );
+    assert.ok(!c.result.notes.some(n => /unknown/.test(n)), c.result.notes.join('\n'));
+  });
+
   test('a name that is no kernel of the file is refused with the kernels it has', async t => {
     if (!real) return t.skip('no nvcc');
     const file = path.join(SAMPLES, 'reduce_unroll.cu');

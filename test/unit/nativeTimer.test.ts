@@ -162,6 +162,9 @@ describe('the measurement cache key of a CUPTI timing', () => {
     assert.notEqual(a, key({ timer: 'cupti', timerLibrary: '/c/timer/bbb/lib.so' }));
     assert.notEqual(a, key({ timer: 'ncu' }));
     assert.equal(key({ timer: 'ncu', timerLibrary: '/c/timer/bbb/lib.so' }), key({ timer: 'ncu' }), 'ncu timings do not depend on it');
+    // counted by ncu besides (--counters on): another answer, never served for a timing without them
+    assert.notEqual(a, key({ timer: 'cupti', timerLibrary: '/c/timer/aaa/lib.so', counters: true }));
+    assert.equal(key({ timer: 'ncu', counters: true }), key({ timer: 'ncu' }), 'the ncu timer counts anyway');
   });
 });
 

@@ -21,6 +21,7 @@ const ORIGIN: Record<SweepResult['origin'], string> = {
   sweep: 'Kernel sweep',
   variants: 'SASS variants of one loop',
   bench: 'GPU benchmark of one loop',
+  compare: 'Kernels of one program compared on the GPU',
 };
 
 declare global {

@@ -67,6 +67,7 @@ export function benchLoop(
         passes: o.passes,
         timer: o.timer,
         stalls: o.stalls,
+        counters: o.counters,
       },
     },
     { ...observer, onProgress: p => (observer.onProgress?.(p), o.progress?.(p)) },

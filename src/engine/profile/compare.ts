@@ -92,6 +92,7 @@ export async function compareKernels(
         passes: o.passes,
         timer: o.timer,
         stalls: o.stalls,
+        counters: o.counters,
       },
     },
     { ...observer, onProgress: p => (observer.onProgress?.(p), o.progress?.(p)) },

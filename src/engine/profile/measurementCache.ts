@@ -229,7 +229,18 @@ function possibleGroup(g: StoredMeasurement['groups'][number]): boolean {
 /** The options a measurement depends on (the bench's and the GPU sweep's). */
 export type MeasuredWith = Pick<
   BenchOptions,
-  'toolchain' | 'args' | 'runCommand' | 'launcher' | 'clockControl' | 'cacheControl' | 'samples' | 'warmup' | 'passes' | 'timer' | 'stalls'
+  | 'toolchain'
+  | 'args'
+  | 'runCommand'
+  | 'launcher'
+  | 'clockControl'
+  | 'cacheControl'
+  | 'samples'
+  | 'warmup'
+  | 'passes'
+  | 'timer'
+  | 'stalls'
+  | 'counters'
 > & {
   /** The CUPTI timer library that measured (its path names its build key: source, toolkit, CUPTI). */
   timerLibrary?: string;
@@ -265,7 +276,9 @@ export function measurementKeyFor(o: MeasuredWith, program: string, gpu: number 
         ? `source-stalls-pc:v${SOURCE_STALLS_VERSION}:${o.timerLibrary ?? ''}:2^${PC_SAMPLING_PERIOD}:${sha256(sourceText)}`
         : `source-stalls:v${SOURCE_STALLS_VERSION}:${sha256(sourceText)}`
       : o.timer === 'cupti'
-        ? `cupti-timer:v${CUPTI_TIMER_VERSION}:${o.timerLibrary ?? ''}:${stalls ? `pc-sampling-2^${PC_SAMPLING_PERIOD}` : 'times-only'}`
+        ? `cupti-timer:v${CUPTI_TIMER_VERSION}:${o.timerLibrary ?? ''}:${stalls ? `pc-sampling-2^${PC_SAMPLING_PERIOD}` : 'times-only'}` +
+          // counted by ncu besides (runners/counters.ts): an entry with counters is another answer
+          (o.counters ? `+ncu-counters:${PROFILE_METRICS.join(',')}` : '')
         : `${passes}:${(!stalls ? TIME_ONLY_METRICS : passes === 'split' ? ['gpu__time_duration.sum', ...STALL_METRICS] : PROFILE_METRICS).join(',')}`;
   return measurementKey({
     program: hashFile(program),

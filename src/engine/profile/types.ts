@@ -84,6 +84,12 @@ export interface BenchOptions {
    * durations and registers alone; the CUPTI timer does not sample).
    */
   stalls?: boolean;
+  /**
+   * With the CUPTI timer: also count executed instructions and achieved occupancy of every timed
+   * kernel (one extra ncu run per variant, one launch per kernel, caches and clocks left alone).
+   * The ncu timer has them already. Default false.
+   */
+  counters?: boolean;
   /** How ncu passes are spent (default combined: measured the faster, docs/measurements.md). */
   passes?: NcuPasses;
   /** ncu processes in flight per GPU (default PROFILES_PER_GPU). */

@@ -58,6 +58,8 @@ export interface TimeResult {
   programFailed: string | null;
   /** Why the stall reasons are missing although they were asked for (CUPTI PC sampling refused, too few samples); the times stand. */
   stallProblem?: string | null;
+  /** Why the counters (--counters on with the CUPTI timer: executed instructions, achieved occupancy) are missing; the times stand. */
+  countersProblem?: string | null;
   /** Program runs the timing took (the CUPTI timer): the next variant of the same program starts its second run early from it. */
   runs?: number;
   /**

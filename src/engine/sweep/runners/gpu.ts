@@ -17,7 +17,8 @@ import { summarize } from '../../profile/stages/summary';
 import { GpuRun, KernelSamples, TimeResult, timeVariant } from '../../profile/stages/time';
 import { timeNative } from '../../profile/native/timeNative';
 import { cachedPcSourceStalls, sourceLineRows } from '../../profile/native/pcSourceStalls';
-import { AheadRuns, deferred, settledNow, streamSass, timingNote, whileRunning } from './pipelining';
+import { AheadRuns, deferred, latch, settledNow, streamSass, timingNote, whileRunning } from './pipelining';
+import { COUNTERS, withCounters } from './counters';
 import { timerLibrary, TimerUnavailableError } from '../../profile/native/timerLibrary';
 import { withCuptiPermissionHelp } from '../../profile/permissionHelp';
 import { defaultRunDir } from '../../profile/gpuSelection';
@@ -53,6 +54,7 @@ export type GpuSettings = Pick<
   | 'passes'
   | 'timer'
   | 'stalls'
+  | 'counters'
   | 'maxSamples'
 >;
 
@@ -69,14 +71,6 @@ export interface GpuRunnerOptions extends StaticRunnerOptions {
    * kernel per point.
    */
   everyKernel?: TimedKernels;
-}
-
-/** A promise resolved once, from outside, however often resolve() is called; `open`: resolved already. */
-function latch(open = false): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>(r => (resolve = r));
-  if (open) resolve();
-  return { promise, resolve };
 }
 
 /** A timing's stall shares; null when nothing sampled stalls (the CUPTI timer), never an empty "no stalls". */
@@ -137,7 +131,7 @@ export class GpuRunner implements SweepRunner {
   private readonly runsByArgs = new Map<string, number>();
   /** The file as written's PC samples (CUPTI timer): its per-line stalls come from them. */
   private baselinePc: NonNullable<TimeResult['pcSampling']> | null = null;
-  /** Why stall reasons asked for are missing, and for how many variants. */
+  /** Why stall reasons or counters asked for are missing ("what\nwhy"), and for how many variants. */
   private readonly stallProblems = new Map<string, number>();
 
   constructor(private readonly o: GpuRunnerOptions) {
@@ -204,7 +198,7 @@ export class GpuRunner implements SweepRunner {
             `spread over GPUs ${this.gpuIndices.join(', ')} (CUDA device indices, ${this.perGpu} ncu process${this.perGpu > 1 ? 'es' : ''} each)`,
           ]
         : []),
-      ...[...this.stallProblems].map(([why, n]) => `stall reasons unknown for ${n} variant${n > 1 ? 's' : ''}: ${why}`),
+      ...[...this.stallProblems].map(([m, n]) => `${m.split('\n')[0]} unknown for ${n} variant${n > 1 ? 's' : ''}: ${m.split('\n')[1]}`),
       ...(this.target ? targetNotes(this.target, !!this.o.everyKernel && 'named' in this.o.everyKernel) : []),
       ...(this.timed.size > 1 ? [`timed kernels: ${[...this.timed].join(', ')}`] : this.kernel ? [`timed kernel: ${this.kernel}`] : []),
       ...this.sass.notes(),
@@ -527,7 +521,7 @@ export class GpuRunner implements SweepRunner {
     const hit = key ? this.cache!.get(key) : null;
     if (hit) ctx.onPhase?.(point, 'cached', undefined, { gpu: slot.gpu });
     let check: CheckResult;
-    let timing: Pick<TimeResult, 'status' | 'message' | 'groups' | 'stallProblem' | 'pcSampling'> | null = null;
+    let timing: Pick<TimeResult, 'status' | 'message' | 'groups' | 'stallProblem' | 'countersProblem' | 'pcSampling'> | null = null;
     if (this.folded && !hit) {
       // The program's output in its ncu run is its check: no plain run on a GPU another process is profiling on.
       if (isBaseline) this.baselineStarted.resolve();
@@ -555,9 +549,13 @@ export class GpuRunner implements SweepRunner {
     if (check.status !== 'ok') return { ...v, status: check.status, message: check.message };
     timing ??= hit ? { status: 'ok', message: null, groups: measuredGroups(hit) } : await this.time(p, target, stage, progress('time'));
     if (isBaseline) this.baselinePc = timing.pcSampling ?? null;
-    // a timing whose stall reasons were asked for and are missing is not stored: a later run may get them
-    if (timing.stallProblem) this.stallProblems.set(timing.stallProblem, (this.stallProblems.get(timing.stallProblem) ?? 0) + 1);
-    if (key && !hit && timing.status === 'ok' && !timing.stallProblem && check.stdout !== null)
+    // stall reasons or counters asked for and missing: said once per reason, and not stored (a later run may get them)
+    const missing = [
+      timing.stallProblem && `stall reasons\n${timing.stallProblem}`,
+      timing.countersProblem && `${COUNTERS}\n${timing.countersProblem}`,
+    ];
+    for (const m of missing) if (m) this.stallProblems.set(m, (this.stallProblems.get(m) ?? 0) + 1);
+    if (key && !hit && timing.status === 'ok' && !missing.some(Boolean) && check.stdout !== null)
       this.cache!.put(key, storedMeasurement(timing.groups, check.stdout));
     this.fillTiming(v, timing.groups, kernel, every);
     v.cached = !!hit;
@@ -686,8 +684,12 @@ export class GpuRunner implements SweepRunner {
     // its first may have been started ahead (startAhead), with these same options
     const args = JSON.stringify(stage.args);
     const ahead = stage.samples === this.o.gpu.samples ? this.ahead.take(p.program, stage.env) : undefined;
-    const r = await timeNative(p, target, { ...this.nativeOptions(stage, library), ahead }, progress);
+    let r = await timeNative(p, target, { ...this.nativeOptions(stage, library), ahead }, progress);
     if (r.status === 'ok' && r.runs && stage.samples === this.o.gpu.samples) this.runsByArgs.set(args, r.runs);
+    if (r.status === 'ok' && this.o.gpu.counters) {
+      const c = await withCounters(r, p, target, stage, progress);
+      r = { ...c.timing, countersProblem: c.problem };
+    }
     // CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: how to allow profiling, said once (profile/permissionHelp.ts)
     return r.message === null ? r : { ...r, message: withCuptiPermissionHelp(r.message) };
   }

@@ -39,6 +39,14 @@ export function deferred<T>(): { promise: Promise<T>; resolve: (v: T) => void; r
   return { promise, resolve, reject };
 }
 
+/** A promise resolved once, from outside, however often resolve() is called; `open`: resolved already. */
+export function latch(open = false): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>(r => (resolve = r));
+  if (open) resolve();
+  return { promise, resolve };
+}
+
 /** What is known now of each promise: its value once it has resolved (undefined before, or if it rejected). */
 export function settledNow<T>(promises: Promise<T>[]): (T | undefined)[] {
   const now: (T | undefined)[] = [];
