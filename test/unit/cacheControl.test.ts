@@ -83,7 +83,13 @@ describe('--cache-control on the command line', () => {
     assert.equal(timerOptions({ counters: 'off' }, true).counters, false);
     assert.throws(() => timerOptions({ counters: 'maybe' }), UsageError);
     assert.throws(() => timerOptions({ 'cache-control': 'all' }), /Use --timer ncu for flushed caches/, 'flushed caches asked for: ncu');
-    assert.deepEqual(timerOptions({ timer: 'cupti' }), { timer: 'cupti', stalls: true, counters: false, clockControl: 'base', cacheControl: 'all' });
+    assert.deepEqual(timerOptions({ timer: 'cupti' }), {
+      timer: 'cupti',
+      stalls: true,
+      counters: false,
+      clockControl: 'base',
+      cacheControl: 'all',
+    });
     assert.deepEqual(timerOptions({ timer: 'cupti', 'clock-control': 'none', 'cache-control': 'none' }).timer, 'cupti');
     assert.throws(() => timerOptions({ timer: 'cupti', 'cache-control': 'all' }), UsageError);
     assert.throws(() => timerOptions({ timer: 'cupti', 'clock-control': 'base' }), UsageError);
