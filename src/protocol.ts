@@ -39,6 +39,7 @@ export const Commands = {
   showSassForLine: 'unrollLens.showSassForLine',
   goToSourceLine: 'unrollLens.goToSourceLine',
   compareVariants: 'unrollLens.compareVariants',
+  compareKernels: 'unrollLens.compareKernels',
 } as const;
 
 /** Arguments of "Show SASS" (CodeLens, hover link, palette). */
@@ -77,6 +78,17 @@ export interface SweepKernelArgs {
   /** 1-based line of the kernel definition. */
   line: number;
   kernel: string;
+}
+
+/** Arguments of "Compare kernels in this file" (CodeLens above the file's first kernel); a caller that gives the rest is asked nothing. */
+export interface CompareKernelsArgs {
+  uri: string;
+  /** Source names of the kernels to compare; asked for when absent. */
+  kernels?: string[];
+  /** The kernel the speedups are against; asked for when absent. */
+  baseline?: string;
+  /** Program arguments as one line (split like a shell would, never run through one); asked for, prefilled with unrollLens.profile.args, when absent. */
+  args?: string;
 }
 
 // Settings are declared once in ./settings (package.json and the docs are generated from it).
@@ -304,6 +316,40 @@ export interface SweepRunResult {
 }
 /** Request: sweep a kernel's unroll factors (with $/progress; cancelling returns what finished). */
 export const SweepRequest = new RequestType<SweepParams, SweepRunResult, void>('unrollLens/sweep');
+
+export interface CompareKernelsParams {
+  uri: string;
+  /** Source names of the `__global__` kernels to compare (every instantiation of each is a row). */
+  kernels: string[];
+  /** The kernel the speedups are against (a source or mangled name); default: the first row. */
+  baseline?: string;
+  /** Program arguments as one line, split like a shell would but never run through one; default: unrollLens.profile.args. */
+  args?: string;
+  workDoneToken?: string | number;
+}
+/** One compared kernel as the client logs it. */
+interface ComparedKernelSummary {
+  /** `reduce_complete<256>` (with the block size when the kernel ran with several). */
+  label: string;
+  /** Mangled name. */
+  kernel: string;
+  medianMs: number | null;
+  /** The baseline kernel's median / this median. */
+  speedup: number | null;
+  withinNoise: boolean | null;
+}
+export interface CompareKernelsResult {
+  /** Origin 'compare': the file as written, its instantiations the compared kernels, for the results panel. */
+  result: SweepResult;
+  /** The kernels in the order named. */
+  kernels: ComparedKernelSummary[];
+  /** Label of the kernel the speedups are against, or null when it got no time. */
+  baseline: string | null;
+  /** Where the result was saved (.unroll-lens/results/…), or null when it could not be (or did not finish). */
+  savedPath: string | null;
+}
+/** Request: time several kernels of one program side by side on the GPU ($/progress; cancellable). */
+export const CompareKernelsRequest = new RequestType<CompareKernelsParams, CompareKernelsResult, void>('unrollLens/compareKernels');
 
 /** Progress of a running sweep as the panel shows it. */
 interface SweepProgressInfo {

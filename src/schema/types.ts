@@ -197,7 +197,7 @@ export interface InstantiationTiming {
   q3Ms: number | null;
   iqrMs: number | null;
   cv: number | null;
-  /** The same kernel's median in the baseline / this median. */
+  /** The same kernel's median in the baseline / this median; in a comparison, the baseline kernel's median / this median. */
   speedup: number | null;
   withinNoise: boolean | null;
   stallShare: Record<string, number> | null;
@@ -341,6 +341,11 @@ export interface SweepResult {
   measurement?: MeasurementConditions;
   /** Mangled → demangled name of every kernel timed (a benchmark's instantiations); absent when not recorded. */
   demangled?: Record<string, string>;
+  /**
+   * A kernel comparison (origin 'compare'): the mangled name of the kernel the instantiations'
+   * speedups are against (null: it has no time); absent in every other result.
+   */
+  compareBaseline?: string | null;
   /**
    * How sure the GPU measurements are of `best` (issue 25): whether it is distinguishable from the
    * file as written, which decides whether Apply best is offered. Absent in static results, when no

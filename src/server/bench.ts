@@ -5,6 +5,9 @@ import * as path from 'path';
 import { CancellationToken, ProgressToken } from 'vscode-languageserver/node';
 import type { FileAnalysis } from '../engine/parse/model';
 import { benchLabelOfId, benchLoop } from '../engine/profile/bench';
+import { compareKernels, KernelComparison } from '../engine/profile/compare';
+import { SweepSpaceError } from '../engine/sweep/space';
+import { splitCommandLine } from '../engine/toolchain/flags';
 import type { SweepProgress } from '../engine/sweep/observers/observer';
 import type { SweepResult } from '../schema/types';
 import { runOptionsFromSettings } from './runOptions';
@@ -77,39 +80,10 @@ export class BenchService {
       workDoneToken,
     };
     return this.toolchain.runRequest(work, async (signal, progress) => {
-      const t = await this.toolchain.tools(file);
-      // The sweep's rule, and the bench's stop (engine/profile/gpuReadiness.ts), as on the command line.
-      const blocker = gpuBlocker({
-        hasNcu: t.ncu !== null,
-        timer: s.profile.timer,
-        gpus: t.gpus.length,
-        launcher: s.profile.launcher,
-        text,
-        compileCommand: s.profile.compileCommand,
-      });
-      if (blocker && benchStopsAt(blocker)) throw new Error(EDITOR_GPU_BLOCKER_TEXT[blocker]);
-      const flags = this.toolchain.flagsFor(file);
-      const gpus = gpusFromSetting(s.profile.gpus, t.gpus.length, s.profile.launcher);
-      const where = runLocations({
-        cacheDir: this.cacheDir(),
-        sharedDirectory: s.profile.sharedDirectory,
-        launcher: s.profile.launcher,
-        tmpDir: os.tmpdir(),
-      });
       const report = await benchLoop(file, text, analysis, {
-        toolchain: t,
-        arch: this.toolchain.archFor(t, flags.arch),
-        flags,
-        cacheDir: where.cacheDir,
-        runDir: where.runDir,
-        measurementCacheDir: s.profile.measurementCache ? where.measurementCacheDir : null,
-        gpus,
-        profilesPerGpu: s.profile.profilesPerGpu,
+        ...(await this.gpuRun(file, text)),
         loops: [line],
         factors,
-        ...runOptionsFromSettings(s.profile),
-        // nvcc itself is also held to it by the toolchain's runner; this covers compileCommand (make, cmake).
-        nvccTimeoutMs: s.toolchain.nvccTimeoutSeconds * 1000,
         sourceStalls: s.profile.sourceStalls,
         signal,
         progress: p => progress(benchWorkPercent(p), benchWorkMessage(p)),
@@ -117,5 +91,82 @@ export class BenchService {
       this.facts.record(uri, text, f => recordBench(f, line, report));
       return report;
     });
+  }
+
+  /**
+   * "Compare kernels in this file" (issue 26): the named kernels of the file's program timed side
+   * by side from the same runs, as `unroll-lens compare` does, under the bench's settings and rules.
+   */
+  async compareKernels(
+    uri: string,
+    text: string,
+    analysis: FileAnalysis,
+    p: { kernels: string[]; baseline?: string; args?: string },
+    token: CancellationToken,
+    workDoneToken?: ProgressToken,
+  ): Promise<KernelComparison> {
+    const file = uriToPath(uri);
+    if (!file) throw new Error('only files on disk can be benchmarked');
+    const work = {
+      title: 'Unroll Lens: comparing kernels on the GPU',
+      message: p.kernels.join(', '),
+      building: `GPU ${path.basename(file)}: compare`,
+      token,
+      workDoneToken,
+    };
+    return this.toolchain.runRequest(work, async (signal, progress) => {
+      try {
+        return await compareKernels(file, text, analysis, {
+          ...(await this.gpuRun(file, text)),
+          // typed by the user in the command's prompt: words as a shell would split them, no shell
+          ...(p.args !== undefined ? { args: splitCommandLine(p.args) } : {}),
+          kernels: p.kernels,
+          baseline: p.baseline,
+          signal,
+          progress: pr => progress(benchWorkPercent(pr), benchWorkMessage(pr)),
+        });
+      } catch (e) {
+        // a name that is no kernel of the file, or a baseline that is none of the compared: said as it is
+        if (e instanceof SweepSpaceError) throw new Error(e.message);
+        throw e;
+      }
+    });
+  }
+
+  /** What a GPU run of the file's program needs, from the settings; throws when the GPU rules stop it (no main, no timer, …). */
+  private async gpuRun(file: string, text: string) {
+    const s = this.settings();
+    const t = await this.toolchain.tools(file);
+    // The sweep's rule, and the bench's stop (engine/profile/gpuReadiness.ts), as on the command line.
+    const blocker = gpuBlocker({
+      hasNcu: t.ncu !== null,
+      timer: s.profile.timer,
+      gpus: t.gpus.length,
+      launcher: s.profile.launcher,
+      text,
+      compileCommand: s.profile.compileCommand,
+    });
+    if (blocker && benchStopsAt(blocker)) throw new Error(EDITOR_GPU_BLOCKER_TEXT[blocker]);
+    const flags = this.toolchain.flagsFor(file);
+    const gpus = gpusFromSetting(s.profile.gpus, t.gpus.length, s.profile.launcher);
+    const where = runLocations({
+      cacheDir: this.cacheDir(),
+      sharedDirectory: s.profile.sharedDirectory,
+      launcher: s.profile.launcher,
+      tmpDir: os.tmpdir(),
+    });
+    return {
+      toolchain: t,
+      arch: this.toolchain.archFor(t, flags.arch),
+      flags,
+      cacheDir: where.cacheDir,
+      runDir: where.runDir,
+      measurementCacheDir: s.profile.measurementCache ? where.measurementCacheDir : null,
+      gpus,
+      profilesPerGpu: s.profile.profilesPerGpu,
+      ...runOptionsFromSettings(s.profile),
+      // nvcc itself is also held to it by the toolchain's runner; this covers compileCommand (make, cmake).
+      nvccTimeoutMs: s.toolchain.nvccTimeoutSeconds * 1000,
+    };
   }
 }

@@ -5,7 +5,7 @@ import type { FileAnalysis, Kernel, Loop, SourceSpan } from '../engine/parse/mod
 import { computeFindings } from '../engine/parse/findings';
 import { loopHoverMarkdown, loopLensSummary, manualUnrollHoverMarkdown } from '../engine/report/describe';
 import { recommendedFactorMarkdown } from './recommendHover';
-import { BenchmarkLoopArgs, Commands, DIAGNOSTIC_SOURCE, Settings, ShowSassArgs, SweepKernelArgs } from '../protocol';
+import { BenchmarkLoopArgs, Commands, CompareKernelsArgs, DIAGNOSTIC_SOURCE, Settings, ShowSassArgs, SweepKernelArgs } from '../protocol';
 import type { SassFacts } from '../engine/report/sassText';
 import { loopSassMarkdown, loopSassLensTitle } from '../engine/report/sassText';
 import { benchMarkdown, lineStallsMarkdown } from '../engine/report/benchText';
@@ -40,9 +40,21 @@ export function codeLenses(
   settings: Settings,
   sass: SassFacts | null = null,
   header: HeaderUnit | null = null,
+  program = false,
 ): CodeLens[] {
   if (!settings.codeLensEnabled) return [];
   const lenses: CodeLens[] = [];
+  // A program with several kernels (a ladder of techniques, one kernel per coarsening factor): one
+  // lens, above the first kernel, times them side by side (issue 26). `program`: the file builds a
+  // program (it has main, or a compile command builds one), as a GPU run needs.
+  const globals = analysis.kernels.filter(k => k.qualifier === 'global');
+  if (program && !header && new Set(globals.map(k => k.name)).size >= 2) {
+    const args: CompareKernelsArgs = { uri };
+    lenses.push({
+      range: lineRange(globals[0].line),
+      command: { title: 'Compare kernels in this file', command: Commands.compareKernels, arguments: [args] },
+    });
+  }
   for (const k of analysis.kernels) {
     if (k.qualifier === 'global' && !header) {
       const args: SweepKernelArgs = { uri, line: k.line, kernel: k.name };

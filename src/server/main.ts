@@ -16,6 +16,7 @@ import {
   AnalysisStatusNotification,
   BenchLoopRequest,
   ClearCacheRequest,
+  CompareKernelsRequest,
   DEFAULT_SETTINGS,
   ExportResultRequest,
   FileAnalysisRequest,
@@ -43,13 +44,14 @@ import { uriToPath } from './uri';
 import { VariantService } from './variants';
 import { MacroService, editMayChangeMacros } from './macros';
 import { MacroTable } from '../engine/parse/macros';
-import { toAnalysisStatus, toBenchLoopResult, toFileAnalysisResult, toLoopVariantsResult } from './wire';
+import { toAnalysisStatus, toBenchLoopResult, toCompareKernelsResult, toFileAnalysisResult, toLoopVariantsResult } from './wire';
 import { defaultCacheDir } from '../engine/variants/build';
 import { isHeaderFile } from '../engine/variants/overlay';
 import { HeaderUnits } from './headers';
 import { createServerConnection } from './connection';
 import { exitCleanlyOnStop } from './shutdown';
 import { processGuard } from '../engine/toolchain/processGuard';
+import { hasMain } from '../engine/profile/gpuReadiness';
 import * as path from 'path';
 
 const connection = createServerConnection();
@@ -316,7 +318,12 @@ connection.onDidCloseTextDocument(({ textDocument }) =>
 connection.onCodeLens(async ({ textDocument }) => {
   await syncQueue;
   const analysis = (await docsReady).analysis(textDocument.uri);
-  return analysis ? codeLenses(textDocument.uri, analysis, settings, sassFacts(textDocument.uri), headerUnit(textDocument.uri)) : [];
+  // a file that builds a program by itself (or through the project's compile command) can compare its kernels
+  const text = texts.get(textDocument.uri)?.getText() ?? '';
+  const program = hasMain(text) || settings.profile.compileCommand.length > 0;
+  return analysis
+    ? codeLenses(textDocument.uri, analysis, settings, sassFacts(textDocument.uri), headerUnit(textDocument.uri), program)
+    : [];
 });
 
 connection.onHover(async ({ textDocument, position }) => {
@@ -408,6 +415,14 @@ connection.onRequest(BenchLoopRequest, async (p, token) => {
   const savedPath = result.complete ? results.save(result) : null;
   results.remember(p.uri, text, result);
   return toBenchLoopResult(result, savedPath);
+});
+
+connection.onRequest(CompareKernelsRequest, async (p, token) => {
+  notHeader(p.uri);
+  const { analysis, text } = await openDocument(p.uri);
+  const c = await bench.compareKernels(p.uri, text, analysis, p, token, p.workDoneToken);
+  // saved like a benchmark: "Open a saved result…" shows the ladder again
+  return toCompareKernelsResult(c, c.result.complete ? results.save(c.result) : null);
 });
 
 connection.onRequest(SweepRequest, async (p, token) => {

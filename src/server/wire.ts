@@ -6,7 +6,17 @@ import { lineStallText } from '../engine/report/benchText';
 import { loopLensSummary } from '../engine/report/describe';
 import type { LoopReport } from '../engine/variants/reports';
 import type { SourceLineStalls } from '../schema/types';
-import type { AnalysisStatus, BenchLoopResult, FileAnalysisResult, LineStallNote, LoopVariantsResult, SweepResult } from '../protocol';
+import type { KernelComparison } from '../engine/profile/compare';
+import { comparisonAsVariants } from '../schema/comparison';
+import type {
+  AnalysisStatus,
+  BenchLoopResult,
+  CompareKernelsResult,
+  FileAnalysisResult,
+  LineStallNote,
+  LoopVariantsResult,
+  SweepResult,
+} from '../protocol';
 
 /** Lines below this share of the kernel's stall samples get no inline note: one on every line would be noise. */
 const LINE_STALL_NOTE_MIN_SHARE = 0.01;
@@ -86,4 +96,21 @@ export function lineStallNotes(lines: Pick<SourceLineStalls, 'line' | 'samples' 
   return lines
     .filter(l => l.samples / Math.max(1, total) >= LINE_STALL_NOTE_MIN_SHARE)
     .map(l => ({ line: l.line, text: lineStallText(l, total) }));
+}
+
+/** A kernel comparison for the client: its rows as the panel labels them (the result carries the same, with the baseline). */
+export function toCompareKernelsResult(c: KernelComparison, savedPath: string | null): CompareKernelsResult {
+  const view = comparisonAsVariants(c.result);
+  return {
+    result: c.result,
+    kernels: view.variants.map(v => ({
+      label: v.label,
+      kernel: v.kernel ?? v.id,
+      medianMs: v.medianMs,
+      speedup: v.speedup,
+      withinNoise: v.withinNoise,
+    })),
+    baseline: view.variants.find(v => v.id === view.baseline)?.label ?? null,
+    savedPath,
+  };
 }

@@ -96,6 +96,18 @@ describe('compare: the reduction ladder, replayed from an H100 run', () => {
     const s = j.kernels.map(k => Number(k.speedup!.toFixed(2)));
     assert.deepEqual(s, [1, 1.91, 3.36, 3.77, 3.78, 3.77]);
     assert.deepEqual(j.measurement, { tool: 'cupti', clocks: 'as-is', caches: 'warm' });
+    // the result carries the ladder (the panel and the exports read it): rows in the order named, the baseline
+    assert.equal(c.result.compareBaseline, '_Z18reduce_interleavedPKiPij');
+    assert.deepEqual(
+      c.result.variants[0].instantiations!.map(x => x.speedup),
+      j.kernels.map(k => k.speedup),
+    );
+    // the results panel's fixture (test/fixtures/sweep/compare/README.md): this replay's result, its path and GPU the recorded run's
+    if (process.env.UNROLL_LENS_WRITE_COMPARE_FIXTURE)
+      fs.writeFileSync(
+        path.join(REPO_ROOT, 'test', 'fixtures', 'sweep', 'compare', 'reduce_unroll.json'),
+        JSON.stringify({ ...c.result, file: recorded.file, gpu: recorded.gpu }, null, 2) + '\n',
+      );
     assert.match(renderComparison(c), /^reduce_complete +0\.1699 /m);
     // against the program's own cudaEvent medians (all over 100 µs): within 5 % but for the first rung
     // (CUPTI 0.641 ms, the events 0.606–0.617 ms, ncu 0.603 ms: docs/measurements.md, not explained yet)

@@ -10,6 +10,7 @@ import {
   AnalysisStatusNotification,
   BenchLoopRequest,
   Commands,
+  CompareKernelsRequest,
   FileAnalysisRequest,
   LoopVariantsRequest,
   ToolchainStatusNotification,
@@ -17,13 +18,19 @@ import {
 
 test('custom LSP methods keep their names', () => {
   assert.deepEqual(
-    [FileAnalysisRequest, LoopVariantsRequest, BenchLoopRequest, AnalysisStatusNotification, ToolchainStatusNotification].map(
-      m => m.method,
-    ),
+    [
+      FileAnalysisRequest,
+      LoopVariantsRequest,
+      BenchLoopRequest,
+      CompareKernelsRequest,
+      AnalysisStatusNotification,
+      ToolchainStatusNotification,
+    ].map(m => m.method),
     [
       'unrollLens/fileAnalysis',
       'unrollLens/loopVariants',
       'unrollLens/benchLoop',
+      'unrollLens/compareKernels',
       'unrollLens/analysisStatus',
       'unrollLens/toolchainStatus',
     ],

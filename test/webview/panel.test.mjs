@@ -1411,6 +1411,92 @@ describe('measurement conditions', () => {
   });
 });
 
+// "Compare kernels in this file" (issue 26): the H100 reduction ladder (test/fixtures/sweep/compare/),
+// one row and one bar per kernel, speedups against the baseline kernel, nothing to apply.
+describe('kernel comparison', () => {
+  const r = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'compare', 'reduce_unroll.json'), 'utf8'));
+  const rows = r.variants[0].instantiations;
+  const labels = [
+    'reduce_interleaved',
+    'reduce_unroll2',
+    'reduce_unroll4',
+    'reduce_unroll8',
+    'reduce_unroll8_warptail',
+    'reduce_complete<256u>',
+  ];
+  const speedup = x => rows[0].medianMs / x.medianMs;
+
+  test('the ladder: a row and a bar per kernel, speedup vs the baseline kernel, no Apply, exports posted', async () => {
+    const { page, log } = await openHost({ theme: 'dark' });
+    await postResult(page, r);
+    assert.equal(await page.locator('.ul-title').textContent(), 'reduce_unroll.cu · compare · 6 kernels');
+    assert.match(await page.locator('[data-meta="Baseline"] dd').textContent(), /^reduce_interleaved /);
+    assert.equal(await page.locator('[data-meta="Fastest"] dd').textContent(), `reduce_unroll8_warptail (${speedup(rows[4]).toFixed(3)}×)`);
+    assert.equal(await page.locator('.ul-table-section h2').textContent(), 'Kernels');
+    const { cols, rows: shown } = await readTable(page);
+    assert.deepEqual(
+      shown.map(x => x.id),
+      rows.map(x => x.kernel),
+      'one row per kernel, in the order named',
+    );
+    for (const c of ['label', 'medianMs', 'iqrMs', 'speedup', 'kernelInstructions', 'registers', 'topStall', 'withinNoise'])
+      assert.ok(cols.includes(c), `column ${c}`);
+    for (const c of ['occupancy', 'spillStores', 'identicalTo', 'kernelBytes', 'instantiation', 'executedInstructions'])
+      assert.ok(!cols.includes(c), `no column ${c}`);
+    assert.ok(!cols.some(c => c.startsWith('factor:')), 'no factor columns');
+    shown.forEach((row, i) => {
+      const x = rows[i];
+      assert.equal(row.cells.label, labels[i]);
+      assert.equal(row.cells.medianMs, us(x.medianMs));
+      assert.equal(row.cells.iqrMs, us(x.iqrMs));
+      assert.equal(row.cells.speedup, `${speedup(x).toFixed(3)}×`);
+      assert.equal(row.cells.kernelInstructions, int(x.kernelInstructions));
+      assert.equal(row.cells.registers, int(x.registers));
+    });
+    const charts = await readCharts(page);
+    assert.deepEqual(Object.keys(charts).sort(), ['resources', 'size', 'speedup', 'stalls']);
+    assert.deepEqual(
+      charts.speedup.labels.map(l => l[0]),
+      labels,
+    );
+    assert.deepEqual(charts.speedup.decor.refLines, [{ value: 1, label: 'Baseline (reduce_interleaved) = 1×' }]);
+    assert.ok(charts.speedup.marks.length === 6 && charts.speedup.marks.every(m => m.alpha > 0), 'every bar drawn');
+    const heads = await page.locator('figure[data-chart] h2').allTextContents();
+    assert.ok(heads.includes('Speedup vs the baseline kernel'), heads.join(' | '));
+    await checkConditions(page, r, ['speedup', 'stalls', 'size', 'resources']);
+    assert.match(await page.locator('figure[data-chart="speedup"] figcaption').textContent(), /Baseline: reduce_interleaved\.$/);
+    // nothing to apply: different kernels, not factors of one
+    assert.equal(await page.locator('text=Apply best').isVisible(), false);
+    await page.click(`tr[data-variant="${rows[2].kernel}"]`);
+    assert.equal(await page.locator('.ul-selection .ul-button').isVisible(), false);
+    await page.click('text=Export CSV');
+    assert.deepEqual((await page.evaluate(() => window.__posted)).slice(1), [
+      { type: 'reveal', variantId: rows[2].kernel },
+      { type: 'export', format: 'csv' },
+    ]);
+    assert.deepEqual((await page.evaluate(() => window.__getState())).result, r, 'the comparison as recorded is persisted');
+    await assertClean(page, log);
+  });
+
+  test('with ncu counters: executed instructions and achieved occupancy per kernel', async () => {
+    // the ncu run of the same ladder (../gpu/h100/compare/reduce.ncu.json) put on these rows: its counters, this replay's times
+    const ncu = JSON.parse(fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'gpu', 'h100', 'compare', 'reduce.ncu.json'), 'utf8'));
+    const counted = structuredClone(r);
+    counted.variants[0].instantiations.forEach((x, i) => {
+      x.executedInstructions = ncu.kernels[i].executedInstructions;
+      x.achievedOccupancy = ncu.kernels[i].achievedOccupancy;
+    });
+    const { page, log } = await openHost();
+    await postResult(page, counted);
+    const { rows: shown } = await readTable(page);
+    shown.forEach((row, i) => {
+      assert.equal(row.cells.executedInstructions, int(ncu.kernels[i].executedInstructions));
+      assert.equal(row.cells.achievedOccupancy, pct100(ncu.kernels[i].achievedOccupancy));
+    });
+    await assertClean(page, log);
+  });
+});
+
 // A distinct nonce per page, so one page's nonce cannot be replayed into another.
 test('panelHtml: CSP, nonce and escaping of what the host passes in', () => {
   const nonce = crypto.randomBytes(16).toString('base64');

@@ -59,6 +59,17 @@ const CHART_TITLES: Record<ChartId, string> = {
   unroll: 'Unroll factor nvcc applied',
 };
 
+/** A kernel comparison's rows are kernels: its charts say so (issue 26). */
+const COMPARISON_TITLES: Partial<Record<ChartId, string>> = {
+  speedup: 'Speedup vs the baseline kernel',
+  size: 'SASS size of each kernel',
+  resources: 'Registers and occupancy of each kernel',
+};
+
+function chartTitle(id: ChartId, m: ViewModel): string {
+  return (m.comparison && COMPARISON_TITLES[id]) || CHART_TITLES[id];
+}
+
 /** A two-loop GPU sweep shows its speedups as a heatmap (heatmap.ts) instead of bars. */
 function chartIds(model: ViewModel, heatmap: boolean): ChartId[] {
   // The i-cache chart only where some variant has an entry (results saved before issue 13 have none).
@@ -88,6 +99,8 @@ function variantAt(chart: Chart, e: ChartEvent, model: ViewModel): VariantView |
 
 export class ChartPanel {
   private cards = new Map<ChartId, Card>();
+  /** The chart ids shown, and whether for a comparison (its titles differ). */
+  private layout = '';
   private model: ViewModel | null = null;
   private theme: Theme | null = null;
   private selected: string | null = null;
@@ -120,7 +133,11 @@ export class ChartPanel {
     this.selected = selected;
     const heat = heatmapOf(model);
     const ids = chartIds(model, heat !== null);
-    if (ids.join() !== [...this.cards.keys()].join()) this.rebuild(ids);
+    const layout = `${ids.join()}${model.comparison ? '|compare' : ''}`;
+    if (layout !== this.layout) {
+      this.layout = layout;
+      this.rebuild(ids);
+    }
     const conditions = chartConditionsText(model.result);
     // Many variants with long (kernel-sweep) labels: rotated ticks need room, so the plots grow.
     const longest = Math.max(0, ...model.variants.map(x => Math.min(24, x.v.label.length)));
@@ -160,11 +177,16 @@ export class ChartPanel {
       const canvas =
         id === 'heatmap'
           ? null
-          : h('canvas', { attrs: { role: 'img', 'aria-label': `${CHART_TITLES[id]} per variant; the table lists every value.` } });
+          : h('canvas', {
+              attrs: {
+                role: 'img',
+                'aria-label': `${chartTitle(id, this.model!)} per ${this.model!.comparison ? 'kernel' : 'variant'}; the table lists every value.`,
+              },
+            });
       const caption = h('figcaption', { class: 'ul-caption' });
       const conditions = h('p', { class: 'ul-conditions', attrs: { 'data-conditions': '' } });
       const figure = h('figure', { class: `ul-card${canvas ? '' : ' ul-heat-card'}`, attrs: { 'data-chart': id } }, [
-        h('h2', { text: CHART_TITLES[id] }),
+        h('h2', { text: chartTitle(id, this.model!) }),
         conditions,
         canvas ? h('div', { class: 'ul-canvas-box' }, [canvas]) : this.heatmap.element,
         caption,
@@ -178,6 +200,10 @@ export class ChartPanel {
 
   private caption(id: ChartId, m: ViewModel, heat: Heatmap | null): string {
     const r = m.result;
+    if (m.comparison) {
+      const c = comparisonCaption(id, m);
+      if (c !== null) return c;
+    }
     switch (id) {
       case 'speedup':
         return `Baseline median / variant median; whiskers span the variant's interquartile range. Baseline: ${m.baseline?.v.label ?? r.baseline}.`;
@@ -232,6 +258,23 @@ export class ChartPanel {
       case 'unroll':
         return unrollChart(k);
     }
+  }
+}
+
+/** A comparison's captions where they differ from a sweep's (rows are kernels of one program run, not variants of one). */
+function comparisonCaption(id: ChartId, m: ViewModel): string | null {
+  switch (id) {
+    case 'speedup':
+      return (
+        `The baseline kernel's median / each kernel's median, all timed in the same program runs; whiskers span each kernel's ` +
+        `interquartile range. Baseline: ${m.baseline?.v.label ?? 'none (it got no time)'}.`
+      );
+    case 'size':
+      return `Kernel bytes = SASS instructions of each kernel × 16. I-cache budget ${fmtBytes(m.result.icacheBudgetBytes)}: ${m.result.icacheBudgetNote}`;
+    case 'resources':
+      return 'Registers per thread of each kernel; achieved occupancy measured by ncu (% of peak warps; none with the CUPTI timer).';
+    default:
+      return null;
   }
 }
 

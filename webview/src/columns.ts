@@ -28,18 +28,40 @@ function numCol(
   return { id, title, tip, numeric: true, gpu, sortValue: value, text: x => text(value(x)) };
 }
 
+/** What a comparison's rows (kernels the compiler built as they are) never have: spills and theoretical occupancy are not read for them, nothing is identical code. */
+const NOT_IN_A_COMPARISON = new Set(['kernelBytes', 'spillStores', 'spillLoads', 'occupancy', 'identicalTo']);
+
 export function columns(m: ViewModel): Column[] {
-  const cols: Column[] = [...variantColumns(m), ...codeColumns(m), ...timingColumns()];
+  const cols: Column[] = [...variantColumns(m), ...codeColumns(m), ...timingColumns(m)];
   if (m.icache) cols.push(icacheColumn(m));
   cols.push(...stallColumns(m), ...remarkColumns());
-  return m.gpu ? cols : cols.filter(c => !c.gpu);
+  const shown = m.comparison ? cols.filter(c => !NOT_IN_A_COMPARISON.has(c.id)) : cols;
+  return m.gpu ? shown : shown.filter(c => !c.gpu);
 }
 
 /** Which variant a row is: its label, each loop's factor, parameters, instantiation and status. */
 function variantColumns(m: ViewModel): Column[] {
   const r = m.result;
   const cols: Column[] = [
-    { id: 'label', title: 'Variant', tip: 'Variant label', numeric: false, gpu: false, sortValue: x => x.v.label, text: x => x.v.label },
+    m.comparison
+      ? {
+          id: 'label',
+          title: 'Kernel',
+          tip: 'The kernel as the source names it, with its template arguments',
+          numeric: false,
+          gpu: false,
+          sortValue: x => x.index,
+          text: x => x.v.label,
+        }
+      : {
+          id: 'label',
+          title: 'Variant',
+          tip: 'Variant label',
+          numeric: false,
+          gpu: false,
+          sortValue: x => x.v.label,
+          text: x => x.v.label,
+        },
   ];
   for (const line of m.loopLines) {
     const written = r.loops.find(l => String(l.line) === line)?.written ?? null;
@@ -151,8 +173,22 @@ function codeColumns(m: ViewModel): Column[] {
 }
 
 /** What a GPU run measured: achieved occupancy, the durations' quartiles and spread, the speedup and its noise check. */
-function timingColumns(): Column[] {
+function timingColumns(m: ViewModel): Column[] {
+  // executed instructions: only ncu counts them (a result timed by the CUPTI timer has none)
+  const executed = m.executed
+    ? [
+        numCol(
+          'executedInstructions',
+          'Exec instr',
+          'Warp instructions executed by one launch (ncu smsp__inst_executed.sum)',
+          true,
+          x => x.num('executedInstructions'),
+          fmtInt,
+        ),
+      ]
+    : [];
   return [
+    ...executed,
     numCol(
       'achievedOccupancy',
       'Achieved occ.',
@@ -174,7 +210,14 @@ function timingColumns(): Column[] {
       x => x.num('cv'),
       v => fmtShare(v, 2),
     ),
-    numCol('speedup', 'Speedup', 'Baseline median / this median', true, x => x.num('speedup'), fmtSpeedup),
+    numCol(
+      'speedup',
+      'Speedup',
+      m.comparison ? "The baseline kernel's median / this kernel's median" : 'Baseline median / this median',
+      true,
+      x => x.num('speedup'),
+      fmtSpeedup,
+    ),
     {
       id: 'speedupIqr',
       title: 'Speedup IQR',

@@ -3,6 +3,7 @@
 import type { SweepResult, SweepVariant, VariantIcache } from '../../src/protocol';
 // Pure (no Node API): bundled into the panel so that it and the CLI table decide alike.
 import { showInstantiations } from '../../src/schema/kernelNames';
+import { comparisonAsVariants, isComparison } from '../../src/schema/comparison';
 
 /**
  * Stall reasons stacked by name besides no_instruction; the rest are summed as "other". Four keep
@@ -17,7 +18,7 @@ const ISSUING = 'selected';
 const SASS_INSTRUCTION_BYTES = 16;
 
 type NumericKey = {
-  [K in keyof SweepVariant]-?: SweepVariant[K] extends number | null ? K : never;
+  [K in keyof SweepVariant]-?: Exclude<SweepVariant[K], undefined> extends number | null ? K : never;
 }[keyof SweepVariant];
 
 export interface VariantView {
@@ -50,7 +51,12 @@ export interface VariantView {
 }
 
 export interface ViewModel {
+  /** What is shown: a kernel comparison as one variant per compared kernel (src/schema/comparison.ts). */
   result: SweepResult;
+  /** A kernel comparison (origin 'compare'): rows are kernels, nothing can be applied. */
+  comparison: boolean;
+  /** Some row has executed instructions (ncu): the table shows the column. */
+  executed: boolean;
   variants: VariantView[];
   byId: Map<string, VariantView>;
   /** Loop lines as the variant records key them ("72"). */
@@ -79,7 +85,10 @@ export function stallLabel(group: string): string {
   return group;
 }
 
-export function buildModel(result: SweepResult): ViewModel {
+export function buildModel(recorded: SweepResult): ViewModel {
+  // A comparison is stored as one run of the file with the kernels as its instantiations: shown one row (and bar) per kernel.
+  const result = comparisonAsVariants(recorded);
+  const comparison = isComparison(recorded);
   const raw = new Map(result.variants.map(v => [v.id, v]));
   const loopLines = result.loops.map(l => String(l.line));
   for (const v of result.variants) for (const k of Object.keys(v.factors)) if (!loopLines.includes(k)) loopLines.push(k);
@@ -95,11 +104,14 @@ export function buildModel(result: SweepResult): ViewModel {
 
   return {
     result,
+    comparison,
+    executed: views.some(x => x.num('executedInstructions') !== null),
     variants: views,
     byId,
     loopLines,
     paramKeys,
-    instantiations: showInstantiations(result.variants),
+    // a comparison's labels are the instantiations (`reduce_complete<256>`): no column repeats them
+    instantiations: !comparison && showInstantiations(result.variants),
     stallGroups,
     baseline,
     best: result.best ? (byId.get(result.best) ?? null) : null,

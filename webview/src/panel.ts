@@ -21,7 +21,7 @@ const ORIGIN: Record<SweepResult['origin'], string> = {
   sweep: 'Kernel sweep',
   variants: 'SASS variants of one loop',
   bench: 'GPU benchmark of one loop',
-  compare: 'Kernels of one program compared on the GPU',
+  compare: 'Kernels of one program timed side by side',
 };
 
 declare global {
@@ -59,6 +59,7 @@ class App {
   private readonly content: HTMLElement;
   private readonly charts: ChartPanel;
   private readonly table: ResultTable;
+  private readonly tableHeading = h('h2', { text: 'Variants' });
 
   constructor(
     root: HTMLElement,
@@ -104,7 +105,7 @@ class App {
         ]),
         h('section', { class: 'ul-chart-section', attrs: { 'aria-label': 'Charts' } }, [chartRoot]),
         h('section', { class: 'ul-table-section', attrs: { 'aria-label': 'Variants table' } }, [
-          h('h2', { text: 'Variants' }),
+          this.tableHeading,
           this.icacheLegend,
           this.selection,
           h('div', { class: 'ul-table-scroll' }, [this.table.element]),
@@ -175,6 +176,55 @@ class App {
 
   private renderHeader(m: ViewModel): void {
     const r = m.result;
+    setText(this.tableHeading, m.comparison ? 'Kernels' : 'Variants');
+    if (m.comparison) this.renderComparisonMeta(m);
+    else this.renderSweepMeta(m);
+    this.renderProgress(r, m);
+    // what a GPU run cost, as the CLI's footer and the hover say it
+    const cost = !r.static && r.timing ? runTimingText(r.timing) : null;
+    const notes = cost ? [...r.notes, cost] : r.notes;
+    this.notes.replaceChildren(...notes.map(n => h('li', { text: n })));
+    this.notes.hidden = !notes.length;
+    this.renderIcacheLegend(m);
+  }
+
+  private renderMeta(items: [string, string][]): void {
+    this.meta.replaceChildren(
+      ...items.map(([k, v]) =>
+        h('div', { class: 'ul-meta-item', attrs: { 'data-meta': k } }, [h('dt', { text: k }), h('dd', { text: v })]),
+      ),
+    );
+  }
+
+  /** A kernel comparison (issue 26): the program, its kernels, the baseline and the fastest; nothing to apply. */
+  private renderComparisonMeta(m: ViewModel): void {
+    const r = m.result;
+    const name = r.file.replace(/^.*[\\/]/, '');
+    setText(this.title, `${name} · compare · ${m.variants.length} kernel${m.variants.length === 1 ? '' : 's'}`);
+    this.title.title = r.file;
+    setText(this.subtitle, r.file);
+    const best = m.best;
+    this.renderMeta([
+      ['Kind', ORIGIN[r.origin]],
+      ['Arch', r.arch],
+      ['GPU', r.gpu ?? 'no GPU run'],
+      ['nvcc', r.nvcc ?? 'unknown'],
+      [
+        'Baseline',
+        m.baseline ? `${m.baseline.v.label} (speedups are its median / each kernel's)` : 'none: the baseline kernel got no time',
+      ],
+      ['Fastest', best ? `${best.v.label}${best.num('speedup') !== null ? ` (${fmtSpeedup(best.num('speedup'))})` : ''}` : 'none yet'],
+      ['Recorded', formatTime(r.createdAt)],
+    ]);
+    // different kernels, not unroll factors of one: there is nothing to write into the file
+    this.applyBest.hidden = true;
+    this.applySelected.hidden = true;
+  }
+
+  private renderSweepMeta(m: ViewModel): void {
+    const r = m.result;
+    this.applyBest.hidden = this.host.standalone;
+    this.applySelected.hidden = this.host.standalone;
     const loops = r.loops.map(l => `L${l.line}`);
     setText(
       this.title,
@@ -199,17 +249,16 @@ class App {
       ...(r.confidence ? [['Confidence', confidenceLines(r, id => m.byId.get(id)?.v.label ?? id).join(' · ')] as [string, string]] : []),
       ['Recorded', formatTime(r.createdAt)],
     ];
-    this.meta.replaceChildren(
-      ...items.map(([k, v]) =>
-        h('div', { class: 'ul-meta-item', attrs: { 'data-meta': k } }, [h('dt', { text: k }), h('dd', { text: v })]),
-      ),
-    );
+    this.renderMeta(items);
     // offered only when the best is distinguishable from the file as written (the result's confidence)
     const offer = applyBestOffer(r);
     this.applyBest.disabled = !best || !best.ok || best.v.id === r.baseline || !offer.offer;
     this.applyBest.textContent = best ? `Apply best (${best.v.label})` : 'Apply best';
     this.applyBest.title = offer.why ?? '';
+  }
 
+  /** The progress bar while running; the incomplete notice and the failures after. */
+  private renderProgress(r: SweepResult, m: ViewModel): void {
     const running = !r.complete && this.progress !== null;
     this.progressBox.hidden = !running;
     if (running && this.progress) {
@@ -220,7 +269,9 @@ class App {
     this.incomplete.hidden = r.complete || running;
     setText(
       this.incomplete,
-      `Incomplete result: ${r.evaluations} of ${r.spaceSize} variants evaluated (the run was cancelled or stopped).`,
+      m.comparison
+        ? 'Incomplete result: the run was cancelled or stopped before every kernel was timed.'
+        : `Incomplete result: ${r.evaluations} of ${r.spaceSize} variants evaluated (the run was cancelled or stopped).`,
     );
 
     this.failedBox.hidden = !m.failed.length;
@@ -228,12 +279,6 @@ class App {
       this.failedBox,
       m.failed.length ? `Not charted: ${m.failed.map(x => `${x.v.label} (${x.v.status})`).join(', ')}. The table shows why.` : '',
     );
-    // what a GPU run cost, as the CLI's footer and the hover say it
-    const cost = !r.static && r.timing ? runTimingText(r.timing) : null;
-    const notes = cost ? [...r.notes, cost] : r.notes;
-    this.notes.replaceChildren(...notes.map(n => h('li', { text: n })));
-    this.notes.hidden = !notes.length;
-    this.renderIcacheLegend(m);
   }
 
   private renderIcacheLegend(m: ViewModel): void {
@@ -260,7 +305,7 @@ class App {
   private renderSelection(): void {
     const x = this.selected ? this.model?.byId.get(this.selected) : null;
     if (!x) {
-      setText(this.selectionText, 'Click a bar or a row to select a variant.');
+      setText(this.selectionText, `Click a bar or a row to select a ${this.model?.comparison ? 'kernel' : 'variant'}.`);
       this.applySelected.disabled = true;
       this.applySelected.textContent = 'Apply';
       return;
@@ -268,6 +313,7 @@ class App {
     const parts = [`Selected: ${x.v.label}`, x.v.status];
     if (x.ok && this.model?.gpu) parts.push(`speedup ${fmtSpeedup(x.num('speedup'))}`, `median ${fmtUs(x.num('medianMs'))} µs`);
     if (x.ok) parts.push(`${fmtInt(x.num('kernelInstructions'))} instructions`, `${fmtInt(x.num('registers'))} registers`);
+    if (x.ok && x.num('executedInstructions') !== null) parts.push(`${fmtInt(x.num('executedInstructions'))} executed`);
     if (x.ok && x.stallShare) parts.push(`no_instruction ${fmtShare(x.stallShare.no_instruction ?? 0)}`);
     if (x.ref) parts.push(`identical to ${x.ref.label}`);
     setText(this.selectionText, parts.join(' · '));

@@ -118,5 +118,13 @@ function comparisonOf(result: SweepResult, names: string[], baseline?: string): 
     // two different kernels: their interquartile ranges must not overlap (allowing the run-to-run drift) to differ
     x.withinNoise = ok ? (x === base ? true : withinNoise(x, base!, false)) : null;
   }
-  return { result, rows, baseline: base?.medianMs !== null && base ? base.kernel : null };
+  const baselineKernel = base?.medianMs !== null && base ? base.kernel : null;
+  // The result carries the ladder too (in the order named, with these speedups and the baseline),
+  // so a saved comparison, the results panel and its exports show the same rows as the CLI.
+  if (v?.instantiations) {
+    const unnamed = v.instantiations.filter((_, i) => !rows.includes(timed[i]));
+    v.instantiations = [...rows.map(({ name: _n, demangled: _d, ...t }) => t), ...unnamed];
+  }
+  result.compareBaseline = baselineKernel;
+  return { result, rows, baseline: baselineKernel };
 }

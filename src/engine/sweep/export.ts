@@ -3,6 +3,7 @@
 import type { FactorValue, SweepResult, SweepVariant } from '../../schema/types';
 import { gpuScore, staticRuleOf, staticScore } from './objective';
 import { AS_WRITTEN_ID } from './space';
+import { comparisonAsVariants, isComparison } from '../../schema/comparison';
 
 // ---------------------------------------------------------------------------------------------
 // CSV (RFC 4180: comma separated, CRLF line ends, fields with a quote, comma or line break
@@ -26,8 +27,29 @@ function stallReasons(r: SweepResult): string[] {
   return [...all].sort();
 }
 
-/** One row per variant: ids, a column per loop factor and per parameter, then the measurements. */
+const ICACHE_COLUMNS = [
+  'icache shown',
+  'icache measured slowdown',
+  'icache noInstruction',
+  'icache predicted low',
+  'icache predicted high',
+  'icache bytes',
+  'icache warpsPerSm',
+  'icache reference',
+  'icache cause',
+  'icache why',
+];
+
+/**
+ * One row per variant: ids, a column per loop factor and per parameter, then the measurements. A
+ * kernel comparison has one row per compared kernel (id: its mangled name; speedup: against the
+ * baseline kernel).
+ */
 export function sweepCsv(r: SweepResult): string {
+  return variantsCsv(comparisonAsVariants(r));
+}
+
+function variantsCsv(r: SweepResult): string {
   const lines = r.loops.map(l => String(l.line));
   const params = Object.keys(r.params);
   const stalls = stallReasons(r);
@@ -60,24 +82,12 @@ export function sweepCsv(r: SweepResult): string {
     'withinNoise',
     'achievedOccupancy',
     ...stalls.map(s => `stall ${s}`),
-    ...(icache
-      ? [
-          'icache shown',
-          'icache measured slowdown',
-          'icache noInstruction',
-          'icache predicted low',
-          'icache predicted high',
-          'icache bytes',
-          'icache warpsPerSm',
-          'icache reference',
-          'icache cause',
-          'icache why',
-        ]
-      : []),
+    ...(icache ? ICACHE_COLUMNS : []),
     'best',
     'message',
     // Last, so that spreadsheets reading the columns before it by position keep working.
     'instantiation',
+    'executedInstructions',
   ];
   const rows = r.variants.map(v => [
     v.id,
@@ -123,6 +133,7 @@ export function sweepCsv(r: SweepResult): string {
     v.id === r.best,
     v.message,
     v.instantiation ?? null,
+    v.executedInstructions ?? null,
   ]);
   return [header, ...rows].map(row => row.map(csvField).join(',')).join('\r\n') + '\r\n';
 }
@@ -191,7 +202,9 @@ function paramValue(v: string): string | number {
   return /^[-+]?\d+(\.\d+)?$/.test(v) ? Number(v) : v;
 }
 
-export function sweepT4(r: SweepResult): T4Document {
+export function sweepT4(result: SweepResult): T4Document {
+  // a kernel comparison: one result per compared kernel, its configuration the kernel's name
+  const r = comparisonAsVariants(result);
   const base = r.variants.find(v => v.id === r.baseline) ?? null;
   const score = (v: SweepVariant) => (r.static ? staticScore(v, base, staticRuleOf(r), r.variants) : gpuScore(v));
   const ranked = r.variants
@@ -206,6 +219,7 @@ export function sweepT4(r: SweepResult): T4Document {
     const configuration: T4Result['configuration'] = {};
     for (const l of r.loops) configuration[`unroll_L${l.line}`] = v.factors[String(l.line)] ?? (v.id === AS_WRITTEN_ID ? l.written : null);
     for (const p of Object.keys(r.params)) configuration[p] = v.params[p] !== undefined ? paramValue(v.params[p]) : null;
+    if (isComparison(r)) configuration.kernel = v.label;
     const m: T4Measurement[] = [];
     const add = (name: string, value: number | string | null | undefined, unit = '') => {
       if (value !== null && value !== undefined) m.push({ name, value, unit });
@@ -225,6 +239,7 @@ export function sweepT4(r: SweepResult): T4Document {
     add('spill_stores', v.spillStores, 'B');
     add('spill_loads', v.spillLoads, 'B');
     add('theoretical_occupancy', v.occupancy);
+    add('executed_instructions', v.executedInstructions);
     for (const l of r.loops) {
       add(`loop_instructions_L${l.line}`, v.loopInstructions[String(l.line)]);
       add(`effective_unroll_L${l.line}`, v.effectiveUnroll[String(l.line)]);

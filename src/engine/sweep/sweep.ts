@@ -380,7 +380,8 @@ function timeLeft(parallel: number): {
 
 function sweepNotes(r: SweepResult, space: SweepSpace, runner: SweepRunner): string[] {
   const notes: string[] = [];
-  // Says why no factor column is there: the kernel has no loop, or the sweep was asked for parameters only (a comparison of kernels has neither).
+  // Says why no factor column is there: the kernel has no loop, or the sweep was asked for parameters only
+  // (a kernel comparison has no axis at all: nothing to say).
   if (!space.loops.length && space.params.length) {
     const names = space.params.map(p => `${p.name} (${p.template ? 'template parameter' : 'macro'})`).join(', ');
     notes.push(`no loop swept${space.kernel.loops.length ? '' : ` (${space.kernel.name} has none)`}: only the values of ${names}`);

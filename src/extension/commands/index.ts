@@ -18,6 +18,7 @@ import { showSass } from './showSass';
 import { showSassForLine } from './showSassForLine';
 import { goToSourceLine } from './goToSourceLine';
 import { compareVariants } from './compareVariants';
+import { compareKernels } from './compareKernels';
 
 type CommandId = (typeof Commands)[keyof typeof Commands];
 
@@ -34,6 +35,7 @@ const COMMANDS: Record<CommandId, CommandFactory> = {
   [Commands.showSassForLine]: showSassForLine,
   [Commands.goToSourceLine]: goToSourceLine,
   [Commands.compareVariants]: compareVariants,
+  [Commands.compareKernels]: compareKernels,
 };
 
 export function registerCommands(

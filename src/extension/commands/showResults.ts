@@ -3,7 +3,17 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { ListResultsRequest, LoadResultRequest } from '../../protocol';
+import type { ListResultsResult } from '../../protocol';
+
+type SavedResultSummary = ListResultsResult['results'][number];
 import type { CommandFactory } from './context';
+
+const ORIGIN_LABEL: Record<SavedResultSummary['origin'], string> = {
+  sweep: 'sweep',
+  bench: 'benchmark',
+  variants: 'SASS variants',
+  compare: 'kernel comparison',
+};
 
 export const showResults: CommandFactory =
   ({ client, output, panels }) =>
@@ -20,9 +30,9 @@ export const showResults: CommandFactory =
           return undefined;
         }
         const items = results.map(r => ({
-          label: `${r.kernel} · ${r.origin === 'sweep' ? 'sweep' : r.origin === 'bench' ? 'benchmark' : 'SASS variants'}${r.static ? ' (static)' : ''}`,
+          label: `${r.origin === 'compare' ? path.basename(r.file) : r.kernel} · ${ORIGIN_LABEL[r.origin]}${r.static ? ' (static)' : ''}`,
           description: `${path.basename(r.file)} · ${new Date(r.createdAt).toLocaleString()}`,
-          detail: r.best ? `best: ${r.best}` : 'no finished variant',
+          detail: r.origin === 'compare' ? 'kernels of one program timed side by side' : r.best ? `best: ${r.best}` : 'no finished variant',
           path: r.path,
         }));
         file = (

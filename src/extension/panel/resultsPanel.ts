@@ -8,13 +8,19 @@ import { makeNonce, panelHtml } from '../../panelHtml';
 import type { HostToWebviewMessage, PanelProgress, PanelState, WebviewToHostMessage } from '../../panelMessages';
 import { ExportResultRequest, PragmaEditsRequest, RESULTS_VIEW_TYPE, SweepResult, SweepVariant } from '../../protocol';
 import { sweepResultProblem } from '../../schema/result';
+import { isComparison } from '../../schema/comparison';
 
-/** One panel per kernel and loop set: a second run of the same loops reuses (and refreshes) it. */
+/**
+ * One panel per kernel and loop set: a second run of the same loops reuses (and refreshes) it. A
+ * kernel comparison is about the file's program, whichever kernels it names: one panel per file.
+ */
 function panelKey(r: Pick<SweepResult, 'file' | 'kernel' | 'loops' | 'origin'>): string {
+  if (isComparison(r)) return `${r.file}|compare`;
   return `${r.file}|${r.kernel}|${r.loops.map(l => l.line).join(',')}|${r.origin}`;
 }
 
 function panelTitle(r: Pick<SweepResult, 'kernel' | 'loops' | 'origin' | 'file'>): string {
+  if (isComparison(r)) return `${r.file.replace(/^.*[\\/]/, '')} · compare`;
   const loops = r.loops.map(l => `L${l.line}`).join(' ');
   const what = r.origin === 'sweep' ? 'sweep' : r.origin === 'bench' ? 'benchmark' : 'SASS';
   return `${r.kernel}${loops ? ` · ${loops}` : ''} · ${what}`;
@@ -165,7 +171,7 @@ export class ResultsPanels implements vscode.Disposable {
     return open ?? vscode.workspace.openTextDocument(vscode.Uri.file(result.file));
   }
 
-  /** Shows the swept loop (the first whose factor this variant sets) in the editor. */
+  /** Shows the swept loop (the first whose factor this variant sets) in the editor; for a comparison, its file's first kernel. */
   async reveal(result: SweepResult, v: SweepVariant | undefined): Promise<void> {
     const line = Number(Object.keys(v?.factors ?? {})[0] ?? result.loops[0]?.line ?? result.kernelLine);
     const editor = await vscode.window.showTextDocument(await this.document(result), {
@@ -183,7 +189,8 @@ export class ResultsPanels implements vscode.Disposable {
    * as pragmas: they are named so the user sets them in the build.
    */
   async apply(result: SweepResult, v: SweepVariant | undefined, confirmed = false): Promise<boolean> {
-    if (!v) return false;
+    // a comparison's rows are different kernels, not factors of the file: nothing to write
+    if (!v || isComparison(result)) return false;
     const doc = await this.document(result);
     const factors =
       v.id === result.baseline && !Object.keys(v.factors).length
