@@ -7,7 +7,7 @@
  *
  *   {"init":1,"cupti":130001,"pid":123,"base":"1764141234000000000"}
  *   {"k":"_Z6kernelPf","s":1523000,"du":12345,"d":0,"st":7,"g":[64,1,1],"b":[256,1,1],"r":32,"ss":0,"ds":0}
- *   {"error":"cuptiActivityEnable(CONCURRENT_KERNEL): CUPTI_ERROR_..."}
+ *   {"error":"cuptiActivityEnable(KERNEL): CUPTI_ERROR_..."}
  *   {"end":1,"records":42,"dropped":0}
  *
  * With UNROLL_LENS_PCSAMPLING=<n> (5..31) it also samples every SM's warps every 2^n cycles with
@@ -149,6 +149,7 @@ static unsigned ul_reason_count = 0;
 static UlSamplingContext ul_contexts[UL_MAX_CONTEXTS];
 static uint64_t ul_last_drain = 0;
 static const char *ul_hold = NULL; /* UNROLL_LENS_HOLD: wait at the first launch until this file exists */
+static CUcontext ul_pc_pending = NULL; /* created while held: sampling starts when the hold is let go */
 /* Host time spent enabling (per context) and finishing (drain, disable) sampling: its cost, reported. */
 static uint64_t ul_pc_enable_ns = 0, ul_pc_finish_ns = 0;
 /*
@@ -424,7 +425,12 @@ static void CUPTIAPI ul_callback(void *userdata, CUpti_CallbackDomain domain, CU
   (void)userdata;
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
     const CUpti_ResourceData *rd = (const CUpti_ResourceData *)data;
-    if (id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && ul_pc_period) ul_pc_start(rd->context);
+    if (id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && ul_pc_period) {
+      /* a run started ahead samples only once let go: two processes sampling one GPU at once made the
+       * other's cuptiPCSamplingGetData fail with CUPTI_ERROR_UNKNOWN (measured on an H100) */
+      if (ul_hold && !ul_pc_pending) ul_pc_pending = rd->context;
+      else ul_pc_start(rd->context);
+    }
     else if (id == CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING && ul_pc_period) {
       /* PCs are unique only until their module goes: take them now */
       UlSamplingContext *c = ul_context(rd->context);
@@ -447,6 +453,10 @@ static void CUPTIAPI ul_callback(void *userdata, CUpti_CallbackDomain domain, CU
       if (ul_out) {
         fprintf(ul_out, "{\"held\":%llu}\n", (unsigned long long)(ul_now_ns() - t0));
         fflush(ul_out);
+      }
+      if (ul_pc_pending) {
+        ul_pc_start(ul_pc_pending);
+        ul_pc_pending = NULL;
       }
       return;
     }
@@ -491,9 +501,14 @@ int InitializeInjection(void) {
     ul_error("cuptiActivityRegisterCallbacks", r);
     return 1;
   }
-  r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  /* The serialized kernel kind, not CONCURRENT_KERNEL: before Blackwell (no HW trace) CUPTI times a
+   * concurrent-kernel record by instrumenting the kernel, which costs per thread block. Measured on an
+   * H100: reduce_interleaved (524,288 blocks) ran 0.641 ms with CONCURRENT_KERNEL against 0.603–0.607 ms
+   * plain, under ncu and with this kind (the program's own cudaEvent time rose the same way); kernels
+   * of 65,536 blocks did not move. Serialized, kernels run one at a time, as under ncu. */
+  r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_KERNEL);
   if (r != CUPTI_SUCCESS) {
-    ul_error("cuptiActivityEnable(CONCURRENT_KERNEL)", r);
+    ul_error("cuptiActivityEnable(KERNEL)", r);
     return 1;
   }
   const char *period = getenv("UNROLL_LENS_PCSAMPLING");

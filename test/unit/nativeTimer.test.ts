@@ -92,7 +92,7 @@ describe('CUPTI timer records (recorded on an H100)', () => {
     assert.match(recordsProblem(parseTimerRecords(noEnd))!, /ended without the CUPTI timer flushing/);
     const dropped = text.replace('"dropped":0', '"dropped":3');
     assert.match(recordsProblem(parseTimerRecords(dropped))!, /CUPTI dropped 3 kernel records/);
-    const error = `${text}{"error":"cuptiActivityEnable(CONCURRENT_KERNEL): CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"}\n`;
+    const error = `${text}{"error":"cuptiActivityEnable(KERNEL): CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"}\n`;
     assert.match(recordsProblem(parseTimerRecords(error))!, /INSUFFICIENT_PRIVILEGES/);
     assert.match(recordsProblem(parseTimerRecords(''))!, /did not start/);
     const lost = text.replace(/\{"k":[^\n]*\n/, '');

@@ -32,7 +32,7 @@ const refusal = {
   stdout: fs.readFileSync(path.join(ERRORS, 'synthetic-permission.stdout.txt'), 'utf8'),
   exitCode: Number(fs.readFileSync(path.join(ERRORS, 'synthetic-permission.exit'), 'utf8').trim()),
 };
-const PRIVILEGES = 'cuptiActivityEnable(CONCURRENT_KERNEL): CUPTI_ERROR_INSUFFICIENT_PRIVILEGES';
+const PRIVILEGES = 'cuptiActivityEnable(KERNEL): CUPTI_ERROR_INSUFFICIENT_PRIVILEGES';
 
 /** Everything the user needs to allow the counters: the driver option and where it goes, the reload, root or CAP_SYS_ADMIN, NVIDIA's page. */
 function assertEnableHelp(text: string): void {
@@ -81,11 +81,11 @@ describe('the permission messages', () => {
     const problem = cuptiPermissionProblem(['cuptiActivityFlushAll (exit): CUPTI_ERROR_NOT_INITIALIZED', PRIVILEGES])!;
     assert.match(
       problem,
-      /^the CUPTI timer was refused by the NVIDIA driver \(cuptiActivityEnable\(CONCURRENT_KERNEL\): CUPTI_ERROR_INSUFFICIENT_PRIVILEGES\)/,
+      /^the CUPTI timer was refused by the NVIDIA driver \(cuptiActivityEnable\(KERNEL\): CUPTI_ERROR_INSUFFICIENT_PRIVILEGES\)/,
     );
     assertEnableHelp(problem);
     assert.doesNotMatch(problem, CUPTI_WORKS);
-    assert.equal(cuptiPermissionProblem(['cuptiActivityEnable(CONCURRENT_KERNEL): CUPTI_ERROR_NOT_SUPPORTED']), null);
+    assert.equal(cuptiPermissionProblem(['cuptiActivityEnable(KERNEL): CUPTI_ERROR_NOT_SUPPORTED']), null);
     assert.equal(cuptiPermissionProblem([]), null);
 
     const reported = `the CUPTI timer reported: ${PRIVILEGES}`;
