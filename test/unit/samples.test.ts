@@ -18,6 +18,7 @@ describe('cuda-samples corpus', () => {
   test('every sample parses without syntax errors and has kernels', async () => {
     const files = fs.readdirSync(SAMPLES).filter(f => f.endsWith('.cu'));
     assert.deepEqual(files.sort(), [
+      'coarsen_template.cu',
       'coarsening.cu',
       'icache_cliff.cu',
       'icache_ilp.cu',
@@ -145,6 +146,48 @@ describe('cuda-samples corpus', () => {
     assert.ok(complete.manualUnrolls.some(m => m.pattern === 'block-level' && m.factor === 8 && m.gridDivisor === 8));
     // the interleaved tree loop halves a runtime blockDim.x
     assert.equal(kernel(a, 'reduce_interleaved').loops[0].tripCount, 'runtime');
+  });
+
+  test('coarsen_template.cu: the coarsening factor as a template parameter, instantiated by a host switch', async () => {
+    const { src, a } = await sample('coarsen_template.cu');
+    const k = kernel(a, 'coarsen_potential');
+    assert.deepEqual(k.templateParameters, ['COARSEN']);
+    // each `case C: coarsen_potential<C><<<…>>>` of the host switch instantiates one
+    assert.deepEqual(
+      k.instantiations.map(i => i.COARSEN).sort((x, y) => x - y),
+      [1, 2, 4, 8],
+    );
+    // the three `#pragma unroll` loops over COARSEN points, and the runtime atom loop
+    const j = (nth: number) => lineOf(src, 'for (int j = 0; j < COARSEN; ++j)', nth);
+    assert.deepEqual(
+      k.loops.map(l => [l.line, l.pragma?.kind ?? null, l.tripCount]),
+      [
+        [j(1), 'full', 'dependent'],
+        [lineOf(src, 'for (int a = 0; a < numatoms; ++a)'), null, 'runtime'],
+        [j(2), 'full', 'dependent'],
+        [j(3), 'full', 'dependent'],
+      ],
+    );
+    for (const l of k.loops.filter(x => x.tripCount === 'dependent')) {
+      assert.deepEqual(l.tripDependsOn, ['COARSEN']);
+      assert.deepEqual(
+        (l.tripCountByInstantiation ?? []).map(t => [t.instantiation.COARSEN, t.tripCount]).sort((x, y) => Number(x[0]) - Number(y[0])),
+        [
+          [1, 1],
+          [2, 2],
+          [4, 4],
+          [8, 8],
+        ],
+      );
+    }
+    // no hand-written copies: the copies come from the pragma
+    assert.deepEqual(k.manualUnrolls, []);
+    const f = computeFindings(a).filter(x => x.code === 'full-unroll-dependent-trip');
+    assert.equal(f.length, 3);
+    assert.ok(
+      f.every(x => /1, 2, 4, 8/.test(x.message)),
+      JSON.stringify(f.map(x => x.message)),
+    );
   });
 
   test('coarsening.cu: 1/2/4/8 rows or points per thread', async () => {

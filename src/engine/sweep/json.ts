@@ -44,6 +44,10 @@ interface SweepJsonVariant {
   /** The instantiation measured, demangled (`void k<64>(float*)`); null when nothing was measured. */
   instantiation: string | null;
   message?: string;
+  /** Warp instructions one launch executed (ncu smsp__inst_executed.sum); absent when not measured (CUPTI timer, static). */
+  executedInstructions?: number;
+  /** Achieved occupancy, % of peak (ncu); absent when not measured. */
+  achievedOccupancy?: number;
   /** Per loop line: the hot machine code the i-cache model reads (absent when no loop has it). */
   hotCode?: Record<string, SweepIcacheFacts | null>;
   /** The i-cache entry of the variant's largest swept loop, measured or predicted (bench's `icache`). */
@@ -101,6 +105,8 @@ export function sweepJson(r: SweepResult): SweepJson {
     id: v.id,
     instantiation: v.instantiation ?? null,
     ...(v.message ? { message: v.message } : {}),
+    ...(v.executedInstructions != null ? { executedInstructions: v.executedInstructions } : {}),
+    ...(v.achievedOccupancy != null ? { achievedOccupancy: v.achievedOccupancy } : {}),
     ...(v.hotCode && Object.values(v.hotCode).some(f => f) ? { hotCode: v.hotCode } : {}),
     ...(v.icache ? { icache: v.icache } : {}),
   });

@@ -401,8 +401,9 @@ export class GpuRunner implements SweepRunner {
         settled[i].reject(e);
         throw e;
       } finally {
-        // a run started ahead for this point and not taken (a cache hit, a failure): stopped now
-        await this.ahead.drop(programNow[i]);
+        // a run started ahead for this point and not taken (a cache hit, a failure): stopped now; not
+        // those of other points sharing its program (a template sweep's points differ in arguments only)
+        await this.ahead.drop(programNow[i], this.argsFor(points[i]));
       }
       if (v.status !== 'cancelled') this.measured.set(v.id, v);
       out[i] = v;
@@ -683,7 +684,7 @@ export class GpuRunner implements SweepRunner {
     // runs a variant of these arguments needed before: the next variant starts its second run early;
     // its first may have been started ahead (startAhead), with these same options
     const args = JSON.stringify(stage.args);
-    const ahead = stage.samples === this.o.gpu.samples ? this.ahead.take(p.program, stage.env) : undefined;
+    const ahead = stage.samples === this.o.gpu.samples ? this.ahead.take(p.program, stage.env, stage.args) : undefined;
     let r = await timeNative(p, target, { ...this.nativeOptions(stage, library), ahead }, progress);
     if (r.status === 'ok' && r.runs && stage.samples === this.o.gpu.samples) this.runsByArgs.set(args, r.runs);
     if (r.status === 'ok' && this.o.gpu.counters) {

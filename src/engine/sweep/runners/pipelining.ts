@@ -80,33 +80,45 @@ export function whileRunning(
   );
 }
 
-/** First runs started ahead, by program and GPU: taken by the timing of that program on that GPU, or stopped. */
+/**
+ * First runs started ahead, by program, GPU and program arguments: taken by the timing of that
+ * program on that GPU with those arguments, or stopped. The arguments are part of the key because
+ * the points of a template sweep share one program and differ only in them (`--coarsen {COARSEN}`):
+ * a run started for one point's arguments launches another instantiation than the next point times.
+ */
 export class AheadRuns {
   private readonly runs = new Map<string, AheadRun>();
 
-  /** A run is tied to the GPU its process was started on (the slot's environment). */
-  private static key(program: string, env: Record<string, string> | undefined): string {
-    return JSON.stringify([program, env?.CUDA_VISIBLE_DEVICES ?? null]);
+  /** A run is tied to the GPU its process was started on (the slot's environment) and to its command line. */
+  private static key(program: string, env: Record<string, string> | undefined, args: readonly string[]): string {
+    return JSON.stringify([program, env?.CUDA_VISIBLE_DEVICES ?? null, args]);
   }
 
   start(p: VariantProgram, o: NativeTimeOptions): void {
-    const key = AheadRuns.key(p.program, o.env);
+    const key = AheadRuns.key(p.program, o.env, o.args);
     if (!this.runs.has(key)) this.runs.set(key, startAhead(p, o));
   }
 
-  /** The run started ahead for this program on this GPU, now the caller's to let go. */
-  take(program: string, env: Record<string, string> | undefined): AheadRun | undefined {
-    const key = AheadRuns.key(program, env);
+  /** The run started ahead for this program on this GPU with these arguments, now the caller's to let go. */
+  take(program: string, env: Record<string, string> | undefined, args: readonly string[]): AheadRun | undefined {
+    const key = AheadRuns.key(program, env, args);
     const run = this.runs.get(key);
     this.runs.delete(key);
     return run;
   }
 
-  /** Stops every run started ahead for this build and not taken (a cache hit, a failure, another GPU took it). */
-  async drop(built: BuildResult | undefined): Promise<void> {
+  /**
+   * Stops every run started ahead for this build and not taken (a cache hit, a failure, another
+   * GPU took it); with `args`, only those started with these arguments: the points of a template
+   * sweep share one build, and a point done must not stop the run started for the next one.
+   */
+  async drop(built: BuildResult | undefined, args?: readonly string[]): Promise<void> {
     if (!built?.outputPath) return;
     const program = built.outputPath;
-    const left = [...this.runs].filter(([key]) => (JSON.parse(key) as [string, unknown])[0] === program);
+    const left = [...this.runs].filter(([key]) => {
+      const [p, , a] = JSON.parse(key) as [string, unknown, string[]];
+      return p === program && (!args || JSON.stringify(a) === JSON.stringify(args));
+    });
     for (const [key] of left) this.runs.delete(key);
     for (const [, run] of left) await run.stop();
   }
