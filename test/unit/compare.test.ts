@@ -94,7 +94,7 @@ describe('compare: the reduction ladder, replayed from an H100 run', () => {
     assert.equal(j.kernels[0].speedup, 1);
     // the ladder's story: ×2 halves the time, ×8 and beyond stop gaining (memory bound)
     const s = j.kernels.map(k => Number(k.speedup!.toFixed(2)));
-    assert.deepEqual(s, [1, 1.91, 3.36, 3.77, 3.78, 3.77]);
+    assert.deepEqual(s, [1, 1.9, 3.22, 3.49, 3.49, 3.49]);
     assert.deepEqual(j.measurement, { tool: 'cupti', clocks: 'as-is', caches: 'warm' });
     // the result carries the ladder (the panel and the exports read it): rows in the order named, the baseline
     assert.equal(c.result.compareBaseline, '_Z18reduce_interleavedPKiPij');
@@ -108,17 +108,16 @@ describe('compare: the reduction ladder, replayed from an H100 run', () => {
         path.join(REPO_ROOT, 'test', 'fixtures', 'sweep', 'compare', 'reduce_unroll.json'),
         JSON.stringify({ ...c.result, file: recorded.file, gpu: recorded.gpu }, null, 2) + '\n',
       );
-    assert.match(renderComparison(c), /^reduce_complete +0\.1699 /m);
-    // against the program's own cudaEvent medians (all over 100 µs): within 5 % but for the first rung
-    // (CUPTI 0.641 ms, the events 0.606–0.617 ms, ncu 0.603 ms: docs/measurements.md, not explained yet)
+    assert.match(renderComparison(c), /^reduce_complete +0\.1715 /m);
+    // against the program's own cudaEvent medians (all over 100 µs): within 5 %, each a little under
+    // (the events hold the launch gap); recorded with the serialized kernel records (native/cupti_timer.c)
     const own = ownTimes(stdout);
-    const off = j.kernels.map(k => Math.abs(k.medianMs! / own.get(k.name)! - 1));
+    const off = j.kernels.map(k => k.medianMs! / own.get(k.name)! - 1);
     assert.ok(own.get('reduce_complete')! > 0.1 && off.length === 6);
     assert.ok(
-      off.slice(1).every(x => x < 0.05),
+      off.every(x => x < 0 && x > -0.05),
       off.join(', '),
     );
-    assert.ok(off[0] > 0.05 && off[0] < 0.06, String(off[0]));
   });
 
   test("--counters (compare counts by default): executed instructions and occupancy from one ncu launch per kernel, the times the CUPTI timer's", async t => {

@@ -93,7 +93,7 @@ describe('exports of a comparison', () => {
     assert.deepEqual(col('label'), LABELS);
     assert.deepEqual(
       col('speedup').map(s => Number(s).toFixed(2)),
-      ['1.00', '1.91', '3.36', '3.77', '3.78', '3.77'],
+      ['1.00', '1.90', '3.22', '3.49', '3.49', '3.49'],
     );
     assert.deepEqual(col('registers'), ['16', '16', '17', '24', '24', '26']);
     assert.ok(header.includes('executedInstructions'));
