@@ -112,6 +112,29 @@ describe('coarsen_potential<COARSEN> swept on an H100, against the program’s o
   });
 });
 
+describe('the same sweep after PC sampling waits for a held run to be let go (native/cupti_timer.c), twice from cold caches', () => {
+  const held = (f: string) => fs.readFileSync(path.join(DIR, 'held-sampling', f), 'utf8');
+  test('every point measured with its stall mix, runs held for seconds while another sampled, no PC-sampling error', () => {
+    const plain = own(read('plain-before.stdout'));
+    for (const round of [1, 2]) {
+      const j = JSON.parse(held(`cupti-${round}.json`)) as SweepJson;
+      for (const c of FACTORS) {
+        const v = j.variants.find(x => x.id === `COARSEN=${c}`)!;
+        assert.equal(v.status, 'ok', `round ${round} COARSEN=${c}: ${v.message}`);
+        assert.equal(v.samples, 20);
+        assert.ok(v.stallShare && Object.keys(v.stallShare).length > 0, `round ${round} COARSEN=${c}: stall mix`);
+        // serialized kernel records: within 1 % of the program's own cudaEvent median (all over 1 ms)
+        const d = Math.abs(v.medianMs! / plain.get(c)!.ms - 1);
+        assert.ok(d < 0.01, `round ${round} COARSEN=${c}: ${v.medianMs} against ${plain.get(c)!.ms}`);
+      }
+    }
+    const records = fs.readdirSync(path.join(DIR, 'held-sampling', 'keep-1')).map(f => held(`keep-1/${f}`));
+    assert.ok(!records.some(t => /pcerror/.test(t)));
+    const waits = records.flatMap(t => [...t.matchAll(/"held":(\d+)/g)].map(m => Number(m[1])));
+    assert.ok(Math.max(...waits) > 2e9, 'a run started ahead waited over 2 s while the one before it sampled');
+  });
+});
+
 describe('runs started ahead are told apart by program arguments (one program, many template points)', () => {
   function options(args: string[], started: string[], stopped: string[]): NativeTimeOptions {
     const runner: ProcessRunner = async (_cmd, a, o) => {
