@@ -417,4 +417,21 @@ describe('hand-loop.sh (issue 11): the sources it builds and the ncu command it 
       }
     }
   });
+  test('issue 25, serialized kernel records (one H100): both wall-time targets met, medians now a little over ncu unflushed', async () => {
+    const m = (await load()) as SummaryModule & { readDir(dir: string): Parameters<SummaryModule['summarise']>[0] };
+    const s = m.summarise(m.readDir(path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100', 'bench-gpu-serial'))) as Summary & {
+      native: boolean;
+      wall: { timingRatio: number | null };
+      targets: { timingRatio: Target };
+    };
+    assert.equal(s.native, true);
+    close(s.wall.ratio, 8.258 / 53.847);
+    close(s.wall.timingRatio, 7.37 / 38.515);
+    assert.deepEqual([s.targets.ratio.ok, s.targets.timingRatio.ok, s.targets.medians.ok, s.targets.cached.ok], [true, true, false, true]);
+    // serialized records: every factor 0.2–1.0 µs over ncu (concurrent-kernel records were 0.9–1.6 µs under)
+    for (const r of s.factors) {
+      const us = (r.oursMs! - r.handMs!) * 1000;
+      assert.ok(us > 0.2 && us < 1.0, `${r.factor}: ${us} µs`);
+    }
+  });
 });
