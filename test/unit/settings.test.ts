@@ -44,6 +44,7 @@ describe('settings declaration', () => {
         cacheControl: 'all',
         timer: 'cupti',
         stalls: 'on',
+        counters: 'off',
         timeoutSeconds: 120,
         launcher: [],
         runCommand: [],
@@ -59,13 +60,13 @@ describe('settings declaration', () => {
     assert.equal(protocol.DEFAULT_SETTINGS, DEFAULT_SETTINGS, 'protocol.ts re-exports the one declaration');
   });
 
-  test('keys: bloatThresholdStatements is the real setting; codeLens.enabled maps to codeLensEnabled; 39 settings', () => {
+  test('keys: bloatThresholdStatements is the real setting; codeLens.enabled maps to codeLensEnabled; 40 settings', () => {
     const keys = SETTING_ENTRIES.map(e => e.key);
     assert.ok(keys.includes('unrollLens.bloatThresholdStatements'));
     assert.ok(!keys.includes('unrollLens.bloatThresholdInstructions'));
     assert.deepEqual(SETTING_ENTRIES.find(e => e.key === 'unrollLens.codeLens.enabled')?.field, ['codeLensEnabled']);
     assert.equal(SETTING_ENTRIES.find(e => e.key === 'unrollLens.trace.server')?.field, null, 'read by the language client only');
-    assert.equal(keys.length, 39);
+    assert.equal(keys.length, 40);
     assert.equal(new Set(keys).size, keys.length);
   });
 

@@ -19,7 +19,7 @@ const T4_MAX_BYTES = 64 << 20;
 
 function csvIsOurs(head: string): boolean {
   const first = head.split(/\r?\n/, 1)[0];
-  return head.length > first.length && /^id,label,status,.*,best,message(?:,[a-z_]+)*$/.test(first);
+  return head.length > first.length && /^id,label,status,.*,best,message(?:,[A-Za-z_]+)*$/.test(first);
 }
 
 function t4IsOurs(text: string): boolean {
