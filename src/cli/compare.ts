@@ -153,6 +153,7 @@ export function compareJson(c: KernelComparison) {
       kernelInstructions: x.kernelInstructions,
       registers: x.registers,
       executedInstructions: x.executedInstructions,
+      instructionsPerThread: x.instructionsPerThread ?? null,
       achievedOccupancy: x.achievedOccupancy,
       stallShare: x.stallShare,
     })),
@@ -170,7 +171,7 @@ export function renderComparison(c: KernelComparison): string {
   const lines = [
     `${path.basename(c.result.file)} on ${c.result.gpu ?? 'unknown GPU'} · ${conditionsText(c.result.measurement, c.rows[0]?.samples ?? 0, c.result.clockControl)}` +
       ` · speedup vs ${base?.name ?? 'no baseline (it has no time)'}`,
-    'kernel                     median ms    IQR ms  speedup   instr  regs  exec instr/launch  achieved occ  top stall',
+    'kernel                     median ms    IQR ms  speedup   instr  regs  exec instr/launch  instr/thread  achieved occ  top stall',
   ];
   for (const x of c.rows) {
     const top = x.stallShare ? Object.entries(x.stallShare).sort((a, b) => b[1] - a[1])[0] : undefined;
@@ -183,6 +184,7 @@ export function renderComparison(c: KernelComparison): string {
         String(x.kernelInstructions ?? '-').padStart(7),
         String(x.registers ?? '-').padStart(5),
         String(x.executedInstructions ?? '-').padStart(18),
+        (x.instructionsPerThread != null ? x.instructionsPerThread.toFixed(1) : '-').padStart(13),
         pct(x.achievedOccupancy).padStart(13),
         top ? ` ${top[0]} ${(top[1] * 100).toFixed(1)}%` : ' -',
       ].join(' '),
@@ -191,7 +193,9 @@ export function renderComparison(c: KernelComparison): string {
   if (v?.message) lines.push(`  ${v.message}`);
   lines.push('~ = within noise of the baseline (the interquartile ranges overlap allowing 3 % run-to-run drift)');
   if (c.rows.some(x => x.executedInstructions === null))
-    lines.push('exec instr and achieved occ are ncu counters: unknown with the CUPTI timer (--timer ncu measures them)');
+    lines.push(
+      'exec instr (warp instructions a launch), instr/thread and achieved occ are ncu counters: unknown without --counters on or --timer ncu',
+    );
   for (const n of c.result.notes) lines.push(n);
   return lines.join('\n') + '\n' + (c.result.timing ? renderTiming(c.result.timing) : '');
 }

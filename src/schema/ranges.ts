@@ -83,6 +83,8 @@ export const RANGES = {
   bytes: int('a size in bytes', 0, COUNT_MAX),
   /** Warp instructions one launch executed (ncu's mean over the launches profiled, so not always whole). */
   executedInstructions: real('executed warp instructions', 0, 1e18),
+  /** Thread instructions over the launch's threads (a mean, so not whole). */
+  instructionsPerThread: real('instructions per thread', 0, 1e15),
   /** Theoretical occupancy: active warps ÷ the SM's maximum; 0 when the launch cannot run at all. */
   occupancy: real('an occupancy (0..1)', 0, 1),
   /** Achieved occupancy as ncu prints it, in % of peak. */

@@ -115,6 +115,7 @@ const instantiationTiming = object<InstantiationTiming>({
   stallShare: nullable(record(num(RANGES.share))),
   achievedOccupancy: nullable(num(RANGES.percent)),
   executedInstructions: nullable(num(RANGES.executedInstructions)),
+  instructionsPerThread: optional(nullable(num(RANGES.instructionsPerThread))),
 });
 
 const sassStalls = object<SassStalls>({
@@ -157,6 +158,7 @@ const variant = object<SweepVariant>({
   achievedOccupancy: nullable(num(RANGES.percent)),
   icache: optional(nullable(icache)),
   executedInstructions: optional(nullable(num(RANGES.executedInstructions))),
+  instructionsPerThread: optional(nullable(num(RANGES.instructionsPerThread))),
   cached: optional(bool),
   durationsMs: optional(array(ms)),
   instantiations: optional(array(instantiationTiming)),

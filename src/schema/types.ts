@@ -156,6 +156,8 @@ export interface SweepVariant {
   icache?: VariantIcache | null;
   /** Warp instructions executed by one launch (ncu smsp__inst_executed.sum); absent in results saved before it. */
   executedInstructions?: number | null;
+  /** Instructions one thread executed on average (ncu smsp__thread_inst_executed.sum ÷ grid × block); absent before it was measured. */
+  instructionsPerThread?: number | null;
   /** The GPU measurement came from the measurement cache (an earlier run of the same program), not a new run. */
   cached?: boolean;
   /**
@@ -203,6 +205,8 @@ export interface InstantiationTiming {
   stallShare: Record<string, number> | null;
   achievedOccupancy: number | null;
   executedInstructions: number | null;
+  /** Instructions one thread executed on average (ncu); absent in results saved before it. */
+  instructionsPerThread?: number | null;
 }
 
 /** Warp-stall samples of one SASS instruction (ncu source page). */

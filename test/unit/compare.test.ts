@@ -185,6 +185,15 @@ describe('compare: the reduction ladder, replayed from an H100 run', () => {
       [440401920, 230686720, 121634816, 69730304, 43450368, 36765696],
     );
     assert.ok(!c.result.notes.some(n => /unknown/.test(n)), c.result.notes.join('\n'));
+    // per thread: thread instructions over grid × block. Checked against the warp count: at most 32 lanes
+    // a warp instruction, so per thread ≤ warp instructions × 32 ÷ threads (524,288 blocks of 256 for the first rung)
+    assert.deepEqual(
+      j.kernels.map(k => k.instructionsPerThread),
+      recorded.kernels.map(k => k.instructionsPerThread),
+    );
+    const first = j.kernels[0];
+    assert.ok(first.instructionsPerThread! <= (first.executedInstructions! * 32) / (524288 * 256));
+    assert.ok(first.instructionsPerThread! > 100 && first.instructionsPerThread! < 106, String(first.instructionsPerThread));
   });
 
   test('a name that is no kernel of the file is refused with the kernels it has', async t => {

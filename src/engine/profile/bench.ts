@@ -128,6 +128,7 @@ export function benchJson(r: SweepResult) {
       stallShare: v.stallShare,
       achievedOccupancy: v.achievedOccupancy,
       executedInstructions: v.executedInstructions ?? null,
+      instructionsPerThread: v.instructionsPerThread ?? null,
       identicalTo: labelOfId(r, v.identicalTo),
       cached: !!v.cached,
       icache: benchIcache(r, v),

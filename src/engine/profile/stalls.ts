@@ -87,6 +87,7 @@ const PROFILE_METRIC_NAMES = new Set([
   'sm__inst_executed',
   'sm__warps_active.avg.pct_of_peak_sustained_active',
   'launch__registers_per_thread',
+  'smsp__thread_inst_executed.sum',
 ]);
 
 /**
@@ -145,6 +146,11 @@ export interface KernelProfile {
   executedInstructions: number | null;
   /** sm__warps_active.avg.pct_of_peak_sustained_active, in percent (0–100). */
   achievedOccupancy: number | null;
+  /**
+   * smsp__thread_inst_executed.sum over the threads the launch ran (grid × block, from the same
+   * row): instructions one thread executed on average; null without either.
+   */
+  instructionsPerThread?: number | null;
   /** launch__registers_per_thread. */
   registers: number | null;
   blockSize: Dim3 | null;
@@ -189,10 +195,17 @@ export function kernelProfile(row: RawKernelRow | DetailsKernel): KernelProfile 
       'sm__inst_executed',
     ),
     achievedOccupancy: value('sm__warps_active.avg.pct_of_peak_sustained_active'),
+    instructionsPerThread: perThread(value('smsp__thread_inst_executed.sum'), row?.gridSize ?? null, row?.blockSize ?? null),
     registers: value('launch__registers_per_thread'),
     blockSize: row?.blockSize ?? null,
     gridSize: row?.gridSize ?? null,
   };
+}
+
+/** Thread instructions over the launch's threads (grid × block); null when any is missing or no thread ran. */
+function perThread(threadInstructions: number | null, grid: Dim3 | null, block: Dim3 | null): number | null {
+  const threads = grid && block ? grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2] : 0;
+  return threadInstructions !== null && threads > 0 ? threadInstructions / threads : null;
 }
 
 export interface StallsJson {

@@ -46,6 +46,8 @@ interface SweepJsonVariant {
   message?: string;
   /** Warp instructions one launch executed (ncu smsp__inst_executed.sum); absent when not measured (CUPTI timer, static). */
   executedInstructions?: number;
+  /** Instructions one thread executed on average (ncu); absent when not measured. */
+  instructionsPerThread?: number;
   /** Achieved occupancy, % of peak (ncu); absent when not measured. */
   achievedOccupancy?: number;
   /** Per loop line: the hot machine code the i-cache model reads (absent when no loop has it). */
@@ -106,6 +108,7 @@ export function sweepJson(r: SweepResult): SweepJson {
     instantiation: v.instantiation ?? null,
     ...(v.message ? { message: v.message } : {}),
     ...(v.executedInstructions != null ? { executedInstructions: v.executedInstructions } : {}),
+    ...(v.instructionsPerThread != null ? { instructionsPerThread: v.instructionsPerThread } : {}),
     ...(v.achievedOccupancy != null ? { achievedOccupancy: v.achievedOccupancy } : {}),
     ...(v.hotCode && Object.values(v.hotCode).some(f => f) ? { hotCode: v.hotCode } : {}),
     ...(v.icache ? { icache: v.icache } : {}),

@@ -21,6 +21,8 @@ export const PROFILE_METRICS = [
   'gpu__time_duration.sum',
   'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio',
   'smsp__inst_executed.sum',
+  // thread-level instructions: per thread, the work one thread does (a coarsening factor's point)
+  'smsp__thread_inst_executed.sum',
   'sm__warps_active.avg.pct_of_peak_sustained_active',
   'launch__registers_per_thread',
 ];
@@ -130,6 +132,7 @@ function meanProfile(list: KernelProfile[]): KernelProfile | null {
     stalls: mean(p => p.stalls),
     stallShare: mean(p => p.stallShare),
     executedInstructions: avg(p => p.executedInstructions),
+    instructionsPerThread: avg(p => p.instructionsPerThread ?? null),
     achievedOccupancy: avg(p => p.achievedOccupancy),
     registers: avg(p => p.registers),
   };

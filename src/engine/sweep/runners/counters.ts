@@ -52,7 +52,12 @@ export async function withCounters(
       continue;
     }
     const last = g.last ?? c;
-    groups.set(key, { ...g, last: { ...last, executedInstructions: c.executedInstructions, achievedOccupancy: c.achievedOccupancy } });
+    const got = {
+      executedInstructions: c.executedInstructions,
+      instructionsPerThread: c.instructionsPerThread,
+      achievedOccupancy: c.achievedOccupancy,
+    };
+    groups.set(key, { ...g, last: { ...last, ...got } });
   }
   return {
     timing: { ...timing, groups },

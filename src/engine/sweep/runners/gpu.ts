@@ -575,6 +575,7 @@ export class GpuRunner implements SweepRunner {
     v.stallShare = stallShareOf(primary);
     v.achievedOccupancy = primary?.last?.achievedOccupancy ?? null;
     v.executedInstructions = primary?.last?.executedInstructions ?? null;
+    v.instructionsPerThread = primary?.last?.instructionsPerThread ?? null;
     v.registers = primary?.last?.registers ?? v.registers;
     if (every) v.instantiations = [...groups.values()].map(g => this.instantiationTiming(g, v));
   }
@@ -727,6 +728,7 @@ export class GpuRunner implements SweepRunner {
       stallShare: stallShareOf(g),
       achievedOccupancy: g.last?.achievedOccupancy ?? null,
       executedInstructions: g.last?.executedInstructions ?? null,
+      instructionsPerThread: g.last?.instructionsPerThread ?? null,
     };
   }
 
