@@ -444,7 +444,7 @@ async function readCharts(page) {
             s.options.display !== false && s.options.title?.display ? s.options.title.text : null,
           ]),
         ),
-        datasets: chart.data.datasets.map(d => ({ label: d.label, n: d.data.filter(v => v !== null).length })),
+        datasets: chart.data.datasets.map(d => ({ label: d.label, n: d.data.filter(v => v !== null).length, data: [...d.data] })),
         labels: chart.data.labels,
         decor: chart.options.plugins.ulDecor
           ? {
@@ -631,9 +631,13 @@ async function checkCharts(page, r) {
   const icache = r.variants.some(v => v.icache) ? ['icache'] : [];
   // A GPU sweep of two loop axes draws its speedups as a heatmap (an HTML table), not as chart.js bars.
   const heat = twoLoopAxes(r);
+  // executed instructions: only where ncu counted some (a variant or a compared kernel)
+  const executed = r.variants.some(v => isNum(v.executedInstructions) || v.instantiations?.some(x => isNum(x.executedInstructions)))
+    ? ['executed']
+    : [];
   const ids = r.static
     ? [...icache, 'size', 'resources', 'unroll']
-    : [...(heat ? [] : ['speedup']), 'stalls', ...icache, 'size', 'resources'];
+    : [...(heat ? [] : ['speedup']), ...executed, 'stalls', ...icache, 'size', 'resources'];
   assert.deepEqual(Object.keys(charts).sort(), [...ids].sort(), 'charts shown');
   await checkConditions(page, r, heat ? ['heatmap', ...ids] : ids);
   if (heat) await checkHeatmap(page, r);
@@ -1493,6 +1497,63 @@ describe('kernel comparison', () => {
       assert.equal(row.cells.executedInstructions, int(ncu.kernels[i].executedInstructions));
       assert.equal(row.cells.achievedOccupancy, pct100(ncu.kernels[i].achievedOccupancy));
     });
+    // the executed-instructions chart, right after the speedup's, with the median time on its second axis
+    const ids = ['speedup', 'executed', 'stalls', 'size', 'resources'];
+    assert.deepEqual(await page.locator('figure[data-chart]').evaluateAll(fs => fs.map(f => f.dataset.chart)), ids, 'charts in order');
+    assert.equal(await page.locator('figure[data-chart="executed"] h2').textContent(), 'Executed instructions per launch (ncu)');
+    await checkConditions(page, counted, ids);
+    const ex = (await readCharts(page)).executed;
+    assert.deepEqual(
+      ex.labels.map(l => l[0]),
+      labels,
+      'one bar per kernel, in the order named',
+    );
+    assert.deepEqual(
+      ex.datasets[0].data,
+      ncu.kernels.map(k => k.executedInstructions),
+      'bars: executed instructions',
+    );
+    ex.datasets[1].data.forEach((v, i) => assert.ok(Math.abs(v - rows[i].medianMs * 1000) < 1e-9, `line: ${labels[i]} median µs`));
+    assert.deepEqual(ex.legend, ['Executed warp instructions / launch', 'Median time (µs, right axis)']);
+    assert.deepEqual(ex.titles, { x: 'Variant', y: 'Executed warp instructions', yt: 'Median time (µs)' });
+    assert.ok(ex.marks.length === 12 && ex.marks.every(m => m.alpha > 0), 'every bar and point drawn');
+    // the fall the chart is for: instructions ÷12 from the baseline to the last rung, time ÷3.5
+    const [first, last] = [ncu.kernels[0].executedInstructions, ncu.kernels[5].executedInstructions];
+    const caption = await page.locator('figure[data-chart="executed"] figcaption').textContent();
+    assert.ok(
+      caption.endsWith(
+        `reduce_interleaved → reduce_complete<256u> (fewest executed): instructions ÷${(first / last).toFixed(2)}, ` +
+          `median time ÷${(rows[0].medianMs / rows[5].medianMs).toFixed(2)}.`,
+      ),
+      caption,
+    );
+    assert.equal((first / last).toFixed(0), '12');
+    // without the counters (the CUPTI timer's replay), no such chart
+    await postResult(page, r);
+    assert.equal(await page.locator('figure[data-chart="executed"]').count(), 0, 'no executed chart without counters');
+    assert.ok(!('executed' in (await readCharts(page))));
+    await assertClean(page, log);
+  });
+});
+
+describe('executed instructions', () => {
+  test('a benchmark with counters: executed-instruction bars per variant, identical code takes its copy', async () => {
+    // made-up counts on a recorded benchmark (none of the sweep fixtures was counted by ncu)
+    const bench = structuredClone(fixtures.matmul_basic);
+    bench.variants.forEach((v, i) => {
+      if (!v.identicalTo) v.executedInstructions = (i + 1) * 1_000_000;
+    });
+    const { page, log } = await openHost();
+    await postResult(page, bench);
+    const charts = await checkCharts(page, bench);
+    const expected = bench.variants.map(v =>
+      v.status !== 'ok' ? null : (v.executedInstructions ?? bench.variants.find(x => x.id === v.identicalTo).executedInstructions),
+    );
+    assert.deepEqual(charts.executed.datasets[0].data, expected, 'bars: own counts, else the identical variant’s');
+    assert.ok(charts.executed.legend.includes('Identical code (= ×N), measured once'));
+    assert.equal(await page.locator('figure[data-chart="executed"] h2').textContent(), 'Executed instructions per launch (ncu)');
+    await postResult(page, fixtures.matmul_basic);
+    await checkCharts(page, fixtures.matmul_basic);
     await assertClean(page, log);
   });
 });

@@ -1,7 +1,7 @@
 // One configuration per chart: its datasets, legend entries, reference lines, axes and tooltip
 // lines, from the view model and the theme.
 import type { ChartConfiguration, ChartDataset, Scale } from 'chart.js';
-import { fmtBytes, fmtFactor, fmtInt, fmtPercent, fmtRange, fmtShare, fmtSpeedup, fmtUs } from './format';
+import { fmtBytes, fmtCompact, fmtFactor, fmtInt, fmtPercent, fmtRange, fmtRatio, fmtShare, fmtSpeedup, fmtUs } from './format';
 import { NO_INSTRUCTION, OTHER_STALLS, stallLabel } from './model';
 import type { VariantView, ViewModel } from './model';
 import { faded, hatched } from './theme';
@@ -423,6 +423,105 @@ function ratioAxis(base: BaseOptions, t: Theme, top: number, title: string) {
     suggestedMax: top * 1.08,
     ticks: { ...base.tick, callback: (v: string | number) => `${Number(v).toFixed(2)}×` },
     grid: { color: t.grid },
+    border: { color: t.border },
+    title: base.title(title),
+  };
+}
+
+/**
+ * Executed warp instructions per launch (ncu smsp__inst_executed.sum) as bars, each row's median
+ * time as a line on a second axis (issue 26). One chart rather than a chart beside the speedup
+ * chart: heights in two charts can't be compared by eye, and the point is the comparison ("executed
+ * instructions fall 12× while the time falls 3.5×"). Both axes start at 0 and top out at 1.1 × their
+ * own largest value, so the tallest bar and the line's highest point stand at the same height and
+ * every other bar and point at its fraction of them: where the bars fall below the line, the
+ * kernel does less work without getting faster in proportion (memory or latency bound by then).
+ * The median is a line and not a second bar: it stays readable over bars of any height.
+ */
+export function executedChart(k: ChartKit): ChartConfiguration {
+  const { m, t, labels, base } = k;
+  const executed = m.variants.map(x => (x.ok ? x.num('executedInstructions') : null));
+  const medianUs = m.variants.map(x => {
+    const ms = x.ok ? x.num('medianMs') : null;
+    return ms === null ? null : ms * 1000;
+  });
+  const barFill = m.variants.map(x => (x.ref ? faded(t.purple, 0.45) : t.purple));
+  const datasets = [
+    {
+      label: 'Executed warp instructions per launch',
+      data: executed,
+      backgroundColor: barFill,
+      ...k.outline(),
+      yAxisID: 'y',
+      barPercentage: 0.8,
+      order: 2,
+    },
+    {
+      type: 'line' as const,
+      label: 'Median time (µs)',
+      data: medianUs,
+      borderColor: t.foreground,
+      backgroundColor: t.foreground,
+      borderWidth: 2,
+      pointRadius: 4,
+      pointHoverRadius: 6,
+      spanGaps: false,
+      yAxisID: 'yt',
+      order: 1,
+      clip: false as const, // the highest point sits near the top edge: draw it whole
+    },
+  ] as ChartDataset<'bar'>[];
+  const legend: LegendEntry[] = [
+    { text: 'Executed warp instructions / launch', fill: t.purple, datasetIndex: 0 },
+    { text: 'Median time (µs, right axis)', fill: 'transparent', stroke: t.foreground, lineWidth: 2, datasetIndex: 1 },
+    ...(m.variants.some(x => x.ref) ? [{ text: 'Identical code (= ×N), measured once', fill: faded(t.purple, 0.45) }] : []),
+  ];
+  const baseRow = m.baseline;
+  const vsBaseline = (v: number | null, b: number | null) =>
+    v === null || b === null || baseRow === null ? '' : ` (${fmtRatio(v, b)} vs ${baseRow.v.label})`;
+  return {
+    type: 'bar',
+    data: { labels, datasets },
+    options: k.decorate(
+      { refLines: [], legend, whiskers: null },
+      {
+        y: zeroAxis(base, t, executed, 'Executed warp instructions', fmtCompact, true),
+        yt: zeroAxis(base, t, medianUs, 'Median time (µs)', v => `${Number(v.toPrecision(6))}`, false),
+      },
+      item => {
+        const x = m.variants[item.dataIndex];
+        if (!x) return '';
+        if (item.datasetIndex === 0) {
+          const v = x.num('executedInstructions');
+          return `executed ${fmtInt(v)} warp instructions${vsBaseline(v, baseRow?.num('executedInstructions') ?? null)}`;
+        }
+        const ms = x.num('medianMs');
+        return `median ${fmtUs(ms)} µs${vsBaseline(ms, baseRow?.num('medianMs') ?? null)}`;
+      },
+    ) as ChartConfiguration['options'],
+  };
+}
+
+/**
+ * A linear axis from 0 to 1.1 × the largest value (two such axes put their largest values at one
+ * height), ticks at round steps below the top. `grid`: draw the grid (one axis of two does).
+ */
+function zeroAxis(base: BaseOptions, t: Theme, values: (number | null)[], title: string, fmt: (v: number) => string, grid: boolean) {
+  const top = Math.max(0, ...values.filter((v): v is number => v !== null && Number.isFinite(v)));
+  const max = top > 0 ? top * 1.1 : 1;
+  const magnitude = 10 ** Math.floor(Math.log10(max / 5));
+  const step = [1, 2, 5, 10].map(s => s * magnitude).find(s => max / s <= 6) ?? 10 * magnitude;
+  return {
+    position: grid ? 'left' : 'right',
+    min: 0,
+    max,
+    afterBuildTicks: (scale: Scale) => {
+      const ticks = [];
+      for (let i = 0; i * step <= max * (1 + 1e-9); i++) ticks.push({ value: i * step });
+      scale.ticks = ticks;
+    },
+    ticks: { ...base.tick, callback: (v: string | number) => fmt(Number(v)) },
+    grid: grid ? { color: t.grid } : { display: false },
     border: { color: t.border },
     title: base.title(title),
   };

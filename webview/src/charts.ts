@@ -18,13 +18,13 @@ import {
 } from 'chart.js';
 import type { ActiveElement, ChartConfiguration, ChartEvent } from 'chart.js';
 import { h, setText } from './dom';
-import { fmtBytes, fmtFactor } from './format';
+import { fmtBytes, fmtFactor, fmtRatio } from './format';
 import type { VariantView, ViewModel } from './model';
 import type { Theme } from './theme';
 import { decorPlugin } from './chartDecor';
 import { baseOptions, decoratedOptions, outline } from './chartOptions';
 import type { PointerHandlers } from './chartOptions';
-import { icacheChart, resourcesChart, sizeChart, speedupChart, stallsChart, unrollChart } from './chartConfigs';
+import { executedChart, icacheChart, resourcesChart, sizeChart, speedupChart, stallsChart, unrollChart } from './chartConfigs';
 import type { ChartKit } from './chartConfigs';
 import { heatmapOf } from './heatmap';
 import type { Heatmap } from './heatmap';
@@ -47,11 +47,12 @@ Chart.register(
 // After chart.js's Legend and Tooltip: plugins' hooks run in the order they were registered.
 Chart.register(decorPlugin);
 
-export type ChartId = 'speedup' | 'heatmap' | 'stalls' | 'icache' | 'size' | 'resources' | 'unroll';
+export type ChartId = 'speedup' | 'heatmap' | 'executed' | 'stalls' | 'icache' | 'size' | 'resources' | 'unroll';
 
 const CHART_TITLES: Record<ChartId, string> = {
   speedup: 'Speedup vs the file as written',
   heatmap: 'Speedup vs the file as written',
+  executed: 'Executed instructions per launch (ncu)',
   stalls: 'Warp-stall reasons',
   icache: 'I-cache slowdown: measured vs predicted',
   size: 'Instruction bloat: SASS size',
@@ -74,8 +75,11 @@ function chartTitle(id: ChartId, m: ViewModel): string {
 function chartIds(model: ViewModel, heatmap: boolean): ChartId[] {
   // The i-cache chart only where some variant has an entry (results saved before issue 13 have none).
   const icache: ChartId[] = model.icache ? ['icache'] : [];
+  // Executed instructions only where ncu counted them; right after the speedup, so that in the
+  // two-column grid the two read side by side (the chart carries the median time itself too).
+  const executed: ChartId[] = model.executed ? ['executed'] : [];
   return model.gpu
-    ? [heatmap ? 'heatmap' : 'speedup', 'stalls', ...icache, 'size', 'resources']
+    ? [heatmap ? 'heatmap' : 'speedup', ...executed, 'stalls', ...icache, 'size', 'resources']
     : [...icache, 'size', 'resources', ...(model.loopLines.length ? (['unroll'] as ChartId[]) : [])]; // a sweep of parameters only unrolls no loop
 }
 
@@ -209,6 +213,8 @@ export class ChartPanel {
         return `Baseline median / variant median; whiskers span the variant's interquartile range. Baseline: ${m.baseline?.v.label ?? r.baseline}.`;
       case 'heatmap':
         return heat ? heatmapCaption(heat, m) : '';
+      case 'executed':
+        return executedCaption(m);
       case 'stalls':
         return (
           'Share of warp-stall samples per reason (ncu warp-state metrics). no_instruction: warps waiting for instructions, ' +
@@ -247,6 +253,8 @@ export class ChartPanel {
       case 'speedup':
       case 'heatmap': // drawn as tables (heatmapView.ts): never asked for a chart.js configuration
         return speedupChart(k);
+      case 'executed':
+        return executedChart(k);
       case 'stalls':
         return stallsChart(k);
       case 'icache':
@@ -276,6 +284,29 @@ function comparisonCaption(id: ChartId, m: ViewModel): string | null {
     default:
       return null;
   }
+}
+
+/**
+ * What the executed-instructions chart shows, and the comparison it is for: from the baseline to
+ * the row that executes fewest instructions, how far instructions and median time fell.
+ */
+function executedCaption(m: ViewModel): string {
+  const row = m.comparison ? 'kernel' : 'variant';
+  const text =
+    `Bars: warp instructions one launch of each ${row} executes (ncu smsp__inst_executed.sum); line: its median time (right axis). ` +
+    'Both axes start at 0 and scale to their largest value: a bar below the line executes less without getting as much faster.';
+  const b = m.baseline;
+  const bExec = b?.num('executedInstructions') ?? null;
+  const bMs = b?.num('medianMs') ?? null;
+  if (!b || bExec === null || bMs === null) return text;
+  const fewest = m.variants
+    .filter(x => x.ok && x !== b && x.num('executedInstructions') !== null && x.num('medianMs') !== null)
+    .reduce<VariantView | null>((a, x) => (a === null || x.num('executedInstructions')! < a.num('executedInstructions')! ? x : a), null);
+  if (!fewest) return text;
+  return (
+    `${text} ${b.v.label} → ${fewest.v.label} (fewest executed): instructions ${fmtRatio(fewest.num('executedInstructions')!, bExec)}, ` +
+    `median time ${fmtRatio(fewest.num('medianMs')!, bMs)}.`
+  );
 }
 
 /** What the heatmap's colours, marks and empty cells mean, and where the file as written sits. */

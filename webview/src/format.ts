@@ -7,6 +7,13 @@ export const NONE = '—';
 const intFmt = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 const usFmt = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
 
+const compactFmt = new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: 1 });
+
+/** Axis ticks of large counts: 440401920 → "440.4M", 0 → "0". */
+export function fmtCompact(n: number | null | undefined): string {
+  return n === null || n === undefined || !Number.isFinite(n) ? NONE : compactFmt.format(n);
+}
+
 export function fmtInt(n: number | null | undefined): string {
   return n === null || n === undefined || !Number.isFinite(n) ? NONE : intFmt.format(n);
 }
@@ -47,4 +54,12 @@ export function fmtBytes(b: number): string {
 export function fmtRange(r: { low: number; high: number } | null | undefined): string {
   if (!r) return NONE;
   return r.low.toFixed(2) === r.high.toFixed(2) ? `${r.low.toFixed(2)}×` : `${r.low.toFixed(2)}–${r.high.toFixed(2)}×`;
+}
+
+/** A value against the baseline's: "÷11.98" (fewer, faster), "×1.40" (more, slower), "=" (the same to 2 decimals). */
+export function fmtRatio(v: number, baseline: number): string {
+  if (v <= 0 || baseline <= 0) return '—';
+  const r = v / baseline;
+  if (r.toFixed(2) === '1.00' || (1 / r).toFixed(2) === '1.00') return '=';
+  return r < 1 ? `÷${(1 / r).toFixed(2)}` : `×${r.toFixed(2)}`;
 }
