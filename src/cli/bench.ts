@@ -25,6 +25,7 @@ import {
   samplesOptions,
   TOOL_TIMEOUT_OPTIONS,
   timerOptions,
+  elementsOption,
   ToolTimeouts,
   toolTimeoutOptions,
 } from './gpuOptions';
@@ -120,6 +121,7 @@ export const benchCommand = defineCommand({
         ...samplesOptions(options),
         warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
         ...timerOptions(options),
+        elements: elementsOption(options.elements),
         timeoutS: numberOption('timeout', options.timeout, SETTINGS.profile.timeoutSeconds),
         launcher: options.launcher !== undefined ? splitCommandLine(options.launcher) : [...DEFAULT_SETTINGS.profile.launcher],
         arch: stringOption('arch', options.arch, SETTINGS.arch) || null,
@@ -300,6 +302,7 @@ interface BenchArgs {
   timer: 'ncu' | 'cupti';
   stalls: boolean;
   counters: boolean;
+  elements: number | undefined;
   timeoutS: number;
   launcher: string[];
   arch: string | null;
@@ -367,6 +370,7 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
       timer: a.timer,
       stalls: a.stalls,
       counters: a.counters,
+      elements: a.elements,
       timeoutMs: timeoutS * 1000,
       launcher,
       signal: ac.signal,

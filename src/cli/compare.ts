@@ -24,6 +24,7 @@ import {
   samplesOptions,
   TOOL_TIMEOUT_OPTIONS,
   timerOptions,
+  elementsOption,
   toolTimeoutOptions,
 } from './gpuOptions';
 import { BenchProgressWriter } from './progress';
@@ -107,6 +108,7 @@ export const compareCommand = defineCommand({
         ...samplesOptions(options),
         warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
         ...timing,
+        elements: elementsOption(options.elements),
         timeoutMs: numberOption('timeout', options.timeout, SETTINGS.profile.timeoutSeconds) * 1000,
         launcher,
         keepReportsDir: options['keep-reports'],
@@ -154,6 +156,7 @@ export function compareJson(c: KernelComparison) {
       registers: x.registers,
       executedInstructions: x.executedInstructions,
       instructionsPerThread: x.instructionsPerThread ?? null,
+      instructionsPerElement: x.instructionsPerElement ?? null,
       achievedOccupancy: x.achievedOccupancy,
       stallShare: x.stallShare,
     })),

@@ -67,6 +67,14 @@ export const GPU_RUN_OPTIONS = {
       'with --timer cupti: on also counts executed instructions and achieved occupancy of every timed kernel (one extra ncu run per variant; ' +
       'the ncu timer has them anyway)',
   },
+  elements: {
+    type: 'string',
+    value: 'N',
+    help:
+      'elements one launch of the timed kernel processes (e.g. the array length): with the counters (--counters on or ' +
+      '--timer ncu), executed instructions per element besides per thread',
+    default: 'not named',
+  },
   timeout: {
     type: 'string',
     value: 'S',
@@ -127,6 +135,15 @@ export function timerOptions(
     );
   }
   return t;
+}
+
+/** --elements: a positive whole number, or undefined when not given. */
+export function elementsOption(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text.trim());
+  if (!Number.isSafeInteger(n) || n < 1 || text.trim() === '')
+    throw new UsageError(`--elements takes a positive whole number, not '${text}'`);
+  return n;
 }
 
 /** --samples and --max-samples: --max-samples is 0 (off) or at least --samples (a first round is never cut short). */

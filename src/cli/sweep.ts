@@ -30,6 +30,7 @@ import {
   samplesOptions,
   TOOL_TIMEOUT_OPTIONS,
   timerOptions,
+  elementsOption,
   ToolTimeouts,
   toolTimeoutOptions,
 } from './gpuOptions';
@@ -188,6 +189,7 @@ export const sweepCommand = defineCommand({
         ...samplesOptions(options),
         warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
         ...timerOptions(options),
+        elements: elementsOption(options.elements),
         timeoutS: numberOption('timeout', options.timeout, SETTINGS.profile.timeoutSeconds),
         launcher: options.launcher !== undefined ? splitCommandLine(options.launcher) : [...DEFAULT_SETTINGS.profile.launcher],
         arch: stringOption('arch', options.arch, SETTINGS.arch) || null,
@@ -242,6 +244,7 @@ interface SweepArgs {
   timer: 'ncu' | 'cupti';
   stalls: boolean;
   counters: boolean;
+  elements: number | undefined;
   timeoutS: number;
   launcher: string[];
   arch: string | null;
@@ -346,6 +349,7 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
               timer: a.timer,
               stalls: a.stalls,
               counters: a.counters,
+              elements: a.elements,
               timeoutMs: a.timeoutS * 1000,
               launcher: a.launcher,
               keepReportsDir: a.keep,

@@ -116,6 +116,7 @@ const instantiationTiming = object<InstantiationTiming>({
   achievedOccupancy: nullable(num(RANGES.percent)),
   executedInstructions: nullable(num(RANGES.executedInstructions)),
   instructionsPerThread: optional(nullable(num(RANGES.instructionsPerThread))),
+  instructionsPerElement: optional(nullable(num(RANGES.instructionsPerThread))),
 });
 
 const sassStalls = object<SassStalls>({
@@ -159,6 +160,7 @@ const variant = object<SweepVariant>({
   icache: optional(nullable(icache)),
   executedInstructions: optional(nullable(num(RANGES.executedInstructions))),
   instructionsPerThread: optional(nullable(num(RANGES.instructionsPerThread))),
+  instructionsPerElement: optional(nullable(num(RANGES.instructionsPerThread))),
   cached: optional(bool),
   durationsMs: optional(array(ms)),
   instantiations: optional(array(instantiationTiming)),

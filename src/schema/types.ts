@@ -158,6 +158,8 @@ export interface SweepVariant {
   executedInstructions?: number | null;
   /** Instructions one thread executed on average (ncu smsp__thread_inst_executed.sum ÷ grid × block); absent before it was measured. */
   instructionsPerThread?: number | null;
+  /** All threads' instructions ÷ the elements a launch processes (`--elements`); absent when not named. */
+  instructionsPerElement?: number | null;
   /** The GPU measurement came from the measurement cache (an earlier run of the same program), not a new run. */
   cached?: boolean;
   /**
@@ -207,6 +209,8 @@ export interface InstantiationTiming {
   executedInstructions: number | null;
   /** Instructions one thread executed on average (ncu); absent in results saved before it. */
   instructionsPerThread?: number | null;
+  /** All threads' instructions ÷ the elements a launch processes (`--elements`); absent when not named. */
+  instructionsPerElement?: number | null;
 }
 
 /** Warp-stall samples of one SASS instruction (ncu source page). */

@@ -8,10 +8,20 @@ import { analyze, REPO_ROOT, SAMPLES } from './helpers';
 import { sourceNameOf } from '../../src/engine/variants/inspect';
 import { compareKernels } from '../../src/engine/profile/compare';
 import { compareJson, renderComparison } from '../../src/cli/compare';
+import { elementsOption } from '../../src/cli/gpuOptions';
+import { UsageError } from '../../src/cli/io';
 import { detectToolchain, Toolchain } from '../../src/engine/toolchain/toolchain';
 import { flagsFromSettings } from '../../src/engine/toolchain/flags';
 import type { ProcessResult, ProcessRunner } from '../../src/engine/toolchain/process';
 import { cuptiPaths, toolkitRoot } from '../../src/engine/profile/native/timerLibrary';
+
+describe('--elements', () => {
+  test('a positive whole number, or not named', () => {
+    assert.equal(elementsOption(undefined), undefined);
+    assert.equal(elementsOption('134217728'), 134217728);
+    for (const bad of ['0', '-4', '1.5', '', 'n', '1e30']) assert.throws(() => elementsOption(bad), UsageError, bad);
+  });
+});
 
 describe('the name a kernel is written with, from its demangled name', () => {
   test('plain, template, namespaced, operator-free', () => {
@@ -163,6 +173,8 @@ describe('compare: the reduction ladder, replayed from an H100 run', () => {
       clockControl: 'none',
       timer: 'cupti',
       counters: true,
+      // the ladder reduces 2^27 ints a launch: instructions per element besides per thread
+      elements: 134217728,
       timeoutMs: 60_000,
       launcher: [],
       measurementCacheDir: null,
@@ -194,6 +206,13 @@ describe('compare: the reduction ladder, replayed from an H100 run', () => {
     const first = j.kernels[0];
     assert.ok(first.instructionsPerThread! <= (first.executedInstructions! * 32) / (524288 * 256));
     assert.ok(first.instructionsPerThread! > 100 && first.instructionsPerThread! < 106, String(first.instructionsPerThread));
+    // per element: all threads' instructions ÷ 2^27 = per thread × threads ÷ elements (the first rung: two threads an element)
+    for (const k of j.kernels) assert.ok(k.instructionsPerElement! > 0, k.name);
+    const threads = 524288 * 256;
+    assert.ok(
+      Math.abs(first.instructionsPerElement! - (first.instructionsPerThread! * threads) / 134217728) < 1e-6 * first.instructionsPerElement!,
+    );
+    assert.ok(j.kernels[5].instructionsPerElement! < first.instructionsPerElement! / 1.4, 'the complete unroll does less work per element');
   });
 
   test('a name that is no kernel of the file is refused with the kernels it has', async t => {

@@ -93,6 +93,7 @@ export async function compareKernels(
         timer: o.timer,
         stalls: o.stalls,
         counters: o.counters,
+        elements: o.elements,
       },
     },
     { ...observer, onProgress: p => (observer.onProgress?.(p), o.progress?.(p)) },

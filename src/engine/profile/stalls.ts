@@ -151,6 +151,8 @@ export interface KernelProfile {
    * row): instructions one thread executed on average; null without either.
    */
   instructionsPerThread?: number | null;
+  /** smsp__thread_inst_executed.sum: instructions all threads of the launch executed; null when not measured. */
+  threadInstructions?: number | null;
   /** launch__registers_per_thread. */
   registers: number | null;
   blockSize: Dim3 | null;
@@ -196,6 +198,7 @@ export function kernelProfile(row: RawKernelRow | DetailsKernel): KernelProfile 
     ),
     achievedOccupancy: value('sm__warps_active.avg.pct_of_peak_sustained_active'),
     instructionsPerThread: perThread(value('smsp__thread_inst_executed.sum'), row?.gridSize ?? null, row?.blockSize ?? null),
+    threadInstructions: value('smsp__thread_inst_executed.sum'),
     registers: value('launch__registers_per_thread'),
     blockSize: row?.blockSize ?? null,
     gridSize: row?.gridSize ?? null,

@@ -90,6 +90,8 @@ export interface BenchOptions {
    * The ncu timer has them already. Default false.
    */
   counters?: boolean;
+  /** Elements one launch of the timed kernel processes, as the user names them: executed instructions per element besides per thread. */
+  elements?: number;
   /** How ncu passes are spent (default combined: measured the faster, docs/measurements.md). */
   passes?: NcuPasses;
   /** ncu processes in flight per GPU (default PROFILES_PER_GPU). */

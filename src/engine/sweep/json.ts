@@ -48,6 +48,8 @@ interface SweepJsonVariant {
   executedInstructions?: number;
   /** Instructions one thread executed on average (ncu); absent when not measured. */
   instructionsPerThread?: number;
+  /** All threads' instructions ÷ --elements; absent when not named or not measured. */
+  instructionsPerElement?: number;
   /** Achieved occupancy, % of peak (ncu); absent when not measured. */
   achievedOccupancy?: number;
   /** Per loop line: the hot machine code the i-cache model reads (absent when no loop has it). */
@@ -109,6 +111,7 @@ export function sweepJson(r: SweepResult): SweepJson {
     ...(v.message ? { message: v.message } : {}),
     ...(v.executedInstructions != null ? { executedInstructions: v.executedInstructions } : {}),
     ...(v.instructionsPerThread != null ? { instructionsPerThread: v.instructionsPerThread } : {}),
+    ...(v.instructionsPerElement != null ? { instructionsPerElement: v.instructionsPerElement } : {}),
     ...(v.achievedOccupancy != null ? { achievedOccupancy: v.achievedOccupancy } : {}),
     ...(v.hotCode && Object.values(v.hotCode).some(f => f) ? { hotCode: v.hotCode } : {}),
     ...(v.icache ? { icache: v.icache } : {}),

@@ -133,6 +133,7 @@ function meanProfile(list: KernelProfile[]): KernelProfile | null {
     stallShare: mean(p => p.stallShare),
     executedInstructions: avg(p => p.executedInstructions),
     instructionsPerThread: avg(p => p.instructionsPerThread ?? null),
+    threadInstructions: avg(p => p.threadInstructions ?? null),
     achievedOccupancy: avg(p => p.achievedOccupancy),
     registers: avg(p => p.registers),
   };

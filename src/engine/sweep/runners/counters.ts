@@ -7,6 +7,7 @@
 import type { BenchTarget } from '../../profile/stages/build';
 import type { VariantProgram } from '../../profile/stages/program';
 import { TimeOptions, TimeResult, timeVariant } from '../../profile/stages/time';
+import type { KernelProfile } from '../../profile/stalls';
 
 /** What the counters are, in a note saying they are unknown. */
 export const COUNTERS = 'executed instructions and achieved occupancy';
@@ -55,6 +56,7 @@ export async function withCounters(
     const got = {
       executedInstructions: c.executedInstructions,
       instructionsPerThread: c.instructionsPerThread,
+      threadInstructions: c.threadInstructions,
       achievedOccupancy: c.achievedOccupancy,
     };
     groups.set(key, { ...g, last: { ...last, ...got } });
@@ -63,4 +65,28 @@ export async function withCounters(
     timing: { ...timing, groups },
     problem: missing.length ? `ncu gave no counters for ${missing.join(', ')}` : null,
   };
+}
+
+/**
+ * A launch's counters as a result shows them: executed warp instructions, achieved occupancy, the
+ * work per thread and, when the user named how many elements a launch processes (`--elements N`),
+ * per element (all threads' instructions ÷ N). Null where ncu did not count.
+ */
+export function countersOf(
+  last: KernelProfile | null | undefined,
+  elements: number | undefined,
+): {
+  executedInstructions: number | null;
+  achievedOccupancy: number | null;
+  instructionsPerThread: number | null;
+  instructionsPerElement?: number | null;
+} {
+  const counted = {
+    executedInstructions: last?.executedInstructions ?? null,
+    achievedOccupancy: last?.achievedOccupancy ?? null,
+    instructionsPerThread: last?.instructionsPerThread ?? null,
+  };
+  if (!elements) return counted;
+  const total = last?.threadInstructions ?? null;
+  return { ...counted, instructionsPerElement: total !== null ? total / elements : null };
 }

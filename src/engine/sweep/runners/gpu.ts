@@ -18,7 +18,7 @@ import { GpuRun, KernelSamples, TimeResult, timeVariant } from '../../profile/st
 import { timeNative } from '../../profile/native/timeNative';
 import { cachedPcSourceStalls, sourceLineRows } from '../../profile/native/pcSourceStalls';
 import { AheadRuns, deferred, latch, settledNow, streamSass, timingNote, whileRunning } from './pipelining';
-import { COUNTERS, withCounters } from './counters';
+import { COUNTERS, countersOf, withCounters } from './counters';
 import { timerLibrary, TimerUnavailableError } from '../../profile/native/timerLibrary';
 import { withCuptiPermissionHelp } from '../../profile/permissionHelp';
 import { defaultRunDir } from '../../profile/gpuSelection';
@@ -55,6 +55,7 @@ export type GpuSettings = Pick<
   | 'timer'
   | 'stalls'
   | 'counters'
+  | 'elements'
   | 'maxSamples'
 >;
 
@@ -573,9 +574,7 @@ export class GpuRunner implements SweepRunner {
     Object.assign(v, summarize(primary?.durations ?? []));
     v.durationsMs = [...(primary?.durations ?? [])];
     v.stallShare = stallShareOf(primary);
-    v.achievedOccupancy = primary?.last?.achievedOccupancy ?? null;
-    v.executedInstructions = primary?.last?.executedInstructions ?? null;
-    v.instructionsPerThread = primary?.last?.instructionsPerThread ?? null;
+    Object.assign(v, countersOf(primary?.last, this.o.gpu.elements));
     v.registers = primary?.last?.registers ?? v.registers;
     if (every) v.instantiations = [...groups.values()].map(g => this.instantiationTiming(g, v));
   }
@@ -726,9 +725,7 @@ export class GpuRunner implements SweepRunner {
       speedup: null,
       withinNoise: null,
       stallShare: stallShareOf(g),
-      achievedOccupancy: g.last?.achievedOccupancy ?? null,
-      executedInstructions: g.last?.executedInstructions ?? null,
-      instructionsPerThread: g.last?.instructionsPerThread ?? null,
+      ...countersOf(g.last, this.o.gpu.elements),
     };
   }
 
