@@ -160,6 +160,8 @@ describe('kernelProfile: raw-page fixtures (H200)', () => {
       stallSource: 'none',
       executedInstructions: null,
       achievedOccupancy: null,
+      instructionsPerThread: null,
+      threadInstructions: null,
       registers: null,
       blockSize: null,
       gridSize: null,
