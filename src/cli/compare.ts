@@ -154,6 +154,8 @@ export function compareJson(c: KernelComparison) {
       withinNoise: x.withinNoise,
       kernelInstructions: x.kernelInstructions,
       registers: x.registers,
+      spillStores: x.spillStores ?? null,
+      spillLoads: x.spillLoads ?? null,
       executedInstructions: x.executedInstructions,
       instructionsPerThread: x.instructionsPerThread ?? null,
       instructionsPerElement: x.instructionsPerElement ?? null,

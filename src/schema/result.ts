@@ -117,6 +117,8 @@ const instantiationTiming = object<InstantiationTiming>({
   executedInstructions: nullable(num(RANGES.executedInstructions)),
   instructionsPerThread: optional(nullable(num(RANGES.instructionsPerThread))),
   instructionsPerElement: optional(nullable(num(RANGES.instructionsPerThread))),
+  spillStores: optional(nullable(num(RANGES.bytes))),
+  spillLoads: optional(nullable(num(RANGES.bytes))),
 });
 
 const sassStalls = object<SassStalls>({

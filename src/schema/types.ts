@@ -211,6 +211,9 @@ export interface InstantiationTiming {
   instructionsPerThread?: number | null;
   /** All threads' instructions ÷ the elements a launch processes (`--elements`); absent when not named. */
   instructionsPerElement?: number | null;
+  /** A compared kernel's register spill bytes (ptxas -v); absent for a benchmark's instantiations. */
+  spillStores?: number | null;
+  spillLoads?: number | null;
 }
 
 /** Warp-stall samples of one SASS instruction (ncu source page). */

@@ -106,6 +106,11 @@ describe('compare: the reduction ladder, replayed from an H100 run', () => {
     const s = j.kernels.map(k => Number(k.speedup!.toFixed(2)));
     assert.deepEqual(s, [1, 1.9, 3.22, 3.49, 3.49, 3.49]);
     assert.deepEqual(j.measurement, { tool: 'cupti', clocks: 'as-is', caches: 'warm' });
+    // spill bytes from ptxas -v of the file as written (nvcc run here): none on this ladder, known (0), not unknown
+    assert.deepEqual(
+      j.kernels.map(k => [k.spillStores, k.spillLoads]),
+      REDUCE.map(() => [0, 0]),
+    );
     // the result carries the ladder (the panel and the exports read it): rows in the order named, the baseline
     assert.equal(c.result.compareBaseline, '_Z18reduce_interleavedPKiPij');
     assert.deepEqual(

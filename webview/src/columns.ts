@@ -28,8 +28,8 @@ function numCol(
   return { id, title, tip, numeric: true, gpu, sortValue: value, text: x => text(value(x)) };
 }
 
-/** What a comparison's rows (kernels the compiler built as they are) never have: spills and theoretical occupancy are not read for them, nothing is identical code. */
-const NOT_IN_A_COMPARISON = new Set(['kernelBytes', 'spillStores', 'spillLoads', 'occupancy', 'identicalTo']);
+/** What a comparison's rows (kernels the compiler built as they are) never have: theoretical occupancy is not read for them, nothing is identical code. */
+const NOT_IN_A_COMPARISON = new Set(['kernelBytes', 'occupancy', 'identicalTo']);
 
 export function columns(m: ViewModel): Column[] {
   const cols: Column[] = [...variantColumns(m), ...codeColumns(m), ...timingColumns(m)];

@@ -321,7 +321,11 @@ export class VariantInspector {
     analysis: FileAnalysis,
     names: string[],
     opts: { signal?: AbortSignal } = {},
-  ): Promise<{ kernels: { name: string; demangled: string }[]; available: string[]; asWritten: BuildResult }> {
+  ): Promise<{
+    kernels: { name: string; demangled: string; spillStores: number | null; spillLoads: number | null }[];
+    available: string[];
+    asWritten: BuildResult;
+  }> {
     const [b] = await this.o.builder.buildAll(
       [{ key: 'as-written', source: variantSource(text, analysis, new Map(), file), originalPath: file }],
       { signal: opts.signal },
@@ -332,7 +336,13 @@ export class VariantInspector {
     // entry points only: a device function in the cubin is no kernel to launch
     const entries = [...dis.sizes.keys()].filter(n => usage.get(n)?.entry ?? true);
     const demangled = await demangle(entries, this.t);
-    const all = entries.map(name => ({ name, demangled: demangled.get(name) ?? name }));
+    // ptxas -v of this build: each kernel's spill bytes (null when ptxas did not report the function)
+    const all = entries.map(name => ({
+      name,
+      demangled: demangled.get(name) ?? name,
+      spillStores: usage.get(name)?.spillStoreBytes ?? null,
+      spillLoads: usage.get(name)?.spillLoadBytes ?? null,
+    }));
     const kernels = names.flatMap(n => all.filter(k => sourceNameOf(k.demangled) === n));
     return { kernels, available: [...new Set(all.map(k => sourceNameOf(k.demangled)))].sort(), asWritten: b };
   }

@@ -34,6 +34,8 @@ export interface BenchTarget {
   kernels: string[];
   /** Mangled → demangled name (template arguments) of each kernel that holds the loop. */
   demangled?: Record<string, string>;
+  /** Mangled → spill bytes of each kernel compared, from ptxas -v of the file as written (a comparison). */
+  spills?: Record<string, { stores: number | null; loads: number | null }>;
 }
 
 interface TargetOptions {
@@ -124,6 +126,7 @@ export async function findNamedKernels(
     kernel: kernels[0].name,
     kernels: kernels.map(k => k.name),
     demangled: Object.fromEntries(kernels.map(k => [k.name, k.demangled])),
+    spills: Object.fromEntries(kernels.map(k => [k.name, { stores: k.spillStores, loads: k.spillLoads }])),
   };
 }
 

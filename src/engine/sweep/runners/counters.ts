@@ -90,3 +90,9 @@ export function countersOf(
   const total = last?.threadInstructions ?? null;
   return { ...counted, instructionsPerElement: total !== null ? total / elements : null };
 }
+
+/** A compared kernel's spill bytes for its row (nothing for a benchmark's instantiations, whose spills the variant has). */
+export function spillsOf(t: BenchTarget | null, kernel: string): { spillStores?: number | null; spillLoads?: number | null } {
+  const s = t?.spills?.[kernel];
+  return s ? { spillStores: s.stores, spillLoads: s.loads } : {};
+}

@@ -18,7 +18,7 @@ import { GpuRun, KernelSamples, TimeResult, timeVariant } from '../../profile/st
 import { timeNative } from '../../profile/native/timeNative';
 import { cachedPcSourceStalls, sourceLineRows } from '../../profile/native/pcSourceStalls';
 import { AheadRuns, deferred, latch, settledNow, streamSass, timingNote, whileRunning } from './pipelining';
-import { COUNTERS, countersOf, withCounters } from './counters';
+import { COUNTERS, countersOf, spillsOf, withCounters } from './counters';
 import { timerLibrary, TimerUnavailableError } from '../../profile/native/timerLibrary';
 import { withCuptiPermissionHelp } from '../../profile/permissionHelp';
 import { defaultRunDir } from '../../profile/gpuSelection';
@@ -726,6 +726,7 @@ export class GpuRunner implements SweepRunner {
       withinNoise: null,
       stallShare: stallShareOf(g),
       ...countersOf(g.last, this.o.gpu.elements),
+      ...spillsOf(this.target, g.kernel),
     };
   }
 
