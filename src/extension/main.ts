@@ -4,6 +4,7 @@ import { startLanguageClient } from './client';
 // The explicit index: a stale out/src/extension/commands.js (before commands/ was split) would shadow './commands'.
 import { registerCommands } from './commands/index';
 import { StatusBar } from './statusBar';
+import { rowOf } from './panel/resultsPanel';
 
 export interface UnrollLensApi {
   /** The running language client (tests use it to check the server answers). */
@@ -12,6 +13,8 @@ export interface UnrollLensApi {
   panels: () => { title: string; result: import('../protocol').SweepResult | null }[];
   /** What the panel's Apply button does for a variant of a result (tests drive it without a webview). */
   applyVariant: (result: import('../protocol').SweepResult, variantId: string, confirmed?: boolean) => Promise<boolean>;
+  /** What a click on a row of the panel does (reveal its source line): tests drive it without a webview. */
+  revealVariant: (result: import('../protocol').SweepResult, variantId: string) => Promise<void>;
   /** The source line highlighted for the cursor in a SASS listing (tests check the navigation). */
   sassHighlightedSource: () => { uri: string; line: number } | null;
 }
@@ -27,6 +30,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Unroll
     client,
     panels: () => panels.all,
     sassHighlightedSource: () => sass.highlightedSource,
+    revealVariant: (result, id) => panels.reveal(result, rowOf(result, id)),
     applyVariant: (result, id, confirmed) =>
       panels.apply(
         result,

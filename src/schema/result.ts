@@ -267,6 +267,7 @@ const sweepResult = object<SweepResult>({
   ),
   demangled: optional(record(str)),
   compareBaseline: optional(nullable(str)),
+  compareLines: optional(record(line)),
   // Results saved before issue 25 have none: Apply best is offered as it was then.
   confidence: optional(confidence),
 });

@@ -357,6 +357,8 @@ export interface SweepResult {
    * speedups are against (null: it has no time); absent in every other result.
    */
   compareBaseline?: string | null;
+  /** A kernel comparison: each compared kernel's definition line (mangled name → 1-based line), where a row click goes. */
+  compareLines?: Record<string, number>;
   /**
    * How sure the GPU measurements are of `best` (issue 25): whether it is distinguishable from the
    * file as written, which decides whether Apply best is offered. Absent in static results, when no

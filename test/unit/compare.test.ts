@@ -101,6 +101,15 @@ describe('compare: the reduction ladder, replayed from an H100 run', () => {
       REDUCE,
     );
     assert.equal(j.baseline, '_Z18reduce_interleavedPKiPij');
+    // where a row click goes: each kernel's definition line in the file (the template's for reduce_complete<256>)
+    assert.deepEqual(c.result.compareLines, {
+      _Z18reduce_interleavedPKiPij: 51,
+      _Z14reduce_unroll2PKiPij: 70,
+      _Z14reduce_unroll4PKiPij: 94,
+      _Z14reduce_unroll8PKiPij: 119,
+      _Z23reduce_unroll8_warptailPKiPij: 157,
+      _Z15reduce_completeILj256EEvPKiPij: 206,
+    });
     assert.equal(j.kernels[0].speedup, 1);
     // the ladder's story: ×2 halves the time, ×8 and beyond stop gaining (memory bound)
     const s = j.kernels.map(k => Number(k.speedup!.toFixed(2)));

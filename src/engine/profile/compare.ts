@@ -98,7 +98,14 @@ export async function compareKernels(
     },
     { ...observer, onProgress: p => (observer.onProgress?.(p), o.progress?.(p)) },
   );
-  return comparisonOf(result, names, o.baseline);
+  const c = comparisonOf(result, names, o.baseline);
+  // where each row's kernel is written (every instantiation of a name at its template's line)
+  const lines = c.rows.flatMap(x => {
+    const k = analysis.kernels.find(y => y.name === x.name);
+    return k ? [[x.kernel, k.line] as const] : [];
+  });
+  if (lines.length) result.compareLines = Object.fromEntries(lines);
+  return c;
 }
 
 /** The rows of a comparison's result, in the order the kernels were named, with speedups against the baseline. */

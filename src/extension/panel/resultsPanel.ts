@@ -8,7 +8,7 @@ import { makeNonce, panelHtml } from '../../panelHtml';
 import type { HostToWebviewMessage, PanelProgress, PanelState, WebviewToHostMessage } from '../../panelMessages';
 import { ExportResultRequest, PragmaEditsRequest, RESULTS_VIEW_TYPE, SweepResult, SweepVariant } from '../../protocol';
 import { sweepResultProblem } from '../../schema/result';
-import { isComparison } from '../../schema/comparison';
+import { comparisonAsVariants, isComparison } from '../../schema/comparison';
 
 /**
  * One panel per kernel and loop set: a second run of the same loops reuses (and refreshes) it. A
@@ -86,8 +86,13 @@ class ResultsPanel {
   }
 
   private variant(id: string): SweepVariant | undefined {
-    return this.result?.variants.find(v => v.id === id);
+    return this.result ? rowOf(this.result, id) : undefined;
   }
+}
+
+/** The row a panel message names: a variant, or in a comparison one of its kernels (as the panel shows them). */
+export function rowOf(r: SweepResult, id: string): SweepVariant | undefined {
+  return (isComparison(r) ? comparisonAsVariants(r) : r).variants.find(v => v.id === id);
 }
 
 export class ResultsPanels implements vscode.Disposable {
@@ -173,7 +178,9 @@ export class ResultsPanels implements vscode.Disposable {
 
   /** Shows the swept loop (the first whose factor this variant sets) in the editor; for a comparison, its file's first kernel. */
   async reveal(result: SweepResult, v: SweepVariant | undefined): Promise<void> {
-    const line = Number(Object.keys(v?.factors ?? {})[0] ?? result.loops[0]?.line ?? result.kernelLine);
+    // a comparison's row is a kernel: its own definition (compareLines), else the result's kernel
+    const own = isComparison(result) && v?.kernel ? result.compareLines?.[v.kernel] : undefined;
+    const line = own ?? Number(Object.keys(v?.factors ?? {})[0] ?? result.loops[0]?.line ?? result.kernelLine);
     const editor = await vscode.window.showTextDocument(await this.document(result), {
       viewColumn: vscode.ViewColumn.One,
       preserveFocus: false,

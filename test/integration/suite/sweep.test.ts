@@ -15,6 +15,7 @@ const sleep = (ms: number) => new Promise<void>(resolve => setTimeout(resolve, m
 interface Api {
   panels: () => { title: string; result: SweepResult | null }[];
   applyVariant: (result: SweepResult, variantId: string, confirmed?: boolean) => Promise<boolean>;
+  revealVariant: (result: SweepResult, variantId: string) => Promise<void>;
 }
 
 async function poll<T>(what: string, probe: () => Thenable<T> | T, ok: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
@@ -119,6 +120,26 @@ suite('Sweeps and the results panel (extension host)', () => {
     assert.ok(sweep.savedPath && fs.existsSync(sweep.savedPath), `saved result missing: ${sweep.savedPath}`);
     saved.push(sweep.savedPath!);
     assert.match(path.relative(folder().fsPath, sweep.savedPath!), /^\.unroll-lens[\\/]results[\\/]matmul_basic-\d{8}-\d{6}(-\d+)?\.json$/);
+  });
+
+  test("a kernel comparison's row goes to that kernel's definition", async () => {
+    // the H100 reduction ladder as `compare` saved it (test/fixtures/sweep/compare), pointed at this checkout's sample
+    const fixture = path.join(repo(), 'test', 'fixtures', 'sweep', 'compare', 'reduce_unroll.json');
+    const result = {
+      ...(JSON.parse(fs.readFileSync(fixture, 'utf8')) as SweepResult),
+      file: path.join(folder().fsPath, 'reduce_unroll.cu'),
+    };
+    const text = fs.readFileSync(result.file, 'utf8').split('\n');
+    for (const [kernel, name] of [
+      ['_Z14reduce_unroll4PKiPij', 'reduce_unroll4'],
+      ['_Z15reduce_completeILj256EEvPKiPij', 'reduce_complete'],
+    ]) {
+      await api.revealVariant(result, kernel);
+      const editor = vscode.window.activeTextEditor!;
+      assert.equal(path.basename(editor.document.uri.fsPath), 'reduce_unroll.cu');
+      const line = editor.selection.active.line;
+      assert.match(text[line], new RegExp(`\\b${name}\\(`), `${kernel}: line ${line + 1}: ${text[line]}`);
+    }
   });
 
   test('a saved result re-opens in the panel', async () => {
