@@ -7,7 +7,7 @@ import * as assert from 'assert';
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
-import type { SweepResult, SweepRunResult } from '../../../src/protocol';
+import type { CompareKernelsResult, SweepResult, SweepRunResult } from '../../../src/protocol';
 
 const EXTENSION_ID = 'unroll-lens.unroll-lens';
 const sleep = (ms: number) => new Promise<void>(resolve => setTimeout(resolve, ms));
@@ -120,6 +120,34 @@ suite('Sweeps and the results panel (extension host)', () => {
     assert.ok(sweep.savedPath && fs.existsSync(sweep.savedPath), `saved result missing: ${sweep.savedPath}`);
     saved.push(sweep.savedPath!);
     assert.match(path.relative(folder().fsPath, sweep.savedPath!), /^\.unroll-lens[\\/]results[\\/]matmul_basic-\d{8}-\d{6}(-\d+)?\.json$/);
+  });
+
+  test('Compare kernels in this file: the command runs the comparison through the server and opens the ladder', async function () {
+    this.timeout(240_000);
+    await vscode.window.showTextDocument(doc);
+    // what the three prompts would ask, given: the stand-in GPU replays matmul_basic's launches
+    const report = await vscode.commands.executeCommand<CompareKernelsResult | { error: string } | undefined>('unrollLens.compareKernels', {
+      uri: doc.uri.toString(),
+      kernels: ['matmul_basic'],
+      baseline: 'matmul_basic',
+      args: '--only matmul_basic --reps 25',
+    });
+    assert.ok(report && 'result' in report, `the comparison ran: ${JSON.stringify(report)}`);
+    assert.equal(report.result.origin, 'compare');
+    assert.deepEqual(
+      report.kernels.map(k => k.label),
+      ['matmul_basic'],
+    );
+    assert.ok(report.kernels[0].medianMs! > 0, 'timed from the replayed launches');
+    assert.equal(report.baseline, 'matmul_basic');
+    assert.equal(report.kernels[0].speedup, 1);
+    assert.ok(report.savedPath, 'saved like a benchmark');
+    saved.push(report.savedPath!);
+    await poll(
+      'the compare panel',
+      () => api.panels(),
+      ps => ps.some(p => p.title === 'matmul_unroll.cu · compare' && p.result?.origin === 'compare'),
+    );
   });
 
   test("a kernel comparison's row goes to that kernel's definition", async () => {
