@@ -5,7 +5,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { analyze, REPO_ROOT, SAMPLES } from './helpers';
-import { sourceNameOf } from '../../src/engine/variants/inspect';
+import { sourceNameOf } from '../../src/engine/variants/kernelChoice';
 import { compareKernels } from '../../src/engine/profile/compare';
 import { compareJson, renderComparison } from '../../src/cli/compare';
 import { elementsOption } from '../../src/cli/gpuOptions';

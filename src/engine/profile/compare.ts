@@ -9,7 +9,7 @@ import type { FileAnalysis } from '../parse/model';
 import { runSweep } from '../sweep/sweep';
 import type { SweepObserver } from '../sweep/observers/observer';
 import { SweepSpace, SweepSpaceError } from '../sweep/space';
-import { sourceNameOf } from '../variants/inspect';
+import { sourceNameOf } from '../variants/kernelChoice';
 import { withinNoise } from './stages/summary';
 import type { BenchOptions } from './types';
 

@@ -12,6 +12,7 @@
 import { parseSourcePage, SourceFunction, SourcePage } from './ncuCsv';
 import { BoundedReadError, READ_CAPS, readBoundedText } from '../boundedRead';
 import type { SassStalls } from '../../schema/types';
+import { sourceNameOf } from '../variants/kernelChoice';
 
 export type { SassStalls };
 
@@ -218,15 +219,10 @@ export function kernelMatches(page: string, wanted: string): boolean {
   if (page === wanted) return true;
   const m = mangledParts(wanted);
   if (!m) return page.includes(wanted);
-  if (sourceName(page) !== m.name) return false;
+  if (sourceNameOf(page) !== m.name) return false;
   if (!m.args.length) return true;
   const args = templateLiterals(page);
   return args !== null && args.length === m.args.length && args.every((a, i) => a === m.args[i]);
-}
-
-/** The source name of a demangled name: `void linear<(int)1, (int)0>(…)` → linear. */
-function sourceName(demangled: string): string {
-  return demangled.replace(/\(.*$/, '').replace(/<.*$/, '').split('::').pop()?.trim().split(/\s+/).pop() ?? '';
 }
 
 /** Integer and bool template arguments of a demangled name ("(int)1" → "1"), in order; null for none. */

@@ -23,7 +23,15 @@ import { factorLabel, variantSource, UnrollFactor, VariantFactors, variantKey, w
 import type { SassListingData } from '../../schema/sassListing';
 import { annotateListing } from './listing';
 import { codeHash, hashFile, machineCodeHash } from './codeHash';
-import { busiestFunction, chooseFunction, KernelFilter, launchBlockSize, matchesFilter, pickKernelByName } from './kernelChoice';
+import {
+  busiestFunction,
+  chooseFunction,
+  KernelFilter,
+  launchBlockSize,
+  matchesFilter,
+  pickKernelByName,
+  sourceNameOf,
+} from './kernelChoice';
 import { lineIn } from './loopAttribution';
 import { measureInstantiations, measureLoop } from './measureLoop';
 import type { FileSassReport, InstantiationChoice, KernelSass, KernelVariant, LoopReport, LoopVariant } from './reports';
@@ -743,26 +751,4 @@ function kernelResources(b: BuildResult, dis: Disassembly, name: string, arch: s
     ? theoreticalOccupancy({ registersPerThread: usage.registers, sharedBytesPerBlock: usage.sharedBytes, threadsPerBlock, arch })
     : null;
   return { fn, counts, occupancy };
-}
-
-/** `void ns::reduce_complete<256>(int const*, int*, unsigned int)` → `reduce_complete`: the name a kernel is written with. */
-export function sourceNameOf(demangled: string): string {
-  let depth = 0;
-  let end = demangled.length;
-  // the name ends at the first '<' or '(' outside template brackets (a return type has none in a kernel's demangled name)
-  for (let i = 0; i < demangled.length; i++) {
-    const c = demangled[i];
-    if (c === '(' && depth === 0) {
-      end = Math.min(end, i);
-      break;
-    }
-    if (c === '<') {
-      if (depth === 0) end = Math.min(end, i);
-      depth++;
-    } else if (c === '>') depth--;
-  }
-  const head = demangled.slice(0, end).trim();
-  const name = head.slice(head.lastIndexOf(' ') + 1);
-  const scope = name.lastIndexOf('::');
-  return scope >= 0 ? name.slice(scope + 2) : name;
 }

@@ -7,7 +7,8 @@ import type { CompileFlags } from '../../toolchain/flags';
 import { fileDoesNotCompile } from '../../toolchain/rejectedFlag';
 import type { Toolchain } from '../../toolchain/toolchain';
 import { BuildResult, VariantBuilder } from '../../variants/build';
-import { sourceNameOf, VariantInspector } from '../../variants/inspect';
+import { VariantInspector } from '../../variants/inspect';
+import { sourceNameOf } from '../../variants/kernelChoice';
 import type { RunStatus } from '../types';
 import { instantiationLabel } from '../../../schema/kernelNames';
 
