@@ -205,14 +205,14 @@ __global__ void gj_rows8(const float *__restrict__ aug, float *__restrict__ x)
 }
 
 // ===========================================================================
-// (b) Electrostatic potential on the plane z = slice_z of a regular grid
-//     (spacing h): V(x, y) = sum_a q_a / |r - r_a|. Atoms live in constant
-//     memory: every thread of a warp reads the same atom, which is broadcast.
-//     Coarsening reuses dy*dy + dz*dz and the atom load for N grid points.
-// ===========================================================================
-
+// (b) Electrostatic potential on the plane z = slice_z (spacing h): V(x, y) =
+//     sum_a q_a / |r - r_a|. Coarsening reuses dy*dy + dz*dz and the atom load
+//     for N grid points. Atoms are in global memory and a warp reads one atom
+//     at a time (one broadcast L1 load). In __constant__ memory the warps of an
+//     SM drift apart and thrash the constant cache: on an H100 up to 7x slower
+//     and bimodal from run to run (docs/measurements.md, "Why potential_pts2 ...").
 #define MAX_ATOMS 4000
-__constant__ float4 c_atoms[MAX_ATOMS];  // x, y, z, charge
+__device__ float4 g_atoms[MAX_ATOMS];  // x, y, z, charge
 
 __global__ void potential_pts1(float *__restrict__ energygrid, int gx, int gy, float spacing,
                                float slice_z, int numatoms)
@@ -225,7 +225,7 @@ __global__ void potential_pts1(float *__restrict__ energygrid, int gx, int gy, f
     const float coorx1 = spacing * (xindex + 0);
     float energyvalx1 = 0.0f;
     for (int a = 0; a < numatoms; a++) {
-        const float4 atom = c_atoms[a];
+        const float4 atom = g_atoms[a];
         const float dy = coory - atom.y;
         const float dz = slice_z - atom.z;
         const float dyz2 = dy * dy + dz * dz;
@@ -249,7 +249,7 @@ __global__ void potential_pts2(float *__restrict__ energygrid, int gx, int gy, f
     float energyvalx1 = 0.0f;
     float energyvalx2 = 0.0f;
     for (int a = 0; a < numatoms; a++) {
-        const float4 atom = c_atoms[a];
+        const float4 atom = g_atoms[a];
         const float dy = coory - atom.y;
         const float dz = slice_z - atom.z;
         const float dyz2 = dy * dy + dz * dz;
@@ -281,7 +281,7 @@ __global__ void potential_pts4(float *__restrict__ energygrid, int gx, int gy, f
     float energyvalx3 = 0.0f;
     float energyvalx4 = 0.0f;
     for (int a = 0; a < numatoms; a++) {
-        const float4 atom = c_atoms[a];
+        const float4 atom = g_atoms[a];
         const float dy = coory - atom.y;
         const float dz = slice_z - atom.z;
         const float dyz2 = dy * dy + dz * dz;
@@ -326,7 +326,7 @@ __global__ void potential_pts8(float *__restrict__ energygrid, int gx, int gy, f
     float energyvalx7 = 0.0f;
     float energyvalx8 = 0.0f;
     for (int a = 0; a < numatoms; a++) {
-        const float4 atom = c_atoms[a];
+        const float4 atom = g_atoms[a];
         const float dy = coory - atom.y;
         const float dz = slice_z - atom.z;
         const float dyz2 = dy * dy + dz * dz;
@@ -535,7 +535,7 @@ static int run_potential(int gx, int gy, int numatoms, int reps, const char *onl
         atoms[a].z = rng.uniform(1.0f, 4.0f);  // off the slice: no zero distances
         atoms[a].w = rng.signed_nonzero();     // charge
     }
-    CHECK(cudaMemcpyToSymbol(c_atoms, atoms.data(), numatoms * sizeof(float4)));
+    CHECK(cudaMemcpyToSymbol(g_atoms, atoms.data(), numatoms * sizeof(float4)));
 
     // Reference rows: all of them when cheap, otherwise 8 complete rows (first,
     // last, random). Whole rows cover every x remainder of the coarsened kernels.

@@ -17,6 +17,8 @@ since() { awk -v a="$(date +%s.%N)" -v b="$1" 'BEGIN { printf "%.1f", a - b }'; 
 run_one() { # NAME FILE KERNELS ARGS
   local name=$1 file=$2 kernels=$3 args=$4 t
   nvcc -O3 -arch=sm_90 -o "$W/$name.prog" "$file" && "$W/$name.prog" $args > "$W/$name.plain.stdout" 2>&1
+  # two more plain runs: is the program's own median stable from run to run?
+  for i in 2 3; do "$W/$name.prog" $args > "$W/$name.plain-$i.stdout" 2>&1; done
   echo "$name plain exit $?" | tee -a "$W/wall.txt"
   rm -f "$W/$name.prog"
   for timer in cupti ncu; do

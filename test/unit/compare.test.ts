@@ -12,7 +12,7 @@ import { elementsOption } from '../../src/cli/gpuOptions';
 import { UsageError } from '../../src/cli/io';
 import { detectToolchain, Toolchain } from '../../src/engine/toolchain/toolchain';
 import { flagsFromSettings } from '../../src/engine/toolchain/flags';
-import type { ProcessResult, ProcessRunner } from '../../src/engine/toolchain/process';
+import { FAKE_NCU, ownTimes, replayCompare } from './compareReplay';
 import { cuptiPaths, toolkitRoot } from '../../src/engine/profile/native/timerLibrary';
 
 describe('--elements', () => {
@@ -40,11 +40,6 @@ const COMPARE = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100', 'compare
 const REDUCE = ['reduce_interleaved', 'reduce_unroll2', 'reduce_unroll4', 'reduce_unroll8', 'reduce_unroll8_warptail', 'reduce_complete'];
 type CompareJson = ReturnType<typeof compareJson>;
 
-/** The program's own cudaEvent medians (time_ms=) by kernel name, template arguments dropped. */
-function ownTimes(stdout: string): Map<string, number> {
-  return new Map([...stdout.matchAll(/kernel=([A-Za-z0-9_]+)\S* .*time_ms=([0-9.]+)/g)].map(m => [m[1], Number(m[2])]));
-}
-
 describe('compare: the reduction ladder, replayed from an H100 run', () => {
   let real: Toolchain | null = null;
   before(async () => {
@@ -63,19 +58,13 @@ describe('compare: the reduction ladder, replayed from an H100 run', () => {
     const analysis = await analyze(text, file);
     const recorded = JSON.parse(fs.readFileSync(path.join(COMPARE, 'reduce.cupti.json'), 'utf8')) as CompareJson;
     const stdout = fs.readFileSync(path.join(COMPARE, 'reduce.plain.stdout'), 'utf8');
-    let run = 0;
-    const ran: string[] = [];
-    const runner: ProcessRunner = async (cmd, args, o) => {
-      if ([real!.nvcc.path, real!.nvdisasm?.path, real!.cuobjdump?.path, real!.cxxfilt?.path].includes(cmd))
-        return real!.runner(cmd, args, o);
-      ran.push(cmd);
-      const out = o?.env?.UNROLL_LENS_TIMER_OUT;
-      if (!out || !o?.env?.CUDA_INJECTION64_PATH) return result({ exitCode: 1, stderr: 'not run with the timer' });
-      fs.appendFileSync(out, fs.readFileSync(path.join(COMPARE, `reduce_unroll-as-written-run-${run++}.timer.jsonl`), 'utf8'));
-      return result({ stdout });
-    };
+    const replay = replayCompare(
+      real,
+      stdout,
+      [0, 1].map(i => path.join(COMPARE, `reduce_unroll-as-written-run-${i}.timer.jsonl`)),
+    );
     const c = await compareKernels(file, text, analysis, {
-      toolchain: { ...real, runner, ncu: null, gpus: [] },
+      toolchain: { ...real, runner: replay.runner, ncu: null, gpus: [] },
       arch: 'sm_90',
       flags: flagsFromSettings({}, SAMPLES),
       cacheDir: fs.mkdtempSync(path.join(os.tmpdir(), 'ul-compare-')),
@@ -89,8 +78,8 @@ describe('compare: the reduction ladder, replayed from an H100 run', () => {
       launcher: [],
       measurementCacheDir: null,
     });
-    assert.equal(run, 2, 'two program runs: 20 launches of each kernel a run, 2 of them warm-up');
-    assert.ok(!ran.some(c => /ncu/.test(c)));
+    assert.equal(replay.timerRuns(), 2, 'two program runs: 20 launches of each kernel a run, 2 of them warm-up');
+    assert.deepEqual([replay.ncuRuns, replay.others], [[], []]);
     const j = compareJson(c);
     assert.deepEqual(
       j.kernels.map(k => [k.name, k.medianMs, k.samples]),
@@ -158,25 +147,15 @@ describe('compare: the reduction ladder, replayed from an H100 run', () => {
       .readdirSync(dir)
       .filter(f => f.endsWith('.raw.csv'))
       .map(f => fs.readFileSync(path.join(dir, f), 'utf8'));
-    let run = 0;
-    const ncuRuns: string[][] = [];
-    const runner: ProcessRunner = async (cmd, args, o) => {
-      if ([real!.nvcc.path, real!.nvdisasm?.path, real!.cuobjdump?.path, real!.cxxfilt?.path].includes(cmd))
-        return real!.runner(cmd, args, o);
-      if (cmd === '/fake/ncu') {
-        ncuRuns.push(args);
-        // the program runs inside ncu; the raw page follows its output (no report exported)
-        const name = /regex:\^(\w+)\$/.exec(args.join(' '))?.[1];
-        const page = pages.find(p => name && p.includes(`"${name}"`));
-        return result({ stdout: `${stdout}==PROF== Disconnected from process\n${page ?? ''}` });
-      }
-      const out = o?.env?.UNROLL_LENS_TIMER_OUT;
-      if (!out || !o?.env?.CUDA_INJECTION64_PATH) return result({ exitCode: 1, stderr: 'not run with the timer' });
-      fs.appendFileSync(out, fs.readFileSync(path.join(dir, `reduce_unroll-as-written-run-${run++}.timer.jsonl`), 'utf8'));
-      return result({ stdout });
-    };
+    const replay = replayCompare(
+      real,
+      stdout,
+      [0, 1].map(i => path.join(dir, `reduce_unroll-as-written-run-${i}.timer.jsonl`)),
+      pages,
+    );
+    const ncuRuns = replay.ncuRuns;
     const c = await compareKernels(file, text, analysis, {
-      toolchain: { ...real, runner, ncu: { name: 'ncu', path: '/fake/ncu', version: '2025.3.1', source: 'setting' }, gpus: [] },
+      toolchain: { ...real, runner: replay.runner, ncu: FAKE_NCU, gpus: [] },
       arch: 'sm_90',
       flags: flagsFromSettings({}, SAMPLES),
       cacheDir: fs.mkdtempSync(path.join(os.tmpdir(), 'ul-compare-')),
@@ -254,18 +233,3 @@ describe('compare: the reduction ladder, replayed from an H100 run', () => {
     );
   });
 });
-
-function result(over: Partial<ProcessResult>): ProcessResult {
-  return {
-    command: '',
-    args: [],
-    exitCode: 0,
-    signal: null,
-    stdout: '',
-    stderr: '',
-    timedOut: false,
-    cancelled: false,
-    durationMs: 1,
-    ...over,
-  };
-}

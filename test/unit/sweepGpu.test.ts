@@ -249,6 +249,13 @@ describe('GPU sweep on recorded H100 outputs (matvec_warp_per_row, loop c: defau
     assert.equal(j.variants[3].identicalTo, 4);
     assert.equal(j.variants[1].identicalTo, 'as-written');
     assert.equal(j.variants[2].medianMs, v(`${c}=4`).medianMs);
+    // the text table carries ncu's counters too (executed warp instructions, achieved occupancy), each row its own
+    const text = sweepText(r).split('\n');
+    const header = text[1].split(/ {2,}/);
+    assert.deepEqual(header.slice(header.indexOf('top stall') + 1), ['exec instr', 'achieved occ', 'same code as']); // this page predates the thread-instruction metric
+    const asWritten = text.find(l => /^ *\*? *as written /.test(l)) ?? text[2];
+    assert.ok(asWritten.includes(` ${v('as-written').executedInstructions}  `), asWritten);
+    assert.ok(asWritten.includes(` ${v('as-written').achievedOccupancy!.toFixed(1)}%`), asWritten);
   });
 
   test('adaptive sampling (issue 25): the tied leaders timed again through ncu up to --max-samples; no Apply best', async t => {

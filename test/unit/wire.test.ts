@@ -30,9 +30,10 @@ const overTheWire = <T>(v: T): T => JSON.parse(JSON.stringify(v));
 
 describe('fileAnalysis', () => {
   test('kernels and loops with the CodeLens summary as the quick pick shows it', async () => {
-    const r = toFileAnalysisResult(await analyze(SRC));
+    const r = toFileAnalysisResult(await analyze(SRC), SRC);
     const outer = lineOf(SRC, 'for (int i = 0; i < n');
     assert.deepEqual(r, {
+      launched: [],
       kernels: [
         {
           name: 'k',
@@ -68,6 +69,31 @@ describe('fileAnalysis', () => {
       ],
     });
     assert.deepEqual(overTheWire(r), r);
+  });
+
+  test('the kernels the file launches: directly, through cudaLaunchKernel and through a table of kernel pointers', async () => {
+    const src = [
+      '__global__ void a(float* p) {}',
+      '__global__ void b(float* p) {}',
+      '__global__ void c(float* p) {}',
+      '__global__ void d(float* p) {}',
+      '__global__ void unused(float* p) {}',
+      'struct V { const char* name; void (*kernel)(float*); };',
+      'int main() {',
+      '  float* p = nullptr;',
+      '  a<<<1, 32>>>(p);',
+      '  void* args[] = {&p};',
+      '  cudaLaunchKernel((const void*)b, dim3(1), dim3(32), args, 0, 0);',
+      '  const V vs[] = {{"c", c}, {"d", d}};',
+      '  for (const V& v : vs) v.kernel<<<1, 32>>>(p);',
+      '}',
+    ].join('\n');
+    const r = toFileAnalysisResult(await analyze(src), src);
+    assert.deepEqual(r.launched, ['a', 'b', 'c', 'd']);
+    assert.deepEqual(
+      r.kernels.map(k => k.name),
+      ['a', 'b', 'c', 'd', 'unused'],
+    );
   });
 
   test('analysis status counts', async () => {
