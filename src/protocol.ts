@@ -129,6 +129,8 @@ export interface FileAnalysisParams {
 }
 export interface FileAnalysisResult {
   kernels: KernelOutline[];
+  /** Names of the kernels the file itself launches (`<<<>>>`, cudaLaunchKernel*, through a table of kernel pointers). */
+  launched?: string[];
 }
 /** Request: the kernels and loops of an open document (null when the server does not have it open). */
 export const FileAnalysisRequest = new RequestType<FileAnalysisParams, FileAnalysisResult | null, void>('unrollLens/fileAnalysis');

@@ -353,7 +353,7 @@ connection.onNotification(WorkspaceTrustNotification, async ({ trusted }) => {
 connection.onRequest(FileAnalysisRequest, async p => {
   await syncQueue;
   const analysis = (await docsReady).analysis(p.uri);
-  return analysis ? toFileAnalysisResult(analysis) : null;
+  return analysis ? toFileAnalysisResult(analysis, texts.get(p.uri)?.getText() ?? '') : null;
 });
 
 /** The current text and analysis of an open document, after pending edits are applied. */

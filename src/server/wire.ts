@@ -17,12 +17,14 @@ import type {
   LoopVariantsResult,
   SweepResult,
 } from '../protocol';
+import { findLaunches } from '../engine/parse/launches';
 
 /** Lines below this share of the kernel's stall samples get no inline note: one on every line would be noise. */
 const LINE_STALL_NOTE_MIN_SHARE = 0.01;
 
-export function toFileAnalysisResult(a: FileAnalysis): FileAnalysisResult {
+export function toFileAnalysisResult(a: FileAnalysis, text: string): FileAnalysisResult {
   return {
+    launched: [...new Set(findLaunches(text).flatMap(l => (l.kernel ? [l.kernel] : [])))],
     kernels: a.kernels.map(k => ({
       name: k.name,
       qualifier: k.qualifier,

@@ -35,6 +35,23 @@ function instantiationCells(r: SweepResult): string[] | null {
   return r.variants.map(v => (v.instantiation ? instantiationLabel(v.instantiation) : '-'));
 }
 
+/** The counter columns (ncu's, `--counters on` or the ncu timer) that at least one variant has. */
+function counterColumns(r: SweepResult): { title: string; cell: (v: SweepVariant) => string }[] {
+  if (r.static) return [];
+  const columns: { title: string; cell: (v: SweepVariant) => string; has: (v: SweepVariant) => boolean }[] = [
+    { title: 'exec instr', cell: v => num(v.executedInstructions), has: v => v.executedInstructions != null },
+    { title: 'instr/thread', cell: v => num(v.instructionsPerThread, 1), has: v => v.instructionsPerThread != null },
+    { title: 'instr/elem', cell: v => num(v.instructionsPerElement, 2), has: v => v.instructionsPerElement != null },
+    // ncu gives achieved occupancy in % of peak already
+    {
+      title: 'achieved occ',
+      cell: v => (v.achievedOccupancy == null ? '-' : `${v.achievedOccupancy.toFixed(1)}%`),
+      has: v => v.achievedOccupancy != null,
+    },
+  ];
+  return columns.filter(c => r.variants.some(c.has));
+}
+
 export function sweepText(r: SweepResult): string {
   const lines = r.loops.map(l => String(l.line));
   const labelOf = new Map(r.variants.map(v => [v.id, v.label]));
@@ -53,7 +70,8 @@ export function sweepText(r: SweepResult): string {
   // adaptive sampling gives the leading variants more durations than the others
   const sampled = !r.static && !!r.confidence?.sampling;
   if (!r.static) header.push(...(sampled ? ['samples'] : []), 'median ms', 'IQR ms', 'speedup', 'no_instr', 'top stall');
-  header.push('same code as');
+  const counters = counterColumns(r);
+  header.push(...counters.map(c => c.title), 'same code as');
   const rows = r.variants.map((v, i) => {
     const top = v.stallShare
       ? Object.entries(v.stallShare)
@@ -82,10 +100,10 @@ export function sweepText(r: SweepResult): string {
         top ? `${top[0]} ${pct(top[1])}` : '-',
       );
     }
-    row.push(v.identicalTo ? (labelOf.get(v.identicalTo) ?? v.identicalTo) : '');
+    row.push(...counters.map(c => c.cell(v)), v.identicalTo ? (labelOf.get(v.identicalTo) ?? v.identicalTo) : '');
     return row;
   });
-  const left = new Set([0, 1, 2, ...(inst ? [3] : []), header.length - 1, ...(r.static ? [] : [header.length - 2])]);
+  const left = new Set([0, 1, 2, ...(inst ? [3] : []), header.length - 1, ...(r.static ? [] : [header.indexOf('top stall')])]);
   const where = r.static ? 'static (SASS only)' : `on ${r.gpu ?? 'the GPU'}`;
   const out = [
     // a sweep of parameters only has no loop part (no empty `·  ·`)

@@ -1,5 +1,5 @@
 // "Compare kernels in this file" (palette, and the CodeLens above a program's first kernel; issue
-// 26): asks for the kernels (every `__global__` kernel preselected), the baseline and the program
+// 26): asks for the kernels (those the file launches preselected), the baseline and the program
 // arguments, then the server times the kernels side by side from the same program runs and the
 // results panel shows the ladder. Cancelling the notification stops the runs.
 import * as vscode from 'vscode';
@@ -22,9 +22,15 @@ function argsLine(args: unknown): string {
     : '';
 }
 
-async function askKernels(names: string[]): Promise<string[] | undefined> {
+/** The kernels the file launches are preselected (all of them when it launches none we can see). */
+async function askKernels(names: string[], launched: Set<string>): Promise<string[] | undefined> {
+  const some = names.some(n => launched.has(n));
   const picked = await vscode.window.showQuickPick(
-    names.map(name => ({ label: name, picked: true })),
+    names.map(name => ({
+      label: name,
+      picked: !some || launched.has(name),
+      description: some && !launched.has(name) ? 'not launched in this file' : undefined,
+    })),
     {
       canPickMany: true,
       title: 'Unroll Lens compare: kernels to time (1/3)',
@@ -57,8 +63,9 @@ async function askArgs(): Promise<string | undefined> {
 async function askComparison(
   args: CompareKernelsArgs,
   written: string[],
+  launched: Set<string>,
 ): Promise<{ kernels: string[]; baseline: string; args: string } | undefined> {
-  const kernels = args.kernels ?? (await askKernels(written));
+  const kernels = args.kernels ?? (await askKernels(written, launched));
   if (!kernels?.length) return undefined;
   const baseline = args.baseline ?? (await askBaseline(kernels));
   if (baseline === undefined) return undefined;
@@ -80,7 +87,7 @@ export const compareKernels: CommandFactory = ({ client, output, panels }) => {
       void vscode.window.showInformationMessage('Unroll Lens: this file has no __global__ kernels to compare.');
       return undefined;
     }
-    const asked = await askComparison(given ?? { uri }, written);
+    const asked = await askComparison(given ?? { uri }, written, new Set(outline.launched ?? []));
     if (!asked) return undefined;
     output.appendLine(`compare ${asked.kernels.join(', ')} (baseline ${asked.baseline})${asked.args ? ` args: ${asked.args}` : ''}`);
     try {
