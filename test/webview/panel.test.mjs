@@ -1527,7 +1527,7 @@ describe('kernel comparison', () => {
     );
     ex.datasets[1].data.forEach((v, i) => assert.ok(Math.abs(v - rows[i].medianMs * 1000) < 1e-9, `line: ${labels[i]} median µs`));
     assert.deepEqual(ex.legend, ['Executed warp instructions / launch', 'Median time (µs, right axis)']);
-    assert.deepEqual(ex.titles, { x: 'Variant', y: 'Executed warp instructions', yt: 'Median time (µs)' });
+    assert.deepEqual(ex.titles, { x: 'Kernel', y: 'Executed warp instructions', yt: 'Median time (µs)' });
     assert.ok(ex.marks.length === 12 && ex.marks.every(m => m.alpha > 0), 'every bar and point drawn');
     // the fall the chart is for: instructions ÷12 from the baseline to the last rung, time ÷3.5
     const [first, last] = [ncu.kernels[0].executedInstructions, ncu.kernels[5].executedInstructions];

@@ -89,7 +89,7 @@ export function baseOptions(m: ViewModel, t: Theme, pointer: PointerHandlers) {
           },
           grid: { color: t.grid, display: false },
           border: { color: t.border },
-          title: title('Variant'),
+          title: title(m.comparison ? 'Kernel' : 'Variant'),
         },
       },
     },
