@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// Writes what package.json (contributes.configuration, capabilities.untrustedWorkspaces),
-// docs/settings.md and README.md (between <!-- settings:begin/end -->) say about settings,
-// from the declaration in src/settings.ts. Needs the compiled out/ (npm run gen:settings compiles first).
+// Writes what package.json (contributes.configuration, capabilities.untrustedWorkspaces) and
+// docs/settings.md say about settings, from the declaration in src/settings.ts (the README links
+// to docs/settings.md). Needs the compiled out/ (npm run gen:settings compiles first).
 //
 //   npm run gen:settings                   # write the files
 //   node scripts/gen-settings.mjs --check  # exit 1 when a file is out of date (what the unit test checks)
@@ -22,7 +22,6 @@ const check = process.argv.includes('--check');
 const files = [
   ['package.json', text => m.generatePackageJson(text)],
   ['docs/settings.md', () => m.settingsMarkdown()],
-  ['README.md', text => m.generateReadme(text)],
 ];
 let stale = 0;
 for (const [rel, generate] of files) {
@@ -37,5 +36,5 @@ for (const [rel, generate] of files) {
     console.log(`gen-settings: wrote ${rel}`);
   }
 }
-if (!stale) console.log('gen-settings: package.json, docs/settings.md and README.md are up to date');
+if (!stale) console.log('gen-settings: package.json and docs/settings.md are up to date');
 process.exit(check && stale ? 1 : 0);

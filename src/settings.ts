@@ -1,6 +1,6 @@
 // Every Unroll Lens setting, declared once. The typed `Settings`, `DEFAULT_SETTINGS` and
 // `readSettings` are derived here; package.json's contributes.configuration and
-// capabilities.untrustedWorkspaces, docs/settings.md and the README's table are generated from it
+// capabilities.untrustedWorkspaces and docs/settings.md are generated from it
 // (`npm run gen:settings`, checked by test/unit/settingsManifest.test.ts).
 // Pure on purpose: no `vscode`, no Node APIs. The extension, the server and the CLI import it,
 // the webview imports its types.

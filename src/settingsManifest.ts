@@ -1,11 +1,8 @@
-// What package.json, docs/settings.md and README.md say about settings, generated from the one
+// What package.json and docs/settings.md say about settings, generated from the one
 // declaration in ./settings. `npm run gen:settings` writes them (scripts/gen-settings.mjs);
 // test/unit/settingsManifest.test.ts fails when a file differs from what this module generates.
 // Pure string and object work: callers read and write the files.
 import { SECTION, SettingDecl, SETTING_ENTRIES, describeValue } from './settings';
-
-export const README_BEGIN = '<!-- settings:begin -->';
-export const README_END = '<!-- settings:end -->';
 
 /** JSON schema of one setting, as VS Code reads it from contributes.configuration. */
 function schema(d: SettingDecl): Record<string, unknown> {
@@ -136,27 +133,4 @@ export function settingsMarkdown(): string {
     ...rows,
     '',
   ].join('\n');
-}
-
-/** The README's settings table, markers included. */
-export function readmeSettingsBlock(): string {
-  const rows = SETTING_ENTRIES.map(e => `| ${code(e.key)} | ${defaultText(e.decl)} | ${cell(e.decl.description)} |`);
-  return [
-    README_BEGIN,
-    NOTICE,
-    '| setting | default | meaning |',
-    '|---|---|---|',
-    ...rows,
-    '',
-    'Types, allowed values and which settings an untrusted workspace cannot set: [docs/settings.md](docs/settings.md).',
-    README_END,
-  ].join('\n');
-}
-
-/** README.md with the text between the settings markers regenerated; throws when the markers are missing. */
-export function generateReadme(text: string): string {
-  const begin = text.indexOf(README_BEGIN);
-  const end = text.indexOf(README_END);
-  if (begin < 0 || end < begin) throw new Error(`README.md has no ${README_BEGIN} … ${README_END} block`);
-  return text.slice(0, begin) + readmeSettingsBlock() + text.slice(end + README_END.length);
 }

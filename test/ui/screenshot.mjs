@@ -7,10 +7,14 @@
 //      kernel loop;
 //   4. waits for a CodeLens "Benchmark this loop" rendered in the editor, opens the Problems
 //      panel, and saves .test-artifacts/ui-codelens.png;
-//   5. when nvcc built the file (SASS counts in the CodeLens): clicks the loop's "Show SASS" lens
+//   5. when nvcc built the file (SASS counts in the CodeLens): clicks that lens to build the loop's
+//      variants, closes the results panel it opens and saves the loop's hover scrolled to the
+//      variants table (.test-artifacts/ui-hover.png; optional); clicks the loop's "Show SASS" lens
 //      and saves the listing (.test-artifacts/ui-sass.png), then runs "Compare SASS of two
 //      variants…" from the palette (unroll 4 vs 8, normalised) and saves the diff editor
-//      (.test-artifacts/ui-sass-diff.png); both are required once nvcc works;
+//      (.test-artifacts/ui-sass-diff.png); both are required once nvcc works.
+//      With UNROLL_LENS_DOCS_IMAGES=1 (scripts/docs-images.mjs, which copies these pictures into
+//      docs/images/) a picture that would show an absolute path of this machine fails the run.
 //   6. opens the extension's details page and checks that its README shows every image and
 //      links nowhere near example.invalid (.test-artifacts/ui/extension-details.png).
 // Exit 0 on success, 1 on failure (with .test-artifacts/ui/failure.png and logs).
@@ -141,6 +145,38 @@ async function checkDetailsPage(page, artifacts) {
   log(`details page: README shows ${readme.images.length} images, ${readme.links.length} links, none to example.invalid`);
 }
 
+/** Clicks the sample's tab, then moves the mouse off it: the tab's tooltip shows the file's full path. */
+async function focusSource(page) {
+  await page.locator('.tab', { hasText: SAMPLE }).first().click();
+  await page.mouse.move(1150, 16);
+}
+
+/** Arrow-down in the focused hover until `target`'s top reaches the hover's top, or it stops moving. */
+async function scrollHoverTo(page, hover, target) {
+  let last = null;
+  for (let i = 0; i < 120; i++) {
+    const [h, t] = await Promise.all([hover.boundingBox(), target.boundingBox()]);
+    if (!h || !t || t.y <= h.y + 10 || t.y === last) return;
+    last = t.y;
+    await page.keyboard.press('ArrowDown');
+    await page.waitForTimeout(30);
+  }
+}
+
+/**
+ * For the docs' pictures (UNROLL_LENS_DOCS_IMAGES=1, set by scripts/docs-images.mjs): no text in
+ * the window, its webviews included, shows an absolute path of this machine.
+ */
+async function checkNoMachinePaths(page, what) {
+  if (!process.env.UNROLL_LENS_DOCS_IMAGES) return;
+  const local = /(?<![\w.~-])\/(?:work|workspace|home|root|tmp|Users)\/[^\s'"]*/;
+  for (const frame of page.frames()) {
+    const text = await frame.evaluate(() => document.body?.innerText ?? '').catch(() => '');
+    const m = text.includes(repoRoot) ? [repoRoot] : local.exec(text);
+    if (m) throw new HarnessError(`${what} would show an absolute path of this machine: ${m[0]}`);
+  }
+}
+
 /** Picks the quick-pick row whose label contains `text` (types it, then Enter). */
 async function pickQuick(page, text, prefix = '') {
   const input = page.locator('.quick-input-widget input');
@@ -158,7 +194,7 @@ async function sassShots(page, line) {
   await page.keyboard.press('Escape');
   // More room for the two editors: hide the side bar (Ctrl+B) and close the results panel's group.
   await page.keyboard.press('Control+B');
-  await page.locator('.tab', { hasText: SAMPLE }).first().click();
+  await focusSource(page);
   await page.keyboard.press('Control+Shift+P');
   await pickQuick(page, 'Close Editors in Other Groups', '>');
   await goToLine(page, line);
@@ -173,18 +209,19 @@ async function sassShots(page, line) {
     .waitFor({ timeout: 180_000 });
   // From the loop body's source line to its SASS: "Show SASS of this source line" selects that
   // line's instructions in the listing (the source line stays lit while the cursor is there).
-  await page.locator('.tab', { hasText: SAMPLE }).first().click();
+  await focusSource(page);
   await goToLine(page, line + 1);
   await page.keyboard.press('Control+Shift+P');
   await pickQuick(page, 'Show SASS of this source line', '>');
   await page.locator('.monaco-editor .view-line', { hasText: /FFMA/ }).first().waitFor({ timeout: 20_000 });
   await page.waitForTimeout(1200);
   const sassShot = path.join(path.dirname(shot), 'ui-sass.png');
+  await checkNoMachinePaths(page, 'the SASS listing picture');
   await page.screenshot({ path: sassShot });
   log(`SASS listing: ${path.relative(repoRoot, sassShot)} (tab "${(await tab.innerText()).trim()}")`);
 
   // Back to the source editor, cursor on the loop, then the palette command.
-  await page.locator('.tab', { hasText: SAMPLE }).first().click();
+  await focusSource(page);
   await goToLine(page, line);
   await page.keyboard.press('Control+Shift+P');
   await pickQuick(page, 'Compare SASS of two variants', '>'); // '>': the palette's command mode
@@ -202,6 +239,7 @@ async function sassShots(page, line) {
   await pickQuick(page, 'Close Editors in Other Groups', '>');
   await page.waitForTimeout(1500);
   const diffShot = path.join(path.dirname(shot), 'ui-sass-diff.png');
+  await checkNoMachinePaths(page, 'the SASS diff picture');
   await page.screenshot({ path: diffShot });
   log(`SASS diff editor (unroll 4 ↔ unroll 8, normalised): ${path.relative(repoRoot, diffShot)}`);
 }
@@ -282,6 +320,7 @@ async function main() {
     else log('no SASS counts in the CodeLens within 90 s (nvcc or nvdisasm missing?)');
     await page.keyboard.press('Control+Shift+M'); // close the panel again: more editor in the picture
     await page.waitForTimeout(500);
+    await checkNoMachinePaths(page, 'the CodeLens picture');
     await page.screenshot({ path: shot });
     log(`screenshot saved: ${path.relative(repoRoot, shot)}`);
     // Optional second picture: build the loop's variants from the lens, then hover the loop.
@@ -294,8 +333,12 @@ async function main() {
           () => false,
         )
       ) {
-        // Cursor is on the loop's line: Home puts it on `for`; Ctrl+K Ctrl+I shows the hover.
+        // The results panel opened beside the source: close it, so that the hover has the room.
         await page.keyboard.press('Escape');
+        await focusSource(page);
+        await page.keyboard.press('Control+Shift+P');
+        await pickQuick(page, 'Close Editors in Other Groups', '>');
+        // Cursor is on the loop's line: Home puts it on `for`; Ctrl+K Ctrl+I shows the hover.
         await goToLine(page, line);
         await page.keyboard.press('End');
         await page.keyboard.press('Home');
@@ -308,12 +351,13 @@ async function main() {
             () => false,
           )
         ) {
-          // The hover is focused: scroll it to the variants table.
+          // The hover is focused: scroll it down until the variants table's title is at its top.
           await page.keyboard.press('Control+K');
           await page.keyboard.press('Control+I');
-          await page.keyboard.press('End');
+          await scrollHoverTo(page, hover, hover.locator('p', { hasText: 'Unroll variants' }).first());
           await page.waitForTimeout(500);
           const hoverShot = path.join(path.dirname(shot), 'ui-hover.png');
+          await checkNoMachinePaths(page, 'the hover picture');
           await page.screenshot({ path: hoverShot });
           log(`hover with the variants table: ${path.relative(repoRoot, hoverShot)}`);
         } else log('hover table did not show (not required)');

@@ -1,4 +1,4 @@
-// package.json, docs/settings.md and the README's settings table are generated from
+// package.json and docs/settings.md are generated from
 // src/settings.ts; this fails when a file was edited by hand or the declaration changed without
 // `npm run gen:settings` (rust-analyzer checks its package.json against its config the same way).
 import { test, describe } from 'node:test';
@@ -8,10 +8,6 @@ import * as path from 'path';
 import {
   configurationContribution,
   generatePackageJson,
-  generateReadme,
-  README_BEGIN,
-  README_END,
-  readmeSettingsBlock,
   settingsMarkdown,
   untrustedWorkspacesCapability,
 } from '../../src/settingsManifest';
@@ -42,13 +38,6 @@ describe('generated settings files are up to date with src/settings.ts', () => {
 
   test('docs/settings.md', () => {
     assert.equal(read('docs/settings.md'), settingsMarkdown(), `docs/settings.md differs: ${FIX}`);
-  });
-
-  test('README.md settings table between the markers', () => {
-    const readme = read('README.md');
-    assert.ok(readme.includes(README_BEGIN) && readme.includes(README_END), 'README.md lost its settings markers');
-    assert.ok(readme.includes(readmeSettingsBlock()), `README.md settings table differs: ${FIX}`);
-    assert.equal(generateReadme(readme), readme);
   });
 });
 
@@ -98,12 +87,6 @@ describe('settings generator', () => {
     assert.deepEqual(out.contributes.commands, [{ command: 'a' }]);
     assert.deepEqual(out.contributes.configuration, configurationContribution());
     assert.equal(generatePackageJson(generatePackageJson(text)), generatePackageJson(text), 'idempotent');
-  });
-
-  test('generateReadme replaces only the text between the markers', () => {
-    const text = `# T\n\nbefore\n${README_BEGIN}\nold table\n${README_END}\nafter\n`;
-    assert.equal(generateReadme(text), `# T\n\nbefore\n${readmeSettingsBlock()}\nafter\n`);
-    assert.throws(() => generateReadme('# no markers\n'), /settings:begin/);
   });
 
   test('docs table: one row per setting, restricted ones marked, pipes escaped', () => {
