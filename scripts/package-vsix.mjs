@@ -39,6 +39,9 @@ const runtime = [
   'syntaxes/unroll-lens-sass.tmLanguage.json',
   // the CUPTI kernel timer's source: the server builds it with the user's nvcc (--timer cupti)
   'native/cupti_timer.c',
+  // the Get Started walkthrough: each step's markdown (package.json contributes.walkthroughs) and its sample kernel
+  ...(pkg.contributes?.walkthroughs ?? []).flatMap(w => w.steps.map(s => s.media?.markdown).filter(Boolean)),
+  'walkthrough/sample/first_benchmark.cu',
 ];
 for (const f of runtime)
   if (!f || !fs.existsSync(path.join(root, f))) die(`${f || 'package.json main'} not found: run 'npm run build' first`);
@@ -152,7 +155,9 @@ const allowed = p =>
   /^extension\/dist\/[^/]+\.(js|wasm)$/.test(p) ||
   /^extension\/dist\/webview\/panel\.(js|css)$/.test(p) ||
   p === 'extension/syntaxes/unroll-lens-sass.tmLanguage.json' ||
-  p === 'extension/native/cupti_timer.c';
+  p === 'extension/native/cupti_timer.c' ||
+  /^extension\/walkthrough\/[^/]+\.md$/.test(p) ||
+  p === 'extension/walkthrough/sample/first_benchmark.cu';
 const missing = required.filter(p => !has(p));
 const leaked = entries.map(e => e.name).filter(p => !allowed(p));
 const bytes = fs.statSync(out).size;

@@ -40,7 +40,19 @@ export const Commands = {
   goToSourceLine: 'unrollLens.goToSourceLine',
   compareVariants: 'unrollLens.compareVariants',
   compareKernels: 'unrollLens.compareKernels',
+  checkTool: 'unrollLens.checkTool',
+  openWalkthrough: 'unrollLens.openWalkthrough',
+  openSample: 'unrollLens.openSample',
 } as const;
+
+/** The Get Started walkthrough (package.json contributes.walkthroughs), as workbench.action.openWalkthrough names it with the extension id. */
+export const WALKTHROUGH_ID = 'unrollLens.getStarted';
+/** The walkthrough's sample kernel, relative to the extension's folder (.vscodeignore ships it). */
+export const WALKTHROUGH_SAMPLE = 'walkthrough/sample/first_benchmark.cu';
+/** The context key a check sets to true when it finds what it looks for: the walkthrough step's completion event. */
+export function foundContextKey(id: ToolCheckId): string {
+  return `unrollLens.found.${id}`;
+}
 
 /** Arguments of "Show SASS" (CodeLens, hover link, palette). */
 export interface ShowSassArgs {
