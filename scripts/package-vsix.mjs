@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Packages the extension with @vscode/vsce into .test-artifacts/unroll-lens.vsix (or --out PATH),
 // then checks the archive: the esbuild bundles (dist/extension.js, dist/server.js), the tree-sitter
-// wasm files, package.json, README and LICENSE must be inside and nothing else (no out/,
-// node_modules, sources, tests or tools; see .vscodeignore); the README must be self-contained.
+// wasm files, package.json, README, LICENSE and the Get Started walkthrough's media and sample
+// must be inside and nothing else (no out/, node_modules, sources, tests or tools; see
+// .vscodeignore); the README must be self-contained.
 //
 //   npm run build && npm run package
 //   node scripts/package-vsix.mjs --out /tmp/x.vsix
@@ -183,4 +184,6 @@ for (const t of targets)
 const dataImages = targets.filter(t => t.startsWith('data:image/')).length;
 if (dataImages !== embedded) problems.push(`has ${dataImages} embedded images, README.md has ${embedded}`);
 if (problems.length) die(`the packaged README is not self-contained:\n  ${problems.join('\n  ')}`);
-log(`OK: bundles, wasm, package.json, README (${embedded} images embedded, no example.invalid links) and LICENSE; nothing else`);
+log(
+  `OK: bundles, wasm, package.json, README (${embedded} images embedded, no example.invalid links), LICENSE and the walkthrough's media and sample; nothing else`,
+);
