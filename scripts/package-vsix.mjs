@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Packages the extension with @vscode/vsce into .test-artifacts/unroll-lens.vsix (or --out PATH),
 // then checks the archive: the esbuild bundles (dist/extension.js, dist/server.js), the tree-sitter
-// wasm files, package.json, README and LICENSE must be inside and nothing else (no out/,
-// node_modules, sources, tests or tools; see .vscodeignore); the README must be self-contained.
+// wasm files, package.json, README, LICENSE and the Get Started walkthrough's media and sample
+// must be inside and nothing else (no out/, node_modules, sources, tests or tools; see
+// .vscodeignore); the README must be self-contained.
 //
 //   npm run build && npm run package
 //   node scripts/package-vsix.mjs --out /tmp/x.vsix
@@ -39,6 +40,9 @@ const runtime = [
   'syntaxes/unroll-lens-sass.tmLanguage.json',
   // the CUPTI kernel timer's source: the server builds it with the user's nvcc (--timer cupti)
   'native/cupti_timer.c',
+  // the Get Started walkthrough: each step's markdown (package.json contributes.walkthroughs) and its sample kernel
+  ...(pkg.contributes?.walkthroughs ?? []).flatMap(w => w.steps.map(s => s.media?.markdown).filter(Boolean)),
+  'walkthrough/sample/first_benchmark.cu',
 ];
 for (const f of runtime)
   if (!f || !fs.existsSync(path.join(root, f))) die(`${f || 'package.json main'} not found: run 'npm run build' first`);
@@ -152,7 +156,9 @@ const allowed = p =>
   /^extension\/dist\/[^/]+\.(js|wasm)$/.test(p) ||
   /^extension\/dist\/webview\/panel\.(js|css)$/.test(p) ||
   p === 'extension/syntaxes/unroll-lens-sass.tmLanguage.json' ||
-  p === 'extension/native/cupti_timer.c';
+  p === 'extension/native/cupti_timer.c' ||
+  /^extension\/walkthrough\/[^/]+\.md$/.test(p) ||
+  p === 'extension/walkthrough/sample/first_benchmark.cu';
 const missing = required.filter(p => !has(p));
 const leaked = entries.map(e => e.name).filter(p => !allowed(p));
 const bytes = fs.statSync(out).size;
@@ -178,4 +184,6 @@ for (const t of targets)
 const dataImages = targets.filter(t => t.startsWith('data:image/')).length;
 if (dataImages !== embedded) problems.push(`has ${dataImages} embedded images, README.md has ${embedded}`);
 if (problems.length) die(`the packaged README is not self-contained:\n  ${problems.join('\n  ')}`);
-log(`OK: bundles, wasm, package.json, README (${embedded} images embedded, no example.invalid links) and LICENSE; nothing else`);
+log(
+  `OK: bundles, wasm, package.json, README (${embedded} images embedded, no example.invalid links), LICENSE and the walkthrough's media and sample; nothing else`,
+);

@@ -40,7 +40,19 @@ export const Commands = {
   goToSourceLine: 'unrollLens.goToSourceLine',
   compareVariants: 'unrollLens.compareVariants',
   compareKernels: 'unrollLens.compareKernels',
+  checkTool: 'unrollLens.checkTool',
+  openWalkthrough: 'unrollLens.openWalkthrough',
+  openSample: 'unrollLens.openSample',
 } as const;
+
+/** The Get Started walkthrough (package.json contributes.walkthroughs), as workbench.action.openWalkthrough names it with the extension id. */
+export const WALKTHROUGH_ID = 'unrollLens.getStarted';
+/** The walkthrough's sample kernel, relative to the extension's folder (.vscodeignore ships it). */
+export const WALKTHROUGH_SAMPLE = 'walkthrough/sample/first_benchmark.cu';
+/** The context key a check sets to true when it finds what it looks for: the walkthrough step's completion event. */
+export function foundContextKey(id: ToolCheckId): string {
+  return `unrollLens.found.${id}`;
+}
 
 /** Arguments of "Show SASS" (CodeLens, hover link, palette). */
 export interface ShowSassArgs {
@@ -156,8 +168,53 @@ export interface ToolchainStatus {
   problem: string | null;
   /** A build is running for this file. */
   building: string | null;
+  /** Counts the server's looks for the tools (settings changed, trust granted, a recheck): a new count, new details to ask for. */
+  survey?: number;
 }
 export const ToolchainStatusNotification = new NotificationType<ToolchainStatus>('unrollLens/toolchainStatus');
+
+/** The checks of the Get Started walkthrough, one per step: nvcc, cuobjdump + nvdisasm, Nsight Compute, the GPU and counter permission. */
+export const TOOL_CHECKS = ['nvcc', 'disassemblers', 'ncu', 'gpu'] as const;
+export type ToolCheckId = (typeof TOOL_CHECKS)[number];
+
+/** A tool a check looked for: found (path, version, where from) or not (path null). */
+interface CheckedTool {
+  name: string;
+  version: string | null;
+  path: string | null;
+  /** Where the path came from: setting, PATH, CUDA_HOME, … */
+  source: string | null;
+}
+export interface ToolCheckResult {
+  id: ToolCheckId;
+  /** What the check looks for is there (its walkthrough step completes). */
+  found: boolean;
+  /** ok: ready; info: missing, not needed with these settings; warning: missing and needed (or Restricted Mode); error: nothing builds without it. */
+  severity: 'ok' | 'info' | 'warning' | 'error';
+  /** One line: what was found where, or what is missing. */
+  message: string;
+  /** How to fix what is missing or refused, or null. */
+  fix: string | null;
+  tools: CheckedTool[];
+}
+/** The toolchain at a glance (language status item) and each walkthrough check. */
+export interface ToolchainInfo {
+  /** Workspace Trust: when false nothing was run, and every check says how to allow it. */
+  trusted: boolean;
+  /** "nvcc 13.0 · sm_90 · H100" (the status bar's words). */
+  text: string;
+  /** The other tools' versions, the GPUs and the counter permission, one line. */
+  detail: string;
+  /** The worst check's: error without nvcc, warning when something the settings need is missing. */
+  severity: 'information' | 'warning' | 'error';
+  checks: ToolCheckResult[];
+}
+export interface ToolchainInfoParams {
+  /** Look for the tools again (they may have been installed since); else the server's cached answer. */
+  recheck?: boolean;
+}
+/** Request: the toolchain found (cached per settings, found again on recheck); runs nothing in an untrusted workspace. */
+export const ToolchainInfoRequest = new RequestType<ToolchainInfoParams, ToolchainInfo, void>('unrollLens/toolchainInfo');
 
 /** What the client passes when it starts the server. */
 export interface InitializationOptions {

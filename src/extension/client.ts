@@ -8,6 +8,7 @@ import {
   CUDA_FILE_PATTERN,
   CUDA_HEADER_PATTERN,
   CUDA_LANGUAGE_IDS,
+  ToolchainStatus,
   ToolchainStatusNotification,
   InitializationOptions,
   WorkspaceTrustNotification,
@@ -22,6 +23,7 @@ export async function startLanguageClient(
   context: vscode.ExtensionContext,
   output: vscode.OutputChannel,
   status: StatusBar,
+  onToolchainStatus: (s: ToolchainStatus) => void = () => undefined,
 ): Promise<LanguageClient> {
   // Bundled (dist/extension.js, what the .vsix ships) the server is dist/server.js next to it;
   // compiled by tsc (out/src/extension/client.js) it is out/src/server/main.js.
@@ -74,7 +76,12 @@ export async function startLanguageClient(
     throw e;
   }
   context.subscriptions.push(client.onNotification(AnalysisStatusNotification, s => status.update(s)));
-  context.subscriptions.push(client.onNotification(ToolchainStatusNotification, s => status.toolchain(s)));
+  context.subscriptions.push(
+    client.onNotification(ToolchainStatusNotification, s => {
+      status.toolchain(s);
+      onToolchainStatus(s);
+    }),
+  );
   context.subscriptions.push(
     vscode.workspace.onDidGrantWorkspaceTrust(() => void client.sendNotification(WorkspaceTrustNotification, { trusted: true })),
   );

@@ -5,6 +5,7 @@ import { startLanguageClient } from './client';
 import { registerCommands } from './commands/index';
 import { StatusBar } from './statusBar';
 import { rowOf } from './panel/resultsPanel';
+import { ToolchainLanguageStatus, ToolchainStatusShown } from './toolchainStatus';
 
 export interface UnrollLensApi {
   /** The running language client (tests use it to check the server answers). */
@@ -17,6 +18,8 @@ export interface UnrollLensApi {
   revealVariant: (result: import('../protocol').SweepResult, variantId: string) => Promise<void>;
   /** The source line highlighted for the cursor in a SASS listing (tests check the navigation). */
   sassHighlightedSource: () => { uri: string; line: number } | null;
+  /** What the toolchain's language status item shows (null until the server answered). */
+  toolchainStatus: () => ToolchainStatusShown | null;
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<UnrollLensApi> {
@@ -24,12 +27,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<Unroll
   context.subscriptions.push(output);
   const status = new StatusBar();
   context.subscriptions.push(status);
-  const client = await startLanguageClient(context, output, status);
-  const { panels, sass } = registerCommands(context, client, output);
+  let toolchain: ToolchainLanguageStatus | null = null;
+  const client = await startLanguageClient(context, output, status, s => toolchain?.changed(s));
+  toolchain = new ToolchainLanguageStatus(client);
+  context.subscriptions.push(toolchain);
+  toolchain.refresh().catch(e => output.appendLine(`toolchain status: ${e instanceof Error ? e.message : e}`));
+  const { panels, sass } = registerCommands(context, client, output, toolchain);
+  const languageStatus = toolchain;
   return {
     client,
     panels: () => panels.all,
     sassHighlightedSource: () => sass.highlightedSource,
+    toolchainStatus: () => languageStatus.shown(),
     revealVariant: (result, id) => panels.reveal(result, rowOf(result, id)),
     applyVariant: (result, id, confirmed) =>
       panels.apply(

@@ -29,6 +29,7 @@ import {
   Settings,
   SweepRequest,
   SetTranslationUnitNotification,
+  ToolchainInfoRequest,
   TranslationUnitsRequest,
   WorkspaceTrustNotification,
   isContentCheckedHeader,
@@ -114,6 +115,7 @@ async function refreshSettings(): Promise<void> {
   sass.reset();
   macros.reset();
   log(`settings: ${JSON.stringify(settings)}`);
+  lookForTools();
   // Tools or flags may have changed (and documents opened before the first settings arrived
   // were built without them): rebuild what is open; the build cache makes this cheap.
   const docs = await docsReady;
@@ -129,6 +131,14 @@ connection.onDidChangeConfiguration(async () => {
   for (const uri of texts.keys()) await publish(uri, 0);
   refreshCodeLens();
 });
+
+/**
+ * The tools may be elsewhere now (settings, trust): look for them again at once, so the status bar
+ * and the language status item follow (their notification), also with no CUDA file open.
+ */
+function lookForTools(): void {
+  if (toolchain.trusted) toolchain.survey().catch(() => undefined);
+}
 
 /** CodeLens titles carry SASS facts: ask the client to fetch them again (older clients cannot). */
 function refreshCodeLens(): void {
@@ -342,6 +352,7 @@ connection.onNotification(WorkspaceTrustNotification, async ({ trusted }) => {
   toolchain.setTrusted(trusted);
   log(`workspace trust: ${trusted ? 'trusted: builds enabled' : 'not trusted'}`);
   if (!trusted) return;
+  lookForTools();
   // What was opened before trust was granted is built now.
   const docs = await docsReady;
   for (const [uri, doc] of texts) {
@@ -435,6 +446,7 @@ connection.onRequest(ListResultsRequest, () => results.list());
 connection.onRequest(LoadResultRequest, p => results.load(p.path));
 connection.onRequest(ExportResultRequest, p => results.exportResult(p));
 connection.onRequest(ClearCacheRequest, p => clearBuildCache(storagePath, p));
+connection.onRequest(ToolchainInfoRequest, p => toolchain.info(p?.recheck === true));
 
 connection.onRequest(PragmaEditsRequest, async p => {
   const { analysis, text } = await openDocument(p.uri);

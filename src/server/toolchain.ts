@@ -2,11 +2,12 @@
 // (and what is being built) sent to the status bar, the arch and compile flags for a file.
 import * as path from 'path';
 import { CancellationToken, Connection, ProgressToken } from 'vscode-languageserver/node';
-import { MissingToolError } from '../engine/toolchain/discover';
 import { ToolTimeout, withToolTimeouts } from '../engine/toolchain/process';
 import { CompileFlags, normaliseArch, resolveCompileFlags } from '../engine/toolchain/flags';
-import { chooseArch, detectToolchain, Toolchain, toolchainSummary } from '../engine/toolchain/toolchain';
-import { Settings, ToolchainStatus, ToolchainStatusNotification } from '../protocol';
+import { chooseArch, surveyToolchain, Toolchain, toolchainOf, toolchainSummary, ToolSurvey } from '../engine/toolchain/toolchain';
+import { probeCounterPermission } from '../engine/profile/counterPermission';
+import { Settings, ToolchainInfo, ToolchainStatus, ToolchainStatusNotification } from '../protocol';
+import { disassemblerProblem, toolchainInfo, TRUST_FIX, unavailableToolchainInfo } from './toolChecks';
 
 /** Why nothing runs: the workspace is not trusted. */
 export const RESTRICTED_MODE =
@@ -19,7 +20,10 @@ export class UntrustedWorkspaceError extends Error {
 }
 
 export class ServerToolchain {
-  private toolchain: Promise<Toolchain> | null = null;
+  /** Every tool looked for once per settings (nvcc may be missing: builds then fail with its fix). */
+  private surveyed: Promise<ToolSurvey> | null = null;
+  /** Surveys finished so far (the status notification carries it: the client asks for details when it changes). */
+  private surveys = 0;
   private problem: string | null = null;
   /** VS Code's Workspace Trust, from the client; until it says so, nothing is run. */
   private trustedNow = false;
@@ -42,7 +46,7 @@ export class ServerToolchain {
 
   /** Settings changed: the tools may be elsewhere now; found again on next use. */
   reset(): void {
-    this.toolchain = null;
+    this.surveyed = null;
     this.problem = null;
   }
 
@@ -56,41 +60,70 @@ export class ServerToolchain {
    * answered at once to its later callers, and a new request tries again.
    */
   tools(file?: string): Promise<Toolchain> {
+    return this.survey().then(s => this.limited(toolchainOf(s), file));
+  }
+
+  /** Every tool looked for (once per settings, cached): what builds use and what the checks report. */
+  survey(): Promise<ToolSurvey> {
     // Even `nvcc --version` is a program run: an untrusted repository may name nvcc's path.
     if (!this.trustedNow) {
       this.problem = `${RESTRICTED_MODE}.`;
       this.connection.sendNotification(ToolchainStatusNotification, { summary: null, problem: this.problem, building: null });
       return Promise.reject(new UntrustedWorkspaceError());
     }
-    if (!this.toolchain) {
+    if (!this.surveyed) {
       const s = this.settings();
       const paths: Record<string, string> = {};
       if (s.toolchain.nvccPath) paths.nvcc = s.toolchain.nvccPath;
       if (s.toolchain.cuobjdumpPath) paths.cuobjdump = s.toolchain.cuobjdumpPath;
       if (s.toolchain.nvdisasmPath) paths.nvdisasm = s.toolchain.nvdisasmPath;
       if (s.toolchain.ncuPath) paths.ncu = s.toolchain.ncuPath;
-      this.toolchain = detectToolchain({ paths, cudaHome: s.toolchain.cudaHome || undefined });
-      this.toolchain.then(
+      const surveyed = surveyToolchain({ paths, cudaHome: s.toolchain.cudaHome || undefined });
+      this.surveyed = surveyed;
+      surveyed.then(
         t => {
-          this.problem =
-            !t.nvdisasm && !t.cuobjdump
-              ? 'neither nvdisasm nor cuobjdump found: counts come from the cubin, without per-loop attribution. Install the CUDA Toolkit or run `npm run setup:cuda-tools`.'
-              : !t.nvdisasm
-                ? 'nvdisasm not found: effective unroll needs its line info. Install the CUDA Toolkit or run `npm run setup:cuda-tools`.'
-                : null;
+          if (this.surveyed !== surveyed) return; // settings changed meanwhile: a newer survey reports
+          this.surveys++;
+          this.problem = t.nvccMissing ? t.nvccMissing.message : disassemblerProblem(t);
           this.log(
-            `nvcc ${t.nvcc.version} at ${t.nvcc.path}; nvdisasm ${t.nvdisasm?.path ?? 'missing'}; cuobjdump ${t.cuobjdump?.path ?? 'missing'}; GPUs: ${t.gpus.map(g => `${g.name} (${g.arch})`).join(', ') || 'none'}`,
+            `nvcc ${t.nvcc ? `${t.nvcc.version} at ${t.nvcc.path}` : 'missing'}; nvdisasm ${t.nvdisasm?.path ?? 'missing'}; cuobjdump ${t.cuobjdump?.path ?? 'missing'}; ncu ${t.ncu?.path ?? 'missing'}; GPUs: ${t.gpus.map(g => `${g.name} (${g.arch})`).join(', ') || 'none'}`,
           );
           this.sendStatus(null);
         },
         e => {
-          this.problem = e instanceof MissingToolError ? e.message : `cannot detect the CUDA toolchain: ${e}`;
+          if (this.surveyed !== surveyed) return;
+          this.surveys++;
+          this.problem = `cannot detect the CUDA toolchain: ${e}`;
           this.log(this.problem);
           this.sendStatus(null);
         },
       );
     }
-    return this.toolchain.then(t => this.limited(t, file));
+    return this.surveyed;
+  }
+
+  /**
+   * The toolchain at a glance and each walkthrough check, from the cached survey (`recheck`: look
+   * for the tools again first, as a check button asks). Runs nothing in an untrusted workspace.
+   */
+  async info(recheck = false): Promise<ToolchainInfo> {
+    if (!this.trustedNow)
+      return unavailableToolchainInfo({ trusted: false, text: 'Restricted Mode', reason: RESTRICTED_MODE, fix: TRUST_FIX });
+    if (recheck) this.reset();
+    let s: ToolSurvey;
+    try {
+      s = await this.survey();
+    } catch (e) {
+      const reason = `cannot detect the CUDA toolchain: ${e instanceof Error ? e.message : e}`;
+      return unavailableToolchainInfo({
+        trusted: true,
+        text: 'no toolchain',
+        reason,
+        fix: 'See the server log (Unroll Lens: Show server log).',
+      });
+    }
+    const permission = probeCounterPermission(s.gpus[0]?.driverVersion ?? null);
+    return toolchainInfo(s, permission, this.settings(), this.archFor(s, null));
   }
 
   /**
@@ -123,13 +156,14 @@ export class ServerToolchain {
 
   /** Status bar: the toolchain found (or why not) and what is being built, if anything. */
   sendStatus(building: string | null): void {
-    void this.toolchain?.then(
+    void this.surveyed?.then(
       t => {
-        const status: ToolchainStatus = { summary: toolchainSummary(t, this.archFor(t, null)), problem: this.problem, building };
+        const summary = t.nvcc ? toolchainSummary(t, this.archFor(t, null)) : null;
+        const status: ToolchainStatus = { summary, problem: this.problem, building, survey: this.surveys };
         this.connection.sendNotification(ToolchainStatusNotification, status);
       },
       () => {
-        const status: ToolchainStatus = { summary: null, problem: this.problem, building };
+        const status: ToolchainStatus = { summary: null, problem: this.problem, building, survey: this.surveys };
         this.connection.sendNotification(ToolchainStatusNotification, status);
       },
     );
@@ -139,7 +173,7 @@ export class ServerToolchain {
    * The unrollLens.arch setting, else the file's flags, else the GPU, else sm_90. The setting is
    * read as the flags read it (normaliseArch): a value they log as "ignored" is ignored here too.
    */
-  archFor(t: Toolchain, fromFlags: string | null): string {
+  archFor(t: Pick<Toolchain, 'gpus'>, fromFlags: string | null): string {
     return chooseArch(normaliseArch(this.settings().arch), fromFlags, t.gpus).arch;
   }
 

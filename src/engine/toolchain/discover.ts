@@ -27,6 +27,11 @@ const INSTALL_HINTS: Record<ToolName, string> = {
   'c++filt': 'c++filt comes with GNU binutils (apt-get install binutils); without it kernel names stay mangled.',
 };
 
+/** How to get a tool that discovery did not find (the same words as MissingToolError's). */
+export function installHint(tool: ToolName): string {
+  return INSTALL_HINTS[tool];
+}
+
 export class MissingToolError extends Error {
   constructor(
     readonly tool: ToolName,

@@ -1,6 +1,6 @@
 // The resolved CUDA toolchain for one workspace: which tools exist, their versions, the GPU
 // (if any) and the target arch every variant is compiled for.
-import { defaultProjectToolsBin, DiscoverOptions, findOptionalTool, findTool, ToolInfo } from './discover';
+import { defaultProjectToolsBin, DiscoverOptions, findOptionalTool, findTool, MissingToolError, ToolInfo } from './discover';
 import { GpuInfo, readGpus } from './gpu';
 import { ProcessRunner, runProcess } from './process';
 
@@ -23,10 +23,27 @@ export interface ToolchainOptions extends DiscoverOptions {
   probeGpu?: boolean;
 }
 
-export async function detectToolchain(o: ToolchainOptions = {}): Promise<Toolchain> {
+/**
+ * Every tool looked for, nvcc included: what a check of the toolchain reports (the editor's Get
+ * Started walkthrough and language status). Without nvcc the others are still found, and
+ * `nvccMissing` says where nvcc was looked for and how to get it.
+ */
+export interface ToolSurvey extends Omit<Toolchain, 'nvcc'> {
+  nvcc: ToolInfo | null;
+  nvccMissing: MissingToolError | null;
+}
+
+export async function surveyToolchain(o: ToolchainOptions = {}): Promise<ToolSurvey> {
   const opts: DiscoverOptions = { projectToolsBin: defaultProjectToolsBin(), ...o, runner: o.runner ?? runProcess };
+  const nvccFound = findTool('nvcc', opts).then(
+    nvcc => ({ nvcc, nvccMissing: null }),
+    (e: unknown) => {
+      if (e instanceof MissingToolError) return { nvcc: null, nvccMissing: e };
+      throw e;
+    },
+  );
   const [nvcc, cuobjdump, nvdisasm, ncu, nvidiaSmi, cxxfilt] = await Promise.all([
-    findTool('nvcc', opts),
+    nvccFound,
     findOptionalTool('cuobjdump', opts),
     findOptionalTool('nvdisasm', opts),
     findOptionalTool('ncu', opts),
@@ -34,7 +51,18 @@ export async function detectToolchain(o: ToolchainOptions = {}): Promise<Toolcha
     findOptionalTool('c++filt', opts),
   ]);
   const gpus = nvidiaSmi ? await readGpus(nvidiaSmi.path, opts.runner!) : [];
-  return { nvcc, cuobjdump, nvdisasm, ncu, nvidiaSmi, cxxfilt, gpus, runner: opts.runner! };
+  return { ...nvcc, cuobjdump, nvdisasm, ncu, nvidiaSmi, cxxfilt, gpus, runner: opts.runner! };
+}
+
+/** The toolchain builds need: the survey's, or its MissingToolError when there is no nvcc. */
+export function toolchainOf(s: ToolSurvey): Toolchain {
+  if (!s.nvcc) throw s.nvccMissing ?? new MissingToolError('nvcc', []);
+  const { nvccMissing: _missing, ...rest } = s;
+  return { ...rest, nvcc: s.nvcc };
+}
+
+export async function detectToolchain(o: ToolchainOptions = {}): Promise<Toolchain> {
+  return toolchainOf(await surveyToolchain(o));
 }
 
 /** Target arch: explicit setting, then compile flags, then the first GPU, then DEFAULT_ARCH. */
@@ -50,10 +78,15 @@ export function chooseArch(
   return { arch: DEFAULT_ARCH, source: 'default (no GPU)' };
 }
 
-/** "nvcc 13.0 · sm_90 · H200" or "nvcc 13.0 · sm_90 · no GPU" for the status bar. */
-export function toolchainSummary(t: Toolchain, arch: string): string {
-  const gpu = t.gpus[0] ? t.gpus[0].name.replace(/^NVIDIA\s+/, '') : 'no GPU';
-  return `nvcc ${t.nvcc.version ?? '?'} · ${arch} · ${gpu}`;
+/** A GPU's name as a status line shows it: "H100 80GB HBM3" for "NVIDIA H100 80GB HBM3". */
+export function shortGpuName(name: string): string {
+  return name.replace(/^NVIDIA\s+/, '');
+}
+
+/** "nvcc 13.0 · sm_90 · H200" or "nvcc 13.0 · sm_90 · no GPU" for the status bar ("no nvcc · …" without one). */
+export function toolchainSummary(t: Pick<ToolSurvey, 'nvcc' | 'gpus'>, arch: string): string {
+  const gpu = t.gpus[0] ? shortGpuName(t.gpus[0].name) : 'no GPU';
+  return `${t.nvcc ? `nvcc ${t.nvcc.version ?? '?'}` : 'no nvcc'} · ${arch} · ${gpu}`;
 }
 
 /** Demangles kernel names with c++filt (one process for all names); identity without it. */

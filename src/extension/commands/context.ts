@@ -4,6 +4,7 @@ import type * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import type { ResultsPanels } from '../panel/resultsPanel';
 import type { SassDocuments } from '../sassDocuments';
+import type { ToolchainLanguageStatus } from '../toolchainStatus';
 
 export interface CommandContext {
   client: LanguageClient;
@@ -16,6 +17,10 @@ export interface CommandContext {
   subscriptions: vscode.Disposable[];
   /** The workspace's state (remembered translation units of headers). */
   state: vscode.Memento;
+  /** The toolchain's language status item, which asks the server for the checks. */
+  toolchain: ToolchainLanguageStatus;
+  /** This extension: its id, its folder (what the .vsix ships) and its global storage. */
+  extension: { id: string; uri: vscode.Uri; globalStorage: vscode.Uri };
 }
 
 // Commands take what their CodeLens or a caller passes, so their arguments are not typed here.

@@ -19,6 +19,10 @@ import { showSassForLine } from './showSassForLine';
 import { goToSourceLine } from './goToSourceLine';
 import { compareVariants } from './compareVariants';
 import { compareKernels } from './compareKernels';
+import { checkTool } from './checkTool';
+import { openWalkthrough } from './openWalkthrough';
+import { openSample } from './openSample';
+import type { ToolchainLanguageStatus } from '../toolchainStatus';
 
 type CommandId = (typeof Commands)[keyof typeof Commands];
 
@@ -36,18 +40,31 @@ const COMMANDS: Record<CommandId, CommandFactory> = {
   [Commands.goToSourceLine]: goToSourceLine,
   [Commands.compareVariants]: compareVariants,
   [Commands.compareKernels]: compareKernels,
+  [Commands.checkTool]: checkTool,
+  [Commands.openWalkthrough]: openWalkthrough,
+  [Commands.openSample]: openSample,
 };
 
 export function registerCommands(
   context: vscode.ExtensionContext,
   client: LanguageClient,
   output: vscode.OutputChannel,
+  toolchain: ToolchainLanguageStatus,
 ): { panels: ResultsPanels; sass: SassDocuments } {
   const panels = new ResultsPanels(context.extensionUri, client, output);
   context.subscriptions.push(panels);
   const sass = new SassDocuments(client, output);
   context.subscriptions.push(sass);
-  const ctx: CommandContext = { client, output, panels, sass, subscriptions: context.subscriptions, state: context.workspaceState };
+  const ctx: CommandContext = {
+    client,
+    output,
+    panels,
+    sass,
+    subscriptions: context.subscriptions,
+    state: context.workspaceState,
+    toolchain,
+    extension: { id: context.extension.id, uri: context.extensionUri, globalStorage: context.globalStorageUri },
+  };
   for (const [id, factory] of Object.entries(COMMANDS)) {
     context.subscriptions.push(vscode.commands.registerCommand(id, factory(ctx)));
   }
