@@ -122,7 +122,10 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
   const result = emptyResult(o, space, runner, strategy.name, launchWarps?.warpsPerSm ?? null);
   const baseline = () => result.variants.find(v => v.id === AS_WRITTEN_ID) ?? null;
   const rule = staticRuleOf(result);
-  const score = (v: SweepVariant): Score => (runner.static ? staticScore(v, baseline(), rule, result.variants) : gpuScore(v));
+  // a variant measured on another GPU model than the file as written (a mixed Slurm cluster) is shown, not ranked
+  const ranked = (v: SweepVariant) => runner.comparable?.(v) !== false;
+  const score = (v: SweepVariant): Score =>
+    runner.static ? staticScore(v, baseline(), rule, result.variants) : ranked(v) ? gpuScore(v) : null;
   const chooseBest = () => {
     const best = bestBy(result.variants, score);
     result.best = best?.id ?? null;
@@ -148,7 +151,7 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
     registry,
     onPhase: (p, phase: SweepPhase, detail, at) => progress(phase, pointLabel(p), pointId(p), detail, at),
     onVariant: v => {
-      relate(v, v.id === AS_WRITTEN_ID ? v : baseline());
+      if (ranked(v)) relate(v, v.id === AS_WRITTEN_ID ? v : baseline());
       result.variants.push(v);
       result.evaluations = result.variants.length;
       chooseBest();
@@ -187,7 +190,7 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
 
   chooseBest();
   await sampleLeaders(o, result, runner, ctx, changed => {
-    for (const v of result.variants) relate(v, v.id === AS_WRITTEN_ID ? v : baseline());
+    for (const v of result.variants) if (ranked(v)) relate(v, v.id === AS_WRITTEN_ID ? v : baseline());
     chooseBest();
     for (const v of changed) obs.onVariant?.(v, structuredClone(result));
   });
@@ -242,7 +245,7 @@ async function sampleLeaders(
 }
 
 /** The static runner, the GPU runner when o.gpu says how to time, or the caller's (replays, tests). */
-function runnerFor(o: SweepOptions, space: SweepSpace): SweepRunner {
+export function runnerFor(o: SweepOptions, space: SweepSpace): SweepRunner {
   const staticOptions: StaticRunnerOptions = {
     file: o.file,
     text: o.text,
