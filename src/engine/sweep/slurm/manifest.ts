@@ -29,6 +29,8 @@ export interface SlurmSweepSpec extends SpaceOptions {
   gpu: GpuSettings;
   /** Tool paths found where the sweep was started (a node with the same paths uses them; else its own). */
   tools: { nvcc: string; ncu: string | null; cuobjdump: string | null; nvdisasm: string | null };
+  /** The folder the sweep was started in (compile_commands.json and headers are found from it); not part of its identity. */
+  cwd?: string;
   /** nvcc and ncu versions: part of the sweep's identity. */
   versions: { nvcc: string; ncu: string | null };
 }
@@ -67,7 +69,7 @@ const sha = (s: string) => crypto.createHash('sha256').update(s).digest('hex');
 
 /** The sweep's folder under `<shared>/slurm/`: the same for the same sweep (flags and scheduling options aside). */
 export function sweepDirFor(sharedRoot: string, spec: SlurmSweepSpec): string {
-  const { tools: _tools, jobs: _jobs, ...what } = spec;
+  const { tools: _tools, jobs: _jobs, cwd: _cwd, ...what } = spec;
   // where the tools are and how many nvcc run at once do not change a number; their versions do
   return path.join(sharedRoot, 'slurm', sha(JSON.stringify({ v: FORMAT, ...what })).slice(0, 24));
 }

@@ -29,6 +29,7 @@ import {
 } from './manifest';
 import { cancelJobs, isTerminal, queueState, sbatchArgs, SlurmOptions, submit, TaskState, TaskStatus } from './queue';
 import { isTransient } from './task';
+import { timingNote } from '../runners/pipelining';
 
 export interface SlurmRunnerOptions {
   spec: SlurmSweepSpec;
@@ -54,6 +55,8 @@ interface Tracked {
   missing: number;
 }
 
+/** A node whose GPU model could not be read (a launcher, a stand-in GPU). */
+const UNKNOWN = 'unknown GPU';
 const taskId = (t: Pick<Tracked, 'job' | 'index'>) => `${t.job}_${t.index}`;
 /** Polls a task may be missing from squeue and sacct before it counts as ended (a queue just written). */
 const MISSING_POLLS = 3;
@@ -77,7 +80,9 @@ export class SlurmRunner implements SweepRunner {
   }
 
   get gpu(): string | null {
-    return this.baselineModel ?? [...this.models.keys()][0] ?? null;
+    if (this.baselineModel !== undefined) return this.baselineModel;
+    const first = [...this.models.keys()][0];
+    return first && first !== UNKNOWN ? first : null;
   }
 
   cost(): Omit<RunTiming, 'wallS'> {
@@ -87,11 +92,12 @@ export class SlurmRunner implements SweepRunner {
   /** Only points measured on the file as written's GPU model rank with it (a mixed cluster's others are shown, not ranked). */
   comparable(v: SweepVariant): boolean {
     if (this.models.size < 2 || this.baselineModel === undefined) return true;
-    return (v.measuredOn?.gpu ?? null) === this.baselineModel;
+    return (v.measuredOn?.gpu ?? UNKNOWN) === (this.baselineModel ?? UNKNOWN);
   }
 
   notes(): string[] {
     const n = [
+      timingNote(this.o.spec.gpu, this.gpu),
       `measured on Slurm (${[...this.hosts].sort().join(', ') || 'no node'}): ${this.submitted} points submitted, ` +
         `${this.reused} from earlier runs of this sweep, ${this.adopted} from tasks an earlier run left queued`,
     ];
@@ -136,10 +142,10 @@ export class SlurmRunner implements SweepRunner {
     if (!r) return;
     this.hosts.add(r.measuredOn.host);
     if (v.status === 'ok' && !v.identicalTo) {
-      const m = r.measuredOn.gpu ?? 'unknown GPU';
+      const m = r.measuredOn.gpu ?? UNKNOWN;
       this.models.set(m, (this.models.get(m) ?? 0) + 1);
     }
-    if (v.id === AS_WRITTEN_ID) this.baselineModel = r.measuredOn.gpu ?? 'unknown GPU';
+    if (v.id === AS_WRITTEN_ID) this.baselineModel = r.measuredOn.gpu;
   }
 
   /** Tasks an earlier run submitted for these points and Slurm still runs or queues: waited for, not submitted again. */
