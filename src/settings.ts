@@ -325,14 +325,6 @@ export const SETTINGS = {
         'A variant that fails while others share its GPU is measured again alone; set 1 for programs that need most of the GPU memory.',
     }),
     slurm: {
-      enabled: boolean({
-        default: false,
-        // submits jobs under the user's account, running our CLI on the cluster's nodes
-        restricted: true,
-        description:
-          'Run GPU sweeps as a Slurm job array (sbatch) instead of on this machine: needs profile.sharedDirectory on storage every node sees, ' +
-          'and the same node.js and Unroll Lens paths there (docs/slurm.md). Re-running a sweep submits only the points not measured yet.',
-      }),
       partition: string({ default: '', restricted: true, description: 'sbatch --partition for Slurm sweeps; empty: the cluster default.' }),
       account: string({ default: '', restricted: true, description: 'sbatch --account for Slurm sweeps; empty: your default account.' }),
       time: string({
