@@ -345,7 +345,12 @@ export const SETTINGS = {
         maximum: 10_000,
         description: 'Variants each array task measures: more per task waits less in the queue, fewer loses less to a task that dies.',
       }),
-      arrayMax: integer({ default: 0, minimum: 0, maximum: 100_000, description: 'Tasks of a Slurm sweep running at once (--array=…%N); 0: no limit.' }),
+      arrayMax: integer({
+        default: 0,
+        minimum: 0,
+        maximum: 100_000,
+        description: 'Tasks of a Slurm sweep running at once (--array=…%N); 0: no limit.',
+      }),
       extraArgs: strings({
         default: [],
         restricted: true,

@@ -32,7 +32,13 @@ export const SLURM_OPTIONS = {
   'poll-seconds': { type: 'string', value: 'N', help: 'how often squeue is asked and results read (with --slurm)', setting: S.pollSeconds },
 } as const satisfies OptionTable;
 
-type SlurmFlags = { [K in keyof typeof SLURM_OPTIONS]?: (typeof SLURM_OPTIONS)[K]['type'] extends 'boolean' ? true : (typeof SLURM_OPTIONS)[K]['type'] extends 'list' ? string[] : string };
+type SlurmFlags = {
+  [K in keyof typeof SLURM_OPTIONS]?: (typeof SLURM_OPTIONS)[K]['type'] extends 'boolean'
+    ? true
+    : (typeof SLURM_OPTIONS)[K]['type'] extends 'list'
+      ? string[]
+      : string;
+};
 
 /** The Slurm options of a sweep, or null without --slurm; a Slurm flag without --slurm is a mistake said at once. */
 export function slurmOptionsOf(o: SlurmFlags): SlurmOptions | null {

@@ -319,7 +319,8 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
   const flags = resolveCompileFlags(abs, [process.cwd()], {});
   const arch = chooseArch(a.arch, flags.arch, toolchain.gpus).arch;
   if (a.slurm && !a.sharedDir?.trim()) throw new UsageError('--slurm needs --shared-dir: a folder every node of the cluster sees');
-  if (a.slurm && a.gpus !== undefined) throw new UsageError('--slurm places each task on the GPUs Slurm gives it: leave out --gpus (use --gres-gpus)');
+  if (a.slurm && a.gpus !== undefined)
+    throw new UsageError('--slurm places each task on the GPUs Slurm gives it: leave out --gpus (use --gres-gpus)');
   // With a launcher the GPUs are on another node: this machine's count says nothing about them.
   const gpus = gpusOption(a.gpus, a.launcher.length ? 0 : toolchain.gpus.length);
   // Sweeps keep no measurement cache: only the build cache and the run folder matter.

@@ -74,7 +74,7 @@ export function sweepDirFor(sharedRoot: string, spec: SlurmSweepSpec): string {
   return path.join(sharedRoot, 'slurm', sha(JSON.stringify({ v: FORMAT, ...what })).slice(0, 24));
 }
 
-export function resultFile(sweepDir: string, id: string): string {
+function resultFile(sweepDir: string, id: string): string {
   return path.join(sweepDir, 'results', `${sha(id).slice(0, 32)}.json`);
 }
 
@@ -124,7 +124,9 @@ const queuedFile = (sweepDir: string) => path.join(sweepDir, 'queued.json');
 export function readQueued(sweepDir: string): QueuedJob[] {
   try {
     const q = JSON.parse(fs.readFileSync(queuedFile(sweepDir), 'utf8')) as QueuedJob[];
-    return Array.isArray(q) ? q.filter(j => typeof j.job === 'string' && /^\d+$/.test(j.job) && j.tasks && typeof j.folder === 'string') : [];
+    return Array.isArray(q)
+      ? q.filter(j => typeof j.job === 'string' && /^\d+$/.test(j.job) && j.tasks && typeof j.folder === 'string')
+      : [];
   } catch {
     return [];
   }
@@ -158,4 +160,3 @@ export function jobScript(node: string, cli: string, manifest: string): string {
     `exec env -u UNROLL_LENS_RUN ${q(node)} ${q(cli)} slurm-task ${q(manifest)} "$SLURM_ARRAY_TASK_ID"\n`
   );
 }
-

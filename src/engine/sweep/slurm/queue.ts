@@ -68,7 +68,7 @@ export interface SlurmOptions {
   pollSeconds: number;
 }
 
-export class SlurmError extends Error {}
+class SlurmError extends Error {}
 
 const ENV_LIMIT = 2000;
 
@@ -98,7 +98,7 @@ export function sbatchArgs(
 export function arraySpec(indices: number[]): string {
   const sorted = [...new Set(indices)].sort((a, b) => a - b);
   const parts: string[] = [];
-  for (let i = 0; i < sorted.length; ) {
+  for (let i = 0; i < sorted.length;) {
     let j = i;
     while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) j++;
     parts.push(j > i ? `${sorted[i]}-${sorted[j]}` : `${sorted[i]}`);

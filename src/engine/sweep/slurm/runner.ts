@@ -252,8 +252,7 @@ export class SlurmRunner implements SweepRunner {
       scan();
       for (const t of tracked) {
         if (!t.state || !isTerminal(t.state)) continue;
-        for (const id of t.ids)
-          if (byId.has(id) && !results.has(id) && !failed.has(id)) failed.set(id, this.reasonOf(t));
+        for (const id of t.ids) if (byId.has(id) && !results.has(id) && !failed.has(id)) failed.set(id, this.reasonOf(t));
       }
       out.flush(results, failed);
       if (open() && !ctx.signal?.aborted) await sleep(this.o.slurm.pollSeconds * 1000, ctx.signal);
@@ -277,13 +276,17 @@ export class SlurmRunner implements SweepRunner {
   private reasonOf(t: Tracked): string {
     let tail = '';
     try {
-      const log = fs.readFileSync(path.join(t.folder, 'logs', `${t.job}_${t.index}.out`), 'utf8').trim().split('\n');
+      const log = fs
+        .readFileSync(path.join(t.folder, 'logs', `${t.job}_${t.index}.out`), 'utf8')
+        .trim()
+        .split('\n');
       tail = log.slice(-3).join(' | ');
     } catch {
       /* no log (never started) */
     }
     const m = `Slurm task ${taskId(t)} ended ${t.state}${t.node ? ` on ${t.node}` : ''} before measuring it${tail ? `: ${tail}` : ''}`;
-    if (!this.failures.some(f => f.startsWith(`Slurm task ${taskId(t)} `))) this.failures.push(`${m}; re-run the sweep to measure what is missing`);
+    if (!this.failures.some(f => f.startsWith(`Slurm task ${taskId(t)} `)))
+      this.failures.push(`${m}; re-run the sweep to measure what is missing`);
     return m;
   }
 

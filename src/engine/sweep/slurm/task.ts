@@ -33,7 +33,7 @@ class RecordingRegistry extends CodeRegistry {
  * The node, and the GPU Slurm gave the task (the first of CUDA_VISIBLE_DEVICES, an index or a
  * UUID; nvidia-smi lists every GPU of the node whatever it says): model and clocks now.
  */
-export async function measuredOn(toolchain: Toolchain, job: string | null, run: ProcessRunner): Promise<MeasuredOn> {
+async function measuredOn(toolchain: Toolchain, job: string | null, run: ProcessRunner): Promise<MeasuredOn> {
   const on: MeasuredOn = { host: os.hostname(), gpu: null, clocks: null, job };
   if (!toolchain.nvidiaSmi) return on;
   const q = await run(
@@ -72,7 +72,9 @@ export async function runSlurmTask(
   const on = await measuredOn(env.toolchain, env.job ?? null, env.toolchain.runner);
   env.log?.(`task ${index} on ${on.host}${on.gpu ? ` (${on.gpu})` : ''}: ${task.points.length} points`);
   const mine = new Set(task.points.map(pointId));
-  const points = mine.has(AS_WRITTEN_ID) ? [AS_WRITTEN, ...task.points.filter(p => pointId(p) !== AS_WRITTEN_ID)] : [AS_WRITTEN, ...task.points];
+  const points = mine.has(AS_WRITTEN_ID)
+    ? [AS_WRITTEN, ...task.points.filter(p => pointId(p) !== AS_WRITTEN_ID)]
+    : [AS_WRITTEN, ...task.points];
   const registry = new RecordingRegistry(!runner.static);
   let written = 0;
   await runner.measure(points, {
