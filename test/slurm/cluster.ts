@@ -67,7 +67,15 @@ export async function startCluster(root: string): Promise<Cluster> {
     children.push(
       spawn(
         onPath('munged')!,
-        ['-F', '-f', `--socket=${socket}`, `--key-file=${key}`, `--pid-file=${root}/munged.pid`, `--log-file=${root}/log/munged.log`, `--seed-file=${root}/munge.seed`],
+        [
+          '-F',
+          '-f',
+          `--socket=${socket}`,
+          `--key-file=${key}`,
+          `--pid-file=${root}/munged.pid`,
+          `--log-file=${root}/log/munged.log`,
+          `--seed-file=${root}/munge.seed`,
+        ],
         { stdio: 'ignore' },
       ),
     );
@@ -110,14 +118,23 @@ export async function startCluster(root: string): Promise<Cluster> {
   );
   const env = { SLURM_CONF: conf };
   const daemon = (name: string, args: string[]) =>
-    children.push(spawn(onPath(name)!, args, { env: { ...process.env, ...env }, stdio: ['ignore', fs.openSync(`${root}/log/${name}.out`, 'w'), fs.openSync(`${root}/log/${name}.err`, 'w')] }));
+    children.push(
+      spawn(onPath(name)!, args, {
+        env: { ...process.env, ...env },
+        stdio: ['ignore', fs.openSync(`${root}/log/${name}.out`, 'w'), fs.openSync(`${root}/log/${name}.err`, 'w')],
+      }),
+    );
   daemon('slurmctld', ['-D', '-f', conf]);
   daemon('slurmd', ['-D', '-N', 'localhost', '-f', conf]);
   const log = () =>
     ['slurmctld.log', 'slurmd.log', 'slurmctld.err', 'slurmd.err']
       .map(f => {
         try {
-          return `--- ${f}\n${fs.readFileSync(path.join(root, 'log', f), 'utf8').split('\n').slice(-15).join('\n')}`;
+          return `--- ${f}\n${fs
+            .readFileSync(path.join(root, 'log', f), 'utf8')
+            .split('\n')
+            .slice(-15)
+            .join('\n')}`;
         } catch {
           return '';
         }
@@ -134,7 +151,10 @@ export async function startCluster(root: string): Promise<Cluster> {
   for (;;) {
     let state = '';
     try {
-      state = execFileSync(onPath('sinfo')!, ['-h', '-n', 'localhost', '-o', '%T'], { env: { ...process.env, ...env }, encoding: 'utf8' }).trim();
+      state = execFileSync(onPath('sinfo')!, ['-h', '-n', 'localhost', '-o', '%T'], {
+        env: { ...process.env, ...env },
+        encoding: 'utf8',
+      }).trim();
     } catch {
       /* slurmctld not up yet */
     }

@@ -102,7 +102,8 @@ test('a GPU sweep through real Slurm: one task scancelled midway, the re-run sub
 
     // 1: submitted; the array's running task is scancelled once the first of its points has landed
     let killed = '';
-    const results = () => (fs.readdirSync(path.join(shared, 'slurm'), { recursive: true }) as string[]).filter(f => /results\/[0-9a-f]+\.json$/.test(f));
+    const results = () =>
+      (fs.readdirSync(path.join(shared, 'slurm'), { recursive: true }) as string[]).filter(f => /results\/[0-9a-f]+\.json$/.test(f));
     const first = await sweep(root, slurmArgs, cluster.env, async () => {
       const end = Date.now() + 300_000;
       while (!killed && Date.now() < end) {
@@ -134,7 +135,9 @@ test('a GPU sweep through real Slurm: one task scancelled midway, the re-run sub
     for (const [id] of squeue(cluster.env)) jobs.set(id.split('_')[0], (jobs.get(id.split('_')[0]) ?? 0) + 1);
     assert.deepEqual(
       [...jobs].sort((a, b) => Number(a[0]) - Number(b[0])).map(([, n]) => n),
-      [1, 3, 1], 'the file as written, the array of 3, then the one lost point');
+      [1, 3, 1],
+      'the file as written, the array of 3, then the one lost point',
+    );
 
     // every point measured exactly once over both runs
     const runs = fs.readFileSync(slurmLog, 'utf8').trim().split('\n');
@@ -151,7 +154,9 @@ test('a GPU sweep through real Slurm: one task scancelled midway, the re-run sub
       squeue(cluster.env).filter(([, s]) => !['COMPLETED', 'CANCELLED', 'FAILED'].includes(s)),
       [],
     );
-    const left = (fs.readdirSync(path.join(shared, 'slurm'), { recursive: true }) as string[]).filter(f => /\.tmp$|queued\.json$|jobs\/./.test(f));
+    const left = (fs.readdirSync(path.join(shared, 'slurm'), { recursive: true }) as string[]).filter(f =>
+      /\.tmp$|queued\.json$|jobs\/./.test(f),
+    );
     assert.deepEqual(left, []);
     t.diagnostic(`slurm stage: ${((Date.now() - started) / 1000).toFixed(1)} s`);
   } finally {

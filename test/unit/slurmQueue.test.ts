@@ -13,7 +13,16 @@ import { SlurmRunner } from '../../src/engine/sweep/slurm/runner';
 import { CodeRegistry, emptyVariant } from '../../src/engine/sweep/variant';
 import { AS_WRITTEN } from '../../src/engine/sweep/space';
 
-const OPTS: SlurmOptions = { partition: 'gpu', account: 'lab', time: '30', gpusPerTask: 1, arrayMax: 4, pointsPerTask: 1, extra: ['--qos=high; rm -rf /'], pollSeconds: 1 };
+const OPTS: SlurmOptions = {
+  partition: 'gpu',
+  account: 'lab',
+  time: '30',
+  gpusPerTask: 1,
+  arrayMax: 4,
+  pointsPerTask: 1,
+  extra: ['--qos=high; rm -rf /'],
+  pollSeconds: 1,
+};
 
 function result(stdout: string, exitCode = 0, stderr = ''): ProcessResult {
   return { command: '', args: [], exitCode, signal: null, stdout, stderr, timedOut: false, cancelled: false, durationMs: 1 };
@@ -36,7 +45,11 @@ test('sbatch argv: each option its own element, the extra ones before the script
     '/s/job.sh',
   ]);
   assert.equal(arraySpec([0]), '0');
-  assert.ok(!sbatchArgs({ ...OPTS, gpusPerTask: 0, partition: '' }, { name: 'n', indices: [0], script: 's', logDir: 'l', chdir: 'c' }).some(x => /gres|partition/.test(x)));
+  assert.ok(
+    !sbatchArgs({ ...OPTS, gpusPerTask: 0, partition: '' }, { name: 'n', indices: [0], script: 's', logDir: 'l', chdir: 'c' }).some(x =>
+      /gres|partition/.test(x),
+    ),
+  );
 });
 
 test('squeue lines: states, nodes, reasons, pending ranges expanded', () => {
@@ -54,7 +67,10 @@ test('squeue lines: states, nodes, reasons, pending ranges expanded', () => {
 
 test('the job script quotes its paths for sh and drops our run marker', () => {
   const s = jobScript("/opt/node's/node", '/x/cli.js', '/shared/m $(x).json');
-  assert.match(s, /exec env -u UNROLL_LENS_RUN '\/opt\/node'\\''s\/node' '\/x\/cli.js' slurm-task '\/shared\/m \$\(x\)\.json' "\$SLURM_ARRAY_TASK_ID"/);
+  assert.match(
+    s,
+    /exec env -u UNROLL_LENS_RUN '\/opt\/node'\\''s\/node' '\/x\/cli.js' slurm-task '\/shared\/m \$\(x\)\.json' "\$SLURM_ARRAY_TASK_ID"/,
+  );
 });
 
 test('queue state: squeue first, sacct for a job squeue forgot; cancel waits until every task has ended', async () => {
@@ -62,8 +78,9 @@ test('queue state: squeue first, sacct for a job squeue forgot; cancel waits unt
   let cancelled = false;
   const run: ProcessRunner = async (cmd, args) => {
     calls.push([cmd, ...args]);
-    if (cmd === 'scancel') return (cancelled = true), result('');
-    if (cmd === 'squeue') return args.includes('5') ? result(cancelled ? '5_0|CANCELLED|n|None\n' : '5_0|RUNNING|n|None\n') : result('', 1, 'Invalid job id');
+    if (cmd === 'scancel') return ((cancelled = true), result(''));
+    if (cmd === 'squeue')
+      return args.includes('5') ? result(cancelled ? '5_0|CANCELLED|n|None\n' : '5_0|RUNNING|n|None\n') : result('', 1, 'Invalid job id');
     return result('6_0|TIMEOUT|n3|None\n');
   };
   const s = await queueState(run, ['5', '6']);
@@ -77,7 +94,16 @@ test('queue state: squeue first, sacct for a job squeue forgot; cancel waits unt
 test('results: sealed, whole; a re-run adopts tasks still queued instead of submitting them again', async () => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'unroll-lens-slurmq-'));
   try {
-    const spec = { file: '/f.cu', text: 'x', arch: 'sm_90', flags: { args: [], arch: null, source: '', directory: '/', warnings: [] }, cacheDir: root, gpu: { args: [], samples: 5, warmup: 1, clockControl: 'base', cacheControl: 'all', timeoutMs: 1000, launcher: [] }, tools: { nvcc: 'nvcc', ncu: null, cuobjdump: null, nvdisasm: null }, versions: { nvcc: '13.0', ncu: null } } as never;
+    const spec = {
+      file: '/f.cu',
+      text: 'x',
+      arch: 'sm_90',
+      flags: { args: [], arch: null, source: '', directory: '/', warnings: [] },
+      cacheDir: root,
+      gpu: { args: [], samples: 5, warmup: 1, clockControl: 'base', cacheControl: 'all', timeoutMs: 1000, launcher: [] },
+      tools: { nvcc: 'nvcc', ncu: null, cuobjdump: null, nvdisasm: null },
+      versions: { nvcc: '13.0', ncu: null },
+    } as never;
     const calls: string[][] = [];
     let finished = false;
     const run: ProcessRunner = async (cmd, args) => {
