@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ARTIFACTS = path.join(ROOT, '.test-artifacts');
 fs.mkdirSync(ARTIFACTS, { recursive: true });
-const stages = (process.env.UNROLL_LENS_TEST_STAGES ?? 'unit,webview,integration,ui')
+const stages = (process.env.UNROLL_LENS_TEST_STAGES ?? 'unit,slurm,webview,integration,ui')
   .split(',')
   .map(s => s.trim())
   .filter(Boolean);
@@ -87,6 +87,27 @@ if (stages.includes('unit')) {
   const pass = Number(/^# pass (\d+)/m.exec(summary)?.[1] ?? 0);
   const fail = Number(/^# fail (\d+)/m.exec(summary)?.[1] ?? (r.code ? 1 : 0));
   record('unit', pass, r.code && !fail ? 1 : fail);
+}
+
+if (stages.includes('slurm')) {
+  // A real single-node Slurm cluster started by the test itself (test/slurm/): skipped, with its
+  // reason, when not root or Slurm is missing, except under CI=true (.ci/run installs slurm-wlm).
+  console.log('\n=== Slurm sweep against a real slurmctld + slurmd (test/slurm)');
+  const tap = path.join(ARTIFACTS, 'slurm.tap');
+  fs.rmSync(tap, { force: true });
+  const r = await run(process.execPath, [
+    '--test',
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    '--test-reporter=tap',
+    `--test-reporter-destination=${tap}`,
+    ...findFiles(path.join(ROOT, 'out', 'test', 'slurm'), '.test.js'),
+  ]);
+  const summary = fs.existsSync(tap) ? fs.readFileSync(tap, 'utf8') : '';
+  const pass = Number(/^# pass (\d+)/m.exec(summary)?.[1] ?? 0);
+  const fail = Number(/^# fail (\d+)/m.exec(summary)?.[1] ?? (r.code ? 1 : 0));
+  const skipped = Number(/^# skipped (\d+)/m.exec(summary)?.[1] ?? 0);
+  record('slurm', pass, r.code && !fail ? 1 : fail, skipped ? 'skipped: not root or Slurm missing' : '');
 }
 
 /** Chromium as the test tools manifest names it, else Debian's. */

@@ -324,6 +324,45 @@ export const SETTINGS = {
         "process's start-up and program set-up overlap another's profiling: 2 measured faster than 1 with the same medians. " +
         'A variant that fails while others share its GPU is measured again alone; set 1 for programs that need most of the GPU memory.',
     }),
+    slurm: {
+      partition: string({ default: '', restricted: true, description: 'sbatch --partition for Slurm sweeps; empty: the cluster default.' }),
+      account: string({ default: '', restricted: true, description: 'sbatch --account for Slurm sweeps; empty: your default account.' }),
+      time: string({
+        default: '',
+        pattern: '^([0-9]+(-[0-9]+)?(:[0-9]+){0,2})?$',
+        patternErrorMessage: 'a Slurm time limit: MINUTES, MM:SS, H:MM:SS, D-HH or D-HH:MM:SS, or empty',
+        description: "sbatch --time per task of a Slurm sweep; empty: the partition's default.",
+      }),
+      gpusPerTask: integer({
+        default: 1,
+        minimum: 0,
+        maximum: 16,
+        description: 'sbatch --gres=gpu:N per task of a Slurm sweep; 0 asks for none (a cluster without GPU gres).',
+      }),
+      pointsPerTask: integer({
+        default: 1,
+        minimum: 1,
+        maximum: 10_000,
+        description: 'Variants each array task measures: more per task waits less in the queue, fewer loses less to a task that dies.',
+      }),
+      arrayMax: integer({
+        default: 0,
+        minimum: 0,
+        maximum: 100_000,
+        description: 'Tasks of a Slurm sweep running at once (--array=…%N); 0: no limit.',
+      }),
+      extraArgs: strings({
+        default: [],
+        restricted: true,
+        description: 'More sbatch options, one array element each (["--qos=high", "--constraint=h100"]); never passed through a shell.',
+      }),
+      pollSeconds: integer({
+        default: 10,
+        minimum: 1,
+        maximum: 3600,
+        description: 'How often a Slurm sweep asks squeue for its tasks and reads the results that landed.',
+      }),
+    },
     measurementCache: boolean({
       default: true,
       description:

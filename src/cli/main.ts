@@ -10,6 +10,7 @@ import { compareCommand } from './compare';
 import { stallsCommand } from './stalls';
 import { sweepCommand } from './sweep';
 import { cacheCommand } from './cache';
+import { slurmTaskMain } from './slurm';
 
 export type { CliIO } from './io';
 export { UsageError } from './io';
@@ -82,20 +83,27 @@ export async function main(argv: string[], io: CliIO = defaultIO): Promise<numbe
     io.out(`unroll-lens ${cliVersion()}\n`);
     return EXIT.ok;
   }
+  // internal: one array task of a Slurm sweep, run by the job script the sweep wrote (not listed)
+  if (name === 'slurm-task') return runGuarded(() => slurmTaskMain(rest, io), 'slurm-task', io);
   const command = COMMANDS.find(c => c.name === name);
   if (!command) {
     io.err(`unroll-lens: unknown ${name.startsWith('-') ? 'option' : 'command'} '${name}'\n\n${usage()}`);
     return EXIT.usage;
   }
+  return runGuarded(() => command.main(rest, io), command.name, io);
+}
+
+/** A command's exit code; an error it throws said on stderr and mapped to its code. */
+async function runGuarded(f: () => Promise<number>, name: string, io: CliIO): Promise<number> {
   try {
-    return await command.main(rest, io);
+    return await f();
   } catch (e) {
     const code = exitCodeFor(e);
     if (code === EXIT.internal) {
       io.err(`unroll-lens: internal error (please report it): ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
     } else {
       io.err(`unroll-lens: ${(e as Error).message}\n`);
-      if (e instanceof UsageError) io.err(`Run 'unroll-lens ${command.name} --help' for its options.\n`);
+      if (e instanceof UsageError) io.err(`Run 'unroll-lens ${name} --help' for its options.\n`);
     }
     return code;
   }

@@ -37,6 +37,8 @@ import {
 import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
 import { checkResultOutputs, RESULT_OUTPUT_OPTIONS, ResultOutputs, resultOutputsOf, writeResultOutputs } from './resultOutputs';
 import { buildPathFor, checkArchOption, readSourceFile } from './inputs';
+import { SLURM_OPTIONS, slurmOptionsOf, slurmRunner } from './slurm';
+import type { SlurmOptions } from '../engine/sweep/slurm/queue';
 
 export const sweepCommand = defineCommand({
   name: 'sweep',
@@ -106,6 +108,7 @@ export const sweepCommand = defineCommand({
     'profiles-per-gpu': GPU_PLACEMENT_OPTIONS['profiles-per-gpu'],
     fresh: GPU_PLACEMENT_OPTIONS.fresh,
     quiet: GPU_PLACEMENT_OPTIONS.quiet,
+    ...SLURM_OPTIONS,
     ...TOOL_TIMEOUT_OPTIONS,
     jobs: {
       type: 'string',
@@ -203,6 +206,7 @@ export const sweepCommand = defineCommand({
         quiet: !!options.quiet,
         sourceStalls: !!options['source-stalls'],
         warpsPerSm: warpsPerSmOption(options['warps-per-sm']),
+        slurm: slurmOptionsOf(options),
       },
       io,
     );
@@ -257,16 +261,23 @@ interface SweepArgs {
   profilesPerGpu: number;
   quiet: boolean;
   sourceStalls: boolean;
+  /** --slurm: the job array's options; null: measured here (or through --launcher). */
+  slurm: SlurmOptions | null;
 }
 
 /** Why this sweep cannot time on a GPU, or null when it can (the rule: engine/profile/gpuReadiness.ts). */
-export function staticReason(a: Pick<SweepArgs, 'forceStatic' | 'launcher' | 'timer'>, t: Toolchain, text: string): string | null {
+export function staticReason(
+  a: Pick<SweepArgs, 'forceStatic' | 'launcher' | 'timer'> & { slurm?: SlurmOptions | null },
+  t: Toolchain,
+  text: string,
+): string | null {
   const blocker = gpuBlocker({
     staticAsked: a.forceStatic,
-    hasNcu: !!t.ncu,
+    // with --slurm the GPUs and ncu are the nodes': this machine's say nothing about them
+    hasNcu: !!t.ncu || !!a.slurm,
     timer: a.timer,
     gpus: t.gpus.length,
-    launcher: a.launcher,
+    launcher: a.slurm ? ['sbatch'] : a.launcher,
     text,
   });
   return blocker && CLI_GPU_BLOCKER_TEXT[blocker];
@@ -307,6 +318,9 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
   if (a.arch) await checkArchOption(a.arch, toolchain);
   const flags = resolveCompileFlags(abs, [process.cwd()], {});
   const arch = chooseArch(a.arch, flags.arch, toolchain.gpus).arch;
+  if (a.slurm && !a.sharedDir?.trim()) throw new UsageError('--slurm needs --shared-dir: a folder every node of the cluster sees');
+  if (a.slurm && a.gpus !== undefined)
+    throw new UsageError('--slurm places each task on the GPUs Slurm gives it: leave out --gpus (use --gres-gpus)');
   // With a launcher the GPUs are on another node: this machine's count says nothing about them.
   const gpus = gpusOption(a.gpus, a.launcher.length ? 0 : toolchain.gpus.length);
   // Sweeps keep no measurement cache: only the build cache and the run folder matter.
@@ -337,6 +351,7 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
         jobs: a.jobs > 0 ? a.jobs : undefined,
         warpsPerSm: a.warpsPerSm,
         signal: ac.signal,
+        ...(a.slurm && !reason ? { runner: slurmRunner(a.slurm, path.resolve(a.sharedDir!.trim())) } : {}),
         gpu: reason
           ? undefined
           : {

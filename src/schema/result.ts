@@ -7,6 +7,7 @@ import type {
   IcacheAttribution,
   InstantiationTiming,
   MeasurementConditions,
+  MeasuredOn,
   SassInstructionStalls,
   SassStalls,
   RunTiming,
@@ -128,6 +129,16 @@ const sassStalls = object<SassStalls>({
   instructions: array(object<SassInstructionStalls>({ offset: num(RANGES.bytes), text: str, samples: count, stalls: record(count) })),
 });
 
+/** A clock in MHz: 0 to 100 GHz (nvidia-smi prints what the GPU reports). */
+const mhz = nullable(num({ what: 'a clock in MHz', integer: false, min: 0, max: 100_000 }));
+
+const measuredOn = object<MeasuredOn>({
+  host: str,
+  gpu: nullable(str),
+  clocks: nullable(object<NonNullable<MeasuredOn['clocks']>>({ smMHz: mhz, memMHz: mhz, maxSmMHz: mhz, maxMemMHz: mhz })),
+  job: nullable(str),
+});
+
 const variant = object<SweepVariant>({
   id: str,
   label: str,
@@ -164,6 +175,7 @@ const variant = object<SweepVariant>({
   instructionsPerThread: optional(nullable(num(RANGES.instructionsPerThread))),
   instructionsPerElement: optional(nullable(num(RANGES.instructionsPerThread))),
   cached: optional(bool),
+  measuredOn: optional(measuredOn),
   durationsMs: optional(array(ms)),
   instantiations: optional(array(instantiationTiming)),
 });

@@ -66,6 +66,17 @@ export interface VariantIcache {
 /** An unroll factor as results write it: no pragma ("default"), a full unroll, or ×N. */
 export type FactorValue = 'default' | 'full' | number;
 
+/** Where a variant was measured (a Slurm sweep's node): results of different GPU models are not one ranking. */
+export interface MeasuredOn {
+  host: string;
+  /** GPU model as nvidia-smi names it; null when the node has none it could read (a launcher, a stand-in). */
+  gpu: string | null;
+  /** SM and memory clocks at the run, and their maxima, MHz (nvidia-smi); null when unread. */
+  clocks: { smMHz: number | null; memMHz: number | null; maxSmMHz: number | null; maxMemMHz: number | null } | null;
+  /** The Slurm job and array task: `1234_5`. */
+  job: string | null;
+}
+
 /** Where a variant's measurement stopped, if it did not finish (`ok`): the one status every layer uses. */
 export type RunStatus = 'ok' | 'compile' | 'runtime' | 'timeout' | 'correctness' | 'profile' | 'cancelled';
 /** A sweep row's status: a run status, or `pending` while the sweep has not reached it. */
@@ -162,6 +173,11 @@ export interface SweepVariant {
   instructionsPerElement?: number | null;
   /** The GPU measurement came from the measurement cache (an earlier run of the same program), not a new run. */
   cached?: boolean;
+  /**
+   * Where its GPU numbers were measured, when not on this machine (a Slurm sweep's compute node,
+   * issue 28): the node's host name, GPU model and clocks at the run, and the job task.
+   */
+  measuredOn?: MeasuredOn;
   /**
    * The timed kernel's durations, ms, in the order measured (`samples` of them; adaptive sampling
    * adds the later rounds' after the first): what the bootstrap of SweepResult.confidence resamples.

@@ -1,5 +1,6 @@
 // The `unroll-lens sweep --json` contract (docs/cli.md): a compact view of a SweepResult.
 import type {
+  MeasuredOn,
   SourceLineStalls,
   FactorValue,
   MeasurementConditions,
@@ -56,6 +57,8 @@ interface SweepJsonVariant {
   hotCode?: Record<string, SweepIcacheFacts | null>;
   /** The i-cache entry of the variant's largest swept loop, measured or predicted (bench's `icache`). */
   icache?: VariantIcache | null;
+  /** Where a Slurm sweep measured it: node, GPU model, clocks, job task (issue 28). */
+  measuredOn?: MeasuredOn;
 }
 
 export interface SweepJson {
@@ -115,6 +118,7 @@ export function sweepJson(r: SweepResult): SweepJson {
     ...(v.achievedOccupancy != null ? { achievedOccupancy: v.achievedOccupancy } : {}),
     ...(v.hotCode && Object.values(v.hotCode).some(f => f) ? { hotCode: v.hotCode } : {}),
     ...(v.icache ? { icache: v.icache } : {}),
+    ...(v.measuredOn ? { measuredOn: v.measuredOn } : {}),
   });
   const best = r.best ? byId.get(r.best) : undefined;
   return {

@@ -122,7 +122,7 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
   const result = emptyResult(o, space, runner, strategy.name, launchWarps?.warpsPerSm ?? null);
   const baseline = () => result.variants.find(v => v.id === AS_WRITTEN_ID) ?? null;
   const rule = staticRuleOf(result);
-  const score = (v: SweepVariant): Score => (runner.static ? staticScore(v, baseline(), rule, result.variants) : gpuScore(v));
+  const score = (v: SweepVariant): Score => scoreOf(runner, v, () => staticScore(v, baseline(), rule, result.variants));
   const chooseBest = () => {
     const best = bestBy(result.variants, score);
     result.best = best?.id ?? null;
@@ -148,7 +148,7 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
     registry,
     onPhase: (p, phase: SweepPhase, detail, at) => progress(phase, pointLabel(p), pointId(p), detail, at),
     onVariant: v => {
-      relate(v, v.id === AS_WRITTEN_ID ? v : baseline());
+      if (runner.comparable?.(v) !== false) relate(v, v.id === AS_WRITTEN_ID ? v : baseline());
       result.variants.push(v);
       result.evaluations = result.variants.length;
       chooseBest();
@@ -187,7 +187,7 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
 
   chooseBest();
   await sampleLeaders(o, result, runner, ctx, changed => {
-    for (const v of result.variants) relate(v, v.id === AS_WRITTEN_ID ? v : baseline());
+    for (const v of result.variants) if (runner.comparable?.(v) !== false) relate(v, v.id === AS_WRITTEN_ID ? v : baseline());
     chooseBest();
     for (const v of changed) obs.onVariant?.(v, structuredClone(result));
   });
@@ -208,6 +208,15 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
   if (launchWarps) result.notes.push(`instruction-cache model at ${launchWarps.warpsPerSm} warps/SM, from ${launchWarps.source}`);
   progress('done', null, null, result.complete ? `${result.evaluations} variants` : 'cancelled');
   return result;
+}
+
+/**
+ * A variant's score: the static rule's, or its GPU median; none for one measured on another GPU
+ * model than the file as written (a mixed Slurm cluster: shown, not ranked).
+ */
+function scoreOf(runner: SweepRunner, v: SweepVariant, staticRule: () => Score): Score {
+  if (runner.static) return staticRule();
+  return runner.comparable?.(v) === false ? null : gpuScore(v);
 }
 
 /** How sure the GPU timings are of the best (issue 25): recomputed whenever the best or its durations change. */
@@ -242,7 +251,7 @@ async function sampleLeaders(
 }
 
 /** The static runner, the GPU runner when o.gpu says how to time, or the caller's (replays, tests). */
-function runnerFor(o: SweepOptions, space: SweepSpace): SweepRunner {
+export function runnerFor(o: SweepOptions, space: SweepSpace): SweepRunner {
   const staticOptions: StaticRunnerOptions = {
     file: o.file,
     text: o.text,

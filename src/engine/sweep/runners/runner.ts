@@ -40,6 +40,11 @@ export interface SweepRunner {
    * variant as it was. Only runners that time programs have it.
    */
   measureAgain?(requests: { variant: SweepVariant; samples: number }[], ctx: RunnerContext): Promise<SweepVariant[]>;
+  /**
+   * Whether the variant's GPU time ranks with the file as written's (a Slurm sweep whose points
+   * ran on different GPU models: only those on the file as written's model); absent: all do.
+   */
+  comparable?(v: SweepVariant): boolean;
   /** What the result should say about how it measured (a missing disassembler, …). */
   notes(): string[];
   /** Mangled → demangled name of every kernel a benchmark timed; absent otherwise. */

@@ -1,0 +1,162 @@
+// A Slurm sweep's files on the shared directory (issue 28). One folder per sweep, named by the hash
+// of everything its numbers depend on (source, kernel, space, flags, toolkit, run settings), so
+// re-running the same sweep finds it: `results/` holds one sealed file per measured point, written
+// whole under a temporary name and renamed (a reader never sees half of one); `queued.json` the
+// jobs submitted and their points, so a re-run after the laptop slept waits for tasks still queued
+// instead of submitting them twice; `jobs/<job>/` a submission's manifest, script and logs, removed
+// once its tasks have ended.
+import * as crypto from 'crypto';
+import * as fs from 'fs';
+import * as path from 'path';
+import type { MeasuredOn, SweepVariant } from '../../../schema/types';
+import type { CompileFlags } from '../../toolchain/flags';
+import { installationKey } from '../../variants/cacheKey';
+import { DAMAGED, FOREIGN, readCacheFile, seal, unseal } from '../../variants/cacheEntry';
+import type { GpuSettings } from '../runners/gpu';
+import type { SpaceOptions, SweepPoint } from '../space';
+
+/** What a task needs to rebuild the sweep's GPU runner on its node: the sweep's own options, as data. */
+export interface SlurmSweepSpec extends SpaceOptions {
+  file: string;
+  text: string;
+  arch: string;
+  flags: CompileFlags;
+  /** The build cache (under the shared directory: the nodes find the programs built). */
+  cacheDir: string;
+  kernelFilter?: string;
+  jobs?: number;
+  compileTimeoutMs?: number;
+  gpu: GpuSettings;
+  /** Tool paths found where the sweep was started (a node with the same paths uses them; else its own). */
+  tools: { nvcc: string; ncu: string | null; cuobjdump: string | null; nvdisasm: string | null };
+  /** The folder the sweep was started in (compile_commands.json and headers are found from it); not part of its identity. */
+  cwd?: string;
+  /** nvcc and ncu versions: part of the sweep's identity. */
+  versions: { nvcc: string; ncu: string | null };
+}
+
+/** One submission: the spec, and per array index the points its task measures. */
+export interface SlurmManifest {
+  format: 1;
+  sweepDir: string;
+  spec: SlurmSweepSpec;
+  tasks: { index: number; points: SweepPoint[] }[];
+}
+
+/** One measured point as a task leaves it. */
+export interface SlurmPointResult {
+  id: string;
+  variant: SweepVariant;
+  /** The SASS code hash (identical code across tasks is found by the submitting side, as a local run does). */
+  codeHash: string | null;
+  measuredOn: MeasuredOn;
+}
+
+/** Jobs submitted for this sweep and not yet seen ended: re-runs wait for them. */
+export interface QueuedJob {
+  job: string;
+  /** Array index → point ids. */
+  tasks: Record<string, string[]>;
+  /** The submission's folder (manifest, script, logs): removed once every task has ended. */
+  folder: string;
+}
+
+const FORMAT = 1;
+const PURPOSE = 'slurm-result';
+const MAX_RESULT_BYTES = 64 * 1024 ** 2;
+
+const sha = (s: string) => crypto.createHash('sha256').update(s).digest('hex');
+
+/** The sweep's folder under `<shared>/slurm/`: the same for the same sweep (flags and scheduling options aside). */
+export function sweepDirFor(sharedRoot: string, spec: SlurmSweepSpec): string {
+  const { tools: _tools, jobs: _jobs, cwd: _cwd, ...what } = spec;
+  // where the tools are and how many nvcc run at once do not change a number; their versions do
+  return path.join(sharedRoot, 'slurm', sha(JSON.stringify({ v: FORMAT, ...what })).slice(0, 24));
+}
+
+function resultFile(sweepDir: string, id: string): string {
+  return path.join(sweepDir, 'results', `${sha(id).slice(0, 32)}.json`);
+}
+
+/** Writes `text` to `file` whole: a temporary file beside it, renamed into place. */
+export function writeAtomic(file: string, text: string): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
+  try {
+    fs.writeFileSync(tmp, text, { flag: 'wx' });
+    fs.renameSync(tmp, file);
+  } catch (e) {
+    fs.rmSync(tmp, { force: true });
+    throw e;
+  }
+}
+
+export function writeResult(sweepDir: string, r: SlurmPointResult): void {
+  writeAtomic(resultFile(sweepDir, r.id), seal(installationKey(), FORMAT, PURPOSE, [r.id], r));
+}
+
+/** The point's result, or null: none yet, half-written, edited or written by another installation. */
+export function readResult(sweepDir: string, id: string): SlurmPointResult | null {
+  let text: string;
+  try {
+    text = readCacheFile(resultFile(sweepDir, id), MAX_RESULT_BYTES).toString('utf8');
+  } catch {
+    return null;
+  }
+  const body = unseal(installationKey(), FORMAT, PURPOSE, [id], text);
+  if (body === DAMAGED || body === FOREIGN || !body || typeof body !== 'object') return null;
+  const r = body as SlurmPointResult;
+  return r.id === id && r.variant?.id === id && typeof r.measuredOn?.host === 'string' ? r : null;
+}
+
+export function writeManifest(file: string, m: SlurmManifest): void {
+  writeAtomic(file, JSON.stringify(m));
+}
+
+export function readManifest(file: string): SlurmManifest {
+  const m = JSON.parse(fs.readFileSync(file, 'utf8')) as SlurmManifest;
+  if (m.format !== FORMAT || !Array.isArray(m.tasks) || !m.spec) throw new Error(`${file} is not an Unroll Lens Slurm manifest`);
+  return m;
+}
+
+const queuedFile = (sweepDir: string) => path.join(sweepDir, 'queued.json');
+
+export function readQueued(sweepDir: string): QueuedJob[] {
+  try {
+    const q = JSON.parse(fs.readFileSync(queuedFile(sweepDir), 'utf8')) as QueuedJob[];
+    return Array.isArray(q)
+      ? q.filter(j => typeof j.job === 'string' && /^\d+$/.test(j.job) && j.tasks && typeof j.folder === 'string')
+      : [];
+  } catch {
+    return [];
+  }
+}
+
+export function writeQueued(sweepDir: string, jobs: QueuedJob[]): void {
+  if (!jobs.length) fs.rmSync(queuedFile(sweepDir), { force: true });
+  else writeAtomic(queuedFile(sweepDir), JSON.stringify(jobs));
+}
+
+/** Temporary files a killed writer left in the sweep's folder (never a finished result). */
+export function removeTemporaries(sweepDir: string): void {
+  for (const d of [sweepDir, path.join(sweepDir, 'results')]) {
+    let names: string[] = [];
+    try {
+      names = fs.readdirSync(d);
+    } catch {
+      continue;
+    }
+    for (const n of names) if (/\.\d+\.[0-9a-f]{8}\.tmp$/.test(n)) fs.rmSync(path.join(d, n), { force: true });
+  }
+}
+
+/** A job script that runs the task worker: node, our CLI, the manifest and the array index, each quoted for sh. */
+export function jobScript(node: string, cli: string, manifest: string): string {
+  const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  return (
+    '#!/bin/sh\n' +
+    '# Unroll Lens: one task of a Slurm sweep (issue 28); written by the sweep, removed when its job has ended.\n' +
+    // our run marker (processGuard) is not the task's: the submitting process's exit must not reap it
+    `exec env -u UNROLL_LENS_RUN ${q(node)} ${q(cli)} slurm-task ${q(manifest)} "$SLURM_ARRAY_TASK_ID"\n`
+  );
+}

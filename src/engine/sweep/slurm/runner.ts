@@ -1,0 +1,373 @@
+// A GPU sweep on a Slurm cluster (issue 28). The points not yet measured are submitted as one job
+// array (`sbatch --array`, `--gres=gpu:N`, partition, account, time limit and extra options from
+// the settings); each task runs `unroll-lens slurm-task` on its node, which measures its points
+// with the local GPU runner and writes each result whole into the shared directory. This side
+// polls squeue (sacct where accounting is on) and the results folder, reports each task's state
+// and each point as it lands, and hands the variants on in point order, finding identical code
+// across tasks as a local run does. Re-running the same sweep reuses every result already there
+// and waits for tasks an earlier run left queued; cancelling runs scancel and waits for the queue.
+import * as crypto from 'crypto';
+import * as fs from 'fs';
+import * as path from 'path';
+import type { RunTiming, SweepVariant } from '../../../schema/types';
+import { runProcess, ProcessRunner } from '../../toolchain/process';
+import type { RunnerContext, SweepRunner } from '../runners/runner';
+import { AS_WRITTEN_ID, pointId, SweepPoint } from '../space';
+import { emptyVariant, GPU_FIELDS } from '../variant';
+import {
+  jobScript,
+  QueuedJob,
+  readQueued,
+  readResult,
+  removeTemporaries,
+  SlurmPointResult,
+  SlurmSweepSpec,
+  sweepDirFor,
+  writeAtomic,
+  writeManifest,
+  writeQueued,
+} from './manifest';
+import { cancelJobs, isTerminal, queueState, sbatchArgs, SlurmOptions, submit, TaskState, TaskStatus } from './queue';
+import { isTransient } from './task';
+import { timingNote } from '../runners/pipelining';
+
+export interface SlurmRunnerOptions {
+  spec: SlurmSweepSpec;
+  /** The shared directory every node sees (--shared-dir). */
+  sharedRoot: string;
+  slurm: SlurmOptions;
+  /** The node.js and the CLI the job script runs (the same paths on the nodes). */
+  node: string;
+  cli: string;
+  /** Runs sbatch, squeue, sacct and scancel (tests stand in for Slurm). */
+  run?: ProcessRunner;
+}
+
+/** One array task this run waits for. */
+interface Tracked {
+  job: string;
+  index: string;
+  ids: string[];
+  folder: string;
+  state: TaskState | null;
+  node: string | null;
+  /** Polls it was missing from the queue in a row. */
+  missing: number;
+}
+
+/** A node whose GPU model could not be read (a launcher, a stand-in GPU). */
+const UNKNOWN = 'unknown GPU';
+const taskId = (t: Pick<Tracked, 'job' | 'index'>) => `${t.job}_${t.index}`;
+/** Polls a task may be missing from squeue and sacct before it counts as ended (a queue just written). */
+const MISSING_POLLS = 3;
+
+export class SlurmRunner implements SweepRunner {
+  readonly static = false;
+  readonly dir: string;
+  private readonly run: ProcessRunner;
+  /** GPU model → points measured on it. */
+  private readonly models = new Map<string, number>();
+  private readonly hosts = new Set<string>();
+  private baselineModel: string | null | undefined;
+  private submitted = 0;
+  private reused = 0;
+  private adopted = 0;
+  private readonly failures: string[] = [];
+
+  constructor(private readonly o: SlurmRunnerOptions) {
+    this.dir = sweepDirFor(o.sharedRoot, o.spec);
+    this.run = o.run ?? runProcess;
+  }
+
+  get gpu(): string | null {
+    if (this.baselineModel !== undefined) return this.baselineModel;
+    const first = [...this.models.keys()][0];
+    return first && first !== UNKNOWN ? first : null;
+  }
+
+  cost(): Omit<RunTiming, 'wallS'> {
+    return { compileS: 0, checkS: 0, profileS: 0, gpuIdleS: 0, gpuRuns: 0, gpus: [] };
+  }
+
+  /** Only points measured on the file as written's GPU model rank with it (a mixed cluster's others are shown, not ranked). */
+  comparable(v: SweepVariant): boolean {
+    if (this.models.size < 2 || this.baselineModel === undefined) return true;
+    return (v.measuredOn?.gpu ?? UNKNOWN) === (this.baselineModel ?? UNKNOWN);
+  }
+
+  notes(): string[] {
+    const n = [
+      timingNote(this.o.spec.gpu, this.gpu),
+      `measured on Slurm (${[...this.hosts].sort().join(', ') || 'no node'}): ${this.submitted} points submitted, ` +
+        `${this.reused} from earlier runs of this sweep, ${this.adopted} from tasks an earlier run left queued`,
+    ];
+    if (this.models.size > 1) {
+      const list = [...this.models].map(([m, k]) => `${m} (${k})`).join(', ');
+      n.push(
+        `points ran on different GPU models: ${list}; only those on ${this.baselineModel ?? 'the file as written’s GPU'} are ranked ` +
+          '(times from different models are not one ranking)',
+      );
+    }
+    return [...n, ...this.failures];
+  }
+
+  async measure(points: SweepPoint[], ctx: RunnerContext): Promise<SweepVariant[]> {
+    fs.mkdirSync(this.dir, { recursive: true });
+    removeTemporaries(this.dir);
+    const ids = points.map(pointId);
+    const results = new Map<string, SlurmPointResult>();
+    for (const [i, id] of ids.entries()) {
+      const r = readResult(this.dir, id);
+      if (!r || isTransient(r.variant)) continue;
+      results.set(id, { ...r, variant: { ...r.variant, cached: true } });
+      ctx.onPhase?.(points[i], 'cached', `measured before on ${r.measuredOn.host}`);
+      this.reused++;
+    }
+    const tracked = await this.adopt(ids, results, ctx.signal);
+    const waiting = points.filter((_, i) => !results.has(ids[i]) && !tracked.some(t => t.ids.includes(ids[i])));
+    if (waiting.length && !ctx.signal?.aborted) tracked.push(...(await this.submitPoints(waiting, tracked, ctx)));
+    const failed = new Map<string, string>();
+    const out = new Emitter(points, ctx, (v, r) => this.landed(v, r));
+    try {
+      await this.poll(points, tracked, results, failed, out, ctx);
+    } finally {
+      if (ctx.signal?.aborted) await this.cancel(tracked);
+      this.forget(tracked);
+    }
+    return out.finish(results, failed);
+  }
+
+  /** A variant handed on: its GPU model and host counted. */
+  private landed(v: SweepVariant, r: SlurmPointResult | null): void {
+    if (!r) return;
+    this.hosts.add(r.measuredOn.host);
+    if (v.status === 'ok' && !v.identicalTo) {
+      const m = r.measuredOn.gpu ?? UNKNOWN;
+      this.models.set(m, (this.models.get(m) ?? 0) + 1);
+    }
+    if (v.id === AS_WRITTEN_ID) this.baselineModel = r.measuredOn.gpu;
+  }
+
+  /** Tasks an earlier run submitted for these points and Slurm still runs or queues: waited for, not submitted again. */
+  private async adopt(ids: string[], results: Map<string, SlurmPointResult>, signal?: AbortSignal): Promise<Tracked[]> {
+    const queued = readQueued(this.dir);
+    if (!queued.length) return [];
+    const states = await queueState(
+      this.run,
+      queued.map(j => j.job),
+      signal,
+    );
+    const out: Tracked[] = [];
+    for (const j of queued)
+      for (const [index, tids] of Object.entries(j.tasks)) {
+        const s = states.get(`${j.job}_${index}`);
+        const wanted = tids.filter(id => ids.includes(id) && !results.has(id));
+        if (!s || isTerminal(s.state) || !wanted.length) continue;
+        out.push({ job: j.job, index, ids: tids, folder: j.folder, state: s.state, node: s.node, missing: 0 });
+        this.adopted += wanted.length;
+      }
+    // submissions with nothing left to wait for: their folders go
+    for (const j of queued) if (!out.some(t => t.job === j.job)) this.removeFolder(j.folder);
+    writeQueued(this.dir, this.queuedOf(out));
+    return out;
+  }
+
+  /** One submission: a manifest, a job script, and one array (the file as written first, the others after it). */
+  private async submitPoints(points: SweepPoint[], inFlight: Tracked[], ctx: RunnerContext): Promise<Tracked[]> {
+    const s = this.o.slurm;
+    const folder = path.join(this.dir, 'jobs', `${Date.now().toString(36)}-${crypto.randomBytes(3).toString('hex')}`);
+    const logs = path.join(folder, 'logs');
+    fs.mkdirSync(logs, { recursive: true });
+    const base = points.filter(p => pointId(p) === AS_WRITTEN_ID);
+    const rest = points.filter(p => pointId(p) !== AS_WRITTEN_ID);
+    const per = Math.max(1, s.pointsPerTask);
+    const chunks = [...(base.length && rest.length ? [base] : []), ...chunk(base.length && rest.length ? rest : points, per)];
+    const tasks = chunks.map((c, index) => ({ index, points: c }));
+    const manifest = path.join(folder, 'manifest.json');
+    writeManifest(manifest, { format: 1, sweepDir: this.dir, spec: this.o.spec, tasks });
+    const script = path.join(folder, 'job.sh');
+    writeAtomic(script, jobScript(this.o.node, this.o.cli, manifest));
+    fs.chmodSync(script, 0o755);
+    const name = `unroll-lens-${path.basename(this.dir).slice(0, 8)}`;
+    const job = { name, script, logDir: logs, chdir: this.o.sharedRoot };
+    // every point is checked against the file as written's output: its task goes first, the others wait for it to end
+    const groups = base.length && rest.length ? [[0], tasks.slice(1).map(t => t.index)] : [tasks.map(t => t.index)];
+    let after = inFlight.find(t => t.ids.includes(AS_WRITTEN_ID))?.job;
+    const out: Tracked[] = [];
+    try {
+      for (const indices of groups) {
+        ctx.onPhase?.(points[0], 'time', `sbatch: ${indices.length} task${indices.length > 1 ? 's' : ''}`);
+        const id = await submit(this.run, sbatchArgs(s, { ...job, indices, after }), ctx.signal);
+        after = id;
+        for (const i of indices) {
+          const ids = tasks[i].points.map(pointId);
+          out.push({ job: id, index: String(i), ids, folder, state: null, node: null, missing: 0 });
+          this.submitted += ids.length;
+        }
+        writeQueued(this.dir, this.queuedOf([...inFlight, ...out]));
+      }
+    } catch (e) {
+      await this.cancel(out);
+      this.forget([...inFlight, ...out]);
+      throw e;
+    }
+    return out;
+  }
+
+  private queuedOf(tracked: Tracked[]): QueuedJob[] {
+    const jobs = new Map<string, QueuedJob>();
+    for (const t of tracked) {
+      const j = jobs.get(t.job) ?? { job: t.job, tasks: {}, folder: t.folder };
+      j.tasks[t.index] = t.ids;
+      jobs.set(t.job, j);
+    }
+    return [...jobs.values()];
+  }
+
+  /** Until every point has a result or its task has ended: results read as they land, task states as they change. */
+  private async poll(
+    points: SweepPoint[],
+    tracked: Tracked[],
+    results: Map<string, SlurmPointResult>,
+    failed: Map<string, string>,
+    out: Emitter,
+    ctx: RunnerContext,
+  ): Promise<void> {
+    const byId = new Map(points.map(p => [pointId(p), p]));
+    const open = () => points.some(p => !results.has(pointId(p)) && !failed.has(pointId(p)));
+    const scan = () => {
+      for (const t of tracked)
+        for (const id of t.ids) {
+          if (results.has(id) || !byId.has(id)) continue;
+          const r = readResult(this.dir, id);
+          if (!r) continue;
+          results.set(id, r);
+          ctx.onPhase?.(byId.get(id)!, 'time', `measured on ${r.measuredOn.host}${r.measuredOn.gpu ? ` (${r.measuredOn.gpu})` : ''}`);
+        }
+    };
+    while (open() && !ctx.signal?.aborted) {
+      scan();
+      const states = await queueState(this.run, [...new Set(tracked.map(t => t.job))], ctx.signal);
+      for (const t of tracked) this.update(t, states.get(taskId(t)), byId, ctx);
+      scan();
+      for (const t of tracked) {
+        if (!t.state || !isTerminal(t.state)) continue;
+        for (const id of t.ids) if (byId.has(id) && !results.has(id) && !failed.has(id)) failed.set(id, this.reasonOf(t));
+      }
+      out.flush(results, failed);
+      if (open() && !ctx.signal?.aborted) await sleep(this.o.slurm.pollSeconds * 1000, ctx.signal);
+    }
+  }
+
+  /** A task's new state: reported on its first open point; missing from the queue for a while: ended. */
+  private update(t: Tracked, s: TaskStatus | undefined, byId: Map<string, SweepPoint>, ctx: RunnerContext): void {
+    if (t.state && isTerminal(t.state)) return;
+    const next: TaskState | null = s ? s.state : ++t.missing >= MISSING_POLLS ? 'UNKNOWN' : t.state;
+    if (s) t.missing = 0;
+    if (next === t.state) return;
+    t.state = next;
+    t.node = s?.node ?? t.node;
+    const first = t.ids.map(id => byId.get(id)).find(p => p);
+    const why = s?.reason && next === 'PENDING' ? ` (${s.reason})` : '';
+    if (first) ctx.onPhase?.(first, 'time', `Slurm task ${taskId(t)} ${next}${t.node ? ` on ${t.node}` : ''}${why}`);
+  }
+
+  /** Why a task's points have no result: its state, and the end of its log. */
+  private reasonOf(t: Tracked): string {
+    let tail = '';
+    try {
+      const log = fs
+        .readFileSync(path.join(t.folder, 'logs', `${t.job}_${t.index}.out`), 'utf8')
+        .trim()
+        .split('\n');
+      tail = log.slice(-3).join(' | ');
+    } catch {
+      /* no log (never started) */
+    }
+    const m = `Slurm task ${taskId(t)} ended ${t.state}${t.node ? ` on ${t.node}` : ''} before measuring it${tail ? `: ${tail}` : ''}`;
+    if (!this.failures.some(f => f.startsWith(`Slurm task ${taskId(t)} `)))
+      this.failures.push(`${m}; re-run the sweep to measure what is missing`);
+    return m;
+  }
+
+  /** scancel for every task this run waits for; waits until the queue has none of them. */
+  private async cancel(tracked: Tracked[]): Promise<void> {
+    const live = [...new Set(tracked.filter(t => !t.state || !isTerminal(t.state)).map(t => t.job))];
+    try {
+      await cancelJobs(this.run, live);
+    } finally {
+      removeTemporaries(this.dir);
+    }
+  }
+
+  /** Every task ended: the queue file and the submissions' folders go (the results stay). */
+  private forget(tracked: Tracked[]): void {
+    const live = tracked.filter(t => t.state && !isTerminal(t.state));
+    writeQueued(this.dir, this.queuedOf(live));
+    for (const f of new Set(tracked.map(t => t.folder))) if (!live.some(t => t.folder === f)) this.removeFolder(f);
+  }
+
+  /** A submission's folder, only under this sweep's jobs/ (the queue file is on shared storage). */
+  private removeFolder(folder: string): void {
+    const jobs = path.join(this.dir, 'jobs') + path.sep;
+    if (path.resolve(folder).startsWith(jobs)) fs.rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+/** Hands variants on in point order, identical code found across tasks as a local run finds it. */
+class Emitter {
+  private next = 0;
+  readonly out: SweepVariant[] = [];
+
+  constructor(
+    private readonly points: SweepPoint[],
+    private readonly ctx: RunnerContext,
+    private readonly onLanded: (v: SweepVariant, r: SlurmPointResult | null) => void,
+  ) {}
+
+  flush(results: Map<string, SlurmPointResult>, failed: Map<string, string>, cancelled = false): void {
+    for (; this.next < this.points.length; this.next++) {
+      const p = this.points[this.next];
+      const id = pointId(p);
+      const r = results.get(id);
+      const why = failed.get(id);
+      if (!r && why === undefined && !cancelled) return;
+      const v = r ? this.variantOf(r) : { ...emptyVariant(p, why !== undefined ? 'runtime' : 'cancelled'), message: why ?? null };
+      this.out.push(v);
+      this.onLanded(v, r ?? null);
+      if (v.status !== 'cancelled') this.ctx.onVariant?.(v);
+    }
+  }
+
+  /** The task's variant; a point with the machine code of an earlier one takes that one's timing, as locally. */
+  private variantOf(r: SlurmPointResult): SweepVariant {
+    const v: SweepVariant = { ...structuredClone(r.variant), identicalTo: null, measuredOn: r.measuredOn };
+    const same = this.ctx.registry.claim(r.codeHash, v);
+    if (!same) return v;
+    for (const k of GPU_FIELDS) (v as unknown as Record<string, unknown>)[k] = same[k];
+    return { ...v, status: same.status, message: same.message, identicalTo: same.id, measuredOn: same.measuredOn };
+  }
+
+  finish(results: Map<string, SlurmPointResult>, failed: Map<string, string>): SweepVariant[] {
+    this.flush(results, failed, true);
+    return this.out;
+  }
+}
+
+function chunk<T>(xs: T[], n: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < xs.length; i += n) out.push(xs.slice(i, i + n));
+  return out;
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise(resolve => {
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done);
+  });
+}

@@ -1,0 +1,166 @@
+// The Slurm sweep against real Slurm (issue 28): a single-node cluster on localhost (test/slurm/
+// cluster.ts), a GPU sweep of matmul_basic's loop submitted through sbatch, its tasks doing the
+// real work on the "node" (nvcc builds, SASS counts) and the GPU runs replaying H100 recordings
+// through the stand-in GPU (test/fixtures/fake-gpu, slowed so a task can be killed midway). One
+// task is scancelled while it runs; the re-run submits only what is missing. Every point is
+// measured exactly once over both runs, the results equal a local run of the same sweep, and
+// nothing is left queued, running or half-written. Skipped when not root or Slurm is missing,
+// except under CI=true, where it must run (.ci/run installs slurm-wlm).
+import { test } from 'node:test';
+import * as assert from 'assert';
+import { spawn, execFileSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { slurmMissing, startCluster } from './cluster';
+
+const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
+const CLI = path.join(REPO_ROOT, 'bin', 'unroll-lens.js');
+const FAKE = path.join(REPO_ROOT, 'test', 'fixtures', 'fake-gpu');
+/** Each ncu run of the stand-in GPU takes this long: time to cancel a task while it runs. */
+const RUN_DELAY_MS = 4000;
+
+/** A launcher in front of the stand-in GPU: each profiling run waits, then logs its program once it has finished. */
+function wrapper(file: string, log: string): void {
+  fs.writeFileSync(
+    file,
+    `#!${process.execPath}
+'use strict';
+const fs = require('fs');
+const { execFileSync } = require('child_process');
+const args = process.argv.slice(2);
+const profiling = args.length > 0 && args[0].endsWith('/ncu') && !args.includes('--version') && !args.includes('--import');
+if (profiling) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ${RUN_DELAY_MS});
+const out = execFileSync(${JSON.stringify(path.join(FAKE, 'launcher'))}, ['--scale', '4=0.6,1=1.8', ...args], { maxBuffer: 1 << 28 });
+process.stdout.write(out);
+if (profiling) {
+  const program = args.slice(1).find(a => a.startsWith('/') && fs.existsSync(a) && fs.statSync(a).isFile());
+  fs.appendFileSync(${JSON.stringify(log)}, program + '\\n');
+}
+`,
+    { mode: 0o755 },
+  );
+}
+
+interface Run {
+  code: number | null;
+  out: string;
+  err: string;
+}
+
+function sweep(root: string, extra: string[], env: Record<string, string>, during?: () => Promise<void>): Promise<Run> {
+  const args = [CLI, 'sweep', path.join(root, 'matmul_unroll.cu'), '--loops', '51', '--factors', '1,2,4', '--arch', 'sm_90'];
+  args.push('--timer', 'ncu', '--samples', '20', '--json', ...extra);
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    env: { ...process.env, ...env, PATH: `${root}/bin:${process.env.PATH}`, XDG_CACHE_HOME: path.join(root, 'xdg') },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', d => (out += d));
+  child.stderr.on('data', d => (err += d));
+  const done = new Promise<Run>(r => child.on('close', code => r({ code, out, err })));
+  return during ? during().then(() => done) : done;
+}
+
+/** What a result must agree on, per variant. */
+function summary(json: string): unknown {
+  const r = JSON.parse(json) as { variants: Record<string, unknown>[]; best: { id: string } | null };
+  const keys = ['id', 'status', 'kernelInstructions', 'registers', 'identicalTo', 'samples', 'medianMs', 'iqrMs', 'speedup', 'stallShare'];
+  return { best: r.best?.id ?? null, variants: r.variants.map(v => Object.fromEntries(keys.map(k => [k, v[k]]))) };
+}
+
+function squeue(env: Record<string, string>): string[][] {
+  const out = execFileSync('squeue', ['-h', '-r', '-t', 'all', '-o', '%i|%T|%j'], { env: { ...process.env, ...env }, encoding: 'utf8' });
+  return out
+    .split('\n')
+    .filter(Boolean)
+    .map(l => l.split('|'));
+}
+
+test('a GPU sweep through real Slurm: one task scancelled midway, the re-run submits only what is missing, results equal a local run', async t => {
+  const why = slurmMissing();
+  if (why) {
+    if (process.env.CI === 'true') assert.fail(`CI must run the Slurm test: ${why}`);
+    return t.skip(why);
+  }
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'unroll-lens-slurm-'));
+  const started = Date.now();
+  const cluster = await startCluster(path.join(root, 'cluster'));
+  try {
+    fs.mkdirSync(path.join(root, 'bin'));
+    fs.symlinkSync(path.join(FAKE, 'ncu'), path.join(root, 'bin', 'ncu'));
+    fs.copyFileSync(path.join(REPO_ROOT, 'cuda-samples', 'matmul_unroll.cu'), path.join(root, 'matmul_unroll.cu'));
+    const slurmLog = path.join(root, 'slurm-runs.log');
+    const localLog = path.join(root, 'local-runs.log');
+    wrapper(path.join(root, 'slurm-launcher'), slurmLog);
+    wrapper(path.join(root, 'local-launcher'), localLog);
+    const shared = path.join(root, 'shared');
+    const slurmArgs = ['--launcher', path.join(root, 'slurm-launcher'), '--shared-dir', shared, '--slurm'];
+    slurmArgs.push('--gres-gpus', '0', '--array-max', '1', '--poll-seconds', '1', '--time', '10');
+
+    // 1: submitted; the array's running task is scancelled once the first of its points has landed
+    let killed = '';
+    const results = () =>
+      (fs.readdirSync(path.join(shared, 'slurm'), { recursive: true }) as string[]).filter(f => /results\/[0-9a-f]+\.json$/.test(f));
+    const first = await sweep(root, slurmArgs, cluster.env, async () => {
+      const end = Date.now() + 300_000;
+      while (!killed && Date.now() < end) {
+        await new Promise(r => setTimeout(r, 300));
+        if (!fs.existsSync(path.join(shared, 'slurm')) || results().length < 2) continue;
+        // a task still measuring: RUNNING, and no result of it yet (one that has written its result may still be listed)
+        const done = results().map(f => {
+          const sealed = JSON.parse(fs.readFileSync(path.join(shared, 'slurm', f), 'utf8')) as { body: string };
+          return (JSON.parse(sealed.body) as { measuredOn: { job: string } }).measuredOn.job;
+        });
+        const running = squeue(cluster.env).find(([id, state]) => state === 'RUNNING' && !done.includes(id));
+        if (running) {
+          killed = running[0];
+          execFileSync('scancel', [killed], { env: { ...process.env, ...cluster.env } });
+        }
+      }
+    });
+    assert.ok(killed, `no task was running to cancel; stderr: ${first.err}\n${cluster.log()}`);
+    assert.equal(first.code, 0, first.err);
+    const r1 = JSON.parse(first.out) as { variants: { id: string; status: string; message?: string }[] };
+    const lost = r1.variants.filter(v => v.status !== 'ok');
+    assert.equal(lost.length, 1, `one point lost to the cancelled task: ${JSON.stringify(r1.variants)}`);
+    assert.match(lost[0].message ?? '', new RegExp(`Slurm task ${killed} ended CANCELLED`));
+
+    // 2: the re-run submits only the lost point
+    const second = await sweep(root, slurmArgs, cluster.env);
+    assert.equal(second.code, 0, second.err);
+    const jobs = new Map<string, number>();
+    for (const [id] of squeue(cluster.env)) jobs.set(id.split('_')[0], (jobs.get(id.split('_')[0]) ?? 0) + 1);
+    assert.deepEqual(
+      [...jobs].sort((a, b) => Number(a[0]) - Number(b[0])).map(([, n]) => n),
+      [1, 3, 1],
+      'the file as written, the array of 3, then the one lost point',
+    );
+
+    // every point measured exactly once over both runs
+    const runs = fs.readFileSync(slurmLog, 'utf8').trim().split('\n');
+    assert.equal(runs.length, 4, runs.join('\n'));
+    assert.equal(new Set(runs).size, 4, `a program measured twice:\n${runs.join('\n')}`);
+
+    // 3: the same sweep here (no Slurm) gives the same results
+    const local = await sweep(root, ['--launcher', path.join(root, 'local-launcher'), '--shared-dir', path.join(root, 'local')], {});
+    assert.equal(local.code, 0, local.err);
+    assert.deepEqual(summary(second.out), summary(local.out));
+
+    // nothing queued or running, no half-written file, no submission folder left
+    assert.deepEqual(
+      squeue(cluster.env).filter(([, s]) => !['COMPLETED', 'CANCELLED', 'FAILED'].includes(s)),
+      [],
+    );
+    const left = (fs.readdirSync(path.join(shared, 'slurm'), { recursive: true }) as string[]).filter(f =>
+      /\.tmp$|queued\.json$|jobs\/./.test(f),
+    );
+    assert.deepEqual(left, []);
+    t.diagnostic(`slurm stage: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  } finally {
+    await cluster.stop();
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+});
