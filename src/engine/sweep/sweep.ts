@@ -26,6 +26,7 @@ import { sha256 } from './applyTarget';
 import { conditionsText } from '../../schema/measurementText';
 import { sweepConfidence } from './confidence';
 import { sampleUntilCertain } from './adaptive';
+import { remedies } from '../remedies';
 
 export interface SweepOptions extends SpaceOptions {
   file: string;
@@ -400,7 +401,7 @@ function sweepNotes(r: SweepResult, space: SweepSpace, runner: SweepRunner): str
   if (cached) {
     notes.push(
       `${cached} of ${r.variants.length} measurements reused from earlier runs of the same programs (no GPU run; ` +
-        'unrollLens.profile.measurementCache)',
+        `${remedies().measureAgain})`,
     );
   }
   if (r.strategy !== 'exhaustive') {
