@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // Packages the extension with @vscode/vsce into .test-artifacts/unroll-lens.vsix (or --out PATH),
 // then checks the archive: the esbuild bundles (dist/extension.js, dist/server.js), the tree-sitter
-// wasm files, package.json, README, LICENSE and the Get Started walkthrough's media and sample
-// must be inside and nothing else (no out/, node_modules, sources, tests or tools; see
-// .vscodeignore); the README must be self-contained.
+// wasm files, package.json, README and LICENSE must be inside and nothing else (no out/,
+// node_modules, sources, tests or tools; see .vscodeignore); the README must be self-contained.
+// Prints the contents (size, size in the archive, path; largest first; totals) and writes them to
+// .test-artifacts/vsix-contents.txt, with the size test/unit/vsixPackage.test.ts estimates for
+// the same files (scripts/vsix-contents.mjs), so the estimate the size budget rests on is checked
+// against the real archive at every packaging.
 //
 //   npm run build && npm run package
 //   node scripts/package-vsix.mjs --out /tmp/x.vsix
@@ -12,6 +15,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { RUNTIME_FILES, contentsTable, estimateVsixBytes, isAllowed, isRelative, packagedReadme, vsixFileList } from './vsix-contents.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(path.join(root, 'package.json'));
@@ -28,22 +32,8 @@ const out = path.resolve(
 );
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 const main = (pkg.main ?? '').replace(/^\.\//, '');
-// what the extension loads at run time (scripts/bundle.mjs writes dist/)
-const runtime = [
-  main,
-  'dist/server.js',
-  'dist/tree-sitter.wasm',
-  'dist/tree-sitter-cuda.wasm',
-  'dist/webview/panel.js',
-  'dist/webview/panel.css',
-  // the SASS listings' TextMate grammar (package.json contributes.grammars)
-  'syntaxes/unroll-lens-sass.tmLanguage.json',
-  // the CUPTI kernel timer's source: the server builds it with the user's nvcc (--timer cupti)
-  'native/cupti_timer.c',
-  // the Get Started walkthrough: each step's markdown (package.json contributes.walkthroughs) and its sample kernel
-  ...(pkg.contributes?.walkthroughs ?? []).flatMap(w => w.steps.map(s => s.media?.markdown).filter(Boolean)),
-  'walkthrough/sample/first_benchmark.cu',
-];
+// what the extension loads at run time (scripts/vsix-contents.mjs says who loads each)
+const runtime = [main, ...RUNTIME_FILES];
 for (const f of runtime)
   if (!f || !fs.existsSync(path.join(root, f))) die(`${f || 'package.json main'} not found: run 'npm run build' first`);
 if (!fs.existsSync(path.join(root, '.vscodeignore'))) die('.vscodeignore is missing: the package would carry the whole repository');
@@ -58,27 +48,13 @@ try {
 }
 
 // ------------------------------------------------------------------ self-contained README
-// The installed extension's details page renders the README in a webview whose content policy
-// admits only https: and data: images and that has no base URL inside the extension, so a
-// relative image shows nothing, and vsce's default (prefixing the repository URL from
-// package.json) points at a host that does not serve the files. The packaged README therefore
-// carries its images as data: URLs, and links to repository files that are not in the package
-// become plain text.
-const IMAGE_TYPES = { '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.gif': 'image/gif' };
-const isRelative = target => !/^[a-z][a-z0-9+.-]*:/i.test(target) && !target.startsWith('#');
-let embedded = 0;
-const readme = fs
-  .readFileSync(path.join(root, 'README.md'), 'utf8')
-  .replace(/!\[([^\]]*)\]\(([^)\s]+)\)/g, (all, alt, target) => {
-    if (!isRelative(target)) return all;
-    const file = path.join(root, decodeURI(target));
-    const type = IMAGE_TYPES[path.extname(file).toLowerCase()];
-    if (!type) die(`README.md: image ${target} is not a PNG, JPEG or GIF (vsce refuses SVG data URLs)`);
-    if (!fs.existsSync(file)) die(`README.md: image ${target} does not exist`);
-    embedded++;
-    return `![${alt}](data:${type};base64,${fs.readFileSync(file).toString('base64')})`;
-  })
-  .replace(/(?<!!)\[([^\]]+)\]\(([^)\s]+)\)/g, (all, text, target) => (isRelative(target) ? text : all));
+// (why: scripts/vsix-contents.mjs, packagedReadme)
+let readme, embedded;
+try {
+  ({ text: readme, embedded } = packagedReadme(root));
+} catch (e) {
+  die(e.message);
+}
 // vsce reads the README from inside the folder it packages; any name works (it ships as readme.md)
 const readmeRel = path.join('.test-artifacts', 'package', 'README.md');
 fs.mkdirSync(path.dirname(path.join(root, readmeRel)), { recursive: true });
@@ -127,7 +103,7 @@ const entries = await new Promise((resolve, reject) => {
     if (err) return reject(err);
     const list = [];
     zip.on('entry', e => {
-      const entry = { name: e.fileName, size: e.uncompressedSize };
+      const entry = { name: e.fileName, size: e.uncompressedSize, compressed: e.compressedSize };
       list.push(entry);
       if (e.fileName !== 'extension/readme.md') return zip.readEntry();
       zip.openReadStream(e, (err2, stream) => {
@@ -150,25 +126,31 @@ const names = new Set(entries.map(e => e.name));
 const has = p => names.has(`extension/${p}`);
 
 const required = ['package.json', 'readme.md', 'LICENSE.txt', ...runtime];
-// anything else is a leak: out/, node_modules, sources, tests, tools, source maps
-const allowed = p =>
-  ['[Content_Types].xml', 'extension.vsixmanifest', 'extension/package.json', 'extension/readme.md', 'extension/LICENSE.txt'].includes(p) ||
-  /^extension\/dist\/[^/]+\.(js|wasm)$/.test(p) ||
-  /^extension\/dist\/webview\/panel\.(js|css)$/.test(p) ||
-  p === 'extension/syntaxes/unroll-lens-sass.tmLanguage.json' ||
-  p === 'extension/native/cupti_timer.c' ||
-  /^extension\/walkthrough\/[^/]+\.md$/.test(p) ||
-  p === 'extension/walkthrough/sample/first_benchmark.cu';
 const missing = required.filter(p => !has(p));
-const leaked = entries.map(e => e.name).filter(p => !allowed(p));
+// anything else is a leak: out/, node_modules, sources, tests, tools, source maps
+const leaked = entries.map(e => e.name).filter(p => !isAllowed(p));
 const bytes = fs.statSync(out).size;
-const unpacked = entries.reduce((sum, e) => sum + e.size, 0);
-log(
-  `${path.relative(root, out)}: ${(bytes / 1024).toFixed(0)} KiB, ${entries.length} files, ${(unpacked / 1024 / 1024).toFixed(1)} MiB unpacked`,
+// What the unit test (test/unit/vsixPackage.test.ts) computes without zipping, for the same files:
+// its size budget is only as good as this estimate.
+const estimated = estimateVsixBytes(await vsixFileList(root));
+const table = contentsTable(entries, bytes);
+console.log(table);
+const listing = path.join(root, '.test-artifacts', 'vsix-contents.txt');
+fs.mkdirSync(path.dirname(listing), { recursive: true });
+fs.writeFileSync(
+  listing,
+  `${path.relative(root, out)} (scripts/package-vsix.mjs, ${new Date().toISOString()})\n${table}\n` +
+    `estimated without zipping (test/unit/vsixPackage.test.ts): ${estimated} bytes\n`,
 );
-for (const e of [...entries].sort((a, b) => b.size - a.size)) console.log(`  ${(e.size / 1024).toFixed(0).padStart(7)} KiB  ${e.name}`);
+log(
+  `${path.relative(root, out)}: ${bytes} bytes (${(bytes / 1024).toFixed(0)} KiB), ${entries.length} files; ` +
+    `the unit test's estimate ${estimated} bytes (${(((estimated - bytes) / bytes) * 100).toFixed(1)} %); listing in ${path.relative(root, listing)}`,
+);
 if (missing.length) die(`the package lacks files the extension needs at run time:\n  ${missing.join('\n  ')}`);
 if (leaked.length) die(`the package carries files it should not (fix .vscodeignore):\n  ${leaked.join('\n  ')}`);
+// The budget test rests on the estimate: it must not fall short of the archive by more than 1 %.
+if (estimated < bytes * 0.99)
+  die(`the unit test's size estimate (${estimated} bytes) falls short of the archive (${bytes} bytes): fix estimateVsixBytes`);
 
 // The packaged README: no link to the placeholder repository host, no link into files the
 // package lacks, every image of README.md embedded.
@@ -184,6 +166,4 @@ for (const t of targets)
 const dataImages = targets.filter(t => t.startsWith('data:image/')).length;
 if (dataImages !== embedded) problems.push(`has ${dataImages} embedded images, README.md has ${embedded}`);
 if (problems.length) die(`the packaged README is not self-contained:\n  ${problems.join('\n  ')}`);
-log(
-  `OK: bundles, wasm, package.json, README (${embedded} images embedded, no example.invalid links), LICENSE and the walkthrough's media and sample; nothing else`,
-);
+log(`OK: bundles, wasm, package.json, README (${embedded} images embedded, no example.invalid links) and LICENSE; nothing else`);

@@ -7,7 +7,9 @@ import type { SweepResult } from './protocol';
 export interface PanelProgress {
   message: string;
   done: number;
+  /** Variants in all, or with atMost an upper bound (the strategy may finish below it). */
   total: number;
+  atMost?: boolean;
 }
 
 // ------------------------------------------------------------------ host → webview

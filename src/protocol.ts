@@ -414,7 +414,9 @@ export const CompareKernelsRequest = new RequestType<CompareKernelsParams, Compa
 interface SweepProgressInfo {
   message: string;
   done: number;
+  /** Variants in all, or with atMost an upper bound (the strategy may finish below it). */
   total: number;
+  atMost?: boolean;
 }
 /** Notification: a sweep's result so far, after each variant (live panel). */
 export interface SweepUpdate {

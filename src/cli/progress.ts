@@ -2,7 +2,7 @@
 // sass). BenchProgressWriter: bench's structured progress, always shown (a redrawn line on a
 // terminal, one line per phase change otherwise).
 import { benchLabelOfId } from '../engine/profile/bench';
-import type { SweepProgress } from '../engine/sweep/observers/observer';
+import { progressCount, type SweepProgress } from '../engine/sweep/observers/observer';
 import { formatSeconds } from '../schema/runTimingText';
 
 export { formatSeconds };
@@ -57,7 +57,7 @@ const PHASE_WORDS: Record<SweepProgress['phase'], string> = {
  * when the step runs on a chosen one, the estimate once there is one.
  */
 export function benchProgressLine(p: SweepProgress): string {
-  const parts = [`[${p.done}/${p.total}]${p.variant !== null ? ` ${benchLabelOfId(p.variant)}` : ''}`];
+  const parts = [`[${progressCount(p.done, p.total, p.atMost)}]${p.variant !== null ? ` ${benchLabelOfId(p.variant)}` : ''}`];
   const timing = (p.phase === 'time' || p.phase === 'stalls') && p.samplesWanted;
   parts.push(timing ? `${p.phase} ${p.samples ?? 0}/${p.samplesWanted} samples` : PHASE_WORDS[p.phase]);
   if (p.gpu !== null && p.gpu !== undefined) parts.push(`GPU ${p.gpu}`);

@@ -54,7 +54,11 @@ import { exitCleanlyOnStop } from './shutdown';
 import { processGuard } from '../engine/toolchain/processGuard';
 import { hasMain } from '../engine/profile/gpuReadiness';
 import * as path from 'path';
+import { useRemedies } from '../engine/remedies';
+import { EDITOR_REMEDIES } from './remedies';
 
+// The engine's messages name the editor's settings here, not the command line's environment.
+useRemedies(EDITOR_REMEDIES);
 const connection = createServerConnection();
 const texts = new Map<string, TextDocument>();
 let settings: Settings = { ...DEFAULT_SETTINGS };

@@ -126,7 +126,7 @@ export class ResultsService {
       let last = 0;
       let pending: SweepResult | null = null;
       let timer: NodeJS.Timeout | null = null;
-      let progress: { message: string; done: number; total: number } | null = null;
+      let progress: { message: string; done: number; total: number; atMost?: boolean } | null = null;
       const flush = () => {
         timer = null;
         if (pending) this.connection.sendNotification(SweepUpdateNotification, { runId: p.runId, result: pending, progress });
@@ -166,7 +166,7 @@ export class ResultsService {
         },
         {
           onProgress: pr => {
-            progress = { message: pr.message, done: pr.done, total: pr.total };
+            progress = { message: pr.message, done: pr.done, total: pr.total, ...(pr.atMost ? { atMost: true } : {}) };
             report(Math.round((Math.min(pr.done, pr.total) / Math.max(1, pr.total)) * 100), pr.message);
           },
           onVariant: (_v, partial) => {

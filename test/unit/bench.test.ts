@@ -523,10 +523,11 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
       r1.variants.map(v => [v.label, v.status, v.medianMs, true]),
     );
     assert.deepEqual(r2.variants[2].stallShare, r1.variants[2].stallShare);
-    // the panel's note says where the numbers came from
+    // the note says where the numbers came from, and (in the command line's words; the editor's
+    // name unrollLens.profile.measurementCache) how to measure again
     assert.ok(
       r2.result.notes.includes(
-        '4 of 4 measurements reused from earlier runs of the same programs (no GPU run; unrollLens.profile.measurementCache)',
+        '4 of 4 measurements reused from earlier runs of the same programs (no GPU run; --fresh measures them again)',
       ),
       r2.result.notes.join('\n'),
     );

@@ -159,7 +159,8 @@ describe("nvdisasm that cannot read an architecture's code", () => {
       /^nvdisasm 12\.4 \(\/opt\/cuda-12\.4\/bin\/nvdisasm\) cannot read sm_100 code \("nvdisasm fatal {3}: Cannot decode architecture 'SM100'"\)/,
     );
     assert.match(why, /loop instructions and nvcc's unroll for sm_100 are unknown \(kernel counts come from the cubin\)/);
-    assert.match(why, /first on PATH, or set unrollLens\.toolchain\.nvdisasmPath/);
+    // the command line's words (the editor's name its setting: remedies.test.ts)
+    assert.match(why, /Set CUDA_HOME to a CUDA Toolkit that knows this architecture \(nvcc's own\), or put its bin\/ first on PATH/);
     assert.match(inspector.limitation('elf', 'Segmentation fault')!, /gave no listing \(Segmentation fault\)/);
     assert.equal(inspector.limitation('nvdisasm', 'x'), null);
   });

@@ -947,6 +947,12 @@ describe('webview host', () => {
       return document.querySelector('.ul-progress-text').textContent;
     });
     assert.equal(first, `building variants (0 of ${final.variants.length})`);
+    // a search strategy's total is an upper bound until it ends (issue 27)
+    await postResult(page, partial(1), { message: '[1/≤38] building (6 variants)', done: 1, total: 38, atMost: true });
+    assert.equal(
+      await page.evaluate(() => document.querySelector('.ul-progress-text').textContent),
+      '[1/≤38] building (6 variants) (1 of at most 38)',
+    );
     assert.ok(await page.isVisible('.ul-cancel'));
     let table = await readTable(page);
     assert.deepEqual(

@@ -60,7 +60,13 @@ function checkedResult(x: unknown): SweepResult | null {
 
 function isProgress(p: unknown): p is PanelProgress {
   const x = p as PanelProgress | null;
-  return !!x && typeof x.message === 'string' && !rangeProblem(RANGES.count, x.done) && !rangeProblem(RANGES.count, x.total);
+  return (
+    !!x &&
+    typeof x.message === 'string' &&
+    !rangeProblem(RANGES.count, x.done) &&
+    !rangeProblem(RANGES.count, x.total) &&
+    (x.atMost === undefined || typeof x.atMost === 'boolean')
+  );
 }
 
 export function parseHostMessage(data: unknown): HostToWebviewMessage | null {

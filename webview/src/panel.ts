@@ -262,7 +262,8 @@ class App {
     const running = !r.complete && this.progress !== null;
     this.progressBox.hidden = !running;
     if (running && this.progress) {
-      setText(this.progressText, `${this.progress.message} (${this.progress.done} of ${this.progress.total})`);
+      const { done, total, atMost } = this.progress;
+      setText(this.progressText, `${this.progress.message} (${done} of ${atMost && total > done ? 'at most ' : ''}${total})`);
       this.progressBar.max = Math.max(1, this.progress.total);
       this.progressBar.value = Math.min(this.progress.done, this.progress.total);
     }

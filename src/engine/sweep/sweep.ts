@@ -20,12 +20,13 @@ import type { PhaseAt, RunnerContext, SweepPhase, SweepRunner } from './runners/
 import { GpuRunner, GpuSettings } from './runners/gpu';
 import { StaticRunner, StaticRunnerOptions } from './runners/static';
 import { AS_WRITTEN, AS_WRITTEN_ID, pointId, pointLabel, resolveSpace, SpaceOptions, SweepSpace, SweepSpaceError } from './space';
-import { exhaustive, Score, Strategy, strategyByName } from './strategies';
+import { exhaustive, Score, SearchSpace, Strategy, strategyByName } from './strategies';
 import { CodeRegistry } from './variant';
 import { sha256 } from './applyTarget';
 import { conditionsText } from '../../schema/measurementText';
 import { sweepConfidence } from './confidence';
 import { sampleUntilCertain } from './adaptive';
+import { remedies } from '../remedies';
 
 export interface SweepOptions extends SpaceOptions {
   file: string;
@@ -139,13 +140,12 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
 
   // no axis (a comparison of kernels): the file as written is the only point
   const searching = space.axes.length > 0;
-  let total = 1 + (searching ? strategy.expectedEvaluations({ sizes: space.sizes, start: space.start(o.text) }) : 0);
-  let requested = 1;
-  const progress = progressReporter(obs, runner, startedMs, () => ({ done: result.variants.length, total }));
-  const registry = new CodeRegistry(!runner.static);
+  const searchSpace: SearchSpace = { sizes: space.sizes, start: space.start(o.text) };
+  const counter = variantCounter(searching ? strategy : null, searchSpace);
+  const progress = progressReporter(obs, runner, startedMs, () => counter.count(result.variants.length));
   const ctx: RunnerContext = {
     signal: o.signal,
-    registry,
+    registry: new CodeRegistry(!runner.static),
     onPhase: (p, phase: SweepPhase, detail, at) => progress(phase, pointLabel(p), pointId(p), detail, at),
     onVariant: v => {
       if (runner.comparable?.(v) !== false) relate(v, v.id === AS_WRITTEN_ID ? v : baseline());
@@ -164,11 +164,11 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
   let baselinePending = true;
   if (searching)
     await strategy.search({
-      space: { sizes: space.sizes, start: space.start(o.text) },
+      space: searchSpace,
       signal: o.signal,
+      atMost: n => counter.atMost(n),
       evaluate: async idx => {
-        requested += idx.length;
-        total = Math.max(total, requested);
+        counter.asked(idx.length);
         if (o.signal?.aborted) return idx.map(() => null);
         progress(
           'build',
@@ -183,6 +183,7 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
         return variants.slice(withBaseline ? 1 : 0).map(v => (v.status === 'cancelled' ? null : score(v)));
       },
     });
+  counter.atMost(0); // the strategy returned: it asks for nothing more
   if (baselinePending && !o.signal?.aborted) await runner.measure([AS_WRITTEN], ctx);
 
   chooseBest();
@@ -217,6 +218,39 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
 function scoreOf(runner: SweepRunner, v: SweepVariant, staticRule: () => Score): Score {
   if (runner.static) return staticRule();
   return runner.comparable?.(v) === false ? null : gpuScore(v);
+}
+
+/**
+ * The progress counter: variants finished of at most requested + more (the file as written, the
+ * points the strategy asked for, and at most `more` it may still ask for: its bound, tightened as
+ * it learns, 0 once it returns). Shown as a bound (`[3/≤38]`) until it is exact, which an
+ * exhaustive search (or none) is from the start. The strategy's estimate drives only the time left.
+ */
+function variantCounter(
+  strategy: Strategy | null,
+  space: SearchSpace,
+): {
+  asked(n: number): void;
+  atMost(n: number): void;
+  count(done: number): { done: number; total: number; atMost: boolean; expected: number };
+} {
+  let requested = 1;
+  let more = strategy ? strategy.maxEvaluations(space) : 0;
+  const exactFromStart = !strategy || strategy.asksForAll === true;
+  const expected = 1 + (strategy ? strategy.expectedEvaluations(space) : 0);
+  return {
+    asked: n => {
+      requested += n;
+      more = Math.max(0, more - n);
+    },
+    atMost: n => {
+      more = Math.max(0, Math.min(more, n));
+    },
+    count: done => {
+      const total = requested + more;
+      return { done, total, atMost: more > 0 && !exactFromStart, expected: Math.min(Math.max(expected, requested), total) };
+    },
+  };
 }
 
 /** How sure the GPU timings are of the best (issue 25): recomputed whenever the best or its durations change. */
@@ -341,22 +375,23 @@ function progressReporter(
   obs: SweepObserver,
   runner: SweepRunner,
   startedMs: number,
-  count: () => { done: number; total: number },
+  count: () => { done: number; total: number; atMost: boolean; expected: number },
 ): (phase: SweepProgress['phase'], label: string | null, variant: string | null, detail?: string, at?: PhaseAt) => void {
   const eta = timeLeft(runner.parallel ?? 1);
   return (phase, label, variant, detail, at) => {
-    const { done, total } = count();
+    const { done, total, atMost, expected } = count();
     if (variant !== null) eta.step(variant, phase);
     obs.onProgress?.({
-      message: progressLine(done, total, label, phase, detail),
+      message: progressLine(done, total, label, phase, detail, atMost),
       phase,
       variant,
       done,
       total,
+      ...(atMost ? { atMost } : {}),
       gpu: at?.gpu ?? null,
       ...(at?.samples !== undefined ? { samples: at.samples, samplesWanted: at.samplesWanted ?? 0 } : {}),
       elapsedS: (Date.now() - startedMs) / 1000,
-      etaS: eta.left(total - done),
+      etaS: eta.left(Math.max(0, expected - done)),
     });
   };
 }
@@ -409,7 +444,7 @@ function sweepNotes(r: SweepResult, space: SweepSpace, runner: SweepRunner): str
   if (cached) {
     notes.push(
       `${cached} of ${r.variants.length} measurements reused from earlier runs of the same programs (no GPU run; ` +
-        'unrollLens.profile.measurementCache)',
+        `${remedies().measureAgain})`,
     );
   }
   if (r.strategy !== 'exhaustive') {

@@ -4,6 +4,7 @@
 // architecture). nvcc builds its host-compiler and tool command lines as strings and runs them with
 // sh, so every value that survives also holds only shell-inert characters. Never throws.
 import * as path from 'path';
+import { remedies } from '../remedies';
 import {
   GLUED,
   hostOptionRefusal,
@@ -278,7 +279,7 @@ function keepOption(opt: ParsedOption, flag: string, g: Gathered): void {
 function takeCcbin(v: string, flag: string, g: Gathered, dir: string, resolvePaths: boolean): void {
   // -ccbin names the program nvcc runs (through sh): a repository never chooses it.
   if (g.fromRepo) {
-    reject(g, flag, 'the host compiler is never taken from compile_commands.json (set unrollLens.nvccArgs to choose one)');
+    reject(g, flag, `the host compiler is never taken from compile_commands.json (${remedies().hostCompiler})`);
     return;
   }
   if (!SAFE_WORD.test(v) || v === '') {

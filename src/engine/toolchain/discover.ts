@@ -4,6 +4,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { ProcessRunner, runProcess } from './process';
+import { LocatedTool, remedies } from '../remedies';
 
 export type ToolName = 'nvcc' | 'cuobjdump' | 'nvdisasm' | 'ncu' | 'nvidia-smi' | 'c++filt';
 
@@ -16,20 +17,15 @@ export interface ToolInfo {
   source: 'setting' | 'CUDA_HOME' | 'CUDA_PATH' | 'PATH' | '/usr/local/cuda' | 'project tools' | 'nsight-compute';
 }
 
-const INSTALL_HINTS: Record<ToolName, string> = {
-  nvcc: 'Install the CUDA Toolkit (https://developer.nvidia.com/cuda-downloads), or set unrollLens.toolchain.cudaHome / nvccPath.',
-  cuobjdump:
-    'cuobjdump ships with the CUDA Toolkit (bin/). Without a full toolkit on Debian, run `npm run setup:cuda-tools` in the Unroll Lens folder; or set unrollLens.toolchain.cuobjdumpPath.',
-  nvdisasm:
-    'nvdisasm ships with the CUDA Toolkit (bin/). Without a full toolkit on Debian, run `npm run setup:cuda-tools` in the Unroll Lens folder; or set unrollLens.toolchain.nvdisasmPath.',
-  ncu: 'Install NVIDIA Nsight Compute (part of the CUDA Toolkit, or standalone), or set unrollLens.toolchain.ncuPath.',
+/** How to get a tool: the located ones' words depend on the surface (../remedies.ts); the others' do not. */
+const OTHER_HINTS: Record<Exclude<ToolName, LocatedTool>, string> = {
   'nvidia-smi': 'nvidia-smi comes with the NVIDIA driver; without it Unroll Lens assumes no GPU.',
   'c++filt': 'c++filt comes with GNU binutils (apt-get install binutils); without it kernel names stay mangled.',
 };
 
 /** How to get a tool that discovery did not find (the same words as MissingToolError's). */
 export function installHint(tool: ToolName): string {
-  return INSTALL_HINTS[tool];
+  return tool === 'nvidia-smi' || tool === 'c++filt' ? OTHER_HINTS[tool] : remedies().missingTool[tool];
 }
 
 export class MissingToolError extends Error {
@@ -38,7 +34,7 @@ export class MissingToolError extends Error {
     readonly searched: string[],
   ) {
     super(
-      `${tool === 'ncu' ? 'ncu (Nsight Compute)' : tool} not found${searched.length ? ` (looked in: ${searched.join(', ')})` : ''}. ${INSTALL_HINTS[tool]}`,
+      `${tool === 'ncu' ? 'ncu (Nsight Compute)' : tool} not found${searched.length ? ` (looked in: ${searched.join(', ')})` : ''}. ${installHint(tool)}`,
     );
   }
 }

@@ -6,6 +6,7 @@ import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import type { FileAnalysis, Kernel, Loop } from '../parse/model';
+import { remedies } from '../remedies';
 import {
   classHistogram,
   parseCuobjdumpSass,
@@ -270,13 +271,13 @@ export class VariantInspector {
     if (!this.t.nvdisasm)
       return (
         `nvdisasm not found: loop instructions and nvcc's unroll need its line table and are unknown here (${counts}). ` +
-        'Install the CUDA Toolkit, run `npm run setup:cuda-tools` in the Unroll Lens folder, or set unrollLens.toolchain.nvdisasmPath.'
+        remedies().missingTool.nvdisasm
       );
     if (failure && /cannot decode architecture/i.test(failure))
       return (
         `nvdisasm ${this.t.nvdisasm.version ?? ''} (${this.t.nvdisasm.path}) cannot read ${this.o.arch} code ("${failure}"): ` +
         `loop instructions and nvcc's unroll for ${this.o.arch} are unknown (${counts}). ` +
-        "Put the nvdisasm of a CUDA Toolkit that knows this architecture (nvcc's own) first on PATH, or set unrollLens.toolchain.nvdisasmPath."
+        remedies().newerNvdisasm
       );
     return `nvdisasm (${this.t.nvdisasm.path}) gave no listing (${failure ?? 'it failed or timed out'}): loop instructions and nvcc's unroll are unknown (${counts}).`;
   }

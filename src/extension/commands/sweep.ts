@@ -140,7 +140,7 @@ async function askSpace(
 export const sweepKernel: CommandFactory = ({ client, output, panels, subscriptions }) => {
   const live = new Map<
     string,
-    (u: { result: SweepRunResult['result']; progress: { message: string; done: number; total: number } | null }) => void
+    (u: { result: SweepRunResult['result']; progress: { message: string; done: number; total: number; atMost?: boolean } | null }) => void
   >();
   subscriptions.push(client.onNotification(SweepUpdateNotification, u => live.get(u.runId)?.(u)));
   // Per-line stall notes of the file as written, as "Benchmark this loop" shows them.

@@ -12,8 +12,13 @@ export interface SweepProgress {
   variant: string | null;
   /** Variants finished. */
   done: number;
-  /** Variants expected (grows when a strategy needs more than it estimated). */
+  /**
+   * Variants in all: exact, or with `atMost` an upper bound that shrinks as the strategy learns
+   * and equals `done` when the sweep ends.
+   */
   total: number;
+  /** `total` is an upper bound, not the count: the sweep may finish below it (shown `[3/≤38]`). */
+  atMost?: boolean;
   /** CUDA device index the step runs on (null: the default device, or not a GPU step). */
   gpu?: number | null;
   /** Kernel durations collected so far for this variant, and wanted (GPU timing steps). */
@@ -60,8 +65,20 @@ const PHASE_TEXT: Record<SweepProgress['phase'], string> = {
   done: 'done',
 };
 
+/** Variants finished of all: `3/8`, or `3/≤38` when the total is an upper bound. */
+export function progressCount(done: number, total: number, atMost = false): string {
+  return `${done}/${atMost && total > done ? '≤' : ''}${Math.max(done, total)}`;
+}
+
 /** A plain progress line for logs and the CLI's stderr. */
-export function progressLine(done: number, total: number, label: string | null, phase: SweepProgress['phase'], detail?: string): string {
+export function progressLine(
+  done: number,
+  total: number,
+  label: string | null,
+  phase: SweepProgress['phase'],
+  detail?: string,
+  atMost = false,
+): string {
   const what = `${PHASE_TEXT[phase]}${detail ? ` (${detail})` : ''}`;
-  return `[${done}/${Math.max(done, total)}] ${label ? `${label}: ` : ''}${what}`;
+  return `[${progressCount(done, total, atMost)}] ${label ? `${label}: ` : ''}${what}`;
 }

@@ -26,15 +26,34 @@ export const coordinate: Strategy = {
       1 + Math.ceil(pass * 1.5),
     );
   },
+  maxEvaluations(space: SearchSpace): number {
+    // the start, then every pass walks each axis: at most its other values are new
+    return Math.min(
+      space.sizes.reduce((a, b) => a * b, 1),
+      1 + MAX_PASSES * space.sizes.reduce((a, s) => a + s - 1, 0),
+    );
+  },
   async search(ctx: StrategyContext): Promise<void> {
     const memo = new ScoreMemo(ps => ctx.evaluate(ps));
     const x = [...ctx.space.start];
+    const sizes = ctx.space.sizes;
+    const product = sizes.reduce((a, b) => a * b, 1);
+    const lineOf = (axis: number) => Array.from({ length: sizes[axis] }, (_, v) => x.map((c, i) => (i === axis ? v : c)));
+    // Before each line: its new points are known exactly (x is), the later lines' at most their
+    // axis's other values, and never more than the points not evaluated yet.
+    const tell = (pass: number, axis: number) => {
+      let more = lineOf(axis).filter(p => !memo.has(p)).length;
+      for (let a = axis + 1; a < sizes.length; a++) more += sizes[a] - 1;
+      more += (MAX_PASSES - pass - 1) * sizes.reduce((s, n) => s + n - 1, 0);
+      ctx.atMost?.(Math.min(more, product - memo.size));
+    };
     await memo.scoresOf([x]);
     for (let pass = 0; pass < MAX_PASSES; pass++) {
       let changed = false;
       for (let axis = 0; axis < x.length; axis++) {
         if (ctx.signal?.aborted) return;
-        const line = Array.from({ length: ctx.space.sizes[axis] }, (_, v) => x.map((c, i) => (i === axis ? v : c)));
+        tell(pass, axis);
+        const line = lineOf(axis);
         const scores = await memo.scoresOf(line);
         if (ctx.signal?.aborted) return;
         // Move only on a strict improvement: ties keep the current value (fewer changes to the file).

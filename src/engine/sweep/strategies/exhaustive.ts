@@ -20,6 +20,10 @@ export const exhaustive: Strategy = {
   expectedEvaluations(space: SearchSpace): number {
     return space.sizes.reduce((a, b) => a * b, 1);
   },
+  maxEvaluations(space: SearchSpace): number {
+    return space.sizes.reduce((a, b) => a * b, 1);
+  },
+  asksForAll: true,
   async search(ctx: StrategyContext): Promise<void> {
     // The start point first, so a one-point-at-a-time runner measures the file's own choice early.
     const start = ctx.space.start.join(',');

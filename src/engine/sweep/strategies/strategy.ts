@@ -17,14 +17,24 @@ export interface StrategyContext {
   /** Scores of the points, in order. Cancelled points come back null; check `signal` after each batch. */
   evaluate(points: number[][]): Promise<Score[]>;
   signal?: AbortSignal;
+  /**
+   * What the strategy has learnt of its length: it will ask for at most `more` points beyond those
+   * it has asked for so far. Tightens the progress counter's bound (`[3/≤38]`); optional, and a
+   * strategy that never calls it is held to maxEvaluations.
+   */
+  atMost?(more: number): void;
 }
 
 export interface Strategy {
   readonly name: string;
   /** One line for `bestBasis`, help texts and reports. */
   readonly description: string;
-  /** Evaluations it expects on this space: a progress total, not a promise. */
+  /** Evaluations it expects on this space: an estimate, for the time left, not a promise. */
   expectedEvaluations(space: SearchSpace): number;
+  /** Evaluations it can need at most on this space: a promise, the progress counter's bound. */
+  maxEvaluations(space: SearchSpace): number;
+  /** It always asks for exactly maxEvaluations points (every one of the space): its count is known from the start. */
+  readonly asksForAll?: boolean;
   search(ctx: StrategyContext): Promise<void>;
 }
 
