@@ -243,6 +243,7 @@ fi
 # Without root, what cannot be installed here is recorded (the VS Code stages are skipped).
 CS_WHY="" CS_HOW=""
 MISSING_BUILD=()
+# (a file that is there and executable: `command -v` also names one that is not)
 have_program() { local p; p=$(command -v "$1" 2>/dev/null) && [ -f "$p" ] && [ -x "$p" ]; }
 for c in g++ make python3; do have_program "$c" || MISSING_BUILD+=("$c"); done
 if [ ${#MISSING_BUILD[@]} -gt 0 ]; then
@@ -351,7 +352,7 @@ else
   # @vscode/ripgrep's own install step downloads rg from outside the registry: link the system's
   # (Debian's ripgrep) when there is one, checked on every run, so that installing it later
   # counts. Without it only quick open and Search in the test workbench do not work.
-  RG=$(command -v rg 2>/dev/null || true)
+  RG=""; if have_program rg; then RG=$(command -v rg); fi
   if [ -d "$RG_DIR" ] && [ ! -d "$CS/lib/vscode/node_modules/@vscode/ripgrep-linux-x64" ]; then
     if [ -n "$RG" ]; then
       [ "$(readlink "$RG_DIR/bin/rg" 2>/dev/null)" = "$RG" ] || { mkdir -p "$RG_DIR/bin" && ln -sfn "$RG" "$RG_DIR/bin/rg"; }
@@ -383,7 +384,7 @@ log "playwright-core $("$NODE_BIN" -p "require('$ROOT/node_modules/playwright-co
 # ------------------------------------------------------------------ 5. manifest for the launchers
 if [ -n "$CS_WHY" ]; then
   write_manifest codeServerVersion "$CS_VERSION" codeServerEntry "" node "$NODE_BIN" smokeTestDriver false \
-    codeServerMissing "$CS_WHY" codeServerHow "$CS_HOW" ripgrep "$(command -v rg 2>/dev/null || true)"
+    codeServerMissing "$CS_WHY" codeServerHow "$CS_HOW" ripgrep "$(have_program rg && command -v rg)"
 else
   write_manifest codeServerVersion "$CS_VERSION" codeServerEntry "$CS/out/node/entry.js" node "$NODE_BIN" \
     smokeTestDriver "$SMOKE" codeServerMissing "" codeServerHow "" ripgrep "$RG"
