@@ -60,7 +60,7 @@ case "$ONLY" in "" | browser) ;; *) die "UNROLL_LENS_SETUP_ONLY=$ONLY: the one v
 export npm_config_fund=false npm_config_audit=false npm_config_update_notifier=false
 export npm_config_yes=true          # node-pty's install step runs `npx node-gyp`
 mkdir -p "$TOOLS" "$LOGS"
-log "repo $ROOT, tools in $TOOLS, code-server $CS_VERSION, running as $(id -un) ($([ "$IS_ROOT" = 1 ] && echo root || echo 'no root: nothing is installed system-wide'))${ONLY:+, only: $ONLY}"
+log "repo $ROOT, tools in $TOOLS, code-server $CS_VERSION, running as $(id -un) ($([ "$IS_ROOT" = 1 ] && echo 'root: apt-get installs what is missing' || echo 'no root: nothing is installed system-wide'))${ONLY:+, only: $ONLY}"
 
 # ------------------------------------------------------------------ 1. system packages (root only)
 # CI runs as root in a fresh Debian container: there apt-get installs what is missing, and a
