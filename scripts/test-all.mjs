@@ -117,8 +117,9 @@ if (toolStages.length) {
   available = have();
   plan = planStages(toolStages, available, { ci });
   if (!setupOk) {
-    // A setup error (not a tool that cannot be had without root) fails what it left without tools.
-    for (const p of plan) if (p.action !== 'run' || p.stage !== 'webview') Object.assign(p, { action: 'fail', setupFailed: true });
+    // A setup error (not a tool that cannot be had without root) fails every stage it left
+    // without a tool; the VS Code stages fail as before, since the error may have hit code-server.
+    for (const p of plan) if (p.missing.length || p.stage !== 'webview') Object.assign(p, { action: 'fail', setupFailed: true });
   }
 }
 const planOf = stage => plan.find(p => p.stage === stage);
