@@ -86,6 +86,7 @@ function picturesInDocs() {
 
 async function panelPictures() {
   const host = await import('../test/webview/host.mjs');
+  if (host.NO_BROWSER) throw new Error(`${host.NO_BROWSER}: the panel pictures need one (npm run setup:test-tools)`);
   await host.launchBrowser();
   try {
     for (const p of PANELS) {

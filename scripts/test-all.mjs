@@ -3,17 +3,22 @@
 // the extension's suite inside a real VS Code (offline: code-server + headless Chromium), then
 // the UI check on the packaged .vsix.
 // Installs the test tools it needs through scripts/setup-cuda-tools.sh (cuobjdump/nvdisasm)
-// and scripts/setup-test-tools.sh (Chromium, code-server). Prints one closing line
-// "Tests: N passed, N failed" and exits non-zero on any failure.
+// and scripts/setup-test-tools.sh (Chromium, code-server), neither of which needs root. Where a
+// tool cannot be had (a user without root and without Chromium, say), the stages that need it are
+// skipped with one line per missing tool saying what to install (scripts/test-plan.mjs); under CI
+// that is a failure instead. Prints one closing line "Tests: N passed, N failed[, N skipped]"
+// and exits non-zero on any failure.
 //
 //   UNROLL_LENS_TEST_STAGES=unit node scripts/test-all.mjs   # only some stages (comma list)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { availableTools, countSuiteTests, failNote, lacking, planStages, readManifest, skipLines, toolsDirOf } from './test-plan.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const ARTIFACTS = path.join(ROOT, '.test-artifacts');
+// (the TAP files; test/unit/testPlan.test.ts runs this script with its own folder)
+const ARTIFACTS = process.env.UNROLL_LENS_TEST_ARTIFACTS || path.join(ROOT, '.test-artifacts');
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 const stages = (process.env.UNROLL_LENS_TEST_STAGES ?? 'unit,slurm,webview,integration,ui')
   .split(',')
@@ -37,8 +42,16 @@ function run(cmd, args, opts = {}) {
 }
 
 const results = [];
-function record(stage, passed, failed, note = '') {
-  results.push({ stage, passed, failed, note });
+function record(stage, passed, failed, note = '', skipped = 0) {
+  results.push({ stage, passed, failed, note, skipped });
+}
+
+/** Counts from a node:test TAP file; a run that wrote none (it crashed) counts as one failure. */
+function tapCounts(tap, exitCode) {
+  const summary = fs.existsSync(tap) ? fs.readFileSync(tap, 'utf8') : '';
+  const count = key => Number(new RegExp(`^# ${key} (\\d+)`, 'm').exec(summary)?.[1] ?? 0);
+  const fail = Number(/^# fail (\d+)/m.exec(summary)?.[1] ?? (exitCode ? 1 : 0));
+  return { pass: count('pass'), fail: exitCode && !fail ? 1 : fail, skipped: count('skipped') };
 }
 
 function findFiles(dir, suffix) {
@@ -54,10 +67,12 @@ function findFiles(dir, suffix) {
 const t0 = Date.now();
 
 let toolsReady = null;
-async function setupTools() {
+/** Runs scripts/setup-test-tools.sh once (browserOnly: just Chromium); true when it succeeded. */
+async function setupTools({ browserOnly = false } = {}) {
   toolsReady ??= (async () => {
-    console.log('\n=== test tools (scripts/setup-test-tools.sh)');
-    const r = await run('bash', [path.join(ROOT, 'scripts', 'setup-test-tools.sh')]);
+    console.log(`\n=== test tools (scripts/setup-test-tools.sh${browserOnly ? ', Chromium only' : ''})`);
+    const env = browserOnly ? { ...process.env, UNROLL_LENS_SETUP_ONLY: 'browser' } : process.env;
+    const r = await run('bash', [path.join(ROOT, 'scripts', 'setup-test-tools.sh')], { env });
     return r.code === 0;
   })();
   return toolsReady;
@@ -83,10 +98,8 @@ if (stages.includes('unit')) {
     `--test-reporter-destination=${tap}`,
     ...files,
   ]);
-  const summary = fs.existsSync(tap) ? fs.readFileSync(tap, 'utf8') : '';
-  const pass = Number(/^# pass (\d+)/m.exec(summary)?.[1] ?? 0);
-  const fail = Number(/^# fail (\d+)/m.exec(summary)?.[1] ?? (r.code ? 1 : 0));
-  record('unit', pass, r.code && !fail ? 1 : fail);
+  const c = tapCounts(tap, r.code);
+  record('unit', c.pass, c.fail, '', c.skipped);
 }
 
 if (stages.includes('slurm')) {
@@ -103,30 +116,43 @@ if (stages.includes('slurm')) {
     `--test-reporter-destination=${tap}`,
     ...findFiles(path.join(ROOT, 'out', 'test', 'slurm'), '.test.js'),
   ]);
-  const summary = fs.existsSync(tap) ? fs.readFileSync(tap, 'utf8') : '';
-  const pass = Number(/^# pass (\d+)/m.exec(summary)?.[1] ?? 0);
-  const fail = Number(/^# fail (\d+)/m.exec(summary)?.[1] ?? (r.code ? 1 : 0));
-  const skipped = Number(/^# skipped (\d+)/m.exec(summary)?.[1] ?? 0);
-  record('slurm', pass, r.code && !fail ? 1 : fail, skipped ? 'skipped: not root or Slurm missing' : '');
+  const c = tapCounts(tap, r.code);
+  record('slurm', c.pass, c.fail, c.skipped ? 'skipped: not root or Slurm missing' : '', c.skipped);
 }
 
-/** Chromium as the test tools manifest names it, else Debian's. */
-function haveChromium() {
-  const manifest = path.join(process.env.UNROLL_LENS_TOOLS || path.join(ROOT, '.tools'), 'test-tools.json');
-  try {
-    const p = JSON.parse(fs.readFileSync(manifest, 'utf8')).chromium;
-    if (p && fs.existsSync(p)) return true;
-  } catch {
-    /* no manifest yet */
+// The browser and VS Code stages: install what they need (without root), then run each stage
+// whose tools are there, skip (or under CI fail) the others.
+const toolStages = ['webview', 'integration', 'ui'].filter(s => stages.includes(s));
+const toolsDir = toolsDirOf(ROOT, process.env);
+const ci = !!process.env.CI;
+let plan = [];
+let available = null;
+if (toolStages.length) {
+  const needCodeServer = toolStages.some(s => s !== 'webview');
+  const have = () => availableTools(process.env, readManifest(toolsDir), fs.existsSync);
+  // The webview stage alone needs only Chromium: the setup script runs when it is missing.
+  const setupOk = needCodeServer || !have().chromium.path ? await setupTools({ browserOnly: !needCodeServer }) : true;
+  available = have();
+  plan = planStages(toolStages, available, { ci });
+  if (!setupOk) {
+    // A setup error (not a tool that cannot be had without root) fails every stage it left
+    // without a tool; the VS Code stages fail as before, since the error may have hit code-server.
+    for (const p of plan) if (p.missing.length || p.stage !== 'webview') Object.assign(p, { action: 'fail', setupFailed: true });
   }
-  return fs.existsSync('/usr/bin/chromium');
+}
+const planOf = stage => plan.find(p => p.stage === stage);
+const skippedCounts = {};
+
+function failForTools(p) {
+  record(p.stage, 0, 1, p.setupFailed ? 'test tools could not be installed (see the setup output above)' : failNote(p, available));
 }
 
-if (stages.includes('webview')) {
-  // Needs only Chromium (not code-server): the setup script runs when it is missing.
-  if (!haveChromium() && !(await setupTools())) record('webview', 0, 1, 'test tools could not be installed');
+if (planOf('webview')) {
+  const p = planOf('webview');
+  if (p.action === 'fail') failForTools(p);
   else {
-    console.log('\n=== webview tests (results panel in headless Chromium)');
+    const noBrowser = p.missing.includes('chromium');
+    console.log(`\n=== webview tests (results panel in headless Chromium${noBrowser ? '; no Chromium: its browser tests skip' : ''})`);
     const tap = path.join(ARTIFACTS, 'webview.tap');
     fs.rmSync(tap, { force: true }); // a crashed run must not report the last run's counts
     const r = await run(process.execPath, [
@@ -137,16 +163,28 @@ if (stages.includes('webview')) {
       `--test-reporter-destination=${tap}`,
       path.join(ROOT, 'test', 'webview', 'panel.test.mjs'),
     ]);
-    const summary = fs.existsSync(tap) ? fs.readFileSync(tap, 'utf8') : '';
-    const pass = Number(/^# pass (\d+)/m.exec(summary)?.[1] ?? 0);
-    const fail = Number(/^# fail (\d+)/m.exec(summary)?.[1] ?? (r.code ? 1 : 0));
-    record('webview', pass, r.code && !fail ? 1 : fail, 'screenshots in .test-artifacts/webview/');
+    const c = tapCounts(tap, r.code);
+    if (noBrowser) skippedCounts.webview = c.skipped;
+    record(
+      'webview',
+      c.pass,
+      c.fail,
+      noBrowser ? `browser tests skipped: ${lacking(p)}` : 'screenshots in .test-artifacts/webview/',
+      c.skipped,
+    );
   }
 }
 
-if (stages.includes('integration')) {
-  if (!(await setupTools())) record('integration', 0, 1, 'test tools could not be installed');
-  else {
+if (planOf('integration')) {
+  const p = planOf('integration');
+  if (p.action === 'fail') failForTools(p);
+  else if (p.action === 'skip') {
+    const suite = path.join(ROOT, 'test', 'integration', 'suite');
+    const n = findFiles(suite, '.test.ts').reduce((sum, f) => sum + countSuiteTests(fs.readFileSync(f, 'utf8')), 0);
+    skippedCounts.integration = n;
+    console.log(`\n=== integration tests inside VS Code: skipped (${lacking(p)}; see the summary)`);
+    record('integration', 0, 0, `skipped: ${lacking(p)}`, n);
+  } else {
     console.log('\n=== integration tests inside VS Code (code-server + headless Chromium)');
     const r = await run(process.execPath, [path.join(ROOT, 'test', 'integration', 'launch-offline.mjs')]);
     const passing = Number(/(\d+) passing/.exec(r.text)?.[1] ?? 0);
@@ -155,9 +193,14 @@ if (stages.includes('integration')) {
   }
 }
 
-if (stages.includes('ui')) {
-  if (!(await setupTools())) record('ui', 0, 1, 'test tools could not be installed');
-  else {
+if (planOf('ui')) {
+  const p = planOf('ui');
+  if (p.action === 'fail') failForTools(p);
+  else if (p.action === 'skip') {
+    skippedCounts.ui = 1; // one check: the packaged extension in VS Code, with its screenshots
+    console.log(`\n=== UI check: skipped (${lacking(p)}; see the summary)`);
+    record('ui', 0, 0, `skipped: ${lacking(p)}`, 1);
+  } else {
     console.log('\n=== UI check: packaged .vsix in code-server, CodeLens, SASS listing and SASS diff screenshots');
     const pack = await run(process.execPath, [path.join(ROOT, 'scripts', 'package-vsix.mjs')]);
     const r = pack.code === 0 ? await run(process.execPath, [path.join(ROOT, 'test', 'ui', 'screenshot.mjs')]) : pack;
@@ -167,8 +210,14 @@ if (stages.includes('ui')) {
 
 const passed = results.reduce((n, r) => n + r.passed, 0);
 const failed = results.reduce((n, r) => n + r.failed, 0);
+const skipped = results.reduce((n, r) => n + r.skipped, 0);
 console.log('\n=== summary');
-for (const r of results) console.log(`  ${r.stage.padEnd(12)} ${r.passed} passed, ${r.failed} failed${r.note ? `  (${r.note})` : ''}`);
+for (const r of results) {
+  const counts = `${r.passed} passed, ${r.failed} failed${r.skipped ? `, ${r.skipped} skipped` : ''}`;
+  console.log(`  ${r.stage.padEnd(12)} ${counts}${r.note ? `  (${r.note})` : ''}`);
+}
 console.log(`  total time ${((Date.now() - t0) / 1000).toFixed(0)} s`);
-console.log(`Tests: ${passed} passed, ${failed} failed`);
+// One line per tool that kept stages from running: what is missing, why, and what to install.
+if (available) for (const line of skipLines(plan, available, skippedCounts)) console.log(line);
+console.log(`Tests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
 process.exit(failed || !results.length ? 1 : 0);

@@ -1,7 +1,8 @@
 // Shared helpers for the offline VS Code test launchers (test/integration/launch-offline.mjs,
 // test/ui/screenshot.mjs): code-server from <repo>/.tools (see scripts/setup-test-tools.sh),
 // started in its own process group on a loopback port with private HOME / user-data /
-// extensions dirs, and Debian's chromium driven headless by playwright-core.
+// extensions dirs, and the Chromium the manifest names (Debian's, UNROLL_LENS_CHROMIUM's or the one
+// unpacked without root) driven headless by playwright-core.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -74,6 +75,9 @@ export function loadTools() {
   }
   const tools = JSON.parse(fs.readFileSync(manifest, 'utf8'));
   for (const key of ['codeServerEntry', 'node', 'chromium']) {
+    // (without root the setup script may have had to leave one out: it says why)
+    const why = { codeServerEntry: tools.codeServerMissing, chromium: tools.chromiumMissing }[key];
+    if (!tools[key] && why) throw new HarnessError(`no ${key === 'chromium' ? 'Chromium' : 'code-server'} in ${manifest}: ${why}`);
     if (!tools[key] || !fs.existsSync(tools[key])) {
       throw new HarnessError(`${key} = ${tools[key]} (from ${manifest}) does not exist: run 'npm run setup:test-tools' again`);
     }
