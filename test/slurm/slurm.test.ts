@@ -1,10 +1,11 @@
 // The Slurm sweep against real Slurm (issue 28): a single-node cluster on localhost (test/slurm/
-// cluster.ts), a GPU sweep of matmul_basic's loop submitted through sbatch, its tasks doing the
-// real work on the "node" (nvcc builds, SASS counts) and the GPU runs replaying H100 recordings
-// through the stand-in GPU (test/fixtures/fake-gpu, slowed so a task can be killed midway). One
-// task is scancelled while it runs; the re-run submits only what is missing. Every point is
-// measured exactly once over both runs, the results equal a local run of the same sweep, and
-// nothing is left queued, running or half-written. Skipped when not root or Slurm is missing,
+// cluster.ts), a GPU sweep of matmul_basic's loop built on the submitting side (nvcc, through a
+// wrapper that logs every run with the Slurm job it ran in, if any) and submitted through sbatch,
+// its tasks running the programs on the "node", the GPU runs replaying H100 recordings through the
+// stand-in GPU (test/fixtures/fake-gpu, slowed so a task can be killed midway). One task is
+// scancelled while it runs; the re-run submits only what is missing. No task ran nvcc, each
+// program was built once, every point was measured exactly once over both runs, the results equal
+// a local run of the same sweep, and nothing is left queued, running or half-written. Skipped when not root or Slurm is missing,
 // except under CI=true, where it must run (.ci/run installs slurm-wlm).
 import { test } from 'node:test';
 import * as assert from 'assert';
@@ -40,6 +41,25 @@ if (profiling) {
 `,
     { mode: 0o755 },
   );
+}
+
+/** nvcc in front of the real one: logs each run (the sweep's phase, the Slurm job it ran in or "-", its arguments). */
+function nvccWrapper(file: string, log: string): void {
+  const real = execFileSync('sh', ['-c', 'command -v nvcc'], { encoding: 'utf8' }).trim();
+  fs.writeFileSync(
+    file,
+    `#!/bin/sh\necho "\${UL_PHASE:-?} \${SLURM_JOB_ID:--} $*" >> ${JSON.stringify(log)}\nexec ${JSON.stringify(real)} "$@"\n`,
+    { mode: 0o755 },
+  );
+}
+
+/** The nvcc runs of a phase that built something (a cubin or a program; not --version and the like), by where they ran. */
+function builds(log: string, phase: string): { job: string; program: boolean }[] {
+  const lines = fs.existsSync(log) ? fs.readFileSync(log, 'utf8').trim().split('\n') : [];
+  return lines
+    .map(l => l.split(' '))
+    .filter(w => w[0] === phase && w.some(a => a.endsWith('/variant.cu')))
+    .map(w => ({ job: w[1], program: !w.includes('-cubin') }));
 }
 
 interface Run {
@@ -91,6 +111,8 @@ test('a GPU sweep through real Slurm: one task scancelled midway, the re-run sub
   try {
     fs.mkdirSync(path.join(root, 'bin'));
     fs.symlinkSync(path.join(FAKE, 'ncu'), path.join(root, 'bin', 'ncu'));
+    const nvccLog = path.join(root, 'nvcc-runs.log');
+    nvccWrapper(path.join(root, 'bin', 'nvcc'), nvccLog);
     fs.copyFileSync(path.join(REPO_ROOT, 'cuda-samples', 'matmul_unroll.cu'), path.join(root, 'matmul_unroll.cu'));
     const slurmLog = path.join(root, 'slurm-runs.log');
     const localLog = path.join(root, 'local-runs.log');
@@ -104,7 +126,7 @@ test('a GPU sweep through real Slurm: one task scancelled midway, the re-run sub
     let killed = '';
     const results = () =>
       (fs.readdirSync(path.join(shared, 'slurm'), { recursive: true }) as string[]).filter(f => /results\/[0-9a-f]+\.json$/.test(f));
-    const first = await sweep(root, slurmArgs, cluster.env, async () => {
+    const first = await sweep(root, slurmArgs, { ...cluster.env, UL_PHASE: 'first' }, async () => {
       const end = Date.now() + 300_000;
       while (!killed && Date.now() < end) {
         await new Promise(r => setTimeout(r, 300));
@@ -129,7 +151,7 @@ test('a GPU sweep through real Slurm: one task scancelled midway, the re-run sub
     assert.match(lost[0].message ?? '', new RegExp(`Slurm task ${killed} ended CANCELLED`));
 
     // 2: the re-run submits only the lost point
-    const second = await sweep(root, slurmArgs, cluster.env);
+    const second = await sweep(root, slurmArgs, { ...cluster.env, UL_PHASE: 'second' });
     assert.equal(second.code, 0, second.err);
     const jobs = new Map<string, number>();
     for (const [id] of squeue(cluster.env)) jobs.set(id.split('_')[0], (jobs.get(id.split('_')[0]) ?? 0) + 1);
@@ -139,13 +161,34 @@ test('a GPU sweep through real Slurm: one task scancelled midway, the re-run sub
       'the file as written, the array of 3, then the one lost point',
     );
 
+    // built here, before submission, once: no task ran nvcc (every nvcc run logged outside a Slurm job), the
+    // first run built each of the 4 programs (and their cubins) once, the re-run built nothing
+    const firstBuilds = builds(nvccLog, 'first');
+    assert.deepEqual(
+      firstBuilds.filter(b => b.job !== '-'),
+      [],
+      'no Slurm task ran nvcc',
+    );
+    assert.equal(firstBuilds.filter(b => b.program).length, 4, fs.readFileSync(nvccLog, 'utf8'));
+    assert.equal(firstBuilds.filter(b => !b.program).length, 4, fs.readFileSync(nvccLog, 'utf8'));
+    assert.deepEqual(builds(nvccLog, 'second'), [], 'the re-run built nothing: its programs were in the shared build cache');
+    assert.ok(
+      !fs
+        .readFileSync(nvccLog, 'utf8')
+        .split('\n')
+        .some(l => /^\S+ \d+ /.test(l)),
+      'no nvcc run at all inside a Slurm job',
+    );
+
     // every point measured exactly once over both runs
     const runs = fs.readFileSync(slurmLog, 'utf8').trim().split('\n');
     assert.equal(runs.length, 4, runs.join('\n'));
     assert.equal(new Set(runs).size, 4, `a program measured twice:\n${runs.join('\n')}`);
 
     // 3: the same sweep here (no Slurm) gives the same results
-    const local = await sweep(root, ['--launcher', path.join(root, 'local-launcher'), '--shared-dir', path.join(root, 'local')], {});
+    const local = await sweep(root, ['--launcher', path.join(root, 'local-launcher'), '--shared-dir', path.join(root, 'local')], {
+      UL_PHASE: 'local',
+    });
     assert.equal(local.code, 0, local.err);
     assert.deepEqual(summary(second.out), summary(local.out));
 

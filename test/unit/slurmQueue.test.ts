@@ -66,7 +66,7 @@ test('squeue lines: states, nodes, reasons, pending ranges expanded', () => {
 });
 
 test('the job script quotes its paths for sh and drops our run marker', () => {
-  const s = jobScript("/opt/node's/node", '/x/cli.js', '/shared/m $(x).json');
+  const s = jobScript(["/opt/node's/node", '/x/cli.js'], '/shared/m $(x).json');
   assert.match(
     s,
     /exec env -u UNROLL_LENS_RUN '\/opt\/node'\\''s\/node' '\/x\/cli.js' slurm-task '\/shared\/m \$\(x\)\.json' "\$SLURM_ARRAY_TASK_ID"/,
@@ -101,7 +101,7 @@ test('results: sealed, whole; a re-run adopts tasks still queued instead of subm
       flags: { args: [], arch: null, source: '', directory: '/', warnings: [] },
       cacheDir: root,
       gpu: { args: [], samples: 5, warmup: 1, clockControl: 'base', cacheControl: 'all', timeoutMs: 1000, launcher: [] },
-      tools: { nvcc: 'nvcc', ncu: null, cuobjdump: null, nvdisasm: null },
+      tools: { ncu: null },
       versions: { nvcc: '13.0', ncu: null },
     } as never;
     const calls: string[][] = [];
@@ -111,7 +111,7 @@ test('results: sealed, whole; a re-run adopts tasks still queued instead of subm
       if (cmd === 'squeue') return result(finished ? '9_0|COMPLETED|n|None\n' : '9_0|RUNNING|n|None\n');
       return result('', 1, 'unexpected');
     };
-    const runner = new SlurmRunner({ spec, sharedRoot: root, slurm: OPTS, node: 'node', cli: 'cli', run });
+    const runner = new SlurmRunner({ spec, sharedRoot: root, slurm: OPTS, command: ['node', 'cli'], run });
     writeQueued(runner.dir, [{ job: '9', tasks: { '0': ['as-written'] }, folder: path.join(runner.dir, 'jobs', 'a') }]);
     const on = { host: 'n', gpu: 'NVIDIA H100', clocks: null, job: '9_0' };
     const v = { ...emptyVariant(AS_WRITTEN, 'ok'), medianMs: 1 };
