@@ -91,6 +91,8 @@ export class SlurmRunner implements SweepRunner {
   /** Points not submitted because their machine code is an earlier point's. */
   private copied = 0;
   private buildFailed = 0;
+  /** What cancelling left on the cluster (a note), once cancelled. */
+  private cancelled: string | null = null;
 
   constructor(private readonly o: SlurmRunnerOptions) {
     this.dir = sweepDirFor(o.sharedRoot, o.spec);
@@ -152,7 +154,7 @@ export class SlurmRunner implements SweepRunner {
           '(times from different models are not one ranking)',
       );
     }
-    return [...n, ...this.failures];
+    return [...n, ...this.failures, ...(this.cancelled ? [this.cancelled] : [])];
   }
 
   async measure(points: SweepPoint[], ctx: RunnerContext): Promise<SweepVariant[]> {
@@ -422,11 +424,19 @@ export class SlurmRunner implements SweepRunner {
     return m;
   }
 
-  /** scancel for every task this run waits for; waits until the queue has none of them. */
+  /**
+   * scancel for every task this run waits for; waits until the queue has none of them. Never
+   * throws: what became of them is the run's note (the CLI prints it, the editor reports it).
+   */
   private async cancel(tracked: Tracked[]): Promise<void> {
     const live = [...new Set(tracked.filter(t => !t.state || !isTerminal(t.state)).map(t => t.job))];
     try {
       await cancelJobs(this.run, live);
+      this.cancelled = live.length
+        ? `Slurm: cancelled; scancel ${live.join(' ')} ran and squeue lists none of this sweep's tasks queued or running`
+        : 'Slurm: cancelled with no task of this sweep queued or running (nothing to scancel)';
+    } catch (e) {
+      this.cancelled = `Slurm: cancelled, but ${(e as Error).message}: check with squeue -j ${live.join(',')}`;
     } finally {
       removeTemporaries(this.dir);
     }
