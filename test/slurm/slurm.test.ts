@@ -21,7 +21,7 @@ const FAKE = path.join(REPO_ROOT, 'test', 'fixtures', 'fake-gpu');
 /** Each ncu run of the stand-in GPU takes this long: time to cancel a task while it runs. */
 const RUN_DELAY_MS = 4000;
 
-/** A launcher in front of the stand-in GPU: each profiling run waits, then logs its program once it has finished. */
+/** A launcher in front of the stand-in GPU: each profiling run waits, then logs its program once it has finished (`stalls PROGRAM` for a per-line stalls run). */
 function wrapper(file: string, log: string): void {
   fs.writeFileSync(
     file,
@@ -36,7 +36,7 @@ const out = execFileSync(${JSON.stringify(path.join(FAKE, 'launcher'))}, ['--sca
 process.stdout.write(out);
 if (profiling) {
   const program = args.slice(1).find(a => a.startsWith('/') && fs.existsSync(a) && fs.statSync(a).isFile());
-  fs.appendFileSync(${JSON.stringify(log)}, program + '\\n');
+  fs.appendFileSync(${JSON.stringify(log)}, (args.includes('SourceCounters') ? 'stalls ' : '') + program + '\\n');
 }
 `,
     { mode: 0o755 },
@@ -70,7 +70,7 @@ interface Run {
 
 function sweep(root: string, extra: string[], env: Record<string, string>, during?: () => Promise<void>): Promise<Run> {
   const args = [CLI, 'sweep', path.join(root, 'matmul_unroll.cu'), '--loops', '51', '--factors', '1,2,4', '--arch', 'sm_90'];
-  args.push('--timer', 'ncu', '--samples', '20', '--json', ...extra);
+  args.push('--timer', 'ncu', '--samples', '20', '--source-stalls', '--json', ...extra);
   const child = spawn(process.execPath, args, {
     cwd: root,
     env: { ...process.env, ...env, PATH: `${root}/bin:${process.env.PATH}`, XDG_CACHE_HOME: path.join(root, 'xdg') },
@@ -86,9 +86,14 @@ function sweep(root: string, extra: string[], env: Record<string, string>, durin
 
 /** What a result must agree on, per variant. */
 function summary(json: string): unknown {
-  const r = JSON.parse(json) as { variants: Record<string, unknown>[]; best: { id: string } | null };
+  const r = JSON.parse(json) as Record<string, unknown> & { variants: Record<string, unknown>[]; best: { id: string } | null };
   const keys = ['id', 'status', 'kernelInstructions', 'registers', 'identicalTo', 'samples', 'medianMs', 'iqrMs', 'speedup', 'stallShare'];
-  return { best: r.best?.id ?? null, variants: r.variants.map(v => Object.fromEntries(keys.map(k => [k, v[k]]))) };
+  return {
+    best: r.best?.id ?? null,
+    variants: r.variants.map(v => Object.fromEntries(keys.map(k => [k, v[k]]))),
+    // --source-stalls: sampled by the task that measured the file as written, as a local run samples them
+    lineStalls: [r.lineStalls, r.lineStallsSource, r.lineStallsProblem ?? null],
+  };
 }
 
 function squeue(env: Record<string, string>): string[][] {
@@ -180,10 +185,20 @@ test('a GPU sweep through real Slurm: one task scancelled midway, the re-run sub
       'no nvcc run at all inside a Slurm job',
     );
 
-    // every point measured exactly once over both runs
-    const runs = fs.readFileSync(slurmLog, 'utf8').trim().split('\n');
-    assert.equal(runs.length, 4, runs.join('\n'));
-    assert.equal(new Set(runs).size, 4, `a program measured twice:\n${runs.join('\n')}`);
+    // every point measured exactly once over both runs, and the file as written's stalls per source line sampled once
+    const logged = fs.readFileSync(slurmLog, 'utf8').trim().split('\n');
+    const runs = logged.filter(l => !l.startsWith('stalls '));
+    assert.equal(runs.length, 4, logged.join('\n'));
+    assert.equal(new Set(runs).size, 4, `a program measured twice:\n${logged.join('\n')}`);
+    assert.equal(logged.length - runs.length, 1, `one per-line stalls run:\n${logged.join('\n')}`);
+
+    // what the runs cost: the tasks' own reports, never zeros for what nobody measured
+    type Cost = { timing: { slurm: { tasks: number; reported: number; queueS: number | null; taskS: number | null }; gpuRuns: number } };
+    const c1 = (JSON.parse(first.out) as Cost).timing;
+    const c2 = (JSON.parse(second.out) as Cost).timing;
+    assert.equal(c1.slurm.tasks, 4);
+    assert.ok(c1.slurm.reported >= 3 && c1.slurm.queueS !== null && c1.slurm.taskS! > 0 && c1.gpuRuns >= 3, JSON.stringify(c1));
+    assert.deepEqual([c2.slurm.tasks, c2.slurm.reported], [1, 1], JSON.stringify(c2));
 
     // 3: the same sweep here (no Slurm) gives the same results
     const local = await sweep(root, ['--launcher', path.join(root, 'local-launcher'), '--shared-dir', path.join(root, 'local')], {
