@@ -325,6 +325,23 @@ export const SETTINGS = {
         'A variant that fails while others share its GPU is measured again alone; set 1 for programs that need most of the GPU memory.',
     }),
     slurm: {
+      enabled: boolean({
+        default: false,
+        // it makes the editor's sweeps run sbatch (and the job script run on the cluster)
+        restricted: true,
+        description:
+          "Run the editor's GPU sweeps on a Slurm cluster: every point is built here (into sharedDirectory's builds/), then measured " +
+          'by a job array (sbatch) whose tasks run the built programs; partial results show as they land, Cancel runs scancel. ' +
+          'Needs sharedDirectory on storage every node sees (docs/slurm.md).',
+      }),
+      taskCommand: strings({
+        default: [],
+        restricted: true,
+        description:
+          'What each Slurm task runs on its node before `slurm-task MANIFEST INDEX`: node and the Unroll Lens CLI, e.g. ' +
+          '["/shared/node/bin/node", "/shared/unroll-lens/bin/unroll-lens.js"]. Empty: `node` on the node\'s PATH with the CLI of ' +
+          "this checkout when the extension runs from one, else `unroll-lens` on the node's PATH.",
+      }),
       partition: string({ default: '', restricted: true, description: 'sbatch --partition for Slurm sweeps; empty: the cluster default.' }),
       account: string({ default: '', restricted: true, description: 'sbatch --account for Slurm sweeps; empty: your default account.' }),
       time: string({

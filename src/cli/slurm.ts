@@ -3,13 +3,11 @@
 // `slurm-task MANIFEST INDEX` command each array task runs on its node.
 import * as fs from 'fs';
 import { CudaDocuments } from '../engine/parse/documents';
-import { readManifest, SlurmSweepSpec } from '../engine/sweep/slurm/manifest';
+import { slurmSweepRunner } from '../engine/sweep/slurm/factory';
+import { readManifest } from '../engine/sweep/slurm/manifest';
 import type { SlurmOptions } from '../engine/sweep/slurm/queue';
-import { SlurmRunner } from '../engine/sweep/slurm/runner';
-import { runSlurmTask } from '../engine/sweep/slurm/task';
-import type { SweepRunner } from '../engine/sweep/runners/runner';
+import { runSlurmTask, taskToolchain } from '../engine/sweep/slurm/task';
 import type { SweepOptions } from '../engine/sweep/sweep';
-import { detectToolchain } from '../engine/toolchain/toolchain';
 import { SETTINGS } from '../settings';
 import { numberOption, OptionTable, stringOption } from './args';
 import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
@@ -61,39 +59,10 @@ export function slurmOptionsOf(o: SlurmFlags): SlurmOptions | null {
   };
 }
 
-/** What a task needs of the sweep's options, as data (the manifest's spec). */
-function specOf(o: SweepOptions): SlurmSweepSpec {
-  const t = o.toolchain;
-  return {
-    file: o.file,
-    text: o.text,
-    arch: o.arch,
-    flags: o.flags,
-    cacheDir: o.cacheDir,
-    kernel: o.kernel,
-    loops: o.loops,
-    factors: o.factors,
-    paramsOnly: o.paramsOnly,
-    params: o.params,
-    tied: o.tied,
-    kernelFilter: o.kernelFilter,
-    jobs: o.jobs,
-    compileTimeoutMs: o.compileTimeoutMs,
-    // Slurm places the task on its GPU: no device list of this machine's
-    gpu: { ...o.gpu!, gpus: undefined },
-    tools: { nvcc: t.nvcc.path, ncu: t.ncu?.path ?? null, cuobjdump: t.cuobjdump?.path ?? null, nvdisasm: t.nvdisasm?.path ?? null },
-    versions: { nvcc: t.nvcc.version ?? '', ncu: t.ncu?.version ?? null },
-    cwd: process.cwd(),
-  };
+/** The sweep's runner: the points built here, then measured by Slurm array tasks running this very CLI. */
+export function slurmRunner(slurm: SlurmOptions, sharedRoot: string): NonNullable<SweepOptions['runner']> {
+  return slurmSweepRunner({ slurm, sharedRoot, command: [process.execPath, process.argv[1]], cwd: process.cwd() });
 }
-
-/** The sweep's runner: the points measured by Slurm array tasks running this very CLI. */
-export function slurmRunner(slurm: SlurmOptions, sharedRoot: string): (space: unknown, o: SweepOptions) => SweepRunner {
-  return (_space, o) => new SlurmRunner({ spec: specOf(o), sharedRoot, slurm, node: process.execPath, cli: process.argv[1] });
-}
-
-/** A path from the manifest, when it is there on this node (else the tool is looked for as usual). */
-const here = (p: string | null) => (p && fs.existsSync(p) ? p : undefined);
 
 /** `unroll-lens slurm-task MANIFEST INDEX`: one array task (internal: the job script runs it). */
 export async function slurmTaskMain(argv: string[], io: CliIO): Promise<number> {
@@ -102,10 +71,8 @@ export async function slurmTaskMain(argv: string[], io: CliIO): Promise<number> 
   const m = readManifest(file);
   const spec = m.spec;
   if (spec.cwd && fs.existsSync(spec.cwd)) process.chdir(spec.cwd);
-  const tools = spec.tools;
-  const toolchain = await detectToolchain({
-    paths: { nvcc: here(tools.nvcc), ncu: here(tools.ncu), cuobjdump: here(tools.cuobjdump), nvdisasm: here(tools.nvdisasm) },
-  });
+  // ncu and nvidia-smi only: the programs were built before submission, no nvcc is looked for or run
+  const toolchain = await taskToolchain(spec);
   const docs = await CudaDocuments.create();
   const analysis = docs.analyzeOnce(spec.text, spec.file, macroTableFor(spec.file, spec.text, spec.arch));
   const ac = new AbortController();

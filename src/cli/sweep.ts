@@ -125,7 +125,7 @@ export const sweepCommand = defineCommand({
     'keep-reports': { type: 'string', value: 'DIR', help: 'keep every ncu report and its raw-page CSV in DIR', default: 'deleted' },
     'source-stalls': {
       type: 'boolean',
-      help: "also sample warp stalls per source line of the file as written (from the timed run's PC samples with --timer cupti, else one extra ncu run; GPU sweeps)",
+      help: "also sample warp stalls per source line of the file as written (from the timed run's PC samples with --timer cupti, else one extra ncu run; GPU sweeps; with --slurm, by the task measuring the file as written)",
     },
   },
   exitCodes: [
@@ -321,6 +321,11 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
   if (a.slurm && !a.sharedDir?.trim()) throw new UsageError('--slurm needs --shared-dir: a folder every node of the cluster sees');
   if (a.slurm && a.gpus !== undefined)
     throw new UsageError('--slurm places each task on the GPUs Slurm gives it: leave out --gpus (use --gres-gpus)');
+  if (a.slurm && a.maxSamples > a.samples)
+    throw new UsageError(
+      '--max-samples (adaptive sampling) does not work with --slurm: each round would wait in the queue again; ' +
+        'give --samples the durations each point needs',
+    );
   // With a launcher the GPUs are on another node: this machine's count says nothing about them.
   const gpus = gpusOption(a.gpus, a.launcher.length ? 0 : toolchain.gpus.length);
   // Sweeps keep no measurement cache: only the build cache and the run folder matter.

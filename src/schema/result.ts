@@ -219,6 +219,14 @@ const timing = object<RunTiming>({
   gpuIdleS: num(RANGES.seconds),
   gpuRuns: count,
   gpus: array(nullable(num(RANGES.gpuIndex))),
+  slurm: optional(
+    object<NonNullable<RunTiming['slurm']>>({
+      tasks: count,
+      reported: count,
+      queueS: nullable(num(RANGES.seconds)),
+      taskS: nullable(num(RANGES.seconds)),
+    }),
+  ),
 });
 
 const sourceLine = object<SourceLineStalls>({

@@ -275,6 +275,13 @@ export interface RunTiming {
   gpuRuns: number;
   /** GPUs used (CUDA device indices; null: the default device). */
   gpus: (number | null)[];
+  /**
+   * A Slurm sweep (issue 28): compileS is the builds on the submitting machine; checkS, profileS,
+   * gpuIdleS and gpuRuns are summed over the `reported` tasks that wrote their cost when they
+   * ended (of `tasks` this run waited for); queueS and taskS are the time they waited in the queue
+   * (submission to start) and ran, summed; null where no task said.
+   */
+  slurm?: { tasks: number; reported: number; queueS: number | null; taskS: number | null };
 }
 
 /** Warp-stall samples of one source line of the file as written (ncu SourceCounters, one launch). */

@@ -38,6 +38,8 @@ import { gpusFromSetting } from './bench';
 import type { DocumentFactsStore } from './facts';
 import type { ServerToolchain } from './toolchain';
 import { uriToPath } from './uri';
+import { slurmProblem, slurmRunnerFromSettings } from './slurm';
+import type { ProcessRunner } from '../engine/toolchain/process';
 
 /** Live panel updates: at most this often while variants stream in (the last one always goes). */
 const UPDATE_INTERVAL_MS = 250;
@@ -50,6 +52,8 @@ export class ResultsService {
     private readonly settings: () => Settings,
     private readonly cacheDir: () => string,
     private readonly workspaceRoots: () => string[],
+    /** Stands in for sbatch, squeue, sacct and scancel (tests); absent: the real ones. */
+    private readonly slurmProcess?: ProcessRunner,
   ) {}
 
   /** The workspace folder holding `file` (the deepest), else the file's own folder. */
@@ -110,13 +114,17 @@ export class ResultsService {
       token,
       workDoneToken: p.workDoneToken,
     };
+    // on a Slurm cluster (unrollLens.profile.slurm.enabled): built here, measured by a job array
+    const slurm = s.profile.slurm.enabled && !p.static;
+    const refused = slurm ? slurmProblem(s.profile) : null;
+    if (refused) throw new Error(refused);
     return this.toolchain.runRequest(work, async (signal, report) => {
       const t = await this.toolchain.tools(file);
       const flags = this.toolchain.flagsFor(file);
       const arch = this.toolchain.archFor(t, flags.arch);
-      const gpu = this.gpuProblem(t.ncu !== null, t.gpus.length, text, !!p.static);
+      const gpu = this.gpuProblem(t.ncu !== null, t.gpus.length, text, !!p.static, slurm);
       // Several GPUs (unrollLens.profile.gpus) and shared storage (sharedDirectory), as the bench uses them.
-      const gpus = gpu === null ? gpusFromSetting(s.profile.gpus, t.gpus.length, s.profile.launcher) : [];
+      const gpus = gpu === null && !slurm ? gpusFromSetting(s.profile.gpus, t.gpus.length, s.profile.launcher) : [];
       const where = runLocations({
         cacheDir: this.cacheDir(),
         sharedDirectory: s.profile.sharedDirectory,
@@ -151,13 +159,14 @@ export class ResultsService {
           icacheBudgetBytes: s.icacheBudgetBytes,
           compileTimeoutMs: s.toolchain.nvccTimeoutSeconds * 1000,
           signal,
+          ...(slurm && gpu === null ? { runner: slurmRunnerFromSettings(s.profile, this.slurmProcess) } : {}),
           gpu:
             gpu === null
               ? {
                   ...runOptionsFromSettings(s.profile),
                   // One more ncu run of the file as written, as a bench does (the same setting).
                   sourceStalls: s.profile.sourceStalls,
-                  gpus,
+                  gpus: slurm ? undefined : gpus,
                   runDir: where.runDir,
                   measurementCacheDir: s.profile.measurementCache ? where.measurementCacheDir : null,
                   profilesPerGpu: s.profile.profilesPerGpu,
@@ -186,14 +195,15 @@ export class ResultsService {
   }
 
   /** Why this sweep cannot run on a GPU, or null when it can (the rule: engine/profile/gpuReadiness.ts). */
-  private gpuProblem(hasNcu: boolean, gpus: number, text: string, staticAsked: boolean): string | null {
+  private gpuProblem(hasNcu: boolean, gpus: number, text: string, staticAsked: boolean, slurm: boolean): string | null {
     const s = this.settings();
     const blocker = gpuBlocker({
       staticAsked,
-      hasNcu,
+      // on Slurm the GPUs and ncu are the nodes': this machine's say nothing about them
+      hasNcu: hasNcu || slurm,
       timer: s.profile.timer,
       gpus,
-      launcher: s.profile.launcher,
+      launcher: slurm ? ['sbatch'] : s.profile.launcher,
       text,
       compileCommand: s.profile.compileCommand,
     });

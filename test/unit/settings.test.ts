@@ -54,19 +54,31 @@ describe('settings declaration', () => {
         gpus: '',
         sharedDirectory: '',
         profilesPerGpu: 2,
+        slurm: {
+          enabled: false,
+          taskCommand: [],
+          partition: '',
+          account: '',
+          time: '',
+          gpusPerTask: 1,
+          pointsPerTask: 1,
+          arrayMax: 0,
+          extraArgs: [],
+          pollSeconds: 10,
+        },
         measurementCache: true,
       },
     });
     assert.equal(protocol.DEFAULT_SETTINGS, DEFAULT_SETTINGS, 'protocol.ts re-exports the one declaration');
   });
 
-  test('keys: bloatThresholdStatements is the real setting; codeLens.enabled maps to codeLensEnabled; 40 settings', () => {
+  test('keys: bloatThresholdStatements is the real setting; codeLens.enabled maps to codeLensEnabled; 50 settings', () => {
     const keys = SETTING_ENTRIES.map(e => e.key);
     assert.ok(keys.includes('unrollLens.bloatThresholdStatements'));
     assert.ok(!keys.includes('unrollLens.bloatThresholdInstructions'));
     assert.deepEqual(SETTING_ENTRIES.find(e => e.key === 'unrollLens.codeLens.enabled')?.field, ['codeLensEnabled']);
     assert.equal(SETTING_ENTRIES.find(e => e.key === 'unrollLens.trace.server')?.field, null, 'read by the language client only');
-    assert.equal(keys.length, 40);
+    assert.equal(keys.length, 50);
     assert.equal(new Set(keys).size, keys.length);
   });
 
@@ -85,6 +97,12 @@ describe('settings declaration', () => {
       'profile.launcher',
       'profile.runCommand',
       'profile.sharedDirectory',
+      // Slurm sweeps (issue 28): turning them on runs sbatch; the others name what it submits and what the nodes run
+      'profile.slurm.account',
+      'profile.slurm.enabled',
+      'profile.slurm.extraArgs',
+      'profile.slurm.partition',
+      'profile.slurm.taskCommand',
       'toolchain.cudaHome',
       'toolchain.cuobjdumpPath',
       'toolchain.ncuPath',

@@ -8,7 +8,8 @@ import * as os from 'os';
 import * as path from 'path';
 import type { ProcessResult, ProcessRunner } from '../../src/engine/toolchain/process';
 import { arraySpec, cancelJobs, parseSqueue, queueState, sbatchArgs, SlurmOptions } from '../../src/engine/sweep/slurm/queue';
-import { jobScript, readQueued, readResult, writeQueued, writeResult } from '../../src/engine/sweep/slurm/manifest';
+import { jobScript, readQueued, readResult, writeQueued, writeResult, writeTaskCost } from '../../src/engine/sweep/slurm/manifest';
+import { runTimingText } from '../../src/schema/runTimingText';
 import { SlurmRunner } from '../../src/engine/sweep/slurm/runner';
 import { CodeRegistry, emptyVariant } from '../../src/engine/sweep/variant';
 import { AS_WRITTEN } from '../../src/engine/sweep/space';
@@ -66,7 +67,7 @@ test('squeue lines: states, nodes, reasons, pending ranges expanded', () => {
 });
 
 test('the job script quotes its paths for sh and drops our run marker', () => {
-  const s = jobScript("/opt/node's/node", '/x/cli.js', '/shared/m $(x).json');
+  const s = jobScript(["/opt/node's/node", '/x/cli.js'], '/shared/m $(x).json');
   assert.match(
     s,
     /exec env -u UNROLL_LENS_RUN '\/opt\/node'\\''s\/node' '\/x\/cli.js' slurm-task '\/shared\/m \$\(x\)\.json' "\$SLURM_ARRAY_TASK_ID"/,
@@ -101,7 +102,7 @@ test('results: sealed, whole; a re-run adopts tasks still queued instead of subm
       flags: { args: [], arch: null, source: '', directory: '/', warnings: [] },
       cacheDir: root,
       gpu: { args: [], samples: 5, warmup: 1, clockControl: 'base', cacheControl: 'all', timeoutMs: 1000, launcher: [] },
-      tools: { nvcc: 'nvcc', ncu: null, cuobjdump: null, nvdisasm: null },
+      tools: { ncu: null },
       versions: { nvcc: '13.0', ncu: null },
     } as never;
     const calls: string[][] = [];
@@ -111,12 +112,14 @@ test('results: sealed, whole; a re-run adopts tasks still queued instead of subm
       if (cmd === 'squeue') return result(finished ? '9_0|COMPLETED|n|None\n' : '9_0|RUNNING|n|None\n');
       return result('', 1, 'unexpected');
     };
-    const runner = new SlurmRunner({ spec, sharedRoot: root, slurm: OPTS, node: 'node', cli: 'cli', run });
-    writeQueued(runner.dir, [{ job: '9', tasks: { '0': ['as-written'] }, folder: path.join(runner.dir, 'jobs', 'a') }]);
+    const runner = new SlurmRunner({ spec, sharedRoot: root, slurm: OPTS, command: ['node', 'cli'], run });
+    writeQueued(runner.dir, [{ job: '9', tasks: { '0': ['as-written'] }, folder: path.join(runner.dir, 'jobs', 'a'), submittedAt: 1000 }]);
     const on = { host: 'n', gpu: 'NVIDIA H100', clocks: null, job: '9_0' };
     const v = { ...emptyVariant(AS_WRITTEN, 'ok'), medianMs: 1 };
     const landing = setTimeout(() => {
       writeResult(runner.dir, { id: 'as-written', variant: v, codeHash: 'h', measuredOn: on });
+      const cost = { compileS: 0, checkS: 0.5, profileS: 4, gpuIdleS: 1, gpuRuns: 2, gpus: [null] };
+      writeTaskCost(runner.dir, { job: '9_0', host: 'n', startedAt: 3000, endedAt: 9000, cost });
       finished = true;
     }, 300);
     const out = await runner.measure([AS_WRITTEN], { registry: new CodeRegistry(true) });
@@ -127,6 +130,10 @@ test('results: sealed, whole; a re-run adopts tasks still queued instead of subm
     assert.deepEqual(readQueued(runner.dir), []);
     assert.equal(readResult(runner.dir, 'as-written')?.variant.medianMs, 1);
     assert.equal(runner.gpu, 'NVIDIA H100');
+    // its cost: what the task reported, and its queue time from when the earlier run submitted it
+    const c = runner.cost();
+    assert.deepEqual([c.checkS, c.profileS, c.gpuRuns, c.compileS], [0.5, 4, 2, 0]);
+    assert.deepEqual(c.slurm, { tasks: 1, reported: 1, queueS: 2, taskS: 6 });
     // an edited result is no result
     const f = fs.readdirSync(path.join(runner.dir, 'results'))[0];
     const file = path.join(runner.dir, 'results', f);
@@ -137,4 +144,31 @@ test('results: sealed, whole; a re-run adopts tasks still queued instead of subm
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
   }
+});
+
+test('the run cost of a Slurm sweep says whose each number is, never a zero for what nobody measured', () => {
+  const t = { wallS: 120, compileS: 3, checkS: 1.5, profileS: 40, gpuIdleS: 2, gpuRuns: 6, gpus: [] };
+  assert.equal(
+    runTimingText({ ...t, slurm: { tasks: 4, reported: 3, queueS: 12, taskS: 65 } }),
+    'run: 2 min wall · compile 3.0 s here · Slurm: 4 tasks, queued 12.0 s, ran 1 min 5 s · check 1.5 s · profile 40.0 s · ' +
+      'GPU idle 2.0 s · 6 GPU runs (3 of 4 tasks reported)',
+  );
+  const none = runTimingText({
+    ...t,
+    checkS: 0,
+    profileS: 0,
+    gpuIdleS: 0,
+    gpuRuns: 0,
+    slurm: { tasks: 2, reported: 0, queueS: null, taskS: null },
+  })!;
+  assert.match(none, /Slurm: 2 tasks, none reported its time \(queue, check and profile times unknown\)$/);
+  assert.doesNotMatch(none, /check 0|profile 0|0 GPU runs/);
+  assert.match(
+    runTimingText({ ...t, slurm: { tasks: 0, reported: 0, queueS: null, taskS: null } })!,
+    /compile 3\.0 s here · Slurm: nothing submitted/,
+  );
+  assert.match(
+    runTimingText({ ...t, slurm: { tasks: 1, reported: 1, queueS: null, taskS: 5 } })!,
+    /1 task, queue time unknown, ran 5\.0 s/,
+  );
 });

@@ -285,8 +285,25 @@ async function sampleLeaders(
 }
 
 /** The static runner, the GPU runner when o.gpu says how to time, or the caller's (replays, tests). */
-export function runnerFor(o: SweepOptions, space: SweepSpace): SweepRunner {
-  const staticOptions: StaticRunnerOptions = {
+function runnerFor(o: SweepOptions, space: SweepSpace): SweepRunner {
+  const staticOptions = staticOptionsOf(o, space);
+  return (
+    o.runner?.(space, o) ??
+    (o.gpu
+      ? new GpuRunner({
+          ...staticOptions,
+          gpu: o.gpu,
+          params: space.macroParams,
+          paramDefaults: space.defaults(o.text),
+          everyKernel: o.everyKernel,
+        })
+      : new StaticRunner(staticOptions))
+  );
+}
+
+/** What the SASS side of a sweep builds and measures with (the GPU runner's, and a Slurm sweep's builds). */
+export function staticOptionsOf(o: Omit<SweepOptions, 'strategy'>, space: SweepSpace): StaticRunnerOptions {
+  return {
     file: o.file,
     text: o.text,
     analysis: o.analysis,
@@ -302,18 +319,6 @@ export function runnerFor(o: SweepOptions, space: SweepSpace): SweepRunner {
     templateParams: space.templateParams,
     templateDefaults: space.defaults(o.text),
   };
-  return (
-    o.runner?.(space, o) ??
-    (o.gpu
-      ? new GpuRunner({
-          ...staticOptions,
-          gpu: o.gpu,
-          params: space.macroParams,
-          paramDefaults: space.defaults(o.text),
-          everyKernel: o.everyKernel,
-        })
-      : new StaticRunner(staticOptions))
-  );
 }
 
 /** The instruction-cache budget of the static rule: the user's fixed one, or the calibrated one for the arch. */

@@ -20,6 +20,18 @@ import type { CommandFactory } from './context';
 import { StallDecorations } from '../stallDecorations';
 import { pickKernel } from './pick';
 
+/** How long a cancelled Slurm sweep's command waits for the server's word on the queue (its scancel waits up to 60 s). */
+const SLURM_CANCEL_WAIT_MS = 90_000;
+
+/** A cancelled Slurm sweep's word on the queue (the server waits until squeue lists none of its tasks), from its last update. */
+async function slurmCancelNote(last: Promise<string[]>): Promise<string | null> {
+  if (vscode.workspace.getConfiguration('unrollLens').get<boolean>('profile.slurm.enabled') !== true) return null;
+  let timer: NodeJS.Timeout | undefined;
+  const notes = await Promise.race([last, new Promise<string[]>(r => (timer = setTimeout(() => r([]), SLURM_CANCEL_WAIT_MS)))]);
+  clearTimeout(timer);
+  return notes.find(n => n.startsWith('Slurm: cancelled')) ?? null;
+}
+
 /** Everything a sweep needs; a caller (or a test) that passes it all is asked nothing. */
 interface SweepCommandArgs extends SweepKernelArgs {
   loops?: number[];
@@ -162,9 +174,13 @@ export const sweepKernel: CommandFactory = ({ client, output, panels, subscripti
     const runId = `sweep-${Date.now()}-${Math.random().toString(36).slice(2)}`;
     const fromPanel = new vscode.CancellationTokenSource();
     let panel: ReturnType<typeof panels.open> | null = null;
+    // the server's last update (progress null) carries the result as it ended: a cancelled Slurm sweep's note on the queue
+    let ended!: (notes: string[]) => void;
+    const last = new Promise<string[]>(r => (ended = r));
     live.set(runId, u => {
       panel = panels.open(u.result, u.progress);
       panel.onCancel = () => fromPanel.cancel();
+      if (!u.progress) ended(u.result.notes);
     });
     const params_: SweepParams = {
       uri: target.uri,
@@ -182,7 +198,11 @@ export const sweepKernel: CommandFactory = ({ client, output, panels, subscripti
     try {
       const outcome = await requestWithProgress(client, `Unroll Lens: sweeping ${kernel.name}`, SweepRequest, params_, fromPanel.token);
       if (outcome.cancelled) {
-        void vscode.window.showInformationMessage('Unroll Lens: sweep cancelled; the panel shows what finished.');
+        const slurm = await slurmCancelNote(last);
+        if (slurm) output.appendLine(`sweep ${kernel.name}: ${slurm}`);
+        void vscode.window.showInformationMessage(
+          `Unroll Lens: sweep cancelled${slurm ? ` (${slurm.replace(/^Slurm: cancelled[;,]? ?/, 'Slurm: ')})` : ''}; the panel shows what finished.`,
+        );
         return undefined;
       }
       const { result, savedPath, lineStalls } = outcome.result;

@@ -24,13 +24,12 @@ import { withCuptiPermissionHelp } from '../../profile/permissionHelp';
 import { defaultRunDir } from '../../profile/gpuSelection';
 import { MeasurementCache, measuredGroups, measurementKeyFor, storedMeasurement } from '../../profile/measurementCache';
 import { MissingToolError } from '../../toolchain/discover';
-import type { CompileFlags } from '../../toolchain/flags';
-import { BuildResult, VariantBuilder } from '../../variants/build';
-import { variantSource, variantKey } from '../../variants/rewrite';
-import { AS_WRITTEN, AS_WRITTEN_ID, defineArgs, pointId, substituteArgs, SweepPoint, templateArgs, variantFactorsOf } from '../space';
+import type { BuildResult } from '../../variants/build';
+import { AS_WRITTEN, AS_WRITTEN_ID, pointId, substituteArgs, SweepPoint, templateArgs } from '../space';
 import { GPU_FIELDS } from '../variant';
 import type { RunnerContext, SweepRunner } from './runner';
 import { limitProcesses, StaticRunner, StaticRunnerOptions } from './static';
+import { PreparedPrograms, ProgramBuilds } from './programs';
 
 /** How programs are run and timed: the bench settings (unrollLens.profile.*). */
 export type GpuSettings = Pick<
@@ -72,6 +71,8 @@ export interface GpuRunnerOptions extends StaticRunnerOptions {
    * kernel per point.
    */
   everyKernel?: TimedKernels;
+  /** The SASS side's variants and the programs, made elsewhere (a Slurm task): nothing is built here. */
+  prepared?: PreparedPrograms;
 }
 
 /** A timing's stall shares; null when nothing sampled stalls (the CUPTI timer), never an empty "no stalls". */
@@ -87,11 +88,12 @@ function labelOf(p: SweepPoint): string {
 export class GpuRunner implements SweepRunner {
   readonly static = false;
   readonly gpu: string | null;
-  private sassRunner: StaticRunner | null = null;
+  private sassRunner: PreparedPrograms['sass'] | null = null;
   /** The kernels a benchmark times (everyKernel), found from the file as written's cubin before its first point. */
   private target: BenchTarget | null = null;
   private readonly limited;
-  private readonly builders = new Map<string, VariantBuilder>();
+  /** Each point's program: built here, unless the options bring them built (a Slurm task). */
+  private readonly builds: ProgramBuilds;
   /** Every variant measured so far, by id: identical-code points copy from here. */
   private readonly measured = new Map<string, SweepVariant>();
   /** The batch's points by id while it runs: an identical-code point waits for its original, which may be on another GPU. */
@@ -108,7 +110,6 @@ export class GpuRunner implements SweepRunner {
   /** GPU runs (ncu and plain checks) and their times, per GPU. */
   private readonly clock = new GpuClock();
   private checkMs = 0;
-  private programCompileMs = 0;
   private baseline: BaselineOutput | null = null;
   /** The file as written's program: run once more for per-line stalls, and once more per template instantiation for that instantiation's reference output. */
   private baselineProgram: string | null = null;
@@ -158,13 +159,15 @@ export class GpuRunner implements SweepRunner {
     this.gpu = o.toolchain.gpus[first]?.name ?? o.toolchain.gpus[0]?.name ?? null;
     // as many program builds at once as the SASS side's cubins (the bench always built in parallel)
     this.limited = limitProcesses(o.toolchain.runner, Math.max(1, o.jobs || os.cpus().length));
+    this.builds = new ProgramBuilds({ ...o, compileCommand: o.gpu.compileCommand }, this.limited);
   }
 
   /** The SASS side, made at the first batch: a benchmark's measures the kernel it times (found first). */
-  private get sass(): StaticRunner {
+  private get sass(): PreparedPrograms['sass'] {
     if (!this.sassRunner) {
       const kernelFilter = this.target?.kernel || this.o.kernelFilter;
-      this.sassRunner = new StaticRunner({ ...this.o, kernelFilter, identity: this.o.everyKernel ? 'cubin' : 'kernel' });
+      this.sassRunner =
+        this.o.prepared?.sass ?? new StaticRunner({ ...this.o, kernelFilter, identity: this.o.everyKernel ? 'cubin' : 'kernel' });
     }
     return this.sassRunner;
   }
@@ -182,7 +185,7 @@ export class GpuRunner implements SweepRunner {
   cost(): Omit<RunTiming, 'wallS'> {
     const sass = this.sass.cost();
     return {
-      compileS: sass.compileS + this.programCompileMs / 1000,
+      compileS: sass.compileS + this.builds.compileMs / 1000,
       checkS: this.checkMs / 1000,
       profileS: this.clock.busyS('time') + this.clock.busyS('stalls'),
       gpuIdleS: this.clock.idleS(),
@@ -264,27 +267,6 @@ export class GpuRunner implements SweepRunner {
     return [...new Set(this.slots.map(s => s.gpu))].filter((g): g is number => g !== null);
   }
 
-  private programBuilder(params: Record<string, string>): VariantBuilder {
-    const defines = defineArgs(params, this.o.templateParams);
-    const key = defines.join(' ');
-    let b = this.builders.get(key);
-    if (!b) {
-      const flags: CompileFlags = { ...this.o.flags, args: [...this.o.flags.args, ...defines] };
-      b = new VariantBuilder({
-        mode: 'program',
-        nvcc: this.o.toolchain.nvcc,
-        arch: this.o.arch,
-        flags,
-        cacheDir: this.o.cacheDir,
-        runner: this.limited,
-        compileTemplate: this.o.gpu.compileCommand,
-        timeoutMs: this.o.timeoutMs,
-      });
-      this.builders.set(key, b);
-    }
-    return b;
-  }
-
   /** A benchmark's kernels, once, before its first point: every instantiation holding the loop in the file as written. */
   private async findTarget(signal: AbortSignal | undefined): Promise<void> {
     const every = this.o.everyKernel;
@@ -308,7 +290,10 @@ export class GpuRunner implements SweepRunner {
     const stop = () => local.abort();
     if (ctx.signal?.aborted) stop();
     ctx.signal?.addEventListener('abort', stop);
-    const { programs, building } = this.startPrograms(points, ctx, local.signal);
+    const prepared = this.o.prepared?.programs(points);
+    const { programs, building } = prepared
+      ? { programs: prepared, building: Promise.resolve() }
+      : this.builds.start(points, ctx, local.signal);
     // the CUPTI timer builds beside the programs (once per toolkit; its failure is each point's, in time())
     if (this.o.gpu.timer === 'cupti') this.timerLibrary(ctx.signal).catch(() => undefined);
     try {
@@ -327,51 +312,6 @@ export class GpuRunner implements SweepRunner {
     } finally {
       ctx.signal?.removeEventListener('abort', stop);
     }
-  }
-
-  /** Every point's program, built in parallel (a group per -D set); each resolves as soon as its own build ends. */
-  private startPrograms(
-    points: SweepPoint[],
-    ctx: RunnerContext,
-    signal: AbortSignal,
-  ): { programs: Promise<BuildResult | undefined>[]; building: Promise<void> } {
-    const ready = points.map(() => {
-      let resolve!: (b: BuildResult | undefined) => void;
-      const promise = new Promise<BuildResult | undefined>(r => (resolve = r));
-      return { promise, resolve };
-    });
-    const groups = new Map<string, number[]>();
-    points.forEach((p, i) => {
-      const key = defineArgs(p.params, this.o.templateParams).join(' ');
-      groups.set(key, [...(groups.get(key) ?? []), i]);
-    });
-    const building = Promise.all(
-      [...groups.values()].map(async idx => {
-        idx.forEach(i => ctx.onPhase?.(points[i], 'build', 'program'));
-        try {
-          const built = await this.programBuilder(points[idx[0]].params).buildAll(
-            idx.map(i => ({
-              key: variantKey(variantFactorsOf(points[i])),
-              source: variantSource(this.o.text, this.o.analysis, variantFactorsOf(points[i]), this.o.file),
-              originalPath: this.o.file,
-            })),
-            {
-              signal,
-              onResult: (j, r) => {
-                if (!r.cached && r.status !== 'cancelled') this.programCompileMs += r.compileMs;
-                ready[idx[j]].resolve(r);
-              },
-            },
-          );
-          idx.forEach((i, j) => ready[i].resolve(built[j]));
-        } catch {
-          // a build that threw is no program: its point says cancelled or failed (run())
-        } finally {
-          idx.forEach(i => ready[i].resolve(undefined));
-        }
-      }),
-    ).then(() => undefined);
-    return { programs: ready.map(r => r.promise), building };
   }
 
   /**
@@ -658,12 +598,9 @@ export class GpuRunner implements SweepRunner {
 
   /** Built once per runner; the sweep's cancel stops its nvcc (a cancelled build leaves no file). */
   private timerLibrary(signal?: AbortSignal): Promise<string> {
-    return (this.library ??= timerLibrary({
-      toolchain: this.o.toolchain,
-      cacheDir: this.o.cacheDir,
-      timeoutMs: this.o.timeoutMs,
-      signal,
-    }).then(l => (this.libraryPath = l)));
+    const built = this.o.prepared?.timerLibrary;
+    const o = { toolchain: this.o.toolchain, cacheDir: this.o.cacheDir, timeoutMs: this.o.timeoutMs, signal };
+    return (this.library ??= (built ? built() : timerLibrary(o)).then(l => (this.libraryPath = l)));
   }
 
   /** One variant's kernel timings: under ncu, or natively with the CUPTI timer (GpuSettings.timer). */

@@ -8,11 +8,12 @@
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
-import type { MeasuredOn, SweepVariant } from '../../../schema/types';
+import type { MeasuredOn, RunTiming, SweepVariant } from '../../../schema/types';
 import type { CompileFlags } from '../../toolchain/flags';
 import { installationKey } from '../../variants/cacheKey';
 import { DAMAGED, FOREIGN, readCacheFile, seal, unseal } from '../../variants/cacheEntry';
 import type { GpuSettings } from '../runners/gpu';
+import type { SweepRunner } from '../runners/runner';
 import type { SpaceOptions, SweepPoint } from '../space';
 
 /** What a task needs to rebuild the sweep's GPU runner on its node: the sweep's own options, as data. */
@@ -21,26 +22,46 @@ export interface SlurmSweepSpec extends SpaceOptions {
   text: string;
   arch: string;
   flags: CompileFlags;
-  /** The build cache (under the shared directory: the nodes find the programs built). */
+  /** The build cache (under the shared directory): where the programs were built, and beside it runs/. */
   cacheDir: string;
   kernelFilter?: string;
-  jobs?: number;
   compileTimeoutMs?: number;
   gpu: GpuSettings;
-  /** Tool paths found where the sweep was started (a node with the same paths uses them; else its own). */
-  tools: { nvcc: string; ncu: string | null; cuobjdump: string | null; nvdisasm: string | null };
-  /** The folder the sweep was started in (compile_commands.json and headers are found from it); not part of its identity. */
+  /** ncu as found where the sweep was started (a node with the same path uses it; else its own). Nodes need no nvcc. */
+  tools: { ncu: string | null };
+  /** The folder the sweep was started in; not part of its identity. */
   cwd?: string;
   /** nvcc and ncu versions: part of the sweep's identity. */
   versions: { nvcc: string; ncu: string | null };
 }
 
-/** One submission: the spec, and per array index the points its task measures. */
+/** A file built on the submitting machine, and its sha256 when it was: a task runs it only while it still has that hash. */
+export interface BuiltFile {
+  path: string;
+  sha256: string;
+}
+
+/** One point as the submitting machine prepared it: its SASS side measured there, its program built there. */
+export interface PreparedPoint {
+  point: SweepPoint;
+  /** The SASS side's variant (status ok), or the file as written's build failure (every task still checks against it). */
+  variant: SweepVariant;
+  /** Its kernel's machine-code hash: identical code is found across tasks with it. */
+  codeHash: string | null;
+  /** Its program; null when it failed to build (then `variant` says why). */
+  program: BuiltFile | null;
+}
+
+/** One submission: the spec, the programs built for it, and per array index the points its task measures. */
 export interface SlurmManifest {
-  format: 1;
+  format: 2;
   sweepDir: string;
   spec: SlurmSweepSpec;
-  tasks: { index: number; points: SweepPoint[] }[];
+  /** The file as written: every task measures it first (usually from the measurement cache) and checks its points against its output. */
+  asWritten: PreparedPoint;
+  /** The CUPTI timer library (timer cupti), or why it could not be built; null with the ncu timer. */
+  timerLibrary: BuiltFile | { problem: string } | null;
+  tasks: { index: number; points: PreparedPoint[] }[];
 }
 
 /** One measured point as a task leaves it. */
@@ -59,18 +80,32 @@ export interface QueuedJob {
   tasks: Record<string, string[]>;
   /** The submission's folder (manifest, script, logs): removed once every task has ended. */
   folder: string;
+  /** When sbatch took it, ms since the epoch (a re-run that waits for it counts its queue time). */
+  submittedAt?: number;
+}
+
+/** What a task's run cost, as it reports it when it ends (a task killed hard reports nothing). */
+export interface SlurmTaskCost {
+  job: string;
+  host: string;
+  /** The task's process start and end, ms since the epoch (the node's clock). */
+  startedAt: number;
+  endedAt: number;
+  cost: Omit<RunTiming, 'wallS' | 'slurm'>;
 }
 
 const FORMAT = 1;
 const PURPOSE = 'slurm-result';
+const COST_PURPOSE = 'slurm-task-cost';
+const STALLS_PURPOSE = 'slurm-source-stalls';
 const MAX_RESULT_BYTES = 64 * 1024 ** 2;
 
 const sha = (s: string) => crypto.createHash('sha256').update(s).digest('hex');
 
 /** The sweep's folder under `<shared>/slurm/`: the same for the same sweep (flags and scheduling options aside). */
 export function sweepDirFor(sharedRoot: string, spec: SlurmSweepSpec): string {
-  const { tools: _tools, jobs: _jobs, cwd: _cwd, ...what } = spec;
-  // where the tools are and how many nvcc run at once do not change a number; their versions do
+  const { tools: _tools, cwd: _cwd, ...what } = spec;
+  // where the tools are does not change a number; their versions do
   return path.join(sharedRoot, 'slurm', sha(JSON.stringify({ v: FORMAT, ...what })).slice(0, 24));
 }
 
@@ -109,13 +144,54 @@ export function readResult(sweepDir: string, id: string): SlurmPointResult | nul
   return r.id === id && r.variant?.id === id && typeof r.measuredOn?.host === 'string' ? r : null;
 }
 
+const costFile = (sweepDir: string, job: string) => path.join(sweepDir, 'tasks', `${job.replace(/[^0-9_]/g, '')}.json`);
+
+export function writeTaskCost(sweepDir: string, c: SlurmTaskCost): void {
+  writeAtomic(costFile(sweepDir, c.job), seal(installationKey(), FORMAT, COST_PURPOSE, [c.job], c));
+}
+
+/** A task's reported cost, or null: none (still running, killed hard), edited, or another installation's. */
+export function readTaskCost(sweepDir: string, job: string): SlurmTaskCost | null {
+  try {
+    const text = readCacheFile(costFile(sweepDir, job), MAX_RESULT_BYTES).toString('utf8');
+    const c = unseal(installationKey(), FORMAT, COST_PURPOSE, [job], text) as SlurmTaskCost;
+    const n = (x: unknown) => typeof x === 'number' && Number.isFinite(x) && x >= 0;
+    const k = c && typeof c === 'object' ? c.cost : null;
+    return c && c.job === job && n(c.startedAt) && n(c.endedAt) && k && n(k.checkS) && n(k.profileS) && n(k.gpuIdleS) && n(k.gpuRuns)
+      ? c
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The file as written's stalls per source line, as the task that measured it sampled them. */
+export type SlurmSourceStalls = Awaited<ReturnType<NonNullable<SweepRunner['sourceStalls']>>>;
+
+const stallsFile = (sweepDir: string) => path.join(sweepDir, 'source-stalls.json');
+
+export function writeSourceStalls(sweepDir: string, s: SlurmSourceStalls): void {
+  writeAtomic(stallsFile(sweepDir), seal(installationKey(), FORMAT, STALLS_PURPOSE, [], s));
+}
+
+export function readSourceStalls(sweepDir: string): SlurmSourceStalls | null {
+  try {
+    const text = readCacheFile(stallsFile(sweepDir), MAX_RESULT_BYTES).toString('utf8');
+    const s = unseal(installationKey(), FORMAT, STALLS_PURPOSE, [], text) as SlurmSourceStalls;
+    return s && typeof s === 'object' && 'lineStalls' in s && 'problem' in s ? s : null;
+  } catch {
+    return null;
+  }
+}
+
 export function writeManifest(file: string, m: SlurmManifest): void {
   writeAtomic(file, JSON.stringify(m));
 }
 
 export function readManifest(file: string): SlurmManifest {
   const m = JSON.parse(fs.readFileSync(file, 'utf8')) as SlurmManifest;
-  if (m.format !== FORMAT || !Array.isArray(m.tasks) || !m.spec) throw new Error(`${file} is not an Unroll Lens Slurm manifest`);
+  if (m.format !== 2 || !Array.isArray(m.tasks) || !m.spec || !m.asWritten)
+    throw new Error(`${file} is not a Slurm manifest of this Unroll Lens version (re-run the sweep to submit it again)`);
   return m;
 }
 
@@ -139,7 +215,7 @@ export function writeQueued(sweepDir: string, jobs: QueuedJob[]): void {
 
 /** Temporary files a killed writer left in the sweep's folder (never a finished result). */
 export function removeTemporaries(sweepDir: string): void {
-  for (const d of [sweepDir, path.join(sweepDir, 'results')]) {
+  for (const d of [sweepDir, path.join(sweepDir, 'results'), path.join(sweepDir, 'tasks')]) {
     let names: string[] = [];
     try {
       names = fs.readdirSync(d);
@@ -150,13 +226,13 @@ export function removeTemporaries(sweepDir: string): void {
   }
 }
 
-/** A job script that runs the task worker: node, our CLI, the manifest and the array index, each quoted for sh. */
-export function jobScript(node: string, cli: string, manifest: string): string {
+/** A job script that runs the task worker: `command` (node and our CLI), the manifest and the array index, each quoted for sh. */
+export function jobScript(command: string[], manifest: string): string {
   const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
   return (
     '#!/bin/sh\n' +
     '# Unroll Lens: one task of a Slurm sweep (issue 28); written by the sweep, removed when its job has ended.\n' +
     // our run marker (processGuard) is not the task's: the submitting process's exit must not reap it
-    `exec env -u UNROLL_LENS_RUN ${q(node)} ${q(cli)} slurm-task ${q(manifest)} "$SLURM_ARRAY_TASK_ID"\n`
+    `exec env -u UNROLL_LENS_RUN ${command.map(q).join(' ')} slurm-task ${q(manifest)} "$SLURM_ARRAY_TASK_ID"\n`
   );
 }

@@ -1,25 +1,38 @@
 // One task of a Slurm sweep, on its compute node (issue 28): the sweep's GPU runner, rebuilt from
-// the manifest, measures the task's points exactly as a local GPU sweep would (the same builds,
-// checks, timings and stall reasons; the measurement cache on the shared directory), and each
-// point's result is written whole into the sweep's results folder as soon as it is measured.
+// the manifest, runs, checks and times the programs the submitting machine built for the task's
+// points, exactly as a local GPU sweep would (the same checks, timings and stall reasons; the
+// measurement cache on the shared directory). Nothing is built here: the SASS side comes from the
+// manifest, each program is run only while it has the hash it was built with, and no nvcc is run.
+// Each point's result is written whole into the sweep's results folder as soon as it is measured;
+// the task's cost when it ends.
+import * as fs from 'fs';
 import * as os from 'os';
+import * as path from 'path';
 import type { MeasuredOn, SweepVariant } from '../../../schema/types';
 import type { FileAnalysis } from '../../parse/model';
-import type { ProcessRunner } from '../../toolchain/process';
+import { TimerUnavailableError } from '../../profile/native/timerLibrary';
+import { defaultProjectToolsBin, findOptionalTool } from '../../toolchain/discover';
+import { readGpus } from '../../toolchain/gpu';
+import { ProcessRunner, runProcess } from '../../toolchain/process';
 import type { Toolchain } from '../../toolchain/toolchain';
-import { AS_WRITTEN, AS_WRITTEN_ID, pointId, resolveSpace } from '../space';
-import { runnerFor } from '../sweep';
-import { CodeRegistry } from '../variant';
-import { SlurmManifest, writeResult } from './manifest';
+import { hashFile } from '../../variants/cache';
+import type { BuildResult } from '../../variants/build';
+import { GpuRunner } from '../runners/gpu';
+import type { PreparedPrograms } from '../runners/programs';
+import type { RunnerContext } from '../runners/runner';
+import { AS_WRITTEN, AS_WRITTEN_ID, pointId, resolveSpace, SweepPoint } from '../space';
+import { staticOptionsOf } from '../sweep';
+import { CodeRegistry, emptyVariant } from '../variant';
+import { BuiltFile, PreparedPoint, SlurmManifest, SlurmSweepSpec, writeResult, writeSourceStalls, writeTaskCost } from './manifest';
 
-/** Statuses a node can cause (a bad node, a full GPU, a time limit): stored for the run waiting, measured again by a re-run. */
+/** Statuses a node can cause (a bad node, a full GPU, a time limit, a program changed on the way): measured again by a re-run. */
 const TRANSIENT = new Set<SweepVariant['status']>(['runtime', 'timeout', 'profile', 'cancelled']);
 
 export function isTransient(v: SweepVariant): boolean {
   return TRANSIENT.has(v.status);
 }
 
-/** The code hashes the static side claims, by variant id: the submitting side finds identical code across tasks with them. */
+/** The code hashes the SASS side claims, by variant id: the submitting side finds identical code across tasks with them. */
 class RecordingRegistry extends CodeRegistry {
   readonly hashes = new Map<string, string | null>();
 
@@ -27,6 +40,106 @@ class RecordingRegistry extends CodeRegistry {
     this.hashes.set(v.id, hash);
     return super.claim(hash, v);
   }
+}
+
+/** Why a file built on the submitting machine may not be run here (gone, or not what was built), or null. */
+function refusal(f: BuiltFile | null, what: string): string | null {
+  if (!f) return `no ${what} was built for it`;
+  let sha: string;
+  try {
+    sha = hashFile(f.path);
+  } catch (e) {
+    return `the ${what} built for it (${f.path}) cannot be read on this node: ${(e as Error).message}`;
+  }
+  return sha === f.sha256
+    ? null
+    : `refused to run the ${what} ${f.path}: its sha256 is ${sha.slice(0, 16)}…, not the ${f.sha256.slice(0, 16)}… it had when built ` +
+        'before submission (changed or replaced since); re-run the sweep to build it again';
+}
+
+/** The SASS side as the submitting machine measured it: the manifest's variants, a program that changed refused. */
+class ManifestSass {
+  readonly kernelSizes = new Map<string, Record<string, number>>();
+
+  constructor(private readonly entries: Map<string, PreparedPoint>) {}
+
+  cost() {
+    return { compileS: 0, checkS: 0, profileS: 0, gpuIdleS: 0, gpuRuns: 0, gpus: [] };
+  }
+
+  notes(): string[] {
+    return [];
+  }
+
+  async measure(points: SweepPoint[], ctx: RunnerContext): Promise<SweepVariant[]> {
+    return points.map(p => {
+      const x = this.entries.get(pointId(p));
+      let v: SweepVariant = x ? structuredClone(x.variant) : { ...emptyVariant(p, 'runtime'), message: 'not in the manifest' };
+      const why = x && v.status === 'ok' ? refusal(x.program, 'program') : null;
+      if (why) v = { ...v, status: 'runtime', message: why };
+      const same = v.status === 'ok' ? ctx.registry.claim(x!.codeHash, v) : null;
+      if (same) v.identicalTo = same.id;
+      ctx.onVariant?.(v);
+      return v;
+    });
+  }
+}
+
+/** The manifest's programs and timer library as the GPU runner takes them (only those that passed their hash check run). */
+function preparedOf(m: SlurmManifest, entries: Map<string, PreparedPoint>): PreparedPrograms {
+  const built = (p: SweepPoint): BuildResult | undefined => {
+    const f = entries.get(pointId(p))?.program;
+    if (!f) return undefined;
+    return {
+      key: pointId(p),
+      status: 'ok',
+      hash: f.sha256,
+      outputPath: f.path,
+      ptxasLog: '',
+      messages: [],
+      failureKind: null,
+      compileMs: 0,
+      cached: true,
+    };
+  };
+  const lib = m.timerLibrary;
+  return {
+    sass: new ManifestSass(entries),
+    programs: points => points.map(p => Promise.resolve(built(p))),
+    timerLibrary: async () => {
+      if (!lib) throw new TimerUnavailableError('the CUPTI timer library was not built before submission');
+      if ('problem' in lib) throw new TimerUnavailableError(lib.problem);
+      const why = refusal(lib, 'CUPTI timer library');
+      if (why) throw new TimerUnavailableError(why);
+      return lib.path;
+    },
+  };
+}
+
+/** A runner that runs no nvcc: a task builds nothing (its programs come built), and says so if anything tries. */
+function withoutNvcc(run: ProcessRunner): ProcessRunner {
+  return (command, args, o) =>
+    path.basename(command) === 'nvcc'
+      ? Promise.reject(new Error('a Slurm task runs no nvcc: its programs were built before submission'))
+      : run(command, args, o);
+}
+
+/** A path from the manifest, when it is there on this node (else the tool is looked for as usual). */
+const here = (p: string | null) => (p && fs.existsSync(p) ? p : undefined);
+
+/** The node's tools: ncu (the submitting machine's path first), nvidia-smi and its GPUs; no nvcc looked for or run. */
+export async function taskToolchain(spec: SlurmSweepSpec): Promise<Toolchain> {
+  const runner = withoutNvcc(runProcess);
+  const o = { projectToolsBin: defaultProjectToolsBin(), paths: { ncu: here(spec.tools.ncu) }, runner };
+  const [ncu, nvidiaSmi, cxxfilt] = await Promise.all([
+    findOptionalTool('ncu', o),
+    findOptionalTool('nvidia-smi', o),
+    findOptionalTool('c++filt', o),
+  ]);
+  const gpus = nvidiaSmi ? await readGpus(nvidiaSmi.path, runner) : [];
+  // the version the programs were built with; its path is never run here
+  const nvcc = { name: 'nvcc' as const, path: 'nvcc', version: spec.versions.nvcc || null, source: 'setting' as const };
+  return { nvcc, cuobjdump: null, nvdisasm: null, ncu, nvidiaSmi, cxxfilt, gpus, runner };
 }
 
 /**
@@ -56,37 +169,62 @@ async function measuredOn(toolchain: Toolchain, job: string | null, run: Process
 /**
  * Measures array task `index` of the manifest; each point's result is written as it finishes.
  * The file as written is measured first when the task does not hold it (every point is checked
- * against its output; the measurement cache usually answers for it).
+ * against its output; the measurement cache usually answers for it). The task holding it also
+ * samples its stalls per source line when the sweep asks, and writes them before its result.
  */
 export async function runSlurmTask(
   m: SlurmManifest,
   index: number,
   env: { analysis: FileAnalysis; toolchain: Toolchain; signal?: AbortSignal; log?: (line: string) => void; job?: string | null },
 ): Promise<{ written: number; points: number }> {
+  // the process's start: node's own start-up is part of the task's time
+  const startedAt = Math.round(performance.timeOrigin);
   const task = m.tasks.find(t => t.index === index);
   if (!task) throw new Error(`the manifest has no task ${index}`);
   const spec = m.spec;
+  const space = resolveSpace(env.analysis, spec.file, spec);
+  const entries = new Map([m.asWritten, ...task.points].map(x => [pointId(x.point), x]));
+  const o = { ...spec, analysis: env.analysis, toolchain: env.toolchain, signal: env.signal };
   // on the node, Slurm picks the GPU (CUDA_VISIBLE_DEVICES): the default device, no placement of ours
-  const o = { ...spec, analysis: env.analysis, toolchain: env.toolchain, signal: env.signal, gpu: { ...spec.gpu, gpus: undefined } };
-  const runner = runnerFor(o, resolveSpace(env.analysis, spec.file, spec));
-  const on = await measuredOn(env.toolchain, env.job ?? null, env.toolchain.runner);
-  env.log?.(`task ${index} on ${on.host}${on.gpu ? ` (${on.gpu})` : ''}: ${task.points.length} points`);
-  const mine = new Set(task.points.map(pointId));
-  const points = mine.has(AS_WRITTEN_ID)
-    ? [AS_WRITTEN, ...task.points.filter(p => pointId(p) !== AS_WRITTEN_ID)]
-    : [AS_WRITTEN, ...task.points];
-  const registry = new RecordingRegistry(!runner.static);
-  let written = 0;
-  await runner.measure(points, {
-    signal: env.signal,
-    registry,
-    onPhase: (p, phase, detail) => env.log?.(`${pointId(p)}: ${phase}${detail ? ` ${detail}` : ''}`),
-    onVariant: v => {
-      if (!mine.has(v.id)) return;
-      writeResult(m.sweepDir, { id: v.id, variant: { ...v, measuredOn: on }, codeHash: registry.hashes.get(v.id) ?? null, measuredOn: on });
-      written++;
-      env.log?.(`${v.id}: ${v.status}${v.medianMs !== null ? ` ${v.medianMs} ms` : ''}`);
-    },
+  const runner = new GpuRunner({
+    ...staticOptionsOf(o, space),
+    gpu: { ...spec.gpu, gpus: undefined },
+    params: space.macroParams,
+    paramDefaults: space.defaults(spec.text),
+    prepared: preparedOf(m, entries),
   });
+  const on = await measuredOn(env.toolchain, env.job ?? null, env.toolchain.runner);
+  env.log?.(`task ${index} on ${on.host}${on.gpu ? ` (${on.gpu})` : ''}: ${task.points.length} points, programs built before submission`);
+  const mine = new Set(task.points.map(x => pointId(x.point)));
+  const points = [AS_WRITTEN, ...task.points.map(x => x.point).filter(p => pointId(p) !== AS_WRITTEN_ID)];
+  const registry = new RecordingRegistry(true);
+  const stalls = !!spec.gpu.sourceStalls && mine.has(AS_WRITTEN_ID);
+  let written = 0;
+  const write = (v: SweepVariant) => {
+    writeResult(m.sweepDir, { id: v.id, variant: { ...v, measuredOn: on }, codeHash: registry.hashes.get(v.id) ?? null, measuredOn: on });
+    written++;
+    env.log?.(`${v.id}: ${v.status}${v.medianMs !== null ? ` ${v.medianMs} ms` : ''}`);
+  };
+  const held: SweepVariant[] = [];
+  try {
+    await runner.measure(points, {
+      signal: env.signal,
+      registry,
+      onPhase: (p, phase, detail) => env.log?.(`${pointId(p)}: ${phase}${detail ? ` ${detail}` : ''}`),
+      onVariant: v => {
+        if (!mine.has(v.id)) return;
+        // with per-line stalls asked, the file as written's result waits for them: its result there means they are too
+        if (stalls && v.id === AS_WRITTEN_ID) held.push(v);
+        else write(v);
+      },
+    });
+    if (held.length && !env.signal?.aborted) {
+      env.log?.('as-written: stalls per source line');
+      writeSourceStalls(m.sweepDir, await runner.sourceStalls(spec.text, env.signal));
+      if (!env.signal?.aborted) write(held[0]);
+    }
+  } finally {
+    if (env.job) writeTaskCost(m.sweepDir, { job: env.job, host: on.host, startedAt, endedAt: Date.now(), cost: runner.cost() });
+  }
   return { written, points: task.points.length };
 }
