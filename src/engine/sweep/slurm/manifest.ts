@@ -11,6 +11,7 @@ import * as path from 'path';
 import type { MeasuredOn, RunTiming, SweepVariant } from '../../../schema/types';
 import type { CompileFlags } from '../../toolchain/flags';
 import { installationKey } from '../../variants/cacheKey';
+import { safeWriteFile } from '../../safeWrite';
 import { DAMAGED, FOREIGN, readCacheFile, seal, unseal } from '../../variants/cacheEntry';
 import type { GpuSettings } from '../runners/gpu';
 import type { SweepRunner } from '../runners/runner';
@@ -113,17 +114,14 @@ function resultFile(sweepDir: string, id: string): string {
   return path.join(sweepDir, 'results', `${sha(id).slice(0, 32)}.json`);
 }
 
-/** Writes `text` to `file` whole: a temporary file beside it, renamed into place. */
+/**
+ * Writes `text` to `file` whole, through the project's safe writer: a fresh temporary file beside
+ * it, synced, renamed into place, never through a link planted at the name (the shared folder is
+ * written by every node).
+ */
 export function writeAtomic(file: string, text: string): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
-  try {
-    fs.writeFileSync(tmp, text, { flag: 'wx' });
-    fs.renameSync(tmp, file);
-  } catch (e) {
-    fs.rmSync(tmp, { force: true });
-    throw e;
-  }
+  safeWriteFile(path.dirname(file), path.basename(file), text);
 }
 
 export function writeResult(sweepDir: string, r: SlurmPointResult): void {
