@@ -19,6 +19,8 @@ export interface OptionSpec {
   setting?: SettingDecl;
   /** Default as the help shows it, when the setting's own value does not say it well. */
   default?: string;
+  /** Another name taking the same value: sweep's `--loops` is also `--loop`, as bench spells it. */
+  alias?: string;
 }
 
 /** Long option name without the dashes → spec. */
@@ -113,7 +115,8 @@ export function parseCommandLine<O extends OptionTable>(command: string, options
     }
     const eq = a.indexOf('=');
     const written = eq < 0 ? a : a.slice(0, eq);
-    const name = written.startsWith('--') ? written.slice(2) : '';
+    const given = written.startsWith('--') ? written.slice(2) : '';
+    const name = Object.keys(options).find(k => options[k].alias === given) ?? given;
     const spec = name && Object.prototype.hasOwnProperty.call(options, name) ? options[name] : undefined;
     if (!spec) throw new UsageError(`unknown option '${written}' for ${command}`);
     if (spec.type === 'boolean') {
@@ -222,7 +225,8 @@ function commandHelp<O extends OptionTable, A>(def: CommandDef<O, A>): string {
   const rows: [string, string][] = Object.entries(def.options).map(([name, spec]) => {
     const d = defaultText(name, spec);
     const repeat = spec.type === 'list' ? ' (repeatable)' : '';
-    return [`--${name}${spec.value ? ` ${spec.value}` : ''}`, `${spec.help}${repeat}${d !== null ? ` (default: ${d})` : ''}`];
+    const names = `--${name}${spec.alias ? `, --${spec.alias}` : ''}`;
+    return [`${names}${spec.value ? ` ${spec.value}` : ''}`, `${spec.help}${repeat}${d !== null ? ` (default: ${d})` : ''}`];
   });
   rows.push(['-h, --help', 'this help']);
   return [

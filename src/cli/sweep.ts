@@ -69,6 +69,7 @@ export const sweepCommand = defineCommand({
     },
     loops: {
       type: 'string',
+      alias: 'loop',
       value: 'LINE[,LINE…]',
       help: '1-based lines of the loop keywords to sweep',
       default: 'every loop of the kernel',

@@ -97,3 +97,15 @@ describe('the defaults --help prints are the ones in force', () => {
     assert.ok(plain);
   });
 });
+
+describe('one spelling of the loop option across commands (issue 43)', () => {
+  test('sweep takes --loop as bench does, and --loops; the help names both', () => {
+    const sweep = COMMANDS.find(c => c.name === 'sweep')!;
+    const one = sweep.argsOf([cliff, '--loop', '72']) as { loops: number[] };
+    const two = sweep.argsOf([cliff, '--loops=70,72']) as { loops: number[] };
+    assert.deepEqual(one.loops, [72]);
+    assert.deepEqual(two.loops, [70, 72]);
+    assert.deepEqual(sweep.argsOf([cliff, '--loop=70,72']), two);
+    assert.match(sweep.help(), /--loops, --loop LINE\[,LINE…\]/);
+  });
+});

@@ -452,9 +452,6 @@ function sweepNotes(r: SweepResult, space: SweepSpace, runner: SweepRunner): str
         `${remedies().measureAgain})`,
     );
   }
-  if (r.strategy !== 'exhaustive') {
-    notes.push(`${r.strategy}: ${r.variants.filter(v => v.id !== AS_WRITTEN_ID).length} of ${space.size} points evaluated`);
-  }
   if (!r.complete) notes.push(`cancelled: ${r.evaluations} variants finished`);
   return [...notes, ...runner.notes()];
 }
