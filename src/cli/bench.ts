@@ -83,7 +83,7 @@ export const benchCommand = defineCommand({
       type: 'string',
       value: 'combined|split',
       help:
-        'combined: duration and stall metrics on every timed launch, one ncu run per variant; split: durations alone, then the ' +
+        'with --timer ncu: combined: duration and stall metrics on every timed launch, one ncu run per variant; split: durations alone, then the ' +
         'stall metrics on 3 launches in a second run (docs/measurements.md compares them)',
       default: 'combined',
     },

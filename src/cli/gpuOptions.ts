@@ -87,7 +87,7 @@ export const GPU_RUN_OPTIONS = {
   launcher: {
     type: 'string',
     value: '"CMD"',
-    help: 'prefix for every program and ncu run, e.g. "srun -p gpu --gres=gpu:1"',
+    help: 'prefix for every program run (and ncu run, with --timer ncu), e.g. "srun -p gpu --gres=gpu:1"',
     default: 'none',
   },
   arch: { type: 'string', value: 'sm_XX', help: 'target architecture', default: "compile flags' arch, else the first GPU's, else sm_90" },
