@@ -1,5 +1,6 @@
 // `unroll-lens compare`: several kernels of one program timed side by side (issue 26): a ladder
 // of unrolling techniques, or one kernel per coarsening factor, with speedups against a baseline.
+import { checkResultOutputs, RESULT_OUTPUT_OPTIONS, ResultOutputs, resultOutputsOf, writeResultOutputs } from './resultOutputs';
 import * as path from 'path';
 import { CudaDocuments } from '../engine/parse/documents';
 import { detectToolchain, chooseArch } from '../engine/toolchain/toolchain';
@@ -62,12 +63,18 @@ export const compareCommand = defineCommand({
     ...GPU_PLACEMENT_OPTIONS,
     ...TOOL_TIMEOUT_OPTIONS,
     ...KEEP_REPORTS_OPTION,
+    // the panel's kernel-comparison view as an offline page, a CSV row per kernel, a saved result (no T4: nothing is tuned)
+    csv: RESULT_OUTPUT_OPTIONS.csv,
+    report: RESULT_OUTPUT_OPTIONS.report,
+    force: RESULT_OUTPUT_OPTIONS.force,
+    save: RESULT_OUTPUT_OPTIONS.save,
     json: { type: 'boolean', help: 'machine-readable output (contract: docs/cli.md)' },
   },
   exitCodes: [
     [EXIT.ok, 'every kernel timed'],
     [EXIT.failed, 'the program failed (compile, runtime, timeout, correctness or profile: see the message), or a kernel got no time'],
     [EXIT.usage, 'bad usage, unreadable file, a name that is no kernel of the file, nvcc not found, or no GPU'],
+    [EXIT.badInput, 'an output (--csv, --report, --save) that may not be written, checked before anything is built'],
     [EXIT.cancelled, 'cancelled (Ctrl-C, SIGTERM or SIGHUP)'],
   ],
   argsOf({ options, positionals }): CompareArgs {
@@ -98,12 +105,15 @@ export const compareCommand = defineCommand({
       keep: options['keep-reports'],
       quiet: !!options.quiet,
       json: !!options.json,
+      outputs: resultOutputsOf(options),
     };
   },
   async run(a, io) {
     const { file, launcher, timing, arch } = a;
     const abs = path.resolve(file);
     const text = readSourceFile(file);
+    // Every output is checked before anything is built: a refused path costs no GPU time.
+    checkResultOutputs(a.outputs, abs);
     const built = buildPathFor(abs, file, io);
     const analysis = (await CudaDocuments.create()).analyzeOnce(text, built, macroTableFor(abs, text, arch));
     const toolchain = limitTools(await detectToolchain({}), a.timeouts, file, io);
@@ -143,6 +153,7 @@ export const compareCommand = defineCommand({
       });
       progress.done();
       io.out(a.json ? JSON.stringify(compareJson(c), null, 2) + '\n' : renderComparison(c));
+      if (a.outputs.files.length || a.outputs.save) writeResultOutputs(c.result, a.outputs, io);
       if (ac.signal.aborted) return EXIT.cancelled;
       const v = c.result.variants[0];
       return v?.status === 'ok' && c.rows.length && c.rows.every(x => x.medianMs !== null) ? EXIT.ok : EXIT.failed;
@@ -178,6 +189,7 @@ interface CompareArgs {
   keep: string | undefined;
   quiet: boolean;
   json: boolean;
+  outputs: ResultOutputs;
 }
 
 /** The documented `compare --json` contract (docs/cli.md). */
