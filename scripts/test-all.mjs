@@ -117,7 +117,9 @@ if (stages.includes('slurm')) {
     ...findFiles(path.join(ROOT, 'out', 'test', 'slurm'), '.test.js'),
   ]);
   const c = tapCounts(tap, r.code);
-  record('slurm', c.pass, c.fail, c.skipped ? 'skipped: not root or Slurm missing' : '', c.skipped);
+  // The test's own reason (`not root …`, `Slurm is not installed …`), as its TAP line records it.
+  const why = c.skipped ? (/# SKIP (.+)$/m.exec(fs.existsSync(tap) ? fs.readFileSync(tap, 'utf8') : '')?.[1] ?? 'reason not recorded') : '';
+  record('slurm', c.pass, c.fail, why && `skipped: ${why}`, c.skipped);
 }
 
 // The browser and VS Code stages: install what they need (without root), then run each stage

@@ -19,6 +19,8 @@ export interface OptionSpec {
   setting?: SettingDecl;
   /** Default as the help shows it, when the setting's own value does not say it well. */
   default?: string;
+  /** Another name taking the same value: sweep's `--loops` is also `--loop`, as bench spells it. */
+  alias?: string;
 }
 
 /** Long option name without the dashes → spec. */
@@ -32,7 +34,7 @@ export interface ParsedArgs<O extends OptionTable> {
   positionals: string[];
 }
 
-export interface CommandDef<O extends OptionTable> {
+export interface CommandDef<O extends OptionTable, A = ParsedArgs<O>> {
   name: string;
   /** One line for `unroll-lens --help`. */
   summary: string;
@@ -43,7 +45,13 @@ export interface CommandDef<O extends OptionTable> {
   options: O;
   /** Every code `run` can return or an error of it maps to, and when. */
   exitCodes: [number, string][];
-  run(args: ParsedArgs<O>, io: CliIO): Promise<number>;
+  /**
+   * The run's settings from the words, every default filled in and every value checked, before
+   * anything is read or built: the one place a flag becomes a value (and what the test of the
+   * help's defaults compares). Without it, `run` takes the parsed words.
+   */
+  argsOf?(args: ParsedArgs<O>): A;
+  run(args: A, io: CliIO): Promise<number>;
 }
 
 /** A subcommand as the command table in main.ts holds it. */
@@ -55,9 +63,12 @@ export interface CliCommand {
   help(): string;
   /** Parses `argv` (the words after the command name) and runs; `--help` prints the help and returns 0. */
   main(argv: string[], io: CliIO): Promise<number>;
+  /** The settings a run of `argv` would use (the command's argsOf), or null for a command without one. */
+  argsOf(argv: string[]): unknown;
 }
 
-export function defineCommand<const O extends OptionTable>(def: CommandDef<O>): CliCommand {
+export function defineCommand<const O extends OptionTable, A = ParsedArgs<O>>(def: CommandDef<O, A>): CliCommand {
+  const argsOf = (parsed: ParsedArgs<O>): A => (def.argsOf ? def.argsOf(parsed) : (parsed as A));
   return {
     name: def.name,
     summary: def.summary,
@@ -70,7 +81,11 @@ export function defineCommand<const O extends OptionTable>(def: CommandDef<O>): 
         io.out(commandHelp(def));
         return EXIT.ok;
       }
-      return def.run(parsed, io);
+      return def.run(argsOf(parsed), io);
+    },
+    argsOf: argv => {
+      const parsed = parseCommandLine(def.name, def.options, argv);
+      return parsed === 'help' || !def.argsOf ? null : def.argsOf(parsed);
     },
   };
 }
@@ -100,7 +115,8 @@ export function parseCommandLine<O extends OptionTable>(command: string, options
     }
     const eq = a.indexOf('=');
     const written = eq < 0 ? a : a.slice(0, eq);
-    const name = written.startsWith('--') ? written.slice(2) : '';
+    const given = written.startsWith('--') ? written.slice(2) : '';
+    const name = Object.keys(options).find(k => options[k].alias === given) ?? given;
     const spec = name && Object.prototype.hasOwnProperty.call(options, name) ? options[name] : undefined;
     if (!spec) throw new UsageError(`unknown option '${written}' for ${command}`);
     if (spec.type === 'boolean') {
@@ -189,11 +205,14 @@ function hanging(prefix: string, text: string, width = WIDTH): string {
   return lines.join('\n');
 }
 
-function defaultText(spec: OptionSpec): string | null {
+function defaultText(name: string, spec: OptionSpec): string | null {
   if (spec.default !== undefined) return spec.default;
   if (!spec.setting) return null;
   const d = spec.setting.default;
-  return Array.isArray(d) ? d.join(',') : String(d);
+  const text = Array.isArray(d) ? d.join(',') : String(d);
+  // An empty default is a setting's "nothing given": a help line saying `(default: )` says nothing.
+  if (text === '') throw new Error(`--${name}: its setting's default is empty, so the option needs its own default text`);
+  return text;
 }
 
 /** Two columns: the names (`--loop LINE`) and the help, wrapped under its column. */
@@ -202,11 +221,12 @@ export function optionRows(rows: [string, string][]): string {
   return rows.map(([n, h]) => hanging(`  ${n.padEnd(col)}`, h)).join('\n');
 }
 
-function commandHelp<O extends OptionTable>(def: CommandDef<O>): string {
+function commandHelp<O extends OptionTable, A>(def: CommandDef<O, A>): string {
   const rows: [string, string][] = Object.entries(def.options).map(([name, spec]) => {
-    const d = defaultText(spec);
+    const d = defaultText(name, spec);
     const repeat = spec.type === 'list' ? ' (repeatable)' : '';
-    return [`--${name}${spec.value ? ` ${spec.value}` : ''}`, `${spec.help}${repeat}${d !== null ? ` (default: ${d})` : ''}`];
+    const names = `--${name}${spec.alias ? `, --${spec.alias}` : ''}`;
+    return [`${names}${spec.value ? ` ${spec.value}` : ''}`, `${spec.help}${repeat}${d !== null ? ` (default: ${d})` : ''}`];
   });
   rows.push(['-h, --help', 'this help']);
   return [

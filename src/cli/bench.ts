@@ -28,29 +28,33 @@ import {
   elementsOption,
   ToolTimeouts,
   toolTimeoutOptions,
+  KEEP_REPORTS_OPTION,
 } from './gpuOptions';
 import { BenchProgressWriter } from './progress';
-import { SweepSpaceError } from '../engine/sweep/space';
+import { resolveSpace, SweepSpaceError } from '../engine/sweep/space';
 import { conditionsText } from '../schema/measurementText';
 import { checkResultOutputs, RESULT_OUTPUT_OPTIONS, ResultOutputs, resultOutputsOf, writeResultOutputs } from './resultOutputs';
 import { lineStallsText } from '../engine/report/lineStallsText';
 import { benchStopsAt, gpuBlocker } from '../engine/profile/gpuReadiness';
-import { CLI_GPU_BLOCKER_TEXT } from './gpuReadinessText';
+import { CLI_GPU_BLOCKER_TEXT, withoutGpuText } from './gpuReadinessText';
 import { runTimingText } from '../schema/runTimingText';
 import { confidenceLines } from '../schema/applyBest';
 
 export const benchCommand = defineCommand({
   name: 'bench',
   summary:
-    'Build each unroll factor of a loop as a program, check its result, time the kernel under Nsight Compute and report stall reasons (GPU).',
+    'Build each unroll factor of a loop as a program, check its result, time the kernel and report stall reasons (GPU; ' +
+    "Unroll Lens' CUPTI timer by default, Nsight Compute with --timer ncu).",
   synopsis: '<file> --loop LINE[,LINE…] [options]',
   description:
-    'For the file as written and each factor (every listed loop set to it): builds the program (a .cu with main) and\n' +
-    'profiles the kernel holding the loop under ncu until it has --samples durations, with the warp-stall reasons; the\n' +
-    "program's output in that run must show the file as written's checksum= values. Programs build while the GPU measures\n" +
-    'those built; variants with the same machine code as an earlier one are measured once; unchanged programs reuse\n' +
-    'earlier measurements unless --fresh. Progress goes to stderr (--quiet silences it). Needs nvcc, ncu and an NVIDIA\n' +
-    'GPU. Ctrl-C (or SIGTERM, SIGHUP) cancels.',
+    'For the file as written and each factor (every listed loop set to it): builds the program (a .cu with main), runs it\n' +
+    'and times the kernel holding the loop until it has --samples durations, with the warp-stall reasons: by default with\n' +
+    "Unroll Lens' CUPTI timer in the program's own run (warm caches, the GPU's own clocks), with --timer ncu under Nsight\n" +
+    "Compute. The program's output in that run must show the file as written's checksum= values. Programs build while the\n" +
+    'GPU measures those built; variants with the same machine code as an earlier one are measured once; unchanged\n' +
+    'programs reuse earlier measurements unless --fresh. Progress goes to stderr (--quiet silences it). Needs nvcc and an\n' +
+    'NVIDIA GPU (here, or through --launcher); ncu only for --timer ncu and --counters on. Without a GPU it stops before\n' +
+    'building: sass and sweep --static work without one. Ctrl-C (or SIGTERM, SIGHUP) cancels.',
   options: {
     loop: { type: 'string', value: 'LINE[,LINE…]', help: '1-based line of the loop keyword; several loops are all set to the same factor' },
     kernel: {
@@ -79,7 +83,7 @@ export const benchCommand = defineCommand({
       type: 'string',
       value: 'combined|split',
       help:
-        'combined: duration and stall metrics on every timed launch, one ncu run per variant; split: durations alone, then the ' +
+        'with --timer ncu: combined: duration and stall metrics on every timed launch, one ncu run per variant; split: durations alone, then the ' +
         'stall metrics on 3 launches in a second run (docs/measurements.md compares them)',
       default: 'combined',
     },
@@ -87,7 +91,7 @@ export const benchCommand = defineCommand({
       type: 'boolean',
       help: "also sample warp stalls per source line of the file as written (from the timed run's PC samples with --timer cupti, else one extra ncu run)",
     },
-    'keep-reports': { type: 'string', value: 'DIR', help: 'keep every ncu report and its raw-page CSV in DIR', default: 'deleted' },
+    ...KEEP_REPORTS_OPTION,
     json: { type: 'boolean', help: 'machine-readable output (contract: docs/cli.md)' },
     ...RESULT_OUTPUT_OPTIONS,
   },
@@ -97,7 +101,7 @@ export const benchCommand = defineCommand({
       EXIT.failed,
       'some variant did not finish ok (compile, runtime, timeout, correctness or profile: see its status and message), or the file as written does not compile',
     ],
-    [EXIT.usage, 'bad usage, unreadable file, no loop at a --loop line, nvcc or ncu not found, or no main()'],
+    [EXIT.usage, 'bad usage, unreadable file, no loop at a --loop line, nvcc (or with --timer ncu, ncu) not found, no GPU, or no main()'],
     [
       EXIT.badInput,
       'nvcc, ptxas or the host compiler rejected a compile flag of the file as written (the message names it and where it came from); ' +
@@ -105,41 +109,39 @@ export const benchCommand = defineCommand({
     ],
     [EXIT.cancelled, 'cancelled (Ctrl-C, SIGTERM or SIGHUP); the variants measured so far are printed and written'],
   ],
-  async run({ options, positionals }, io) {
+  argsOf({ options, positionals }): BenchArgs {
     if (!positionals.length) throw new UsageError('bench needs a .cu file with main()');
     if (positionals.length > 1) throw new UsageError('bench takes one file');
     if (options.loop === undefined) throw new UsageError('bench needs --loop LINE');
     const loops = lineListOption('loop', options.loop);
     gpusOptionSyntax(options.gpus);
-    return bench(
-      {
-        file: positionals[0],
-        loops,
-        kernel: options.kernel,
-        factors: factorsOption(options.factors),
-        args: options.args !== undefined ? splitCommandLine(options.args) : [...DEFAULT_SETTINGS.profile.args],
-        ...samplesOptions(options),
-        warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
-        ...timerOptions(options),
-        elements: elementsOption(options.elements),
-        timeoutS: numberOption('timeout', options.timeout, SETTINGS.profile.timeoutSeconds),
-        launcher: options.launcher !== undefined ? splitCommandLine(options.launcher) : [...DEFAULT_SETTINGS.profile.launcher],
-        arch: stringOption('arch', options.arch, SETTINGS.arch) || null,
-        keep: options['keep-reports'],
-        sourceStalls: !!options['source-stalls'],
-        timeouts: toolTimeoutOptions(options),
-        json: !!options.json,
-        gpus: options.gpus,
-        sharedDir: options['shared-dir'],
-        fresh: !!options.fresh,
-        passes: ncuPassesOption(options['ncu-passes']),
-        profilesPerGpu: numberOption('profiles-per-gpu', options['profiles-per-gpu'], SETTINGS.profile.profilesPerGpu),
-        quiet: !!options.quiet,
-        outputs: resultOutputsOf(options),
-      },
-      io,
-    );
+    return {
+      file: positionals[0],
+      loops,
+      kernel: options.kernel,
+      factors: factorsOption(options.factors),
+      args: options.args !== undefined ? splitCommandLine(options.args) : [...DEFAULT_SETTINGS.profile.args],
+      ...samplesOptions(options),
+      warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
+      ...timerOptions(options),
+      elements: elementsOption(options.elements),
+      timeoutS: numberOption('timeout', options.timeout, SETTINGS.profile.timeoutSeconds),
+      launcher: options.launcher !== undefined ? splitCommandLine(options.launcher) : [...DEFAULT_SETTINGS.profile.launcher],
+      arch: stringOption('arch', options.arch, SETTINGS.arch) || null,
+      keep: options['keep-reports'],
+      sourceStalls: !!options['source-stalls'],
+      timeouts: toolTimeoutOptions(options),
+      json: !!options.json,
+      gpus: options.gpus,
+      sharedDir: options['shared-dir'],
+      fresh: !!options.fresh,
+      passes: ncuPassesOption(options['ncu-passes']),
+      profilesPerGpu: numberOption('profiles-per-gpu', options['profiles-per-gpu'], SETTINGS.profile.profilesPerGpu),
+      quiet: !!options.quiet,
+      outputs: resultOutputsOf(options),
+    };
   },
+  run: bench,
 });
 
 function pct(x: number | undefined | null): string {
@@ -332,12 +334,19 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
   const all = analysis.kernels.flatMap(k => k.loops.map(l => l.line));
   for (const l of loops)
     if (!all.includes(l)) throw new UsageError(`no loop in device code at line ${l} of ${file} (loops at ${all.join(', ') || 'none'})`);
+  // The arguments are checked before the machine: loops of different kernels are a usage error on any machine.
+  try {
+    resolveSpace(analysis, built, { loops, factors, tied: true });
+  } catch (e) {
+    if (e instanceof SweepSpaceError) throw new UsageError(e.message);
+    throw e;
+  }
   const toolchain = limitTools(await detectToolchain({}), a.timeouts, file, io);
   if (arch) await checkArchOption(arch, toolchain);
   // The sweep's rule (engine/profile/gpuReadiness.ts); a missing ncu stays the engine's MissingToolError (exit 2, with the fix).
   const blocker = gpuBlocker({ hasNcu: !!toolchain.ncu, timer: a.timer, gpus: toolchain.gpus.length, launcher, text });
-  if (blocker && benchStopsAt(blocker)) throw new UsageError(`cannot benchmark ${file}: ${CLI_GPU_BLOCKER_TEXT[blocker]}`);
-  if (blocker === 'no-gpu') io.err(`unroll-lens: warning: ${CLI_GPU_BLOCKER_TEXT[blocker]}\n`);
+  if (blocker && benchStopsAt(blocker))
+    throw new UsageError(`cannot benchmark ${file}: ${CLI_GPU_BLOCKER_TEXT[blocker]}${withoutGpuText(blocker, file, loops)}`);
   const flags = resolveCompileFlags(abs, [process.cwd()], {});
   const chosen = chooseArch(arch, flags.arch, toolchain.gpus).arch;
   // with a launcher the GPUs are on another node: this machine's count says nothing about them

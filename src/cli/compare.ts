@@ -1,5 +1,6 @@
 // `unroll-lens compare`: several kernels of one program timed side by side (issue 26): a ladder
 // of unrolling techniques, or one kernel per coarsening factor, with speedups against a baseline.
+import { checkResultOutputs, RESULT_OUTPUT_OPTIONS, ResultOutputs, resultOutputsOf, writeResultOutputs } from './resultOutputs';
 import * as path from 'path';
 import { CudaDocuments } from '../engine/parse/documents';
 import { detectToolchain, chooseArch } from '../engine/toolchain/toolchain';
@@ -22,13 +23,16 @@ import {
   gpusOptionSyntax,
   limitTools,
   samplesOptions,
+  TimerOptions,
+  ToolTimeouts,
   TOOL_TIMEOUT_OPTIONS,
   timerOptions,
   elementsOption,
   toolTimeoutOptions,
+  KEEP_REPORTS_OPTION,
 } from './gpuOptions';
 import { BenchProgressWriter } from './progress';
-import { CLI_GPU_BLOCKER_TEXT } from './gpuReadinessText';
+import { CLI_GPU_BLOCKER_TEXT, withoutGpuText } from './gpuReadinessText';
 import { renderTiming } from './bench';
 
 export const compareCommand = defineCommand({
@@ -54,18 +58,26 @@ export const compareCommand = defineCommand({
       default: 'none',
     },
     ...GPU_RUN_OPTIONS,
+    // compare counts by default (timerOptions' countersByDefault): a ladder's story is in its executed instructions
+    counters: { ...GPU_RUN_OPTIONS.counters, default: 'on' },
     ...GPU_PLACEMENT_OPTIONS,
     ...TOOL_TIMEOUT_OPTIONS,
-    'keep-reports': { type: 'string', value: 'DIR', help: "keep every run's timer records (or ncu report) in DIR", default: 'deleted' },
+    ...KEEP_REPORTS_OPTION,
+    // the panel's kernel-comparison view as an offline page, a CSV row per kernel, a saved result (no T4: nothing is tuned)
+    csv: RESULT_OUTPUT_OPTIONS.csv,
+    report: RESULT_OUTPUT_OPTIONS.report,
+    force: RESULT_OUTPUT_OPTIONS.force,
+    save: RESULT_OUTPUT_OPTIONS.save,
     json: { type: 'boolean', help: 'machine-readable output (contract: docs/cli.md)' },
   },
   exitCodes: [
     [EXIT.ok, 'every kernel timed'],
     [EXIT.failed, 'the program failed (compile, runtime, timeout, correctness or profile: see the message), or a kernel got no time'],
     [EXIT.usage, 'bad usage, unreadable file, a name that is no kernel of the file, nvcc not found, or no GPU'],
+    [EXIT.badInput, 'an output (--csv, --report, --save) that may not be written, checked before anything is built'],
     [EXIT.cancelled, 'cancelled (Ctrl-C, SIGTERM or SIGHUP)'],
   ],
-  async run({ options, positionals }, io) {
+  argsOf({ options, positionals }): CompareArgs {
     if (positionals.length !== 1) throw new UsageError('compare takes one .cu file with main()');
     const kernels = (options.kernels ?? '')
       .split(',')
@@ -73,24 +85,47 @@ export const compareCommand = defineCommand({
       .filter(Boolean);
     if (kernels.length < 1) throw new UsageError('compare needs --kernels NAME,NAME…');
     gpusOptionSyntax(options.gpus);
-    const file = positionals[0];
+    return {
+      file: positionals[0],
+      kernels,
+      baseline: options.baseline,
+      arch: stringOption('arch', options.arch, SETTINGS.arch) || null,
+      timing: timerOptions(options, true),
+      launcher: options.launcher !== undefined ? splitCommandLine(options.launcher) : [...DEFAULT_SETTINGS.profile.launcher],
+      timeouts: toolTimeoutOptions(options),
+      gpus: options.gpus,
+      sharedDir: options['shared-dir'],
+      fresh: !!options.fresh,
+      profilesPerGpu: numberOption('profiles-per-gpu', options['profiles-per-gpu'], SETTINGS.profile.profilesPerGpu),
+      args: options.args !== undefined ? splitCommandLine(options.args) : [...DEFAULT_SETTINGS.profile.args],
+      ...samplesOptions(options),
+      warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
+      elements: elementsOption(options.elements),
+      timeoutS: numberOption('timeout', options.timeout, SETTINGS.profile.timeoutSeconds),
+      keep: options['keep-reports'],
+      quiet: !!options.quiet,
+      json: !!options.json,
+      outputs: resultOutputsOf(options),
+    };
+  },
+  async run(a, io) {
+    const { file, launcher, timing, arch } = a;
     const abs = path.resolve(file);
     const text = readSourceFile(file);
+    // Every output is checked before anything is built: a refused path costs no GPU time.
+    checkResultOutputs(a.outputs, abs);
     const built = buildPathFor(abs, file, io);
-    const arch = stringOption('arch', options.arch, SETTINGS.arch) || null;
     const analysis = (await CudaDocuments.create()).analyzeOnce(text, built, macroTableFor(abs, text, arch));
-    const timing = timerOptions(options, true);
-    const launcher = options.launcher !== undefined ? splitCommandLine(options.launcher) : [...DEFAULT_SETTINGS.profile.launcher];
-    const toolchain = limitTools(await detectToolchain({}), toolTimeoutOptions(options), file, io);
+    const toolchain = limitTools(await detectToolchain({}), a.timeouts, file, io);
     if (arch) await checkArchOption(arch, toolchain);
     const blocker = gpuBlocker({ hasNcu: !!toolchain.ncu, timer: timing.timer, gpus: toolchain.gpus.length, launcher, text });
-    if (blocker && benchStopsAt(blocker)) throw new UsageError(`cannot compare kernels of ${file}: ${CLI_GPU_BLOCKER_TEXT[blocker]}`);
-    if (blocker === 'no-gpu') io.err(`unroll-lens: warning: ${CLI_GPU_BLOCKER_TEXT[blocker]}\n`);
+    if (blocker && benchStopsAt(blocker))
+      throw new UsageError(`cannot compare kernels of ${file}: ${CLI_GPU_BLOCKER_TEXT[blocker]}${withoutGpuText(blocker, file, [])}`);
     const flags = resolveCompileFlags(abs, [process.cwd()], {});
-    const where = benchLocations({ sharedDir: options['shared-dir'], launcher, fresh: !!options.fresh }, defaultCacheDir());
+    const where = benchLocations({ sharedDir: a.sharedDir, launcher, fresh: a.fresh }, defaultCacheDir());
     const ac = new AbortController();
     const stopSignals = cancelOnSignals(ac);
-    const progress = new BenchProgressWriter(options.quiet ? () => undefined : io.err, io.isTTY);
+    const progress = new BenchProgressWriter(a.quiet ? () => undefined : io.err, io.isTTY);
     try {
       const c = await compareKernels(built, text, analysis, {
         toolchain,
@@ -99,24 +134,26 @@ export const compareCommand = defineCommand({
         cacheDir: where.cacheDir,
         runDir: where.runDir,
         measurementCacheDir: where.measurementCacheDir,
-        gpus: gpusOption(options.gpus, launcher.length ? 0 : toolchain.gpus.length),
-        profilesPerGpu: numberOption('profiles-per-gpu', options['profiles-per-gpu'], SETTINGS.profile.profilesPerGpu),
-        nvccTimeoutMs: toolTimeoutOptions(options).nvccMs,
-        kernels,
-        baseline: options.baseline,
-        args: options.args !== undefined ? splitCommandLine(options.args) : [...DEFAULT_SETTINGS.profile.args],
-        ...samplesOptions(options),
-        warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
+        gpus: gpusOption(a.gpus, launcher.length ? 0 : toolchain.gpus.length),
+        profilesPerGpu: a.profilesPerGpu,
+        nvccTimeoutMs: a.timeouts.nvccMs,
+        kernels: a.kernels,
+        baseline: a.baseline,
+        args: a.args,
+        samples: a.samples,
+        maxSamples: a.maxSamples,
+        warmup: a.warmup,
         ...timing,
-        elements: elementsOption(options.elements),
-        timeoutMs: numberOption('timeout', options.timeout, SETTINGS.profile.timeoutSeconds) * 1000,
+        elements: a.elements,
+        timeoutMs: a.timeoutS * 1000,
         launcher,
-        keepReportsDir: options['keep-reports'],
+        keepReportsDir: a.keep,
         signal: ac.signal,
         progress: p => progress.update(p),
       });
       progress.done();
-      io.out(options.json ? JSON.stringify(compareJson(c), null, 2) + '\n' : renderComparison(c));
+      io.out(a.json ? JSON.stringify(compareJson(c), null, 2) + '\n' : renderComparison(c));
+      if (a.outputs.files.length || a.outputs.save) writeResultOutputs(c.result, a.outputs, io);
       if (ac.signal.aborted) return EXIT.cancelled;
       const v = c.result.variants[0];
       return v?.status === 'ok' && c.rows.length && c.rows.every(x => x.medianMs !== null) ? EXIT.ok : EXIT.failed;
@@ -129,6 +166,31 @@ export const compareCommand = defineCommand({
     }
   },
 });
+
+/** A compare run's settings, from its words (argsOf). */
+interface CompareArgs {
+  file: string;
+  kernels: string[];
+  baseline: string | undefined;
+  arch: string | null;
+  timing: TimerOptions;
+  launcher: string[];
+  timeouts: ToolTimeouts;
+  gpus: string | undefined;
+  sharedDir: string | undefined;
+  fresh: boolean;
+  profilesPerGpu: number;
+  args: string[];
+  samples: number;
+  maxSamples: number;
+  warmup: number;
+  elements: number | undefined;
+  timeoutS: number;
+  keep: string | undefined;
+  quiet: boolean;
+  json: boolean;
+  outputs: ResultOutputs;
+}
 
 /** The documented `compare --json` contract (docs/cli.md). */
 export function compareJson(c: KernelComparison) {

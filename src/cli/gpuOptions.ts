@@ -36,13 +36,16 @@ export const GPU_RUN_OPTIONS = {
     type: 'string',
     value: 'base|none',
     setting: SETTINGS.profile.clockControl,
-    help: 'ncu --clock-control: base locks base clocks while profiling; none measures at the clocks the GPU runs',
+    help: 'with --timer ncu, ncu --clock-control: base locks base clocks while profiling; none measures at the clocks the GPU runs',
+    // In force: ncu's default only matters with --timer ncu; the default timer cannot lock clocks.
+    default: 'base with --timer ncu; the CUPTI timer, the default, measures at the clocks the GPU runs',
   },
   'cache-control': {
     type: 'string',
     value: 'all|none',
     setting: SETTINGS.profile.cacheControl,
-    help: 'ncu --cache-control: all flushes every GPU cache before each profiled launch; none leaves them warm',
+    help: 'with --timer ncu, ncu --cache-control: all flushes every GPU cache before each profiled launch; none leaves them warm',
+    default: 'all with --timer ncu; the CUPTI timer, the default, leaves them warm, as the program does',
   },
   timer: {
     type: 'string',
@@ -84,7 +87,7 @@ export const GPU_RUN_OPTIONS = {
   launcher: {
     type: 'string',
     value: '"CMD"',
-    help: 'prefix for every program and ncu run, e.g. "srun -p gpu --gres=gpu:1"',
+    help: 'prefix for every program run (and ncu run, with --timer ncu), e.g. "srun -p gpu --gres=gpu:1"',
     default: 'none',
   },
   arch: { type: 'string', value: 'sm_XX', help: 'target architecture', default: "compile flags' arch, else the first GPU's, else sm_90" },
@@ -216,28 +219,40 @@ export const GPU_PLACEMENT_OPTIONS = {
   gpus: {
     type: 'string',
     value: 'all|0,1,…',
-    help: 'GPUs to spread variants over (CUDA_VISIBLE_DEVICES per ncu process): all, or a comma list of CUDA device indices',
+    help: 'GPUs to spread variants over (CUDA_VISIBLE_DEVICES per program run, or per ncu process with --timer ncu): all, or a comma list of CUDA device indices',
     default: 'the default device',
   },
   'shared-dir': {
     type: 'string',
     value: 'DIR',
     help:
-      'folder every GPU node sees, for --launcher runs: programs are built in DIR/builds, ncu reports and run files go to ' +
-      'DIR/runs, measurements are cached in DIR/measurements',
+      "folder every GPU node sees, for --launcher runs: programs are built in DIR/builds, run files (the timer's records, " +
+      'or ncu reports with --timer ncu) go to DIR/runs, measurements are cached in DIR/measurements',
     default: 'the build cache, with runs and measurements beside it; runs in the temp folder without --launcher',
   },
   'profiles-per-gpu': {
     type: 'string',
     value: 'N',
     setting: SETTINGS.profile.profilesPerGpu,
-    help: 'ncu processes in flight per GPU (they take turns at profiling; start-up overlaps); 1 for programs that need most of the GPU memory',
+    help:
+      'with --timer ncu: ncu processes in flight per GPU (they take turns at profiling; start-up overlaps); 1 for programs that ' +
+      'need most of the GPU memory. The CUPTI timer, the default, runs one program per GPU at a time',
   },
   fresh: {
     type: 'boolean',
     help: 'measure every variant on the GPU: the measurement cache (unchanged binaries reuse their earlier numbers) is not used',
   },
   quiet: { type: 'boolean', help: 'no progress on stderr (it is shown by default, also with --json and in logs)' },
+} as const satisfies OptionTable;
+
+/** --keep-reports, one wording for bench, sweep and compare. */
+export const KEEP_REPORTS_OPTION = {
+  'keep-reports': {
+    type: 'string',
+    value: 'DIR',
+    help: "keep what each timed run recorded in DIR: the CUPTI timer's records, or with --timer ncu every ncu report and its raw-page CSV",
+    default: 'deleted',
+  },
 } as const satisfies OptionTable;
 
 /** `--gpus` checked for its form only (words, duplicates): before anything is built. */

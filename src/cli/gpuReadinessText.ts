@@ -9,3 +9,17 @@ export const CLI_GPU_BLOCKER_TEXT: Record<GpuBlocker, string> = {
   'no-gpu': 'no GPU on this machine (nvidia-smi lists none); --launcher runs on a GPU node',
   'no-main': 'the file has no main(): variants cannot run as programs',
 };
+
+/**
+ * What still works on this machine when a bench or compare cannot run: the SASS of each factor
+ * and the static sweep need nvcc alone. Empty for a blocker a GPU would not lift.
+ */
+export function withoutGpuText(blocker: GpuBlocker, file: string, loops: readonly number[]): string {
+  if (blocker !== 'no-gpu') return '';
+  const quoted = /^[\w./-]+$/.test(file) ? file : `'${file.replace(/'/g, `'\\''`)}'`;
+  const loop = loops.length ? ` --loop ${loops.join(',')}` : '';
+  return (
+    `. Without a GPU, \`unroll-lens sass ${quoted}${loop}\` shows the SASS of each unroll factor and ` +
+    `\`unroll-lens sweep ${quoted} --static\` picks a factor by a stated static rule`
+  );
+}

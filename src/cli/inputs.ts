@@ -27,11 +27,21 @@ export function checkInputFile(file: string, maxBytes: number | null = MAX_SOURC
   return st;
 }
 
+/** What nvcc builds as CUDA or C++ (a .c, .cpp or .cc may be compiled with -x cu) and the headers it includes. */
+const SOURCE_NAME = /\.(cu|cuh|h|hh|hpp|hxx|inl|inc|ipp|tcc|cpp|cc|cxx|c\+\+|c)$/i;
+
+/** A README.md or a .txt handed to a command that compiles is a slip: say so instead of showing nvcc's parse errors. */
+function checkSourceName(file: string): void {
+  if (!SOURCE_NAME.test(file))
+    throw new ScanInputError(`${file} is not CUDA source: give a .cu file (or a header, .cuh/.h/.hpp/.inl, or a C++ source nvcc compiles)`);
+}
+
 /**
  * A source file's text. Opened without blocking and checked on the open descriptor, so a file
  * swapped for a FIFO after the check cannot hang the read either (engine/boundedRead.ts).
  */
 export function readSourceFile(file: string, maxBytes = MAX_SOURCE_BYTES): string {
+  checkSourceName(file);
   checkInputFile(file, maxBytes);
   try {
     return readBoundedText(file, { maxBytes, what: 'source file' });

@@ -114,7 +114,7 @@ export const sassCommand = defineCommand({
     [EXIT.badInput, 'nvcc, ptxas or the host compiler rejected a compile flag (the message names it and where it came from)'],
     [EXIT.cancelled, 'cancelled (Ctrl-C, SIGTERM or SIGHUP)'],
   ],
-  async run({ options, positionals }, io) {
+  argsOf({ options, positionals }): SassArgs {
     if (!positionals.length) throw new UsageError('sass needs a .cu file');
     if (positionals.length > 1) throw new UsageError('sass takes one file');
     let loop: number | null = null;
@@ -146,27 +146,25 @@ export const sassCommand = defineCommand({
         throw new UsageError(`--factor: ${e instanceof Error ? e.message : e}`);
       }
     }
-    return sass(
-      {
-        file: positionals[0],
-        arch: archs.length === 1 ? archs[0] : null,
-        archs,
-        loop,
-        factors: factorsOption(options.factors),
-        kernel: options.kernel ?? null,
-        jobs: numberOption('jobs', options.jobs, SETTINGS.jobs),
-        warpsPerSm,
-        timeouts: toolTimeoutOptions(options),
-        tu: options.tu ?? null,
-        cacheMaxGB: numberOption('cache-max-gb', options['cache-max-gb'], SETTINGS.cache.maxSizeGB),
-        json: !!options.json,
-        listing: listingFactor,
-        normalise: !!options.normalise,
-        stalls: stalls ? { stalls, file: options.stalls! } : null,
-      },
-      io,
-    );
+    return {
+      file: positionals[0],
+      arch: archs.length === 1 ? archs[0] : null,
+      archs,
+      loop,
+      factors: factorsOption(options.factors),
+      kernel: options.kernel ?? null,
+      jobs: numberOption('jobs', options.jobs, SETTINGS.jobs),
+      warpsPerSm,
+      timeouts: toolTimeoutOptions(options),
+      tu: options.tu ?? null,
+      cacheMaxGB: numberOption('cache-max-gb', options['cache-max-gb'], SETTINGS.cache.maxSizeGB),
+      json: !!options.json,
+      listing: listingFactor,
+      normalise: !!options.normalise,
+      stalls: stalls ? { stalls, file: options.stalls! } : null,
+    };
   },
+  run: sass,
 });
 
 /**

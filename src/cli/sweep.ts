@@ -33,6 +33,7 @@ import {
   elementsOption,
   ToolTimeouts,
   toolTimeoutOptions,
+  KEEP_REPORTS_OPTION,
 } from './gpuOptions';
 import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
 import { checkResultOutputs, RESULT_OUTPUT_OPTIONS, ResultOutputs, resultOutputsOf, writeResultOutputs } from './resultOutputs';
@@ -51,11 +52,11 @@ export const sweepCommand = defineCommand({
     "Builds the file as written and each point of the space (every swept loop's factor × every --param value: -D for a\n" +
     'macro, the instantiation for a template parameter of the kernel; the --param values alone for a kernel without\n' +
     'loops, or for any kernel with --factors none), measures its SASS (instructions per kernel and\n' +
-    'per loop, the unroll nvcc really applied, registers, spills, occupancy) and, with ncu and a GPU (or --launcher),\n' +
+    'per loop, the unroll nvcc really applied, registers, spills, occupancy) and, with a GPU (or --launcher),\n' +
     'checks and times it as bench does. Variants with the same machine code as an earlier one are marked and not run\n' +
     'again; unchanged programs reuse earlier measurements unless --fresh. With --gpus the points after the file as\n' +
-    'written are spread over several GPUs (--profiles-per-gpu ncu processes each). Without\n' +
-    'a GPU, ncu or main(), or with --static, the best is chosen by a static rule (printed with the result). Progress\n' +
+    'written are spread over several GPUs. Without a GPU or main() (or ncu, with --timer ncu), or with --static, the\n' +
+    'best is chosen by a static rule (printed with the result). Progress\n' +
     'goes to stderr (--quiet silences it); Ctrl-C (or SIGTERM, SIGHUP) cancels and prints what finished.',
   options: {
     kernel: {
@@ -68,6 +69,7 @@ export const sweepCommand = defineCommand({
     },
     loops: {
       type: 'string',
+      alias: 'loop',
       value: 'LINE[,LINE…]',
       help: '1-based lines of the loop keywords to sweep',
       default: 'every loop of the kernel',
@@ -93,7 +95,7 @@ export const sweepCommand = defineCommand({
       help: 'exhaustive: every point; coordinate: one axis at a time from the file as written',
       default: 'exhaustive',
     },
-    static: { type: 'boolean', help: 'SASS only, no GPU runs (automatic without ncu, a GPU or main())' },
+    static: { type: 'boolean', help: 'SASS only, no GPU runs (automatic without a GPU or main(), or without ncu for --timer ncu)' },
     json: { type: 'boolean', help: 'print the result as JSON (contract: docs/cli.md) instead of the table' },
     ...RESULT_OUTPUT_OPTIONS,
     args: {
@@ -122,7 +124,7 @@ export const sweepCommand = defineCommand({
       help: "resident warps per SM the static rule's instruction-cache model assumes",
       default: "each variant's theoretical occupancy",
     },
-    'keep-reports': { type: 'string', value: 'DIR', help: 'keep every ncu report and its raw-page CSV in DIR', default: 'deleted' },
+    ...KEEP_REPORTS_OPTION,
     'source-stalls': {
       type: 'boolean',
       help: "also sample warp stalls per source line of the file as written (from the timed run's PC samples with --timer cupti, else one extra ncu run; GPU sweeps; with --slurm, by the task measuring the file as written)",
@@ -139,7 +141,7 @@ export const sweepCommand = defineCommand({
     ],
     [EXIT.cancelled, 'cancelled (Ctrl-C, SIGTERM or SIGHUP); the variants measured so far are printed and written'],
   ],
-  async run({ options, positionals }, io) {
+  argsOf({ options, positionals }): SweepArgs {
     if (!positionals.length) throw new UsageError('sweep needs a .cu file');
     if (positionals.length > 1) throw new UsageError('sweep takes one file');
     let loops: number[] | undefined;
@@ -176,41 +178,39 @@ export const sweepCommand = defineCommand({
     const strategy = options.strategy ?? 'exhaustive';
     if (!STRATEGIES.some(s => s.name === strategy))
       throw new UsageError(`--strategy takes ${STRATEGIES.map(s => s.name).join(' or ')}, not '${strategy}'`);
-    return sweep(
-      {
-        file: positionals[0],
-        kernel: options.kernel,
-        loops,
-        factors: paramsOnly ? [] : factorsOption(options.factors),
-        paramsOnly,
-        params,
-        strategy,
-        forceStatic: !!options.static,
-        json: !!options.json,
-        outputs: resultOutputsOf(options),
-        args,
-        ...samplesOptions(options),
-        warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
-        ...timerOptions(options),
-        elements: elementsOption(options.elements),
-        timeoutS: numberOption('timeout', options.timeout, SETTINGS.profile.timeoutSeconds),
-        launcher: options.launcher !== undefined ? splitCommandLine(options.launcher) : [...DEFAULT_SETTINGS.profile.launcher],
-        arch: stringOption('arch', options.arch, SETTINGS.arch) || null,
-        jobs: numberOption('jobs', options.jobs, SETTINGS.jobs),
-        timeouts: toolTimeoutOptions(options),
-        keep: options['keep-reports'],
-        gpus: options.gpus,
-        sharedDir: options['shared-dir'],
-        fresh: !!options.fresh,
-        profilesPerGpu: numberOption('profiles-per-gpu', options['profiles-per-gpu'], SETTINGS.profile.profilesPerGpu),
-        quiet: !!options.quiet,
-        sourceStalls: !!options['source-stalls'],
-        warpsPerSm: warpsPerSmOption(options['warps-per-sm']),
-        slurm: slurmOptionsOf(options),
-      },
-      io,
-    );
+    return {
+      file: positionals[0],
+      kernel: options.kernel,
+      loops,
+      factors: paramsOnly ? [] : factorsOption(options.factors),
+      paramsOnly,
+      params,
+      strategy,
+      forceStatic: !!options.static,
+      json: !!options.json,
+      outputs: resultOutputsOf(options),
+      args,
+      ...samplesOptions(options),
+      warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
+      ...timerOptions(options),
+      elements: elementsOption(options.elements),
+      timeoutS: numberOption('timeout', options.timeout, SETTINGS.profile.timeoutSeconds),
+      launcher: options.launcher !== undefined ? splitCommandLine(options.launcher) : [...DEFAULT_SETTINGS.profile.launcher],
+      arch: stringOption('arch', options.arch, SETTINGS.arch) || null,
+      jobs: numberOption('jobs', options.jobs, SETTINGS.jobs),
+      timeouts: toolTimeoutOptions(options),
+      keep: options['keep-reports'],
+      gpus: options.gpus,
+      sharedDir: options['shared-dir'],
+      fresh: !!options.fresh,
+      profilesPerGpu: numberOption('profiles-per-gpu', options['profiles-per-gpu'], SETTINGS.profile.profilesPerGpu),
+      quiet: !!options.quiet,
+      sourceStalls: !!options['source-stalls'],
+      warpsPerSm: warpsPerSmOption(options['warps-per-sm']),
+      slurm: slurmOptionsOf(options),
+    };
   },
+  run: sweep,
 });
 
 /** --warps-per-sm: whole warps, 1 to the most any architecture holds (64). */

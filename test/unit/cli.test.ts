@@ -442,6 +442,13 @@ describe('subcommand options reach their checks (both forms), before any compile
     [['sass', cliff, '--warps-per-sm', '8'], /--warps-per-sm goes with --loop/],
     [['sass', cliff, '--loop', '72', '--listing', '--warps-per-sm', '8'], /--warps-per-sm goes with --loop .*not with --listing/],
     [['sass', cliff, '--factors='], /empty factor list/],
+    // issue 43: a factor left out between commas was dropped silently
+    [['sass', cliff, '--loop', '72', '--factors', '8,,4'], /an empty factor between commas in '8,,4'/],
+    [['bench', cliff, '--loop', '72', '--factors', '8,4,'], /an empty factor between commas in '8,4,'/],
+    [['sweep', cliff, '--factors', ',8'], /an empty factor between commas in ',8'/],
+    // issue 43: Markdown was handed to nvcc, which answered with a preprocessing error
+    [['sass', path.join(REPO_ROOT, 'README.md')], /README\.md is not CUDA source: give a \.cu file/],
+    [['bench', path.join(REPO_ROOT, 'README.md'), '--loop', '2'], /README\.md is not CUDA source/],
     [['sass'], /sass needs a \.cu file/],
     [['sass', cliff, cliff], /sass takes one file/],
     [['stalls'], /stalls needs a \.ncu-rep report/],

@@ -134,3 +134,40 @@ describe('tool time limits', () => {
     assert.match(r.err, /does not compile \(timeout\):\n {2}nvcc ran longer than 1 s \(--nvcc-timeout\) and was killed/);
   });
 });
+
+describe('bench and compare on a machine without a GPU (issue 43)', { skip: !nvcc && 'no nvcc' }, () => {
+  // Was: a warning, then every variant built and run for minutes, each row the raw "CUDA driver
+  // version is insufficient" error. Now: exit 2 at once, naming what works without a GPU.
+  const program = `#include <cstdio>
+__global__ void scale(float* y) { for (int i = 0; i < 8; ++i) y[i] *= 2.0f; }
+int main() { std::printf("checksum=1\\n"); return 0; }
+`;
+  // PATH without nvidia-smi: the test machine has none, and a GPU host's must not count here.
+  const noGpu = () => {
+    const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-nogpu-bin-'));
+    for (const tool of ['nvcc', 'ncu']) {
+      const found = spawnSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).stdout.trim();
+      if (found) fs.symlinkSync(found, path.join(bin, tool));
+    }
+    return { PATH: `${bin}:/usr/bin:/bin`, XDG_CACHE_HOME: path.join(bin, 'cache'), CUDA_HOME: '' };
+  };
+
+  for (const args of [(f: string) => ['bench', f, '--loop', '2'], (f: string) => ['compare', f, '--kernels', 'scale']]) {
+    test(`${args('f.cu')[0]}: exit 2 before any build, naming sass and sweep --static`, () => {
+      const d = dir();
+      const file = path.join(d, 'p.cu');
+      fs.writeFileSync(file, program);
+      const env = noGpu();
+      const r = cli(args(file), env);
+      assert.equal(r.code, 2, r.err);
+      assert.match(r.err, /no GPU on this machine \(nvidia-smi lists none\)/);
+      assert.match(r.err, new RegExp(`unroll-lens sass ${file.replace(/[.]/g, '\\.')}( --loop 2)?\` shows the SASS of each unroll factor`));
+      assert.match(r.err, /sweep .* --static` picks a factor by a stated static rule/);
+      assert.ok(
+        !fs.existsSync(env.XDG_CACHE_HOME) ||
+          !fs.readdirSync(env.XDG_CACHE_HOME, { recursive: true }).some(f => String(f).endsWith('.cubin')),
+        'nothing built',
+      );
+    });
+  }
+});

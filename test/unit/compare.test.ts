@@ -8,6 +8,8 @@ import { analyze, REPO_ROOT, SAMPLES } from './helpers';
 import { sourceNameOf } from '../../src/engine/variants/kernelChoice';
 import { compareKernels } from '../../src/engine/profile/compare';
 import { compareJson, renderComparison } from '../../src/cli/compare';
+import { writeResultOutputs } from '../../src/cli/resultOutputs';
+import { COMMANDS, main } from '../../src/cli/main';
 import { elementsOption } from '../../src/cli/gpuOptions';
 import { UsageError } from '../../src/cli/io';
 import { detectToolchain, Toolchain } from '../../src/engine/toolchain/toolchain';
@@ -231,5 +233,50 @@ describe('compare: the reduction ladder, replayed from an H100 run', () => {
       }),
       /no kernel named reduce_unroll3 in .*reduce_unroll\.cu; its kernels: .*reduce_unroll2.*reduce_complete/,
     );
+  });
+});
+
+describe('compare --report, --csv and --save (issue 43: compare had no report)', () => {
+  const recorded = () =>
+    JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'sweep', 'compare', 'reduce_unroll.json'), 'utf8'));
+
+  test('the report is the panel with the kernel comparison; the CSV has a row per kernel', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-compare-out-'));
+    const report = path.join(dir, 'ladder.html');
+    const csv = path.join(dir, 'ladder.csv');
+    const result = recorded();
+    writeResultOutputs(
+      result,
+      {
+        files: [
+          { option: 'report', file: report },
+          { option: 'csv', file: csv },
+        ],
+        force: false,
+        save: dir,
+      },
+      { out: () => undefined, err: () => undefined, isTTY: false },
+    );
+    const html = fs.readFileSync(report, 'utf8');
+    assert.match(html, /"origin":"compare"/);
+    assert.match(html, /reduce_unroll8_warptail/);
+    assert.ok(fs.readFileSync(csv, 'utf8').trim().split('\n').length >= 2);
+    assert.equal(fs.readdirSync(path.join(dir, '.unroll-lens', 'results')).length, 1);
+  });
+
+  test('an output it may not write is refused before anything is built (exit 65), and the help lists the outputs', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-compare-out-'));
+    const mine = path.join(dir, 'mine.html');
+    fs.writeFileSync(mine, 'not written by Unroll Lens');
+    let err = '';
+    const code = await main(['compare', path.join(SAMPLES, 'reduce_unroll.cu'), '--kernels', 'reduce_interleaved', '--report', mine], {
+      out: () => undefined,
+      err: s => (err += s),
+      isTTY: false,
+    });
+    assert.equal(code, 65, err);
+    assert.equal(fs.readFileSync(mine, 'utf8'), 'not written by Unroll Lens');
+    const help = COMMANDS.find(c => c.name === 'compare')!.help();
+    for (const o of ['--csv FILE', '--report FILE', '--save DIR', '--force']) assert.ok(help.includes(o), o);
   });
 });

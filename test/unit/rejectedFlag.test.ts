@@ -12,6 +12,7 @@ import { describeRejectedFlag, rejectedOption } from '../../src/engine/toolchain
 import { flagsFromSettings } from '../../src/engine/toolchain/flags';
 import { main } from '../../src/cli/main';
 import { EXIT } from '../../src/cli/io';
+import { REPO_ROOT } from './helpers';
 
 let skip: string | false = false;
 before(async () => {
@@ -82,6 +83,13 @@ async function cli(flags: string, args: (file: string) => string[]) {
   fs.mkdirSync(path.join(dir, 'bin'));
   // bench looks for ncu before it builds; this one is never reached when the file as written does not compile.
   fs.writeFileSync(path.join(dir, 'bin', 'ncu'), '#!/bin/sh\necho "stand-in ncu" >&2\nexit 1\n', { mode: 0o755 });
+  // bench stops before building on a machine without a GPU: this stand-in nvidia-smi reports the recorded H200.
+  const smi = path.join(REPO_ROOT, 'test', 'fixtures', 'nvidia-smi', 'h200-q-x.xml');
+  fs.writeFileSync(
+    path.join(dir, 'bin', 'nvidia-smi'),
+    `#!/bin/sh\ncase "$1" in -q) cat '${smi}' ;; --version) echo 'NVIDIA-SMI 570.00' ;; *) echo '0, 9.0' ;; esac\n`,
+    { mode: 0o755 },
+  );
   const saved = { PATH: process.env.PATH, XDG_CACHE_HOME: process.env.XDG_CACHE_HOME };
   process.env.PATH = `${path.join(dir, 'bin')}${path.delimiter}${process.env.PATH}`;
   process.env.XDG_CACHE_HOME = path.join(dir, 'cache');

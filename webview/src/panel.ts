@@ -15,6 +15,7 @@ import type { SortState } from './table';
 import { readTheme, watchTheme } from './theme';
 import { runTimingText } from '../../src/schema/runTimingText';
 import { applyBestOffer, confidenceLines } from '../../src/schema/applyBest';
+import { pointsText } from '../../src/schema/sweepCounts';
 import type { Theme } from './theme';
 
 const ORIGIN: Record<SweepResult['origin'], string> = {
@@ -242,8 +243,7 @@ class App {
       ['GPU', r.gpu ?? 'static: no GPU run'],
       ['nvcc', r.nvcc ?? 'unknown'],
       ['Strategy', r.strategy],
-      // evaluations counts the file as written, which is not a point of the space.
-      ['Evaluated', `${fmtInt(r.evaluations)} variants · ${fmtInt(r.spaceSize)} points in the space + as written`],
+      ['Evaluated', pointsText(r)],
       ['Best', bestText],
       // how sure the GPU timings are of the best, and whether Apply best is offered (issue 25)
       ...(r.confidence ? [['Confidence', confidenceLines(r, id => m.byId.get(id)?.v.label ?? id).join(' · ')] as [string, string]] : []),
@@ -272,7 +272,7 @@ class App {
       this.incomplete,
       m.comparison
         ? 'Incomplete result: the run was cancelled or stopped before every kernel was timed.'
-        : `Incomplete result: ${r.evaluations} of ${r.spaceSize} variants evaluated (the run was cancelled or stopped).`,
+        : `Incomplete result: ${pointsText(r)} measured (the run was cancelled or stopped).`,
     );
 
     this.failedBox.hidden = !m.failed.length;

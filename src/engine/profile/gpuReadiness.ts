@@ -36,11 +36,11 @@ export function gpuBlocker(f: GpuReadinessFacts): GpuBlocker | null {
 }
 
 /**
- * Whether a bench stops before building. A bench has no SASS-only mode, but only a file with
- * nothing to run is refused up front: with no GPU seen here the builds still run, so their own
- * errors (a rejected flag) come first and name their cause, and ncu then says there is no GPU.
- * A missing ncu is the engine's MissingToolError, which names the fix.
+ * Whether a bench (or a compare) stops before building. It has no SASS-only mode: without a GPU
+ * (none seen here and no launcher to reach one) or without main() every build would end in a run
+ * that cannot happen, minutes of nvcc for a table of errors, so it stops at once and says what
+ * works without one. A missing ncu is the engine's MissingToolError, which names the fix.
  */
 export function benchStopsAt(blocker: GpuBlocker | null): boolean {
-  return blocker === 'no-main';
+  return blocker === 'no-main' || blocker === 'no-gpu';
 }

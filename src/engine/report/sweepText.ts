@@ -1,5 +1,6 @@
 // A SweepResult as a plain-text table (the CLI's output, logs): one row per variant, the
 // swept loops' SASS side by side, GPU timings when there are any, the best marked.
+import { pointsText } from '../../schema/sweepCounts';
 import type { SweepResult, SweepVariant } from '../../schema/types';
 import { instantiationLabel, showInstantiations } from '../../schema/kernelNames';
 import { confidenceLines } from '../../schema/applyBest';
@@ -108,7 +109,7 @@ export function sweepText(r: SweepResult): string {
   const out = [
     // a sweep of parameters only has no loop part (no empty `·  ·`)
     [r.kernel, r.loops.map(l => `L${l.line}`).join(', '), Object.keys(r.params).join(', '), where].filter(Boolean).join(' · ') +
-      ` · ${r.strategy}: ${r.evaluations} variants of ${r.spaceSize} points${r.complete ? '' : ' (cancelled)'}`,
+      ` · ${r.strategy}: ${pointsText(r)}${r.complete ? '' : ' (cancelled)'}`,
     ...table(header, rows, left),
   ];
   const best = r.variants.find(v => v.id === r.best);

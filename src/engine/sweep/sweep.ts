@@ -441,7 +441,7 @@ function sweepNotes(r: SweepResult, space: SweepSpace, runner: SweepRunner): str
   const same = r.variants.filter(v => v.identicalTo !== null).length;
   if (same) {
     notes.push(
-      `${same} of ${r.variants.length} variants have the same machine code as an earlier one` +
+      `${same} of ${r.variants.length} variants ${same === 1 ? 'has' : 'have'} the same machine code as an earlier one` +
         `${r.static ? '' : ' and reuse its timing'} (nvcc ignored or capped the request, or the change did not matter)`,
     );
   }
@@ -451,9 +451,6 @@ function sweepNotes(r: SweepResult, space: SweepSpace, runner: SweepRunner): str
       `${cached} of ${r.variants.length} measurements reused from earlier runs of the same programs (no GPU run; ` +
         `${remedies().measureAgain})`,
     );
-  }
-  if (r.strategy !== 'exhaustive') {
-    notes.push(`${r.strategy}: ${r.variants.filter(v => v.id !== AS_WRITTEN_ID).length} of ${space.size} points evaluated`);
   }
   if (!r.complete) notes.push(`cancelled: ${r.evaluations} variants finished`);
   return [...notes, ...runner.notes()];

@@ -29,12 +29,11 @@ export function parseVariantFactor(text: string): UnrollFactor | 'as-written' {
 }
 
 export function parseFactorList(text: string): UnrollFactor[] {
-  const list = text
-    .split(',')
-    .map(s => s.trim())
-    .filter(Boolean)
-    .map(parseFactor);
-  if (!list.length) throw new Error('empty factor list');
+  const items = text.split(',').map(s => s.trim());
+  if (items.every(s => s === '')) throw new Error('empty factor list');
+  // `8,,4` or `8,4,` is a slip (a factor left out), not a list of two: say so rather than guess.
+  if (items.includes('')) throw new Error(`an empty factor between commas in '${text}': write factors as 8,4 or default,1,full`);
+  const list = items.map(parseFactor);
   return [...new Map(list.map(f => [String(f), f])).values()];
 }
 

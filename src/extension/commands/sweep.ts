@@ -15,6 +15,7 @@ import {
 } from '../../protocol';
 import { parseUnrollFactorText, UNROLL_FACTOR_EXPECTED, validFactorTexts } from '../../schema/ranges';
 import { applyBestOffer } from '../../schema/applyBest';
+import { pointsText } from '../../schema/sweepCounts';
 import { requestWithProgress } from '../progress';
 import type { CommandFactory } from './context';
 import { StallDecorations } from '../stallDecorations';
@@ -211,7 +212,7 @@ export const sweepKernel: CommandFactory = ({ client, output, panels, subscripti
       (panel as ReturnType<typeof panels.open>).onCancel = null;
       const best = result.variants.find(v => v.id === result.best);
       output.appendLine(
-        `sweep ${kernel.name}: ${result.evaluations} of ${result.spaceSize} points, best ${best?.label ?? 'none'}${savedPath ? `; saved ${savedPath}` : ''}`,
+        `sweep ${kernel.name}: ${pointsText(result)}, best ${best?.label ?? 'none'}${savedPath ? `; saved ${savedPath}` : ''}`,
       );
       for (const n of result.notes) output.appendLine(`  note: ${n}`);
       const speed =
@@ -225,7 +226,7 @@ export const sweepKernel: CommandFactory = ({ client, output, panels, subscripti
       if (why) output.appendLine(`  ${offer ? 'apply best' : 'no change offered'}: ${why}`);
       void vscode.window
         .showInformationMessage(
-          `Unroll Lens: ${kernel.name}: best ${best?.label ?? 'none'}${speed} after ${result.evaluations} variants${why && !offer ? `; ${why}` : ''}.`,
+          `Unroll Lens: ${kernel.name}: best ${best?.label ?? 'none'}${speed} after ${pointsText(result)}${why && !offer ? `; ${why}` : ''}.`,
           ...(best && offer ? ['Apply best'] : []),
         )
         .then(choice => (choice && best && offer ? panels.apply(result, best, true) : undefined));
