@@ -46,12 +46,15 @@ export function toSassJson(file: FileSassReport, loop: LoopReport | null, icache
               kernelInstructions: v.kernelInstructions,
               loopInstructions: v.loopInstructions,
               effectiveUnroll: v.effectiveUnroll,
+              unrollUnknown: v.unrollUnknown ?? null,
+              unrollReadings: v.unrollReadings ?? null,
               fullyUnrolled: v.fullyUnrolled,
               remainder: v.remainder ?? null,
               registers: v.registers,
               spillStores: v.spillStores,
               identicalTo: v.identicalTo,
               icache: icacheJson(icache[i]),
+              icacheNone: icache[i] ? null : (v.icacheNone ?? null),
               ...(v.failure
                 ? {
                     error:

@@ -63,14 +63,17 @@ export function renderLoop(r: LoopReport, icache: (VariantIcache | null)[] = [])
 
 /** One line per variant with a prediction, then where warps per SM and the numbers come from (once). */
 export function icacheLines(r: LoopReport, icache: (VariantIcache | null)[], arch = ''): string[] {
-  const shown = r.variants.map((v, i) => ({ v, p: icache[i] })).filter(x => x.p);
+  const listed = r.variants.map((v, i) => ({ v, p: icache[i] })).filter(x => x.p || (x.v.status === 'ok' && x.v.icacheNone));
+  const shown = listed.filter(x => x.p);
   if (!shown.length) return [];
   const tag = arch ? ` (${arch})` : '';
   const first = shown[0].p!;
   // Registers per variant can change how many blocks fit: a variant at other warps per SM says so.
-  const lines = shown.map(
-    ({ v, p }) =>
-      `${pad(String(v.factor), 10)} ${icacheCell(p!)}${p!.warpsPerSm !== first.warpsPerSm ? ` (at ${p!.warpsPerSm} warps/SM)` : ''}`,
+  // A variant without a prediction says why instead of being left out.
+  const lines = listed.map(({ v, p }) =>
+    p
+      ? `${pad(String(v.factor), 10)} ${icacheCell(p)}${p.warpsPerSm !== first.warpsPerSm ? ` (at ${p.warpsPerSm} warps/SM)` : ''}`
+      : `${pad(String(v.factor), 10)} i-cache: no prediction: ${v.icacheNone}`,
   );
   lines.unshift(
     `instruction cache${tag}: predicted slowdown at ${warpsLabel({ warpsPerSm: first.warpsPerSm, range: first.warpsRange })} warps/SM, ${first.warpsSource}`,

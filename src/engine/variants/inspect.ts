@@ -469,9 +469,12 @@ export class VariantInspector {
       if (m) {
         v.loopInstructions = m.loopInstructions;
         v.effectiveUnroll = m.effectiveUnroll;
+        v.unrollUnknown = m.unrollUnknown;
+        v.unrollReadings = m.unrollReadings;
         v.fullyUnrolled = m.fullyUnrolled;
         v.remainder = m.remainder;
         v.icache = m.icache;
+        v.icacheNone = m.icacheNone;
       }
     }
     return { variant: v, codeHash: hash };

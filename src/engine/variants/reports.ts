@@ -6,6 +6,7 @@ import type { SassClass } from '../sass';
 import type { IcacheLoopFacts } from '../icache/types';
 import type { BuildResult } from './build';
 import type { UnrollFactor } from './rewrite';
+import type { UnrollReadings } from './appliedUnroll';
 
 export interface KernelSass {
   name: string;
@@ -40,6 +41,10 @@ export interface LoopVariant {
   loopInstructions: number | null;
   /** Copies of one source iteration in the hottest machine-code loop covering the source loop. */
   effectiveUnroll: number | null;
+  /** Why effectiveUnroll is null although the loop was measured: the machine-code readings disagree (appliedUnroll.ts). */
+  unrollUnknown?: string | null;
+  /** The body and induction-step readings behind effectiveUnroll. */
+  unrollReadings?: UnrollReadings | null;
   /** No machine-code loop is left for this source loop: it was unrolled completely. */
   fullyUnrolled: boolean;
   /** Beside the main machine loop: copies per pass of the loop's other machine loops and straight-line copies (null when unrolled completely or unknown). */
@@ -58,6 +63,8 @@ export interface LoopVariant {
   machineCode?: string | null;
   /** The loop's hot machine code for the instruction-cache model (icache/model.ts); null when it runs once or is unknown. */
   icache?: IcacheLoopFacts | null;
+  /** Why `icache` is null for a measured loop (its code runs once: no machine loop repeats it). */
+  icacheNone?: string | null;
   /** Theoretical resident warps per SM at the launch-bounds block size (else 256): the i-cache prediction's occupancy before a GPU run. */
   warpsPerSm?: number | null;
 }
