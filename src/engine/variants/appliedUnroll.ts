@@ -90,6 +90,13 @@ export interface AppliedUnroll {
    * (or in the function). Setup before the loop is not counted.
    */
   instructions: number;
+  /** Local-memory instructions among those: LDL and STL (spills, or an array the loop indexes moved to the stack). */
+  local: { loads: number; stores: number };
+}
+
+/** LDL and STL among `ins` (local memory: the thread's stack frame). */
+export function localTraffic(ins: SassInstruction[]): { loads: number; stores: number } {
+  return { loads: ins.filter(i => i.opcode === 'LDL').length, stores: ins.filter(i => i.opcode === 'STL').length };
 }
 
 function sameFile(a: string, b: string): boolean {
@@ -326,9 +333,9 @@ export function appliedUnroll(
     // A straight-line copy holds most of an iteration's work: one instruction of the last
     // iteration that the scheduler recomputed after the loop is no copy.
     const straight = per ? copiesOf(per.counts, straightWork, STRAIGHT_COPY_SHARE) : 0;
-    let instructions = 0;
-    for (const i of fn.instructions)
-      if (inOwn(i) || (mineSet.has(i) && straight > 0 && !isHeaderOnly(i, file, kernel, loop))) instructions++;
+    const counted = fn.instructions.filter(
+      i => inOwn(i) || (mineSet.has(i) && straight > 0 && !isHeaderOnly(i, file, kernel, loop)),
+    );
     const rest = each.slice(1).map(e => e.copies ?? 0);
     return {
       loops: loops.map(x => x.l),
@@ -339,7 +346,8 @@ export function appliedUnroll(
       fullyUnrolled: false,
       remainder: per && rest.every(c => c > 0) ? { loops: rest.sort((a, b) => b - a), straight } : null,
       enclosing: null,
-      instructions,
+      instructions: counted.length,
+      local: localTraffic(counted),
     };
   }
   return unrolledCompletely(fn, file, kernel, loop, per, mine, demangled);
@@ -396,6 +404,7 @@ function unrolledCompletely(
     remainder: null,
     enclosing,
     instructions: mine.filter(region).length,
+    local: localTraffic(mine.filter(region)),
   };
 }
 

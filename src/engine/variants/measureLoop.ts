@@ -22,6 +22,8 @@ export interface LoopMeasure {
   unrollReadings: AppliedUnroll['readings'];
   fullyUnrolled: boolean;
   remainder: AppliedUnroll['remainder'];
+  /** LDL/STL instructions in the loop's machine code. */
+  local: AppliedUnroll['local'];
   icache: IcacheLoopFacts | null;
   /** Why `icache` is null (the loop's code runs once …). */
   icacheNone: string | null;
@@ -91,6 +93,7 @@ export function measureLoop(
     unrollReadings: a.readings,
     fullyUnrolled: a.fullyUnrolled,
     remainder: a.remainder,
+    local: a.local,
     icache: hot.facts,
     icacheNone: hot.none,
   };

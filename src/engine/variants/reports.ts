@@ -18,6 +18,9 @@ export interface KernelSass {
   spillLoads: number;
   sharedBytes: number;
   stackBytes: number;
+  /** LDL / STL instructions in the function (null without a listing). */
+  localLoads?: number | null;
+  localStores?: number | null;
   /** Instructions per opcode class (FP32, LOAD_GLOBAL, …); empty without a disassembler. */
   classes: Partial<Record<SassClass, number>>;
   /** Theoretical occupancy at `blockSize` threads (launch bounds, else 256), when known. */
@@ -52,6 +55,11 @@ export interface LoopVariant {
   registers: number | null;
   spillStores: number | null;
   spillLoads: number | null;
+  /** The kernel's stack frame in bytes (ptxas -v): local memory per thread, spills and local arrays. */
+  stackBytes?: number | null;
+  /** LDL / STL instructions in the loop's machine code (the same code as loopInstructions). */
+  localLoads?: number | null;
+  localStores?: number | null;
   /** An earlier variant in the list whose kernel code is identical, instruction for instruction. */
   identicalTo: UnrollFactor | null;
   cached: boolean;
