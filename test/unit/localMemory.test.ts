@@ -22,7 +22,8 @@ async function runCli(args: string[]) {
 
 describe('local memory: stack frame and LDL/STL beside spills', () => {
   test('localTraffic counts LDL and STL (any width) and nothing else', () => {
-    const ins = (opcode: string, modifiers: string[] = []) => ({ address: 0, predicate: null, opcode, modifiers, operands: '' }) as SassInstruction;
+    const ins = (opcode: string, modifiers: string[] = []) =>
+      ({ address: 0, predicate: null, opcode, modifiers, operands: '' }) as SassInstruction;
     assert.deepEqual(localTraffic([ins('LDL'), ins('STL', ['64']), ins('STL'), ins('LDS'), ins('STG', ['E'])]), { loads: 1, stores: 2 });
   });
 

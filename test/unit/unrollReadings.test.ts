@@ -124,7 +124,11 @@ describe('notes: "capped" only when both readings say so', () => {
       fullyUnrolled: false,
       identicalTo: null,
       unrollUnknown: unknown,
-      unrollReadings: { body: effectiveUnroll, steps, stepsBasis: steps === null ? 'no constant induction step in the rolled machine loop' : 'x' },
+      unrollReadings: {
+        body: effectiveUnroll,
+        steps,
+        stepsBasis: steps === null ? 'no constant induction step in the rolled machine loop' : 'x',
+      },
     }) as unknown as LoopVariant;
   test('both readings ×4 for unroll 8: capped', () => {
     assert.deepEqual(explainVariants([v(8, 4, 4)], loop), ['unroll 8 requested, nvcc unrolled ×4 (capped)']);

@@ -286,7 +286,7 @@ function loopCopiesOf(
   const body = c > 0 ? c : null;
   const ratio = stepRatio(inductionSteps(fn, l, findSassLoops(fn)), inductionSteps(base, per.loop, findSassLoops(base)));
   const readings = { body, steps: ratio.factor, stepsBasis: ratio.reason };
-  if (body === null) return { copies: null, unknown: 'the machine loop holds no whole copy of one iteration\'s work', readings };
+  if (body === null) return { copies: null, unknown: "the machine loop holds no whole copy of one iteration's work", readings };
   if (ratio.factor === null || ratio.factor === body) return { copies: body, unknown: null, readings };
   const what = per.classes === ARITHMETIC_CLASSES ? 'arithmetic' : 'work';
   return {
@@ -333,9 +333,7 @@ export function appliedUnroll(
     // A straight-line copy holds most of an iteration's work: one instruction of the last
     // iteration that the scheduler recomputed after the loop is no copy.
     const straight = per ? copiesOf(per.counts, straightWork, STRAIGHT_COPY_SHARE) : 0;
-    const counted = fn.instructions.filter(
-      i => inOwn(i) || (mineSet.has(i) && straight > 0 && !isHeaderOnly(i, file, kernel, loop)),
-    );
+    const counted = fn.instructions.filter(i => inOwn(i) || (mineSet.has(i) && straight > 0 && !isHeaderOnly(i, file, kernel, loop)));
     const rest = each.slice(1).map(e => e.copies ?? 0);
     return {
       loops: loops.map(x => x.l),
@@ -393,6 +391,11 @@ function unrolledCompletely(
   if (trip !== null && body !== null && body % trip !== 0) {
     copies = null;
     unknown = `the machine readings disagree: no machine loop is left (trip count ${trip}), but the ${enclosing ? 'enclosing machine loop holds' : 'code holds'} ×${body} of one iteration's work`;
+  } else if (trip === null && body !== null && enclosing === null && parentUnrolledToo(fn, file, kernel, loop)) {
+    // The code holds the copies of both loops (convolutionSeparable's `j` loop inside its `i`
+    // loop: 136 = 8 × 17): without this loop's trip count they cannot be told apart.
+    copies = null;
+    unknown = `no machine loop is left, but the enclosing loop was unrolled completely too: the code's ×${body} counts the copies of both, and this loop's trip count is not known`;
   } else if (copies === null) unknown = 'no machine loop is left, and neither the trip count nor the copies in the code are known';
   return {
     loops: [],
@@ -406,6 +409,13 @@ function unrolledCompletely(
     instructions: mine.filter(region).length,
     local: localTraffic(mine.filter(region)),
   };
+}
+
+/** The innermost source loop around `loop` has no machine loop of its own either (unrolled completely). */
+function parentUnrolledToo(fn: SassFunction, file: string, kernel: Kernel, loop: Loop): boolean {
+  const around = kernel.loops.filter(l => l !== loop && l.span.line <= loop.span.line && l.span.endLine >= loop.span.endLine);
+  const parent = around.sort((a, b) => b.span.line - a.span.line)[0];
+  return parent !== undefined && ownMachineLoops(fn, file, kernel, parent).length === 0;
 }
 
 /** An instruction of the loop's header line only (setup or test of the counter), in a loop whose body has other lines. */
