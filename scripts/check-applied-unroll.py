@@ -34,6 +34,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = 'test/fixtures/unroll-shapes'
@@ -114,6 +115,15 @@ LOOPS = [
          factors=['1', '4']),
     dict(name='shared_sync', file=f'{FIX}/ignored.cu', kernel='shared_sync', nth=1, marker=('ffma', 1.0034), per=1,
          factors=['1', '4', 'full']),
+    # vectorised.cu: shared-memory reads merged into LDS.64/LDS.128 (issue 40, NVIDIA's matrixMul shape)
+    dict(name='tile_product<32>', file=f'{FIX}/vectorised.cu', kernel='tile_product', nth=2, function='tile_productILi32E',
+         product_kernel='tile_product<32>', marker=('lines', 22, 22, 'FFMA'), per=1, parent=('lines', 17, 18, 'STS'),
+         parent_per=2, factors=['1', '2', '4', '8', '16', 'full', 'default']),
+    dict(name='tile_product<16>', file=f'{FIX}/vectorised.cu', kernel='tile_product', nth=2, function='tile_productILi16E',
+         product_kernel='tile_product<16>', marker=('lines', 22, 22, 'FFMA'), per=1, parent=('lines', 17, 18, 'STS'),
+         parent_per=2, factors=['1', '4', '8', 'full']),
+    dict(name='row_dot', file=f'{FIX}/vectorised.cu', kernel='row_dot', nth=3, marker=('lines', 44, 44, 'FFMA'), per=1,
+         factors=['1', '4', '8', '16', 'default']),
     # The issue's samples.
     dict(name='icache_ilp:64', file='cuda-samples/icache_ilp.cu', kernel='ilp_chains', nth=2, marker=('lines', 66, 69, 'FFMA'),
          per=4, parent=('lines', 62, 62, 'BRA'), factors=['1', '16', '64', 'full'], slow=True),
@@ -161,8 +171,10 @@ def build(path, text):
     listing = os.path.join(WORK, key + '.sass')
     if os.path.exists(listing):
         return open(listing).read()
-    src = os.path.join(os.path.dirname(os.path.join(ROOT, path)), f'.check-{key}-{os.path.basename(path)}')
-    cubin = os.path.join(WORK, key + '.cubin')
+    # Two loops of one file may build the same variant at once: each its own source and cubin.
+    tag = f'{key}-{threading.get_ident()}'
+    src = os.path.join(os.path.dirname(os.path.join(ROOT, path)), f'.check-{tag}-{os.path.basename(path)}')
+    cubin = os.path.join(WORK, tag + '.cubin')
     try:
         with open(src, 'w') as f:
             f.write(text)

@@ -33,6 +33,9 @@ export function toSassJson(file: FileSassReport, loop: LoopReport | null, icache
       spillStores: k.spillStores,
       spillLoads: k.spillLoads,
       sharedBytes: k.sharedBytes,
+      stackBytes: k.stackBytes,
+      localLoads: k.localLoads ?? null,
+      localStores: k.localStores ?? null,
     })),
     ...(loop
       ? {
@@ -46,12 +49,18 @@ export function toSassJson(file: FileSassReport, loop: LoopReport | null, icache
               kernelInstructions: v.kernelInstructions,
               loopInstructions: v.loopInstructions,
               effectiveUnroll: v.effectiveUnroll,
+              unrollUnknown: v.unrollUnknown ?? null,
+              unrollReadings: v.unrollReadings ?? null,
               fullyUnrolled: v.fullyUnrolled,
               remainder: v.remainder ?? null,
               registers: v.registers,
               spillStores: v.spillStores,
+              stackBytes: v.stackBytes ?? null,
+              localLoads: v.localLoads ?? null,
+              localStores: v.localStores ?? null,
               identicalTo: v.identicalTo,
               icache: icacheJson(icache[i]),
+              icacheNone: icache[i] ? null : (v.icacheNone ?? null),
               ...(v.failure
                 ? {
                     error:

@@ -12,11 +12,13 @@ export function pad(s: string, n: number, right = false): string {
 export function renderFile(r: FileSassReport): string {
   const lines = [`nvcc ${r.nvcc} · ${r.arch} · counts from ${r.disassembler}${r.cached ? ' (cached)' : ''}`];
   lines.push(
-    `${pad('kernel', 60)} ${pad('instr', 7, true)} ${pad('bytes', 8, true)} ${pad('regs', 5, true)} ${pad('spill st/ld', 12, true)}`,
+    `${pad('kernel', 60)} ${pad('instr', 7, true)} ${pad('bytes', 8, true)} ${pad('regs', 5, true)} ${pad('spill st/ld', 12, true)} ${pad('stack', 6, true)} ${pad('local ld/st', 12, true)}`,
   );
   for (const k of r.kernels) {
+    // Local memory beside the spills: a rolled loop indexing a small array puts it on the stack with no spill.
+    const local = k.localLoads === null || k.localLoads === undefined ? '-' : `${k.localLoads}/${k.localStores ?? 0}`;
     lines.push(
-      `${pad(k.demangled.length > 60 ? k.demangled.slice(0, 59) + '…' : k.demangled, 60)} ${pad(String(k.instructions), 7, true)} ${pad(String(k.bytes), 8, true)} ${pad(String(k.registers), 5, true)} ${pad(`${k.spillStores}/${k.spillLoads}`, 12, true)}`,
+      `${pad(k.demangled.length > 60 ? k.demangled.slice(0, 59) + '…' : k.demangled, 60)} ${pad(String(k.instructions), 7, true)} ${pad(String(k.bytes), 8, true)} ${pad(String(k.registers), 5, true)} ${pad(`${k.spillStores}/${k.spillLoads}`, 12, true)} ${pad(`${k.stackBytes}`, 6, true)} ${pad(local, 12, true)}`,
     );
   }
   if (r.limitation && r.loops.length) lines.push(`note: ${r.limitation}`);
@@ -40,16 +42,21 @@ function remainderLabel(r: { loops: number[]; straight: number } | null | undefi
   return parts.join(' + ') || 'none';
 }
 
+/** LDL/STL instructions in the loop's machine code, "1/0"; "-" when not measured. */
+function localCell(v: { localLoads?: number | null; localStores?: number | null }): string {
+  return v.localLoads === null || v.localLoads === undefined ? '-' : `${v.localLoads}/${v.localStores ?? 0}`;
+}
+
 export function renderLoop(r: LoopReport, icache: (VariantIcache | null)[] = []): string {
   const lines = [`\nloop at line ${r.line} in ${loopHeading(r)} (as written: ${factorLabel(r.written)})`];
   const remainderWidth = Math.max(9, ...r.variants.map(v => remainderLabel(v.remainder).length));
   lines.push(
-    `${pad('factor', 10)} ${pad('status', 8)} ${pad('kernel instr', 13, true)} ${pad('loop instr', 11, true)} ${pad('nvcc unroll', 12, true)} ${pad('remainder', remainderWidth)} ${pad('regs', 5, true)} ${pad('spills', 7, true)}  same as`,
+    `${pad('factor', 10)} ${pad('status', 8)} ${pad('kernel instr', 13, true)} ${pad('loop instr', 11, true)} ${pad('nvcc unroll', 12, true)} ${pad('remainder', remainderWidth)} ${pad('regs', 5, true)} ${pad('spills', 7, true)} ${pad('stack', 6, true)} ${pad('local ld/st', 12, true)}  same as`,
   );
   for (const v of r.variants) {
     const eff = v.effectiveUnroll === null ? '?' : `×${v.effectiveUnroll}${v.fullyUnrolled ? ' (full)' : ''}`;
     lines.push(
-      `${pad(String(v.factor), 10)} ${pad(v.status, 8)} ${pad(String(v.kernelInstructions ?? '-'), 13, true)} ${pad(String(v.loopInstructions ?? '-'), 11, true)} ${pad(v.status === 'ok' ? eff : '-', 12, true)} ${pad(v.status === 'ok' ? remainderLabel(v.remainder) || '-' : '-', remainderWidth)} ${pad(String(v.registers ?? '-'), 5, true)} ${pad(String(v.spillStores ?? '-'), 7, true)}  ${v.identicalTo ?? ''}`,
+      `${pad(String(v.factor), 10)} ${pad(v.status, 8)} ${pad(String(v.kernelInstructions ?? '-'), 13, true)} ${pad(String(v.loopInstructions ?? '-'), 11, true)} ${pad(v.status === 'ok' ? eff : '-', 12, true)} ${pad(v.status === 'ok' ? remainderLabel(v.remainder) || '-' : '-', remainderWidth)} ${pad(String(v.registers ?? '-'), 5, true)} ${pad(String(v.spillStores ?? '-'), 7, true)} ${pad(String(v.stackBytes ?? '-'), 6, true)} ${pad(localCell(v), 12, true)}  ${v.identicalTo ?? ''}`,
     );
     if (v.failure)
       for (const m of v.failure.messages.filter(x => x.severity === 'error').slice(0, 3))
@@ -63,14 +70,17 @@ export function renderLoop(r: LoopReport, icache: (VariantIcache | null)[] = [])
 
 /** One line per variant with a prediction, then where warps per SM and the numbers come from (once). */
 export function icacheLines(r: LoopReport, icache: (VariantIcache | null)[], arch = ''): string[] {
-  const shown = r.variants.map((v, i) => ({ v, p: icache[i] })).filter(x => x.p);
+  const listed = r.variants.map((v, i) => ({ v, p: icache[i] })).filter(x => x.p || (x.v.status === 'ok' && x.v.icacheNone));
+  const shown = listed.filter(x => x.p);
   if (!shown.length) return [];
   const tag = arch ? ` (${arch})` : '';
   const first = shown[0].p!;
   // Registers per variant can change how many blocks fit: a variant at other warps per SM says so.
-  const lines = shown.map(
-    ({ v, p }) =>
-      `${pad(String(v.factor), 10)} ${icacheCell(p!)}${p!.warpsPerSm !== first.warpsPerSm ? ` (at ${p!.warpsPerSm} warps/SM)` : ''}`,
+  // A variant without a prediction says why instead of being left out.
+  const lines = listed.map(({ v, p }) =>
+    p
+      ? `${pad(String(v.factor), 10)} ${icacheCell(p)}${p.warpsPerSm !== first.warpsPerSm ? ` (at ${p.warpsPerSm} warps/SM)` : ''}`
+      : `${pad(String(v.factor), 10)} i-cache: no prediction: ${v.icacheNone}`,
   );
   lines.unshift(
     `instruction cache${tag}: predicted slowdown at ${warpsLabel({ warpsPerSm: first.warpsPerSm, range: first.warpsRange })} warps/SM, ${first.warpsSource}`,

@@ -100,4 +100,36 @@ describe('launches through kernel-pointer tables', () => {
       ],
     );
   });
+
+  test('two functions with a local table of the same name: each launch reads its own (issue 40, coarsening.cu)', () => {
+    const text = [
+      '__global__ void rows1(float *x) {}',
+      '__global__ void rows2(float *x) {}',
+      '__global__ void pts1(float *x) {}',
+      '__global__ void pts2(float *x) {}',
+      'struct Variant { const char *name; void (*kernel)(float *); int per; };',
+      'void run_rows(float *d) {',
+      '  const Variant variants[] = {{"rows1", rows1, 1}, {"rows2", rows2, 2}};',
+      '  for (const Variant &v : variants) {',
+      '    v.kernel<<<4096, dim3(32, 32)>>>(d);',
+      '  }',
+      '}',
+      'void run_pts(float *d) {',
+      '  const Variant variants[] = {{"pts1", pts1, 1}, {"pts2", pts2, 2}};',
+      '  for (const Variant &v : variants) ran += 1;',
+      '  for (const Variant &v : variants) {',
+      '    v.kernel<<<128, 256>>>(d);',
+      '  }',
+      '}',
+    ].join('\n');
+    assert.deepEqual(
+      findLaunches(text).map(l => [l.kernel, l.line, l.via?.line ?? null]),
+      [
+        ['rows1', 9, 7],
+        ['rows2', 9, 7],
+        ['pts1', 16, 13],
+        ['pts2', 16, 13],
+      ],
+    );
+  });
 });

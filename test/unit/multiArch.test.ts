@@ -106,7 +106,10 @@ describe('loop hover: one column set per architecture', () => {
   test("one architecture (no extra, or the extra is the main one): today's table, unchanged", async () => {
     for (const extra of [undefined, new Map(), new Map([[51, new Map([['sm_90', sm90]])]])]) {
       const md = await hover({ file: null, loops: new Map([[51, sm90]]), ...(extra ? { extraArchLoops: extra } : {}) });
-      assert.match(md, /^\| factor \| kernel SASS \| bytes \| loop SASS \| regs \| spills \| nvcc unroll \| same code as \|$/m);
+      assert.match(
+        md,
+        /^\| factor \| kernel SASS \| bytes \| loop SASS \| regs \| spills \| stack · loop LDL\/STL \| nvcc unroll \| same code as \|$/m,
+      );
       assert.doesNotMatch(md, /sm_90 kernel SASS/);
     }
   });

@@ -75,7 +75,26 @@ function baseName(callee: string): string | null {
 }
 
 /**
- * Where `name` gets its kernels, before `at`: a brace initializer (`name[] = {…}`, `(*name[])(…)
+ * Is a declaration at `decl` in scope at `at` (after it)? Not when a `}` between them closes the
+ * block it was declared in: a table of the same name in another function (issue 40:
+ * coarsening.cu's two `variants` tables) is not the one a later launch reads.
+ */
+function inScope(text: string, decl: number, at: number): boolean {
+  let depth = 0;
+  for (let i = decl; i < at; i++) {
+    if (text[i] === '{') depth++;
+    else if (text[i] === '}' && --depth < 0) return false;
+  }
+  return true;
+}
+
+/** The matches of `re` in `before` whose declaration is in scope at its end, nearest first. */
+function visibleMatches(before: string, re: RegExp): RegExpMatchArray[] {
+  return [...before.matchAll(re)].filter(m => inScope(before, m.index!, before.length)).reverse();
+}
+
+/**
+ * Where `name` gets its kernels, before `at`, from the nearest declaration in scope there: a brace initializer (`name[] = {…}`, `(*name[])(…)
  * = {…}`, `std::array<…> name{…}`), a range-for over a table (`for (auto &name : table)`), or
  * assignments (`K name = table[i];`, `fn = cond ? a : b;`) read through to what they name.
  */
@@ -86,7 +105,7 @@ function resolveName(text: string, name: string, at: number, kernels: Set<string
   const lineAt = (i: number) => text.slice(0, i).split('\n').length;
   // a brace initializer: the table itself
   const init = new RegExp(String.raw`(?<![\w.])${n}\s*(?:\[[^\]\n]*\]\s*)*(?:\)\s*\([^()]*\)\s*)?(=\s*)?\{`, 'g');
-  for (const m of before.matchAll(init)) {
+  for (const m of visibleMatches(before, init)) {
     // `name {` without `=` is a declaration only after a type (`std::array<K, 3> name{…}`), not `if (name) {`
     if (!m[1] && !/(?:[\w>]\s+|>)$/.test(before.slice(0, m.index!))) continue;
     const open = m.index! + m[0].length - 1;
@@ -97,7 +116,10 @@ function resolveName(text: string, name: string, at: number, kernels: Set<string
   }
   // a range-for over a table
   const rangeFor = new RegExp(String.raw`\bfor\s*\([^;()]*?[\s&*]${n}\s*:\s*([A-Za-z_]\w*)\s*\)`, 'g');
-  for (const m of before.matchAll(rangeFor)) {
+  for (const m of visibleMatches(before, rangeFor)) {
+    // the loop variable lives in the loop's body only: a loop that ended before `at` is not it
+    const body = /^\s*\{/.test(text.slice(m.index! + m[0].length)) ? text.indexOf('{', m.index! + m[0].length) : -1;
+    if (body >= 0 && closingBrace(text, body) < at) continue;
     const t = resolveName(text, m[1], m.index!, kernels, depth + 1);
     if (t) return t;
   }

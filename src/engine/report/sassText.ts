@@ -31,6 +31,7 @@ export function loopSassLensTitle(sass: SassFacts | null, _kernel: Kernel, loop:
   const parts = [`SASS ${m.loopInstructions} instr`];
   if (k) parts.push(`${k.registers} regs`);
   if (k && (k.spillStores || k.spillLoads)) parts.push(`spills ${k.spillStores}B`);
+  if (k?.stackBytes) parts.push(`stack ${k.stackBytes}B`);
   if (m.effectiveUnroll !== null)
     parts.push(m.fullyUnrolled ? `nvcc unrolled fully (×${m.effectiveUnroll})` : `nvcc unrolled ×${m.effectiveUnroll}`);
   return parts.join(' · ');
@@ -40,13 +41,23 @@ function cell(v: number | null | undefined): string {
   return v === null || v === undefined ? '–' : String(v);
 }
 
+/**
+ * The stack frame and the loop's local loads/stores: "16 B · 0 LDL / 1 STL". A rolled loop that
+ * indexes a small array moves it to the stack without any spill, so this stands beside spills.
+ */
+function localMemory(v: LoopVariant): string {
+  if (v.stackBytes === null || v.stackBytes === undefined) return '–';
+  const traffic = v.localLoads === null || v.localLoads === undefined ? '' : ` · ${v.localLoads} LDL / ${v.localStores ?? 0} STL`;
+  return v.stackBytes || v.localLoads || v.localStores ? `${v.stackBytes} B${traffic}` : '0';
+}
+
 function variantRow(v: LoopVariant, best: LoopVariant | null, worst: LoopVariant | null): string {
   const mark = (s: string) => (v === best ? `**${s}**` : v === worst ? `*${s}*` : s);
   const eff = v.status !== 'ok' ? v.status : v.effectiveUnroll === null ? '?' : `×${v.effectiveUnroll}${v.fullyUnrolled ? ' (full)' : ''}`;
   const bytes = v.kernelBytes === null ? '–' : `${(v.kernelBytes / 1024).toFixed(1)} KiB`;
   const spills = v.spillStores === null ? '–' : v.spillStores ? `${v.spillStores} B` : '0';
   const same = v.identicalTo !== null ? `= ${v.identicalTo}` : '';
-  return `| ${mark(String(v.factor))} | ${mark(cell(v.kernelInstructions))} | ${bytes} | ${cell(v.loopInstructions)} | ${cell(v.registers)} | ${spills} | ${eff} | ${same} |`;
+  return `| ${mark(String(v.factor))} | ${mark(cell(v.kernelInstructions))} | ${bytes} | ${cell(v.loopInstructions)} | ${cell(v.registers)} | ${spills} | ${localMemory(v)} | ${eff} | ${same} |`;
 }
 
 /** Fewest and most kernel instructions among a report's ok variants (the hover marks them). */
@@ -157,8 +168,8 @@ export function loopSassMarkdown(sass: SassFacts | null, _kernel: Kernel, loop: 
     );
     parts.push(
       [
-        '| factor | kernel SASS | bytes | loop SASS | regs | spills | nvcc unroll | same code as |',
-        '|---|---|---|---|---|---|---|---|',
+        '| factor | kernel SASS | bytes | loop SASS | regs | spills | stack · loop LDL/STL | nvcc unroll | same code as |',
+        '|---|---|---|---|---|---|---|---|---|',
         ...r.variants.map(v => variantRow(v, best, worst)),
       ].join('\n'),
     );

@@ -1,4 +1,5 @@
-// The unroll nvcc applied to one source loop, read from the machine code's loop structure.
+// The unroll nvcc applied to one source loop, read from the machine code in two independent ways
+// that must agree.
 //
 // A machine-code loop (a natural back edge, sass/loops.ts) belongs to the source loop its back
 // edge is attributed to: the line of the backward BRA (the loop's condition) lies in the loop's
@@ -6,20 +7,30 @@
 // back edge, and a machine loop that an inner loop's code merely sits in (unrolled completely
 // inside it) is not the inner loop's.
 //
-// Copies of one source iteration in a stretch of machine code: the stretch's instructions of the
-// loop's lines (nested loops included: they run once per iteration) are counted per (opcode,
-// line), and so are those of one iteration of the rolled build (the same file with the loop at
-// `unroll 1`). Each pair gives a ratio; work that unrolling folds away (index arithmetic,
-// constants of the counter) gives ratios near 0 and is left out, and the ratio most of the
-// remaining per-iteration work agrees on is the number of copies. The main loop is the loop's
-// machine loop with most work; the other loops of the same source loop and its straight-line
-// copies outside them are the remainder nvcc emitted beside it. A loop with no machine loop left
-// was unrolled completely: its factor is its trip count (else the copies counted in one pass of
-// the enclosing machine loop, or in the function).
+// Reading 1, the body: copies of one source iteration in a stretch of machine code. The
+// stretch's arithmetic of the loop's lines (nested loops included: they run once per iteration)
+// is counted per (opcode, line), and so is one iteration of the rolled build (the same file with
+// the loop at `unroll 1`). Each pair gives a ratio; work that unrolling folds away (index
+// arithmetic, constants of the counter) gives ratios near 0 and is left out, and the ratio most of
+// the remaining per-iteration work agrees on is the number of copies. Memory instructions do not
+// vote while there is other work: nvcc merges consecutive loads (four `LDS` of `As[ty][k]` become
+// one `LDS.128`), which would count ×2 for ×4 (issue 40, NVIDIA's matrixMul).
+// Reading 2, the trip structure: the loop's induction steps per pass (sass/induction.ts) against
+// the rolled loop's: unrolled ×k, each counter and pointer moves k times as far per pass.
+// A remaining machine loop's copies are the number both readings give; when they differ, or the
+// body gives none, the copies are unknown with the reason. With only the body readable (a
+// grid-stride loop: its step is a register), the body's count stands and says so.
+//
+// The main loop is the loop's machine loop with most work; the other loops of the same source loop
+// and its straight-line copies outside them are the remainder nvcc emitted beside it. A loop with
+// no machine loop left was unrolled completely: its factor is its trip count, checked against the
+// body's copies in one pass of the enclosing machine loop (or in the function); without a known
+// trip count, the body's copies.
 import * as path from 'path';
 import type { Kernel, Loop } from '../parse/model';
 import { classifyInstruction, findSassLoops } from '../sass';
 import type { SassFunction, SassInstruction, SassLoop } from '../sass';
+import { inductionSteps, stepRatio } from '../sass/induction';
 
 /** Work whose count scales with the iterations a stretch of code holds (arithmetic and memory). */
 export const WORK_CLASSES = new Set<string>([
@@ -35,8 +46,18 @@ export const WORK_CLASSES = new Set<string>([
   'ATOMIC',
   'TEXTURE',
 ]);
-/** A loop with no such work (integer hashing) is measured on its integer work too. */
-const INTEGER_WORK_CLASSES = new Set<string>([...WORK_CLASSES, 'INT', 'CONVERT']);
+/** Work that vectorisation cannot merge: arithmetic, shuffles, special functions (the body reading's first choice). */
+const ARITHMETIC_CLASSES = new Set<string>(['FP32', 'FP64', 'FP16_TENSOR', 'SHUFFLE', 'SPECIAL']);
+/**
+ * The classes the body reading counts, in order of preference: the first that one rolled iteration
+ * holds any of. Arithmetic; else integer work too (hashing); else memory too (a copy loop), which
+ * the induction steps must then confirm.
+ */
+const BODY_CLASS_TIERS = [
+  ARITHMETIC_CLASSES,
+  new Set<string>([...ARITHMETIC_CLASSES, 'INT', 'CONVERT']),
+  new Set<string>([...WORK_CLASSES, 'INT', 'CONVERT']),
+];
 
 /** Share of one iteration's work a straight-line stretch must hold to count as copies of it. */
 const STRAIGHT_COPY_SHARE = 0.5;
@@ -46,13 +67,18 @@ export interface AppliedUnroll {
   loops: SassLoop[];
   /** Copies of one source iteration per pass of the main loop; the trip count when unrolled completely. */
   copies: number | null;
-  /** Copies per pass of each of `loops` (0: unknown, no rolled baseline). */
+  /** Why `copies` is null when something was measured (the readings disagree, or one iteration's work is not found); else null. */
+  unknown: string | null;
+  /** The two readings of the main piece (see the file header). */
+  readings: UnrollReadings;
+  /** Copies per pass of each of `loops` (0: unknown). */
   loopCopies: number[];
   /** No machine loop of its own is left: nvcc unrolled the loop completely. */
   fullyUnrolled: boolean;
   /**
    * Beside the main loop: the copies per pass of each other machine loop of the source loop
-   * (largest first) and the copies in straight-line code outside them. Null when unrolled completely.
+   * (largest first) and the copies in straight-line code outside them. Null when unrolled completely,
+   * or when the copies of a remainder loop are unknown.
    */
   remainder: { loops: number[]; straight: number } | null;
   /** Unrolled completely inside an enclosing machine loop: that loop (its copies run once per pass of it). */
@@ -64,6 +90,13 @@ export interface AppliedUnroll {
    * (or in the function). Setup before the loop is not counted.
    */
   instructions: number;
+  /** Local-memory instructions among those: LDL and STL (spills, or an array the loop indexes moved to the stack). */
+  local: { loads: number; stores: number };
+}
+
+/** LDL and STL among `ins` (local memory: the thread's stack frame). */
+export function localTraffic(ins: SassInstruction[]): { loads: number; stores: number } {
+  return { loads: ins.filter(i => i.opcode === 'LDL').length, stores: ins.filter(i => i.opcode === 'STL').length };
 }
 
 function sameFile(a: string, b: string): boolean {
@@ -199,28 +232,68 @@ function templateArguments(demangled: string): string[] | null {
   return out;
 }
 
-/** The per-iteration profile: the rolled build's main machine loop of the source loop. */
+/** The per-iteration profile: the rolled build's main machine loop of the source loop, with that loop. */
 export function perIterationProfile(
   base: SassFunction,
   file: string,
   kernel: Kernel,
   loop: Loop,
-): { counts: Map<string, number>; classes: Set<string> } | null {
+): { counts: Map<string, number>; classes: Set<string>; loop: SassLoop } | null {
   const own = ownMachineLoops(base, file, kernel, loop);
-  for (const classes of [WORK_CLASSES, INTEGER_WORK_CLASSES]) {
-    let best: Map<string, number> | null = null;
+  for (const classes of BODY_CLASS_TIERS) {
+    let best: { counts: Map<string, number>; loop: SassLoop } | null = null;
     let bestN = 0;
     for (const l of own) {
       const c = profile(base, file, loop, classes, i => within(i, l));
       const n = [...c.values()].reduce((a, b) => a + b, 0);
       if (n > bestN) {
-        best = c;
+        best = { counts: c, loop: l };
         bestN = n;
       }
     }
-    if (best) return { counts: best, classes };
+    if (best) return { ...best, classes };
   }
   return null;
+}
+
+/** What one reading or both say about the copies in a piece of machine code (see the file header). */
+export interface UnrollReadings {
+  /** Copies of one iteration's work in the piece (the body reading); null: none found or no rolled build. */
+  body: number | null;
+  /** The growth of the induction steps against the rolled loop (the trip-structure reading); null: not readable. */
+  steps: number | null;
+  /** Why `steps` is what it is (the steps compared, or why there are none). */
+  stepsBasis: string;
+}
+
+type PerIteration = NonNullable<ReturnType<typeof perIterationProfile>>;
+
+/**
+ * The copies per pass of machine loop `l` of `fn` from both readings: the number when they agree,
+ * or the body's alone when the steps cannot be read; else null with the reason.
+ */
+function loopCopiesOf(
+  fn: SassFunction,
+  l: SassLoop,
+  work: Map<string, number>,
+  base: SassFunction | null,
+  per: PerIteration | null,
+): { copies: number | null; unknown: string | null; readings: UnrollReadings } {
+  if (!base || !per) {
+    return { copies: null, unknown: 'no rolled build to compare with', readings: { body: null, steps: null, stepsBasis: '' } };
+  }
+  const c = copiesOf(per.counts, work);
+  const body = c > 0 ? c : null;
+  const ratio = stepRatio(inductionSteps(fn, l, findSassLoops(fn)), inductionSteps(base, per.loop, findSassLoops(base)));
+  const readings = { body, steps: ratio.factor, stepsBasis: ratio.reason };
+  if (body === null) return { copies: null, unknown: "the machine loop holds no whole copy of one iteration's work", readings };
+  if (ratio.factor === null || ratio.factor === body) return { copies: body, unknown: null, readings };
+  const what = per.classes === ARITHMETIC_CLASSES ? 'arithmetic' : 'work';
+  return {
+    copies: null,
+    unknown: `the machine readings disagree: the body holds ×${body} of one iteration's ${what}, the ${ratio.reason} say ×${ratio.factor}`,
+    readings,
+  };
 }
 
 /**
@@ -256,30 +329,52 @@ export function appliedUnroll(
   if (loops.length) {
     const inOwn = (i: SassInstruction) => loops.some(x => within(i, x.l));
     const straightWork = work(i => !inOwn(i) && !isHeaderOnly(i, file, kernel, loop));
-    const copies = per ? copiesOf(per.counts, loops[0].w) : null;
-    const rest = per ? loops.slice(1).map(x => copiesOf(per.counts, x.w)) : [];
+    const each = loops.map(x => loopCopiesOf(fn, x.l, x.w, base, per));
     // A straight-line copy holds most of an iteration's work: one instruction of the last
     // iteration that the scheduler recomputed after the loop is no copy.
     const straight = per ? copiesOf(per.counts, straightWork, STRAIGHT_COPY_SHARE) : 0;
-    let instructions = 0;
-    for (const i of fn.instructions)
-      if (inOwn(i) || (mineSet.has(i) && straight > 0 && !isHeaderOnly(i, file, kernel, loop))) instructions++;
+    const counted = fn.instructions.filter(i => inOwn(i) || (mineSet.has(i) && straight > 0 && !isHeaderOnly(i, file, kernel, loop)));
+    const rest = each.slice(1).map(e => e.copies ?? 0);
     return {
       loops: loops.map(x => x.l),
-      copies: copies === 0 ? null : copies,
-      loopCopies: per ? loops.map(x => copiesOf(per.counts, x.w)) : loops.map(() => 0),
+      copies: each[0].copies,
+      unknown: each[0].copies === null ? each[0].unknown : null,
+      readings: each[0].readings,
+      loopCopies: each.map(e => e.copies ?? 0),
       fullyUnrolled: false,
-      remainder: per ? { loops: rest.filter(c => c > 0).sort((a, b) => b - a), straight } : null,
+      remainder: per && rest.every(c => c > 0) ? { loops: rest.sort((a, b) => b - a), straight } : null,
       enclosing: null,
-      instructions,
+      instructions: counted.length,
+      local: localTraffic(counted),
     };
   }
+  return unrolledCompletely(fn, file, kernel, loop, per, mine, demangled);
+}
 
-  // Unrolled completely: its copies run once per pass of the enclosing machine loop holding most of them.
+/** The copies of a loop with no machine loop of its own left: its trip count, checked against the body's copies. */
+function unrolledCompletely(
+  fn: SassFunction,
+  file: string,
+  kernel: Kernel,
+  loop: Loop,
+  per: PerIteration | null,
+  mine: SassInstruction[],
+  demangled: string | undefined,
+): AppliedUnroll {
+  // Its copies run once per pass of the enclosing machine loop holding most of them; a machine
+  // loop of a nested source loop (rolled inside each copy) encloses one copy of that loop only.
+  const byAddress = new Map(fn.instructions.map(i => [i.address, i]));
+  const nested = nestedLoops(kernel, loop);
+  const ofNested = (l: SassLoop) =>
+    l.branchAddresses.some(a => {
+      const b = byAddress.get(a);
+      const line = b ? frameInFile(b, file) : null;
+      return line !== null && nested.some(n => line >= n.span.line && line <= n.span.endLine);
+    });
   let enclosing: SassLoop | null = null;
   let most = 0;
   for (const l of findSassLoops(fn)) {
-    if (!l.natural) continue;
+    if (!l.natural || ofNested(l)) continue;
     const n = mine.filter(i => within(i, l)).length;
     if (n > most || (n === most && enclosing && l.instructions < enclosing.instructions)) {
       enclosing = l;
@@ -288,20 +383,39 @@ export function appliedUnroll(
   }
   const region = (i: SassInstruction) => !enclosing || within(i, enclosing);
   const trip = tripCountIn(loop, kernel, demangled);
-  let copies: number | null = trip;
-  if (copies === null && per) {
-    const c = copiesOf(per.counts, work(region));
-    copies = c > 0 ? c : null;
-  }
+  const c = per ? copiesOf(per.counts, profile(fn, file, loop, per.classes, region)) : 0;
+  const body = c > 0 ? c : null;
+  let copies: number | null = trip ?? body;
+  let unknown: string | null = null;
+  // An enclosing machine loop unrolled ×m holds m × trip copies per pass: a multiple agrees.
+  if (trip !== null && body !== null && body % trip !== 0) {
+    copies = null;
+    unknown = `the machine readings disagree: no machine loop is left (trip count ${trip}), but the ${enclosing ? 'enclosing machine loop holds' : 'code holds'} ×${body} of one iteration's work`;
+  } else if (trip === null && body !== null && enclosing === null && parentUnrolledToo(fn, file, kernel, loop)) {
+    // The code holds the copies of both loops (convolutionSeparable's `j` loop inside its `i`
+    // loop: 136 = 8 × 17): without this loop's trip count they cannot be told apart.
+    copies = null;
+    unknown = `no machine loop is left, but the enclosing loop was unrolled completely too: the code's ×${body} counts the copies of both, and this loop's trip count is not known`;
+  } else if (copies === null) unknown = 'no machine loop is left, and neither the trip count nor the copies in the code are known';
   return {
     loops: [],
     copies: mine.length ? copies : null,
+    unknown: mine.length ? unknown : null,
+    readings: { body, steps: null, stepsBasis: 'no machine loop is left' },
     loopCopies: [],
     fullyUnrolled: mine.length > 0,
     remainder: null,
     enclosing,
     instructions: mine.filter(region).length,
+    local: localTraffic(mine.filter(region)),
   };
+}
+
+/** The innermost source loop around `loop` has no machine loop of its own either (unrolled completely). */
+function parentUnrolledToo(fn: SassFunction, file: string, kernel: Kernel, loop: Loop): boolean {
+  const around = kernel.loops.filter(l => l !== loop && l.span.line <= loop.span.line && l.span.endLine >= loop.span.endLine);
+  const parent = around.sort((a, b) => b.span.line - a.span.line)[0];
+  return parent !== undefined && ownMachineLoops(fn, file, kernel, parent).length === 0;
 }
 
 /** An instruction of the loop's header line only (setup or test of the counter), in a loop whose body has other lines. */

@@ -35,6 +35,7 @@ import {
 } from './kernelChoice';
 import { lineIn } from './loopAttribution';
 import { measureInstantiations, measureLoop } from './measureLoop';
+import { localTraffic } from './appliedUnroll';
 import type { FileSassReport, InstantiationChoice, KernelSass, KernelVariant, LoopReport, LoopVariant } from './reports';
 import { explainVariants } from './variantNotes';
 
@@ -153,6 +154,8 @@ export class VariantInspector {
         spillLoads: u?.spillLoadBytes ?? 0,
         sharedBytes: u?.sharedBytes ?? 0,
         stackBytes: u?.stackBytes ?? 0,
+        localLoads: fn ? localTraffic(fn.instructions).loads : null,
+        localStores: fn ? localTraffic(fn.instructions).stores : null,
         classes: fn ? classHistogram(fn) : {},
         occupancy: occ ? { blockSize, occupancy: occ.occupancy, limiter: occ.limiter } : null,
       };
@@ -469,9 +472,14 @@ export class VariantInspector {
       if (m) {
         v.loopInstructions = m.loopInstructions;
         v.effectiveUnroll = m.effectiveUnroll;
+        v.unrollUnknown = m.unrollUnknown;
+        v.unrollReadings = m.unrollReadings;
         v.fullyUnrolled = m.fullyUnrolled;
         v.remainder = m.remainder;
+        v.localLoads = m.local.loads;
+        v.localStores = m.local.stores;
         v.icache = m.icache;
+        v.icacheNone = m.icacheNone;
       }
     }
     return { variant: v, codeHash: hash };
@@ -747,6 +755,7 @@ function kernelResources(b: BuildResult, dis: Disassembly, name: string, arch: s
     registers: usage?.registers ?? null,
     spillStores: usage?.spillStoreBytes ?? null,
     spillLoads: usage?.spillLoadBytes ?? null,
+    stackBytes: usage?.stackBytes ?? null,
   };
   const occupancy = usage
     ? theoreticalOccupancy({ registersPerThread: usage.registers, sharedBytesPerBlock: usage.sharedBytes, threadsPerBlock, arch })

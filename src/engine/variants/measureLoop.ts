@@ -16,21 +16,35 @@ export interface LoopMeasure {
   kernel: string;
   loopInstructions: number;
   effectiveUnroll: number | null;
+  /** Why effectiveUnroll is null although the loop was measured (the two readings disagree …). */
+  unrollUnknown: string | null;
+  /** The two machine-code readings behind effectiveUnroll (appliedUnroll.ts). */
+  unrollReadings: AppliedUnroll['readings'];
   fullyUnrolled: boolean;
   remainder: AppliedUnroll['remainder'];
+  /** LDL/STL instructions in the loop's machine code. */
+  local: AppliedUnroll['local'];
   icache: IcacheLoopFacts | null;
+  /** Why `icache` is null (the loop's code runs once …). */
+  icacheNone: string | null;
 }
 
 /**
  * The machine code the instruction cache must hold while the loop runs: the hottest machine-code
  * loop of its work, or (unrolled completely) the innermost machine-code loop around most of its
- * instructions. Null when the loop's code runs once (no loop repeats it: nothing to re-fetch).
+ * instructions. None, with the reason, when the loop's code runs once (no loop repeats it:
+ * nothing to re-fetch).
  */
-function hotCodeFacts(fn: SassFunction, file: string, loop: Loop, hot: SassLoop | null): IcacheLoopFacts | null {
+function hotCodeFacts(
+  fn: SassFunction,
+  file: string,
+  loop: Loop,
+  hot: SassLoop | null,
+): { facts: IcacheLoopFacts | null; none: string | null } {
   let chosen = hot;
   if (!chosen) {
     const mine = fn.instructions.filter(ins => lineIn(ins, file, loop.span.line, loop.span.endLine));
-    if (!mine.length) return null;
+    if (!mine.length) return { facts: null, none: `none of the loop's machine code is in ${fn.name}` };
     let bestCount = 0;
     for (const l of findSassLoops(fn)) {
       if (!l.natural) continue;
@@ -42,9 +56,14 @@ function hotCodeFacts(fn: SassFunction, file: string, loop: Loop, hot: SassLoop 
       }
     }
   }
-  if (!chosen) return null;
+  if (!chosen) {
+    return {
+      facts: null,
+      none: "no machine-code loop repeats most of the loop's code (unrolled completely, it runs once per thread): nothing is fetched again, so there is no instruction-cache prediction",
+    };
+  }
   const code = fn.instructions.filter(ins => ins.address >= chosen!.headAddress && ins.address <= chosen!.branchAddress);
-  return { bytes: chosen.branchAddress - chosen.headAddress + 16, issue: issueProfile(code) };
+  return { facts: { bytes: chosen.branchAddress - chosen.headAddress + 16, issue: issueProfile(code) }, none: null };
 }
 
 /**
@@ -65,13 +84,18 @@ export function measureLoop(
   if (!fn) return null;
   const baseFn = baseline?.functions.find(f => f.name === fn.name) ?? null;
   const a = appliedUnroll(fn, baseFn, file, kernel, loop, demangled?.get(fn.name));
+  const hot = hotCodeFacts(fn, file, loop, a.loops[0] ?? null);
   return {
     kernel: fn.name,
     loopInstructions: a.instructions,
     effectiveUnroll: a.copies,
+    unrollUnknown: a.unknown,
+    unrollReadings: a.readings,
     fullyUnrolled: a.fullyUnrolled,
     remainder: a.remainder,
-    icache: hotCodeFacts(fn, file, loop, a.loops[0] ?? null),
+    local: a.local,
+    icache: hot.facts,
+    icacheNone: hot.none,
   };
 }
 

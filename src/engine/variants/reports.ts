@@ -6,6 +6,7 @@ import type { SassClass } from '../sass';
 import type { IcacheLoopFacts } from '../icache/types';
 import type { BuildResult } from './build';
 import type { UnrollFactor } from './rewrite';
+import type { UnrollReadings } from './appliedUnroll';
 
 export interface KernelSass {
   name: string;
@@ -17,6 +18,9 @@ export interface KernelSass {
   spillLoads: number;
   sharedBytes: number;
   stackBytes: number;
+  /** LDL / STL instructions in the function (null without a listing). */
+  localLoads?: number | null;
+  localStores?: number | null;
   /** Instructions per opcode class (FP32, LOAD_GLOBAL, …); empty without a disassembler. */
   classes: Partial<Record<SassClass, number>>;
   /** Theoretical occupancy at `blockSize` threads (launch bounds, else 256), when known. */
@@ -40,6 +44,10 @@ export interface LoopVariant {
   loopInstructions: number | null;
   /** Copies of one source iteration in the hottest machine-code loop covering the source loop. */
   effectiveUnroll: number | null;
+  /** Why effectiveUnroll is null although the loop was measured: the machine-code readings disagree (appliedUnroll.ts). */
+  unrollUnknown?: string | null;
+  /** The body and induction-step readings behind effectiveUnroll. */
+  unrollReadings?: UnrollReadings | null;
   /** No machine-code loop is left for this source loop: it was unrolled completely. */
   fullyUnrolled: boolean;
   /** Beside the main machine loop: copies per pass of the loop's other machine loops and straight-line copies (null when unrolled completely or unknown). */
@@ -47,6 +55,11 @@ export interface LoopVariant {
   registers: number | null;
   spillStores: number | null;
   spillLoads: number | null;
+  /** The kernel's stack frame in bytes (ptxas -v): local memory per thread, spills and local arrays. */
+  stackBytes?: number | null;
+  /** LDL / STL instructions in the loop's machine code (the same code as loopInstructions). */
+  localLoads?: number | null;
+  localStores?: number | null;
   /** An earlier variant in the list whose kernel code is identical, instruction for instruction. */
   identicalTo: UnrollFactor | null;
   cached: boolean;
@@ -58,6 +71,8 @@ export interface LoopVariant {
   machineCode?: string | null;
   /** The loop's hot machine code for the instruction-cache model (icache/model.ts); null when it runs once or is unknown. */
   icache?: IcacheLoopFacts | null;
+  /** Why `icache` is null for a measured loop (its code runs once: no machine loop repeats it). */
+  icacheNone?: string | null;
   /** Theoretical resident warps per SM at the launch-bounds block size (else 256): the i-cache prediction's occupancy before a GPU run. */
   warpsPerSm?: number | null;
 }

@@ -9,6 +9,8 @@ export function explainVariants(variants: LoopVariant[], loop: Loop): string[] {
   const trip = typeof loop.tripCount === 'number' ? loop.tripCount : null;
   for (const v of variants) {
     if (v.status !== 'ok') continue;
+    // A count the two machine-code readings do not back is no count: say why, claim nothing about the request.
+    if (v.effectiveUnroll === null && v.unrollUnknown) notes.push(`${factorLabel(v.factor)}: applied unroll unknown: ${v.unrollUnknown}`);
     const asked = typeof v.factor === 'number' ? v.factor : null;
     const honoured = (asked !== null && v.effectiveUnroll === asked) || (v.factor === 'full' && v.fullyUnrolled);
     if (v.identicalTo !== null && v.identicalTo !== v.factor) {
@@ -31,6 +33,11 @@ export function explainVariants(variants: LoopVariant[], loop: Loop): string[] {
       if (v.fullyUnrolled) notes.push(`${factorLabel(v.factor)} requested, nvcc unrolled the loop completely (×${v.effectiveUnroll})`);
       else if (v.effectiveUnroll === 1 && asked > 1)
         notes.push(`${factorLabel(v.factor)} ignored by nvcc: its machine loop holds one iteration per pass (×1)`);
+      else if (v.unrollReadings && v.unrollReadings.steps !== v.effectiveUnroll)
+        // Capped only when both readings say so: the body's count alone is said as such.
+        notes.push(
+          `${factorLabel(v.factor)} requested, the machine loop's body holds ×${v.effectiveUnroll} (not confirmed by its induction steps: ${v.unrollReadings.stepsBasis})`,
+        );
       else
         notes.push(
           `${factorLabel(v.factor)} requested, nvcc unrolled ×${v.effectiveUnroll}${v.effectiveUnroll < asked ? ' (capped)' : ''}`,
