@@ -102,7 +102,7 @@ describe('#if groups whose branches do not balance', () => {
   test('an edit that makes a group unbalanced (or balanced again) reparses what the parser reads', async () => {
     const docs = await documents();
     const balancedSrc = KERNEL.replace(/\{NO_DEVICE_CODE;\} else \{/g, '{NO_DEVICE_CODE;}').replace(
-      /\n    \}\n\}\n\ntemplate <int I>/,
+      /\n {4}\}\n\}\n\ntemplate <int I>/,
       '\n}\n\ntemplate <int I>',
     );
     docs.open('k.cu', balancedSrc);
