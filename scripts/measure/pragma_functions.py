@@ -19,7 +19,7 @@ import sys
 EXTS = ('.cu', '.cuh', '.h', '.hpp', '.inl', '.cuinl')
 PRAGMA_MACROS = {'CUTLASS_PRAGMA_UNROLL', 'CUTLASS_PRAGMA_NO_UNROLL', 'CUTE_UNROLL', 'CUTE_NO_UNROLL',
                  '_CCCL_PRAGMA_UNROLL', '_CCCL_PRAGMA_UNROLL_FULL', '_CCCL_PRAGMA_NOUNROLL', 'TCNN_PRAGMA_UNROLL'}
-CONTROL = {'if', 'for', 'while', 'switch', 'catch', 'return', 'sizeof', 'decltype', 'alignof', 'static_assert'}
+CONTROL = {'if', 'for', 'while', 'switch', 'catch', 'return', 'sizeof', 'decltype', 'alignof', 'static_assert', 'constexpr'}
 
 
 def strip(text):
@@ -46,7 +46,8 @@ def strip(text):
             while j < n and text[j] != c and text[j] != '\n':
                 j += 2 if text[j] == '\\' else 1
             for k in range(i + 1, min(j, n)):
-                out[k] = ' '
+                if out[k] != '\n':
+                    out[k] = ' '
             i = j + 1
         else:
             i += 1
