@@ -15,6 +15,8 @@ import type { FunctionCache } from './functionCache';
 import { collectInstantiations } from './instantiations';
 import { hasRealSyntaxErrors } from './syntaxErrors';
 import { TopLevel, scanTopLevel } from './topLevel';
+import type { UnparsedFunction } from './model';
+import { unparsedFunctions } from './unparsedFunctions';
 
 /** A digest of the file's class definitions (cache key: a member's value may change any trip count). */
 function classesDigest(top: TopLevel): string {
@@ -43,6 +45,13 @@ export function analyzeTreeWithSnapshot(
   return withMacros(table, () => analyzeWholeTree(tree, path, cache));
 }
 
+/** Device functions the file defines that the analysis does not list (unparsedFunctions.ts). */
+function lostFunctions(root: Tree['rootNode'], top: TopLevel, failed: UnparsedFunction[]): UnparsedFunction[] {
+  const listed = top.functions.map(f => ({ start: f.node.startIndex, end: f.node.endIndex }));
+  const parsed = root.descendantsOfType('function_definition').flatMap(n => (n ? [{ start: n.startIndex, end: n.endIndex }] : []));
+  return unparsedFunctions(root.text, root, [...parsed, ...listed], listed, failed);
+}
+
 function analyzeWholeTree(tree: Tree, path: string, cache?: FunctionCache): AnalysisSnapshot {
   const root = tree.rootNode;
   const top = scanTopLevel(root);
@@ -67,6 +76,7 @@ function analyzeWholeTree(tree: Tree, path: string, cache?: FunctionCache): Anal
   const kernels: Kernel[] = [];
   const strayPragmas: StrayPragma[] = [];
   const snapshotFunctions: AnalysisSnapshot['functions'] = [];
+  const failed: UnparsedFunction[] = [];
   for (const fn of functions) {
     try {
       const args = fn.templateParams.length ? inst.get(fn.name) : undefined;
@@ -103,8 +113,9 @@ function analyzeWholeTree(tree: Tree, path: string, cache?: FunctionCache): Anal
         name: fn.name,
         result: r,
       });
-    } catch {
-      // A function the walker cannot handle is skipped, never fatal.
+    } catch (e) {
+      // A function the walker cannot handle is skipped, never fatal, and named.
+      failed.push({ name: fn.name, line: fn.node.startPosition.row + 1, reason: `the analysis failed (${(e as Error).message})` });
     }
   }
   cache?.commit();
@@ -112,8 +123,10 @@ function analyzeWholeTree(tree: Tree, path: string, cache?: FunctionCache): Anal
   const names = [...templates.keys()].map(escape);
   // A call of a __device__ function passes values its parameter bounds may take (ScopeLookup.parameterValue).
   const callees = [...new Set(functions.filter(f => f.qualifier !== 'global' && /^[A-Za-z_$]\w*$/.test(f.name)).map(f => escape(f.name)))];
+  const hasSyntaxErrors = hasRealSyntaxErrors(root);
+  const unparsed = hasSyntaxErrors || failed.length ? lostFunctions(root, top, failed) : [];
   return {
-    analysis: { path, kernels, strayPragmas, hasSyntaxErrors: hasRealSyntaxErrors(root) },
+    analysis: { path, kernels, strayPragmas, hasSyntaxErrors, ...(unparsed.length ? { unparsedFunctions: unparsed } : {}) },
     functions: snapshotFunctions,
     fileScope,
     instantiations: inst,

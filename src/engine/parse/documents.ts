@@ -22,6 +22,8 @@ interface Entry {
   text: string;
   /** `text` as the parser reads it (macros.maskForParse), kept up to date edit by edit. */
   masked: string;
+  /** Whether `masked` has branches of an unbalanced `#if` group blanked (macros/branches.ts). */
+  selects: boolean;
   /** The macros the file sees (its headers' or the built-in table). */
   macros: MacroTable;
   tree: Tree;
@@ -77,6 +79,29 @@ function widenForMasking(text: string, changes: TextChange[], macros: MacroTable
   return out;
 }
 
+/**
+ * Tells `tree` (already edited to `before`'s offsets) that `before` and `after`, of one length,
+ * differ between their first and last differing characters; false when they are the same.
+ */
+function markDifference(tree: Tree, before: string, after: string, text: string): boolean {
+  if (before === after) return false;
+  let start = 0;
+  while (before.charCodeAt(start) === after.charCodeAt(start)) start++;
+  let end = before.length;
+  while (end > start && before.charCodeAt(end - 1) === after.charCodeAt(end - 1)) end--;
+  const startPosition = pointAt(text, start);
+  const endPosition = advance(startPosition, text.slice(start, end));
+  tree.edit({
+    startIndex: start,
+    oldEndIndex: end,
+    newEndIndex: end,
+    startPosition,
+    oldEndPosition: endPosition,
+    newEndPosition: endPosition,
+  } as Edit);
+  return true;
+}
+
 export class CudaDocuments {
   private readonly entries = new Map<string, Entry>();
 
@@ -95,6 +120,7 @@ export class CudaDocuments {
     this.entries.set(key, {
       text,
       masked,
+      selects: macros.selectBranches(text) !== text,
       macros,
       tree,
       analysis: null,
@@ -114,7 +140,7 @@ export class CudaDocuments {
     let text = entry.text;
     let masked = entry.masked;
     changes = widenForMasking(text, changes, entry.macros);
-    const single = changes.length === 1 && !entry.dirty && entry.pending === null && entry.snapshot !== null ? changes[0] : null;
+    let single = changes.length === 1 && !entry.dirty && entry.pending === null && entry.snapshot !== null ? changes[0] : null;
     for (const c of changes) {
       const oldEnd = c.start + c.length;
       const startPosition = pointAt(text, c.start);
@@ -135,6 +161,18 @@ export class CudaDocuments {
       masked = masked.slice(0, r.start) + r.masked + masked.slice(r.end - delta);
       entry.tree.edit(edit);
     }
+    // Which branches of an unbalanced `#if` group are read depends on the whole file, not on
+    // the lines changed: where any are (before or after), mask it all again and tell tree-sitter
+    // what else changed.
+    const selected = entry.macros.selectBranches(text);
+    let reselected = false;
+    if (entry.selects || selected !== text) {
+      const full = entry.macros.maskForParse(text);
+      reselected = markDifference(entry.tree, masked, full, text);
+      masked = full;
+      entry.selects = selected !== text;
+    }
+    if (reselected) single = null;
     const tree = this.parser.parse(masked, entry.tree);
     if (!tree) throw new Error('tree-sitter returned no tree');
     if (single) {
@@ -218,7 +256,17 @@ export class CudaDocuments {
     const tree = this.parser.parse(masked);
     if (!tree) throw new Error('tree-sitter returned no tree');
     entry.tree.delete();
-    Object.assign(entry, { tree, masked, macros, analysis: null, cache: new FunctionCache(), snapshot: null, pending: null, dirty: true });
+    Object.assign(entry, {
+      tree,
+      masked,
+      selects: macros.selectBranches(entry.text) !== entry.text,
+      macros,
+      analysis: null,
+      cache: new FunctionCache(),
+      snapshot: null,
+      pending: null,
+      dirty: true,
+    });
     return true;
   }
 

@@ -4,7 +4,12 @@ import type { FileAnalysis, Kernel, Loop, ManualUnroll, SourceSpan } from './mod
 import { pragmaAsWritten } from '../report/describe';
 
 type FindingCode =
-  'pragma-without-loop' | 'full-unroll-runtime-trip' | 'full-unroll-dependent-trip' | 'nested-unroll-bloat' | 'manual-unroll-no-remainder';
+  | 'pragma-without-loop'
+  | 'full-unroll-runtime-trip'
+  | 'full-unroll-dependent-trip'
+  | 'nested-unroll-bloat'
+  | 'manual-unroll-no-remainder'
+  | 'unparsed-function';
 
 export interface Finding {
   code: FindingCode;
@@ -96,6 +101,15 @@ export function computeFindings(analysis: FileAnalysis, options: FindingOptions 
       severity: 'warning',
       span: s.pragma.span,
       message: `${pragmaAsWritten(s.pragma)} is not followed by a loop: nvcc ignores it.`,
+    });
+  }
+  for (const u of analysis.unparsedFunctions ?? []) {
+    out.push({
+      code: 'unparsed-function',
+      severity: 'warning',
+      span: { line: u.line, column: 0, endLine: u.line, endColumn: 0 },
+      kernel: u.name,
+      message: `\`${u.name}\` could not be read: ${u.reason}. Its loops and unroll pragmas are not analysed.`,
     });
   }
   for (const kernel of analysis.kernels) {

@@ -10,6 +10,18 @@ export interface Declared {
   type: Node | null;
   /** A `var` that nothing writes after its initialiser (nvcc folds it like a constant). */
   unmodified?: boolean;
+  /** For a parameter of a lambda written in the body: the lambda and the parameter's position. */
+  lambda?: { node: Node; index: number };
+}
+
+/** The lambda whose parameter list holds `p`, with `p`'s position in it, or undefined. */
+function lambdaOf(p: Node): Declared['lambda'] {
+  const list = p.parent;
+  const lambda = list?.parent?.parent;
+  if (list?.type !== 'parameter_list' || list.parent?.type !== 'abstract_function_declarator' || lambda?.type !== 'lambda_expression')
+    return undefined;
+  const index = named(list).findIndex(q => q.id === p.id);
+  return index < 0 ? undefined : { node: lambda, index };
 }
 
 /**
@@ -52,16 +64,16 @@ export function functionDeclarations(fn: Node): Map<string, Declared[]> {
     m.get(name)!.push(d);
   };
   const params = fn.childForFieldName('declarator');
-  for (const p of [
-    ...(params?.descendantsOfType(['parameter_declaration', 'optional_parameter_declaration']) ?? []),
-    ...(fn.childForFieldName('body')?.descendantsOfType(['parameter_declaration', 'optional_parameter_declaration']) ?? []),
-  ]) {
+  const inBody = fn.childForFieldName('body')?.descendantsOfType(['parameter_declaration', 'optional_parameter_declaration']) ?? [];
+  for (const p of [...(params?.descendantsOfType(['parameter_declaration', 'optional_parameter_declaration']) ?? []), ...inBody]) {
     if (!p) continue;
+    const lambda = inBody.includes(p) ? lambdaOf(p) : undefined;
     add(declaredName(p.childForFieldName('declarator')), {
       at: p.startIndex,
       kind: 'param',
       init: null,
       type: p.childForFieldName('type'),
+      ...(lambda ? { lambda } : {}),
     });
   }
   let writes: Map<string, number[]> | null = null;

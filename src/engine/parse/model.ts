@@ -185,12 +185,23 @@ export interface StrayPragma {
   reason: string;
 }
 
+/** A device function written in the file that the analysis could not read (unparsedFunctions.ts). */
+export interface UnparsedFunction {
+  name: string;
+  /** 1-based line of its head. */
+  line: number;
+  /** Why: the syntax error tree-sitter stopped at, or the analysis's failure. */
+  reason: string;
+}
+
 export interface FileAnalysis {
   path: string;
   kernels: Kernel[];
   strayPragmas: StrayPragma[];
   /** True when tree-sitter found syntax errors; results are best effort then. */
   hasSyntaxErrors: boolean;
+  /** Device functions the file defines that are not in `kernels`, with why; absent when none. */
+  unparsedFunctions?: UnparsedFunction[];
   /** What reading the file's headers left out (the include work budget ran out), when anything. */
   readWarnings?: string[];
 }

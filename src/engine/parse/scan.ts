@@ -1,7 +1,7 @@
 // Scanning files and folders for CUDA sources: what `unroll-lens scan` and the workspace use.
 import * as fs from 'fs';
 import * as path from 'path';
-import type { FileAnalysis, Kernel, Loop, ManualUnroll, PragmaMacroUse, UnrollPragma } from './model';
+import type { FileAnalysis, Kernel, Loop, ManualUnroll, PragmaMacroUse, UnparsedFunction, UnrollPragma } from './model';
 import { CudaDocuments } from './documents';
 import { mayHoldDeviceCode } from './libraryMacros';
 import { MacroTables, PreprocessOptions } from './macros';
@@ -243,6 +243,8 @@ export interface ScanJson {
     syntaxErrors?: true;
     /** Present only when reading the file's headers was cut short (the include work budget): what was left out. */
     warnings?: string[];
+    /** Present only when the file defines device functions the scan could not read: each named, with its line and why. */
+    unparsedFunctions?: UnparsedFunction[];
     kernels: {
       name: string;
       qualifier: Kernel['qualifier'];
@@ -286,6 +288,9 @@ export function toScanJson(files: FileAnalysis[], skipped: SkippedFile[] = []): 
       path: f.path,
       ...(f.hasSyntaxErrors ? { syntaxErrors: true as const } : {}),
       ...(f.readWarnings?.length ? { warnings: [...f.readWarnings] } : {}),
+      ...(f.unparsedFunctions?.length
+        ? { unparsedFunctions: f.unparsedFunctions.map(u => ({ name: u.name, line: u.line, reason: u.reason })) }
+        : {}),
       kernels: f.kernels.map(k => ({
         name: k.name,
         qualifier: k.qualifier,

@@ -221,6 +221,7 @@ export class ScopeLookup {
     if (d) {
       // `int width = 32;` / `auto M = size<1>(A);` that nothing writes afterwards: nvcc folds it,
       // so it is as constant as its initialiser (a full unroll over it works).
+      if (d.kind === 'param' && d.lambda) return this.lambdaParameterValue(d.lambda, ctx, depth);
       if (d.kind === 'param') return this.parameterValue(name, ctx, depth);
       if (!d.init || (d.kind !== 'const' && !d.unmodified)) return 'runtime';
       const r = this.evalIn(d.init, ctx, depth + 1);
@@ -284,6 +285,35 @@ export class ScopeLookup {
       }
     } finally {
       this.active.delete(key);
+    }
+    this.memo.set(key, r);
+    return r;
+  }
+
+  /**
+   * A parameter of a lambda written in the function (`auto body = [&](int count) {…}; body(4);`):
+   * nvcc inlines the call and carries the constant in, so it is what the calls of the lambda's
+   * variable in this function pass: not evaluated when one passes anything but a run-time value.
+   * A lambda no call of which is visible (handed to other code, `parallel_for(n, body)`) keeps
+   * its parameters run-time values, as before.
+   */
+  private lambdaParameterValue(lambda: NonNullable<Declared['lambda']>, ctx: EvalContext, depth: number): EvalResult {
+    const holder = lambda.node.parent;
+    const variable = holder?.type === 'init_declarator' ? declaredName(holder.childForFieldName('declarator')) : null;
+    const body = ctx.fn?.childForFieldName('body');
+    if (!variable || !body || depth > MAX_DEPTH / 2) return 'runtime';
+    const key = `lambda|${lambda.node.id}|${lambda.index}`;
+    const cached = this.memo.get(key);
+    if (cached !== undefined) return cached;
+    let r: EvalResult = 'runtime';
+    for (const call of body.descendantsOfType('call_expression')) {
+      if (!call || call.childForFieldName('function')?.text !== variable) continue;
+      if (call.startIndex >= lambda.node.startIndex && call.endIndex <= lambda.node.endIndex) continue; // recursion
+      const arg = named(call.childForFieldName('arguments'))[lambda.index];
+      if (!arg || this.evalIn(arg, ctx, depth + 1) !== 'runtime') {
+        r = 'unknown';
+        break;
+      }
     }
     this.memo.set(key, r);
     return r;

@@ -55,6 +55,9 @@ type TreeCursor = ReturnType<Node['walk']>;
 
 /** The walk of scanTopLevel: one cursor moved through the tree, each visit returning it to where it started. */
 class TopLevelScanner {
+  /** A qualifier macro written on the line before the `template <…>` being visited (mask.ts). */
+  private leading: string | null = null;
+
   constructor(
     private readonly cursor: TreeCursor,
     private readonly out: TopLevel,
@@ -63,19 +66,28 @@ class TopLevelScanner {
   visitChildren(templateDecl: Node | null, depth: number): void {
     const { cursor, out } = this;
     if (!cursor.gotoFirstChild()) return;
+    let leading: string | null = null;
     do {
       if (!cursor.nodeIsNamed) continue;
       const type = cursor.nodeType;
+      const wasLeading: string | null = leading;
+      leading = null;
       if (CONTAINERS.has(type) && depth < 16) {
         this.visitChildren(null, depth + 1);
       } else if (type === 'template_declaration' && depth < 16) {
         const node = cursor.currentNode;
+        this.leading = wasLeading;
         this.visitChildren(node, depth + 1);
+        this.leading = null;
+      } else if (type === 'comment') {
+        // Only a short one can be masking's (`/*CUTLASS_HOST_DE*\/`): others are not materialised.
+        const q = cursor.endIndex - cursor.startIndex < 64 ? activeMacros().leadingQualifier(cursor.currentNode.text) : null;
+        leading = q ? (wasLeading ? wasLeading + ' ' : '') + q : null;
       } else if (type === 'function_definition') {
         this.topLevelFunction(templateDecl, depth);
       } else if (type === 'preproc_def' || type === 'enum_specifier') {
         out.constants.push(cursor.currentNode);
-      } else if (type === 'comment' || type === 'preproc_include' || type === 'preproc_call' || type === 'preproc_function_def') {
+      } else if (type === 'preproc_include' || type === 'preproc_call' || type === 'preproc_function_def') {
         // no constants, no instantiations
       } else {
         const node = cursor.currentNode;
@@ -93,10 +105,12 @@ class TopLevelScanner {
     const node = this.cursor.currentNode;
     const text = node.text;
     const brace = text.indexOf('{');
-    const head = brace === -1 ? text : text.slice(0, brace);
+    const lead = this.leading;
+    this.leading = null;
+    const head = (lead ? lead + ' ' : '') + (brace === -1 ? text : text.slice(0, brace));
     // The qualifiers precede the body; reading them from text avoids walking children.
     const qualifier: KernelQualifier | null = activeMacros().headQualifier(head);
-    if (qualifier) this.out.functions.push({ node, templateDecl, qualifier, text });
+    if (qualifier) this.out.functions.push({ node, templateDecl, qualifier, text, ...(lead ? { headMacros: lead } : {}) });
     else {
       this.out.others.push({ node, text });
       deviceLambdas(node, templateDecl, text, this.out);

@@ -168,7 +168,12 @@ export function tripCountUnder(loop: Node, kind: LoopKind, scope: ConstScope): T
     if (c === 0) return kind === 'do' ? 1 : 0;
     return notRuntime(c) ? 'dependent' : 'runtime';
   }
-  if (loop.type === 'for_range_loop') return 'runtime';
+  if (loop.type === 'for_range_loop') {
+    // `for (int w : {1, 2, 4, 8})`: as many trips as elements. Over an array, a CuTe tensor or
+    // a container the count is its size, which this file may not show: not evaluated.
+    const right = loop.childForFieldName('right');
+    return right?.type === 'initializer_list' ? named(right).filter(n => !isComment(n)).length : 'dependent';
+  }
   const shape = forLoopShape(loop);
   const start = shape ? (shape.start ?? startBefore(loop, shape.variable)) : null;
   if (!shape || !start) {

@@ -71,6 +71,31 @@ function aloneBeforeDirective(s: string, start: number, end: number): boolean {
 
 const DIRECTIVE_LINE = /[ \t]*#/y;
 
+/** Whether [start, end) is all of its line's text and the next line starts `template`. */
+function aloneBeforeTemplate(s: string, start: number, end: number): boolean {
+  const lineStart = s.lastIndexOf('\n', start - 1) + 1;
+  const lineEnd = s.indexOf('\n', end);
+  if (lineEnd === -1) return false;
+  if (s.slice(lineStart, start).trim() || s.slice(end, lineEnd).trim()) return false;
+  TEMPLATE_LINE.lastIndex = lineEnd + 1;
+  return TEMPLATE_LINE.test(s);
+}
+
+const TEMPLATE_LINE = /[ \t]*template\b/y;
+
+/** `NAME` → `/*NA*\/`, the same length; read back by unmaskAttributes like an attribute. */
+function leadingComment(name: string, record: MaskRecord): string {
+  const short = name.slice(0, -4);
+  record.attributes.set(short, name);
+  return `/*${short}*/`;
+}
+
+/** The qualifier macro a comment made by masking stands for (`/*CUTLASS_HOST_DE*\/`), or null. */
+export function leadingQualifierOf(comment: string, record: MaskRecord): string | null {
+  const m = /^\/\*([A-Za-z_]\w*)\*\/$/.exec(comment);
+  return m ? (record.attributes.get(m[1]) ?? null) : null;
+}
+
 /** `NAME` or `NAME(args)` → `[[NA(args)]]`: four characters shorter, so the same length. */
 function attribute(name: string, args: string, record: MaskRecord): string {
   const short = name.slice(0, -4);
@@ -134,6 +159,9 @@ export function maskText(text: string, oracle: MaskOracle, record: MaskRecord): 
       // Alone in a branch (`#if … __device__ __noinline__ #else CUTLASS_HOST_DEVICE #endif` before
       // a head): an attribute there would stand for a whole statement; left as written.
       if (aloneBeforeDirective(s, at, at + run.length)) return all;
+      // Alone on the line before `template <…>` (CUTLASS's arch/simd.h): nothing may stand
+      // before `template`, so a comment that scanTopLevel reads back as the function's qualifier.
+      if (aloneBeforeTemplate(s, at, at + run.length)) return run.replace(/[A-Za-z_]\w*/g, w => leadingComment(w, record));
       return run.replace(/[A-Za-z_]\w*/g, w => attribute(w, '', record));
     },
   );

@@ -11,7 +11,9 @@ import { MacroLibrary, PRAGMA_MACROS, QUALIFIER_MACROS } from '../libraryMacros'
 import type { MacroOrigin } from '../model';
 import { ExpansionLimit, MacroDefinition, MacroLookup, expandTokens } from './expand';
 import { Token, render, tokenize } from './tokens';
-import { MaskOracle, MaskRecord, maskText, unmaskAttributes } from './mask';
+import { MaskOracle, MaskRecord, leadingQualifierOf, maskText, unmaskAttributes } from './mask';
+import { selectUnbalancedBranches } from './branches';
+import { evaluateCondition } from './condition';
 
 export interface QualifierMeaning {
   name: string;
@@ -120,9 +122,29 @@ export class MacroTable {
     return m;
   }
 
-  /** The text the parser reads: same length and lines, macros the grammar cannot know rewritten (mask.ts). */
+  /**
+   * The text the parser reads: same length and lines, macros the grammar cannot know rewritten
+   * (mask.ts), and of each `#if` group whose branches do not balance their braces only the branch
+   * the configuration takes (branches.ts).
+   */
   maskForParse(text: string): string {
-    return maskText(text, this.oracle, this.masked);
+    return maskText(this.selectBranches(text), this.oracle, this.masked);
+  }
+
+  /** `text` with the branches of unbalanced `#if` groups that the configuration does not take blanked. */
+  selectBranches(text: string): string {
+    return selectUnbalancedBranches(text, cond => this.conditionValue(cond));
+  }
+
+  /**
+   * A `#if` condition's value under the macros the file sees (those defined at its end: its
+   * headers', its own and the compile flags'), or null when none were read (the built-in table)
+   * and the condition names any macro.
+   */
+  private conditionValue(cond: string): boolean | null {
+    if (!this.defs && /[A-Za-z_]/.test(cond)) return null;
+    const defs = this.defs;
+    return evaluateCondition(cond, { macros: { get: n => defs?.get(n) }, hasInclude: () => false });
   }
 
   /**
@@ -136,13 +158,20 @@ export class MacroTable {
     if (regionEnd === -1) regionEnd = text.length;
     let contextEnd = regionEnd === text.length ? regionEnd : text.indexOf('\n', regionEnd + 1);
     if (contextEnd === -1) contextEnd = text.length;
-    const masked = this.maskForParse(text.slice(regionStart, contextEnd)).slice(0, regionEnd - regionStart);
+    // Line by line only: a change that alters which branches are taken is caught by the caller
+    // (documents.ts compares selectBranches before and after).
+    const masked = maskText(text.slice(regionStart, contextEnd), this.oracle, this.masked).slice(0, regionEnd - regionStart);
     return { start: regionStart, end: regionEnd, masked };
   }
 
   /** The name a masked call statement stands for when masking kept an unknown macro off a loop, or null. */
   unknownOfCall(callee: string): string | null {
     return this.masked.unknown.get(callee) ?? null;
+  }
+
+  /** The qualifier macro a comment that masking wrote before `template` stands for, or null. */
+  leadingQualifier(comment: string): string | null {
+    return comment.length < 64 ? leadingQualifierOf(comment, this.masked) : null;
   }
 
   /** Masked text with the attributes masking made read back as the macros written. */

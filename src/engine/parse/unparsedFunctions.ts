@@ -1,0 +1,156 @@
+// Device functions written in a file that the analysis does not list: tree-sitter could not parse
+// them (a construct its grammar lacks) or the analysis failed on them. Each is named with its
+// line and why, so that a lost function never passes for "no loops here". Read from the text the
+// parser read (masked), independently of the syntax tree's shape: a function whose head sits in
+// an ERROR node has no function_definition to find it by.
+import type { Node } from './parser';
+import type { UnparsedFunction } from './model';
+import { activeMacros } from './macroContext';
+
+/** A qualifier as masking leaves it: a keyword, or a macro turned into `[[NAME_SHORT]]`. */
+const QUALIFIER = /\b__global__\b|\b__device__\b|\[\[[A-Za-z_]\w*\]\]|\b_*[A-Z][A-Z0-9_]{4,}\b/g;
+
+/** Words that take parentheses in a head without being the function's name. */
+const NOT_A_NAME = new Set([
+  '__launch_bounds__',
+  '__cluster_dims__',
+  '__maxnreg__',
+  '__attribute__',
+  '__declspec',
+  '__align__',
+  'alignas',
+  'decltype',
+  'sizeof',
+  'noexcept',
+  'requires',
+  'if',
+  'for',
+  'while',
+  'switch',
+  'return',
+]);
+
+interface Range {
+  start: number;
+  end: number;
+}
+
+function inside(ranges: Range[], at: number): boolean {
+  return ranges.some(r => r.start <= at && at < r.end);
+}
+
+/** The index after the `)` matching the `(` at `open`, or -1. */
+function matchParen(text: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < text.length && i < open + 20000; i++) {
+    const c = text[i];
+    if (c === '(') depth++;
+    else if (c === ')' && --depth === 0) return i + 1;
+    else if ((c === ';' || c === '{' || c === '}') && depth <= 1 && text.slice(open, i).split('\n').length > 64) return -1;
+  }
+  return -1;
+}
+
+/**
+ * The definition a qualifier at `at` starts: its name and where its body's `{` is, or null (a
+ * declaration, a variable, a lambda, a qualifier inside a directive or a comment).
+ */
+function definitionAt(text: string, at: number): { name: string; brace: number } | null {
+  const lineStart = text.lastIndexOf('\n', at - 1) + 1;
+  const before = text.slice(lineStart, at);
+  if (/^\s*#/.test(before) || before.includes('//') || /\/\*(?![\s\S]*\*\/)/.test(before)) return null;
+  // The first `(` after the qualifier whose word before it is a name.
+  const head = /([A-Za-z_~]\w*|operator\s*(?:\(\)|[^\s(]+))\s*\(|[;{}=]/g;
+  head.lastIndex = at;
+  let m: RegExpExecArray | null;
+  while ((m = head.exec(text)) && m.index < at + 2000) {
+    if (!m[1]) return null; // `;`, `{`, `}` or `=` before any name: not a function head
+    const open = m.index + m[0].length - 1;
+    const close = matchParen(text, open);
+    if (close === -1) return null;
+    if (NOT_A_NAME.has(m[1]) || /^\[\[/.test(text.slice(m.index - 2, m.index))) {
+      head.lastIndex = close;
+      continue;
+    }
+    // After the parameters: qualifiers, a trailing return type, attributes, then `{` or `:`.
+    const tail = /[{;=:]|\)/g;
+    tail.lastIndex = close;
+    const t = tail.exec(text);
+    if (!t || t.index > close + 400) return null;
+    if (t[0] === '{' || t[0] === ':') return { name: m[1].replace(/\s+/g, ''), brace: t.index };
+    return null;
+  }
+  return null;
+}
+
+/** The first syntax error at or after `at` (or around it): its 1-based line. */
+function errorLine(errors: Range[], rows: number[], at: number): number | null {
+  let best = -1;
+  for (let i = 0; i < errors.length; i++) {
+    const e = errors[i];
+    if (e.end < at) continue;
+    if (best === -1 || e.start < errors[best].start) best = i;
+  }
+  return best === -1 ? null : rows[best];
+}
+
+/** ERROR and MISSING nodes of a tree, outermost only, in order. */
+function syntaxErrors(root: Node): { ranges: Range[]; rows: number[] } {
+  const ranges: Range[] = [];
+  const rows: number[] = [];
+  const stack: Node[] = [root];
+  while (stack.length && ranges.length < 10000) {
+    const n = stack.pop()!;
+    if (!n.hasError && !n.isMissing) continue;
+    if (n.type === 'ERROR' || n.isMissing) {
+      ranges.push({ start: n.startIndex, end: n.endIndex });
+      rows.push(n.startPosition.row + 1);
+      continue;
+    }
+    for (const c of n.children) if (c) stack.push(c);
+  }
+  return { ranges, rows };
+}
+
+/**
+ * Device function definitions in `text` (what the parser read) whose qualifier no function of
+ * `parsed` (every function_definition, device or host) holds and whose body no function of
+ * `listed` (those the analysis lists) holds: a qualifier left in an ERROR node before a body
+ * parsed as a host function is a lost device function too. Only called for a tree with syntax
+ * errors or a function whose analysis failed.
+ */
+export function unparsedFunctions(
+  text: string,
+  root: Node,
+  parsed: Range[],
+  listed: Range[],
+  failed: UnparsedFunction[],
+): UnparsedFunction[] {
+  const out: UnparsedFunction[] = [...failed];
+  if (!root.hasError) return out;
+  const { ranges, rows } = syntaxErrors(root);
+  const macros = activeMacros();
+  const seen = new Set<number>();
+  let line = 1;
+  let counted = 0;
+  QUALIFIER.lastIndex = 0;
+  for (let m = QUALIFIER.exec(text); m; m = QUALIFIER.exec(text)) {
+    if (inside(parsed, m.index)) continue;
+    const word = m[0].startsWith('[[') ? macros.unmask(m[0]).slice(2, -2) : m[0];
+    const q = /^__(global|device)__$/.test(word) ? 'device' : macros.qualifier(word)?.qualifier;
+    if (q !== 'global' && q !== 'device') continue;
+    const def = definitionAt(text, m.index + m[0].length);
+    if (!def || seen.has(def.brace) || inside(listed, def.brace)) continue;
+    seen.add(def.brace);
+    for (let i = text.indexOf('\n', counted); i !== -1 && i < m.index; i = text.indexOf('\n', i + 1)) line++;
+    counted = m.index;
+    const err = errorLine(ranges, rows, m.index);
+    out.push({
+      name: def.name,
+      line,
+      reason: err !== null ? `tree-sitter could not parse it (syntax error at line ${err})` : 'tree-sitter could not parse it',
+    });
+    if (out.length >= 200) break;
+  }
+  return out.sort((a, b) => a.line - b.line);
+}

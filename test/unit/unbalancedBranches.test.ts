@@ -1,0 +1,127 @@
+// `#if` groups whose branches each open a brace closed once after the `#endif` (ggml's mmf.cuh,
+// mmq-load-tiles.cuh, fattn-tile.cuh): the parser reads the branch the configuration takes, so
+// the function and its loops are found; balanced groups are read as written.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { analyze, documents, kernel, lineOf } from './helpers';
+import { selectUnbalancedBranches } from '../../src/engine/parse/macros/branches';
+import { MacroTable } from '../../src/engine/parse/macros/table';
+import { parseDefine } from '../../src/engine/parse/macros/expand';
+
+const KERNEL = `template <typename T, int nwarps>
+__launch_bounds__(32*nwarps, 1)
+static __global__ void mul_mat_f(const T * x, float * dst, const int ncols) {
+#if defined(AMD_WMMA_AVAILABLE)
+    if constexpr (nwarps != 4) {NO_DEVICE_CODE;} else {
+    typedef int tile_A;
+#elif defined(VOLTA_MMA_AVAILABLE)
+    if constexpr (nwarps != 2) {NO_DEVICE_CODE;} else {
+    typedef short tile_A;
+#else
+    if constexpr (nwarps != 8) {NO_DEVICE_CODE;} else {
+    typedef float tile_A;
+#endif // defined(AMD_WMMA_AVAILABLE)
+    const char * s = "}{ )";  // braces in strings and comments do not count: }
+#pragma unroll
+    for (int i = 0; i < 4; ++i) dst[i] = x[i];
+    }
+}
+
+template <int I>
+static __device__ __forceinline__ void load_tiles(const int * x, int * x_tile) {
+#if defined(AMD_MFMA_AVAILABLE) || defined(TURING_MMA_AVAILABLE)
+    int * x_qs = x_tile;
+#else
+    int * x_qs = x_tile + 1;
+#endif
+#pragma unroll
+    for (int i0 = 0; i0 < I; i0 += 8) x_qs[i0] = x[i0];
+}
+`;
+
+/** A table that sees `names` #defined (as a header or the compile flags would). */
+function tableDefining(...names: string[]): MacroTable {
+  const defs = new Map(names.map(n => [n, parseDefine(`${n} 1`, 'defs.h', 1)!]));
+  return MacroTable.fromDefinitions(defs);
+}
+
+describe('#if groups whose branches do not balance', () => {
+  test('a kernel whose `{` is written in each branch and closed once is found with its loop', async () => {
+    const a = await analyze(KERNEL);
+    const k = kernel(a, 'mul_mat_f');
+    assert.deepEqual(
+      k.loops.map(l => [l.line, l.pragma?.kind, l.tripCount]),
+      [[lineOf(KERNEL, 'for (int i = 0')!, 'full', 4]],
+    );
+    assert.equal(a.hasSyntaxErrors, false);
+    // The balanced group of load_tiles is read as written (both branches, no blanking).
+    assert.equal(kernel(a, 'load_tiles').loops.length, 1);
+  });
+
+  test('without the file’s macros the first branch is read; with them, the branch they select', () => {
+    const none = selectUnbalancedBranches(KERNEL, () => null);
+    assert.match(none, /nwarps != 4/);
+    assert.doesNotMatch(none.slice(0, none.indexOf('load_tiles')), /nwarps != 2|nwarps != 8|#if|#elif|#else|#endif/);
+    assert.equal(none.length, KERNEL.length);
+    assert.equal(none.split('\n').length, KERNEL.split('\n').length);
+    const volta = tableDefining('VOLTA_MMA_AVAILABLE').selectBranches(KERNEL);
+    assert.match(volta, /nwarps != 2/);
+    assert.doesNotMatch(volta, /nwarps != 4|nwarps != 8/);
+    const neither = tableDefining('OTHER').selectBranches(KERNEL);
+    assert.match(neither, /nwarps != 8/);
+    assert.doesNotMatch(neither, /nwarps != 4|nwarps != 2/);
+    // A balanced group keeps every branch and its directives.
+    assert.match(neither, /int \* x_qs = x_tile;\n#else\n {4}int \* x_qs = x_tile \+ 1;\n#endif/);
+  });
+
+  test('the analysis follows the configured branch (defines from the headers or flags)', async () => {
+    const docs = await documents();
+    const a = docs.analyzeOnce(KERNEL, 'mmf.cuh', tableDefining('AMD_WMMA_AVAILABLE'));
+    assert.equal(kernel(a, 'mul_mat_f').loops.length, 1);
+    assert.equal(a.hasSyntaxErrors, false);
+  });
+
+  test('matching groups across a function (open in one, close in another) take the same branch', () => {
+    const src = `__device__ void f(int n) {
+#ifdef GUARDED
+  if (n > 0) {
+#endif
+  n++;
+#ifdef GUARDED
+  }
+#endif
+}
+`;
+    const first = selectUnbalancedBranches(src, () => null);
+    assert.match(first, /if \(n > 0\) \{[\s\S]*\}[\s\S]*\}/);
+    const off = tableDefining('X').selectBranches(src);
+    assert.doesNotMatch(off, /if \(n > 0\)/);
+    assert.equal((off.match(/[{}]/g) ?? []).length, 2);
+  });
+
+  test('an edit that makes a group unbalanced (or balanced again) reparses what the parser reads', async () => {
+    const docs = await documents();
+    const balancedSrc = KERNEL.replace(/\{NO_DEVICE_CODE;\} else \{/g, '{NO_DEVICE_CODE;}').replace(
+      /\n {4}\}\n\}\n\ntemplate <int I>/,
+      '\n}\n\ntemplate <int I>',
+    );
+    docs.open('k.cu', balancedSrc);
+    assert.equal(kernel(docs.analysis('k.cu')!, 'mul_mat_f').loops.length, 1);
+    // Write `else {` back into each branch and the closing brace: as the user types it.
+    let text = balancedSrc;
+    for (const needle of ['nwarps != 4) {NO_DEVICE_CODE;}', 'nwarps != 2) {NO_DEVICE_CODE;}', 'nwarps != 8) {NO_DEVICE_CODE;}']) {
+      const at = text.indexOf(needle) + needle.length;
+      docs.update('k.cu', [{ start: at, length: 0, text: ' else {' }]);
+      text = text.slice(0, at) + ' else {' + text.slice(at);
+    }
+    const close = text.indexOf('dst[i] = x[i];\n') + 'dst[i] = x[i];\n'.length;
+    docs.update('k.cu', [{ start: close, length: 0, text: '    }\n' }]);
+    text = text.slice(0, close) + '    }\n' + text.slice(close);
+    assert.equal(text, KERNEL);
+    const incremental = docs.analysis('k.cu')!;
+    const fresh = docs.analyzeOnce(KERNEL, 'k.cu');
+    assert.deepEqual(incremental.kernels, fresh.kernels);
+    assert.equal(kernel(incremental, 'mul_mat_f').loops.length, 1);
+    docs.close('k.cu');
+  });
+});
