@@ -344,9 +344,12 @@ connection.onHover(async ({ textDocument, position }) => {
   await syncQueue;
   const analysis = (await docsReady).analysis(textDocument.uri);
   const text = texts.get(textDocument.uri)?.getText();
-  const icache = analysis && text !== undefined ? sass.icacheContext(text, analysis, textDocument.uri) : null;
+  const known = sassFacts(textDocument.uri);
+  // Answered from what is known: the i-cache prediction needs the build of this text, so without
+  // one there is nothing to read the launches for; a build still running is said, not waited for.
+  const icache = analysis && text !== undefined && known?.file ? sass.icacheContext(text, analysis, textDocument.uri) : null;
   const h = analysis
-    ? hover(analysis, position, sassFacts(textDocument.uri), headerUnit(textDocument.uri), textDocument.uri, icache)
+    ? hover(analysis, position, known, headerUnit(textDocument.uri), textDocument.uri, icache, sass.building(textDocument.uri))
     : null;
   if (h && !toolchain.trusted && MarkupContent.is(h.contents)) h.contents.value += `\n\n_${RESTRICTED_MODE}._`;
   return h;
