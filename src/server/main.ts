@@ -329,12 +329,19 @@ connection.onDidCloseTextDocument(({ textDocument }) =>
   }),
 );
 
+/** hasMain of the last text asked about: CodeLens asks on every edit, and the regex reads the whole file. */
+let lastMain = { text: '', has: false };
+function hasMainOnce(text: string): boolean {
+  if (lastMain.text !== text) lastMain = { text, has: hasMain(text) };
+  return lastMain.has;
+}
+
 connection.onCodeLens(async ({ textDocument }) => {
   await syncQueue;
   const analysis = (await docsReady).analysis(textDocument.uri);
   // a file that builds a program by itself (or through the project's compile command) can compare its kernels
   const text = texts.get(textDocument.uri)?.getText() ?? '';
-  const program = hasMain(text) || settings.profile.compileCommand.length > 0;
+  const program = hasMainOnce(text) || settings.profile.compileCommand.length > 0;
   return analysis
     ? codeLenses(textDocument.uri, analysis, settings, sassFacts(textDocument.uri), headerUnit(textDocument.uri), program)
     : [];

@@ -37,6 +37,23 @@ function insideOneComment(
   return changed.every(r => r.startIndex >= n.startIndex && r.endIndex <= n.endIndex);
 }
 
+/**
+ * The edit replaced white space with white space between two items at the file's top level, with
+ * nothing but a `//` comment after it on its line (whose column it moves), and the parse did not
+ * change: no item's text, kind or column changed.
+ */
+function betweenTopLevelItems(tree: Tree, edit: BodyEdit, changed: ChangedRange[]): boolean {
+  if (changed.length || /\S/.test(edit.removed) || /\S/.test(edit.inserted)) return false;
+  const root = tree.rootNode;
+  const around = root.descendantForIndex(Math.max(0, edit.start - 1), edit.newEnd);
+  if (around?.type !== 'translation_unit' || around.startIndex !== root.startIndex) return false;
+  const text = root.text;
+  const from = edit.newEnd - root.startIndex;
+  const lineEnd = text.indexOf('\n', from);
+  const restOfLine = text.slice(from, lineEnd === -1 ? text.length : lineEnd);
+  return /^[^\S\n]*(\/\/.*)?$/.test(restOfLine);
+}
+
 function reanalyzeOneBody(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit, changed: ChangedRange[]): AnalysisSnapshot | null {
   // Error recovery can re-shape code far from the edit (an unbalanced brace swallows the next
   // function): only trust the fast path when the errors of the tree before the edit, if any, all
@@ -56,6 +73,12 @@ function reanalyzeOneBody(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit, ch
         : { ...g, start: g.start + delta, end: g.end + delta, bodyStart: g.bodyStart + delta, bodyEnd: g.bodyEnd + delta },
     );
     return { ...prev, functions };
+  }
+  // White space typed between top-level items (a blank line between functions, an indent before a
+  // comment): every item parses and reads as before, only later lines move.
+  if (!prev.analysis.hasSyntaxErrors && betweenTopLevelItems(tree, edit, changed)) {
+    const functions = prev.functions.map(g => (g.start < edit.start ? g : movedByEdit(g, delta, edit.lineDelta)));
+    return { ...prev, functions, analysis: analysisOf(prev.analysis.path, functions, false) };
   }
   // Text that names a template with `<` may add or remove an instantiation, before or after.
   const mentions = (newText: string, offset: number) =>
