@@ -391,7 +391,12 @@ export async function headerOpenBench(root: string) {
 async function main() {
   console.log(`Unroll Lens benchmarks — node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}`);
   // Timings are only comparable on an idle machine: the load says whether it was.
-  console.log(`load average (1, 5, 15 min) at the start: ${os.loadavg().map(l => l.toFixed(2)).join(', ')}`);
+  console.log(
+    `load average (1, 5, 15 min) at the start: ${os
+      .loadavg()
+      .map(l => l.toFixed(2))
+      .join(', ')}`,
+  );
   const text = generateLargeFile(5000);
   console.log(`generated file: ${text.split('\n').length - 1} lines, ${(text.length / 1024).toFixed(0)} KiB`);
   await parseBench(text);
@@ -415,7 +420,12 @@ async function main() {
   }
   console.log('\n| benchmark | result | target | |\n|---|---|---|---|');
   for (const r of rows) console.log(`| ${r.join(' | ')} |`);
-  console.log(`load average (1, 5, 15 min) at the end: ${os.loadavg().map(l => l.toFixed(2)).join(', ')}`);
+  console.log(
+    `load average (1, 5, 15 min) at the end: ${os
+      .loadavg()
+      .map(l => l.toFixed(2))
+      .join(', ')}`,
+  );
   if (missed.length) {
     console.error(`\n${missed.length} target(s) missed:\n${missed.map(m => `- ${m}`).join('\n')}`);
     process.exitCode = 1;
