@@ -44,8 +44,16 @@ export function benchSassStalls(facts: Pick<DocumentFacts, 'benches'> | null, li
   return null;
 }
 
+/** The last texts hashed: hover and CodeLens ask for the same text's facts on every request. */
+const recentHashes: { text: string; hash: string }[] = [];
+
 function hashText(text: string): string {
-  return crypto.createHash('sha1').update(text).digest('hex');
+  const known = recentHashes.find(h => h.text === text);
+  if (known) return known.hash;
+  const hash = crypto.createHash('sha1').update(text).digest('hex');
+  recentHashes.unshift({ text, hash });
+  recentHashes.length = Math.min(recentHashes.length, 4);
+  return hash;
 }
 
 export class DocumentFactsStore {

@@ -160,6 +160,7 @@ export function hover(
   header: HeaderUnit | null = null,
   uri: string | null = null,
   icache: IcacheContext | null = null,
+  building = false,
 ): Hover | null {
   const line = pos.line + 1;
   const headers: { kernel: Kernel; loop: Loop }[] = [];
@@ -183,6 +184,9 @@ export function hover(
       ? toRange(loop.pragma.span)
       : Range.create(loop.line - 1, loop.span.column, loop.line - 1, loop.span.column + loop.kind.length);
   const parts = [loopHoverMarkdown(kernel, loop), loopSassMarkdown(sass, kernel, loop), ...predictionParts(sass, loop, icache)];
+  // The build of the file as written is in flight: its SASS facts come when it ends (never waited for).
+  if (building && !sass?.file)
+    parts.push('_SASS: the file as written is being compiled; its instruction counts show here when the build ends._');
   // The same warps per SM as the prediction above (setting, launch, bounds or occupancy).
   const warps = sass?.file && icache ? (writtenLoopWarps(sass.file, loop.line, icache)?.warpsPerSm ?? null) : null;
   parts.push(recommendedFactorMarkdown(sass?.loops.get(loop.line), kernel, warps));

@@ -329,12 +329,19 @@ connection.onDidCloseTextDocument(({ textDocument }) =>
   }),
 );
 
+/** hasMain of the last text asked about: CodeLens asks on every edit, and the regex reads the whole file. */
+let lastMain = { text: '', has: false };
+function hasMainOnce(text: string): boolean {
+  if (lastMain.text !== text) lastMain = { text, has: hasMain(text) };
+  return lastMain.has;
+}
+
 connection.onCodeLens(async ({ textDocument }) => {
   await syncQueue;
   const analysis = (await docsReady).analysis(textDocument.uri);
   // a file that builds a program by itself (or through the project's compile command) can compare its kernels
   const text = texts.get(textDocument.uri)?.getText() ?? '';
-  const program = hasMain(text) || settings.profile.compileCommand.length > 0;
+  const program = hasMainOnce(text) || settings.profile.compileCommand.length > 0;
   return analysis
     ? codeLenses(textDocument.uri, analysis, settings, sassFacts(textDocument.uri), headerUnit(textDocument.uri), program)
     : [];
@@ -344,9 +351,12 @@ connection.onHover(async ({ textDocument, position }) => {
   await syncQueue;
   const analysis = (await docsReady).analysis(textDocument.uri);
   const text = texts.get(textDocument.uri)?.getText();
-  const icache = analysis && text !== undefined ? sass.icacheContext(text, analysis, textDocument.uri) : null;
+  const known = sassFacts(textDocument.uri);
+  // Answered from what is known: the i-cache prediction needs the build of this text, so without
+  // one there is nothing to read the launches for; a build still running is said, not waited for.
+  const icache = analysis && text !== undefined && known?.file ? sass.icacheContext(text, analysis, textDocument.uri) : null;
   const h = analysis
-    ? hover(analysis, position, sassFacts(textDocument.uri), headerUnit(textDocument.uri), textDocument.uri, icache)
+    ? hover(analysis, position, known, headerUnit(textDocument.uri), textDocument.uri, icache, sass.building(textDocument.uri))
     : null;
   if (h && !toolchain.trusted && MarkupContent.is(h.contents)) h.contents.value += `\n\n_${RESTRICTED_MODE}._`;
   return h;

@@ -6,7 +6,7 @@ import * as path from 'path';
 import { CancellationToken, Connection, Diagnostic, DiagnosticSeverity, ProgressToken, Range } from 'vscode-languageserver/node';
 import type { FileAnalysis } from '../engine/parse/model';
 import { IcacheContext, writtenLoopIcache } from '../engine/icache/report';
-import { findLaunches, launchesIn } from '../engine/parse/launches';
+import { findLaunches, KernelLaunch, launchesIn } from '../engine/parse/launches';
 import type { CompilerMessage } from '../engine/toolchain/nvccErrors';
 import { VariantBuilder } from '../engine/variants/build';
 import type { FileSassReport, LoopReport } from '../engine/variants/reports';
@@ -25,6 +25,11 @@ import { HeaderUnit, NO_UNIT_HINT } from './headers';
 export class VariantService {
   /** The background build per document: a newer one cancels it. */
   private readonly running = new Map<string, AbortController>();
+  /**
+   * findLaunches of each document's text until it changes: they read the whole file (hundreds of
+   * ms on a 5,000-line one), and hover and the diagnostics need them for every loop.
+   */
+  private readonly launchMemo = new Map<string, { text: string; launches: KernelLaunch[] }>();
   /** The first GPU's name, once the tools were found: its SM count sets the blocks per SM of a launch. */
   private gpuName: string | null = null;
 
@@ -234,8 +239,8 @@ export class VariantService {
       warpsPerSm: this.settings().warpsPerSm,
       warpsOrigin: 'unrollLens.warpsPerSm',
       gpuName: this.gpuName,
-      // Scanned once here: the hover's prediction and recommendation both read them.
-      launches: findLaunches(text),
+      // Scanned once per text: the hover's prediction and recommendation both read them.
+      launches: this.launchesOf(uri, text),
     };
     // A header's kernels are launched from its translation unit: its launches count too.
     const file = uri ? uriToPath(uri) : null;
@@ -250,10 +255,25 @@ export class VariantService {
     return ctx;
   }
 
+  private launchesOf(uri: string | undefined, text: string): KernelLaunch[] {
+    if (uri === undefined) return findLaunches(text);
+    const known = this.launchMemo.get(uri);
+    if (known?.text === text) return known.launches;
+    const launches = findLaunches(text);
+    this.launchMemo.set(uri, { text, launches });
+    return launches;
+  }
+
+  /** Whether the background build of the document as written is still running (hover says so). */
+  building(uri: string): boolean {
+    return this.running.has(uri);
+  }
+
   /** A closed document: stop its background build. */
   close(uri: string): void {
     this.running.get(uri)?.abort();
     this.running.delete(uri);
+    this.launchMemo.delete(uri);
   }
 
   /** Compiler-backed diagnostics for the file as written. */

@@ -211,3 +211,66 @@ int main() {
     assert.deepEqual(docs.analysis('u'), docs.analyzeOnce(docs.text('u')!, 'u'));
   });
 });
+
+describe('keystrokes re-analyse what they touch and what depends on it (issue 41)', () => {
+  const CALLS = `__device__ void fill(float* a, int n) {
+#pragma unroll
+  for (int i = 0; i < n; ++i) a[i] = 0;
+}
+
+__global__ void k(float* a, int m) {
+  fill(a, m);
+}
+
+// a note between the functions
+__global__ void other(float* a) {
+  for (int j = 0; j < 4; ++j) a[j] = 1;
+}
+`;
+
+  test("an edited call re-analyses the callee: its parameter's bound follows the caller's argument", async () => {
+    const docs = await CudaDocuments.create();
+    docs.open('u', CALLS);
+    const trip = () => docs.analysis('u')!.kernels.find(k => k.name === 'fill')!.loops[0].tripCount;
+    assert.equal(trip(), 'runtime');
+    const at = CALLS.indexOf('fill(a, m)') + 'fill(a, '.length;
+    docs.update('u', [{ start: at, length: 1, text: '8' }]);
+    assert.deepEqual(docs.analysis('u'), docs.analyzeOnce(docs.text('u')!, 'u'));
+    assert.notEqual(trip(), 'runtime');
+    docs.update('u', [{ start: at, length: 1, text: 'm' }]);
+    assert.deepEqual(docs.analysis('u'), docs.analyzeOnce(CALLS, 'u'));
+  });
+
+  test('a character typed in a function body and deleted: errors stay in that function, the analysis returns', async () => {
+    const docs = await CudaDocuments.create();
+    docs.open('u', CALLS);
+    const clean = docs.analysis('u');
+    const at = CALLS.indexOf('a[j] = 1');
+    docs.update('u', [{ start: at, length: 0, text: '(' }]);
+    const broken = docs.analysis('u')!;
+    assert.equal(broken.hasSyntaxErrors, true);
+    assert.equal(broken.hasSyntaxErrors, docs.analyzeOnce(docs.text('u')!, 'u').hasSyntaxErrors);
+    // the other functions are as they were
+    assert.deepEqual(
+      broken.kernels.filter(k => k.name !== 'other'),
+      clean!.kernels.filter(k => k.name !== 'other'),
+    );
+    docs.update('u', [{ start: at + 1, length: 0, text: 'y' }]);
+    docs.update('u', [{ start: at, length: 2, text: '' }]);
+    assert.equal(docs.text('u'), CALLS);
+    assert.deepEqual(docs.analysis('u'), docs.analyzeOnce(CALLS, 'u'));
+  });
+
+  test('white space typed between functions and before a comment moves the later functions only', async () => {
+    const docs = await CudaDocuments.create();
+    docs.open('u', CALLS);
+    for (const at of [CALLS.indexOf('// a note'), CALLS.indexOf('__global__ void other') - 1, 0]) {
+      for (const text of [' ', '\n', '\n\n  ']) {
+        docs.update('u', [{ start: at, length: 0, text }]);
+        assert.deepEqual(docs.analysis('u'), docs.analyzeOnce(docs.text('u')!, 'u'), `${JSON.stringify(text)} at ${at}`);
+        docs.update('u', [{ start: at, length: text.length, text: '' }]);
+        assert.deepEqual(docs.analysis('u'), docs.analyzeOnce(CALLS, 'u'));
+      }
+    }
+  });
+});

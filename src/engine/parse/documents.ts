@@ -47,6 +47,9 @@ interface Entry {
   dirty: boolean;
 }
 
+/** UTF-16 code units handed to tree-sitter per read during an incremental parse. */
+const PARSE_CHUNK = 256;
+
 /** The point reached after `inserted` text starting at `from` (rows and UTF-16 columns). */
 function advance(from: Point, inserted: string): Point {
   const lastNl = inserted.lastIndexOf('\n');
@@ -64,18 +67,16 @@ function advance(from: Point, inserted: string): Point {
  */
 function widenForMasking(text: string, changes: TextChange[], macros: MacroTable): TextChange[] {
   const out: TextChange[] = [];
-  for (const c of changes) {
+  changes.forEach((c, k) => {
     const oldEnd = c.start + c.length;
-    const after = text.slice(0, c.start) + c.text + text.slice(oldEnd);
-    const b = macros.maskedRegion(text, c.start, oldEnd);
-    const a = macros.maskedRegion(after, c.start, c.start + c.text.length);
-    const masks = b.masked !== text.slice(b.start, b.end) || a.masked !== after.slice(a.start, a.end);
+    const b = regionAfter(macros, text, c.start, oldEnd, text.slice(c.start, oldEnd));
+    const a = regionAfter(macros, text, c.start, oldEnd, c.text);
+    const masks = b.masked !== b.plain || a.masked !== a.plain;
     // Both regions start at the same offset (the text before the change is the same).
-    const w = masks ? { start: b.start, length: b.end - b.start, text: after.slice(a.start, a.end) } : c;
-    out.push(w);
+    out.push(masks ? { start: b.start, length: b.end - b.start, text: a.plain } : c);
     // The next change is relative to the text after this one.
-    text = after;
-  }
+    if (k < changes.length - 1) text = text.slice(0, c.start) + c.text + text.slice(oldEnd);
+  });
   return out;
 }
 
@@ -100,6 +101,29 @@ function markDifference(tree: Tree, before: string, after: string, text: string)
     newEndPosition: endPosition,
   } as Edit);
   return true;
+}
+
+/**
+ * macros.maskedRegion of the text after [start, oldEnd) of `before` is replaced by `inserted`,
+ * around the inserted text, with that region's text as written (`plain`). maskedRegion reads the
+ * two lines before the change and the line after it, so a window of a few lines is enough: no
+ * copy of the whole file is made (and flattened) on each keystroke.
+ */
+function regionAfter(
+  macros: MacroTable,
+  before: string,
+  start: number,
+  oldEnd: number,
+  inserted: string,
+): { start: number; end: number; masked: string; plain: string } {
+  let from = start;
+  for (let k = 0; k < 3 && from > 0; k++) from = Math.max(0, before.lastIndexOf('\n', from - 1));
+  const lineEnd = before.indexOf('\n', oldEnd);
+  const nextEnd = lineEnd === -1 ? -1 : before.indexOf('\n', lineEnd + 1);
+  const to = nextEnd === -1 ? before.length : nextEnd + 1;
+  const window = before.slice(from, start) + inserted + before.slice(oldEnd, to);
+  const r = macros.maskedRegion(window, start - from, start - from + inserted.length);
+  return { start: r.start + from, end: r.end + from, masked: r.masked, plain: window.slice(r.start, r.end) };
 }
 
 export class CudaDocuments {
@@ -155,8 +179,8 @@ export class CudaDocuments {
       // Masking keeps every offset and reads a line and the next: re-mask only the lines this
       // change touched and the line before them, not the whole file on every keystroke (a
       // library-style file would pay a full regex pass).
+      const r = regionAfter(entry.macros, text, c.start, oldEnd, c.text);
       text = text.slice(0, c.start) + c.text + text.slice(oldEnd);
-      const r = entry.macros.maskedRegion(text, c.start, c.start + c.text.length);
       const delta = c.text.length - c.length;
       masked = masked.slice(0, r.start) + r.masked + masked.slice(r.end - delta);
       entry.tree.edit(edit);
@@ -173,7 +197,10 @@ export class CudaDocuments {
       entry.selects = selected !== text;
     }
     if (reselected) single = null;
-    const tree = this.parser.parse(masked, entry.tree);
+    // Small chunks: an incremental parse asks for the text at each place it resumes lexing, and
+    // the binding copies every chunk it is given into wasm memory one character at a time.
+    const input = masked;
+    const tree = this.parser.parse(index => input.slice(index, index + PARSE_CHUNK), entry.tree);
     if (!tree) throw new Error('tree-sitter returned no tree');
     if (single) {
       const removed = entry.text.slice(single.start, single.start + single.length);
