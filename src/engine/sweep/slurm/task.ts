@@ -15,7 +15,7 @@ import { defaultProjectToolsBin, findOptionalTool } from '../../toolchain/discov
 import { readGpus } from '../../toolchain/gpu';
 import { ProcessRunner, runProcess } from '../../toolchain/process';
 import type { Toolchain } from '../../toolchain/toolchain';
-import { hashFile } from '../../variants/cache';
+import { hashBoundedFile, READ_CAPS } from '../../boundedRead';
 import type { BuildResult } from '../../variants/build';
 import { GpuRunner } from '../runners/gpu';
 import type { PreparedPrograms } from '../runners/programs';
@@ -47,9 +47,10 @@ function refusal(f: BuiltFile | null, what: string): string | null {
   if (!f) return `no ${what} was built for it`;
   let sha: string;
   try {
-    sha = hashFile(f.path);
+    // a regular file only, never through a link, size-capped: the shared folder may hold a FIFO or /dev/zero under its name
+    sha = hashBoundedFile(f.path, { maxBytes: READ_CAPS.executable, what: `the ${what}`, followLinks: false });
   } catch (e) {
-    return `the ${what} built for it (${f.path}) cannot be read on this node: ${(e as Error).message}`;
+    return `the ${what} built for it (${f.path}) cannot be used on this node: ${(e as Error).message}`;
   }
   return sha === f.sha256
     ? null
