@@ -166,7 +166,13 @@ export function readBoundedTail(file: string, bytes: number, o: Pick<BoundedRead
 }
 
 /** The sha256 of a regular file of at most `maxBytes`, read as the module comment says (a program, a library we run). */
-export function hashBoundedFile(file: string, o: Pick<BoundedReadOptions, 'maxBytes' | 'what' | 'followLinks'>): string {
+export function hashBoundedFile(
+  file: string,
+  o: Pick<BoundedReadOptions, 'maxBytes' | 'what' | 'followLinks'> & {
+    /** Each chunk as it is hashed (a copy made of exactly the bytes hashed). */
+    onChunk?: (chunk: Buffer) => void;
+  },
+): string {
   const what = o.what ?? 'file';
   return withRegularFile(file, what, o.followLinks !== false, (fd, st) => {
     if (st.size > o.maxBytes) throw tooLarge(file, what, o.maxBytes, st.size);
@@ -179,6 +185,7 @@ export function hashBoundedFile(file: string, o: Pick<BoundedReadOptions, 'maxBy
       got += n;
       if (got > o.maxBytes) throw tooLarge(file, what, o.maxBytes);
       h.update(buf.subarray(0, n));
+      o.onChunk?.(buf.subarray(0, n));
     }
     return h.digest('hex');
   });

@@ -21,7 +21,13 @@ import type { SlurmOptions } from '../../src/engine/sweep/slurm/queue';
 import { runSweep } from '../../src/engine/sweep/sweep';
 import { CodeRegistry, emptyVariant } from '../../src/engine/sweep/variant';
 import { AS_WRITTEN } from '../../src/engine/sweep/space';
-import { cuptiPaths, timerLibrary, toolkitRoot } from '../../src/engine/profile/native/timerLibrary';
+import {
+  cuptiPaths,
+  privateTimerCopy,
+  timerLibrary,
+  toolkitRoot,
+  verifiedTimerLibrary,
+} from '../../src/engine/profile/native/timerLibrary';
 import { timeNative } from '../../src/engine/profile/native/timeNative';
 import { exitCodeFor, EXIT } from '../../src/cli/io';
 
@@ -242,6 +248,15 @@ test('a timer library planted in the shared folder is never used: ours is sealed
     process.env.XDG_CONFIG_HOME = path.join(KEYS, 'me');
   }
   assert.equal(fs.readFileSync(await timerLibrary({ toolchain, cacheDir }), 'utf8'), 'GOOD LIBRARY');
+  // what a program run here loads: a private copy of the checked bytes; a file swapped after the check is refused
+  const checked = await verifiedTimerLibrary({ toolchain, cacheDir });
+  const copy = privateTimerCopy(checked);
+  assert.ok(!copy.startsWith(shared), copy);
+  assert.equal(fs.readFileSync(copy, 'utf8'), 'GOOD LIBRARY');
+  assert.equal(fs.statSync(path.dirname(copy)).mode & 0o077, 0, 'in a folder only we can read');
+  fs.rmSync(checked.path);
+  fs.writeFileSync(checked.path, 'SWAPPED AFTER THE CHECK');
+  assert.throws(() => privateTimerCopy(checked), /refused to load the CUPTI timer library .*sha256/);
 });
 
 test('--keep-reports DIR writes the timer records into DIR, never through a link planted there', async t => {

@@ -153,6 +153,30 @@ export async function verifiedTimerLibrary(o: TimerLibraryOptions): Promise<Veri
   }
 }
 
+/**
+ * A copy of the library in this process's private temp folder (mode 0700, removed when we exit),
+ * made from bytes whose sha256 is `l.sha256`: what a program run here loads, so a file swapped in
+ * the (maybe shared) cache folder after its check is never loaded. TimerUnavailableError when the
+ * library there no longer has its hash.
+ */
+export function privateTimerCopy(l: VerifiedLibrary): string {
+  let bytes: Buffer;
+  try {
+    bytes = readBoundedBuffer(l.path, { maxBytes: MAX_LIBRARY_BYTES, what: 'CUPTI timer library', followLinks: false });
+  } catch (e) {
+    throw new TimerUnavailableError(`the CUPTI timer library cannot be read: ${(e as Error).message}`);
+  }
+  const sha = crypto.createHash('sha256').update(bytes).digest('hex');
+  if (sha !== l.sha256)
+    throw new TimerUnavailableError(
+      `refused to load the CUPTI timer library ${l.path}: its sha256 is ${sha.slice(0, 16)}…, not the ${l.sha256.slice(0, 16)}… ` +
+        'it was checked with (changed or replaced since); re-run to build it again',
+    );
+  const copy = path.join(processGuard.privateDir('timer-'), LIBRARY);
+  fs.writeFileSync(copy, bytes, { mode: 0o700, flag: 'wx' });
+  return copy;
+}
+
 /** Builds the library in a private temp folder (ours alone, removed after) and returns its bytes. */
 async function buildPrivately(o: TimerLibraryOptions, source: string, cupti: { include: string; lib: string }): Promise<Buffer> {
   const work = processGuard.privateDir('timer-build-');
