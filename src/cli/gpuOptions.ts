@@ -142,8 +142,7 @@ export function elementsOption(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   // one spelling: decimal digits (not 0x10 or 1e3, which Number() would take)
   const n = /^\d+$/.test(text) ? Number(text) : NaN;
-  if (!Number.isSafeInteger(n) || n < 1)
-    throw new UsageError(`--elements takes a positive whole number, not '${text}'`);
+  if (!Number.isSafeInteger(n) || n < 1) throw new UsageError(`--elements takes a positive whole number, not '${text}'`);
   return n;
 }
 
