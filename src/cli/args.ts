@@ -139,10 +139,14 @@ function invalid(name: string, decl: SettingDecl, text: string): UsageError {
   return new UsageError(`--${name} takes ${describeValue(decl)}, not '${text}'`);
 }
 
-/** `--samples 40` → 40, checked like unrollLens.profile.samples; absent → the setting's default. */
+/**
+ * `--samples 40` → 40, checked like unrollLens.profile.samples; absent → the setting's default.
+ * One spelling: decimal digits (and a decimal fraction where the setting takes one), nothing
+ * Number() would also take (`0x10`, `1e3`, `+5`, ` 40`), as for line numbers.
+ */
 export function numberOption(name: string, text: string | undefined, decl: NumberDecl): number {
   if (text === undefined) return decl.default;
-  const n = text.trim() === '' ? NaN : Number(text);
+  const n = (decl.type === 'integer' ? /^\d+$/ : /^\d+(\.\d+)?$/).test(text) ? Number(text) : NaN;
   if (settingProblem(decl, n)) throw invalid(name, decl, text);
   return n;
 }

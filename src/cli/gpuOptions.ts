@@ -143,9 +143,9 @@ export function timerOptions(
 /** --elements: a positive whole number, or undefined when not given. */
 export function elementsOption(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
-  const n = Number(text.trim());
-  if (!Number.isSafeInteger(n) || n < 1 || text.trim() === '')
-    throw new UsageError(`--elements takes a positive whole number, not '${text}'`);
+  // one spelling: decimal digits (not 0x10 or 1e3, which Number() would take)
+  const n = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1) throw new UsageError(`--elements takes a positive whole number, not '${text}'`);
   return n;
 }
 

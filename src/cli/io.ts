@@ -2,6 +2,8 @@
 // exit code an error becomes. Subcommands import this, never main.ts (no import cycle).
 import { ScanInputError } from '../engine/parse/scan';
 import { MissingToolError } from '../engine/toolchain/discover';
+import { SharedFolderError } from '../engine/sweep/slurm/manifest';
+import { SlurmRefusedError } from '../engine/sweep/slurm/queue';
 import { FileDoesNotCompileError } from '../engine/toolchain/rejectedFlag';
 
 export interface CliIO {
@@ -40,10 +42,14 @@ export const EXIT = {
 
 /** Errors the user can fix (their message says how) exit 2; anything else is a bug. */
 export function exitCodeFor(e: unknown): number {
-  if (e instanceof BadInputError) return EXIT.badInput;
+  // a shared folder holding what we did not write (a manifest whose seal fails, a link out): its content is bad input
+  if (e instanceof BadInputError || e instanceof SharedFolderError) return EXIT.badInput;
   // A compile flag nvcc or a tool rejected is bad input (the message names it); other compile errors are findings.
   if (e instanceof FileDoesNotCompileError) return e.badFlag ? EXIT.badInput : EXIT.failed;
-  return e instanceof UsageError || e instanceof ScanInputError || e instanceof MissingToolError ? EXIT.usage : EXIT.internal;
+  // sbatch refusing the job's options (or missing) is the user's to change, in sbatch's own words
+  return e instanceof UsageError || e instanceof ScanInputError || e instanceof MissingToolError || e instanceof SlurmRefusedError
+    ? EXIT.usage
+    : EXIT.internal;
 }
 
 /** The package's version. A require (not fs) so that esbuild inlines package.json when it bundles the CLI (scripts/device/bundle-cli.mjs). */

@@ -133,11 +133,16 @@ export const sweepCommand = defineCommand({
   exitCodes: [
     [EXIT.ok, 'swept; variants that failed (compile, runtime, correctness, …) are in the result with their status'],
     [EXIT.failed, 'no variant finished ok (the file as written included)'],
-    [EXIT.usage, 'bad usage, unreadable file, no loop or kernel as named, a bad --param, or nvcc not found'],
+    [
+      EXIT.usage,
+      'bad usage, unreadable file, no loop or kernel as named, a bad --param, or nvcc not found; ' +
+        'with --slurm: sbatch not found or refusing the job (its message; asked before anything is built)',
+    ],
     [
       EXIT.badInput,
       'an output (--csv, --t4, --report, --save) that may not be written: an existing file Unroll Lens did not write (without --force), ' +
-        'the input, a link, a folder, or an unwritable folder; checked before anything is built',
+        'the input, a link, a folder, or an unwritable folder; checked before anything is built; ' +
+        'with --slurm: the shared folder holds a link or other file where Unroll Lens writes its own',
     ],
     [EXIT.cancelled, 'cancelled (Ctrl-C, SIGTERM or SIGHUP); the variants measured so far are printed and written'],
   ],

@@ -5,6 +5,7 @@
 // a FIFO between a stat and the open cannot hang us), only regular files are read, each up to a
 // size cap, and one request (a scan, one server request, one compile command's flags) charges
 // every file it reads to a shared budget of files and bytes.
+import * as crypto from 'crypto';
 import * as fs from 'fs';
 
 export type RefusedReason = 'missing' | 'unreadable' | 'not-a-regular-file' | 'too-large' | 'budget';
@@ -55,6 +56,11 @@ export interface BoundedReadOptions {
   /** What the file is, for messages ("response file", "result file"). */
   what?: string;
   budget?: ReadBudget;
+  /**
+   * Follow a link at the file's own name (default true: a user's or a repository's file). False for
+   * a shared folder, where a link planted at a name we wrote is someone else's file: refused.
+   */
+  followLinks?: boolean;
 }
 
 /** `1536.0 MiB`, or `16 bytes` under a MiB. */
@@ -77,6 +83,7 @@ export function fileKind(st: fs.Stats): string {
 }
 
 const OPEN_FLAGS = fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | (fs.constants.O_NOCTTY ?? 0);
+const O_NOFOLLOW = fs.constants.O_NOFOLLOW ?? 0;
 
 function refuseKind(file: string, what: string, st: fs.Stats): BoundedReadError {
   return new BoundedReadError(file, 'not-a-regular-file', `${what} ${file} is ${fileKind(st)}, not a regular file: refusing to read it`);
@@ -95,10 +102,23 @@ function tooLarge(file: string, what: string, max: number, bytes?: number): Boun
 export function readBoundedBuffer(file: string, o: BoundedReadOptions): Buffer {
   const what = o.what ?? 'file';
   if (!(Number.isSafeInteger(o.maxBytes) && o.maxBytes >= 0)) throw new RangeError(`bad size cap ${o.maxBytes}`);
+  return withRegularFile(file, what, o.followLinks !== false, (fd, st) => {
+    if (st.size > o.maxBytes) throw tooLarge(file, what, o.maxBytes, st.size);
+    o.budget?.charge(file, st.size);
+    return readAtMost(fd, file, what, st.size, o.maxBytes);
+  });
+}
+
+/**
+ * Opens `file` as the module comment says (a regular file only, without blocking; a link at its
+ * name refused unless `follow`) and hands the open descriptor to `use`. Every failure is a
+ * BoundedReadError naming the file.
+ */
+function withRegularFile<T>(file: string, what: string, follow: boolean, use: (fd: number, st: fs.Stats) => T): T {
   // A stat first: opening some devices has effects of its own (a tape rewinds), so they are not opened at all.
   let st: fs.Stats;
   try {
-    st = fs.statSync(file);
+    st = follow ? fs.statSync(file) : fs.lstatSync(file);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     const missing = code === 'ENOENT' || code === 'ENOTDIR';
@@ -108,10 +128,12 @@ export function readBoundedBuffer(file: string, o: BoundedReadOptions): Buffer {
       `${what} ${file} ${missing ? 'does not exist' : `cannot be read: ${describe(e)}`}`,
     );
   }
+  if (!follow && st.isSymbolicLink())
+    throw new BoundedReadError(file, 'not-a-regular-file', `${what} ${file} is a symbolic link, not a regular file: refusing to read it`);
   if (!st.isFile()) throw refuseKind(file, what, st);
   let fd: number;
   try {
-    fd = fs.openSync(file, OPEN_FLAGS);
+    fd = fs.openSync(file, OPEN_FLAGS | (follow ? 0 : O_NOFOLLOW));
   } catch (e) {
     throw new BoundedReadError(file, 'unreadable', `${what} ${file} cannot be opened: ${describe(e)}`);
   }
@@ -119,15 +141,54 @@ export function readBoundedBuffer(file: string, o: BoundedReadOptions): Buffer {
     // Checked again on the descriptor: the name may have been swapped for a FIFO since the stat.
     st = fs.fstatSync(fd);
     if (!st.isFile()) throw refuseKind(file, what, st);
-    if (st.size > o.maxBytes) throw tooLarge(file, what, o.maxBytes, st.size);
-    o.budget?.charge(file, st.size);
-    return readAtMost(fd, file, what, st.size, o.maxBytes);
+    return use(fd, st);
   } catch (e) {
     if (e instanceof BoundedReadError) throw e;
     throw new BoundedReadError(file, 'unreadable', `${what} ${file} cannot be read: ${describe(e)}`);
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** The last `bytes` bytes of a regular file (a log read for why a task ended): never the whole of a huge one. */
+export function readBoundedTail(file: string, bytes: number, o: Pick<BoundedReadOptions, 'what' | 'followLinks'> = {}): Buffer {
+  return withRegularFile(file, o.what ?? 'file', o.followLinks !== false, (fd, st) => {
+    const n = Math.min(bytes, st.size);
+    const buf = Buffer.alloc(n);
+    let got = 0;
+    while (got < n) {
+      const r = fs.readSync(fd, buf, got, n - got, st.size - n + got);
+      if (r <= 0) break;
+      got += r;
+    }
+    return buf.subarray(0, got);
+  });
+}
+
+/** The sha256 of a regular file of at most `maxBytes`, read as the module comment says (a program, a library we run). */
+export function hashBoundedFile(
+  file: string,
+  o: Pick<BoundedReadOptions, 'maxBytes' | 'what' | 'followLinks'> & {
+    /** Each chunk as it is hashed (a copy made of exactly the bytes hashed). */
+    onChunk?: (chunk: Buffer) => void;
+  },
+): string {
+  const what = o.what ?? 'file';
+  return withRegularFile(file, what, o.followLinks !== false, (fd, st) => {
+    if (st.size > o.maxBytes) throw tooLarge(file, what, o.maxBytes, st.size);
+    const h = crypto.createHash('sha256');
+    const buf = Buffer.allocUnsafe(1 << 20);
+    let got = 0;
+    for (;;) {
+      const n = fs.readSync(fd, buf, 0, buf.length, null);
+      if (n <= 0) break;
+      got += n;
+      if (got > o.maxBytes) throw tooLarge(file, what, o.maxBytes);
+      h.update(buf.subarray(0, n));
+      o.onChunk?.(buf.subarray(0, n));
+    }
+    return h.digest('hex');
+  });
 }
 
 /** Reads to the end, but never more than `max` bytes: a file that grows (or a /proc file that says 0) stops there. */
@@ -185,4 +246,8 @@ export const READ_CAPS = {
   timerRecords: 256 * MiB,
   /** A saved ncu source page with stall samples (--stalls). */
   stallSamples: 256 * MiB,
+  /** A Slurm sweep's manifest or queue file on the shared folder (a few MB for thousands of points). */
+  slurmState: 64 * MiB,
+  /** A program or the CUPTI timer library hashed before it runs (real programs are a few MB to a few hundred). */
+  executable: 4096 * MiB,
 } as const;

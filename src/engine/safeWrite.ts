@@ -209,6 +209,16 @@ export function safeCopyFile(root: string, target: string, source: string, o: Sa
   return placeFile(root, target, o, tmp => fs.copyFileSync(source, tmp, fs.constants.COPYFILE_EXCL));
 }
 
+/** The temporary name a file is written under before it takes `name`: `.<name>.<pid>-<12 hex>.tmp`. */
+function temporaryName(name: string): string {
+  return `.${name.slice(0, 64)}.${process.pid}-${crypto.randomBytes(6).toString('hex')}.tmp`;
+}
+
+/** Whether `name` is one temporaryName gives (what a writer killed between its write and its rename leaves). */
+export function isTemporaryName(name: string): boolean {
+  return /^\..+\.\d+-[0-9a-f]{12}\.tmp$/.test(name);
+}
+
 /** Checks the target, fills a fresh temporary file beside it, then gives it the target's name. */
 function placeFile(root: string, target: string, o: SafeWriteOptions, fill: (tmp: string) => void): string {
   const shown = String(target);
@@ -216,7 +226,7 @@ function placeFile(root: string, target: string, o: SafeWriteOptions, fill: (tmp
   try {
     const file = safeTargetPath(root, target, o);
     const folder = path.dirname(file);
-    tmp = path.join(folder, `.${path.basename(file).slice(0, 64)}.${process.pid}-${crypto.randomBytes(6).toString('hex')}.tmp`);
+    tmp = path.join(folder, temporaryName(path.basename(file)));
     fill(tmp);
     if (o.existing === 'keep') {
       try {

@@ -5,6 +5,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { COMMANDS, main, usage } from '../../src/cli/main';
 import { numberOption, parseCommandLine } from '../../src/cli/args';
+import { elementsOption } from '../../src/cli/gpuOptions';
 import { UsageError } from '../../src/cli/io';
 import { DEFAULT_SETTINGS, SETTINGS } from '../../src/settings';
 import { REPO_ROOT, SAMPLES } from './helpers';
@@ -375,6 +376,14 @@ describe('command-line parser', () => {
       assert.throws(() => numberOption('samples', bad, SETTINGS.profile.samples), /--samples takes an integer from 1 to 1000/);
     }
     assert.throws(() => numberOption('timeout', '0', SETTINGS.profile.timeoutSeconds), /--timeout takes a number from 1 to 86400, not '0'/);
+    // one spelling (issue 37): hex, exponents, signs, padding and a trailing dot are refused, as for line numbers
+    for (const bad of ['0x10', '1e3', '1E1', '+5', ' 40', '40 ', '4.', '.5', '0b11', '0o7', '1_000', 'Infinity']) {
+      assert.throws(() => numberOption('samples', bad, SETTINGS.profile.samples), new RegExp(`not '${bad.replace(/[.+]/g, '\\$&')}'`));
+      assert.throws(() => numberOption('timeout', bad, SETTINGS.profile.timeoutSeconds), /--timeout takes a number/);
+    }
+    assert.equal(numberOption('timeout', '0.5', { ...SETTINGS.profile.timeoutSeconds, minimum: 0 }), 0.5);
+    for (const bad of ['0x10', '1e3', '+3', ' 3']) assert.throws(() => elementsOption(bad), /--elements takes a positive whole number/);
+    assert.equal(elementsOption('1024'), 1024);
   });
 });
 

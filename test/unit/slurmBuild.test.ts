@@ -74,6 +74,7 @@ function standIn() {
   const manifests: SlurmManifest[] = [];
   const arrays = new Map<string, number[]>();
   const run: ProcessRunner = async (cmd, args) => {
+    if (cmd === 'sbatch' && args.includes('--test-only')) return result(''); // the options checked first: taken
     if (cmd === 'sbatch') {
       const m = readManifest(path.join(path.dirname(args[args.length - 1]), 'manifest.json'));
       const job = String(100 + arrays.size);
@@ -208,6 +209,29 @@ test('a Slurm sweep builds every program here before submitting; build failures 
     const refused = readResult(m.sweepDir, four.id);
     assert.equal(refused?.variant.status, 'runtime');
     assert.match(refused?.variant.message ?? '', /refused to run the program .*sha256 .*re-run the sweep/);
+
+    // a program that passed its check runs from a private copy of the bytes checked (issue 37): a file
+    // swapped in the shared folder after the check is never what runs
+    const named: { arg: string; bytes: Buffer | null }[] = [];
+    const recording: Toolchain = {
+      ...nodeTools,
+      runner: async (cmd, args) => {
+        for (const a of [cmd, ...args])
+          if (/program|\.out$|[/]k[^/]*$/.test(path.basename(a)) || a.includes('program-'))
+            named.push({ arg: a, bytes: fs.existsSync(a) && fs.statSync(a).isFile() ? fs.readFileSync(a) : null });
+        return result('', 1);
+      },
+    };
+    await runSlurmTask(m, task.index, { analysis, toolchain: recording, job: '7_2' });
+    const originals = [m.asWritten, ...task.points].map(x => x.program!.path);
+    const runs = named.filter(n => n.arg.includes('program-'));
+    assert.ok(runs.length > 0, `the program ran from a private copy: ${JSON.stringify(named.map(n => n.arg))}`);
+    assert.ok(!named.some(n => originals.includes(n.arg)), 'never from the shared build cache itself');
+    for (const r of runs)
+      assert.ok(
+        originals.some(o => r.bytes?.equals(fs.readFileSync(o))),
+        'each copy is the bytes of a program that passed its check',
+      );
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
   }

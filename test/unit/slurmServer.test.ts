@@ -100,6 +100,8 @@ function standIn(stuck = false) {
   const jobs = new Map<string, { indices: number[]; manifest: string; step: number; cancelled: boolean; after?: string }>();
   const run: ProcessRunner = async (cmd, args) => {
     calls.push([cmd, ...args]);
+    // asked before anything is built: would the scheduler take these options (nothing is queued)
+    if (cmd === 'sbatch' && args.includes('--test-only')) return result('');
     if (cmd === 'sbatch') {
       const job = String(40 + jobs.size);
       const indices = /--array=([\d,-]+)/
@@ -230,8 +232,11 @@ test("the editor's sweep on Slurm: built here, partial results as tasks land, ea
       ],
     );
     // submitted through sbatch with the settings' options, the job script running the settings' command
-    const sbatch = slurm.calls.filter(c => c[0] === 'sbatch');
+    const sbatch = slurm.calls.filter(c => c[0] === 'sbatch' && !c.includes('--test-only'));
     assert.equal(sbatch.length, 2, 'the file as written, then the array of the others');
+    const asked = slurm.calls.filter(c => c[0] === 'sbatch' && c.includes('--test-only'));
+    assert.ok(asked.length >= 1 && asked.every(c => c.includes('--partition=gpu')), 'the options were put to sbatch --test-only first');
+    assert.ok(slurm.calls.indexOf(asked[0]) < slurm.calls.indexOf(sbatch[0]));
     assert.ok(sbatch.every(c => c.includes('--partition=gpu')));
     assert.match(
       slurm.scripts[0],

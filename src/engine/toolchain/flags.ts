@@ -9,10 +9,21 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { BoundedReadError, READ_CAPS, ReadBudget, readBoundedText } from '../boundedRead';
-import { Cleaned, cleanArgList, newGathered, normaliseArch, RepoOrigin } from './cleanFlags';
+import { Cleaned, cleanArgList, newGathered, normaliseArch, RepoOrigin, whyUnsafe } from './cleanFlags';
+import { SAFE_PATH } from './flagAllowList';
 
-export { normaliseArch, whyUnsafe } from './cleanFlags';
-export { SAFE_PATH } from './flagAllowList';
+export { normaliseArch } from './cleanFlags';
+
+/**
+ * The one path-safety rule for every argument we hand nvcc, whoever builds (a variant, a
+ * program, the CUPTI timer): nvcc pastes its arguments into `sh -c` command lines, so an
+ * argument holding shell syntax (a folder named `$(touch p)`) would run it. Why the first
+ * argument that breaks the rule does, or null when none does.
+ */
+export function shellUnsafeArgument(args: readonly string[]): string | null {
+  const bad = args.find(a => !SAFE_PATH.test(a));
+  return bad === undefined ? null : `argument ${JSON.stringify(bad)} is unsafe: ${whyUnsafe(bad, SAFE_PATH)}`;
+}
 
 export interface CompileFlags {
   /** Flags to pass to nvcc (include paths, defines, std, relaxed-constexpr, -Xcompiler …) WITHOUT output/input/mode flags. */

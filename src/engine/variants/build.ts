@@ -9,7 +9,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import type { ToolInfo } from '../toolchain/discover';
-import { SAFE_PATH, whyUnsafe, type CompileFlags } from '../toolchain/flags';
+import { shellUnsafeArgument, type CompileFlags } from '../toolchain/flags';
 import { CompilerMessage, parseNvccOutput } from '../toolchain/nvccErrors';
 import { ProcessRunner, runProcess } from '../toolchain/process';
 import { OverlayLayout, overlayArgs, planOverlay, verifyOverlay, writeOverlay } from './overlay';
@@ -391,10 +391,10 @@ export class VariantBuilder {
     const cwd = this.o.flags.directory || path.dirname(tu ?? req.originalPath);
     // Last line of defence: nvcc pastes its arguments into sh command lines, so whatever reached
     // this point (flags, sweep defines, the file's own folder) must hold no shell syntax.
-    const unsafe = templated ? undefined : command.slice(1).find(a => !SAFE_PATH.test(a));
-    if (unsafe !== undefined) {
+    const unsafe = templated ? null : shellUnsafeArgument(command.slice(1));
+    if (unsafe !== null) {
       this.cache.discard(tmp);
-      return this.refused(req, hash, `not running nvcc: argument ${JSON.stringify(unsafe)} is unsafe: ${whyUnsafe(unsafe, SAFE_PATH)}`);
+      return this.refused(req, hash, `not running nvcc: ${unsafe}`);
     }
     this.compiles++;
     const r = await this.run(command[0], command.slice(1), { cwd, timeoutMs: this.o.timeoutMs ?? 300_000, signal });

@@ -10,6 +10,7 @@ import type { BenchTarget } from '../stages/build';
 import type { GpuRun, KernelSamples, TimeResult } from '../stages/time';
 import type { BenchOptions } from '../types';
 import { scratchDir } from '../../toolchain/processGuard';
+import { SafeWriteError, safeWriteFile } from '../../safeWrite';
 import { BoundedReadError, READ_CAPS, readBoundedText } from '../../boundedRead';
 import { KernelLaunch, parseTimerRecords, PcSampling, TimerRecords } from './timerRecords';
 import { kernelSamples, kernelStalls, PC_SAMPLING_PERIOD, pcSamplingProblem } from './pcStalls';
@@ -276,11 +277,17 @@ async function runOnce(
   let text: string;
   try {
     text = readBoundedText(out, { maxBytes: READ_CAPS.timerRecords, what: 'CUPTI timer output' });
-    if (o.keepReportsDir) keep(o.keepReportsDir, p, out);
   } catch (e) {
     const why = e instanceof BoundedReadError ? e.message : `no timer output (${(e as Error).message})`;
     return { status: 'profile', message: `the CUPTI timer wrote nothing usable: ${why}`, stdout: run.stdout, programFailed: null };
   }
+  if (o.keepReportsDir)
+    try {
+      keep(o.keepReportsDir, p, text, out);
+    } catch (e) {
+      if (!(e instanceof SafeWriteError)) throw e;
+      return { status: 'profile', message: `--keep-reports: ${e.message}`, stdout: run.stdout, programFailed: null };
+    }
   const records = parseTimerRecords(text);
   const problem = recordsProblem(records);
   if (problem) return { status: 'profile', message: problem, stdout: run.stdout, programFailed: null };
@@ -288,10 +295,11 @@ async function runOnce(
 }
 
 /** The run's records kept for the record (--keep-reports): `<file>-<label>-<run>.timer.jsonl`. */
-function keep(dir: string, p: VariantProgram, out: string): void {
+function keep(dir: string, p: VariantProgram, records: string, out: string): void {
   fs.mkdirSync(dir, { recursive: true });
   const base = path.basename(p.file).replace(/\.[^.]+$/, '');
-  fs.copyFileSync(out, path.join(dir, `${base}-${p.label}-${path.basename(out, '.jsonl')}.timer.jsonl`));
+  // the safe writer: never through a link planted in the folder (the ncu stage's reports go the same way)
+  safeWriteFile(dir, `${base}-${p.label}-${path.basename(out, '.jsonl')}.timer.jsonl`, records, { fsync: false });
 }
 
 /** Why a run's records cannot be trusted: the timer never started, CUPTI failed, records were dropped or never flushed. */

@@ -19,7 +19,7 @@ import { timeNative } from '../../profile/native/timeNative';
 import { cachedPcSourceStalls, sourceLineRows } from '../../profile/native/pcSourceStalls';
 import { AheadRuns, deferred, latch, settledNow, streamSass, timingNote, whileRunning } from './pipelining';
 import { COUNTERS, countersOf, spillsOf, withCounters } from './counters';
-import { timerLibrary, TimerUnavailableError } from '../../profile/native/timerLibrary';
+import { privateTimerCopy, TimerUnavailableError, verifiedTimerLibrary } from '../../profile/native/timerLibrary';
 import { withCuptiPermissionHelp } from '../../profile/permissionHelp';
 import { defaultRunDir } from '../../profile/gpuSelection';
 import { MeasurementCache, measuredGroups, measurementKeyFor, storedMeasurement } from '../../profile/measurementCache';
@@ -127,8 +127,10 @@ export class GpuRunner implements SweepRunner {
   private readonly timed = new Set<string>();
   /** First runs started ahead of their turn (CUPTI timer, one GPU), by program path. */
   private readonly ahead = new AheadRuns();
-  /** The timer library once built (startAhead needs it at once). */
+  /** The timer library once built (startAhead needs it at once): its path in the cache, which keys measurements. */
   private libraryPath: string | null = null;
+  /** What programs load: a private copy of it, checked against its hash (the cache folder may be shared), or it with a launcher. */
+  private libraryLoad: string | null = null;
   /** Program runs a CUPTI timing needed, by program arguments. */
   private readonly runsByArgs = new Map<string, number>();
   /** The file as written's PC samples (CUPTI timer): its per-line stalls come from them. */
@@ -574,7 +576,7 @@ export class GpuRunner implements SweepRunner {
     const stage = this.stageFor(point, ctx, slot);
     // the measurement cache answers for it: nothing to run
     if (this.cache?.get(measurementKeyFor({ ...stage, timerLibrary: this.libraryPath }, p.program, slot.gpu, kernels))) return;
-    this.ahead.start(p, this.nativeOptions(stage, this.libraryPath));
+    this.ahead.start(p, this.nativeOptions(stage, this.libraryLoad ?? this.libraryPath));
   }
 
   /**
@@ -596,11 +598,19 @@ export class GpuRunner implements SweepRunner {
   /** The CUPTI timer library, built once per runner (and once per toolkit on disk). */
   private library: Promise<string> | null = null;
 
-  /** Built once per runner; the sweep's cancel stops its nvcc (a cancelled build leaves no file). */
+  /**
+   * Built once per runner; the sweep's cancel stops its nvcc (a cancelled build leaves no file).
+   * Its path keys measurements; programs run here load a private copy made from the bytes that
+   * passed its hash check, so a library swapped in a shared folder after the check is never
+   * loaded (with a launcher the program may run elsewhere: it loads the checked path itself).
+   */
   private timerLibrary(signal?: AbortSignal): Promise<string> {
     const built = this.o.prepared?.timerLibrary;
     const o = { toolchain: this.o.toolchain, cacheDir: this.o.cacheDir, timeoutMs: this.o.timeoutMs, signal };
-    return (this.library ??= (built ? built() : timerLibrary(o)).then(l => (this.libraryPath = l)));
+    return (this.library ??= (built ? built() : verifiedTimerLibrary(o)).then(l => {
+      this.libraryLoad = this.o.gpu.launcher.length ? l.path : privateTimerCopy(l);
+      return (this.libraryPath = l.path);
+    }));
   }
 
   /** One variant's kernel timings: under ncu, or natively with the CUPTI timer (GpuSettings.timer). */
@@ -622,7 +632,7 @@ export class GpuRunner implements SweepRunner {
     // its first may have been started ahead (startAhead), with these same options
     const args = JSON.stringify(stage.args);
     const ahead = stage.samples === this.o.gpu.samples ? this.ahead.take(p.program, stage.env, stage.args) : undefined;
-    let r = await timeNative(p, target, { ...this.nativeOptions(stage, library), ahead }, progress);
+    let r = await timeNative(p, target, { ...this.nativeOptions(stage, this.libraryLoad ?? library), ahead }, progress);
     if (r.status === 'ok' && r.runs && stage.samples === this.o.gpu.samples) this.runsByArgs.set(args, r.runs);
     if (r.status === 'ok' && this.o.gpu.counters) {
       const c = await withCounters(r, p, target, stage, progress);

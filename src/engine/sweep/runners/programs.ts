@@ -11,6 +11,7 @@ import { variantKey, variantSource } from '../../variants/rewrite';
 import { defineArgs, SweepPoint, variantFactorsOf } from '../space';
 import type { RunnerContext } from './runner';
 import type { StaticRunner } from './static';
+import type { VerifiedLibrary } from '../../profile/native/timerLibrary';
 
 export interface ProgramBuildOptions {
   file: string;
@@ -114,6 +115,6 @@ export class ProgramBuilds {
 export interface PreparedPrograms {
   sass: Pick<StaticRunner, 'measure' | 'cost' | 'notes' | 'kernelSizes'>;
   programs(points: SweepPoint[]): ProgramPromise[];
-  /** The CUPTI timer library's path (or TimerUnavailableError with why not). */
-  timerLibrary?: () => Promise<string>;
+  /** The CUPTI timer library's path and the sha256 it was checked with (or TimerUnavailableError with why not). */
+  timerLibrary?: () => Promise<VerifiedLibrary>;
 }

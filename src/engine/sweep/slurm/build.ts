@@ -7,8 +7,8 @@
 // submitted either (it takes that point's timing, as locally).
 import * as os from 'os';
 import { buildFailure } from '../../profile/stages/build';
-import { timerLibrary, TimerUnavailableError } from '../../profile/native/timerLibrary';
-import { hashFile } from '../../variants/cache';
+import { TimerUnavailableError, verifiedTimerLibrary } from '../../profile/native/timerLibrary';
+import { hashBoundedFile, READ_CAPS } from '../../boundedRead';
 import type { GpuSettings } from '../runners/gpu';
 import { ProgramBuilds } from '../runners/programs';
 import type { RunnerContext } from '../runners/runner';
@@ -82,8 +82,8 @@ export class SlurmBuilds {
   timerLibrary(signal?: AbortSignal): Promise<SlurmManifest['timerLibrary']> {
     if (this.o.gpu.timer !== 'cupti') return Promise.resolve(null);
     const s = this.o.static;
-    return (this.library ??= timerLibrary({ toolchain: s.toolchain, cacheDir: s.cacheDir, timeoutMs: s.timeoutMs, signal }).then(
-      l => builtFile(l),
+    // its hash as verified against its seal: a library swapped in the shared folder since is refused on the node
+    return (this.library ??= verifiedTimerLibrary({ toolchain: s.toolchain, cacheDir: s.cacheDir, timeoutMs: s.timeoutMs, signal }).catch(
       (e: unknown) => {
         this.library = null;
         if (e instanceof TimerUnavailableError) return { problem: e.message };
@@ -94,5 +94,6 @@ export class SlurmBuilds {
 }
 
 function builtFile(p: string): BuiltFile {
-  return { path: p, sha256: hashFile(p) };
+  // the build cache may be on the shared folder: a regular file only, size-capped (never a FIFO planted under its name)
+  return { path: p, sha256: hashBoundedFile(p, { maxBytes: READ_CAPS.executable, what: 'program', followLinks: false }) };
 }

@@ -5,13 +5,22 @@
 // jobs submitted and their points, so a re-run after the laptop slept waits for tasks still queued
 // instead of submitting them twice; `jobs/<job>/` a submission's manifest, script and logs, removed
 // once its tasks have ended.
+//
+// The shared folder is written by everyone in the group (issue 37): whatever is read back from it
+// and decides what runs or what is shown (manifest, queue, results, costs, stalls) is sealed with
+// this user's installation key (variants/cacheKey.ts: the same key that seals the caches), read
+// as a regular file only (no link, FIFO or device, size-capped: boundedRead.ts), and a manifest
+// whose seal fails is refused with its path, never run. Writes go through the safe writer from
+// the shared root (no link followed out of it); a submission's folder is removed only when its
+// real path is this sweep's jobs/<name>, and then only the files we put there.
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import type { MeasuredOn, RunTiming, SweepVariant } from '../../../schema/types';
 import type { CompileFlags } from '../../toolchain/flags';
 import { installationKey } from '../../variants/cacheKey';
-import { safeWriteFile } from '../../safeWrite';
+import { BoundedReadError, READ_CAPS, readBoundedBuffer, readBoundedTail } from '../../boundedRead';
+import { isTemporaryName, safeMkdir, SafeWriteError, safeWriteFile } from '../../safeWrite';
 import { DAMAGED, FOREIGN, readCacheFile, seal, unseal } from '../../variants/cacheEntry';
 import type { GpuSettings } from '../runners/gpu';
 import type { SweepRunner } from '../runners/runner';
@@ -95,8 +104,16 @@ export interface SlurmTaskCost {
   cost: Omit<RunTiming, 'wallS' | 'slurm'>;
 }
 
+/**
+ * Something in the shared folder is not what we wrote (a manifest whose seal fails, a link where
+ * our folder was, a FIFO where our file was): the user's to look at (exit 65), never a run.
+ */
+export class SharedFolderError extends Error {}
+
 const FORMAT = 1;
 const PURPOSE = 'slurm-result';
+const MANIFEST_PURPOSE = 'slurm-manifest';
+const QUEUED_PURPOSE = 'slurm-queued';
 const COST_PURPOSE = 'slurm-task-cost';
 const STALLS_PURPOSE = 'slurm-source-stalls';
 const MAX_RESULT_BYTES = 64 * 1024 ** 2;
@@ -114,18 +131,38 @@ function resultFile(sweepDir: string, id: string): string {
   return path.join(sweepDir, 'results', `${sha(id).slice(0, 32)}.json`);
 }
 
+/** The shared root a sweep's folder (`<shared>/slurm/<hash>`) is in: writes never follow a link out of it. */
+const sharedRootOf = (sweepDir: string) => path.dirname(path.dirname(sweepDir));
+
 /**
- * Writes `text` to `file` whole, through the project's safe writer: a fresh temporary file beside
- * it, synced, renamed into place, never through a link planted at the name (the shared folder is
- * written by every node).
+ * Writes `text` to `file` (inside `sweepDir`) whole, through the project's safe writer: a fresh
+ * temporary file beside it, synced, renamed into place, never through a link planted on the way
+ * from the shared root or at the name (the shared folder is written by every node).
  */
-export function writeAtomic(file: string, text: string): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  safeWriteFile(path.dirname(file), path.basename(file), text);
+export function writeAtomic(sweepDir: string, file: string, text: string, mode?: number): void {
+  const root = sharedRootOf(sweepDir);
+  shared(() => safeWriteFile(root, path.relative(root, file), text, mode === undefined ? {} : { mode }));
+}
+
+/** Creates `folder` inside the sweep's folder (and the sweep's folder) under the safe writer's rules. */
+export function makeSweepFolder(sweepDir: string, folder = sweepDir): void {
+  const root = sharedRootOf(sweepDir);
+  fs.mkdirSync(root, { recursive: true });
+  shared(() => safeMkdir(root, path.relative(root, folder)));
+}
+
+/** A refusal of the safe writer (a link out of the shared root, a FIFO at our name) is the shared folder's, said as such. */
+function shared<T>(write: () => T): T {
+  try {
+    return write();
+  } catch (e) {
+    if (e instanceof SafeWriteError && e.refusal !== 'io') throw new SharedFolderError(`the shared folder: ${e.message}`);
+    throw e;
+  }
 }
 
 export function writeResult(sweepDir: string, r: SlurmPointResult): void {
-  writeAtomic(resultFile(sweepDir, r.id), seal(installationKey(), FORMAT, PURPOSE, [r.id], r));
+  writeAtomic(sweepDir, resultFile(sweepDir, r.id), seal(installationKey(), FORMAT, PURPOSE, [r.id], r));
 }
 
 /** The point's result, or null: none yet, half-written, edited or written by another installation. */
@@ -145,7 +182,7 @@ export function readResult(sweepDir: string, id: string): SlurmPointResult | nul
 const costFile = (sweepDir: string, job: string) => path.join(sweepDir, 'tasks', `${job.replace(/[^0-9_]/g, '')}.json`);
 
 export function writeTaskCost(sweepDir: string, c: SlurmTaskCost): void {
-  writeAtomic(costFile(sweepDir, c.job), seal(installationKey(), FORMAT, COST_PURPOSE, [c.job], c));
+  writeAtomic(sweepDir, costFile(sweepDir, c.job), seal(installationKey(), FORMAT, COST_PURPOSE, [c.job], c));
 }
 
 /** A task's reported cost, or null: none (still running, killed hard), edited, or another installation's. */
@@ -169,7 +206,7 @@ export type SlurmSourceStalls = Awaited<ReturnType<NonNullable<SweepRunner['sour
 const stallsFile = (sweepDir: string) => path.join(sweepDir, 'source-stalls.json');
 
 export function writeSourceStalls(sweepDir: string, s: SlurmSourceStalls): void {
-  writeAtomic(stallsFile(sweepDir), seal(installationKey(), FORMAT, STALLS_PURPOSE, [], s));
+  writeAtomic(sweepDir, stallsFile(sweepDir), seal(installationKey(), FORMAT, STALLS_PURPOSE, [], s));
 }
 
 export function readSourceStalls(sweepDir: string): SlurmSourceStalls | null {
@@ -183,44 +220,162 @@ export function readSourceStalls(sweepDir: string): SlurmSourceStalls | null {
 }
 
 export function writeManifest(file: string, m: SlurmManifest): void {
-  writeAtomic(file, JSON.stringify(m));
+  writeAtomic(m.sweepDir, file, seal(installationKey(), FORMAT, MANIFEST_PURPOSE, [path.resolve(file)], m));
 }
 
+/** Reads a file of the sweep's state: a regular file, no link, capped; BoundedReadError otherwise. */
+const readState = (file: string, what: string) =>
+  readBoundedBuffer(file, { maxBytes: READ_CAPS.slurmState, what, followLinks: false }).toString('utf8');
+
+/**
+ * The manifest a task was started with, if this user's key sealed it at this path. Anything else
+ * (edited while queued, another user's, not a regular file, too large) is a SharedFolderError
+ * naming the file: nothing of it runs.
+ */
 export function readManifest(file: string): SlurmManifest {
-  const m = JSON.parse(fs.readFileSync(file, 'utf8')) as SlurmManifest;
-  if (m.format !== 2 || !Array.isArray(m.tasks) || !m.spec || !m.asWritten)
-    throw new Error(`${file} is not a Slurm manifest of this Unroll Lens version (re-run the sweep to submit it again)`);
+  let text: string;
+  try {
+    text = readState(file, 'the Slurm manifest');
+  } catch (e) {
+    if (e instanceof BoundedReadError) throw new SharedFolderError(`${e.message} (re-run the sweep to submit it again)`);
+    throw e;
+  }
+  const key = installationKey();
+  const body = unseal(key, FORMAT, MANIFEST_PURPOSE, [path.resolve(file)], text);
+  if (body === FOREIGN || body === DAMAGED)
+    throw new SharedFolderError(
+      `refusing the Slurm manifest ${file}: it is not sealed with your installation key ` +
+        (body === FOREIGN
+          ? '(sealed by another key: another user wrote it, or this node does not see the key file in your $XDG_CONFIG_HOME/unroll-lens/)'
+          : '(changed since it was written, or not written by Unroll Lens)') +
+        '; nothing of it runs. Re-run the sweep to submit it again (docs/slurm.md, "Cluster setup")',
+    );
+  const m = body as SlurmManifest;
+  if (!m || typeof m !== 'object' || m.format !== 2 || !Array.isArray(m.tasks) || !m.spec || !m.asWritten)
+    throw new SharedFolderError(`${file} is not a Slurm manifest of this Unroll Lens version (re-run the sweep to submit it again)`);
   return m;
 }
 
 const queuedFile = (sweepDir: string) => path.join(sweepDir, 'queued.json');
 
+/** Jobs an earlier run of this sweep left queued, as this user sealed them; none when the file is missing, not ours, or not a file. */
 export function readQueued(sweepDir: string): QueuedJob[] {
+  let text: string;
   try {
-    const q = JSON.parse(fs.readFileSync(queuedFile(sweepDir), 'utf8')) as QueuedJob[];
-    return Array.isArray(q)
-      ? q.filter(j => typeof j.job === 'string' && /^\d+$/.test(j.job) && j.tasks && typeof j.folder === 'string')
-      : [];
+    text = readState(queuedFile(sweepDir), 'the queue file');
   } catch {
     return [];
   }
+  const q = unseal(installationKey(), FORMAT, QUEUED_PURPOSE, [path.basename(sweepDir)], text) as QueuedJob[];
+  return Array.isArray(q)
+    ? q.filter(
+        j =>
+          j && typeof j.job === 'string' && /^\d+$/.test(j.job) && j.tasks && typeof j.tasks === 'object' && typeof j.folder === 'string',
+      )
+    : [];
 }
 
 export function writeQueued(sweepDir: string, jobs: QueuedJob[]): void {
-  if (!jobs.length) fs.rmSync(queuedFile(sweepDir), { force: true });
-  else writeAtomic(queuedFile(sweepDir), JSON.stringify(jobs));
+  if (jobs.length)
+    writeAtomic(sweepDir, queuedFile(sweepDir), seal(installationKey(), FORMAT, QUEUED_PURPOSE, [path.basename(sweepDir)], jobs));
+  else
+    try {
+      // unlink: a link planted at the name goes, never what it points to (a folder there stays)
+      fs.unlinkSync(queuedFile(sweepDir));
+    } catch {
+      /* gone already */
+    }
 }
 
-/** Temporary files a killed writer left in the sweep's folder (never a finished result). */
-export function removeTemporaries(sweepDir: string): void {
+/**
+ * Temporary files a killed writer left in the sweep's folder (never a finished result, never a
+ * file of another name): only those older than `minAgeMs`, which no live writer still renames.
+ */
+export function removeTemporaries(sweepDir: string, minAgeMs: number): void {
   for (const d of [sweepDir, path.join(sweepDir, 'results'), path.join(sweepDir, 'tasks')]) {
     let names: string[] = [];
     try {
+      if (!fs.lstatSync(d).isDirectory()) continue;
       names = fs.readdirSync(d);
     } catch {
       continue;
     }
-    for (const n of names) if (/\.\d+\.[0-9a-f]{8}\.tmp$/.test(n)) fs.rmSync(path.join(d, n), { force: true });
+    for (const n of names) {
+      if (!isTemporaryName(n)) continue;
+      const f = path.join(d, n);
+      try {
+        const st = fs.lstatSync(f);
+        if ((st.isFile() || st.isSymbolicLink()) && Date.now() - st.mtimeMs >= minAgeMs) fs.unlinkSync(f);
+      } catch {
+        /* gone, or another's */
+      }
+    }
+  }
+}
+
+/** What a submission's folder holds: its manifest, job script and the tasks' logs (all we ever delete of it). */
+const JOB_FOLDER = /^[0-9a-z]+-[0-9a-f]{6}$/;
+const JOB_LOG = /^\d+_\d+\.out$/;
+
+/** A fresh submission folder's path: `<sweep>/jobs/<time>-<hex>`. */
+export function newJobFolder(sweepDir: string): string {
+  return path.join(sweepDir, 'jobs', `${Date.now().toString(36)}-${crypto.randomBytes(3).toString('hex')}`);
+}
+
+/**
+ * Removes a submission's folder: only when it is this sweep's `jobs/<name>` by real path (no link
+ * on the way: a link there is a SharedFolderError naming it), and then only our files in it; a
+ * folder that still holds anything else stays.
+ */
+export function removeJobFolder(sweepDir: string, folder: string): void {
+  const jobs = path.join(sweepDir, 'jobs');
+  if (path.dirname(path.resolve(folder)) !== jobs || !JOB_FOLDER.test(path.basename(folder))) return;
+  const lst = (p: string) => {
+    try {
+      return fs.lstatSync(p);
+    } catch {
+      return null;
+    }
+  };
+  for (const p of [sweepDir, jobs, folder]) {
+    const st = lst(p);
+    if (!st) return;
+    if (st.isSymbolicLink())
+      throw new SharedFolderError(
+        `${p} is a symbolic link (to ${fs.readlinkSync(p)}), not the folder Unroll Lens made: refusing to delete through it or write there; remove the link`,
+      );
+    if (!st.isDirectory()) return;
+  }
+  if (fs.realpathSync(folder) !== path.join(fs.realpathSync(sweepDir), 'jobs', path.basename(folder))) return;
+  const unlinkIf = (f: string, ok: (st: fs.Stats) => boolean) => {
+    const st = lst(f);
+    if (st && ok(st)) fs.rmSync(f, { force: true });
+  };
+  for (const n of ['manifest.json', 'job.sh']) unlinkIf(path.join(folder, n), st => st.isFile() || st.isSymbolicLink());
+  const logs = path.join(folder, 'logs');
+  const lstLogs = lst(logs);
+  if (lstLogs?.isDirectory() && !lstLogs.isSymbolicLink()) {
+    for (const n of fs.readdirSync(logs)) if (JOB_LOG.test(n)) unlinkIf(path.join(logs, n), st => !st.isDirectory());
+    rmdirIfEmpty(logs);
+  }
+  rmdirIfEmpty(folder);
+}
+
+function rmdirIfEmpty(d: string): void {
+  try {
+    fs.rmdirSync(d);
+  } catch {
+    /* not empty: something not ours is there */
+  }
+}
+
+/** The last lines of a task's log (why it ended), `a | b | c`; empty when there is none or it is not a regular file. */
+export function logTail(file: string, lines = 3): string {
+  try {
+    const text = readBoundedTail(file, 4096, { what: 'task log', followLinks: false }).toString('utf8');
+    return text.trim().split('\n').slice(-lines).join(' | ');
+  } catch {
+    return '';
   }
 }
 

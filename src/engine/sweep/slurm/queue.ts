@@ -70,6 +70,28 @@ export interface SlurmOptions {
 
 class SlurmError extends Error {}
 
+/**
+ * The scheduler refused the job (an unknown partition or account, a time limit over the
+ * partition's, a bad extra option) or sbatch is not there: the user's to change (exit 2), with
+ * sbatch's own words, never an internal error.
+ */
+export class SlurmRefusedError extends Error {}
+
+/** What to change when sbatch refuses: the flags and the settings that reach it. */
+const CHANGE =
+  'change what it names: --partition, --account, --time, --gres-gpus or --sbatch-arg ' +
+  '(unrollLens.profile.slurm.* in the editor); `sinfo` lists the partitions you may use';
+
+function refusal(r: ProcessResult, when: string): SlurmRefusedError {
+  if (r.spawnError)
+    return new SlurmRefusedError(
+      `sbatch was not found or could not be started (${r.spawnError.slice(0, 200)}): a Slurm sweep runs where Slurm's commands are ` +
+        '(a login node, with the Slurm module loaded); leave out --slurm (unrollLens.profile.slurm.enabled) to measure on this machine',
+    );
+  const said = (r.stderr.trim() || r.stdout.trim() || `exit ${r.exitCode ?? r.signal}`).slice(0, ENV_LIMIT);
+  return new SlurmRefusedError(`sbatch refused the job ${when}: ${said}\nTo fix: ${CHANGE}`);
+}
+
 const ENV_LIMIT = 2000;
 
 function failure(what: string, r: ProcessResult): SlurmError {
@@ -110,9 +132,27 @@ export function arraySpec(indices: number[]): string {
 /** Submits; the job id (`--parsable` prints `ID` or `ID;CLUSTER`). */
 export async function submit(run: ProcessRunner, args: string[], signal?: AbortSignal): Promise<string> {
   const r = await run('sbatch', args, { signal, timeoutMs: 120_000 });
+  if (r.cancelled) throw new SlurmError('sbatch was cancelled');
   const id = /^(\d+)/.exec(r.stdout.trim())?.[1];
-  if (r.exitCode !== 0 || !id) throw failure('sbatch', r);
+  if (r.spawnError || (r.exitCode !== 0 && !r.timedOut)) throw refusal(r, '(nothing of this submission is queued)');
+  if (!id) throw failure('sbatch', r);
   return id;
+}
+
+/**
+ * Asks the scheduler whether it would take a job with these options (`sbatch --test-only`, a
+ * one-line script on stdin; nothing is queued), before anything is built: an unknown partition
+ * or account, or no sbatch at all, is a SlurmRefusedError with sbatch's own message.
+ */
+export async function checkSubmission(run: ProcessRunner, o: SlurmOptions, chdir: string, signal?: AbortSignal): Promise<void> {
+  const args = ['--test-only', '--job-name=unroll-lens-check', `--chdir=${chdir}`];
+  if (o.partition) args.push(`--partition=${o.partition}`);
+  if (o.account) args.push(`--account=${o.account}`);
+  if (o.time) args.push(`--time=${o.time}`);
+  if (o.gpusPerTask > 0) args.push(`--gres=gpu:${o.gpusPerTask}`);
+  const r = await run('sbatch', [...args, ...o.extra], { signal, timeoutMs: 120_000, input: '#!/bin/sh\ntrue\n' });
+  if (r.cancelled || r.timedOut) return; // cancelled: the caller stops; a slow controller: the submission says
+  if (r.spawnError || r.exitCode !== 0) throw refusal(r, 'when asked first (sbatch --test-only; nothing was built or queued)');
 }
 
 /** The base state word: `CANCELLED by 0` → CANCELLED; an unknown word is RUNNING's cousin: not ended. */

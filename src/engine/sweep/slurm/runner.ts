@@ -9,8 +9,6 @@
 // and each point as it lands, and hands the variants on in point order, finding identical code
 // across tasks as a local run does. Re-running the same sweep reuses every result already there
 // and waits for tasks an earlier run left queued; cancelling runs scancel and waits for the queue.
-import * as crypto from 'crypto';
-import * as fs from 'fs';
 import * as path from 'path';
 import type { RunTiming, SweepVariant } from '../../../schema/types';
 import { runProcess, ProcessRunner } from '../../toolchain/process';
@@ -20,12 +18,16 @@ import { CodeRegistry, emptyVariant, GPU_FIELDS } from '../variant';
 import { SlurmBuildOptions, SlurmBuilds } from './build';
 import {
   jobScript,
+  logTail,
+  makeSweepFolder,
+  newJobFolder,
   PreparedPoint,
   QueuedJob,
   readQueued,
   readResult,
   readSourceStalls,
   readTaskCost,
+  removeJobFolder,
   removeTemporaries,
   SlurmManifest,
   SlurmPointResult,
@@ -36,7 +38,7 @@ import {
   writeManifest,
   writeQueued,
 } from './manifest';
-import { cancelJobs, isTerminal, queueState, sbatchArgs, SlurmOptions, submit, TaskState, TaskStatus } from './queue';
+import { cancelJobs, checkSubmission, isTerminal, queueState, sbatchArgs, SlurmOptions, submit, TaskState, TaskStatus } from './queue';
 import { isTransient } from './task';
 import { timingNote } from '../runners/pipelining';
 
@@ -158,8 +160,9 @@ export class SlurmRunner implements SweepRunner {
   }
 
   async measure(points: SweepPoint[], ctx: RunnerContext): Promise<SweepVariant[]> {
-    fs.mkdirSync(this.dir, { recursive: true });
-    removeTemporaries(this.dir);
+    makeSweepFolder(this.dir);
+    // a writer killed mid-write left these; one younger than a minute may be a live task's, about to be renamed
+    removeTemporaries(this.dir, 60_000);
     const ids = points.map(pointId);
     const results = new Map<string, SlurmPointResult>();
     for (const [i, id] of ids.entries()) {
@@ -176,6 +179,8 @@ export class SlurmRunner implements SweepRunner {
     const waiting = points.filter((_, i) => !results.has(ids[i]) && !tracked.some(t => t.ids.includes(ids[i])));
     const local: Local = { final: new Map(), copies: new Map() };
     if (waiting.length && !ctx.signal?.aborted) {
+      // the scheduler's word on these options before anything is built (an unknown partition, account, time limit)
+      await checkSubmission(this.run, this.o.slurm, this.o.sharedRoot, ctx.signal);
       const submission = await this.prepare(points, waiting, results, local, ctx);
       if (submission && submission.points.length && !ctx.signal?.aborted) {
         const more = await this.submitPoints(submission, tracked, ctx);
@@ -294,9 +299,9 @@ export class SlurmRunner implements SweepRunner {
   /** One submission: a manifest, a job script, and one array (the file as written first, the others after it). */
   private async submitPoints(sub: Submission, inFlight: Tracked[], ctx: RunnerContext): Promise<Tracked[]> {
     const s = this.o.slurm;
-    const folder = path.join(this.dir, 'jobs', `${Date.now().toString(36)}-${crypto.randomBytes(3).toString('hex')}`);
+    const folder = newJobFolder(this.dir);
     const logs = path.join(folder, 'logs');
-    fs.mkdirSync(logs, { recursive: true });
+    makeSweepFolder(this.dir, logs);
     const isBase = (x: PreparedPoint) => pointId(x.point) === AS_WRITTEN_ID;
     const base = sub.points.filter(isBase);
     const rest = sub.points.filter(x => !isBase(x));
@@ -314,8 +319,7 @@ export class SlurmRunner implements SweepRunner {
     };
     writeManifest(manifest, m);
     const script = path.join(folder, 'job.sh');
-    writeAtomic(script, jobScript(this.o.command, manifest));
-    fs.chmodSync(script, 0o755);
+    writeAtomic(this.dir, script, jobScript(this.o.command, manifest), 0o755);
     const name = `unroll-lens-${path.basename(this.dir).slice(0, 8)}`;
     const job = { name, script, logDir: logs, chdir: this.o.sharedRoot };
     // every point is checked against the file as written's output: its task goes first, the others wait for it to end
@@ -408,16 +412,8 @@ export class SlurmRunner implements SweepRunner {
 
   /** Why a task's points have no result: its state, and the end of its log. */
   private reasonOf(t: Tracked): string {
-    let tail = '';
-    try {
-      const log = fs
-        .readFileSync(path.join(t.folder, 'logs', `${t.job}_${t.index}.out`), 'utf8')
-        .trim()
-        .split('\n');
-      tail = log.slice(-3).join(' | ');
-    } catch {
-      /* no log (never started) */
-    }
+    // no log (never started), or not a regular file: no tail
+    const tail = logTail(path.join(t.folder, 'logs', `${t.job}_${t.index}.out`));
     const m = `Slurm task ${taskId(t)} ended ${t.state}${t.node ? ` on ${t.node}` : ''} before measuring it${tail ? `: ${tail}` : ''}`;
     if (!this.failures.some(f => f.startsWith(`Slurm task ${taskId(t)} `)))
       this.failures.push(`${m}; re-run the sweep to measure what is missing`);
@@ -438,7 +434,8 @@ export class SlurmRunner implements SweepRunner {
     } catch (e) {
       this.cancelled = `Slurm: cancelled, but ${(e as Error).message}: check with squeue -j ${live.join(',')}`;
     } finally {
-      removeTemporaries(this.dir);
+      // the tasks are gone (scancel waited for them): nothing of theirs is still being written
+      removeTemporaries(this.dir, 0);
     }
   }
 
@@ -449,10 +446,9 @@ export class SlurmRunner implements SweepRunner {
     for (const f of new Set(tracked.map(t => t.folder))) if (!live.some(t => t.folder === f)) this.removeFolder(f);
   }
 
-  /** A submission's folder, only under this sweep's jobs/ (the queue file is on shared storage). */
+  /** A submission's folder: only this sweep's jobs/<name> by real path, only our files in it (manifest.ts). */
   private removeFolder(folder: string): void {
-    const jobs = path.join(this.dir, 'jobs') + path.sep;
-    if (path.resolve(folder).startsWith(jobs)) fs.rmSync(folder, { recursive: true, force: true });
+    removeJobFolder(this.dir, folder);
   }
 }
 

@@ -14,8 +14,9 @@ import { TimerUnavailableError } from '../../profile/native/timerLibrary';
 import { defaultProjectToolsBin, findOptionalTool } from '../../toolchain/discover';
 import { readGpus } from '../../toolchain/gpu';
 import { ProcessRunner, runProcess } from '../../toolchain/process';
+import { processGuard } from '../../toolchain/processGuard';
 import type { Toolchain } from '../../toolchain/toolchain';
-import { hashFile } from '../../variants/cache';
+import { hashBoundedFile, READ_CAPS } from '../../boundedRead';
 import type { BuildResult } from '../../variants/build';
 import { GpuRunner } from '../runners/gpu';
 import type { PreparedPrograms } from '../runners/programs';
@@ -42,14 +43,29 @@ class RecordingRegistry extends CodeRegistry {
   }
 }
 
-/** Why a file built on the submitting machine may not be run here (gone, or not what was built), or null. */
-function refusal(f: BuiltFile | null, what: string): string | null {
+/**
+ * Why a file built on the submitting machine may not be run here (gone, not a regular file, or not
+ * what was built), or null. With `copy`, the bytes hashed are written there as they are read: what
+ * runs is then exactly what passed the check, whatever happens to the shared file after it.
+ */
+function refusal(f: BuiltFile | null, what: string, copy: string | null = null): string | null {
   if (!f) return `no ${what} was built for it`;
   let sha: string;
+  let fd: number | null = null;
   try {
-    sha = hashFile(f.path);
+    if (copy) fd = fs.openSync(copy, 'wx', 0o700);
+    const out = fd;
+    // a regular file only, never through a link, size-capped: the shared folder may hold a FIFO or /dev/zero under its name
+    sha = hashBoundedFile(f.path, {
+      maxBytes: READ_CAPS.executable,
+      what: `the ${what}`,
+      followLinks: false,
+      onChunk: out === null ? undefined : b => fs.writeSync(out, b),
+    });
   } catch (e) {
-    return `the ${what} built for it (${f.path}) cannot be read on this node: ${(e as Error).message}`;
+    return `the ${what} built for it (${f.path}) cannot be used on this node: ${(e as Error).message}`;
+  } finally {
+    if (fd !== null) fs.closeSync(fd);
   }
   return sha === f.sha256
     ? null
@@ -60,8 +76,30 @@ function refusal(f: BuiltFile | null, what: string): string | null {
 /** The SASS side as the submitting machine measured it: the manifest's variants, a program that changed refused. */
 class ManifestSass {
   readonly kernelSizes = new Map<string, Record<string, number>>();
+  /** Point id → its program's check, made once (the SASS side and the program list both ask). */
+  private readonly checks = new Map<string, { why: string | null; run: string | null }>();
 
-  constructor(private readonly entries: Map<string, PreparedPoint>) {}
+  constructor(
+    private readonly entries: Map<string, PreparedPoint>,
+    /** Programs run on this node (no launcher): each is run from a private copy. */
+    private readonly privateCopies: boolean,
+  ) {}
+
+  /**
+   * The point's program checked against its hash: why it may not run, or what to run (a private
+   * copy of the bytes that passed the check, or with a launcher the checked path itself).
+   */
+  check(id: string): { why: string | null; run: string | null } {
+    let c = this.checks.get(id);
+    if (!c) {
+      const f = this.entries.get(id)?.program ?? null;
+      const copy = f && this.privateCopies ? path.join(processGuard.privateDir('program-'), path.basename(f.path)) : null;
+      const why = refusal(f, 'program', copy);
+      c = { why, run: why || !f ? null : (copy ?? f.path) };
+      this.checks.set(id, c);
+    }
+    return c;
+  }
 
   cost() {
     return { compileS: 0, checkS: 0, profileS: 0, gpuIdleS: 0, gpuRuns: 0, gpus: [] };
@@ -75,7 +113,7 @@ class ManifestSass {
     return points.map(p => {
       const x = this.entries.get(pointId(p));
       let v: SweepVariant = x ? structuredClone(x.variant) : { ...emptyVariant(p, 'runtime'), message: 'not in the manifest' };
-      const why = x && v.status === 'ok' ? refusal(x.program, 'program') : null;
+      const why = x && v.status === 'ok' ? this.check(pointId(p)).why : null;
       if (why) v = { ...v, status: 'runtime', message: why };
       const same = v.status === 'ok' ? ctx.registry.claim(x!.codeHash, v) : null;
       if (same) v.identicalTo = same.id;
@@ -87,14 +125,16 @@ class ManifestSass {
 
 /** The manifest's programs and timer library as the GPU runner takes them (only those that passed their hash check run). */
 function preparedOf(m: SlurmManifest, entries: Map<string, PreparedPoint>): PreparedPrograms {
+  const sass = new ManifestSass(entries, !m.spec.gpu.launcher?.length);
   const built = (p: SweepPoint): BuildResult | undefined => {
     const f = entries.get(pointId(p))?.program;
-    if (!f) return undefined;
+    const run = f ? sass.check(pointId(p)).run : null;
+    if (!f || !run) return undefined;
     return {
       key: pointId(p),
       status: 'ok',
       hash: f.sha256,
-      outputPath: f.path,
+      outputPath: run,
       ptxasLog: '',
       messages: [],
       failureKind: null,
@@ -104,14 +144,14 @@ function preparedOf(m: SlurmManifest, entries: Map<string, PreparedPoint>): Prep
   };
   const lib = m.timerLibrary;
   return {
-    sass: new ManifestSass(entries),
+    sass,
     programs: points => points.map(p => Promise.resolve(built(p))),
     timerLibrary: async () => {
       if (!lib) throw new TimerUnavailableError('the CUPTI timer library was not built before submission');
       if ('problem' in lib) throw new TimerUnavailableError(lib.problem);
       const why = refusal(lib, 'CUPTI timer library');
       if (why) throw new TimerUnavailableError(why);
-      return lib.path;
+      return lib;
     },
   };
 }
