@@ -2,7 +2,6 @@
 import * as path from 'path';
 import { CudaDocuments } from '../engine/parse/documents';
 import { detectToolchain, chooseArch } from '../engine/toolchain/toolchain';
-import { resolveCompileFlags } from '../engine/toolchain/flags';
 import { describeRejectedFlag } from '../engine/toolchain/rejectedFlag';
 import { ListingError, NotInstantiatedError, VariantInspector } from '../engine/variants/inspect';
 import { LoopReport } from '../engine/variants/reports';
@@ -16,10 +15,10 @@ import { macroTableFor } from './macros';
 import { RANGES } from '../schema/ranges';
 import { defineCommand, factorsOption, lineListOption, numberOption, stringOption } from './args';
 import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
-import { buildPathFor, checkArchOption, readSourceFile } from './inputs';
+import { buildPathFor, checkArchOption, compileFlagsFor, readSourceFile } from './inputs';
 import { limitTools, TOOL_TIMEOUT_OPTIONS, toolTimeoutOptions } from './gpuOptions';
 import { Progress } from './progress';
-import { headerUnit, inspectorFor, SassArgs, sassLoopIcache } from './sassBuild';
+import { headerUnit, inspectorFor, otherInstantiatingUnits, SassArgs, sassLoopIcache, unitFunctions } from './sassBuild';
 import { listingJson, toSassJson } from './sassJson';
 import { sassArchs } from './sassMultiArch';
 import { compileFailureDetail, renderFile, renderLoop } from './sassText';
@@ -73,6 +72,12 @@ export const sassCommand = defineCommand({
       value: 'GB',
       setting: SETTINGS.cache.maxSizeGB,
       help: 'size cap of the build cache (least recently used builds are deleted past it); 0 = unlimited',
+    },
+    'compile-commands': {
+      type: 'string',
+      value: 'PATH',
+      help: 'the compile_commands.json (or its folder) to take the flags from, before any found by the search',
+      default: "the file's folders up to the working directory, each with its compile_commands.json (or a link to one), build*/ and out/",
     },
     tu: {
       type: 'string',
@@ -158,6 +163,7 @@ export const sassCommand = defineCommand({
         warpsPerSm,
         timeouts: toolTimeoutOptions(options),
         tu: options.tu ?? null,
+        compileCommands: options['compile-commands'] ?? null,
         cacheMaxGB: numberOption('cache-max-gb', options['cache-max-gb'], SETTINGS.cache.maxSizeGB),
         json: !!options.json,
         listing: listingFactor,
@@ -195,12 +201,13 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
   const built = buildPathFor(file, a.file, io);
   const docs = await CudaDocuments.create();
   const analysis = docs.analyzeOnce(text, built, macroTableFor(file, text, a.arch ?? null));
-  const tu = headerUnit(file, a.tu);
+  // A header's default unit: one whose text instantiates the loop's function (or the file's kernels).
+  const functions = unitFunctions(analysis, a.loop);
+  const tu = headerUnit(file, a.tu, { compileCommands: a.compileCommands, functions });
   if (tu) io.err(`unroll-lens: building ${path.relative(process.cwd(), file) || file} through ${path.relative(process.cwd(), tu) || tu}\n`);
   const toolchain = limitTools(await detectToolchain({}), a.timeouts, a.file, io);
   if (a.arch) await checkArchOption(a.arch, toolchain);
-  const flags = resolveCompileFlags(tu ?? file, [process.cwd()], {});
-  for (const w of flags.warnings) io.err(`unroll-lens: ${w}\n`);
+  const flags = compileFlagsFor(tu ?? file, io, a.compileCommands);
   const { arch } = chooseArch(a.arch, flags.arch, toolchain.gpus);
   const inspector = inspectorFor(arch, { toolchain, flags, tu, args: a, io });
   const ac = new AbortController();
@@ -248,7 +255,7 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
       } catch (e) {
         if (!(e instanceof NotInstantiatedError)) throw e;
         progress.done();
-        io.err(`unroll-lens: ${e.message}\n`);
+        io.err(`unroll-lens: ${e.message}${tu ? otherInstantiatingUnits(file, tu, { compileCommands: a.compileCommands, functions }) : ''}\n`);
         return EXIT.failed;
       }
     }
