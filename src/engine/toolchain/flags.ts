@@ -319,7 +319,9 @@ function buildFoldersOf(dbPath: string, directory: string): string[] {
 export function flagsOriginText(flags: Pick<CompileFlags, 'source' | 'database' | 'search'>, file?: string): string {
   if (flags.database) {
     const e = flags.database.entry;
-    return `compile flags from ${flags.database.path}, entry for ${e.file} (run in ${e.directory})`;
+    const real = realOrResolved(flags.database.path);
+    const link = real !== path.resolve(flags.database.path) ? ` (a link to ${real})` : '';
+    return `compile flags from ${flags.database.path}${link}, entry for ${e.file} (run in ${e.directory})`;
   }
   const s = flags.search;
   if (!s) return `compile flags from ${flags.source}`;
