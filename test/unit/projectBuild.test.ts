@@ -194,9 +194,12 @@ __global__ void k(float *x) {
     assert.equal(picked.chosen.demangled, 'void k<32>(float*)');
     assert.match(picked.note!, /runs 32 times \(more than the largest factor, 4\)/);
     const none = chooseByTripCount(many, [1, 64])!;
-    assert.equal(none.chosen.demangled, 'void k<1>(float*)', 'none qualifies: the one with most code');
+    assert.equal(none.chosen.demangled, 'void k<32>(float*)', 'none qualifies: the largest known count');
     assert.match(none.note!, /no instantiation is known to run the loop more than 64 times.*k<1>: 1 time; k<32>: 32 times; k<3>: 3 times/);
     assert.equal(chooseByTripCount([c('void k<1>(float*)', 5, 1)], [4])!.note, null, 'one instantiation: no note');
+    // Many (ggml's mmvq.cu holds 271): grouped by trip count.
+    const lots = Array.from({ length: 20 }, (_, i) => c(`void k<${i % 4}, ${i}>(float*)`, 10, i % 4 === 0 ? null : i % 4));
+    assert.match(chooseByTripCount(lots, [8])!.note!, /Trip counts .*: 1 time: 5 \(k<1, 1>, …\); 2 times: 5 \(k<2, 2>, …\); 3 times: 5 .*; unknown: 5 \(k<0, 0>, …\)\./);
   });
 });
 

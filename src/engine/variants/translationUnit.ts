@@ -77,8 +77,13 @@ class IncludeScan {
   /** Files read in all: a bound on the work of one search. */
   private reads = 0;
 
+  constructor(private readonly readLog?: Set<string>) {}
+
   text(file: string): string | null {
-    if (!this.texts.has(file)) this.texts.set(file, this.reads++ < 20_000 ? read(file) : null);
+    if (!this.texts.has(file)) {
+      this.readLog?.add(file);
+      this.texts.set(file, this.reads++ < 20_000 ? read(file) : null);
+    }
     return this.texts.get(file)!;
   }
 
@@ -144,6 +149,8 @@ export interface UnitSearch {
   compileCommands?: string | null;
   /** The loop's function (and its kernels): units whose text leads to one of them come first. */
   functions?: string[];
+  /** Filled with every file the search read (databases included): a caller's memo keys on them. */
+  read?: Set<string>;
 }
 
 /**
@@ -155,9 +162,10 @@ export interface UnitSearch {
 export function unitsFromCompileCommands(header: string, workspaceRoots: string[], search: UnitSearch = {}): UnitCandidate[] {
   const seen = new Set<string>();
   const found: { file: string; exact: boolean; closure: string[] }[] = [];
-  const scan = new IncludeScan();
+  const scan = new IncludeScan(search.read);
   const want = realOrResolved(header);
   for (const db of compileCommandsCandidates(header, workspaceRoots, search.compileCommands)) {
+    search.read?.add(db);
     for (const file of compileDbFiles(db)) {
       if (seen.has(file) || !/\.cu$/i.test(file)) continue;
       seen.add(file);

@@ -179,8 +179,8 @@ export interface TripChoice {
 /**
  * The instantiation every row measures: among those where the loop runs more times than the
  * largest factor (a known count first, then a run-time one), the one with most of the loop's
- * code; when none does, the one with most code, and a note that says so and lists the
- * candidates with their trip counts.
+ * code; when none does, the one with the largest known count (else most code), and a note that
+ * says so and lists the candidates with their trip counts.
  */
 export function chooseByTripCount(candidates: InstantiationTrip[], factors: UnrollFactor[]): TripChoice | null {
   if (!candidates.length) return null;
@@ -188,11 +188,9 @@ export function chooseByTripCount(candidates: InstantiationTrip[], factors: Unro
   const largest = largestFactor(factors);
   const known = candidates.filter(c => typeof c.trips === 'number' && c.trips > largest);
   const runtime = candidates.filter(c => c.trips === 'runtime');
-  const chosen = known[0] ?? runtime[0] ?? candidates[0];
-  const shown = candidates.slice(0, 8).map(c => `${instantiationLabel(c.demangled)}: ${tripText(c.trips)}`);
-  const more = candidates.length > 8 ? `, and ${candidates.length - 8} more` : '';
-  const list = `${shown.join('; ')}${more}`;
-  if (known.length || runtime.length)
+  const list = tripSummary(candidates);
+  if (known.length || runtime.length) {
+    const chosen = known[0] ?? runtime[0];
     return {
       chosen,
       note:
@@ -200,12 +198,40 @@ export function chooseByTripCount(candidates: InstantiationTrip[], factors: Unro
         `${typeof chosen.trips === 'number' ? ` (more than the largest factor, ${largest})` : ''}; ` +
         `${candidates.length} instantiations hold it (trip counts from their template arguments or the SASS): ${list} (--kernel picks another)`,
     };
+  }
+  // None runs it more than the largest factor: the largest known count shows the most, else the most code.
+  const counted = candidates.filter(c => typeof c.trips === 'number' && c.trips > 1);
+  const chosen = counted.length ? counted.reduce((a, b) => ((b.trips as number) > (a.trips as number) ? b : a)) : candidates[0];
   return {
     chosen,
     note:
       `no instantiation is known to run the loop more than ${largest} time${largest === 1 ? '' : 's'} (the largest factor): ` +
-      `rows measure ${instantiationLabel(chosen.demangled)}, the one with most of its code. ` +
+      `rows measure ${instantiationLabel(chosen.demangled)}, ${counted.length ? `where it runs ${tripText(chosen.trips)}, the most known` : 'the one with most of its code'}. ` +
       `Trip counts (from the template arguments or the SASS): ${list}. A factor at or above an instantiation's trip count gives it the same code as a full unroll; ` +
       'pick another with --kernel, or a translation unit that instantiates it with more iterations with --tu',
   };
+}
+
+/**
+ * The candidates' trip counts in a few words: each one with its count when there are at most
+ * eight, else grouped by count (how many, and the first of them).
+ */
+function tripSummary(candidates: InstantiationTrip[]): string {
+  if (candidates.length <= 8) return candidates.map(c => `${instantiationLabel(c.demangled)}: ${tripText(c.trips)}`).join('; ');
+  const groups = new Map<string, InstantiationTrip[]>();
+  for (const c of candidates) {
+    const k = tripText(c.trips);
+    groups.set(k, [...(groups.get(k) ?? []), c]);
+  }
+  const order = (k: string) => {
+    const t = groups.get(k)![0].trips;
+    return typeof t === 'number' ? t : t === 'runtime' ? 1e12 : 1e13;
+  };
+  return [...groups.keys()]
+    .sort((a, b) => order(a) - order(b))
+    .map(k => {
+      const g = groups.get(k)!;
+      return `${k}: ${g.length} (${instantiationLabel(g[0].demangled)}${g.length > 1 ? ', …' : ''})`;
+    })
+    .join('; ');
 }
