@@ -28,7 +28,8 @@ export const sassCommand = defineCommand({
   summary: 'Compile with nvcc and count SASS per kernel; with --loop, build one variant per unroll factor of that loop.',
   synopsis: '<file> [--loop LINE] [options]',
   description:
-    'Compiles the file with nvcc (flags from compile_commands.json when it has an entry for the file) and reports each\n' +
+    'Compiles the file with nvcc (flags from compile_commands.json when it has an entry for the file; stderr says which\n' +
+    'database and entry, or where it looked) and reports each\n' +
     "kernel's SASS instructions, bytes, registers and spills. With --loop LINE (the loop keyword's line), builds one variant\n" +
     "per unroll factor, in which only that loop's pragma changes, and reports the loop's instructions and the unroll factor\n" +
     'nvcc really applied. A header (.cuh, .h, .hpp, .inl) is built through a translation unit that includes it (--tu, else\n' +
@@ -52,7 +53,7 @@ export const sassCommand = defineCommand({
       type: 'string',
       value: 'NAME',
       help: 'the instantiation holding the loop (mangled name, or part of the demangled one)',
-      default: "the one with most of the loop's instructions",
+      default: 'one where the loop runs more times than the largest factor (trip counts from template arguments or SASS)',
     },
     jobs: {
       type: 'string',
@@ -83,7 +84,7 @@ export const sassCommand = defineCommand({
       type: 'string',
       value: 'FILE',
       help: 'for a header: the translation unit (.cu including it) to build it through',
-      default: 'the nearest compile_commands.json entry that includes the header',
+      default: 'a compile_commands.json entry that includes the header and whose text instantiates the loop\'s function',
     },
     listing: {
       type: 'boolean',

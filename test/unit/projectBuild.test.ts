@@ -153,7 +153,7 @@ describe('header variants: the overlay shadows the header folder', () => {
 describe('the translation unit and the instantiation', () => {
   test('names leading to a function: bodies of functions, classes and macros, to a fixed point', () => {
     const header = definitionsOf(`
-template <int N> __global__ void __launch_bounds__(128) kern(float *x) { for (int i = 0; i < N; ++i) x[i] = 0; }
+template <int N> __launch_bounds__(threads_of(N), 1) static __global__ void kern(float *x) { for (int i = 0; i < N; ++i) x[i] = 0; }
 template <int N> void launch(float *x) { kern<N><<<1, 1>>>(x); }
 #define DECL_CASE(N) template void launch<N>(float *x)
 struct Holder { void go(float *x) { launch<4>(x); } };

@@ -55,14 +55,21 @@ function distance(unit: string, header: string): number {
   return rel ? rel.split(path.sep).length : 0;
 }
 
-const INSTANTIATES = { explicit: 0, implicit: 1 } as const;
-
+/**
+ * Best first: a unit that instantiates the function (a textual guess: the names do not say which
+ * template arguments, so one that includes the header itself is likelier to use this very code
+ * than one that reaches it through other headers); then one that includes the header directly;
+ * then an explicit instantiation (a small file of its own, ggml's template-instances/) before an
+ * implicit one; then the nearest.
+ */
 function rank(list: UnitCandidate[], header: string): UnitCandidate[] {
-  const inst = (c: UnitCandidate) => (c.instantiates ? INSTANTIATES[c.instantiates] : c.instantiates === undefined ? 0 : 2);
+  const inst = (c: UnitCandidate) => (c.instantiates === null ? 1 : 0);
+  const explicit = (c: UnitCandidate) => (c.instantiates === 'explicit' ? 0 : 1);
   return list.sort(
     (a, b) =>
       inst(a) - inst(b) ||
       Number(b.exact) - Number(a.exact) ||
+      explicit(a) - explicit(b) ||
       distance(a.file, header) - distance(b.file, header) ||
       a.file.localeCompare(b.file),
   );

@@ -100,7 +100,15 @@ export function definitionsOf(text: string): Definitions {
 }
 
 /** The name a declaration head defines: a class's, else the first identifier before a `(` (attributes skipped). */
-function declaredName(head: string): string | null {
+function declaredName(headIn: string): string | null {
+  // Parenthesised groups emptied (innermost first): a name inside `__launch_bounds__(f(x))` or a
+  // parameter list is not the one declared.
+  let head = headIn;
+  for (let prev = ''; prev !== head; ) {
+    prev = head;
+    head = head.replace(/\([^()]*\)/g, '\u0001');
+  }
+  head = head.replace(/\u0001/g, '()');
   const cls = /\b(?:struct|class|union)\s+(?:__align__\s*\([^)]*\)\s*|alignas\s*\([^)]*\)\s*)?([A-Za-z_]\w*)[^(]*$/.exec(head);
   if (cls) return cls[1];
   for (const m of head.matchAll(/([A-Za-z_]\w*)\s*(?:<[^<>;{}]*(?:<[^<>;{}]*>[^<>;{}]*)*>)?\s*\(/g)) if (!NOT_A_NAME.has(m[1])) return m[1];
