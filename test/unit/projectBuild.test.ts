@@ -14,7 +14,7 @@ import { analyze, REPO_ROOT, useCudaTools } from './helpers';
 import { flagsFromCompileCommands, flagsOriginText, resolveCompileFlags, searchCompileDatabases } from '../../src/engine/toolchain/flags';
 import { originalOf, planOverlay, writeOverlay } from '../../src/engine/variants/overlay';
 import { unitsFromCompileCommands } from '../../src/engine/variants/translationUnit';
-import { definitionsOf, instantiationIn, namesLeadingTo } from '../../src/engine/variants/unitInstantiates';
+import { definitionsOf, externNames, instantiationIn, namesLeadingTo } from '../../src/engine/variants/unitInstantiates';
 import { chooseByTripCount, tripFromArguments } from '../../src/engine/variants/tripChoice';
 import { main } from '../../src/cli/main';
 
@@ -165,6 +165,16 @@ namespace ns { void unrelated() {} }
     assert.equal(instantiationIn(definitionsOf('#include "h.cuh"\nDECL_CASE(8);\n'), names), 'explicit');
     assert.equal(instantiationIn(definitionsOf('void f(float *x) { launch<2>(x); }\n'), names), 'implicit');
     assert.equal(instantiationIn(definitionsOf('void f() { unrelated(); } // launch<2>\n'), names), null);
+    // A case its header declares extern is instantiated elsewhere: calling it instantiates nothing here.
+    const ext = definitionsOf(`${'template <int N> void launch(float *x) { kern<N><<<1, 1>>>(x); }'}
+#define DECL_CASE(N) template void launch<N>(float *x)
+extern DECL_CASE(4);
+`);
+    assert.deepEqual([...externNames([ext])].sort(), ['DECL_CASE', 'N', 'float', 'launch', 'template', 'void', 'x'].sort());
+    const all = namesLeadingTo(['kern'], [ext]);
+    const direct = namesLeadingTo(['kern'], [ext], externNames([ext]));
+    assert.equal(instantiationIn(definitionsOf('void run(float *x) { launch<4>(x); }\n'), all, direct), null);
+    assert.equal(instantiationIn(definitionsOf('DECL_CASE(4);\n'), all, direct), 'explicit');
   });
 
   test("trip counts from the instantiation's template arguments", async () => {

@@ -8,7 +8,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { compileCommandsCandidates, compileDbFiles, flagsFromCompileCommands, realOrResolved } from '../toolchain/flags';
-import { Definitions, definitionsOf, instantiationIn, namesLeadingTo } from './unitInstantiates';
+import { Definitions, definitionsOf, externNames, instantiationIn, namesLeadingTo } from './unitInstantiates';
 import { READ_CAPS, tryReadBoundedText } from '../boundedRead';
 
 export interface UnitCandidate {
@@ -189,10 +189,16 @@ export function unitsFromCompileCommands(header: string, workspaceRoots: string[
   // What leads to the function: names over every header these units include.
   const headers = [...new Set(found.flatMap(f => f.closure.slice(1)))].flatMap(h => scan.definitions(h) ?? []);
   const names = namesLeadingTo(functions, headers);
+  const implicit = namesLeadingTo(functions, headers, externNames(headers));
   return rank(
     found.map(f => {
       const defs = scan.definitions(f.file);
-      return { file: f.file, via: 'compile_commands' as const, exact: f.exact, instantiates: defs ? instantiationIn(defs, names) : null };
+      return {
+        file: f.file,
+        via: 'compile_commands' as const,
+        exact: f.exact,
+        instantiates: defs ? instantiationIn(defs, names, implicit) : null,
+      };
     }),
     header,
   );

@@ -3,8 +3,10 @@
 // (the function itself, then every function, class or macro of the unit's headers whose body
 // names one of them, to a fixed point) and whether the unit names one of them, at file scope
 // (an explicit instantiation, as ggml's template-instances/*.cu do with a macro) or inside its
-// own functions (an implicit one). A textual guess, ranked and then confirmed by the build
-// (inspect.ts says when the unit holds no code of the loop). Nothing here runs a program.
+// own functions (an implicit one, unless the way there passes through a template its headers
+// declare `extern`: ggml's fattn.cu calls the flash-attention cases that fattn-vec.cuh declares
+// extern, and so instantiates none of them). A textual guess, ranked and then confirmed by the
+// build (inspect.ts says when the unit holds no code of the loop). Nothing here runs a program.
 
 /** Comments, string and character literals blanked (lengths kept), so that names in them do not count. */
 function code(text: string): string {
@@ -35,6 +37,11 @@ export interface Definitions {
   fileScope: Set<string>;
   /** The identifiers named inside the bodies. */
   inBodies: Set<string>;
+  /**
+   * Names declared `extern` at file scope (`extern template …`, or a macro that spells one, with
+   * the names of that macro's body): instantiated in another unit, so a call here does not.
+   */
+  externs: Set<string>;
 }
 
 function identifiers(text: string, into = new Set<string>()): Set<string> {
@@ -96,7 +103,14 @@ export function definitionsOf(text: string): Definitions {
     }
   }
   if (!inBody()) fileScope += t.slice(from);
-  return { bodies, fileScope: identifiers(fileScope), inBodies };
+  const externs = new Set<string>();
+  for (const m of fileScope.matchAll(/\bextern\s+(?!")([^;{]*)/g))
+    for (const id of identifiers(m[1])) {
+      externs.add(id);
+      // `extern DECL_CASE(…)`: the names the macro spells are the ones declared.
+      for (const x of bodies.get(id) ?? []) externs.add(x);
+    }
+  return { bodies, fileScope: identifiers(fileScope), inBodies, externs };
 }
 
 /** The name a declaration head defines: a class's, else the first identifier before a `(` (attributes skipped). */
@@ -124,13 +138,13 @@ function mentions(ids: Set<string>, names: Set<string>): boolean {
  * The names that lead to `functions`: they, and every definition of `headers` whose body names
  * one already in the set, to a fixed point.
  */
-export function namesLeadingTo(functions: string[], headers: Definitions[]): Set<string> {
+export function namesLeadingTo(functions: string[], headers: Definitions[], except: Set<string> = new Set()): Set<string> {
   const names = new Set(functions);
   for (let grew = true; grew; ) {
     grew = false;
     for (const h of headers)
       for (const [name, ids] of h.bodies)
-        if (!names.has(name) && mentions(ids, names)) {
+        if (!names.has(name) && !except.has(name) && mentions(ids, names)) {
           names.add(name);
           grew = true;
         }
@@ -138,8 +152,19 @@ export function namesLeadingTo(functions: string[], headers: Definitions[]): Set
   return names;
 }
 
-/** How a unit instantiates one of `names`: 'explicit' (named at file scope), 'implicit' (inside its functions), or null. */
-export function instantiationIn(unit: Definitions, names: Set<string>): 'explicit' | 'implicit' | null {
+/**
+ * How a unit instantiates one of `names`: 'explicit' (named at file scope), 'implicit' (inside
+ * its functions, through `implicitNames`: the names that lead to the function without passing
+ * through one its headers declare extern), or null.
+ */
+export function instantiationIn(unit: Definitions, names: Set<string>, implicitNames: Set<string> = names): 'explicit' | 'implicit' | null {
   if (mentions(unit.fileScope, names)) return 'explicit';
-  return mentions(unit.inBodies, names) ? 'implicit' : null;
+  return mentions(unit.inBodies, implicitNames) ? 'implicit' : null;
+}
+
+/** The names every header declares extern (see Definitions.externs). */
+export function externNames(headers: Definitions[]): Set<string> {
+  const out = new Set<string>();
+  for (const h of headers) for (const x of h.externs) out.add(x);
+  return out;
 }
