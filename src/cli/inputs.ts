@@ -91,7 +91,8 @@ export function buildPathFor(abs: string, shown: string, io: CliIO): string {
  * where the search looked; then each warning about them. `compileCommands`: --compile-commands.
  */
 export function compileFlagsFor(file: string, io: CliIO, compileCommands?: string | null): CompileFlags {
-  if (compileCommands && !fs.existsSync(compileCommands)) throw new UsageError(`--compile-commands: no such file or folder: ${compileCommands}`);
+  if (compileCommands && !fs.existsSync(compileCommands))
+    throw new UsageError(`--compile-commands: no such file or folder: ${compileCommands}`);
   const flags = resolveCompileFlags(file, [process.cwd()], { compileCommands: compileCommands ?? null });
   io.err(`unroll-lens: ${flagsOriginText(flags, file)}\n`);
   const said = new Set(flags.search?.tried ?? []);

@@ -84,7 +84,7 @@ export const sassCommand = defineCommand({
       type: 'string',
       value: 'FILE',
       help: 'for a header: the translation unit (.cu including it) to build it through',
-      default: 'a compile_commands.json entry that includes the header and whose text instantiates the loop\'s function',
+      default: "a compile_commands.json entry that includes the header and whose text instantiates the loop's function",
     },
     listing: {
       type: 'boolean',
@@ -256,7 +256,9 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
       } catch (e) {
         if (!(e instanceof NotInstantiatedError)) throw e;
         progress.done();
-        io.err(`unroll-lens: ${e.message}${tu ? otherInstantiatingUnits(file, tu, { compileCommands: a.compileCommands, functions }) : ''}\n`);
+        io.err(
+          `unroll-lens: ${e.message}${tu ? otherInstantiatingUnits(file, tu, { compileCommands: a.compileCommands, functions }) : ''}\n`,
+        );
         return EXIT.failed;
       }
     }

@@ -115,7 +115,9 @@ function shownUnits(list: { file: string }[]): string {
  */
 export function otherInstantiatingUnits(file: string, tu: string, search: UnitSearch): string {
   const others = unitsFromCompileCommands(file, [process.cwd()], search).filter(c => c.instantiates && c.file !== tu);
-  return others.length ? ` Units whose text instantiates it: ${shownUnits(others)} (pass one with --tu).` : ' Pass --tu <file.cu> with a unit that calls it.';
+  return others.length
+    ? ` Units whose text instantiates it: ${shownUnits(others)} (pass one with --tu).`
+    : ' Pass --tu <file.cu> with a unit that calls it.';
 }
 
 /** The builder and inspector of one architecture, with the command's cache, jobs and flags. */

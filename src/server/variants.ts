@@ -287,7 +287,7 @@ export class VariantService {
           severity: r.compileFlags.database ? DiagnosticSeverity.Information : DiagnosticSeverity.Warning,
           source: 'unroll-lens',
           code: r.compileFlags.database ? 'compile-database' : 'no-compile-database',
-          message: `${r.compileFlags.text}.${r.compileFlags.database ? '' : ' Set unrollLens.compileCommands to the build\'s compile_commands.json (or its folder).'}`,
+          message: `${r.compileFlags.text}.${r.compileFlags.database ? '' : " Set unrollLens.compileCommands to the build's compile_commands.json (or its folder)."}`,
         });
       return out;
     }

@@ -143,8 +143,14 @@ describe('header variants: the overlay shadows the header folder', () => {
     // A folder off the spine is a real folder of links: `"../x.cuh"` from inside it reaches the variant.
     assert.ok(fs.lstatSync(path.join(o, 'k/inst')).isDirectory());
     assert.equal(fs.readFileSync(path.join(o, 'k/inst', '..', 'x.cuh'), 'utf8'), 'variant');
-    assert.equal(originalOf(path.join(o, 'k/sibling.cuh'), layout, o, path.join(dir, 'src/k/t.cu'), path.join(dir, 'src/k/x.cuh')), path.join(dir, 'src/k/sibling.cuh'));
-    assert.equal(originalOf(path.join(o, 'k/t.cu'), layout, o, path.join(dir, 'src/k/t.cu'), path.join(dir, 'src/k/x.cuh')), path.join(dir, 'src/k/t.cu'));
+    assert.equal(
+      originalOf(path.join(o, 'k/sibling.cuh'), layout, o, path.join(dir, 'src/k/t.cu'), path.join(dir, 'src/k/x.cuh')),
+      path.join(dir, 'src/k/sibling.cuh'),
+    );
+    assert.equal(
+      originalOf(path.join(o, 'k/t.cu'), layout, o, path.join(dir, 'src/k/t.cu'), path.join(dir, 'src/k/x.cuh')),
+      path.join(dir, 'src/k/t.cu'),
+    );
     fs.rmSync(o, { recursive: true });
     assert.deepEqual(snapshot(dir), before, 'the project is untouched');
   });
@@ -188,7 +194,13 @@ __global__ void k(float *x) {
 `;
     const a = await analyze(text, '/p/k.cuh');
     const k = a.kernels[0];
-    const trip = (line: number, d: string) => tripFromArguments(text, k.loops.find(l => l.line === line)!, k, d);
+    const trip = (line: number, d: string) =>
+      tripFromArguments(
+        text,
+        k.loops.find(l => l.line === line)!,
+        k,
+        d,
+      );
     assert.equal(trip(3, 'void k<32, 1, true>(float*)'), 32);
     assert.equal(trip(3, 'void k<(ggml_type)2, 1, false>(float*)'), 2);
     assert.equal(trip(4, 'void k<1, 7, false>(float*)'), 4);
@@ -198,7 +210,12 @@ __global__ void k(float *x) {
   });
 
   test('the instantiation: one that runs the loop more than the largest factor, else said with every trip count', () => {
-    const c = (demangled: string, instructions: number, trips: number | 'runtime' | null) => ({ name: demangled, demangled, instructions, trips });
+    const c = (demangled: string, instructions: number, trips: number | 'runtime' | null) => ({
+      name: demangled,
+      demangled,
+      instructions,
+      trips,
+    });
     const many = [c('void k<1>(float*)', 500, 1), c('void k<32>(float*)', 100, 32), c('void k<3>(float*)', 50, 3)];
     const picked = chooseByTripCount(many, [1, 2, 4, 'full'])!;
     assert.equal(picked.chosen.demangled, 'void k<32>(float*)');
@@ -209,7 +226,10 @@ __global__ void k(float *x) {
     assert.equal(chooseByTripCount([c('void k<1>(float*)', 5, 1)], [4])!.note, null, 'one instantiation: no note');
     // Many (ggml's mmvq.cu holds 271): grouped by trip count.
     const lots = Array.from({ length: 20 }, (_, i) => c(`void k<${i % 4}, ${i}>(float*)`, 10, i % 4 === 0 ? null : i % 4));
-    assert.match(chooseByTripCount(lots, [8])!.note!, /Trip counts .*: 1 time: 5 \(k<1, 1>, …\); 2 times: 5 \(k<2, 2>, …\); 3 times: 5 .*; unknown: 5 \(k<0, 0>, …\)\./);
+    assert.match(
+      chooseByTripCount(lots, [8])!.note!,
+      /Trip counts .*: 1 time: 5 \(k<1, 1>, …\); 2 times: 5 \(k<2, 2>, …\); 3 times: 5 .*; unknown: 5 \(k<0, 0>, …\)\./,
+    );
   });
 });
 
@@ -292,7 +312,10 @@ describe('a CMake project (real cmake and nvcc)', () => {
     // A .cu file of the project: its own entry, the flags of the build (ROWLIB_BLOCK) reach it.
     const wide = await cli(['sass', 'src/kernels/rows_small.cu'], project.outOfTree);
     assert.equal(wide.code, 0, wide.err);
-    assert.match(wide.err, /compile flags from .*compile_commands\.json \(a link to .*build\/compile_commands\.json\), entry for .*rows_small\.cu/);
+    assert.match(
+      wide.err,
+      /compile flags from .*compile_commands\.json \(a link to .*build\/compile_commands\.json\), entry for .*rows_small\.cu/,
+    );
     assert.deepEqual([snapshot(project.outOfTree), snapshot(project.outBuild)], before);
   });
 
@@ -303,7 +326,10 @@ describe('a CMake project (real cmake and nvcc)', () => {
     fs.cpSync(FIXTURE, bare, { recursive: true });
     const r = await cli(['sass', 'src/kernels/rows_small.cu', '--json'], bare);
     assert.equal(r.code, 1, 'ROWLIB_BLOCK comes from the build: #error without it');
-    assert.match(r.err, new RegExp(`no compile_commands.json entry for .*rows_small\\.cu: looked in ${bare}/src/kernels, ${bare}/src, ${bare} `));
+    assert.match(
+      r.err,
+      new RegExp(`no compile_commands.json entry for .*rows_small\\.cu: looked in ${bare}/src/kernels, ${bare}/src, ${bare} `),
+    );
     assert.match(r.err, /ROWLIB_BLOCK comes from the build's compile definitions/);
   });
 
@@ -321,6 +347,12 @@ describe('a CMake project (real cmake and nvcc)', () => {
       ],
     );
     // scale.cu includes the header through the build's -I (from the response file), so it is listed, last.
-    assert.equal(flagsFromCompileCommands(path.join(project.outBuild, 'compile_commands.json'), path.join(project.outOfTree, 'src/kernels/scale.cu'))!.args.includes(`-I${path.join(project.outOfTree, 'src')}`), true);
+    assert.equal(
+      flagsFromCompileCommands(
+        path.join(project.outBuild, 'compile_commands.json'),
+        path.join(project.outOfTree, 'src/kernels/scale.cu'),
+      )!.args.includes(`-I${path.join(project.outOfTree, 'src')}`),
+      true,
+    );
   });
 });

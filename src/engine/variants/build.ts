@@ -362,7 +362,13 @@ export class VariantBuilder {
    * read through a header variant's overlay is recorded as its original (`original`: null for the
    * unit's copy and the variant, which are no dependencies).
    */
-  private depsOf(depFile: string, cwd: string, tmp: string, lineName?: string, original?: (p: string) => string | null): DepRecord[] | null {
+  private depsOf(
+    depFile: string,
+    cwd: string,
+    tmp: string,
+    lineName?: string,
+    original?: (p: string) => string | null,
+  ): DepRecord[] | null {
     let text: string;
     try {
       text = fs.readFileSync(depFile, 'utf8');
@@ -413,12 +419,7 @@ export class VariantBuilder {
     const messages = parseNvccOutput(r.stderr);
     // A header variant's overlay: the files it read through it stand for their originals.
     const fromOverlay = tu ? (p: string) => originalOf(p, this.layout(req.originalPath), overlayDir, tu, req.originalPath) : undefined;
-    // Messages name the header by its marked `#line` name, other files by their overlay path: give them the originals'.
-    for (const m of messages) {
-      if (lineName && m.file === lineName) m.file = req.originalPath;
-      else if (fromOverlay && m.file && fromOverlay(path.resolve(cwd, m.file)) !== path.resolve(cwd, m.file))
-        m.file = fromOverlay(path.resolve(cwd, m.file));
-    }
+    nameOriginals(messages, { header: req.originalPath, lineName, cwd, fromOverlay });
     const { status, failureKind } = compileOutcome(r, messages, command[0], cubin);
     const limit = this.o.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
     // (A program is run, not read back.)
@@ -462,14 +463,7 @@ export class VariantBuilder {
     // kills), spawn errors and internal failures, which another try may not repeat; nor a build
     // whose dependency list is missing (a template compile) or whose output is not there.
     const deterministic = isDeterministic(r, status, failureKind);
-    // The unit's copy and the variant are no dependencies (the unit is added below, the variant is in the key).
-    const inOverlay = (p: string) => p.startsWith(overlayDir + path.sep);
-    const original = fromOverlay
-      ? (p: string) => {
-          const o = inOverlay(p) ? fromOverlay(p) : p;
-          return o === path.resolve(tu!) || o === path.resolve(req.originalPath) || (!inOverlay(p) && p.startsWith(tmp + path.sep)) ? null : o;
-        }
-      : undefined;
+    const original = fromOverlay && dependencyOf({ overlayDir, tmp, unit: tu!, header: req.originalPath, fromOverlay });
     const found = templated ? null : this.depsOf(depFile, cwd, tmp, lineName, original);
     // The overlay's links are of no use once nvcc has read through them: not kept in the cache.
     if (tu) fs.rmSync(overlayDir, { recursive: true, force: true });
@@ -731,6 +725,35 @@ export class VariantBuilder {
     if (pending.length) this.cache.evictIfNeeded(this.inUse);
     return results;
   }
+}
+
+/** Messages name a header variant by its marked `#line` name, other files by their overlay path: give them the originals'. */
+function nameOriginals(
+  messages: CompilerMessage[],
+  at: { header: string; lineName: string | undefined; cwd: string; fromOverlay: ((p: string) => string) | undefined },
+): void {
+  for (const m of messages) {
+    if (at.lineName && m.file === at.lineName) m.file = at.header;
+    else if (at.fromOverlay && m.file) {
+      const read = path.resolve(at.cwd, m.file);
+      const original = at.fromOverlay(read);
+      if (original !== read) m.file = original;
+    }
+  }
+}
+
+/**
+ * The dependency a file read by a header variant's build stands for: the original of a file read
+ * through the overlay; null for the unit's copy and the variant (the unit is added on its own,
+ * the variant is in the key) and for the scratch folder's other files.
+ */
+function dependencyOf(at: { overlayDir: string; tmp: string; unit: string; header: string; fromOverlay: (p: string) => string }) {
+  const inOverlay = (p: string) => p.startsWith(at.overlayDir + path.sep);
+  return (p: string): string | null => {
+    const o = inOverlay(p) ? at.fromOverlay(p) : p;
+    if (o === path.resolve(at.unit) || o === path.resolve(at.header)) return null;
+    return !inOverlay(p) && p.startsWith(at.tmp + path.sep) ? null : o;
+  };
 }
 
 /** Where the persistent cache lives when no editor storage is given (CLI). */

@@ -36,7 +36,15 @@ import {
 } from './kernelChoice';
 import { lineIn } from './loopAttribution';
 import { measureInstantiations, measureLoop } from './measureLoop';
-import type { CompileFlagsOrigin, FileSassReport, InstantiationChoice, KernelSass, KernelVariant, LoopReport, LoopVariant } from './reports';
+import type {
+  CompileFlagsOrigin,
+  FileSassReport,
+  InstantiationChoice,
+  KernelSass,
+  KernelVariant,
+  LoopReport,
+  LoopVariant,
+} from './reports';
 import { explainVariants } from './variantNotes';
 import { chooseByTripCount, instantiationTrips } from './tripChoice';
 
@@ -768,7 +776,7 @@ function kernelResources(b: BuildResult, dis: Disassembly, name: string, arch: s
 }
 
 /** Where a build's flags came from, for its report (the CLI's text and JSON, the editor's diagnostics). */
-export function flagsOrigin(flags: CompileFlags, compiled: string): CompileFlagsOrigin {
+function flagsOrigin(flags: CompileFlags, compiled: string): CompileFlagsOrigin {
   return {
     database: flags.database?.path ?? null,
     entry: flags.database?.entry ?? null,

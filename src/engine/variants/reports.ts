@@ -6,7 +6,6 @@ import type { SassClass } from '../sass';
 import type { IcacheLoopFacts } from '../icache/types';
 import type { BuildResult } from './build';
 import type { UnrollFactor } from './rewrite';
-import type { TripCount } from './tripChoice';
 
 export interface KernelSass {
   name: string;
@@ -116,6 +115,9 @@ export interface FileSassReport {
   /** Why the loops' instructions and effective unroll are unknown, when they are (no nvdisasm listing). */
   limitation?: string | null;
 }
+
+/** How many times an instantiation runs a loop: a number, 'runtime' (not a compile-time constant), or null (unknown). */
+export type TripCount = number | 'runtime' | null;
 
 /** Where a compile's flags came from (flags.ts): every compile says which database and entry, or where it looked. */
 export interface CompileFlagsOrigin {

@@ -185,7 +185,11 @@ export function unitsFromCompileCommands(header: string, workspaceRoots: string[
     }
   }
   const functions = search.functions?.filter(Boolean) ?? [];
-  if (!functions.length) return rank(found.map(f => ({ file: f.file, via: 'compile_commands' as const, exact: f.exact })), header);
+  if (!functions.length)
+    return rank(
+      found.map(f => ({ file: f.file, via: 'compile_commands' as const, exact: f.exact })),
+      header,
+    );
   // What leads to the function: names over every header these units include.
   const headers = [...new Set(found.flatMap(f => f.closure.slice(1)))].flatMap(h => scan.definitions(h) ?? []);
   const names = namesLeadingTo(functions, headers);

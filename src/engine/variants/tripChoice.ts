@@ -15,8 +15,7 @@ import { lineIn } from './loopAttribution';
 import { measureLoop } from './measureLoop';
 import type { UnrollFactor } from './rewrite';
 
-/** How many times an instantiation runs the loop: a number, 'runtime' (not a compile-time constant), or null (unknown). */
-export type TripCount = number | 'runtime' | null;
+import type { TripCount } from './reports';
 
 export interface InstantiationTrip {
   name: string;
@@ -112,7 +111,7 @@ export function tripFromArguments(text: string, loop: Loop, kernel: Kernel, dema
     op === '<' ? i < bound : op === '<=' ? i <= bound : op === '>' ? i > bound : op === '>=' ? i >= bound : i !== bound;
   if (!holds(start)) return 0;
   if (op === '!=') return (bound - start) % delta === 0 && (bound - start) / delta > 0 ? (bound - start) / delta : null;
-  if ((delta > 0) !== (op === '<' || op === '<=')) return null; // never ends, or not this shape
+  if (delta > 0 !== (op === '<' || op === '<=')) return null; // never ends, or not this shape
   const span = op === '<' ? bound - start : op === '<=' ? bound - start + 1 : op === '>' ? start - bound : start - bound + 1;
   return Math.ceil(span / Math.abs(delta));
 }
@@ -162,7 +161,7 @@ export function instantiationTrips(
 }
 
 /** The largest unroll factor asked for as a number (1 when only default or full were). */
-export function largestFactor(factors: UnrollFactor[]): number {
+function largestFactor(factors: UnrollFactor[]): number {
   return Math.max(1, ...factors.filter((f): f is number => typeof f === 'number'));
 }
 

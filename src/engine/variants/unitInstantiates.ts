@@ -118,11 +118,11 @@ function declaredName(headIn: string): string | null {
   // Parenthesised groups emptied (innermost first): a name inside `__launch_bounds__(f(x))` or a
   // parameter list is not the one declared.
   let head = headIn;
-  for (let prev = ''; prev !== head; ) {
+  for (let prev = ''; prev !== head;) {
     prev = head;
-    head = head.replace(/\([^()]*\)/g, '\u0001');
+    head = head.replace(/\([^()]*\)/g, '\u00b6');
   }
-  head = head.replace(/\u0001/g, '()');
+  head = head.replace(/\u00b6/g, '()');
   const cls = /\b(?:struct|class|union)\s+(?:__align__\s*\([^)]*\)\s*|alignas\s*\([^)]*\)\s*)?([A-Za-z_]\w*)[^(]*$/.exec(head);
   if (cls) return cls[1];
   for (const m of head.matchAll(/([A-Za-z_]\w*)\s*(?:<[^<>;{}]*(?:<[^<>;{}]*>[^<>;{}]*)*>)?\s*\(/g)) if (!NOT_A_NAME.has(m[1])) return m[1];
@@ -140,7 +140,7 @@ function mentions(ids: Set<string>, names: Set<string>): boolean {
  */
 export function namesLeadingTo(functions: string[], headers: Definitions[], except: Set<string> = new Set()): Set<string> {
   const names = new Set(functions);
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const h of headers)
       for (const [name, ids] of h.bodies)
