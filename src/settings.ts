@@ -105,6 +105,13 @@ export const SETTINGS = {
       'Extra nvcc arguments (one array element per argument; never passed through a shell). ' +
       'Added after compile_commands.json flags when the workspace has them.',
   }),
+  compileCommands: string({
+    default: '',
+    restricted: true,
+    description:
+      "The build's compile_commands.json, or the folder holding it (relative to the workspace folder), searched before any other. " +
+      "Empty: the file's folders up to the workspace folder are searched, each for a compile_commands.json (or a link to one), build*/ and out/.",
+  }),
   includePaths: strings({
     default: [],
     restricted: true,

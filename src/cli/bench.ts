@@ -2,7 +2,7 @@
 import * as path from 'path';
 import { CudaDocuments } from '../engine/parse/documents';
 import { detectToolchain, chooseArch } from '../engine/toolchain/toolchain';
-import { resolveCompileFlags, splitCommandLine } from '../engine/toolchain/flags';
+import { splitCommandLine } from '../engine/toolchain/flags';
 import { defaultCacheDir } from '../engine/variants/build';
 import { benchJson, benchLabel, benchLoop, benchRows, RunTiming } from '../engine/profile/bench';
 import type { SweepResult, SweepVariant } from '../schema/types';
@@ -14,7 +14,7 @@ import { DEFAULT_SETTINGS, SETTINGS } from '../settings';
 import { macroTableFor } from './macros';
 import { defineCommand, factorsOption, lineListOption, numberOption, stringOption } from './args';
 import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
-import { buildPathFor, checkArchOption, readSourceFile } from './inputs';
+import { buildPathFor, checkArchOption, compileFlagsFor, readSourceFile } from './inputs';
 import {
   benchLocations,
   GPU_PLACEMENT_OPTIONS,
@@ -347,7 +347,7 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
   const blocker = gpuBlocker({ hasNcu: !!toolchain.ncu, timer: a.timer, gpus: toolchain.gpus.length, launcher, text });
   if (blocker && benchStopsAt(blocker))
     throw new UsageError(`cannot benchmark ${file}: ${CLI_GPU_BLOCKER_TEXT[blocker]}${withoutGpuText(blocker, file, loops)}`);
-  const flags = resolveCompileFlags(abs, [process.cwd()], {});
+  const flags = compileFlagsFor(abs, io);
   const chosen = chooseArch(arch, flags.arch, toolchain.gpus).arch;
   // with a launcher the GPUs are on another node: this machine's count says nothing about them
   const gpus = gpusOption(a.gpus, launcher.length ? 0 : toolchain.gpus.length);

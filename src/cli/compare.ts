@@ -4,7 +4,7 @@ import { checkResultOutputs, RESULT_OUTPUT_OPTIONS, ResultOutputs, resultOutputs
 import * as path from 'path';
 import { CudaDocuments } from '../engine/parse/documents';
 import { detectToolchain, chooseArch } from '../engine/toolchain/toolchain';
-import { resolveCompileFlags, splitCommandLine } from '../engine/toolchain/flags';
+import { splitCommandLine } from '../engine/toolchain/flags';
 import { defaultCacheDir } from '../engine/variants/build';
 import { compareKernels, KernelComparison } from '../engine/profile/compare';
 import { SweepSpaceError } from '../engine/sweep/space';
@@ -14,7 +14,7 @@ import { DEFAULT_SETTINGS, SETTINGS } from '../settings';
 import { macroTableFor } from './macros';
 import { defineCommand, numberOption, stringOption } from './args';
 import { cancelOnSignals, EXIT, UsageError } from './io';
-import { buildPathFor, checkArchOption, readSourceFile } from './inputs';
+import { buildPathFor, checkArchOption, compileFlagsFor, readSourceFile } from './inputs';
 import {
   benchLocations,
   GPU_PLACEMENT_OPTIONS,
@@ -121,7 +121,7 @@ export const compareCommand = defineCommand({
     const blocker = gpuBlocker({ hasNcu: !!toolchain.ncu, timer: timing.timer, gpus: toolchain.gpus.length, launcher, text });
     if (blocker && benchStopsAt(blocker))
       throw new UsageError(`cannot compare kernels of ${file}: ${CLI_GPU_BLOCKER_TEXT[blocker]}${withoutGpuText(blocker, file, [])}`);
-    const flags = resolveCompileFlags(abs, [process.cwd()], {});
+    const flags = compileFlagsFor(abs, io);
     const where = benchLocations({ sharedDir: a.sharedDir, launcher, fresh: a.fresh }, defaultCacheDir());
     const ac = new AbortController();
     const stopSignals = cancelOnSignals(ac);

@@ -6,6 +6,7 @@ import * as path from 'path';
 import { ScanInputError } from '../engine/parse/scan';
 import { BoundedReadError, fileKind, readBoundedText } from '../engine/boundedRead';
 import type { Toolchain } from '../engine/toolchain/toolchain';
+import { CompileFlags, flagsOriginText, resolveCompileFlags } from '../engine/toolchain/flags';
 import { CliIO, UsageError } from './io';
 
 /** Largest source file read (the biggest real .cu files are a few MB). */
@@ -92,4 +93,19 @@ export function buildPathFor(abs: string, shown: string, io: CliIO): string {
       `its variants are built as ${safe} (compiler messages use that name)\n`,
   );
   return path.join(dir, safe);
+}
+
+/**
+ * The flags `file` is compiled with (compile_commands.json from the working directory down, else
+ * none), saying on stderr which database and entry they came from, or that none had one and
+ * where the search looked; then each warning about them. `compileCommands`: --compile-commands.
+ */
+export function compileFlagsFor(file: string, io: CliIO, compileCommands?: string | null): CompileFlags {
+  if (compileCommands && !fs.existsSync(compileCommands))
+    throw new UsageError(`--compile-commands: no such file or folder: ${compileCommands}`);
+  const flags = resolveCompileFlags(file, [process.cwd()], { compileCommands: compileCommands ?? null });
+  io.err(`unroll-lens: ${flagsOriginText(flags, file)}\n`);
+  const said = new Set(flags.search?.tried ?? []);
+  for (const w of flags.warnings) if (!said.has(w)) io.err(`unroll-lens: ${w}\n`);
+  return flags;
 }

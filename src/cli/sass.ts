@@ -2,7 +2,6 @@
 import * as path from 'path';
 import { CudaDocuments } from '../engine/parse/documents';
 import { detectToolchain, chooseArch } from '../engine/toolchain/toolchain';
-import { resolveCompileFlags } from '../engine/toolchain/flags';
 import { describeRejectedFlag } from '../engine/toolchain/rejectedFlag';
 import { ListingError, NotInstantiatedError, VariantInspector } from '../engine/variants/inspect';
 import { LoopReport } from '../engine/variants/reports';
@@ -16,10 +15,10 @@ import { macroTableFor } from './macros';
 import { RANGES } from '../schema/ranges';
 import { defineCommand, factorsOption, lineListOption, numberOption, stringOption } from './args';
 import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
-import { buildPathFor, checkArchOption, readSourceFile } from './inputs';
+import { buildPathFor, checkArchOption, compileFlagsFor, readSourceFile } from './inputs';
 import { limitTools, TOOL_TIMEOUT_OPTIONS, toolTimeoutOptions } from './gpuOptions';
 import { Progress } from './progress';
-import { headerUnit, inspectorFor, SassArgs, sassLoopIcache } from './sassBuild';
+import { headerUnit, inspectorFor, otherInstantiatingUnits, SassArgs, sassLoopIcache, unitFunctions } from './sassBuild';
 import { listingJson, toSassJson } from './sassJson';
 import { sassArchs } from './sassMultiArch';
 import { compileFailureDetail, renderFile, renderLoop } from './sassText';
@@ -29,7 +28,8 @@ export const sassCommand = defineCommand({
   summary: 'Compile with nvcc and count SASS per kernel; with --loop, build one variant per unroll factor of that loop.',
   synopsis: '<file> [--loop LINE] [options]',
   description:
-    'Compiles the file with nvcc (flags from compile_commands.json when it has an entry for the file) and reports each\n' +
+    'Compiles the file with nvcc (flags from compile_commands.json when it has an entry for the file; stderr says which\n' +
+    'database and entry, or where it looked) and reports each\n' +
     "kernel's SASS instructions, bytes, registers and spills. With --loop LINE (the loop keyword's line), builds one variant\n" +
     "per unroll factor, in which only that loop's pragma changes, and reports the loop's instructions and the unroll factor\n" +
     'nvcc really applied. A header (.cuh, .h, .hpp, .inl) is built through a translation unit that includes it (--tu, else\n' +
@@ -53,7 +53,7 @@ export const sassCommand = defineCommand({
       type: 'string',
       value: 'NAME',
       help: 'the instantiation holding the loop (mangled name, or part of the demangled one)',
-      default: "the one with most of the loop's instructions",
+      default: 'one where the loop runs more times than the largest factor (trip counts from template arguments or SASS)',
     },
     jobs: {
       type: 'string',
@@ -74,11 +74,17 @@ export const sassCommand = defineCommand({
       setting: SETTINGS.cache.maxSizeGB,
       help: 'size cap of the build cache (least recently used builds are deleted past it); 0 = unlimited',
     },
+    'compile-commands': {
+      type: 'string',
+      value: 'PATH',
+      help: 'the compile_commands.json (or its folder) to take the flags from, before any found by the search',
+      default: "the file's folders up to the working directory, each with its compile_commands.json (or a link to one), build*/ and out/",
+    },
     tu: {
       type: 'string',
       value: 'FILE',
       help: 'for a header: the translation unit (.cu including it) to build it through',
-      default: 'the nearest compile_commands.json entry that includes the header',
+      default: "a compile_commands.json entry that includes the header and whose text instantiates the loop's function",
     },
     listing: {
       type: 'boolean',
@@ -157,6 +163,7 @@ export const sassCommand = defineCommand({
       warpsPerSm,
       timeouts: toolTimeoutOptions(options),
       tu: options.tu ?? null,
+      compileCommands: options['compile-commands'] ?? null,
       cacheMaxGB: numberOption('cache-max-gb', options['cache-max-gb'], SETTINGS.cache.maxSizeGB),
       json: !!options.json,
       listing: listingFactor,
@@ -193,12 +200,13 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
   const built = buildPathFor(file, a.file, io);
   const docs = await CudaDocuments.create();
   const analysis = docs.analyzeOnce(text, built, macroTableFor(file, text, a.arch ?? null));
-  const tu = headerUnit(file, a.tu);
+  // A header's default unit: one whose text instantiates the loop's function (or the file's kernels).
+  const functions = unitFunctions(analysis, a.loop);
+  const tu = headerUnit(file, a.tu, { compileCommands: a.compileCommands, functions });
   if (tu) io.err(`unroll-lens: building ${path.relative(process.cwd(), file) || file} through ${path.relative(process.cwd(), tu) || tu}\n`);
   const toolchain = limitTools(await detectToolchain({}), a.timeouts, a.file, io);
   if (a.arch) await checkArchOption(a.arch, toolchain);
-  const flags = resolveCompileFlags(tu ?? file, [process.cwd()], {});
-  for (const w of flags.warnings) io.err(`unroll-lens: ${w}\n`);
+  const flags = compileFlagsFor(tu ?? file, io, a.compileCommands);
   const { arch } = chooseArch(a.arch, flags.arch, toolchain.gpus);
   const inspector = inspectorFor(arch, { toolchain, flags, tu, args: a, io });
   const ac = new AbortController();
@@ -246,7 +254,9 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
       } catch (e) {
         if (!(e instanceof NotInstantiatedError)) throw e;
         progress.done();
-        io.err(`unroll-lens: ${e.message}\n`);
+        io.err(
+          `unroll-lens: ${e.message}${tu ? otherInstantiatingUnits(file, tu, { compileCommands: a.compileCommands, functions }) : ''}\n`,
+        );
         return EXIT.failed;
       }
     }

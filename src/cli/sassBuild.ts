@@ -9,7 +9,7 @@ import { FileSassReport, LoopReport } from '../engine/variants/reports';
 import { sourceNameOf } from '../engine/variants/kernelChoice';
 import { VariantInspector } from '../engine/variants/inspect';
 import { isHeaderFile } from '../engine/variants/overlay';
-import { findTranslationUnit, unitsByTextSearch } from '../engine/variants/translationUnit';
+import { UnitSearch, unitsByTextSearch, unitsFromCompileCommands } from '../engine/variants/translationUnit';
 import type { UnrollFactor } from '../engine/variants/rewrite';
 import type { FileAnalysis } from '../engine/parse/model';
 import type { SassStalls } from '../engine/profile/sassStalls';
@@ -38,6 +38,8 @@ export interface SassArgs {
   cacheMaxGB: number;
   /** A header's translation unit (--tu). */
   tu: string | null;
+  /** --compile-commands: the database (or its folder) searched first. */
+  compileCommands: string | null;
   json: boolean;
   /** --listing: the variant to list; null without --listing. */
   listing: UnrollFactor | 'as-written' | null;
@@ -73,11 +75,11 @@ export function sassLoopIcache(
 }
 
 /**
- * The translation unit a header is built through: --tu, else the nearest compile_commands.json
- * entry that includes it. Null for a .cu file. A header with none is a usage error naming the .cu
- * files under the working directory that include it.
+ * The translation unit a header is built through: --tu, else the best compile_commands.json entry
+ * that includes it (one whose text instantiates `search.functions` first). Null for a .cu file. A
+ * header with none is a usage error naming the .cu files under the working directory that include it.
  */
-export function headerUnit(file: string, tuOption: string | null): string | null {
+export function headerUnit(file: string, tuOption: string | null, search: UnitSearch = {}): string | null {
   if (!isHeaderFile(file)) {
     if (tuOption) throw new UsageError(`--tu is for headers; ${file} is compiled on its own`);
     return null;
@@ -87,15 +89,35 @@ export function headerUnit(file: string, tuOption: string | null): string | null
     if (!fs.existsSync(tu)) throw new UsageError(`--tu: no such file: ${tuOption}`);
     return tu;
   }
-  const found = findTranslationUnit(file, [process.cwd()]);
-  if (found) return found;
+  const found = unitsFromCompileCommands(file, [process.cwd()], search);
+  if (found.length && found[0].instantiates !== null) return found[0].file;
+  const names = search.functions?.join(', ');
+  if (found.length)
+    throw new UsageError(
+      `${file} is a header: it is built through a translation unit that includes it, and no compile_commands.json entry that does ` +
+        `(${shownUnits(found)}) names ${names} or anything of its headers that leads to it. Pass --tu <file.cu> with a unit that instantiates it`,
+    );
   const candidates = unitsByTextSearch(file, [process.cwd()]).slice(0, 5);
   throw new UsageError(
     `${file} is a header: it is built through a translation unit that includes it, and no compile_commands.json entry does. ` +
-      (candidates.length
-        ? `Pass --tu with one of: ${candidates.map(c => path.relative(process.cwd(), c.file)).join(', ')}`
-        : 'Pass --tu <file.cu> (a .cu file that includes it)'),
+      (candidates.length ? `Pass --tu with one of: ${shownUnits(candidates)}` : 'Pass --tu <file.cu> (a .cu file that includes it)'),
   );
+}
+
+function shownUnits(list: { file: string }[]): string {
+  const shown = list.slice(0, 5).map(c => path.relative(process.cwd(), c.file) || c.file);
+  return shown.join(', ') + (list.length > 5 ? ` and ${list.length - 5} more` : '');
+}
+
+/**
+ * For a header whose unit holds no code of the loop: the other compile_commands.json entries
+ * whose text instantiates the function, for the message (empty when none is known).
+ */
+export function otherInstantiatingUnits(file: string, tu: string, search: UnitSearch): string {
+  const others = unitsFromCompileCommands(file, [process.cwd()], search).filter(c => c.instantiates && c.file !== tu);
+  return others.length
+    ? ` Units whose text instantiates it: ${shownUnits(others)} (pass one with --tu).`
+    : ' Pass --tu <file.cu> with a unit that calls it.';
 }
 
 /** The builder and inspector of one architecture, with the command's cache, jobs and flags. */
@@ -115,4 +137,10 @@ export function inspectorFor(
     ...(c.tu ? { translationUnit: c.tu } : {}),
   });
   return new VariantInspector({ toolchain: c.toolchain, builder, arch });
+}
+
+/** The functions a header's unit must instantiate: the one holding the loop, else every kernel of the file. */
+export function unitFunctions(analysis: FileAnalysis, loop: number | null): string[] {
+  const holding = loop === null ? undefined : analysis.kernels.find(k => k.loops.some(l => l.line === loop));
+  return holding ? [holding.name] : analysis.kernels.map(k => k.name);
 }

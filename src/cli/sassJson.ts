@@ -24,6 +24,9 @@ export function toSassJson(file: FileSassReport, loop: LoopReport | null, icache
   return {
     arch: file.arch,
     nvcc: file.nvcc,
+    compileFlags: file.compileFlags
+      ? { database: file.compileFlags.database, entry: file.compileFlags.entry, looked: file.compileFlags.looked }
+      : null,
     kernels: file.kernels.map(k => ({
       name: k.name,
       demangled: k.demangled,

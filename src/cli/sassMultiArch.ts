@@ -2,7 +2,7 @@
 import * as path from 'path';
 import { CudaDocuments } from '../engine/parse/documents';
 import { detectToolchain, Toolchain } from '../engine/toolchain/toolchain';
-import { CompileFlags, resolveCompileFlags } from '../engine/toolchain/flags';
+import type { CompileFlags } from '../engine/toolchain/flags';
 import { FileSassReport, LoopReport } from '../engine/variants/reports';
 import { ListingError, NotInstantiatedError, VariantInspector } from '../engine/variants/inspect';
 import { factorLabel, UnrollFactor } from '../engine/variants/rewrite';
@@ -13,10 +13,10 @@ import type { VariantIcache } from '../engine/icache/report';
 import type { SassListingData } from '../protocol';
 import { macroTableFor } from './macros';
 import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
-import { buildPathFor, checkArchOption, readSourceFile } from './inputs';
+import { buildPathFor, checkArchOption, compileFlagsFor, readSourceFile } from './inputs';
 import { limitTools } from './gpuOptions';
 import { Progress } from './progress';
-import { headerUnit, inspectorFor, SassArgs, sassLoopIcache } from './sassBuild';
+import { headerUnit, unitFunctions, inspectorFor, SassArgs, sassLoopIcache } from './sassBuild';
 import { listingJson, toSassJson } from './sassJson';
 import { compileFailureDetail, icacheLines, pad } from './sassText';
 
@@ -103,12 +103,11 @@ async function prepareArchs(a: SassArgs, io: CliIO): Promise<ArchsSetup> {
   const docs = await CudaDocuments.create();
   // The macro table (and so the loops the parser sees) may depend on __CUDA_ARCH__.
   const analyses = a.archs.map(arch => docs.analyzeOnce(text, built, macroTableFor(file, text, arch)));
-  const tu = headerUnit(file, a.tu);
+  const tu = headerUnit(file, a.tu, { compileCommands: a.compileCommands, functions: unitFunctions(analyses[0], a.loop) });
   if (tu) io.err(`unroll-lens: building ${path.relative(process.cwd(), file) || file} through ${path.relative(process.cwd(), tu) || tu}\n`);
   const toolchain = limitTools(await detectToolchain({}), a.timeouts, a.file, io);
   for (const arch of a.archs) await checkArchOption(arch, toolchain);
-  const flags = resolveCompileFlags(tu ?? file, [process.cwd()], {});
-  for (const w of flags.warnings) io.err(`unroll-lens: ${w}\n`);
+  const flags = compileFlagsFor(tu ?? file, io, a.compileCommands);
   if (a.loop !== null && !analyses.some(x => holdsLoop(x, a.loop))) {
     throw new UsageError(
       `no loop in device code at line ${a.loop} of ${a.file} (loops at ${analyses[0].kernels.flatMap(k => k.loops.map(l => l.line)).join(', ') || 'none'})`,

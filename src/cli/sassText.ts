@@ -30,7 +30,9 @@ function loopHeading(r: LoopReport): string {
   const i = r.instantiation;
   if (!i) return r.kernel;
   return i.of > 1
-    ? `${i.demangled} (of ${i.of} functions holding it: the one with most of its code over the variants; --kernel picks another)`
+    ? i.trips !== undefined
+      ? `${i.demangled} (of ${i.of} functions holding it: the note below says why this one; --kernel picks another)`
+      : `${i.demangled} (of ${i.of} functions holding it: the one with most of its code over the variants; --kernel picks another)`
     : i.demangled;
 }
 

@@ -6,7 +6,7 @@ import { CLI_GPU_BLOCKER_TEXT } from './gpuReadinessText';
 import * as path from 'path';
 import { CudaDocuments } from '../engine/parse/documents';
 import { detectToolchain, chooseArch, Toolchain } from '../engine/toolchain/toolchain';
-import { resolveCompileFlags, splitCommandLine } from '../engine/toolchain/flags';
+import { splitCommandLine } from '../engine/toolchain/flags';
 import { defaultCacheDir } from '../engine/variants/build';
 import { sweepText } from '../engine/report/sweepText';
 import { sweepJson } from '../engine/sweep/json';
@@ -37,7 +37,7 @@ import {
 } from './gpuOptions';
 import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
 import { checkResultOutputs, RESULT_OUTPUT_OPTIONS, ResultOutputs, resultOutputsOf, writeResultOutputs } from './resultOutputs';
-import { buildPathFor, checkArchOption, readSourceFile } from './inputs';
+import { buildPathFor, checkArchOption, compileFlagsFor, readSourceFile } from './inputs';
 import { SLURM_OPTIONS, slurmOptionsOf, slurmRunner } from './slurm';
 import type { SlurmOptions } from '../engine/sweep/slurm/queue';
 
@@ -321,7 +321,7 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
   const analysis = docs.analyzeOnce(text, built, macroTableFor(abs, text, a.arch ?? null));
   const toolchain = limitTools(await detectToolchain({}), a.timeouts, a.file, io);
   if (a.arch) await checkArchOption(a.arch, toolchain);
-  const flags = resolveCompileFlags(abs, [process.cwd()], {});
+  const flags = compileFlagsFor(abs, io);
   const arch = chooseArch(a.arch, flags.arch, toolchain.gpus).arch;
   if (a.slurm && !a.sharedDir?.trim()) throw new UsageError('--slurm needs --shared-dir: a folder every node of the cluster sees');
   if (a.slurm && a.gpus !== undefined)

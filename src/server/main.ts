@@ -54,6 +54,7 @@ import { exitCleanlyOnStop } from './shutdown';
 import { processGuard } from '../engine/toolchain/processGuard';
 import { hasMain } from '../engine/profile/gpuReadiness';
 import * as path from 'path';
+import { pathToFileURL } from 'url';
 import { useRemedies } from '../engine/remedies';
 import { EDITOR_REMEDIES } from './remedies';
 
@@ -160,7 +161,16 @@ const toolchain = new ServerToolchain(
   () => workspaceRoots,
 );
 /** Headers' translation units: chosen by the user, else from compile_commands.json. */
-const headerUnits = new HeaderUnits(() => workspaceRoots);
+let loadedDocs: CudaDocuments | null = null;
+void docsReady.then(d => (loadedDocs = d));
+const headerUnits = new HeaderUnits(
+  () => workspaceRoots,
+  file => ({
+    compileCommands: settings.compileCommands ? path.resolve(workspaceRoots[0] ?? '.', settings.compileCommands) : null,
+    // A unit that instantiates one of the header's functions comes first.
+    functions: loadedDocs?.analysis(pathToFileURL(file).toString())?.kernels.map(k => k.name) ?? [],
+  }),
+);
 function headerUnit(uri: string) {
   const file = uriToPath(uri);
   return file ? headerUnits.unitFor(file) : null;

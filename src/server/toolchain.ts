@@ -3,7 +3,7 @@
 import * as path from 'path';
 import { CancellationToken, Connection, ProgressToken } from 'vscode-languageserver/node';
 import { ToolTimeout, withToolTimeouts } from '../engine/toolchain/process';
-import { CompileFlags, normaliseArch, resolveCompileFlags } from '../engine/toolchain/flags';
+import { CompileFlags, flagsOriginText, normaliseArch, resolveCompileFlags } from '../engine/toolchain/flags';
 import { chooseArch, surveyToolchain, Toolchain, toolchainOf, toolchainSummary, ToolSurvey } from '../engine/toolchain/toolchain';
 import { probeCounterPermission } from '../engine/profile/counterPermission';
 import { Settings, ToolchainInfo, ToolchainStatus, ToolchainStatusNotification } from '../protocol';
@@ -190,7 +190,9 @@ export class ServerToolchain {
       includePaths: s.includePaths,
       defines: s.defines,
       arch: s.arch || null,
+      compileCommands: s.compileCommands ? path.resolve(this.workspaceRoots()[0] ?? '.', s.compileCommands) : null,
     });
+    this.log(`${path.basename(file)}: ${flagsOriginText(flags, file)}`);
     for (const w of flags.warnings) this.log(`${path.basename(file)}: ${w}`);
     return flags;
   }

@@ -299,6 +299,16 @@ export class VariantService {
         const mine = m.file && file && path.resolve(m.file) === path.resolve(file);
         out.push(messageDiagnostic(m, mine ? m.line : null, r.failure.kind));
       }
+      // Which compile database and entry the failed build used, or that none had one and where
+      // the search looked: the first thing to check when a header is "not found".
+      if (r.compileFlags && r.failure.kind !== 'cancelled')
+        out.push({
+          range: at(1),
+          severity: r.compileFlags.database ? DiagnosticSeverity.Information : DiagnosticSeverity.Warning,
+          source: 'unroll-lens',
+          code: r.compileFlags.database ? 'compile-database' : 'no-compile-database',
+          message: `${r.compileFlags.text}.${r.compileFlags.database ? '' : " Set unrollLens.compileCommands to the build's compile_commands.json (or its folder)."}`,
+        });
       return out;
     }
     for (const k of r.kernels) {

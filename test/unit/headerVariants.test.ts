@@ -72,18 +72,25 @@ describe('header variants through a translation unit (overlay)', () => {
       unitRel: 't.cu',
       headerRel: 'x.cuh',
       includeDirs: [],
+      spine: [''],
     });
     assert.deepEqual(planOverlay(p('src/t.cu'), p('include/x.cuh'), []), {
       root: '/p',
       unitRel: path.join('src', 't.cu'),
       headerRel: path.join('include', 'x.cuh'),
       includeDirs: [],
+      spine: ['', 'include', 'src'],
     });
+    // Every include folder under the root is shadowed (its files' own `"…"` includes stay in the overlay).
     assert.deepEqual(planOverlay(p('src/t.cu'), p('include/lib/x.cuh'), [`-I${p('include')}`, '-I', p('other')]), {
       root: '/p',
       unitRel: path.join('src', 't.cu'),
       headerRel: path.join('include', 'lib', 'x.cuh'),
-      includeDirs: [{ dir: p('include'), rel: 'include' }],
+      includeDirs: [
+        { dir: p('include'), rel: 'include' },
+        { dir: p('other'), rel: 'other' },
+      ],
+      spine: ['', 'include', 'other', 'src', path.join('include', 'lib')],
     });
   });
 

@@ -23,8 +23,8 @@ import {
 export interface RepoOrigin {
   db: string;
   file: string;
-  /** Response files are read only from inside this folder (the compile database's). */
-  rspRoot: string;
+  /** Response files are read only from inside these folders (the build's: the database's, as named and real, and the command's). */
+  rspRoots: string[];
 }
 
 export interface Cleaned {

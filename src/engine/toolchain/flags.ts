@@ -42,6 +42,10 @@ export interface CompileFlags {
    * the preprocessor reads and no shell ever sees.
    */
   headerDefines?: string[];
+  /** The compile database and its entry the flags came from; null when none had one (settings). */
+  database?: { path: string; entry: { file: string; directory: string } } | null;
+  /** No database had an entry: every database tried (and why it did not serve) and every folder searched. */
+  search?: { tried: string[]; looked: string[] };
 }
 
 export interface FlagSettings {
@@ -49,6 +53,8 @@ export interface FlagSettings {
   includePaths?: string[];
   defines?: string[];
   arch?: string | null;
+  /** A compile_commands.json (or its folder) named by the user: searched first (unrollLens.compileCommands, --compile-commands). */
+  compileCommands?: string | null;
 }
 
 // ---- shell-like splitting -----------------------------------------------------------------------
@@ -153,21 +159,54 @@ function rootOf(dir: string, workspaceRoots: string[]): string | null {
   return best;
 }
 
+/** Sub-folders of a level searched for a database besides the level itself: out/, then every build*\/ (build/ first). */
+function buildFolders(dir: string): string[] {
+  let names: string[] = [];
+  try {
+    names = fs
+      .readdirSync(dir, { withFileTypes: true })
+      .filter(e => (e.isDirectory() || e.isSymbolicLink()) && /^build/i.test(e.name))
+      .map(e => e.name)
+      .sort((a, b) => Number(b === 'build') - Number(a === 'build') || a.localeCompare(b));
+  } catch {
+    // unreadable level: its own file is still tried
+  }
+  return [...names, 'out'];
+}
+
+/** Where a search for a file's compile database looked, and what it found there (nearest first). */
+export interface DatabaseSearch {
+  /** The databases found, nearest first (an explicit one first of all). */
+  found: string[];
+  /** Every folder searched, nearest first, for a message when nothing was found. */
+  looked: string[];
+}
+
 /**
- * Every compile_commands.json from the file's directory up to its workspace root, nearest first;
- * at each level <dir>/compile_commands.json, then <dir>/build/ and <dir>/out/. A file outside all
- * roots only looks in its own directory.
+ * Every compile_commands.json from the file's directory up to its workspace root, nearest first,
+ * as clangd looks for one: at each level <dir>/compile_commands.json (a link into the build folder
+ * there is followed), then <dir>/build*\/ (build/ first) and <dir>/out/. A file outside all roots
+ * only looks in its own directory. `explicit` (a setting or flag: the file or its folder) comes
+ * first of all.
  */
-export function compileCommandsCandidates(file: string, workspaceRoots: string[]): string[] {
+export function searchCompileDatabases(file: string, workspaceRoots: string[], explicit?: string | null): DatabaseSearch {
   const found: string[] = [];
+  const looked: string[] = [];
+  if (typeof explicit === 'string' && explicit) {
+    const abs = path.resolve(explicit);
+    const p = isFile(abs) ? abs : path.join(abs, 'compile_commands.json');
+    looked.push(p);
+    if (isFile(p)) found.push(p);
+  }
   try {
     const start = path.dirname(path.resolve(file));
     const root = rootOf(start, workspaceRoots);
     let dir = root && !within(start, root) ? realOrResolved(start) : start;
     for (;;) {
-      for (const sub of ['', 'build', 'out']) {
+      looked.push(dir);
+      for (const sub of ['', ...buildFolders(dir)]) {
         const p = path.join(dir, sub, 'compile_commands.json');
-        if (isFile(p)) found.push(p);
+        if (isFile(p) && !found.some(f => samePath(realOrResolved(f), realOrResolved(p)))) found.push(p);
       }
       if (!root || samePath(dir, root)) break;
       const up = path.dirname(dir);
@@ -177,7 +216,12 @@ export function compileCommandsCandidates(file: string, workspaceRoots: string[]
   } catch {
     // unreadable paths: nothing found
   }
-  return found;
+  return { found, looked };
+}
+
+/** The databases of searchCompileDatabases, nearest first. */
+export function compileCommandsCandidates(file: string, workspaceRoots: string[], explicit?: string | null): string[] {
+  return searchCompileDatabases(file, workspaceRoots, explicit).found;
 }
 
 /** The nearest compile_commands.json for `file` (see compileCommandsCandidates), or null. */
@@ -253,7 +297,7 @@ export function flagsFromCompileCommands(dbPath: string, file: string): CompileF
     const cleaned = cleanArgs(entry.argv, entry.directory, {
       hasCompiler: true,
       resolvePaths: true,
-      fromRepo: { db: dbPath, file: path.resolve(entry.directory, entry.file), rspRoot: path.dirname(path.resolve(dbPath)) },
+      fromRepo: { db: dbPath, file: path.resolve(entry.directory, entry.file), rspRoots: buildFoldersOf(dbPath, entry.directory) },
     });
     return {
       args: cleaned.args,
@@ -261,11 +305,40 @@ export function flagsFromCompileCommands(dbPath: string, file: string): CompileF
       source: `compile_commands.json (${dbPath})`,
       directory: entry.directory,
       warnings: cleaned.warnings,
+      database: { path: dbPath, entry: { file: path.resolve(entry.directory, entry.file), directory: entry.directory } },
       ...(cleaned.headerDefines.length ? { headerDefines: cleaned.headerDefines } : {}),
     };
   } catch {
     return null;
   }
+}
+
+/**
+ * The build's own folders, where its response files may be read from: the database's folder as
+ * named and as it really lies (a link at the source root points into an out-of-tree build
+ * folder), and the folder the command ran in (CMake's includes_CUDA.rsp lies below it).
+ */
+function buildFoldersOf(dbPath: string, directory: string): string[] {
+  const named = path.dirname(path.resolve(dbPath));
+  return [...new Set([named, path.dirname(realOrResolved(dbPath)), path.resolve(directory)])];
+}
+
+/**
+ * Where a compile's flags came from, in one line for the CLI, the log and the editor: the
+ * database and its entry, or that none was found and where the search looked.
+ */
+export function flagsOriginText(flags: Pick<CompileFlags, 'source' | 'database' | 'search'>, file?: string): string {
+  if (flags.database) {
+    const e = flags.database.entry;
+    const real = realOrResolved(flags.database.path);
+    const link = real !== path.resolve(flags.database.path) ? ` (a link to ${real})` : '';
+    return `compile flags from ${flags.database.path}${link}, entry for ${e.file} (run in ${e.directory})`;
+  }
+  const s = flags.search;
+  if (!s) return `compile flags from ${flags.source}`;
+  const tried = s.tried.length ? `; ${s.tried.join('; ')}` : '';
+  const where = s.looked.length ? `looked in ${s.looked.join(', ')} (each with its build*/ and out/ folders)` : 'looked nowhere';
+  return `no compile_commands.json entry${file ? ` for ${file}` : ''}: ${where}${tried}; compiled with the unrollLens settings' flags only (includePaths, defines, nvccArgs)`;
 }
 
 // ---- settings -----------------------------------------------------------------------------------
@@ -324,7 +397,9 @@ export function resolveCompileFlags(file: string, workspaceRoots: string[], sett
   const s = settings ?? {};
   const roots = Array.isArray(workspaceRoots) ? workspaceRoots : [];
   const notes: string[] = [];
-  for (const db of compileCommandsCandidates(file, roots)) {
+  const search = searchCompileDatabases(file, roots, s.compileCommands);
+  if (s.compileCommands && !search.found.length) notes.push(`the compile database ${search.looked[0]} (named by the user) does not exist`);
+  for (const db of search.found) {
     const fromDb = flagsFromCompileCommands(db, file);
     if (!fromDb) {
       notes.push(readDb(db) === null ? `${db} could not be read as a compile database` : `${db} has no entry for ${file}`);
@@ -340,13 +415,14 @@ export function resolveCompileFlags(file: string, workspaceRoots: string[], sett
       source: fromDb.source,
       directory: fromDb.directory,
       warnings: [...notes, ...fromDb.warnings, ...extra.warnings.map(w => `unrollLens nvccArgs: ${w}`)],
+      database: fromDb.database,
     };
   }
   const fileDir = path.dirname(path.resolve(typeof file === 'string' ? file : '.'));
   const root = rootOf(fileDir, roots) ?? (typeof roots[0] === 'string' && roots[0] ? roots[0] : fileDir);
   const fromSettings = flagsFromSettings(s, root);
   fromSettings.warnings.unshift(...notes);
-  return fromSettings;
+  return { ...fromSettings, database: null, search: { tried: notes, looked: search.looked } };
 }
 
 // ---- cleaning an argument list ------------------------------------------------------------------
@@ -405,14 +481,17 @@ function responseFileBudget(): ReadBudget {
 /**
  * The words of one response file (@file, --options-file/-optf file), relative to `dir`, or null
  * with a warning when it cannot be read. Cleaning expands them where an option may stand (never
- * inside another option's value), so that their flags get the same checks; from a repository
- * only files inside its compile database's folder are read, and every read is bounded (regular
+ * inside another option's value), so that their flags get the same checks; every read is bounded (regular
  * files only, size-capped, charged to the command line's budget: a FIFO never blocks us).
+ * From a repository only files in the build's folders are read (see buildFoldersOf).
  */
 function readResponseFile(f: string, dir: string, warnings: string[], budget: ReadBudget, fromRepo?: RepoOrigin): string[] | null {
   const p = path.resolve(dir, f);
-  if (fromRepo && !within(realOrResolved(p), realOrResolved(fromRepo.rspRoot))) {
-    warnings.push(`response file ${p} (from ${fromRepo.db}) is outside ${fromRepo.rspRoot}; not read`);
+  // The build's response files (CMake's includes_CUDA.rsp) lie in its build folder, wherever that
+  // is; one elsewhere is not the build's: not read. What is read passes the allow-list like any flag.
+  const real = realOrResolved(p);
+  if (fromRepo && !fromRepo.rspRoots.some(r => within(real, realOrResolved(r)))) {
+    warnings.push(`response file ${p} (from ${fromRepo.db}) is outside the build's folders (${fromRepo.rspRoots.join(', ')}); not read`);
     return null;
   }
   // Said once: past the budget every further @file is left out the same way.

@@ -12,7 +12,7 @@ import type { ToolInfo } from '../toolchain/discover';
 import { shellUnsafeArgument, type CompileFlags } from '../toolchain/flags';
 import { CompilerMessage, parseNvccOutput } from '../toolchain/nvccErrors';
 import { ProcessRunner, runProcess } from '../toolchain/process';
-import { OverlayLayout, overlayArgs, planOverlay, verifyOverlay, writeOverlay } from './overlay';
+import { originalOf, OverlayLayout, overlayArgs, planOverlay, verifyOverlay, writeOverlay } from './overlay';
 import { BuildCache, DEFAULT_MAX_OUTPUT_BYTES, describeFsError, formatBytes, hashFile } from './cache';
 import { DAMAGED, FOREIGN, readCacheFile, seal, unseal } from './cacheEntry';
 import { BuildFailureKind, BuildStatus, compileOutcome, internalMessage, isDeterministic } from './compileOutcome';
@@ -173,7 +173,7 @@ export class VariantBuilder {
       ...(definesHeader ? ['-include', definesHeader] : []),
       ...(tu
         ? // A header through its translation unit: the overlay's folders go before the ones it shadows.
-          overlayArgs(this.layout(originalPath), overlayDir, this.o.flags.args, tu, originalPath)
+          overlayArgs(this.layout(originalPath), overlayDir, this.o.flags.args)
         : [
             ...this.o.flags.args,
             // The shadow copy lives elsewhere: keep the original directory on the include path.
@@ -181,6 +181,11 @@ export class VariantBuilder {
             path.dirname(originalPath),
           ]),
     ];
+  }
+
+  /** The flags every variant is built with (and where they came from). */
+  get flags(): CompileFlags {
+    return this.o.flags;
   }
 
   /** The translation unit the variants are built through (header variants), if any. */
@@ -352,8 +357,18 @@ export class VariantBuilder {
     return this.toolkitRoot;
   }
 
-  /** The files nvcc read (from its -MF file), with hashes; null when that list is missing. */
-  private depsOf(depFile: string, cwd: string, tmp: string, lineName?: string): DepRecord[] | null {
+  /**
+   * The files nvcc read (from its -MF file), with hashes; null when that list is missing. A file
+   * read through a header variant's overlay is recorded as its original (`original`: null for the
+   * unit's copy and the variant, which are no dependencies).
+   */
+  private depsOf(
+    depFile: string,
+    cwd: string,
+    tmp: string,
+    lineName?: string,
+    original?: (p: string) => string | null,
+  ): DepRecord[] | null {
     let text: string;
     try {
       text = fs.readFileSync(depFile, 'utf8');
@@ -364,9 +379,12 @@ export class VariantBuilder {
     const deps: DepRecord[] = [];
     // A header variant's `#line` name is listed but was never read: the original is not a dependency.
     const words = parseDepWords(text).filter(w => w !== lineName);
-    for (const p of new Set(words.map(w => path.resolve(cwd, w)))) {
+    const seen = new Set<string>();
+    for (const read of words.map(w => path.resolve(cwd, w))) {
       // The variant source and generated header live in the entry and are in the key already.
-      if (p.startsWith(tmp + path.sep) || p.startsWith(root)) continue;
+      const p = original ? original(read) : read.startsWith(tmp + path.sep) ? null : read;
+      if (p === null || seen.has(p) || p.startsWith(root)) continue;
+      seen.add(p);
       const h = this.hashDep(p);
       if (h === null) return null;
       deps.push({ path: p, sha256: h });
@@ -399,8 +417,9 @@ export class VariantBuilder {
     this.compiles++;
     const r = await this.run(command[0], command.slice(1), { cwd, timeoutMs: this.o.timeoutMs ?? 300_000, signal });
     const messages = parseNvccOutput(r.stderr);
-    // Messages name the header by its marked `#line` name: give them the header's own.
-    if (lineName) for (const m of messages) if (m.file === lineName) m.file = req.originalPath;
+    // A header variant's overlay: the files it read through it stand for their originals.
+    const fromOverlay = tu ? (p: string) => originalOf(p, this.layout(req.originalPath), overlayDir, tu, req.originalPath) : undefined;
+    nameOriginals(messages, { header: req.originalPath, lineName, cwd, fromOverlay });
     const { status, failureKind } = compileOutcome(r, messages, command[0], cubin);
     const limit = this.o.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
     // (A program is run, not read back.)
@@ -444,7 +463,10 @@ export class VariantBuilder {
     // kills), spawn errors and internal failures, which another try may not repeat; nor a build
     // whose dependency list is missing (a template compile) or whose output is not there.
     const deterministic = isDeterministic(r, status, failureKind);
-    const found = templated ? null : this.depsOf(depFile, cwd, tmp, lineName);
+    const original = fromOverlay && dependencyOf({ overlayDir, tmp, unit: tu!, header: req.originalPath, fromOverlay });
+    const found = templated ? null : this.depsOf(depFile, cwd, tmp, lineName, original);
+    // The overlay's links are of no use once nvcc has read through them: not kept in the cache.
+    if (tu) fs.rmSync(overlayDir, { recursive: true, force: true });
     const deps = found && unitDep ? [unitDep, ...found.filter(d => d.path !== unitDep!.path)] : found;
     let output: CacheMeta['output'] = null;
     if (status === 'ok') {
@@ -703,6 +725,35 @@ export class VariantBuilder {
     if (pending.length) this.cache.evictIfNeeded(this.inUse);
     return results;
   }
+}
+
+/** Messages name a header variant by its marked `#line` name, other files by their overlay path: give them the originals'. */
+function nameOriginals(
+  messages: CompilerMessage[],
+  at: { header: string; lineName: string | undefined; cwd: string; fromOverlay: ((p: string) => string) | undefined },
+): void {
+  for (const m of messages) {
+    if (at.lineName && m.file === at.lineName) m.file = at.header;
+    else if (at.fromOverlay && m.file) {
+      const read = path.resolve(at.cwd, m.file);
+      const original = at.fromOverlay(read);
+      if (original !== read) m.file = original;
+    }
+  }
+}
+
+/**
+ * The dependency a file read by a header variant's build stands for: the original of a file read
+ * through the overlay; null for the unit's copy and the variant (the unit is added on its own,
+ * the variant is in the key) and for the scratch folder's other files.
+ */
+function dependencyOf(at: { overlayDir: string; tmp: string; unit: string; header: string; fromOverlay: (p: string) => string }) {
+  const inOverlay = (p: string) => p.startsWith(at.overlayDir + path.sep);
+  return (p: string): string | null => {
+    const o = inOverlay(p) ? at.fromOverlay(p) : p;
+    if (o === path.resolve(at.unit) || o === path.resolve(at.header)) return null;
+    return !inOverlay(p) && p.startsWith(at.tmp + path.sep) ? null : o;
+  };
 }
 
 /** Where the persistent cache lives when no editor storage is given (CLI). */

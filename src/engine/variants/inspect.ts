@@ -19,6 +19,7 @@ import {
 import type { SassListing } from '../sass';
 import type { PtxasFunctionUsage } from '../sass/ptxas';
 import { demangle, Toolchain } from '../toolchain/toolchain';
+import { CompileFlags, flagsOriginText } from '../toolchain/flags';
 import { BuildRequest, BuildResult, VariantBuilder } from './build';
 import { factorLabel, variantSource, UnrollFactor, VariantFactors, variantKey, writtenFactor } from './rewrite';
 import type { SassListingData } from '../../schema/sassListing';
@@ -36,8 +37,17 @@ import {
 import { lineIn } from './loopAttribution';
 import { measureInstantiations, measureLoop } from './measureLoop';
 import { localTraffic } from './appliedUnroll';
-import type { FileSassReport, InstantiationChoice, KernelSass, KernelVariant, LoopReport, LoopVariant } from './reports';
+import type {
+  CompileFlagsOrigin,
+  FileSassReport,
+  InstantiationChoice,
+  KernelSass,
+  KernelVariant,
+  LoopReport,
+  LoopVariant,
+} from './reports';
 import { explainVariants } from './variantNotes';
+import { chooseByTripCount, instantiationTrips } from './tripChoice';
 
 export interface InspectorOptions {
   toolchain: Toolchain;
@@ -186,6 +196,7 @@ export class VariantInspector {
       loops: [],
       cached: asWritten.cached && (allRolled?.cached ?? true),
       disassembler: 'elf',
+      compileFlags: flagsOrigin(this.o.builder.flags, this.o.builder.translationUnit ?? file),
     };
     if (asWritten.status !== 'ok' || !asWritten.outputPath) {
       report.failure = { kind: asWritten.failureKind ?? 'internal', messages: asWritten.messages };
@@ -258,7 +269,7 @@ export class VariantInspector {
       written: writtenFactor(loop),
       arch: this.o.arch,
       variants,
-      notes: explainVariants(variants, loop),
+      notes: [...(this.lastTripNote ? [this.lastTripNote] : []), ...explainVariants(variants, loop)],
       limitation: this.limitation(this.lastDisassembler, this.lastDisassemblyFailure),
     };
   }
@@ -287,6 +298,8 @@ export class VariantInspector {
 
   private lastDisassembler: Disassembly['source'] = 'elf';
   private lastInstantiation: LoopReport['instantiation'] = null;
+  /** The last inspectVariants' note on which instantiation its rows measure and why (several hold the loop). */
+  private lastTripNote: string | null = null;
   private lastDisassemblyFailure: string | undefined;
 
   /** Kernels of the file as written whose code holds the loop's lines, most of them first. */
@@ -398,12 +411,20 @@ export class VariantInspector {
     this.lastDisassemblyFailure = disassemblies.find(d => d?.failure)?.failure;
     const baseline = disassemblies[baselineIdx]?.listing ?? null;
     const demangled = await demangle([...new Set(disassemblies.flatMap(d => (d ? [...d.sizes.keys()] : [])))], this.t);
-    // One function for every row: the instantiation holding most of the loop's code over all the
-    // variants (among those --kernel names), so that no row measures another instantiation than the rest.
-    const listings = disassemblies.flatMap(d => (d?.listing ? [d.listing] : []));
-    const fixed = busiestFunction(listings, file, loop, opts.kernel, demangled);
-    const filter = fixed?.name ?? opts.kernel;
-    this.lastInstantiation = fixed ? { name: fixed.name, demangled: demangled.get(fixed.name) ?? fixed.name, of: fixed.of } : null;
+    // One function for every row, so that no row measures another instantiation than the rest
+    // (among those --kernel names): one where the loop runs more times than the largest factor,
+    // else the one holding most of its code, with a note listing the trip counts (tripChoice.ts).
+    const byFactor = all.map((vf, i) => ({ factor: vf.get(line) ?? ('default' as const), listing: disassemblies[i]?.listing ?? null }));
+    const trips = instantiationTrips(byFactor, baseline, { file, text, kernel, loop, demangled, filter: opts.kernel });
+    const pick = chooseByTripCount(
+      trips,
+      specs.map(f => f.get(line) ?? 'default'),
+    );
+    const filter = pick?.chosen.name ?? opts.kernel;
+    this.lastInstantiation = pick
+      ? { name: pick.chosen.name, demangled: pick.chosen.demangled, of: trips.length, trips: pick.chosen.trips }
+      : null;
+    this.lastTripNote = pick?.note ?? null;
     const variants: LoopVariant[] = [];
     const codeHashes: (string | null)[] = [];
     const at = { file, analysis, kernel, loop, baseline, filter, demangled };
@@ -761,4 +782,14 @@ function kernelResources(b: BuildResult, dis: Disassembly, name: string, arch: s
     ? theoreticalOccupancy({ registersPerThread: usage.registers, sharedBytesPerBlock: usage.sharedBytes, threadsPerBlock, arch })
     : null;
   return { fn, counts, occupancy };
+}
+
+/** Where a build's flags came from, for its report (the CLI's text and JSON, the editor's diagnostics). */
+function flagsOrigin(flags: CompileFlags, compiled: string): CompileFlagsOrigin {
+  return {
+    database: flags.database?.path ?? null,
+    entry: flags.database?.entry ?? null,
+    looked: flags.database ? [] : (flags.search?.looked ?? []),
+    text: flagsOriginText(flags, compiled),
+  };
 }

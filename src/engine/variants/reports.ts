@@ -84,7 +84,13 @@ export interface LoopReport {
    * The function every row measures: the one holding most of the loop's code in the rolled build
    * (or the one --kernel names); `of`: how many functions hold some of it. Null when unknown.
    */
-  instantiation?: { name: string; demangled: string; of: number } | null;
+  instantiation?: {
+    name: string;
+    demangled: string;
+    of: number;
+    /** How many times the loop runs in it, from the SASS: a number, 'runtime', or null (unknown, or the only one). */
+    trips?: TripCount;
+  } | null;
   /** The factor the loop has as written. */
   written: UnrollFactor;
   /** The architecture the variants were built for. */
@@ -119,8 +125,25 @@ export interface FileSassReport {
   }[];
   cached: boolean;
   disassembler: 'nvdisasm' | 'cuobjdump' | 'elf';
+  /** Where the compile's flags came from: the database and entry, or that none had one and where the search looked. */
+  compileFlags?: CompileFlagsOrigin;
   /** Why the loops' instructions and effective unroll are unknown, when they are (no nvdisasm listing). */
   limitation?: string | null;
+}
+
+/** How many times an instantiation runs a loop: a number, 'runtime' (not a compile-time constant), or null (unknown). */
+export type TripCount = number | 'runtime' | null;
+
+/** Where a compile's flags came from (flags.ts): every compile says which database and entry, or where it looked. */
+export interface CompileFlagsOrigin {
+  /** The compile_commands.json used; null when none had an entry for the file. */
+  database: string | null;
+  /** Its entry: the file it names and the folder its command ran in. */
+  entry: { file: string; directory: string } | null;
+  /** No database used: the folders searched (each with its build*\/ and out/), nearest first. */
+  looked: string[];
+  /** The same in one line for people. */
+  text: string;
 }
 
 /** One instantiation's measure of a loop in the file as written. */
