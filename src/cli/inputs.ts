@@ -1,6 +1,7 @@
 // Input files of the subcommands, checked before anything reads them: a FIFO, a device
 // (/dev/zero) or a socket named x.cu would block a read or never end, and a source of hundreds
 // of megabytes is not CUDA anyone wrote by hand. Both get a clear error instead of a hang.
+import { MAX_SOURCE_BYTES } from '../schema/ranges';
 import * as fs from 'fs';
 import * as path from 'path';
 import { ScanInputError } from '../engine/parse/scan';
@@ -8,9 +9,6 @@ import { BoundedReadError, fileKind, readBoundedText } from '../engine/boundedRe
 import type { Toolchain } from '../engine/toolchain/toolchain';
 import { CompileFlags, flagsOriginText, resolveCompileFlags } from '../engine/toolchain/flags';
 import { CliIO, UsageError } from './io';
-
-/** Largest source file read (the biggest real .cu files are a few MB). */
-const MAX_SOURCE_BYTES = 32 * 1024 * 1024;
 
 /** Throws ScanInputError unless `file` (symlinks followed) is a regular file of at most `maxBytes`. */
 export function checkInputFile(file: string, maxBytes: number | null = MAX_SOURCE_BYTES): fs.Stats {

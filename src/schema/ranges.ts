@@ -29,6 +29,12 @@ const COUNT_MAX = Number.MAX_SAFE_INTEGER;
 /** One day in ms: longer than any kernel launch or tool run we would wait for (Node's timers stop at 24.8 days). */
 const DAY_MS = 86_400_000;
 
+/**
+ * Largest source file read, by the CLI and the language server alike (the biggest real .cu files
+ * are a few MB; a larger one is generated, or not CUDA at all).
+ */
+export const MAX_SOURCE_BYTES = 32 * 1024 * 1024;
+
 export const RANGES = {
   /**
    * `#pragma unroll N`: nvcc needs an integral constant > 0 and ignores one past 2^31-1 (warning

@@ -57,6 +57,7 @@ import * as path from 'path';
 import { pathToFileURL } from 'url';
 import { useRemedies } from '../engine/remedies';
 import { EDITOR_REMEDIES } from './remedies';
+import { oversizedBytes, oversizedDiagnostic, oversizedText } from './oversized';
 
 // The engine's messages name the editor's settings here, not the command line's environment.
 useRemedies(EDITOR_REMEDIES);
@@ -215,11 +216,25 @@ async function publish(uri: string, elapsedMs: number): Promise<void> {
   connection.sendNotification(AnalysisStatusNotification, toAnalysisStatus(uri, analysis, elapsedMs));
 }
 
+/** Over the source cap: not analysed (any state dropped), said once as a warning and as the file's diagnostic. */
+const warnedOversized = new Set<string>();
+function refuseOversized(docs: CudaDocuments, uri: string, text: string): boolean {
+  const bytes = oversizedBytes(text);
+  if (bytes === null) return false;
+  if (docs.text(uri) !== undefined) docs.close(uri);
+  log(`not analysing ${uri}: ${bytes} bytes`);
+  connection.sendDiagnostics({ uri, diagnostics: [oversizedDiagnostic(bytes)] });
+  if (!warnedOversized.has(uri)) void connection.window.showWarningMessage(`${uri.split('/').pop()}: ${oversizedText(bytes)}`);
+  warnedOversized.add(uri);
+  return true;
+}
+
 connection.onDidOpenTextDocument(({ textDocument }) =>
   inOrder(async () => {
     const t0 = performance.now();
     texts.set(textDocument.uri, TextDocument.create(textDocument.uri, textDocument.languageId, textDocument.version, textDocument.text));
     const docs = await docsReady;
+    if (refuseOversized(docs, textDocument.uri, textDocument.text)) return;
     // An untitled buffer is analysed too; its URI stands in for the path.
     const file = uriToPath(textDocument.uri);
     // A header qualifies by CUDA keywords, library macros, or its own project's macros (its headers').
@@ -285,6 +300,7 @@ connection.onDidChangeTextDocument(({ textDocument, contentChanges }) =>
       // A header not served yet: start serving it once it holds device code.
       doc = TextDocument.update(doc, contentChanges, textDocument.version);
       texts.set(textDocument.uri, doc);
+      if (refuseOversized(docs, textDocument.uri, doc.getText())) return;
       const file = uriToPath(textDocument.uri);
       const table = macros.tableFor(file, doc.getText());
       if (!mayHoldDeviceCode(doc.getText()) && !table.mentionsDeviceCode(doc.getText())) return;
@@ -306,6 +322,7 @@ connection.onDidChangeTextDocument(({ textDocument, contentChanges }) =>
       doc = TextDocument.update(doc, [change], textDocument.version);
     }
     texts.set(textDocument.uri, doc);
+    if (refuseOversized(docs, textDocument.uri, doc.getText())) return;
     // An edited #define or #include may change what a macro means (the table is reused when not).
     if (directivesTouched) docs.setMacros(textDocument.uri, macros.tableFor(uriToPath(textDocument.uri), doc.getText()));
     await publish(textDocument.uri, performance.now() - t0);
