@@ -2,6 +2,7 @@
 // together, each point built and measured by a runner (static SASS, or timed on a GPU), the
 // points chosen by a strategy (all of them, or a coordinate descent). The result is the
 // protocol's SweepResult, streamed to an observer as variants finish.
+import { withDurations } from '../profile/native/activityBias';
 import type { FactorValue, MeasurementConditions, SweepLoop, SweepResult, SweepVariant } from '../../schema/types';
 import type { FileAnalysis, Loop } from '../parse/model';
 import { icacheBudget } from '../icache/budget';
@@ -124,7 +125,13 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
   const baseline = () => result.variants.find(v => v.id === AS_WRITTEN_ID) ?? null;
   const rule = staticRuleOf(result);
   const score = (v: SweepVariant): Score => scoreOf(runner, v, () => staticScore(v, baseline(), rule, result.variants));
+  // the CUPTI timer's durations (gpu__time_duration, or activity records with their bias): known once timed
+  const timerDurations = () => {
+    const d = runner.timerDurations?.();
+    if (d && result.measurement?.tool === 'cupti') result.measurement = withDurations(result.measurement, d.source, runner.gpu);
+  };
   const chooseBest = () => {
+    timerDurations();
     const best = bestBy(result.variants, score);
     result.best = best?.id ?? null;
     if (!best) result.bestBasis = null;
@@ -204,6 +211,7 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
   attachIcache(result);
   result.complete = !o.signal?.aborted;
   result.timing = { wallS: (Date.now() - startedMs) / 1000, ...runner.cost() };
+  timerDurations();
   result.notes = sweepNotes(result, space, runner);
   if (runner.demangled) result.demangled = runner.demangled;
   if (launchWarps) result.notes.push(`instruction-cache model at ${launchWarps.warpsPerSm} warps/SM, from ${launchWarps.source}`);

@@ -97,6 +97,9 @@ export async function timerLibrary(o: {
       `-rpath,${cupti.lib}`,
       '-o',
       tmp,
+      // C++: CUPTI's profiler host header (the range profiler's gpu__time_duration) includes <string>
+      '-x',
+      'c++',
       sourcePath,
     ],
     { timeoutMs: o.timeoutMs ?? 300_000, signal: o.signal, cwd: dir },
