@@ -19,7 +19,10 @@ const median = xs => {
 
 /** ncu's raw CSV: medians in µs per mangled kernel, of launches WARMUP..WARMUP+SAMPLES. */
 function ncuMedians(file) {
-  const lines = fs.readFileSync(file, 'utf8').split('\n').filter(l => l.startsWith('"'));
+  const lines = fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(l => l.startsWith('"'));
   const rows = lines.map(l => l.slice(1, -1).split('","'));
   const h = rows.findIndex(r => r[0] === 'ID');
   const kn = rows[h].indexOf('Kernel Name');
@@ -39,11 +42,15 @@ for (const p of ['transpose_ladder', 'length_curve']) {
   const f = path.join(dir, `${p}.json`);
   if (!fs.existsSync(f)) continue;
   const ours = JSON.parse(fs.readFileSync(f, 'utf8'));
-  const act = fs.existsSync(path.join(dir, `${p}.activity.json`)) ? JSON.parse(fs.readFileSync(path.join(dir, `${p}.activity.json`), 'utf8')) : null;
+  const act = fs.existsSync(path.join(dir, `${p}.activity.json`))
+    ? JSON.parse(fs.readFileSync(path.join(dir, `${p}.activity.json`), 'utf8'))
+    : null;
   const ncu = ncuMedians(path.join(dir, `${p}.ncu.csv`));
   const ncu2 = ncuMedians(path.join(dir, `${p}.ncu2.csv`));
   console.log(`\n${p}: ${ours.gpu}; ours: ${JSON.stringify(ours.measurement)}; fallback: ${JSON.stringify(act?.measurement)}`);
-  console.log('kernel                          ours µs   ncu µs  ours−ncu   median  speedup  ncu spd   off    spd  | ncu2−ncu  spd2 off | activity−ncu');
+  console.log(
+    'kernel                          ours µs   ncu µs  ours−ncu   median  speedup  ncu spd   off    spd  | ncu2−ncu  spd2 off | activity−ncu',
+  );
   const base = ours.kernels[0];
   const nb = ncu.get(base.kernel);
   const nb2 = ncu2.get(base.kernel);
@@ -61,7 +68,10 @@ for (const p of ['transpose_ladder', 'length_curve']) {
     const spd2Off = nb2 / n2 / spd - 1;
     console.log(
       [
-        k.kernel.replace(/^_Z\d+/, '').slice(0, 30).padEnd(30),
+        k.kernel
+          .replace(/^_Z\d+/, '')
+          .slice(0, 30)
+          .padEnd(30),
         o.toFixed(3).padStart(9),
         n.toFixed(3).padStart(8),
         (o - n).toFixed(3).padStart(9),
@@ -74,10 +84,14 @@ for (const p of ['transpose_ladder', 'length_curve']) {
         (n2 - n).toFixed(3).padStart(8),
         pct(spd2Off).padStart(9),
         ' |',
-        a ? `${(a.medianMs * 1000 - n).toFixed(3)} µs (${pct((a.medianMs * 1000) / n - 1)})${a.shortForTimer ? ' !' : ''}; spd ${pct(ab.medianMs / a.medianMs / spd - 1)}` : '-',
+        a
+          ? `${(a.medianMs * 1000 - n).toFixed(3)} µs (${pct((a.medianMs * 1000) / n - 1)})${a.shortForTimer ? ' !' : ''}; spd ${pct(ab.medianMs / a.medianMs / spd - 1)}`
+          : '-',
       ].join(' '),
     );
   }
 }
-console.log(`\nshort-kernels: ${missed ? `${missed} kernel(s) MISS` : 'every median within max(1 %, 0.2 µs) and every speedup within 1 % of ncu'}`);
+console.log(
+  `\nshort-kernels: ${missed ? `${missed} kernel(s) MISS` : 'every median within max(1 %, 0.2 µs) and every speedup within 1 % of ncu'}`,
+);
 process.exit(missed ? 1 : 0);

@@ -40,7 +40,7 @@ export function chartConditionsText(r: Pick<SweepResult, 'static' | 'gpu' | 'arc
  * counters could not be read, its activity records with their measured bias on this GPU model and
  * the kernels it flags. Empty for a result saved before issue 42.
  */
-export function timerDurationsText(m: MeasurementConditions): string {
+function timerDurationsText(m: MeasurementConditions): string {
   if (m.durations === 'gpu__time_duration') return ', gpu__time_duration per launch';
   if (m.durations !== 'activity-records') return '';
   const bias =

@@ -118,7 +118,10 @@ describe('compare: the reduction ladder, replayed from an H100 run', () => {
       shortUnderUs: null,
     });
     assert.ok(j.kernels.every(k => k.shortForTimer));
-    assert.ok(c.result.notes.some(n => /activity records, not gpu__time_duration \(the timer did not read gpu__time_duration/.test(n)), c.result.notes.join('\n'));
+    assert.ok(
+      c.result.notes.some(n => /activity records, not gpu__time_duration \(the timer did not read gpu__time_duration/.test(n)),
+      c.result.notes.join('\n'),
+    );
     // spill bytes from ptxas -v of the file as written (nvcc run here): none on this ladder, known (0), not unknown
     assert.deepEqual(
       j.kernels.map(k => [k.spillStores, k.spillLoads]),
@@ -137,7 +140,10 @@ describe('compare: the reduction ladder, replayed from an H100 run', () => {
         JSON.stringify({ ...c.result, file: recorded.file, gpu: recorded.gpu }, null, 2) + '\n',
       );
     assert.match(renderComparison(c), /^reduce_complete +0\.1715! /m);
-    assert.match(renderComparison(c), /CUPTI timer, program run as itself, ACTIVITY RECORDS \(GPU counters not read; their bias against ncu not measured/);
+    assert.match(
+      renderComparison(c),
+      /CUPTI timer, program run as itself, ACTIVITY RECORDS \(GPU counters not read; their bias against ncu not measured/,
+    );
     // against the program's own cudaEvent medians (all over 100 µs): within 5 %, each a little under
     // (the events hold the launch gap); recorded with the serialized kernel records (native/cupti_timer.c)
     const own = ownTimes(stdout);

@@ -417,7 +417,10 @@ describe('the timer library and a bench with it', () => {
       r.notes.includes('stall reasons unknown for 3 variants: the CUPTI timer wrote no PC samples (the run did not sample)'),
       r.notes.join('\n'),
     );
-    assert.match(r.bestBasis!, /CUPTI timer, program run as itself, ACTIVITY RECORDS \(GPU counters not read; .*\), 20 samples; clocks not locked, caches warm/);
+    assert.match(
+      r.bestBasis!,
+      /CUPTI timer, program run as itself, ACTIVITY RECORDS \(GPU counters not read; .*\), 20 samples; clocks not locked, caches warm/,
+    );
     assert.ok(r.notes.some(n => /timed by the CUPTI kernel timer/.test(n)));
     const j = benchJson(r);
     assert.equal(j.variants[0].medianMs, recorded.variants.find(v => v.label === 'as-written')!.medianMs);

@@ -105,10 +105,7 @@ function rowsOf(recording: string): Row[] {
 
 const misses = (rows: Row[]) =>
   rows
-    .flatMap(r => [
-      ...(r.medianOff > 1 ? [`${r.kernel} median`] : []),
-      ...(Math.abs(r.speedupOff) > 0.01 ? [`${r.kernel} speedup`] : []),
-    ])
+    .flatMap(r => [...(r.medianOff > 1 ? [`${r.kernel} median`] : []), ...(Math.abs(r.speedupOff) > 0.01 ? [`${r.kernel} speedup`] : [])])
     .sort();
 
 describe('short kernels timed true: the default timer against ncu none/none on an H200 (issue 42)', () => {
@@ -120,7 +117,10 @@ describe('short kernels timed true: the default timer against ncu none/none on a
         assert.equal(o.measurement.tool, 'cupti');
         assert.equal(o.measurement.durations, 'gpu__time_duration', `${rec} ${p}`);
         assert.equal(o.kernels.length, p === 'transpose_ladder' ? 8 : 11);
-        assert.match(fs.readFileSync(path.join(DIR, rec, `${p}.txt`), 'utf8'), /CUPTI timer, program run as itself, gpu__time_duration per launch/);
+        assert.match(
+          fs.readFileSync(path.join(DIR, rec, `${p}.txt`), 'utf8'),
+          /CUPTI timer, program run as itself, gpu__time_duration per launch/,
+        );
       }
       const rows = rowsOf(rec);
       // the ladder is the short end the issue is about: 3–18 µs
@@ -141,20 +141,30 @@ describe('short kernels timed true: the default timer against ncu none/none on a
   // next; ncu's own second run moved as far on some of them.
   test('second recording (the code as shipped: set up while held, started when let go): 5 misses: speedups within 1.5 %, medians within 1.3× the tolerance', () => {
     const rows = rowsOf('setup-while-held');
-    assert.deepEqual(misses(rows), [
-      '_Z7tl_tilePKfPfi speedup',
-      '_Z8tl_naivePKfPfi median',
-      '_Z8lc_triadILi128EEvPK6float4S2_PS0_ speedup',
-      '_Z8lc_triadILi256EEvPK6float4S2_PS0_ speedup',
-      '_Z8lc_triadILi64EEvPK6float4S2_PS0_ speedup',
-    ].sort());
+    assert.deepEqual(
+      misses(rows),
+      [
+        '_Z7tl_tilePKfPfi speedup',
+        '_Z8tl_naivePKfPfi median',
+        '_Z8lc_triadILi128EEvPK6float4S2_PS0_ speedup',
+        '_Z8lc_triadILi256EEvPK6float4S2_PS0_ speedup',
+        '_Z8lc_triadILi64EEvPK6float4S2_PS0_ speedup',
+      ].sort(),
+    );
     assert.ok(Math.max(...rows.map(r => Math.abs(r.speedupOff))) < 0.015);
     assert.ok(Math.max(...rows.map(r => r.medianOff)) < 1.3);
   });
 
   test('third recording (started while held): 2 misses, a DRAM-bound triad ncu itself moved 0.45 µs on, and a 1-tick step', () => {
     const rows = rowsOf('start-while-held');
-    assert.deepEqual(misses(rows), ['_Z8lc_triadILi4EEvPK6float4S2_PS0_ speedup', '_Z8lc_triadILi64EEvPK6float4S2_PS0_ median', '_Z8lc_triadILi64EEvPK6float4S2_PS0_ speedup'].sort());
+    assert.deepEqual(
+      misses(rows),
+      [
+        '_Z8lc_triadILi4EEvPK6float4S2_PS0_ speedup',
+        '_Z8lc_triadILi64EEvPK6float4S2_PS0_ median',
+        '_Z8lc_triadILi64EEvPK6float4S2_PS0_ speedup',
+      ].sort(),
+    );
     const triad64 = rows.find(r => r.kernel === '_Z8lc_triadILi64EEvPK6float4S2_PS0_')!;
     assert.ok(Math.abs(triad64.ncu2Us - triad64.ncuUs) > 0.4);
     const triad4 = rows.find(r => r.kernel === '_Z8lc_triadILi4EEvPK6float4S2_PS0_')!;
@@ -179,7 +189,10 @@ describe('short kernels timed true: the default timer against ncu none/none on a
         assert.ok(under > 0);
         // flagged exactly where the recorded bias is over 1 % of the kernel
         for (const k of a.kernels) assert.equal(k.shortForTimer, k.medianMs * 1000 < under, `${rec} ${k.kernel}`);
-        assert.match(fs.readFileSync(path.join(DIR, rec, `${p}.activity.txt`), 'utf8'), /ACTIVITY RECORDS \(GPU counters not read; up to \+[\d.]+ µs/);
+        assert.match(
+          fs.readFileSync(path.join(DIR, rec, `${p}.activity.txt`), 'utf8'),
+          /ACTIVITY RECORDS \(GPU counters not read; up to \+[\d.]+ µs/,
+        );
       }
     }
   });

@@ -125,14 +125,8 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
   const baseline = () => result.variants.find(v => v.id === AS_WRITTEN_ID) ?? null;
   const rule = staticRuleOf(result);
   const score = (v: SweepVariant): Score => scoreOf(runner, v, () => staticScore(v, baseline(), rule, result.variants));
-  // the CUPTI timer's durations (gpu__time_duration, or activity records with their bias): known once timed
-  const timerDurations = () => {
-    const d = runner.timerDurations?.();
-    if (d && result.measurement?.tool === 'cupti') result.measurement = withDurations(result.measurement, d.source, runner.gpu);
-  };
   const chooseBest = () => {
-    timerDurations();
-    const best = bestBy(result.variants, score);
+    const best = bestBy(withTimerDurations(result, runner).variants, score);
     result.best = best?.id ?? null;
     if (!best) result.bestBasis = null;
     else if (runner.static) {
@@ -211,8 +205,7 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
   attachIcache(result);
   result.complete = !o.signal?.aborted;
   result.timing = { wallS: (Date.now() - startedMs) / 1000, ...runner.cost() };
-  timerDurations();
-  result.notes = sweepNotes(result, space, runner);
+  result.notes = sweepNotes(withTimerDurations(result, runner), space, runner);
   if (runner.demangled) result.demangled = runner.demangled;
   if (launchWarps) result.notes.push(`instruction-cache model at ${launchWarps.warpsPerSm} warps/SM, from ${launchWarps.source}`);
   progress('done', null, null, result.complete ? `${result.evaluations} variants` : 'cancelled');
@@ -371,6 +364,13 @@ function emptyResult(o: SweepOptions, space: SweepSpace, runner: SweepRunner, st
     notes: [],
     complete: false,
   };
+}
+
+/** The result with the CUPTI timer's durations in its conditions (gpu__time_duration, or activity records and their bias), once known. */
+function withTimerDurations(result: SweepResult, runner: SweepRunner): SweepResult {
+  const d = runner.timerDurations?.();
+  if (d && result.measurement?.tool === 'cupti') result.measurement = withDurations(result.measurement, d.source, runner.gpu);
+  return result;
 }
 
 /**

@@ -83,11 +83,7 @@ export async function timeNative(
   // gpu__time_duration asked of every run until one says the counters cannot be read
   const gpuTime = { ask: o.gpuTime !== false && !gpuTimeOff(o.env) };
   let durations: DurationSource = gpuTime.ask ? 'gpu__time_duration' : 'activity-records';
-  let durationsProblem: string | null = gpuTime.ask
-    ? null
-    : o.gpuTime === false
-      ? 'gpu__time_duration not asked for'
-      : 'UNROLL_LENS_GPU_TIME=0 in the environment';
+  let durationsProblem = gpuTime.ask ? null : notAsked(o);
   // The next run starts while this one is timed, held at its first kernel launch until this one
   // has exited (UNROLL_LENS_HOLD): its start-up (CUDA context, the program's own set-up) hides
   // behind this run's work, and no two programs' kernels share the GPU.
@@ -106,7 +102,8 @@ export async function timeNative(
       const r = await current.outcome;
       if ('status' in r) return { ...r, groups, stdout: run === 0 ? r.stdout : stdout };
       const d = runDurations(r.records, r.gpuTime);
-      if ('unusable' in d) return { status: 'profile', message: d.unusable, groups, stdout: run === 0 ? r.stdout : stdout, programFailed: null };
+      if ('unusable' in d)
+        return { status: 'profile', message: d.unusable, groups, stdout: run === 0 ? r.stdout : stdout, programFailed: null };
       if (d.source === 'activity-records' && r.gpuTime) {
         // the counters refused once refuse again: later runs do not ask (one run started ahead already may)
         gpuTime.ask = false;
@@ -344,6 +341,10 @@ async function runOnce(
   if (problem) return { status: 'profile', message: problem, stdout: run.stdout, programFailed: null };
   return { stdout: run.stdout, records, gpuTime };
 }
+
+/** Why gpu__time_duration was not asked for (the result says it). */
+const notAsked = (o: NativeTimeOptions) =>
+  o.gpuTime === false ? 'gpu__time_duration not asked for' : 'UNROLL_LENS_GPU_TIME=0 in the environment';
 
 /**
  * UNROLL_LENS_GPU_TIME=0 in the environment (the run's, else ours): the activity records alone,

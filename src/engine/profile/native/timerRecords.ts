@@ -55,7 +55,7 @@ export interface PcSampling {
  * What the timer's range profiler read (UNROLL_LENS_GPU_TIME=1): ncu's gpu__time_duration.sum of
  * every launch, in the order the kernels ran (native/cupti_timer.c).
  */
-export interface GpuTimeRecords {
+interface GpuTimeRecords {
   /** One per launch, in launch order: the kernel CUPTI's launch callback named ('' when it named none) and its duration, ns. */
   ranges: { kernel: string; ns: number }[];
   /** Range profiler calls that failed ("gterror" lines): the activity records stand alone. */

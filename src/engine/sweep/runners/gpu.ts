@@ -519,7 +519,8 @@ export class GpuRunner implements SweepRunner {
     ];
     for (const m of missing) if (m) this.stallProblems.set(m, (this.stallProblems.get(m) ?? 0) + 1);
     // the CUPTI timer's durations: a stored measurement was read from gpu__time_duration (the activity records' never are stored)
-    if (this.o.gpu.timer === 'cupti' && timing.status === 'ok') this.durationSources.add(hit ? 'gpu__time_duration' : (timing.durations ?? 'activity-records'));
+    if (this.o.gpu.timer === 'cupti' && timing.status === 'ok')
+      this.durationSources.add(hit ? 'gpu__time_duration' : (timing.durations ?? 'activity-records'));
     if (timing.durationsProblem) this.durationsProblem ??= timing.durationsProblem;
     const biased = !hit && timing.durations === 'activity-records';
     if (key && !hit && timing.status === 'ok' && !missing.some(Boolean) && !biased && check.stdout !== null)
