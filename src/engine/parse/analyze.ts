@@ -130,9 +130,6 @@ function analyzeWholeTree(tree: Tree, path: string, cache?: FunctionCache): Anal
     functions: snapshotFunctions,
     fileScope,
     instantiations: inst,
-    instantiationMention: names.length ? new RegExp(`\\b(${names.join('|')})\\s*<`) : null,
-    calleeCall: callees.length ? new RegExp(`\\b(${callees.join('|')})\\s*[<(]`, 'g') : null,
-    errorsIn: null,
     templateMention:
       names.length || callees.length
         ? new RegExp(

@@ -56,17 +56,15 @@ function betweenTopLevelItems(tree: Tree, edit: BodyEdit, changed: ChangedRange[
 
 function reanalyzeOneBody(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit, changed: ChangedRange[]): AnalysisSnapshot | null {
   // Error recovery can re-shape code far from the edit (an unbalanced brace swallows the next
-  // function): only trust the fast path when the errors of the tree before the edit, if any, all
-  // lay in the function being edited (a character typed there, then deleted). Macro-qualified
-  // heads (`CUTLASS_DEVICE float f()`) leave ERROR nodes that are not errors: they must not cost
+  // function): only trust the fast path on a tree without real errors. Macro-qualified heads
+  // (`CUTLASS_DEVICE float f()`) leave ERROR nodes that are not errors: they must not cost
   // every edit a whole-file analysis. Every syntax change lies in the edited body (checked
   // below), so that body is the only place a new error can be.
-  const errorsIn = prev.analysis.hasSyntaxErrors ? prev.errorsIn : null;
-  if (prev.analysis.hasSyntaxErrors && !(errorsIn && errorsIn.start < edit.start && edit.oldEnd < errorsIn.end)) return null;
+  if (prev.analysis.hasSyntaxErrors) return null;
   const delta = edit.newEnd - edit.oldEnd;
   // Typing inside a comment (a file's header comment, a note between functions) changes nothing
   // but the offsets after it.
-  if (!errorsIn && insideOneComment(tree, edit, changed)) {
+  if (insideOneComment(tree, edit, changed)) {
     const functions = prev.functions.map(g =>
       g.start < edit.start
         ? g
@@ -78,7 +76,7 @@ function reanalyzeOneBody(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit, ch
   // comment): every item parses and reads as before, only later lines move.
   if (!prev.analysis.hasSyntaxErrors && betweenTopLevelItems(tree, edit, changed)) {
     const functions = prev.functions.map(g => (g.start < edit.start ? g : movedByEdit(g, delta, edit.lineDelta)));
-    return { ...prev, functions, analysis: analysisOf(prev.analysis.path, functions, false) };
+    return { ...prev, functions, analysis: analysisOf(prev.analysis.path, functions) };
   }
   // Text that names a template with `<` may add or remove an instantiation, before or after.
   const mentions = (newText: string, offset: number) =>
@@ -86,7 +84,7 @@ function reanalyzeOneBody(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit, ch
     (prev.templateMention.test(newText) ||
       prev.templateMention.test(newText.slice(0, offset) + edit.removed + newText.slice(offset + edit.inserted.length)));
   const i = prev.functions.findIndex(f => edit.start > f.bodyStart && edit.oldEnd < f.bodyEnd - 1 && edit.start >= f.start);
-  return i === -1 ? hostBodyEdit(tree, prev, edit, changed, mentions) : deviceBodyEdit(tree, prev, edit, changed, i);
+  return i === -1 ? hostBodyEdit(tree, prev, edit, changed, mentions) : deviceBodyEdit(tree, prev, edit, changed, i, mentions);
 }
 
 type BodyEdit = { start: number; oldEnd: number; newEnd: number; lineDelta: number; removed: string; inserted: string };
@@ -120,10 +118,9 @@ function hostBodyEdit(
   while (host && host.type !== 'function_definition') host = host.parent;
   const body = host?.childForFieldName('body');
   if (!host || !body || !(edit.start > body.startIndex && edit.newEnd < body.endIndex - 1)) return null;
+  // The host body may now hold the file's only syntax error.
+  if (host.hasError && hasRealSyntaxErrors(host)) return null;
   if (changed.some(r => r.startIndex < body.startIndex || r.endIndex > body.endIndex)) return null;
-  // The host body may now hold the file's only syntax errors: the rest parses as before.
-  const errors = host.hasError && hasRealSyntaxErrors(host);
-  if (prev.analysis.hasSyntaxErrors && prev.errorsIn?.start !== host.startIndex) return null;
   if (prev.functions.some(f => f.start <= edit.start && edit.start < f.end)) return null;
   // A device lambda in the host body (deviceLambdas), before or after the edit.
   if (
@@ -133,81 +130,50 @@ function hostBodyEdit(
     return null;
   if (mentions(host.text, edit.start - host.startIndex)) return null;
   const functions = prev.functions.map(g => (g.start < edit.start ? g : movedByEdit(g, delta, edit.lineDelta)));
-  return {
-    ...prev,
-    functions,
-    analysis: analysisOf(prev.analysis.path, functions, errors),
-    errorsIn: errors ? { start: host.startIndex, end: host.endIndex } : null,
-  };
+  return { ...prev, functions, analysis: analysisOf(prev.analysis.path, functions) };
 }
 
-/**
- * An edit inside the body of the device function `i`: that function is analysed again, and the
- * __device__ functions it calls, before or after the edit (their parameters take the values it
- * passes: ScopeLookup.parameterValue). Text that may name an instantiation analyses the file.
- */
-function deviceBodyEdit(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit, changed: ChangedRange[], i: number): AnalysisSnapshot | null {
+/** An edit inside the body of the device function `i`: that function alone is analysed again. */
+function deviceBodyEdit(
+  tree: Tree,
+  prev: AnalysisSnapshot,
+  edit: BodyEdit,
+  changed: ChangedRange[],
+  i: number,
+  mentions: Mentions,
+): AnalysisSnapshot | null {
   const delta = edit.newEnd - edit.oldEnd;
   const f = prev.functions[i];
   const newEnd = f.end + delta;
   if (changed.some(r => r.startIndex < f.bodyStart || r.endIndex > newEnd)) return null;
-  const node = definitionAt(tree, f.start, f.bodyStart);
+  let node: Node | null = tree.rootNode.descendantForIndex(f.bodyStart, f.bodyStart);
+  while (node && !(node.type === 'function_definition' && node.startIndex === f.start)) node = node.parent;
   if (!node || node.endIndex !== newEnd) return null;
-  // All the file's real errors, if any, are in this function now (the rest parses as before).
-  const errors = node.hasError && hasRealSyntaxErrors(node);
-  if (prev.analysis.hasSyntaxErrors && prev.errorsIn?.start !== f.start) return null;
+  if (node.hasError && hasRealSyntaxErrors(node)) return null;
   const text = node.text;
-  const offset = edit.start - f.start;
-  const before = text.slice(0, offset) + edit.removed + text.slice(offset + edit.inserted.length);
-  if (prev.instantiationMention && (prev.instantiationMention.test(text) || prev.instantiationMention.test(before))) return null;
-  const called = new Set<string>();
-  if (prev.calleeCall) for (const t of [text, before]) for (const m of t.matchAll(prev.calleeCall)) called.add(m[1]);
+  if (mentions(text, edit.start - f.start)) return null;
+  const templateDecl = node.parent?.type === 'template_declaration' ? node.parent : null;
+  const old = prev.analysis.kernels[i];
+  const brace = text.indexOf('{');
+  const ownHead = qualifierMacrosIn(brace === -1 ? text : text.slice(0, brace));
+  const headMacros = (old.qualifierMacros ?? []).filter(m => !ownHead.includes(m)).join(' ');
+  const info = functionInfo(node, templateDecl, old.qualifier, text, headMacros || undefined);
+  if (!info || info.name !== f.name) return null;
   const lookup = new ScopeLookup(new FileIndex(tree.rootNode, prev.fileScope.values));
-  const again = (j: number, at: Node, atText: string) => {
-    const old = prev.analysis.kernels[j];
-    const brace = atText.indexOf('{');
-    const ownHead = qualifierMacrosIn(brace === -1 ? atText : atText.slice(0, brace));
-    const headMacros = (old.qualifierMacros ?? []).filter(m => !ownHead.includes(m)).join(' ');
-    const templateDecl = at.parent?.type === 'template_declaration' ? at.parent : null;
-    const info = functionInfo(at, templateDecl, old.qualifier, atText, headMacros || undefined);
-    if (!info || info.name !== prev.functions[j].name) return null;
-    return analyzeFunction(info, prev.fileScope, info.templateParams.length ? prev.instantiations.get(info.name) : undefined, lookup);
-  };
-  const result = again(i, node, text);
-  if (!result) return null;
+  const result = analyzeFunction(info, prev.fileScope, info.templateParams.length ? prev.instantiations.get(info.name) : undefined, lookup);
   const functions = prev.functions.map((g, j) => {
     if (j === i) return { ...g, end: newEnd, bodyEnd: g.bodyEnd + delta, result };
-    return j < i ? g : movedByEdit(g, delta, edit.lineDelta);
+    if (j < i) return g;
+    return movedByEdit(g, delta, edit.lineDelta);
   });
-  for (let j = 0; j < functions.length; j++) {
-    const g = functions[j];
-    if (j === i || !called.has(g.name)) continue;
-    const callee = definitionAt(tree, g.start, g.bodyStart);
-    if (!callee || callee.endIndex !== g.end) return null;
-    const r = again(j, callee, callee.text);
-    if (!r) return null;
-    functions[j] = { ...g, result: r };
-  }
-  return {
-    ...prev,
-    analysis: analysisOf(prev.analysis.path, functions, errors),
-    functions,
-    errorsIn: errors ? { start: f.start, end: newEnd } : null,
-  };
+  return { ...prev, analysis: analysisOf(prev.analysis.path, functions), functions };
 }
 
-/** The function_definition that starts at `start` and holds `inside` (its body's start), or null. */
-function definitionAt(tree: Tree, start: number, inside: number): Node | null {
-  let node: Node | null = tree.rootNode.descendantForIndex(inside, inside);
-  while (node && !(node.type === 'function_definition' && node.startIndex === start)) node = node.parent;
-  return node;
-}
-
-function analysisOf(path: string, functions: SnapshotFunction[], hasSyntaxErrors: boolean): FileAnalysis {
+function analysisOf(path: string, functions: SnapshotFunction[]): FileAnalysis {
   return {
     path,
     kernels: functions.map(g => g.result.kernel),
     strayPragmas: functions.flatMap(g => g.result.stray),
-    hasSyntaxErrors,
+    hasSyntaxErrors: false,
   };
 }
