@@ -18,10 +18,6 @@
  *   {"pcs":1,"period":15,"reasons":["smsp__pcsamp_warps_issue_stalled_barrier",...],"total":9000,"dropped":0,"nonUser":0,"hwFull":0,"lost":0}
  *   {"pcerror":"cuptiPCSamplingEnable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"}
  *
- * With UNROLL_LENS_GPU_TIME=1 it also reads every launch's gpu__time_duration.sum (the duration ncu
- * reports) with CUPTI's range profiler and writes it in launch order ({"gt":3232.0,"k":"_Z…"}; its
- * section below says why and what else it writes). The kernel records then carry no times.
- *
  * With UNROLL_LENS_HOLD=<path> the program stops at its first kernel launch until that file exists:
  * Unroll Lens starts the next run while the current one is timed and lets it go when the GPU is
  * free, so the next run's start-up (CUDA context, the program's own set-up) hides behind this one's
@@ -42,15 +38,6 @@
  */
 #include <cupti.h>
 #include <cupti_pcsampling.h>
-#if defined(__has_include)
-#if __has_include(<cupti_range_profiler.h>) && __has_include(<cupti_profiler_host.h>)
-#include <cupti_profiler_host.h>
-#include <cupti_profiler_target.h>
-#include <cupti_range_profiler.h>
-#include <cupti_target.h>
-#define UL_HAVE_RANGE_PROFILER 1
-#endif
-#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -433,324 +420,22 @@ static void ul_pc_write(void) {
           ul_pc_total, ul_pc_dropped, ul_pc_non_user, ul_pc_hw_full, ul_pc_lost, ul_pc_enable_ns / 1e6, ul_pc_finish_ns / 1e6);
 }
 
-/* ---- GPU time by counter (UNROLL_LENS_GPU_TIME=1) ----------------------------------------------
- * The activity records' start and end sit about a microsecond outside the span ncu reports as
- * gpu__time_duration (measured on an H200, docs/measurements.md, issue 42): harmless on a 600 µs
- * kernel, 20 % of a 5 µs one. So the timer also reads gpu__time_duration.sum itself, with CUPTI's
- * range profiler in auto-range mode (one range per kernel launch, the launches serialised as under
- * ncu; one pass: no replay, no memory saved), and writes each range's value in launch order:
- *
- *   {"gt":3215.5}            (ns, one line per launch, in the order the kernels ran)
- *   {"gterror":"cuptiRangeProfilerEnable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"}
- *   {"gtend":1,"ranges":42,"dropped":0}
- *
- * A "gterror" leaves the activity records valid: the caller falls back to them and says so. Only
- * the first CUDA context is profiled (a second one is a "gterror"). */
-
-#define UL_GT_RANGES 512u /* ranges decoded per pass: the launch after the 512th decodes and restarts */
-
-static int ul_gt = 0;           /* asked for */
-static int ul_gt_active = 0;    /* started on ul_gt_ctx */
-static int ul_gt_failed = 0;    /* a gterror was written: nothing more is done */
-static CUcontext ul_gt_ctx = NULL;
-static CUcontext ul_gt_pending = NULL; /* created while held: profiling starts when the hold is let go */
-static unsigned long long ul_gt_ranges = 0, ul_gt_dropped = 0;
-static unsigned ul_gt_in_pass = 0;
-static char *ul_gt_names[UL_GT_RANGES]; /* each launch's kernel in this pass, from the launch callback */
-static uint64_t ul_gt_prepare_ns = 0, ul_gt_enable_ns = 0, ul_gt_finish_ns = 0, ul_gt_early_ns = 0;
-static int ul_gt_ready = 0;        /* set up while held: started when let go */
-static int ul_gt_early_failed = 0; /* the setup while held failed: done again when let go */
-
-static void ul_gt_error(const char *what, CUptiResult r) {
-  const char *text = NULL;
-  if (cuptiGetResultString(r, &text) != CUPTI_SUCCESS || !text) text = "unknown CUPTI error";
-  ul_gt_failed = 1;
-  if (ul_out) {
-    fprintf(ul_out, "{\"gterror\":\"%s: %s\"}\n", what, text);
-    fflush(ul_out);
-  }
-}
-
-#ifdef UL_HAVE_RANGE_PROFILER
-static const char *ul_gt_metrics[] = {"gpu__time_duration.sum"};
-static CUpti_RangeProfiler_Object *ul_gt_object = NULL;
-static CUpti_Profiler_Host_Object *ul_gt_host = NULL;
-static uint8_t *ul_gt_config = NULL, *ul_gt_image = NULL;
-static size_t ul_gt_config_size = 0, ul_gt_image_size = 0;
-
-/* A fresh counter data image and the configuration of a pass (not started). */
-static CUptiResult ul_gt_configure(const char **what) {
-  CUpti_RangeProfiler_CounterDataImage_Initialize_Params ci = {CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
-  ci.pRangeProfilerObject = ul_gt_object;
-  ci.counterDataSize = ul_gt_image_size;
-  ci.pCounterData = ul_gt_image;
-  CUptiResult r = cuptiRangeProfilerCounterDataImageInitialize(&ci);
-  if (r != CUPTI_SUCCESS) return *what = "cuptiRangeProfilerCounterDataImageInitialize", r;
-  CUpti_RangeProfiler_SetConfig_Params sc = {CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
-  sc.pRangeProfilerObject = ul_gt_object;
-  sc.configSize = ul_gt_config_size;
-  sc.pConfig = ul_gt_config;
-  sc.counterDataImageSize = ul_gt_image_size;
-  sc.pCounterDataImage = ul_gt_image;
-  sc.range = CUPTI_AutoRange;
-  sc.replayMode = CUPTI_KernelReplay;
-  sc.maxRangesPerPass = UL_GT_RANGES;
-  sc.numNestingLevels = 1;
-  sc.minNestingLevel = 1;
-  sc.passIndex = 0;
-  sc.targetNestingLevel = 1;
-  r = cuptiRangeProfilerSetConfig(&sc);
-  if (r != CUPTI_SUCCESS) return *what = "cuptiRangeProfilerSetConfig", r;
-  return CUPTI_SUCCESS;
-}
-
-/* The configured pass started: the next launches are its ranges. */
-static CUptiResult ul_gt_start_pass(const char **what) {
-  CUptiResult r;
-  CUpti_RangeProfiler_Start_Params st = {CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
-  st.pRangeProfilerObject = ul_gt_object;
-  r = cuptiRangeProfilerStart(&st);
-  if (r != CUPTI_SUCCESS) return *what = "cuptiRangeProfilerStart", r;
-  ul_gt_in_pass = 0;
-  return CUPTI_SUCCESS;
-}
-
-static CUptiResult ul_gt_begin_pass(const char **what) {
-  CUptiResult r = ul_gt_configure(what);
-  return r == CUPTI_SUCCESS ? ul_gt_start_pass(what) : r;
-}
-
-/* Stops the pass, decodes it and writes one "gt" line per range, in launch order. */
-static void ul_gt_end_pass(void) {
-  CUpti_RangeProfiler_Stop_Params sp = {CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
-  sp.pRangeProfilerObject = ul_gt_object;
-  CUptiResult r = cuptiRangeProfilerStop(&sp);
-  if (r != CUPTI_SUCCESS) { ul_gt_error("cuptiRangeProfilerStop", r); return; }
-  CUpti_RangeProfiler_DecodeData_Params dd = {CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
-  dd.pRangeProfilerObject = ul_gt_object;
-  r = cuptiRangeProfilerDecodeData(&dd);
-  if (r != CUPTI_SUCCESS) { ul_gt_error("cuptiRangeProfilerDecodeData", r); return; }
-  ul_gt_dropped += dd.numOfRangeDropped;
-  CUpti_RangeProfiler_GetCounterDataInfo_Params info = {CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
-  info.pCounterDataImage = ul_gt_image;
-  info.counterDataImageSize = ul_gt_image_size;
-  r = cuptiRangeProfilerGetCounterDataInfo(&info);
-  if (r != CUPTI_SUCCESS) { ul_gt_error("cuptiRangeProfilerGetCounterDataInfo", r); return; }
-  for (size_t i = 0; i < info.numTotalRanges; ++i) {
-    double ns = 0;
-    CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = {CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
-    ev.pHostObject = ul_gt_host;
-    ev.pCounterDataImage = ul_gt_image;
-    ev.counterDataImageSize = ul_gt_image_size;
-    ev.rangeIndex = i;
-    ev.ppMetricNames = ul_gt_metrics;
-    ev.numMetrics = 1;
-    ev.pMetricValues = &ns;
-    r = cuptiProfilerHostEvaluateToGpuValues(&ev);
-    if (r != CUPTI_SUCCESS) { ul_gt_error("cuptiProfilerHostEvaluateToGpuValues", r); return; }
-    if (ul_out) {
-      fprintf(ul_out, "{\"gt\":%.1f,\"k\":", ns);
-      ul_write_name(i < UL_GT_RANGES && ul_gt_names[i] ? ul_gt_names[i] : "");
-      fputs("}\n", ul_out);
-    }
-    ++ul_gt_ranges;
-  }
-  if (ul_out) fflush(ul_out);
-}
-
-/* Host side, no GPU work (done while a run started ahead is held): the profiler, the host object
- * and its one-metric configuration image. 0 when it failed (a gterror was written). */
-static int ul_gt_prepare(CUcontext ctx) {
-  uint64_t t0 = ul_now_ns();
-  const char *what = "cuptiProfilerInitialize";
-  CUpti_Profiler_Initialize_Params pi = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
-  CUptiResult r = cuptiProfilerInitialize(&pi);
-  uint32_t device = 0;
-  if (r == CUPTI_SUCCESS && (r = cuptiGetDeviceId(ctx, &device)) != CUPTI_SUCCESS) what = "cuptiGetDeviceId";
-  CUpti_Device_GetChipName_Params cn = {CUpti_Device_GetChipName_Params_STRUCT_SIZE};
-  cn.deviceIndex = device;
-  if (r == CUPTI_SUCCESS && (r = cuptiDeviceGetChipName(&cn)) != CUPTI_SUCCESS) what = "cuptiDeviceGetChipName";
-  CUpti_Profiler_Host_Initialize_Params hi = {CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
-  hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-  hi.pChipName = cn.pChipName;
-  if (r == CUPTI_SUCCESS && (r = cuptiProfilerHostInitialize(&hi)) != CUPTI_SUCCESS) what = "cuptiProfilerHostInitialize";
-  ul_gt_host = hi.pHostObject;
-  CUpti_Profiler_Host_ConfigAddMetrics_Params am = {CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
-  am.pHostObject = ul_gt_host;
-  am.ppMetricNames = ul_gt_metrics;
-  am.numMetrics = 1;
-  if (r == CUPTI_SUCCESS && (r = cuptiProfilerHostConfigAddMetrics(&am)) != CUPTI_SUCCESS) what = "cuptiProfilerHostConfigAddMetrics";
-  CUpti_Profiler_Host_GetConfigImageSize_Params cs = {CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
-  cs.pHostObject = ul_gt_host;
-  if (r == CUPTI_SUCCESS && (r = cuptiProfilerHostGetConfigImageSize(&cs)) != CUPTI_SUCCESS) what = "cuptiProfilerHostGetConfigImageSize";
-  if (r == CUPTI_SUCCESS) {
-    ul_gt_config_size = cs.configImageSize;
-    ul_gt_config = (uint8_t *)calloc(1, ul_gt_config_size ? ul_gt_config_size : 1);
-    if (!ul_gt_config) r = CUPTI_ERROR_OUT_OF_MEMORY, what = "config image";
-  }
-  CUpti_Profiler_Host_GetConfigImage_Params gc = {CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
-  gc.pHostObject = ul_gt_host;
-  gc.configImageSize = ul_gt_config_size;
-  gc.pConfigImage = ul_gt_config;
-  if (r == CUPTI_SUCCESS && (r = cuptiProfilerHostGetConfigImage(&gc)) != CUPTI_SUCCESS) what = "cuptiProfilerHostGetConfigImage";
-  /* one pass, or kernel replay would save and restore device memory around every launch */
-  CUpti_Profiler_Host_GetNumOfPasses_Params np = {CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
-  np.configImageSize = ul_gt_config_size;
-  np.pConfigImage = ul_gt_config;
-  if (r == CUPTI_SUCCESS && (r = cuptiProfilerHostGetNumOfPasses(&np)) != CUPTI_SUCCESS) what = "cuptiProfilerHostGetNumOfPasses";
-  if (r == CUPTI_SUCCESS && np.numOfPasses != 1) r = CUPTI_ERROR_NOT_SUPPORTED, what = "gpu__time_duration in one pass";
-  ul_gt_prepare_ns += ul_now_ns() - t0;
-  if (r != CUPTI_SUCCESS) {
-    ul_gt_error(what, r);
-    return 0;
-  }
-  return 1;
-}
-
-/* The range profiler on ctx, its counter data image and its first pass configured, not started.
- * CUPTI_SUCCESS or the failing call's result (in *what); nothing is written. */
-static CUptiResult ul_gt_setup(CUcontext ctx, const char **what) {
-  *what = "cuptiRangeProfilerEnable";
-  CUptiResult r = CUPTI_SUCCESS;
-  CUpti_RangeProfiler_Enable_Params en = {CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
-  en.ctx = ctx;
-  if (r == CUPTI_SUCCESS && (r = cuptiRangeProfilerEnable(&en)) != CUPTI_SUCCESS) return r;
-  ul_gt_object = en.pRangeProfilerObject;
-  CUpti_RangeProfiler_GetCounterDataSize_Params ds = {CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
-  ds.pRangeProfilerObject = ul_gt_object;
-  ds.pMetricNames = ul_gt_metrics;
-  ds.numMetrics = 1;
-  ds.maxNumOfRanges = UL_GT_RANGES;
-  ds.maxNumRangeTreeNodes = UL_GT_RANGES;
-  if ((r = cuptiRangeProfilerGetCounterDataSize(&ds)) != CUPTI_SUCCESS) return *what = "cuptiRangeProfilerGetCounterDataSize", r;
-  ul_gt_image_size = ds.counterDataSize;
-  ul_gt_image = (uint8_t *)calloc(1, ul_gt_image_size ? ul_gt_image_size : 1);
-  if (!ul_gt_image) return *what = "counter data image", CUPTI_ERROR_OUT_OF_MEMORY;
-  return ul_gt_configure(what);
-}
-
-/* Undoes a setup that cannot be started now (it is tried again when the run is let go). */
-static void ul_gt_unsetup(void) {
-  if (ul_gt_object) {
-    CUpti_RangeProfiler_Disable_Params dp = {CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
-    dp.pRangeProfilerObject = ul_gt_object;
-    cuptiRangeProfilerDisable(&dp);
-    ul_gt_object = NULL;
-  }
-  free(ul_gt_image);
-  ul_gt_image = NULL;
-}
-
-/* While held: the range profiler enabled and configured ahead (3 ms on an H200), started only
- * when let go. Its first cuptiRangeProfilerStart is the cost (0.77–1.0 s a run on an H200); started
- * while held it took as long (0.96 s: it waits for the run before, it seems) and the bench got no
- * faster (docs/measurements.md, issue 42). When CUPTI refuses the setup now, it is done again when
- * let go. 1 when ready. */
-static int ul_gt_setup_early(CUcontext ctx) {
-  uint64_t t0 = ul_now_ns();
-  const char *what = NULL;
-  CUptiResult r = ul_gt_setup(ctx, &what);
-  ul_gt_early_ns += ul_now_ns() - t0;
-  if (r == CUPTI_SUCCESS) return 1;
-  ul_gt_early_failed = 1;
-  ul_gt_unsetup();
-  return 0;
-}
-
-/* The range profiler started on ctx (set up now, unless it was while held): the GPU is ours. */
-static void ul_gt_enable(CUcontext ctx, int ready) {
-  uint64_t t0 = ul_now_ns();
-  const char *what = NULL;
-  CUptiResult r = ready ? CUPTI_SUCCESS : ul_gt_setup(ctx, &what);
-  if (r == CUPTI_SUCCESS) r = ul_gt_start_pass(&what);
-  ul_gt_enable_ns += ul_now_ns() - t0;
-  if (r != CUPTI_SUCCESS) { ul_gt_error(what, r); return; }
-  ul_gt_active = 1;
-}
-
-/* The last pass decoded, the profiler off, the summary line. */
-static void ul_gt_finish(void) {
-  if (!ul_gt_active) return;
-  uint64_t t0 = ul_now_ns();
-  ul_gt_active = 0;
-  ul_gt_end_pass();
-  CUpti_RangeProfiler_Disable_Params dp = {CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
-  dp.pRangeProfilerObject = ul_gt_object;
-  CUptiResult r = cuptiRangeProfilerDisable(&dp);
-  if (r != CUPTI_SUCCESS) ul_gt_error("cuptiRangeProfilerDisable", r);
-  CUpti_Profiler_Host_Deinitialize_Params hd = {CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
-  hd.pHostObject = ul_gt_host;
-  cuptiProfilerHostDeinitialize(&hd);
-  ul_gt_finish_ns += ul_now_ns() - t0;
-  if (ul_out)
-    fprintf(ul_out,
-            "{\"gtend\":1,\"ranges\":%llu,\"dropped\":%llu,\"prepareMs\":%.1f,\"earlyMs\":%.1f,\"early\":%d,\"enableMs\":%.1f,\"finishMs\":%.1f}\n",
-            ul_gt_ranges, ul_gt_dropped, ul_gt_prepare_ns / 1e6, ul_gt_early_ns / 1e6, ul_gt_early_failed ? -1 : ul_gt_ready,
-            ul_gt_enable_ns / 1e6, ul_gt_finish_ns / 1e6);
-}
-
-/* Before a launch on the profiled context: a full pass is decoded and a new one started; the
- * launch's kernel is kept to name its range. */
-static void ul_gt_before_launch(CUcontext ctx, const char *kernel) {
-  if (!ul_gt_active || ctx != ul_gt_ctx) return;
-  if (ul_gt_in_pass >= UL_GT_RANGES) {
-    ul_gt_end_pass();
-    const char *what = NULL;
-    CUptiResult r = ul_gt_failed ? CUPTI_ERROR_UNKNOWN : ul_gt_begin_pass(&what);
-    if (r != CUPTI_SUCCESS) {
-      if (what) ul_gt_error(what, r);
-      ul_gt_active = 0;
-      return;
-    }
-  }
-  free(ul_gt_names[ul_gt_in_pass]);
-  ul_gt_names[ul_gt_in_pass] = strdup(kernel ? kernel : "");
-  ++ul_gt_in_pass;
-}
-#else
-static int ul_gt_prepare(CUcontext ctx) {
-  (void)ctx;
-  ul_gt_error("this CUPTI has no range profiler (cupti_range_profiler.h: CUDA 12.6 or newer)", CUPTI_ERROR_NOT_SUPPORTED);
-  return 0;
-}
-static void ul_gt_enable(CUcontext ctx, int ready) { (void)ctx, (void)ready; }
-static int ul_gt_setup_early(CUcontext ctx) { (void)ctx; return 0; }
-static void ul_gt_finish(void) {}
-static void ul_gt_before_launch(CUcontext ctx, const char *kernel) { (void)ctx, (void)kernel; }
-#endif
-
-/* A new context: profiled if it is the first (a second one: the run's counter times are incomplete). */
-static void ul_gt_context(CUcontext ctx) {
-  if (ul_gt_failed) return;
-  if (ul_gt_ctx) { ul_gt_error("a second CUDA context (only the first is profiled)", CUPTI_ERROR_NOT_SUPPORTED); return; }
-  if (!ul_gt_prepare(ctx)) return;
-  ul_gt_ctx = ctx;
-  if (ul_hold) {
-    ul_gt_pending = ctx;
-    ul_gt_ready = ul_gt_setup_early(ctx);
-  } else
-    ul_gt_enable(ctx, 0);
-}
-
 /* A context about to go (cudaDeviceReset, the program's own teardown): its records first. */
 static void CUPTIAPI ul_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void *data) {
   (void)userdata;
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
     const CUpti_ResourceData *rd = (const CUpti_ResourceData *)data;
-    if (id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+    if (id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && ul_pc_period) {
       /* a run started ahead samples only once let go: two processes sampling one GPU at once made the
-       * other's cuptiPCSamplingGetData fail with CUPTI_ERROR_UNKNOWN (measured on an H100); its
-       * counters likewise start when it is let go */
-      if (ul_pc_period && ul_hold && !ul_pc_pending) ul_pc_pending = rd->context;
-      else if (ul_pc_period) ul_pc_start(rd->context);
-      if (ul_gt) ul_gt_context(rd->context);
+       * other's cuptiPCSamplingGetData fail with CUPTI_ERROR_UNKNOWN (measured on an H100) */
+      if (ul_hold && !ul_pc_pending) ul_pc_pending = rd->context;
+      else ul_pc_start(rd->context);
     }
     else if (id == CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING && ul_pc_period) {
       /* PCs are unique only until their module goes: take them now */
       UlSamplingContext *c = ul_context(rd->context);
       if (c) ul_pc_drain(c);
     } else if (id == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
-      if (ul_gt_active && rd->context == ul_gt_ctx) ul_gt_finish();
       CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
       if (r != CUPTI_SUCCESS) ul_error("cuptiActivityFlushAll (context destroy)", r);
       UlSamplingContext *c = ul_context(rd->context);
@@ -773,14 +458,6 @@ static void CUPTIAPI ul_callback(void *userdata, CUpti_CallbackDomain domain, CU
         ul_pc_start(ul_pc_pending);
         ul_pc_pending = NULL;
       }
-      if (ul_gt_pending && !ul_gt_failed) {
-        CUcontext c = ul_gt_pending;
-        ul_gt_pending = NULL;
-        ul_gt_enable(c, ul_gt_ready);
-      }
-    }
-    if (cd->callbackSite == CUPTI_API_ENTER) {
-      if (ul_gt) ul_gt_before_launch(cd->context, cd->symbolName);
       return;
     }
     /* after a launch, now and then: CUPTI's parsed PCs into the table before its buffer fills */
@@ -800,7 +477,6 @@ static void ul_at_exit(void) {
   uint64_t t0 = ul_now_ns();
   for (int i = 0; i < UL_MAX_CONTEXTS; ++i) ul_pc_finish(&ul_contexts[i]);
   ul_pc_finish_ns += ul_now_ns() - t0;
-  ul_gt_finish();
   CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (r != CUPTI_SUCCESS) ul_error("cuptiActivityFlushAll (exit)", r);
   ul_pc_write();
@@ -811,10 +487,6 @@ static void ul_at_exit(void) {
   }
 }
 
-/* Built as C++ (the profiler host header includes <string>): the driver looks the entry up by its C name. */
-#ifdef __cplusplus
-extern "C"
-#endif
 int InitializeInjection(void) {
   const char *path = getenv("UNROLL_LENS_TIMER_OUT");
   if (!path || !*path) return 1; /* nothing asked for: load, record nothing */
@@ -854,23 +526,20 @@ int InitializeInjection(void) {
   if (r != CUPTI_SUCCESS) ul_error("cuptiSubscribe (context destroy)", r);
   const char *hold = getenv("UNROLL_LENS_HOLD");
   if (hold && *hold) ul_hold = hold;
-  const char *gt = getenv("UNROLL_LENS_GPU_TIME");
-  if (gt && strcmp(gt, "1") == 0) ul_gt = 1;
-  if (r == CUPTI_SUCCESS && (ul_pc_period || ul_hold || ul_gt)) {
+  if (r == CUPTI_SUCCESS && (ul_pc_period || ul_hold)) {
     static const CUpti_CallbackId launches[] = {
         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
         CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
     };
     CUptiResult c = CUPTI_SUCCESS;
-    if (ul_pc_period || ul_gt) c = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+    if (ul_pc_period) c = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
     if (c == CUPTI_SUCCESS && ul_pc_period)
       c = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
     for (size_t i = 0; c == CUPTI_SUCCESS && i < sizeof launches / sizeof launches[0]; ++i)
       c = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, launches[i]);
     /* a hold that cannot be kept would let two programs share the GPU: the run's times are not trusted */
     if (c != CUPTI_SUCCESS && ul_hold) ul_error("cuptiEnableCallback (hold at the first launch)", c);
-    else if (c != CUPTI_SUCCESS && ul_gt) ul_gt_error("cuptiEnableCallback (GPU time)", c);
     else if (c != CUPTI_SUCCESS) ul_pc_error("cuptiEnableCallback (PC sampling)", c);
   }
   atexit(ul_at_exit);

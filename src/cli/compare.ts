@@ -34,7 +34,6 @@ import {
 import { BenchProgressWriter } from './progress';
 import { CLI_GPU_BLOCKER_TEXT, withoutGpuText } from './gpuReadinessText';
 import { renderTiming } from './bench';
-import { shortForTimer } from '../engine/profile/native/activityBias';
 
 export const compareCommand = defineCommand({
   name: 'compare',
@@ -224,8 +223,6 @@ export function compareJson(c: KernelComparison) {
       instructionsPerElement: x.instructionsPerElement ?? null,
       achievedOccupancy: x.achievedOccupancy,
       stallShare: x.stallShare,
-      // timed from activity records (GPU counters not read) and short enough for their bias to be over 1 %
-      shortForTimer: shortForTimer(c.result.measurement, x.medianMs),
     })),
     notes: c.result.notes,
     ...(c.result.timing ? { timing: c.result.timing } : {}),
@@ -248,7 +245,7 @@ export function renderComparison(c: KernelComparison): string {
     lines.push(
       [
         (x.name + (c.rows.filter(y => y.name === x.name).length > 1 ? ` ${x.demangled}` : '')).slice(0, 26).padEnd(26),
-        ((x.medianMs?.toFixed(4) ?? '-') + (shortForTimer(c.result.measurement, x.medianMs) ? '!' : '')).padStart(10),
+        (x.medianMs?.toFixed(4) ?? '-').padStart(10),
         (x.iqrMs?.toFixed(4) ?? '-').padStart(9),
         (x.speedup !== null ? `${x.speedup.toFixed(2)}×${x.withinNoise && x !== base ? '~' : ''}` : '-').padStart(8),
         String(x.kernelInstructions ?? '-').padStart(7),

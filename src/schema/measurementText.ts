@@ -8,7 +8,7 @@ import type { MeasurementConditions, SweepResult } from './types';
  * unflushed: ncu flushes unless told not to.
  */
 export function conditionsText(m: MeasurementConditions | undefined, samples: number, clockControl?: 'base' | 'none'): string {
-  const tool = m?.tool === 'cupti' ? `CUPTI timer, program run as itself${timerDurationsText(m)}` : 'ncu';
+  const tool = m?.tool === 'cupti' ? 'CUPTI timer, program run as itself' : 'ncu';
   const base = m ? m.clocks === 'base' : clockControl !== 'none';
   const caches =
     m?.caches !== 'warm'
@@ -33,19 +33,4 @@ export function chartConditionsText(r: Pick<SweepResult, 'static' | 'gpu' | 'arc
   const clocks = clocksBase === null ? 'clocks not recorded' : clocksBase ? 'clocks locked to base' : 'clocks as-is (not locked)';
   const caches = m?.caches === 'warm' ? 'caches warm (as the program runs)' : 'caches flushed before each launch';
   return [r.gpu ?? 'GPU not named', tool, clocks, caches].join(' · ');
-}
-
-/**
- * How the CUPTI timer timed a launch: ` (gpu__time_duration per launch)`, or, where the GPU
- * counters could not be read, its activity records with their measured bias on this GPU model and
- * the kernels it flags. Empty for a result saved before issue 42.
- */
-function timerDurationsText(m: MeasurementConditions): string {
-  if (m.durations === 'gpu__time_duration') return ', gpu__time_duration per launch';
-  if (m.durations !== 'activity-records') return '';
-  const bias =
-    m.activityBiasUs === null || m.activityBiasUs === undefined
-      ? 'their bias against ncu not measured on this GPU: every kernel marked !'
-      : `up to +${m.activityBiasUs} µs a launch over ncu's gpu__time_duration on this GPU model: kernels under ${Math.round(m.shortUnderUs ?? 0)} µs marked !`;
-  return `, ACTIVITY RECORDS (GPU counters not read; ${bias})`;
 }

@@ -111,10 +111,6 @@ export const RANGES = {
   cycles: real('a cycle count', 0, 1e12),
   /** A CUDA device index. */
   gpuIndex: int('a CUDA device index', 0, 1023),
-  /** A timer's bias against another, microseconds (either sign). */
-  biasUs: real('microseconds', -1e6, 1e6),
-  /** A kernel length, microseconds. */
-  lengthUs: real('microseconds', 0, 1e12),
 } as const satisfies Record<string, NumberRange>;
 
 /** "an integer from 1 to 4096", "a number > 0 and ≤ 86400000". */

@@ -200,16 +200,6 @@ export interface MeasurementConditions {
   clocks: 'base' | 'as-is';
   /** flushed: every cache emptied before each timed launch (ncu's default); warm: as the program leaves them between launches. */
   caches: 'flushed' | 'warm';
-  /**
-   * The CUPTI timer's durations: gpu__time_duration read per launch by CUPTI's range profiler
-   * (ncu's duration), or its activity records' start-to-end where the GPU counters could not be
-   * read. Absent: ncu, or a result saved before issue 42 (activity records).
-   */
-  durations?: 'gpu__time_duration' | 'activity-records';
-  /** With activity records: how much longer they read than gpu__time_duration on this GPU model, µs (null: not measured on it). */
-  activityBiasUs?: number | null;
-  /** With activity records: kernels shorter than this are flagged (the bias is over 1 % of them), µs. */
-  shortUnderUs?: number | null;
 }
 
 /** One kernel's (and block size's) timing within a variant, when a benchmark times every kernel holding the loop. */

@@ -21,7 +21,6 @@ export interface CompareReplay {
 /** `timerRecords[i]` = the records of the i-th program run; `pages` = the kept ncu raw pages. */
 export function replayCompare(real: Toolchain, stdout: string, timerRecords: string[], pages: string[] = []): CompareReplay {
   let run = 0;
-  let timed = 0;
   const replay: CompareReplay = { runner: async () => result({}), timerRuns: () => run, ncuRuns: [], others: [] };
   replay.runner = async (cmd, args, o) => {
     if ([real.nvcc.path, real.nvdisasm?.path, real.cuobjdump?.path, real.cxxfilt?.path].includes(cmd)) return real.runner(cmd, args, o);
@@ -37,13 +36,7 @@ export function replayCompare(real: Toolchain, stdout: string, timerRecords: str
       replay.others.push(cmd);
       return result({ exitCode: 1, stderr: 'not run with the timer' });
     }
-    // Recorded before issue 42, when the stall run's launches were timed too: now the stall run (PC
-    // sampling, no gpu__time_duration) times nothing, so it gets the first run's records for its
-    // samples and the timing runs after it get the recorded runs in order (the same launches as then).
-    const sampling = !!o.env.UNROLL_LENS_PCSAMPLING && o.env.UNROLL_LENS_GPU_TIME !== '1';
-    const i = sampling ? 0 : timed++;
-    run++;
-    fs.appendFileSync(out, fs.readFileSync(timerRecords[Math.min(i, timerRecords.length - 1)], 'utf8'));
+    fs.appendFileSync(out, fs.readFileSync(timerRecords[run++], 'utf8'));
     return result({ stdout });
   };
   return replay;

@@ -1,6 +1,5 @@
 // The measurement conditions in words (src/schema/measurementText.ts): the line under every chart
 // of the results panel names the GPU, the tool, the clocks and the caches, or SASS only.
-import { shortForTimer, withDurations } from '../../src/engine/profile/native/activityBias';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'fs';
@@ -42,26 +41,5 @@ describe('measurement conditions on the charts', () => {
       conditionsText({ tool: 'cupti', clocks: 'as-is', caches: 'warm' }, 5),
       'CUPTI timer, program run as itself, 5 samples; clocks not locked, caches warm',
     );
-  });
-  test('issue 42: how the CUPTI timer timed a launch, and the activity-record fallback with its bias', () => {
-    const m = { tool: 'cupti', clocks: 'as-is', caches: 'warm' } as const;
-    assert.equal(
-      conditionsText(withDurations(m, 'gpu__time_duration', 'NVIDIA H200'), 20),
-      'CUPTI timer, program run as itself, gpu__time_duration per launch, 20 samples; clocks not locked, caches warm',
-    );
-    const h200 = withDurations(m, 'activity-records', 'NVIDIA H200');
-    assert.deepEqual(h200, { ...m, durations: 'activity-records', activityBiasUs: 1.9, shortUnderUs: 190 });
-    assert.match(
-      conditionsText(h200, 20),
-      /ACTIVITY RECORDS \(GPU counters not read; up to \+1\.9 µs a launch over ncu's gpu__time_duration on this GPU model: kernels under 190 µs marked !\)/,
-    );
-    assert.equal(shortForTimer(h200, 0.189), true);
-    assert.equal(shortForTimer(h200, 0.191), false);
-    assert.equal(shortForTimer(withDurations(m, 'gpu__time_duration', 'NVIDIA H200'), 0.003), false);
-    // a model nobody measured: the bias unknown, every kernel marked
-    const other = withDurations(m, 'activity-records', 'NVIDIA GeForce RTX 4090');
-    assert.equal(other.activityBiasUs, null);
-    assert.equal(shortForTimer(other, 5), true);
-    assert.match(conditionsText(other, 20), /their bias against ncu not measured on this GPU: every kernel marked !/);
   });
 });

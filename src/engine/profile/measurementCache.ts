@@ -264,7 +264,7 @@ function gpuIdentity(o: Pick<BenchOptions, 'toolchain' | 'launcher'>, gpu: numbe
  * the answer, so it is part of the key).
  */
 /** Bumped when the CUPTI timer's records change meaning (native/cupti_timer.c). */
-const CUPTI_TIMER_VERSION = 4; // 3: serialized kernel records (no per-block instrumentation); 4: gpu__time_duration per launch (issue 42)
+const CUPTI_TIMER_VERSION = 3; // 3: serialized kernel records (no per-block instrumentation)
 
 export function measurementKeyFor(o: MeasuredWith, program: string, gpu: number | null, kernels: string[], sourceText?: string): string {
   const passes = o.passes ?? 'combined';

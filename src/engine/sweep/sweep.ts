@@ -2,7 +2,6 @@
 // together, each point built and measured by a runner (static SASS, or timed on a GPU), the
 // points chosen by a strategy (all of them, or a coordinate descent). The result is the
 // protocol's SweepResult, streamed to an observer as variants finish.
-import { withDurations } from '../profile/native/activityBias';
 import type { FactorValue, MeasurementConditions, SweepLoop, SweepResult, SweepVariant } from '../../schema/types';
 import type { FileAnalysis, Loop } from '../parse/model';
 import { icacheBudget } from '../icache/budget';
@@ -126,7 +125,7 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
   const rule = staticRuleOf(result);
   const score = (v: SweepVariant): Score => scoreOf(runner, v, () => staticScore(v, baseline(), rule, result.variants));
   const chooseBest = () => {
-    const best = bestBy(withTimerDurations(result, runner).variants, score);
+    const best = bestBy(result.variants, score);
     result.best = best?.id ?? null;
     if (!best) result.bestBasis = null;
     else if (runner.static) {
@@ -205,7 +204,7 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
   attachIcache(result);
   result.complete = !o.signal?.aborted;
   result.timing = { wallS: (Date.now() - startedMs) / 1000, ...runner.cost() };
-  result.notes = sweepNotes(withTimerDurations(result, runner), space, runner);
+  result.notes = sweepNotes(result, space, runner);
   if (runner.demangled) result.demangled = runner.demangled;
   if (launchWarps) result.notes.push(`instruction-cache model at ${launchWarps.warpsPerSm} warps/SM, from ${launchWarps.source}`);
   progress('done', null, null, result.complete ? `${result.evaluations} variants` : 'cancelled');
@@ -364,13 +363,6 @@ function emptyResult(o: SweepOptions, space: SweepSpace, runner: SweepRunner, st
     notes: [],
     complete: false,
   };
-}
-
-/** The result with the CUPTI timer's durations in its conditions (gpu__time_duration, or activity records and their bias), once known. */
-function withTimerDurations(result: SweepResult, runner: SweepRunner): SweepResult {
-  const d = runner.timerDurations?.();
-  if (d && result.measurement?.tool === 'cupti') result.measurement = withDurations(result.measurement, d.source, runner.gpu);
-  return result;
 }
 
 /**

@@ -14,7 +14,6 @@ import { SafeWriteError, safeWriteFile } from '../../safeWrite';
 import { BoundedReadError, READ_CAPS, readBoundedText } from '../../boundedRead';
 import { KernelLaunch, parseTimerRecords, PcSampling, TimerRecords } from './timerRecords';
 import { kernelSamples, kernelStalls, PC_SAMPLING_PERIOD, pcSamplingProblem } from './pcStalls';
-import { DurationSource, runDurations } from './gpuTime';
 import type { StallBreakdown } from '../stalls';
 
 /** Fewer PC samples of a kernel than this: its stall mix is unknown, not a guess from a handful. */
@@ -43,12 +42,6 @@ export type NativeTimeOptions = LaunchOptions &
      * at its first launch: this timing lets it go instead of starting one.
      */
     ahead?: AheadRun;
-    /**
-     * Read every launch's gpu__time_duration with CUPTI's range profiler (the duration ncu
-     * reports; gpuTime.ts says why). Default on; off, or where the counters cannot be read, the
-     * activity records' durations are used and the result says so.
-     */
-    gpuTime?: boolean;
     /** Folder for the timer's output files (on storage a launcher's nodes see). */
     runDir?: string;
     onRun?: (r: GpuRun) => void;
@@ -81,10 +74,6 @@ export async function timeNative(
   let stalls: Map<string, StallBreakdown> | null = null;
   let stallProblem: string | null = null;
   let pcSampling: PcSampling | null = null;
-  // gpu__time_duration asked of every run until one says the counters cannot be read
-  const gpuTime = { ask: o.gpuTime !== false && !gpuTimeOff(o.env) };
-  let durations: DurationSource = gpuTime.ask ? 'gpu__time_duration' : 'activity-records';
-  let durationsProblem = gpuTime.ask ? null : notAsked(o);
   // The next run starts while this one is timed, held at its first kernel launch until this one
   // has exited (UNROLL_LENS_HOLD): its start-up (CUDA context, the program's own set-up) hides
   // behind this run's work, and no two programs' kernels share the GPU.
@@ -96,35 +85,15 @@ export async function timeNative(
       progress?.(`${p.label}: timing (${have}/${o.samples} samples${runsWanted > 1 ? `, run ${run + 1} of ${runsWanted}` : ''})`);
       o.onSamples?.(have, o.samples, 'time');
       const sample = run === 0 && !!o.stallSampling;
-      // PC sampling gets no samples while the range profiler runs: the sampled run reads no counters
-      const current: Started = next ?? (run === 0 && o.ahead ? o.ahead : startRun(p, o, work, run, sample, false, gpuTime.ask && !sample));
+      const current: Started = next ?? (run === 0 && o.ahead ? o.ahead : startRun(p, o, work, run, sample, false));
       current.go();
-      next = run + 1 < runsWanted ? startRun(p, o, work, run + 1, false, true, gpuTime.ask) : null;
+      next = run + 1 < runsWanted ? startRun(p, o, work, run + 1, false, true) : null;
       const r = await current.outcome;
       if ('status' in r) return { ...r, groups, stdout: run === 0 ? r.stdout : stdout };
-      const d = runDurations(r.records, r.gpuTime);
-      if ('unusable' in d)
-        return { status: 'profile', message: d.unusable, groups, stdout: run === 0 ? r.stdout : stdout, programFailed: null };
-      if (d.source === 'activity-records' && r.gpuTime) {
-        // the counters refused once refuse again: later runs do not ask (one run started ahead already may)
-        gpuTime.ask = false;
-        durations = 'activity-records';
-        durationsProblem ??= d.problem;
-      }
       if (run === 0) stdout = r.stdout;
       if (sample) ({ stalls, problem: stallProblem } = stallsOf(r.records, target.kernels));
       if (sample) pcSampling = r.records.pcSampling;
-      if (sample && !r.gpuTime && gpuTime.ask) {
-        // the stalls' run, timed by activity records: its launches time nothing; the next runs read gpu__time_duration
-        const per = target.kernels.map(k => d.launches.filter(l => l.kernel === k).length - o.warmup);
-        const missing = target.kernels.filter((_, i) => per[i] <= 0);
-        if (missing.includes(target.kernel) || missing.length === target.kernels.length)
-          return fail('profile', `the program launched ${missing.join(', ')} no more than ${o.warmup} times (the warm-up) in a run`);
-        runsWanted = Math.min(MAX_PROGRAM_RUNS, 1 + Math.ceil(o.samples / Math.min(...per.filter(n => n > 0))));
-        if (!next) next = startRun(p, o, work, run + 1, false, true, gpuTime.ask);
-        continue;
-      }
-      for (const k of target.kernels) addLaunches(groups, k, d.launches, o);
+      for (const k of target.kernels) addLaunches(groups, k, r.records.launches, o);
       if (least() === have) {
         // nothing new: a kernel this run never launched (past its warm-up) will not come later
         const missing = target.kernels.filter(k => count(k) === 0);
@@ -134,23 +103,12 @@ export async function timeNative(
       }
       if (run === 0 && least() < o.samples) {
         runsWanted = Math.min(MAX_PROGRAM_RUNS, 1 + Math.ceil((o.samples - least()) / Math.max(1, least())));
-        if (!next && runsWanted > 1) next = startRun(p, o, work, 1, false, true, gpuTime.ask);
+        if (!next && runsWanted > 1) next = startRun(p, o, work, 1, false, true);
       }
     }
     o.onSamples?.(least(), o.samples, 'time');
     if (stalls) withStalls(groups, stalls);
-    return {
-      status: 'ok',
-      message: null,
-      groups,
-      stdout,
-      programFailed: null,
-      stallProblem,
-      runs: runsWanted,
-      pcSampling,
-      durations,
-      durationsProblem,
-    };
+    return { status: 'ok', message: null, groups, stdout, programFailed: null, stallProblem, runs: runsWanted, pcSampling };
   } finally {
     // a run started ahead and not needed (enough samples, or a failure): stopped before its first launch
     if (next) await next.stop();
@@ -229,7 +187,7 @@ export type AheadRun = Started;
  */
 export function startAhead(p: VariantProgram, o: NativeTimeOptions): AheadRun {
   const work = scratchDir(o.runDir, 'unroll-lens-ahead-');
-  const started = startRun(p, o, work, 0, !!o.stallSampling, true, o.gpuTime !== false && !gpuTimeOff(o.env) && !o.stallSampling);
+  const started = startRun(p, o, work, 0, !!o.stallSampling, true);
   const clean = () => fs.rmSync(work, { recursive: true, force: true });
   started.outcome.then(clean, clean);
   return started;
@@ -246,15 +204,7 @@ interface Started {
  * Starts run `run` of the program; `held`: it waits at its first kernel launch until go(). A held
  * run's time limit is twice the run's, since it may wait for a whole run before its own starts.
  */
-function startRun(
-  p: VariantProgram,
-  o: NativeTimeOptions,
-  work: string,
-  run: number,
-  sample: boolean,
-  held: boolean,
-  gpuTime: boolean,
-): Started {
+function startRun(p: VariantProgram, o: NativeTimeOptions, work: string, run: number, sample: boolean, held: boolean): Started {
   const gate = path.join(work, `go-${run}`);
   const local = new AbortController();
   const abort = () => local.abort();
@@ -267,7 +217,6 @@ function startRun(
     path.join(work, `run-${run}.jsonl`),
     sample,
     held ? { gate, released: () => released } : null,
-    gpuTime,
   ).finally(() => o.signal?.removeEventListener('abort', abort));
   outcome.catch(() => undefined); // awaited by the caller, or stopped
   return {
@@ -295,10 +244,7 @@ async function runOnce(
   out: string,
   sample: boolean,
   hold: { gate: string; released: () => number | null } | null,
-  gpuTime: boolean,
-): Promise<
-  { stdout: string; records: TimerRecords; gpuTime: boolean } | (Omit<TimeResult, 'groups' | 'stdout'> & { stdout: string | null })
-> {
+): Promise<{ stdout: string; records: TimerRecords } | (Omit<TimeResult, 'groups' | 'stdout'> & { stdout: string | null })> {
   const startMs = Date.now();
   const run = await launch(o, programCommand(p.program, o), {
     timeoutMs: o.timeoutMs,
@@ -310,7 +256,6 @@ async function runOnce(
       UNROLL_LENS_TIMER_OUT: out,
       ...(sample ? { UNROLL_LENS_PCSAMPLING: String(PC_SAMPLING_PERIOD) } : {}),
       ...(hold ? { UNROLL_LENS_HOLD: hold.gate } : {}),
-      ...(gpuTime ? { UNROLL_LENS_GPU_TIME: '1' } : {}),
     },
   });
   // a held run has the GPU from when it was let go; one stopped before that never had it
@@ -346,19 +291,7 @@ async function runOnce(
   const records = parseTimerRecords(text);
   const problem = recordsProblem(records);
   if (problem) return { status: 'profile', message: problem, stdout: run.stdout, programFailed: null };
-  return { stdout: run.stdout, records, gpuTime };
-}
-
-/** Why gpu__time_duration was not asked for (the result says it). */
-const notAsked = (o: NativeTimeOptions) =>
-  o.gpuTime === false ? 'gpu__time_duration not asked for' : 'UNROLL_LENS_GPU_TIME=0 in the environment';
-
-/**
- * UNROLL_LENS_GPU_TIME=0 in the environment (the run's, else ours): the activity records alone,
- * as a GPU without counter permission gets them (how their bias was measured, docs/measurements.md).
- */
-function gpuTimeOff(env: Record<string, string> | undefined): boolean {
-  return (env?.UNROLL_LENS_GPU_TIME ?? process.env.UNROLL_LENS_GPU_TIME) === '0';
+  return { stdout: run.stdout, records };
 }
 
 /** The run's records kept for the record (--keep-reports): `<file>-<label>-<run>.timer.jsonl`. */

@@ -183,8 +183,7 @@ async function buildPrivately(o: TimerLibraryOptions, source: string, cupti: { i
   try {
     fs.writeFileSync(path.join(work, 'cupti_timer.c'), source);
     const args = ['-shared', '-Xcompiler', '-fPIC', '-O2', '-I', cupti.include, '-L', cupti.lib, '-lcupti'];
-    // C++: CUPTI's profiler host header (the range profiler's gpu__time_duration) includes <string>
-    args.push('-Xlinker', `-rpath,${cupti.lib}`, '-o', LIBRARY, '-x', 'c++', 'cupti_timer.c');
+    args.push('-Xlinker', `-rpath,${cupti.lib}`, '-o', LIBRARY, 'cupti_timer.c');
     const unsafe = shellUnsafeArgument(args);
     if (unsafe)
       throw new TimerUnavailableError(`not building the CUPTI timer with nvcc: ${unsafe} (the toolkit's path: move or link the toolkit)`);

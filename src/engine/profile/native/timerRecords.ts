@@ -51,19 +51,6 @@ export interface PcSampling {
   complete: boolean;
 }
 
-/**
- * What the timer's range profiler read (UNROLL_LENS_GPU_TIME=1): ncu's gpu__time_duration.sum of
- * every launch, in the order the kernels ran (native/cupti_timer.c).
- */
-interface GpuTimeRecords {
-  /** One per launch, in launch order: the kernel CUPTI's launch callback named ('' when it named none) and its duration, ns. */
-  ranges: { kernel: string; ns: number }[];
-  /** Range profiler calls that failed ("gterror" lines): the activity records stand alone. */
-  errors: string[];
-  /** The summary line: ranges written and dropped, and the host time the profiler cost; null when the run never reached it. */
-  end: { ranges: number; dropped: number; prepareMs: number; enableMs: number; finishMs: number } | null;
-}
-
 export interface TimerRecords {
   /** Launches in the order CUPTI delivered them (per buffer; sort by startNs for launch order). */
   launches: KernelLaunch[];
@@ -77,8 +64,6 @@ export interface TimerRecords {
   pcSampling: PcSampling | null;
   /** A run started early and held at its first launch (UNROLL_LENS_HOLD): how long it waited, ns; null otherwise. */
   heldNs: number | null;
-  /** The range profiler's durations; null when the run did not ask for them (no gt, gterror or gtend line). */
-  gpuTime: GpuTimeRecords | null;
 }
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
@@ -87,8 +72,7 @@ const triple = (v: unknown): [number, number, number] | null =>
 
 /** Parses the timer's output; a line that is not one of its records is an error of the run, not skipped silently. */
 export function parseTimerRecords(text: string): TimerRecords {
-  const out: TimerRecords = { launches: [], errors: [], end: null, initialised: false, pcSampling: null, heldNs: null, gpuTime: null };
-  const gpuTime = (): GpuTimeRecords => (out.gpuTime ??= { ranges: [], errors: [], end: null });
+  const out: TimerRecords = { launches: [], errors: [], end: null, initialised: false, pcSampling: null, heldNs: null };
   const sampling = (): PcSampling =>
     (out.pcSampling ??= {
       period: null,
@@ -120,16 +104,6 @@ export function parseTimerRecords(text: string): TimerRecords {
     else if (typeof r.error === 'string') out.errors.push(r.error);
     else if (typeof r.pcerror === 'string') sampling().errors.push(r.pcerror);
     else if (typeof r.held === 'number') out.heldNs = r.held;
-    else if (typeof r.gt === 'number') gpuTime().ranges.push({ kernel: typeof r.k === 'string' ? r.k : '', ns: r.gt });
-    else if (typeof r.gterror === 'string') gpuTime().errors.push(r.gterror);
-    else if (r.gtend === 1)
-      gpuTime().end = {
-        ranges: num(r.ranges) ?? 0,
-        dropped: num(r.dropped) ?? 0,
-        prepareMs: num(r.prepareMs) ?? 0,
-        enableMs: num(r.enableMs) ?? 0,
-        finishMs: num(r.finishMs) ?? 0,
-      };
     else if (typeof r.pc === 'number') {
       const pc = pcSampleOf(r);
       if (pc) sampling().pcs.push(pc);

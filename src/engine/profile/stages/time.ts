@@ -13,7 +13,6 @@ import { applicationExitCode, classifyNcuFailure, programOutput } from '../ncuEr
 import { KernelProfile, kernelProfile } from '../stalls';
 import type { BenchTarget } from './build';
 import type { PcSampling } from '../native/timerRecords';
-import type { DurationSource } from '../native/gpuTime';
 import { escapeRegex, launch, LaunchOptions, programCommand, VariantProgram } from './program';
 import { scratchDir } from '../../toolchain/processGuard';
 
@@ -70,10 +69,6 @@ export interface TimeResult {
    * file as written's per-line stalls come from them (native/pcSourceStalls.ts), no ncu run.
    */
   pcSampling?: PcSampling | null;
-  /** The CUPTI timer: where its durations came from (native/gpuTime.ts); activity records when any run's did. */
-  durations?: DurationSource;
-  /** Why the CUPTI timer's durations are the activity records' although gpu__time_duration was asked for. */
-  durationsProblem?: string | null;
 }
 
 /** One ncu process on the GPU, for the run's cost accounting. */

@@ -20,7 +20,6 @@ import { cachedPcSourceStalls, sourceLineRows } from '../../profile/native/pcSou
 import { AheadRuns, deferred, latch, settledNow, streamSass, timingNote, whileRunning } from './pipelining';
 import { COUNTERS, countersOf, spillsOf, withCounters } from './counters';
 import { privateTimerCopy, TimerUnavailableError, verifiedTimerLibrary } from '../../profile/native/timerLibrary';
-import type { DurationSource } from '../../profile/native/gpuTime';
 import { withCuptiPermissionHelp } from '../../profile/permissionHelp';
 import { defaultRunDir } from '../../profile/gpuSelection';
 import { MeasurementCache, measuredGroups, measurementKeyFor, storedMeasurement } from '../../profile/measurementCache';
@@ -138,9 +137,6 @@ export class GpuRunner implements SweepRunner {
   private baselinePc: NonNullable<TimeResult['pcSampling']> | null = null;
   /** Why stall reasons or counters asked for are missing ("what\nwhy"), and for how many variants. */
   private readonly stallProblems = new Map<string, number>();
-  /** The CUPTI timer: where each timed variant's durations came from, and why not gpu__time_duration (the first reason). */
-  private readonly durationSources = new Set<DurationSource>();
-  private durationsProblem: string | null = null;
 
   constructor(private readonly o: GpuRunnerOptions) {
     // the CUPTI timer needs no ncu: without it only the per-line stalls (ncu's source page) are missing, and say why
@@ -200,14 +196,6 @@ export class GpuRunner implements SweepRunner {
     };
   }
 
-  /** Where the CUPTI timer's durations came from: the activity records' when any variant's did; null: nothing timed by it. */
-  timerDurations(): { source: DurationSource; problem: string | null } | null {
-    if (!this.durationSources.size) return null;
-    return this.durationSources.has('activity-records')
-      ? { source: 'activity-records', problem: this.durationsProblem }
-      : { source: 'gpu__time_duration', problem: null };
-  }
-
   notes(): string[] {
     return [
       timingNote(this.o.gpu, this.gpu),
@@ -217,12 +205,6 @@ export class GpuRunner implements SweepRunner {
           ]
         : []),
       ...[...this.stallProblems].map(([m, n]) => `${m.split('\n')[0]} unknown for ${n} variant${n > 1 ? 's' : ''}: ${m.split('\n')[1]}`),
-      ...(this.durationsProblem
-        ? [
-            `kernel times from CUPTI's activity records, not gpu__time_duration (${this.durationsProblem}): ` +
-              `they read longer than ncu by a fixed part of a microsecond or more (docs/measurements.md, issue 42); short kernels are marked !`,
-          ]
-        : []),
       ...(this.target ? targetNotes(this.target, !!this.o.everyKernel && 'named' in this.o.everyKernel) : []),
       ...(this.timed.size > 1 ? [`timed kernels: ${[...this.timed].join(', ')}`] : this.kernel ? [`timed kernel: ${this.kernel}`] : []),
       ...this.sass.notes(),
@@ -483,10 +465,7 @@ export class GpuRunner implements SweepRunner {
     const hit = key ? this.cache!.get(key) : null;
     if (hit) ctx.onPhase?.(point, 'cached', undefined, { gpu: slot.gpu });
     let check: CheckResult;
-    let timing: Pick<
-      TimeResult,
-      'status' | 'message' | 'groups' | 'stallProblem' | 'countersProblem' | 'pcSampling' | 'durations' | 'durationsProblem'
-    > | null = null;
+    let timing: Pick<TimeResult, 'status' | 'message' | 'groups' | 'stallProblem' | 'countersProblem' | 'pcSampling'> | null = null;
     if (this.folded && !hit) {
       // The program's output in its ncu run is its check: no plain run on a GPU another process is profiling on.
       if (isBaseline) this.baselineStarted.resolve();
@@ -520,12 +499,7 @@ export class GpuRunner implements SweepRunner {
       timing.countersProblem && `${COUNTERS}\n${timing.countersProblem}`,
     ];
     for (const m of missing) if (m) this.stallProblems.set(m, (this.stallProblems.get(m) ?? 0) + 1);
-    // the CUPTI timer's durations: a stored measurement was read from gpu__time_duration (the activity records' never are stored)
-    if (this.o.gpu.timer === 'cupti' && timing.status === 'ok')
-      this.durationSources.add(hit ? 'gpu__time_duration' : (timing.durations ?? 'activity-records'));
-    if (timing.durationsProblem) this.durationsProblem ??= timing.durationsProblem;
-    const biased = !hit && timing.durations === 'activity-records';
-    if (key && !hit && timing.status === 'ok' && !missing.some(Boolean) && !biased && check.stdout !== null)
+    if (key && !hit && timing.status === 'ok' && !missing.some(Boolean) && check.stdout !== null)
       this.cache!.put(key, storedMeasurement(timing.groups, check.stdout));
     this.fillTiming(v, timing.groups, kernel, every);
     v.cached = !!hit;

@@ -2,7 +2,6 @@
 import type { RunTiming, SassStalls, SourceLineStalls, SweepVariant } from '../../../schema/types';
 import type { SweepPoint } from '../space';
 import type { CodeRegistry } from '../variant';
-import type { DurationSource } from '../../profile/native/gpuTime';
 
 /** Where one point's evaluation is: for progress messages. */
 export type SweepPhase = 'build' | 'disassemble' | 'check' | 'time' | 'stalls' | 'reuse' | 'cached';
@@ -48,11 +47,6 @@ export interface SweepRunner {
   comparable?(v: SweepVariant): boolean;
   /** What the result should say about how it measured (a missing disassembler, …). */
   notes(): string[];
-  /**
-   * Where the CUPTI timer's durations came from (gpu__time_duration, or the activity records and
-   * why); absent or null: not timed by it.
-   */
-  timerDurations?(): { source: DurationSource; problem: string | null } | null;
   /** Mangled → demangled name of every kernel a benchmark timed; absent otherwise. */
   readonly demangled?: Record<string, string>;
   /** Points measured at once (GPU slots); absent: one. */
