@@ -145,7 +145,7 @@ describe('a loop in two instantiations (chain<2>, chain<64>), built with nvcc', 
     const inspector = new VariantInspector({ toolchain: toolchain!, builder, arch: 'sm_90' });
     const file = await inspector.inspectFile(FIXTURE, TEXT, analysis);
     const loop = await inspector.inspectLoop(FIXTURE, TEXT, analysis, LOOP, [1, 2, 8, 'full']);
-    assert.deepEqual(loop.instantiation, { name: CHAIN64, demangled: 'void chain<64>(float const*, float*)', of: 2 });
+    assert.deepEqual(loop.instantiation, { name: CHAIN64, demangled: 'void chain<64>(float const*, float*)', of: 2, trips: 64 });
     const m = file.loops.find(l => l.line === LOOP)!;
     assert.deepEqual(
       m.instantiations?.map(x => [x.name, x.demangled]),
