@@ -15,6 +15,7 @@ describe('settings declaration', () => {
     assert.deepEqual(DEFAULT_SETTINGS, {
       bloatThresholdStatements: 2048,
       codeLensEnabled: true,
+      compileCommands: '',
       arch: '',
       extraArchs: [],
       nvccArgs: [],
@@ -72,13 +73,13 @@ describe('settings declaration', () => {
     assert.equal(protocol.DEFAULT_SETTINGS, DEFAULT_SETTINGS, 'protocol.ts re-exports the one declaration');
   });
 
-  test('keys: bloatThresholdStatements is the real setting; codeLens.enabled maps to codeLensEnabled; 50 settings', () => {
+  test('keys: bloatThresholdStatements is the real setting; codeLens.enabled maps to codeLensEnabled; 51 settings', () => {
     const keys = SETTING_ENTRIES.map(e => e.key);
     assert.ok(keys.includes('unrollLens.bloatThresholdStatements'));
     assert.ok(!keys.includes('unrollLens.bloatThresholdInstructions'));
     assert.deepEqual(SETTING_ENTRIES.find(e => e.key === 'unrollLens.codeLens.enabled')?.field, ['codeLensEnabled']);
     assert.equal(SETTING_ENTRIES.find(e => e.key === 'unrollLens.trace.server')?.field, null, 'read by the language client only');
-    assert.equal(keys.length, 50);
+    assert.equal(keys.length, 51);
     assert.equal(new Set(keys).size, keys.length);
   });
 
@@ -87,6 +88,8 @@ describe('settings declaration', () => {
       .map(e => e.key.replace('unrollLens.', ''))
       .sort();
     assert.deepEqual(restricted, [
+      // issue 39: the compile database to read (its flags reach nvcc)
+      'compileCommands',
       'defines',
       'extraArchs',
       'includePaths',
