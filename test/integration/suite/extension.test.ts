@@ -244,7 +244,7 @@ suite('Unroll Lens (extension host)', () => {
         h => /Unroll variants/.test(hoverText(h)),
       ),
     );
-    assert.match(text, /\| factor \| kernel SASS \| bytes \| loop SASS \| regs \| spills \| nvcc unroll/);
+    assert.match(text, /\| factor \| kernel SASS \| bytes \| loop SASS \| regs \| spills \| stack · loop LDL\/STL \| nvcc unroll/);
     assert.match(text, /×16/);
     const lenses = await poll(
       'a SASS CodeLens with counts',
