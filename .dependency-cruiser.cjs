@@ -1,5 +1,16 @@
 // Layer rules (CONTRIBUTING.md, "Layers"): `npm run lint` fails on a new back-arrow.
 const wire = ['^src/(protocol|panelMessages|panelHtml|settings|settingsManifest)\\.ts$', '^src/(server|cli|extension)/', '^webview/'];
+// The engine's folders, lowest first (docs/architecture.md): a folder imports only the folders
+// before it, so no two folders import each other, even through a third. The front door
+// (src/engine/index.ts) stands above them all.
+const engineLayers = ['base', 'toolchain', 'parse', 'sass', 'occupancy', 'profile', 'variants', 'icache', 'gpu', 'sweep', 'report'];
+const layerRules = engineLayers.map((layer, i) => ({
+  name: `engine-layer-${layer}`,
+  severity: 'error',
+  comment: `engine/${layer}/ imports only the engine folders below it: ${engineLayers.slice(0, i).join(', ') || 'none'}.`,
+  from: { path: `^src/engine/${layer}/` },
+  to: { path: [`^src/engine/(${[...engineLayers.slice(i + 1), 'index'].join('|')})(/|\\.ts$)`] },
+}));
 const editorPackages = '^(vscode|vscode-languageserver|vscode-languageserver-textdocument|vscode-languageclient|vscode-jsonrpc)(/|$)';
 module.exports = {
   forbidden: [
@@ -47,6 +58,21 @@ module.exports = {
       to: { path: '^src/(engine|server|cli|extension)/' },
     },
     { name: 'server-not-client', severity: 'error', from: { path: '^src/server/' }, to: { path: '^src/(extension|cli)/' } },
+    ...layerRules,
+    {
+      name: 'engine-is-its-folders',
+      severity: 'error',
+      comment: 'Every engine file lives in one of the layer folders; only the front door (index.ts) stands at the root.',
+      from: { path: '^src/' },
+      to: { path: '^src/engine/[^/]+\\.ts$', pathNot: '^src/engine/index\\.ts$' },
+    },
+    {
+      name: 'engine-folder-is-a-layer',
+      severity: 'error',
+      comment: 'A new engine folder takes its place in engineLayers (and docs/architecture.md) before anything imports it.',
+      from: { path: '^src/engine/' },
+      to: { path: '^src/engine/[^/]+/', pathNot: `^src/engine/(${engineLayers.join('|')})/` },
+    },
     { name: 'cli-not-editor', severity: 'error', from: { path: '^src/cli/' }, to: { path: ['^src/(extension|server)/', editorPackages] } },
   ],
   options: {

@@ -33,7 +33,7 @@
  * the duration, both exact as JSON numbers (a raw timestamp, ~1.7e18, is not: doubles lose its last
  * 8 bits, 0.4 % of a 60 µs kernel). Records are flushed when a context is destroyed and at exit;
  * dropped records and CUPTI errors are written, never hidden. Unroll Lens builds this file with the
- * user's own nvcc (src/engine/profile/native/timerLibrary.ts); it reads nothing else from the
+ * user's own nvcc (src/engine/gpu/cupti/timerLibrary.ts); it reads nothing else from the
  * environment and writes nothing else.
  */
 #include <cupti.h>

@@ -124,7 +124,7 @@ export function stallColumns(text) {
   return parseRawPage(text).columns.filter(c => /^smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$/.test(c)).length;
 }
 
-/** The median as the tool computes it (src/engine/profile/stages/summary.ts: linear quantile 0.5). */
+/** The median as the tool computes it (src/engine/gpu/stages/summary.ts: linear quantile 0.5). */
 export function median(values) {
   const s = [...values].sort((a, b) => a - b);
   if (!s.length) return null;

@@ -21,7 +21,7 @@ SRC=cuda-samples/matmul_unroll.cu
 LINE=51
 FACTORS=${FACTORS:-default,1,2,4,8,16,full}
 CLOCK=${CLOCK:-none}
-# The same stall metrics as the tool (src/engine/profile/stages/time.ts, PROFILE_METRICS).
+# The same stall metrics as the tool (src/engine/gpu/stages/time.ts, PROFILE_METRICS).
 METRICS=${METRICS:-'gpu__time_duration.sum,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'}
 CACHE=${CACHE:-all}
 ARGS=${ARGS:---only matmul_basic --reps 25}

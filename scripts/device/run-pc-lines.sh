@@ -6,7 +6,7 @@
 #   two PC-sampled runs under the CUPTI timer (the second one: the samples' run-to-run spread)
 #   the program's cubin listed by `nvdisasm -c -gi` (the line table the extension reads,
 #     engine/variants/inspect.ts) and by `cuobjdump -sass`
-#   per kernel, two ncu runs exactly as engine/profile/stages/lineStalls.ts makes them (one
+#   per kernel, two ncu runs exactly as engine/gpu/stages/lineStalls.ts makes them (one
 #     launch, SourceCounters + WarpStateStats, --import-source yes) but with
 #     --cache-control none --clock-control none, each exported as the cuda,sass source page
 #     (the second one: ncu's own run-to-run spread, the yardstick for "agrees")

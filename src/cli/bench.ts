@@ -4,11 +4,11 @@ import { CudaDocuments } from '../engine/parse/documents';
 import { detectToolchain, chooseArch } from '../engine/toolchain/toolchain';
 import { splitCommandLine } from '../engine/toolchain/flags';
 import { defaultCacheDir } from '../engine/variants/build';
-import { benchJson, benchLabel, benchLoop, benchRows, RunTiming } from '../engine/profile/bench';
+import { benchJson, benchLabel, benchLoop, benchRows, RunTiming } from '../engine/sweep/bench';
 import type { SweepResult, SweepVariant } from '../schema/types';
 import { kib } from '../engine/icache/model';
 import { icacheRange, icacheShownText, icacheWhy } from '../schema/icacheText';
-import type { NcuPasses } from '../engine/profile/stages/time';
+import type { NcuPasses } from '../engine/gpu/stages/time';
 import type { UnrollFactor } from '../engine/variants/rewrite';
 import { DEFAULT_SETTINGS, SETTINGS } from '../settings';
 import { macroTableFor } from './macros';
@@ -35,7 +35,7 @@ import { resolveSpace, SweepSpaceError } from '../engine/sweep/space';
 import { conditionsText } from '../schema/measurementText';
 import { checkResultOutputs, RESULT_OUTPUT_OPTIONS, ResultOutputs, resultOutputsOf, writeResultOutputs } from './resultOutputs';
 import { lineStallsText } from '../engine/report/lineStallsText';
-import { benchStopsAt, gpuBlocker } from '../engine/profile/gpuReadiness';
+import { benchStopsAt, gpuBlocker } from '../engine/gpu/readiness';
 import { CLI_GPU_BLOCKER_TEXT, withoutGpuText } from './gpuReadinessText';
 import { runTimingText } from '../schema/runTimingText';
 import { confidenceLines } from '../schema/applyBest';
@@ -343,7 +343,7 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
   }
   const toolchain = limitTools(await detectToolchain({}), a.timeouts, file, io);
   if (arch) await checkArchOption(arch, toolchain);
-  // The sweep's rule (engine/profile/gpuReadiness.ts); a missing ncu stays the engine's MissingToolError (exit 2, with the fix).
+  // The sweep's rule (engine/gpu/readiness.ts); a missing ncu stays the engine's MissingToolError (exit 2, with the fix).
   const blocker = gpuBlocker({ hasNcu: !!toolchain.ncu, timer: a.timer, gpus: toolchain.gpus.length, launcher, text });
   if (blocker && benchStopsAt(blocker))
     throw new UsageError(`cannot benchmark ${file}: ${CLI_GPU_BLOCKER_TEXT[blocker]}${withoutGpuText(blocker, file, loops)}`);

@@ -1,13 +1,13 @@
 // The options every GPU-running subcommand (bench, sweep) takes, in one place: how programs are
 // run and timed, with their defaults from the settings declaration.
 import * as os from 'os';
-import { GpuSelectionError, parseGpuSelection, runLocations } from '../engine/profile/gpuSelection';
+import { GpuSelectionError, parseGpuSelection, runLocations } from '../engine/gpu/selection';
 import type { Toolchain } from '../engine/toolchain/toolchain';
 import { withToolTimeouts } from '../engine/toolchain/process';
 import { RANGES } from '../schema/ranges';
 import { NumberDecl, SETTINGS } from '../settings';
 import { enumOption, numberOption, OptionTable } from './args';
-import { UnmetCondition, unmetConditions } from '../engine/profile/timerConditions';
+import { UnmetCondition, unmetConditions } from '../engine/gpu/timerConditions';
 import { CliIO, UsageError } from './io';
 
 export const GPU_RUN_OPTIONS = {
@@ -110,7 +110,7 @@ const UNMET_WORDS: Record<UnmetCondition, { flag: string; instead: string; want:
 /**
  * --timer, --clock-control and --cache-control (defaults from the settings declaration). Base
  * clocks or flushed caches asked for explicitly with --timer cupti are a usage error: the timer
- * runs the program as itself and cannot give them (the rule: engine/profile/timerConditions.ts).
+ * runs the program as itself and cannot give them (the rule: engine/gpu/timerConditions.ts).
  */
 export function timerOptions(
   o: { timer?: string; 'clock-control'?: string; 'cache-control'?: string; stalls?: string; counters?: string },

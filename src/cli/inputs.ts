@@ -5,7 +5,7 @@ import { MAX_SOURCE_BYTES } from '../schema/ranges';
 import * as fs from 'fs';
 import * as path from 'path';
 import { ScanInputError } from '../engine/parse/scan';
-import { BoundedReadError, fileKind, readBoundedText } from '../engine/boundedRead';
+import { BoundedReadError, fileKind, readBoundedText } from '../engine/base/boundedRead';
 import type { Toolchain } from '../engine/toolchain/toolchain';
 import { CompileFlags, flagsOriginText, resolveCompileFlags } from '../engine/toolchain/flags';
 import { CliIO, UsageError } from './io';
@@ -37,7 +37,7 @@ function checkSourceName(file: string): void {
 
 /**
  * A source file's text. Opened without blocking and checked on the open descriptor, so a file
- * swapped for a FIFO after the check cannot hang the read either (engine/boundedRead.ts).
+ * swapped for a FIFO after the check cannot hang the read either (engine/base/boundedRead.ts).
  */
 export function readSourceFile(file: string, maxBytes = MAX_SOURCE_BYTES): string {
   checkSourceName(file);

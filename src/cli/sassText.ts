@@ -2,7 +2,7 @@
 import type { FileSassReport, LoopReport } from '../engine/variants/reports';
 import { factorLabel } from '../engine/variants/rewrite';
 import { icacheCell, VariantIcache } from '../engine/icache/report';
-import { warpsLabel } from '../engine/profile/warpsPerSm';
+import { warpsLabel } from '../engine/occupancy/warpsPerSm';
 import type { ToolTimeouts } from './gpuOptions';
 
 export function pad(s: string, n: number, right = false): string {

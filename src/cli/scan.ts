@@ -3,7 +3,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { collectScanFiles, ScanInputError, SkippedFile, toScanJson } from '../engine/parse/scan';
 import { computeFindings } from '../engine/parse/findings';
-import { loopLensSummary, kernelLabel, manualUnrollSummary } from '../engine/report/describe';
+import { loopLensSummary, kernelLabel, manualUnrollSummary } from '../engine/parse/describe';
 import type { FileAnalysis } from '../engine/parse/model';
 import { scanInParallel } from './scanPool';
 import { defineCommand } from './args';

@@ -1,7 +1,7 @@
 // `unroll-lens sweep`: every combination of the kernel's loops' unroll factors (and extra -D
 // macro values), built and measured statically or timed on the GPU, searched exhaustively or
 // by coordinate descent; a table, --json, CSV, T4 and an HTML report of the result.
-import { gpuBlocker } from '../engine/profile/gpuReadiness';
+import { gpuBlocker } from '../engine/gpu/readiness';
 import { CLI_GPU_BLOCKER_TEXT } from './gpuReadinessText';
 import * as path from 'path';
 import { CudaDocuments } from '../engine/parse/documents';
@@ -270,7 +270,7 @@ interface SweepArgs {
   slurm: SlurmOptions | null;
 }
 
-/** Why this sweep cannot time on a GPU, or null when it can (the rule: engine/profile/gpuReadiness.ts). */
+/** Why this sweep cannot time on a GPU, or null when it can (the rule: engine/gpu/readiness.ts). */
 export function staticReason(
   a: Pick<SweepArgs, 'forceStatic' | 'launcher' | 'timer'> & { slurm?: SlurmOptions | null },
   t: Toolchain,

@@ -61,3 +61,11 @@ export function showInstantiations(rows: readonly { instantiation?: string | nul
   const named = [...new Set(rows.flatMap(r => (r.instantiation ? [instantiationLabel(r.instantiation)] : [])))];
   return named.length > 1 || (named.length === 1 && named[0].includes('<'));
 }
+
+/**
+ * The source name of a function from its demangled name: `void hot_loop<2048>(…)` → hot_loop,
+ * `ns::k(float*)` → k (a template's demangled name starts with its return type).
+ */
+export function sourceNameOf(demangled: string): string {
+  return demangled.replace(/\(.*$/, '').replace(/<.*$/, '').split('::').pop()?.trim().split(/\s+/).pop() ?? '';
+}

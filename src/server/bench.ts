@@ -4,16 +4,16 @@ import * as os from 'os';
 import * as path from 'path';
 import { CancellationToken, ProgressToken } from 'vscode-languageserver/node';
 import type { FileAnalysis } from '../engine/parse/model';
-import { benchLabelOfId, benchLoop } from '../engine/profile/bench';
-import { compareKernels, KernelComparison } from '../engine/profile/compare';
+import { benchLabelOfId, benchLoop } from '../engine/sweep/bench';
+import { compareKernels, KernelComparison } from '../engine/sweep/compare';
 import { SweepSpaceError } from '../engine/sweep/space';
 import { splitCommandLine } from '../engine/toolchain/flags';
-import type { SweepProgress } from '../engine/sweep/observers/observer';
+import type { SweepProgress } from '../schema/progress';
 import type { SweepResult } from '../schema/types';
 import { runOptionsFromSettings } from './runOptions';
-import { benchStopsAt, gpuBlocker } from '../engine/profile/gpuReadiness';
+import { benchStopsAt, gpuBlocker } from '../engine/gpu/readiness';
 import { EDITOR_GPU_BLOCKER_TEXT } from './gpuReadinessText';
-import { GpuSelectionError, parseGpuSelection, runLocations } from '../engine/profile/gpuSelection';
+import { GpuSelectionError, parseGpuSelection, runLocations } from '../engine/gpu/selection';
 import { parseFactorList } from '../engine/variants/rewrite';
 import type { Settings } from '../protocol';
 import { DocumentFactsStore, recordBench } from './facts';
@@ -137,7 +137,7 @@ export class BenchService {
   private async gpuRun(file: string, text: string) {
     const s = this.settings();
     const t = await this.toolchain.tools(file);
-    // The sweep's rule, and the bench's stop (engine/profile/gpuReadiness.ts), as on the command line.
+    // The sweep's rule, and the bench's stop (engine/gpu/readiness.ts), as on the command line.
     const blocker = gpuBlocker({
       hasNcu: t.ncu !== null,
       timer: s.profile.timer,

@@ -3,7 +3,7 @@
 import { CodeLens, Diagnostic, DiagnosticSeverity, Hover, MarkupKind, Position, Range } from 'vscode-languageserver';
 import type { FileAnalysis, Kernel, Loop, SourceSpan } from '../engine/parse/model';
 import { computeFindings } from '../engine/parse/findings';
-import { loopHoverMarkdown, loopLensSummary, manualUnrollHoverMarkdown } from '../engine/report/describe';
+import { loopHoverMarkdown, loopLensSummary, manualUnrollHoverMarkdown } from '../engine/parse/describe';
 import { recommendedFactorMarkdown } from './recommendHover';
 import { BenchmarkLoopArgs, Commands, CompareKernelsArgs, DIAGNOSTIC_SOURCE, Settings, ShowSassArgs, SweepKernelArgs } from '../protocol';
 import type { SassFacts } from '../engine/report/sassText';

@@ -52,10 +52,10 @@ import { HeaderUnits } from './headers';
 import { createServerConnection } from './connection';
 import { exitCleanlyOnStop } from './shutdown';
 import { processGuard } from '../engine/toolchain/processGuard';
-import { hasMain } from '../engine/profile/gpuReadiness';
+import { hasMain } from '../engine/gpu/readiness';
 import * as path from 'path';
 import { pathToFileURL } from 'url';
-import { useRemedies } from '../engine/remedies';
+import { useRemedies } from '../engine/base/remedies';
 import { EDITOR_REMEDIES } from './remedies';
 import { oversizedBytes, oversizedDiagnostic, oversizedText } from './oversized';
 

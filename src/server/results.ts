@@ -8,9 +8,9 @@ import { CancellationToken, CodeAction, CodeActionKind, Connection, Range, TextE
 import type { FileAnalysis } from '../engine/parse/model';
 import { runOptionsFromSettings } from './runOptions';
 import { lineStallNotes } from './wire';
-import { gpuBlocker } from '../engine/profile/gpuReadiness';
+import { gpuBlocker } from '../engine/gpu/readiness';
 import { EDITOR_GPU_BLOCKER_TEXT } from './gpuReadinessText';
-import { runLocations } from '../engine/profile/gpuSelection';
+import { runLocations } from '../engine/gpu/selection';
 import type { ConvertContext } from '../engine/sweep/loopVariantsResult';
 import { sweepCsv, sweepT4 } from '../engine/sweep/export';
 import { parseParamSpec } from '../engine/sweep/space';
@@ -194,7 +194,7 @@ export class ResultsService {
     });
   }
 
-  /** Why this sweep cannot run on a GPU, or null when it can (the rule: engine/profile/gpuReadiness.ts). */
+  /** Why this sweep cannot run on a GPU, or null when it can (the rule: engine/gpu/readiness.ts). */
   private gpuProblem(hasNcu: boolean, gpus: number, text: string, staticAsked: boolean, slurm: boolean): string | null {
     const s = this.settings();
     const blocker = gpuBlocker({

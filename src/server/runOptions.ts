@@ -1,7 +1,7 @@
 // The unrollLens.profile.* settings as the engine's run options: the one mapping the bench and
 // sweep services share (the engine knows nothing of settings).
 import type { ProfileSettings } from '../settings';
-import type { BenchOptions } from '../engine/profile/bench';
+import type { BenchOptions } from '../engine/sweep/bench';
 
 /** How programs are run and timed, from the unrollLens.profile.* settings: the one mapping the bench and sweep services share. */
 export function runOptionsFromSettings(

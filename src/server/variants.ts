@@ -19,7 +19,7 @@ import { benchSassStalls } from './facts';
 import type { DocumentFactsStore } from './facts';
 import type { ServerToolchain } from './toolchain';
 import { uriToPath } from './uri';
-import { READ_CAPS, readBoundedText } from '../engine/boundedRead';
+import { READ_CAPS, readBoundedText } from '../engine/base/boundedRead';
 import { HeaderUnit, NO_UNIT_HINT } from './headers';
 
 export class VariantService {

@@ -1,12 +1,12 @@
 // The engine's reports mapped onto the protocol's wire types: only what the client shows, with
 // the display strings it needs computed here, so the client carries no engine code.
 import type { FileAnalysis } from '../engine/parse/model';
-import { benchJson } from '../engine/profile/bench';
+import { benchJson } from '../engine/sweep/bench';
 import { lineStallText } from '../engine/report/benchText';
-import { loopLensSummary } from '../engine/report/describe';
+import { loopLensSummary } from '../engine/parse/describe';
 import type { LoopReport } from '../engine/variants/reports';
 import type { SourceLineStalls } from '../schema/types';
-import type { KernelComparison } from '../engine/profile/compare';
+import type { KernelComparison } from '../engine/sweep/compare';
 import { comparisonAsVariants } from '../schema/comparison';
 import type {
   AnalysisStatus,

@@ -10,7 +10,7 @@ import { sweepConfidence } from '../../src/engine/sweep/confidence';
 import { sweepText } from '../../src/engine/report/sweepText';
 import { benchMarkdown } from '../../src/engine/report/benchText';
 import { sweepJson } from '../../src/engine/sweep/json';
-import { benchJson } from '../../src/engine/profile/bench';
+import { benchJson } from '../../src/engine/sweep/bench';
 import { renderBench } from '../../src/cli/bench';
 import { ResultsService } from '../../src/server/results';
 import { applyBestOffer } from '../../src/schema/applyBest';

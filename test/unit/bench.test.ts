@@ -17,11 +17,11 @@ import {
   iqrOverlap,
   parseChecksums,
   summarize,
-} from '../../src/engine/profile/bench';
-import type { SweepProgress } from '../../src/engine/sweep/observers/observer';
+} from '../../src/engine/sweep/bench';
+import type { SweepProgress } from '../../src/schema/progress';
 import type { ProcessResult, ProcessRunner } from '../../src/engine/toolchain/process';
 import { findCliffs, cliffPointFromRaw, icacheBudget } from '../../src/engine/icache/budget';
-import { rawPageOf } from '../../src/engine/profile/stages/time';
+import { rawPageOf } from '../../src/engine/gpu/stages/time';
 import { parseRawPageStrict } from '../../src/engine/profile/rawPageStream';
 import { programOutput } from '../../src/engine/profile/ncuErrors';
 import { parseSourcePage } from '../../src/engine/profile/ncuCsv';

@@ -14,7 +14,7 @@ import * as path from 'path';
 import { pathToFileURL } from 'url';
 import { REPO_ROOT } from './helpers';
 import { parseRawPage, toNanoseconds } from '../../src/engine/profile/ncuCsv';
-import { summarize } from '../../src/engine/profile/stages/summary';
+import { summarize } from '../../src/engine/gpu/stages/summary';
 
 interface FactorRow {
   factor: string;

@@ -13,7 +13,7 @@ import { VariantBuilder } from '../../src/engine/variants/build';
 import type { LoopVariant } from '../../src/engine/variants/reports';
 import { VariantInspector } from '../../src/engine/variants/inspect';
 import type { UnrollFactor } from '../../src/engine/variants/rewrite';
-import { benchJson } from '../../src/engine/profile/bench';
+import { benchJson } from '../../src/engine/sweep/bench';
 import { icacheEntries } from '../../src/engine/icache/entries';
 import { attachIcache } from '../../src/engine/sweep/sweep';
 import type { SweepResult, SweepVariant } from '../../src/schema/types';

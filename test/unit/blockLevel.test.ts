@@ -8,7 +8,7 @@ import * as path from 'path';
 import type { FileAnalysis } from '../../src/engine/parse/model';
 import { findLaunches } from '../../src/engine/parse/launches';
 import { describeManualUnroll } from '../../src/engine/parse/manualUnroll';
-import { manualUnrollHoverMarkdown, manualUnrollSummary } from '../../src/engine/report/describe';
+import { manualUnrollHoverMarkdown, manualUnrollSummary } from '../../src/engine/parse/describe';
 import { analyze, lineOf, REPO_ROOT } from './helpers';
 
 const FIXTURE = path.join(REPO_ROOT, 'test', 'fixtures', 'cuda', 'reduction_ladder.cu');

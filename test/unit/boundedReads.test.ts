@@ -11,7 +11,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { REPO_ROOT } from './helpers';
-import { BoundedReadError, ReadBudget, readBoundedText } from '../../src/engine/boundedRead';
+import { BoundedReadError, ReadBudget, readBoundedText } from '../../src/engine/base/boundedRead';
 import { Preprocessor } from '../../src/engine/parse/macros/environment';
 
 const CLI = path.join(REPO_ROOT, 'bin', 'unroll-lens.js');

@@ -11,7 +11,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { BuildCache, releaseScratch } from '../../src/engine/variants/cache';
-import { MeasurementCache, type StoredMeasurement } from '../../src/engine/profile/measurementCache';
+import { MeasurementCache, type StoredMeasurement } from '../../src/engine/gpu/measurementCache';
 import fc from 'fast-check';
 import { fakeBuilder, fakeProject } from './cacheFakes';
 import { propertyRuns } from './propertyRuns';

@@ -11,7 +11,7 @@ import * as path from 'path';
 import { detectToolchain, Toolchain } from '../../src/engine/toolchain/toolchain';
 import { flagsFromSettings } from '../../src/engine/toolchain/flags';
 import { BuildRequest, BuilderOptions, VariantBuilder } from '../../src/engine/variants/build';
-import { MeasurementCache } from '../../src/engine/profile/measurementCache';
+import { MeasurementCache } from '../../src/engine/gpu/measurementCache';
 import { BuildCache, releaseScratch } from '../../src/engine/variants/cache';
 import { VariantInspector } from '../../src/engine/variants/inspect';
 import { REPO_ROOT, SAMPLES } from './helpers';

@@ -14,7 +14,7 @@ import { flagsFromSettings } from '../../src/engine/toolchain/flags';
 import type { ProcessRunner } from '../../src/engine/toolchain/process';
 import { VariantBuilder } from '../../src/engine/variants/build';
 import { BuildCache } from '../../src/engine/variants/cache';
-import { MeasurementCache } from '../../src/engine/profile/measurementCache';
+import { MeasurementCache } from '../../src/engine/gpu/measurementCache';
 import { REPO_ROOT } from './helpers';
 import { fakeNvcc, fakeProject as projectIn, fakeBuilder } from './cacheFakes';
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { MeasurementCache } from '../../src/engine/profile/measurementCache';
+import { MeasurementCache } from '../../src/engine/gpu/measurementCache';
 import { clearBuildCache } from '../../src/server/buildCache';
 
 const ROOT = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-clearcache-'));

@@ -10,7 +10,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { REPO_ROOT } from './helpers';
 import { AheadRuns } from '../../src/engine/sweep/runners/pipelining';
-import type { NativeTimeOptions } from '../../src/engine/profile/native/timeNative';
+import type { NativeTimeOptions } from '../../src/engine/gpu/cupti/timeNative';
 import type { ProcessResult, ProcessRunner } from '../../src/engine/toolchain/process';
 import type { Toolchain } from '../../src/engine/toolchain/toolchain';
 import type { BuildResult } from '../../src/engine/variants/build';

@@ -5,8 +5,8 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { analyze, REPO_ROOT, SAMPLES } from './helpers';
-import { sourceNameOf } from '../../src/engine/variants/kernelChoice';
-import { compareKernels } from '../../src/engine/profile/compare';
+import { sourceNameOf } from '../../src/schema/kernelNames';
+import { compareKernels } from '../../src/engine/sweep/compare';
 import { compareJson, renderComparison } from '../../src/cli/compare';
 import { writeResultOutputs } from '../../src/cli/resultOutputs';
 import { COMMANDS, main } from '../../src/cli/main';
@@ -15,7 +15,7 @@ import { UsageError } from '../../src/cli/io';
 import { detectToolchain, Toolchain } from '../../src/engine/toolchain/toolchain';
 import { flagsFromSettings } from '../../src/engine/toolchain/flags';
 import { FAKE_NCU, ownTimes, replayCompare } from './compareReplay';
-import { cuptiPaths, toolkitRoot } from '../../src/engine/profile/native/timerLibrary';
+import { cuptiPaths, toolkitRoot } from '../../src/engine/gpu/cupti/timerLibrary';
 
 describe('--elements', () => {
   test('a positive whole number, or not named', () => {

@@ -8,11 +8,11 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { analyze, REPO_ROOT, SAMPLES } from './helpers';
-import { compareKernels } from '../../src/engine/profile/compare';
+import { compareKernels } from '../../src/engine/sweep/compare';
 import { compareJson } from '../../src/cli/compare';
 import { detectToolchain, Toolchain } from '../../src/engine/toolchain/toolchain';
 import { flagsFromSettings } from '../../src/engine/toolchain/flags';
-import { cuptiPaths, toolkitRoot } from '../../src/engine/profile/native/timerLibrary';
+import { cuptiPaths, toolkitRoot } from '../../src/engine/gpu/cupti/timerLibrary';
 import { FAKE_NCU, ownTimes, replayCompare } from './compareReplay';
 
 const DIR = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100', 'compare', 'coarsen-counters');

@@ -1,6 +1,6 @@
 // Hand-made GPU results for the confidence and Apply-best tests (issue 25): variants of one loop
 // (line 2) with their kernel durations, the file as written among them.
-import { summarize } from '../../src/engine/profile/stages/summary';
+import { summarize } from '../../src/engine/gpu/stages/summary';
 import { emptyVariant } from '../../src/engine/sweep/variant';
 import { AS_WRITTEN } from '../../src/engine/sweep/space';
 import type { SweepResult, SweepVariant } from '../../src/schema/types';

@@ -1,8 +1,8 @@
-// The one rule for "can these variants be timed on a GPU" (engine/profile/gpuReadiness.ts), and
+// The one rule for "can these variants be timed on a GPU" (engine/gpu/readiness.ts), and
 // that the editor and the CLI word every answer of it.
 import { strict as assert } from 'assert';
 import { describe, test } from 'node:test';
-import { benchStopsAt, GpuBlocker, gpuBlocker, hasMain } from '../../src/engine/profile/gpuReadiness';
+import { benchStopsAt, GpuBlocker, gpuBlocker, hasMain } from '../../src/engine/gpu/readiness';
 import { EDITOR_GPU_BLOCKER_TEXT } from '../../src/server/gpuReadinessText';
 import { CLI_GPU_BLOCKER_TEXT } from '../../src/cli/gpuReadinessText';
 import { staticReason } from '../../src/cli/sweep';

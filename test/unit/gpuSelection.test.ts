@@ -1,7 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import * as path from 'path';
-import { GpuSelectionError, parseGpuSelection, runLocations } from '../../src/engine/profile/gpuSelection';
+import { GpuSelectionError, parseGpuSelection, runLocations } from '../../src/engine/gpu/selection';
 import { readSettings, SETTINGS, settingProblem } from '../../src/settings';
 
 describe('parseGpuSelection', () => {

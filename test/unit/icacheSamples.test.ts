@@ -13,7 +13,7 @@ import { VariantInspector } from '../../src/engine/variants/inspect';
 import { flagsFromSettings } from '../../src/engine/toolchain/flags';
 import { cliffPointFromRaw } from '../../src/engine/icache/budget';
 import { calibrationFor, predictIcache } from '../../src/engine/icache/model';
-import type { IcacheLoopFacts } from '../../src/engine/icache/types';
+import type { IcacheLoopFacts } from '../../src/engine/sass/issueRate';
 
 const cuda = useCudaTools(['nvdisasm']);
 const H100 = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100');

@@ -9,7 +9,7 @@ import { pathToFileURL } from 'url';
 import type { Connection } from 'vscode-languageserver/node';
 import { gridShapes, readGridSass } from '../../src/engine/icache/fit';
 import { IcacheContext, loopIcache, loopIcacheMarkdown, writtenLoopIcache } from '../../src/engine/icache/report';
-import type { IcacheLoopFacts } from '../../src/engine/icache/types';
+import type { IcacheLoopFacts } from '../../src/engine/sass/issueRate';
 import type { FileSassReport, LoopReport, LoopVariant } from '../../src/engine/variants/reports';
 import type { FileAnalysis } from '../../src/engine/parse/model';
 import { DocumentFactsStore } from '../../src/server/facts';

@@ -2,7 +2,7 @@
 // independent occupancy calculator: the rules of the CUDA occupancy calculator (cuda_occupancy.h,
 // cudaOccMaxBlocksPerSM{Warps,Regs,Smem}Limit, and cudaOccupancyMaxPotentialBlockSize of
 // cuda_runtime.h) written out below for an H100 (sm_90), not the product's own
-// src/engine/sass/occupancy.ts. The fixtures' registers come from ptxas -v when nvcc is here.
+// src/engine/occupancy/limits.ts. The fixtures' registers come from ptxas -v when nvcc is here.
 // The same fixtures run on a GPU through scripts/device/occupancy-check.cu.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,10 +10,10 @@ import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import { findLaunches } from '../../src/engine/parse/launches';
-import { maxPotentialBlockSize } from '../../src/engine/profile/launchOccupancy';
-import { warpsPerSmInFile } from '../../src/engine/profile/warpsPerSm';
+import { maxPotentialBlockSize } from '../../src/engine/occupancy/launch';
+import { warpsPerSmInFile } from '../../src/engine/occupancy/warpsPerSm';
 import { launchWarpsPerSm } from '../../src/engine/sweep/sweep';
-import { theoreticalOccupancy } from '../../src/engine/sass/occupancy';
+import { theoreticalOccupancy } from '../../src/engine/occupancy/limits';
 import { analyze, lineOf, REPO_ROOT } from './helpers';
 
 const DIR = path.join(REPO_ROOT, 'test', 'fixtures', 'launch-styles');

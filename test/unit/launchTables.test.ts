@@ -7,7 +7,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { findLaunches, launchesIn } from '../../src/engine/parse/launches';
 import { globalKernelNames } from '../../src/engine/parse/launchTables';
-import { warpsPerSmInFile } from '../../src/engine/profile/warpsPerSm';
+import { warpsPerSmInFile } from '../../src/engine/occupancy/warpsPerSm';
 import { analyze, lineOf, REPO_ROOT } from './helpers';
 
 const FIXTURE = path.join(REPO_ROOT, 'test', 'fixtures', 'cuda', 'kernel_tables.cu');

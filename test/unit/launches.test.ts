@@ -1,11 +1,11 @@
 // Kernel launches read from the text (parse/launches.ts) and the warps per SM resolved from them
-// (profile/warpsPerSm.ts), in the order of evidence: override, launch, __launch_bounds__, occupancy.
+// (occupancy/warpsPerSm.ts), in the order of evidence: override, launch, __launch_bounds__, occupancy.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as path from 'path';
 import { evaluateInFile, findLaunches, gridInSms, launchesIn } from '../../src/engine/parse/launches';
-import { resolveWarpsPerSm, smCountOf, warpsPerSmInFile } from '../../src/engine/profile/warpsPerSm';
+import { resolveWarpsPerSm, smCountOf, warpsPerSmInFile } from '../../src/engine/occupancy/warpsPerSm';
 import { analyze, lineOf, REPO_ROOT, SAMPLES } from './helpers';
 
 const FIXTURE = path.join(REPO_ROOT, 'test', 'fixtures', 'cuda', 'launch_config.cu');

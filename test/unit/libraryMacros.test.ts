@@ -9,7 +9,7 @@ import * as path from 'path';
 import { fork } from 'child_process';
 import { IPCMessageReader, IPCMessageWriter, createMessageConnection } from 'vscode-jsonrpc/node';
 import { analyze, documents, kernel, lineOf, SAMPLES, useCudaTools } from './helpers';
-import { loopHoverMarkdown } from '../../src/engine/report/describe';
+import { loopHoverMarkdown } from '../../src/engine/parse/describe';
 import { computeFindings } from '../../src/engine/parse/findings';
 import { makeVariantSource } from '../../src/engine/variants/rewrite';
 import { applyUnrollEdit, unrollPragmaEdit } from '../../src/engine/variants/applyEdit';

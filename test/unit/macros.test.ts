@@ -13,7 +13,7 @@ import { expandText, parseDefine, MacroDefinition } from '../../src/engine/parse
 import { evaluateCondition } from '../../src/engine/parse/macros/condition';
 import { readDirectives, includeGuard } from '../../src/engine/parse/macros/directives';
 import { MacroTable, MacroTables, PreprocessOptions, preprocessOptionsFromFlags, toolkitIncludeDirs } from '../../src/engine/parse/macros';
-import { loopHoverMarkdown } from '../../src/engine/report/describe';
+import { loopHoverMarkdown } from '../../src/engine/parse/describe';
 import { computeFindings } from '../../src/engine/parse/findings';
 import { applyUnrollEdit, unrollPragmaEdit } from '../../src/engine/variants/applyEdit';
 import { editMayChangeMacros } from '../../src/server/macros';

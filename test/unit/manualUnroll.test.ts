@@ -9,7 +9,7 @@ import { createCudaParser } from '../../src/engine/parse/parser';
 import type { Node, Parser } from '../../src/engine/parse/parser';
 import type { Kernel, ManualUnroll } from '../../src/engine/parse/model';
 import { findManualUnrolls, describeManualUnroll } from '../../src/engine/parse/manualUnroll';
-import { MANUAL_UNROLL_PATTERN_TEXT, manualUnrollHoverMarkdown, manualUnrollSummary } from '../../src/engine/report/describe';
+import { MANUAL_UNROLL_PATTERN_TEXT, manualUnrollHoverMarkdown, manualUnrollSummary } from '../../src/engine/parse/describe';
 
 const SAMPLES = path.resolve(__dirname, '..', '..', '..', 'cuda-samples');
 

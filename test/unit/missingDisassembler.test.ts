@@ -10,7 +10,7 @@ import * as path from 'path';
 import { REPO_ROOT, analyze, kernel, loopAt } from './helpers';
 import { loopSassLensTitle, loopSassMarkdown } from '../../src/engine/report/sassText';
 import type { FileSassReport } from '../../src/engine/variants/reports';
-import { sourceNameOf } from '../../src/engine/variants/kernelChoice';
+import { sourceNameOf } from '../../src/schema/kernelNames';
 
 const CLI = path.join(REPO_ROOT, 'bin', 'unroll-lens.js');
 const SRC = `template <int N>

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as path from 'path';
 import type { SweepVariant } from '../../src/protocol';
-import { iqrOverlap, RUN_DRIFT, summarize, withinNoise } from '../../src/engine/profile/bench';
+import { iqrOverlap, RUN_DRIFT, summarize, withinNoise } from '../../src/engine/sweep/bench';
 import { relate, sameCode } from '../../src/engine/sweep/sweep';
 import { REPO_ROOT } from './helpers';
 

@@ -1,4 +1,4 @@
-// Per-line and per-instruction stalls from the CUPTI timer's PC samples (src/engine/profile/native/
+// Per-line and per-instruction stalls from the CUPTI timer's PC samples (src/engine/gpu/cupti/
 // pcLines.ts, issue 25), checked against ncu's source page of the same kernels. The files are real:
 // test/fixtures/gpu/h100/cupti/pclines/, written on an H100 by scripts/device/run-pc-lines.sh
 // (matmul_unroll.cu built with -lineinfo: the PC-sampled run of the CUPTI timer, nvdisasm -c -gi of
@@ -9,8 +9,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import * as zlib from 'zlib';
 import { REPO_ROOT } from './helpers';
-import { parseTimerRecords } from '../../src/engine/profile/native/timerRecords';
-import { compareLineShares, pcLineStalls, pcSassStalls } from '../../src/engine/profile/native/pcLines';
+import { parseTimerRecords } from '../../src/engine/gpu/cupti/timerRecords';
+import { compareLineShares, pcLineStalls, pcSassStalls } from '../../src/engine/gpu/cupti/pcLines';
 import { parseSourcePage } from '../../src/engine/profile/ncuCsv';
 import { perLineStalls } from '../../src/engine/profile/stalls';
 import { attachSassStalls, ListedInstruction, sassStallsOf } from '../../src/engine/profile/sassStalls';

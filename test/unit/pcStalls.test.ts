@@ -10,12 +10,12 @@ import * as path from 'path';
 import { REPO_ROOT, SAMPLES } from './helpers';
 import type { Toolchain } from '../../src/engine/toolchain/toolchain';
 import type { ProcessResult } from '../../src/engine/toolchain/process';
-import { parseTimerRecords } from '../../src/engine/profile/native/timerRecords';
-import { kernelSamples, kernelStalls, pcSamplingProblem, PC_SAMPLING_PERIOD } from '../../src/engine/profile/native/pcStalls';
-import { timeNative } from '../../src/engine/profile/native/timeNative';
+import { parseTimerRecords } from '../../src/engine/gpu/cupti/timerRecords';
+import { kernelSamples, kernelStalls, pcSamplingProblem, PC_SAMPLING_PERIOD } from '../../src/engine/gpu/cupti/pcStalls';
+import { timeNative } from '../../src/engine/gpu/cupti/timeNative';
 import { parseRawPage, RawKernelRow } from '../../src/engine/profile/ncuCsv';
 import { stallBreakdown } from '../../src/engine/profile/stalls';
-import { measurementKeyFor } from '../../src/engine/profile/measurementCache';
+import { measurementKeyFor } from '../../src/engine/gpu/measurementCache';
 
 const DIR = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100', 'cupti', 'pcsampling');
 const sampled = fs.readFileSync(path.join(DIR, 'sampled15-1.jsonl'), 'utf8');

@@ -22,9 +22,9 @@ import {
   ncuPermissionFix,
   withCuptiPermissionHelp,
 } from '../../src/engine/profile/permissionHelp';
-import { cuptiPaths, toolkitRoot } from '../../src/engine/profile/native/timerLibrary';
-import { benchLoop } from '../../src/engine/profile/bench';
-import type { BenchOptions } from '../../src/engine/profile/types';
+import { cuptiPaths, toolkitRoot } from '../../src/engine/gpu/cupti/timerLibrary';
+import { benchLoop } from '../../src/engine/sweep/bench';
+import type { BenchOptions } from '../../src/engine/gpu/options';
 
 const ERRORS = path.join(REPO_ROOT, 'test', 'fixtures', 'ncu', 'errors');
 const H100 = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100');

@@ -9,7 +9,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { REPO_ROOT, SAMPLES } from './helpers';
-import { COMMAND_LINE_REMEDIES, LocatedTool, remedies, Remedies, useRemedies } from '../../src/engine/remedies';
+import { COMMAND_LINE_REMEDIES, LocatedTool, remedies, Remedies, useRemedies } from '../../src/engine/base/remedies';
 import { EDITOR_REMEDIES } from '../../src/server/remedies';
 import { findOptionalTool, findTool, MissingToolError } from '../../src/engine/toolchain/discover';
 import { flagsFromCompileCommands } from '../../src/engine/toolchain/flags';

@@ -17,7 +17,7 @@ import {
   safeMkdir,
   safeTargetPath,
   safeWriteFile,
-} from '../../src/engine/safeWrite';
+} from '../../src/engine/base/safeWrite';
 
 /** Temp folders of this file, removed at the end. */
 const made: string[] = [];

@@ -8,7 +8,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import fc from 'fast-check';
-import { SafeWriteError, safeMkdir, safeWriteFile } from '../../src/engine/safeWrite';
+import { SafeWriteError, safeMkdir, safeWriteFile } from '../../src/engine/base/safeWrite';
 import { propertyRuns } from './propertyRuns';
 
 const NAMES = ['a', 'b', 'c', '.unroll-lens', 'results'];

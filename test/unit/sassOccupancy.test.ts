@@ -1,4 +1,4 @@
-// Unit tests of the theoretical-occupancy calculator (src/engine/sass/occupancy.ts). Every
+// Unit tests of the theoretical-occupancy calculator (src/engine/occupancy/limits.ts). Every
 // expected value is worked out by hand in the comment above it, with the rules of the file
 // header of occupancy.ts:
 //   warpsPerBlock   = ceil(threads / 32)
@@ -9,8 +9,8 @@
 //   blocks by warps = floor(maxWarpsPerSM / warpsPerBlock);  blocks limit = maxBlocksPerSM
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { theoreticalOccupancy, archLimits, smNumber } from '../../src/engine/sass/occupancy';
-import type { OccupancyInput } from '../../src/engine/sass/occupancy';
+import { theoreticalOccupancy, archLimits, smNumber } from '../../src/engine/occupancy/limits';
+import type { OccupancyInput } from '../../src/engine/occupancy/limits';
 
 function occ(arch: string, registersPerThread: number, threadsPerBlock: number, sharedBytesPerBlock = 0) {
   const input: OccupancyInput = { arch, registersPerThread, threadsPerBlock, sharedBytesPerBlock };

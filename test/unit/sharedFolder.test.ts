@@ -21,14 +21,8 @@ import type { SlurmOptions } from '../../src/engine/sweep/slurm/queue';
 import { runSweep } from '../../src/engine/sweep/sweep';
 import { CodeRegistry, emptyVariant } from '../../src/engine/sweep/variant';
 import { AS_WRITTEN } from '../../src/engine/sweep/space';
-import {
-  cuptiPaths,
-  privateTimerCopy,
-  timerLibrary,
-  toolkitRoot,
-  verifiedTimerLibrary,
-} from '../../src/engine/profile/native/timerLibrary';
-import { timeNative } from '../../src/engine/profile/native/timeNative';
+import { cuptiPaths, privateTimerCopy, timerLibrary, toolkitRoot, verifiedTimerLibrary } from '../../src/engine/gpu/cupti/timerLibrary';
+import { timeNative } from '../../src/engine/gpu/cupti/timeNative';
 import { exitCodeFor, EXIT } from '../../src/cli/io';
 
 const CLI = path.join(REPO_ROOT, 'bin', 'unroll-lens.js');

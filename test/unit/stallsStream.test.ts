@@ -11,7 +11,7 @@ import { main } from '../../src/cli/main';
 import { parseRawPage, RawKernelRow } from '../../src/engine/profile/ncuCsv';
 import { kernelProfile, stallsJson } from '../../src/engine/profile/stalls';
 import { parseRawPageStrict, RawPageError, RawPageStream } from '../../src/engine/profile/rawPageStream';
-import { timeVariant } from '../../src/engine/profile/stages/time';
+import { timeVariant } from '../../src/engine/gpu/stages/time';
 import type { Toolchain } from '../../src/engine/toolchain/toolchain';
 import type { ProcessRunner } from '../../src/engine/toolchain/process';
 import { REPO_ROOT } from './helpers';

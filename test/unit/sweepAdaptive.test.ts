@@ -10,7 +10,7 @@ import type { RunnerContext, SweepRunner } from '../../src/engine/sweep/runners/
 import { emptyVariant } from '../../src/engine/sweep/variant';
 import { pointId, SweepPoint } from '../../src/engine/sweep/space';
 import { seededRandom } from '../../src/engine/sweep/confidence';
-import { summarize } from '../../src/engine/profile/stages/summary';
+import { summarize } from '../../src/engine/gpu/stages/summary';
 import { checkSweepResult } from '../../src/schema/result';
 import { applyBestOffer } from '../../src/schema/applyBest';
 import type { FileAnalysis } from '../../src/engine/parse/model';

@@ -19,7 +19,7 @@ import {
   seededRandom,
   sweepConfidence,
 } from '../../src/engine/sweep/confidence';
-import { summarize } from '../../src/engine/profile/stages/summary';
+import { summarize } from '../../src/engine/gpu/stages/summary';
 import { parseRawPage, toNanoseconds } from '../../src/engine/profile/ncuCsv';
 import { gpuResult, timedVariant } from './confidenceFixtures';
 

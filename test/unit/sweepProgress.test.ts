@@ -12,7 +12,7 @@ import { SweepPoint } from '../../src/engine/sweep/space';
 import { coordinate, exhaustive, Score, Strategy } from '../../src/engine/sweep/strategies';
 import { progressLine } from '../../src/engine/sweep/observers/observer';
 import { benchProgressLine } from '../../src/cli/progress';
-import type { SweepProgress } from '../../src/engine/sweep/observers/observer';
+import type { SweepProgress } from '../../src/schema/progress';
 import type { FileAnalysis } from '../../src/engine/parse/model';
 import type { Toolchain } from '../../src/engine/toolchain/toolchain';
 import type { SweepVariant } from '../../src/schema/types';

@@ -5,7 +5,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze, kernel, loopAt, lineOf } from './helpers';
 import { computeFindings } from '../../src/engine/parse/findings';
-import { loopHoverMarkdown, tripCountSummary } from '../../src/engine/report/describe';
+import { loopHoverMarkdown, tripCountSummary } from '../../src/engine/parse/describe';
 import { main } from '../../src/cli/main';
 import * as fs from 'fs';
 import * as os from 'os';

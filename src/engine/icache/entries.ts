@@ -6,7 +6,7 @@
 // The sweep (a bench is one) applies it to every point once the run ends (sweep.ts, attachIcache);
 // a loop's SASS variants get predictions only.
 import type { VariantIcache } from '../../schema/types';
-import { archLimits } from '../sass/occupancy';
+import { archLimits } from '../occupancy/limits';
 import type { LoopVariant } from '../variants/reports';
 import { calibrationFor, predictIcache } from './model';
 import type { IcachePrediction } from './types';

@@ -13,7 +13,8 @@
 import type { IssueProfile } from '../sass/issueRate';
 import { issueRate } from '../sass/issueRate';
 import { SM90_ICACHE } from './calibration';
-import type { IcacheCalibration, IcacheLoopFacts, IcachePrediction } from './types';
+import type { IcacheCalibration, IcachePrediction } from './types';
+import type { IcacheLoopFacts } from '../sass/issueRate';
 
 /** Smooth maximum of 1 and demand/supply (the slowdown a level with that supply causes). */
 export function slowdownFor(demand: number, supply: number | null, sharpness: number): number {

@@ -2,13 +2,14 @@
 // each loop variant's prediction at the kernel's warps per SM, against the most unrolled variant
 // that fits the instruction cache.
 import type { FileSassReport, LoopReport, LoopVariant } from '../variants/reports';
-import { sourceNameOf } from '../variants/kernelChoice';
+import { sourceNameOf } from '../../schema/kernelNames';
 import type { FileAnalysis } from '../parse/model';
 import { findLaunches, KernelLaunch } from '../parse/launches';
 import { calibrationFor, describePrediction, kib, predictIcache } from './model';
-import type { IcacheCalibration, IcacheLoopFacts, IcachePrediction } from './types';
-import type { WarpsPerSm } from '../profile/warpsPerSm';
-import { smCountOf, warpsLabel, warpsPerSmInFile } from '../profile/warpsPerSm';
+import type { IcacheCalibration, IcachePrediction } from './types';
+import type { IcacheLoopFacts } from '../sass/issueRate';
+import type { WarpsPerSm } from '../occupancy/warpsPerSm';
+import { smCountOf, warpsLabel, warpsPerSmInFile } from '../occupancy/warpsPerSm';
 
 export interface VariantIcache {
   bytes: number;
@@ -16,7 +17,7 @@ export interface VariantIcache {
   warpsPerSm: number;
   /** The lowest and highest warps per SM the code allows when a launch value is not known: the prediction covers both. */
   warpsRange: { low: number; high: number } | null;
-  /** Where warpsPerSm comes from (profile/warpsPerSm.ts), and the same in a few words. */
+  /** Where warpsPerSm comes from (occupancy/warpsPerSm.ts), and the same in a few words. */
   warpsSource: string;
   warpsShort: string;
   demand: number;

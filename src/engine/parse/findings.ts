@@ -1,7 +1,7 @@
 // Static findings about unrolling, computed from the analysis alone (no compiler needed).
 // The language server turns them into diagnostics; the CLI can print them.
 import type { FileAnalysis, Kernel, Loop, ManualUnroll, SourceSpan } from './model';
-import { pragmaAsWritten } from '../report/describe';
+import { pragmaAsWritten } from './describe';
 
 type FindingCode =
   | 'pragma-without-loop'

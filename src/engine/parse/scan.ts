@@ -5,7 +5,7 @@ import type { FileAnalysis, Kernel, Loop, ManualUnroll, PragmaMacroUse, Unparsed
 import { CudaDocuments } from './documents';
 import { mayHoldDeviceCode } from './libraryMacros';
 import { MacroTables, PreprocessOptions } from './macros';
-import { BoundedReadError, READ_CAPS, ReadBudget, readBoundedBuffer, readBoundedText } from '../boundedRead';
+import { BoundedReadError, READ_CAPS, ReadBudget, readBoundedBuffer, readBoundedText } from '../base/boundedRead';
 
 const CUDA_EXTENSIONS = ['.cu', '.cuh'];
 

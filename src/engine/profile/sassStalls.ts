@@ -10,9 +10,9 @@
 // by address, each instruction once, so the samples are counted once (the per-line sums of
 // perLineStalls count such an instruction on each of its lines).
 import { parseSourcePage, SourceFunction, SourcePage } from './ncuCsv';
-import { BoundedReadError, READ_CAPS, readBoundedText } from '../boundedRead';
+import { BoundedReadError, READ_CAPS, readBoundedText } from '../base/boundedRead';
 import type { SassStalls } from '../../schema/types';
-import { sourceNameOf } from '../variants/kernelChoice';
+import { sourceNameOf } from '../../schema/kernelNames';
 
 export type { SassStalls };
 

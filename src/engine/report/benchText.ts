@@ -1,7 +1,7 @@
 // GPU benchmark results as the editor shows them: a table per loop in the hover, and per-line
 // warp-stall samples (hover and inline decorations).
 import type { SourceLineStalls, SweepResult } from '../../schema/types';
-import { benchJson } from '../profile/bench';
+import { benchJson } from '../sweep/bench';
 import { conditionsText } from '../../schema/measurementText';
 import { runTimingText } from '../../schema/runTimingText';
 import { applyBestOffer } from '../../schema/applyBest';

@@ -9,4 +9,3 @@ export { classifyInstruction, classHistogram } from './histogram';
 export type { SassClass } from './histogram';
 export { findSassLoops } from './loops';
 export type { SassLoop } from './loops';
-export { theoreticalOccupancy } from './occupancy';

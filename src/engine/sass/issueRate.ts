@@ -279,3 +279,10 @@ export function issueRate(p: IssueProfile, warpsPerSmsp: number): number {
   cycles = Math.max(cycles, w * ((p.pipes.fma ?? 0) + (p.pipes.fmaHeavy ?? 0)));
   return (w * p.instructions) / cycles;
 }
+
+/** What the model needs from one variant of a loop (LoopVariant.icache). */
+export interface IcacheLoopFacts {
+  /** Bytes of the machine code that repeats: the innermost machine-code loop holding the loop's work. */
+  bytes: number;
+  issue: IssueProfile;
+}

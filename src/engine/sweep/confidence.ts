@@ -9,7 +9,7 @@
 // tight its interval, may be that drift (the interval only sees the noise within the runs).
 import type { SweepConfidence, SweepResult, SweepVariant } from '../../schema/types';
 import { intervalText } from '../../schema/applyBest';
-import { RUN_DRIFT } from '../profile/stages/summary';
+import { RUN_DRIFT } from '../gpu/stages/summary';
 
 /** 2000 resamples for a 95% interval; a fixed seed, so a result and its tests are reproducible. */
 const BOOTSTRAP = { resamples: 2000, level: 0.95, seed: 25 } as const;

@@ -10,7 +10,7 @@
 //                counts as ours only in our exact formatting.
 // Anything else (unreadable, a link, a FIFO, larger than the cap) is not ours.
 import { REPORT_GENERATOR_META } from '../../schema/reportMarker';
-import { readHead } from '../safeWrite';
+import { readHead } from '../base/safeWrite';
 import { T4_SCHEMA_VERSION } from './export';
 
 export type ExportFormat = 'csv' | 't4' | 'report';

@@ -1,6 +1,6 @@
 // "Build unroll variants (SASS)" of one loop: the LoopReport the hover, CodeLens and listings are
 // built from, shown in the results panel as a one-loop static result. (A GPU benchmark needs no
-// such step: it is a sweep, profile/bench.ts.)
+// such step: it is a sweep, sweep/bench.ts.)
 import type { FactorValue, SweepLoop, SweepResult, SweepVariant } from '../../schema/types';
 import { icacheBudget } from '../icache/budget';
 import { icacheEntries } from '../icache/entries';

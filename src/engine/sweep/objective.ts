@@ -2,9 +2,10 @@
 // prefers what unrolling is for (more work per machine-code iteration) as long as it costs
 // nothing measurable statically (spills, a predicted instruction-cache penalty, occupancy).
 import type { SweepResult, SweepVariant } from '../../schema/types';
-import { archLimits } from '../sass/occupancy';
+import { archLimits } from '../occupancy/limits';
 import { calibrationFor, predictIcache } from '../icache/model';
-import type { IcacheLoopFacts, IcachePrediction } from '../icache/types';
+import type { IcachePrediction } from '../icache/types';
+import type { IcacheLoopFacts } from '../sass/issueRate';
 
 /** Bytes per SASS instruction on sm_70 and later (when a variant lacks its byte count). */
 const BYTES_PER_INSTRUCTION = 16;

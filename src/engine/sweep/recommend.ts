@@ -3,7 +3,7 @@
 // GPU-measured best on recorded sweeps (docs/measurements.md, test/unit/recommend.test.ts).
 import type { SweepResult, SweepVariant } from '../../schema/types';
 import { calibrationFor } from '../icache/model';
-import { theoreticalOccupancy } from '../sass/occupancy';
+import { theoreticalOccupancy } from '../occupancy/limits';
 import type { LoopVariant } from '../variants/reports';
 import type { UnrollFactor } from '../variants/rewrite';
 import { bestBy, ICACHE_TOLERANCE, StaticRule, staticRuleOf, staticScore, staticViolations, warpsFor } from './objective';

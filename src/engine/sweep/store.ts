@@ -4,8 +4,8 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import type { SweepResult } from '../../schema/types';
-import { BoundedReadError, READ_CAPS, readBoundedText } from '../boundedRead';
-import { SafeWriteError, safeMkdir, safeWriteFile } from '../safeWrite';
+import { BoundedReadError, READ_CAPS, readBoundedText } from '../base/boundedRead';
+import { SafeWriteError, safeMkdir, safeWriteFile } from '../base/safeWrite';
 import { sweepResultProblem } from '../../schema/result';
 
 export const RESULTS_DIR = path.join('.unroll-lens', 'results');

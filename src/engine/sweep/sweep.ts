@@ -5,18 +5,20 @@
 import type { FactorValue, MeasurementConditions, SweepLoop, SweepResult, SweepVariant } from '../../schema/types';
 import type { FileAnalysis, Loop } from '../parse/model';
 import { icacheBudget } from '../icache/budget';
-import { withinNoise } from '../profile/stages/summary';
+import { withinNoise } from '../gpu/stages/summary';
 import type { CompileFlags } from '../toolchain/flags';
 import type { Toolchain } from '../toolchain/toolchain';
-import type { TimedKernels } from '../profile/stages/build';
+import type { TimedKernels } from '../gpu/stages/build';
 import { writtenFactor } from '../variants/rewrite';
 import { findLaunches } from '../parse/launches';
-import { launchWarps } from '../profile/launchOccupancy';
+import { launchWarps } from '../occupancy/launch';
 import { icacheEntries } from '../icache/entries';
-import { archLimits } from '../sass/occupancy';
+import { archLimits } from '../occupancy/limits';
 import { bestBy, gpuScore, staticBasis, staticRuleOf, staticScore, VIOLATION } from './objective';
-import { combineObservers, progressLine, SweepObserver, SweepProgress } from './observers/observer';
-import type { PhaseAt, RunnerContext, SweepPhase, SweepRunner } from './runners/runner';
+import { combineObservers, progressLine, SweepObserver } from './observers/observer';
+import type { SweepProgress } from '../../schema/progress';
+import type { PhaseAt, RunnerContext, SweepRunner } from './runners/runner';
+import type { SweepPhase } from '../../schema/progress';
 import { GpuRunner, GpuSettings } from './runners/gpu';
 import { StaticRunner, StaticRunnerOptions } from './runners/static';
 import { AS_WRITTEN, AS_WRITTEN_ID, pointId, pointLabel, resolveSpace, SpaceOptions, SweepSpace, SweepSpaceError } from './space';
@@ -26,7 +28,7 @@ import { sha256 } from './applyTarget';
 import { conditionsText } from '../../schema/measurementText';
 import { sweepConfidence } from './confidence';
 import { sampleUntilCertain } from './adaptive';
-import { remedies } from '../remedies';
+import { remedies } from '../base/remedies';
 
 export interface SweepOptions extends SpaceOptions {
   file: string;

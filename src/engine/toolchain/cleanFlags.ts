@@ -4,7 +4,7 @@
 // architecture). nvcc builds its host-compiler and tool command lines as strings and runs them with
 // sh, so every value that survives also holds only shell-inert characters. Never throws.
 import * as path from 'path';
-import { remedies } from '../remedies';
+import { remedies } from '../base/remedies';
 import {
   GLUED,
   hostOptionRefusal,

@@ -4,7 +4,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { ProcessRunner, runProcess } from './process';
-import { LocatedTool, remedies } from '../remedies';
+import { LocatedTool, remedies } from '../base/remedies';
 
 export type ToolName = 'nvcc' | 'cuobjdump' | 'nvdisasm' | 'ncu' | 'nvidia-smi' | 'c++filt';
 
@@ -17,7 +17,7 @@ export interface ToolInfo {
   source: 'setting' | 'CUDA_HOME' | 'CUDA_PATH' | 'PATH' | '/usr/local/cuda' | 'project tools' | 'nsight-compute';
 }
 
-/** How to get a tool: the located ones' words depend on the surface (../remedies.ts); the others' do not. */
+/** How to get a tool: the located ones' words depend on the surface (../base/remedies.ts); the others' do not. */
 const OTHER_HINTS: Record<Exclude<ToolName, LocatedTool>, string> = {
   'nvidia-smi': 'nvidia-smi comes with the NVIDIA driver; without it Unroll Lens assumes no GPU.',
   'c++filt': 'c++filt comes with GNU binutils (apt-get install binutils); without it kernel names stay mangled.',

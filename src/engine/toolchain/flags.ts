@@ -8,7 +8,7 @@
 // a warning naming the flag and why (cleanFlags.ts).
 import * as fs from 'fs';
 import * as path from 'path';
-import { BoundedReadError, READ_CAPS, ReadBudget, readBoundedText } from '../boundedRead';
+import { BoundedReadError, READ_CAPS, ReadBudget, readBoundedText } from '../base/boundedRead';
 import { Cleaned, cleanArgList, newGathered, normaliseArch, RepoOrigin, whyUnsafe } from './cleanFlags';
 import { SAFE_PATH } from './flagAllowList';
 

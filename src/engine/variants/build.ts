@@ -14,7 +14,7 @@ import { CompilerMessage, parseNvccOutput } from '../toolchain/nvccErrors';
 import { ProcessRunner, runProcess } from '../toolchain/process';
 import { originalOf, OverlayLayout, overlayArgs, planOverlay, verifyOverlay, writeOverlay } from './overlay';
 import { BuildCache, DEFAULT_MAX_OUTPUT_BYTES, describeFsError, formatBytes, hashFile } from './cache';
-import { DAMAGED, FOREIGN, readCacheFile, seal, unseal } from './cacheEntry';
+import { DAMAGED, FOREIGN, readCacheFile, seal, unseal } from '../base/cacheEntry';
 import { BuildFailureKind, BuildStatus, compileOutcome, internalMessage, isDeterministic } from './compileOutcome';
 import { markedLineName, parseDepWords } from './depFile';
 

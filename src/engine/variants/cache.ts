@@ -24,9 +24,9 @@ import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { claimFolder, hasMarker, requireOurs } from './cacheFolder';
-import { installationKey, sameMac, type CacheKey } from './cacheKey';
-import { readCacheFile } from './cacheEntry';
+import { claimFolder, hasMarker, requireOurs } from '../base/cacheFolder';
+import { installationKey, sameMac, type CacheKey } from '../base/cacheKey';
+import { readCacheFile } from '../base/cacheEntry';
 import { scratchDir } from '../toolchain/processGuard';
 
 /** The largest build output Unroll Lens reads (Node reads at most 2 GiB into one buffer). */

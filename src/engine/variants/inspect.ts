@@ -6,17 +6,10 @@ import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import type { FileAnalysis, Kernel, Loop } from '../parse/model';
-import { remedies } from '../remedies';
-import {
-  classHistogram,
-  parseCuobjdumpSass,
-  parseNvdisasm,
-  parsePtxasVerbose,
-  readCubin,
-  instructionCountFromElf,
-  theoreticalOccupancy,
-} from '../sass';
+import { remedies } from '../base/remedies';
+import { classHistogram, parseCuobjdumpSass, parseNvdisasm, parsePtxasVerbose, readCubin, instructionCountFromElf } from '../sass';
 import type { SassListing } from '../sass';
+import { theoreticalOccupancy } from '../occupancy/limits';
 import type { PtxasFunctionUsage } from '../sass/ptxas';
 import { demangle, Toolchain } from '../toolchain/toolchain';
 import { CompileFlags, flagsOriginText } from '../toolchain/flags';
@@ -25,15 +18,8 @@ import { factorLabel, variantSource, UnrollFactor, VariantFactors, variantKey, w
 import type { SassListingData } from '../../schema/sassListing';
 import { annotateListing } from './listing';
 import { codeHash, hashFile, machineCodeHash } from './codeHash';
-import {
-  busiestFunction,
-  chooseFunction,
-  KernelFilter,
-  launchBlockSize,
-  matchesFilter,
-  pickKernelByName,
-  sourceNameOf,
-} from './kernelChoice';
+import { busiestFunction, chooseFunction, KernelFilter, launchBlockSize, matchesFilter, pickKernelByName } from './kernelChoice';
+import { sourceNameOf } from '../../schema/kernelNames';
 import { lineIn } from './loopAttribution';
 import { measureInstantiations, measureLoop } from './measureLoop';
 import { localTraffic } from './appliedUnroll';

@@ -4,6 +4,7 @@
 import type { FileAnalysis, Kernel, Loop } from '../parse/model';
 import type { SassFunction, SassListing } from '../sass';
 import { lineIn } from './loopAttribution';
+import { sourceNameOf } from '../../schema/kernelNames';
 
 /**
  * Which function to measure: a mangled name or demangled substring, or a test of the mangled and
@@ -15,14 +16,6 @@ export function matchesFilter(filter: KernelFilter | undefined, name: string, de
   if (!filter) return true;
   if (typeof filter === 'function') return filter(name, demangled ?? name);
   return name === filter || (demangled ?? '').includes(filter);
-}
-
-/**
- * The source name of a function from its demangled name: `void hot_loop<2048>(…)` → hot_loop,
- * `ns::k(float*)` → k (a template's demangled name starts with its return type).
- */
-export function sourceNameOf(demangled: string): string {
-  return demangled.replace(/\(.*$/, '').replace(/<.*$/, '').split('::').pop()?.trim().split(/\s+/).pop() ?? '';
 }
 
 /** A mangled name (c++filt missing) holds the source name as <length><name>: _Z8hot_loopILi2048EEvPKmPmi. */

@@ -5,7 +5,7 @@ import type { Kernel, Loop } from '../parse/model';
 import { findSassLoops } from '../sass';
 import type { SassFunction, SassListing, SassLoop } from '../sass';
 import { issueProfile } from '../sass/issueRate';
-import type { IcacheLoopFacts } from '../icache/types';
+import type { IcacheLoopFacts } from '../sass/issueRate';
 import { appliedUnroll, AppliedUnroll } from './appliedUnroll';
 import { chooseFunction, KernelFilter } from './kernelChoice';
 import { lineIn } from './loopAttribution';

@@ -3,7 +3,7 @@
 // loop's measure. The inspector (inspect.ts) fills these; the server, CLI and sweeps read them.
 import type { CompilerMessage } from '../toolchain/nvccErrors';
 import type { SassClass } from '../sass';
-import type { IcacheLoopFacts } from '../icache/types';
+import type { IcacheLoopFacts } from '../sass/issueRate';
 import type { BuildResult } from './build';
 import type { UnrollFactor } from './rewrite';
 import type { UnrollReadings } from './appliedUnroll';

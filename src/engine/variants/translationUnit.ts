@@ -9,7 +9,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { compileCommandsCandidates, compileDbFiles, flagsFromCompileCommands, realOrResolved } from '../toolchain/flags';
 import { Definitions, definitionsOf, externNames, instantiationIn, namesLeadingTo } from './unitInstantiates';
-import { READ_CAPS, tryReadBoundedText } from '../boundedRead';
+import { READ_CAPS, tryReadBoundedText } from '../base/boundedRead';
 
 export interface UnitCandidate {
   /** Absolute path of the .cu file. */

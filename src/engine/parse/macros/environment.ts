@@ -12,7 +12,7 @@ import { MacroDefinition, parseDefine, expandTokens } from './expand';
 import { evaluateCondition } from './condition';
 import { Directive, includeGuard, readDirectives } from './directives';
 import { tokenize, render } from './tokens';
-import { BoundedReadError, READ_CAPS, ReadBudget, readBoundedText, tryReadBoundedText } from '../../boundedRead';
+import { BoundedReadError, READ_CAPS, ReadBudget, readBoundedText, tryReadBoundedText } from '../../base/boundedRead';
 
 export interface PreprocessOptions {
   /** `-I` directories, in order. */

@@ -2,33 +2,7 @@
 // finished variant with the partial result (the panel redraws from it; complete stays false
 // until the sweep ends).
 import type { SweepResult, SweepVariant } from '../../../schema/types';
-import type { SweepPhase } from '../runners/runner';
-
-export interface SweepProgress {
-  /** One line: `[12/25] L70 ×4 · L74 full: timing`. */
-  message: string;
-  phase: SweepPhase | 'start' | 'done' | 'source-stalls';
-  /** Variant id the step belongs to, or null for the sweep as a whole. */
-  variant: string | null;
-  /** Variants finished. */
-  done: number;
-  /**
-   * Variants in all: exact, or with `atMost` an upper bound that shrinks as the strategy learns
-   * and equals `done` when the sweep ends.
-   */
-  total: number;
-  /** `total` is an upper bound, not the count: the sweep may finish below it (shown `[3/≤38]`). */
-  atMost?: boolean;
-  /** CUDA device index the step runs on (null: the default device, or not a GPU step). */
-  gpu?: number | null;
-  /** Kernel durations collected so far for this variant, and wanted (GPU timing steps). */
-  samples?: number;
-  samplesWanted?: number;
-  /** Seconds since the sweep started. */
-  elapsedS?: number;
-  /** Estimated seconds left; null until one variant has been measured on the GPU. */
-  etaS?: number | null;
-}
+import type { SweepProgress } from '../../../schema/progress';
 
 export interface SweepObserver {
   onProgress?(p: SweepProgress): void;

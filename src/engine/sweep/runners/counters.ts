@@ -4,9 +4,9 @@
 // flushing caches or locking clocks (as the CUPTI timer runs it). The times stay the CUPTI
 // timer's; only the counters are taken from ncu, and a failed ncu run leaves them unknown with
 // its reason, never the timing failed.
-import type { BenchTarget } from '../../profile/stages/build';
-import type { VariantProgram } from '../../profile/stages/program';
-import { TimeOptions, TimeResult, timeVariant } from '../../profile/stages/time';
+import type { BenchTarget } from '../../gpu/stages/build';
+import type { VariantProgram } from '../../gpu/stages/program';
+import { TimeOptions, TimeResult, timeVariant } from '../../gpu/stages/time';
 import type { KernelProfile } from '../../profile/stalls';
 
 /** What the counters are, in a note saying they are unknown. */

@@ -1,4 +1,4 @@
-// GPU evaluation, on the bench stages (profile/stages/): per point, the SASS side first (the
+// GPU evaluation, on the bench stages (gpu/stages/): per point, the SASS side first (the
 // static runner: instructions, registers, occupancy, and the code hash), then — unless the
 // machine code is identical to a variant already timed with the same parameters, whose
 // measurement it then reuses — a program build with the point's factors and -D values, a plain
@@ -7,22 +7,22 @@
 // other points spread over the selected GPUs (one process per GPU, CUDA_VISIBLE_DEVICES).
 import * as os from 'os';
 import type { InstantiationTiming, RunTiming, SweepVariant } from '../../../schema/types';
-import type { BenchOptions } from '../../profile/types';
-import { defaultLockRoot, GpuClock, GpuSlot, gpuSlots, GpuTurns, PROFILES_PER_GPU } from '../../profile/gpuSlots';
-import { BenchTarget, buildFailure, findNamedKernels, findTargetKernels, targetNotes, TimedKernels } from '../../profile/stages/build';
-import { BaselineOutput, CheckResult, checkOutput, checkVariant, parseChecksums, reportsMismatch } from '../../profile/stages/check';
-import type { VariantProgram } from '../../profile/stages/program';
-import { cachedLineStalls } from '../../profile/stages/lineStalls';
-import { summarize } from '../../profile/stages/summary';
-import { GpuRun, KernelSamples, TimeResult, timeVariant } from '../../profile/stages/time';
-import { timeNative } from '../../profile/native/timeNative';
-import { cachedPcSourceStalls, sourceLineRows } from '../../profile/native/pcSourceStalls';
+import type { BenchOptions } from '../../gpu/options';
+import { defaultLockRoot, GpuClock, GpuSlot, gpuSlots, GpuTurns, PROFILES_PER_GPU } from '../../gpu/slots';
+import { BenchTarget, buildFailure, findNamedKernels, findTargetKernels, targetNotes, TimedKernels } from '../../gpu/stages/build';
+import { BaselineOutput, CheckResult, checkOutput, checkVariant, parseChecksums, reportsMismatch } from '../../gpu/stages/check';
+import type { VariantProgram } from '../../gpu/stages/program';
+import { cachedLineStalls } from '../../gpu/stages/lineStalls';
+import { summarize } from '../../gpu/stages/summary';
+import { GpuRun, KernelSamples, TimeResult, timeVariant } from '../../gpu/stages/time';
+import { timeNative } from '../../gpu/cupti/timeNative';
+import { cachedPcSourceStalls, sourceLineRows } from '../../gpu/cupti/pcSourceStalls';
 import { AheadRuns, deferred, latch, settledNow, streamSass, timingNote, whileRunning } from './pipelining';
 import { COUNTERS, countersOf, spillsOf, withCounters } from './counters';
-import { privateTimerCopy, TimerUnavailableError, verifiedTimerLibrary } from '../../profile/native/timerLibrary';
+import { privateTimerCopy, TimerUnavailableError, verifiedTimerLibrary } from '../../gpu/cupti/timerLibrary';
 import { withCuptiPermissionHelp } from '../../profile/permissionHelp';
-import { defaultRunDir } from '../../profile/gpuSelection';
-import { MeasurementCache, measuredGroups, measurementKeyFor, storedMeasurement } from '../../profile/measurementCache';
+import { defaultRunDir } from '../../gpu/selection';
+import { MeasurementCache, measuredGroups, measurementKeyFor, storedMeasurement } from '../../gpu/measurementCache';
 import { MissingToolError } from '../../toolchain/discover';
 import type { BuildResult } from '../../variants/build';
 import { AS_WRITTEN, AS_WRITTEN_ID, pointId, substituteArgs, SweepPoint, templateArgs } from '../space';

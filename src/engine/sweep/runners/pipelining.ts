@@ -2,10 +2,10 @@
 // promise of its own (so the GPU need not wait for the last cubin), and first runs started ahead
 // of their turn with the CUPTI timer, held at their first kernel launch (timeNative's startAhead).
 import type { SweepVariant } from '../../../schema/types';
-import type { VariantProgram } from '../../profile/stages/program';
-import { AheadRun, NativeTimeOptions, startAhead } from '../../profile/native/timeNative';
-import { PC_SAMPLING_PERIOD } from '../../profile/native/pcStalls';
-import type { BenchOptions } from '../../profile/types';
+import type { VariantProgram } from '../../gpu/stages/program';
+import { AheadRun, NativeTimeOptions, startAhead } from '../../gpu/cupti/timeNative';
+import { PC_SAMPLING_PERIOD } from '../../gpu/cupti/pcStalls';
+import type { BenchOptions } from '../../gpu/options';
 import type { BuildResult } from '../../variants/build';
 import type { SweepPoint } from '../space';
 import { pointId } from '../space';

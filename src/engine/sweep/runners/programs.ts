@@ -11,7 +11,7 @@ import { variantKey, variantSource } from '../../variants/rewrite';
 import { defineArgs, SweepPoint, variantFactorsOf } from '../space';
 import type { RunnerContext } from './runner';
 import type { StaticRunner } from './static';
-import type { VerifiedLibrary } from '../../profile/native/timerLibrary';
+import type { VerifiedLibrary } from '../../gpu/cupti/timerLibrary';
 
 export interface ProgramBuildOptions {
   file: string;

@@ -2,9 +2,7 @@
 import type { RunTiming, SassStalls, SourceLineStalls, SweepVariant } from '../../../schema/types';
 import type { SweepPoint } from '../space';
 import type { CodeRegistry } from '../variant';
-
-/** Where one point's evaluation is: for progress messages. */
-export type SweepPhase = 'build' | 'disassemble' | 'check' | 'time' | 'stalls' | 'reuse' | 'cached';
+import type { SweepPhase } from '../../../schema/progress';
 
 /** Where a GPU step runs and how far its timing is: for progress bars and time-left estimates. */
 export interface PhaseAt {

@@ -6,9 +6,9 @@
 // its final result, never submitted; one with the machine code of an earlier point is not
 // submitted either (it takes that point's timing, as locally).
 import * as os from 'os';
-import { buildFailure } from '../../profile/stages/build';
-import { TimerUnavailableError, verifiedTimerLibrary } from '../../profile/native/timerLibrary';
-import { hashBoundedFile, READ_CAPS } from '../../boundedRead';
+import { buildFailure } from '../../gpu/stages/build';
+import { TimerUnavailableError, verifiedTimerLibrary } from '../../gpu/cupti/timerLibrary';
+import { hashBoundedFile, READ_CAPS } from '../../base/boundedRead';
 import type { GpuSettings } from '../runners/gpu';
 import { ProgramBuilds } from '../runners/programs';
 import type { RunnerContext } from '../runners/runner';

@@ -8,8 +8,8 @@
 //
 // The shared folder is written by everyone in the group (issue 37): whatever is read back from it
 // and decides what runs or what is shown (manifest, queue, results, costs, stalls) is sealed with
-// this user's installation key (variants/cacheKey.ts: the same key that seals the caches), read
-// as a regular file only (no link, FIFO or device, size-capped: boundedRead.ts), and a manifest
+// this user's installation key (base/cacheKey.ts: the same key that seals the caches), read
+// as a regular file only (no link, FIFO or device, size-capped: base/boundedRead.ts), and a manifest
 // whose seal fails is refused with its path, never run. Writes go through the safe writer from
 // the shared root (no link followed out of it); a submission's folder is removed only when its
 // real path is this sweep's jobs/<name>, and then only the files we put there.
@@ -18,10 +18,10 @@ import * as fs from 'fs';
 import * as path from 'path';
 import type { MeasuredOn, RunTiming, SweepVariant } from '../../../schema/types';
 import type { CompileFlags } from '../../toolchain/flags';
-import { installationKey } from '../../variants/cacheKey';
-import { BoundedReadError, READ_CAPS, readBoundedBuffer, readBoundedTail } from '../../boundedRead';
-import { isTemporaryName, safeMkdir, SafeWriteError, safeWriteFile } from '../../safeWrite';
-import { DAMAGED, FOREIGN, readCacheFile, seal, unseal } from '../../variants/cacheEntry';
+import { installationKey } from '../../base/cacheKey';
+import { BoundedReadError, READ_CAPS, readBoundedBuffer, readBoundedTail } from '../../base/boundedRead';
+import { isTemporaryName, safeMkdir, SafeWriteError, safeWriteFile } from '../../base/safeWrite';
+import { DAMAGED, FOREIGN, readCacheFile, seal, unseal } from '../../base/cacheEntry';
 import type { GpuSettings } from '../runners/gpu';
 import type { SweepRunner } from '../runners/runner';
 import type { SpaceOptions, SweepPoint } from '../space';

@@ -1,7 +1,7 @@
 // What the GPU stages (check, time, line stalls) share: the built program of one variant and how
 // it is started, through the project's run command and the launcher prefix when there are any.
 import type { ProcessResult, RunOptions } from '../../toolchain/process';
-import type { BenchOptions } from '../types';
+import type { BenchOptions } from '../options';
 
 /** One variant's built program: the input of every GPU stage. */
 export interface VariantProgram {

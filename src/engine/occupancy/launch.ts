@@ -7,7 +7,7 @@
 // assumed: the result is the likeliest count and the lowest and highest the code allows.
 import type { KernelLaunchWithConfig } from '../parse/launches';
 import type { LaunchCandidate, LaunchEnv, LaunchInput, LaunchValue } from '../parse/launchValues';
-import { archLimits, OccupancyLimiter, theoreticalOccupancy } from '../sass/occupancy';
+import { archLimits, OccupancyLimiter, theoreticalOccupancy } from './limits';
 
 export interface KernelResources {
   arch: string;

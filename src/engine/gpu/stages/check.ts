@@ -3,7 +3,7 @@
 // variants that still compute the same result are timed.
 import * as fs from 'fs';
 import * as path from 'path';
-import type { BenchOptions } from '../types';
+import type { BenchOptions } from '../options';
 import { fill, launch, LaunchOptions, programCommand, VariantProgram } from './program';
 import { scratchDir } from '../../toolchain/processGuard';
 

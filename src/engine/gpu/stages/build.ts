@@ -8,8 +8,8 @@ import { fileDoesNotCompile } from '../../toolchain/rejectedFlag';
 import type { Toolchain } from '../../toolchain/toolchain';
 import { BuildResult, VariantBuilder } from '../../variants/build';
 import { VariantInspector } from '../../variants/inspect';
-import { sourceNameOf } from '../../variants/kernelChoice';
-import type { RunStatus } from '../types';
+import { sourceNameOf } from '../../../schema/kernelNames';
+import type { RunStatus } from '../options';
 import { instantiationLabel } from '../../../schema/kernelNames';
 
 /** The file the variants are made from and the loop they study. */

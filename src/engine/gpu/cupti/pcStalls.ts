@@ -4,7 +4,7 @@
 // same kind of number ncu's SourceCounters section gives. Recorded on an H100 the shares agree
 // with ncu's own PC sampling of the same kernels within 0.2 to 4.3 points
 // (test/fixtures/gpu/h100/cupti/pcsampling, docs/measurements.md).
-import { stallBreakdown, type StallBreakdown } from '../stalls';
+import { stallBreakdown, type StallBreakdown } from '../../profile/stalls';
 import type { PcSampling } from './timerRecords';
 
 /**

@@ -1,7 +1,7 @@
 // Human-facing text about loops and kernels, shared by CodeLens, hover and the CLI table so
 // that every surface says the same thing in the same words.
 import * as path from 'path';
-import type { Kernel, Loop, MacroOrigin, ManualUnroll, ManualUnrollPattern, UnrollPragma } from '../parse/model';
+import type { Kernel, Loop, MacroOrigin, ManualUnroll, ManualUnrollPattern, UnrollPragma } from './model';
 
 function pragmaSummary(p: UnrollPragma | null): string {
   if (!p) return 'no unroll pragma';

@@ -5,15 +5,15 @@
 // here is the bench's own face: its options and its documented `--json` contract (docs/cli.md).
 import type { SweepResult, SweepVariant } from '../../schema/types';
 import type { FileAnalysis } from '../parse/model';
-import { runSweep } from '../sweep/sweep';
-import type { SweepObserver } from '../sweep/observers/observer';
-import { AS_WRITTEN, AS_WRITTEN_ID, pointId } from '../sweep/space';
-import { emptyVariant } from '../sweep/variant';
-import type { BenchOptions } from './types';
+import { runSweep } from './sweep';
+import type { SweepObserver } from './observers/observer';
+import { AS_WRITTEN, AS_WRITTEN_ID, pointId } from './space';
+import { emptyVariant } from './variant';
+import type { BenchOptions } from '../gpu/options';
 
-export { parseChecksums } from './stages/check';
-export { iqrOverlap, RUN_DRIFT, summarize, withinNoise } from './stages/summary';
-export type { BenchOptions } from './types';
+export { parseChecksums } from '../gpu/stages/check';
+export { iqrOverlap, RUN_DRIFT, summarize, withinNoise } from '../gpu/stages/summary';
+export type { BenchOptions } from '../gpu/options';
 export type { RunTiming } from '../../schema/types';
 
 /**

@@ -3,21 +3,21 @@
 // started, the GPU, the clocks and caches settings, the ncu version, what is collected); only
 // complete, ok measurements are stored, each written whole under a temporary name and renamed into
 // place, so several processes can share the folder and a reader never sees half an entry. Entries are
-// sealed with this installation's key (variants/cacheEntry.ts): one edited by anyone else (a
+// sealed with this installation's key (base/cacheEntry.ts): one edited by anyone else (a
 // median of -7 ms, a status flipped to ok) is a miss, measured again. The folder carries our
 // marker; clear deletes only entry files of our layout in a marked folder.
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import { NumberRange, RANGES, rangeProblem } from '../../schema/ranges';
-import { installationKey } from '../variants/cacheKey';
-import { DAMAGED, FOREIGN, readCacheFile, seal, unseal } from '../variants/cacheEntry';
-import { claimFolder, requireOurs } from '../variants/cacheFolder';
-import type { BenchOptions } from './types';
-import type { SassStalls } from './sassStalls';
-import type { KernelProfile, LineStalls } from './stalls';
+import { installationKey } from '../base/cacheKey';
+import { DAMAGED, FOREIGN, readCacheFile, seal, unseal } from '../base/cacheEntry';
+import { claimFolder, requireOurs } from '../base/cacheFolder';
+import type { BenchOptions } from './options';
+import type { SassStalls } from '../profile/sassStalls';
+import type { KernelProfile, LineStalls } from '../profile/stalls';
 import { KernelSamples, PROFILE_METRICS, STALL_METRICS, TIME_ONLY_METRICS } from './stages/time';
-import { PC_SAMPLING_PERIOD } from './native/pcStalls';
+import { PC_SAMPLING_PERIOD } from './cupti/pcStalls';
 
 /** Everything a measurement depends on besides the GPU's own state. */
 interface MeasurementKeyParts {

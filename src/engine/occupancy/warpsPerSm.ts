@@ -7,8 +7,8 @@ import type { KernelLaunch, KernelLaunchWithConfig } from '../parse/launches';
 import { evaluateInFile, findLaunches } from '../parse/launches';
 import { blankCommentsAndStrings } from '../parse/launchValues';
 import type { FileAnalysis } from '../parse/model';
-import { archLimits } from '../sass/occupancy';
-import { blocksThatFit, KernelResources, launchWarps } from './launchOccupancy';
+import { archLimits } from './limits';
+import { blocksThatFit, KernelResources, launchWarps } from './launch';
 
 export interface WarpsPerSmInput {
   /** The kernel's source name (`hot_loop`). */

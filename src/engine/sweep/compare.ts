@@ -6,12 +6,12 @@
 // with its speedup against a baseline kernel.
 import type { InstantiationTiming, SweepResult } from '../../schema/types';
 import type { FileAnalysis } from '../parse/model';
-import { runSweep } from '../sweep/sweep';
-import type { SweepObserver } from '../sweep/observers/observer';
-import { SweepSpace, SweepSpaceError } from '../sweep/space';
-import { sourceNameOf } from '../variants/kernelChoice';
-import { withinNoise } from './stages/summary';
-import type { BenchOptions } from './types';
+import { runSweep } from './sweep';
+import type { SweepObserver } from './observers/observer';
+import { SweepSpace, SweepSpaceError } from './space';
+import { sourceNameOf } from '../../schema/kernelNames';
+import { withinNoise } from '../gpu/stages/summary';
+import type { BenchOptions } from '../gpu/options';
 
 export interface CompareOptions extends Omit<BenchOptions, 'loops' | 'factors' | 'kernel' | 'sourceStalls'> {
   /** Source names of the kernels (`reduce_unroll2`); every instantiation of each is a row. */

@@ -3,16 +3,16 @@
 // repeated until each has enough launches.
 import * as fs from 'fs';
 import * as path from 'path';
-import { safeCopyFile, safeWriteFile } from '../../safeWrite';
+import { safeCopyFile, safeWriteFile } from '../../base/safeWrite';
 import { MissingToolError } from '../../toolchain/discover';
 import type { ProcessResult } from '../../toolchain/process';
-import type { BenchOptions, NcuPasses } from '../types';
-import type { RawKernelRow } from '../ncuCsv';
-import { parseRawPageStrict, RawPageError } from '../rawPageStream';
-import { applicationExitCode, classifyNcuFailure, programOutput } from '../ncuErrors';
-import { KernelProfile, kernelProfile } from '../stalls';
+import type { BenchOptions, NcuPasses } from '../options';
+import type { RawKernelRow } from '../../profile/ncuCsv';
+import { parseRawPageStrict, RawPageError } from '../../profile/rawPageStream';
+import { applicationExitCode, classifyNcuFailure, programOutput } from '../../profile/ncuErrors';
+import { KernelProfile, kernelProfile } from '../../profile/stalls';
 import type { BenchTarget } from './build';
-import type { PcSampling } from '../native/timerRecords';
+import type { PcSampling } from '../cupti/timerRecords';
 import { escapeRegex, launch, LaunchOptions, programCommand, VariantProgram } from './program';
 import { scratchDir } from '../../toolchain/processGuard';
 

@@ -8,10 +8,10 @@
 // every instruction's text and line-table location; the samples are attached by offset, and a
 // sampled offset the listing does not have means the listing is of other machine code (null).
 import type { SassFunction, SassInstruction } from '../../sass';
-import type { SassStalls } from '../sassStalls';
-import { normaliseSassText } from '../sassStalls';
-import { canonicalStallReason } from '../ncuCsv';
-import { matchFile, shares, type LineStalls } from '../stalls';
+import type { SassStalls } from '../../profile/sassStalls';
+import { normaliseSassText } from '../../profile/sassStalls';
+import { canonicalStallReason } from '../../profile/ncuCsv';
+import { matchFile, shares, type LineStalls } from '../../profile/stalls';
 import type { PcSampling } from './timerRecords';
 
 const STALLED = 'smsp__pcsamp_warps_issue_stalled_';

@@ -3,7 +3,7 @@
 // settings). ncu sets both: it locks the clocks to base or leaves them (--clock-control) and
 // flushes every cache before each launch or leaves them warm (--cache-control). The CUPTI timer
 // runs the program as itself: clocks as the GPU sets them, caches as the program leaves them.
-import type { BenchOptions } from './types';
+import type { BenchOptions } from './options';
 
 /** A condition asked for that the timer cannot give: base clocks, or flushed caches. */
 export type UnmetCondition = 'base-clocks' | 'flushed-caches';

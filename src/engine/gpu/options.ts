@@ -2,7 +2,7 @@
 // bench.ts so that the stages and the runner import their option types without importing the
 // bench, which runs the sweep (no cycle).
 import type { RunStatus } from '../../schema/types';
-import type { SweepProgress } from '../sweep/observers/observer';
+import type { SweepProgress } from '../../schema/progress';
 import type { Toolchain } from '../toolchain/toolchain';
 import type { CompileFlags } from '../toolchain/flags';
 import type { UnrollFactor } from '../variants/rewrite';

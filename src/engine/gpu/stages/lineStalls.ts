@@ -2,14 +2,14 @@
 // in benchLoop), from one launch under ncu's SourceCounters section.
 import * as fs from 'fs';
 import * as path from 'path';
-import { safeWriteFile } from '../../safeWrite';
+import { safeWriteFile } from '../../base/safeWrite';
 import { MissingToolError } from '../../toolchain/discover';
-import type { BenchOptions } from '../types';
-import { parseSourcePage } from '../ncuCsv';
-import { classifyNcuFailure } from '../ncuErrors';
-import { ncuPermissionFix } from '../permissionHelp';
-import { SassStalls, sassStallsOf } from '../sassStalls';
-import { LineStalls, perLineStalls } from '../stalls';
+import type { BenchOptions } from '../options';
+import { parseSourcePage } from '../../profile/ncuCsv';
+import { classifyNcuFailure } from '../../profile/ncuErrors';
+import { ncuPermissionFix } from '../../profile/permissionHelp';
+import { SassStalls, sassStallsOf } from '../../profile/sassStalls';
+import { LineStalls, perLineStalls } from '../../profile/stalls';
 import { escapeRegex, launch, LaunchOptions, programCommand, VariantProgram } from './program';
 import { scratchDir } from '../../toolchain/processGuard';
 import { MeasuredWith, MeasurementCache, measurementKeyFor } from '../measurementCache';

@@ -10,10 +10,10 @@ import * as path from 'path';
 import type { Toolchain } from '../../toolchain/toolchain';
 import { shellUnsafeArgument } from '../../toolchain/flags';
 import { processGuard } from '../../toolchain/processGuard';
-import { hashBoundedFile, readBoundedBuffer } from '../../boundedRead';
-import { SafeWriteError, safeWriteFile } from '../../safeWrite';
-import { installationKey } from '../../variants/cacheKey';
-import { seal, unseal } from '../../variants/cacheEntry';
+import { hashBoundedFile, readBoundedBuffer } from '../../base/boundedRead';
+import { SafeWriteError, safeWriteFile } from '../../base/safeWrite';
+import { installationKey } from '../../base/cacheKey';
+import { seal, unseal } from '../../base/cacheEntry';
 import { packageRoot } from '../../../packageRoot';
 
 /** Why the timer cannot be built here (no CUPTI in the toolkit, no source, nvcc refused it). */

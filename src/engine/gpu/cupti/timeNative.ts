@@ -8,13 +8,13 @@ import * as path from 'path';
 import { launch, programCommand, type LaunchOptions, type VariantProgram } from '../stages/program';
 import type { BenchTarget } from '../stages/build';
 import type { GpuRun, KernelSamples, TimeResult } from '../stages/time';
-import type { BenchOptions } from '../types';
+import type { BenchOptions } from '../options';
 import { scratchDir } from '../../toolchain/processGuard';
-import { SafeWriteError, safeWriteFile } from '../../safeWrite';
-import { BoundedReadError, READ_CAPS, readBoundedText } from '../../boundedRead';
+import { SafeWriteError, safeWriteFile } from '../../base/safeWrite';
+import { BoundedReadError, READ_CAPS, readBoundedText } from '../../base/boundedRead';
 import { KernelLaunch, parseTimerRecords, PcSampling, TimerRecords } from './timerRecords';
 import { kernelSamples, kernelStalls, PC_SAMPLING_PERIOD, pcSamplingProblem } from './pcStalls';
-import type { StallBreakdown } from '../stalls';
+import type { StallBreakdown } from '../../profile/stalls';
 
 /** Fewer PC samples of a kernel than this: its stall mix is unknown, not a guess from a handful. */
 const MIN_PC_SAMPLES = 200;

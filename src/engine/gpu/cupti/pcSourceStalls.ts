@@ -16,7 +16,7 @@ import { MeasuredWith, MeasurementCache, measurementKeyFor } from '../measuremen
 import { pcLineStalls, pcSassStalls } from './pcLines';
 import { kernelSamples, pcSamplingProblem } from './pcStalls';
 import type { PcSampling } from './timerRecords';
-import type { LineStalls } from '../stalls';
+import type { LineStalls } from '../../profile/stalls';
 import type { SourceLineStalls } from '../../../schema/types';
 
 export interface PcSourceOptions {
