@@ -12,7 +12,7 @@ import * as path from 'path';
 import { findLaunches } from '../../src/engine/parse/launches';
 import { maxPotentialBlockSize } from '../../src/engine/occupancy/launch';
 import { warpsPerSmInFile } from '../../src/engine/occupancy/warpsPerSm';
-import { launchWarpsPerSm } from '../../src/engine/sweep/sweep';
+import { launchWarpsPerSm } from '../../src/engine/occupancy/warpsPerSm';
 import { theoreticalOccupancy } from '../../src/engine/occupancy/limits';
 import { analyze, lineOf, REPO_ROOT } from './helpers';
 

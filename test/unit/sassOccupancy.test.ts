@@ -10,6 +10,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { theoreticalOccupancy, archLimits, smNumber } from '../../src/engine/occupancy/limits';
+import { modelWarpsPerSm, warpsAtOccupancy } from '../../src/engine/occupancy/warpsPerSm';
 import type { OccupancyInput } from '../../src/engine/occupancy/limits';
 
 function occ(arch: string, registersPerThread: number, threadsPerBlock: number, sharedBytesPerBlock = 0) {
@@ -142,5 +143,18 @@ describe('theoreticalOccupancy: hand-computed cases', () => {
       ['sm_89', 48, 24, 100, 99, 1024],
       ['sm_90', 64, 32, 228, 227, 1024],
     ]);
+  });
+
+  test('warps per SM from an occupancy fraction: one rule for the model, the sweep and the measured rows', () => {
+    assert.equal(warpsAtOccupancy(0.5, 'sm_90'), 32);
+    assert.equal(warpsAtOccupancy(0.5, 'sm_86'), 24);
+    assert.equal(warpsAtOccupancy(0.25, 'sm_75'), 8);
+    assert.equal(warpsAtOccupancy(0.001, 'sm_90'), 1, 'a resident kernel has at least one warp');
+    assert.equal(warpsAtOccupancy(0.5, 'sm_61'), null, 'an arch without a table entry: unknown');
+    assert.equal(warpsAtOccupancy(0.5, 'sm_61', 64), 32);
+    assert.equal(modelWarpsPerSm(0.5, 'sm_90', 12), 12, 'an explicit count wins');
+    assert.equal(modelWarpsPerSm(0.5, 'sm_90', 0), 32, '0 is "infer"');
+    assert.equal(modelWarpsPerSm(null, 'sm_86'), 48, 'unknown occupancy: every warp the arch allows');
+    assert.equal(modelWarpsPerSm(null, 'sm_61'), 64);
   });
 });

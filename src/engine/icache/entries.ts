@@ -6,7 +6,7 @@
 // The sweep (a bench is one) applies it to every point once the run ends (sweep.ts, attachIcache);
 // a loop's SASS variants get predictions only.
 import type { VariantIcache } from '../../schema/types';
-import { archLimits } from '../occupancy/limits';
+import { warpsAtOccupancy } from '../occupancy/warpsPerSm';
 import type { LoopVariant } from '../variants/reports';
 import { calibrationFor, predictIcache } from './model';
 import type { IcachePrediction } from './types';
@@ -30,15 +30,13 @@ const measuredRow = (r: IcacheRow) => r.status === 'ok' && r.medianMs !== null &
  * Warps per SM for the prediction: on a measured row ncu's achieved occupancy (the launch the
  * program really made, grid size included), else the build's theoretical occupancy.
  */
-function warpsFor(
+function predictionWarps(
   row: IcacheRow,
   sass: IcacheBuild | undefined,
   arch: string,
 ): { warps: number; source: 'achieved' | 'theoretical' } | null {
-  const max = archLimits(arch)?.maxWarpsPerSM;
-  if (measuredRow(row) && row.achievedOccupancy !== null && max) {
-    return { warps: Math.max(1, Math.round((row.achievedOccupancy / 100) * max)), source: 'achieved' };
-  }
+  const achieved = measuredRow(row) && row.achievedOccupancy !== null ? warpsAtOccupancy(row.achievedOccupancy / 100, arch) : null;
+  if (achieved !== null) return { warps: achieved, source: 'achieved' };
   return sass?.warpsPerSm ? { warps: sass.warpsPerSm, source: 'theoretical' } : null;
 }
 
@@ -72,7 +70,7 @@ function icacheReference(rows: IcacheRow[], predictions: (IcachePrediction | nul
  */
 export function icacheEntries(rows: IcacheRow[], sass: (IcacheBuild | undefined)[], arch: string): (VariantIcache | null)[] {
   const cal = calibrationFor(arch);
-  const warps = rows.map((r, i) => warpsFor(r, sass[i], arch));
+  const warps = rows.map((r, i) => predictionWarps(r, sass[i], arch));
   const predictions = rows.map((_, i) => {
     const facts = sass[i]?.icache;
     return facts && warps[i] ? predictIcache(facts, warps[i]!.warps, arch, cal) : null;

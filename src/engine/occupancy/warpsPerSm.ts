@@ -203,3 +203,40 @@ function namedAsValue(source: string, kernel: string): number | null {
   }
   return null;
 }
+
+/**
+ * Warps per SM a launch of `kernel` in the file fixes: constant block size, grid sized by the SM
+ * count, capped by the blocks that fit (threads, dynamic shared memory; registers are per variant).
+ */
+export function launchWarpsPerSm(text: string, kernel: string, arch = 'sm_90'): { warpsPerSm: number; source: string } | null {
+  const l = findLaunches(text).find(
+    x => x.kernel === kernel && x.block.value !== null && x.block.value > 0 && x.grid.blocksPerSm !== undefined,
+  );
+  if (!l) return null;
+  const w = launchWarps(l, { arch, registers: null, staticShared: null, maxThreads: null }, null);
+  const fit = w.blocks < l.grid.blocksPerSm! ? `; ${w.blocks} blocks fit` : '';
+  return {
+    warpsPerSm: w.warpsPerSm,
+    source: `the launch \`<<<${l.grid.text}, ${l.block.text}>>>\` at line ${l.line} (grid = SM count${fit})`,
+  };
+}
+
+/**
+ * Warps per SM at a fraction (0–1) of the arch's most resident warps, at least 1: theoretical
+ * occupancy (ptxas) or achieved occupancy (ncu, as a fraction). `unknownArchMax` stands in for an
+ * arch without a table entry; without one the answer is null (unknown).
+ */
+export function warpsAtOccupancy(fraction: number, arch: string, unknownArchMax: number | null = null): number | null {
+  const max = archLimits(arch)?.maxWarpsPerSM ?? unknownArchMax;
+  return max ? Math.max(1, Math.round(fraction * max)) : null;
+}
+
+/**
+ * Warps per SM the i-cache model assumes for a variant: an explicit count (> 0) when given, else
+ * its theoretical occupancy (unknown: 1, every warp) of the arch's maximum (64 for an arch not in
+ * the table: the supply the model then assumes is the grid's most shared).
+ */
+export function modelWarpsPerSm(occupancy: number | null, arch: string, explicit?: number | null): number {
+  if (explicit && explicit > 0) return explicit;
+  return warpsAtOccupancy(occupancy ?? 1, arch, 64)!;
+}

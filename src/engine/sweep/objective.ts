@@ -2,7 +2,7 @@
 // prefers what unrolling is for (more work per machine-code iteration) as long as it costs
 // nothing measurable statically (spills, a predicted instruction-cache penalty, occupancy).
 import type { SweepResult, SweepVariant } from '../../schema/types';
-import { archLimits } from '../occupancy/limits';
+import { modelWarpsPerSm } from '../occupancy/warpsPerSm';
 import { calibrationFor, predictIcache } from '../icache/model';
 import type { IcachePrediction } from '../icache/types';
 import type { IcacheLoopFacts } from '../sass/issueRate';
@@ -48,14 +48,6 @@ export interface StaticRule {
  */
 export const ICACHE_TOLERANCE = 1.05;
 
-/** Warps per SM the model assumes for a variant. */
-export function warpsFor(v: Pick<SweepVariant, 'occupancy'>, rule: Pick<StaticRule, 'arch' | 'warpsPerSm'>): number {
-  if (rule.warpsPerSm && rule.warpsPerSm > 0) return rule.warpsPerSm;
-  const max = archLimits(rule.arch)?.maxWarpsPerSM ?? 64;
-  // No occupancy known: the arch's maximum (the supply the model then assumes is the grid's most shared).
-  return Math.max(1, Math.round((v.occupancy ?? 1) * max));
-}
-
 /**
  * The point estimate of a predicted range: its geometric centre. The range is the fit's error
  * spread (2.5th–97.5th percentile, in log space) around the central prediction, so the centre
@@ -79,7 +71,7 @@ export function worstIcache(v: Pick<SweepVariant, 'occupancy' | 'hotCode'>, rule
   const cal = calibrationFor(rule.arch);
   for (const [line, facts] of Object.entries(v.hotCode ?? {})) {
     if (!facts) continue;
-    const prediction = predictIcache(facts as IcacheLoopFacts, warpsFor(v, rule), rule.arch, cal);
+    const prediction = predictIcache(facts as IcacheLoopFacts, modelWarpsPerSm(v.occupancy, rule.arch, rule.warpsPerSm), rule.arch, cal);
     // Code that fits is the reference itself: its range is only the fit's error spread around 1,
     // whose centre need not be 1 (and a refit could move it past the tolerance).
     const slowdown = prediction.fits ? 1 : centralSlowdown(prediction);

@@ -6,7 +6,8 @@ import { calibrationFor } from '../icache/model';
 import { theoreticalOccupancy } from '../occupancy/limits';
 import type { LoopVariant } from '../variants/reports';
 import type { UnrollFactor } from '../variants/rewrite';
-import { bestBy, ICACHE_TOLERANCE, StaticRule, staticRuleOf, staticScore, staticViolations, warpsFor } from './objective';
+import { bestBy, ICACHE_TOLERANCE, StaticRule, staticRuleOf, staticScore, staticViolations } from './objective';
+import { modelWarpsPerSm } from '../occupancy/warpsPerSm';
 import { AS_WRITTEN_ID } from './space';
 import { sweepVariantOfLoop } from './loopVariantsResult';
 
@@ -58,7 +59,7 @@ export function recommendFactor(
   if (!best) return null;
   const factor = variants[sweepVariants.indexOf(best)].factor;
   const violations = staticViolations(best, baseline, rule);
-  const model = `${calibrationFor(arch).arch} model, ${warpsFor(best, rule)} warps/SM${warpsPerSm ? '' : ' at theoretical occupancy'}`;
+  const model = `${calibrationFor(arch).arch} model, ${modelWarpsPerSm(best.occupancy, rule.arch, rule.warpsPerSm)} warps/SM${warpsPerSm ? '' : ' at theoretical occupancy'}`;
   const reason = violations.length
     ? `every variant breaks a condition; this one only ${violations.join(' and ')} (${model})`
     : `most unrolled without a predicted i-cache penalty (over ${Math.round((ICACHE_TOLERANCE - 1) * 100)}%), spills or occupancy loss, ` +

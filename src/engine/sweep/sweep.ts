@@ -10,10 +10,8 @@ import type { CompileFlags } from '../toolchain/flags';
 import type { Toolchain } from '../toolchain/toolchain';
 import type { TimedKernels } from '../gpu/stages/build';
 import { writtenFactor } from '../variants/rewrite';
-import { findLaunches } from '../parse/launches';
-import { launchWarps } from '../occupancy/launch';
 import { icacheEntries } from '../icache/entries';
-import { archLimits } from '../occupancy/limits';
+import { launchWarpsPerSm, warpsAtOccupancy } from '../occupancy/warpsPerSm';
 import { bestBy, gpuScore, staticBasis, staticRuleOf, staticScore, VIOLATION } from './objective';
 import { combineObservers, progressLine, SweepObserver } from './observers/observer';
 import type { SweepProgress } from '../../schema/progress';
@@ -459,29 +457,11 @@ function sweepNotes(r: SweepResult, space: SweepSpace, runner: SweepRunner): str
 }
 
 /**
- * Warps per SM a launch of `kernel` in the file fixes: constant block size, grid sized by the SM
- * count, capped by the blocks that fit (threads, dynamic shared memory; registers are per variant).
- */
-export function launchWarpsPerSm(text: string, kernel: string, arch = 'sm_90'): { warpsPerSm: number; source: string } | null {
-  const l = findLaunches(text).find(
-    x => x.kernel === kernel && x.block.value !== null && x.block.value > 0 && x.grid.blocksPerSm !== undefined,
-  );
-  if (!l) return null;
-  const w = launchWarps(l, { arch, registers: null, staticShared: null, maxThreads: null }, null);
-  const fit = w.blocks < l.grid.blocksPerSm! ? `; ${w.blocks} blocks fit` : '';
-  return {
-    warpsPerSm: w.warpsPerSm,
-    source: `the launch \`<<<${l.grid.text}, ${l.block.text}>>>\` at line ${l.line} (grid = SM count${fit})`,
-  };
-}
-
-/**
  * Each variant's i-cache entry for the results panel (issue 13), as a bench has: the largest hot
  * code among its swept loops, predicted at the sweep's warps per SM (or the variant's theoretical
  * occupancy), and measured (median ÷ the reference's, no_instruction share) once the GPU ran it.
  */
 export function attachIcache(r: SweepResult): void {
-  const max = archLimits(r.arch)?.maxWarpsPerSM ?? null;
   const rows = r.variants.map(v => ({
     label: v.label,
     status: v.status === 'ok' ? ('ok' as const) : ('compile' as const),
@@ -492,7 +472,7 @@ export function attachIcache(r: SweepResult): void {
   const builds = r.variants.map(v => {
     const facts = Object.values(v.hotCode ?? {}).filter(f => f !== null);
     const icache = facts.length ? facts.reduce((a, b) => (b!.bytes > a!.bytes ? b : a)) : null;
-    const theoretical = v.occupancy !== null && max ? Math.max(1, Math.round(v.occupancy * max)) : undefined;
+    const theoretical = v.occupancy !== null ? (warpsAtOccupancy(v.occupancy, r.arch) ?? undefined) : undefined;
     return { icache, warpsPerSm: r.warpsPerSm ?? theoretical };
   });
   if (builds.every(b => !b.icache)) return;
