@@ -5,7 +5,7 @@ import { collectScanFiles, ScanInputError, SkippedFile, toScanJson } from '../en
 import { computeFindings } from '../engine/parse/findings';
 import { loopLensSummary, kernelLabel, manualUnrollSummary } from '../engine/parse/describe';
 import type { FileAnalysis } from '../engine/parse/model';
-import { scanInParallel } from './scanPool';
+import { scanInParallel } from '../engine/parse/scanPool';
 import { defineCommand } from './args';
 import { EXIT, UsageError } from './io';
 import { checkInputFile } from './inputs';

@@ -4,7 +4,8 @@ import * as path from 'path';
 import type { FileAnalysis, Kernel, Loop, ManualUnroll, PragmaMacroUse, UnparsedFunction, UnrollPragma } from './model';
 import { CudaDocuments } from './documents';
 import { mayHoldDeviceCode } from './libraryMacros';
-import { MacroTables, PreprocessOptions } from './macros';
+import { MacroTables, optionsFromProject, PreprocessOptions } from './macros';
+import { DEFAULT_ARCH } from '../toolchain/toolchain';
 import { BoundedReadError, READ_CAPS, ReadBudget, readBoundedBuffer, readBoundedText } from '../base/boundedRead';
 
 const CUDA_EXTENSIONS = ['.cu', '.cuh'];
@@ -195,6 +196,15 @@ function readWalked(p: string, skipped: SkippedFile[], budget: ReadBudget): stri
 export interface ScanMacros {
   tables: MacroTables;
   optionsFor(file: string): PreprocessOptions;
+}
+
+/**
+ * The macros each file of a project sees: its flags from compile_commands.json (from `cwd` up),
+ * then the toolkit's headers, one reader for all files; `scanRoots`: the directories being
+ * scanned, searched last for headers nothing else finds.
+ */
+export function projectScanMacros(cwd: string, arch: string | null, scanRoots: string[] = []): ScanMacros {
+  return { tables: new MacroTables(), optionsFor: optionsFromProject(cwd, arch, DEFAULT_ARCH, scanRoots) };
 }
 
 /** `texts`: files already read (collectScanFiles), not read again. */

@@ -4,10 +4,9 @@
 import * as os from 'os';
 import * as path from 'path';
 import { Worker } from 'worker_threads';
-import type { FileAnalysis } from '../engine/parse/model';
-import { CudaDocuments } from '../engine/parse/documents';
-import { scanFiles, ScanInputError } from '../engine/parse/scan';
-import { cliMacros } from './macros';
+import type { FileAnalysis } from './model';
+import { CudaDocuments } from './documents';
+import { projectScanMacros, scanFiles, ScanInputError } from './scan';
 
 export interface ScanWorkerData {
   cwd: string;
@@ -63,7 +62,7 @@ export async function scanInParallel(
   };
   // This thread is one of the `threads`: it takes chunks between the workers' replies.
   const docs = await CudaDocuments.create();
-  const macros = options.headers ? cliMacros(options.cwd, null, options.scanRoots) : undefined;
+  const macros = options.headers ? projectScanMacros(options.cwd, null, options.scanRoots) : undefined;
   const workers: Worker[] = [];
   let failure: Error | null = null;
   let outstanding = 0;

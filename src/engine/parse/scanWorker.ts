@@ -2,14 +2,13 @@
 // chunks of files the main thread hands it. Headers are read once per thread and reused by every
 // file of the chunks it gets (the pool hands out neighbouring files together).
 import { parentPort, workerData } from 'worker_threads';
-import { CudaDocuments } from '../engine/parse/documents';
-import { scanFiles } from '../engine/parse/scan';
-import { cliMacros } from './macros';
+import { CudaDocuments } from './documents';
+import { projectScanMacros, scanFiles } from './scan';
 import type { ScanChunk, ScanWorkerData, ScanWorkerReply } from './scanPool';
 
 const data = workerData as ScanWorkerData;
 const port = parentPort!;
-const macros = data.headers ? cliMacros(data.cwd, null, data.scanRoots) : undefined;
+const macros = data.headers ? projectScanMacros(data.cwd, null, data.scanRoots) : undefined;
 const docs = CudaDocuments.create();
 
 port.on('message', (chunk: ScanChunk) => {
