@@ -483,6 +483,7 @@ export class VariantInspector {
         v.unrollReadings = m.unrollReadings;
         v.fullyUnrolled = m.fullyUnrolled;
         v.remainder = m.remainder;
+        if (m.copies) v.loopCopies = m.copies;
         v.localLoads = m.local.loads;
         v.localStores = m.local.stores;
         v.icache = m.icache;

@@ -9,7 +9,8 @@ import type { IcacheLoopFacts } from '../sass/issueRate';
 import { appliedUnroll, AppliedUnroll } from './appliedUnroll';
 import { chooseFunction, KernelFilter } from './kernelChoice';
 import { lineIn } from './loopAttribution';
-import type { LoopInstantiation } from './reports';
+import type { LoopCopy, LoopInstantiation } from './reports';
+import { loopCopies, LoopCopyPlace, onlyCopy } from './loopCopies';
 
 /** The loop measured in one function (see measureLoop). */
 export interface LoopMeasure {
@@ -27,6 +28,8 @@ export interface LoopMeasure {
   icache: IcacheLoopFacts | null;
   /** Why `icache` is null (the loop's code runs once …). */
   icacheNone: string | null;
+  /** Each copy when the loop's code appears more than once in the function (inlined at several call sites); null: once. */
+  copies: LoopCopy[] | null;
 }
 
 /**
@@ -83,6 +86,8 @@ export function measureLoop(
   const fn = chooseFunction(listing, file, kernel, loop, filter, demangled);
   if (!fn) return null;
   const baseFn = baseline?.functions.find(f => f.name === fn.name) ?? null;
+  const places = loopCopies(fn, file, loop);
+  if (places.length > 1) return measureCopies(fn, baseFn, file, kernel, loop, places, demangled?.get(fn.name));
   const a = appliedUnroll(fn, baseFn, file, kernel, loop, demangled?.get(fn.name));
   const hot = hotCodeFacts(fn, file, loop, a.loops[0] ?? null);
   return {
@@ -96,6 +101,56 @@ export function measureLoop(
     local: a.local,
     icache: hot.facts,
     icacheNone: hot.none,
+    copies: null,
+  };
+}
+
+/**
+ * A loop whose code appears more than once in the function (inlined at several call sites): each
+ * copy measured on its own (loopCopies.ts), the instructions and local traffic of all of them
+ * added; the applied unroll is the copies' when they agree, else unknown with each copy's; the
+ * hot code is that of the copy with the most instructions.
+ */
+function measureCopies(
+  fn: SassFunction,
+  baseFn: SassFunction | null,
+  file: string,
+  kernel: Kernel,
+  loop: Loop,
+  places: LoopCopyPlace[],
+  demangled: string | undefined,
+): LoopMeasure {
+  const each = places.map(p => {
+    const view = onlyCopy(fn, file, loop, p.key);
+    const a = appliedUnroll(view, baseFn ? onlyCopy(baseFn, file, loop, p.key) : null, file, kernel, loop, demangled);
+    return { p, a, view };
+  });
+  const main = each.reduce((x, y) => (y.a.instructions > x.a.instructions ? y : x));
+  const hot = hotCodeFacts(main.view, file, loop, main.a.loops[0] ?? null);
+  const unrolls = new Set(each.map(e => e.a.copies));
+  const agree = unrolls.size === 1 && main.a.copies !== null;
+  const remainders = new Set(each.map(e => JSON.stringify(e.a.remainder)));
+  const described = each.map(e => `×${e.a.copies ?? '?'} ${e.p.label}`).join(', ');
+  return {
+    kernel: fn.name,
+    loopInstructions: each.reduce((n, e) => n + e.a.instructions, 0),
+    effectiveUnroll: agree ? main.a.copies : null,
+    unrollUnknown: agree ? null : main.a.copies === null ? main.a.unknown : `the loop's ${each.length} copies differ: ${described}`,
+    unrollReadings: main.a.readings,
+    fullyUnrolled: each.every(e => e.a.fullyUnrolled),
+    remainder: remainders.size === 1 ? main.a.remainder : null,
+    local: {
+      loads: each.reduce((n, e) => n + e.a.local.loads, 0),
+      stores: each.reduce((n, e) => n + e.a.local.stores, 0),
+    },
+    icache: hot.facts,
+    icacheNone: hot.none,
+    copies: each.map(e => ({
+      place: e.p.label,
+      instructions: e.a.instructions,
+      effectiveUnroll: e.a.copies,
+      fullyUnrolled: e.a.fullyUnrolled,
+    })),
   };
 }
 

@@ -32,6 +32,16 @@ interface VariantFailure {
   messages: CompilerMessage[];
 }
 
+/** One copy of a loop whose code appears more than once in the kernel (inlined at several call sites). */
+export interface LoopCopy {
+  /** Where: "inlined at line 14", "not inlined". */
+  place: string;
+  /** This copy's instructions (the same count as loopInstructions, for this copy alone). */
+  instructions: number;
+  effectiveUnroll: number | null;
+  fullyUnrolled: boolean;
+}
+
 export interface LoopVariant {
   factor: UnrollFactor;
   key: string;
@@ -55,6 +65,8 @@ export interface LoopVariant {
   registers: number | null;
   spillStores: number | null;
   spillLoads: number | null;
+  /** Each copy of the loop when its code appears more than once in the kernel; loopInstructions counts them all. Absent or null: once. */
+  loopCopies?: LoopCopy[] | null;
   /** The kernel's stack frame in bytes (ptxas -v): local memory per thread, spills and local arrays. */
   stackBytes?: number | null;
   /** LDL / STL instructions in the loop's machine code (the same code as loopInstructions). */

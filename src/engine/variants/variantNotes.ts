@@ -47,5 +47,24 @@ export function explainVariants(variants: LoopVariant[], loop: Loop): string[] {
       notes.push(`full unroll requested, but a loop remains (×${v.effectiveUnroll} per machine-code iteration)`);
     }
   }
+  const copies = copiesNote(variants);
+  if (copies) notes.push(copies);
   return notes;
+}
+
+/**
+ * The loop's code appears more than once in the kernel (inlined at several call sites): where,
+ * and what each copy holds, so a loop count that adds them up is read as such.
+ */
+function copiesNote(variants: LoopVariant[]): string | null {
+  const withCopies = variants.filter(v => v.status === 'ok' && v.loopCopies && v.loopCopies.length > 1);
+  if (!withCopies.length) return null;
+  const places = [...new Set(withCopies.flatMap(v => v.loopCopies!.map(c => c.place)))];
+  const per = withCopies
+    .map(
+      v =>
+        `${factorLabel(v.factor)}: ${v.loopCopies!.map(c => `${c.instructions}${c.effectiveUnroll === null ? '' : ` (×${c.effectiveUnroll})`}`).join(' + ')}`,
+    )
+    .join('; ');
+  return `the loop's code appears ${places.length} times in the kernel (${places.join('; ')}): loop instr counts every copy (${per})`;
 }
