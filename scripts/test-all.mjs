@@ -164,6 +164,7 @@ if (planOf('webview')) {
       '--test-reporter=tap',
       `--test-reporter-destination=${tap}`,
       path.join(ROOT, 'test', 'webview', 'panel.test.mjs'),
+      path.join(ROOT, 'test', 'webview', 'layout.test.mjs'),
     ]);
     const c = tapCounts(tap, r.code);
     if (noBrowser) skippedCounts.webview = c.skipped;

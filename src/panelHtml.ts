@@ -112,11 +112,42 @@ function embedJson(value: unknown): string {
     .replace(/\u2029/g, '\\u2029');
 }
 
+/** `dir` with a trailing separator, or null for a filesystem root (a prefix that every absolute path shares). */
+function dirPrefix(dir: string): string | null {
+  const d = path.resolve(dir);
+  return path.parse(d).root === d ? null : d + path.sep;
+}
+
+/**
+ * The result as a shared report shows it: the source named relative to `baseDir` (the folder the
+ * report was written from), or by its base name when outside it, and no absolute path of this
+ * machine where one of those folders starts a path (a compiler message, a note). A report is
+ * sent to other people; the live panel, never written to disk, keeps the absolute path.
+ */
+function shareableResult(result: SweepResult, baseDir: string): SweepResult {
+  const file = path.resolve(baseDir, result.file);
+  const rel = path.relative(path.resolve(baseDir), file);
+  const inside = rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
+  const shown = inside ? rel.split(path.sep).join('/') : path.basename(file);
+  // Longest first: the file itself, then its folder (outside baseDir), then baseDir.
+  const prefixes = [inside ? null : dirPrefix(path.dirname(file)), dirPrefix(baseDir)].filter((p): p is string => p !== null);
+  const rewrite = (s: string): string => prefixes.reduce((t, p) => t.split(p).join(''), s.split(file).join(shown));
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return rewrite(v);
+    if (Array.isArray(v)) return v.map(walk);
+    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [rewrite(k), walk(x)]));
+    return v;
+  };
+  return walk(result) as SweepResult;
+}
+
 /**
  * A self-contained report: opens offline from disk, loads nothing (script, css and the result
  * are inline, allowed by a per-file nonce), and renders in standalone mode (no Apply/Export).
+ * `baseDir` (default: the working directory): paths are shown relative to it (shareableResult).
  */
-export function reportHtml(result: SweepResult, assets: PanelAssets, opts: { nonce?: string } = {}): string {
+export function reportHtml(input: SweepResult, assets: PanelAssets, opts: { nonce?: string; baseDir?: string } = {}): string {
+  const result = shareableResult(input, opts.baseDir ?? process.cwd());
   const nonce = checkNonce(opts.nonce ?? makeNonce());
   const csp = ["default-src 'none'", 'img-src data:', `style-src 'nonce-${nonce}'`, `script-src 'nonce-${nonce}'`, 'font-src data:'].join(
     '; ',

@@ -67,7 +67,8 @@ export function writeResultOutputs(result: SweepResult, o: ResultOutputs, io: Cl
   const render = {
     csv: () => sweepCsv(result),
     t4: () => JSON.stringify(sweepT4(result), null, 2) + '\n',
-    report: () => reportHtml(result, loadPanelAssets()),
+    // paths relative to where the command ran: a report is shared, this machine's folders are not
+    report: () => reportHtml(result, loadPanelAssets(), { baseDir: process.cwd() }),
   };
   const failed: Error[] = [];
   for (const out of o.files) {

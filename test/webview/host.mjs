@@ -253,7 +253,11 @@ export async function postResult(page, result, progress = null) {
   await settle(page);
 }
 
-export async function openReport(name, { colorScheme = 'light' } = {}) {
+/**
+ * The standalone report of fixture `name`, or of `result` (written as report-NAME.html); its paths
+ * relative to `baseDir` (reportHtml's default: the working directory).
+ */
+export async function openReport(name, { colorScheme = 'light', result = fixtures[name], baseDir } = {}) {
   const p = await newPage({ colorScheme });
   await p.page.addInitScript(() => {
     window.__unrollLensTest = true;
@@ -261,7 +265,7 @@ export async function openReport(name, { colorScheme = 'light' } = {}) {
     document.addEventListener('securitypolicyviolation', e => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI));
   });
   const file = path.join(ARTIFACTS, `report-${name}.html`);
-  fs.writeFileSync(file, reportHtml(fixtures[name], assets));
+  fs.writeFileSync(file, reportHtml(result, assets, baseDir ? { baseDir } : {}));
   await p.page.goto(`file://${file}`);
   await settle(p.page);
   return p;

@@ -197,8 +197,10 @@ async function readCharts(page) {
       const alphaAt = (x, y) => ctx.getImageData(Math.round(x * dpr), Math.round(y * dpr), 1, 1).data[3];
       // Every drawn bar / point: the pixel at its centre is painted (not an empty canvas).
       const marks = [];
+      // not drawn: every plotted value the same (issue 43; test/webview/layout.test.mjs checks the rule)
+      const flat = canvas.closest('[data-flat]') !== null;
       chart.data.datasets.forEach((ds, di) => {
-        if (!chart.isDatasetVisible(di)) return;
+        if (flat || !chart.isDatasetVisible(di)) return;
         chart.getDatasetMeta(di).data.forEach((el, i) => {
           const v = ds.data[i];
           if (v === null || v === undefined || v === 0) return;
@@ -210,6 +212,7 @@ async function readCharts(page) {
       empty.width = canvas.width;
       empty.height = canvas.height;
       out[id] = {
+        flat,
         painted: painted / (canvas.width * canvas.height),
         differsFromEmpty: canvas.toDataURL() !== empty.toDataURL(),
         marks,
@@ -420,6 +423,7 @@ async function checkCharts(page, r) {
   else assert.equal(await page.locator('[data-chart="heatmap"]').count(), 0, 'no heatmap: bars');
   const ok = r.variants.filter(v => v.status === 'ok');
   for (const [id, c] of Object.entries(charts)) {
+    if (c.flat) continue;
     assert.ok(c.differsFromEmpty && c.painted > 0.02, `${id}: canvas is blank (${(c.painted * 100).toFixed(2)}% painted)`);
     assert.ok(c.marks.length > 0, `${id}: no bars or points drawn`);
     for (const m of c.marks) assert.ok(m.alpha > 0, `${id}: dataset ${m.di} variant ${m.i}: nothing painted at the bar`);
@@ -484,7 +488,15 @@ async function checkCharts(page, r) {
   assert.ok(res.titles.y1 === 'Occupancy (%)', 'second y axis');
 
   if (r.static) {
-    assert.deepEqual(charts.unroll.legend.slice(0, 2), ['Effective unroll (nvcc)', 'Requested factor'], 'unroll legend');
+    // one loop: one bar series and its crosses; several: a series per loop, then their crosses
+    const lines = r.loops.map(l => l.line);
+    assert.deepEqual(
+      charts.unroll.legend.slice(0, 2 * lines.length),
+      lines.length === 1
+        ? ['Effective unroll (nvcc)', 'Requested factor']
+        : [...lines.map(l => `L${l} effective unroll`), ...lines.map(l => `L${l} requested`)],
+      'unroll legend',
+    );
     return charts;
   }
   assert.ok(res.legend.includes('Achieved occupancy (%, ncu)'), 'achieved occupancy');
@@ -556,11 +568,13 @@ describe('standalone report', () => {
   }
 
   test('the report is self-contained: one file, no URL loaded, data escaped', async () => {
-    const html = reportHtml(fixtures['escaping-matmul_basic'], assets);
+    // Paths relative to the folder the report is written from (issue 43): the fixture's source is in its markup-named folder.
+    const html = reportHtml(fixtures['escaping-matmul_basic'], assets, { baseDir: '/workspace/unroll-lens' });
     assert.doesNotMatch(html, /<script\b[^>]*\ssrc=|<link\b|<img\b|<iframe\b/i, 'no external resource');
     const data = /<script type="application\/json" id="sweep-data">(.*?)<\/script>/s.exec(html)[1];
     assert.ok(!data.includes('<'), 'no < inside the embedded JSON');
-    assert.deepEqual(JSON.parse(data), fixtures['escaping-matmul_basic']);
+    assert.deepEqual(JSON.parse(data), { ...fixtures['escaping-matmul_basic'], file: '<b>bold</b>/matmul_unroll.cu' });
+    assert.ok(!html.includes('/workspace/unroll-lens'), 'no absolute path in a shared report');
     assert.match(
       html,
       /<meta http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;; img-src data:; style-src &#39;nonce-/,
@@ -586,7 +600,8 @@ describe('webview host', () => {
   browserTest('markup in kernel names, paths, labels, notes and messages stays text', async () => {
     const r = fixtures['escaping-matmul_basic'];
     for (const open of [
-      () => openReport('escaping-matmul_basic'),
+      // the report names the file relative to where it was written from (issue 43), the panel by its absolute path
+      () => openReport('escaping-matmul_basic', { baseDir: '/workspace/unroll-lens' }),
       async () => {
         const p = await openHost();
         await postResult(p.page, r);
@@ -608,7 +623,10 @@ describe('webview host', () => {
       assert.equal(dom.injected, 0, 'no element created from data');
       assert.equal(dom.scripts, 2, "only the page's own scripts");
       assert.ok(dom.h1.startsWith('<script>alert(1)</script>k'), dom.h1);
-      assert.ok(dom.subtitle.includes('/<b>bold</b>/'), dom.subtitle);
+      assert.ok(
+        dom.subtitle.startsWith(page.url().startsWith('file:') ? '<b>bold</b>/' : '/workspace/unroll-lens/<b>bold</b>/'),
+        dom.subtitle,
+      );
       assert.ok(dom.notes.includes('<img src=x onerror="alert(3)"> a note with markup & an ampersand'));
       assert.equal(dom.message, r.variants.find(v => v.id === '51=8').message);
       assert.equal(dom.label, '<i>×2</i>');

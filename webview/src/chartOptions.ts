@@ -31,6 +31,22 @@ export function outline(m: ViewModel, t: Theme, selected: string | null): Outlin
   };
 }
 
+/** More variants than this: one chart per row (the full width for their labels) and one-line axis labels. */
+export const MANY_VARIANTS = 16;
+
+const shorten = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+/**
+ * A variant's axis label. Long sweep labels (`L40 ×4 · L52 full · BLOCK=8`) are shortened here,
+ * in full in the tooltip and the table. With many variants the lines ("= ×4", a status) join into
+ * one: a turned label of two lines needs twice the room across, more than a variant's column has.
+ */
+function axisTick(m: ViewModel, i: number): string | string[] {
+  const lines = m.variants[i]?.axisLabel ?? [];
+  if (m.variants.length > MANY_VARIANTS) return shorten(lines.join(' '), 30);
+  return lines.map(s => shorten(s, 24));
+}
+
 /** The options every chart starts from, with the tick and axis-title styles its own axes use. */
 export function baseOptions(m: ViewModel, t: Theme, pointer: PointerHandlers) {
   const tick = { color: t.foreground, font: { family: t.fontFamily, size: t.fontSize - 1 } };
@@ -79,13 +95,16 @@ export function baseOptions(m: ViewModel, t: Theme, pointer: PointerHandlers) {
         x: {
           ticks: {
             ...tick,
-            maxRotation: 50,
-            minRotation: 0,
-            // Every variant gets its label unless there are too many to read; long sweep labels
-            // (`L40 ×4 · L52 full · BLOCK=8`) are shortened here, in full in the tooltip and table.
-            autoSkip: m.variants.length > 40,
-            callback: (_v: string | number, i: number) =>
-              (m.variants[i]?.axisLabel ?? []).map(s => (s.length > 24 ? `${s.slice(0, 23)}…` : s)),
+            // Up to vertical: chart.js turns the labels as far as they need to clear each other.
+            // Many variants: vertical, since a label turned part way reaches left of its bar by
+            // most of its length, and the first long ones would run off the chart's left edge.
+            maxRotation: 90,
+            minRotation: m.variants.length > MANY_VARIANTS ? 90 : 0,
+            // Every variant gets its label while they fit; where they cannot (a narrow panel and
+            // many variants) chart.js leaves every other one out rather than draw them on each other.
+            autoSkip: true,
+            autoSkipPadding: 2,
+            callback: (_v: string | number, i: number) => axisTick(m, i),
           },
           grid: { color: t.grid, display: false },
           border: { color: t.border },

@@ -22,13 +22,14 @@ import { fmtBytes, fmtFactor, fmtRatio } from './format';
 import type { VariantView, ViewModel } from './model';
 import type { Theme } from './theme';
 import { decorPlugin } from './chartDecor';
-import { baseOptions, decoratedOptions, outline } from './chartOptions';
+import { baseOptions, decoratedOptions, MANY_VARIANTS, outline } from './chartOptions';
 import type { PointerHandlers } from './chartOptions';
 import { executedChart, icacheChart, resourcesChart, sizeChart, speedupChart, stallsChart, unrollChart } from './chartConfigs';
 import type { ChartKit } from './chartConfigs';
 import { heatmapOf } from './heatmap';
 import type { Heatmap } from './heatmap';
 import { HeatmapView } from './heatmapView';
+import { flatChartText } from './chartInfo';
 import { chartConditionsText } from '../../src/schema/measurementText';
 
 Chart.register(
@@ -90,6 +91,10 @@ interface Card {
   caption: HTMLElement;
   /** The measurement conditions under the title (GPU, tool, clocks, caches; or SASS only). */
   conditions: HTMLElement;
+  /** The canvas's box: hidden when the chart would compare nothing (chartInfo.ts). */
+  box: HTMLElement | null;
+  /** The sentence shown instead of such a chart. */
+  flat: HTMLElement;
 }
 
 /** Picks a variant from a click anywhere in its column (small or missing bars stay clickable). */
@@ -146,6 +151,7 @@ export class ChartPanel {
     // Many variants with long (kernel-sweep) labels: rotated ticks need room, so the plots grow.
     const longest = Math.max(0, ...model.variants.map(x => Math.min(24, x.v.label.length)));
     this.root.classList.toggle('ul-tall', model.variants.length * longest > 160);
+    this.root.classList.toggle('ul-many', model.variants.length > MANY_VARIANTS);
     for (const [id, card] of this.cards) {
       setText(card.conditions, conditions);
       setText(card.caption, this.caption(id, model, heat));
@@ -154,6 +160,7 @@ export class ChartPanel {
         continue;
       }
       const cfg = this.config(id, model, theme);
+      this.showFlat(card, flatChartText(cfg, model.variants.length, model.comparison ? 'kernel' : 'variant'));
       card.chart.data.labels = cfg.data.labels;
       // Keep dataset objects (chart.js tracks them by index); replace their contents.
       const ds = card.chart.data.datasets;
@@ -167,6 +174,16 @@ export class ChartPanel {
       card.chart.options = cfg.options ?? {};
       card.chart.update('none');
     }
+  }
+
+  /** A chart that compares nothing: its sentence instead of its canvas and caption (the chart stays, updated, for live results). */
+  private showFlat(card: Card, text: string | null): void {
+    card.figure.classList.toggle('ul-flat', text !== null);
+    card.figure.toggleAttribute('data-flat', text !== null);
+    if (card.box) card.box.hidden = text !== null;
+    card.caption.hidden = text !== null;
+    card.flat.hidden = text === null;
+    setText(card.flat, text ?? '');
   }
 
   setSelected(id: string | null): void {
@@ -189,15 +206,18 @@ export class ChartPanel {
             });
       const caption = h('figcaption', { class: 'ul-caption' });
       const conditions = h('p', { class: 'ul-conditions', attrs: { 'data-conditions': '' } });
+      const box = canvas ? h('div', { class: 'ul-canvas-box' }, [canvas]) : null;
+      const flat = h('p', { class: 'ul-flat-note', hidden: true, attrs: { role: 'note' } });
       const figure = h('figure', { class: `ul-card${canvas ? '' : ' ul-heat-card'}`, attrs: { 'data-chart': id } }, [
         h('h2', { text: chartTitle(id, this.model!) }),
         conditions,
-        canvas ? h('div', { class: 'ul-canvas-box' }, [canvas]) : this.heatmap.element,
+        box ?? this.heatmap.element,
+        flat,
         caption,
       ]);
       this.root.append(figure);
       const chart = canvas ? new Chart(canvas, this.config(id, this.model!, this.theme!)) : null;
-      this.cards.set(id, { chart, figure, caption, conditions });
+      this.cards.set(id, { chart, figure, caption, conditions, box, flat });
     }
     if (!this.model!.gpu) this.root.append(staticNotice());
   }
