@@ -61,6 +61,13 @@ const CHART_TITLES: Record<ChartId, string> = {
   unroll: 'Unroll factor nvcc applied',
 };
 
+/** Where a result's stall samples come from, as its recorded measurement says. */
+function stallSource(r: { measurement?: { tool: string } | null }): string {
+  if (r.measurement?.tool === 'cupti') return 'CUPTI PC sampling of the timed runs';
+  if (r.measurement?.tool === 'ncu') return 'ncu warp-state metrics';
+  return 'the profiler of the run';
+}
+
 /** A kernel comparison's rows are kernels: its charts say so (issue 26). */
 const COMPARISON_TITLES: Partial<Record<ChartId, string>> = {
   speedup: 'Speedup vs the baseline kernel',
@@ -237,7 +244,7 @@ export class ChartPanel {
         return executedCaption(m);
       case 'stalls':
         return (
-          'Share of warp-stall samples per reason (ncu warp-state metrics). no_instruction: warps waiting for instructions, ' +
+          `Share of warp-stall samples per reason (${stallSource(r)}). no_instruction: warps waiting for instructions, ` +
           'i.e. instruction-cache misses from code bloat.'
         );
       case 'icache':
@@ -356,7 +363,7 @@ function staticNotice(): HTMLElement {
     h('p', {
       text:
         'To get one, run "Unroll Lens: Benchmark this loop" or "Unroll Lens: Sweep unroll factors" in a workspace on a ' +
-        'machine with an NVIDIA GPU and Nsight Compute, or run unroll-lens sweep (unroll-lens bench for one loop) on a GPU host ' +
+        'machine with an NVIDIA GPU (the default CUPTI timer needs only the driver and nvcc; Nsight Compute only for the ncu timer and counters), or run unroll-lens sweep (unroll-lens bench for one loop) on a GPU host ' +
         'and open the saved result.',
     }),
   ]);
