@@ -50,6 +50,29 @@ const WORKBENCH_NOISE = [
 const workspace = path.join(repoRoot, 'cuda-samples');
 const testsPath = path.join(repoRoot, 'out', 'test', 'integration', 'suite', 'index');
 
+/** Every source file under `dir` (recursively) with its bytes. */
+function snapshotSources(dir) {
+  const out = new Map();
+  const walk = d => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory() && !e.name.startsWith('.')) walk(p);
+      else if (e.isFile() && /\.(cu|cuh|h|hpp|cpp)$/.test(e.name)) out.set(p, fs.readFileSync(p));
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+function restoreSources(before) {
+  for (const [p, bytes] of before) {
+    const now = fs.existsSync(p) ? fs.readFileSync(p) : null;
+    if (now && now.equals(bytes)) continue;
+    log(`warning: the run left ${path.relative(repoRoot, p)} changed on disk; restored it`);
+    fs.writeFileSync(p, bytes);
+  }
+}
+
 async function main() {
   requireBuilt(['out/test/integration/suite/index.js']);
   const pkg = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8'));
@@ -67,6 +90,11 @@ async function main() {
   };
   removeStrays();
   onCleanup(removeStrays);
+  // The workspace is the repository's own samples: a test that saves an edit (or an editor that
+  // writes one back) must not leave the checkout changed for the stages after it. Say so loudly
+  // and put the bytes back.
+  const sources = snapshotSources(workspace);
+  onCleanup(() => restoreSources(sources));
   const port = await freePort();
   const server = await startCodeServer({
     tools,
