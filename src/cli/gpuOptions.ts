@@ -7,7 +7,7 @@ import { withToolTimeouts } from '../engine/toolchain/process';
 import { RANGES } from '../schema/ranges';
 import { NumberDecl, SETTINGS } from '../settings';
 import { enumOption, numberOption, OptionTable } from './args';
-import { UnmetCondition, unmetConditions } from '../engine/gpu/timerConditions';
+import { UnmetCondition, unmetConditions } from '../engine/gpu/timer';
 import { CliIO, UsageError } from './io';
 
 export const GPU_RUN_OPTIONS = {
@@ -110,7 +110,7 @@ const UNMET_WORDS: Record<UnmetCondition, { flag: string; instead: string; want:
 /**
  * --timer, --clock-control and --cache-control (defaults from the settings declaration). Base
  * clocks or flushed caches asked for explicitly with --timer cupti are a usage error: the timer
- * runs the program as itself and cannot give them (the rule: engine/gpu/timerConditions.ts).
+ * runs the program as itself and cannot give them (the rule: engine/gpu/timer.ts).
  */
 export function timerOptions(
   o: { timer?: string; 'clock-control'?: string; 'cache-control'?: string; stalls?: string; counters?: string },

@@ -16,7 +16,7 @@ import { detectToolchain, Toolchain } from '../../src/engine/toolchain/toolchain
 import { flagsFromSettings } from '../../src/engine/toolchain/flags';
 import type { ProcessResult, ProcessRunner } from '../../src/engine/toolchain/process';
 import { measurementKeyFor } from '../../src/engine/gpu/measurementCache';
-import { unmetConditions } from '../../src/engine/gpu/timerConditions';
+import { unmetConditions } from '../../src/engine/gpu/timer';
 import { benchLoop } from '../../src/engine/sweep/bench';
 import type { BenchOptions } from '../../src/engine/gpu/options';
 import { conditionsText } from '../../src/schema/measurementText';
