@@ -13,7 +13,7 @@ import { PC_SAMPLING_PERIOD } from './cupti/pcStalls';
 import { PROFILE_METRICS, STALL_METRICS, TIME_ONLY_METRICS } from './stages/time';
 
 /** The timer's name: the value of unrollLens.profile.timer and --timer, and the result's measurement.tool. */
-export type TimerName = NonNullable<GpuRunConfig['timer']>;
+type TimerName = NonNullable<GpuRunConfig['timer']>;
 
 /** A condition asked for that the timer cannot give: base clocks, or flushed caches. */
 export type UnmetCondition = 'base-clocks' | 'flushed-caches';

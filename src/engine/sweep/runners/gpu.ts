@@ -19,7 +19,7 @@ import { GpuRun, KernelSamples, TimeResult } from '../../gpu/stages/time';
 import { sourceLineRows } from '../../gpu/cupti/pcSourceStalls';
 import { deferred, latch, settledNow, streamSass, whileRunning } from './pipelining';
 import { COUNTERS, countersOf, spillsOf } from './counters';
-import { timingFor, TimingStage, VariantTiming } from './timing';
+import { PcSamples, timingFor, TimingStage, VariantTiming } from './timing';
 import { defaultRunDir } from '../../gpu/selection';
 import { MeasurementCache, measuredGroups, measurementKeyFor, storedMeasurement } from '../../gpu/measurementCache';
 import { MissingToolError } from '../../toolchain/discover';
@@ -101,7 +101,7 @@ export class GpuRunner implements SweepRunner {
   private readonly timer: KernelTimer;
   private readonly timing: VariantTiming;
   /** The file as written's PC samples (CUPTI timer): its per-line stalls come from them. */
-  private baselinePc: NonNullable<TimeResult['pcSampling']> | null = null;
+  private baselinePc: PcSamples | null = null;
   /** Why stall reasons or counters asked for are missing ("what\nwhy"), and for how many variants. */
   private readonly stallProblems = new Map<string, number>();
 
