@@ -2,30 +2,25 @@
 import * as path from 'path';
 import { CudaDocuments } from '../engine/parse/documents';
 import { detectToolchain, chooseArch } from '../engine/toolchain/toolchain';
-import { splitCommandLine } from '../engine/toolchain/flags';
-import { defaultCacheDir } from '../engine/variants/build';
 import { benchJson, benchLabel, benchLoop, benchRows, RunTiming } from '../engine/sweep/bench';
 import type { SweepResult, SweepVariant } from '../schema/types';
 import { kib } from '../engine/icache/model';
 import { icacheRange, icacheShownText, icacheWhy } from '../schema/icacheText';
-import type { NcuPasses } from '../engine/gpu/stages/time';
 import type { UnrollFactor } from '../engine/variants/rewrite';
-import { DEFAULT_SETTINGS, SETTINGS } from '../settings';
+import { SETTINGS } from '../settings';
 import { macroTableFor } from './macros';
-import { defineCommand, factorsOption, lineListOption, numberOption, stringOption } from './args';
+import { defineCommand, factorsOption, lineListOption, stringOption } from './args';
 import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
 import { buildPathFor, checkArchOption, compileFlagsFor, readSourceFile } from './inputs';
 import {
-  benchLocations,
   GPU_PLACEMENT_OPTIONS,
   GPU_RUN_OPTIONS,
-  gpusOption,
   gpusOptionSyntax,
   limitTools,
-  samplesOptions,
+  RunFlags,
+  runConfigFromFlags,
+  runFlagsOf,
   TOOL_TIMEOUT_OPTIONS,
-  timerOptions,
-  elementsOption,
   ToolTimeouts,
   toolTimeoutOptions,
   KEEP_REPORTS_OPTION,
@@ -120,23 +115,10 @@ export const benchCommand = defineCommand({
       loops,
       kernel: options.kernel,
       factors: factorsOption(options.factors),
-      args: options.args !== undefined ? splitCommandLine(options.args) : [...DEFAULT_SETTINGS.profile.args],
-      ...samplesOptions(options),
-      warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
-      ...timerOptions(options),
-      elements: elementsOption(options.elements),
-      timeoutS: numberOption('timeout', options.timeout, SETTINGS.profile.timeoutSeconds),
-      launcher: options.launcher !== undefined ? splitCommandLine(options.launcher) : [...DEFAULT_SETTINGS.profile.launcher],
+      run: runFlagsOf(options, { ncuPasses: true }),
       arch: stringOption('arch', options.arch, SETTINGS.arch) || null,
-      keep: options['keep-reports'],
-      sourceStalls: !!options['source-stalls'],
       timeouts: toolTimeoutOptions(options),
       json: !!options.json,
-      gpus: options.gpus,
-      sharedDir: options['shared-dir'],
-      fresh: !!options.fresh,
-      passes: ncuPassesOption(options['ncu-passes']),
-      profilesPerGpu: numberOption('profiles-per-gpu', options['profiles-per-gpu'], SETTINGS.profile.profilesPerGpu),
       quiet: !!options.quiet,
       outputs: resultOutputsOf(options),
     };
@@ -284,46 +266,23 @@ export function renderTiming(t: RunTiming): string {
   return line ? `\n${line}\n` : '';
 }
 
-function ncuPassesOption(text: string | undefined): NcuPasses {
-  if (text === undefined || text === 'combined' || text === 'split') return text ?? 'combined';
-  throw new UsageError(`--ncu-passes takes combined or split, not '${text}'`);
-}
-
 interface BenchArgs {
   file: string;
   loops: number[];
   kernel: string | undefined;
   factors: UnrollFactor[];
-  args: string[];
-  samples: number;
-  /** --max-samples: 0 = no adaptive sampling. */
-  maxSamples: number;
-  warmup: number;
-  clockControl: 'base' | 'none';
-  cacheControl: 'all' | 'none';
-  timer: 'ncu' | 'cupti';
-  stalls: boolean;
-  counters: boolean;
-  elements: number | undefined;
-  timeoutS: number;
-  launcher: string[];
+  /** How programs are run and timed, from the flags. */
+  run: RunFlags;
   arch: string | null;
-  keep: string | undefined;
-  sourceStalls: boolean;
   timeouts: ToolTimeouts;
   json: boolean;
-  /** --gpus as given (undefined: the default device). */
-  gpus: string | undefined;
-  sharedDir: string | undefined;
-  fresh: boolean;
-  profilesPerGpu: number;
-  passes: NcuPasses;
   quiet: boolean;
   outputs: ResultOutputs;
 }
 
 async function bench(a: BenchArgs, io: CliIO): Promise<number> {
-  const { file, loops, kernel, factors, args, samples, warmup, clockControl, timeoutS, launcher, arch, keep, sourceStalls, json } = a;
+  const { file, loops, kernel, factors, arch, json } = a;
+  const launcher = a.run.config.launcher;
   const abs = path.resolve(file);
   const text = readSourceFile(file);
   // Every output is checked before anything is built: a refused path costs no GPU time.
@@ -344,47 +303,27 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
   const toolchain = limitTools(await detectToolchain({}), a.timeouts, file, io);
   if (arch) await checkArchOption(arch, toolchain);
   // The sweep's rule (engine/gpu/readiness.ts); a missing ncu stays the engine's MissingToolError (exit 2, with the fix).
-  const blocker = gpuBlocker({ hasNcu: !!toolchain.ncu, timer: a.timer, gpus: toolchain.gpus.length, launcher, text });
+  const blocker = gpuBlocker({ hasNcu: !!toolchain.ncu, timer: a.run.config.timer, gpus: toolchain.gpus.length, launcher, text });
   if (blocker && benchStopsAt(blocker))
     throw new UsageError(`cannot benchmark ${file}: ${CLI_GPU_BLOCKER_TEXT[blocker]}${withoutGpuText(blocker, file, loops)}`);
   const flags = compileFlagsFor(abs, io);
   const chosen = chooseArch(arch, flags.arch, toolchain.gpus).arch;
-  // with a launcher the GPUs are on another node: this machine's count says nothing about them
-  const gpus = gpusOption(a.gpus, launcher.length ? 0 : toolchain.gpus.length);
-  const where = benchLocations({ sharedDir: a.sharedDir, launcher, fresh: a.fresh }, defaultCacheDir());
+  const { cacheDir, config } = runConfigFromFlags(a.run, toolchain);
   const ac = new AbortController();
   const stopSignals = cancelOnSignals(ac);
   const progress = new BenchProgressWriter(a.quiet ? () => undefined : io.err, io.isTTY);
   try {
     const report = await benchLoop(built, text, analysis, {
+      ...config,
       toolchain,
       arch: chosen,
       flags,
-      cacheDir: where.cacheDir,
-      runDir: where.runDir,
-      measurementCacheDir: where.measurementCacheDir,
-      gpus,
-      profilesPerGpu: a.profilesPerGpu,
-      passes: a.passes,
+      cacheDir,
       nvccTimeoutMs: a.timeouts.nvccMs,
       loops,
       factors,
       kernel,
-      args,
-      samples,
-      maxSamples: a.maxSamples,
-      warmup,
-      clockControl,
-      cacheControl: a.cacheControl,
-      timer: a.timer,
-      stalls: a.stalls,
-      counters: a.counters,
-      elements: a.elements,
-      timeoutMs: timeoutS * 1000,
-      launcher,
       signal: ac.signal,
-      keepReportsDir: keep,
-      sourceStalls,
       progress: p => progress.update(p),
     });
     progress.done();

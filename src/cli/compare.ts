@@ -4,30 +4,25 @@ import { checkResultOutputs, RESULT_OUTPUT_OPTIONS, ResultOutputs, resultOutputs
 import * as path from 'path';
 import { CudaDocuments } from '../engine/parse/documents';
 import { detectToolchain, chooseArch } from '../engine/toolchain/toolchain';
-import { splitCommandLine } from '../engine/toolchain/flags';
-import { defaultCacheDir } from '../engine/variants/build';
 import { compareKernels, KernelComparison } from '../engine/sweep/compare';
 import { SweepSpaceError } from '../engine/sweep/space';
 import { benchStopsAt, gpuBlocker } from '../engine/gpu/readiness';
 import { conditionsText } from '../schema/measurementText';
-import { DEFAULT_SETTINGS, SETTINGS } from '../settings';
+import { SETTINGS } from '../settings';
 import { macroTableFor } from './macros';
-import { defineCommand, numberOption, stringOption } from './args';
+import { defineCommand, stringOption } from './args';
 import { cancelOnSignals, EXIT, UsageError } from './io';
 import { buildPathFor, checkArchOption, compileFlagsFor, readSourceFile } from './inputs';
 import {
-  benchLocations,
   GPU_PLACEMENT_OPTIONS,
   GPU_RUN_OPTIONS,
-  gpusOption,
   gpusOptionSyntax,
   limitTools,
-  samplesOptions,
-  TimerOptions,
+  RunFlags,
+  runConfigFromFlags,
+  runFlagsOf,
   ToolTimeouts,
   TOOL_TIMEOUT_OPTIONS,
-  timerOptions,
-  elementsOption,
   toolTimeoutOptions,
   KEEP_REPORTS_OPTION,
 } from './gpuOptions';
@@ -58,7 +53,7 @@ export const compareCommand = defineCommand({
       default: 'none',
     },
     ...GPU_RUN_OPTIONS,
-    // compare counts by default (timerOptions' countersByDefault): a ladder's story is in its executed instructions
+    // compare counts by default (runFlagsOf's countersByDefault): a ladder's story is in its executed instructions
     counters: { ...GPU_RUN_OPTIONS.counters, default: 'on' },
     ...GPU_PLACEMENT_OPTIONS,
     ...TOOL_TIMEOUT_OPTIONS,
@@ -90,26 +85,16 @@ export const compareCommand = defineCommand({
       kernels,
       baseline: options.baseline,
       arch: stringOption('arch', options.arch, SETTINGS.arch) || null,
-      timing: timerOptions(options, true),
-      launcher: options.launcher !== undefined ? splitCommandLine(options.launcher) : [...DEFAULT_SETTINGS.profile.launcher],
+      run: runFlagsOf(options, { countersByDefault: true }),
       timeouts: toolTimeoutOptions(options),
-      gpus: options.gpus,
-      sharedDir: options['shared-dir'],
-      fresh: !!options.fresh,
-      profilesPerGpu: numberOption('profiles-per-gpu', options['profiles-per-gpu'], SETTINGS.profile.profilesPerGpu),
-      args: options.args !== undefined ? splitCommandLine(options.args) : [...DEFAULT_SETTINGS.profile.args],
-      ...samplesOptions(options),
-      warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
-      elements: elementsOption(options.elements),
-      timeoutS: numberOption('timeout', options.timeout, SETTINGS.profile.timeoutSeconds),
-      keep: options['keep-reports'],
       quiet: !!options.quiet,
       json: !!options.json,
       outputs: resultOutputsOf(options),
     };
   },
   async run(a, io) {
-    const { file, launcher, timing, arch } = a;
+    const { file, arch } = a;
+    const launcher = a.run.config.launcher;
     const abs = path.resolve(file);
     const text = readSourceFile(file);
     // Every output is checked before anything is built: a refused path costs no GPU time.
@@ -118,36 +103,24 @@ export const compareCommand = defineCommand({
     const analysis = (await CudaDocuments.create()).analyzeOnce(text, built, macroTableFor(abs, text, arch));
     const toolchain = limitTools(await detectToolchain({}), a.timeouts, file, io);
     if (arch) await checkArchOption(arch, toolchain);
-    const blocker = gpuBlocker({ hasNcu: !!toolchain.ncu, timer: timing.timer, gpus: toolchain.gpus.length, launcher, text });
+    const blocker = gpuBlocker({ hasNcu: !!toolchain.ncu, timer: a.run.config.timer, gpus: toolchain.gpus.length, launcher, text });
     if (blocker && benchStopsAt(blocker))
       throw new UsageError(`cannot compare kernels of ${file}: ${CLI_GPU_BLOCKER_TEXT[blocker]}${withoutGpuText(blocker, file, [])}`);
     const flags = compileFlagsFor(abs, io);
-    const where = benchLocations({ sharedDir: a.sharedDir, launcher, fresh: a.fresh }, defaultCacheDir());
+    const { cacheDir, config } = runConfigFromFlags(a.run, toolchain);
     const ac = new AbortController();
     const stopSignals = cancelOnSignals(ac);
     const progress = new BenchProgressWriter(a.quiet ? () => undefined : io.err, io.isTTY);
     try {
       const c = await compareKernels(built, text, analysis, {
+        ...config,
         toolchain,
         arch: chooseArch(arch, flags.arch, toolchain.gpus).arch,
         flags,
-        cacheDir: where.cacheDir,
-        runDir: where.runDir,
-        measurementCacheDir: where.measurementCacheDir,
-        gpus: gpusOption(a.gpus, launcher.length ? 0 : toolchain.gpus.length),
-        profilesPerGpu: a.profilesPerGpu,
+        cacheDir,
         nvccTimeoutMs: a.timeouts.nvccMs,
         kernels: a.kernels,
         baseline: a.baseline,
-        args: a.args,
-        samples: a.samples,
-        maxSamples: a.maxSamples,
-        warmup: a.warmup,
-        ...timing,
-        elements: a.elements,
-        timeoutMs: a.timeoutS * 1000,
-        launcher,
-        keepReportsDir: a.keep,
         signal: ac.signal,
         progress: p => progress.update(p),
       });
@@ -173,20 +146,9 @@ interface CompareArgs {
   kernels: string[];
   baseline: string | undefined;
   arch: string | null;
-  timing: TimerOptions;
-  launcher: string[];
+  /** How programs are run and timed, from the flags. */
+  run: RunFlags;
   timeouts: ToolTimeouts;
-  gpus: string | undefined;
-  sharedDir: string | undefined;
-  fresh: boolean;
-  profilesPerGpu: number;
-  args: string[];
-  samples: number;
-  maxSamples: number;
-  warmup: number;
-  elements: number | undefined;
-  timeoutS: number;
-  keep: string | undefined;
   quiet: boolean;
   json: boolean;
   outputs: ResultOutputs;

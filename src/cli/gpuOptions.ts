@@ -1,13 +1,19 @@
-// The options every GPU-running subcommand (bench, sweep) takes, in one place: how programs are
-// run and timed, with their defaults from the settings declaration.
+// The options every GPU-running subcommand (bench, sweep, compare) takes, in one place: how
+// programs are run and timed, with their defaults from the settings declaration, and the one
+// builder of the engine's run configuration from them (runFlagsOf, runConfigFromFlags; the
+// editor's is server/runOptions.ts).
 import * as os from 'os';
+import type { GpuRunConfig, NcuPasses } from '../engine/gpu/options';
+import { splitCommandLine } from '../engine/toolchain/flags';
+import { defaultCacheDir } from '../engine/variants/build';
+import { DEFAULT_SETTINGS } from '../settings';
 import { GpuSelectionError, parseGpuSelection, runLocations } from '../engine/gpu/selection';
 import type { Toolchain } from '../engine/toolchain/toolchain';
 import { withToolTimeouts } from '../engine/toolchain/process';
 import { RANGES } from '../schema/ranges';
 import { NumberDecl, SETTINGS } from '../settings';
 import { enumOption, numberOption, OptionTable } from './args';
-import { UnmetCondition, unmetConditions } from '../engine/gpu/timerConditions';
+import { UnmetCondition, unmetConditions } from '../engine/gpu/timer';
 import { CliIO, UsageError } from './io';
 
 export const GPU_RUN_OPTIONS = {
@@ -94,7 +100,7 @@ export const GPU_RUN_OPTIONS = {
 } as const satisfies OptionTable;
 
 /** How the kernels are timed: --timer, --clock-control and --cache-control, checked against each other. */
-export interface TimerOptions {
+interface TimerOptions {
   timer: 'ncu' | 'cupti';
   clockControl: 'base' | 'none';
   cacheControl: 'all' | 'none';
@@ -110,7 +116,7 @@ const UNMET_WORDS: Record<UnmetCondition, { flag: string; instead: string; want:
 /**
  * --timer, --clock-control and --cache-control (defaults from the settings declaration). Base
  * clocks or flushed caches asked for explicitly with --timer cupti are a usage error: the timer
- * runs the program as itself and cannot give them (the rule: engine/gpu/timerConditions.ts).
+ * runs the program as itself and cannot give them (the rule: engine/gpu/timer.ts).
  */
 export function timerOptions(
   o: { timer?: string; 'clock-control'?: string; 'cache-control'?: string; stalls?: string; counters?: string },
@@ -150,7 +156,7 @@ export function elementsOption(text: string | undefined): number | undefined {
 }
 
 /** --samples and --max-samples: --max-samples is 0 (off) or at least --samples (a first round is never cut short). */
-export function samplesOptions(o: { samples?: string; 'max-samples'?: string }): { samples: number; maxSamples: number } {
+function samplesOptions(o: { samples?: string; 'max-samples'?: string }): { samples: number; maxSamples: number } {
   const samples = numberOption('samples', o.samples, SETTINGS.profile.samples);
   const maxSamples = numberOption('max-samples', o['max-samples'], SETTINGS.profile.maxSamples);
   if (maxSamples > 0 && maxSamples < samples)
@@ -280,4 +286,98 @@ export function benchLocations(
   if (o.sharedDir !== undefined && o.sharedDir.trim() === '') throw new UsageError('--shared-dir needs a folder');
   const r = runLocations({ cacheDir, sharedDirectory: o.sharedDir ?? '', launcher: o.launcher, tmpDir: os.tmpdir() });
   return { ...r, measurementCacheDir: o.fresh ? null : r.measurementCacheDir };
+}
+
+function ncuPassesOption(text: string | undefined): NcuPasses {
+  if (text === undefined || text === 'combined' || text === 'split') return text ?? 'combined';
+  throw new UsageError(`--ncu-passes takes combined or split, not '${text}'`);
+}
+
+/** The flags the run configuration is read from (each command declares those it takes). */
+interface RunFlagValues {
+  args?: string;
+  samples?: string;
+  'max-samples'?: string;
+  warmup?: string;
+  timer?: string;
+  'clock-control'?: string;
+  'cache-control'?: string;
+  stalls?: string;
+  counters?: string;
+  elements?: string;
+  timeout?: string;
+  launcher?: string;
+  'keep-reports'?: string;
+  'source-stalls'?: boolean;
+  'ncu-passes'?: string;
+  'profiles-per-gpu'?: string;
+  gpus?: string;
+  'shared-dir'?: string;
+  fresh?: boolean;
+}
+
+/**
+ * The run configuration as the flags say it, read and checked before anything runs (argsOf); the
+ * GPUs and folders it names wait for the toolchain (runConfigFromFlags).
+ */
+export interface RunFlags {
+  config: Omit<GpuRunConfig, 'gpus' | 'runDir' | 'measurementCacheDir'>;
+  /** --gpus as given (undefined: the default device). */
+  gpus: string | undefined;
+  sharedDir: string | undefined;
+  fresh: boolean;
+}
+
+/**
+ * The flags of bench, sweep and compare as a run configuration, each with its default from the
+ * settings declaration. `args`: the program arguments when the command reads --args itself (sweep:
+ * its {NAME} parameters); `countersByDefault`: compare counts unless told not to; `ncuPasses`: the
+ * command takes --ncu-passes (bench).
+ */
+export function runFlagsOf(
+  options: RunFlagValues,
+  o: { args?: string[]; countersByDefault?: boolean; ncuPasses?: boolean } = {},
+): RunFlags {
+  const args = o.args ?? (options.args !== undefined ? splitCommandLine(options.args) : [...DEFAULT_SETTINGS.profile.args]);
+  const { samples, maxSamples } = samplesOptions(options);
+  const warmup = numberOption('warmup', options.warmup, SETTINGS.profile.warmup);
+  const { clockControl, cacheControl, timer, stalls, counters } = timerOptions(options, o.countersByDefault);
+  // in this order: a Slurm sweep's folder is named by a hash of its configuration's JSON (slurm/manifest.ts)
+  return {
+    config: {
+      args,
+      samples,
+      maxSamples,
+      warmup,
+      clockControl,
+      cacheControl,
+      timer,
+      stalls,
+      counters,
+      elements: elementsOption(options.elements),
+      timeoutMs: numberOption('timeout', options.timeout, SETTINGS.profile.timeoutSeconds) * 1000,
+      launcher: options.launcher !== undefined ? splitCommandLine(options.launcher) : [...DEFAULT_SETTINGS.profile.launcher],
+      keepReportsDir: options['keep-reports'],
+      ...(o.ncuPasses ? { passes: ncuPassesOption(options['ncu-passes']) } : {}),
+      profilesPerGpu: numberOption('profiles-per-gpu', options['profiles-per-gpu'], SETTINGS.profile.profilesPerGpu),
+      sourceStalls: !!options['source-stalls'],
+    },
+    gpus: options.gpus,
+    sharedDir: options['shared-dir'],
+    fresh: !!options.fresh,
+  };
+}
+
+/**
+ * The run configuration once the toolchain is known: --gpus checked against the GPUs it sees
+ * (with a launcher they are on another node: this machine's count says nothing about them), and
+ * where programs are built (the job's cacheDir), run files go and measurements are cached.
+ */
+export function runConfigFromFlags(f: RunFlags, toolchain: Pick<Toolchain, 'gpus'>): { cacheDir: string; config: GpuRunConfig } {
+  const { profilesPerGpu, sourceStalls, ...rest } = f.config;
+  const gpus = gpusOption(f.gpus, rest.launcher.length ? 0 : toolchain.gpus.length);
+  const where = benchLocations({ sharedDir: f.sharedDir, launcher: rest.launcher, fresh: f.fresh }, defaultCacheDir());
+  const { runDir, measurementCacheDir } = where;
+  // the placement before profilesPerGpu and sourceStalls: the order a Slurm sweep's folder hash has always had
+  return { cacheDir: where.cacheDir, config: { ...rest, gpus, runDir, measurementCacheDir, profilesPerGpu, sourceStalls } };
 }

@@ -7,12 +7,12 @@ import * as path from 'path';
 import { CudaDocuments } from '../engine/parse/documents';
 import { detectToolchain, chooseArch, Toolchain } from '../engine/toolchain/toolchain';
 import { splitCommandLine } from '../engine/toolchain/flags';
-import { defaultCacheDir } from '../engine/variants/build';
 import { sweepText } from '../engine/report/sweepText';
 import { sweepJson } from '../engine/sweep/json';
 import { parseParamSpec, SweepSpaceError } from '../engine/sweep/space';
 import { STRATEGIES } from '../engine/sweep/strategies';
 import { runSweep, SweepOptions } from '../engine/sweep/sweep';
+import type { GpuRunConfig } from '../engine/gpu/options';
 import type { SweepResult } from '../protocol';
 import { DEFAULT_SETTINGS, SETTINGS } from '../settings';
 import { runTimingText } from '../schema/runTimingText';
@@ -21,16 +21,14 @@ import { lineStallsText } from '../engine/report/lineStallsText';
 import { describeRange, RANGES, rangeProblem } from '../schema/ranges';
 import { defineCommand, factorsOption, lineListOption, numberOption, stringOption } from './args';
 import {
-  benchLocations,
   GPU_PLACEMENT_OPTIONS,
   GPU_RUN_OPTIONS,
-  gpusOption,
   gpusOptionSyntax,
   limitTools,
-  samplesOptions,
+  RunFlags,
+  runConfigFromFlags,
+  runFlagsOf,
   TOOL_TIMEOUT_OPTIONS,
-  timerOptions,
-  elementsOption,
   ToolTimeouts,
   toolTimeoutOptions,
   KEEP_REPORTS_OPTION,
@@ -194,23 +192,11 @@ export const sweepCommand = defineCommand({
       forceStatic: !!options.static,
       json: !!options.json,
       outputs: resultOutputsOf(options),
-      args,
-      ...samplesOptions(options),
-      warmup: numberOption('warmup', options.warmup, SETTINGS.profile.warmup),
-      ...timerOptions(options),
-      elements: elementsOption(options.elements),
-      timeoutS: numberOption('timeout', options.timeout, SETTINGS.profile.timeoutSeconds),
-      launcher: options.launcher !== undefined ? splitCommandLine(options.launcher) : [...DEFAULT_SETTINGS.profile.launcher],
+      run: runFlagsOf(options, { args }),
       arch: stringOption('arch', options.arch, SETTINGS.arch) || null,
       jobs: numberOption('jobs', options.jobs, SETTINGS.jobs),
       timeouts: toolTimeoutOptions(options),
-      keep: options['keep-reports'],
-      gpus: options.gpus,
-      sharedDir: options['shared-dir'],
-      fresh: !!options.fresh,
-      profilesPerGpu: numberOption('profiles-per-gpu', options['profiles-per-gpu'], SETTINGS.profile.profilesPerGpu),
       quiet: !!options.quiet,
-      sourceStalls: !!options['source-stalls'],
       warpsPerSm: warpsPerSmOption(options['warps-per-sm']),
       slurm: slurmOptionsOf(options),
     };
@@ -243,36 +229,18 @@ interface SweepArgs {
   forceStatic: boolean;
   json: boolean;
   outputs: ResultOutputs;
-  args: string[];
-  samples: number;
-  /** --max-samples: 0 = no adaptive sampling. */
-  maxSamples: number;
-  warmup: number;
-  clockControl: 'base' | 'none';
-  cacheControl: 'all' | 'none';
-  timer: 'ncu' | 'cupti';
-  stalls: boolean;
-  counters: boolean;
-  elements: number | undefined;
-  timeoutS: number;
-  launcher: string[];
+  /** How programs are run and timed, from the flags (--args with its {NAME} parameters checked). */
+  run: RunFlags;
   arch: string | null;
   jobs: number;
-  keep: string | undefined;
-  /** --gpus as given (undefined: the default device). */
-  gpus: string | undefined;
-  sharedDir: string | undefined;
-  fresh: boolean;
-  profilesPerGpu: number;
   quiet: boolean;
-  sourceStalls: boolean;
   /** --slurm: the job array's options; null: measured here (or through --launcher). */
   slurm: SlurmOptions | null;
 }
 
 /** Why this sweep cannot time on a GPU, or null when it can (the rule: engine/gpu/readiness.ts). */
 export function staticReason(
-  a: Pick<SweepArgs, 'forceStatic' | 'launcher' | 'timer'> & { slurm?: SlurmOptions | null },
+  a: Pick<SweepArgs, 'forceStatic'> & Pick<GpuRunConfig, 'launcher' | 'timer'> & { slurm?: SlurmOptions | null },
   t: Toolchain,
   text: string,
 ): string | null {
@@ -323,19 +291,21 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
   if (a.arch) await checkArchOption(a.arch, toolchain);
   const flags = compileFlagsFor(abs, io);
   const arch = chooseArch(a.arch, flags.arch, toolchain.gpus).arch;
-  if (a.slurm && !a.sharedDir?.trim()) throw new UsageError('--slurm needs --shared-dir: a folder every node of the cluster sees');
-  if (a.slurm && a.gpus !== undefined)
+  const run = a.run;
+  if (a.slurm && !run.sharedDir?.trim()) throw new UsageError('--slurm needs --shared-dir: a folder every node of the cluster sees');
+  if (a.slurm && run.gpus !== undefined)
     throw new UsageError('--slurm places each task on the GPUs Slurm gives it: leave out --gpus (use --gres-gpus)');
-  if (a.slurm && a.maxSamples > a.samples)
+  if (a.slurm && (run.config.maxSamples ?? 0) > run.config.samples)
     throw new UsageError(
       '--max-samples (adaptive sampling) does not work with --slurm: each round would wait in the queue again; ' +
         'give --samples the durations each point needs',
     );
-  // With a launcher the GPUs are on another node: this machine's count says nothing about them.
-  const gpus = gpusOption(a.gpus, a.launcher.length ? 0 : toolchain.gpus.length);
-  // Sweeps keep no measurement cache: only the build cache and the run folder matter.
-  const where = benchLocations({ sharedDir: a.sharedDir, launcher: a.launcher, fresh: a.fresh }, defaultCacheDir());
-  const reason = staticReason(a, toolchain, text);
+  const { cacheDir, config } = runConfigFromFlags(run, toolchain);
+  const reason = staticReason(
+    { forceStatic: a.forceStatic, launcher: config.launcher, timer: config.timer, slurm: a.slurm },
+    toolchain,
+    text,
+  );
   if (reason && !a.forceStatic) io.err(`unroll-lens: static sweep: ${reason}\n`);
   const ac = new AbortController();
   const stopSignals = cancelOnSignals(ac);
@@ -356,34 +326,13 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
         toolchain,
         arch,
         flags,
-        cacheDir: where.cacheDir,
+        cacheDir,
         compileTimeoutMs: a.timeouts.nvccMs,
         jobs: a.jobs > 0 ? a.jobs : undefined,
         warpsPerSm: a.warpsPerSm,
         signal: ac.signal,
-        ...(a.slurm && !reason ? { runner: slurmRunner(a.slurm, path.resolve(a.sharedDir!.trim())) } : {}),
-        gpu: reason
-          ? undefined
-          : {
-              args: a.args,
-              samples: a.samples,
-              maxSamples: a.maxSamples,
-              warmup: a.warmup,
-              clockControl: a.clockControl,
-              cacheControl: a.cacheControl,
-              timer: a.timer,
-              stalls: a.stalls,
-              counters: a.counters,
-              elements: a.elements,
-              timeoutMs: a.timeoutS * 1000,
-              launcher: a.launcher,
-              keepReportsDir: a.keep,
-              gpus,
-              runDir: where.runDir,
-              measurementCacheDir: where.measurementCacheDir,
-              profilesPerGpu: a.profilesPerGpu,
-              sourceStalls: a.sourceStalls,
-            },
+        ...(a.slurm && !reason ? { runner: slurmRunner(a.slurm, path.resolve(run.sharedDir!.trim())) } : {}),
+        gpu: reason ? undefined : config,
       },
       {
         onProgress: p => progress.write(`sweep ${p.message}`),
@@ -397,7 +346,7 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
     stopSignals();
   }
   if (reason) result.notes.push(`static sweep: ${reason}`);
-  if (reason && a.sourceStalls) result.lineStallsProblem = `not sampled: a static sweep runs nothing on a GPU (${reason})`;
+  if (reason && config.sourceStalls) result.lineStallsProblem = `not sampled: a static sweep runs nothing on a GPU (${reason})`;
   const cost = result.timing && !result.static ? runTimingText(result.timing) : null;
   io.out(
     a.json

@@ -2,20 +2,27 @@
 // header, the hover and the results panel's charts say it the same way.
 import type { MeasurementConditions, SweepResult } from './types';
 
+/** Each timer in words, by what the result recorded (measurement.tool). */
+const TOOL_WORDS: Record<MeasurementConditions['tool'], { name: string; chart: string; warm: string }> = {
+  ncu: { name: 'ncu', chart: 'ncu', warm: 'caches not flushed between launches (warm)' },
+  cupti: { name: 'CUPTI timer, program run as itself', chart: 'CUPTI timer (program run as itself)', warm: 'caches warm' },
+};
+
+/** The recorded tool's words; none for a result saved before conditions were kept (ncu's) or a tool not known here. */
+function toolWords(m: MeasurementConditions | undefined): (typeof TOOL_WORDS)[keyof typeof TOOL_WORDS] | undefined {
+  return m && Object.prototype.hasOwnProperty.call(TOOL_WORDS, m.tool) ? TOOL_WORDS[m.tool] : undefined;
+}
+
 /**
  * `ncu, 20 samples; clocks not locked, caches flushed before each launch`. Results saved before
  * conditions were kept read as ncu's. Warm caches under ncu (--cache-control none) are said to be
  * unflushed: ncu flushes unless told not to.
  */
 export function conditionsText(m: MeasurementConditions | undefined, samples: number, clockControl?: 'base' | 'none'): string {
-  const tool = m?.tool === 'cupti' ? 'CUPTI timer, program run as itself' : 'ncu';
+  const words = toolWords(m);
+  const tool = words?.name ?? TOOL_WORDS.ncu.name;
   const base = m ? m.clocks === 'base' : clockControl !== 'none';
-  const caches =
-    m?.caches !== 'warm'
-      ? 'caches flushed before each launch'
-      : m.tool === 'ncu'
-        ? 'caches not flushed between launches (warm)'
-        : 'caches warm';
+  const caches = m?.caches !== 'warm' ? 'caches flushed before each launch' : (words?.warm ?? TOOL_WORDS.cupti.warm);
   return `${tool}, ${samples} samples; clocks ${base ? 'locked to base' : 'not locked'}, ${caches}`;
 }
 
@@ -28,7 +35,7 @@ export function conditionsText(m: MeasurementConditions | undefined, samples: nu
 export function chartConditionsText(r: Pick<SweepResult, 'static' | 'gpu' | 'arch' | 'measurement' | 'clockControl'>): string {
   if (r.static) return `SASS only (${r.arch}, no GPU run): compiler output, no timings`;
   const m = r.measurement;
-  const tool = m?.tool === 'cupti' ? 'CUPTI timer (program run as itself)' : 'ncu';
+  const tool = toolWords(m)?.chart ?? TOOL_WORDS.ncu.chart;
   const clocksBase = m ? m.clocks === 'base' : r.clockControl ? r.clockControl === 'base' : null;
   const clocks = clocksBase === null ? 'clocks not recorded' : clocksBase ? 'clocks locked to base' : 'clocks as-is (not locked)';
   const caches = m?.caches === 'warm' ? 'caches warm (as the program runs)' : 'caches flushed before each launch';

@@ -1,6 +1,5 @@
 // "Benchmark this loop" on the server: build, check, time and profile every unroll factor of one
 // loop on the GPU. One run at a time per request; cancellable through the request's token.
-import * as os from 'os';
 import * as path from 'path';
 import { CancellationToken, ProgressToken } from 'vscode-languageserver/node';
 import type { FileAnalysis } from '../engine/parse/model';
@@ -10,10 +9,9 @@ import { SweepSpaceError } from '../engine/sweep/space';
 import { splitCommandLine } from '../engine/toolchain/flags';
 import type { SweepProgress } from '../schema/progress';
 import type { SweepResult } from '../schema/types';
-import { runOptionsFromSettings } from './runOptions';
+import { runConfigFromSettings } from './runOptions';
 import { benchStopsAt, gpuBlocker } from '../engine/gpu/readiness';
 import { EDITOR_GPU_BLOCKER_TEXT } from './gpuReadinessText';
-import { GpuSelectionError, parseGpuSelection, runLocations } from '../engine/gpu/selection';
 import { parseFactorList } from '../engine/variants/rewrite';
 import type { Settings } from '../protocol';
 import { DocumentFactsStore, recordBench } from './facts';
@@ -39,16 +37,6 @@ export function benchWorkMessage(p: SweepProgress): string {
 /** Work-done percentage: variants finished of all, 0 to 100. */
 export function benchWorkPercent(p: Pick<SweepProgress, 'done' | 'total'>): number {
   return p.total > 0 ? Math.round((Math.min(Math.max(p.done, 0), p.total) / p.total) * 100) : 0;
-}
-
-/** unrollLens.profile.gpus → CUDA device indices; with a launcher the GPUs are on another node and indices are not checked. */
-export function gpusFromSetting(text: string, gpusHere: number, launcher: string[]): number[] {
-  try {
-    return parseGpuSelection(text, launcher.length ? 0 : gpusHere);
-  } catch (e) {
-    if (e instanceof GpuSelectionError) throw new Error(`unrollLens.profile.gpus: ${e.message}`);
-    throw e;
-  }
 }
 
 export class BenchService {
@@ -84,7 +72,6 @@ export class BenchService {
         ...(await this.gpuRun(file, text)),
         loops: [line],
         factors,
-        sourceStalls: s.profile.sourceStalls,
         signal,
         progress: p => progress(benchWorkPercent(p), benchWorkMessage(p)),
       });
@@ -148,23 +135,13 @@ export class BenchService {
     });
     if (blocker && benchStopsAt(blocker)) throw new Error(EDITOR_GPU_BLOCKER_TEXT[blocker]);
     const flags = this.toolchain.flagsFor(file);
-    const gpus = gpusFromSetting(s.profile.gpus, t.gpus.length, s.profile.launcher);
-    const where = runLocations({
-      cacheDir: this.cacheDir(),
-      sharedDirectory: s.profile.sharedDirectory,
-      launcher: s.profile.launcher,
-      tmpDir: os.tmpdir(),
-    });
+    const { cacheDir, config } = runConfigFromSettings(s.profile, { cacheDir: this.cacheDir(), gpusHere: t.gpus.length });
     return {
+      ...config,
       toolchain: t,
       arch: this.toolchain.archFor(t, flags.arch),
       flags,
-      cacheDir: where.cacheDir,
-      runDir: where.runDir,
-      measurementCacheDir: s.profile.measurementCache ? where.measurementCacheDir : null,
-      gpus,
-      profilesPerGpu: s.profile.profilesPerGpu,
-      ...runOptionsFromSettings(s.profile),
+      cacheDir,
       // nvcc itself is also held to it by the toolchain's runner; this covers compileCommand (make, cmake).
       nvccTimeoutMs: s.toolchain.nvccTimeoutSeconds * 1000,
     };

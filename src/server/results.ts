@@ -2,15 +2,13 @@
 // every finished result under the workspace (.unroll-lens/results/), lists, loads and exports
 // saved ones, and turns a chosen variant into pragma edits of the user's document (Apply, and the
 // loop's quick fix). The document itself is only ever changed by the client applying those edits.
-import * as os from 'os';
 import * as path from 'path';
 import { CancellationToken, CodeAction, CodeActionKind, Connection, Range, TextEdit } from 'vscode-languageserver/node';
 import type { FileAnalysis } from '../engine/parse/model';
-import { runOptionsFromSettings } from './runOptions';
+import { runConfigFromSettings } from './runOptions';
 import { lineStallNotes } from './wire';
 import { gpuBlocker } from '../engine/gpu/readiness';
 import { EDITOR_GPU_BLOCKER_TEXT } from './gpuReadinessText';
-import { runLocations } from '../engine/gpu/selection';
 import type { ConvertContext } from '../engine/sweep/loopVariantsResult';
 import { sweepCsv, sweepT4 } from '../engine/sweep/export';
 import { parseParamSpec } from '../engine/sweep/space';
@@ -34,7 +32,6 @@ import {
   SweepUpdateNotification,
   WireTextEdit,
 } from '../protocol';
-import { gpusFromSetting } from './bench';
 import type { DocumentFactsStore } from './facts';
 import type { ServerToolchain } from './toolchain';
 import { uriToPath } from './uri';
@@ -123,14 +120,10 @@ export class ResultsService {
       const flags = this.toolchain.flagsFor(file);
       const arch = this.toolchain.archFor(t, flags.arch);
       const gpu = this.gpuProblem(t.ncu !== null, t.gpus.length, text, !!p.static, slurm);
-      // Several GPUs (unrollLens.profile.gpus) and shared storage (sharedDirectory), as the bench uses them.
-      const gpus = gpu === null && !slurm ? gpusFromSetting(s.profile.gpus, t.gpus.length, s.profile.launcher) : [];
-      const where = runLocations({
-        cacheDir: this.cacheDir(),
-        sharedDirectory: s.profile.sharedDirectory,
-        launcher: s.profile.launcher,
-        tmpDir: os.tmpdir(),
-      });
+      // Several GPUs (unrollLens.profile.gpus) and shared storage (sharedDirectory), as the bench uses them;
+      // on Slurm the nodes' GPUs, and a static sweep none
+      const gpusHere = gpu === null && !slurm ? t.gpus.length : null;
+      const { cacheDir, config } = runConfigFromSettings(s.profile, { cacheDir: this.cacheDir(), gpusHere });
       let last = 0;
       let pending: SweepResult | null = null;
       let timer: NodeJS.Timeout | null = null;
@@ -154,24 +147,13 @@ export class ResultsService {
           toolchain: t,
           arch,
           flags,
-          cacheDir: where.cacheDir,
+          cacheDir,
           jobs: s.jobs > 0 ? s.jobs : undefined,
           icacheBudgetBytes: s.icacheBudgetBytes,
           compileTimeoutMs: s.toolchain.nvccTimeoutSeconds * 1000,
           signal,
           ...(slurm && gpu === null ? { runner: slurmRunnerFromSettings(s.profile, this.slurmProcess) } : {}),
-          gpu:
-            gpu === null
-              ? {
-                  ...runOptionsFromSettings(s.profile),
-                  // One more ncu run of the file as written, as a bench does (the same setting).
-                  sourceStalls: s.profile.sourceStalls,
-                  gpus: slurm ? undefined : gpus,
-                  runDir: where.runDir,
-                  measurementCacheDir: s.profile.measurementCache ? where.measurementCacheDir : null,
-                  profilesPerGpu: s.profile.profilesPerGpu,
-                }
-              : undefined,
+          gpu: gpu === null ? config : undefined,
         },
         {
           onProgress: pr => {

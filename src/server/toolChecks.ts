@@ -7,6 +7,7 @@ import { installHint, ToolInfo, ToolName } from '../engine/toolchain/discover';
 import { shortGpuName, toolchainSummary, ToolSurvey } from '../engine/toolchain/toolchain';
 import type { CounterPermission } from '../engine/profile/counterPermission';
 import { ENABLE_COUNTERS } from '../engine/profile/permissionHelp';
+import { timerFor } from '../engine/gpu/timer';
 import { EDITOR_GPU_BLOCKER_TEXT } from './gpuReadinessText';
 import { Settings, TOOL_CHECKS, ToolCheckResult, ToolchainInfo } from '../protocol';
 
@@ -66,7 +67,12 @@ function ncuCheck(s: ToolSurvey, settings: Settings): ToolCheckResult {
   const tools = [tool('ncu', s.ncu)];
   if (s.ncu) return { id: 'ncu', found: true, severity: 'ok', message: found(s.ncu), fix: null, tools };
   const p = settings.profile;
-  const neededBy = p.timer === 'ncu' ? 'unrollLens.profile.timer is ncu' : p.counters === 'on' ? 'unrollLens.profile.counters is on' : null;
+  const timer = timerFor(p);
+  const neededBy = timer.needsNcu
+    ? `unrollLens.profile.timer is ${timer.name}`
+    : p.counters === 'on'
+      ? 'unrollLens.profile.counters is on'
+      : null;
   return {
     id: 'ncu',
     found: false,
@@ -82,7 +88,7 @@ function ncuCheck(s: ToolSurvey, settings: Settings): ToolCheckResult {
 /** Whether the settings ask for anything that reads the GPU performance counters. */
 function countersWanted(settings: Settings): boolean {
   const p = settings.profile;
-  return p.timer === 'ncu' || p.stalls === 'on' || p.counters === 'on' || p.sourceStalls;
+  return timerFor(p).needsCounterPermission || p.stalls === 'on' || p.counters === 'on' || p.sourceStalls;
 }
 
 function gpuCheck(s: ToolSurvey, permission: CounterPermission, settings: Settings): ToolCheckResult {
@@ -111,10 +117,9 @@ function gpuCheck(s: ToolSurvey, permission: CounterPermission, settings: Settin
   const message = `${gpus.join('; ')}; ${permission.detail}`;
   if (permission.access !== 'restricted')
     return { id: 'gpu', found: true, severity: permission.access === 'unknown' ? 'info' : 'ok', message, fix: null, tools };
-  const cupti =
-    settings.profile.timer === 'cupti'
-      ? 'The CUPTI timer (your unrollLens.profile.timer) times kernels without that permission; stall reasons and counters need it. '
-      : 'The ncu timer (your unrollLens.profile.timer) needs it; the CUPTI timer (unrollLens.profile.timer: cupti) times kernels without it. ';
+  const cupti = !timerFor(settings.profile).needsCounterPermission
+    ? 'The CUPTI timer (your unrollLens.profile.timer) times kernels without that permission; stall reasons and counters need it. '
+    : 'The ncu timer (your unrollLens.profile.timer) needs it; the CUPTI timer (unrollLens.profile.timer: cupti) times kernels without it. ';
   return {
     id: 'gpu',
     found: false,

@@ -10,7 +10,8 @@ import { benchCommand, renderBench, renderTiming } from '../../src/cli/bench';
 import { benchLocations, gpusOption, gpusOptionSyntax } from '../../src/cli/gpuOptions';
 import { BenchProgressWriter, benchProgressLine, formatSeconds } from '../../src/cli/progress';
 import { UsageError } from '../../src/cli/io';
-import { benchWorkMessage, benchWorkPercent, gpusFromSetting } from '../../src/server/bench';
+import { benchWorkMessage, benchWorkPercent } from '../../src/server/bench';
+import { gpusFromSetting } from '../../src/server/runOptions';
 import { benchMarkdown } from '../../src/engine/report/benchText';
 import { BENCH_TIMING as TIMING, benchId, benchResult as report, benchRow as run } from './benchFixture';
 

@@ -16,11 +16,11 @@ import { detectToolchain, Toolchain } from '../../src/engine/toolchain/toolchain
 import { flagsFromSettings } from '../../src/engine/toolchain/flags';
 import type { ProcessResult, ProcessRunner } from '../../src/engine/toolchain/process';
 import { measurementKeyFor } from '../../src/engine/gpu/measurementCache';
-import { unmetConditions } from '../../src/engine/gpu/timerConditions';
+import { unmetConditions } from '../../src/engine/gpu/timer';
 import { benchLoop } from '../../src/engine/sweep/bench';
 import type { BenchOptions } from '../../src/engine/gpu/options';
 import { conditionsText } from '../../src/schema/measurementText';
-import { runOptionsFromSettings } from '../../src/server/runOptions';
+import { runConfigFromSettings } from '../../src/server/runOptions';
 import { DEFAULT_SETTINGS } from '../../src/settings';
 
 const H100 = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100');
@@ -107,15 +107,16 @@ describe('--cache-control on the command line', () => {
 describe('unrollLens.profile.cacheControl in the editor', () => {
   test("the setting reaches the run options; flushed (ncu's default) is its default", () => {
     assert.equal(DEFAULT_SETTINGS.profile.cacheControl, 'all');
-    assert.equal(runOptionsFromSettings(DEFAULT_SETTINGS.profile).cacheControl, 'all');
-    assert.equal(runOptionsFromSettings({ ...DEFAULT_SETTINGS.profile, cacheControl: 'none' }).cacheControl, 'none');
+    const config = (p: typeof DEFAULT_SETTINGS.profile) => runConfigFromSettings(p, { cacheDir: '/c', gpusHere: 1 }).config;
+    assert.equal(config(DEFAULT_SETTINGS.profile).cacheControl, 'all');
+    assert.equal(config({ ...DEFAULT_SETTINGS.profile, cacheControl: 'none' }).cacheControl, 'none');
     // unrollLens.profile.counters: off by default (one more ncu run per variant), on when set
-    assert.equal(runOptionsFromSettings(DEFAULT_SETTINGS.profile).counters, false);
-    assert.equal(runOptionsFromSettings({ ...DEFAULT_SETTINGS.profile, counters: 'on' }).counters, true);
+    assert.equal(config(DEFAULT_SETTINGS.profile).counters, false);
+    assert.equal(config({ ...DEFAULT_SETTINGS.profile, counters: 'on' }).counters, true);
   });
 
   test('timer cupti (the default) with the default base clocks and flushed caches: the result says what it had, not what was set', () => {
-    const o = runOptionsFromSettings(DEFAULT_SETTINGS.profile);
+    const o = runConfigFromSettings(DEFAULT_SETTINGS.profile, { cacheDir: '/c', gpusHere: 1 }).config;
     assert.deepEqual([o.timer, o.clockControl, o.cacheControl], ['cupti', 'base', 'all']);
   });
 });

@@ -2,7 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_SETTINGS, readSettings, SETTING_ENTRIES, Settings } from '../../src/settings';
 import * as protocol from '../../src/protocol';
-import { runOptionsFromSettings } from '../../src/server/runOptions';
+import { runConfigFromSettings } from '../../src/server/runOptions';
 
 function read(raw: unknown): { settings: Settings; warnings: string[] } {
   const warnings: string[] = [];
@@ -303,6 +303,7 @@ describe('readSettings', () => {
 });
 
 test('the profile settings map onto the run options once, for the bench and the sweep alike', () => {
+  const runOptionsFromSettings = (p: typeof DEFAULT_SETTINGS.profile) => runConfigFromSettings(p, { cacheDir: '/c', gpusHere: 1 }).config;
   const d = runOptionsFromSettings(DEFAULT_SETTINGS.profile);
   assert.equal(d.timeoutMs, DEFAULT_SETTINGS.profile.timeoutSeconds * 1000);
   assert.equal(d.runCommand, undefined, 'an empty template is "not set"');

@@ -18,7 +18,7 @@ import { readManifest, readResult, SlurmManifest, writeResult } from '../../src/
 import { runSlurmTask } from '../../src/engine/sweep/slurm/task';
 import type { SlurmOptions } from '../../src/engine/sweep/slurm/queue';
 import { hashFile } from '../../src/engine/variants/cache';
-import type { GpuSettings } from '../../src/engine/sweep/runners/gpu';
+import type { GpuRunConfig } from '../../src/engine/gpu/options';
 
 const SRC = `#include <cstdio>
 #ifndef FAIL
@@ -43,7 +43,7 @@ const SLURM: SlurmOptions = {
   extra: [],
   pollSeconds: 1,
 };
-const GPU: GpuSettings = {
+const GPU: GpuRunConfig = {
   args: [],
   samples: 5,
   warmup: 1,

@@ -16,7 +16,8 @@ import { claimFolder, requireOurs } from '../base/cacheFolder';
 import type { BenchOptions } from './options';
 import type { SassStalls } from '../profile/sassStalls';
 import type { KernelProfile, LineStalls } from '../profile/stalls';
-import { KernelSamples, PROFILE_METRICS, STALL_METRICS, TIME_ONLY_METRICS } from './stages/time';
+import type { KernelSamples } from './stages/time';
+import { timerFor } from './timer';
 import { PC_SAMPLING_PERIOD } from './cupti/pcStalls';
 
 /** Everything a measurement depends on besides the GPU's own state. */
@@ -263,23 +264,15 @@ function gpuIdentity(o: Pick<BenchOptions, 'toolchain' | 'launcher'>, gpu: numbe
  * with `sourceText`, of sampling its stalls per line of that source (the lines' text is part of
  * the answer, so it is part of the key).
  */
-/** Bumped when the CUPTI timer's records change meaning (native/cupti_timer.c). */
-const CUPTI_TIMER_VERSION = 3; // 3: serialized kernel records (no per-block instrumentation)
-
 export function measurementKeyFor(o: MeasuredWith, program: string, gpu: number | null, kernels: string[], sourceText?: string): string {
-  const passes = o.passes ?? 'combined';
+  const timer = timerFor(o);
   // the CUPTI timer measures another thing (no flush, clocks as they are, PC-sampled stalls): never the ncu entry
-  const stalls = o.stalls !== false;
   const method =
     sourceText !== undefined
       ? o.lineStallsFrom === 'pc-sampling'
         ? `source-stalls-pc:v${SOURCE_STALLS_VERSION}:${o.timerLibrary ?? ''}:2^${PC_SAMPLING_PERIOD}:${sha256(sourceText)}`
         : `source-stalls:v${SOURCE_STALLS_VERSION}:${sha256(sourceText)}`
-      : o.timer === 'cupti'
-        ? `cupti-timer:v${CUPTI_TIMER_VERSION}:${o.timerLibrary ?? ''}:${stalls ? `pc-sampling-2^${PC_SAMPLING_PERIOD}` : 'times-only'}` +
-          // counted by ncu besides (runners/counters.ts): an entry with counters is another answer
-          (o.counters ? `+ncu-counters:${PROFILE_METRICS.join(',')}` : '')
-        : `${passes}:${(!stalls ? TIME_ONLY_METRICS : passes === 'split' ? ['gpu__time_duration.sum', ...STALL_METRICS] : PROFILE_METRICS).join(',')}`;
+      : timer.cacheMethod(o);
   return measurementKey({
     program: hashFile(program),
     args: o.args,
@@ -288,7 +281,7 @@ export function measurementKeyFor(o: MeasuredWith, program: string, gpu: number 
     gpu: gpuIdentity(o, gpu),
     clockControl: o.clockControl,
     // ncu's runs (timing, per-line stalls) flush by default; a warm one is another measurement
-    cacheControl: o.cacheControl === 'none' && (sourceText !== undefined || o.timer !== 'cupti') ? 'none' : undefined,
+    cacheControl: o.cacheControl === 'none' && (sourceText !== undefined || timer.flushesCaches) ? 'none' : undefined,
     ncuVersion: o.toolchain.ncu?.version ?? '',
     samples: o.samples,
     warmup: o.warmup,

@@ -1,6 +1,6 @@
-// The bench's options, shared by every stage in ./stages/ and the sweep's GPU runner. Apart from
-// bench.ts so that the stages and the runner import their option types without importing the
-// bench, which runs the sweep (no cycle).
+// The GPU run configuration and the bench's options, shared by every stage in ./stages/, the
+// timer (./timer.ts) and the sweep's GPU runner. Apart from bench.ts so that the stages and the
+// runner import their option types without importing the bench, which runs the sweep (no cycle).
 import type { RunStatus } from '../../schema/types';
 import type { SweepProgress } from '../../schema/progress';
 import type { Toolchain } from '../toolchain/toolchain';
@@ -9,18 +9,13 @@ import type { UnrollFactor } from '../variants/rewrite';
 
 export type { RunStatus };
 
-export interface BenchOptions {
-  toolchain: Toolchain;
-  arch: string;
-  flags: CompileFlags;
-  cacheDir: string;
-  /** Per nvcc compile, milliseconds (default 300 s). */
-  nvccTimeoutMs?: number;
-  /** Loop lines; each variant sets all of them to the same factor. */
-  loops: number[];
-  factors: UnrollFactor[];
-  /** Mangled or demangled-substring kernel name; default: the kernel holding the loop. */
-  kernel?: string;
+/**
+ * How programs are run and timed: the GPU run configuration, declared once. Built in two places
+ * only: from the unrollLens.profile.* settings (server/runOptions.ts) and from the flags
+ * (cli/runConfig.ts); the bench, the comparison and the sweep pass it through to the GPU runner,
+ * and each stage takes the part it needs (a Pick of it).
+ */
+export interface GpuRunConfig {
   /** Program arguments. */
   args: string[];
   /** Kernel durations to collect per variant (at least 20 is what the statistics assume). */
@@ -50,13 +45,10 @@ export interface BenchOptions {
   compileCommand?: string[];
   /** Check command run after each variant (unrollLens.profile.checkCommand): {stdout} {baselineStdout}; exit 0 = same. */
   checkCommand?: string[];
-  signal?: AbortSignal;
   /** Keep every ncu report and its raw-page CSV here (for the record; default: deleted). */
   keepReportsDir?: string;
   /** Also sample warp stalls per source line of the file as written (the CUPTI timer's PC samples, else one extra ncu run; unrollLens.profile.sourceStalls). */
   sourceStalls?: boolean;
-  /** Progress of each step: variant, phase, GPU, samples, elapsed and estimated time left. */
-  progress?: (p: SweepProgress) => void;
   /**
    * CUDA device indices to spread variants over (one ncu process per GPU, CUDA_VISIBLE_DEVICES);
    * empty or undefined: the default device, environment untouched.
@@ -96,6 +88,45 @@ export interface BenchOptions {
   passes?: NcuPasses;
   /** ncu processes in flight per GPU (default PROFILES_PER_GPU). */
   profilesPerGpu?: number;
+}
+
+/** What a bench builds and times, and where: the job besides its run configuration. */
+export interface BenchJob {
+  toolchain: Toolchain;
+  arch: string;
+  flags: CompileFlags;
+  cacheDir: string;
+  /** Per nvcc compile, milliseconds (default 300 s). */
+  nvccTimeoutMs?: number;
+  /** Loop lines; each variant sets all of them to the same factor. */
+  loops: number[];
+  factors: UnrollFactor[];
+  /** Mangled or demangled-substring kernel name; default: the kernel holding the loop. */
+  kernel?: string;
+  signal?: AbortSignal;
+  /** Progress of each step: variant, phase, GPU, samples, elapsed and estimated time left. */
+  progress?: (p: SweepProgress) => void;
+}
+
+/** A bench: the job and how its programs are run and timed. */
+export type BenchOptions = BenchJob & GpuRunConfig;
+
+/** A bench's (or a comparison's) run configuration, passed through to the GPU runner as it came: its options less the job. */
+export function runConfigOf(o: Partial<BenchJob> & GpuRunConfig): GpuRunConfig {
+  const {
+    toolchain: _toolchain,
+    arch: _arch,
+    flags: _flags,
+    cacheDir: _cacheDir,
+    nvccTimeoutMs: _nvccTimeoutMs,
+    loops: _loops,
+    factors: _factors,
+    kernel: _kernel,
+    signal: _signal,
+    progress: _progress,
+    ...run
+  } = o;
+  return run;
 }
 
 /**

@@ -1,6 +1,7 @@
 // Whether a file's variants can be built as programs and timed on a GPU: the one rule the bench
 // and the sweep, in the editor and on the command line, all apply. Each caller words the answer
 // for its user (a setting to change in the editor, a flag on the command line).
+import { timerFor } from './timer';
 
 /** Why variants cannot be timed: asked for SASS only, no ncu, no GPU reachable, or nothing to run. */
 export type GpuBlocker = 'static-asked' | 'no-ncu' | 'no-gpu' | 'no-main';
@@ -29,7 +30,7 @@ export function hasMain(text: string): boolean {
 /** The first reason the variants cannot be timed on a GPU, or null when they can. */
 export function gpuBlocker(f: GpuReadinessFacts): GpuBlocker | null {
   if (f.staticAsked) return 'static-asked';
-  if (!f.hasNcu && f.timer !== 'cupti') return 'no-ncu';
+  if (!f.hasNcu && timerFor(f).needsNcu) return 'no-ncu';
   if (!f.gpus && !f.launcher.length) return 'no-gpu';
   if (!hasMain(f.text) && !f.compileCommand?.length) return 'no-main';
   return null;

@@ -9,6 +9,12 @@ export interface LineStallsRow {
   source?: string;
 }
 
+/** Where the per-line samples came from, in words. */
+const FROM: Record<'pc-sampling' | 'ncu', string> = {
+  'pc-sampling': ", from the timed run's CUPTI PC samples",
+  ncu: ", from ncu's source page",
+};
+
 /** Eight hottest lines, their share of the samples and their top reason; the problem when sampling failed; '' when not asked. */
 export function lineStallsText(
   lines: LineStallsRow[] | null | undefined,
@@ -19,7 +25,7 @@ export function lineStallsText(
   if (!lines?.length) return '';
   const total = lines.reduce((a, l) => a + l.samples, 0);
   const top = [...lines].sort((a, b) => b.samples - a.samples).slice(0, 8);
-  const from = source === 'pc-sampling' ? ", from the timed run's CUPTI PC samples" : source === 'ncu' ? ", from ncu's source page" : '';
+  const from = source ? FROM[source] : '';
   return (
     `\nhottest source lines (warp-stall samples, file as written${from}):\n` +
     top

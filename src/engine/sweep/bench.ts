@@ -9,7 +9,7 @@ import { runSweep } from './sweep';
 import type { SweepObserver } from './observers/observer';
 import { AS_WRITTEN, AS_WRITTEN_ID, pointId } from './space';
 import { emptyVariant } from './variant';
-import type { BenchOptions } from '../gpu/options';
+import { BenchOptions, runConfigOf } from '../gpu/options';
 
 export { parseChecksums } from '../gpu/stages/check';
 export { iqrOverlap, RUN_DRIFT, summarize, withinNoise } from '../gpu/stages/summary';
@@ -46,30 +46,7 @@ export function benchLoop(
       everyKernel: { focus: o.loops[0], kernel: o.kernel },
       compileTimeoutMs: o.nvccTimeoutMs,
       signal: o.signal,
-      gpu: {
-        args: o.args,
-        samples: o.samples,
-        maxSamples: o.maxSamples,
-        warmup: o.warmup,
-        clockControl: o.clockControl,
-        cacheControl: o.cacheControl,
-        timeoutMs: o.timeoutMs,
-        launcher: o.launcher,
-        runCommand: o.runCommand,
-        compileCommand: o.compileCommand,
-        checkCommand: o.checkCommand,
-        keepReportsDir: o.keepReportsDir,
-        runDir: o.runDir,
-        measurementCacheDir: o.measurementCacheDir,
-        profilesPerGpu: o.profilesPerGpu,
-        gpus: o.gpus,
-        sourceStalls: o.sourceStalls,
-        passes: o.passes,
-        timer: o.timer,
-        stalls: o.stalls,
-        counters: o.counters,
-        elements: o.elements,
-      },
+      gpu: runConfigOf(o),
     },
     { ...observer, onProgress: p => (observer.onProgress?.(p), o.progress?.(p)) },
   );

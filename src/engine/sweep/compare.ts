@@ -11,9 +11,9 @@ import type { SweepObserver } from './observers/observer';
 import { SweepSpace, SweepSpaceError } from './space';
 import { sourceNameOf } from '../../schema/kernelNames';
 import { withinNoise } from '../gpu/stages/summary';
-import type { BenchOptions } from '../gpu/options';
+import { BenchJob, GpuRunConfig, runConfigOf } from '../gpu/options';
 
-export interface CompareOptions extends Omit<BenchOptions, 'loops' | 'factors' | 'kernel' | 'sourceStalls'> {
+export interface CompareOptions extends Omit<BenchJob, 'loops' | 'factors' | 'kernel'>, Omit<GpuRunConfig, 'sourceStalls'> {
   /** Source names of the kernels (`reduce_unroll2`); every instantiation of each is a row. */
   kernels: string[];
   /** The kernel the speedups are against (a source name, or a mangled name); default: the first row. */
@@ -49,7 +49,8 @@ export async function compareKernels(
   o: CompareOptions,
   observer: SweepObserver = {},
 ): Promise<KernelComparison> {
-  const names = [...new Set(o.kernels)];
+  const { kernels, baseline, ...run } = o;
+  const names = [...new Set(kernels)];
   if (!names.length) throw new SweepSpaceError('no kernels to compare: give --kernels NAME,NAME…');
   const written = analysis.kernels.filter(k => k.qualifier === 'global');
   for (const n of names)
@@ -71,34 +72,12 @@ export async function compareKernels(
       everyKernel: { named: names },
       compileTimeoutMs: o.nvccTimeoutMs,
       signal: o.signal,
-      gpu: {
-        args: o.args,
-        samples: o.samples,
-        maxSamples: o.maxSamples,
-        warmup: o.warmup,
-        clockControl: o.clockControl,
-        cacheControl: o.cacheControl,
-        timeoutMs: o.timeoutMs,
-        launcher: o.launcher,
-        runCommand: o.runCommand,
-        compileCommand: o.compileCommand,
-        checkCommand: o.checkCommand,
-        keepReportsDir: o.keepReportsDir,
-        runDir: o.runDir,
-        measurementCacheDir: o.measurementCacheDir,
-        profilesPerGpu: o.profilesPerGpu,
-        gpus: o.gpus,
-        sourceStalls: false,
-        passes: o.passes,
-        timer: o.timer,
-        stalls: o.stalls,
-        counters: o.counters,
-        elements: o.elements,
-      },
+      // no per-line stalls: a comparison has no loop to read them by
+      gpu: { ...runConfigOf(run), sourceStalls: false },
     },
     { ...observer, onProgress: p => (observer.onProgress?.(p), o.progress?.(p)) },
   );
-  const c = comparisonOf(result, names, o.baseline);
+  const c = comparisonOf(result, names, baseline);
   // where each row's kernel is written (every instantiation of a name at its template's line)
   const lines = c.rows.flatMap(x => {
     const k = analysis.kernels.find(y => y.name === x.name);

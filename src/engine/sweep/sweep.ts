@@ -2,7 +2,7 @@
 // together, each point built and measured by a runner (static SASS, or timed on a GPU), the
 // points chosen by a strategy (all of them, or a coordinate descent). The result is the
 // protocol's SweepResult, streamed to an observer as variants finish.
-import type { FactorValue, MeasurementConditions, SweepLoop, SweepResult, SweepVariant } from '../../schema/types';
+import type { FactorValue, SweepLoop, SweepResult, SweepVariant } from '../../schema/types';
 import type { FileAnalysis, Loop } from '../parse/model';
 import { icacheBudget } from '../icache/budget';
 import { withinNoise } from '../gpu/stages/summary';
@@ -17,7 +17,9 @@ import { combineObservers, progressLine, SweepObserver } from './observers/obser
 import type { SweepProgress } from '../../schema/progress';
 import type { PhaseAt, RunnerContext, SweepRunner } from './runners/runner';
 import type { SweepPhase } from '../../schema/progress';
-import { GpuRunner, GpuSettings } from './runners/gpu';
+import { GpuRunner } from './runners/gpu';
+import type { GpuRunConfig } from '../gpu/options';
+import { timerFor } from '../gpu/timer';
 import { StaticRunner, StaticRunnerOptions } from './runners/static';
 import { AS_WRITTEN, AS_WRITTEN_ID, pointId, pointLabel, resolveSpace, SpaceOptions, SweepSpace, SweepSpaceError } from './space';
 import { exhaustive, Score, SearchSpace, Strategy, strategyByName } from './strategies';
@@ -53,7 +55,7 @@ export interface SweepOptions extends SpaceOptions {
   maxPoints?: number;
   signal?: AbortSignal;
   /** Time every point on the GPU with these settings; absent: a static sweep (SASS only). */
-  gpu?: GpuSettings;
+  gpu?: GpuRunConfig;
   /** Per compile, milliseconds (default: the builder's). */
   compileTimeoutMs?: number;
   /** The runner measuring the points, replacing the static or GPU one (replays, tests). */
@@ -357,22 +359,12 @@ function emptyResult(o: SweepOptions, space: SweepSpace, runner: SweepRunner, st
     icacheBudgetNote: budget.note,
     icacheRule: o.icacheBudgetBytes && o.icacheBudgetBytes > 0 ? 'budget' : 'model',
     warpsPerSm: o.warpsPerSm && o.warpsPerSm > 0 ? o.warpsPerSm : launchWarps,
-    // the CUPTI timer leaves the clocks to the GPU whatever the ncu setting says
-    ...(o.gpu ? { clockControl: o.gpu.timer === 'cupti' ? 'none' : o.gpu.clockControl, measurement: measurementOf(o.gpu) } : {}),
+    // what the timer really did: the CUPTI timer leaves the clocks to the GPU whatever the ncu setting says
+    ...(o.gpu ? { clockControl: timerFor(o.gpu).clockControl(o.gpu), measurement: timerFor(o.gpu).conditions(o.gpu) } : {}),
     variants: [],
     notes: [],
     complete: false,
   };
-}
-
-/**
- * The conditions a GPU sweep measures under: ncu flushes every cache before each launch (its
- * default --cache-control all) or leaves them warm (none); the CUPTI timer runs the program as
- * itself, caches as it leaves them and clocks as the GPU sets them.
- */
-function measurementOf(g: GpuSettings): MeasurementConditions {
-  if (g.timer === 'cupti') return { tool: 'cupti', clocks: 'as-is', caches: 'warm' };
-  return { tool: 'ncu', clocks: g.clockControl === 'base' ? 'base' : 'as-is', caches: g.cacheControl === 'none' ? 'warm' : 'flushed' };
 }
 
 /** The sweep's progress callback: each step with its GPU, samples, variants done of all, elapsed and time left. */

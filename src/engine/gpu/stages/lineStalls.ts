@@ -13,6 +13,7 @@ import { LineStalls, perLineStalls } from '../../profile/stalls';
 import { escapeRegex, launch, LaunchOptions, programCommand, VariantProgram } from './program';
 import { scratchDir } from '../../toolchain/processGuard';
 import { MeasuredWith, MeasurementCache, measurementKeyFor } from '../measurementCache';
+import { timerFor } from '../timer';
 
 export interface LineStallsResult {
   lineStalls: LineStalls[] | null;
@@ -115,8 +116,8 @@ async function sourceLineStalls(
     );
     if (prof.exitCode !== 0) {
       const f = classifyNcuFailure(prof.stdout, prof.stderr, prof.exitCode);
-      // the CUPTI timer needed no counters: its timings stand, only this sampling was refused
-      const fix = f.kind === 'permission' && o.timer === 'cupti' ? ncuPermissionFix(true) : f.fix;
+      // a timer that needed no counters (CUPTI): its timings stand, only this sampling was refused
+      const fix = f.kind === 'permission' && !timerFor(o).needsCounterPermission ? ncuPermissionFix(true) : f.fix;
       throw new Error(`${f.message}${fix ? ` Fix: ${fix}` : ''}`);
     }
     const page = await t.runner(ncu, ['--import', `${report}.ncu-rep`, '--csv', '--page', 'source', '--print-source', 'cuda,sass'], {

@@ -47,8 +47,6 @@ export const STALL_METRICS = PROFILE_METRICS.filter(m => m !== 'gpu__time_durati
 /** Durations and registers alone: the split mode's timed runs, and every run when no stalls are wanted. */
 export const TIME_ONLY_METRICS = ['gpu__time_duration.sum', 'launch__registers_per_thread'];
 
-export type { NcuPasses };
-
 export interface TimeResult {
   status: 'ok' | 'cancelled' | 'timeout' | 'profile';
   message: string | null;

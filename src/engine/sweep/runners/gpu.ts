@@ -7,20 +7,19 @@
 // other points spread over the selected GPUs (one process per GPU, CUDA_VISIBLE_DEVICES).
 import * as os from 'os';
 import type { InstantiationTiming, RunTiming, SweepVariant } from '../../../schema/types';
-import type { BenchOptions } from '../../gpu/options';
+import type { GpuRunConfig } from '../../gpu/options';
+import { KernelTimer, timerFor } from '../../gpu/timer';
 import { defaultLockRoot, GpuClock, GpuSlot, gpuSlots, GpuTurns, PROFILES_PER_GPU } from '../../gpu/slots';
 import { BenchTarget, buildFailure, findNamedKernels, findTargetKernels, targetNotes, TimedKernels } from '../../gpu/stages/build';
 import { BaselineOutput, CheckResult, checkOutput, checkVariant, parseChecksums, reportsMismatch } from '../../gpu/stages/check';
 import type { VariantProgram } from '../../gpu/stages/program';
 import { cachedLineStalls } from '../../gpu/stages/lineStalls';
 import { summarize } from '../../gpu/stages/summary';
-import { GpuRun, KernelSamples, TimeResult, timeVariant } from '../../gpu/stages/time';
-import { timeNative } from '../../gpu/cupti/timeNative';
-import { cachedPcSourceStalls, sourceLineRows } from '../../gpu/cupti/pcSourceStalls';
-import { AheadRuns, deferred, latch, settledNow, streamSass, timingNote, whileRunning } from './pipelining';
-import { COUNTERS, countersOf, spillsOf, withCounters } from './counters';
-import { privateTimerCopy, TimerUnavailableError, verifiedTimerLibrary } from '../../gpu/cupti/timerLibrary';
-import { withCuptiPermissionHelp } from '../../profile/permissionHelp';
+import { GpuRun, KernelSamples, TimeResult } from '../../gpu/stages/time';
+import { sourceLineRows } from '../../gpu/cupti/pcSourceStalls';
+import { deferred, latch, settledNow, streamSass, whileRunning } from './pipelining';
+import { COUNTERS, countersOf, spillsOf } from './counters';
+import { PcSamples, timingFor, TimingStage, VariantTiming } from './timing';
 import { defaultRunDir } from '../../gpu/selection';
 import { MeasurementCache, measuredGroups, measurementKeyFor, storedMeasurement } from '../../gpu/measurementCache';
 import { MissingToolError } from '../../toolchain/discover';
@@ -31,35 +30,8 @@ import type { RunnerContext, SweepRunner } from './runner';
 import { limitProcesses, StaticRunner, StaticRunnerOptions } from './static';
 import { PreparedPrograms, ProgramBuilds } from './programs';
 
-/** How programs are run and timed: the bench settings (unrollLens.profile.*). */
-export type GpuSettings = Pick<
-  BenchOptions,
-  | 'args'
-  | 'samples'
-  | 'warmup'
-  | 'clockControl'
-  | 'cacheControl'
-  | 'timeoutMs'
-  | 'launcher'
-  | 'runCommand'
-  | 'compileCommand'
-  | 'checkCommand'
-  | 'keepReportsDir'
-  | 'runDir'
-  | 'measurementCacheDir'
-  | 'profilesPerGpu'
-  | 'gpus'
-  | 'sourceStalls'
-  | 'passes'
-  | 'timer'
-  | 'stalls'
-  | 'counters'
-  | 'elements'
-  | 'maxSamples'
->;
-
 export interface GpuRunnerOptions extends StaticRunnerOptions {
-  gpu: GpuSettings;
+  gpu: GpuRunConfig;
   /** Names of the swept macros: a project compile command cannot take -D values. */
   params: string[];
   /** Every swept parameter's value for the file as written: `{NAME}` in its program arguments. */
@@ -125,22 +97,18 @@ export class GpuRunner implements SweepRunner {
   private kernel: string | null = null;
   /** Every kernel timed: one per instantiation when template parameters are swept. */
   private readonly timed = new Set<string>();
-  /** First runs started ahead of their turn (CUPTI timer, one GPU), by program path. */
-  private readonly ahead = new AheadRuns();
-  /** The timer library once built (startAhead needs it at once): its path in the cache, which keys measurements. */
-  private libraryPath: string | null = null;
-  /** What programs load: a private copy of it, checked against its hash (the cache folder may be shared), or it with a launcher. */
-  private libraryLoad: string | null = null;
-  /** Program runs a CUPTI timing needed, by program arguments. */
-  private readonly runsByArgs = new Map<string, number>();
+  /** What times the kernels (chosen once from the run options), and its timings' shared state. */
+  private readonly timer: KernelTimer;
+  private readonly timing: VariantTiming;
   /** The file as written's PC samples (CUPTI timer): its per-line stalls come from them. */
-  private baselinePc: NonNullable<TimeResult['pcSampling']> | null = null;
+  private baselinePc: PcSamples | null = null;
   /** Why stall reasons or counters asked for are missing ("what\nwhy"), and for how many variants. */
   private readonly stallProblems = new Map<string, number>();
 
   constructor(private readonly o: GpuRunnerOptions) {
+    this.timer = timerFor(o.gpu);
     // the CUPTI timer needs no ncu: without it only the per-line stalls (ncu's source page) are missing, and say why
-    if (!o.toolchain.ncu && o.gpu.timer !== 'cupti') throw new MissingToolError('ncu', []);
+    if (!o.toolchain.ncu && this.timer.needsNcu) throw new MissingToolError('ncu', []);
     if (o.params.length && o.gpu.compileCommand?.length) {
       throw new Error(
         `sweeping ${o.params.join(', ')} needs nvcc builds (-D flags): the project compile command (unrollLens.profile.compileCommand) cannot take them`,
@@ -154,9 +122,17 @@ export class GpuRunner implements SweepRunner {
     // Several ncu processes may share a GPU because ncu makes their profiles take turns; programs
     // timed by the CUPTI timer run as themselves, and two at once on one GPU would share it (the
     // kernels of a 3 ms matmul measured 1.5–1.8× longer so, on an H100): one at a time per GPU.
-    this.perGpu = this.folded && o.gpu.timer !== 'cupti' ? Math.max(1, o.gpu.profilesPerGpu ?? PROFILES_PER_GPU) : 1;
+    this.perGpu = this.folded && this.timer.sharesGpu ? Math.max(1, o.gpu.profilesPerGpu ?? PROFILES_PER_GPU) : 1;
     this.slots = gpuSlots(o.gpu.gpus, this.perGpu, o.gpu.launcher, defaultLockRoot());
     this.cache = o.gpu.measurementCacheDir ? new MeasurementCache(o.gpu.measurementCacheDir) : null;
+    this.timing = timingFor(this.timer, {
+      ...o.gpu,
+      toolchain: o.toolchain,
+      cacheDir: o.cacheDir,
+      timeoutMs: o.timeoutMs,
+      cache: this.cache,
+      built: o.prepared?.timerLibrary,
+    });
     const first = o.gpu.gpus?.[0] ?? 0;
     this.gpu = o.toolchain.gpus[first]?.name ?? o.toolchain.gpus[0]?.name ?? null;
     // as many program builds at once as the SASS side's cubins (the bench always built in parallel)
@@ -198,7 +174,7 @@ export class GpuRunner implements SweepRunner {
 
   notes(): string[] {
     return [
-      timingNote(this.o.gpu, this.gpu),
+      this.timer.note(this.o.gpu, this.gpu),
       ...(this.gpuIndices.length > 1
         ? [
             `spread over GPUs ${this.gpuIndices.join(', ')} (CUDA device indices, ${this.perGpu} ncu process${this.perGpu > 1 ? 'es' : ''} each)`,
@@ -224,17 +200,14 @@ export class GpuRunner implements SweepRunner {
     const p = { label: AS_WRITTEN_ID, program: this.baselineProgram, file: this.o.file };
     const args = this.argsFor(AS_WRITTEN);
     // the CUPTI timer's PC samples of the file as written's timed run: no ncu run (ncu when they give nothing)
-    const pc =
-      this.o.gpu.timer === 'cupti' && this.o.gpu.stalls !== false
-        ? await cachedPcSourceStalls(
-            this.baselinePc,
-            p,
-            base.kernel,
-            text,
-            { ...this.o.gpu, ...this.o, args, signal, timerLibrary: this.libraryPath ?? undefined },
-            { store: this.cache, gpu: slot.gpu },
-          )
-        : null;
+    const pc = await this.timing.sourceLineStalls(
+      this.baselinePc,
+      p,
+      base.kernel,
+      text,
+      { ...this.o.gpu, ...this.o, args, signal },
+      { store: this.cache, gpu: slot.gpu },
+    );
     if (pc?.lineStalls) return { ...pc, lineStalls: sourceLineRows(pc.lineStalls), source: 'pc-sampling' };
     if (!this.o.toolchain.ncu)
       return {
@@ -296,8 +269,8 @@ export class GpuRunner implements SweepRunner {
     const { programs, building } = prepared
       ? { programs: prepared, building: Promise.resolve() }
       : this.builds.start(points, ctx, local.signal);
-    // the CUPTI timer builds beside the programs (once per toolkit; its failure is each point's, in time())
-    if (this.o.gpu.timer === 'cupti') this.timerLibrary(ctx.signal).catch(() => undefined);
+    // the CUPTI timer's library builds beside the programs (once per toolkit; its failure is each point's, in time())
+    this.timing.prepare(ctx.signal);
     try {
       await this.findTarget(ctx.signal);
       // SASS of every point (parallel builds), identical code marked against everything so far;
@@ -346,7 +319,7 @@ export class GpuRunner implements SweepRunner {
       } finally {
         // a run started ahead for this point and not taken (a cache hit, a failure): stopped now; not
         // those of other points sharing its program (a template sweep's points differ in arguments only)
-        await this.ahead.drop(programNow[i], this.argsFor(points[i]));
+        await this.timing.drop(programNow[i], this.argsFor(points[i]));
       }
       if (v.status !== 'cancelled') this.measured.set(v.id, v);
       out[i] = v;
@@ -390,7 +363,7 @@ export class GpuRunner implements SweepRunner {
             const running = start(i, slot);
             // the next point's first run starts while this one is timed (as soon as its SASS and
             // program are in), held at its first launch until this one is done
-            if (this.o.gpu.timer === 'cupti' && next < order.length) {
+            if (this.timing.startAhead && next < order.length) {
               const j = (mine = order[next++]);
               whileRunning(running, sass[j], programs[j], (sv, b) => this.startAhead(points[j], sv, b, ctx, slot));
             }
@@ -401,7 +374,7 @@ export class GpuRunner implements SweepRunner {
       await Promise.all(elsewhere);
     } finally {
       for (const id of ids) this.inflight.delete(id);
-      for (const b of programNow) await this.ahead.drop(b);
+      for (const b of programNow) await this.timing.drop(b);
     }
     return out as SweepVariant[];
   }
@@ -459,8 +432,7 @@ export class GpuRunner implements SweepRunner {
     const isBaseline = v.id === AS_WRITTEN_ID;
     // A program measured before with the same arguments and settings: its stored output is checked and its launches reused.
     // a CUPTI timing is keyed by the timer library too: a new timer source or toolkit measures again
-    const timerLibrary =
-      this.cache && this.o.gpu.timer === 'cupti' ? await this.timerLibrary(ctx.signal).catch(() => undefined) : undefined;
+    const timerLibrary = this.cache ? await this.timing.libraryKey(ctx.signal) : undefined;
     const key = this.cache ? measurementKeyFor({ ...stage, timerLibrary }, p.program, slot.gpu, target.kernels) : null;
     const hit = key ? this.cache!.get(key) : null;
     if (hit) ctx.onPhase?.(point, 'cached', undefined, { gpu: slot.gpu });
@@ -564,19 +536,15 @@ export class GpuRunner implements SweepRunner {
   }
 
   /**
-   * Starts the point's first timed run now, held at its first launch (CUPTI timer only), when its
-   * SASS (not a copy), program and the timer library are ready and no cache answers for it.
+   * Starts the point's first timed run now, held at its first launch (when the timer can), when its
+   * SASS (not a copy) and program are ready.
    */
   private startAhead(point: SweepPoint, sass: SweepVariant, built: BuildResult | undefined, ctx: RunnerContext, slot: GpuSlot): void {
-    if (this.o.gpu.timer !== 'cupti' || !this.libraryPath || ctx.signal?.aborted) return;
     if (sass.status !== 'ok' || sass.identicalTo || !built || buildFailure(built)) return;
     const kernels = this.targetOf(sass)?.target.kernels;
     if (!kernels) return;
     const p: VariantProgram = { label: labelOf(point), program: built.outputPath!, file: this.o.file };
-    const stage = this.stageFor(point, ctx, slot);
-    // the measurement cache answers for it: nothing to run
-    if (this.cache?.get(measurementKeyFor({ ...stage, timerLibrary: this.libraryPath }, p.program, slot.gpu, kernels))) return;
-    this.ahead.start(p, this.nativeOptions(stage, this.libraryLoad ?? this.libraryPath));
+    this.timing.startAhead?.(p, this.stageFor(point, ctx, slot), kernels, slot.gpu);
   }
 
   /**
@@ -590,60 +558,13 @@ export class GpuRunner implements SweepRunner {
     return kernel ? { target: { kernel, kernels: [kernel] }, every: false } : null;
   }
 
-  /** What a CUPTI timing of this stage runs with: the same for a run started ahead and the timing that takes it. */
-  private nativeOptions(stage: ReturnType<GpuRunner['stageFor']>, library: string) {
-    return { ...stage, library, stallSampling: stage.stalls !== false, expectedRuns: this.runsByArgs.get(JSON.stringify(stage.args)) };
-  }
-
-  /** The CUPTI timer library, built once per runner (and once per toolkit on disk). */
-  private library: Promise<string> | null = null;
-
-  /**
-   * Built once per runner; the sweep's cancel stops its nvcc (a cancelled build leaves no file).
-   * Its path keys measurements; programs run here load a private copy made from the bytes that
-   * passed its hash check, so a library swapped in a shared folder after the check is never
-   * loaded (with a launcher the program may run elsewhere: it loads the checked path itself).
-   */
-  private timerLibrary(signal?: AbortSignal): Promise<string> {
-    const built = this.o.prepared?.timerLibrary;
-    const o = { toolchain: this.o.toolchain, cacheDir: this.o.cacheDir, timeoutMs: this.o.timeoutMs, signal };
-    return (this.library ??= (built ? built() : verifiedTimerLibrary(o)).then(l => {
-      this.libraryLoad = this.o.gpu.launcher.length ? l.path : privateTimerCopy(l);
-      return (this.libraryPath = l.path);
-    }));
-  }
-
-  /** One variant's kernel timings: under ncu, or natively with the CUPTI timer (GpuSettings.timer). */
-  private async time(
-    p: VariantProgram,
-    target: BenchTarget,
-    stage: ReturnType<GpuRunner['stageFor']>,
-    progress: (m: string) => void,
-  ): Promise<TimeResult> {
-    if (this.o.gpu.timer !== 'cupti') return timeVariant(p, target, stage, progress);
-    let library: string;
-    try {
-      library = await this.timerLibrary(stage.signal);
-    } catch (e) {
-      if (!(e instanceof TimerUnavailableError)) throw e;
-      return { status: 'profile', message: e.message, groups: new Map(), stdout: null, programFailed: null };
-    }
-    // runs a variant of these arguments needed before: the next variant starts its second run early;
-    // its first may have been started ahead (startAhead), with these same options
-    const args = JSON.stringify(stage.args);
-    const ahead = stage.samples === this.o.gpu.samples ? this.ahead.take(p.program, stage.env, stage.args) : undefined;
-    let r = await timeNative(p, target, { ...this.nativeOptions(stage, this.libraryLoad ?? library), ahead }, progress);
-    if (r.status === 'ok' && r.runs && stage.samples === this.o.gpu.samples) this.runsByArgs.set(args, r.runs);
-    if (r.status === 'ok' && this.o.gpu.counters) {
-      const c = await withCounters(r, p, target, stage, progress);
-      r = { ...c.timing, countersProblem: c.problem };
-    }
-    // CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: how to allow profiling, said once (profile/permissionHelp.ts)
-    return r.message === null ? r : { ...r, message: withCuptiPermissionHelp(r.message) };
+  /** One variant's kernel timings, by the timer the run options chose. */
+  private time(p: VariantProgram, target: BenchTarget, stage: TimingStage, progress: (m: string) => void): Promise<TimeResult> {
+    return this.timing.time(p, target, stage, progress);
   }
 
   /** How a point's program runs on the slot's GPU: its arguments, where reports go, and its progress and cost accounting. */
-  private stageFor(point: SweepPoint, ctx: RunnerContext, slot: GpuSlot) {
+  private stageFor(point: SweepPoint, ctx: RunnerContext, slot: GpuSlot): TimingStage & { onRun: (r: GpuRun) => void } {
     return {
       ...this.o.gpu,
       // `{NAME}` in the program arguments: the point's value (the file as written: the defaults).

@@ -4,8 +4,6 @@
 import type { SweepVariant } from '../../../schema/types';
 import type { VariantProgram } from '../../gpu/stages/program';
 import { AheadRun, NativeTimeOptions, startAhead } from '../../gpu/cupti/timeNative';
-import { PC_SAMPLING_PERIOD } from '../../gpu/cupti/pcStalls';
-import type { BenchOptions } from '../../gpu/options';
 import type { BuildResult } from '../../variants/build';
 import type { SweepPoint } from '../space';
 import { pointId } from '../space';
@@ -122,23 +120,4 @@ export class AheadRuns {
     for (const [key] of left) this.runs.delete(key);
     for (const [, run] of left) await run.stop();
   }
-}
-
-/** How a GPU sweep timed its variants, in words: the tool, samples, clocks, caches and stalls. */
-export function timingNote(
-  g: Pick<BenchOptions, 'samples' | 'warmup' | 'timer' | 'stalls' | 'clockControl' | 'cacheControl'> & { maxSamples?: number },
-  gpu: string | null,
-): string {
-  // adaptive sampling: the leading variants get more (confidence.sampling says how many rounds)
-  const max = g.maxSamples ?? 0;
-  const launches = `${g.samples} launches per variant${max > g.samples ? ` (the leading ones up to ${max})` : ''}`;
-  return g.timer === 'cupti'
-    ? `timed by the CUPTI kernel timer in the program's own runs on ${gpu ?? 'the GPU'}, ${launches} ` +
-        `after ${g.warmup} warm-up: clocks as the GPU sets them, caches warm between launches, ` +
-        (g.stalls === false
-          ? 'no stall reasons (--stalls off)'
-          : `stall reasons from CUPTI PC sampling (every 2^${PC_SAMPLING_PERIOD} cycles, first run)`)
-    : `timed under ncu on ${gpu ?? 'the GPU'}, ${launches} after ${g.warmup} warm-up, ` +
-        `clocks ${g.clockControl === 'base' ? 'locked to base' : 'not locked (--clock-control none)'}, ` +
-        (g.cacheControl === 'none' ? 'caches not flushed between launches (--cache-control none)' : 'caches flushed before each launch');
 }

@@ -9,7 +9,8 @@ import * as os from 'os';
 import { buildFailure } from '../../gpu/stages/build';
 import { TimerUnavailableError, verifiedTimerLibrary } from '../../gpu/cupti/timerLibrary';
 import { hashBoundedFile, READ_CAPS } from '../../base/boundedRead';
-import type { GpuSettings } from '../runners/gpu';
+import type { GpuRunConfig } from '../../gpu/options';
+import { timerFor } from '../../gpu/timer';
 import { ProgramBuilds } from '../runners/programs';
 import type { RunnerContext } from '../runners/runner';
 import { limitProcesses, StaticRunner, StaticRunnerOptions } from '../runners/static';
@@ -20,7 +21,7 @@ import type { BuiltFile, PreparedPoint, SlurmManifest } from './manifest';
 export interface SlurmBuildOptions {
   /** The sweep's SASS side (sweep.ts staticOptionsOf): the same cubins a local sweep builds. */
   static: StaticRunnerOptions;
-  gpu: GpuSettings;
+  gpu: GpuRunConfig;
 }
 
 export class SlurmBuilds {
@@ -80,7 +81,7 @@ export class SlurmBuilds {
 
   /** The CUPTI timer library (timer cupti), built once here: the tasks load it, they do not build it. */
   timerLibrary(signal?: AbortSignal): Promise<SlurmManifest['timerLibrary']> {
-    if (this.o.gpu.timer !== 'cupti') return Promise.resolve(null);
+    if (!timerFor(this.o.gpu).loadsTimerLibrary) return Promise.resolve(null);
     const s = this.o.static;
     // its hash as verified against its seal: a library swapped in the shared folder since is refused on the node
     return (this.library ??= verifiedTimerLibrary({ toolchain: s.toolchain, cacheDir: s.cacheDir, timeoutMs: s.timeoutMs, signal }).catch(

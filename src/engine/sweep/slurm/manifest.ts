@@ -22,7 +22,7 @@ import { installationKey } from '../../base/cacheKey';
 import { BoundedReadError, READ_CAPS, readBoundedBuffer, readBoundedTail } from '../../base/boundedRead';
 import { isTemporaryName, safeMkdir, SafeWriteError, safeWriteFile } from '../../base/safeWrite';
 import { DAMAGED, FOREIGN, readCacheFile, seal, unseal } from '../../base/cacheEntry';
-import type { GpuSettings } from '../runners/gpu';
+import type { GpuRunConfig } from '../../gpu/options';
 import type { SweepRunner } from '../runners/runner';
 import type { SpaceOptions, SweepPoint } from '../space';
 
@@ -36,7 +36,7 @@ export interface SlurmSweepSpec extends SpaceOptions {
   cacheDir: string;
   kernelFilter?: string;
   compileTimeoutMs?: number;
-  gpu: GpuSettings;
+  gpu: GpuRunConfig;
   /** ncu as found where the sweep was started (a node with the same path uses it; else its own). Nodes need no nvcc. */
   tools: { ncu: string | null };
   /** The folder the sweep was started in; not part of its identity. */

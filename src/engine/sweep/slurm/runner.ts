@@ -40,7 +40,7 @@ import {
 } from './manifest';
 import { cancelJobs, checkSubmission, isTerminal, queueState, sbatchArgs, SlurmOptions, submit, TaskState, TaskStatus } from './queue';
 import { isTransient } from './task';
-import { timingNote } from '../runners/pipelining';
+import { timerFor } from '../../gpu/timer';
 
 export interface SlurmRunnerOptions {
   spec: SlurmSweepSpec;
@@ -136,7 +136,7 @@ export class SlurmRunner implements SweepRunner {
 
   notes(): string[] {
     const n = [
-      timingNote(this.o.spec.gpu, this.gpu),
+      timerFor(this.o.spec.gpu).note(this.o.spec.gpu, this.gpu),
       `measured on Slurm (${[...this.hosts].sort().join(', ') || 'no node'}): ${this.submitted} points submitted, ` +
         `${this.reused} from earlier runs of this sweep, ${this.adopted} from tasks an earlier run left queued` +
         (this.copied ? `, ${this.copied} not submitted (the machine code of an earlier point)` : '') +
