@@ -61,11 +61,11 @@ const CHART_TITLES: Record<ChartId, string> = {
   unroll: 'Unroll factor nvcc applied',
 };
 
-/** Where a result's stall samples come from, as its recorded measurement says. */
+/** Where a result's stall samples come from, by the tool its recorded measurement names. */
+const STALL_SOURCE: Record<string, string> = { cupti: 'CUPTI PC sampling of the timed runs', ncu: 'ncu warp-state metrics' };
+
 function stallSource(r: { measurement?: { tool: string } | null }): string {
-  if (r.measurement?.tool === 'cupti') return 'CUPTI PC sampling of the timed runs';
-  if (r.measurement?.tool === 'ncu') return 'ncu warp-state metrics';
-  return 'the profiler of the run';
+  return STALL_SOURCE[r.measurement?.tool ?? ''] ?? 'the profiler of the run';
 }
 
 /** A kernel comparison's rows are kernels: its charts say so (issue 26). */
