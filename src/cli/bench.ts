@@ -9,7 +9,7 @@ import type { SweepResult, SweepVariant } from '../schema/types';
 import { kib } from '../engine/icache/model';
 import { icacheRange, icacheShownText, icacheWhy } from '../schema/icacheText';
 import type { NcuPasses } from '../engine/gpu/stages/time';
-import type { UnrollFactor } from '../engine/variants/rewrite';
+import type { UnrollFactors } from '../engine/variants/factors';
 import { DEFAULT_SETTINGS, SETTINGS } from '../settings';
 import { macroTableFor } from './macros';
 import { defineCommand, factorsOption, lineListOption, numberOption, stringOption } from './args';
@@ -293,7 +293,7 @@ interface BenchArgs {
   file: string;
   loops: number[];
   kernel: string | undefined;
-  factors: UnrollFactor[];
+  factors: UnrollFactors;
   args: string[];
   samples: number;
   /** --max-samples: 0 = no adaptive sampling. */

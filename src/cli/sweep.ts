@@ -11,6 +11,7 @@ import { defaultCacheDir } from '../engine/variants/build';
 import { sweepText } from '../engine/report/sweepText';
 import { sweepJson } from '../engine/sweep/json';
 import { parseParamSpec, SweepSpaceError } from '../engine/sweep/space';
+import { UnrollFactors } from '../engine/variants/factors';
 import { STRATEGIES } from '../engine/sweep/strategies';
 import { runSweep, SweepOptions } from '../engine/sweep/sweep';
 import type { SweepResult } from '../protocol';
@@ -187,7 +188,7 @@ export const sweepCommand = defineCommand({
       file: positionals[0],
       kernel: options.kernel,
       loops,
-      factors: paramsOnly ? [] : factorsOption(options.factors),
+      factors: paramsOnly ? UnrollFactors.NONE : factorsOption(options.factors),
       paramsOnly,
       params,
       strategy,
