@@ -905,7 +905,7 @@ describe('measurement cache shared by several processes', () => {
   test('4 processes writing and reading the same entries at once: every read is a miss or the whole entry', async () => {
     const { spawn } = await import('child_process');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-measure-mp-'));
-    const mod = path.join(REPO_ROOT, 'out', 'src', 'engine', 'profile', 'measurementCache.js');
+    const mod = path.join(REPO_ROOT, 'out', 'src', 'engine', 'gpu', 'measurementCache.js');
     // Each process writes its own version of 8 shared keys (a big entry: partial writes would show) and reads them back in a loop.
     const script = `
       const { MeasurementCache } = require(${JSON.stringify(mod)});
