@@ -2,7 +2,7 @@
 // option table. Not util.parseArgs: its strict mode refuses an option value that starts with a
 // dash given as the next word, and `bench --args "--size 2048"` must keep working.
 import { CliIO, EXIT, UsageError } from './io';
-import { DEFAULT_SETTINGS, describeValue, EnumDecl, NumberDecl, SettingDecl, settingProblem, StringDecl } from '../settings';
+import { describeValue, EnumDecl, NumberDecl, SettingDecl, settingProblem, StringDecl } from '../settings';
 import { UnrollFactors, UnrollFactorsError } from '../engine/variants/factors';
 import { RANGES, rangeProblem } from '../schema/ranges';
 
