@@ -63,7 +63,7 @@ describe('sweep space', () => {
     assert.deepEqual(tied.indexOf({ factors: { [i]: 4, [j]: 4 }, params: {} }), [2]);
     assert.equal(tied.indexOf({ factors: { [i]: 4, [j]: 1 }, params: {} }), null);
     assert.deepEqual(tied.start(SRC), [0], 'the first loop’s written factor (i: default)');
-    // default: every loop of the kernel, factors from DEFAULT_FACTORS
+    // default: every loop of the kernel, factors from UnrollFactors.DEFAULT
     const d = resolveSpace(a, '/x/two.cu', { kernel: 'two' });
     assert.equal(d.size, 49);
     // kernel from the loop
