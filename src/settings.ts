@@ -4,7 +4,7 @@
 // (`npm run gen:settings`, checked by test/unit/settingsManifest.test.ts).
 // Pure on purpose: no `vscode`, no Node APIs. The extension, the server and the CLI import it,
 // the webview imports its types.
-import { RANGES, UNROLL_FACTOR_EXPECTED, UNROLL_FACTOR_PATTERN } from './schema/ranges';
+import { DEFAULT_UNROLL_FACTORS, RANGES, UNROLL_FACTOR_EXPECTED, UNROLL_FACTOR_PATTERN } from './schema/ranges';
 
 /** Where a value may be set (VS Code's configuration scopes that this extension uses). */
 type SettingScope = 'window' | 'machine-overridable';
@@ -123,7 +123,7 @@ export const SETTINGS = {
     description: 'Preprocessor definitions (NAME or NAME=VALUE) when there is no compile_commands.json entry.',
   }),
   unrollFactors: strings({
-    default: ['default', '1', '2', '4', '8', '16', 'full'],
+    default: DEFAULT_UNROLL_FACTORS.map(String),
     minItems: 1,
     itemPattern: UNROLL_FACTOR_PATTERN,
     itemPatternErrorMessage: UNROLL_FACTOR_EXPECTED,

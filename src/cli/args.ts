@@ -2,8 +2,8 @@
 // option table. Not util.parseArgs: its strict mode refuses an option value that starts with a
 // dash given as the next word, and `bench --args "--size 2048"` must keep working.
 import { CliIO, EXIT, UsageError } from './io';
-import { DEFAULT_SETTINGS, describeValue, EnumDecl, NumberDecl, SettingDecl, settingProblem, StringDecl } from '../settings';
-import { parseFactorList, UnrollFactor } from '../engine/variants/rewrite';
+import { describeValue, EnumDecl, NumberDecl, SettingDecl, settingProblem, StringDecl } from '../settings';
+import { UnrollFactors, UnrollFactorsError } from '../engine/variants/factors';
 import { RANGES, rangeProblem } from '../schema/ranges';
 
 export interface OptionSpec {
@@ -177,12 +177,14 @@ export function lineListOption(name: string, text: string): number[] {
   return parts.map(Number);
 }
 
-/** `--factors 1,4,full`; absent: the unrollLens.unrollFactors default. Each factor is checked like the setting's. */
-export function factorsOption(text: string | undefined): UnrollFactor[] {
+/** `--factors 1,4,full`, parsed once here; absent: the unrollLens.unrollFactors default. Each factor is checked like the setting's. */
+export function factorsOption(text: string | undefined): UnrollFactors {
+  if (text === undefined) return UnrollFactors.DEFAULT;
   try {
-    return parseFactorList(text ?? DEFAULT_SETTINGS.unrollFactors.join(','));
+    return UnrollFactors.parse(text);
   } catch (e) {
-    throw new UsageError(`--factors: ${(e as Error).message}`);
+    if (!(e instanceof UnrollFactorsError)) throw e;
+    throw new UsageError(`--factors: ${e.message}`);
   }
 }
 

@@ -6,7 +6,7 @@ import { benchJson, benchLabel, benchLoop, benchRows, RunTiming } from '../engin
 import type { SweepResult, SweepVariant } from '../schema/types';
 import { kib } from '../engine/icache/model';
 import { icacheRange, icacheShownText, icacheWhy } from '../schema/icacheText';
-import type { UnrollFactor } from '../engine/variants/rewrite';
+import type { UnrollFactors } from '../engine/variants/factors';
 import { SETTINGS } from '../settings';
 import { macroTableFor } from './macros';
 import { defineCommand, factorsOption, lineListOption, stringOption } from './args';
@@ -270,7 +270,7 @@ interface BenchArgs {
   file: string;
   loops: number[];
   kernel: string | undefined;
-  factors: UnrollFactor[];
+  factors: UnrollFactors;
   /** How programs are run and timed, from the flags. */
   run: RunFlags;
   arch: string | null;

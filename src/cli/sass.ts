@@ -5,7 +5,7 @@ import { detectToolchain, chooseArch } from '../engine/toolchain/toolchain';
 import { describeRejectedFlag } from '../engine/toolchain/rejectedFlag';
 import { ListingError, NotInstantiatedError, VariantInspector } from '../engine/variants/inspect';
 import { LoopReport } from '../engine/variants/reports';
-import { parseVariantFactor, UnrollFactor } from '../engine/variants/rewrite';
+import { parseVariantFactor, UnrollFactor } from '../engine/variants/factors';
 import type { FileAnalysis } from '../engine/parse/model';
 import { renderListing } from '../engine/report/sassListing';
 import { withStalls } from '../engine/variants/listing';
@@ -219,7 +219,7 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
     }
     if (a.listing !== null && a.loop !== null)
       return await printListing(a, a.loop, a.listing, { file: built, text, analysis, inspector, signal: ac.signal }, io);
-    const progress = new Progress('nvcc', a.loop !== null ? a.factors.length + 3 : 2, io.isTTY ? io.err : null);
+    const progress = new Progress('nvcc', a.loop !== null ? a.factors.size + 3 : 2, io.isTTY ? io.err : null);
     const fileReport = await inspector.inspectFile(built, text, analysis, {
       signal: ac.signal,
       onProgress: () => progress.tick('file as written'),

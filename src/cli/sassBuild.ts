@@ -10,7 +10,7 @@ import { sourceNameOf } from '../schema/kernelNames';
 import { VariantInspector } from '../engine/variants/inspect';
 import { isHeaderFile } from '../engine/variants/overlay';
 import { UnitSearch, unitsByTextSearch, unitsFromCompileCommands } from '../engine/variants/translationUnit';
-import type { UnrollFactor } from '../engine/variants/rewrite';
+import type { UnrollFactor, UnrollFactors } from '../engine/variants/factors';
 import type { FileAnalysis } from '../engine/parse/model';
 import type { SassStalls } from '../engine/profile/sassStalls';
 import { loopIcache, VariantIcache } from '../engine/icache/report';
@@ -27,7 +27,7 @@ export interface SassArgs {
   /** Every --arch value (several: one column set or listing per architecture). */
   archs: string[];
   loop: number | null;
-  factors: UnrollFactor[];
+  factors: UnrollFactors;
   kernel: string | null;
   /** 0: one nvcc per CPU core. */
   jobs: number;

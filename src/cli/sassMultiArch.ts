@@ -5,7 +5,7 @@ import { detectToolchain, Toolchain } from '../engine/toolchain/toolchain';
 import type { CompileFlags } from '../engine/toolchain/flags';
 import { FileSassReport, LoopReport } from '../engine/variants/reports';
 import { ListingError, NotInstantiatedError, VariantInspector } from '../engine/variants/inspect';
-import { factorLabel, UnrollFactor } from '../engine/variants/rewrite';
+import { factorLabel, UnrollFactor } from '../engine/variants/factors';
 import type { FileAnalysis } from '../engine/parse/model';
 import { renderListing } from '../engine/report/sassListing';
 import { withStalls } from '../engine/variants/listing';
@@ -45,7 +45,7 @@ export async function sassArchs(a: SassArgs, io: CliIO): Promise<number> {
   const s = await prepareArchs(a, io);
   const ac = new AbortController();
   const stopSignals = cancelOnSignals(ac);
-  const perArch = a.listing !== null ? 2 : a.loop !== null ? a.factors.length + 3 : 2;
+  const perArch = a.listing !== null ? 2 : a.loop !== null ? a.factors.size + 3 : 2;
   const progress = new Progress('nvcc', perArch * a.archs.length, io.isTTY ? io.err : null);
   const results: ArchResult[] = [];
   try {

@@ -1,6 +1,6 @@
 // `unroll-lens sass` as text: the kernel table, a loop's factor table, its instruction-cache lines.
 import type { FileSassReport, LoopReport } from '../engine/variants/reports';
-import { factorLabel } from '../engine/variants/rewrite';
+import { factorLabel } from '../engine/variants/factors';
 import { icacheCell, VariantIcache } from '../engine/icache/report';
 import { warpsLabel } from '../engine/occupancy/warpsPerSm';
 import type { ToolTimeouts } from './gpuOptions';

@@ -10,6 +10,7 @@ import { splitCommandLine } from '../engine/toolchain/flags';
 import { sweepText } from '../engine/report/sweepText';
 import { sweepJson } from '../engine/sweep/json';
 import { parseParamSpec, SweepSpaceError } from '../engine/sweep/space';
+import { UnrollFactors } from '../engine/variants/factors';
 import { STRATEGIES } from '../engine/sweep/strategies';
 import { runSweep, SweepOptions } from '../engine/sweep/sweep';
 import type { GpuRunConfig } from '../engine/gpu/options';
@@ -185,7 +186,7 @@ export const sweepCommand = defineCommand({
       file: positionals[0],
       kernel: options.kernel,
       loops,
-      factors: paramsOnly ? [] : factorsOption(options.factors),
+      factors: paramsOnly ? UnrollFactors.NONE : factorsOption(options.factors),
       paramsOnly,
       params,
       strategy,

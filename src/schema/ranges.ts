@@ -160,6 +160,13 @@ export const UNROLL_FACTOR_EXPECTED = `default, full or an integer from ${RANGES
 export const UNROLL_FACTOR_PATTERN = '^(default|full|[1-9][0-9]{0,2}|[1-3][0-9]{3}|40[0-8][0-9]|409[0-6])$';
 
 /**
+ * The factors built for a loop when nobody chose others: the unrollLens.unrollFactors setting's
+ * default, hence the CLI's --factors default, and the engine's UnrollFactors.DEFAULT. One list,
+ * kept here because the settings declaration (which the client reads too) cannot import the engine.
+ */
+export const DEFAULT_UNROLL_FACTORS: readonly UnrollFactorValue[] = ['default', 1, 2, 4, 8, 16, 'full'];
+
+/**
  * Why `value` (from a result file or a message: a number or a word) is not an unroll factor, or
  * null. `range` is RANGES.unrollFactor for what we build; RANGES.writtenUnrollFactor for a factor
  * as a source file has it.

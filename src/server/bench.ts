@@ -12,11 +12,11 @@ import type { SweepResult } from '../schema/types';
 import { runConfigFromSettings } from './runOptions';
 import { benchStopsAt, gpuBlocker } from '../engine/gpu/readiness';
 import { EDITOR_GPU_BLOCKER_TEXT } from './gpuReadinessText';
-import { parseFactorList } from '../engine/variants/rewrite';
 import type { Settings } from '../protocol';
 import { DocumentFactsStore, recordBench } from './facts';
 import type { ServerToolchain } from './toolchain';
 import { uriToPath } from './uri';
+import { requestedFactors } from './unrollFactors';
 
 /** A bench step as the work-done progress message: `4 · time 12/20 · GPU 1 · ~20 s left`. */
 export function benchWorkMessage(p: SweepProgress): string {
@@ -59,7 +59,7 @@ export class BenchService {
     const file = uriToPath(uri);
     if (!file) throw new Error('only files on disk can be benchmarked');
     const s = this.settings();
-    const factors = parseFactorList((factorTexts ?? s.unrollFactors).join(','));
+    const factors = requestedFactors(factorTexts, s);
     const work = {
       title: 'Unroll Lens: benchmarking unroll variants on the GPU',
       message: `line ${line}`,

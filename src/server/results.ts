@@ -16,7 +16,6 @@ import { listResults, loadResult, resultsDir, saveResult } from '../engine/sweep
 import { runSweep } from '../engine/sweep/sweep';
 import { unrollPragmaEdit } from '../engine/variants/applyEdit';
 import { applyTargetProblem } from '../engine/sweep/applyTarget';
-import { parseFactorList } from '../engine/variants/rewrite';
 import { checkAppliedFactors, checkSweepResult, SchemaError } from '../schema/result';
 import { applyBestOffer, intervalText } from '../schema/applyBest';
 import {
@@ -35,6 +34,7 @@ import {
 import type { DocumentFactsStore } from './facts';
 import type { ServerToolchain } from './toolchain';
 import { uriToPath } from './uri';
+import { requestedFactors } from './unrollFactors';
 import { slurmProblem, slurmRunnerFromSettings } from './slurm';
 import type { ProcessRunner } from '../engine/toolchain/process';
 
@@ -97,7 +97,7 @@ export class ResultsService {
     if (!kernel) throw new Error(`no kernel or device function at line ${p.kernelLine}`);
     const s = this.settings();
     // no factors: a sweep of parameters only (the editor's sweep of a kernel without loops)
-    const factors = p.factors && !p.factors.length ? [] : parseFactorList((p.factors ?? s.unrollFactors).join(','));
+    const factors = requestedFactors(p.factors, s, true);
     const params = Object.fromEntries(
       (p.params ?? [])
         .filter(x => x.trim())

@@ -11,7 +11,7 @@ import type { CompilerMessage } from '../engine/toolchain/nvccErrors';
 import { VariantBuilder } from '../engine/variants/build';
 import type { FileSassReport, LoopReport } from '../engine/variants/reports';
 import { VariantInspector } from '../engine/variants/inspect';
-import { parseFactorList, parseVariantFactor, UnrollFactor, writtenFactor } from '../engine/variants/rewrite';
+import { parseVariantFactor, UnrollFactors, writtenFactor } from '../engine/variants/factors';
 import type { SassListingParams, SassListingResult, Settings } from '../protocol';
 import { renderListing } from '../engine/report/sassListing';
 import { withStalls } from '../engine/variants/listing';
@@ -19,6 +19,7 @@ import { benchSassStalls } from './facts';
 import type { DocumentFactsStore } from './facts';
 import type { ServerToolchain } from './toolchain';
 import { uriToPath } from './uri';
+import { requestedFactors } from './unrollFactors';
 import { READ_CAPS, readBoundedText } from '../engine/base/boundedRead';
 import { HeaderUnit, NO_UNIT_HINT } from './headers';
 
@@ -123,7 +124,7 @@ export class VariantService {
   ): Promise<LoopReport> {
     const file = uriToPath(uri);
     if (!file) throw new Error('only files on disk can be compiled (save the file first)');
-    const factors = parseFactorList((factorTexts ?? this.settings().unrollFactors).join(','));
+    const factors = requestedFactors(factorTexts, this.settings());
     const work = {
       title: 'Unroll Lens: building unroll variants',
       message: `line ${line}`,
@@ -166,7 +167,7 @@ export class VariantService {
     text: string,
     analysis: FileAnalysis,
     line: number,
-    factors: UnrollFactor[],
+    factors: UnrollFactors,
     arch: string,
     signal: AbortSignal,
     onProgress: (done: number, total: number, key: string) => void,

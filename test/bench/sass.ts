@@ -9,7 +9,8 @@ import { detectToolchain } from '../../src/engine/toolchain/toolchain';
 import { flagsFromSettings } from '../../src/engine/toolchain/flags';
 import { VariantBuilder } from '../../src/engine/variants/build';
 import { VariantInspector } from '../../src/engine/variants/inspect';
-import { makeVariantSource, UnrollFactor, variantKey } from '../../src/engine/variants/rewrite';
+import { makeVariantSource, variantKey } from '../../src/engine/variants/rewrite';
+import { UnrollFactors } from '../../src/engine/variants/factors';
 import { parseCuobjdumpSass, parseNvdisasm } from '../../src/engine/sass';
 import { renderListing } from '../../src/engine/report/sassListing';
 
@@ -102,7 +103,7 @@ export async function sassBench(row: Row): Promise<void> {
   const text = fs.readFileSync(file, 'utf8');
   const analysis = docs.analyzeOnce(text, file);
   const line = analysis.kernels.find(k => k.name === 'matmul_basic')!.loops[0].line;
-  const factors: UnrollFactor[] = ['default', 1, 2, 4, 8, 16];
+  const factors = UnrollFactors.of(['default', 1, 2, 4, 8, 16]);
   const reqs = factors.map(f => {
     const vf = new Map([[line, f]]);
     return { key: variantKey(vf), source: makeVariantSource(text, analysis, vf, file), originalPath: file };

@@ -2,7 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze, lineOf } from './helpers';
 import { applyUnrollEdit, unrollPragmaEdit } from '../../src/engine/variants/applyEdit';
-import type { UnrollFactor } from '../../src/engine/variants/rewrite';
+import type { UnrollFactor } from '../../src/engine/variants/factors';
 
 const SRC = `__global__ void k(float* a, int n) {
     #pragma unroll 4 // four

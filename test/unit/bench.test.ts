@@ -31,6 +31,7 @@ import { sweepJson } from '../../src/engine/sweep/json';
 import { checkSweepResult } from '../../src/schema/result';
 import { lineStallNotes } from '../../src/server/wire';
 import { instantiationLabel } from '../../src/schema/kernelNames';
+import { UnrollFactors } from '../../src/engine/variants/factors';
 
 const REC = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100');
 
@@ -64,7 +65,7 @@ async function sweepOptions(runner: ProcessRunner, s: Awaited<ReturnType<typeof 
     cacheDir: CACHE,
     kernel: 'matmul_basic',
     loops: [s.line],
-    factors: [4],
+    factors: UnrollFactors.of([4]),
   };
 }
 const rec = (f: string) => fs.readFileSync(path.join(REC, f), 'utf8');
@@ -160,7 +161,7 @@ async function options(
     flags: flagsFromSettings({}, SAMPLES),
     cacheDir: CACHE,
     loops: [line],
-    factors: ['default', 1, 4],
+    factors: UnrollFactors.of(['default', 1, 4]),
     args: ['--only', 'matmul_basic', '--reps', '25'],
     samples: 20,
     warmup: 2,
@@ -296,7 +297,11 @@ describe('bench pipeline on recorded H100 outputs', () => {
     const text = fs.readFileSync(file, 'utf8');
     const analysis = await analyze(text, file);
     const line = analysis.kernels.find(k => k.name === 'matmul_pragma')!.loops[0].line;
-    const { o } = await options(runner, { loops: [line], factors: [1], args: ['--only', 'matmul_pragma', '--reps', '25'] });
+    const { o } = await options(runner, {
+      loops: [line],
+      factors: UnrollFactors.of([1]),
+      args: ['--only', 'matmul_pragma', '--reps', '25'],
+    });
     const r = await benchLoop(file, text, analysis, o);
     assert.deepEqual(r.instantiations!.map(x => x.kernel).sort(), [...names].sort());
     for (const x of r.instantiations!)
@@ -382,7 +387,7 @@ describe('bench pipeline on recorded H100 outputs', () => {
       () => ({ stdout: rec('matmul_unroll.stdout') }),
       () => ({ stdout: rec('ncu-no-kernels.stdout'), stderr: rec('ncu-no-kernels.stderr'), exitCode: 0 }),
     );
-    const { o, file, text, analysis } = await options(runner, { factors: [4] });
+    const { o, file, text, analysis } = await options(runner, { factors: UnrollFactors.of([4]) });
     const r = await benchLoop(file, text, analysis, o);
     assert.equal(r.variants[1].status, 'profile');
     assert.match(r.variants[1].message!, /profiled none of the kernels/i);
@@ -397,7 +402,7 @@ describe('bench pipeline on recorded H100 outputs', () => {
       return { stdout: '' };
     };
     const { runner, calls } = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncu);
-    const { o, file, text, analysis } = await options(runner, { factors: [4], sourceStalls: true });
+    const { o, file, text, analysis } = await options(runner, { factors: UnrollFactors.of([4]), sourceStalls: true });
     const r = await benchLoop(file, text, analysis, o);
     assert.equal(r.lineStallsProblem, null);
     const hottest = [...r.lineStalls!].sort((a, b) => b.samples - a.samples)[0];
@@ -478,7 +483,7 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
     if (skip) return t.skip(skip);
     const { runner, calls } = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncuOk);
     // the loop's trip count is a runtime value: `full` is nvcc's ×4, and `default` is the file as written
-    const { o, file, text, analysis } = await options(runner, { factors: ['default', 4, 'full'] });
+    const { o, file, text, analysis } = await options(runner, { factors: UnrollFactors.of(['default', 4, 'full']) });
     const r = await benchLoop(file, text, analysis, o);
     assert.deepEqual(
       r.variants.map(v => [v.label, v.status, v.identicalTo]),
@@ -548,10 +553,10 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
       return underNcu(run);
     };
     const benchRun = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncu);
-    const b = await options(benchRun.runner, { factors: [4], sourceStalls: true });
+    const b = await options(benchRun.runner, { factors: UnrollFactors.of([4]), sourceStalls: true });
     const bench = await benchLoop(b.file, b.text, b.analysis, b.o);
     const sweepRun = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncu);
-    const s = await options(sweepRun.runner, { factors: [4], sourceStalls: true });
+    const s = await options(sweepRun.runner, { factors: UnrollFactors.of([4]), sourceStalls: true });
     const gpu = { ...s.o, sourceStalls: true };
     const r = await runSweep({ ...(await sweepOptions(sweepRun.runner, s)), gpu });
     assert.equal(r.lineStallsProblem, null);
@@ -584,7 +589,7 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
       return underNcu(run);
     };
     const first = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncu);
-    const a = await options(first.runner, { factors: [4], sourceStalls: true, measurementCacheDir: dir });
+    const a = await options(first.runner, { factors: UnrollFactors.of([4]), sourceStalls: true, measurementCacheDir: dir });
     const r1 = await benchLoop(a.file, a.text, a.analysis, a.o);
     assert.ok(first.calls.some(c => c.includes('SourceCounters')));
     assert.ok(r1.lineStalls?.length);
@@ -593,7 +598,7 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
       () => assert.fail('no program may run'),
       () => assert.fail('no ncu may run'),
     );
-    const b = await options(second.runner, { factors: [4], sourceStalls: true, measurementCacheDir: dir });
+    const b = await options(second.runner, { factors: UnrollFactors.of([4]), sourceStalls: true, measurementCacheDir: dir });
     const r2 = await benchLoop(b.file, b.text, b.analysis, b.o);
     assert.equal(second.calls.length, 0);
     assert.equal(r2.timing.gpuRuns, 0);
@@ -603,7 +608,7 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
 
     // a comment added at the end: the same program, but the lines' text is part of the answer
     const third = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncu);
-    const c = await options(third.runner, { factors: [4], sourceStalls: true, measurementCacheDir: dir });
+    const c = await options(third.runner, { factors: UnrollFactors.of([4]), sourceStalls: true, measurementCacheDir: dir });
     await benchLoop(c.file, `${c.text}\n// edited\n`, c.analysis, c.o);
     assert.equal(third.calls.filter(x => x.includes('SourceCounters')).length, 1);
   });
@@ -617,7 +622,7 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
       return underNcu(run);
     };
     const first = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncu);
-    const a = await options(first.runner, { factors: [4], sourceStalls: true, measurementCacheDir: dir });
+    const a = await options(first.runner, { factors: UnrollFactors.of([4]), sourceStalls: true, measurementCacheDir: dir });
     const r1 = await benchLoop(a.file, a.text, a.analysis, a.o);
     // the entry as the previous version wrote it: per-line samples only
     const entries = fs
@@ -634,7 +639,7 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
     fs.writeFileSync(entries[0], JSON.stringify({ version: 1, key: path.basename(entries[0], '.json'), measurement }));
 
     const second = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncu);
-    const b = await options(second.runner, { factors: [4], sourceStalls: true, measurementCacheDir: dir });
+    const b = await options(second.runner, { factors: UnrollFactors.of([4]), sourceStalls: true, measurementCacheDir: dir });
     const r2 = await benchLoop(b.file, b.text, b.analysis, b.o);
     assert.equal(second.calls.filter(x => x.includes('SourceCounters')).length, 1);
     assert.deepEqual(r2.sassStalls, r1.sassStalls);
@@ -645,7 +650,7 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
     if (skip) return t.skip(skip);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-measure-'));
     const first = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncuOk);
-    const a = await options(first.runner, { measurementCacheDir: dir, factors: [1] });
+    const a = await options(first.runner, { measurementCacheDir: dir, factors: UnrollFactors.of([1]) });
     await benchLoop(a.file, a.text, a.analysis, a.o);
     const entries = fs
       .readdirSync(dir, { recursive: true })
@@ -655,7 +660,7 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
     const victim = path.join(dir, entries[0]);
     fs.writeFileSync(victim, fs.readFileSync(victim, 'utf8').slice(0, 100));
     const again = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncuOk);
-    const b = await options(again.runner, { measurementCacheDir: dir, factors: [1] });
+    const b = await options(again.runner, { measurementCacheDir: dir, factors: UnrollFactors.of([1]) });
     const r = await benchLoop(b.file, b.text, b.analysis, b.o);
     assert.equal(profiles(again.calls).length, 1, 'only the damaged entry is measured again');
     assert.deepEqual(
@@ -668,7 +673,7 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
     if (skip) return t.skip(skip);
     const { runner } = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncuOk);
     const events: SweepProgress[] = [];
-    const { o, file, text, analysis } = await options(runner, { factors: ['default', 4], progress: p => events.push(p) });
+    const { o, file, text, analysis } = await options(runner, { factors: UnrollFactors.of(['default', 4]), progress: p => events.push(p) });
     await benchLoop(file, text, analysis, o);
     assert.equal(events[0].phase, 'start');
     const timed = events.filter(e => e.phase === 'time');
@@ -707,7 +712,7 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
       return { stdout: [...lines.slice(0, 2), ...lines.slice(2, 2 + Math.min(asked, perRun))].join('\n') + '\n' };
     };
     const { runner, calls } = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncu);
-    const { o, file, text, analysis } = await options(runner, { factors: [4] });
+    const { o, file, text, analysis } = await options(runner, { factors: UnrollFactors.of([4]) });
     const r = await benchLoop(file, text, analysis, o);
     assert.deepEqual(
       r.variants.map(v => [v.label, v.status, v.samples]),
@@ -740,7 +745,7 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
       if (n === 1) return result({ command: cmd, args, exitCode: 2, stdout: '==ERROR== The application returned an error code (2).\n' });
       return base.runner(cmd, args, o);
     };
-    const { o, file, text, analysis } = await options(runner, { profilesPerGpu: 2, factors: [1, 4] });
+    const { o, file, text, analysis } = await options(runner, { profilesPerGpu: 2, factors: UnrollFactors.of([1, 4]) });
     // programs built beforehand, so both processes start together
     await benchLoop(file, text, analysis, { ...o, toolchain: { ...o.toolchain, runner: base.runner } });
     const r = await benchLoop(file, text, analysis, o);
@@ -767,13 +772,13 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
       if (cmd === '/fake/ncu' && args.includes('--metrics')) envs.push(o?.env);
       return base.runner(cmd, args, o);
     };
-    const { o, file, text, analysis } = await options(runner, { gpus: [0, 1], factors: [1, 2, 4] });
+    const { o, file, text, analysis } = await options(runner, { gpus: [0, 1], factors: UnrollFactors.of([1, 2, 4]) });
     const two = await benchLoop(file, text, analysis, o);
     const one = await benchLoop(
       file,
       text,
       analysis,
-      (await options(replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncuOk).runner, { factors: [1, 2, 4] })).o,
+      (await options(replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncuOk).runner, { factors: UnrollFactors.of([1, 2, 4]) })).o,
     );
     assert.deepEqual(
       two.variants.map(v => [v.label, v.status, v.medianMs]),
@@ -821,7 +826,7 @@ if [ -n "$out" ]; then cp "${recDir}/matmul_basic.raw.csv" "$out.ncu-rep"; else 
     const { o, file, text, analysis } = await options(realRunner, {
       launcher: [launcher],
       cacheDir: path.join(shared, 'builds'),
-      factors: [4],
+      factors: UnrollFactors.of([4]),
     });
     const saved = process.env.TMPDIR;
     process.env.TMPDIR = local;

@@ -12,7 +12,6 @@ import { flagsFromSettings } from '../../src/engine/toolchain/flags';
 import { VariantBuilder } from '../../src/engine/variants/build';
 import type { LoopVariant } from '../../src/engine/variants/reports';
 import { VariantInspector } from '../../src/engine/variants/inspect';
-import type { UnrollFactor } from '../../src/engine/variants/rewrite';
 import { benchJson } from '../../src/engine/sweep/bench';
 import { icacheEntries } from '../../src/engine/icache/entries';
 import { attachIcache } from '../../src/engine/sweep/sweep';
@@ -24,6 +23,7 @@ import { renderBench } from '../../src/cli/bench';
 import { fromLoopReport } from '../../src/engine/sweep/loopVariantsResult';
 import { sweepCsv } from '../../src/engine/sweep/export';
 import { measuredIcacheMarkdown } from '../../src/server/features';
+import { UnrollFactor, UnrollFactors } from '../../src/engine/variants/factors';
 
 const CLI = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100', 'cli');
 const FILE = path.join(SAMPLES, 'icache_cliff.cu');
@@ -250,10 +250,13 @@ describe('bench i-cache entries: measured replaces predicted', () => {
       cacheDir: fs.mkdtempSync(path.join(os.tmpdir(), 'ul-icache-')),
       runner: t0.runner,
     });
-    const report = await new VariantInspector({ toolchain: t0, builder, arch: 'sm_90' }).inspectLoop(FILE, text, analysis, LINE, [
-      16,
-      'full',
-    ]);
+    const report = await new VariantInspector({ toolchain: t0, builder, arch: 'sm_90' }).inspectLoop(
+      FILE,
+      text,
+      analysis,
+      LINE,
+      UnrollFactors.of([16, 'full']),
+    );
     const r = fromLoopReport(report, { file: FILE, analysis, arch: 'sm_90', nvcc: null });
     const byLabel = new Map(r.variants.map(v => [v.label, v.icache]));
     for (const c of byLabel.values()) {

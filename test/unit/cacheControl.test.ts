@@ -22,6 +22,7 @@ import type { BenchOptions } from '../../src/engine/gpu/options';
 import { conditionsText } from '../../src/schema/measurementText';
 import { runConfigFromSettings } from '../../src/server/runOptions';
 import { DEFAULT_SETTINGS } from '../../src/settings';
+import { UnrollFactors } from '../../src/engine/variants/factors';
 
 const H100 = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100');
 const rec = (f: string) => fs.readFileSync(path.join(H100, f), 'utf8');
@@ -222,7 +223,7 @@ async function bench(over: Partial<BenchOptions>) {
     flags: flagsFromSettings({}, SAMPLES),
     cacheDir: path.join(CACHE, 'builds'),
     loops: [line],
-    factors: [4],
+    factors: UnrollFactors.of([4]),
     args: ['--only', 'matmul_basic', '--reps', '25'],
     samples: 20,
     warmup: 2,

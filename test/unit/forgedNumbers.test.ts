@@ -19,7 +19,8 @@ import { parseRawPage } from '../../src/engine/profile/ncuCsv';
 import { parseRawPageStrict, RawPageError } from '../../src/engine/profile/rawPageStream';
 import { listResults, loadResult, resultsDir } from '../../src/engine/sweep/store';
 import { unrollPragmaEdit } from '../../src/engine/variants/applyEdit';
-import { parseFactorList, pragmaText, UnrollFactorError, writtenFactor } from '../../src/engine/variants/rewrite';
+import { pragmaText, UnrollFactorError } from '../../src/engine/variants/rewrite';
+import { UnrollFactors, writtenFactor } from '../../src/engine/variants/factors';
 import { factorsOption, lineListOption, numberOption } from '../../src/cli/args';
 import { UsageError } from '../../src/cli/io';
 import { ResultsService } from '../../src/server/results';
@@ -288,7 +289,7 @@ describe('unroll factors from the setting and requests: one definition', () => {
     const s = readSettings({ unrollFactors: ['4', '1e23', '100000000000000000000000'] }, m => warnings.push(m));
     assert.deepEqual(s.unrollFactors, ['4']);
     assert.equal(warnings.length, 2);
-    assert.deepEqual(parseFactorList(s.unrollFactors.join(',')).map(pragmaText), ['unroll 4']);
+    assert.deepEqual(UnrollFactors.parse(s.unrollFactors).map(pragmaText), ['unroll 4']);
     // The client's copy of the same rule (it reads the setting itself for its pickers).
     const client: string[] = [];
     assert.deepEqual(
@@ -306,16 +307,16 @@ describe('unroll factors from the setting and requests: one definition', () => {
       const client = validFactorTexts(list, () => undefined);
       const server = readSettings({ unrollFactors: list }).unrollFactors;
       assert.deepEqual(client.length ? client : DEFAULT_SETTINGS.unrollFactors, server, JSON.stringify(list));
-      for (const f of parseFactorList(server.join(','))) assert.ok(isFactor(f, 4096));
+      for (const f of UnrollFactors.parse(server)) assert.ok(isFactor(f, 4096));
     }
   });
 
   test('a request naming 1e+23 or a 24-digit factor (the server, the CLI): refused with the range', () => {
     assert.throws(
-      () => parseFactorList('100000000000000000000000'),
+      () => UnrollFactors.parse('100000000000000000000000'),
       /unroll factor '100000000000000000000000' is out of range: use default, full or an integer from 1 to 4096/,
     );
-    assert.throws(() => parseFactorList('1e+23'), /bad unroll factor '1e\+23'/);
+    assert.throws(() => UnrollFactors.parse('1e+23'), /bad unroll factor '1e\+23'/);
     assert.throws(
       () => factorsOption('4,4097'),
       (e: Error) => e instanceof UsageError && /--factors: unroll factor '4097' is out of range/.test(e.message),
@@ -553,7 +554,7 @@ describe('property: random result files (3,000 cases)', () => {
       }
       let factors: (string | number)[] = [];
       try {
-        factors = factorsOption(text);
+        factors = factorsOption(text).toJSON();
       } catch (e) {
         assert.ok(e instanceof UsageError && /^--factors: /.test(e.message), String(e));
       }

@@ -20,6 +20,7 @@ import { parseNvdisasm } from '../../src/engine/sass';
 import { codeLenses, hover } from '../../src/server/features';
 import { HeaderUnits } from '../../src/server/headers';
 import { Commands, DEFAULT_SETTINGS } from '../../src/protocol';
+import { UnrollFactors } from '../../src/engine/variants/factors';
 
 const cuda = useCudaTools(['nvdisasm']);
 
@@ -135,7 +136,7 @@ describe('header variants through a translation unit (overlay)', () => {
       const h = await header(path.join(dir, l.header));
       const { inspector } = setup(path.join(dir, l.tu), flagsFromSettings({ includePaths: l.includePaths ?? [] }, dir));
       const line = lineOf(h.text, 'for (');
-      const r = await inspector.inspectLoop(h.file, h.text, h.analysis, line, [1, 4]);
+      const r = await inspector.inspectLoop(h.file, h.text, h.analysis, line, UnrollFactors.of([1, 4]));
       for (const v of r.variants) assert.equal(v.status, 'ok', `${v.factor}: ${v.failure?.messages.map(m => m.message).join('\n')}`);
       const [one, four] = r.variants;
       assert.equal(one.effectiveUnroll, 1);
@@ -214,7 +215,7 @@ describe('header variants through a translation unit (overlay)', () => {
     fs.writeFileSync(path.join(dir, 't.cu'), unit(`"${path.join(dir, 'include', 'x.cuh')}"`));
     const h = await header(path.join(dir, 'include/x.cuh'));
     const { inspector } = setup(path.join(dir, 't.cu'), flagsFromSettings({}, dir));
-    const r = await inspector.inspectLoop(h.file, h.text, h.analysis, HEADER_LOOP, [1, 4]);
+    const r = await inspector.inspectLoop(h.file, h.text, h.analysis, HEADER_LOOP, UnrollFactors.of([1, 4]));
     for (const v of r.variants) {
       assert.equal(v.status, 'failed');
       assert.equal(v.kernelInstructions, null);
@@ -241,7 +242,7 @@ describe('header variants through a translation unit (overlay)', () => {
     const tu = path.join(src, 'header_loops.cu');
     const { inspector } = setup(tu, resolveCompileFlags(tu, [SAMPLES], {}));
     await assert.rejects(
-      inspector.inspectLoop(h.file, h.text, h.analysis, lineOf(h.text, 'dst[i] = src[i] * f'), [1, 2]),
+      inspector.inspectLoop(h.file, h.text, h.analysis, lineOf(h.text, 'dst[i] = src[i] * f'), UnrollFactors.of([1, 2])),
       (e: Error) => e instanceof NotInstantiatedError && /header_loops\.cu does not instantiate scaled_copy/.test(e.message),
     );
   });

@@ -21,6 +21,7 @@ import { VariantInspector } from '../../src/engine/variants/inspect';
 import { instantiationLabel } from '../../src/schema/kernelNames';
 import { hover } from '../../src/server/features';
 import type { SweepResult } from '../../src/protocol';
+import { UnrollFactors } from '../../src/engine/variants/factors';
 
 const FIXTURE = path.join(REPO_ROOT, 'test', 'fixtures', 'instantiations', 'two_trips.cu');
 const TEXT = fs.readFileSync(FIXTURE, 'utf8');
@@ -92,7 +93,7 @@ describe('a loop in two instantiations (chain<2>, chain<64>), built with nvcc', 
       flags: flagsFromSettings({}, path.dirname(FIXTURE)),
       cacheDir: CACHE,
       loops: [LOOP],
-      factors: '1,2,8,full',
+      factors: UnrollFactors.parse('1,2,8,full'),
     });
     assert.equal(sweep.variants.length, 5);
     for (const v of sweep.variants) {
@@ -144,7 +145,7 @@ describe('a loop in two instantiations (chain<2>, chain<64>), built with nvcc', 
     });
     const inspector = new VariantInspector({ toolchain: toolchain!, builder, arch: 'sm_90' });
     const file = await inspector.inspectFile(FIXTURE, TEXT, analysis);
-    const loop = await inspector.inspectLoop(FIXTURE, TEXT, analysis, LOOP, [1, 2, 8, 'full']);
+    const loop = await inspector.inspectLoop(FIXTURE, TEXT, analysis, LOOP, UnrollFactors.of([1, 2, 8, 'full']));
     assert.deepEqual(loop.instantiation, { name: CHAIN64, demangled: 'void chain<64>(float const*, float*)', of: 2, trips: 64 });
     const m = file.loops.find(l => l.line === LOOP)!;
     assert.deepEqual(

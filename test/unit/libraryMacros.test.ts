@@ -20,6 +20,7 @@ import { chooseArch } from '../../src/engine/toolchain/toolchain';
 import { flagsFromSettings } from '../../src/engine/toolchain/flags';
 import { VariantBuilder } from '../../src/engine/variants/build';
 import { VariantInspector } from '../../src/engine/variants/inspect';
+import { UnrollFactors } from '../../src/engine/variants/factors';
 
 const SRC = `template <int N>
 _CCCL_DEVICE _CCCL_FORCEINLINE void cccl_fn(int* a) {
@@ -339,7 +340,7 @@ describe('cuda-samples/library_style.cu with nvcc', () => {
     const inspector = new VariantInspector({ toolchain: tc, builder, arch });
     const matvecLoop = lineOf(text, 'for (int k = 0; k < cols; ++k) acc +=');
     assert.equal(kernel(analysis, 'library_matvec').loops[0].pragma?.macro?.name, 'CUTLASS_PRAGMA_NO_UNROLL');
-    const r = await inspector.inspectLoop(file, text, analysis, matvecLoop, [1, 4]);
+    const r = await inspector.inspectLoop(file, text, analysis, matvecLoop, UnrollFactors.of([1, 4]));
     assert.deepEqual(
       r.variants.map(v => [v.factor, v.status, v.effectiveUnroll]),
       [
@@ -349,7 +350,7 @@ describe('cuda-samples/library_style.cu with nvcc', () => {
     );
     assert.ok(r.variants[1].kernelInstructions! > r.variants[0].kernelInstructions!);
     const rowsumLoop = lineOf(text, 'for (int k = 0; k < cols; ++k) part');
-    const w = await inspector.inspectLoop(file, text, analysis, rowsumLoop, [4, 1]);
+    const w = await inspector.inspectLoop(file, text, analysis, rowsumLoop, UnrollFactors.of([4, 1]));
     assert.deepEqual(
       w.variants.map(v => [v.factor, v.status, v.effectiveUnroll]),
       [

@@ -20,6 +20,7 @@ import { editMayChangeMacros } from '../../src/server/macros';
 import { flagsFromSettings } from '../../src/engine/toolchain/flags';
 import { VariantBuilder } from '../../src/engine/variants/build';
 import { VariantInspector } from '../../src/engine/variants/inspect';
+import { UnrollFactors } from '../../src/engine/variants/factors';
 
 function defs(...lines: string[]): Map<string, MacroDefinition> {
   const m = new Map<string, MacroDefinition>();
@@ -403,7 +404,13 @@ describe('expansions agree with nvcc -E (device pass)', () => {
       runner: tc.runner,
     });
     const inspector = new VariantInspector({ toolchain: tc, builder, arch: 'sm_90' });
-    const r = await inspector.inspectLoop(file, text, analysis, lineOf(text, 'for (int k = 0; k < cols; ++k)'), [1, 4, 8]);
+    const r = await inspector.inspectLoop(
+      file,
+      text,
+      analysis,
+      lineOf(text, 'for (int k = 0; k < cols; ++k)'),
+      UnrollFactors.of([1, 4, 8]),
+    );
     assert.deepEqual(
       r.variants.map(v => [v.factor, v.status, v.effectiveUnroll]),
       [

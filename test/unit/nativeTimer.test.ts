@@ -18,6 +18,7 @@ import { summarize } from '../../src/engine/gpu/stages/summary';
 import { benchJson, benchLoop } from '../../src/engine/sweep/bench';
 import { checkSweepResult } from '../../src/schema/result';
 import { measurementKeyFor } from '../../src/engine/gpu/measurementCache';
+import { UnrollFactors } from '../../src/engine/variants/factors';
 
 const CUPTI = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100', 'cupti');
 const H100 = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100');
@@ -376,7 +377,7 @@ describe('the timer library and a bench with it', () => {
       flags: flagsFromSettings({}, SAMPLES),
       cacheDir: path.join(CACHE, 'builds'),
       loops: [line],
-      factors: [1, 4],
+      factors: UnrollFactors.of([1, 4]),
       args: ['--only', 'matmul_basic', '--reps', '25'],
       samples: 20,
       warmup: 2,
@@ -464,7 +465,7 @@ describe('the timer library and a bench with it', () => {
       flags: flagsFromSettings({}, SAMPLES),
       cacheDir: fs.mkdtempSync(path.join(CACHE, 'two-gpus-')),
       loops: [line],
-      factors: [1, 2, 4, 8],
+      factors: UnrollFactors.of([1, 2, 4, 8]),
       args: ['--only', 'matmul_basic', '--reps', '25'],
       samples: 20,
       warmup: 2,
@@ -522,7 +523,7 @@ describe('the timer library and a bench with it', () => {
       flags: flagsFromSettings({}, SAMPLES),
       cacheDir: fs.mkdtempSync(path.join(CACHE, 'stream-')),
       loops: [line],
-      factors: [1, 8],
+      factors: UnrollFactors.of([1, 8]),
       args: ['--only', 'matmul_basic', '--reps', '25'],
       samples: 20,
       warmup: 2,

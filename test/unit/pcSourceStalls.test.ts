@@ -23,6 +23,7 @@ import { MeasurementCache, measurementKeyFor } from '../../src/engine/gpu/measur
 import { lineStallsText } from '../../src/engine/report/lineStallsText';
 import { checkSweepResult } from '../../src/schema/result';
 import { parseNvdisasm } from '../../src/engine/sass';
+import { UnrollFactors } from '../../src/engine/variants/factors';
 
 const H100 = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100');
 const DIR = path.join(H100, 'cupti', 'pclines');
@@ -98,7 +99,7 @@ async function bench(records: string, calls: string[][], measurementCacheDir: st
     flags: flagsFromSettings({}, SAMPLES),
     cacheDir: path.join(CACHE, 'builds'),
     loops: [line],
-    factors: [4],
+    factors: UnrollFactors.of([4]),
     args: ['--size', '1024', '--reps', '25'],
     samples: 20,
     warmup: 2,

@@ -25,6 +25,7 @@ import {
 import { cuptiPaths, toolkitRoot } from '../../src/engine/gpu/cupti/timerLibrary';
 import { benchLoop } from '../../src/engine/sweep/bench';
 import type { BenchOptions } from '../../src/engine/gpu/options';
+import { UnrollFactors } from '../../src/engine/variants/factors';
 
 const ERRORS = path.join(REPO_ROOT, 'test', 'fixtures', 'ncu', 'errors');
 const H100 = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100');
@@ -147,7 +148,7 @@ async function bench(answer: ProcessRunner, over: Partial<BenchOptions>) {
     flags: flagsFromSettings({}, SAMPLES),
     cacheDir: path.join(CACHE, 'builds'),
     loops: [line],
-    factors: [4],
+    factors: UnrollFactors.of([4]),
     args: ['--only', 'matmul_basic', '--reps', '25'],
     samples: 20,
     warmup: 2,

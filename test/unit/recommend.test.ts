@@ -35,6 +35,7 @@ import { RECOMMENDATION_RECORD } from '../../src/engine/sweep/recommendRecord';
 import { analyze, REPO_ROOT, SAMPLES, useCudaTools } from './helpers';
 import { flagsFromSettings } from '../../src/engine/toolchain/flags';
 import { runSweep } from '../../src/engine/sweep/sweep';
+import { UnrollFactors } from '../../src/engine/variants/factors';
 
 const H100 = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100');
 const REC = path.join(H100, 'recommend');
@@ -238,7 +239,7 @@ describe('the static facts rebuild with nvcc (CI: nvcc, no GPU)', () => {
         cacheDir,
         kernel: 'matmul_basic',
         loops: [51],
-        factors: recorded.factors,
+        factors: UnrollFactors.of(recorded.factors),
       });
       assert.equal(r.best, recorded.best);
       assert.match(r.bestBasis!, /instruction-cache model/);

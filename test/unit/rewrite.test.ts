@@ -4,16 +4,8 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { analyze } from './helpers';
-import {
-  makeVariantBytes,
-  makeVariantSource,
-  variantSource,
-  parseFactorList,
-  variantKey,
-  writtenFactor,
-  VariantError,
-  UnrollFactor,
-} from '../../src/engine/variants/rewrite';
+import { makeVariantBytes, makeVariantSource, variantSource, variantKey, VariantError } from '../../src/engine/variants/rewrite';
+import { UnrollFactor, UnrollFactors, writtenFactor } from '../../src/engine/variants/factors';
 
 const SRC = `__global__ void k(float* a, int n) {
   #pragma unroll 4
@@ -105,9 +97,9 @@ describe('variant sources', () => {
   test('unknown loop line is an error; factor lists parse and dedupe', async () => {
     const a = await analyze(SRC);
     assert.throws(() => makeVariantSource(SRC, a, new Map([[2, 4]]), '/abs/k.cu'), VariantError);
-    assert.deepEqual(parseFactorList('default,1,2,4,8,16,full,4'), ['default', 1, 2, 4, 8, 16, 'full']);
-    assert.throws(() => parseFactorList('0'));
-    assert.throws(() => parseFactorList('x'));
+    assert.deepEqual(UnrollFactors.parse('default,1,2,4,8,16,full,4').toJSON(), ['default', 1, 2, 4, 8, 16, 'full']);
+    assert.throws(() => UnrollFactors.parse('0'));
+    assert.throws(() => UnrollFactors.parse('x'));
     assert.equal(
       variantKey(
         new Map<number, UnrollFactor>([

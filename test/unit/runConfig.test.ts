@@ -14,6 +14,7 @@ import { BenchOptions, runConfigOf } from '../../src/engine/gpu/options';
 import { defaultCacheDir } from '../../src/engine/variants/build';
 import { DEFAULT_SETTINGS } from '../../src/settings';
 import type { Toolchain } from '../../src/engine/toolchain/toolchain';
+import { UnrollFactors } from '../../src/engine/variants/factors';
 import { SAMPLES } from './helpers';
 
 const cliff = path.join(SAMPLES, 'icache_cliff.cu');
@@ -241,7 +242,7 @@ describe('the bench and the comparison pass the configuration through', () => {
       cacheDir: '/c/b',
       nvccTimeoutMs: 1000,
       loops: [3],
-      factors: [4],
+      factors: UnrollFactors.of([4]),
       kernel: 'k',
       signal: new AbortController().signal,
       progress: () => undefined,

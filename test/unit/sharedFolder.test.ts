@@ -24,6 +24,7 @@ import { AS_WRITTEN } from '../../src/engine/sweep/space';
 import { cuptiPaths, privateTimerCopy, timerLibrary, toolkitRoot, verifiedTimerLibrary } from '../../src/engine/gpu/cupti/timerLibrary';
 import { timeNative } from '../../src/engine/gpu/cupti/timeNative';
 import { exitCodeFor, EXIT } from '../../src/cli/io';
+import { UnrollFactors } from '../../src/engine/variants/factors';
 
 const CLI = path.join(REPO_ROOT, 'bin', 'unroll-lens.js');
 const KERNEL = '_Z12matmul_basicPKfS0_Pfi';
@@ -443,7 +444,7 @@ test('sbatch refusing the job, or missing, is a user error with its own message,
       analysis,
       kernel: 'k',
       loops: [2],
-      factors: [1, 2],
+      factors: UnrollFactors.of([1, 2]),
       toolchain,
       arch: 'sm_90',
       flags: { args: [], arch: null, source: 'default', directory: root, warnings: [] } as never,

@@ -19,6 +19,7 @@ import { runSlurmTask } from '../../src/engine/sweep/slurm/task';
 import type { SlurmOptions } from '../../src/engine/sweep/slurm/queue';
 import { hashFile } from '../../src/engine/variants/cache';
 import type { GpuRunConfig } from '../../src/engine/gpu/options';
+import { UnrollFactors } from '../../src/engine/variants/factors';
 
 const SRC = `#include <cstdio>
 #ifndef FAIL
@@ -131,7 +132,7 @@ test('a Slurm sweep builds every program here before submitting; build failures 
         analysis,
         kernel: 'k',
         loops: [lineOf(SRC, 'for (int i')],
-        factors: [4, 'full'],
+        factors: UnrollFactors.of([4, 'full']),
         params: { FAIL: ['0', '1'] },
         toolchain,
         arch: 'sm_90',

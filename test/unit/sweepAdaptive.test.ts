@@ -16,6 +16,7 @@ import { applyBestOffer } from '../../src/schema/applyBest';
 import type { FileAnalysis } from '../../src/engine/parse/model';
 import type { Toolchain } from '../../src/engine/toolchain/toolchain';
 import type { SweepResult, SweepVariant } from '../../src/schema/types';
+import { UnrollFactors } from '../../src/engine/variants/factors';
 
 const SOURCE = `__global__ void k(float* a, int n) {
   for (int i = 0; i < n; ++i) a[i] *= 2.0f;
@@ -87,7 +88,7 @@ function sweep(runner: FakeGpu, over: Partial<SweepOptions> = {}, observed: Swee
     flags: { arch: null, args: [] } as unknown as SweepOptions['flags'],
     cacheDir: '/tmp/adaptive/cache',
     loops: [2],
-    factors: [1, 4, 8],
+    factors: UnrollFactors.of([1, 4, 8]),
     gpu: { args: [], samples: 20, maxSamples: 100, warmup: 2, clockControl: 'none', timeoutMs: 60_000, launcher: [] },
     runner: () => runner,
     ...over,

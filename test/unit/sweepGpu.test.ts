@@ -18,6 +18,7 @@ import { sweepText } from '../../src/engine/report/sweepText';
 import { GpuRunner } from '../../src/engine/sweep/runners/gpu';
 import { AS_WRITTEN, AS_WRITTEN_ID, resolveSpace } from '../../src/engine/sweep/space';
 import { CodeRegistry } from '../../src/engine/sweep/variant';
+import { UnrollFactors } from '../../src/engine/variants/factors';
 
 const REC = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100');
 const rec = (f: string) => fs.readFileSync(path.join(REC, f), 'utf8');
@@ -130,7 +131,7 @@ async function options(runner: ProcessRunner, over: Partial<SweepOptions> = {}):
     cacheDir: CACHE,
     kernel: 'matvec_warp_per_row',
     loops: [c],
-    factors: 'default,4,full',
+    factors: UnrollFactors.parse('default,4,full'),
     gpu: {
       args: ['--only', 'matvec_warp_per_row', '--reps', '25'],
       samples: 20,
@@ -323,7 +324,7 @@ describe('GPU sweep on recorded H100 outputs (matvec_warp_per_row, loop c: defau
           : { stdout: rec('matvec.stdout') },
       ncuOk,
     );
-    const r = await runSweep(await options(crash.runner, { factors: '4' }));
+    const r = await runSweep(await options(crash.runner, { factors: UnrollFactors.parse('4') }));
     assert.deepEqual(
       r.variants.map(v => v.status),
       ['ok', 'runtime'],
@@ -381,7 +382,7 @@ describe('GPU sweep over two GPUs (--gpus 0,1) on the same recordings', () => {
 
   test('check and ncu runs carry CUDA_VISIBLE_DEVICES 0 and 1; the file as written runs first; results as on one GPU', async t => {
     if (skip) return t.skip(skip);
-    const factors = 'default,2,4,8,full';
+    const factors = UnrollFactors.parse('default,2,4,8,full');
     const one = replay(() => ({ stdout: rec('matvec.stdout') }), ncuOk, 20);
     const single = await runSweep(await options(one.runner, { factors }));
     const two = replay(() => ({ stdout: rec('matvec.stdout') }), ncuOk, 20);
@@ -438,7 +439,7 @@ describe('GPU sweep over two GPUs (--gpus 0,1) on the same recordings', () => {
 
   test('two ncu processes share one GPU (no template parameters): the same results as one at a time', async t => {
     if (skip) return t.skip(skip);
-    const factors = 'default,2,4,8,full';
+    const factors = UnrollFactors.parse('default,2,4,8,full');
     const one = replay(() => ({ stdout: rec('matvec.stdout') }), ncuOk, 20);
     const single = await runSweep(await options(one.runner, { factors }));
     const shared = replay(() => ({ stdout: rec('matvec.stdout') }), ncuOk, 20);
@@ -460,7 +461,7 @@ describe('GPU sweep over two GPUs (--gpus 0,1) on the same recordings', () => {
     assert.notEqual(wrong, rec('matvec.stdout'));
     // The first program run is the file as written's (it runs before any other); every later one prints the changed checksum.
     const { runner, calls, devices } = replay(i => ({ stdout: i === 0 ? rec('matvec.stdout') : wrong }), ncuOk, 20);
-    const o = await options(runner, { factors: 'default,2,4,8,full' });
+    const o = await options(runner, { factors: UnrollFactors.parse('default,2,4,8,full') });
     const r = await runSweep({ ...o, gpu: { ...o.gpu!, gpus: [0, 1] } });
     const v = (id: string) => r.variants.find(x => x.id === id)!;
     assert.equal(v('as-written').status, 'ok');
@@ -480,7 +481,7 @@ describe('GPU sweep over two GPUs (--gpus 0,1) on the same recordings', () => {
     if (skip) return t.skip(skip);
     // a batch that holds the file as written runs it first: the others start once it has started.
     const { runner, calls } = replay(() => ({ stdout: rec('matvec.stdout') }), ncuOk, 20);
-    const o = await options(runner, { factors: '2,4,8' });
+    const o = await options(runner, { factors: UnrollFactors.parse('2,4,8') });
     const space = resolveSpace(o.analysis, o.file, o);
     const gpu = new GpuRunner({
       file: o.file,

@@ -18,6 +18,7 @@ import { sweepJson } from '../../src/engine/sweep/json';
 import { sweepCsv, sweepT4 } from '../../src/engine/sweep/export';
 import type { SweepResult } from '../../src/protocol';
 import { main } from '../../src/cli/main';
+import { UnrollFactors } from '../../src/engine/variants/factors';
 
 const FILE = path.join(REPO_ROOT, 'test', 'fixtures', 'cuda', 'reduce_complete_unroll.cu');
 const TEXT = fs.readFileSync(FILE, 'utf8');
@@ -47,7 +48,7 @@ describe('the space of a sweep without loops', () => {
     const a = await analyze(TEXT, FILE);
     const s = resolveSpace(a, FILE, { kernel: 'reduceCompleteUnroll', params: { iBlockSize: ['64', '128', '256', '512'] } });
     assert.deepEqual(s.loops, []);
-    assert.deepEqual(s.factors, [], 'no loop axis, no factors');
+    assert.equal(s.factors, UnrollFactors.NONE, 'no loop axis, no factors');
     assert.deepEqual(s.templateParams, ['iBlockSize']);
     assert.equal(s.size, 4);
     const ids = [...s.points()].map(pointId);

@@ -16,6 +16,7 @@ import type { SweepProgress } from '../../src/schema/progress';
 import type { FileAnalysis } from '../../src/engine/parse/model';
 import type { Toolchain } from '../../src/engine/toolchain/toolchain';
 import type { SweepVariant } from '../../src/schema/types';
+import { UnrollFactors } from '../../src/engine/variants/factors';
 
 // Two loops, like matvec_warp_per_row's 70 and 74.
 const SOURCE = `__global__ void k(float* a, int n) {
@@ -23,7 +24,7 @@ const SOURCE = `__global__ void k(float* a, int n) {
   for (int j = 0; j < n; ++j) a[j] += 1.0f;
 }
 `;
-const FACTORS = 'default,1,2,4,8,16,full';
+const FACTORS = UnrollFactors.parse('default,1,2,4,8,16,full');
 let analysis: FileAnalysis;
 before(async () => {
   analysis = await analyze(SOURCE, '/tmp/progress/k.cu');

@@ -2,6 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze, lineOf } from './helpers';
 import { AS_WRITTEN, defineArgs, parseParamSpec, pointId, pointLabel, resolveSpace, SweepSpaceError } from '../../src/engine/sweep/space';
+import { UnrollFactors } from '../../src/engine/variants/factors';
 
 const SRC = `#define BLOCK 16
 __global__ void two(float* a, int n) {
@@ -34,7 +35,11 @@ describe('sweep space', () => {
     const a = await analyze(SRC, '/x/two.cu');
     const i = lineOf(SRC, 'int i = 0');
     const j = lineOf(SRC, 'int j = 0');
-    const s = resolveSpace(a, '/x/two.cu', { kernel: 'two', factors: 'default,1,4,full', params: { BLOCK: ['8', '16', '32'] } });
+    const s = resolveSpace(a, '/x/two.cu', {
+      kernel: 'two',
+      factors: UnrollFactors.parse('default,1,4,full'),
+      params: { BLOCK: ['8', '16', '32'] },
+    });
     assert.deepEqual(
       s.axes.map(x => (x.kind === 'loop' ? x.lines[0] : x.name)),
       [i, j, 'BLOCK'],
@@ -48,7 +53,7 @@ describe('sweep space', () => {
     assert.deepEqual(s.start(SRC), [0, 2, 1]);
     assert.deepEqual(s.indexOf(s.point([3, 1, 2])), [3, 1, 2]);
     // tied (bench --loop i,j): one factor axis setting both loops; a point with them apart is off it
-    const tied = resolveSpace(a, '/x/two.cu', { kernel: 'two', loops: [i, j], factors: 'default,1,4', tied: true });
+    const tied = resolveSpace(a, '/x/two.cu', { kernel: 'two', loops: [i, j], factors: UnrollFactors.parse('default,1,4'), tied: true });
     assert.deepEqual(
       tied.axes.map(x => (x.kind === 'loop' ? x.lines : x.name)),
       [[i, j]],
@@ -58,7 +63,7 @@ describe('sweep space', () => {
     assert.deepEqual(tied.indexOf({ factors: { [i]: 4, [j]: 4 }, params: {} }), [2]);
     assert.equal(tied.indexOf({ factors: { [i]: 4, [j]: 1 }, params: {} }), null);
     assert.deepEqual(tied.start(SRC), [0], 'the first loop’s written factor (i: default)');
-    // default: every loop of the kernel, factors from DEFAULT_FACTORS
+    // default: every loop of the kernel, factors from UnrollFactors.DEFAULT
     const d = resolveSpace(a, '/x/two.cu', { kernel: 'two' });
     assert.equal(d.size, 49);
     // kernel from the loop
@@ -73,9 +78,11 @@ describe('sweep space', () => {
     assert.throws(() => resolveSpace(a, '/x/two.cu', { kernel: 'two', loops: [k] }), /belongs to other \(line 7\), not to two/);
     assert.throws(() => resolveSpace(a, '/x/two.cu', { kernel: 'nope' }), /no kernel or device function named nope.*have two, other/);
     assert.throws(() => resolveSpace(a, '/x/two.cu', {}), /which kernel\?/);
-    assert.throws(() => resolveSpace(a, '/x/two.cu', { kernel: 'two', factors: '1,0' }), /bad unroll factor '0'/);
-    assert.throws(() => resolveSpace(a, '/x/two.cu', { kernel: 'two', factors: ' , ' }), /empty factor list/);
-    err({ kernel: 'two', factors: [] });
+    // a bad list is refused where it is parsed (UnrollFactors.parse); the space refuses only no factors for its loops
+    assert.throws(() => UnrollFactors.parse('1,0'), /bad unroll factor '0'/);
+    assert.throws(() => UnrollFactors.parse(' , '), /empty factor list/);
+    err({ kernel: 'two', factors: UnrollFactors.NONE });
+    assert.throws(() => resolveSpace(a, '/x/two.cu', { kernel: 'two', factors: UnrollFactors.NONE }), /empty factor list/);
     assert.throws(() => resolveSpace(a, '/x/two.cu', { kernel: 'two', params: { BLOCK: [] } }), /BLOCK has no values/);
     err({ kernel: 'two', loops: [0] });
     const empty = await analyze('__global__ void k(float* a) { a[0] = 1; }\n', '/x/e.cu');

@@ -12,6 +12,7 @@ import { flagsFromSettings } from '../../src/engine/toolchain/flags';
 import { runSweep, SweepOptions } from '../../src/engine/sweep/sweep';
 import { sweepJson } from '../../src/engine/sweep/json';
 import type { SweepResult } from '../../src/protocol';
+import { UnrollFactors } from '../../src/engine/variants/factors';
 
 let toolchain: Toolchain | null = null;
 let skip: string | false = false;
@@ -42,7 +43,7 @@ async function options(over: Partial<SweepOptions> = {}): Promise<SweepOptions> 
     flags: flagsFromSettings({}, SAMPLES),
     cacheDir: CACHE,
     kernel: 'matvec_warp_per_row',
-    factors: 'default,4,full',
+    factors: UnrollFactors.parse('default,4,full'),
     now: () => new Date('2026-11-23T10:00:00Z'),
     ...over,
   };
@@ -186,7 +187,7 @@ __global__ void tiny(float* a, int n) {
   test('cancel: what finished comes back, complete false, nothing half-measured', async t => {
     if (skip) return t.skip(skip);
     const ac = new AbortController();
-    const got = await runSweep(await tiny({ signal: ac.signal, factors: 'default,1,2', jobs: 1 }), {
+    const got = await runSweep(await tiny({ signal: ac.signal, factors: UnrollFactors.parse('default,1,2'), jobs: 1 }), {
       onVariant: v => {
         if (v.id !== 'as-written') ac.abort();
       },
@@ -200,7 +201,7 @@ __global__ void tiny(float* a, int n) {
 
   test('a -D parameter axis: the macro reaches nvcc per point; a rejected value fails that point only', async t => {
     if (skip) return t.skip(skip);
-    const o = await tiny({ factors: '1', params: { BLOCK: ['32', '64', '48'] } });
+    const o = await tiny({ factors: UnrollFactors.parse('1'), params: { BLOCK: ['32', '64', '48'] } });
     const k = lineOf(TINY, 'int k = 0');
     const p = await runSweep({ ...o, loops: [k] });
     assert.equal(p.spaceSize, 3);

@@ -17,6 +17,7 @@ import { runSweep, SweepOptions } from '../../src/engine/sweep/sweep';
 import { defineArgs, resolveSpace, substituteArgs, templateArgs } from '../../src/engine/sweep/space';
 import { isInstantiation, normalizeTemplateValue, notInstantiatedMessage, templateArgsOf } from '../../src/engine/sweep/template';
 import { main } from '../../src/cli/main';
+import { UnrollFactors } from '../../src/engine/variants/factors';
 
 const REC = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h100');
 const rec = (f: string) => fs.readFileSync(path.join(REC, f), 'utf8');
@@ -80,7 +81,7 @@ describe('template axes: names and values', () => {
 
   test('the space: a template parameter of the kernel is a template axis, any other name a macro', async () => {
     const a = await analyze(TEXT, FILE);
-    const s = resolveSpace(a, FILE, { loops: [LOOP], factors: '1,4', params: { BODY: ['32', '128'], BLOCK: ['8'] } });
+    const s = resolveSpace(a, FILE, { loops: [LOOP], factors: UnrollFactors.parse('1,4'), params: { BODY: ['32', '128'], BLOCK: ['8'] } });
     assert.equal(s.kernel.name, 'hot_loop');
     assert.deepEqual(
       s.params.map(p => [p.name, p.template]),
@@ -107,7 +108,7 @@ async function options(over: Partial<SweepOptions> = {}): Promise<SweepOptions> 
     cacheDir: CACHE,
     kernel: 'hot_loop',
     loops: [LOOP],
-    factors: '1,4',
+    factors: UnrollFactors.parse('1,4'),
     params: { BODY: ['32', '128'] },
     now: () => new Date('2026-11-23T10:00:00Z'),
     ...over,
@@ -156,7 +157,7 @@ describe('static sweep of hot_loop<BODY> with nvcc (loop u: 1, 4 × BODY 32, 128
 
   test('full unroll of each instantiation: kernel instruction counts follow BODY', async t => {
     if (skip) return t.skip(skip);
-    const r = await runSweep(await options({ factors: 'full' }));
+    const r = await runSweep(await options({ factors: UnrollFactors.parse('full') }));
     const n = (b: number) => r.variants.find(x => x.id === `${LOOP}=full|BODY=${b}`)!;
     assert.equal(n(32).kernel, mangled(32));
     assert.equal(n(128).kernel, mangled(128));
@@ -172,7 +173,15 @@ describe('static sweep of hot_loop<BODY> with nvcc (loop u: 1, 4 × BODY 32, 128
     const a = await analyze(text, file);
     const loop = a.kernels.find(x => x.name === 'matmul_pragma')!.loops[0].line;
     const r = await runSweep(
-      await options({ file, text, analysis: a, kernel: 'matmul_pragma', loops: [loop], factors: '1', params: { U: ['2', '16'] } }),
+      await options({
+        file,
+        text,
+        analysis: a,
+        kernel: 'matmul_pragma',
+        loops: [loop],
+        factors: UnrollFactors.parse('1'),
+        params: { U: ['2', '16'] },
+      }),
     );
     // `#pragma unroll U` is the only use of U: with the pragma rewritten to 1 both are the same code
     // (nvdisasm's cubin-wide label numbers do not make them differ)
@@ -189,7 +198,7 @@ describe('static sweep of hot_loop<BODY> with nvcc (loop u: 1, 4 × BODY 32, 128
 
   test('a value with no instantiation fails that point, naming the ones there are', async t => {
     if (skip) return t.skip(skip);
-    const r = await runSweep(await options({ factors: '1', params: { BODY: ['32', '4096'] } }));
+    const r = await runSweep(await options({ factors: UnrollFactors.parse('1'), params: { BODY: ['32', '4096'] } }));
     const bad = r.variants.find(x => x.id === `${LOOP}=1|BODY=4096`)!;
     assert.equal(bad.status, 'compile');
     assert.equal(
@@ -256,7 +265,7 @@ describe('GPU sweep of hot_loop<BODY> on recorded H100 outputs', () => {
     const r = await runSweep(
       await options({
         toolchain,
-        factors: '1',
+        factors: UnrollFactors.parse('1'),
         gpu: { args: ['--body', '{BODY}', '--reps', '5'], samples: 5, warmup: 0, clockControl: 'none', timeoutMs: 60_000, launcher: [] },
       }),
     );
@@ -322,7 +331,7 @@ describe('GPU sweep of hot_loop<BODY> on recorded H100 outputs', () => {
     const r = await runSweep(
       await options({
         toolchain,
-        factors: '1',
+        factors: UnrollFactors.parse('1'),
         gpu: { args: ['--body', '{BODY}'], samples: 5, warmup: 0, clockControl: 'none', timeoutMs: 60_000, launcher: [] },
       }),
     );

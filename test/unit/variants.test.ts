@@ -14,6 +14,7 @@ import { VariantInspector } from '../../src/engine/variants/inspect';
 import { makeVariantSource, variantSource } from '../../src/engine/variants/rewrite';
 import { parseCuobjdumpSass, readCubin, instructionCountFromElf, parseNvdisasm } from '../../src/engine/sass';
 import type { ProcessRunner } from '../../src/engine/toolchain/process';
+import { UnrollFactors } from '../../src/engine/variants/factors';
 
 let toolchain: Toolchain | null = null;
 let skip: string | false = false;
@@ -88,7 +89,7 @@ describe('variants compiled with nvcc (golden)', () => {
     const { inspector, builder } = setup();
     const s = await sample('matmul_unroll.cu');
     const line = s.analysis.kernels.find(k => k.name === 'matmul_basic')!.loops[0].line;
-    const r = await inspector.inspectLoop(s.file, s.text, s.analysis, line, ['default', 1, 2, 4, 8, 16, 'full']);
+    const r = await inspector.inspectLoop(s.file, s.text, s.analysis, line, UnrollFactors.of(['default', 1, 2, 4, 8, 16, 'full']));
     assert.deepEqual(
       r.variants.map(v => [v.factor, v.status, v.effectiveUnroll]),
       [
@@ -115,7 +116,7 @@ describe('variants compiled with nvcc (golden)', () => {
     assert.equal(r.limitation, null);
     // unchanged re-run: nothing compiles
     const compiles = builder.compiles;
-    const again = await inspector.inspectLoop(s.file, s.text, s.analysis, line, ['default', 1, 2, 4, 8, 16, 'full']);
+    const again = await inspector.inspectLoop(s.file, s.text, s.analysis, line, UnrollFactors.of(['default', 1, 2, 4, 8, 16, 'full']));
     assert.equal(builder.compiles, compiles);
     assert.ok(again.variants.every(v => v.cached));
     assert.deepEqual(
@@ -130,7 +131,7 @@ describe('variants compiled with nvcc (golden)', () => {
     const s = await sample('matvec.cu');
     const k = s.analysis.kernels.find(x => x.name === 'matvec_warp_per_row')!;
     const loop = k.loops.find(l => l.tripCount === 5)!;
-    const r = await inspector.inspectLoop(s.file, s.text, s.analysis, loop.line, ['default', 1, 'full']);
+    const r = await inspector.inspectLoop(s.file, s.text, s.analysis, loop.line, UnrollFactors.of(['default', 1, 'full']));
     assert.deepEqual(
       r.variants.map(v => [v.factor, v.effectiveUnroll, v.fullyUnrolled]),
       [
@@ -256,7 +257,7 @@ describe('variants compiled with nvcc (golden)', () => {
     const { inspector } = setup(undefined, failing);
     const s = await sample('matmul_unroll.cu');
     const line = s.analysis.kernels.find(k => k.name === 'matmul_basic')!.loops[0].line;
-    const r = await inspector.inspectLoop(s.file, s.text, s.analysis, line, [1, 4, 8, 16]);
+    const r = await inspector.inspectLoop(s.file, s.text, s.analysis, line, UnrollFactors.of([1, 4, 8, 16]));
     assert.deepEqual(
       r.variants.map(v => [v.factor, v.status]),
       [

@@ -5,7 +5,7 @@ import type { RunStatus } from '../../schema/types';
 import type { SweepProgress } from '../../schema/progress';
 import type { Toolchain } from '../toolchain/toolchain';
 import type { CompileFlags } from '../toolchain/flags';
-import type { UnrollFactor } from '../variants/rewrite';
+import type { UnrollFactors } from '../variants/factors';
 
 export type { RunStatus };
 
@@ -100,7 +100,7 @@ export interface BenchJob {
   nvccTimeoutMs?: number;
   /** Loop lines; each variant sets all of them to the same factor. */
   loops: number[];
-  factors: UnrollFactor[];
+  factors: UnrollFactors;
   /** Mangled or demangled-substring kernel name; default: the kernel holding the loop. */
   kernel?: string;
   signal?: AbortSignal;

@@ -4,7 +4,7 @@ import type { Kernel, Loop } from '../parse/model';
 import type { FileSassReport, LoopInstantiation, LoopReport, LoopVariant } from '../variants/reports';
 import { instantiationLabel } from '../../schema/kernelNames';
 import type { SweepResult } from '../../schema/types';
-import { factorLabel } from '../variants/rewrite';
+import { factorLabel } from '../variants/factors';
 
 /** What the server knows for a document's current text (see src/server/sass.ts). */
 export interface SassFacts {

@@ -11,7 +11,7 @@ import * as path from 'path';
 import type { FactorValue } from '../../schema/types';
 import type { FileAnalysis } from '../parse/model';
 import { unrollPragmaEdit } from '../variants/applyEdit';
-import type { UnrollFactor } from '../variants/rewrite';
+import type { UnrollFactor } from '../variants/factors';
 
 export interface ApplyTarget {
   /** The file the result names (SweepResult.file). */

@@ -12,6 +12,7 @@ import { SweepSpace, SweepSpaceError } from './space';
 import { sourceNameOf } from '../../schema/kernelNames';
 import { withinNoise } from '../gpu/stages/summary';
 import { BenchJob, GpuRunConfig, runConfigOf } from '../gpu/options';
+import { UnrollFactors } from '../variants/factors';
 
 export interface CompareOptions extends Omit<BenchJob, 'loops' | 'factors' | 'kernel'>, Omit<GpuRunConfig, 'sourceStalls'> {
   /** Source names of the kernels (`reduce_unroll2`); every instantiation of each is a row. */
@@ -67,7 +68,7 @@ export async function compareKernels(
       flags: o.flags,
       cacheDir: o.cacheDir,
       // the file as written alone: no loop or parameter axis
-      space: new SweepSpace(first, [], [], []),
+      space: new SweepSpace(first, [], UnrollFactors.NONE, []),
       origin: 'compare',
       everyKernel: { named: names },
       compileTimeoutMs: o.nvccTimeoutMs,

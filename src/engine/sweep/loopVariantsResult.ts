@@ -6,7 +6,7 @@ import { icacheBudget } from '../icache/budget';
 import { icacheEntries } from '../icache/entries';
 import type { FileAnalysis, Loop } from '../parse/model';
 import type { LoopReport, LoopVariant } from '../variants/reports';
-import { writtenFactor } from '../variants/rewrite';
+import { writtenFactor } from '../variants/factors';
 import { instantiationLabel } from '../../schema/kernelNames';
 import { bestBy, staticBasis, staticRuleOf, staticScore } from './objective';
 import { AS_WRITTEN_ID, pointId } from './space';

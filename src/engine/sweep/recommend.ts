@@ -5,7 +5,7 @@ import type { SweepResult, SweepVariant } from '../../schema/types';
 import { calibrationFor } from '../icache/model';
 import { theoreticalOccupancy } from '../occupancy/limits';
 import type { LoopVariant } from '../variants/reports';
-import type { UnrollFactor } from '../variants/rewrite';
+import type { UnrollFactor } from '../variants/factors';
 import { bestBy, ICACHE_TOLERANCE, StaticRule, staticRuleOf, staticScore, staticViolations } from './objective';
 import { modelWarpsPerSm } from '../occupancy/warpsPerSm';
 import { AS_WRITTEN_ID } from './space';

@@ -4,7 +4,8 @@
 // stable name results, caches and the panel use (documented on SweepVariant.id in protocol.ts).
 import type { FactorValue } from '../../schema/types';
 import type { FileAnalysis, Kernel, Loop } from '../parse/model';
-import { DEFAULT_FACTORS, parseFactorList, UnrollFactor, VariantFactors, writtenFactor } from '../variants/rewrite';
+import { UnrollFactor, UnrollFactors, writtenFactor } from '../variants/factors';
+import type { VariantFactors } from '../variants/rewrite';
 
 export class SweepSpaceError extends Error {}
 
@@ -18,7 +19,7 @@ interface LoopAxis {
   kind: 'loop';
   /** The loops this axis sets: one, or every swept loop when they are tied (a benchmark of several loops at one factor). */
   lines: number[];
-  values: UnrollFactor[];
+  values: readonly UnrollFactor[];
 }
 
 export interface ParamAxis {
@@ -150,8 +151,8 @@ export interface SpaceOptions {
   kernel?: string;
   /** Loop lines to sweep; default: every loop of the kernel. */
   loops?: number[];
-  /** Factor set; a list or the `default,1,2,full` text. Default: DEFAULT_FACTORS. Unused without loop axes. */
-  factors?: UnrollFactor[] | string;
+  /** The factors of each loop axis, as parsed where they came in. Default: UnrollFactors.DEFAULT. Unused without loop axes. */
+  factors?: UnrollFactors;
   /**
    * Sweep the parameters only (no loop axis), even when the kernel has loops (the CLI's
    * `--factors none`). A kernel without loops is swept this way whatever this says.
@@ -176,12 +177,12 @@ export class SweepSpace {
   constructor(
     readonly kernel: Kernel,
     readonly loops: Loop[],
-    readonly factors: UnrollFactor[],
+    readonly factors: UnrollFactors,
     readonly params: ParamAxis[],
     readonly tied = false,
   ) {
     const loopAxes = tied ? [loops.map(l => l.line)] : loops.map(l => [l.line]);
-    this.axes = [...loopAxes.map(lines => ({ kind: 'loop' as const, lines, values: factors })), ...params];
+    this.axes = [...loopAxes.map(lines => ({ kind: 'loop' as const, lines, values: factors.values })), ...params];
   }
 
   /** Names of the template-parameter axes, in axis order. */
@@ -306,7 +307,7 @@ export function resolveSpace(analysis: FileAnalysis, file: string, o: SpaceOptio
   return new SweepSpace(
     k,
     lines.map(l => k.loops.find(x => x.line === l)!),
-    lines.length ? resolveFactors(o.factors) : [],
+    lines.length ? loopFactors(o.factors) : UnrollFactors.NONE,
     params,
     !!o.tied,
   );
@@ -341,20 +342,8 @@ function chooseKernel(analysis: FileAnalysis, file: string, o: SpaceOptions, all
   throw new SweepSpaceError(`which kernel? ${file} has ${(global.length ? global : analysis.kernels).map(describeKernel).join(', ')}`);
 }
 
-/** The validated factor set of the loop axes. */
-function resolveFactors(given: SpaceOptions['factors']): UnrollFactor[] {
-  let factors: UnrollFactor[];
-  try {
-    factors =
-      typeof given === 'string' ? parseFactorList(given) : given ? [...new Map(given.map(f => [String(f), f])).values()] : DEFAULT_FACTORS;
-  } catch (e) {
-    throw new SweepSpaceError((e as Error).message);
-  }
-  if (!factors.length) throw new SweepSpaceError('empty factor list');
-  for (const f of factors) {
-    if (typeof f === 'number' ? !Number.isInteger(f) || f < 1 : f !== 'default' && f !== 'full') {
-      throw new SweepSpaceError(`bad unroll factor '${f}': use default, full or a positive integer`);
-    }
-  }
-  return factors;
+/** The factors of the loop axes: checked where they came in, so only an empty list (a sweep of parameters only) is refused. */
+function loopFactors(given: UnrollFactors | undefined): UnrollFactors {
+  if (given?.size === 0) throw new SweepSpaceError('empty factor list');
+  return given ?? UnrollFactors.DEFAULT;
 }

@@ -9,7 +9,7 @@ import { withinNoise } from '../gpu/stages/summary';
 import type { CompileFlags } from '../toolchain/flags';
 import type { Toolchain } from '../toolchain/toolchain';
 import type { TimedKernels } from '../gpu/stages/build';
-import { writtenFactor } from '../variants/rewrite';
+import { writtenFactor } from '../variants/factors';
 import { icacheEntries } from '../icache/entries';
 import { launchWarpsPerSm, warpsAtOccupancy } from '../occupancy/warpsPerSm';
 import { bestBy, gpuScore, staticBasis, staticRuleOf, staticScore, VIOLATION } from './objective';
@@ -348,7 +348,7 @@ function emptyResult(o: SweepOptions, space: SweepSpace, runner: SweepRunner, st
     strategy,
     origin: o.origin ?? 'sweep',
     createdAt: (o.now?.() ?? new Date()).toISOString(),
-    factors: space.factors as FactorValue[],
+    factors: space.factors.toJSON(),
     params: Object.fromEntries(space.params.map(p => [p.name, [...p.values]])),
     spaceSize: space.size,
     evaluations: 0,

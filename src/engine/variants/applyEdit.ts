@@ -4,7 +4,8 @@
 // which must keep every line in place for nvcc, this edit is for a human reader: a new pragma
 // gets a line of its own at the loop's indentation, and a removed one takes its line with it.
 import type { Loop, PragmaMacroUse } from '../parse/model';
-import { checkUnrollFactor, lineStarts, pragmaText, UnrollFactor, writtenFactor } from './rewrite';
+import { UnrollFactor, writtenFactor } from './factors';
+import { checkUnrollFactor, lineStarts, pragmaText } from './rewrite';
 import { libraryMacroFor } from '../parse/libraryMacros';
 
 export interface UnrollEdit {

@@ -14,7 +14,8 @@ import type { PtxasFunctionUsage } from '../sass/ptxas';
 import { demangle, Toolchain } from '../toolchain/toolchain';
 import { CompileFlags, flagsOriginText } from '../toolchain/flags';
 import { BuildRequest, BuildResult, VariantBuilder } from './build';
-import { factorLabel, variantSource, UnrollFactor, VariantFactors, variantKey, writtenFactor } from './rewrite';
+import { factorLabel, UnrollFactor, UnrollFactors, writtenFactor } from './factors';
+import { variantSource, VariantFactors, variantKey } from './rewrite';
 import type { SassListingData } from '../../schema/sassListing';
 import { annotateListing } from './listing';
 import { codeHash, hashFile, machineCodeHash } from './codeHash';
@@ -223,7 +224,7 @@ export class VariantInspector {
     text: string,
     analysis: FileAnalysis,
     line: number,
-    factors: UnrollFactor[],
+    factors: UnrollFactors,
     opts: { signal?: AbortSignal; onProgress?: (done: number, total: number, key: string) => void; kernel?: string } = {},
   ): Promise<LoopReport> {
     const kernel = analysis.kernels.find(k => k.loops.some(l => l.line === line));

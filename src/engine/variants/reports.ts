@@ -5,7 +5,7 @@ import type { CompilerMessage } from '../toolchain/nvccErrors';
 import type { SassClass } from '../sass';
 import type { IcacheLoopFacts } from '../sass/issueRate';
 import type { BuildResult } from './build';
-import type { UnrollFactor } from './rewrite';
+import type { UnrollFactor } from './factors';
 import type { UnrollReadings } from './appliedUnroll';
 
 export interface KernelSass {

@@ -5,51 +5,11 @@
 // user's file and lines without any mapping.
 import * as fs from 'fs';
 import type { FileAnalysis, Loop } from '../parse/model';
-import { parseUnrollFactorText, RANGES, rangeProblem, unrollFactorProblem } from '../../schema/ranges';
-
-/** "default" removes any pragma (nvcc decides); "full" is a bare `#pragma unroll`. */
-export type UnrollFactor = 'default' | 'full' | number;
-
-export const DEFAULT_FACTORS: UnrollFactor[] = ['default', 1, 2, 4, 8, 16, 'full'];
+import { RANGES, unrollFactorProblem } from '../../schema/ranges';
+import type { UnrollFactor } from './factors';
 
 /** Loop line (1-based, the loop keyword's line) → factor. */
 export type VariantFactors = Map<number, UnrollFactor>;
-
-/** `default`, `full` or an integer from 1 to 4096 (src/schema/ranges.ts says why); anything else throws, saying what is allowed. */
-function parseFactor(text: string): UnrollFactor {
-  const parsed = parseUnrollFactorText(text);
-  if ('factor' in parsed) return parsed.factor;
-  throw new Error(parsed.message);
-}
-
-/** A variant to list or compare: `as-written` (the file itself) or an unroll factor. */
-export function parseVariantFactor(text: string): UnrollFactor | 'as-written' {
-  const t = text.trim().toLowerCase();
-  return t === 'as-written' ? t : parseFactor(t);
-}
-
-export function parseFactorList(text: string): UnrollFactor[] {
-  const items = text.split(',').map(s => s.trim());
-  if (items.every(s => s === '')) throw new Error('empty factor list');
-  // `8,,4` or `8,4,` is a slip (a factor left out), not a list of two: say so rather than guess.
-  if (items.includes('')) throw new Error(`an empty factor between commas in '${text}': write factors as 8,4 or default,1,full`);
-  const list = items.map(parseFactor);
-  return [...new Map(list.map(f => [String(f), f])).values()];
-}
-
-export function factorLabel(f: UnrollFactor): string {
-  return typeof f === 'number' ? `unroll ${f}` : f === 'full' ? 'full unroll' : 'compiler default';
-}
-
-/** The factor a loop has in the file as written. */
-export function writtenFactor(loop: Loop): UnrollFactor {
-  const p = loop.pragma;
-  if (!p) return 'default';
-  if (p.kind === 'full') return 'full';
-  if (p.kind === 'disable') return 1;
-  // nvcc ignores `unroll 0` and a count past 2^31-1 (warnings 20167/20168): the loop reads as default.
-  return p.factor !== null && !rangeProblem(RANGES.writtenUnrollFactor, p.factor) ? p.factor : 'default';
-}
 
 /** The pragma's text for a factor: `unroll 4`, or `unroll` for a full unroll. */
 export function pragmaText(f: UnrollFactor): string {

@@ -14,7 +14,7 @@ import { matchesFilter, KernelFilter } from './kernelChoice';
 import { sourceNameOf } from '../../schema/kernelNames';
 import { lineIn } from './loopAttribution';
 import { measureLoop } from './measureLoop';
-import type { UnrollFactor } from './rewrite';
+import type { UnrollFactor } from './factors';
 
 import type { TripCount } from './reports';
 

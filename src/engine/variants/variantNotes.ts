@@ -1,6 +1,6 @@
 // Plain-language notes on a loop's variants: requested factors nvcc ignored or capped.
 import type { Loop } from '../parse/model';
-import { factorLabel } from './rewrite';
+import { factorLabel } from './factors';
 import type { LoopVariant } from './reports';
 
 /** Requested factors nvcc ignored (identical code) or capped (fewer copies than asked). */

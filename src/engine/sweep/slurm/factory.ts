@@ -31,7 +31,7 @@ function specOf(o: SweepOptions, cwd?: string): SlurmSweepSpec {
     cacheDir: o.cacheDir,
     kernel: o.kernel,
     loops: o.loops,
-    factors: o.factors,
+    factors: o.factors?.toJSON(),
     paramsOnly: o.paramsOnly,
     params: o.params,
     tied: o.tied,

@@ -25,9 +25,12 @@ import { DAMAGED, FOREIGN, readCacheFile, seal, unseal } from '../../base/cacheE
 import type { GpuRunConfig } from '../../gpu/options';
 import type { SweepRunner } from '../runners/runner';
 import type { SpaceOptions, SweepPoint } from '../space';
+import type { UnrollFactor } from '../../variants/factors';
 
 /** What a task needs to rebuild the sweep's GPU runner on its node: the sweep's own options, as data. */
-export interface SlurmSweepSpec extends SpaceOptions {
+export interface SlurmSweepSpec extends Omit<SpaceOptions, 'factors'> {
+  /** The loop axes' factors as JSON holds them (UnrollFactors.toJSON): the task makes them a list again. */
+  factors?: UnrollFactor[];
   file: string;
   text: string;
   arch: string;

@@ -22,6 +22,7 @@ import { GpuRunner } from '../runners/gpu';
 import type { PreparedPrograms } from '../runners/programs';
 import type { RunnerContext } from '../runners/runner';
 import { AS_WRITTEN, AS_WRITTEN_ID, pointId, resolveSpace, SweepPoint } from '../space';
+import { UnrollFactors } from '../../variants/factors';
 import { staticOptionsOf } from '../sweep';
 import { CodeRegistry, emptyVariant } from '../variant';
 import { BuiltFile, PreparedPoint, SlurmManifest, SlurmSweepSpec, writeResult, writeSourceStalls, writeTaskCost } from './manifest';
@@ -222,9 +223,11 @@ export async function runSlurmTask(
   const task = m.tasks.find(t => t.index === index);
   if (!task) throw new Error(`the manifest has no task ${index}`);
   const spec = m.spec;
-  const space = resolveSpace(env.analysis, spec.file, spec);
+  // the manifest is sealed by this user's key, but its factors are JSON again: a list once more
+  const factors = spec.factors && UnrollFactors.of(spec.factors);
+  const space = resolveSpace(env.analysis, spec.file, { ...spec, factors });
   const entries = new Map([m.asWritten, ...task.points].map(x => [pointId(x.point), x]));
-  const o = { ...spec, analysis: env.analysis, toolchain: env.toolchain, signal: env.signal };
+  const o = { ...spec, factors, analysis: env.analysis, toolchain: env.toolchain, signal: env.signal };
   // on the node, Slurm picks the GPU (CUDA_VISIBLE_DEVICES): the default device, no placement of ours
   const runner = new GpuRunner({
     ...staticOptionsOf(o, space),
