@@ -60,6 +60,13 @@ module.exports = {
     { name: 'server-not-client', severity: 'error', from: { path: '^src/server/' }, to: { path: '^src/(extension|cli)/' } },
     ...layerRules,
     {
+      name: 'front-door',
+      severity: 'error',
+      comment: 'The CLI and the language server reach the engine through its front door, src/engine/index.ts, only (docs/architecture.md).',
+      from: { path: '^src/(cli|server)/' },
+      to: { path: '^src/engine/', pathNot: '^src/engine/index\\.ts$' },
+    },
+    {
       name: 'engine-is-its-folders',
       severity: 'error',
       comment: 'Every engine file lives in one of the layer folders; only the front door (index.ts) stands at the root.',

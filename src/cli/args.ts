@@ -3,7 +3,7 @@
 // dash given as the next word, and `bench --args "--size 2048"` must keep working.
 import { CliIO, EXIT, UsageError } from './io';
 import { describeValue, EnumDecl, NumberDecl, SettingDecl, settingProblem, StringDecl } from '../settings';
-import { UnrollFactors, UnrollFactorsError } from '../engine/variants/factors';
+import { UnrollFactors, UnrollFactorsError } from '../engine';
 import { RANGES, rangeProblem } from '../schema/ranges';
 
 export interface OptionSpec {

@@ -1,12 +1,24 @@
 // `unroll-lens bench`: GPU timing, correctness and stall reasons of each unroll factor of a loop.
 import * as path from 'path';
-import { CudaDocuments } from '../engine/parse/documents';
-import { detectToolchain, chooseArch } from '../engine/toolchain/toolchain';
-import { benchJson, benchLabel, benchLoop, benchRows, RunTiming } from '../engine/sweep/bench';
+import {
+  CudaDocuments,
+  RunTiming,
+  SweepSpaceError,
+  benchJson,
+  benchLabel,
+  benchLoop,
+  benchRows,
+  benchStopsAt,
+  chooseArch,
+  detectToolchain,
+  gpuBlocker,
+  kib,
+  lineStallsText,
+  resolveSpace,
+  type UnrollFactors,
+} from '../engine';
 import type { SweepResult, SweepVariant } from '../schema/types';
-import { kib } from '../engine/icache/model';
 import { icacheRange, icacheShownText, icacheWhy } from '../schema/icacheText';
-import type { UnrollFactors } from '../engine/variants/factors';
 import { SETTINGS } from '../settings';
 import { macroTableFor } from './macros';
 import { defineCommand, factorsOption, lineListOption, stringOption } from './args';
@@ -26,11 +38,8 @@ import {
   KEEP_REPORTS_OPTION,
 } from './gpuOptions';
 import { BenchProgressWriter } from './progress';
-import { resolveSpace, SweepSpaceError } from '../engine/sweep/space';
 import { conditionsText } from '../schema/measurementText';
 import { checkResultOutputs, RESULT_OUTPUT_OPTIONS, ResultOutputs, resultOutputsOf, writeResultOutputs } from './resultOutputs';
-import { lineStallsText } from '../engine/report/lineStallsText';
-import { benchStopsAt, gpuBlocker } from '../engine/gpu/readiness';
 import { CLI_GPU_BLOCKER_TEXT, withoutGpuText } from './gpuReadinessText';
 import { runTimingText } from '../schema/runTimingText';
 import { confidenceLines } from '../schema/applyBest';

@@ -1,9 +1,6 @@
 // `unroll-lens cache`: where the build cache is, how big, and clearing it.
 import * as path from 'path';
-import { BuildCache, formatBytes } from '../engine/variants/cache';
-import { NotOurCacheError, ownership } from '../engine/base/cacheFolder';
-import { defaultCacheDir } from '../engine/variants/build';
-import { MeasurementCache } from '../engine/gpu/measurementCache';
+import { BuildCache, MeasurementCache, NotOurCacheError, defaultCacheDir, formatBytes, ownership } from '../engine';
 import { defineCommand } from './args';
 import { EXIT, UsageError } from './io';
 

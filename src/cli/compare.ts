@@ -2,11 +2,16 @@
 // of unrolling techniques, or one kernel per coarsening factor, with speedups against a baseline.
 import { checkResultOutputs, RESULT_OUTPUT_OPTIONS, ResultOutputs, resultOutputsOf, writeResultOutputs } from './resultOutputs';
 import * as path from 'path';
-import { CudaDocuments } from '../engine/parse/documents';
-import { detectToolchain, chooseArch } from '../engine/toolchain/toolchain';
-import { compareKernels, KernelComparison } from '../engine/sweep/compare';
-import { SweepSpaceError } from '../engine/sweep/space';
-import { benchStopsAt, gpuBlocker } from '../engine/gpu/readiness';
+import {
+  CudaDocuments,
+  KernelComparison,
+  SweepSpaceError,
+  benchStopsAt,
+  chooseArch,
+  compareKernels,
+  detectToolchain,
+  gpuBlocker,
+} from '../engine';
 import { conditionsText } from '../schema/measurementText';
 import { SETTINGS } from '../settings';
 import { macroTableFor } from './macros';

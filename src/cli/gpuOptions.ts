@@ -3,17 +3,23 @@
 // builder of the engine's run configuration from them (runFlagsOf, runConfigFromFlags; the
 // editor's is server/runOptions.ts).
 import * as os from 'os';
-import type { GpuRunConfig, NcuPasses } from '../engine/gpu/options';
-import { splitCommandLine } from '../engine/toolchain/flags';
-import { defaultCacheDir } from '../engine/variants/build';
+import {
+  GpuSelectionError,
+  UnmetCondition,
+  defaultCacheDir,
+  parseGpuSelection,
+  runLocations,
+  splitCommandLine,
+  unmetConditions,
+  withToolTimeouts,
+  type GpuRunConfig,
+  type NcuPasses,
+  type Toolchain,
+} from '../engine';
 import { DEFAULT_SETTINGS } from '../settings';
-import { GpuSelectionError, parseGpuSelection, runLocations } from '../engine/gpu/selection';
-import type { Toolchain } from '../engine/toolchain/toolchain';
-import { withToolTimeouts } from '../engine/toolchain/process';
 import { RANGES } from '../schema/ranges';
 import { NumberDecl, SETTINGS } from '../settings';
 import { enumOption, numberOption, OptionTable } from './args';
-import { UnmetCondition, unmetConditions } from '../engine/gpu/timer';
 import { CliIO, UsageError } from './io';
 
 export const GPU_RUN_OPTIONS = {

@@ -1,6 +1,6 @@
 // Why variants cannot be timed on a GPU, in the command line's words (flags to pass). The rule
 // itself is the engine's (engine/gpu/readiness.ts), shared with the editor.
-import type { GpuBlocker } from '../engine/gpu/readiness';
+import { type GpuBlocker } from '../engine';
 
 export const CLI_GPU_BLOCKER_TEXT: Record<GpuBlocker, string> = {
   'static-asked': 'SASS only, as asked (--static)',

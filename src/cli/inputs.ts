@@ -4,10 +4,16 @@
 import { MAX_SOURCE_BYTES } from '../schema/ranges';
 import * as fs from 'fs';
 import * as path from 'path';
-import { ScanInputError } from '../engine/parse/scan';
-import { BoundedReadError, fileKind, readBoundedText } from '../engine/base/boundedRead';
-import type { Toolchain } from '../engine/toolchain/toolchain';
-import { CompileFlags, flagsOriginText, resolveCompileFlags } from '../engine/toolchain/flags';
+import {
+  BoundedReadError,
+  CompileFlags,
+  ScanInputError,
+  fileKind,
+  flagsOriginText,
+  readBoundedText,
+  resolveCompileFlags,
+  type Toolchain,
+} from '../engine';
 import { CliIO, UsageError } from './io';
 
 /** Throws ScanInputError unless `file` (symlinks followed) is a regular file of at most `maxBytes`. */

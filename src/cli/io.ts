@@ -1,10 +1,6 @@
 // What every `unroll-lens` subcommand shares: where output goes, the usage error, and which
 // exit code an error becomes. Subcommands import this, never main.ts (no import cycle).
-import { ScanInputError } from '../engine/parse/scan';
-import { MissingToolError } from '../engine/toolchain/discover';
-import { SharedFolderError } from '../engine/sweep/slurm/manifest';
-import { SlurmRefusedError } from '../engine/sweep/slurm/queue';
-import { FileDoesNotCompileError } from '../engine/toolchain/rejectedFlag';
+import { FileDoesNotCompileError, MissingToolError, ScanInputError, SharedFolderError, SlurmRefusedError } from '../engine';
 
 export interface CliIO {
   out: (s: string) => void;

@@ -4,9 +4,7 @@
 // says how we know) unless --force, never over the input, a link, a folder or a FIFO.
 import * as fs from 'fs';
 import * as path from 'path';
-import { SafeWriteError, safeTargetPath, safeWriteFile } from '../engine/base/safeWrite';
-import { ExportFormat, writtenByUs } from '../engine/sweep/exportOwnership';
-import { RESULTS_DIR } from '../engine/sweep/store';
+import { ExportFormat, RESULTS_DIR, SafeWriteError, safeTargetPath, safeWriteFile, writtenByUs } from '../engine';
 import { BadInputError, UsageError } from './io';
 
 export interface OutputFile {

@@ -1,8 +1,7 @@
 // Progress on stderr. Progress: a one-line bar for interactive terminals, silent otherwise (scan,
 // sass). BenchProgressWriter: bench's structured progress, always shown (a redrawn line on a
 // terminal, one line per phase change otherwise).
-import { benchLabelOfId } from '../engine/sweep/bench';
-import { progressCount } from '../engine/sweep/observers/observer';
+import { benchLabelOfId, progressCount } from '../engine';
 import type { SweepProgress } from '../schema/progress';
 import { formatSeconds } from '../schema/runTimingText';
 

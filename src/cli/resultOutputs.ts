@@ -3,8 +3,7 @@
 // their writing at the end are this file's, so both commands offer and treat them alike.
 import * as fs from 'fs';
 import * as path from 'path';
-import { sweepCsv, sweepT4 } from '../engine/sweep/export';
-import { saveResult } from '../engine/sweep/store';
+import { saveResult, sweepCsv, sweepT4 } from '../engine';
 import { loadPanelAssets, reportHtml } from '../panelHtml';
 import type { SweepResult } from '../schema/types';
 import type { OptionSpec } from './args';

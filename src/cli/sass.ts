@@ -1,15 +1,22 @@
 // `unroll-lens sass`: SASS cost of a file as written, and of each unroll factor of one loop.
 import * as path from 'path';
-import { CudaDocuments } from '../engine/parse/documents';
-import { detectToolchain, chooseArch } from '../engine/toolchain/toolchain';
-import { describeRejectedFlag } from '../engine/toolchain/rejectedFlag';
-import { ListingError, NotInstantiatedError, VariantInspector } from '../engine/variants/inspect';
-import { LoopReport } from '../engine/variants/reports';
-import { parseVariantFactor, UnrollFactor } from '../engine/variants/factors';
-import type { FileAnalysis } from '../engine/parse/model';
-import { renderListing } from '../engine/report/sassListing';
-import { withStalls } from '../engine/variants/listing';
-import { readSassStallsFile, SassStalls } from '../engine/profile/sassStalls';
+import {
+  CudaDocuments,
+  ListingError,
+  LoopReport,
+  NotInstantiatedError,
+  SassStalls,
+  UnrollFactor,
+  VariantInspector,
+  chooseArch,
+  describeRejectedFlag,
+  detectToolchain,
+  parseVariantFactor,
+  readSassStallsFile,
+  renderListing,
+  withStalls,
+  type FileAnalysis,
+} from '../engine';
 import { SETTINGS } from '../settings';
 import { macroTableFor } from './macros';
 import { RANGES } from '../schema/ranges';

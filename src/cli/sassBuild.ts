@@ -2,20 +2,30 @@
 // inspector per architecture, and the instruction-cache prediction of a loop's variants.
 import * as path from 'path';
 import * as fs from 'fs';
-import type { Toolchain } from '../engine/toolchain/toolchain';
-import type { CompileFlags } from '../engine/toolchain/flags';
-import { defaultCacheDir, VariantBuilder } from '../engine/variants/build';
-import { FileSassReport, LoopReport } from '../engine/variants/reports';
+import {
+  FileSassReport,
+  LoopReport,
+  UnitSearch,
+  VariantBuilder,
+  VariantIcache,
+  VariantInspector,
+  defaultCacheDir,
+  findLaunches,
+  isHeaderFile,
+  launchesIn,
+  loopIcache,
+  smCountOf,
+  unitsByTextSearch,
+  unitsFromCompileCommands,
+  warpsPerSmInFile,
+  type CompileFlags,
+  type FileAnalysis,
+  type SassStalls,
+  type Toolchain,
+  type UnrollFactor,
+  type UnrollFactors,
+} from '../engine';
 import { sourceNameOf } from '../schema/kernelNames';
-import { VariantInspector } from '../engine/variants/inspect';
-import { isHeaderFile } from '../engine/variants/overlay';
-import { UnitSearch, unitsByTextSearch, unitsFromCompileCommands } from '../engine/variants/translationUnit';
-import type { UnrollFactor, UnrollFactors } from '../engine/variants/factors';
-import type { FileAnalysis } from '../engine/parse/model';
-import type { SassStalls } from '../engine/profile/sassStalls';
-import { loopIcache, VariantIcache } from '../engine/icache/report';
-import { smCountOf, warpsPerSmInFile } from '../engine/occupancy/warpsPerSm';
-import { findLaunches, launchesIn } from '../engine/parse/launches';
 import { CliIO, UsageError } from './io';
 import { readSourceFile } from './inputs';
 import type { ToolTimeouts } from './gpuOptions';

@@ -1,6 +1,5 @@
 // The documented `sass --json` and `sass --listing --json` contracts (docs/cli.md).
-import type { FileSassReport, LoopReport } from '../engine/variants/reports';
-import type { VariantIcache } from '../engine/icache/report';
+import { type FileSassReport, type LoopReport, type VariantIcache } from '../engine';
 import type { SassListingData } from '../protocol';
 
 function icacheJson(p: VariantIcache | null | undefined) {

@@ -1,15 +1,22 @@
 // `unroll-lens sass --arch sm_80,sm_90`: the same builds once per architecture, shown side by side.
 import * as path from 'path';
-import { CudaDocuments } from '../engine/parse/documents';
-import { detectToolchain, Toolchain } from '../engine/toolchain/toolchain';
-import type { CompileFlags } from '../engine/toolchain/flags';
-import { FileSassReport, LoopReport } from '../engine/variants/reports';
-import { ListingError, NotInstantiatedError, VariantInspector } from '../engine/variants/inspect';
-import { factorLabel, UnrollFactor } from '../engine/variants/factors';
-import type { FileAnalysis } from '../engine/parse/model';
-import { renderListing } from '../engine/report/sassListing';
-import { withStalls } from '../engine/variants/listing';
-import type { VariantIcache } from '../engine/icache/report';
+import {
+  CudaDocuments,
+  FileSassReport,
+  ListingError,
+  LoopReport,
+  NotInstantiatedError,
+  Toolchain,
+  UnrollFactor,
+  VariantInspector,
+  detectToolchain,
+  factorLabel,
+  renderListing,
+  withStalls,
+  type CompileFlags,
+  type FileAnalysis,
+  type VariantIcache,
+} from '../engine';
 import type { SassListingData } from '../protocol';
 import { macroTableFor } from './macros';
 import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';

@@ -1,8 +1,5 @@
 // `unroll-lens sass` as text: the kernel table, a loop's factor table, its instruction-cache lines.
-import type { FileSassReport, LoopReport } from '../engine/variants/reports';
-import { factorLabel } from '../engine/variants/factors';
-import { icacheCell, VariantIcache } from '../engine/icache/report';
-import { warpsLabel } from '../engine/occupancy/warpsPerSm';
+import { VariantIcache, factorLabel, icacheCell, warpsLabel, type FileSassReport, type LoopReport } from '../engine';
 import type { ToolTimeouts } from './gpuOptions';
 
 export function pad(s: string, n: number, right = false): string {

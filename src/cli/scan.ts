@@ -1,11 +1,18 @@
 // `unroll-lens scan`: kernels, loops, pragmas, trip counts and manual unrolls, without a compiler.
 import * as fs from 'fs';
 import * as path from 'path';
-import { collectScanFiles, ScanInputError, SkippedFile, toScanJson } from '../engine/parse/scan';
-import { computeFindings } from '../engine/parse/findings';
-import { loopLensSummary, kernelLabel, manualUnrollSummary } from '../engine/parse/describe';
-import type { FileAnalysis } from '../engine/parse/model';
-import { scanInParallel } from '../engine/parse/scanPool';
+import {
+  ScanInputError,
+  SkippedFile,
+  collectScanFiles,
+  computeFindings,
+  kernelLabel,
+  loopLensSummary,
+  manualUnrollSummary,
+  scanInParallel,
+  toScanJson,
+  type FileAnalysis,
+} from '../engine';
 import { defineCommand } from './args';
 import { EXIT, UsageError } from './io';
 import { checkInputFile } from './inputs';

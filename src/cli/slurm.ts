@@ -2,12 +2,15 @@
 // unrollLens.profile.slurm.* settings), the runner that submits them, and the internal
 // `slurm-task MANIFEST INDEX` command each array task runs on its node.
 import * as fs from 'fs';
-import { CudaDocuments } from '../engine/parse/documents';
-import { slurmSweepRunner } from '../engine/sweep/slurm/factory';
-import { readManifest } from '../engine/sweep/slurm/manifest';
-import type { SlurmOptions } from '../engine/sweep/slurm/queue';
-import { runSlurmTask, taskToolchain } from '../engine/sweep/slurm/task';
-import type { SweepOptions } from '../engine/sweep/sweep';
+import {
+  CudaDocuments,
+  readManifest,
+  runSlurmTask,
+  slurmSweepRunner,
+  taskToolchain,
+  type SlurmOptions,
+  type SweepOptions,
+} from '../engine';
 import { SETTINGS } from '../settings';
 import { numberOption, OptionTable, stringOption } from './args';
 import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';

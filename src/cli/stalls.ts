@@ -1,10 +1,17 @@
 // `unroll-lens stalls`: duration and warp-stall breakdown of each kernel in an ncu report.
 import * as fs from 'fs';
-import { ScanInputError } from '../engine/parse/scan';
-import { detectToolchain } from '../engine/toolchain/toolchain';
-import type { RawKernelRow } from '../engine/profile/ncuCsv';
-import { RawPageError, RawPageStream, RawPageSummary, readRawPageFile } from '../engine/profile/rawPageStream';
-import { isProfileMetric, kernelProfile, stallsJson } from '../engine/profile/stalls';
+import {
+  RawPageError,
+  RawPageStream,
+  RawPageSummary,
+  ScanInputError,
+  detectToolchain,
+  isProfileMetric,
+  kernelProfile,
+  readRawPageFile,
+  stallsJson,
+  type RawKernelRow,
+} from '../engine';
 import { defineCommand } from './args';
 import { checkInputFile } from './inputs';
 import { BadInputError, CliIO, EXIT, UsageError } from './io';

@@ -1,24 +1,31 @@
 // `unroll-lens sweep`: every combination of the kernel's loops' unroll factors (and extra -D
 // macro values), built and measured statically or timed on the GPU, searched exhaustively or
 // by coordinate descent; a table, --json, CSV, T4 and an HTML report of the result.
-import { gpuBlocker } from '../engine/gpu/readiness';
+import {
+  CudaDocuments,
+  STRATEGIES,
+  SweepOptions,
+  SweepSpaceError,
+  Toolchain,
+  UnrollFactors,
+  chooseArch,
+  detectToolchain,
+  gpuBlocker,
+  lineStallsText,
+  parseParamSpec,
+  runSweep,
+  splitCommandLine,
+  sweepJson,
+  sweepText,
+  type GpuRunConfig,
+  type SlurmOptions,
+} from '../engine';
 import { CLI_GPU_BLOCKER_TEXT } from './gpuReadinessText';
 import * as path from 'path';
-import { CudaDocuments } from '../engine/parse/documents';
-import { detectToolchain, chooseArch, Toolchain } from '../engine/toolchain/toolchain';
-import { splitCommandLine } from '../engine/toolchain/flags';
-import { sweepText } from '../engine/report/sweepText';
-import { sweepJson } from '../engine/sweep/json';
-import { parseParamSpec, SweepSpaceError } from '../engine/sweep/space';
-import { UnrollFactors } from '../engine/variants/factors';
-import { STRATEGIES } from '../engine/sweep/strategies';
-import { runSweep, SweepOptions } from '../engine/sweep/sweep';
-import type { GpuRunConfig } from '../engine/gpu/options';
 import type { SweepResult } from '../protocol';
 import { DEFAULT_SETTINGS, SETTINGS } from '../settings';
 import { runTimingText } from '../schema/runTimingText';
 import { macroTableFor } from './macros';
-import { lineStallsText } from '../engine/report/lineStallsText';
 import { describeRange, RANGES, rangeProblem } from '../schema/ranges';
 import { defineCommand, factorsOption, lineListOption, numberOption, stringOption } from './args';
 import {
@@ -38,7 +45,6 @@ import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
 import { checkResultOutputs, RESULT_OUTPUT_OPTIONS, ResultOutputs, resultOutputsOf, writeResultOutputs } from './resultOutputs';
 import { buildPathFor, checkArchOption, compileFlagsFor, readSourceFile } from './inputs';
 import { SLURM_OPTIONS, slurmOptionsOf, slurmRunner } from './slurm';
-import type { SlurmOptions } from '../engine/sweep/slurm/queue';
 
 export const sweepCommand = defineCommand({
   name: 'sweep',

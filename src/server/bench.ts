@@ -2,15 +2,20 @@
 // loop on the GPU. One run at a time per request; cancellable through the request's token.
 import * as path from 'path';
 import { CancellationToken, ProgressToken } from 'vscode-languageserver/node';
-import type { FileAnalysis } from '../engine/parse/model';
-import { benchLabelOfId, benchLoop } from '../engine/sweep/bench';
-import { compareKernels, KernelComparison } from '../engine/sweep/compare';
-import { SweepSpaceError } from '../engine/sweep/space';
-import { splitCommandLine } from '../engine/toolchain/flags';
+import {
+  KernelComparison,
+  SweepSpaceError,
+  benchLabelOfId,
+  benchLoop,
+  benchStopsAt,
+  compareKernels,
+  gpuBlocker,
+  splitCommandLine,
+  type FileAnalysis,
+} from '../engine';
 import type { SweepProgress } from '../schema/progress';
 import type { SweepResult } from '../schema/types';
 import { runConfigFromSettings } from './runOptions';
-import { benchStopsAt, gpuBlocker } from '../engine/gpu/readiness';
 import { EDITOR_GPU_BLOCKER_TEXT } from './gpuReadinessText';
 import type { Settings } from '../protocol';
 import { DocumentFactsStore, recordBench } from './facts';

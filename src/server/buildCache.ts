@@ -5,9 +5,7 @@
 // engine code). Entries are moved aside before deletion, so a build being read is not lost under
 // its reader (see engine/variants/cache.ts).
 import * as path from 'path';
-import { MeasurementCache } from '../engine/gpu/measurementCache';
-import { BuildCache, formatBytes } from '../engine/variants/cache';
-import { NotOurCacheError } from '../engine/base/cacheFolder';
+import { BuildCache, MeasurementCache, NotOurCacheError, formatBytes } from '../engine';
 import type { ClearCacheParams, ClearCacheResult } from '../protocol';
 
 /** `storagePath`: the extension's global storage folder from the client's initialization options (null: none). */

@@ -3,9 +3,7 @@
 // numbers of an older text. Every service records through `record`, the one place that decides
 // whether to extend or replace a document's facts.
 import * as crypto from 'crypto';
-import type { SassStalls } from '../engine/profile/sassStalls';
-import type { SassFacts } from '../engine/report/sassText';
-import type { FileSassReport, LoopReport } from '../engine/variants/reports';
+import { type FileSassReport, type LoopReport, type SassFacts, type SassStalls } from '../engine';
 import type { SweepResult } from '../protocol';
 
 export interface DocumentFacts extends SassFacts {

@@ -1,17 +1,28 @@
 // LSP features computed from one file's analysis. Pure functions (no connection) so unit
 // tests and benchmarks exercise exactly what the server sends.
 import { CodeLens, Diagnostic, DiagnosticSeverity, Hover, MarkupKind, Position, Range } from 'vscode-languageserver';
-import type { FileAnalysis, Kernel, Loop, SourceSpan } from '../engine/parse/model';
-import { computeFindings } from '../engine/parse/findings';
-import { loopHoverMarkdown, loopLensSummary, manualUnrollHoverMarkdown } from '../engine/parse/describe';
+import {
+  IcacheContext,
+  benchMarkdown,
+  computeFindings,
+  lineStallsMarkdown,
+  loopHoverMarkdown,
+  loopIcacheMarkdown,
+  loopLensSummary,
+  loopSassLensTitle,
+  loopSassMarkdown,
+  manualUnrollHoverMarkdown,
+  writtenLoopWarps,
+  type FileAnalysis,
+  type Kernel,
+  type Loop,
+  type SassFacts,
+  type SourceSpan,
+} from '../engine';
 import { recommendedFactorMarkdown } from './recommendHover';
 import { BenchmarkLoopArgs, Commands, CompareKernelsArgs, DIAGNOSTIC_SOURCE, Settings, ShowSassArgs, SweepKernelArgs } from '../protocol';
-import type { SassFacts } from '../engine/report/sassText';
-import { loopSassMarkdown, loopSassLensTitle } from '../engine/report/sassText';
-import { benchMarkdown, lineStallsMarkdown } from '../engine/report/benchText';
 import type { SourceLineStalls, SweepResult } from '../schema/types';
 import { HeaderUnit, NO_UNIT_HINT } from './headers';
-import { IcacheContext, loopIcacheMarkdown, writtenLoopWarps } from '../engine/icache/report';
 import * as path from 'path';
 
 /** The newest per-line stall samples for the document (from its last GPU benchmark). */

@@ -2,8 +2,7 @@
 // per workspace and tells the server), else the nearest compile_commands.json entry whose text
 // includes the header. Also what a header's hover and CodeLens say about it.
 import * as fs from 'fs';
-import { isHeaderFile } from '../engine/variants/overlay';
-import { UnitCandidate, UnitSearch, unitsByTextSearch, unitsFromCompileCommands } from '../engine/variants/translationUnit';
+import { UnitCandidate, UnitSearch, isHeaderFile, unitsByTextSearch, unitsFromCompileCommands } from '../engine';
 import type { TranslationUnitsResult } from '../protocol';
 
 export interface HeaderUnit {

@@ -3,8 +3,7 @@
 // directories), with the built-in library table as fallback. Only files are read; nothing runs,
 // so this works the same in an untrusted workspace.
 import * as path from 'path';
-import { MacroTable, MacroTables, preprocessOptionsFromFlags, scanFallbackDirs, toolkitIncludeDirs } from '../engine/parse/macros';
-import { DEFAULT_ARCH } from '../engine/toolchain/toolchain';
+import { DEFAULT_ARCH, MacroTable, MacroTables, preprocessOptionsFromFlags, scanFallbackDirs, toolkitIncludeDirs } from '../engine';
 import type { Settings } from '../protocol';
 import type { ServerToolchain } from './toolchain';
 

@@ -9,8 +9,17 @@ import {
   TextDocumentSyncKind,
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { CudaDocuments } from '../engine/parse/documents';
-import { mayHoldDeviceCode } from '../engine/parse/libraryMacros';
+import {
+  CudaDocuments,
+  MacroTable,
+  defaultCacheDir,
+  fromLoopReport,
+  hasMain,
+  isHeaderFile,
+  mayHoldDeviceCode,
+  processGuard,
+  useRemedies,
+} from '../engine';
 import { codeLenses, diagnostics, hover } from './features';
 import {
   AnalysisStatusNotification,
@@ -34,7 +43,6 @@ import {
   WorkspaceTrustNotification,
   isContentCheckedHeader,
 } from '../protocol';
-import { fromLoopReport } from '../engine/sweep/loopVariantsResult';
 import { applyProblem, ResultsService } from './results';
 import { readSettings, SECTION } from '../settings';
 import { BenchService } from './bench';
@@ -44,18 +52,12 @@ import { RESTRICTED_MODE, ServerToolchain } from './toolchain';
 import { uriToPath } from './uri';
 import { VariantService } from './variants';
 import { MacroService, editMayChangeMacros } from './macros';
-import { MacroTable } from '../engine/parse/macros';
 import { toAnalysisStatus, toBenchLoopResult, toCompareKernelsResult, toFileAnalysisResult, toLoopVariantsResult } from './wire';
-import { defaultCacheDir } from '../engine/variants/build';
-import { isHeaderFile } from '../engine/variants/overlay';
 import { HeaderUnits } from './headers';
 import { createServerConnection } from './connection';
 import { exitCleanlyOnStop } from './shutdown';
-import { processGuard } from '../engine/toolchain/processGuard';
-import { hasMain } from '../engine/gpu/readiness';
 import * as path from 'path';
 import { pathToFileURL } from 'url';
-import { useRemedies } from '../engine/base/remedies';
 import { EDITOR_REMEDIES } from './remedies';
 import { oversizedBytes, oversizedDiagnostic, oversizedText } from './oversized';
 

@@ -1,9 +1,6 @@
 // Issue 13: the hover's "Recommended before running" line, from the loop's built SASS variants
 // (the variants request or CodeLens "SASS variants"); nothing until they exist.
-import type { Kernel } from '../engine/parse/model';
-import { recommendFactor } from '../engine/sweep/recommend';
-import { recommendationRecordText } from '../engine/sweep/recommendRecord';
-import type { LoopReport } from '../engine/variants/reports';
+import { recommendFactor, recommendationRecordText, type Kernel, type LoopReport } from '../engine';
 
 function factorLabel(f: LoopReport['variants'][number]['factor']): string {
   return typeof f === 'number' ? `×${f}` : f;

@@ -1,6 +1,6 @@
 // The editor's words for the engine's remedies (src/engine/base/remedies.ts): its settings, which the
 // editor keeps naming. main.ts installs them before anything runs.
-import type { Remedies } from '../engine/base/remedies';
+import { type Remedies } from '../engine';
 
 export const EDITOR_REMEDIES: Remedies = {
   missingTool: {

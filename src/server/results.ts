@@ -4,18 +4,25 @@
 // loop's quick fix). The document itself is only ever changed by the client applying those edits.
 import * as path from 'path';
 import { CancellationToken, CodeAction, CodeActionKind, Connection, Range, TextEdit } from 'vscode-languageserver/node';
-import type { FileAnalysis } from '../engine/parse/model';
+import {
+  applyTargetProblem,
+  gpuBlocker,
+  listResults,
+  loadResult,
+  parseParamSpec,
+  resultsDir,
+  runSweep,
+  saveResult,
+  sweepCsv,
+  sweepT4,
+  unrollPragmaEdit,
+  type ConvertContext,
+  type FileAnalysis,
+  type ProcessRunner,
+} from '../engine';
 import { runConfigFromSettings } from './runOptions';
 import { lineStallNotes } from './wire';
-import { gpuBlocker } from '../engine/gpu/readiness';
 import { EDITOR_GPU_BLOCKER_TEXT } from './gpuReadinessText';
-import type { ConvertContext } from '../engine/sweep/loopVariantsResult';
-import { sweepCsv, sweepT4 } from '../engine/sweep/export';
-import { parseParamSpec } from '../engine/sweep/space';
-import { listResults, loadResult, resultsDir, saveResult } from '../engine/sweep/store';
-import { runSweep } from '../engine/sweep/sweep';
-import { unrollPragmaEdit } from '../engine/variants/applyEdit';
-import { applyTargetProblem } from '../engine/sweep/applyTarget';
 import { checkAppliedFactors, checkSweepResult, SchemaError } from '../schema/result';
 import { applyBestOffer, intervalText } from '../schema/applyBest';
 import {
@@ -36,7 +43,6 @@ import type { ServerToolchain } from './toolchain';
 import { uriToPath } from './uri';
 import { requestedFactors } from './unrollFactors';
 import { slurmProblem, slurmRunnerFromSettings } from './slurm';
-import type { ProcessRunner } from '../engine/toolchain/process';
 
 /** Live panel updates: at most this often while variants stream in (the last one always goes). */
 const UPDATE_INTERVAL_MS = 250;

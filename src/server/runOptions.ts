@@ -3,8 +3,7 @@
 // builder is cli/gpuOptions.ts).
 import * as os from 'os';
 import type { ProfileSettings } from '../settings';
-import type { GpuRunConfig } from '../engine/gpu/options';
-import { GpuSelectionError, parseGpuSelection, runLocations } from '../engine/gpu/selection';
+import { GpuSelectionError, parseGpuSelection, runLocations, type GpuRunConfig } from '../engine';
 
 /** unrollLens.profile.gpus → CUDA device indices (with a launcher the GPUs are the node's: not checked here). */
 export function gpusFromSetting(text: string, gpusHere: number, launcher: string[]): number[] {

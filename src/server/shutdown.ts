@@ -6,7 +6,7 @@
 // a SIGKILL, which runs no code of ours, is the watchdog's. The signal handlers only make a signal
 // exit through that path: without one, Node dies on SIGTERM without running any exit handler.
 // (vscode-languageserver itself exits with process.exit on stdin's end and on `exit`.)
-import { processGuard } from '../engine/toolchain/processGuard';
+import { processGuard } from '../engine';
 
 /** The signals that stop the server; exit status 128 + the signal's number, as a shell reports it. */
 const STOP_SIGNALS: Record<string, number> = { SIGTERM: 15, SIGINT: 2, SIGHUP: 1 };

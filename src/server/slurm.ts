@@ -5,10 +5,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { packageRoot } from '../packageRoot';
-import { slurmSweepRunner } from '../engine/sweep/slurm/factory';
-import type { SlurmOptions } from '../engine/sweep/slurm/queue';
-import type { SweepOptions } from '../engine/sweep/sweep';
-import type { ProcessRunner } from '../engine/toolchain/process';
+import { slurmSweepRunner, type ProcessRunner, type SlurmOptions, type SweepOptions } from '../engine';
 import type { ProfileSettings } from '../settings';
 
 /** The job array's options from unrollLens.profile.slurm.* (the CLI's --partition … flags read the same settings). */

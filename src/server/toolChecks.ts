@@ -3,11 +3,17 @@
 // it, in the words the rest of the server uses (discovery's install hints, the GPU-readiness
 // texts, permissionHelp's counter fix). Pure: the survey, the counter permission and the settings
 // come in, the wire answer goes out.
-import { installHint, ToolInfo, ToolName } from '../engine/toolchain/discover';
-import { shortGpuName, toolchainSummary, ToolSurvey } from '../engine/toolchain/toolchain';
-import type { CounterPermission } from '../engine/profile/counterPermission';
-import { ENABLE_COUNTERS } from '../engine/profile/permissionHelp';
-import { timerFor } from '../engine/gpu/timer';
+import {
+  ENABLE_COUNTERS,
+  ToolInfo,
+  ToolName,
+  ToolSurvey,
+  installHint,
+  shortGpuName,
+  timerFor,
+  toolchainSummary,
+  type CounterPermission,
+} from '../engine';
 import { EDITOR_GPU_BLOCKER_TEXT } from './gpuReadinessText';
 import { Settings, TOOL_CHECKS, ToolCheckResult, ToolchainInfo } from '../protocol';
 

@@ -2,10 +2,21 @@
 // (and what is being built) sent to the status bar, the arch and compile flags for a file.
 import * as path from 'path';
 import { CancellationToken, Connection, ProgressToken } from 'vscode-languageserver/node';
-import { ToolTimeout, withToolTimeouts } from '../engine/toolchain/process';
-import { CompileFlags, flagsOriginText, normaliseArch, resolveCompileFlags } from '../engine/toolchain/flags';
-import { chooseArch, surveyToolchain, Toolchain, toolchainOf, toolchainSummary, ToolSurvey } from '../engine/toolchain/toolchain';
-import { probeCounterPermission } from '../engine/profile/counterPermission';
+import {
+  CompileFlags,
+  ToolSurvey,
+  ToolTimeout,
+  Toolchain,
+  chooseArch,
+  flagsOriginText,
+  normaliseArch,
+  probeCounterPermission,
+  resolveCompileFlags,
+  surveyToolchain,
+  toolchainOf,
+  toolchainSummary,
+  withToolTimeouts,
+} from '../engine';
 import { Settings, ToolchainInfo, ToolchainStatus, ToolchainStatusNotification } from '../protocol';
 import { disassemblerProblem, toolchainInfo, TRUST_FIX, unavailableToolchainInfo } from './toolChecks';
 

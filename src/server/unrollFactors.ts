@@ -1,7 +1,7 @@
 // Where the editor's unroll factors come in: the unrollLens.unrollFactors setting and the factors
 // a request names (LoopVariants, BenchLoop, Sweep: `factors?: string[]`). Each is parsed here,
 // once, into the engine's UnrollFactors; the services pass that value on and never parse again.
-import { UnrollFactors } from '../engine/variants/factors';
+import { UnrollFactors } from '../engine';
 import type { Settings } from '../protocol';
 
 /** The setting's list parsed, per settings value: readSettings makes a new array on each read. */

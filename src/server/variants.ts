@@ -4,23 +4,32 @@
 import * as os from 'os';
 import * as path from 'path';
 import { CancellationToken, Connection, Diagnostic, DiagnosticSeverity, ProgressToken, Range } from 'vscode-languageserver/node';
-import type { FileAnalysis } from '../engine/parse/model';
-import { IcacheContext, writtenLoopIcache } from '../engine/icache/report';
-import { findLaunches, KernelLaunch, launchesIn } from '../engine/parse/launches';
-import type { CompilerMessage } from '../engine/toolchain/nvccErrors';
-import { VariantBuilder } from '../engine/variants/build';
-import type { FileSassReport, LoopReport } from '../engine/variants/reports';
-import { VariantInspector } from '../engine/variants/inspect';
-import { parseVariantFactor, UnrollFactors, writtenFactor } from '../engine/variants/factors';
+import {
+  IcacheContext,
+  KernelLaunch,
+  READ_CAPS,
+  UnrollFactors,
+  VariantBuilder,
+  VariantInspector,
+  findLaunches,
+  launchesIn,
+  parseVariantFactor,
+  readBoundedText,
+  renderListing,
+  withStalls,
+  writtenFactor,
+  writtenLoopIcache,
+  type CompilerMessage,
+  type FileAnalysis,
+  type FileSassReport,
+  type LoopReport,
+} from '../engine';
 import type { SassListingParams, SassListingResult, Settings } from '../protocol';
-import { renderListing } from '../engine/report/sassListing';
-import { withStalls } from '../engine/variants/listing';
 import { benchSassStalls } from './facts';
 import type { DocumentFactsStore } from './facts';
 import type { ServerToolchain } from './toolchain';
 import { uriToPath } from './uri';
 import { requestedFactors } from './unrollFactors';
-import { READ_CAPS, readBoundedText } from '../engine/base/boundedRead';
 import { HeaderUnit, NO_UNIT_HINT } from './headers';
 
 export class VariantService {

@@ -1,12 +1,15 @@
 // The engine's reports mapped onto the protocol's wire types: only what the client shows, with
 // the display strings it needs computed here, so the client carries no engine code.
-import type { FileAnalysis } from '../engine/parse/model';
-import { benchJson } from '../engine/sweep/bench';
-import { lineStallText } from '../engine/report/benchText';
-import { loopLensSummary } from '../engine/parse/describe';
-import type { LoopReport } from '../engine/variants/reports';
+import {
+  benchJson,
+  findLaunches,
+  lineStallText,
+  loopLensSummary,
+  type FileAnalysis,
+  type KernelComparison,
+  type LoopReport,
+} from '../engine';
 import type { SourceLineStalls } from '../schema/types';
-import type { KernelComparison } from '../engine/sweep/compare';
 import { comparisonAsVariants } from '../schema/comparison';
 import type {
   AnalysisStatus,
@@ -17,7 +20,6 @@ import type {
   LoopVariantsResult,
   SweepResult,
 } from '../protocol';
-import { findLaunches } from '../engine/parse/launches';
 
 /** Lines below this share of the kernel's stall samples get no inline note: one on every line would be noise. */
 const LINE_STALL_NOTE_MIN_SHARE = 0.01;

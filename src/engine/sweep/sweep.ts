@@ -2,7 +2,7 @@
 // together, each point built and measured by a runner (static SASS, or timed on a GPU), the
 // points chosen by a strategy (all of them, or a coordinate descent). The result is the
 // protocol's SweepResult, streamed to an observer as variants finish.
-import type { FactorValue, SweepLoop, SweepResult, SweepVariant } from '../../schema/types';
+import type { SweepLoop, SweepResult, SweepVariant } from '../../schema/types';
 import type { FileAnalysis, Loop } from '../parse/model';
 import { icacheBudget } from '../icache/budget';
 import { withinNoise } from '../gpu/stages/summary';
