@@ -41,7 +41,7 @@ export { mayHoldDeviceCode } from './parse/libraryMacros';
 export { MacroTable, MacroTables, preprocessOptionsFromFlags, scanFallbackDirs, toolkitIncludeDirs } from './parse/macros';
 export type { FileAnalysis, Kernel, Loop, SourceSpan } from './parse/model';
 export { ScanInputError, collectScanFiles, projectScanMacros, toScanJson } from './parse/scan';
-export type { ScanMacros, SkippedFile } from './parse/scan';
+export type { SkippedFile } from './parse/scan';
 export { scanInParallel } from './parse/scanPool';
 
 // occupancy/ — Occupancy and warps per SM.
