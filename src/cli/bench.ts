@@ -38,6 +38,8 @@ import {
   KEEP_REPORTS_OPTION,
 } from './gpuOptions';
 import { BenchProgressWriter } from './progress';
+import { openProject, PROJECT_OPTIONS, ProjectFlags, projectFlagsOf } from './project';
+import { headerUnit, unitFunctions } from './sassBuild';
 import { conditionsText } from '../schema/measurementText';
 import { checkResultOutputs, RESULT_OUTPUT_OPTIONS, ResultOutputs, resultOutputsOf, writeResultOutputs } from './resultOutputs';
 import { CLI_GPU_BLOCKER_TEXT, withoutGpuText } from './gpuReadinessText';
@@ -96,6 +98,19 @@ export const benchCommand = defineCommand({
       help: "also sample warp stalls per source line of the file as written (from the timed run's PC samples with --timer cupti, else one extra ncu run)",
     },
     ...KEEP_REPORTS_OPTION,
+    ...PROJECT_OPTIONS,
+    'compile-commands': {
+      type: 'string',
+      value: 'PATH',
+      help: 'the compile_commands.json (or its folder) to take the flags from, before any found by the search',
+      default: "the file's folders up to the working directory, each with its compile_commands.json (or a link to one), build*/ and out/",
+    },
+    tu: {
+      type: 'string',
+      value: 'FILE',
+      help: 'for a header (with --build/--run): the translation unit (.cu including it) its SASS is built through',
+      default: "a compile_commands.json entry that includes the header and whose text instantiates the loop's function",
+    },
     json: { type: 'boolean', help: 'machine-readable output (contract: docs/cli.md)' },
     ...RESULT_OUTPUT_OPTIONS,
   },
@@ -114,7 +129,7 @@ export const benchCommand = defineCommand({
     [EXIT.cancelled, 'cancelled (Ctrl-C, SIGTERM or SIGHUP); the variants measured so far are printed and written'],
   ],
   argsOf({ options, positionals }): BenchArgs {
-    if (!positionals.length) throw new UsageError('bench needs a .cu file with main()');
+    if (!positionals.length) throw new UsageError('bench needs a .cu file with main(), or a project file with --build and --run');
     if (positionals.length > 1) throw new UsageError('bench takes one file');
     if (options.loop === undefined) throw new UsageError('bench needs --loop LINE');
     const loops = lineListOption('loop', options.loop);
@@ -130,6 +145,9 @@ export const benchCommand = defineCommand({
       json: !!options.json,
       quiet: !!options.quiet,
       outputs: resultOutputsOf(options),
+      project: projectFlagsOf(options),
+      tu: options.tu ?? null,
+      compileCommands: options['compile-commands'] ?? null,
     };
   },
   run: bench,
@@ -287,6 +305,10 @@ interface BenchArgs {
   json: boolean;
   quiet: boolean;
   outputs: ResultOutputs;
+  /** --build/--run: the project's own build and run. */
+  project: ProjectFlags | null;
+  tu: string | null;
+  compileCommands: string | null;
 }
 
 async function bench(a: BenchArgs, io: CliIO): Promise<number> {
@@ -312,12 +334,24 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
   const toolchain = limitTools(await detectToolchain({}), a.timeouts, file, io);
   if (arch) await checkArchOption(arch, toolchain);
   // The sweep's rule (engine/gpu/readiness.ts); a missing ncu stays the engine's MissingToolError (exit 2, with the fix).
-  const blocker = gpuBlocker({ hasNcu: !!toolchain.ncu, timer: a.run.config.timer, gpus: toolchain.gpus.length, launcher, text });
+  const blocker = gpuBlocker({
+    hasNcu: !!toolchain.ncu,
+    timer: a.run.config.timer,
+    gpus: toolchain.gpus.length,
+    launcher,
+    text,
+    project: !!a.project,
+  });
   if (blocker && benchStopsAt(blocker))
     throw new UsageError(`cannot benchmark ${file}: ${CLI_GPU_BLOCKER_TEXT[blocker]}${withoutGpuText(blocker, file, loops)}`);
-  const flags = compileFlagsFor(abs, io);
+  // a header's SASS comes through a unit that includes it (a project's), as `sass` builds it
+  const tu =
+    a.project || a.tu ? headerUnit(abs, a.tu, { compileCommands: a.compileCommands, functions: unitFunctions(analysis, loops[0]) }) : null;
+  if (tu) io.err(`unroll-lens: building ${path.relative(process.cwd(), abs) || abs} through ${path.relative(process.cwd(), tu) || tu}\n`);
+  const flags = compileFlagsFor(tu ?? abs, io, a.compileCommands);
   const chosen = chooseArch(arch, flags.arch, toolchain.gpus).arch;
   const { cacheDir, config } = runConfigFromFlags(a.run, toolchain);
+  const project = a.project ? openProject(a.project, abs, cacheDir, io, a.quiet) : undefined;
   const ac = new AbortController();
   const stopSignals = cancelOnSignals(ac);
   const progress = new BenchProgressWriter(a.quiet ? () => undefined : io.err, io.isTTY);
@@ -334,6 +368,8 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
       kernel,
       signal: ac.signal,
       progress: p => progress.update(p),
+      translationUnit: tu ?? undefined,
+      project,
     });
     progress.done();
     io.out(
@@ -353,5 +389,6 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
   } finally {
     progress.done();
     stopSignals();
+    project?.tree.close();
   }
 }

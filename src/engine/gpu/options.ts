@@ -6,6 +6,7 @@ import type { SweepProgress } from '../../schema/progress';
 import type { Toolchain } from '../toolchain/toolchain';
 import type { CompileFlags } from '../toolchain/flags';
 import type { UnrollFactors } from '../variants/factors';
+import type { ProjectRun } from '../variants/projectTree';
 
 export type { RunStatus };
 
@@ -106,6 +107,10 @@ export interface BenchJob {
   signal?: AbortSignal;
   /** Progress of each step: variant, phase, GPU, samples, elapsed and estimated time left. */
   progress?: (p: SweepProgress) => void;
+  /** A header's translation unit (it includes the header and instantiates the loop's kernels). */
+  translationUnit?: string;
+  /** Build and run through the project's own commands, in a copy of its tree. */
+  project?: ProjectRun;
 }
 
 /** A bench: the job and how its programs are run and timed. */
@@ -124,6 +129,8 @@ export function runConfigOf(o: Partial<BenchJob> & GpuRunConfig): GpuRunConfig {
     kernel: _kernel,
     signal: _signal,
     progress: _progress,
+    translationUnit: _translationUnit,
+    project: _project,
     ...run
   } = o;
   return run;

@@ -20,6 +20,8 @@ export interface GpuReadinessFacts {
   text: string;
   /** The project's compile command template (unrollLens.profile.compileCommand); empty: nvcc on the file itself. */
   compileCommand?: readonly string[];
+  /** The project's own build and run (--build/--run) make and start the program. */
+  project?: boolean;
 }
 
 /** A `main(` in the text: the file builds as a program by itself. */
@@ -32,7 +34,7 @@ export function gpuBlocker(f: GpuReadinessFacts): GpuBlocker | null {
   if (f.staticAsked) return 'static-asked';
   if (!f.hasNcu && timerFor(f).needsNcu) return 'no-ncu';
   if (!f.gpus && !f.launcher.length) return 'no-gpu';
-  if (!hasMain(f.text) && !f.compileCommand?.length) return 'no-main';
+  if (!hasMain(f.text) && !f.compileCommand?.length && !f.project) return 'no-main';
   return null;
 }
 

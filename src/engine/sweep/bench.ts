@@ -47,6 +47,8 @@ export function benchLoop(
       compileTimeoutMs: o.nvccTimeoutMs,
       signal: o.signal,
       gpu: runConfigOf(o),
+      translationUnit: o.translationUnit,
+      project: o.project,
     },
     { ...observer, onProgress: p => (observer.onProgress?.(p), o.progress?.(p)) },
   );

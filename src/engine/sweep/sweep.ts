@@ -2,6 +2,7 @@
 // together, each point built and measured by a runner (static SASS, or timed on a GPU), the
 // points chosen by a strategy (all of them, or a coordinate descent). The result is the
 // protocol's SweepResult, streamed to an observer as variants finish.
+import type { ProjectRun } from './runners/projectPrograms';
 import type { SweepLoop, SweepResult, SweepVariant } from '../../schema/types';
 import type { FileAnalysis, Loop } from '../parse/model';
 import { icacheBudget } from '../icache/budget';
@@ -71,6 +72,10 @@ export interface SweepOptions extends SpaceOptions {
   everyKernel?: TimedKernels;
   /** The space, already resolved (a comparison: the file as written alone); absent: from loops, factors and params. */
   space?: SweepSpace;
+  /** A header's variants are built through this translation unit (SASS side and kernel search). */
+  translationUnit?: string;
+  /** GPU sweeps: build and run through the project's commands in a copy of its tree (runners/projectPrograms.ts). */
+  project?: ProjectRun;
 }
 
 const DEFAULT_MAX_POINTS = 5000;
@@ -298,6 +303,7 @@ function runnerFor(o: SweepOptions, space: SweepSpace): SweepRunner {
           params: space.macroParams,
           paramDefaults: space.defaults(o.text),
           everyKernel: o.everyKernel,
+          project: o.project,
         })
       : new StaticRunner(staticOptions))
   );
@@ -320,6 +326,7 @@ export function staticOptionsOf(o: Omit<SweepOptions, 'strategy'>, space: SweepS
     timeoutMs: o.compileTimeoutMs,
     templateParams: space.templateParams,
     templateDefaults: space.defaults(o.text),
+    translationUnit: o.translationUnit,
   };
 }
 

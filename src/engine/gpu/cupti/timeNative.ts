@@ -5,8 +5,8 @@
 // base clocks) are not. The first run's output is the variant's result check, as under ncu.
 import * as fs from 'fs';
 import * as path from 'path';
-import { launch, programCommand, type LaunchOptions, type VariantProgram } from '../stages/program';
-import type { BenchTarget } from '../stages/build';
+import { launch, programCommand, runFolder, type LaunchOptions, type VariantProgram } from '../stages/program';
+import { neverLaunched, type BenchTarget } from '../stages/build';
 import type { GpuRun, KernelSamples, TimeResult } from '../stages/time';
 import type { BenchOptions } from '../options';
 import { scratchDir } from '../../toolchain/processGuard';
@@ -97,7 +97,9 @@ export async function timeNative(
       if (least() === have) {
         // nothing new: a kernel this run never launched (past its warm-up) will not come later
         const missing = target.kernels.filter(k => count(k) === 0);
-        if (missing.includes(target.kernel) || missing.length === target.kernels.length)
+        if (missing.length === target.kernels.length && target.anyLaunched)
+          return fail('profile', neverLaunched(target, o.warmup));
+        if ((missing.includes(target.kernel) && !target.anyLaunched) || missing.length === target.kernels.length)
           return fail('profile', `the program launched ${missing.join(', ')} no more than ${o.warmup} times (the warm-up) in a run`);
         break;
       }
@@ -249,7 +251,7 @@ async function runOnce(
   const run = await launch(o, programCommand(p.program, o), {
     timeoutMs: o.timeoutMs,
     signal: o.signal,
-    cwd: path.dirname(p.file),
+    cwd: runFolder(p),
     env: {
       ...o.env,
       CUDA_INJECTION64_PATH: o.library,
@@ -312,3 +314,4 @@ export function recordsProblem(r: TimerRecords): string | null {
   if (r.end.records !== r.launches.length) return `the CUPTI timer wrote ${r.end.records} records, ${r.launches.length} were read`;
   return null;
 }
+

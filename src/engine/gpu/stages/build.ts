@@ -35,6 +35,11 @@ export interface BenchTarget {
   kernels: string[];
   /** Mangled → demangled name (template arguments) of each kernel that holds the loop. */
   demangled?: Record<string, string>;
+  /**
+   * A project's run: it launches whichever of `kernels` its tests reach, each one that ran is a
+   * row, and only a run that launches none of them fails ("built but never launched").
+   */
+  anyLaunched?: boolean;
   /** Mangled → spill bytes of each kernel compared, from ptxas -v of the file as written (a comparison). */
   spills?: Record<string, { stores: number | null; loads: number | null }>;
 }
@@ -48,6 +53,8 @@ interface TargetOptions {
   kernel?: string;
   signal?: AbortSignal;
   nvccTimeoutMs?: number;
+  /** A header's unit (it includes the header and instantiates its kernels). */
+  translationUnit?: string;
 }
 
 /**
@@ -66,6 +73,7 @@ export async function findTargetKernels(src: BenchSource, o: TargetOptions): Pro
       cacheDir: o.cacheDir,
       runner: o.toolchain.runner,
       timeoutMs: o.nvccTimeoutMs,
+      translationUnit: o.translationUnit,
     }),
     arch: o.arch,
   });
@@ -110,6 +118,7 @@ export async function findNamedKernels(
       cacheDir: o.cacheDir,
       runner: o.toolchain.runner,
       timeoutMs: o.nvccTimeoutMs,
+      translationUnit: o.translationUnit,
     }),
     arch: o.arch,
   });
@@ -152,4 +161,13 @@ export function buildFailure(b: BuildResult): { status: RunStatus; message: stri
         .map(m => `${m.file ?? ''}${m.line ? `:${m.line}` : ''} ${m.message}`)
         .join('\n') || (b.status === 'timeout' ? 'nvcc ran past its time limit (--nvcc-timeout) and was killed' : b.failureKind),
   };
+}
+
+/** A project's variant that built and ran but never reached the loop's kernels. */
+export function neverLaunched(target: BenchTarget, warmup: number): string {
+  const n = target.kernels.length;
+  return (
+    `built, but the run command launched none of the ${n} kernel${n > 1 ? 's' : ''} holding the loop more than ${warmup} times (the warm-up)` +
+    ` (${target.kernels.slice(0, 3).join(', ')}${n > 3 ? ', …' : ''}): does the run reach this code? (--run, --kernel)`
+  );
 }

@@ -4,7 +4,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import type { BenchOptions } from '../options';
-import { fill, launch, LaunchOptions, programCommand, VariantProgram } from './program';
+import { fill, launch, LaunchOptions, programCommand, runFolder, VariantProgram } from './program';
 import { scratchDir } from '../../toolchain/processGuard';
 
 /** `kernel=<name> … checksum=<v>` lines (the samples' convention) → name → checksum. */
@@ -46,6 +46,8 @@ export type CheckOptions = LaunchOptions &
   Pick<BenchOptions, 'checkCommand' | 'timeoutMs' | 'signal'> & {
     /** Environment of the plain run (CUDA_VISIBLE_DEVICES of the GPU it runs on). */
     env?: Record<string, string>;
+    /** Where the check command starts (a project's: the root of its copy); default: here. */
+    checkCwd?: string;
   };
 
 /** Runs the program once; compares it with `baseline`, or with nothing when it is the baseline. */
@@ -59,7 +61,7 @@ export async function checkVariant(
   const plain = await launch(o, programCommand(p.program, o), {
     timeoutMs: o.timeoutMs,
     signal: o.signal,
-    cwd: path.dirname(p.file),
+    cwd: runFolder(p),
     env: o.env,
   });
   if (plain.cancelled) return { status: 'cancelled', message: null, checksums: {}, stdout: null };
@@ -109,7 +111,9 @@ async function checkCommandAgrees(template: string[], stdout: string, baselineSt
     fs.writeFileSync(a, stdout);
     fs.writeFileSync(b, baselineStdout);
     const cmd = fill(template, { stdout: a, baselineStdout: b });
-    const c = await o.toolchain.runner(cmd[0], cmd.slice(1), { timeoutMs: 60_000, signal: o.signal });
+    // also in the environment: a project's check is a shell command line that may name them so
+    const env = { UNROLL_LENS_STDOUT: a, UNROLL_LENS_BASELINE_STDOUT: b };
+    const c = await o.toolchain.runner(cmd[0], cmd.slice(1), { timeoutMs: 60_000, signal: o.signal, cwd: o.checkCwd, env });
     return c.exitCode === 0;
   } finally {
     fs.rmSync(work, { recursive: true, force: true });

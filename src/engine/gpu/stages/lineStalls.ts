@@ -10,7 +10,7 @@ import { classifyNcuFailure } from '../../profile/ncuErrors';
 import { ncuPermissionFix } from '../../profile/permissionHelp';
 import { SassStalls, sassStallsOf } from '../../profile/sassStalls';
 import { LineStalls, perLineStalls } from '../../profile/stalls';
-import { escapeRegex, launch, LaunchOptions, programCommand, VariantProgram } from './program';
+import { escapeRegex, launch, LaunchOptions, programCommand, runFolder, VariantProgram } from './program';
 import { scratchDir } from '../../toolchain/processGuard';
 import { MeasuredWith, MeasurementCache, measurementKeyFor } from '../measurementCache';
 import { timerFor } from '../timer';
@@ -112,7 +112,7 @@ async function sourceLineStalls(
         ...programCommand(p.program, o),
       ],
       // ncu's profiling lock lives in $TMPDIR (gpuSlots.ts): keep the shared one.
-      { timeoutMs: o.timeoutMs * 4, signal: o.signal, cwd: path.dirname(p.file), env: o.env, sharedTemp: true },
+      { timeoutMs: o.timeoutMs * 4, signal: o.signal, cwd: runFolder(p), env: o.env, sharedTemp: true },
     );
     if (prof.exitCode !== 0) {
       const f = classifyNcuFailure(prof.stdout, prof.stderr, prof.exitCode);

@@ -1,5 +1,6 @@
 // What the GPU stages (check, time, line stalls) share: the built program of one variant and how
 // it is started, through the project's run command and the launcher prefix when there are any.
+import * as path from 'path';
 import type { ProcessResult, RunOptions } from '../../toolchain/process';
 import type { BenchOptions } from '../options';
 
@@ -11,6 +12,13 @@ export interface VariantProgram {
   program: string;
   /** The source file it was built from: runs start in its folder, kept reports are named after it. */
   file: string;
+  /** Where runs start instead of the file's folder (a project's run: the root of its copy). */
+  cwd?: string;
+}
+
+/** The folder a program's runs start in. */
+export function runFolder(p: VariantProgram): string {
+  return p.cwd ?? path.dirname(p.file);
 }
 
 /** The options that say how a program is started. */

@@ -11,9 +11,9 @@ import type { RawKernelRow } from '../../profile/ncuCsv';
 import { parseRawPageStrict, RawPageError } from '../../profile/rawPageStream';
 import { applicationExitCode, classifyNcuFailure, programOutput } from '../../profile/ncuErrors';
 import { KernelProfile, kernelProfile } from '../../profile/stalls';
-import type { BenchTarget } from './build';
+import { neverLaunched, type BenchTarget } from './build';
 import type { PcSampling } from '../cupti/timerRecords';
-import { escapeRegex, launch, LaunchOptions, programCommand, VariantProgram } from './program';
+import { escapeRegex, launch, LaunchOptions, programCommand, runFolder, VariantProgram } from './program';
 import { scratchDir } from '../../toolchain/processGuard';
 
 /** ncu metrics collected per launch: duration, warp-state stall ratios, work and occupancy. */
@@ -155,7 +155,10 @@ export async function timeVariant(
   } finally {
     profiler.dispose();
   }
-  return profiler.result();
+  const r = profiler.result();
+  // a project's run that reached none of the loop's kernels: built, never launched
+  if (target.anyLaunched && r.status === 'ok' && !r.groups.size) return { ...r, status: 'profile', message: neverLaunched(target, o.warmup) };
+  return r;
 }
 
 /** One variant's ncu runs: the launches collected per kernel (and block size), and how the runs ended. */
@@ -298,7 +301,7 @@ class VariantProfiler {
     const prof = await launch(o, [this.ncu, ...ncuArgs], {
       timeoutMs: o.timeoutMs * 4,
       signal: o.signal,
-      cwd: path.dirname(this.p.file),
+      cwd: runFolder(this.p),
       env: o.env,
       sharedTemp: true, // ncu's profiling lock lives in $TMPDIR (gpuSlots.ts)
     });
@@ -318,7 +321,7 @@ class VariantProfiler {
         ? classifyNcuFailure(prof.stdout, prof.stderr, prof.exitCode)
         : null;
     if (failure) {
-      if (k !== this.target.kernel && failure.kind === 'no-kernels') return 'none'; // this instantiation is not launched with these arguments
+      if ((k !== this.target.kernel || this.target.anyLaunched) && failure.kind === 'no-kernels') return 'none'; // this instantiation is not launched with these arguments
       return this.fail('profile', `${failure.message}${failure.fix ? ` Fix: ${failure.fix}` : ''}`);
     }
     const csv = this.direct
@@ -346,7 +349,7 @@ class VariantProfiler {
             : `ncu${this.direct ? '' : ' --import'} exited with ${csv.exitCode ?? csv.signal}: ${(csv.stderr || csv.stdout).trim().split('\n').slice(-2).join(' | ')}`,
         );
       const raw = parseRawPageStrict(csv.stdout).kernels;
-      if (!raw.length && k !== this.target.kernel) return 'none';
+      if (!raw.length && (k !== this.target.kernel || this.target.anyLaunched)) return 'none';
       if (!raw.length)
         return this.fail(
           'profile',

@@ -28,7 +28,8 @@ import { AS_WRITTEN, AS_WRITTEN_ID, pointId, substituteArgs, SweepPoint, templat
 import { GPU_FIELDS } from '../variant';
 import type { RunnerContext, SweepRunner } from './runner';
 import { limitProcesses, StaticRunner, StaticRunnerOptions } from './static';
-import { PreparedPrograms, ProgramBuilds } from './programs';
+import { PreparedPrograms, ProgramBuilds, ProgramPromise } from './programs';
+import { ProjectPrograms, ProjectRun } from './projectPrograms';
 
 export interface GpuRunnerOptions extends StaticRunnerOptions {
   gpu: GpuRunConfig;
@@ -45,6 +46,8 @@ export interface GpuRunnerOptions extends StaticRunnerOptions {
   everyKernel?: TimedKernels;
   /** The SASS side's variants and the programs, made elsewhere (a Slurm task): nothing is built here. */
   prepared?: PreparedPrograms;
+  /** Build and run through the project's own commands, in a copy of its tree (projectPrograms.ts). */
+  project?: ProjectRun;
 }
 
 /** A timing's stall shares; null when nothing sampled stalls (the CUPTI timer), never an empty "no stalls". */
@@ -66,6 +69,8 @@ export class GpuRunner implements SweepRunner {
   private readonly limited;
   /** Each point's program: built here, unless the options bring them built (a Slurm task). */
   private readonly builds: ProgramBuilds;
+  /** With a project's build: the copy of its tree, leased by one point at a time. */
+  private readonly project: ProjectPrograms | null;
   /** Every variant measured so far, by id: identical-code points copy from here. */
   private readonly measured = new Map<string, SweepVariant>();
   /** The batch's points by id while it runs: an identical-code point waits for its original, which may be on another GPU. */
@@ -109,7 +114,7 @@ export class GpuRunner implements SweepRunner {
     this.timer = timerFor(o.gpu);
     // the CUPTI timer needs no ncu: without it only the per-line stalls (ncu's source page) are missing, and say why
     if (!o.toolchain.ncu && this.timer.needsNcu) throw new MissingToolError('ncu', []);
-    if (o.params.length && o.gpu.compileCommand?.length) {
+    if (o.params.length && (o.gpu.compileCommand?.length || o.project)) {
       throw new Error(
         `sweeping ${o.params.join(', ')} needs nvcc builds (-D flags): the project compile command (unrollLens.profile.compileCommand) cannot take them`,
       );
@@ -124,7 +129,8 @@ export class GpuRunner implements SweepRunner {
     // kernels of a 3 ms matmul measured 1.5–1.8× longer so, on an H100): one at a time per GPU.
     this.perGpu = this.folded && this.timer.sharesGpu ? Math.max(1, o.gpu.profilesPerGpu ?? PROFILES_PER_GPU) : 1;
     this.slots = gpuSlots(o.gpu.gpus, this.perGpu, o.gpu.launcher, defaultLockRoot());
-    this.cache = o.gpu.measurementCacheDir ? new MeasurementCache(o.gpu.measurementCacheDir) : null;
+    // A project's run reads whatever its build left in the tree: nothing a measurement key could name.
+    this.cache = o.gpu.measurementCacheDir && !o.project ? new MeasurementCache(o.gpu.measurementCacheDir) : null;
     this.timing = timingFor(this.timer, {
       ...o.gpu,
       toolchain: o.toolchain,
@@ -138,6 +144,7 @@ export class GpuRunner implements SweepRunner {
     // as many program builds at once as the SASS side's cubins (the bench always built in parallel)
     this.limited = limitProcesses(o.toolchain.runner, Math.max(1, o.jobs || os.cpus().length));
     this.builds = new ProgramBuilds({ ...o, compileCommand: o.gpu.compileCommand }, this.limited);
+    this.project = o.project ? new ProjectPrograms({ ...o, project: o.project, runner: o.toolchain.runner }) : null;
   }
 
   /** The SASS side, made at the first batch: a benchmark's measures the kernel it times (found first). */
@@ -163,7 +170,7 @@ export class GpuRunner implements SweepRunner {
   cost(): Omit<RunTiming, 'wallS'> {
     const sass = this.sass.cost();
     return {
-      compileS: sass.compileS + this.builds.compileMs / 1000,
+      compileS: sass.compileS + (this.builds.compileMs + (this.project?.buildMs ?? 0)) / 1000,
       checkS: this.checkMs / 1000,
       profileS: this.clock.busyS('time') + this.clock.busyS('stalls'),
       gpuIdleS: this.clock.idleS(),
@@ -182,6 +189,7 @@ export class GpuRunner implements SweepRunner {
         : []),
       ...[...this.stallProblems].map(([m, n]) => `${m.split('\n')[0]} unknown for ${n} variant${n > 1 ? 's' : ''}: ${m.split('\n')[1]}`),
       ...(this.target ? targetNotes(this.target, !!this.o.everyKernel && 'named' in this.o.everyKernel) : []),
+      ...(this.project?.note() ? [this.project.note()!] : []),
       ...(this.timed.size > 1 ? [`timed kernels: ${[...this.timed].join(', ')}`] : this.kernel ? [`timed kernel: ${this.kernel}`] : []),
       ...this.sass.notes(),
     ];
@@ -189,6 +197,14 @@ export class GpuRunner implements SweepRunner {
 
   async sourceStalls(text: string, signal?: AbortSignal): ReturnType<NonNullable<SweepRunner['sourceStalls']>> {
     const base = this.measured.get(AS_WRITTEN_ID);
+    if (this.project)
+      return {
+        lineStalls: null,
+        sassStalls: null,
+        problem:
+          "per-line stalls are not sampled through a project's run command (its programs are the project's, not one executable built from this file)",
+        cached: false,
+      };
     if (!base || base.status !== 'ok' || !this.baselineProgram || !base.kernel)
       return {
         lineStalls: null,
@@ -254,6 +270,8 @@ export class GpuRunner implements SweepRunner {
             { ...src, focus: every.focus },
             { ...this.o, kernel: every.kernel, signal, nvccTimeoutMs: this.o.timeoutMs },
           );
+    // a project's run launches whichever of them its tests or benchmarks reach: each that ran is a row
+    if (this.project && this.target.kernels.length) this.target = { ...this.target, anyLaunched: true };
   }
 
   async measure(points: SweepPoint[], ctx: RunnerContext): Promise<SweepVariant[]> {
@@ -266,9 +284,12 @@ export class GpuRunner implements SweepRunner {
     if (ctx.signal?.aborted) stop();
     ctx.signal?.addEventListener('abort', stop);
     const prepared = this.o.prepared?.programs(points);
-    const { programs, building } = prepared
+    // a project's programs are built one at a time in its copy, each once its SASS says it is needed (below)
+    let { programs, building }: { programs: ProgramPromise[]; building: Promise<void> } = prepared
       ? { programs: prepared, building: Promise.resolve() }
-      : this.builds.start(points, ctx, local.signal);
+      : this.project
+        ? { programs: [], building: Promise.resolve() }
+        : this.builds.start(points, ctx, local.signal);
     // the CUPTI timer's library builds beside the programs (once per toolkit; its failure is each point's, in time())
     this.timing.prepare(ctx.signal);
     try {
@@ -276,6 +297,7 @@ export class GpuRunner implements SweepRunner {
       // SASS of every point (parallel builds), identical code marked against everything so far;
       // each point goes to the GPU as soon as its own SASS (and those before it) are in.
       const sass = streamSass((ps, c) => this.sass.measure(ps, c), points, ctx);
+      if (this.project && !prepared) ({ programs, building } = this.project.start(points, ctx, local.signal, sass.each));
       const out = await this.onGpus(points, sass.each, programs, ctx);
       await sass.all;
       await building;
@@ -320,6 +342,7 @@ export class GpuRunner implements SweepRunner {
         // a run started ahead for this point and not taken (a cache hit, a failure): stopped now; not
         // those of other points sharing its program (a template sweep's points differ in arguments only)
         await this.timing.drop(programNow[i], this.argsFor(points[i]));
+        this.project?.release(points[i]);
       }
       if (v.status !== 'cancelled') this.measured.set(v.id, v);
       out[i] = v;
@@ -363,7 +386,7 @@ export class GpuRunner implements SweepRunner {
             const running = start(i, slot);
             // the next point's first run starts while this one is timed (as soon as its SASS and
             // program are in), held at its first launch until this one is done
-            if (this.timing.startAhead && next < order.length) {
+            if (this.timing.startAhead && !this.project && next < order.length) {
               const j = (mine = order[next++]);
               whileRunning(running, sass[j], programs[j], (sv, b) => this.startAhead(points[j], sv, b, ctx, slot));
             }
@@ -425,7 +448,7 @@ export class GpuRunner implements SweepRunner {
     const kernel = target.kernel;
     this.kernel ??= kernel;
     for (const k of target.kernels) this.timed.add(k);
-    const p: VariantProgram = { label: labelOf(point), program: program!.outputPath!, file: this.o.file };
+    const p: VariantProgram = { label: labelOf(point), program: program!.outputPath!, file: this.o.file, cwd: this.project?.dir };
     const stage = this.stageFor(point, ctx, slot);
     const progress = (phase: 'check' | 'time') => (m: string) =>
       ctx.onPhase?.(point, phase, m.startsWith(`${p.label}: `) ? m.slice(p.label.length + 2) : m, { gpu: slot.gpu });
@@ -484,7 +507,14 @@ export class GpuRunner implements SweepRunner {
 
   /** A variant's timing fields from its kernels' launches: the timed kernel's statistics and durations, every kernel's with `every`. */
   private fillTiming(v: SweepVariant, groups: Map<string, KernelSamples>, kernel: string, every: boolean): void {
-    const primary = groups.get(kernel) ?? [...groups.values()][0];
+    const own = groups.get(kernel);
+    const primary = own ?? [...groups.values()][0];
+    // a project's run launched other instantiations than the one with most of the loop: the first that ran heads the row
+    if (!own && primary && this.target?.anyLaunched) {
+      v.kernel = primary.kernel;
+      v.instantiation = this.target.demangled?.[primary.kernel] ?? v.instantiation;
+      v.kernelInstructions = this.sass.kernelSizes.get(v.id)?.[primary.kernel] ?? v.kernelInstructions;
+    }
     Object.assign(v, summarize(primary?.durations ?? []));
     v.durationsMs = [...(primary?.durations ?? [])];
     v.stallShare = stallShareOf(primary);
@@ -522,7 +552,15 @@ export class GpuRunner implements SweepRunner {
     const own = `${t.program.label}: `;
     const progress = (m: string) =>
       ctx.onPhase?.(t.point, 'time', `again: ${m.startsWith(own) ? m.slice(own.length) : m}`, { gpu: slot.gpu });
-    const r = await this.onGpu(slot, () => this.time(t.program, t.target, stage, progress));
+    // a project's copy holds another variant by now: this one is built again first (incrementally)
+    const rebuilt = this.project ? await this.project.again(t.point, ctx, ctx.signal) : null;
+    let r: TimeResult;
+    try {
+      if (this.project && (!rebuilt || buildFailure(rebuilt))) return variant;
+      r = await this.onGpu(slot, () => this.time(t.program, t.target, stage, progress));
+    } finally {
+      if (this.project) this.project.release(t.point);
+    }
     // timing only (the program passed its check); a failed run adds nothing
     if (r.status !== 'ok' || !(r.groups.get(t.kernel) ?? [...r.groups.values()][0])?.durations.length) return variant;
     for (const [key, g] of r.groups) {
@@ -569,6 +607,8 @@ export class GpuRunner implements SweepRunner {
       ...this.o.gpu,
       // `{NAME}` in the program arguments: the point's value (the file as written: the defaults).
       args: this.argsFor(point),
+      // a project's run and check are its own shell command lines, run in the copy's root
+      ...(this.o.project ? projectLaunch(this.o.project) : {}),
       // ncu reports go where a launcher's nodes see them: beside the build cache, never the local temp folder.
       runDir: this.o.gpu.runDir ?? defaultRunDir(this.o.cacheDir, this.o.gpu.launcher),
       env: slot.env,
@@ -663,4 +703,15 @@ export class GpuRunner implements SweepRunner {
     }
     return ref;
   }
+}
+
+/** How a project's programs are started and checked: its run and check commands through the shell, in the copy. */
+function projectLaunch(project: ProjectRun): { runCommand: string[]; args: string[]; checkCommand?: string[]; checkCwd: string } {
+  const { run, check } = project.commands;
+  return {
+    runCommand: ['/bin/sh', '-c', run],
+    args: [],
+    ...(check ? { checkCommand: ['/bin/sh', '-c', check] } : {}),
+    checkCwd: project.tree.dir,
+  };
 }

@@ -45,6 +45,8 @@ export interface StaticRunnerOptions {
    * function of the cubin (a benchmark, which times every instantiation holding the loop).
    */
   identity?: 'kernel' | 'cubin';
+  /** A header's variants are built through this unit (it includes the header), as `sass --tu` builds them. */
+  translationUnit?: string;
 }
 
 /** At most `n` processes of `runner` at once, however many builders share it. */
@@ -135,6 +137,7 @@ export class StaticRunner implements SweepRunner {
         concurrency: this.jobs,
         runner: this.limited,
         timeoutMs: this.o.timeoutMs,
+        translationUnit: this.o.translationUnit,
       });
       inspector = new VariantInspector({ toolchain: this.o.toolchain, builder, arch: this.o.arch });
       this.inspectors.set(key, inspector);
