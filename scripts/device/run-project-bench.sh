@@ -63,7 +63,7 @@ fixture)
 reduction-ul)
   S=Samples/2_Concepts_and_Techniques/reduction
   # the copy from an earlier call on this machine stays (a user's second bench): only the source is fresh
-  rm -rf "$W/cs"; cp -r tmp-device/cuda-samples "$W/cs"; cd "$W/cs"
+  rm -rf "$W/cs"; cp -a tmp-device/cuda-samples "$W/cs"; cd "$W/cs"
   t0=$(now); cmake -S $S -B $S/build -G Ninja -DCMAKE_EXPORT_COMPILE_COMMANDS=ON > "$W/red-cfg.log" 2>&1; echo "configure exit $? $(awk "BEGIN{print $(now) - $t0}") s"
   hashes "$W/cs" > "$W/red-before.txt"
   t0=$(now)

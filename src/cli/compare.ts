@@ -18,6 +18,7 @@ import { macroTableFor } from './macros';
 import { defineCommand, stringOption } from './args';
 import { cancelOnSignals, EXIT, UsageError } from './io';
 import { buildPathFor, checkArchOption, compileFlagsFor, readSourceFile } from './inputs';
+import { openProject, PROJECT_OPTIONS, ProjectFlags, projectFlagsOf } from './project';
 import {
   GPU_PLACEMENT_OPTIONS,
   GPU_RUN_OPTIONS,
@@ -63,6 +64,7 @@ export const compareCommand = defineCommand({
     ...GPU_PLACEMENT_OPTIONS,
     ...TOOL_TIMEOUT_OPTIONS,
     ...KEEP_REPORTS_OPTION,
+    ...PROJECT_OPTIONS,
     // the panel's kernel-comparison view as an offline page, a CSV row per kernel, a saved result (no T4: nothing is tuned)
     csv: RESULT_OUTPUT_OPTIONS.csv,
     report: RESULT_OUTPUT_OPTIONS.report,
@@ -95,6 +97,7 @@ export const compareCommand = defineCommand({
       quiet: !!options.quiet,
       json: !!options.json,
       outputs: resultOutputsOf(options),
+      project: projectFlagsOf(options),
     };
   },
   async run(a, io) {
@@ -108,11 +111,19 @@ export const compareCommand = defineCommand({
     const analysis = (await CudaDocuments.create()).analyzeOnce(text, built, macroTableFor(abs, text, arch));
     const toolchain = limitTools(await detectToolchain({}), a.timeouts, file, io);
     if (arch) await checkArchOption(arch, toolchain);
-    const blocker = gpuBlocker({ hasNcu: !!toolchain.ncu, timer: a.run.config.timer, gpus: toolchain.gpus.length, launcher, text });
+    const blocker = gpuBlocker({
+      hasNcu: !!toolchain.ncu,
+      timer: a.run.config.timer,
+      gpus: toolchain.gpus.length,
+      launcher,
+      text,
+      project: !!a.project,
+    });
     if (blocker && benchStopsAt(blocker))
       throw new UsageError(`cannot compare kernels of ${file}: ${CLI_GPU_BLOCKER_TEXT[blocker]}${withoutGpuText(blocker, file, [])}`);
     const flags = compileFlagsFor(abs, io);
     const { cacheDir, config } = runConfigFromFlags(a.run, toolchain);
+    const project = a.project ? openProject(a.project, abs, cacheDir, io, a.quiet) : undefined;
     const ac = new AbortController();
     const stopSignals = cancelOnSignals(ac);
     const progress = new BenchProgressWriter(a.quiet ? () => undefined : io.err, io.isTTY);
@@ -128,6 +139,7 @@ export const compareCommand = defineCommand({
         baseline: a.baseline,
         signal: ac.signal,
         progress: p => progress.update(p),
+        project,
       });
       progress.done();
       io.out(a.json ? JSON.stringify(compareJson(c), null, 2) + '\n' : renderComparison(c));
@@ -141,6 +153,7 @@ export const compareCommand = defineCommand({
     } finally {
       progress.done();
       stopSignals();
+      project?.tree.close();
     }
   },
 });
@@ -157,6 +170,8 @@ interface CompareArgs {
   quiet: boolean;
   json: boolean;
   outputs: ResultOutputs;
+  /** --build/--run: the project's own build and run. */
+  project: ProjectFlags | null;
 }
 
 /** The documented `compare --json` contract (docs/cli.md). */

@@ -44,6 +44,7 @@ import {
 import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
 import { checkResultOutputs, RESULT_OUTPUT_OPTIONS, ResultOutputs, resultOutputsOf, writeResultOutputs } from './resultOutputs';
 import { buildPathFor, checkArchOption, compileFlagsFor, readSourceFile } from './inputs';
+import { openProject, PROJECT_OPTIONS, ProjectFlags, projectFlagsOf } from './project';
 import { SLURM_OPTIONS, slurmOptionsOf, slurmRunner } from './slurm';
 
 export const sweepCommand = defineCommand({
@@ -130,6 +131,7 @@ export const sweepCommand = defineCommand({
       default: "each variant's theoretical occupancy",
     },
     ...KEEP_REPORTS_OPTION,
+    ...PROJECT_OPTIONS,
     'source-stalls': {
       type: 'boolean',
       help: "also sample warp stalls per source line of the file as written (from the timed run's PC samples with --timer cupti, else one extra ncu run; GPU sweeps; with --slurm, by the task measuring the file as written)",
@@ -206,6 +208,7 @@ export const sweepCommand = defineCommand({
       quiet: !!options.quiet,
       warpsPerSm: warpsPerSmOption(options['warps-per-sm']),
       slurm: slurmOptionsOf(options),
+      project: projectFlagsOf(options),
     };
   },
   run: sweep,
@@ -243,11 +246,13 @@ interface SweepArgs {
   quiet: boolean;
   /** --slurm: the job array's options; null: measured here (or through --launcher). */
   slurm: SlurmOptions | null;
+  /** --build/--run: the project's own build and run. */
+  project: ProjectFlags | null;
 }
 
 /** Why this sweep cannot time on a GPU, or null when it can (the rule: engine/gpu/readiness.ts). */
 export function staticReason(
-  a: Pick<SweepArgs, 'forceStatic'> & Pick<GpuRunConfig, 'launcher' | 'timer'> & { slurm?: SlurmOptions | null },
+  a: Pick<SweepArgs, 'forceStatic'> & Pick<GpuRunConfig, 'launcher' | 'timer'> & { slurm?: SlurmOptions | null; project?: boolean },
   t: Toolchain,
   text: string,
 ): string | null {
@@ -259,6 +264,7 @@ export function staticReason(
     gpus: t.gpus.length,
     launcher: a.slurm ? ['sbatch'] : a.launcher,
     text,
+    project: a.project,
   });
   return blocker && CLI_GPU_BLOCKER_TEXT[blocker];
 }
@@ -307,12 +313,17 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
       '--max-samples (adaptive sampling) does not work with --slurm: each round would wait in the queue again; ' +
         'give --samples the durations each point needs',
     );
+  if (a.slurm && a.project)
+    throw new UsageError(
+      "--slurm and --build/--run do not go together: a Slurm task runs programs built here, a project's run needs its build tree",
+    );
   const { cacheDir, config } = runConfigFromFlags(run, toolchain);
   const reason = staticReason(
-    { forceStatic: a.forceStatic, launcher: config.launcher, timer: config.timer, slurm: a.slurm },
+    { forceStatic: a.forceStatic, launcher: config.launcher, timer: config.timer, slurm: a.slurm, project: !!a.project },
     toolchain,
     text,
   );
+  const project = a.project && !reason ? openProject(a.project, abs, cacheDir, io, a.quiet) : undefined;
   if (reason && !a.forceStatic) io.err(`unroll-lens: static sweep: ${reason}\n`);
   const ac = new AbortController();
   const stopSignals = cancelOnSignals(ac);
@@ -340,6 +351,7 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
         signal: ac.signal,
         ...(a.slurm && !reason ? { runner: slurmRunner(a.slurm, path.resolve(run.sharedDir!.trim())) } : {}),
         gpu: reason ? undefined : config,
+        project,
       },
       {
         onProgress: p => progress.write(`sweep ${p.message}`),
@@ -351,6 +363,7 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
   } finally {
     progress.done();
     stopSignals();
+    project?.tree.close();
   }
   if (reason) result.notes.push(`static sweep: ${reason}`);
   if (reason && config.sourceStalls) result.lineStallsProblem = `not sampled: a static sweep runs nothing on a GPU (${reason})`;

@@ -225,6 +225,13 @@ describe('bench --build/--run: a CMake project built and run by its own commands
         2,
       );
       assert.match(err, /the build command names the project's own folder/);
+      // sweep and compare take the same flags, checked the same way
+      err = '';
+      assert.equal(await main(['sweep', 'src/kernels/rows_wide.cu', '--run', './build/rowapp'], io), 2);
+      assert.match(err, /--build and --run go together/);
+      err = '';
+      assert.equal(await main(['compare', 'src/kernels/scale.cu', '--kernels', 'scale', '--build', ' ', '--run', 'x'], io), 2);
+      assert.match(err, /--build needs a command/);
     } finally {
       process.chdir(was);
     }

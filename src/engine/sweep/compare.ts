@@ -75,6 +75,7 @@ export async function compareKernels(
       signal: o.signal,
       // no per-line stalls: a comparison has no loop to read them by
       gpu: { ...runConfigOf(run), sourceStalls: false },
+      project: o.project,
     },
     { ...observer, onProgress: p => (observer.onProgress?.(p), o.progress?.(p)) },
   );

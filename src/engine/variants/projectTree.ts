@@ -11,7 +11,7 @@
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
-import { safeCopyFile, safeMkdir, safeWriteFile } from '../base/safeWrite';
+import { SafeWriteError, safeCopyFile, safeMkdir, safeWriteFile } from '../base/safeWrite';
 import type { ProcessRunner } from '../toolchain/process';
 
 /** The project's commands, as the user gave them (shell command lines, run in the copy's root). */
@@ -134,7 +134,8 @@ function lockSlot(base: string): { slot: string; lock: string } {
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
         const owner = Number.parseInt(fs.readFileSync(lock, 'utf8'), 10);
-        if (Number.isFinite(owner) && alive(owner) && owner !== process.pid) break;
+        // ours (another open copy in this process) or a live process's: the next slot
+        if (Number.isFinite(owner) && (owner === process.pid || alive(owner))) break;
         fs.rmSync(lock, { force: true }); // its owner was killed: the copy is ours, and the sync repairs it
       }
     }
@@ -186,18 +187,30 @@ export class ProjectTree {
 
   /** Brings the copy up to date with the source tree (see the module comment). */
   sync(limits = PROJECT_LIMITS, signal?: AbortSignal): TreeSync {
+    try {
+      return this.syncOnce(limits, signal);
+    } catch (e) {
+      if (e instanceof SafeWriteError) throw new ProjectError(`cannot bring the copy ${this.dir} up to date: ${e.message}`);
+      throw e;
+    }
+  }
+
+  private syncOnce(limits: typeof PROJECT_LIMITS, signal?: AbortSignal): TreeSync {
     const t0 = Date.now();
     const out: TreeSync = { copied: 0, unchanged: 0, removed: 0, skipped: [], ms: 0 };
     const seen: Record<string, ManifestEntry> = {};
     let bytes = 0;
+    let files = 0;
     const stack = [''];
-    const cacheReal = (() => {
+    // our own folders are never copied into themselves: the copies, and the cache when it lies inside the project
+    const ours = [path.dirname(path.dirname(this.slot)), path.dirname(path.dirname(path.dirname(this.slot)))].flatMap(d => {
       try {
-        return fs.realpathSync(path.dirname(path.dirname(path.dirname(this.slot))));
+        const real = fs.realpathSync(d);
+        return real.startsWith(this.root + path.sep) ? [real] : [];
       } catch {
-        return null;
+        return [];
       }
-    })();
+    });
     while (stack.length) {
       if (signal?.aborted) throw new ProjectError('cancelled while copying the project');
       const rel = stack.pop()!;
@@ -206,8 +219,13 @@ export class ProjectTree {
         out.skipped.push(`${rel}/ (a CMake build folder: its cache names the original tree)`);
         continue;
       }
-      if (cacheReal && (abs === cacheReal || abs.startsWith(cacheReal + path.sep))) continue;
-      if (rel) safeMkdir(this.dir, rel);
+      if (ours.some(o => abs === o || abs.startsWith(o + path.sep))) continue;
+      if (rel) {
+        // a file or link where the source now has a folder: ours, replaced
+        const st = fs.lstatSync(path.join(this.dir, rel), { throwIfNoEntry: false });
+        if (st && !st.isDirectory()) fs.rmSync(path.join(this.dir, rel), { force: true });
+        safeMkdir(this.dir, rel);
+      }
       for (const d of fs.readdirSync(abs, { withFileTypes: true })) {
         if (NEVER_COPIED.has(d.name)) continue;
         const r = rel ? path.join(rel, d.name) : d.name;
@@ -217,7 +235,7 @@ export class ProjectTree {
         else if (d.isFile()) {
           const st = fs.statSync(a);
           bytes += st.size;
-          if (Object.keys(seen).length >= limits.files || bytes > limits.bytes)
+          if (++files > limits.files || bytes > limits.bytes)
             throw new ProjectError(
               `the project under ${this.root} has more than ${limits.files} files or ${(limits.bytes / 1024 ** 3).toFixed(0)} GiB: ` +
                 'give --project-root a smaller folder (the one the build needs)',
@@ -229,6 +247,9 @@ export class ProjectTree {
           if ((same && fs.lstatSync(copy, { throwIfNoEntry: false })?.isFile()) || (!had?.dirty && sameBytes(a, copy, st.size)))
             out.unchanged++; // a file touched but not changed (a checkout, a fresh copy) keeps its copy's time: no rebuild
           else {
+            // a folder or link where the source now has a file: ours, replaced (rm never follows a link)
+            const cst = fs.lstatSync(copy, { throwIfNoEntry: false });
+            if (cst && !cst.isFile()) fs.rmSync(copy, { recursive: true, force: true });
             safeCopyFile(this.dir, r, a, { fsync: false });
             out.copied++;
           }

@@ -97,8 +97,7 @@ export async function timeNative(
       if (least() === have) {
         // nothing new: a kernel this run never launched (past its warm-up) will not come later
         const missing = target.kernels.filter(k => count(k) === 0);
-        if (missing.length === target.kernels.length && target.anyLaunched)
-          return fail('profile', neverLaunched(target, o.warmup));
+        if (missing.length === target.kernels.length && target.anyLaunched) return fail('profile', neverLaunched(target, o.warmup));
         if ((missing.includes(target.kernel) && !target.anyLaunched) || missing.length === target.kernels.length)
           return fail('profile', `the program launched ${missing.join(', ')} no more than ${o.warmup} times (the warm-up) in a run`);
         break;
@@ -314,4 +313,3 @@ export function recordsProblem(r: TimerRecords): string | null {
   if (r.end.records !== r.launches.length) return `the CUPTI timer wrote ${r.end.records} records, ${r.launches.length} were read`;
   return null;
 }
-

@@ -157,7 +157,8 @@ export async function timeVariant(
   }
   const r = profiler.result();
   // a project's run that reached none of the loop's kernels: built, never launched
-  if (target.anyLaunched && r.status === 'ok' && !r.groups.size) return { ...r, status: 'profile', message: neverLaunched(target, o.warmup) };
+  if (target.anyLaunched && r.status === 'ok' && !r.groups.size)
+    return { ...r, status: 'profile', message: neverLaunched(target, o.warmup) };
   return r;
 }
 
