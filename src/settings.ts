@@ -193,6 +193,40 @@ export const SETTINGS = {
         'Seconds per nvdisasm/cuobjdump run (1 to 86400); past it the disassembler is killed and the counts come from the cubin alone.',
     }),
   },
+  project: {
+    buildCommand: string({
+      default: '',
+      restricted: true,
+      description:
+        "A project's build, as a shell command run from the project root (e.g. `cmake -S . -B build -G Ninja && cmake --build build --target app`): " +
+        'with runCommand, Benchmark this loop builds each variant with it in a copy of the project Unroll Lens keeps (your tree and build folder are never written), ' +
+        'and headers get the lens too. Empty: the file itself is built as a program by nvcc. The CLI: bench/sweep/compare --build.',
+    }),
+    runCommand: string({
+      default: '',
+      restricted: true,
+      description:
+        "A project's run, as a shell command run from the copy's root (e.g. `./build/bin/app --size 4096`): every launch of a kernel holding the loop is timed. Used with buildCommand.",
+    }),
+    checkCommand: string({
+      default: '',
+      restricted: true,
+      description:
+        "Optional: after each variant's run, a shell command whose exit status says its result agrees with the file as written's ($UNROLL_LENS_STDOUT and $UNROLL_LENS_BASELINE_STDOUT name the two outputs).",
+    }),
+    root: string({
+      default: '',
+      restricted: true,
+      description:
+        'The folder copied for buildCommand and runCommand (relative to the first workspace folder). Empty: the workspace folder holding the file.',
+    }),
+    buildTimeoutSeconds: integer({
+      default: 3600,
+      minimum: 1,
+      maximum: 86_400,
+      description: "Seconds one build of a variant may take (the copy's first build builds everything).",
+    }),
+  },
   profile: {
     args: strings({
       default: [],

@@ -5,11 +5,8 @@
 import * as path from 'path';
 import { ProjectError, ProjectTree, checkProjectCommands, type ProjectRun } from '../engine';
 import { numberOption, type OptionTable } from './args';
-import type { NumberDecl } from '../settings';
+import { SETTINGS } from '../settings';
 import { CliIO, UsageError } from './io';
-
-/** --build-timeout's range (a day at most: Node's timers). */
-const BUILD_TIMEOUT: NumberDecl = { type: 'integer', minimum: 1, maximum: 86_400, default: 3600, description: 'seconds per project build' };
 
 export const PROJECT_OPTIONS = {
   build: {
@@ -43,7 +40,7 @@ export const PROJECT_OPTIONS = {
     type: 'string',
     value: 'S',
     help: 'seconds one --build of a variant may take before it is killed (the first build of a copy builds everything)',
-    default: '3600',
+    setting: SETTINGS.project.buildTimeoutSeconds,
   },
 } as const satisfies OptionTable;
 
@@ -64,7 +61,7 @@ export function projectFlagsOf(o: {
   'build-timeout'?: string;
 }): ProjectFlags | null {
   if (o.build === undefined && o.run === undefined) {
-    for (const k of ['check', 'project-root', 'build-timeout'] as const)
+    for (const k of ['check', 'project-root'] as const)
       if (o[k] !== undefined) throw new UsageError(`--${k} is for a project's build and run: give --build and --run with it`);
     return null;
   }
@@ -72,7 +69,7 @@ export function projectFlagsOf(o: {
     throw new UsageError('--build and --run go together: the project is built by one and its program started by the other');
   for (const k of ['build', 'run', 'check'] as const)
     if (o[k] !== undefined && !o[k]!.trim()) throw new UsageError(`--${k} needs a command`);
-  const seconds = numberOption('build-timeout', o['build-timeout'], BUILD_TIMEOUT);
+  const seconds = numberOption('build-timeout', o['build-timeout'], SETTINGS.project.buildTimeoutSeconds);
   return {
     build: o.build,
     run: o.run,

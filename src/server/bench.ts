@@ -4,7 +4,11 @@ import * as path from 'path';
 import { CancellationToken, ProgressToken } from 'vscode-languageserver/node';
 import {
   KernelComparison,
+  ProjectError,
+  ProjectTree,
   SweepSpaceError,
+  checkProjectCommands,
+  type ProjectRun,
   benchLabelOfId,
   benchLoop,
   benchStopsAt,
@@ -22,6 +26,7 @@ import { DocumentFactsStore, recordBench } from './facts';
 import type { ServerToolchain } from './toolchain';
 import { uriToPath } from './uri';
 import { requestedFactors } from './unrollFactors';
+import { projectRunConfigured } from './features';
 
 /** A bench step as the work-done progress message: `4 · time 12/20 · GPU 1 · ~20 s left`. */
 export function benchWorkMessage(p: SweepProgress): string {
@@ -50,6 +55,9 @@ export class BenchService {
     private readonly facts: DocumentFactsStore,
     private readonly settings: () => Settings,
     private readonly cacheDir: () => string,
+    /** A header's translation unit (chosen, or from compile_commands.json): its SASS is built through it. */
+    private readonly unitFor: (file: string) => string | null = () => null,
+    private readonly workspaceRoots: () => string[] = () => [],
   ) {}
 
   async benchLoop(
@@ -73,15 +81,22 @@ export class BenchService {
       workDoneToken,
     };
     return this.toolchain.runRequest(work, async (signal, progress) => {
-      const report = await benchLoop(file, text, analysis, {
-        ...(await this.gpuRun(file, text)),
-        loops: [line],
-        factors,
-        signal,
-        progress: p => progress(benchWorkPercent(p), benchWorkMessage(p)),
-      });
-      this.facts.record(uri, text, f => recordBench(f, line, report));
-      return report;
+      const run = await this.gpuRun(file, text);
+      const project = this.openProject(file, run.cacheDir, signal);
+      try {
+        const report = await benchLoop(file, text, analysis, {
+          ...run,
+          loops: [line],
+          factors,
+          signal,
+          progress: p => progress(benchWorkPercent(p), benchWorkMessage(p)),
+          project,
+        });
+        this.facts.record(uri, text, f => recordBench(f, line, report));
+        return report;
+      } finally {
+        project?.tree.close();
+      }
     });
   }
 
@@ -107,9 +122,12 @@ export class BenchService {
       workDoneToken,
     };
     return this.toolchain.runRequest(work, async (signal, progress) => {
+      const run = await this.gpuRun(file, text);
+      const project = this.openProject(file, run.cacheDir, signal);
       try {
         return await compareKernels(file, text, analysis, {
-          ...(await this.gpuRun(file, text)),
+          ...run,
+          project,
           // typed by the user in the command's prompt: words as a shell would split them, no shell
           ...(p.args !== undefined ? { args: splitCommandLine(p.args) } : {}),
           kernels: p.kernels,
@@ -121,8 +139,39 @@ export class BenchService {
         // a name that is no kernel of the file, or a baseline that is none of the compared: said as it is
         if (e instanceof SweepSpaceError) throw new Error(e.message);
         throw e;
+      } finally {
+        project?.tree.close();
       }
     });
+  }
+
+  /**
+   * The copy of the project the run builds in (unrollLens.project.*; settings restricted under
+   * Workspace Trust), locked and brought up to date; undefined without a project build and run.
+   */
+  private openProject(file: string, cacheDir: string, signal: AbortSignal): ProjectRun | undefined {
+    const s = this.settings();
+    if (!projectRunConfigured(s)) return undefined;
+    const roots = this.workspaceRoots();
+    const holding = roots.filter(r => file.startsWith(r + path.sep)).sort((a, b) => b.length - a.length)[0];
+    const root = s.project.root ? path.resolve(roots[0] ?? path.dirname(file), s.project.root) : (holding ?? path.dirname(file));
+    const commands = { root, build: s.project.buildCommand, run: s.project.runCommand, check: s.project.checkCommand.trim() || null };
+    try {
+      checkProjectCommands(commands);
+      const tree = ProjectTree.open(root, path.join(path.dirname(cacheDir), 'projects'));
+      try {
+        tree.copyOf(file);
+        tree.sync(undefined, signal);
+      } catch (e) {
+        tree.close();
+        throw e;
+      }
+      return { tree, commands, buildTimeoutMs: s.project.buildTimeoutSeconds * 1000 };
+    } catch (e) {
+      // a bad setting or a tree that cannot be copied: said as it is (unrollLens.project.*)
+      if (e instanceof ProjectError) throw new Error(`unrollLens.project: ${e.message}`);
+      throw e;
+    }
   }
 
   /** What a GPU run of the file's program needs, from the settings; throws when the GPU rules stop it (no main, no timer, …). */
@@ -137,9 +186,12 @@ export class BenchService {
       launcher: s.profile.launcher,
       text,
       compileCommand: s.profile.compileCommand,
+      project: projectRunConfigured(s),
     });
     if (blocker && benchStopsAt(blocker)) throw new Error(EDITOR_GPU_BLOCKER_TEXT[blocker]);
-    const flags = this.toolchain.flagsFor(file);
+    // a header's SASS (which kernels hold the loop, each variant's code) comes through its unit
+    const tu = this.unitFor(file);
+    const flags = this.toolchain.flagsFor(tu ?? file);
     const { cacheDir, config } = runConfigFromSettings(s.profile, { cacheDir: this.cacheDir(), gpusHere: t.gpus.length });
     return {
       ...config,
@@ -149,6 +201,7 @@ export class BenchService {
       cacheDir,
       // nvcc itself is also held to it by the toolchain's runner; this covers compileCommand (make, cmake).
       nvccTimeoutMs: s.toolchain.nvccTimeoutSeconds * 1000,
+      translationUnit: tu ?? undefined,
     };
   }
 }

@@ -78,7 +78,8 @@ export function codeLenses(
       // Put the lens above the pragma when there is one, so it does not split pragma and loop.
       const line = loop.pragma ? Math.min(loop.pragma.line, loop.line) : loop.line;
       const args: BenchmarkLoopArgs = { uri, line: loop.line, kernel: k.name };
-      if (!header)
+      // a header's loop is benchmarked through the project's own build and run (unrollLens.project.*)
+      if (!header || projectRunConfigured(settings))
         lenses.push({
           range: lineRange(line),
           command: { title: 'Benchmark this loop', command: Commands.benchmarkLoop, arguments: [args] },
@@ -215,4 +216,9 @@ export function hover(
         : `_${NO_UNIT_HINT}_`,
     );
   return { contents: { kind: MarkupKind.Markdown, value: parts.filter(Boolean).join('\n\n') }, range };
+}
+
+/** The project's build and run are set (unrollLens.project.buildCommand and runCommand): benchmarks go through them. */
+export function projectRunConfigured(s: Pick<Settings, 'project'>): boolean {
+  return !!s.project.buildCommand.trim() && !!s.project.runCommand.trim();
 }

@@ -20,7 +20,7 @@ import {
   processGuard,
   useRemedies,
 } from '../engine';
-import { codeLenses, diagnostics, hover } from './features';
+import { codeLenses, diagnostics, hover, projectRunConfigured } from './features';
 import {
   AnalysisStatusNotification,
   BenchLoopRequest,
@@ -192,6 +192,8 @@ const bench = new BenchService(
   facts,
   () => settings,
   () => cacheDir,
+  file => headerUnits.unitFor(file)?.unit ?? null,
+  () => workspaceRoots,
 );
 /** Each document's macros, from its headers (nothing runs: also in an untrusted workspace). */
 const macros = new MacroService(toolchain, () => settings, log);
@@ -370,7 +372,7 @@ connection.onCodeLens(async ({ textDocument }) => {
   const analysis = (await docsReady).analysis(textDocument.uri);
   // a file that builds a program by itself (or through the project's compile command) can compare its kernels
   const text = texts.get(textDocument.uri)?.getText() ?? '';
-  const program = hasMainOnce(text) || settings.profile.compileCommand.length > 0;
+  const program = hasMainOnce(text) || settings.profile.compileCommand.length > 0 || projectRunConfigured(settings);
   return analysis
     ? codeLenses(textDocument.uri, analysis, settings, sassFacts(textDocument.uri), headerUnit(textDocument.uri), program)
     : [];
@@ -436,7 +438,8 @@ connection.onRequest(SassListingRequest, async (p, token) => {
 function notHeader(uri: string): void {
   if (isHeaderFile(uriToPath(uri) ?? uri))
     throw new Error(
-      'GPU benchmarks and sweeps run a .cu file: open the translation unit that includes this header (SASS variants work here)',
+      'GPU benchmarks and sweeps run a .cu file: open the translation unit that includes this header (SASS variants work here), ' +
+        "or set unrollLens.project.buildCommand and runCommand to benchmark a header's loop through the project's own build and run",
     );
 }
 
@@ -462,7 +465,8 @@ connection.onNotification(SetTranslationUnitNotification, ({ header, unit }) => 
 });
 
 connection.onRequest(BenchLoopRequest, async (p, token) => {
-  notHeader(p.uri);
+  // a header's loop runs through the project's own build and run (unrollLens.project.*), built through its unit
+  if (!projectRunConfigured(settings)) notHeader(p.uri);
   const { analysis, text } = await openDocument(p.uri);
   const result = await bench.benchLoop(p.uri, text, analysis, p.line, p.factors, token, p.workDoneToken);
   // GPU time is worth keeping: a finished benchmark is saved like a sweep.

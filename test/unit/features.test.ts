@@ -47,6 +47,17 @@ describe('CodeLens', () => {
     );
   });
 
+  test("a header's loops get Benchmark this loop only with the project's build and run set (issue 39)", async () => {
+    const a = await analyze(SRC);
+    const unit = { unit: '/p/src/k.cu', via: 'compile_commands' as const };
+    const bench = (s: typeof DEFAULT_SETTINGS) =>
+      codeLenses('file:///p/src/k.cuh', a, s, null, unit).filter(l => l.command?.title === 'Benchmark this loop').length;
+    assert.equal(bench(DEFAULT_SETTINGS), 0, 'a header is no program by itself');
+    const project = { ...DEFAULT_SETTINGS.project, buildCommand: 'cmake --build build', runCommand: './build/app' };
+    assert.equal(bench({ ...DEFAULT_SETTINGS, project }), 3);
+    assert.equal(bench({ ...DEFAULT_SETTINGS, project: { ...project, runCommand: ' ' } }), 0, 'both commands, or neither');
+  });
+
   test('disabled by setting', async () => {
     assert.equal(codeLenses('u', await analyze(SRC), { ...DEFAULT_SETTINGS, codeLensEnabled: false }).length, 0);
   });

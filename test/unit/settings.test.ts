@@ -36,6 +36,7 @@ describe('settings declaration', () => {
         nvccTimeoutSeconds: 300,
         disassemblerTimeoutSeconds: 120,
       },
+      project: { buildCommand: '', runCommand: '', checkCommand: '', root: '', buildTimeoutSeconds: 3600 },
       profile: {
         args: [],
         samples: 20,
@@ -73,13 +74,13 @@ describe('settings declaration', () => {
     assert.equal(protocol.DEFAULT_SETTINGS, DEFAULT_SETTINGS, 'protocol.ts re-exports the one declaration');
   });
 
-  test('keys: bloatThresholdStatements is the real setting; codeLens.enabled maps to codeLensEnabled; 51 settings', () => {
+  test('keys: bloatThresholdStatements is the real setting; codeLens.enabled maps to codeLensEnabled; 56 settings', () => {
     const keys = SETTING_ENTRIES.map(e => e.key);
     assert.ok(keys.includes('unrollLens.bloatThresholdStatements'));
     assert.ok(!keys.includes('unrollLens.bloatThresholdInstructions'));
     assert.deepEqual(SETTING_ENTRIES.find(e => e.key === 'unrollLens.codeLens.enabled')?.field, ['codeLensEnabled']);
     assert.equal(SETTING_ENTRIES.find(e => e.key === 'unrollLens.trace.server')?.field, null, 'read by the language client only');
-    assert.equal(keys.length, 51);
+    assert.equal(keys.length, 56);
     assert.equal(new Set(keys).size, keys.length);
   });
 
@@ -106,6 +107,11 @@ describe('settings declaration', () => {
       'profile.slurm.extraArgs',
       'profile.slurm.partition',
       'profile.slurm.taskCommand',
+      // issue 39: a project's build, run and check are shell commands; its root is what they read and write in a copy of
+      'project.buildCommand',
+      'project.checkCommand',
+      'project.root',
+      'project.runCommand',
       'toolchain.cudaHome',
       'toolchain.cuobjdumpPath',
       'toolchain.ncuPath',
