@@ -43,6 +43,7 @@ export const Commands = {
   checkTool: 'unrollLens.checkTool',
   openWalkthrough: 'unrollLens.openWalkthrough',
   openSample: 'unrollLens.openSample',
+  openProjectSettings: 'unrollLens.openProjectSettings',
 } as const;
 
 /** The Get Started walkthrough (package.json contributes.walkthroughs), as workbench.action.openWalkthrough names it with the extension id. */

@@ -63,7 +63,7 @@ describe('the Get Started walkthrough (package.json)', () => {
     );
     assert.deepEqual(
       walkthroughs[0].steps.map(s => s.id),
-      [...TOOL_CHECKS, 'benchmark'],
+      [...TOOL_CHECKS, 'benchmark', 'project'],
     );
   });
 
@@ -75,7 +75,9 @@ describe('the Get Started walkthrough (package.json)', () => {
       if ((TOOL_CHECKS as readonly string[]).includes(step.id))
         assert.deepEqual(links, [{ id: Commands.checkTool, args: [step.id] }], `${step.id}: its check`);
     }
-    assert.deepEqual(commandLinks(walkthroughs[0].steps.at(-1)!.description), [{ id: Commands.openSample, args: [] }]);
+    const step = (id: string) => walkthroughs[0].steps.find(s => s.id === id)!;
+    assert.deepEqual(commandLinks(step('benchmark').description), [{ id: Commands.openSample, args: [] }]);
+    assert.deepEqual(commandLinks(step('project').description), [{ id: Commands.openProjectSettings, args: [] }]);
     for (const c of [Commands.checkTool, Commands.openWalkthrough, Commands.openSample]) assert.ok(contributed.has(c), c);
   });
 
@@ -83,7 +85,9 @@ describe('the Get Started walkthrough (package.json)', () => {
     for (const step of walkthroughs[0].steps) {
       const expected = (TOOL_CHECKS as readonly string[]).includes(step.id)
         ? [`onContext:${foundContextKey(step.id as (typeof TOOL_CHECKS)[number])}`]
-        : [`onCommand:${Commands.benchmarkLoop}`];
+        : step.id === 'project'
+          ? ['onSettingChanged:unrollLens.project.runCommand']
+          : [`onCommand:${Commands.benchmarkLoop}`];
       assert.deepEqual(step.completionEvents, expected, step.id);
       for (const e of step.completionEvents ?? []) if (e.startsWith('onCommand:')) assert.ok(contributed.has(e.slice(10)), e);
     }
@@ -123,6 +127,6 @@ describe('the Get Started walkthrough (package.json)', () => {
     const line = bench[0].range.start.line;
     assert.match(text.split('\n')[line], /for \(int t = 0; t < taps; \+\+t\)/);
     assert.match(fs.readFileSync(path.join(ROOT, 'walkthrough', 'benchmark.md'), 'utf8'), /Benchmark this loop/);
-    assert.match(pkg.contributes.walkthroughs[0].steps.at(-1).description, /"Benchmark this loop"/);
+    assert.match(pkg.contributes.walkthroughs[0].steps.find((s: Step) => s.id === 'benchmark').description, /"Benchmark this loop"/);
   });
 });

@@ -22,6 +22,7 @@ import { compareKernels } from './compareKernels';
 import { checkTool } from './checkTool';
 import { openWalkthrough } from './openWalkthrough';
 import { openSample } from './openSample';
+import { openProjectSettings } from './openProjectSettings';
 import type { ToolchainLanguageStatus } from '../toolchainStatus';
 
 type CommandId = (typeof Commands)[keyof typeof Commands];
@@ -43,6 +44,7 @@ const COMMANDS: Record<CommandId, CommandFactory> = {
   [Commands.checkTool]: checkTool,
   [Commands.openWalkthrough]: openWalkthrough,
   [Commands.openSample]: openSample,
+  [Commands.openProjectSettings]: openProjectSettings,
 };
 
 export function registerCommands(
