@@ -38,7 +38,7 @@ import {
   KEEP_REPORTS_OPTION,
 } from './gpuOptions';
 import { BenchProgressWriter } from './progress';
-import { openProject, PROJECT_OPTIONS, ProjectFlags, projectFlagsOf } from './project';
+import { closeProjectRun, openProject, PROJECT_OPTIONS, ProjectFlags, projectFlagsOf } from './project';
 import { headerUnit, unitFunctions } from './sassBuild';
 import { conditionsText } from '../schema/measurementText';
 import { checkResultOutputs, RESULT_OUTPUT_OPTIONS, ResultOutputs, resultOutputsOf, writeResultOutputs } from './resultOutputs';
@@ -389,6 +389,6 @@ async function bench(a: BenchArgs, io: CliIO): Promise<number> {
   } finally {
     progress.done();
     stopSignals();
-    project?.tree.close();
+    closeProjectRun(project);
   }
 }

@@ -18,7 +18,7 @@ import { macroTableFor } from './macros';
 import { defineCommand, stringOption } from './args';
 import { cancelOnSignals, EXIT, UsageError } from './io';
 import { buildPathFor, checkArchOption, compileFlagsFor, readSourceFile } from './inputs';
-import { openProject, PROJECT_OPTIONS, ProjectFlags, projectFlagsOf } from './project';
+import { closeProjectRun, openProject, PROJECT_OPTIONS, ProjectFlags, projectFlagsOf } from './project';
 import {
   GPU_PLACEMENT_OPTIONS,
   GPU_RUN_OPTIONS,
@@ -153,7 +153,7 @@ export const compareCommand = defineCommand({
     } finally {
       progress.done();
       stopSignals();
-      project?.tree.close();
+      closeProjectRun(project);
     }
   },
 });

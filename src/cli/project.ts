@@ -3,9 +3,11 @@
 // (nothing of the repository's runs unless named here); they run in a copy of the project tree
 // that Unroll Lens owns (engine/variants/projectTree.ts), never in the tree or its build folder.
 import * as path from 'path';
-import { ProjectError, ProjectTree, checkProjectCommands, type ProjectRun } from '../engine';
+import { ProjectError, ProjectTree, checkProjectCommands, closeProjectRun, type ProjectRun } from '../engine';
+
+export { closeProjectRun };
 import { numberOption, type OptionTable } from './args';
-import { SETTINGS } from '../settings';
+import { SETTINGS, type NumberDecl } from '../settings';
 import { CliIO, UsageError } from './io';
 
 export const PROJECT_OPTIONS = {
@@ -36,6 +38,14 @@ export const PROJECT_OPTIONS = {
     help: 'the folder copied for --build and --run (it must hold the file and everything the build reads)',
     default: 'the working directory',
   },
+  'build-copies': {
+    type: 'string',
+    value: 'N',
+    help:
+      "copies of the project variants are built in, N variants at once (1 to 8); each copy's first build builds everything, so more " +
+      "than 1 pays when the project's whole build costs about what rebuilding the loop's file costs",
+    default: '1',
+  },
   'build-timeout': {
     type: 'string',
     value: 'S',
@@ -51,7 +61,12 @@ export interface ProjectFlags {
   check: string | null;
   root: string;
   buildTimeoutMs: number;
+  /** Copies variants are built in at once (--build-copies). */
+  copies: number;
 }
+
+/** --build-copies: 1 to 8. */
+const COPIES: NumberDecl = { type: 'integer', minimum: 1, maximum: 8, default: 1, description: 'copies of the project' };
 
 export function projectFlagsOf(o: {
   build?: string;
@@ -59,6 +74,7 @@ export function projectFlagsOf(o: {
   check?: string;
   'project-root'?: string;
   'build-timeout'?: string;
+  'build-copies'?: string;
 }): ProjectFlags | null {
   if (o.build === undefined && o.run === undefined) {
     for (const k of ['check', 'project-root'] as const)
@@ -76,19 +92,22 @@ export function projectFlagsOf(o: {
     check: o.check ?? null,
     root: path.resolve(o['project-root'] ?? process.cwd()),
     buildTimeoutMs: seconds * 1000,
+    copies: numberOption('build-copies', o['build-copies'], COPIES),
   };
 }
 
 /**
- * The copy of the project, locked and brought up to date (a line on stderr says where and what
- * changed), for `file`. The caller closes it (close()) when the run ends.
+ * The copies of the project (--build-copies), locked and brought up to date (a line on stderr
+ * says where and what changed), for `file`. The caller releases them (closeProjectRun).
  */
 export function openProject(f: ProjectFlags, file: string, cacheDir: string, io: CliIO, quiet: boolean): ProjectRun {
   const commands = { root: f.root, build: f.build, run: f.run, check: f.check };
+  const trees: ProjectTree[] = [];
   try {
     checkProjectCommands(commands);
-    const tree = ProjectTree.open(f.root, path.join(path.dirname(cacheDir), 'projects'));
-    try {
+    for (let n = 0; n < f.copies; n++) {
+      const tree = ProjectTree.open(f.root, path.join(path.dirname(cacheDir), 'projects'));
+      trees.push(tree);
       tree.copyOf(file);
       const s = tree.sync();
       if (!quiet)
@@ -96,14 +115,13 @@ export function openProject(f: ProjectFlags, file: string, cacheDir: string, io:
           `unroll-lens: project ${f.root} copied to ${tree.dir} (${s.copied} file${s.copied === 1 ? '' : 's'} copied, ${s.unchanged} unchanged, ` +
             `${s.removed} removed, ${(s.ms / 1000).toFixed(1)} s); --build and --run run there\n`,
         );
+      if (n > 0) continue;
       for (const x of s.skipped.slice(0, 5)) io.err(`unroll-lens: note: not copied: ${x}\n`);
       if (s.skipped.length > 5) io.err(`unroll-lens: note: ${s.skipped.length - 5} more paths not copied\n`);
-    } catch (e) {
-      tree.close();
-      throw e;
     }
-    return { tree, commands, buildTimeoutMs: f.buildTimeoutMs };
+    return { trees, commands, buildTimeoutMs: f.buildTimeoutMs };
   } catch (e) {
+    closeProjectRun({ trees, commands, buildTimeoutMs: 0 });
     if (e instanceof ProjectError) throw new UsageError(e.message);
     throw e;
   }

@@ -44,7 +44,7 @@ import {
 import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
 import { checkResultOutputs, RESULT_OUTPUT_OPTIONS, ResultOutputs, resultOutputsOf, writeResultOutputs } from './resultOutputs';
 import { buildPathFor, checkArchOption, compileFlagsFor, readSourceFile } from './inputs';
-import { openProject, PROJECT_OPTIONS, ProjectFlags, projectFlagsOf } from './project';
+import { closeProjectRun, openProject, PROJECT_OPTIONS, ProjectFlags, projectFlagsOf } from './project';
 import { SLURM_OPTIONS, slurmOptionsOf, slurmRunner } from './slurm';
 
 export const sweepCommand = defineCommand({
@@ -363,7 +363,7 @@ async function sweep(a: SweepArgs, io: CliIO): Promise<number> {
   } finally {
     progress.done();
     stopSignals();
-    project?.tree.close();
+    closeProjectRun(project);
   }
   if (reason) result.notes.push(`static sweep: ${reason}`);
   if (reason && config.sourceStalls) result.lineStallsProblem = `not sampled: a static sweep runs nothing on a GPU (${reason})`;

@@ -8,6 +8,7 @@ import {
   ProjectTree,
   SweepSpaceError,
   checkProjectCommands,
+  closeProjectRun,
   type ProjectRun,
   benchLabelOfId,
   benchLoop,
@@ -95,7 +96,7 @@ export class BenchService {
         this.facts.record(uri, text, f => recordBench(f, line, report));
         return report;
       } finally {
-        project?.tree.close();
+        closeProjectRun(project);
       }
     });
   }
@@ -140,7 +141,7 @@ export class BenchService {
         if (e instanceof SweepSpaceError) throw new Error(e.message);
         throw e;
       } finally {
-        project?.tree.close();
+        closeProjectRun(project);
       }
     });
   }
@@ -166,7 +167,7 @@ export class BenchService {
         tree.close();
         throw e;
       }
-      return { tree, commands, buildTimeoutMs: s.project.buildTimeoutSeconds * 1000 };
+      return { trees: [tree], commands, buildTimeoutMs: s.project.buildTimeoutSeconds * 1000 };
     } catch (e) {
       // a bad setting or a tree that cannot be copied: said as it is (unrollLens.project.*)
       if (e instanceof ProjectError) throw new Error(`unrollLens.project: ${e.message}`);

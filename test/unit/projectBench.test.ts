@@ -165,6 +165,32 @@ describe('bench --build/--run: a CMake project built and run by its own commands
     assert.deepEqual(snapshot(proj), before, 'the source tree and its build folder are byte-identical');
   });
 
+  test('--build-copies 2: two variants built at once, each in a copy of its own; the same rows', async t => {
+    if (skip) return t.skip(skip);
+    fs.rmSync(path.join(dir, 'calls.txt'), { force: true });
+    const before = snapshot(proj);
+    const r = await bench(cmakeBuild(), ['--build-copies', '2']);
+    assert.equal(r.code, 0, r.err + r.out);
+    const j = JSON.parse(r.out);
+    assert.deepEqual(
+      j.variants.map((v: { label: string; status: string }) => [v.label, v.status]),
+      [
+        ['as-written', 'ok'],
+        ['4', 'ok'],
+      ],
+    );
+    const cwds = new Set(
+      fs
+        .readFileSync(path.join(dir, 'calls.txt'), 'utf8')
+        .trim()
+        .split('\n')
+        .map(l => (JSON.parse(l) as { cwd: string }).cwd),
+    );
+    assert.equal(cwds.size, 2, `runs in two copies: ${[...cwds].join(', ')}`);
+    assert.equal((r.err.match(/copied to /g) ?? []).length, 2);
+    assert.deepEqual(snapshot(proj), before);
+  });
+
   test("a variant whose build fails: the build's first error lines with the variant named; the others measured", async t => {
     if (skip) return t.skip(skip);
     const build = `if grep -q 'pragma unroll 4' src/kernels/rowdot.cuh; then echo 'rowdot.cuh(20): error: refused by this test' >&2; exit 3; fi; ${cmakeBuild()}`;

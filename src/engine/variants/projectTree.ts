@@ -26,10 +26,16 @@ export interface ProjectCommands {
 
 /** A benchmark through the project's build and run: the copy and the commands. */
 export interface ProjectRun {
-  tree: ProjectTree;
+  /** The copies variants are built in: as many variants build at once (one each), each copy's first build building everything. */
+  trees: ProjectTree[];
   commands: ProjectCommands;
   /** Per build of a variant, milliseconds. */
   buildTimeoutMs: number;
+}
+
+/** Releases every copy of a project run (they stay for the next run). */
+export function closeProjectRun(p: ProjectRun | undefined): void {
+  for (const t of p?.trees ?? []) t.close();
 }
 
 /** Bad project commands or a tree that cannot be copied: the message says which and why. */

@@ -436,6 +436,9 @@ export class GpuRunner implements SweepRunner {
       // Same machine code, same parameters: the same program. Its timing (or failure) stands for this one.
       ctx.onPhase?.(point, 'reuse', same.label);
       for (const k of GPU_FIELDS) (v as unknown as Record<string, unknown>)[k] = same[k];
+      // the instantiation heading its row (a project's run: the first launched), as the original's
+      if (this.target?.anyLaunched)
+        Object.assign(v, { kernel: same.kernel, instantiation: same.instantiation, kernelInstructions: same.kernelInstructions });
       return { ...v, status: same.status, message: same.message };
     }
     const program = await built;
@@ -448,8 +451,14 @@ export class GpuRunner implements SweepRunner {
     const kernel = target.kernel;
     this.kernel ??= kernel;
     for (const k of target.kernels) this.timed.add(k);
-    const p: VariantProgram = { label: labelOf(point), program: program!.outputPath!, file: this.o.file, cwd: this.project?.dir };
-    const stage = this.stageFor(point, ctx, slot);
+    const p: VariantProgram = {
+      label: labelOf(point),
+      program: program!.outputPath!,
+      file: this.o.file,
+      cwd: this.project ? program!.outputPath! : undefined,
+    };
+    // a project's check runs in the copy this variant was built in
+    const stage = { ...this.stageFor(point, ctx, slot), ...(this.project ? { checkCwd: p.cwd } : {}) };
     const progress = (phase: 'check' | 'time') => (m: string) =>
       ctx.onPhase?.(point, phase, m.startsWith(`${p.label}: `) ? m.slice(p.label.length + 2) : m, { gpu: slot.gpu });
     const isBaseline = v.id === AS_WRITTEN_ID;
@@ -706,12 +715,11 @@ export class GpuRunner implements SweepRunner {
 }
 
 /** How a project's programs are started and checked: its run and check commands through the shell, in the copy. */
-function projectLaunch(project: ProjectRun): { runCommand: string[]; args: string[]; checkCommand?: string[]; checkCwd: string } {
+function projectLaunch(project: ProjectRun): { runCommand: string[]; args: string[]; checkCommand?: string[] } {
   const { run, check } = project.commands;
   return {
     runCommand: ['/bin/sh', '-c', run],
     args: [],
     ...(check ? { checkCommand: ['/bin/sh', '-c', check] } : {}),
-    checkCwd: project.tree.dir,
   };
 }

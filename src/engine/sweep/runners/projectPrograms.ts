@@ -8,7 +8,7 @@ import type { SweepVariant } from '../../../schema/types';
 import type { FileAnalysis } from '../../parse/model';
 import type { ProcessRunner } from '../../toolchain/process';
 import type { BuildResult } from '../../variants/build';
-import type { ProjectBuildOutcome, ProjectRun } from '../../variants/projectTree';
+import type { ProjectBuildOutcome, ProjectRun, ProjectTree } from '../../variants/projectTree';
 
 export type { ProjectRun };
 import { variantKey, variantSource } from '../../variants/rewrite';
@@ -23,14 +23,21 @@ function variantLabel(p: SweepPoint): string {
   return f.length ? `×${f[0]}` : 'as written';
 }
 
+/** One copy of the project and the variant it holds. */
+interface Copy {
+  tree: ProjectTree;
+  /** The variant (key) written into it last; null: the source as synced. */
+  current: string | null;
+}
+
 export class ProjectPrograms {
-  /** The point whose variant the copy holds and who holds the lease, released when its GPU work is done. */
-  private queue: Promise<void> = Promise.resolve();
-  private readonly releases = new Map<string, () => void>();
+  /** Copies no point holds, and points waiting for one. */
+  private readonly free: Copy[];
+  private readonly waiting: ((c: Copy) => void)[] = [];
+  /** The copy each point holds, by point id, until release. */
+  private readonly held = new Map<string, Copy>();
   /** Points done before their turn came (cancelled, copies): never built. */
   private readonly done = new Set<string>();
-  /** The variant (key) the copy holds now. */
-  private current: string | null = null;
   /** Build time of every variant built, and how many. */
   buildMs = 0;
   builds: { label: string; ms: number; status: ProjectBuildOutcome['status'] }[] = [];
@@ -43,25 +50,30 @@ export class ProjectPrograms {
       analysis: FileAnalysis;
       runner: ProcessRunner;
     },
-  ) {}
-
-  /** The copy's root: every program's path (the run starts there). */
-  get dir(): string {
-    return this.o.project.tree.dir;
+  ) {
+    this.free = o.project.trees.map(tree => ({ tree, current: null }));
   }
 
-  /** Waits for the lease on the copy; resolves with its release. */
-  private acquire(): Promise<() => void> {
-    let release!: () => void;
-    const held = new Promise<void>(r => (release = r));
-    const ready = this.queue.then(() => release);
-    this.queue = this.queue.then(() => held);
-    return ready;
+  /** A free copy (one that holds `key` already first), once one is released. */
+  private acquire(key?: string): Promise<Copy> {
+    const i = Math.max(
+      0,
+      this.free.findIndex(c => c.current === key),
+    );
+    const c = this.free.splice(i, 1)[0];
+    return c ? Promise.resolve(c) : new Promise(r => this.waiting.push(r));
+  }
+
+  private give(c: Copy): void {
+    const next = this.waiting.shift();
+    if (next) next(c);
+    else this.free.push(c);
   }
 
   /**
-   * Every point's program in point order, the file as written first, each built once the one
-   * before has been released and its own SASS is in (copies and failures are not built).
+   * Every point's program, the file as written first: each built in a free copy once its own SASS
+   * is in (copies and failures are not built), as many at once as there are copies, each copy
+   * held until the point's GPU work is done.
    */
   start(
     points: SweepPoint[],
@@ -74,6 +86,7 @@ export class ProjectPrograms {
       .map((_, i) => i)
       .sort((a, b) => Number(pointId(points[b]) === AS_WRITTEN_ID) - Number(pointId(points[a]) === AS_WRITTEN_ID));
     const building = (async () => {
+      const builds: Promise<void>[] = [];
       for (const i of order) {
         const id = pointId(points[i]);
         const s = await sass[i].catch(() => null);
@@ -81,54 +94,60 @@ export class ProjectPrograms {
           ready[i].resolve(undefined);
           continue;
         }
-        const release = await this.acquire();
-        if (this.done.has(id)) {
-          release();
+        const copy = await this.acquire();
+        if (this.done.has(id) || signal.aborted) {
+          this.give(copy);
           ready[i].resolve(undefined);
           continue;
         }
-        this.releases.set(id, release);
-        ready[i].resolve(await this.buildPoint(points[i], ctx, signal).catch(() => undefined));
+        this.held.set(id, copy);
+        builds.push(
+          this.buildPoint(points[i], copy, ctx, signal).then(
+            r => ready[i].resolve(r),
+            () => ready[i].resolve(undefined),
+          ),
+        );
       }
+      await Promise.all(builds);
     })();
     return { programs: ready.map(r => r.promise), building };
   }
 
-  /** The point's GPU work is over: the copy may take the next variant. */
+  /** The point's GPU work is over: its copy may take the next variant. */
   release(point: SweepPoint): void {
     const id = pointId(point);
     this.done.add(id);
-    const r = this.releases.get(id);
-    this.releases.delete(id);
-    r?.();
+    const c = this.held.get(id);
+    this.held.delete(id);
+    if (c) this.give(c);
   }
 
   /**
-   * The point's program again, later (per-line stalls of the file as written, more samples):
-   * its variant rebuilt in the copy (the build's own incremental build) and held until release.
+   * The point's program again, later (more samples): its variant rebuilt in a copy (the build's
+   * own incremental build, nothing when that copy holds it still) and held until release.
    */
   async again(point: SweepPoint, ctx: Pick<RunnerContext, 'onPhase'>, signal?: AbortSignal): Promise<BuildResult | undefined> {
-    const release = await this.acquire();
+    const copy = await this.acquire(variantKey(variantFactorsOf(point)));
     const id = pointId(point);
     this.done.delete(id);
-    this.releases.set(id, release);
+    this.held.set(id, copy);
     try {
-      return await this.buildPoint(point, ctx, signal);
+      return await this.buildPoint(point, copy, ctx, signal);
     } catch {
       return undefined;
     }
   }
 
-  private async buildPoint(point: SweepPoint, ctx: Pick<RunnerContext, 'onPhase'>, signal?: AbortSignal): Promise<BuildResult> {
+  private async buildPoint(point: SweepPoint, copy: Copy, ctx: Pick<RunnerContext, 'onPhase'>, signal?: AbortSignal): Promise<BuildResult> {
     const factors = variantFactorsOf(point);
     const key = variantKey(factors);
     const label = variantLabel(point);
-    if (this.current !== key) {
-      this.o.project.tree.writeVariant(this.o.file, variantSource(this.o.text, this.o.analysis, factors, this.o.file));
-      this.current = key;
+    if (copy.current !== key) {
+      copy.tree.writeVariant(this.o.file, variantSource(this.o.text, this.o.analysis, factors, this.o.file));
+      copy.current = key;
     }
     ctx.onPhase?.(point, 'build', 'project build');
-    const r = await this.o.project.tree.build(this.o.project.commands.build, {
+    const r = await copy.tree.build(this.o.project.commands.build, {
       runner: this.o.runner,
       timeoutMs: this.o.project.buildTimeoutMs,
       signal,
@@ -140,7 +159,7 @@ export class ProjectPrograms {
       key,
       status: r.status,
       hash: '',
-      outputPath: r.status === 'ok' ? this.dir : null,
+      outputPath: r.status === 'ok' ? copy.tree.dir : null,
       ptxasLog: '',
       messages:
         r.status === 'timeout'
@@ -179,8 +198,10 @@ export class ProjectPrograms {
     if (!this.builds.length) return null;
     const [first, ...rest] = this.builds;
     const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+    const trees = this.o.project.trees;
     return (
-      `built by the project's build command in a copy of ${this.o.project.tree.root} (${this.dir}): first build ${s(first.ms)}` +
+      `built by the project's build command in ${trees.length > 1 ? `${trees.length} copies` : 'a copy'} of ${trees[0].root} ` +
+      `(${trees.map(t => t.dir).join(', ')}): first build ${s(first.ms)}` +
       (rest.length ? `, then ${rest.map(b => `${b.label} ${s(b.ms)}`).join(', ')}` : '')
     );
   }
