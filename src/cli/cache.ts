@@ -1,6 +1,15 @@
 // `unroll-lens cache`: where the build cache is, how big, and clearing it.
 import * as path from 'path';
-import { BuildCache, MeasurementCache, NotOurCacheError, defaultCacheDir, formatBytes, ownership } from '../engine';
+import {
+  BuildCache,
+  MeasurementCache,
+  NotOurCacheError,
+  clearProjectCopies,
+  defaultCacheDir,
+  formatBytes,
+  ownership,
+  projectCopiesInfo,
+} from '../engine';
 import { defineCommand } from './args';
 import { EXIT, UsageError } from './io';
 
@@ -11,7 +20,8 @@ export const cacheCommand = defineCommand({
   description:
     "info: the build cache's location, number of entries and size, and the measurement cache's beside it. clear: deletes\n" +
     'every cached build (an editor or another run using one at that moment keeps it: it holds its own link to the files;\n' +
-    "builds in progress are left alone) and every cached GPU measurement. The CLI's caches are\n" +
+    'builds in progress are left alone), every cached GPU measurement and the project copies bench --build builds in\n' +
+    "(those a running bench holds stay). The CLI's caches are\n" +
     "$XDG_CACHE_HOME/unroll-lens/builds and .../measurements (default ~/.cache/unroll-lens/); the editor's are under VS\n" +
     "Code's global storage (its command 'Unroll Lens: Clear Build Cache' clears those). Only a folder Unroll Lens created\n" +
     '(it holds a .unroll-lens-cache marker file) is cleared, and in it only our own entries: any other folder is refused\n' +
@@ -38,14 +48,18 @@ export const cacheCommand = defineCommand({
     const cache = new BuildCache(dir);
     // Measurements live beside the builds (runLocations), as the bench and sweep commands put them.
     const measurements = new MeasurementCache(path.join(path.dirname(dir), 'measurements'));
+    // the copies of projects that bench --build builds in, beside them too
+    const projects = path.join(path.dirname(dir), 'projects');
     if (action === 'info') {
       const info = cache.info();
       const m = measurements.info();
-      if (options.json) io.out(JSON.stringify({ ...info, measurements: m }, null, 2) + '\n');
+      const p = projectCopiesInfo(projects);
+      if (options.json) io.out(JSON.stringify({ ...info, measurements: m, projects: p }, null, 2) + '\n');
       else
         io.out(
           `location: ${info.location}\nentries:  ${info.entries}\nsize:     ${formatBytes(info.bytes)}\n` +
-            `measurements: ${m.entries} in ${m.location} (${formatBytes(m.bytes)})\n`,
+            `measurements: ${m.entries} in ${m.location} (${formatBytes(m.bytes)})\n` +
+            `project copies: ${p.copies} in ${p.location} (${formatBytes(p.bytes)})\n`,
         );
       return EXIT.ok;
     }
@@ -61,13 +75,18 @@ export const cacheCommand = defineCommand({
     const mine = ownership(measurements.dir, 'measurement') === 'ours';
     const m = mine ? measurements.info() : { location: measurements.dir, entries: 0, bytes: 0 };
     if (mine) measurements.clear();
-    if (options.json) io.out(JSON.stringify({ ...gone, left: left.entries, measurements: m }, null, 2) + '\n');
+    // only when the build cache was ours (clear() refused anything else above)
+    const p = clearProjectCopies(projects);
+    if (options.json) io.out(JSON.stringify({ ...gone, left: left.entries, measurements: m, projects: p }, null, 2) + '\n');
     else
       io.out(
         `cleared ${gone.location}: ${gone.entries} entries, ${formatBytes(gone.bytes)}${left.entries ? ` (${left.entries} could not be deleted)` : ''}\n` +
           (mine || ownership(measurements.dir, 'measurement') === 'absent'
             ? `cleared ${m.location}: ${m.entries} measurements\n`
-            : `left ${m.location} alone: not an Unroll Lens measurement cache\n`),
+            : `left ${m.location} alone: not an Unroll Lens measurement cache\n`) +
+          (p.copies || p.kept
+            ? `cleared ${p.location}: ${p.copies} project cop${p.copies === 1 ? 'y' : 'ies'}, ${formatBytes(p.bytes)}${p.kept ? ` (${p.kept} in use, kept)` : ''}\n`
+            : ''),
       );
     return EXIT.ok;
   },

@@ -68,7 +68,14 @@ export { ListingError, NotInstantiatedError, VariantInspector } from './variants
 export { withStalls } from './variants/listing';
 export { isHeaderFile } from './variants/overlay';
 export type { FileSassReport, LoopReport } from './variants/reports';
-export { ProjectError, ProjectTree, checkProjectCommands, closeProjectRun } from './variants/projectTree';
+export {
+  ProjectError,
+  ProjectTree,
+  checkProjectCommands,
+  clearProjectCopies,
+  closeProjectRun,
+  projectCopiesInfo,
+} from './variants/projectTree';
 export type { ProjectRun } from './variants/projectTree';
 export { unitsByTextSearch, unitsFromCompileCommands } from './variants/translationUnit';
 export type { UnitCandidate, UnitSearch } from './variants/translationUnit';

@@ -10,7 +10,14 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { execFileSync, spawn, type ChildProcess } from 'child_process';
-import { ProjectError, ProjectTree, checkProjectCommands, firstErrorLines } from '../../src/engine/variants/projectTree';
+import {
+  ProjectError,
+  ProjectTree,
+  checkProjectCommands,
+  clearProjectCopies,
+  firstErrorLines,
+  projectCopiesInfo,
+} from '../../src/engine/variants/projectTree';
 
 const made: string[] = [];
 /** Every source tree with the snapshot it must still have at the end (updated after the test's own edits). */
@@ -562,4 +569,29 @@ describe('ProjectTree: changes of kind and where the cache lies', () => {
 test('every source tree is byte-identical to what the tests left there (hash and mtime of every file)', () => {
   assert.ok(sources.size >= 8);
   for (const [root, expected] of sources) assert.deepEqual(snapshot(root), expected, root);
+});
+
+describe('cache info and clear: the project copies', () => {
+  test('counted with their size; clear deletes the free copies, keeps one a bench holds, never follows a link out', () => {
+    const root = tree({ 'a.c': 'a source\n', 'sub/b.c': 'b\n' });
+    const outside = tree({ 'precious.txt': 'keep me\n' });
+    const dir = projectsDir();
+    const held = ProjectTree.open(root, dir);
+    const free = ProjectTree.open(root, dir);
+    held.sync();
+    free.sync();
+    fs.symlinkSync(outside, path.join(free.dir, 'out-link'));
+    free.close();
+    const info = projectCopiesInfo(dir);
+    assert.equal(info.copies, 2);
+    assert.ok(info.bytes >= 2 * 'a source\nb\n'.length, String(info.bytes));
+    const gone = clearProjectCopies(dir);
+    assert.deepEqual([gone.copies, gone.kept], [1, 1]);
+    assert.ok(!fs.existsSync(free.dir), 'the free copy is gone');
+    assert.ok(fs.existsSync(path.join(held.dir, 'a.c')), 'the held copy stays');
+    assert.equal(fs.readFileSync(path.join(outside, 'precious.txt'), 'utf8'), 'keep me\n');
+    held.close();
+    assert.equal(clearProjectCopies(dir).copies, 1);
+    assert.deepEqual(projectCopiesInfo(path.join(dir, 'none')), { location: path.join(dir, 'none'), copies: 0, bytes: 0 });
+  });
 });

@@ -376,3 +376,63 @@ function sameBytes(source: string, copy: string, size: number): boolean {
   if (!st?.isFile() || st.size !== size || size > 64 * 1024 * 1024) return false;
   return fs.readFileSync(source).equals(fs.readFileSync(copy));
 }
+
+/** Every copy slot under `projectsDir` (`<project>-<id>/<n>/` holding a manifest.json or a tree/): ours only. */
+function copySlots(projectsDir: string): string[] {
+  const out: string[] = [];
+  for (const p of fs.readdirSync(projectsDir, { withFileTypes: true }).filter(d => d.isDirectory()))
+    for (const n of fs
+      .readdirSync(path.join(projectsDir, p.name), { withFileTypes: true })
+      .filter(d => d.isDirectory() && /^\d+$/.test(d.name))) {
+      const slot = path.join(projectsDir, p.name, n.name);
+      if (fs.existsSync(path.join(slot, 'manifest.json')) || fs.existsSync(path.join(slot, 'tree'))) out.push(slot);
+    }
+  return out;
+}
+
+function folderBytes(dir: string): number {
+  let bytes = 0;
+  const stack = [dir];
+  while (stack.length) {
+    const d = stack.pop()!;
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) stack.push(p);
+      else if (e.isFile()) bytes += fs.lstatSync(p).size;
+    }
+  }
+  return bytes;
+}
+
+/** The project copies `bench --build` keeps (cache info): how many and their size on disk. */
+export function projectCopiesInfo(projectsDir: string): { location: string; copies: number; bytes: number } {
+  if (!fs.existsSync(projectsDir)) return { location: projectsDir, copies: 0, bytes: 0 };
+  const slots = copySlots(projectsDir);
+  return { location: projectsDir, copies: slots.length, bytes: slots.reduce((n, s) => n + folderBytes(s), 0) };
+}
+
+/**
+ * Deletes the project copies no bench holds (cache clear): a copy whose lock names a live process
+ * stays. Only our slot folders are removed, and removal never follows a link out of them.
+ */
+export function clearProjectCopies(projectsDir: string): { location: string; copies: number; bytes: number; kept: number } {
+  const out = { location: projectsDir, copies: 0, bytes: 0, kept: 0 };
+  if (!fs.existsSync(projectsDir)) return out;
+  for (const slot of copySlots(projectsDir)) {
+    let owner = NaN;
+    try {
+      owner = Number.parseInt(fs.readFileSync(path.join(slot, 'lock'), 'utf8'), 10);
+    } catch {
+      // no lock: free
+    }
+    if (Number.isFinite(owner) && alive(owner)) {
+      out.kept++;
+      continue;
+    }
+    const bytes = folderBytes(slot);
+    fs.rmSync(slot, { recursive: true, force: true });
+    out.copies++;
+    out.bytes += bytes;
+  }
+  return out;
+}
