@@ -67,7 +67,7 @@ reduction-ul)
   t0=$(now); cmake -S $S -B $S/build -G Ninja -DCMAKE_EXPORT_COMPILE_COMMANDS=ON > "$W/red-cfg.log" 2>&1; echo "configure exit $? $(awk "BEGIN{print $(now) - $t0}") s"
   hashes "$W/cs" > "$W/red-before.txt"
   t0=$(now)
-  $UL bench $S/reduction_kernel.cu --loop 437 --factors 1,2,full --build "cmake -S $S -B build-ul -G Ninja >/dev/null && cmake --build build-ul" --run "./build-ul/reduction --kernel=6" --json > "$W/red.json" 2> "$W/red.stderr"
+  $UL bench $S/reduction_kernel.cu --loop 437 --factors 1,2,full --build "cmake -S $S -B build-ul -G Ninja >/dev/null && cmake --build build-ul" --run "./build-ul/reduction --kernel=6" ${UL_EXTRA:-} --json > "$W/red.json" 2> "$W/red.stderr"
   echo "product exit $? $(awk "BEGIN{print $(now) - $t0}") s"
   hashes "$W/cs" > "$W/red-after.txt"; cmp "$W/red-before.txt" "$W/red-after.txt" && echo "TREE BYTE-IDENTICAL ($(wc -l < "$W/red-before.txt") files)"
   cuobjdump -sass -arch sm_90 "$W/cs/build-ul/reduction" 2>/dev/null | grep -o 'Function : [^ ]*reduce6[^ ]*' | sort -u > "$W/red-functions.txt"
