@@ -9,6 +9,7 @@ import {
   formatBytes,
   ownership,
   projectCopiesInfo,
+  projectsDirFor,
 } from '../engine';
 import { defineCommand } from './args';
 import { EXIT, UsageError } from './io';
@@ -49,7 +50,7 @@ export const cacheCommand = defineCommand({
     // Measurements live beside the builds (runLocations), as the bench and sweep commands put them.
     const measurements = new MeasurementCache(path.join(path.dirname(dir), 'measurements'));
     // the copies of projects that bench --build builds in, beside them too
-    const projects = path.join(path.dirname(dir), 'projects');
+    const projects = projectsDirFor(dir);
     if (action === 'info') {
       const info = cache.info();
       const m = measurements.info();

@@ -3,7 +3,7 @@
 // (nothing of the repository's runs unless named here); they run in a copy of the project tree
 // that Unroll Lens owns (engine/variants/projectTree.ts), never in the tree or its build folder.
 import * as path from 'path';
-import { ProjectError, ProjectTree, checkProjectCommands, closeProjectRun, type ProjectRun } from '../engine';
+import { ProjectError, closeProjectRun, openProjectRun, type ProjectRun } from '../engine';
 
 export { closeProjectRun };
 import { numberOption, type OptionTable } from './args';
@@ -102,26 +102,19 @@ export function projectFlagsOf(o: {
  */
 export function openProject(f: ProjectFlags, file: string, cacheDir: string, io: CliIO, quiet: boolean): ProjectRun {
   const commands = { root: f.root, build: f.build, run: f.run, check: f.check };
-  const trees: ProjectTree[] = [];
   try {
-    checkProjectCommands(commands);
-    for (let n = 0; n < f.copies; n++) {
-      const tree = ProjectTree.open(f.root, path.join(path.dirname(cacheDir), 'projects'));
-      trees.push(tree);
-      tree.copyOf(file);
-      const s = tree.sync();
+    const { run, syncs } = openProjectRun(commands, { file, cacheDir, copies: f.copies, buildTimeoutMs: f.buildTimeoutMs });
+    syncs.forEach((s, n) => {
       if (!quiet)
         io.err(
-          `unroll-lens: project ${f.root} copied to ${tree.dir} (${s.copied} file${s.copied === 1 ? '' : 's'} copied, ${s.unchanged} unchanged, ` +
+          `unroll-lens: project ${f.root} copied to ${run.trees[n].dir} (${s.copied} file${s.copied === 1 ? '' : 's'} copied, ${s.unchanged} unchanged, ` +
             `${s.removed} removed, ${(s.ms / 1000).toFixed(1)} s); --build and --run run there\n`,
         );
-      if (n > 0) continue;
-      for (const x of s.skipped.slice(0, 5)) io.err(`unroll-lens: note: not copied: ${x}\n`);
-      if (s.skipped.length > 5) io.err(`unroll-lens: note: ${s.skipped.length - 5} more paths not copied\n`);
-    }
-    return { trees, commands, buildTimeoutMs: f.buildTimeoutMs };
+    });
+    for (const x of syncs[0]?.skipped.slice(0, 5) ?? []) io.err(`unroll-lens: note: not copied: ${x}\n`);
+    if ((syncs[0]?.skipped.length ?? 0) > 5) io.err(`unroll-lens: note: ${syncs[0].skipped.length - 5} more paths not copied\n`);
+    return run;
   } catch (e) {
-    closeProjectRun({ trees, commands, buildTimeoutMs: 0 });
     if (e instanceof ProjectError) throw new UsageError(e.message);
     throw e;
   }

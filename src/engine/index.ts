@@ -70,11 +70,11 @@ export { isHeaderFile } from './variants/overlay';
 export type { FileSassReport, LoopReport } from './variants/reports';
 export {
   ProjectError,
-  ProjectTree,
-  checkProjectCommands,
   clearProjectCopies,
   closeProjectRun,
+  openProjectRun,
   projectCopiesInfo,
+  projectsDirFor,
 } from './variants/projectTree';
 export type { ProjectRun } from './variants/projectTree';
 export { unitsByTextSearch, unitsFromCompileCommands } from './variants/translationUnit';

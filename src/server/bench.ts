@@ -5,10 +5,9 @@ import { CancellationToken, ProgressToken } from 'vscode-languageserver/node';
 import {
   KernelComparison,
   ProjectError,
-  ProjectTree,
   SweepSpaceError,
-  checkProjectCommands,
   closeProjectRun,
+  openProjectRun,
   type ProjectRun,
   benchLabelOfId,
   benchLoop,
@@ -158,16 +157,8 @@ export class BenchService {
     const root = s.project.root ? path.resolve(roots[0] ?? path.dirname(file), s.project.root) : (holding ?? path.dirname(file));
     const commands = { root, build: s.project.buildCommand, run: s.project.runCommand, check: s.project.checkCommand.trim() || null };
     try {
-      checkProjectCommands(commands);
-      const tree = ProjectTree.open(root, path.join(path.dirname(cacheDir), 'projects'));
-      try {
-        tree.copyOf(file);
-        tree.sync(undefined, signal);
-      } catch (e) {
-        tree.close();
-        throw e;
-      }
-      return { trees: [tree], commands, buildTimeoutMs: s.project.buildTimeoutSeconds * 1000 };
+      const buildTimeoutMs = s.project.buildTimeoutSeconds * 1000;
+      return openProjectRun(commands, { file, cacheDir, copies: 1, buildTimeoutMs, signal }).run;
     } catch (e) {
       // a bad setting or a tree that cannot be copied: said as it is (unrollLens.project.*)
       if (e instanceof ProjectError) throw new Error(`unrollLens.project: ${e.message}`);

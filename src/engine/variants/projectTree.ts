@@ -33,6 +33,37 @@ export interface ProjectRun {
   buildTimeoutMs: number;
 }
 
+/** Where the project copies live: beside the build cache `cacheDir` (as the measurements are). */
+export function projectsDirFor(cacheDir: string): string {
+  return path.join(path.dirname(cacheDir), 'projects');
+}
+
+/**
+ * The copies a run builds in (`copies` of them), checked, locked and brought up to date for
+ * `file`, with what each sync did; every copy taken is released again when one step fails. Bad
+ * commands, a file outside the root or a copy that cannot be made throw ProjectError.
+ */
+export function openProjectRun(
+  commands: ProjectCommands,
+  o: { file: string; cacheDir: string; copies: number; buildTimeoutMs: number; signal?: AbortSignal },
+): { run: ProjectRun; syncs: TreeSync[] } {
+  const run: ProjectRun = { trees: [], commands, buildTimeoutMs: o.buildTimeoutMs };
+  const syncs: TreeSync[] = [];
+  try {
+    checkProjectCommands(commands);
+    for (let n = 0; n < o.copies; n++) {
+      const tree = ProjectTree.open(commands.root, projectsDirFor(o.cacheDir));
+      run.trees.push(tree);
+      tree.copyOf(o.file);
+      syncs.push(tree.sync(undefined, o.signal));
+    }
+    return { run, syncs };
+  } catch (e) {
+    closeProjectRun(run);
+    throw e;
+  }
+}
+
 /** Releases every copy of a project run (they stay for the next run). */
 export function closeProjectRun(p: ProjectRun | undefined): void {
   for (const t of p?.trees ?? []) t.close();
