@@ -18,26 +18,7 @@ nvcc --version | tail -2; cmake --version | head -1; ninja --version; ncu --vers
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
 now() { date +%s.%N; }
 hashes() { (cd "$1" && find . -path ./build -prune -o -type f -print | LC_ALL=C sort | xargs sha256sum); }
-hand_loop() { # hand_loop DIR FILE LINE BUILD RUN KERNELREGEX FACTORS…: edit, rebuild, ncu -k, per factor
-  local dir=$1 file=$2 line=$3 build=$4 run=$5 k=$6; shift 6
-  cp "$dir/$file" "$W/hand-orig"
-  for f in as-written "$@"; do
-    cp "$W/hand-orig" "$dir/$file"
-    if [ "$f" != as-written ]; then
-      local p="#pragma unroll $f"; [ "$f" = full ] && p="#pragma unroll"
-      # the loop's own pragma (the line above it) is replaced; a loop without one gets it inserted
-      if sed -n "$((line - 1))p" "$dir/$file" | grep -q '#pragma unroll'; then sed -i "$((line - 1))s/.*/$p/" "$dir/$file"
-      else sed -i "${line}i $p" "$dir/$file"; fi
-    fi
-    local t0; t0=$(now)
-    (cd "$dir" && sh -c "$build") > "$W/hand-build-$f.log" 2>&1 || echo "hand build $f failed"
-    local t1; t1=$(now)
-    (cd "$dir" && ncu -k "regex:$k" --launch-count 20 sh -c "$run") > "$W/hand-ncu-$f.log" 2>&1 || echo "hand ncu $f exit $?"
-    local t2; t2=$(now)
-    echo "hand $f build $(awk "BEGIN{print $t1 - $t0}") s ncu $(awk "BEGIN{print $t2 - $t1}") s"
-  done
-  cp "$W/hand-orig" "$dir/$file"
-}
+. "$REPO/scripts/device/hand-loop.sh"
 case $MODE in
 fixture)
   rm -rf "$W/fx" "$W/fx-hand" "$W/cache"; cp -r test/fixtures/projects/cmake-lib "$W/fx"; cp -r test/fixtures/projects/cmake-lib "$W/fx-hand"

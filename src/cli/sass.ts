@@ -27,6 +27,7 @@ import { limitTools, TOOL_TIMEOUT_OPTIONS, toolTimeoutOptions } from './gpuOptio
 import { Progress } from './progress';
 import { headerUnit, inspectorFor, otherInstantiatingUnits, SassArgs, sassLoopIcache, unitFunctions } from './sassBuild';
 import { listingJson, toSassJson } from './sassJson';
+import { startLoopAhead } from './loopAhead';
 import { sassArchs } from './sassMultiArch';
 import { compileFailureDetail, renderFile, renderLoop } from './sassText';
 
@@ -227,11 +228,24 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
     if (a.listing !== null && a.loop !== null)
       return await printListing(a, a.loop, a.listing, { file: built, text, analysis, inspector, signal: ac.signal }, io);
     const progress = new Progress('nvcc', a.loop !== null ? a.factors.size + 3 : 2, io.isTTY ? io.err : null);
-    const fileReport = await inspector.inspectFile(built, text, analysis, {
+    const fileP = inspector.inspectFile(built, text, analysis, {
       signal: ac.signal,
       onProgress: () => progress.tick('file as written'),
     });
+    const ahead =
+      a.loop !== null
+        ? startLoopAhead(
+            inspector,
+            { file: built, text, analysis, line: a.loop, factors: a.factors, kernel: a.kernel ?? undefined },
+            { signal: ac.signal, onProgress: key => progress.tick(key) },
+          )
+        : null;
+    const fileReport = await fileP.catch(async (e: unknown) => {
+      await ahead?.abandon();
+      throw e;
+    });
     if (fileReport.status !== 'ok') {
+      await ahead?.abandon();
       progress.done();
       // A flag nvcc or a tool rejected is named with where it came from: bad input (65), not a finding about the code.
       const badFlag = /^(?:flags|arch)$/.test(fileReport.failure?.kind ?? '')
@@ -244,6 +258,7 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
       return fileReport.status === 'cancelled' ? EXIT.cancelled : badFlag ? EXIT.badInput : EXIT.failed;
     }
     if (a.kernel !== null && !fileReport.kernels.some(k => k.name === a.kernel || k.demangled.includes(a.kernel!))) {
+      await ahead?.abandon();
       progress.done();
       throw new UsageError(
         `--kernel ${a.kernel}: no kernel of that name in ${a.file} (matched against the mangled names and inside the demangled ones); ` +
@@ -251,13 +266,9 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
       );
     }
     let loopReport: LoopReport | null = null;
-    if (a.loop !== null) {
+    if (ahead) {
       try {
-        loopReport = await inspector.inspectLoop(built, text, analysis, a.loop, a.factors, {
-          signal: ac.signal,
-          kernel: a.kernel ?? undefined,
-          onProgress: (_d, _t, key) => progress.tick(key),
-        });
+        loopReport = await ahead.result();
       } catch (e) {
         if (!(e instanceof NotInstantiatedError)) throw e;
         progress.done();

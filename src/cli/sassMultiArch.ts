@@ -25,6 +25,7 @@ import { limitTools } from './gpuOptions';
 import { Progress } from './progress';
 import { headerUnit, unitFunctions, inspectorFor, SassArgs, sassLoopIcache } from './sassBuild';
 import { listingJson, toSassJson } from './sassJson';
+import { startLoopAhead } from './loopAhead';
 import { compileFailureDetail, icacheLines, pad } from './sassText';
 
 /** One architecture's results with several --arch values: its reports, or why it has none. */
@@ -131,7 +132,21 @@ async function inspectArch(r: ArchResult, analysis: FileAnalysis, c: ArchRun): P
     return true;
   }
   if (a.listing !== null && a.loop !== null) return listArch(r, analysis, a.loop, a.listing, c);
-  r.file = await inspector.inspectFile(s.built, s.text, analysis, { signal, onProgress: () => c.tick('file as written') });
+  const fileP = inspector.inspectFile(s.built, s.text, analysis, { signal, onProgress: () => c.tick('file as written') });
+  const ahead =
+    a.loop !== null
+      ? startLoopAhead(
+          inspector,
+          { file: s.built, text: s.text, analysis, line: a.loop, factors: a.factors, kernel: a.kernel ?? undefined },
+          { signal, onProgress: key => c.tick(key) },
+        )
+      : null;
+  r.file = await fileP.catch(async (e: unknown) => {
+    await ahead?.abandon();
+    throw e;
+  });
+  if (r.file.status !== 'ok' || (a.kernel !== null && !r.file.kernels.some(k => k.name === a.kernel || k.demangled.includes(a.kernel!))))
+    await ahead?.abandon();
   if (r.file.status !== 'ok') {
     if (r.file.status === 'cancelled') return false;
     r.error = `does not compile (${r.file.failure?.kind}):\n${compileFailureDetail(r.file, a.timeouts)}`;
@@ -150,13 +165,9 @@ async function inspectArch(r: ArchResult, analysis: FileAnalysis, c: ArchRun): P
         `its kernels: ${r.file.kernels.map(k => k.demangled).join('; ') || 'none'}`,
     );
   }
-  if (a.loop !== null) {
+  if (ahead) {
     try {
-      r.loop = await inspector.inspectLoop(s.built, s.text, analysis, a.loop, a.factors, {
-        signal,
-        kernel: a.kernel ?? undefined,
-        onProgress: (_d, _t, key) => c.tick(key),
-      });
+      r.loop = await ahead.result();
       r.icache = sassLoopIcache(r.loop, {
         file: r.file,
         text: s.text,

@@ -314,10 +314,34 @@ export class VariantBuilder {
   private async compileOnce(req: BuildRequest, hash: string, signal?: AbortSignal): Promise<BuildResult> {
     let p = this.inflight.get(hash);
     if (!p) {
-      p = this.compile(req, hash, signal).finally(() => this.inflight.delete(hash));
+      // Looked up again once a slot is free: the same source may have been built, by another
+      // buildAll of this builder or another process, while this one waited.
+      p = this.inPool(async () => this.readCached(req, hash) ?? this.compile(req, hash, signal)).finally(() =>
+        this.inflight.delete(hash),
+      );
       this.inflight.set(hash, p);
     }
     return { ...(await p), key: req.key };
+  }
+
+  /**
+   * One pool of nvcc processes for every buildAll of this builder, first asked first served: the
+   * file's builds and a loop's factors can then be asked for at once and share the cores (a
+   * template-heavy unit's long as-written build otherwise leaves the other cores idle while the
+   * factors wait for it), without ever running more than `concurrency` compiles.
+   */
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  private async inPool<T>(job: () => Promise<T>): Promise<T> {
+    while (this.running >= this.concurrency) await new Promise<void>(resolve => this.waiting.push(resolve));
+    this.running++;
+    try {
+      return await job();
+    } finally {
+      this.running--;
+      this.waiting.shift()?.();
+    }
   }
 
   private fingerprint: string | null = null;
