@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 39: a loop in a ggml-cuda header (reduce_rows.cuh, the row loop of reduce_rows_f32, behind
 # MEAN and SUM_ROWS) benchmarked through ggml's own CMake build and its test binary
-# (`test-backend-ops perf -o MEAN`), beside the hand loop it replaces. ggml is carried as
+# (`test-backend-ops perf -o SUM_ROWS`), beside the hand loop it replaces. ggml is carried as
 # .device/ggml-src.tar.xz (`git archive` of ggml-org/ggml at the commit docs/measurements.md
 # names); .device/node.xz and .device/cli as for run-project-bench.sh.
 #   MODE ul:   the user's build folder configured (its compile database: the SASS side reads it),
@@ -12,22 +12,24 @@
 #              then the product again with its copy kept (a user's second bench).
 set -u
 MODES=${1:-ul}
-REPO=$PWD; W=/tmp/ul-ggml; mkdir -p "$W" /tmp/ul-node "$OUT"
+# Logs and JSON in one archive under $OUT (the device tool brings back a few files only); the
+# source and the product's copies (with their build folders) stay on the machine for the next mode.
+REPO=$PWD; W=/tmp/ul-ggml/logs; G=/tmp/ul-ggml/g; mkdir -p "$W" /tmp/ul-ggml /tmp/ul-node
 [ -x /tmp/ul-node/node ] || { xz -dc .device/node.xz > /tmp/ul-node/node && chmod +x /tmp/ul-node/node; }
-export PATH="/tmp/ul-node:$PATH" XDG_CACHE_HOME="$W/cache"
+export PATH="/tmp/ul-node:$PATH" XDG_CACHE_HOME=/tmp/ul-ggml/cache
 UL="node $REPO/.device/cli/unroll-lens.js"
 now() { date +%s.%N; }
 . "$REPO/scripts/device/hand-loop.sh"
 hashes() { (cd "$1" && find . -path ./build -prune -o -type f -print | LC_ALL=C sort | xargs sha256sum); }
 CFG="-G Ninja -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DGGML_CUDA_FA=OFF -DGGML_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=Release"
 F=src/ggml-cuda/reduce_rows.cuh
-CASE="-o MEAN -b CUDA0 -p 'ne=\\[8192,8192'"
+CASE="-o SUM_ROWS -b CUDA0 -p 'ne=\\[8192,8192'"
 BUILD="cmake -S . -B build-ul $CFG >/dev/null && cmake --build build-ul --target test-backend-ops"
 RUN="./build-ul/bin/test-backend-ops perf $CASE"
 FACTORS=${FACTORS:-1,2,4,8}
 bench() { # bench NAME: the product's bench, its wall time and exit
   local t0; t0=$(now)
-  (cd "$W/g" && $UL bench $F --loop "$LINE" --factors "$FACTORS" --build "$BUILD" --run "$RUN" --build-timeout 560 ${UL_EXTRA:-} --json) > "$W/$1.json" 2> "$W/$1.stderr"
+  (cd "$G" && timeout -s INT "${BENCH_LIMIT:-540}" $UL bench $F --loop "$LINE" --factors "$FACTORS" --build "$BUILD" --run "$RUN" --build-timeout 560 ${UL_EXTRA:-} --json) > "$W/$1.json" 2> "$W/$1.stderr"
   echo "product $1 exit $? $(awk "BEGIN{print $(now) - $t0}") s"
 }
 nvcc --version | tail -2; cmake --version | head -1; ninja --version; ncu --version | tail -1; nproc
@@ -35,26 +37,26 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
 for MODE in ${MODES//,/ }; do
 case $MODE in
 ul)
-  rm -rf "$W/g" "$W/cache"; mkdir -p "$W/g"; xz -dc .device/ggml-src.tar.xz | tar x -C "$W/g"
-  LINE=$(grep -n 'for (int i = col; i < ncols;)' "$W/g/$F" | cut -d: -f1); echo "loop at $F:$LINE"
-  t0=$(now); (cd "$W/g" && cmake -S . -B build $CFG -DCMAKE_EXPORT_COMPILE_COMMANDS=ON) > "$W/cfg.log" 2>&1
+  rm -rf "$G" /tmp/ul-ggml/cache; mkdir -p "$G"; xz -dc .device/ggml-src.tar.xz | tar x -C "$G"
+  LINE=$(grep -n 'for (int i = col; i < ncols;)' "$G/$F" | cut -d: -f1); echo "loop at $F:$LINE"
+  t0=$(now); (cd "$G" && cmake -S . -B build $CFG -DCMAKE_EXPORT_COMPILE_COMMANDS=ON) > "$W/cfg.log" 2>&1
   echo "configure exit $? $(awk "BEGIN{print $(now) - $t0}") s"
-  hashes "$W/g" > "$W/before.txt"
+  hashes "$G" > "$W/before.txt"
   bench cold
-  hashes "$W/g" > "$W/after.txt"; cmp "$W/before.txt" "$W/after.txt" && echo "TREE BYTE-IDENTICAL ($(wc -l < "$W/before.txt") files)"
+  hashes "$G" > "$W/after.txt"; cmp "$W/before.txt" "$W/after.txt" && echo "TREE BYTE-IDENTICAL ($(wc -l < "$W/before.txt") files)"
   ;;
 hand)
-  LINE=$(grep -n 'for (int i = col; i < ncols;)' "$W/g/$F" | cut -d: -f1)
-  T=$(ls -d "$W"/cache/unroll-lens/projects/*/0/tree | head -1); echo "copy: ${T#$W/}"
-  cp "$W/g/$F" "$T/$F"  # the copy may still hold the last variant the bench wrote
+  LINE=$(grep -n 'for (int i = col; i < ncols;)' "$G/$F" | cut -d: -f1)
+  T=$(ls -d /tmp/ul-ggml/cache/unroll-lens/projects/*/0/tree | head -1); echo "copy: $T"
+  cp "$G/$F" "$T/$F"  # the copy may still hold the last variant the bench wrote
   (cd "$T" && cmake --build build-ul --target test-backend-ops) > "$W/hand-first.log" 2>&1; echo "copy brought to as written: exit $?"
   hand_loop "$T" $F "$LINE" "cmake --build build-ul --target test-backend-ops" "$RUN" reduce_rows $(echo "$FACTORS" | tr , ' ')
   # the kernels the run can launch, read from the library by cuobjdump (not our code path)
   cuobjdump -sass "$(find "$T/build-ul" -name 'libggml-cuda.so*' -type f | head -1)" 2>/dev/null | grep -o 'Function : [^ ]*reduce_rows[^ ]*' | sort -u > "$W/functions.txt"
-  hashes "$W/g" > "$W/before2.txt"
+  hashes "$G" > "$W/before2.txt"
   bench warm
-  hashes "$W/g" > "$W/after2.txt"; cmp "$W/before2.txt" "$W/after2.txt" && echo "TREE BYTE-IDENTICAL ($(wc -l < "$W/before2.txt") files)"
+  hashes "$G" > "$W/after2.txt"; cmp "$W/before2.txt" "$W/after2.txt" && echo "TREE BYTE-IDENTICAL ($(wc -l < "$W/before2.txt") files)"
   ;;
 esac
 done
-cd "$W" && tar czf "$OUT/ggml-${MODES//,/-}.tar.gz" --exclude=cache --exclude=g . && ls -la "$OUT"
+tar czf "$OUT/ggml-${MODES//,/-}.tar.gz" -C "$W" . && ls -la "$OUT"
