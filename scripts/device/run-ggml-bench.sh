@@ -19,7 +19,7 @@ REPO=$PWD; W=/tmp/ul-ggml/logs; G=/tmp/ul-ggml/g; mkdir -p "$W" /tmp/ul-ggml /tm
 export PATH="/tmp/ul-node:$PATH" XDG_CACHE_HOME=/tmp/ul-ggml/cache
 UL="node $REPO/.device/cli/unroll-lens.js"
 now() { date +%s.%N; }
-. "$REPO/scripts/device/hand-loop.sh"
+. "$REPO/scripts/device/project-hand-loop.sh"
 hashes() { (cd "$1" && find . -path ./build -prune -o -type f -print | LC_ALL=C sort | xargs sha256sum); }
 CFG="-G Ninja -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DGGML_CUDA_FA=OFF -DGGML_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=Release"
 F=src/ggml-cuda/reduce_rows.cuh

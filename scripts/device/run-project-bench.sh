@@ -18,7 +18,7 @@ nvcc --version | tail -2; cmake --version | head -1; ninja --version; ncu --vers
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
 now() { date +%s.%N; }
 hashes() { (cd "$1" && find . -path ./build -prune -o -type f -print | LC_ALL=C sort | xargs sha256sum); }
-. "$REPO/scripts/device/hand-loop.sh"
+. "$REPO/scripts/device/project-hand-loop.sh"
 case $MODE in
 fixture)
   rm -rf "$W/fx" "$W/fx-hand" "$W/cache"; cp -r test/fixtures/projects/cmake-lib "$W/fx"; cp -r test/fixtures/projects/cmake-lib "$W/fx-hand"

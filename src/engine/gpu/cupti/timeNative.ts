@@ -6,6 +6,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { launch, programCommand, runFolder, type LaunchOptions, type VariantProgram } from '../stages/program';
+import { moreOfSameTemplate } from '../stages/sameTemplate';
 import { neverLaunched, type BenchTarget } from '../stages/build';
 import type { GpuRun, KernelSamples, TimeResult } from '../stages/time';
 import type { BenchOptions } from '../options';
@@ -69,7 +70,9 @@ export async function timeNative(
     const n = Math.min(...[...groups.values()].filter(g => g.kernel === k).map(g => g.durations.length), Infinity);
     return n === Infinity ? 0 : n;
   };
-  const least = () => Math.min(...target.kernels.map(count));
+  // the loop's kernels, and instantiations of its template that other units built, as they launch
+  const kernels = [...target.kernels];
+  const least = () => Math.min(...kernels.map(count));
   let stdout: string | null = null;
   let stalls: Map<string, StallBreakdown> | null = null;
   let stallProblem: string | null = null;
@@ -91,14 +94,15 @@ export async function timeNative(
       const r = await current.outcome;
       if ('status' in r) return { ...r, groups, stdout: run === 0 ? r.stdout : stdout };
       if (run === 0) stdout = r.stdout;
-      if (sample) ({ stalls, problem: stallProblem } = stallsOf(r.records, target.kernels));
+      kernels.push(...moreOfSameTemplate(target.sameTemplate ?? [], kernels, new Set(r.records.launches.map(l => l.kernel))));
+      if (sample) ({ stalls, problem: stallProblem } = stallsOf(r.records, kernels));
       if (sample) pcSampling = r.records.pcSampling;
-      for (const k of target.kernels) addLaunches(groups, k, r.records.launches, o);
+      for (const k of kernels) addLaunches(groups, k, r.records.launches, o);
       if (least() === have) {
         // nothing new: a kernel this run never launched (past its warm-up) will not come later
-        const missing = target.kernels.filter(k => count(k) === 0);
-        if (missing.length === target.kernels.length && target.anyLaunched) return fail('profile', neverLaunched(target, o.warmup));
-        if ((missing.includes(target.kernel) && !target.anyLaunched) || missing.length === target.kernels.length)
+        const missing = kernels.filter(k => count(k) === 0);
+        if (missing.length === kernels.length && target.anyLaunched) return fail('profile', neverLaunched(target, o.warmup));
+        if ((missing.includes(target.kernel) && !target.anyLaunched) || missing.length === kernels.length)
           return fail('profile', `the program launched ${missing.join(', ')} no more than ${o.warmup} times (the warm-up) in a run`);
         break;
       }

@@ -40,6 +40,13 @@ export interface BenchTarget {
    * row, and only a run that launches none of them fails ("built but never launched").
    */
   anyLaunched?: boolean;
+  /**
+   * A project's run: the kernel templates (sameTemplate.ts keys) of the kernel that holds the loop
+   * in its own body. A launched kernel instantiating one of them, built by another unit of the
+   * project, holds the loop too and is timed with a row of its own (its SASS unknown: the SASS
+   * side reads one unit).
+   */
+  sameTemplate?: string[];
   /** Mangled → spill bytes of each kernel compared, from ptxas -v of the file as written (a comparison). */
   spills?: Record<string, { stores: number | null; loads: number | null }>;
 }

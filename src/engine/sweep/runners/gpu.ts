@@ -11,6 +11,8 @@ import type { GpuRunConfig } from '../../gpu/options';
 import { KernelTimer, timerFor } from '../../gpu/timer';
 import { defaultLockRoot, GpuClock, GpuSlot, gpuSlots, GpuTurns, PROFILES_PER_GPU } from '../../gpu/slots';
 import { BenchTarget, buildFailure, findNamedKernels, findTargetKernels, targetNotes, TimedKernels } from '../../gpu/stages/build';
+import { otherUnitsNote, templateKeysOf } from '../../gpu/stages/sameTemplate';
+import { demangle } from '../../toolchain/toolchain';
 import { BaselineOutput, CheckResult, checkOutput, checkVariant, parseChecksums, reportsMismatch } from '../../gpu/stages/check';
 import type { VariantProgram } from '../../gpu/stages/program';
 import { cachedLineStalls } from '../../gpu/stages/lineStalls';
@@ -102,6 +104,8 @@ export class GpuRunner implements SweepRunner {
   private kernel: string | null = null;
   /** Every kernel timed: one per instantiation when template parameters are swept. */
   private readonly timed = new Set<string>();
+  /** Kernels timed that another unit of the project built (sameTemplate.ts). */
+  private readonly otherUnits = new Set<string>();
   /** What times the kernels (chosen once from the run options), and its timings' shared state. */
   private readonly timer: KernelTimer;
   private readonly timing: VariantTiming;
@@ -190,6 +194,7 @@ export class GpuRunner implements SweepRunner {
       ...[...this.stallProblems].map(([m, n]) => `${m.split('\n')[0]} unknown for ${n} variant${n > 1 ? 's' : ''}: ${m.split('\n')[1]}`),
       ...(this.target ? targetNotes(this.target, !!this.o.everyKernel && 'named' in this.o.everyKernel) : []),
       ...(this.project?.note() ? [this.project.note()!] : []),
+      ...(this.otherUnits.size ? [otherUnitsNote([...this.otherUnits], this.target?.demangled)] : []),
       ...(this.timed.size > 1 ? [`timed kernels: ${[...this.timed].join(', ')}`] : this.kernel ? [`timed kernel: ${this.kernel}`] : []),
       ...this.sass.notes(),
     ];
@@ -270,8 +275,12 @@ export class GpuRunner implements SweepRunner {
             { ...src, focus: every.focus },
             { ...this.o, kernel: every.kernel, signal, nvccTimeoutMs: this.o.timeoutMs },
           );
-    // a project's run launches whichever of them its tests or benchmarks reach: each that ran is a row
-    if (this.project && this.target.kernels.length) this.target = { ...this.target, anyLaunched: true };
+    // a project's run launches whichever of them its tests or benchmarks reach: each that ran is a
+    // row, with the instantiations of the loop's own kernel template that other units built
+    if (this.project && this.target.kernels.length) {
+      const inKernel = 'focus' in every && this.o.analysis.kernels.find(k => k.loops.some(l => l.line === every.focus))?.qualifier === 'global';
+      this.target = { ...this.target, anyLaunched: true, ...(inKernel ? { sameTemplate: templateKeysOf(this.target.kernels) } : {}) };
+    }
   }
 
   async measure(points: SweepPoint[], ctx: RunnerContext): Promise<SweepVariant[]> {
@@ -505,6 +514,7 @@ export class GpuRunner implements SweepRunner {
     for (const m of missing) if (m) this.stallProblems.set(m, (this.stallProblems.get(m) ?? 0) + 1);
     if (key && !hit && timing.status === 'ok' && !missing.some(Boolean) && check.stdout !== null)
       this.cache!.put(key, storedMeasurement(timing.groups, check.stdout));
+    await this.nameOtherUnits(timing.groups, ctx.signal);
     this.fillTiming(v, timing.groups, kernel, every);
     v.cached = !!hit;
     if (timing.status === 'ok') this.timings.set(v.id, { point, program: p, target, kernel, every, groups: timing.groups });
@@ -512,6 +522,16 @@ export class GpuRunner implements SweepRunner {
     if (timing.status !== 'ok') return { ...v, status: timing.status, message: timing.message };
     if (!v.samples) return { ...v, status: 'profile', message: `ncu returned no durations for ${kernel}` };
     return v;
+  }
+
+  /** Instantiations of the loop's kernel template that another unit built and the run launched: demangled, and named as timed. */
+  private async nameOtherUnits(groups: Map<string, KernelSamples>, signal?: AbortSignal): Promise<void> {
+    const t = this.target;
+    const other = [...new Set([...groups.values()].map(g => g.kernel))].filter(k => t && !t.kernels.includes(k) && !t.demangled?.[k]);
+    if (!t || !other.length || signal?.aborted) return;
+    const names = await demangle(other, this.o.toolchain);
+    t.demangled = { ...t.demangled, ...Object.fromEntries(other.map(k => [k, names.get(k) ?? k])) };
+    for (const k of other) this.otherUnits.add(k);
   }
 
   /** A variant's timing fields from its kernels' launches: the timed kernel's statistics and durations, every kernel's with `every`. */
