@@ -183,6 +183,54 @@ extern DECL_CASE(4);
     assert.equal(instantiationIn(definitionsOf('DECL_CASE(4);\n'), all, direct), 'explicit');
   });
 
+  test("a function whose `{` is written in each branch of an #if (ggml's mmf.cuh) keeps its body and the definitions after it", () => {
+    const header = definitionsOf(`
+template <int N> static __global__ void kern(float *x) { x[0] = N; }
+template <int N> void launch(float *x, int n)
+#if defined(NEW_PATH)
+{ if (n) {
+#else
+{ if (n > 1) {
+#endif
+    kern<N><<<1, 1>>>(x);
+  } else {
+    kern<N><<<2, 1>>>(x);
+  }
+}
+#if 0
+void never() {
+#else
+void after(float *x) { launch<2>(x, 1); }
+#endif
+#define DECL_CASE(N) template void launch<N>(float *x, int n)
+`);
+    const names = namesLeadingTo(['kern'], [header]);
+    assert.deepEqual([...names].sort(), ['DECL_CASE', 'after', 'kern', 'launch']);
+    assert.equal(header.bodies.has('never'), false, 'the dead branch of #if 0 is not read');
+    assert.equal(instantiationIn(definitionsOf('DECL_CASE(8);\n'), names), 'explicit');
+  });
+
+  test('cases declared extern by a macro that spells `extern` itself (ggml\'s EXTERN_DECL_FATTN_VEC_CASES): calling them instantiates nothing', () => {
+    const header = definitionsOf(`template <int N> void launch(float *x) { kern<N><<<1, 1>>>(x); }
+#define DECL_CASE(N) template void launch<N>(float *x)
+#define EXTERN_DECL_CASES(N) \\
+    extern DECL_CASE(N);      \\
+    extern DECL_CASE(N * 2);
+EXTERN_DECL_CASES(4)
+`);
+    assert.ok(externNames([header]).has('launch'));
+    const all = namesLeadingTo(['kern'], [header]);
+    const direct = namesLeadingTo(['kern'], [header], externNames([header]));
+    assert.equal(instantiationIn(definitionsOf('void run(float *x) { launch<4>(x); }\n'), all, direct), null);
+    assert.equal(instantiationIn(definitionsOf('DECL_CASE(4);\n'), all, direct), 'explicit');
+    // a macro spelling extern that no file-scope line calls declares nothing
+    const unused = definitionsOf(`template <int N> void launch(float *x) { kern<N><<<1, 1>>>(x); }
+#define DECL_CASE(N) template void launch<N>(float *x)
+#define EXTERN_DECL_CASES(N) extern DECL_CASE(N);
+`);
+    assert.equal(externNames([unused]).has('launch'), false);
+  });
+
   test("trip counts from the instantiation's template arguments", async () => {
     const text = `template <int COLS, int W, bool B>
 __global__ void k(float *x) {

@@ -13,6 +13,38 @@ function code(text: string): string {
   return text.replace(/\/\/[^\n]*|\/\*[\s\S]*?\*\/|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'/g, m => m.replace(/[^\n]/g, ' '));
 }
 
+/**
+ * One branch of every `#if`/`#ifdef` kept, the others blanked (lengths kept): the first, or the
+ * `#else` of an `#if 0`. ggml writes a function's `{` in each branch of an `#if` and closes it
+ * once after the `#endif` (mmf.cuh, fattn-tile.cuh); counted twice, the braces never balance and
+ * every definition after it is lost. Which branch the build takes is unknown here: any one keeps
+ * the names and the braces right.
+ */
+function oneBranch(text: string): string {
+  const lines = text.split('\n');
+  // per open conditional: whether its kept branch is still to come, and whether lines are kept now
+  const stack: { pending: boolean; keep: boolean }[] = [];
+  const outer = () => stack.every(c => c.keep);
+  for (let i = 0; i < lines.length; i++) {
+    const d = /^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)$/.exec(lines[i]);
+    if (d) {
+      const [, kw, rest] = d;
+      if (kw.startsWith('if')) {
+        const dead = kw === 'if' && /^\s*0\s*$/.test(rest);
+        stack.push({ pending: dead, keep: !dead });
+      } else if (kw === 'endif') stack.pop();
+      else if (stack.length) {
+        const top = stack[stack.length - 1];
+        top.keep = top.pending;
+        top.pending = false;
+      }
+      continue;
+    }
+    if (!outer()) lines[i] = lines[i].replace(/[^\n]/g, ' ');
+  }
+  return lines.join('\n');
+}
+
 /** Identifiers that stand before a parenthesis in a declaration without being its name. */
 const NOT_A_NAME = new Set([
   '__launch_bounds__',
@@ -58,10 +90,12 @@ export function definitionsOf(text: string): Definitions {
     for (const x of ids) inBodies.add(x);
     if (name) bodies.set(name, identifiers(body, bodies.get(name)));
   };
-  let t = code(text);
+  let t = oneBranch(code(text));
   // Macros: their replacement text is their body; the lines are then blanked.
+  const macroBodies = new Map<string, string>();
   t = t.replace(/^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)((?:[^\n\\]|\\\n?)*)/gm, (m, name: string, body: string) => {
     add(name, body);
+    macroBodies.set(name, body);
     return m.replace(/[^\n]/g, ' ');
   });
   t = t.replace(/^[ \t]*#[^\n]*/gm, m => m.replace(/[^\n]/g, ' '));
@@ -104,13 +138,19 @@ export function definitionsOf(text: string): Definitions {
   }
   if (!inBody()) fileScope += t.slice(from);
   const externs = new Set<string>();
-  for (const m of fileScope.matchAll(/\bextern\s+(?!")([^;{]*)/g))
-    for (const id of identifiers(m[1])) {
+  const declared = (spelled: string) => {
+    for (const id of identifiers(spelled)) {
       externs.add(id);
       // `extern DECL_CASE(…)`: the names the macro spells are the ones declared.
       for (const x of bodies.get(id) ?? []) externs.add(x);
     }
-  return { bodies, fileScope: identifiers(fileScope), inBodies, externs };
+  };
+  for (const m of fileScope.matchAll(/\bextern\s+(?!")([^;{]*)/g)) declared(m[1]);
+  // A macro that spells `extern …` itself (ggml's EXTERN_DECL_FATTN_VEC_CASES), called at file scope.
+  const fileIds = identifiers(fileScope);
+  for (const [name, body] of macroBodies)
+    if (fileIds.has(name)) for (const m of body.matchAll(/\bextern\s+(?!")([^;{]*)/g)) declared(m[1]);
+  return { bodies, fileScope: fileIds, inBodies, externs };
 }
 
 /** The name a declaration head defines: a class's, else the first identifier before a `(` (attributes skipped). */
