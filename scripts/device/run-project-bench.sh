@@ -53,6 +53,18 @@ reduction-ul)
   hashes "$W/cs" > "$W/red-after.txt"; cmp "$W/red-before.txt" "$W/red-after.txt" && echo "TREE BYTE-IDENTICAL ($(wc -l < "$W/red-before.txt") files)"
   cuobjdump -sass -arch sm_90 "$W/cs/build-ul/reduction" 2>/dev/null | grep -o 'Function : [^ ]*reduce6[^ ]*' | sort -u > "$W/red-functions.txt"
   ;;
+fixture-cupti)
+  # the default timer: every instantiation the run launched, those of other units included; its records kept (replayed in CI)
+  rm -rf "$W/fx" "$W/cache"; cp -r test/fixtures/projects/cmake-lib "$W/fx"
+  cd "$W/fx" && cmake -S . -B build -G Ninja -DCMAKE_EXPORT_COMPILE_COMMANDS=ON > "$W/cfg.log" 2>&1 && cmake --build build > "$W/first.log" 2>&1
+  hashes "$W/fx" > "$W/before.txt"
+  LINE=$(grep -n 'for (int c = 0; c < COLS' src/kernels/rowdot.cuh | cut -d: -f1)
+  t0=$(now)
+  $UL bench src/kernels/rowdot.cuh --loop "$LINE" --factors 1,2,4,full --build "cmake -S . -B build -G Ninja >/dev/null && cmake --build build" --run "./build/rowapp 4096 25" --keep-reports "$W/fx-cupti-records" --json > "$W/fx-cupti.json" 2> "$W/fx-cupti.stderr"
+  echo "product cupti exit $? $(awk "BEGIN{print $(now) - $t0}") s"
+  hashes "$W/fx" > "$W/after.txt"; cmp "$W/before.txt" "$W/after.txt" && echo "TREE BYTE-IDENTICAL ($(wc -l < "$W/before.txt") files)"
+  cuobjdump -sass "$W/fx/build/rowapp" | grep -o 'Function : [^ ]*' | sort -u > "$W/fx-functions.txt"
+  ;;
 fixture-hand)
   rm -rf "$W/fx-hand"; cp -r test/fixtures/projects/cmake-lib "$W/fx-hand"
   (cd "$W/fx-hand" && cmake -S . -B build -G Ninja > /dev/null 2>&1 && cmake --build build > /dev/null 2>&1)
