@@ -221,6 +221,54 @@ describe('bench --build/--run: a CMake project built and run by its own commands
     }
   });
 
+  test('the default timer: every instantiation the run launched is a row, the one another unit built included (records from the H200)', async t => {
+    if (skip) return t.skip(skip);
+    const cupti = path.join(REC, 'cupti');
+    // the run: the timer records the H200 wrote for the variant the copy holds, and the program's output
+    const run = path.join(dir, 'bin', 'replay-rowapp');
+    fs.writeFileSync(
+      run,
+      `#!/bin/sh
+p=$(grep 'pragma unroll' src/kernels/rowdot.cuh | tail -1 | tr -d ' ')
+case "$p" in "#pragmaunroll1") v=20=1 ;; "#pragmaunroll4") v=20=4 ;; "#pragmaunroll") v=20=full ;; *) v=as-written ;; esac
+cat "${cupti}/rowdot-$v-run-0.timer.jsonl" >> "$UNROLL_LENS_TIMER_OUT"
+cat "${REC}/rowapp.stdout"
+`,
+      { mode: 0o755 },
+    );
+    const before = snapshot(proj);
+    let out = '';
+    let err = '';
+    const was = process.cwd();
+    process.chdir(proj);
+    try {
+      const code = await main(
+        ['bench', 'src/kernels/rowdot.cuh', '--loop', '20', '--factors', '1,2,4,full', '--build', cmakeBuild(), '--run', run, '--launcher', path.join(dir, 'bin', 'launch'), '--json'],
+        { out: s => (out += s), err: s => (err += s), isTTY: false },
+      );
+      assert.equal(code, 0, err + out);
+    } finally {
+      process.chdir(was);
+    }
+    const j = JSON.parse(out);
+    const recorded = JSON.parse(fs.readFileSync(path.join(cupti, 'fx-cupti.json'), 'utf8'));
+    const kernels = (x: { instantiations: { kernel: string }[] }) => x.instantiations.map(i => i.kernel);
+    // rows_dot<2, 4> comes from rows_small.cu, a unit the SASS side never built: recognised by name
+    assert.deepEqual(kernels(j), ['_Z8rows_dotILi1ELi64EEvPKfPfi', '_Z8rows_dotILi32ELi1EEvPKfPfi', '_Z8rows_dotILi2ELi4EEvPKfPfi']);
+    assert.deepEqual(kernels(j), kernels(recorded), 'the rows the H200 run had');
+    const small = j.instantiations[2].variants;
+    assert.ok(small.every((v: { kernelInstructions: number | null }) => v.kernelInstructions === null), 'its SASS is unknown, not guessed');
+    assert.deepEqual(
+      j.instantiations.map((x: { variants: { medianMs: number }[] }) => x.variants.map(v => v.medianMs)),
+      recorded.instantiations.map((x: { variants: { medianMs: number }[] }) => x.variants.map(v => v.medianMs)),
+      'the medians the H200 run reported, from its records',
+    );
+    // the functions of the project's own executable, listed by cuobjdump on the H200: exactly these three hold the loop
+    const fns = fs.readFileSync(path.join(cupti, 'fx-functions.txt'), 'utf8');
+    assert.deepEqual(fns.match(/_Z8rows_dot\w+/g), [...kernels(j)].sort());
+    assert.deepEqual(snapshot(proj), before);
+  });
+
   test('usage: --build without --run, a command naming the project folder, --check alone', async t => {
     if (skip) return t.skip(skip);
     let err = '';
