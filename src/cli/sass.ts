@@ -25,7 +25,7 @@ import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
 import { buildPathFor, checkArchOption, compileFlagsFor, readSourceFile } from './inputs';
 import { limitTools, TOOL_TIMEOUT_OPTIONS, toolTimeoutOptions } from './gpuOptions';
 import { Progress } from './progress';
-import { headerUnit, inspectorFor, otherInstantiatingUnits, SassArgs, sassLoopIcache, unitFunctions } from './sassBuild';
+import { headerUnit, inspectorFor, nextInstantiatingUnit, otherInstantiatingUnits, SassArgs, sassLoopIcache, unitFunctions } from './sassBuild';
 import { listingJson, toSassJson } from './sassJson';
 import { startLoopAhead } from './loopAhead';
 import { sassArchs } from './sassMultiArch';
@@ -201,8 +201,24 @@ export function archListOption(text: string | undefined): string[] {
   return out;
 }
 
+/** At most this many units are tried for a header when the chosen one turns out to hold no code of the loop. */
+const UNIT_TRIES = 3;
+
 async function sass(a: SassArgs, io: CliIO): Promise<number> {
   if (a.archs.length > 1) return sassArchs(a, io);
+  // A header's default unit is a textual guess (which template arguments it uses is not known
+  // before the build): one that builds but holds no code of the loop gives way to the next
+  // candidate whose text instantiates the function, never one the user named with --tu.
+  const tried: string[] = [];
+  for (let args = a; ; ) {
+    const r = await sassThrough(args, io, tried);
+    if (typeof r === 'number') return r;
+    io.err(`unroll-lens: ${path.relative(process.cwd(), tried[tried.length - 1])} holds no code of this loop; trying ${path.relative(process.cwd(), r.next)}\n`);
+    args = { ...args, tu: r.next };
+  }
+}
+
+async function sassThrough(a: SassArgs, io: CliIO, tried: string[]): Promise<number | { next: string }> {
   const file = path.resolve(a.file);
   const text = readSourceFile(a.file);
   const built = buildPathFor(file, a.file, io);
@@ -211,6 +227,8 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
   // A header's default unit: one whose text instantiates the loop's function (or the file's kernels).
   const functions = unitFunctions(analysis, a.loop);
   const tu = headerUnit(file, a.tu, { compileCommands: a.compileCommands, functions });
+  const chosenByUs = a.tu === null || tried.length > 0;
+  if (tu) tried.push(tu);
   if (tu) io.err(`unroll-lens: building ${path.relative(process.cwd(), file) || file} through ${path.relative(process.cwd(), tu) || tu}\n`);
   const toolchain = limitTools(await detectToolchain({}), a.timeouts, a.file, io);
   if (a.arch) await checkArchOption(a.arch, toolchain);
@@ -272,6 +290,8 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
       } catch (e) {
         if (!(e instanceof NotInstantiatedError)) throw e;
         progress.done();
+        const next = tu && chosenByUs && tried.length < UNIT_TRIES ? nextInstantiatingUnit(file, tried, { compileCommands: a.compileCommands, functions }) : null;
+        if (next) return { next };
         io.err(
           `unroll-lens: ${e.message}${tu ? otherInstantiatingUnits(file, tu, { compileCommands: a.compileCommands, functions }) : ''}\n`,
         );

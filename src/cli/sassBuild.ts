@@ -130,6 +130,11 @@ export function otherInstantiatingUnits(file: string, tu: string, search: UnitSe
     : ' Pass --tu <file.cu> with a unit that calls it.';
 }
 
+/** The best compile_commands.json entry whose text instantiates the function, among those not tried yet; null when none is left. */
+export function nextInstantiatingUnit(file: string, tried: string[], search: UnitSearch): string | null {
+  return unitsFromCompileCommands(file, [process.cwd()], search).find(c => c.instantiates && !tried.includes(c.file))?.file ?? null;
+}
+
 /** The builder and inspector of one architecture, with the command's cache, jobs and flags. */
 export function inspectorFor(
   arch: string,

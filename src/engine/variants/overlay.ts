@@ -174,7 +174,10 @@ export function writeOverlay(layout: OverlayLayout, overlayDir: string, unitByte
       const at = path.join(overlayDir, childRel);
       const original = path.join(layout.root, childRel);
       if (spine.has(childRel) || childRel === layout.unitRel || childRel === layout.headerRel) continue;
-      if (e.isDirectory() && !LINK_WHOLE.test(e.name) && budget > 0) {
+      // A folder holding the overlay itself (our cache inside the project): mirrored, it would be
+      // copied into itself without end; linked whole instead.
+      const holdsOverlay = within(overlayDir, original);
+      if (e.isDirectory() && !LINK_WHOLE.test(e.name) && budget > 0 && !holdsOverlay) {
         // Mirrored as a real folder, so that `"../x.cuh"` from inside it stays in the overlay.
         budget--;
         fs.mkdirSync(at);
