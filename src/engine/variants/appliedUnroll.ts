@@ -348,7 +348,12 @@ export function appliedUnroll(
       local: localTraffic(counted),
     };
   }
-  return unrolledCompletely(fn, file, kernel, loop, per, mine, demangled);
+  // The rolled build keeps one machine loop per copy of the loop (a device function inlined at a
+  // call site inside an unrolled loop of its caller: ggml's vec_dot_fattn_vec_KQ_f16, 32 copies)
+  const rolledCopies = base
+    ? ownMachineLoops(base, file, kernel, loop).filter(l => total(profile(base, file, loop, classes, i => within(i, l))) > 0).length
+    : 0;
+  return unrolledCompletely(fn, file, kernel, loop, per, mine, demangled, rolledCopies);
 }
 
 /** The copies of a loop with no machine loop of its own left: its trip count, checked against the body's copies. */
@@ -360,6 +365,7 @@ function unrolledCompletely(
   per: PerIteration | null,
   mine: SassInstruction[],
   demangled: string | undefined,
+  rolledCopies = 0,
 ): AppliedUnroll {
   // Its copies run once per pass of the enclosing machine loop holding most of them; a machine
   // loop of a nested source loop (rolled inside each copy) encloses one copy of that loop only.
@@ -384,9 +390,19 @@ function unrolledCompletely(
   const region = (i: SassInstruction) => !enclosing || within(i, enclosing);
   const trip = tripCountIn(loop, kernel, demangled);
   const c = per ? copiesOf(per.counts, profile(fn, file, loop, per.classes, region)) : 0;
-  const body = c > 0 ? c : null;
-  let copies: number | null = trip ?? body;
+  let body = c > 0 ? c : null;
   let unknown: string | null = null;
+  // Several copies of the loop (the rolled build has a machine loop for each): the code holds
+  // every copy's iterations, so one copy's are the share of each; not a whole share: unknown.
+  if (body !== null && rolledCopies > 1) {
+    const each = body / rolledCopies;
+    if (Number.isInteger(each)) body = each;
+    else {
+      unknown = `no machine loop is left, and the code's ×${body} of one iteration's work is spread over the loop's ${rolledCopies} copies (${rolledCopies} machine loops when rolled) unevenly`;
+      body = null;
+    }
+  }
+  let copies: number | null = trip ?? body;
   // An enclosing machine loop unrolled ×m holds m × trip copies per pass: a multiple agrees.
   if (trip !== null && body !== null && body % trip !== 0) {
     copies = null;
@@ -396,7 +412,7 @@ function unrolledCompletely(
     // loop: 136 = 8 × 17): without this loop's trip count they cannot be told apart.
     copies = null;
     unknown = `no machine loop is left, but the enclosing loop was unrolled completely too: the code's ×${body} counts the copies of both, and this loop's trip count is not known`;
-  } else if (copies === null) unknown = 'no machine loop is left, and neither the trip count nor the copies in the code are known';
+  } else if (copies === null) unknown ??= 'no machine loop is left, and neither the trip count nor the copies in the code are known';
   return {
     loops: [],
     copies: mine.length ? copies : null,
