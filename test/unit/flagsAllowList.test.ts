@@ -2,7 +2,7 @@
 // that each hostile spelling does write a canary file outside the project when nvcc gets it (so
 // the tests prove something), then that the cleaned flags leave it out, name it in a warning, and
 // that cubin and program builds with the cleaned flags leave the canary folder empty.
-import { test, describe, before } from 'node:test';
+import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as os from 'os';
@@ -23,6 +23,17 @@ before(async () => {
   }
 });
 
+/** Every folder a test made, removed after the file's tests (none left in the temp folder). */
+const made: string[] = [];
+function tempDir(prefix: string): string {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  made.push(d);
+  return d;
+}
+after(() => {
+  for (const d of made) fs.rmSync(d, { recursive: true, force: true });
+});
+
 const PROGRAM = `#include <cstdio>
 __global__ void k(float *p) { for (int i = 0; i < 8; i++) p[i] *= 2; }
 int main() { std::printf("%d\\n", BLOCK); return 0; }
@@ -30,8 +41,8 @@ int main() { std::printf("%d\\n", BLOCK); return 0; }
 
 /** A project folder with k.cu and a compile_commands.json entry, and a canary folder beside it (outside the project). */
 function project(command: (canary: string) => string) {
-  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'ul-allow-')));
-  const canaryDir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'ul-allow-canary-')));
+  const dir = fs.realpathSync(tempDir('ul-allow-'));
+  const canaryDir = fs.realpathSync(tempDir('ul-allow-canary-'));
   const canary = path.join(canaryDir, 'written');
   fs.writeFileSync(path.join(dir, 'k.cu'), PROGRAM);
   const db = path.join(dir, 'compile_commands.json');
@@ -41,7 +52,7 @@ function project(command: (canary: string) => string) {
 
 async function build(flags: CompileFlags, file: string, mode: 'cubin' | 'program') {
   const t = toolchain!;
-  const cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-allow-cache-'));
+  const cacheDir = tempDir('ul-allow-cache-');
   const builder = new VariantBuilder({ mode, nvcc: t.nvcc, arch: 'sm_90', flags, cacheDir, runner: t.runner });
   const [r] = await builder.buildAll([{ key: 'k', source: fs.readFileSync(file, 'utf8'), originalPath: file }]);
   return r;
@@ -100,7 +111,7 @@ describe('flags from compile_commands.json that write files are dropped (real nv
 
   test('every canonical spelling the allow-list emits is one nvcc 13 accepts (one compile with all of them)', async t => {
     if (skip) return t.skip(skip);
-    const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'ul-allow-all-')));
+    const dir = fs.realpathSync(tempDir('ul-allow-all-'));
     fs.mkdirSync(path.join(dir, 'inc'));
     fs.writeFileSync(path.join(dir, 'inc', 'pre.h'), '#define PRE 1\n');
     const f = flagsFromSettings(
