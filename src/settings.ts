@@ -220,6 +220,13 @@ export const SETTINGS = {
       description:
         'The folder copied for buildCommand and runCommand (relative to the first workspace folder). Empty: the workspace folder holding the file.',
     }),
+    buildCopies: integer({
+      default: 1,
+      minimum: 1,
+      maximum: 8,
+      description:
+        "Copies of the project variants are built in, that many at once. Each copy's first build builds everything: more than 1 pays when the project's whole build costs about what rebuilding the loop's file costs.",
+    }),
     buildTimeoutSeconds: integer({
       default: 3600,
       minimum: 1,

@@ -7,7 +7,7 @@ import { ProjectError, closeProjectRun, openProjectRun, type ProjectRun } from '
 
 export { closeProjectRun };
 import { numberOption, type OptionTable } from './args';
-import { SETTINGS, type NumberDecl } from '../settings';
+import { SETTINGS } from '../settings';
 import { CliIO, UsageError } from './io';
 
 export const PROJECT_OPTIONS = {
@@ -44,7 +44,7 @@ export const PROJECT_OPTIONS = {
     help:
       "copies of the project variants are built in, N variants at once (1 to 8); each copy's first build builds everything, so more " +
       "than 1 pays when the project's whole build costs about what rebuilding the loop's file costs",
-    default: '1',
+    setting: SETTINGS.project.buildCopies,
   },
   'build-timeout': {
     type: 'string',
@@ -64,9 +64,6 @@ export interface ProjectFlags {
   /** Copies variants are built in at once (--build-copies). */
   copies: number;
 }
-
-/** --build-copies: 1 to 8. */
-const COPIES: NumberDecl = { type: 'integer', minimum: 1, maximum: 8, default: 1, description: 'copies of the project' };
 
 export function projectFlagsOf(o: {
   build?: string;
@@ -92,7 +89,7 @@ export function projectFlagsOf(o: {
     check: o.check ?? null,
     root: path.resolve(o['project-root'] ?? process.cwd()),
     buildTimeoutMs: seconds * 1000,
-    copies: numberOption('build-copies', o['build-copies'], COPIES),
+    copies: numberOption('build-copies', o['build-copies'], SETTINGS.project.buildCopies),
   };
 }
 

@@ -158,7 +158,7 @@ export class BenchService {
     const commands = { root, build: s.project.buildCommand, run: s.project.runCommand, check: s.project.checkCommand.trim() || null };
     try {
       const buildTimeoutMs = s.project.buildTimeoutSeconds * 1000;
-      return openProjectRun(commands, { file, cacheDir, copies: 1, buildTimeoutMs, signal }).run;
+      return openProjectRun(commands, { file, cacheDir, copies: s.project.buildCopies, buildTimeoutMs, signal }).run;
     } catch (e) {
       // a bad setting or a tree that cannot be copied: said as it is (unrollLens.project.*)
       if (e instanceof ProjectError) throw new Error(`unrollLens.project: ${e.message}`);

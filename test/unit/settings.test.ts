@@ -36,7 +36,7 @@ describe('settings declaration', () => {
         nvccTimeoutSeconds: 300,
         disassemblerTimeoutSeconds: 120,
       },
-      project: { buildCommand: '', runCommand: '', checkCommand: '', root: '', buildTimeoutSeconds: 3600 },
+      project: { buildCommand: '', runCommand: '', checkCommand: '', root: '', buildCopies: 1, buildTimeoutSeconds: 3600 },
       profile: {
         args: [],
         samples: 20,
@@ -74,13 +74,13 @@ describe('settings declaration', () => {
     assert.equal(protocol.DEFAULT_SETTINGS, DEFAULT_SETTINGS, 'protocol.ts re-exports the one declaration');
   });
 
-  test('keys: bloatThresholdStatements is the real setting; codeLens.enabled maps to codeLensEnabled; 56 settings', () => {
+  test('keys: bloatThresholdStatements is the real setting; codeLens.enabled maps to codeLensEnabled; 57 settings', () => {
     const keys = SETTING_ENTRIES.map(e => e.key);
     assert.ok(keys.includes('unrollLens.bloatThresholdStatements'));
     assert.ok(!keys.includes('unrollLens.bloatThresholdInstructions'));
     assert.deepEqual(SETTING_ENTRIES.find(e => e.key === 'unrollLens.codeLens.enabled')?.field, ['codeLensEnabled']);
     assert.equal(SETTING_ENTRIES.find(e => e.key === 'unrollLens.trace.server')?.field, null, 'read by the language client only');
-    assert.equal(keys.length, 56);
+    assert.equal(keys.length, 57);
     assert.equal(new Set(keys).size, keys.length);
   });
 
