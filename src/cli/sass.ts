@@ -25,7 +25,15 @@ import { cancelOnSignals, CliIO, EXIT, UsageError } from './io';
 import { buildPathFor, checkArchOption, compileFlagsFor, readSourceFile } from './inputs';
 import { limitTools, TOOL_TIMEOUT_OPTIONS, toolTimeoutOptions } from './gpuOptions';
 import { Progress } from './progress';
-import { headerUnit, inspectorFor, nextInstantiatingUnit, otherInstantiatingUnits, SassArgs, sassLoopIcache, unitFunctions } from './sassBuild';
+import {
+  headerUnit,
+  inspectorFor,
+  nextInstantiatingUnit,
+  otherInstantiatingUnits,
+  SassArgs,
+  sassLoopIcache,
+  unitFunctions,
+} from './sassBuild';
 import { listingJson, toSassJson } from './sassJson';
 import { startLoopAhead } from './loopAhead';
 import { sassArchs } from './sassMultiArch';
@@ -210,12 +218,23 @@ async function sass(a: SassArgs, io: CliIO): Promise<number> {
   // before the build): one that builds but holds no code of the loop gives way to the next
   // candidate whose text instantiates the function, never one the user named with --tu.
   const tried: string[] = [];
-  for (let args = a; ; ) {
+  for (let args = a; ;) {
     const r = await sassThrough(args, io, tried);
     if (typeof r === 'number') return r;
-    io.err(`unroll-lens: ${path.relative(process.cwd(), tried[tried.length - 1])} holds no code of this loop; trying ${path.relative(process.cwd(), r.next)}\n`);
+    io.err(
+      `unroll-lens: ${path.relative(process.cwd(), tried[tried.length - 1])} holds no code of this loop; trying ${path.relative(process.cwd(), r.next)}\n`,
+    );
     args = { ...args, tu: r.next };
   }
+}
+
+/** The toolchain, the compile flags (the unit's for a header) and the inspector of one architecture. */
+async function sassInspector(a: SassArgs, io: CliIO, file: string, tu: string | null) {
+  const toolchain = limitTools(await detectToolchain({}), a.timeouts, a.file, io);
+  if (a.arch) await checkArchOption(a.arch, toolchain);
+  const flags = compileFlagsFor(tu ?? file, io, a.compileCommands);
+  const { arch } = chooseArch(a.arch, flags.arch, toolchain.gpus);
+  return { toolchain, flags, inspector: inspectorFor(arch, { toolchain, flags, tu, args: a, io }) };
 }
 
 async function sassThrough(a: SassArgs, io: CliIO, tried: string[]): Promise<number | { next: string }> {
@@ -230,11 +249,7 @@ async function sassThrough(a: SassArgs, io: CliIO, tried: string[]): Promise<num
   const chosenByUs = a.tu === null || tried.length > 0;
   if (tu) tried.push(tu);
   if (tu) io.err(`unroll-lens: building ${path.relative(process.cwd(), file) || file} through ${path.relative(process.cwd(), tu) || tu}\n`);
-  const toolchain = limitTools(await detectToolchain({}), a.timeouts, a.file, io);
-  if (a.arch) await checkArchOption(a.arch, toolchain);
-  const flags = compileFlagsFor(tu ?? file, io, a.compileCommands);
-  const { arch } = chooseArch(a.arch, flags.arch, toolchain.gpus);
-  const inspector = inspectorFor(arch, { toolchain, flags, tu, args: a, io });
+  const { toolchain, flags, inspector } = await sassInspector(a, io, file, tu);
   const ac = new AbortController();
   const stopSignals = cancelOnSignals(ac);
   try {
@@ -290,7 +305,10 @@ async function sassThrough(a: SassArgs, io: CliIO, tried: string[]): Promise<num
       } catch (e) {
         if (!(e instanceof NotInstantiatedError)) throw e;
         progress.done();
-        const next = tu && chosenByUs && tried.length < UNIT_TRIES ? nextInstantiatingUnit(file, tried, { compileCommands: a.compileCommands, functions }) : null;
+        const next =
+          tu && chosenByUs && tried.length < UNIT_TRIES
+            ? nextInstantiatingUnit(file, tried, { compileCommands: a.compileCommands, functions })
+            : null;
         if (next) return { next };
         io.err(
           `unroll-lens: ${e.message}${tu ? otherInstantiatingUnits(file, tu, { compileCommands: a.compileCommands, functions }) : ''}\n`,

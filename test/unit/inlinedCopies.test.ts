@@ -28,7 +28,13 @@ test('unrolled completely, a loop inlined 8 times runs 4 times, as its template 
       isTTY: false,
     });
     assert.equal(code, 0, err);
-    const v = (JSON.parse(out) as { loop: { variants: { factor: unknown; effectiveUnroll: number | null; fullyUnrolled: boolean; remainder: { loops: number[] } | null }[] } }).loop.variants;
+    const v = (
+      JSON.parse(out) as {
+        loop: {
+          variants: { factor: unknown; effectiveUnroll: number | null; fullyUnrolled: boolean; remainder: { loops: number[] } | null }[];
+        };
+      }
+    ).loop.variants;
     // rolled: one machine loop per inlined copy (the kernel's j loop is unrolled ×8)
     assert.equal(v[0].effectiveUnroll, 1);
     assert.equal(1 + (v[0].remainder?.loops.length ?? 0), 8);

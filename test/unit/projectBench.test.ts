@@ -243,7 +243,21 @@ cat "${REC}/rowapp.stdout"
     process.chdir(proj);
     try {
       const code = await main(
-        ['bench', 'src/kernels/rowdot.cuh', '--loop', '20', '--factors', '1,2,4,full', '--build', cmakeBuild(), '--run', run, '--launcher', path.join(dir, 'bin', 'launch'), '--json'],
+        [
+          'bench',
+          'src/kernels/rowdot.cuh',
+          '--loop',
+          '20',
+          '--factors',
+          '1,2,4,full',
+          '--build',
+          cmakeBuild(),
+          '--run',
+          run,
+          '--launcher',
+          path.join(dir, 'bin', 'launch'),
+          '--json',
+        ],
         { out: s => (out += s), err: s => (err += s), isTTY: false },
       );
       assert.equal(code, 0, err + out);
@@ -257,7 +271,10 @@ cat "${REC}/rowapp.stdout"
     assert.deepEqual(kernels(j), ['_Z8rows_dotILi1ELi64EEvPKfPfi', '_Z8rows_dotILi32ELi1EEvPKfPfi', '_Z8rows_dotILi2ELi4EEvPKfPfi']);
     assert.deepEqual(kernels(j), kernels(recorded), 'the rows the H200 run had');
     const small = j.instantiations[2].variants;
-    assert.ok(small.every((v: { kernelInstructions: number | null }) => v.kernelInstructions === null), 'its SASS is unknown, not guessed');
+    assert.ok(
+      small.every((v: { kernelInstructions: number | null }) => v.kernelInstructions === null),
+      'its SASS is unknown, not guessed',
+    );
     assert.deepEqual(
       j.instantiations.map((x: { variants: { medianMs: number }[] }) => x.variants.map(v => v.medianMs)),
       recorded.instantiations.map((x: { variants: { medianMs: number }[] }) => x.variants.map(v => v.medianMs)),

@@ -210,7 +210,7 @@ void after(float *x) { launch<2>(x, 1); }
     assert.equal(instantiationIn(definitionsOf('DECL_CASE(8);\n'), names), 'explicit');
   });
 
-  test('cases declared extern by a macro that spells `extern` itself (ggml\'s EXTERN_DECL_FATTN_VEC_CASES): calling them instantiates nothing', () => {
+  test("cases declared extern by a macro that spells `extern` itself (ggml's EXTERN_DECL_FATTN_VEC_CASES): calling them instantiates nothing", () => {
     const header = definitionsOf(`template <int N> void launch(float *x) { kern<N><<<1, 1>>>(x); }
 #define DECL_CASE(N) template void launch<N>(float *x)
 #define EXTERN_DECL_CASES(N) \\

@@ -31,8 +31,7 @@ test('the same kernel template, other arguments: one key; other kernels and non-
   const b = kernelTemplateKey('_ZN40_INTERNAL_9f8e7d6c_12_rows_small_cu_8rows_dotILi2ELi4EEEvPKfPfi');
   assert.equal(a, b);
   assert.notEqual(a, kernelTemplateKey('_ZN4ggml8rows_dotILi1EEEvPf'), 'another namespace is another template');
-  for (const bad of ['', '_Z', 'main', '_Z99x', '_ZN3fooE', '_ZSt4moveIiEvv'])
-    assert.doesNotThrow(() => kernelTemplateKey(bad), bad);
+  for (const bad of ['', '_Z', 'main', '_Z99x', '_ZN3fooE', '_ZSt4moveIiEvv']) assert.doesNotThrow(() => kernelTemplateKey(bad), bad);
 });
 
 test('launched kernels of the same template not yet timed are added; others and the timed ones are not', () => {
@@ -41,7 +40,10 @@ test('launched kernels of the same template not yet timed are added; others and 
   const more = moreOfSameTemplate(keys, ['_Z8rows_dotILi32ELi1EEvPKfPfi', '_Z8rows_dotILi1ELi64EEvPKfPfi'], functions);
   assert.deepEqual(more, ['_Z8rows_dotILi2ELi4EEvPKfPfi']);
   assert.deepEqual(moreOfSameTemplate([], [], functions), [], 'no template keys (a loop in a device function): nothing added');
-  assert.match(otherUnitsNote(more, { [more[0]]: 'void rows_dot<2, 4>(float const*, float*, int)' }), /1 instantiation .*rows_dot<2, 4>.*SASS is unknown/);
+  assert.match(
+    otherUnitsNote(more, { [more[0]]: 'void rows_dot<2, 4>(float const*, float*, int)' }),
+    /1 instantiation .*rows_dot<2, 4>.*SASS is unknown/,
+  );
 });
 
 test('timeNative: an instantiation built by another unit, launched by the run, gets its own timings', async () => {
@@ -49,12 +51,28 @@ test('timeNative: an instantiation built by another unit, launched by the run, g
     JSON.stringify({ k, s, du, d: 0, st: 7, g: [64, 1, 1], b: [32, 1, 1], r: 24, ss: 0, ds: 0 });
   const own = '_Z8rows_dotILi32ELi1EEvPKfPfi';
   const other = '_Z8rows_dotILi2ELi4EEvPKfPfi';
-  const launches = Array.from({ length: 24 }, (_, i) => [line(own, 1000 * i, 5000 + i), line(other, 1000 * i + 500, 7000 + i), line('_Z5scalePffi', 1000 * i + 700, 900)]).flat();
-  const text = ['{"init":1,"cupti":130001,"pid":1,"base":"1"}', ...launches, `{"end":1,"records":${launches.length},"dropped":0}`, ''].join('\n');
+  const launches = Array.from({ length: 24 }, (_, i) => [
+    line(own, 1000 * i, 5000 + i),
+    line(other, 1000 * i + 500, 7000 + i),
+    line('_Z5scalePffi', 1000 * i + 700, 900),
+  ]).flat();
+  const text = ['{"init":1,"cupti":130001,"pid":1,"base":"1"}', ...launches, `{"end":1,"records":${launches.length},"dropped":0}`, ''].join(
+    '\n',
+  );
   const toolchain = {
     runner: async (_c: string, _a: string[], o?: { env?: Record<string, string> }) => {
       fs.appendFileSync(o!.env!.UNROLL_LENS_TIMER_OUT, text);
-      return { command: '', args: [], exitCode: 0, signal: null, stdout: 'ok\n', stderr: '', timedOut: false, cancelled: false, durationMs: 1 };
+      return {
+        command: '',
+        args: [],
+        exitCode: 0,
+        signal: null,
+        stdout: 'ok\n',
+        stderr: '',
+        timedOut: false,
+        cancelled: false,
+        durationMs: 1,
+      };
     },
   } as unknown as Toolchain;
   const p = { label: 'x', program: '/x/prog', file: '/x/rowdot.cuh' };
@@ -66,5 +84,5 @@ test('timeNative: an instantiation built by another unit, launched by the run, g
   assert.equal(t.groups.get(other)!.durations.length, 20);
   assert.equal(t.groups.get(other)!.durations[0], 7002 / 1e6, 'past the warm-up of 2');
   const without = await timeNative(p, { kernel: own, kernels: [own], anyLaunched: true }, o);
-  assert.deepEqual([...without.groups.keys()], [own], 'no template keys: the unit\'s kernels only');
+  assert.deepEqual([...without.groups.keys()], [own], "no template keys: the unit's kernels only");
 });

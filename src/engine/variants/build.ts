@@ -316,9 +316,7 @@ export class VariantBuilder {
     if (!p) {
       // Looked up again once a slot is free: the same source may have been built, by another
       // buildAll of this builder or another process, while this one waited.
-      p = this.inPool(async () => this.readCached(req, hash) ?? this.compile(req, hash, signal)).finally(() =>
-        this.inflight.delete(hash),
-      );
+      p = this.inPool(async () => this.readCached(req, hash) ?? this.compile(req, hash, signal)).finally(() => this.inflight.delete(hash));
       this.inflight.set(hash, p);
     }
     return { ...(await p), key: req.key };

@@ -148,8 +148,7 @@ export function definitionsOf(text: string): Definitions {
   for (const m of fileScope.matchAll(/\bextern\s+(?!")([^;{]*)/g)) declared(m[1]);
   // A macro that spells `extern …` itself (ggml's EXTERN_DECL_FATTN_VEC_CASES), called at file scope.
   const fileIds = identifiers(fileScope);
-  for (const [name, body] of macroBodies)
-    if (fileIds.has(name)) for (const m of body.matchAll(/\bextern\s+(?!")([^;{]*)/g)) declared(m[1]);
+  for (const [name, body] of macroBodies) if (fileIds.has(name)) for (const m of body.matchAll(/\bextern\s+(?!")([^;{]*)/g)) declared(m[1]);
   return { bodies, fileScope: fileIds, inBodies, externs };
 }
 

@@ -278,7 +278,8 @@ export class GpuRunner implements SweepRunner {
     // a project's run launches whichever of them its tests or benchmarks reach: each that ran is a
     // row, with the instantiations of the loop's own kernel template that other units built
     if (this.project && this.target.kernels.length) {
-      const inKernel = 'focus' in every && this.o.analysis.kernels.find(k => k.loops.some(l => l.line === every.focus))?.qualifier === 'global';
+      const inKernel =
+        'focus' in every && this.o.analysis.kernels.find(k => k.loops.some(l => l.line === every.focus))?.qualifier === 'global';
       this.target = { ...this.target, anyLaunched: true, ...(inKernel ? { sameTemplate: templateKeysOf(this.target.kernels) } : {}) };
     }
   }
