@@ -23,7 +23,7 @@ now() { date +%s.%N; }
 hashes() { (cd "$1" && find . -path ./build -prune -o -type f -print | LC_ALL=C sort | xargs sha256sum); }
 CFG="-G Ninja -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DGGML_CUDA_FA=OFF -DGGML_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=Release"
 F=src/ggml-cuda/reduce_rows.cuh
-CASE="-o SUM_ROWS -b CUDA0 -p 'ne=\\[8192,8192'"
+CASE="-o ${OPS:-SUM_ROWS} -b CUDA0 -p 'ne=\\[8192,8192'"
 BUILD="cmake -S . -B build-ul $CFG >/dev/null && cmake --build build-ul --target test-backend-ops"
 RUN="./build-ul/bin/test-backend-ops perf $CASE"
 FACTORS=${FACTORS:-1,2,4,8}
