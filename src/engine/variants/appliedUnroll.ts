@@ -92,6 +92,12 @@ export interface AppliedUnroll {
   instructions: number;
   /** Local-memory instructions among those: LDL and STL (spills, or an array the loop indexes moved to the stack). */
   local: { loads: number; stores: number };
+  /**
+   * The loop's copies at one place in the source (a loop around it unrolled: in its own function,
+   * or in a caller it is inlined in): the rolled build has one machine loop per copy, and `loops` are those copies,
+   * each unrolled the same, not a main loop and its remainders. 0 otherwise.
+   */
+  sameSiteCopies: number;
 }
 
 /** LDL and STL among `ins` (local memory: the thread's stack frame). */
@@ -316,6 +322,16 @@ export function appliedUnroll(
   const mine = fn.instructions.filter(i => inSpan(i, file, loop));
   const mineSet = new Set(mine);
 
+  // The rolled build keeps one machine loop per copy of the loop (a device function inlined at a
+  // call site inside an unrolled loop of its caller: ggml's vec_dot_fattn_vec_KQ_f16, 16 copies)
+  // Only where something makes copies: a device function (inlined wherever it is called) or a loop
+  // around it unrolled completely. Elsewhere two machine loops at unroll 1 are nvcc's own split
+  // of one loop (a main loop and its remainder), not copies.
+  const madeCopies = kernel.qualifier === 'device' || parentUnrolledToo(fn, file, kernel, loop);
+  const rolledCopies =
+    base && madeCopies
+      ? ownMachineLoops(base, file, kernel, loop).filter(l => total(profile(base, file, loop, classes, i => within(i, l))) > 0).length
+      : 0;
   // Loops of the source loop that hold its work (a loop of only its counter is no copy of it).
   const withWork = own
     .map(l => ({ l, w: work(i => within(i, l)) }))
@@ -335,24 +351,25 @@ export function appliedUnroll(
     const straight = per ? copiesOf(per.counts, straightWork, STRAIGHT_COPY_SHARE) : 0;
     const counted = fn.instructions.filter(i => inOwn(i) || (mineSet.has(i) && straight > 0 && !isHeaderOnly(i, file, kernel, loop)));
     const rest = each.slice(1).map(e => e.copies ?? 0);
+    const sameSite = rolledCopies > 1 && loops.length === rolledCopies && each.every(e => e.copies !== null && e.copies === each[0].copies);
     return {
+      sameSiteCopies: sameSite ? loops.length : 0,
       loops: loops.map(x => x.l),
       copies: each[0].copies,
       unknown: each[0].copies === null ? each[0].unknown : null,
       readings: each[0].readings,
       loopCopies: each.map(e => e.copies ?? 0),
       fullyUnrolled: false,
-      remainder: per && rest.every(c => c > 0) ? { loops: rest.sort((a, b) => b - a), straight } : null,
+      remainder: sameSite
+        ? { loops: [], straight }
+        : per && rest.every(c => c > 0)
+          ? { loops: rest.sort((a, b) => b - a), straight }
+          : null,
       enclosing: null,
       instructions: counted.length,
       local: localTraffic(counted),
     };
   }
-  // The rolled build keeps one machine loop per copy of the loop (a device function inlined at a
-  // call site inside an unrolled loop of its caller: ggml's vec_dot_fattn_vec_KQ_f16, 32 copies)
-  const rolledCopies = base
-    ? ownMachineLoops(base, file, kernel, loop).filter(l => total(profile(base, file, loop, classes, i => within(i, l))) > 0).length
-    : 0;
   return unrolledCompletely(fn, file, kernel, loop, per, mine, demangled, rolledCopies);
 }
 
@@ -424,6 +441,7 @@ function unrolledCompletely(
     enclosing,
     instructions: mine.filter(region).length,
     local: localTraffic(mine.filter(region)),
+    sameSiteCopies: 0,
   };
 }
 

@@ -10,6 +10,9 @@ import type { SassFunction, SassInstruction } from '../sass';
 import { sameFile } from './loopAttribution';
 
 /** One copy of the loop: where it was inlined (call-site lines, innermost first; empty: not inlined). */
+/** The place of copies made at one place in the source (a loop around it unrolled), before ", copy N". */
+export const ONE_CALL_SITE = 'one call site';
+
 export interface LoopCopyPlace {
   key: string;
   /** "inlined at line 14", "inlined at line 30 ← fattn.cu:88", or "not inlined". */

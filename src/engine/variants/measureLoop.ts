@@ -10,7 +10,7 @@ import { appliedUnroll, AppliedUnroll } from './appliedUnroll';
 import { chooseFunction, KernelFilter } from './kernelChoice';
 import { lineIn } from './loopAttribution';
 import type { LoopCopy, LoopInstantiation } from './reports';
-import { loopCopies, LoopCopyPlace, onlyCopy } from './loopCopies';
+import { loopCopies, LoopCopyPlace, ONE_CALL_SITE, onlyCopy } from './loopCopies';
 
 /** The loop measured in one function (see measureLoop). */
 export interface LoopMeasure {
@@ -101,8 +101,19 @@ export function measureLoop(
     local: a.local,
     icache: hot.facts,
     icacheNone: hot.none,
-    copies: null,
+    copies: sameSiteCopies(fn, a),
   };
+}
+
+/** Each copy of a loop inlined several times at one call site (appliedUnroll's sameSiteCopies): its machine loop's instructions and unroll. */
+function sameSiteCopies(fn: SassFunction, a: AppliedUnroll): LoopCopy[] | null {
+  if (a.sameSiteCopies < 2) return null;
+  return a.loops.map((l, i) => ({
+    place: `${ONE_CALL_SITE}, copy ${i + 1}`,
+    instructions: fn.instructions.filter(x => x.address >= l.headAddress && x.address <= l.branchAddress).length,
+    effectiveUnroll: a.loopCopies[i] || null,
+    fullyUnrolled: false,
+  }));
 }
 
 /**

@@ -2,6 +2,7 @@
 import type { Loop } from '../parse/model';
 import { factorLabel } from './factors';
 import type { LoopVariant } from './reports';
+import { ONE_CALL_SITE } from './loopCopies';
 
 /** Requested factors nvcc ignored (identical code) or capped (fewer copies than asked). */
 export function explainVariants(variants: LoopVariant[], loop: Loop): string[] {
@@ -56,9 +57,27 @@ export function explainVariants(variants: LoopVariant[], loop: Loop): string[] {
  * The loop's code appears more than once in the kernel (inlined at several call sites): where,
  * and what each copy holds, so a loop count that adds them up is read as such.
  */
+/** Copies at one call site: how many, and each variant's copies (equal ones once, with their count). */
+function oneSiteNote(withCopies: LoopVariant[]): string {
+  const n = Math.max(...withCopies.map(v => v.loopCopies!.length));
+  const per = withCopies
+    .map(v => {
+      const shown = [
+        ...new Set(v.loopCopies!.map(c => `${c.instructions}${c.effectiveUnroll === null ? '' : ` (×${c.effectiveUnroll})`}`)),
+      ];
+      return `${factorLabel(v.factor)}: ${shown.length === 1 ? `${v.loopCopies!.length} × ${shown[0]}` : v.loopCopies!.map(c => c.instructions).join(' + ')}`;
+    })
+    .join('; ');
+  return (
+    `the loop's code appears ${n} times at one call site (the rolled build has ${n} machine loops: a loop around it, in its own function or a caller it is inlined in, was unrolled); ` +
+    `loop instr counts every copy and the remainder column none of them (${per})`
+  );
+}
+
 function copiesNote(variants: LoopVariant[]): string | null {
   const withCopies = variants.filter(v => v.status === 'ok' && v.loopCopies && v.loopCopies.length > 1);
   if (!withCopies.length) return null;
+  if (withCopies.every(v => v.loopCopies!.every(c => c.place.startsWith(ONE_CALL_SITE)))) return oneSiteNote(withCopies);
   const places = [...new Set(withCopies.flatMap(v => v.loopCopies!.map(c => c.place)))];
   const per = withCopies
     .map(
