@@ -328,10 +328,11 @@ export function appliedUnroll(
   // around it unrolled completely. Elsewhere two machine loops at unroll 1 are nvcc's own split
   // of one loop (a main loop and its remainder), not copies.
   const madeCopies = kernel.qualifier === 'device' || parentUnrolledToo(fn, file, kernel, loop);
-  const rolledCopies =
+  const rolledLoops =
     base && madeCopies
-      ? ownMachineLoops(base, file, kernel, loop).filter(l => total(profile(base, file, loop, classes, i => within(i, l))) > 0).length
-      : 0;
+      ? ownMachineLoops(base, file, kernel, loop).filter(l => total(profile(base, file, loop, classes, i => within(i, l))) > 0)
+      : [];
+  const rolledCopies = rolledLoops.length;
   // Loops of the source loop that hold its work (a loop of only its counter is no copy of it).
   const withWork = own
     .map(l => ({ l, w: work(i => within(i, l)) }))
@@ -370,7 +371,7 @@ export function appliedUnroll(
       local: localTraffic(counted),
     };
   }
-  return unrolledCompletely(fn, file, kernel, loop, per, mine, demangled, rolledCopies);
+  return unrolledCompletely(fn, file, kernel, loop, per, mine, demangled, base ? copiesPerPass(base, rolledLoops) : null);
 }
 
 /** The copies of a loop with no machine loop of its own left: its trip count, checked against the body's copies. */
@@ -382,7 +383,7 @@ function unrolledCompletely(
   per: PerIteration | null,
   mine: SassInstruction[],
   demangled: string | undefined,
-  rolledCopies = 0,
+  rolled: { copies: number; enclosed: boolean } | null = null,
 ): AppliedUnroll {
   // Its copies run once per pass of the enclosing machine loop holding most of them; a machine
   // loop of a nested source loop (rolled inside each copy) encloses one copy of that loop only.
@@ -411,11 +412,17 @@ function unrolledCompletely(
   let unknown: string | null = null;
   // Several copies of the loop (the rolled build has a machine loop for each): the code holds
   // every copy's iterations, so one copy's are the share of each; not a whole share: unknown.
-  if (body !== null && rolledCopies > 1) {
-    const each = body / rolledCopies;
-    if (Number.isInteger(each)) body = each;
+  // The copies per pass are the rolled build's only when a loop around them is a machine loop in
+  // both builds or in neither (heavy.cu's rows<256, V>: the caller's 4-step loop unrolled around
+  // the rolled loop, kept rolled around the 256 unrolled iterations).
+  if (body !== null && rolled && rolled.copies > 1) {
+    const each = body / rolled.copies;
+    if (rolled.enclosed !== (enclosing !== null)) {
+      unknown = `no machine loop is left, and how many of the loop's ${rolled.copies} copies (${rolled.copies} machine loops when rolled) one pass holds is not known: a loop around them is a machine loop in one build and not in the other`;
+      body = null;
+    } else if (Number.isInteger(each)) body = each;
     else {
-      unknown = `no machine loop is left, and the code's ×${body} of one iteration's work is spread over the loop's ${rolledCopies} copies (${rolledCopies} machine loops when rolled) unevenly`;
+      unknown = `no machine loop is left, and the code's ×${body} of one iteration's work is spread over the loop's ${rolled.copies} copies (${rolled.copies} machine loops when rolled) unevenly`;
       body = null;
     }
   }
@@ -443,6 +450,20 @@ function unrolledCompletely(
     local: localTraffic(mine.filter(region)),
     sameSiteCopies: 0,
   };
+}
+
+/**
+ * The rolled build's copies of the loop (its machine loops with work) in one pass of the machine
+ * loop around most of them, and whether there is one (else: all of them, once per run).
+ */
+function copiesPerPass(base: SassFunction, rolledLoops: SassLoop[]): { copies: number; enclosed: boolean } {
+  let best: { around: SassLoop; n: number } | null = null;
+  for (const l of findSassLoops(base)) {
+    if (!l.natural || rolledLoops.some(r => r.headAddress === l.headAddress && r.branchAddress === l.branchAddress)) continue;
+    const n = rolledLoops.filter(r => r.headAddress >= l.headAddress && r.branchAddress <= l.branchAddress).length;
+    if (n > 0 && (!best || n > best.n || (n === best.n && l.instructions < best.around.instructions))) best = { around: l, n };
+  }
+  return best ? { copies: best.n, enclosed: true } : { copies: rolledLoops.length, enclosed: false };
 }
 
 /** The innermost source loop around `loop` has no machine loop of its own either (unrolled completely). */
