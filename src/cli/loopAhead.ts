@@ -1,5 +1,5 @@
 // A loop's variants started together with the file's table, so both share one pool of builds.
-import { FileAnalysis, LoopReport, UnrollFactors, VariantInspector } from '../engine';
+import { FileAnalysis, FileSassReport, LoopReport, UnrollFactors, VariantInspector } from '../engine';
 
 /**
  * The loop's builds, begun before the file's table is awaited: a template-heavy unit's
@@ -14,7 +14,7 @@ export interface LoopAhead {
   abandon(): Promise<void>;
 }
 
-export function startLoopAhead(
+function startLoopAhead(
   inspector: VariantInspector,
   at: { file: string; text: string; analysis: FileAnalysis; line: number; factors: UnrollFactors; kernel?: string },
   opts: { signal: AbortSignal; onProgress: (key: string) => void },
@@ -38,4 +38,25 @@ export function startLoopAhead(
       await report.catch(() => undefined);
     },
   };
+}
+
+/**
+ * The file's table and, with a loop, its variants begun at once (one pool of builds); the loop's
+ * builds stop when the file's table throws. The caller abandons `ahead` when the table says the
+ * file did not compile or a flag names nothing.
+ */
+export async function fileWithLoopAhead(
+  inspector: VariantInspector,
+  at: { file: string; text: string; analysis: FileAnalysis; line: number | null; factors: UnrollFactors; kernel?: string },
+  opts: { signal: AbortSignal; onFileProgress: () => void; onLoopProgress: (key: string) => void },
+): Promise<{ fileReport: FileSassReport; ahead: LoopAhead | null }> {
+  const fileP = inspector.inspectFile(at.file, at.text, at.analysis, { signal: opts.signal, onProgress: opts.onFileProgress });
+  const ahead =
+    at.line !== null ? startLoopAhead(inspector, { ...at, line: at.line }, { signal: opts.signal, onProgress: opts.onLoopProgress }) : null;
+  try {
+    return { fileReport: await fileP, ahead };
+  } catch (e) {
+    await ahead?.abandon();
+    throw e;
+  }
 }

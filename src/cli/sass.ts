@@ -35,7 +35,7 @@ import {
   unitFunctions,
 } from './sassBuild';
 import { listingJson, toSassJson } from './sassJson';
-import { startLoopAhead } from './loopAhead';
+import { fileWithLoopAhead } from './loopAhead';
 import { sassArchs } from './sassMultiArch';
 import { compileFailureDetail, renderFile, renderLoop } from './sassText';
 
@@ -261,22 +261,11 @@ async function sassThrough(a: SassArgs, io: CliIO, tried: string[]): Promise<num
     if (a.listing !== null && a.loop !== null)
       return await printListing(a, a.loop, a.listing, { file: built, text, analysis, inspector, signal: ac.signal }, io);
     const progress = new Progress('nvcc', a.loop !== null ? a.factors.size + 3 : 2, io.isTTY ? io.err : null);
-    const fileP = inspector.inspectFile(built, text, analysis, {
-      signal: ac.signal,
-      onProgress: () => progress.tick('file as written'),
-    });
-    const ahead =
-      a.loop !== null
-        ? startLoopAhead(
-            inspector,
-            { file: built, text, analysis, line: a.loop, factors: a.factors, kernel: a.kernel ?? undefined },
-            { signal: ac.signal, onProgress: key => progress.tick(key) },
-          )
-        : null;
-    const fileReport = await fileP.catch(async (e: unknown) => {
-      await ahead?.abandon();
-      throw e;
-    });
+    const { fileReport, ahead } = await fileWithLoopAhead(
+      inspector,
+      { file: built, text, analysis, line: a.loop, factors: a.factors, kernel: a.kernel ?? undefined },
+      { signal: ac.signal, onFileProgress: () => progress.tick('file as written'), onLoopProgress: key => progress.tick(key) },
+    );
     if (fileReport.status !== 'ok') {
       await ahead?.abandon();
       progress.done();

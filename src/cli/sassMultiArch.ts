@@ -25,7 +25,7 @@ import { limitTools } from './gpuOptions';
 import { Progress } from './progress';
 import { headerUnit, unitFunctions, inspectorFor, SassArgs, sassLoopIcache } from './sassBuild';
 import { listingJson, toSassJson } from './sassJson';
-import { startLoopAhead } from './loopAhead';
+import { fileWithLoopAhead } from './loopAhead';
 import { compileFailureDetail, icacheLines, pad } from './sassText';
 
 /** One architecture's results with several --arch values: its reports, or why it has none. */
@@ -132,19 +132,12 @@ async function inspectArch(r: ArchResult, analysis: FileAnalysis, c: ArchRun): P
     return true;
   }
   if (a.listing !== null && a.loop !== null) return listArch(r, analysis, a.loop, a.listing, c);
-  const fileP = inspector.inspectFile(s.built, s.text, analysis, { signal, onProgress: () => c.tick('file as written') });
-  const ahead =
-    a.loop !== null
-      ? startLoopAhead(
-          inspector,
-          { file: s.built, text: s.text, analysis, line: a.loop, factors: a.factors, kernel: a.kernel ?? undefined },
-          { signal, onProgress: key => c.tick(key) },
-        )
-      : null;
-  r.file = await fileP.catch(async (e: unknown) => {
-    await ahead?.abandon();
-    throw e;
-  });
+  const { fileReport, ahead } = await fileWithLoopAhead(
+    inspector,
+    { file: s.built, text: s.text, analysis, line: a.loop, factors: a.factors, kernel: a.kernel ?? undefined },
+    { signal, onFileProgress: () => c.tick('file as written'), onLoopProgress: key => c.tick(key) },
+  );
+  r.file = fileReport;
   if (r.file.status !== 'ok' || (a.kernel !== null && !r.file.kernels.some(k => k.name === a.kernel || k.demangled.includes(a.kernel!))))
     await ahead?.abandon();
   if (r.file.status !== 'ok') {

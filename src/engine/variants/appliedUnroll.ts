@@ -322,11 +322,10 @@ export function appliedUnroll(
   const mine = fn.instructions.filter(i => inSpan(i, file, loop));
   const mineSet = new Set(mine);
 
-  // The rolled build keeps one machine loop per copy of the loop (a device function inlined at a
-  // call site inside an unrolled loop of its caller: ggml's vec_dot_fattn_vec_KQ_f16, 16 copies)
-  // Only where something makes copies: a device function (inlined wherever it is called) or a loop
-  // around it unrolled completely. Elsewhere two machine loops at unroll 1 are nvcc's own split
-  // of one loop (a main loop and its remainder), not copies.
+  // The rolled build keeps one machine loop per copy of the loop (ggml's vec_dot_fattn_vec_KQ_f16,
+  // inlined in a loop of its caller that nvcc unrolled: 16 copies). Counted only where something
+  // makes copies: a device function (inlined wherever it is called) or a loop around it unrolled
+  // completely; elsewhere two machine loops at unroll 1 are nvcc's own split of one loop.
   const madeCopies = kernel.qualifier === 'device' || parentUnrolledToo(fn, file, kernel, loop);
   const rolledLoops =
     base && madeCopies
