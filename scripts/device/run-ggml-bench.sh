@@ -10,6 +10,8 @@
 #              built by MODE ul on this machine (a second full ggml build would cost the budget;
 #              the rebuild after an edit is the same ninja rebuild as in the user's own folder),
 #              then the product again with its copy kept (a user's second bench).
+#   MODE warm: the product's bench twice more, its copies kept (UL_EXTRA="--build-copies 2": the
+#              variants built two at a time once both copies are built).
 set -u
 MODES=${1:-ul}
 # Logs and JSON in one archive under $OUT (the device tool brings back a few files only); the
@@ -17,6 +19,8 @@ MODES=${1:-ul}
 REPO=$PWD; W=/tmp/ul-ggml/logs; G=/tmp/ul-ggml/g; mkdir -p "$W" /tmp/ul-ggml /tmp/ul-node
 [ -x /tmp/ul-node/node ] || { xz -dc .device/node.xz > /tmp/ul-node/node && chmod +x /tmp/ul-node/node; }
 export PATH="/tmp/ul-node:$PATH" XDG_CACHE_HOME=/tmp/ul-ggml/cache
+# the CLI comes as .device/cli or, to keep the carried files small, .device/cli.txz (tar -J of it)
+[ -f .device/cli/unroll-lens.js ] || { [ -f .device/cli.txz ] && tar xJf .device/cli.txz -C .device; }
 UL="node $REPO/.device/cli/unroll-lens.js"
 now() { date +%s.%N; }
 . "$REPO/scripts/device/project-hand-loop.sh"
@@ -56,6 +60,12 @@ hand)
   hashes "$G" > "$W/before2.txt"
   bench warm
   hashes "$G" > "$W/after2.txt"; cmp "$W/before2.txt" "$W/after2.txt" && echo "TREE BYTE-IDENTICAL ($(wc -l < "$W/before2.txt") files)"
+  ;;
+warm)
+  LINE=$(grep -n 'for (int i = col; i < ncols;)' "$G/$F" | cut -d: -f1)
+  hashes "$G" > "$W/before3.txt"
+  bench warm-a; bench warm-b
+  hashes "$G" > "$W/after3.txt"; cmp "$W/before3.txt" "$W/after3.txt" && echo "TREE BYTE-IDENTICAL ($(wc -l < "$W/before3.txt") files)"
   ;;
 esac
 done

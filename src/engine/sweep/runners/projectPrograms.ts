@@ -195,14 +195,28 @@ export class ProjectPrograms {
 
   /** One line on what the builds cost: the first and each further one. */
   note(): string | null {
-    if (!this.builds.length) return null;
-    const [first, ...rest] = this.builds;
-    const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-    const trees = this.o.project.trees;
-    return (
-      `built by the project's build command in ${trees.length > 1 ? `${trees.length} copies` : 'a copy'} of ${trees[0].root} ` +
-      `(${trees.map(t => t.dir).join(', ')}): first build ${s(first.ms)}` +
-      (rest.length ? `, then ${rest.map(b => `${b.label} ${s(b.ms)}`).join(', ')}` : '')
-    );
+    return projectBuildsNote(this.builds, this.o.project.trees);
   }
+}
+
+/**
+ * What the builds cost, the first and each further one; with one copy and builds waiting for each
+ * other, how to build two at once (on ggml a second bench went from 0.53–0.63× to 0.30–0.33× of the
+ * hand loop: docs/measurements.md).
+ */
+export function projectBuildsNote(builds: ProjectPrograms['builds'], trees: Pick<ProjectTree, 'root' | 'dir'>[]): string | null {
+  if (!builds.length) return null;
+  const [first, ...rest] = builds;
+  const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const serial =
+    trees.length === 1 && rest.length >= 2
+      ? `; the builds ran one after another in one copy: --build-copies 2 (setting unrollLens.project.buildCopies) builds two ` +
+        `variants at once, in a second copy whose first bench builds the whole project once more and which takes as much disk`
+      : '';
+  return (
+    `built by the project's build command in ${trees.length > 1 ? `${trees.length} copies` : 'a copy'} of ${trees[0].root} ` +
+    `(${trees.map(t => t.dir).join(', ')}): first build ${s(first.ms)}` +
+    (rest.length ? `, then ${rest.map(b => `${b.label} ${s(b.ms)}`).join(', ')}` : '') +
+    serial
+  );
 }
