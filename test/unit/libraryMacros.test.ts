@@ -162,6 +162,38 @@ describe('library macros from the built-in table', () => {
     assert.deepEqual(a.strayPragmas, []);
   });
 
+  test("CCCL main's spellings: _CCCL_KERNEL_ATTRIBUTES kernels, _CCCL_PRAGMA_UNROLL() with no argument, `#  pragma unroll`", async () => {
+    const src = `template <typename P, int N>
+_CCCL_KERNEL_ATTRIBUTES void init_kernel(int* a, int n)
+{
+  _CCCL_PRAGMA_UNROLL()
+  for (int i = 0; i < N; ++i) a[i] = 0;
+#  pragma unroll 1
+  // comments between the pragma and its loop, as CCCL writes them
+  while (n > 0) a[--n] = 1;
+}
+`;
+    const a = await analyze(src);
+    assert.equal(a.hasSyntaxErrors, false);
+    const k = kernel(a, 'init_kernel');
+    assert.equal(k.qualifier, 'global');
+    assert.deepEqual(
+      k.loops.map(l => [l.line, l.pragma?.kind, l.pragma?.factor ?? null]),
+      [
+        [lineOf(src, 'for (int i')!, 'full', null],
+        [lineOf(src, 'while (n')!, 'disable', 1],
+      ],
+    );
+    // a generic PRAGMA(x) called with nothing is still no unroll pragma
+    const generic = await analyze(`#define MY_PRAGMA(x) _Pragma(#x)
+__device__ void f(int* a) {
+  MY_PRAGMA()
+  for (int i = 0; i < 4; ++i) a[i] = 0;
+}
+`);
+    assert.equal(kernel(generic, 'f').loops[0].pragma, null);
+  });
+
   test('scan --json carries the macro; plain pragmas have no macro field', async () => {
     const j = toScanJson([await analyze(SRC + '__device__ void p() {\n#pragma unroll 2\n  for (int i = 0; i < 8; ++i) {}\n}\n', 'lib.cu')]);
     const pragmas = j.files[0].kernels.flatMap(k => k.loops.map(l => l.pragma));

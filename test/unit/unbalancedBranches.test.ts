@@ -124,4 +124,66 @@ describe('#if groups whose branches do not balance', () => {
     assert.equal(kernel(incremental, 'mul_mat_f').loops.length, 1);
     docs.close('k.cu');
   });
+
+  test('a group inside a declaration (a requires-clause between the template head and the kernel, a parameter) is read as the preprocessor reads it', async () => {
+    const src = `template <typename P, int N>
+#if _CCCL_HAS_CONCEPTS()
+  requires my_selector<P>
+#endif // _CCCL_HAS_CONCEPTS()
+__global__ void InitKernel(int* out,
+#ifdef WITH_COUNT
+                                        int count,
+#else
+                                        unsigned count,
+#endif
+                                        int n)
+{
+#pragma unroll
+  for (int i = 0; i < N; ++i) out[i] = i;
+}
+
+__device__ void g(int* o) {
+  o[0] = 1;
+#if A
+  o[1] = 2;
+#else
+  o[1] = 3;
+#endif
+}
+`;
+    const a = await analyze(src);
+    assert.equal(a.hasSyntaxErrors, false);
+    const k = kernel(a, 'InitKernel');
+    assert.deepEqual(
+      k.loops.map(l => [l.line, l.pragma?.kind]),
+      [[lineOf(src, 'for (int i = 0')!, 'full']],
+    );
+    const read = selectUnbalancedBranches(src, () => null);
+    assert.match(read, /requires my_selector<P>/);
+    assert.doesNotMatch(read.slice(0, read.indexOf('__device__ void g')), /#if|#ifdef|#else|#endif|unsigned count/);
+    // A group between statements stays as written, both branches and directives.
+    assert.match(read, /o\[0\] = 1;\n#if A\n {2}o\[1\] = 2;\n#else\n {2}o\[1\] = 3;\n#endif/);
+    assert.equal(read.length, src.length);
+  });
+
+  test('an edit that moves a group into a declaration (a `;` deleted before it) reparses as a fresh parse does', async () => {
+    const docs = await documents();
+    const src = `__device__ int h;
+#if A
+__device__ int h2;
+#endif
+template <int N> __global__ void k(float* x) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) x[i] = 0.f;
+}
+`;
+    docs.open('m.cu', src);
+    const at = src.indexOf('h;') + 1;
+    docs.update('m.cu', [{ start: at, length: 1, text: '' }]);
+    const edited = src.slice(0, at) + src.slice(at + 1);
+    assert.deepEqual(docs.analysis('m.cu')!.kernels, docs.analyzeOnce(edited, 'm.cu').kernels);
+    docs.update('m.cu', [{ start: at, length: 0, text: ';' }]);
+    assert.deepEqual(docs.analysis('m.cu')!.kernels, docs.analyzeOnce(src, 'm.cu').kernels);
+    docs.close('m.cu');
+  });
 });

@@ -77,4 +77,24 @@ __device__ int fine(int x) { return ((x + 1); }
     assert.ok(a.hasSyntaxErrors);
     assert.equal(a.unparsedFunctions, undefined, JSON.stringify(a.unparsedFunctions));
   });
+
+  test('a definition behind a macro whose header was not read, its head unparsable and an unroll pragma in its body, is named with the macro', async () => {
+    const src = `template <typename P, int N>
+__launch_bounds__(int(P::threads))
+  LIB_KERNEL_ATTRS void lost_kernel(int* a, int n)
+{
+  #pragma unroll
+  for (int i = 0; i < N; ++i) a[i] = 0;
+}
+LIB_HOST_API void host_helper(int* a) { a[0] = 1; }
+LIB_HOST_API void host_with_error(int* a) { a[0] = ((1; }
+`;
+    const a = await analyze(src, 'lib.cuh');
+    assert.ok(a.hasSyntaxErrors);
+    assert.deepEqual(
+      a.unparsedFunctions?.map(u => [u.name, u.line]),
+      [['lost_kernel', lineOf(src, 'lost_kernel')]],
+    );
+    assert.match(a.unparsedFunctions![0].reason, /LIB_KERNEL_ATTRS before it is a macro whose definition was not read/);
+  });
 });

@@ -32,6 +32,9 @@ export const QUALIFIER_MACROS: Record<string, QualifierMacro> = {
   CUB_RUNTIME_FUNCTION: { library: 'CCCL', expandsTo: '__host__ __device__', qualifier: 'device' },
   CCCL_DETAIL_KERNEL_ATTRIBUTES: { library: 'CCCL', expandsTo: '__global__', qualifier: 'global' },
   CUB_DETAIL_KERNEL_ATTRIBUTES: { library: 'CCCL', expandsTo: '__global__', qualifier: 'global' },
+  // CCCL main (libcudacxx cuda/std/__cccl/visibility.h): `__global__ _CCCL_VISIBILITY_HIDDEN`, the
+  // kernels' spelling since CUB_DETAIL_KERNEL_ATTRIBUTES (not in CUDA 13.0's CCCL)
+  _CCCL_KERNEL_ATTRIBUTES: { library: 'CCCL', expandsTo: '__global__', qualifier: 'global' },
   _CCCL_FORCEINLINE: { library: 'CCCL', expandsTo: '__forceinline__', qualifier: 'inline' },
   _LIBCUDACXX_HIDE_FROM_ABI: { library: 'CCCL', expandsTo: 'inline __host__ __device__', qualifier: 'device' },
   THRUST_DEVICE_FUNCTION: { library: 'CCCL', expandsTo: '__device__ __forceinline__', qualifier: 'device' },

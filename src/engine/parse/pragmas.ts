@@ -78,7 +78,8 @@ export interface PendingPragma {
 }
 
 export function pragmaFromNode(node: Node): PendingPragma | null {
-  if (node.type === 'preproc_call' && node.childForFieldName('directive')?.text === '#pragma') {
+  // `#  pragma` too: clang-format's IndentPPDirectives writes spaces after the `#` (CCCL does)
+  if (node.type === 'preproc_call' && /^#[ \t]*pragma$/.test(node.childForFieldName('directive')?.text ?? '')) {
     const arg = node.childForFieldName('argument')?.text ?? '';
     const p = parsePragmaText(arg);
     return p ? { node, pragma: p, form: 'directive' } : null;

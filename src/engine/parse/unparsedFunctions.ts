@@ -83,6 +83,21 @@ function definitionAt(text: string, at: number): { name: string; brace: number }
   return null;
 }
 
+/** An unroll pragma in any spelling: the directive, the operator, a library's macro. */
+const UNROLL_IN_BODY = /#[ \t]*pragma[ \t]+unroll|_Pragma\s*\(\s*"\s*unroll|\b\w*PRAGMA_(?:NO_?)?UNROLL\w*|\bCUTE_(?:NO_)?UNROLL\b/;
+
+/** The body whose `{` is at `brace`, up to its matching `}` (braces in comments and strings counted too: an estimate). */
+function bodyOf(text: string, brace: number): string {
+  let depth = 0;
+  const limit = Math.min(text.length, brace + 200_000);
+  for (let i = brace; i < limit; i++) {
+    const c = text[i];
+    if (c === '{') depth++;
+    else if (c === '}' && --depth === 0) return text.slice(brace, i + 1);
+  }
+  return text.slice(brace, limit);
+}
+
 /** The first syntax error at or after `at` (or around it): its 1-based line. */
 function errorLine(errors: Range[], rows: number[], at: number): number | null {
   let best = -1;
@@ -130,26 +145,46 @@ export function unparsedFunctions(
   if (!root.hasError) return out;
   const { ranges, rows } = syntaxErrors(root);
   const macros = activeMacros();
-  const seen = new Set<number>();
+  /** Definitions named so far, by their body's `{`: the entry (in out) and whether an unknown macro found it. */
+  const seen = new Map<number, { at: number; unknown: boolean }>();
   let line = 1;
   let counted = 0;
   QUALIFIER.lastIndex = 0;
   for (let m = QUALIFIER.exec(text); m; m = QUALIFIER.exec(text)) {
-    if (inside(parsed, m.index)) continue;
+    const inParsed = inside(parsed, m.index);
     const word = m[0].startsWith('[[') ? macros.unmask(m[0]).slice(2, -2) : m[0];
-    const q = /^__(global|device)__$/.test(word) ? 'device' : macros.qualifier(word)?.qualifier;
-    if (q !== 'global' && q !== 'device') continue;
+    const known = /^__(global|device)__$/.test(word) ? 'device' : macros.qualifier(word)?.qualifier;
+    // A macro we do not know (defined in a header not read) before a definition: device code when
+    // its body holds an unroll pragma (CCCL main's `_CCCL_KERNEL_ATTRIBUTES void K(…) {…}`).
+    // Written as a qualifier is: first on its line, a word (the return type) after it, not a call.
+    const unknown =
+      known === undefined &&
+      !m[0].startsWith('[[') &&
+      !macros.pragma(word) &&
+      /(?:^|\n)[ \t]*$/.test(text.slice(Math.max(0, m.index - 200), m.index)) &&
+      /^[ \t]+[A-Za-z_]/.test(text.slice(m.index + m[0].length, m.index + m[0].length + 2));
+    if (known !== 'global' && known !== 'device' && !unknown) continue;
+    // a parsed definition counts as lost only for a macro we do not know with an error in its head
+    if (inParsed && !unknown) continue;
     const def = definitionAt(text, m.index + m[0].length);
-    if (!def || seen.has(def.brace) || inside(listed, def.brace)) continue;
-    seen.add(def.brace);
+    if (!def || inside(listed, def.brace)) continue;
+    // a definition found through an unknown macro is named at its known qualifier when it has one
+    const before = seen.get(def.brace);
+    if (before && (unknown || !before.unknown)) continue;
+    if (inParsed && !ranges.some(r => r.start >= m!.index && r.start < def.brace)) continue;
+    if (unknown && (/^_*[A-Z][A-Z0-9]*_[A-Z0-9_]+$/.test(def.name) || !UNROLL_IN_BODY.test(bodyOf(text, def.brace)))) continue;
     for (let i = text.indexOf('\n', counted); i !== -1 && i < m.index; i = text.indexOf('\n', i + 1)) line++;
     counted = m.index;
     const err = errorLine(ranges, rows, m.index);
-    out.push({
+    const why = err !== null ? `tree-sitter could not parse it (syntax error at line ${err})` : 'tree-sitter could not parse it';
+    const entry = {
       name: def.name,
       line,
-      reason: err !== null ? `tree-sitter could not parse it (syntax error at line ${err})` : 'tree-sitter could not parse it',
-    });
+      reason: unknown ? `${why}; ${word} before it is a macro whose definition was not read (its header is not in the scan)` : why,
+    };
+    if (before) out[before.at] = entry;
+    else out.push(entry);
+    seen.set(def.brace, { at: before?.at ?? out.length - 1, unknown });
     if (out.length >= 200) break;
   }
   return out.sort((a, b) => a.line - b.line);

@@ -33,7 +33,12 @@ interface Branch extends Balance {
 
 interface Group {
   branches: Branch[];
+  /** The group stands inside a declaration or statement (see the module comment). */
+  midItem: boolean;
 }
+
+/** The last code character before a group that lets it stand between items, where the grammar reads a directive. */
+const ITEM_BOUNDARY = new Set(['', ';', '{', '}', ':']);
 
 const CONDITIONAL = /^(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b/;
 
@@ -125,6 +130,8 @@ export function selectUnbalancedBranches(text: string, decide: ConditionOracle):
   const blanks: [number, number][] = [];
   const current = (): Balance => open.at(-1)?.branches.at(-1) ?? root;
   let lineStart = true;
+  /** The last character of code seen (directives and comments are not code). */
+  let lastCode = '';
   const n = text.length;
   for (let i = 0; i < n; i++) {
     const c = text[i];
@@ -145,6 +152,7 @@ export function selectUnbalancedBranches(text: string, decide: ConditionOracle):
       continue;
     }
     lineStart = false;
+    if (!(c === '/' && (text[i + 1] === '/' || text[i + 1] === '*'))) lastCode = c;
     if (c === '/' && text[i + 1] === '/') {
       i = directiveEnd(text, i) - 1; // a `\` at its end continues a line comment too
     } else if (c === '/' && text[i + 1] === '*') {
@@ -178,7 +186,7 @@ export function selectUnbalancedBranches(text: string, decide: ConditionOracle):
       minParen: 0,
     });
     if (kind === 'if' || kind === 'ifdef' || kind === 'ifndef') {
-      open.push({ branches: [branch()] });
+      open.push({ branches: [branch()], midItem: !ITEM_BOUNDARY.has(lastCode) });
       return;
     }
     const g = open.at(-1);
@@ -195,7 +203,7 @@ export function selectUnbalancedBranches(text: string, decide: ConditionOracle):
 
   /** The group's effect on its enclosing branch, recording what to blank when it does not balance. */
   function resolve(g: Group, endif: [number, number]): Balance | null {
-    if (g.branches.every(balanced)) return null;
+    if (g.branches.every(balanced) && !g.midItem) return null;
     const chosen = chosenBranch(g, decide);
     g.branches.forEach((b, i) => {
       blanks.push(b.directive);

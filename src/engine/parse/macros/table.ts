@@ -116,9 +116,9 @@ export class MacroTable {
     const unmasked = this.masked.pragmas.get(callee);
     const m = this.pragma(unmasked ?? callee);
     if (!m || m.functionLike !== !unmasked) return null;
-    if (m.expandsTo.includes('$1') && !argText) return null;
-    // A generic `PRAGMA(x)`: only `PRAGMA(unroll …)` is an unroll pragma.
-    if (m.expandsTo.startsWith('$1') && !/^unroll\b/.test(argText!.trim())) return null;
+    // A generic `PRAGMA(x)`: only `PRAGMA(unroll …)` is an unroll pragma. `UNROLL()` with an
+    // empty argument expands to a bare `unroll` (CCCL's `_CCCL_PRAGMA_UNROLL()`): a full unroll.
+    if (m.expandsTo.startsWith('$1') && !/^unroll\b/.test(argText?.trim() ?? '')) return null;
     return m;
   }
 
