@@ -61,4 +61,56 @@ describe('warnings claim only what is known', () => {
     const dep = computeFindings(a).find(f => f.code === 'full-unroll-dependent-trip')!;
     assert.match(dep.message, /depends on `SHAPE_K`: the instantiations in this file give 0, 128/);
   });
+
+  test('the second sample (ggml, apex): shadowed counters, enclosing unrolled counters, lambdas handed to a template, bit intrinsics', async () => {
+    const src = `template <int n> struct unroll_n {
+  template <typename F> __device__ void operator()(const F & f) const { f(n - 1); unroll_n<n - 1>{}(f); }
+};
+template <int P, int D, int CH>
+__global__ void sample2(float * p, int m) {
+  float x[P];
+#pragma unroll
+  for (int i = 0; i < P; ++i) {
+    float s = 0.f;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) s += p[i];
+    x[i] = s;
+  }
+#pragma unroll
+  for (int c0 = 0; c0 < D; c0 += CH) {
+    const int c1 = c0 + CH < D ? c0 + CH : D;
+#pragma unroll
+    for (int c = c0; c < c1; c += 8) p[c] += x[0];
+  }
+  auto body = [&](const int k) {
+    const int stride = 32 >> k;
+#pragma unroll
+    for (int r = 0; r < 64; r += stride) p[r] = 0.f;
+  };
+  unroll_n<3>{}(body);
+  const int top = 32 - __clz(P - 1);
+#pragma unroll
+  for (int step = 1 << (top - 1); step > 0; step /= 2) p[step] += 1.f;
+  const int t = 32 - __clz(m);
+#pragma unroll
+  for (int step = 1 << t; step > 0; step /= 2) p[step] += 1.f;
+}
+template __global__ void sample2<5, 128, 48>(float *, int);
+`;
+    const a = await analyze(src, 'sample2.cu');
+    const k = kernel(a, 'sample2');
+    const trip = (needle: string) => k.loops.find(l => l.line === lineOf(src, needle))?.tripCount;
+    assert.equal(trip('i < P; ++i'), 5, 'the inner loop declares its own i: no write to the outer one');
+    assert.equal(trip('c = c0; c < c1'), 'dependent', 'c1 is constant in each copy of the c0 loop');
+    assert.equal(trip('step = 1 << (top - 1)'), 3, '__clz of a template argument folds: top = 32 - __clz(4) = 3, steps 4, 2, 1');
+    assert.equal(trip('step = 1 << t'), 'runtime', '__clz of a run-time value stays run time');
+    const findings = computeFindings(a);
+    assert.deepEqual(
+      findings.filter(f => f.code === 'full-unroll-runtime-trip').map(f => f.span.line + 1),
+      [lineOf(src, 'step = 1 << t')],
+      'only the loop over a run-time bound warns (not the lambda handed to unroll_n<3>)',
+    );
+    const dep = findings.find(f => f.code === 'full-unroll-dependent-trip' && f.span.line + 1 === lineOf(src, 'c = c0; c < c1'))!;
+    assert.match(dep.message, /depends on `c0`, the counter of the unrolled loop at line \d+: a constant in each of its copies/);
+  });
 });

@@ -141,7 +141,10 @@ function analyzeLoops(rawLoops: RawLoop[], scopes: FunctionScopes, instantiation
   const loops: Loop[] = rawLoops.map(raw => {
     let scope = scopes.locals.length ? scopeAt(scopes, raw.startIndex) : scopes.baseScope;
     const outer = unrolledVariables(raw);
-    if (outer.length) scope = { ...scope, unboundTemplateParams: new Set([...scope.unboundTemplateParams, ...outer]) };
+    // The lookup's own context too: a local initialised from the outer counter (`c1 = c0 + CH`)
+    // is evaluated through it, and must see the counter as a per-copy constant as well.
+    if (outer.length)
+      scope = scopes.lookup.scope({ ...scopes.ctx, values: scope.values, unbound: new Set([...scope.unboundTemplateParams, ...outer]) });
     let trip = tripCountUnder(raw.node, raw.kind, scope);
     let byInstantiation: Loop['tripCountByInstantiation'];
     if (trip === 'dependent' && instantiations.length) {

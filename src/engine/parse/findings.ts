@@ -79,6 +79,18 @@ function manualUnrollLoop(kernel: Kernel, m: ManualUnroll): Loop | undefined {
  * could not evaluate (an argument that is itself a template parameter or a header's constant);
  * "dependent" is no trip count and is never printed as one.
  */
+/** The induction variables of the loops around `loop` (by parentLine), each with its loop's line. */
+function enclosingCounters(kernel: Kernel, loop: Loop): Map<string, number> {
+  const out = new Map<string, number>();
+  for (let line = loop.parentLine, hops = 0; line !== null && hops < 64; hops++) {
+    const parent = kernel.loops.find(l => l.line === line);
+    if (!parent) break;
+    if (parent.inductionVariable && !out.has(parent.inductionVariable)) out.set(parent.inductionVariable, parent.line);
+    line = parent.parentLine;
+  }
+  return out;
+}
+
 function instantiationsText(byInst: NonNullable<Loop['tripCountByInstantiation']>): string {
   if (!byInst.length) return ', with no instantiation visible in this file.';
   const numbers = [...new Set(byInst.map(b => b.tripCount).filter((t): t is number => typeof t === 'number'))];
@@ -131,16 +143,22 @@ export function computeFindings(analysis: FileAnalysis, options: FindingOptions 
         // Only where a template argument decides the trip count: a constant we merely cannot
         // evaluate (a header's, wmma's num_elements) is nvcc's to unroll, with nothing to tell.
         const byInst = loop.tripCountByInstantiation;
+        const counters = enclosingCounters(kernel, loop);
+        const names = loop.tripDependsOn.map(n => `\`${n}\``).join(', ');
         out.push({
           code: 'full-unroll-dependent-trip',
           severity: 'information',
           span: p.span,
           kernel: kernel.name,
-          message:
-            (p.form === 'macro' ? `${pragmaAsWritten(p)}: full` : 'Full') +
-            ` unroll of a loop whose trip count depends on ${loop.tripDependsOn.map(n => `\`${n}\``).join(', ')}` +
-            instantiationsText(byInst ?? []) +
-            ' Each instantiation is unrolled separately; its code size grows with the trip count.',
+          message: loop.tripDependsOn.every(n => counters.has(n))
+            ? (p.form === 'macro' ? `${pragmaAsWritten(p)}: full` : 'Full') +
+              ` unroll of a loop whose trip count depends on ${names}, the counter of the unrolled loop at line ` +
+              `${loop.tripDependsOn.map(n => counters.get(n)).join(', ')}: a constant in each of its copies, so each copy is unrolled; ` +
+              'its code size grows with the trip counts.'
+            : (p.form === 'macro' ? `${pragmaAsWritten(p)}: full` : 'Full') +
+              ` unroll of a loop whose trip count depends on ${names}` +
+              instantiationsText(byInst ?? []) +
+              ' Each instantiation is unrolled separately; its code size grows with the trip count.',
         });
       }
       if (loop.parentLine === null || !kernel.loops.some(l => l.line === loop.parentLine)) {

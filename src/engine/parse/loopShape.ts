@@ -153,13 +153,47 @@ function writesItself(n: Node, variable: string): boolean {
   return false;
 }
 
-/** Does the loop body assign to the induction variable? Then its trip count is not static. */
+/**
+ * Does the loop body assign to the induction variable? Then its trip count is not static. A write
+ * to a variable of the same name declared inside the body (a nested loop's own `int i`, a block's
+ * declaration before it) is another variable's.
+ */
 export function bodyWritesVariable(body: Node | null, variable: string): boolean {
   if (!body || !body.text.includes(variable)) return false;
   for (const n of body.descendantsOfType(['assignment_expression', 'update_expression'])) {
     if (!n) continue;
     const target = n.type === 'assignment_expression' ? n.childForFieldName('left') : n.childForFieldName('argument');
-    if (target?.text === variable) return true;
+    if (target?.text === variable && !shadowedWithin(n, body, variable)) return true;
+  }
+  return false;
+}
+
+/** The name a declarator declares (`i` of `i = 0`, `*p`, `a[4]`), or null. */
+function declaredName(d: Node | null): string | null {
+  for (let n = d; n; n = n.childForFieldName('declarator')) if (n.type === 'identifier') return n.text;
+  return null;
+}
+
+function declares(decl: Node | null, variable: string): boolean {
+  return !!decl && decl.type === 'declaration' && decl.childrenForFieldName('declarator').some(d => declaredName(d) === variable);
+}
+
+/** Is `variable` at `n` a variable declared between `n` and `body` (so not the one outside)? */
+function shadowedWithin(n: Node, body: Node, variable: string): boolean {
+  let child = n;
+  for (let a = n.parent; a && a.id !== body.parent?.id; child = a, a = a.parent) {
+    if ((a.type === 'for_statement' || a.type === 'for_range_loop') && child.id !== a.childForFieldName('initializer')?.id) {
+      const init = a.childForFieldName('initializer');
+      if (declares(init, variable) || (a.type === 'for_range_loop' && declaredName(a.childForFieldName('declarator')) === variable))
+        return true;
+    }
+    if (a.type === 'compound_statement') {
+      for (const c of a.namedChildren) {
+        if (!c || c.startIndex >= child.startIndex) break;
+        if (declares(c, variable)) return true;
+      }
+    }
+    if (a.id === body.id) break;
   }
   return false;
 }

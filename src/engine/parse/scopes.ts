@@ -19,6 +19,19 @@ import { declaredName, templateParamNames } from './declaratorNames';
 import { type Declared, functionDeclarations } from './localDeclarations';
 import { named } from './syntaxTree';
 
+/** CUDA's pure integer intrinsics (32-bit), which nvcc folds on constant arguments. */
+const PURE_INTRINSICS: Record<string, (...a: number[]) => number> = {
+  __clz: (x: number) => Math.clz32(x),
+  __popc: (x: number) => {
+    let n = 0;
+    for (let v = x >>> 0; v; v &= v - 1) n++;
+    return n;
+  },
+  __ffs: (x: number) => (x === 0 ? 0 : 31 - Math.clz32((x & -x) >>> 0) + 1),
+  __mul24: (a: number, b: number) => Math.imul((a << 8) >> 8, (b << 8) >> 8),
+  __umul24: (a: number, b: number) => Math.imul(a & 0xffffff, b & 0xffffff) >>> 0,
+};
+
 const MAX_DEPTH = 48;
 
 // ---------------------------------------------------------------------------------------------
@@ -295,7 +308,8 @@ export class ScopeLookup {
    * nvcc inlines the call and carries the constant in, so it is what the calls of the lambda's
    * variable in this function pass: not evaluated when one passes anything but a run-time value.
    * A lambda no call of which is visible (handed to other code, `parallel_for(n, body)`) keeps
-   * its parameters run-time values, as before.
+   * its parameters run-time values, as before, unless it is handed to a template instantiated
+   * with arguments (a compile-time recursion such as `unroll<6>{}(body)`): not evaluated.
    */
   private lambdaParameterValue(lambda: NonNullable<Declared['lambda']>, ctx: EvalContext, depth: number): EvalResult {
     const holder = lambda.node.parent;
@@ -307,7 +321,17 @@ export class ScopeLookup {
     if (cached !== undefined) return cached;
     let r: EvalResult = 'runtime';
     for (const call of body.descendantsOfType('call_expression')) {
-      if (!call || call.childForFieldName('function')?.text !== variable) continue;
+      if (!call) continue;
+      // Handed to a template instantiated with arguments (`ggml_cuda_unroll<6>{}(body, …)`,
+      // `apply<N>(body)`): a compile-time recursion calls it with values we cannot see.
+      const callee = call.childForFieldName('function');
+      if (callee?.text !== variable) {
+        if (callee && /<[^<>]+>/.test(callee.text) && named(call.childForFieldName('arguments')).some(a => a.text === variable)) {
+          r = 'unknown';
+          break;
+        }
+        continue;
+      }
       if (call.startIndex >= lambda.node.startIndex && call.endIndex <= lambda.node.endIndex) continue; // recursion
       const arg = named(call.childForFieldName('arguments'))[lambda.index];
       if (!arg || this.evalIn(arg, ctx, depth + 1) !== 'runtime') {
@@ -575,6 +599,12 @@ export class ScopeLookup {
     if (CUTE_SIZE_FUNCTIONS.has(name) && args.length === 1) {
       const v = name === 'size' ? this.cuteSize(args[0], targs, ctx, depth) : null;
       return v ?? (mentionsAny(args[0].text, ctx.unbound) ? 'dependent' : 'unknown');
+    }
+    if (PURE_INTRINSICS[name] && args.length === PURE_INTRINSICS[name].length) {
+      // A pure bit intrinsic folds when its arguments do (`__clz(W - 1)` with W a template argument).
+      const vals = args.map(a => this.evalIn(a, ctx, depth + 1));
+      const bad = vals.reduce<EvalResult | null>((acc, v) => (typeof v === 'number' ? acc : combine(acc ?? v, v)), null);
+      return bad ?? PURE_INTRINSICS[name](...(vals as number[]));
     }
     if (/^(__|atomic)/.test(name)) return 'runtime';
     const defs = this.index.functionsNamed(name);
