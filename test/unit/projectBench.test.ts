@@ -188,6 +188,10 @@ describe('bench --build/--run: a CMake project built and run by its own commands
     );
     assert.equal(cwds.size, 2, `runs in two copies: ${[...cwds].join(', ')}`);
     assert.equal((r.err.match(/copied to /g) ?? []).length, 2);
+    assert.ok(
+      (j.notes as string[]).some(n => /^built by the project's build command in 2 copies of /.test(n)),
+      `the JSON carries the build note: ${JSON.stringify(j.notes)}`,
+    );
     assert.deepEqual(snapshot(proj), before);
   });
 

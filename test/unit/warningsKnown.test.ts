@@ -111,6 +111,34 @@ template __global__ void sample2<5, 128, 48>(float *, int);
       'only the loop over a run-time bound warns (not the lambda handed to unroll_n<3>)',
     );
     const dep = findings.find(f => f.code === 'full-unroll-dependent-trip' && f.span.line + 1 === lineOf(src, 'c = c0; c < c1'))!;
-    assert.match(dep.message, /depends on `c0`, the counter of the unrolled loop at line \d+: a constant in each of its copies/);
+    assert.match(dep.message, /depends on `c0`, the counter of the unrolled loop at line \d+, and `CH`, `D`: a constant in each copy of the unrolled loop around it/);
+  });
+
+  test('"depends on" names what the constants in the header come from, and says when the instantiations it found could not be evaluated', async () => {
+    const src = `template <int warp_size, int DV>
+__device__ __forceinline__ void iter(const float * s, float * d) {
+  constexpr int DVp = (DV + 2*warp_size - 1) & ~(2*warp_size - 1);
+#pragma unroll
+  for (int i0 = 0; i0 < DVp/2; i0 += warp_size) d[i0] = s[i0];
+}
+template <int DV>
+__global__ void tile(const float * s, float * d) {
+  constexpr int warp_size = 32;
+  iter<warp_size, DV>(s, d);
+#pragma unroll
+  for (int i = 0; i < DV; ++i) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) d[i] += 1.f;
+  }
+}
+`;
+    const a = await analyze(src, 'dep.cu');
+    const inner = kernel(a, 'iter').loops[0];
+    assert.deepEqual(inner.tripDependsOn, ['warp_size', 'DV']);
+    assert.equal(inner.unevaluatedInstantiations, 1);
+    const f = computeFindings(a).find(x => x.span.line + 1 === lineOf(src, 'i0 < DVp/2'))!;
+    assert.match(f.message, /depends on `warp_size`, `DV`: the one instantiation in this file has arguments that could not be evaluated/);
+    const t = kernel(a, 'tile');
+    assert.equal(t.loops.find(l => l.line === lineOf(src, 'int i = 0; i < 4'))?.tripCount, 4, 'its own i, not the outer counter');
   });
 });

@@ -140,7 +140,9 @@ function analyzeLoops(rawLoops: RawLoop[], scopes: FunctionScopes, instantiation
   };
   const loops: Loop[] = rawLoops.map(raw => {
     let scope = scopes.locals.length ? scopeAt(scopes, raw.startIndex) : scopes.baseScope;
-    const outer = unrolledVariables(raw);
+    // a loop that declares its own counter of the same name (`for (int i …)` in `for (int i …)`) hides the outer one
+    const own = raw.node.type === 'for_statement' ? forLoopShape(raw.node)?.variable : undefined;
+    const outer = unrolledVariables(raw).filter(v => v !== own || !declaresOwnCounter(raw.node));
     // The lookup's own context too: a local initialised from the outer counter (`c1 = c0 + CH`)
     // is evaluated through it, and must see the counter as a per-copy constant as well.
     if (outer.length)
@@ -155,7 +157,11 @@ function analyzeLoops(rawLoops: RawLoop[], scopes: FunctionScopes, instantiation
         byInstantiation = instantiations.map((inst, i) => ({ instantiation: Object.fromEntries(inst), tripCount: perInst[i] }));
     }
     trips.set(raw.node.id, trip);
-    return loopRecord(raw, scope, trip, byInstantiation, instantiations);
+    const loop = loopRecord(raw, scope, trip, byInstantiation, instantiations);
+    // (not when an enclosing unrolled counter is what keeps each instantiation's count open)
+    if (trip === 'dependent' && !byInstantiation && instantiations.length && !loop.tripDependsOn?.some(n => outer.includes(n)))
+      loop.unevaluatedInstantiations = instantiations.length;
+    return loop;
   });
   loops.sort((a, b) => a.line - b.line || a.span.column - b.span.column);
   return loops;
@@ -168,7 +174,7 @@ function loopRecord(
   byInstantiation: Loop['tripCountByInstantiation'],
   instantiations: Instantiation[],
 ): Loop {
-  const dependsOn = trip === 'dependent' ? namesInLoopHeader(raw.node).filter(n => scope.unboundTemplateParams.has(n)) : [];
+  const dependsOn = trip === 'dependent' ? dependsOnNames(raw.node, scope) : [];
   const shape = raw.node.type === 'for_statement' ? forLoopShape(raw.node) : null;
   return {
     line: raw.node.startPosition.row + 1,
@@ -187,6 +193,40 @@ function loopRecord(
     bodyStatements: countStatements(raw.node.childForFieldName('body')),
     constantExtent: constantExtent(raw.node, scope),
   };
+}
+
+/** `for (int i = …)`: the loop declares its counter (rather than assigning an outer variable). */
+function declaresOwnCounter(loop: Node): boolean {
+  return loop.childForFieldName('initializer')?.type === 'declaration';
+}
+
+/**
+ * The template parameters (and enclosing unrolled counters) a dependent trip count comes from: those
+ * the loop's header names, and those named by the initialisers of the constants it names
+ * (`i0 < DVp/2` with `constexpr int DVp = (DV + …)`), two levels deep.
+ */
+function dependsOnNames(loop: Node, scope: ConstScope): string[] {
+  const unbound = scope.unboundTemplateParams;
+  const header = namesInLoopHeader(loop).filter(n => unbound.has(n));
+  const out = new Set(header);
+  let frontier: Node[] = ['initializer', 'condition', 'update'].flatMap(f => {
+    const n = loop.childForFieldName(f);
+    return n ? [n] : [];
+  });
+  for (let level = 0; level < 2 && frontier.length; level++) {
+    const next: Node[] = [];
+    for (const part of frontier)
+      for (const id of [part, ...part.descendantsOfType('identifier')]) {
+        if (!id || id.type !== 'identifier' || unbound.has(id.text)) continue;
+        const init = scope.initializer?.(id);
+        if (!init) continue;
+        for (const n of init.text.match(/\b[A-Za-z_]\w*\b/g) ?? []) if (unbound.has(n)) out.add(n);
+        next.push(init);
+      }
+    frontier = next;
+  }
+  // the header's own names first, as before; names reached through its constants after them
+  return [...header, ...[...out].filter(n => !header.includes(n))];
 }
 
 function manualUnrollsIn(body: Node, scopes: FunctionScopes): ManualUnroll[] {

@@ -137,7 +137,9 @@ export function loopHoverMarkdown(kernel: Kernel, loop: Loop): string {
     trip = loop.tripCountByInstantiation?.length
       ? `by instantiation: ${tripCountText(loop)}`
       : loop.tripDependsOn?.length
-        ? `${tripCountText(loop)} (template parameters with no instantiation visible in this file)`
+        ? loop.unevaluatedInstantiations
+          ? `${tripCountText(loop)} (${loop.unevaluatedInstantiations === 1 ? 'the one instantiation in this file has' : `the ${loop.unevaluatedInstantiations} instantiations in this file have`} arguments that could not be evaluated)`
+          : `${tripCountText(loop)} (template parameters with no instantiation visible in this file)`
         : 'not evaluated: a value this file does not let Unroll Lens derive (a constant from a header it could not read, a CuTe shape, wmma `num_elements`); nothing shows it to be a run-time value';
   rows.push(['Trip count', trip]);
   rows.push(['Nesting', loop.depth === 0 ? 'outermost loop' : `depth ${loop.depth}, inside the loop at line ${loop.parentLine}`]);

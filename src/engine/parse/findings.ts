@@ -79,6 +79,14 @@ function manualUnrollLoop(kernel: Kernel, m: ManualUnroll): Loop | undefined {
  * could not evaluate (an argument that is itself a template parameter or a header's constant);
  * "dependent" is no trip count and is never printed as one.
  */
+/** `c0`, the counter of the unrolled loop at line 10, and `CH`, `D` */
+function counterText(names: string[], counters: Map<string, number>): string {
+  const own = names.filter(n => counters.has(n));
+  const rest = names.filter(n => !counters.has(n));
+  const c = own.map(n => `\`${n}\`, the counter of the unrolled loop at line ${counters.get(n)}`).join(', ');
+  return rest.length ? `${c}, and ${rest.map(n => `\`${n}\``).join(', ')}` : c;
+}
+
 /** The induction variables of the loops around `loop` (by parentLine), each with its loop's line. */
 function enclosingCounters(kernel: Kernel, loop: Loop): Map<string, number> {
   const out = new Map<string, number>();
@@ -150,14 +158,17 @@ export function computeFindings(analysis: FileAnalysis, options: FindingOptions 
           severity: 'information',
           span: p.span,
           kernel: kernel.name,
-          message: loop.tripDependsOn.every(n => counters.has(n))
+          message: loop.tripDependsOn.some(n => counters.has(n))
             ? (p.form === 'macro' ? `${pragmaAsWritten(p)}: full` : 'Full') +
-              ` unroll of a loop whose trip count depends on ${names}, the counter of the unrolled loop at line ` +
-              `${loop.tripDependsOn.map(n => counters.get(n)).join(', ')}: a constant in each of its copies, so each copy is unrolled; ` +
-              'its code size grows with the trip counts.'
+              ` unroll of a loop whose trip count depends on ${counterText(loop.tripDependsOn, counters)}: a constant in each ` +
+              'copy of the unrolled loop around it, so each copy is unrolled; its code size grows with the trip counts.'
             : (p.form === 'macro' ? `${pragmaAsWritten(p)}: full` : 'Full') +
               ` unroll of a loop whose trip count depends on ${names}` +
-              instantiationsText(byInst ?? []) +
+              (loop.unevaluatedInstantiations
+                ? loop.unevaluatedInstantiations === 1
+                  ? ': the one instantiation in this file has arguments that could not be evaluated.'
+                  : `: the ${loop.unevaluatedInstantiations} instantiations in this file have arguments that could not be evaluated.`
+                : instantiationsText(byInst ?? [])) +
               ' Each instantiation is unrolled separately; its code size grows with the trip count.',
         });
       }

@@ -106,6 +106,11 @@ export interface Loop {
   tripDependsOn?: string[];
   /** With tripCount "dependent" and instantiations visible in the file: the trip count of each. */
   tripCountByInstantiation?: { instantiation: Record<string, number>; tripCount: TripCount }[];
+  /**
+   * With tripCount "dependent": instantiations the file names (`iter<warp_size, DV>` in another
+   * template) none of whose arguments evaluate here, so no trip count per instantiation.
+   */
+  unevaluatedInstantiations?: number;
   span: SourceSpan;
   /** Induction variable when the loop has the canonical `for (int i = a; i < b; i += s)` shape. */
   inductionVariable: string | null;

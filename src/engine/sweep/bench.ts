@@ -116,6 +116,8 @@ export function benchJson(r: SweepResult) {
       ...(v.message ? { message: v.message } : {}),
     })),
     ...(first.length > 1 ? { instantiations: instantiationTables(r, rows) } : {}),
+    // the lines the text prints under the table: what timed, where a project was built, …
+    ...(r.notes?.length ? { notes: [...r.notes] } : {}),
     // how sure the timings are of the fastest, and whether Apply best is offered (issue 25)
     ...(r.confidence ? { confidence: r.confidence } : {}),
     ...(r.lineStalls ? { lineStalls: r.lineStalls.map(l => ({ line: l.line, samples: l.samples, stallShare: l.stallShare })) } : {}),
