@@ -111,7 +111,10 @@ template __global__ void sample2<5, 128, 48>(float *, int);
       'only the loop over a run-time bound warns (not the lambda handed to unroll_n<3>)',
     );
     const dep = findings.find(f => f.code === 'full-unroll-dependent-trip' && f.span.line + 1 === lineOf(src, 'c = c0; c < c1'))!;
-    assert.match(dep.message, /depends on `c0`, the counter of the unrolled loop at line \d+, and `CH`, `D`: a constant in each copy of the unrolled loop around it/);
+    assert.match(
+      dep.message,
+      /depends on `c0`, the counter of the unrolled loop at line \d+, and `CH`, `D`: a constant in each copy of the unrolled loop around it/,
+    );
   });
 
   test('"depends on" names what the constants in the header come from, and says when the instantiations it found could not be evaluated', async () => {
