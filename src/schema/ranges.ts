@@ -50,8 +50,9 @@ export const RANGES = {
    */
   writtenUnrollFactor: int('an unroll factor nvcc honours', 1, 2_147_483_647),
   /**
-   * Kernel durations per variant (--samples, unrollLens.profile.samples). Each is one launch
-   * profiled under ncu (a replay per metric pass); a bench stops after 50 program runs, and past
+   * Kernel durations per variant (--samples, unrollLens.profile.samples). Each is one timed launch
+   * (the CUPTI timer's record; with --timer ncu, a launch profiled under ncu, a replay per metric
+   * pass); a bench stops after 50 program runs, and past
    * 1000 samples the median of a stable kernel does not move while a sweep takes hours.
    */
   samples: int('kernel durations per variant', 1, 1000),
@@ -60,7 +61,7 @@ export const RANGES = {
    * unrollLens.profile.maxSamples): 0 = off; the same 1000 as `samples` above it.
    */
   maxSamples: int('the most kernel durations per variant (0 = off)', 0, 1000),
-  /** Launches skipped before timing (ncu --launch-skip); more than 1000 warm-up launches is a typo. */
+  /** Launches skipped before timing in each run (with --timer ncu, ncu --launch-skip); more than 1000 is a typo. */
   warmup: int('warm-up launches', 0, 1000),
   /**
    * Parallel nvcc processes (--jobs, unrollLens.jobs; 0 = the number of CPU cores). Each nvcc of

@@ -168,6 +168,9 @@ describe('bench i-cache entries: measured replaces predicted', () => {
     const page = parseRawPage(fs.readFileSync(path.join(CLI, 'reports', 'icache_cliff-L72-as-written-0.raw.csv'), 'utf8'));
     assert.equal(asWritten.measured!.noInstruction, stallBreakdown(page.kernels[0]).stallShare.no_instruction);
     assert.equal(asWritten.warpsPerSm, 4);
+    // the basis names where the no_instruction share came from: the timer that measured
+    assert.match(icacheEntries(fromPages, s, 'sm_90', 'ncu')[0]!.basis, /no_instruction share from ncu's warp-stall metrics/);
+    assert.match(icacheEntries(fromPages, s, 'sm_90', 'cupti')[0]!.basis, /no_instruction share from the CUPTI timer's PC samples/);
   });
 
   test('without a GPU run every row is predicted, at the theoretical occupancy', async t => {

@@ -68,7 +68,13 @@ function icacheReference(rows: IcacheRow[], predictions: (IcachePrediction | nul
  * Each row's i-cache entry (`sass[i]` is row i's build; undefined when it has none), null where
  * neither a prediction nor a measurement exists.
  */
-export function icacheEntries(rows: IcacheRow[], sass: (IcacheBuild | undefined)[], arch: string): (VariantIcache | null)[] {
+export function icacheEntries(
+  rows: IcacheRow[],
+  sass: (IcacheBuild | undefined)[],
+  arch: string,
+  /** What timed the rows (the result's measurement.tool): it names where the no_instruction share came from. */
+  timer: 'ncu' | 'cupti' | null = null,
+): (VariantIcache | null)[] {
   const cal = calibrationFor(arch);
   const warps = rows.map((r, i) => predictionWarps(r, sass[i], arch));
   const predictions = rows.map((_, i) => {
@@ -100,7 +106,9 @@ export function icacheEntries(rows: IcacheRow[], sass: (IcacheBuild | undefined)
     const warpsNote = w
       ? `${w.warps} warps/SM from ${w.source === 'achieved' ? "ncu's achieved occupancy of this run" : 'the theoretical occupancy (registers, shared memory, launch bounds or 256 threads)'}`
       : null;
-    const measuredNote = measured ? `measured: median ÷ ${rows[ref!].label}'s median, no_instruction share from ncu's warp stalls` : null;
+    const stallsFrom =
+      timer === 'cupti' ? "the CUPTI timer's PC samples" : timer === 'ncu' ? "ncu's warp-stall metrics" : 'the warp-stall samples';
+    const measuredNote = measured ? `measured: median ÷ ${rows[ref!].label}'s median, no_instruction share from ${stallsFrom}` : null;
     const basis = [
       measuredNote,
       p ? `predicted: ${p.basis}` : 'no prediction: the loop has no repeating machine code, or no SASS listing',

@@ -475,5 +475,5 @@ export function attachIcache(r: SweepResult): void {
     return { icache, warpsPerSm: r.warpsPerSm ?? theoretical };
   });
   if (builds.every(b => !b.icache)) return;
-  icacheEntries(rows, builds, r.arch).forEach((e, i) => (r.variants[i].icache = e));
+  icacheEntries(rows, builds, r.arch, r.measurement?.tool ?? null).forEach((e, i) => (r.variants[i].icache = e));
 }
