@@ -129,49 +129,65 @@ export function selectUnbalancedBranches(text: string, decide: ConditionOracle):
   const open: Group[] = [];
   const blanks: [number, number][] = [];
   const current = (): Balance => open.at(-1)?.branches.at(-1) ?? root;
-  let lineStart = true;
   /** The last character of code seen (directives and comments are not code). */
   let lastCode = '';
+  /** Where the text not yet looked at begins: code between events is only read for lastCode. */
+  let gapStart = 0;
   const n = text.length;
-  for (let i = 0; i < n; i++) {
+  // Only these characters matter; the scan jumps from one to the next (a keystroke re-reads the
+  // whole file: a character-by-character loop cost milliseconds on a 200 KB file).
+  const EVENT = /[#/"'{}()]/g;
+  for (let m = EVENT.exec(text); m; m = EVENT.exec(text)) {
+    let i = m.index;
     const c = text[i];
-    if (c === '\n') {
-      lineStart = true;
-      continue;
-    }
-    if (c === ' ' || c === '\t' || c === '\r' || c === '\f' || c === '\v') continue;
-    if (c === '#' && lineStart) {
-      const end = directiveEnd(text, i);
-      const body = text
-        .slice(i + 1, end)
-        .replace(/\\\r?\n/g, ' ')
-        .trimStart();
-      const m = CONDITIONAL.exec(body);
-      if (m) directive(m[1], body.slice(m[1].length), text.lastIndexOf('\n', i) + 1, end);
-      i = end - 1;
-      continue;
-    }
-    lineStart = false;
-    if (!(c === '/' && (text[i + 1] === '/' || text[i + 1] === '*'))) lastCode = c;
-    if (c === '/' && text[i + 1] === '/') {
+    // Before a directive or a comment, the code between the last event and this one counts: its
+    // last non-blank character (a code event is itself the last code, so it needs no look back).
+    if (c === '#' || c === '/')
+      for (let k = i - 1; k >= gapStart; k--) {
+        const ch = text[k];
+        if (ch !== ' ' && ch !== '\t' && ch !== '\n' && ch !== '\r' && ch !== '\f' && ch !== '\v') {
+          lastCode = ch;
+          break;
+        }
+      }
+    if (c === '#') {
+      const lineStart = text.lastIndexOf('\n', i - 1) + 1;
+      if (!/^[ \t\f\v\r]*$/.test(text.slice(lineStart, i))) {
+        lastCode = c; // `#` inside a line of code (a stray one): code
+      } else {
+        const end = directiveEnd(text, i);
+        const body = text
+          .slice(i + 1, end)
+          .replace(/\\\r?\n/g, ' ')
+          .trimStart();
+        const d = CONDITIONAL.exec(body);
+        if (d) directive(d[1], body.slice(d[1].length), lineStart, end);
+        i = end - 1;
+      }
+    } else if (c === '/' && text[i + 1] === '/') {
       i = directiveEnd(text, i) - 1; // a `\` at its end continues a line comment too
     } else if (c === '/' && text[i + 1] === '*') {
       const close = text.indexOf('*/', i + 2);
-      i = close === -1 ? n : close + 1;
-    } else if (c === '"' || (c === "'" && !/[0-9A-Fa-f]/.test(text[i - 1] ?? ''))) {
-      // A raw string `R"d(…)d"` holds anything up to its own end.
-      const raw = c === '"' && text[i - 1] === 'R' && /^[^()\\\s]{0,16}\(/.exec(text.slice(i + 1, i + 18));
-      if (raw) {
-        const close = text.indexOf(')' + raw[0].slice(0, -1) + '"', i);
-        i = close === -1 ? n : close + raw[0].length + 1;
-      } else i = literalEnd(text, i) - 1;
-    } else if (c === '{' || c === '}' || c === '(' || c === ')') {
-      const b = current();
-      if (c === '{') b.brace++;
-      else if (c === '}') b.minBrace = Math.min(b.minBrace, --b.brace);
-      else if (c === '(') b.paren++;
-      else b.minParen = Math.min(b.minParen, --b.paren);
+      i = close === -1 ? n - 1 : close + 1;
+    } else {
+      lastCode = c;
+      if (c === '"' || (c === "'" && !/[0-9A-Fa-f]/.test(text[i - 1] ?? ''))) {
+        // A raw string `R"d(…)d"` holds anything up to its own end.
+        const raw = c === '"' && text[i - 1] === 'R' && /^[^()\\\s]{0,16}\(/.exec(text.slice(i + 1, i + 18));
+        if (raw) {
+          const close = text.indexOf(')' + raw[0].slice(0, -1) + '"', i);
+          i = close === -1 ? n - 1 : close + raw[0].length;
+        } else i = literalEnd(text, i) - 1;
+      } else if (c === '{' || c === '}' || c === '(' || c === ')') {
+        const b = current();
+        if (c === '{') b.brace++;
+        else if (c === '}') b.minBrace = Math.min(b.minBrace, --b.brace);
+        else if (c === '(') b.paren++;
+        else b.minParen = Math.min(b.minParen, --b.paren);
+      }
     }
+    gapStart = i + 1;
+    EVENT.lastIndex = i + 1;
   }
 
   function directive(kind: string, rest: string, start: number, end: number): void {
