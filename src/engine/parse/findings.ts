@@ -145,7 +145,7 @@ export function computeFindings(analysis: FileAnalysis, options: FindingOptions 
           message:
             `${pragmaAsWritten(p)} asks for a full unroll, but the trip count of this ${loop.kind} loop` +
             (loop.conditionText ? ` (\`${loop.conditionText}\`)` : '') +
-            ' is not a compile-time constant: nvcc cannot fully unroll it and uses its own partial unroll instead.',
+            ' is not a compile-time constant: nvcc cannot fully unroll it; it unrolls it partially by its own choice, or leaves it rolled (a run-time step).',
         });
       } else if (p?.kind === 'full' && loop.tripCount === 'dependent' && loop.tripDependsOn?.length) {
         // Only where a template argument decides the trip count: a constant we merely cannot
