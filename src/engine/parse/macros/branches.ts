@@ -110,6 +110,24 @@ function literalEnd(text: string, i: number): number {
   return text.length;
 }
 
+/** The last character of [from, to) that is not blank, or null. */
+function lastNonBlank(text: string, from: number, to: number): string | null {
+  for (let k = to - 1; k >= from; k--) {
+    const ch = text[k];
+    if (ch !== ' ' && ch !== '\t' && ch !== '\n' && ch !== '\r' && ch !== '\f' && ch !== '\v') return ch;
+  }
+  return null;
+}
+
+/** The index of the last character of the string or character literal whose quote is at `i`. */
+function literalLast(text: string, i: number): number {
+  // A raw string `R"d(…)d"` holds anything up to its own end.
+  const raw = text[i] === '"' && text[i - 1] === 'R' && /^[^()\\\s]{0,16}\(/.exec(text.slice(i + 1, i + 18));
+  if (!raw) return literalEnd(text, i) - 1;
+  const close = text.indexOf(')' + raw[0].slice(0, -1) + '"', i);
+  return close === -1 ? text.length - 1 : close + raw[0].length;
+}
+
 /** Blanks [start, end) of `chars`, keeping line breaks. */
 function blank(chars: string[], start: number, end: number): void {
   for (let i = start; i < end; i++) if (chars[i] !== '\n' && chars[i] !== '\r') chars[i] = ' ';
@@ -142,14 +160,7 @@ export function selectUnbalancedBranches(text: string, decide: ConditionOracle):
     const c = text[i];
     // Before a directive or a comment, the code between the last event and this one counts: its
     // last non-blank character (a code event is itself the last code, so it needs no look back).
-    if (c === '#' || c === '/')
-      for (let k = i - 1; k >= gapStart; k--) {
-        const ch = text[k];
-        if (ch !== ' ' && ch !== '\t' && ch !== '\n' && ch !== '\r' && ch !== '\f' && ch !== '\v') {
-          lastCode = ch;
-          break;
-        }
-      }
+    if (c === '#' || c === '/') lastCode = lastNonBlank(text, gapStart, i) ?? lastCode;
     if (c === '#') {
       const lineStart = text.lastIndexOf('\n', i - 1) + 1;
       if (!/^[ \t\f\v\r]*$/.test(text.slice(lineStart, i))) {
@@ -171,14 +182,8 @@ export function selectUnbalancedBranches(text: string, decide: ConditionOracle):
       i = close === -1 ? n - 1 : close + 1;
     } else {
       lastCode = c;
-      if (c === '"' || (c === "'" && !/[0-9A-Fa-f]/.test(text[i - 1] ?? ''))) {
-        // A raw string `R"d(…)d"` holds anything up to its own end.
-        const raw = c === '"' && text[i - 1] === 'R' && /^[^()\\\s]{0,16}\(/.exec(text.slice(i + 1, i + 18));
-        if (raw) {
-          const close = text.indexOf(')' + raw[0].slice(0, -1) + '"', i);
-          i = close === -1 ? n - 1 : close + raw[0].length;
-        } else i = literalEnd(text, i) - 1;
-      } else if (c === '{' || c === '}' || c === '(' || c === ')') {
+      if (c === '"' || (c === "'" && !/[0-9A-Fa-f]/.test(text[i - 1] ?? ''))) i = literalLast(text, i);
+      else if (c === '{' || c === '}' || c === '(' || c === ')') {
         const b = current();
         if (c === '{') b.brace++;
         else if (c === '}') b.minBrace = Math.min(b.minBrace, --b.brace);
