@@ -147,4 +147,36 @@ __global__ void tile(const float * s, float * d) {
     const t = kernel(a, 'tile');
     assert.equal(t.loops.find(l => l.line === lineOf(src, 'int i = 0; i < 4'))?.tripCount, 4, 'its own i, not the outer counter');
   });
+
+  test('a parameter re-assigned before the loop takes the value written: "depends on SHAPE_K", run time only where it is 0', async () => {
+    const src = `template <int SHAPE_K, int BLOCK_K>
+__global__ void gemm(float* out, int shape_k) {
+  shape_k = SHAPE_K != 0 ? SHAPE_K : shape_k;
+  const int num_k_blocks = (shape_k + BLOCK_K - 1) / BLOCK_K;
+#pragma unroll
+  for (int k = 0; k < num_k_blocks; ++k) out[k] = 0.f;
+}
+template __global__ void gemm<0, 64>(float*, int);
+template __global__ void gemm<256, 64>(float*, int);
+__global__ void guarded(float* out, int n) {
+  if (n > 64) n = 64;
+#pragma unroll
+  for (int k = 0; k < n; ++k) out[k] = 0.f;
+}
+`;
+    const a = await analyze(src, 'shapek.cu');
+    const loop = kernel(a, 'gemm').loops[0];
+    assert.equal(loop.tripCount, 'dependent');
+    assert.deepEqual(
+      loop.tripCountByInstantiation?.map(b => b.tripCount),
+      ['runtime', 4],
+    );
+    assert.deepEqual(loop.tripDependsOn, ['BLOCK_K', 'SHAPE_K']);
+    // a write under a condition is not followed: the caller's value, run time, as before
+    assert.equal(kernel(a, 'guarded').loops[0].tripCount, 'runtime');
+    assert.deepEqual(
+      computeFindings(a).map(f => f.code),
+      ['full-unroll-dependent-trip', 'full-unroll-runtime-trip'],
+    );
+  });
 });

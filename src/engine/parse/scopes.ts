@@ -19,6 +19,31 @@ import { declaredName, templateParamNames } from './declaratorNames';
 import { type Declared, functionDeclarations } from './localDeclarations';
 import { named } from './syntaxTree';
 
+/**
+ * The value assigned to parameter `name` by the last `name = expr;` before `at` that stands
+ * directly in the function's body (so it always runs), when every write of it is such a
+ * statement; null otherwise (none, a compound assignment, a write under a condition or in a loop:
+ * the caller's value and the old rule).
+ */
+function lastPlainWrite(fn: Node | null, name: string, at: number): Node | null {
+  const body = fn?.childForFieldName('body');
+  if (!body || !body.text.includes(name)) return null;
+  let last: Node | null = null;
+  for (const n of body.descendantsOfType(['assignment_expression', 'update_expression'])) {
+    if (!n) continue;
+    const target = n.type === 'assignment_expression' ? n.childForFieldName('left') : n.childForFieldName('argument');
+    if (target?.text !== name) continue;
+    const plain =
+      n.type === 'assignment_expression' &&
+      n.childForFieldName('operator')?.text === '=' &&
+      n.parent?.type === 'expression_statement' &&
+      n.parent.parent?.id === body.id;
+    if (!plain) return null;
+    if (n.endIndex <= at) last = n.childForFieldName('right');
+  }
+  return last;
+}
+
 /** CUDA's pure integer intrinsics (32-bit), which nvcc folds on constant arguments. */
 const PURE_INTRINSICS: Record<string, (...a: number[]) => number> = {
   __clz: (x: number) => Math.clz32(x),
@@ -83,6 +108,7 @@ export class ScopeLookup {
       initializer: node => {
         if (node.type !== 'identifier' || ctx.values.has(node.text)) return null;
         const d = this.declared(node.text, node.startIndex, ctx.fn);
+        if (d?.kind === 'param') return lastPlainWrite(ctx.fn, node.text, node.startIndex);
         return d?.init && (d.kind === 'const' || d.unmodified) ? d.init : null;
       },
     };
@@ -235,7 +261,11 @@ export class ScopeLookup {
       // `int width = 32;` / `auto M = size<1>(A);` that nothing writes afterwards: nvcc folds it,
       // so it is as constant as its initialiser (a full unroll over it works).
       if (d.kind === 'param' && d.lambda) return this.lambdaParameterValue(d.lambda, ctx, depth);
-      if (d.kind === 'param') return this.parameterValue(name, ctx, depth);
+      if (d.kind === 'param') {
+        // `shape_k = SHAPE_K != 0 ? SHAPE_K : shape_k;` before the use: the value is that, not the caller's
+        const w = lastPlainWrite(ctx.fn, name, at);
+        return w ? this.evalIn(w, ctx, depth + 1) : this.parameterValue(name, ctx, depth);
+      }
       if (!d.init || (d.kind !== 'const' && !d.unmodified)) return 'runtime';
       const r = this.evalIn(d.init, ctx, depth + 1);
       return r;
