@@ -2,6 +2,7 @@
 import type { Node } from './parser';
 import { repairLessThan } from './misparse';
 import { named } from './syntaxTree';
+import { declaredName } from './declaratorNames';
 
 export interface LoopShape {
   variable: string;
@@ -166,12 +167,6 @@ export function bodyWritesVariable(body: Node | null, variable: string): boolean
     if (target?.text === variable && !shadowedWithin(n, body, variable)) return true;
   }
   return false;
-}
-
-/** The name a declarator declares (`i` of `i = 0`, `*p`, `a[4]`), or null. */
-function declaredName(d: Node | null): string | null {
-  for (let n = d; n; n = n.childForFieldName('declarator')) if (n.type === 'identifier') return n.text;
-  return null;
 }
 
 function declares(decl: Node | null, variable: string): boolean {

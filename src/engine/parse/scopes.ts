@@ -20,28 +20,29 @@ import { type Declared, functionDeclarations } from './localDeclarations';
 import { named } from './syntaxTree';
 
 /**
- * The value assigned to parameter `name` by the last `name = expr;` before `at` that stands
- * directly in the function's body (so it always runs), when every write of it is such a
- * statement; null otherwise (none, a compound assignment, a write under a condition or in a loop:
- * the caller's value and the old rule).
+ * The writes of parameter `name` in `fn`'s body, in order, when every one is a `name = expr;`
+ * standing directly in the body (so it always runs): each with its end and right-hand side; null
+ * when it has a write of another kind (a compound assignment, under a condition or in a loop: the
+ * caller's value and the old rule). Read once per function and name (a lookup runs per use).
  */
-function lastPlainWrite(fn: Node | null, name: string, at: number): Node | null {
-  const body = fn?.childForFieldName('body');
-  if (!body || !body.text.includes(name)) return null;
-  let last: Node | null = null;
+function plainWrites(fn: Node, name: string): { end: number; value: Node }[] | null {
+  const body = fn.childForFieldName('body');
+  if (!body) return [];
+  const out: { end: number; value: Node }[] = [];
   for (const n of body.descendantsOfType(['assignment_expression', 'update_expression'])) {
     if (!n) continue;
     const target = n.type === 'assignment_expression' ? n.childForFieldName('left') : n.childForFieldName('argument');
     if (target?.text !== name) continue;
+    const value = n.childForFieldName('right');
     const plain =
       n.type === 'assignment_expression' &&
       n.childForFieldName('operator')?.text === '=' &&
       n.parent?.type === 'expression_statement' &&
       n.parent.parent?.id === body.id;
-    if (!plain) return null;
-    if (n.endIndex <= at) last = n.childForFieldName('right');
+    if (!plain || !value) return null;
+    out.push({ end: n.endIndex, value });
   }
-  return last;
+  return out;
 }
 
 /** CUDA's pure integer intrinsics (32-bit), which nvcc folds on constant arguments. */
@@ -92,6 +93,8 @@ function bindingKey(b: Map<string, number>): string {
 export class ScopeLookup {
   private decls = new Map<number, Map<string, Declared[]>>();
   private memo = new Map<string, EvalResult>();
+  /** plainWrites per function and parameter name. */
+  private paramWrites = new Map<string, { end: number; value: Node }[] | null>();
   private active = new Set<string>();
 
   /** Start offsets of the file's __global__ functions: their parameters are launch arguments, run-time values. */
@@ -108,7 +111,7 @@ export class ScopeLookup {
       initializer: node => {
         if (node.type !== 'identifier' || ctx.values.has(node.text)) return null;
         const d = this.declared(node.text, node.startIndex, ctx.fn);
-        if (d?.kind === 'param') return lastPlainWrite(ctx.fn, node.text, node.startIndex);
+        if (d?.kind === 'param') return this.lastPlainWrite(ctx.fn, node.text, node.startIndex);
         return d?.init && (d.kind === 'const' || d.unmodified) ? d.init : null;
       },
     };
@@ -263,7 +266,7 @@ export class ScopeLookup {
       if (d.kind === 'param' && d.lambda) return this.lambdaParameterValue(d.lambda, ctx, depth);
       if (d.kind === 'param') {
         // `shape_k = SHAPE_K != 0 ? SHAPE_K : shape_k;` before the use: the value is that, not the caller's
-        const w = lastPlainWrite(ctx.fn, name, at);
+        const w = this.lastPlainWrite(ctx.fn, name, at);
         return w ? this.evalIn(w, ctx, depth + 1) : this.parameterValue(name, ctx, depth);
       }
       if (!d.init || (d.kind !== 'const' && !d.unmodified)) return 'runtime';
@@ -371,6 +374,17 @@ export class ScopeLookup {
     }
     this.memo.set(key, r);
     return r;
+  }
+
+  /** The value the last plain write of parameter `name` before `at` gives it (plainWrites), or null. */
+  private lastPlainWrite(fn: Node | null, name: string, at: number): Node | null {
+    if (!fn) return null;
+    const key = `${fn.id}|${name}`;
+    let writes = this.paramWrites.get(key);
+    if (writes === undefined) this.paramWrites.set(key, (writes = plainWrites(fn, name)));
+    let last: Node | null = null;
+    for (const w of writes ?? []) if (w.end <= at) last = w.value;
+    return last;
   }
 
   private evalIn(node: Node, ctx: EvalContext, depth: number): EvalResult {
