@@ -260,7 +260,7 @@ connection.onDidOpenTextDocument(({ textDocument }) =>
         () =>
           inOrder(async () => {
             const text = texts.get(textDocument.uri)?.getText();
-            if (text === undefined || docs.text(textDocument.uri) === undefined) return;
+            if (text === undefined || !docs.has(textDocument.uri)) return;
             const t1 = performance.now();
             const changed = docs.setMacros(textDocument.uri, macros.tableFor(file, text));
             log(`${textDocument.uri}: macros read from its headers (${(performance.now() - t1).toFixed(0)} ms)`);
@@ -300,7 +300,7 @@ connection.onDidChangeTextDocument(({ textDocument, contentChanges }) =>
     let doc = texts.get(textDocument.uri);
     const docs = await docsReady;
     if (!doc) return;
-    if (docs.text(textDocument.uri) === undefined) {
+    if (!docs.has(textDocument.uri)) {
       // A header not served yet: start serving it once it holds device code.
       doc = TextDocument.update(doc, contentChanges, textDocument.version);
       texts.set(textDocument.uri, doc);
@@ -337,7 +337,7 @@ connection.onDidChangeTextDocument(({ textDocument, contentChanges }) =>
 async function refreshMacros(): Promise<void> {
   const docs = await docsReady;
   for (const [uri, doc] of texts) {
-    if (docs.text(uri) === undefined) continue;
+    if (!docs.has(uri)) continue;
     if (docs.setMacros(uri, macros.tableFor(uriToPath(uri), doc.getText()))) await publish(uri, 0);
   }
   refreshCodeLens();

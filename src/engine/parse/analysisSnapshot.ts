@@ -3,6 +3,7 @@ import type { FileAnalysis } from './model';
 import type { ConstScope } from './constEval';
 import type { MacroTable } from './macros/table';
 import type { FunctionResult } from './analyzeFunction';
+import type { CallGraph, FunctionDef } from './callGraph';
 
 /**
  * What an analysis was computed from, so that an edit inside one function body can re-analyse
@@ -13,8 +14,16 @@ export interface AnalysisSnapshot {
   functions: { start: number; end: number; bodyStart: number; bodyEnd: number; name: string; result: FunctionResult }[];
   fileScope: ConstScope;
   instantiations: Map<string, string[][]>;
-  /** Matches text that names one of the file's templates with `<` (a possible instantiation) or calls a __device__ function. */
+  /** The file's function definitions as the call graph sees them (callGraph.ts), in the analysed text's offsets. */
+  defs: FunctionDef[];
+  /** With syntax errors, the extent of the one function that holds them all, where known (bodyEdit.ts). */
+  errorScope?: { start: number; end: number };
+  /** Their call graph, built on first use and kept while edits only move definitions. */
+  graph?: CallGraph;
+  /** Matches text that names one of the file's templates with `<` (a possible instantiation); group 1 is the name. */
   templateMention: RegExp | null;
+  /** Matches text that calls one of the file's non-kernel functions (`f(`, `f<`); group 1 is the name. */
+  calleeMention: RegExp | null;
   /** The macro table it was computed with; a re-analysis uses the same one. */
   macros: MacroTable;
 }

@@ -17,15 +17,17 @@ import { hasRealSyntaxErrors } from './syntaxErrors';
 import { TopLevel, scanTopLevel } from './topLevel';
 import type { UnparsedFunction } from './model';
 import { unparsedFunctions } from './unparsedFunctions';
+import { CallGraph, definitionsOf, textHash } from './callGraph';
 
-/** A digest of the file's class definitions (cache key: a member's value may change any trip count). */
-function classesDigest(top: TopLevel): string {
-  let h = 0x811c9dc5;
-  for (const { text } of top.others) {
-    if (!/\b(struct|class|union)\b/.test(text)) continue;
-    for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-  }
-  return (h >>> 0).toString(16);
+/**
+ * A digest of the file's items other than function definitions (cache key): a class member's
+ * value may change any trip count, and a name declared at namespace scope (a variable, or what
+ * error recovery reads as one) changes what a bound's name means (ScopeLookup.isGlobalVariable).
+ */
+function itemsDigest(top: TopLevel): string {
+  const parts: string[] = [];
+  for (const { node, text } of top.others) if (node.type !== 'function_definition') parts.push(textHash(text));
+  return parts.join('');
 }
 
 export function analyzeTree(tree: Tree, path: string, cache?: FunctionCache, table: MacroTable = MacroTable.builtin): FileAnalysis {
@@ -72,7 +74,18 @@ function analyzeWholeTree(tree: Tree, path: string, cache?: FunctionCache): Anal
   const lookup = new ScopeLookup(new FileIndex(root, fileScope.values));
   for (const f of functions) if (f.qualifier === 'global') lookup.kernelStarts.add(f.node.startIndex);
   // A function's trip counts depend on the classes of the file too (members, specialisations).
-  const constantsKey = cache ? JSON.stringify([...fileScope.values]) + classesDigest(top) : '';
+  const constantsKey = cache ? JSON.stringify([...fileScope.values]) + itemsDigest(top) : '';
+  // Only a kept document (a cache) re-analyses: a one-off scan needs no call graph.
+  const { defs, texts, byNode } = cache ? definitionsOf(top) : { defs: [], texts: [], byNode: new Map<number, number>() };
+  const graph = new CallGraph(defs);
+  const hashes: string[] = [];
+  const dependencyKey = (k: number | undefined) =>
+    k === undefined
+      ? '?'
+      : graph
+          .dependencies(k)
+          .map(d => (hashes[d] ??= textHash(texts[d])))
+          .join(',');
   const kernels: Kernel[] = [];
   const strayPragmas: StrayPragma[] = [];
   const snapshotFunctions: AnalysisSnapshot['functions'] = [];
@@ -83,14 +96,9 @@ function analyzeWholeTree(tree: Tree, path: string, cache?: FunctionCache): Anal
       let r: FunctionResult | undefined;
       let key = '';
       if (cache) {
-        // …and on the arguments its callers pass (a parameter bound: ScopeLookup.parameterValue).
-        const calls =
-          fn.qualifier === 'global'
-            ? ''
-            : lookup.index
-                .callsNamed(fn.name)
-                .map(c => c.text)
-                .join('\u0001');
+        // …and on the functions that reach its result through calls (callGraph.ts): callers'
+        // arguments read in their scopes, bodies of one-return functions it evaluates.
+        const calls = dependencyKey(byNode.get(fn.node.id));
         key = `${fn.node.startPosition.column}\u0000${calls}\u0000${constantsKey}\u0000${JSON.stringify(args ?? null)}\u0000${fn.headMacros ?? ''}\u0000${fn.templateParams.map(p => `${p.name}=${p.defaultValue?.text ?? ''}`).join(',')}\u0000${fn.text}`;
         r = cache.get(key, fn.node.startPosition.row + 1);
         if (r) cache.hits++;
@@ -105,6 +113,8 @@ function analyzeWholeTree(tree: Tree, path: string, cache?: FunctionCache): Anal
       kernels.push(r.kernel);
       strayPragmas.push(...r.stray);
       const body = fn.node.childForFieldName('body');
+      const k = byNode.get(fn.node.id);
+      if (k !== undefined) defs[k].fn = snapshotFunctions.length;
       snapshotFunctions.push({
         start: fn.node.startIndex,
         end: fn.node.endIndex,
@@ -119,10 +129,7 @@ function analyzeWholeTree(tree: Tree, path: string, cache?: FunctionCache): Anal
     }
   }
   cache?.commit();
-  const escape = (n: string) => n.replace(/[$^*+?.()|[\]{}\\]/g, '\\$&');
-  const names = [...templates.keys()].map(escape);
-  // A call of a __device__ function passes values its parameter bounds may take (ScopeLookup.parameterValue).
-  const callees = [...new Set(functions.filter(f => f.qualifier !== 'global' && /^[A-Za-z_$]\w*$/.test(f.name)).map(f => escape(f.name)))];
+  const mention = fileMentions(templates, functions);
   const hasSyntaxErrors = hasRealSyntaxErrors(root);
   const unparsed = hasSyntaxErrors || failed.length ? lostFunctions(root, top, failed) : [];
   return {
@@ -130,14 +137,22 @@ function analyzeWholeTree(tree: Tree, path: string, cache?: FunctionCache): Anal
     functions: snapshotFunctions,
     fileScope,
     instantiations: inst,
-    templateMention:
-      names.length || callees.length
-        ? new RegExp(
-            [names.length ? `\\b(${names.join('|')})\\s*<` : '', callees.length ? `\\b(${callees.join('|')})\\s*[<(]` : '']
-              .filter(Boolean)
-              .join('|'),
-          )
-        : null,
+    defs,
+    ...mention,
     macros: activeMacros(),
+  };
+}
+
+/** Regexes for text that names one of the file's templates with `<`, or calls one of its non-kernel functions. */
+function fileMentions(
+  templates: Map<string, FunctionInfo[]>,
+  functions: FunctionInfo[],
+): Pick<AnalysisSnapshot, 'templateMention' | 'calleeMention'> {
+  const escape = (n: string) => n.replace(/[$^*+?.()|[\]{}\\]/g, '\\$&');
+  const names = [...templates.keys()].map(escape);
+  const callees = [...new Set(functions.filter(f => f.qualifier !== 'global' && /^[A-Za-z_$]\w*$/.test(f.name)).map(f => escape(f.name)))];
+  return {
+    templateMention: names.length ? new RegExp(`\\b(${names.join('|')})\\s*<`) : null,
+    calleeMention: callees.length ? new RegExp(`\\b(${callees.join('|')})\\s*[<(]`) : null,
   };
 }

@@ -4,12 +4,14 @@ import type { Node, Tree } from './parser';
 import type { FileAnalysis } from './model';
 import type { AnalysisSnapshot } from './analysisSnapshot';
 import { analyzeFunction } from './analyzeFunction';
-import { functionInfo } from './deviceFunctions';
+import { functionInfo, functionName } from './deviceFunctions';
 import { shiftResult } from './functionCache';
 import { activeMacros, qualifierMacrosIn, withMacros } from './macroContext';
 import { FileIndex } from './fileIndex';
 import { ScopeLookup } from './scopes';
 import { hasRealSyntaxErrors } from './syntaxErrors';
+import type { FunctionResult } from './analyzeFunction';
+import { CallGraph, FunctionDef, calledNames, mayBeOneReturn, templateReferences } from './callGraph';
 
 /**
  * Fast path for typing inside one function body: when the edit and every syntax change stay
@@ -17,8 +19,14 @@ import { hasRealSyntaxErrors } from './syntaxErrors';
  * functions), so only that function is analysed again and the others move by the line delta.
  * Returns null when the edit does not qualify; the caller then analyses the whole file.
  */
-export function reanalyzeBodyEdit(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit, changed: ChangedRange[]): AnalysisSnapshot | null {
-  return withMacros(prev.macros, () => reanalyzeOneBody(tree, prev, edit, changed));
+export function reanalyzeBodyEdit(
+  tree: Tree,
+  prev: AnalysisSnapshot,
+  edit: BodyEdit,
+  changed: ChangedRange[],
+  read: TextReader,
+): AnalysisSnapshot | null {
+  return withMacros(prev.macros, () => reanalyzeOneBody(tree, prev, edit, changed, read));
 }
 
 /**
@@ -37,61 +45,108 @@ function insideOneComment(
   return changed.every(r => r.startIndex >= n.startIndex && r.endIndex <= n.endIndex);
 }
 
+/** Nodes whose children are items: white space between two of them is in no item's text. */
+const ITEM_LISTS = new Set([
+  'translation_unit',
+  'field_declaration_list',
+  'declaration_list',
+  'compound_statement',
+  'linkage_specification',
+  'preproc_if',
+  'preproc_ifdef',
+  'preproc_else',
+  'preproc_elif',
+]);
+
 /**
- * The edit replaced white space with white space between two items at the file's top level, with
- * nothing but a `//` comment after it on its line (whose column it moves), and the parse did not
- * change: no item's text, kind or column changed.
+ * The edit replaced white space with white space between two items of a list (the file's top
+ * level, a class or namespace body, statements of a host function), in no device function,
+ * with nothing but a `//` comment after it on its line (whose column it moves), and the parse
+ * changed nothing but that white space: no item's text, kind or column changed.
  */
-function betweenTopLevelItems(tree: Tree, edit: BodyEdit, changed: ChangedRange[]): boolean {
-  if (changed.length || /\S/.test(edit.removed) || /\S/.test(edit.inserted)) return false;
-  const root = tree.rootNode;
-  const around = root.descendantForIndex(Math.max(0, edit.start - 1), edit.newEnd);
-  if (around?.type !== 'translation_unit' || around.startIndex !== root.startIndex) return false;
-  const text = root.text;
-  const from = edit.newEnd - root.startIndex;
-  const lineEnd = text.indexOf('\n', from);
-  const restOfLine = text.slice(from, lineEnd === -1 ? text.length : lineEnd);
-  return /^[^\S\n]*(\/\/.*)?$/.test(restOfLine);
+function betweenItems(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit, changed: ChangedRange[], read: TextReader): boolean {
+  if (/\S/.test(edit.removed) || /\S/.test(edit.inserted)) return false;
+  if (changed.some(r => r.startIndex < edit.start || r.endIndex > edit.newEnd)) return false;
+  if (prev.functions.some(f => f.start <= edit.start && edit.start < f.end)) return false;
+  const around = tree.rootNode.descendantForIndex(Math.max(0, edit.start - 1), edit.newEnd);
+  if (!around || !ITEM_LISTS.has(around.type)) return false;
+  const rest = read(edit.newEnd, edit.newEnd + 4096);
+  const lineEnd = rest.indexOf('\n');
+  return /^[^\S\n]*(\/\/.*)?$/.test(lineEnd === -1 ? rest : rest.slice(0, lineEnd));
 }
 
-function reanalyzeOneBody(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit, changed: ChangedRange[]): AnalysisSnapshot | null {
+/** Characters [start, end) of the document after the edit, as written. */
+type TextReader = (start: number, end: number) => string;
+
+function reanalyzeOneBody(
+  tree: Tree,
+  prev: AnalysisSnapshot,
+  edit: BodyEdit,
+  changed: ChangedRange[],
+  read: TextReader,
+): AnalysisSnapshot | null {
   // Error recovery can re-shape code far from the edit (an unbalanced brace swallows the next
-  // function): only trust the fast path on a tree without real errors. Macro-qualified heads
-  // (`CUTLASS_DEVICE float f()`) leave ERROR nodes that are not errors: they must not cost
-  // every edit a whole-file analysis. Every syntax change lies in the edited body (checked
-  // below), so that body is the only place a new error can be.
-  if (prev.analysis.hasSyntaxErrors) return null;
+  // function): the fast path is only trusted while every real error lies in one function body
+  // (errorScope), the one being edited. Macro-qualified heads (`CUTLASS_DEVICE float f()`)
+  // leave ERROR nodes that are not errors: they must not cost every edit a whole-file analysis.
+  // Every syntax change lies in the edited body (checked below), so that body is the only place
+  // a new error can be.
+  if (prev.analysis.hasSyntaxErrors && !prev.errorScope) return null;
+  // A function the analysis could not read is named; it is read again with the whole file.
+  if (prev.analysis.unparsedFunctions?.length) return null;
   const delta = edit.newEnd - edit.oldEnd;
-  // Typing inside a comment (a file's header comment, a note between functions) changes nothing
-  // but the offsets after it.
-  if (insideOneComment(tree, edit, changed)) {
-    const functions = prev.functions.map(g =>
-      g.start < edit.start
-        ? g
-        : { ...g, start: g.start + delta, end: g.end + delta, bodyStart: g.bodyStart + delta, bodyEnd: g.bodyEnd + delta },
-    );
-    return { ...prev, functions };
+  if (!prev.analysis.hasSyntaxErrors) {
+    // Typing inside a comment (a file's header comment, a note between functions) changes
+    // nothing but the offsets after it.
+    if (insideOneComment(tree, edit, changed)) {
+      const functions = prev.functions.map(g =>
+        g.start < edit.start
+          ? g
+          : { ...g, start: g.start + delta, end: g.end + delta, bodyStart: g.bodyStart + delta, bodyEnd: g.bodyEnd + delta },
+      );
+      return { ...prev, functions, defs: defsMoved(prev.defs, edit) };
+    }
+    // White space typed between items (a blank line between functions, an indent before a
+    // comment, a trailing space after a member): every item parses and reads as before, only
+    // later lines move.
+    if (betweenItems(tree, prev, edit, changed, read)) {
+      const functions = prev.functions.map(g => (g.start < edit.start ? g : movedByEdit(g, delta, edit.lineDelta)));
+      return { ...prev, functions, defs: defsMoved(prev.defs, edit), analysis: analysisOf(prev.analysis.path, functions, null) };
+    }
   }
-  // White space typed between top-level items (a blank line between functions, an indent before a
-  // comment): every item parses and reads as before, only later lines move.
-  if (!prev.analysis.hasSyntaxErrors && betweenTopLevelItems(tree, edit, changed)) {
-    const functions = prev.functions.map(g => (g.start < edit.start ? g : movedByEdit(g, delta, edit.lineDelta)));
-    return { ...prev, functions, analysis: analysisOf(prev.analysis.path, functions) };
-  }
-  // Text that names a template with `<` may add or remove an instantiation, before or after.
-  const mentions = (newText: string, offset: number) =>
-    !!prev.templateMention &&
-    (prev.templateMention.test(newText) ||
-      prev.templateMention.test(newText.slice(0, offset) + edit.removed + newText.slice(offset + edit.inserted.length)));
   const i = prev.functions.findIndex(f => edit.start > f.bodyStart && edit.oldEnd < f.bodyEnd - 1 && edit.start >= f.start);
-  return i === -1 ? hostBodyEdit(tree, prev, edit, changed, mentions) : deviceBodyEdit(tree, prev, edit, changed, i, mentions);
+  return i === -1 ? hostBodyEdit(tree, prev, edit, changed) : deviceBodyEdit(tree, prev, edit, changed, i);
+}
+
+/**
+ * The syntax errors after an edit inside `node` (the edited function), which held every error
+ * before if any: its extent when it holds one now, null when there are none; undefined when
+ * errors stood elsewhere (the whole file is analysed then).
+ */
+function errorsAfter(prev: AnalysisSnapshot, node: Node, delta: number): { start: number; end: number } | null | undefined {
+  const scope = prev.errorScope;
+  if (prev.analysis.hasSyntaxErrors && !(scope && scope.start === node.startIndex && scope.end + delta === node.endIndex)) return undefined;
+  return node.hasError && hasRealSyntaxErrors(node) ? { start: node.startIndex, end: node.endIndex } : null;
 }
 
 type BodyEdit = { start: number; oldEnd: number; newEnd: number; lineDelta: number; removed: string; inserted: string };
 type ChangedRange = { startIndex: number; endIndex: number };
-/** Whether a function's new text (the edit at `offset`), or that text before the edit, may name an instantiation. */
-type Mentions = (newText: string, offset: number) => boolean;
 type SnapshotFunction = AnalysisSnapshot['functions'][number];
+
+/** At most this many functions are analysed again for one keystroke; beyond, the whole file is. */
+const MAX_REANALYSED = 24;
+
+/** A function's text before the edit at `offset` in its text after it. */
+function textBefore(text: string, offset: number, edit: BodyEdit): string {
+  return text.slice(0, offset) + edit.removed + text.slice(offset + edit.inserted.length);
+}
+
+/** The edit leaves every `name<…>` of the file's templates as it was: the instantiations stand. */
+function sameInstantiations(prev: AnalysisSnapshot, before: string, after: string): boolean {
+  const a = templateReferences(before, prev.templateMention);
+  const b = templateReferences(after, prev.templateMention);
+  return a.length === b.length && a.every((x, k) => x === b[k]);
+}
 
 /** A function after the edit, which moves by the edit's length and line delta. */
 function movedByEdit(g: SnapshotFunction, delta: number, lineDelta: number): SnapshotFunction {
@@ -105,21 +160,111 @@ function movedByEdit(g: SnapshotFunction, delta: number, lineDelta: number): Sna
   };
 }
 
-/** An edit inside a host function's body: device code only moves. */
-function hostBodyEdit(
+/** The definitions after an edit: later ones move, enclosing ones grow. */
+function defsMoved(defs: FunctionDef[], edit: BodyEdit): FunctionDef[] {
+  const delta = edit.newEnd - edit.oldEnd;
+  if (delta === 0) return defs;
+  return defs.map(d => {
+    if (d.start <= edit.start && edit.start < d.end) return { ...d, end: d.end + delta };
+    return d.start < edit.start ? d : { ...d, start: d.start + delta, end: d.end + delta };
+  });
+}
+
+/** The definitions after an edit inside definition `k`, which now calls `calls`, and their graph when it stands. */
+function defsAfter(prev: AnalysisSnapshot, k: number, edit: BodyEdit, calls: string[]): Pick<AnalysisSnapshot, 'defs' | 'graph'> {
+  const was = prev.defs[k].calls;
+  const same = was.length === calls.length && was.every((c, j) => c === calls[j]);
+  const defs = defsMoved(prev.defs, edit);
+  if (same) return { defs, graph: prev.graph };
+  return { defs: defs.map((d, j) => (j === k ? { ...d, calls } : d)), graph: undefined };
+}
+
+/** The snapshot's call graph: built on first use, kept while edits only move definitions. */
+function graphOf(prev: AnalysisSnapshot): CallGraph {
+  return (prev.graph ??= new CallGraph(prev.defs));
+}
+
+/** Scope lookup over the new tree, which knows the file's kernels as the whole-file analysis does (their parameters are run-time values). */
+function lookupAfter(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit): ScopeLookup {
+  const lookup = new ScopeLookup(new FileIndex(tree.rootNode, prev.fileScope.values));
+  const delta = edit.newEnd - edit.oldEnd;
+  prev.functions.forEach((g, j) => {
+    if (prev.analysis.kernels[j].qualifier === 'global') lookup.kernelStarts.add(g.start < edit.start ? g.start : g.start + delta);
+  });
+  return lookup;
+}
+
+/** The function_definition of the new tree at `start` whose body starts at `bodyStart`. */
+function definitionAt(tree: Tree, start: number, bodyStart: number): Node | null {
+  let node: Node | null = tree.rootNode.descendantForIndex(bodyStart, bodyStart);
+  while (node && !(node.type === 'function_definition' && node.startIndex === start)) node = node.parent;
+  return node;
+}
+
+/** Function `j` of the snapshot analysed again in the new tree (`node`), or null when it no longer reads as itself. */
+function reanalyze(node: Node, prev: AnalysisSnapshot, j: number, lookup: ScopeLookup): FunctionResult | null {
+  const text = node.text;
+  const templateDecl = node.parent?.type === 'template_declaration' ? node.parent : null;
+  const old = prev.analysis.kernels[j];
+  const brace = text.indexOf('{');
+  const ownHead = qualifierMacrosIn(brace === -1 ? text : text.slice(0, brace));
+  const headMacros = (old.qualifierMacros ?? []).filter(m => !ownHead.includes(m)).join(' ');
+  const info = functionInfo(node, templateDecl, old.qualifier, text, headMacros || undefined);
+  if (!info || info.name !== prev.functions[j].name) return null;
+  return analyzeFunction(info, prev.fileScope, info.templateParams.length ? prev.instantiations.get(info.name) : undefined, lookup);
+}
+
+/**
+ * The functions whose result the edited definition `k` reaches through calls (callGraph.ts),
+ * analysed again in the new tree into `results`; false when there are too many, or one cannot be.
+ */
+function reanalyzeDependents(
   tree: Tree,
   prev: AnalysisSnapshot,
+  edited: { defs: FunctionDef[]; k: number; calls: Iterable<string> },
   edit: BodyEdit,
-  changed: ChangedRange[],
-  mentions: Mentions,
-): AnalysisSnapshot | null {
+  results: Map<number, FunctionResult>,
+  lookup: ScopeLookup,
+): boolean {
+  const delta = edit.newEnd - edit.oldEnd;
+  const graph = edited.defs === prev.defs ? graphOf(prev) : new CallGraph(edited.defs);
+  // Host functions carry no result of their own: only device functions are analysed again.
+  const dependents = graph.dependents(edited.k, edited.calls).filter(d => edited.defs[d].fn >= 0);
+  if (dependents.length > MAX_REANALYSED) return false;
+  for (const d of dependents) {
+    const j = edited.defs[d].fn;
+    const g = prev.functions[j];
+    if (g.start <= edit.start && edit.start < g.end) return false; // it holds the edit
+    const shift = g.start < edit.start ? 0 : delta;
+    const node = definitionAt(tree, g.start + shift, g.bodyStart + shift);
+    const r = node && reanalyze(node, prev, j, lookup);
+    if (!r) return false;
+    results.set(j, r);
+  }
+  return true;
+}
+
+/** The snapshot's functions after the edit: re-analysed ones take their new result, the others move. */
+function functionsAfter(prev: AnalysisSnapshot, edit: BodyEdit, results: Map<number, FunctionResult>, edited: number): SnapshotFunction[] {
+  const delta = edit.newEnd - edit.oldEnd;
+  return prev.functions.map((g, j) => {
+    const r = results.get(j);
+    if (j === edited) return { ...g, end: g.end + delta, bodyEnd: g.bodyEnd + delta, result: r! };
+    if (g.start < edit.start) return r ? { ...g, result: r } : g;
+    return r ? { ...movedByEdit(g, delta, 0), result: r } : movedByEdit(g, delta, edit.lineDelta);
+  });
+}
+
+/** An edit inside a host function's body: device code moves, and what it reaches through calls is analysed again. */
+function hostBodyEdit(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit, changed: ChangedRange[]): AnalysisSnapshot | null {
   const delta = edit.newEnd - edit.oldEnd;
   let host: Node | null = tree.rootNode.descendantForIndex(edit.start, edit.start);
   while (host && host.type !== 'function_definition') host = host.parent;
   const body = host?.childForFieldName('body');
   if (!host || !body || !(edit.start > body.startIndex && edit.newEnd < body.endIndex - 1)) return null;
-  // The host body may now hold the file's only syntax error.
-  if (host.hasError && hasRealSyntaxErrors(host)) return null;
+  // The host body may now hold the file's only syntax errors.
+  const errors = errorsAfter(prev, host, delta);
+  if (errors === undefined) return null;
   if (changed.some(r => r.startIndex < body.startIndex || r.endIndex > body.endIndex)) return null;
   if (prev.functions.some(f => f.start <= edit.start && edit.start < f.end)) return null;
   // A device lambda in the host body (deviceLambdas), before or after the edit.
@@ -128,52 +273,65 @@ function hostBodyEdit(
     prev.functions.some(f => f.start >= host.startIndex && f.end <= host.endIndex - delta)
   )
     return null;
-  if (mentions(host.text, edit.start - host.startIndex)) return null;
-  const functions = prev.functions.map(g => (g.start < edit.start ? g : movedByEdit(g, delta, edit.lineDelta)));
-  return { ...prev, functions, analysis: analysisOf(prev.analysis.path, functions) };
+  const text = host.text;
+  const before = textBefore(text, edit.start - host.startIndex, edit);
+  if (!sameInstantiations(prev, before, text)) return null;
+  const calls = calledNames(text);
+  const oneReturn = mayBeOneReturn(text);
+  if (oneReturn !== mayBeOneReturn(before)) return null;
+  // A member function is no definition of the graph's (class bodies are keyed whole): it joins for this question.
+  const k = prev.defs.findIndex(d => d.start === host.startIndex && d.end === host.endIndex - delta);
+  const name = functionName(host.childForFieldName('declarator'))?.split('::').pop() ?? null;
+  const defs =
+    k === -1 ? [...prev.defs, { name, start: host.startIndex, end: host.endIndex, kernel: false, oneReturn, calls, fn: -1 }] : prev.defs;
+  const results = new Map<number, FunctionResult>();
+  const lookup = lookupAfter(tree, prev, edit);
+  const edited = { defs, k: k === -1 ? defs.length - 1 : k, calls: [...calls, ...calledNames(before)] };
+  if (!reanalyzeDependents(tree, prev, edited, edit, results, lookup)) return null;
+  const functions = functionsAfter(prev, edit, results, -1);
+  const next = k === -1 ? { defs: defsMoved(prev.defs, edit) } : defsAfter(prev, k, edit, calls);
+  return { ...prev, functions, ...next, errorScope: errors ?? undefined, analysis: analysisOf(prev.analysis.path, functions, errors) };
 }
 
-/** An edit inside the body of the device function `i`: that function alone is analysed again. */
-function deviceBodyEdit(
-  tree: Tree,
-  prev: AnalysisSnapshot,
-  edit: BodyEdit,
-  changed: ChangedRange[],
-  i: number,
-  mentions: Mentions,
-): AnalysisSnapshot | null {
+/** An edit inside the body of the device function `i`: it and what it reaches through calls are analysed again. */
+function deviceBodyEdit(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit, changed: ChangedRange[], i: number): AnalysisSnapshot | null {
   const delta = edit.newEnd - edit.oldEnd;
   const f = prev.functions[i];
   const newEnd = f.end + delta;
   if (changed.some(r => r.startIndex < f.bodyStart || r.endIndex > newEnd)) return null;
-  let node: Node | null = tree.rootNode.descendantForIndex(f.bodyStart, f.bodyStart);
-  while (node && !(node.type === 'function_definition' && node.startIndex === f.start)) node = node.parent;
+  const node = definitionAt(tree, f.start, f.bodyStart);
   if (!node || node.endIndex !== newEnd) return null;
-  if (node.hasError && hasRealSyntaxErrors(node)) return null;
+  const errors = errorsAfter(prev, node, delta);
+  if (errors === undefined) return null;
+  const k = prev.defs.findIndex(d => d.fn === i);
+  if (k === -1) return null;
   const text = node.text;
-  if (mentions(text, edit.start - f.start)) return null;
-  const templateDecl = node.parent?.type === 'template_declaration' ? node.parent : null;
-  const old = prev.analysis.kernels[i];
-  const brace = text.indexOf('{');
-  const ownHead = qualifierMacrosIn(brace === -1 ? text : text.slice(0, brace));
-  const headMacros = (old.qualifierMacros ?? []).filter(m => !ownHead.includes(m)).join(' ');
-  const info = functionInfo(node, templateDecl, old.qualifier, text, headMacros || undefined);
-  if (!info || info.name !== f.name) return null;
-  const lookup = new ScopeLookup(new FileIndex(tree.rootNode, prev.fileScope.values));
-  const result = analyzeFunction(info, prev.fileScope, info.templateParams.length ? prev.instantiations.get(info.name) : undefined, lookup);
-  const functions = prev.functions.map((g, j) => {
-    if (j === i) return { ...g, end: newEnd, bodyEnd: g.bodyEnd + delta, result };
-    if (j < i) return g;
-    return movedByEdit(g, delta, edit.lineDelta);
-  });
-  return { ...prev, analysis: analysisOf(prev.analysis.path, functions), functions };
+  const before = textBefore(text, edit.start - f.start, edit);
+  if (!sameInstantiations(prev, before, text)) return null;
+  // A body that becomes, or stops being, one `return …;` changes what its callers read.
+  const calls = calledNames(text);
+  if (mayBeOneReturn(text) !== prev.defs[k].oneReturn) return null;
+  const lookup = lookupAfter(tree, prev, edit);
+  const own = reanalyze(node, prev, i, lookup);
+  if (!own) return null;
+  const results = new Map([[i, own]]);
+  if (!reanalyzeDependents(tree, prev, { defs: prev.defs, k, calls: [...calls, ...calledNames(before)] }, edit, results, lookup))
+    return null;
+  const functions = functionsAfter(prev, edit, results, i);
+  return {
+    ...prev,
+    functions,
+    ...defsAfter(prev, k, edit, calls),
+    errorScope: errors ?? undefined,
+    analysis: analysisOf(prev.analysis.path, functions, errors),
+  };
 }
 
-function analysisOf(path: string, functions: SnapshotFunction[]): FileAnalysis {
+function analysisOf(path: string, functions: SnapshotFunction[], errors: { start: number; end: number } | null): FileAnalysis {
   return {
     path,
     kernels: functions.map(g => g.result.kernel),
     strayPragmas: functions.flatMap(g => g.result.stray),
-    hasSyntaxErrors: false,
+    hasSyntaxErrors: errors !== null,
   };
 }

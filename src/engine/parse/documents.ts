@@ -8,6 +8,7 @@ import { reanalyzeBodyEdit } from './bodyEdit';
 import { FunctionCache } from './functionCache';
 import type { FileAnalysis } from './model';
 import { MacroTable } from './macros/table';
+import { SegmentedText } from './segmentedText';
 
 /** An edit as LSP and VS Code describe it: a range in the old text replaced by new text. */
 export interface TextChange {
@@ -19,9 +20,10 @@ export interface TextChange {
 }
 
 interface Entry {
-  text: string;
+  /** Segmented: a keystroke rebuilds the segment it lands in, not the file (segmentedText.ts). */
+  text: SegmentedText;
   /** `text` as the parser reads it (macros.maskForParse), kept up to date edit by edit. */
-  masked: string;
+  masked: SegmentedText;
   /** Whether `masked` has branches of an unbalanced `#if` group blanked (macros/branches.ts). */
   selects: boolean;
   /** The macros the file sees (its headers' or the built-in table). */
@@ -65,7 +67,7 @@ function advance(from: Point, inserted: string): Point {
  * to those whole lines, so that the edit tree-sitter is told about covers every masked character
  * that changed.
  */
-function widenForMasking(text: string, changes: TextChange[], macros: MacroTable): TextChange[] {
+function widenForMasking(text: SegmentedText, changes: TextChange[], macros: MacroTable): TextChange[] {
   const out: TextChange[] = [];
   changes.forEach((c, k) => {
     const oldEnd = c.start + c.length;
@@ -75,7 +77,7 @@ function widenForMasking(text: string, changes: TextChange[], macros: MacroTable
     // Both regions start at the same offset (the text before the change is the same).
     out.push(masks ? { start: b.start, length: b.end - b.start, text: a.plain } : c);
     // The next change is relative to the text after this one.
-    if (k < changes.length - 1) text = text.slice(0, c.start) + c.text + text.slice(oldEnd);
+    if (k < changes.length - 1) text = text.replace(c.start, oldEnd, c.text);
   });
   return out;
 }
@@ -111,7 +113,7 @@ function markDifference(tree: Tree, before: string, after: string, text: string)
  */
 function regionAfter(
   macros: MacroTable,
-  before: string,
+  before: SegmentedText,
   start: number,
   oldEnd: number,
   inserted: string,
@@ -142,8 +144,8 @@ export class CudaDocuments {
     const tree = this.parser.parse(masked);
     if (!tree) throw new Error('tree-sitter returned no tree');
     this.entries.set(key, {
-      text,
-      masked,
+      text: SegmentedText.of(text),
+      masked: SegmentedText.of(masked),
       selects: macros.selectBranches(text) !== text,
       macros,
       tree,
@@ -167,7 +169,7 @@ export class CudaDocuments {
     let single = changes.length === 1 && !entry.dirty && entry.pending === null && entry.snapshot !== null ? changes[0] : null;
     for (const c of changes) {
       const oldEnd = c.start + c.length;
-      const startPosition = pointAt(text, c.start);
+      const startPosition = text.pointAt(c.start);
       const edit: Edit = {
         startIndex: c.start,
         oldEndIndex: oldEnd,
@@ -180,27 +182,30 @@ export class CudaDocuments {
       // change touched and the line before them, not the whole file on every keystroke (a
       // library-style file would pay a full regex pass).
       const r = regionAfter(entry.macros, text, c.start, oldEnd, c.text);
-      text = text.slice(0, c.start) + c.text + text.slice(oldEnd);
+      text = text.replace(c.start, oldEnd, c.text);
       const delta = c.text.length - c.length;
-      masked = masked.slice(0, r.start) + r.masked + masked.slice(r.end - delta);
+      masked = masked.replace(r.start, r.end - delta, r.masked);
       entry.tree.edit(edit);
     }
     // Which branches of an unbalanced `#if` group are read depends on the whole file, not on
     // the lines changed: where any are (before or after), mask it all again and tell tree-sitter
     // what else changed.
-    const selected = entry.macros.selectBranches(text);
     let reselected = false;
-    if (entry.selects || selected !== text) {
-      const full = entry.macros.maskForParse(text);
-      reselected = markDifference(entry.tree, masked, full, text);
-      masked = full;
-      entry.selects = selected !== text;
+    if (entry.selects || !keepsBranchSelection(entry.text, changes)) {
+      const flat = text.toString();
+      const selected = entry.macros.selectBranches(flat);
+      if (entry.selects || selected !== flat) {
+        const full = entry.macros.maskForParse(flat);
+        reselected = markDifference(entry.tree, masked.toString(), full, flat);
+        masked = SegmentedText.of(full);
+        entry.selects = selected !== flat;
+      }
     }
     if (reselected) single = null;
     // Small chunks: an incremental parse asks for the text at each place it resumes lexing, and
     // the binding copies every chunk it is given into wasm memory one character at a time.
     const input = masked;
-    const tree = this.parser.parse(index => input.slice(index, index + PARSE_CHUNK), entry.tree);
+    const tree = this.parser.parse(index => input.chunk(index, PARSE_CHUNK), entry.tree);
     if (!tree) throw new Error('tree-sitter returned no tree');
     if (single) {
       const removed = entry.text.slice(single.start, single.start + single.length);
@@ -237,7 +242,7 @@ export class CudaDocuments {
       return;
     }
     // Diff the common prefix/suffix so tree-sitter can reuse unchanged subtrees.
-    const old = entry.text;
+    const old = entry.text.toString();
     let start = 0;
     const max = Math.min(old.length, text.length);
     while (start < max && old.charCodeAt(start) === text.charCodeAt(start)) start++;
@@ -258,7 +263,8 @@ export class CudaDocuments {
       if (entry.pending && entry.snapshot && !entry.dirty) {
         const p = entry.pending;
         try {
-          snap = reanalyzeBodyEdit(entry.tree, entry.snapshot, p, p.changed);
+          const text = entry.text;
+          snap = reanalyzeBodyEdit(entry.tree, entry.snapshot, p, p.changed, (a, b) => text.slice(a, b));
         } catch {
           snap = null; // any doubt: analyse the whole file
         }
@@ -279,14 +285,15 @@ export class CudaDocuments {
   setMacros(key: string, macros: MacroTable): boolean {
     const entry = this.entries.get(key);
     if (!entry || entry.macros === macros) return false;
-    const masked = macros.maskForParse(entry.text);
+    const text = entry.text.toString();
+    const masked = macros.maskForParse(text);
     const tree = this.parser.parse(masked);
     if (!tree) throw new Error('tree-sitter returned no tree');
     entry.tree.delete();
     Object.assign(entry, {
       tree,
-      masked,
-      selects: macros.selectBranches(entry.text) !== entry.text,
+      masked: SegmentedText.of(masked),
+      selects: macros.selectBranches(text) !== text,
       macros,
       analysis: null,
       cache: new FunctionCache(),
@@ -301,8 +308,13 @@ export class CudaDocuments {
     return this.entries.get(key)?.macros;
   }
 
+  /** The whole text (built from its segments on the first call after an edit). */
   text(key: string): string | undefined {
-    return this.entries.get(key)?.text;
+    return this.entries.get(key)?.text.toString();
+  }
+
+  has(key: string): boolean {
+    return this.entries.has(key);
   }
 
   tree(key: string): Tree | undefined {
@@ -327,4 +339,28 @@ export class CudaDocuments {
       tree.delete();
     }
   }
+}
+
+/**
+ * Whether edits to `text` leave the branches an unbalanced `#if` group selects as they were
+ * (macros/branches.ts), so the whole-file reading can be skipped: a file that selected none
+ * still selects none. That reading depends on directive lines, brackets, quotes and comments,
+ * and on the last code character before each group. An edit qualifies when neither its old nor
+ * its new text holds any of those characters, its line is no directive (or a continuation of
+ * one), and no directive or comment follows it with nothing but white space between.
+ */
+function keepsBranchSelection(text: SegmentedText, changes: TextChange[]): boolean {
+  if (changes.length !== 1) return false;
+  const c = changes[0];
+  const risky = /[#{}()[\]"'/*\\\n;:]/;
+  if (risky.test(c.text) || risky.test(text.slice(c.start, c.start + c.length))) return false;
+  const lineStart = text.lastIndexOf('\n', c.start - 1) + 1;
+  const line = text.slice(lineStart, Math.min(text.length, lineStart + 4096));
+  if (/^\s*#/.test(line)) return false;
+  if (lineStart >= 2 && text.slice(lineStart - 2, lineStart - 1) === '\\') return false;
+  if (lineStart >= 3 && text.slice(lineStart - 3, lineStart - 1) === '\\\r') return false;
+  const after = text.slice(c.start + c.length, c.start + c.length + 512);
+  const next = /\S/.exec(after);
+  // A comment between: the last code character before a group may be the edited one.
+  return next !== null && next[0] !== '#' && next[0] !== '/';
 }

@@ -1,0 +1,150 @@
+// A keystroke's analysis must equal a fresh one (issue 41: work proportional to the edit, same
+// answers). Each case here was wrong before: a result served from the per-function cache, or a
+// fast path that re-analysed only the edited function, while something the result depends on
+// through calls or at namespace scope had changed.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { CudaDocuments, TextChange } from '../../src/engine/parse/documents';
+import { SegmentedText } from '../../src/engine/parse/segmentedText';
+import { pointAt } from '../../src/engine/parse/parser';
+import { MacroTable } from '../../src/engine/parse/macros/table';
+import { MacroTables } from '../../src/engine/parse/macros';
+import * as fs from 'fs';
+import * as path from 'path';
+import { SAMPLES } from './helpers';
+
+type Trip = string | number | undefined;
+
+/** Opens `src`, applies `edit` (alone: the fast path; with a no-op second change: the whole-file path with its cache) and compares with a fresh analysis. */
+async function afterEdit(src: string, from: string, to: string, wholeFile: boolean, table = MacroTable.builtin) {
+  const docs = await CudaDocuments.create();
+  docs.open('u', src, 'u', table);
+  docs.analysis('u');
+  const at = src.indexOf(from);
+  assert.ok(at >= 0, from);
+  const changes: TextChange[] = [{ start: at, length: from.length, text: to }];
+  // Two changes in one event are never the one-edit fast path: the whole file is analysed, from the cache.
+  if (wholeFile) changes.push({ start: 0, length: 0, text: '' });
+  docs.update('u', changes);
+  const got = docs.analysis('u')!;
+  const want = docs.analyzeOnce(docs.text('u')!, 'u', table);
+  assert.deepEqual(got, want, `${wholeFile ? 'whole file' : 'fast path'}: ${from} → ${to}`);
+  return (fn: string, loop = 0): Trip => got.kernels.find(k => k.name === fn)?.loops[loop]?.tripCount as Trip;
+}
+
+const CALLER_LOCAL = `__device__ void fill(float *a, int n) {
+  for (int i = 0; i < n; ++i) a[i] = 0;
+}
+__global__ void k(float *a, int m) {
+  int n = m;
+  fill(a, n);
+}
+`;
+
+const ONE_RETURN = (q: string) => `${q}constexpr int tile() { return 4; }
+__global__ void k(float *a) {
+  for (int i = 0; i < tile(); ++i) a[i] = 0;
+}
+`;
+
+describe('an edit re-analyses every function whose result it reaches', () => {
+  for (const wholeFile of [false, true]) {
+    const path = wholeFile ? 'whole file, cached results' : 'one-edit fast path';
+    test(`a caller's local that becomes a constant reaches the callee's bound (${path})`, async () => {
+      const trip = await afterEdit(CALLER_LOCAL, 'int n = m', 'const int n = 4', wholeFile);
+      assert.notEqual(trip('fill'), 'runtime');
+    });
+
+    for (const q of ['', '__host__ __device__ ']) {
+      test(`a one-return ${q ? 'host-device' : 'host'} function's new value reaches the loop that calls it (${path})`, async () => {
+        const trip = await afterEdit(ONE_RETURN(q), 'return 4', 'return 8', wholeFile);
+        assert.equal(trip('k'), 8);
+      });
+    }
+
+    test(`a variable declared at namespace scope changes what a bound's name means (${path})`, async () => {
+      const src = `__global__ void k(float *a) {
+  for (int i = 0; i < LIMIT; ++i) a[i] = 0;
+}
+// LIMIT comes from elsewhere
+`;
+      const trip = await afterEdit(src, '// LIMIT comes from elsewhere', '__device__ int LIMIT;', wholeFile);
+      assert.equal(trip('k'), 'runtime');
+    });
+  }
+
+  test("a kernel named by a project's qualifier macro keeps run-time parameters when its body is edited", async () => {
+    // cuda-samples/project_macros: PM_KERNEL comes from its header. The fast path's scope lookup
+    // knew no kernels, so the host's launch argument was read as the parameter's value.
+    const file = path.join(SAMPLES, 'project_macros', 'project_macros.cu');
+    const src = fs.readFileSync(file, 'utf8');
+    const table = new MacroTables().tableFor(file, src, { includeDirs: [], systemIncludeDirs: [], defines: [], arch: 'sm_90' }).table;
+    const trip = await afterEdit(src, 'v = 0.5f * pm_horner(coeff, v)', 'v = 0.25f * pm_horner(coeff, v)', false, table);
+    assert.equal(trip('pm_poly'), 'runtime');
+  });
+
+  test('white space after a class member moves later functions only', async () => {
+    const src = `struct Cfg {
+  static constexpr int N = 4;
+  int pad;
+};
+__global__ void k(float *a) {
+  for (int i = 0; i < Cfg::N; ++i) a[i] = 0;
+}
+`;
+    for (const ws of [' ', '\t', '\n']) {
+      const trip = await afterEdit(src, 'int pad;', `int pad;${ws}`, false);
+      assert.equal(trip('k'), 4);
+    }
+  });
+
+  test('a syntax error typed in one body and deleted: the other functions stay, the file returns', async () => {
+    const docs = await CudaDocuments.create();
+    docs.open('u', CALLER_LOCAL);
+    const clean = docs.analysis('u')!;
+    const at = CALLER_LOCAL.indexOf('fill(a, n)');
+    docs.update('u', [{ start: at, length: 0, text: '(' }]);
+    const broken = docs.analysis('u')!;
+    assert.equal(broken.hasSyntaxErrors, true);
+    assert.deepEqual(
+      broken.kernels.find(k => k.name === 'fill'),
+      clean.kernels.find(k => k.name === 'fill'),
+    );
+    docs.update('u', [{ start: at, length: 1, text: '' }]);
+    assert.deepEqual(docs.analysis('u'), docs.analyzeOnce(CALLER_LOCAL, 'u'));
+  });
+});
+
+describe('SegmentedText reads as the string it stands for', () => {
+  test('after any sequence of replacements: slice, chunk, indexOf, lastIndexOf, pointAt', () => {
+    const alphabet = fc.constantFrom('a', 'b', '\n', ' ', '{', '}', 'é', '😀');
+    const text = fc.array(alphabet, { maxLength: 9000 }).map(a => a.join(''));
+    const edit = fc.record({ at: fc.nat(), len: fc.nat({ max: 5000 }), ins: fc.array(alphabet, { maxLength: 3000 }).map(a => a.join('')) });
+    fc.assert(
+      fc.property(text, fc.array(edit, { maxLength: 12 }), fc.array(fc.nat(), { minLength: 8, maxLength: 8 }), (initial, edits, probes) => {
+        let plain = initial;
+        let seg = SegmentedText.of(initial);
+        for (const e of edits) {
+          const start = e.at % (plain.length + 1);
+          const end = Math.min(plain.length, start + e.len);
+          plain = plain.slice(0, start) + e.ins + plain.slice(end);
+          seg = seg.replace(start, end, e.ins);
+          assert.equal(seg.length, plain.length);
+        }
+        for (const p of probes) {
+          const a = p % (plain.length + 1);
+          const b = Math.min(plain.length, a + (p % 7000));
+          assert.equal(seg.slice(a, b), plain.slice(a, b));
+          const c = seg.chunk(a, 256);
+          assert.ok(plain.startsWith(c, a) && (c.length > 0 || a === plain.length));
+          assert.equal(seg.indexOf('\n', a), plain.indexOf('\n', a));
+          assert.equal(seg.lastIndexOf('\n', a), plain.lastIndexOf('\n', a));
+          assert.deepEqual(seg.pointAt(a), pointAt(plain, a));
+        }
+        assert.equal(seg.toString(), plain);
+      }),
+      { numRuns: 150, seed: 41 },
+    );
+  });
+});
