@@ -88,7 +88,7 @@ export type { IcacheContext, VariantIcache } from './icache/report';
 // gpu/ — Running and timing variants on a GPU.
 export { MeasurementCache } from './gpu/measurementCache';
 export type { GpuRunConfig, NcuPasses } from './gpu/options';
-export { benchStopsAt, gpuBlocker, hasMain } from './gpu/readiness';
+export { benchStopsAt, gpuBlocker } from './gpu/readiness';
 export type { GpuBlocker } from './gpu/readiness';
 export { GpuSelectionError, parseGpuSelection, runLocations } from './gpu/selection';
 export { timerFor, unmetConditions } from './gpu/timer';

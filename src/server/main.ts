@@ -14,7 +14,6 @@ import {
   MacroTable,
   defaultCacheDir,
   fromLoopReport,
-  hasMain,
   isHeaderFile,
   mayHoldDeviceCode,
   processGuard,
@@ -360,19 +359,12 @@ connection.onDidCloseTextDocument(({ textDocument }) =>
   }),
 );
 
-/** hasMain of the last text asked about: CodeLens asks on every edit, and the regex reads the whole file. */
-let lastMain = { text: '', has: false };
-function hasMainOnce(text: string): boolean {
-  if (lastMain.text !== text) lastMain = { text, has: hasMain(text) };
-  return lastMain.has;
-}
-
 connection.onCodeLens(async ({ textDocument }) => {
   await syncQueue;
-  const analysis = (await docsReady).analysis(textDocument.uri);
+  const docs = await docsReady;
+  const analysis = docs.analysis(textDocument.uri);
   // a file that builds a program by itself (or through the project's compile command) can compare its kernels
-  const text = texts.get(textDocument.uri)?.getText() ?? '';
-  const program = hasMainOnce(text) || settings.profile.compileCommand.length > 0 || projectRunConfigured(settings);
+  const program = docs.definesMain(textDocument.uri) || settings.profile.compileCommand.length > 0 || projectRunConfigured(settings);
   return analysis
     ? codeLenses(textDocument.uri, analysis, settings, sassFacts(textDocument.uri), headerUnit(textDocument.uri), program)
     : [];

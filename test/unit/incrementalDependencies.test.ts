@@ -116,6 +116,56 @@ __global__ void k(float *a) {
   });
 });
 
+describe('a keystroke keeps the #if branches a fresh reading selects', () => {
+  // ggml's shape: a `{` opened in each branch of a group and closed once after it. Skipping the
+  // whole-file branch reading is only right when the edit cannot change which branches are read.
+  const UNBALANCED = `__global__ void k(float *dst, const float *x) {
+    int a = 1; /* a { comment */
+#if defined(AMD_WMMA_AVAILABLE)
+    if (a) { // opens
+#else
+    if (!a) {
+#endif
+    const char *s = "}{";
+#pragma unroll
+    for (int i = 0; i < 4; ++i) dst[i] = x[i];
+    }
+}
+`;
+  // The same group balanced: the file starts with nothing selected, and one character can change that.
+  const BALANCED = UNBALANCED.replace('if (!a) {', 'if (!a) { }')
+    .replace('if (a) { // opens', 'if (a) { } // opens')
+    .replace('\n    }\n}', '\n}');
+  for (const [name, src] of [
+    ['unbalanced', UNBALANCED],
+    ['balanced', BALANCED],
+  ]) {
+    test(`${name}: every character typed anywhere, then deleted, equals a fresh analysis`, async () => {
+      const docs = await CudaDocuments.create();
+      docs.open('u', src);
+      let compared = 0;
+      for (let at = 0; at <= src.length; at++) {
+        for (const ch of [' ', 'x', '{', '/', '*', '\\', '"', '#']) {
+          for (const e of [
+            { start: at, length: 0, text: ch },
+            { start: at, length: 1, text: '' },
+          ]) {
+            docs.update('u', [e]);
+            const got = docs.analysis('u')!;
+            const want = docs.analyzeOnce(docs.text('u')!, 'u');
+            if (!want.hasSyntaxErrors) {
+              assert.deepEqual(got, want, `${JSON.stringify(ch)} at ${at}`);
+              compared++;
+            }
+          }
+        }
+      }
+      assert.equal(docs.text('u'), src);
+      assert.ok(compared > src.length, `only ${compared} error-free states compared`);
+    });
+  }
+});
+
 describe('SegmentedText reads as the string it stands for', () => {
   test('after any sequence of replacements: slice, chunk, indexOf, lastIndexOf, pointAt', () => {
     const alphabet = fc.constantFrom('a', 'b', '\n', ' ', '{', '}', 'é', '😀');

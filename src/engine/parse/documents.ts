@@ -317,6 +317,16 @@ export class CudaDocuments {
     return this.entries.has(key);
   }
 
+  /**
+   * Whether the document defines a function named `main`: it builds a program by itself. Read
+   * from its analysis's function definitions, not by a pattern over the whole text on every
+   * CodeLens request.
+   */
+  definesMain(key: string): boolean {
+    if (!this.analysis(key)) return false;
+    return this.entries.get(key)?.snapshot?.defs.some(d => d.name === 'main') ?? false;
+  }
+
   tree(key: string): Tree | undefined {
     return this.entries.get(key)?.tree;
   }
@@ -346,19 +356,26 @@ export class CudaDocuments {
  * (macros/branches.ts), so the whole-file reading can be skipped: a file that selected none
  * still selects none. That reading depends on directive lines, brackets, quotes and comments,
  * and on the last code character before each group. An edit qualifies when neither its old nor
- * its new text holds any of those characters, its line is no directive (or a continuation of
- * one), and no directive or comment follows it with nothing but white space between.
+ * its new text holds any of those characters nor stands next to one, its line is no directive
+ * (or a continuation of one), and, unless it is white space, no directive or comment follows it
+ * with nothing but white space between.
  */
 function keepsBranchSelection(text: SegmentedText, changes: TextChange[]): boolean {
   if (changes.length !== 1) return false;
   const c = changes[0];
+  const removed = text.slice(c.start, c.start + c.length);
   const risky = /[#{}()[\]"'/*\\\n;:]/;
-  if (risky.test(c.text) || risky.test(text.slice(c.start, c.start + c.length))) return false;
+  if (risky.test(c.text) || risky.test(removed)) return false;
+  // Nor may it join or split one: `/` and `*` of a comment mark, a `\` before a newline or a quote, a raw string's prefix.
+  if (/[#/*\\"'R]/.test(text.slice(Math.max(0, c.start - 1), c.start) + text.slice(c.start + c.length, c.start + c.length + 1)))
+    return false;
   const lineStart = text.lastIndexOf('\n', c.start - 1) + 1;
   const line = text.slice(lineStart, Math.min(text.length, lineStart + 4096));
   if (/^\s*#/.test(line)) return false;
   if (lineStart >= 2 && text.slice(lineStart - 2, lineStart - 1) === '\\') return false;
   if (lineStart >= 3 && text.slice(lineStart - 3, lineStart - 1) === '\\\r') return false;
+  // White space changes no code character, so none before a group either.
+  if (!/\S/.test(c.text) && !/\S/.test(removed)) return true;
   const after = text.slice(c.start + c.length, c.start + c.length + 512);
   const next = /\S/.exec(after);
   // A comment between: the last code character before a group may be the edited one.
