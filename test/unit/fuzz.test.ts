@@ -26,6 +26,8 @@ describe('fuzz: incremental documents and the language server', () => {
       669487890: 'an edit on a continuation line of a #define (server: editMayChangeMacros)',
       2504693247: '`/*` hides a later #undef (server: editMayChangeMacros)',
       3458115460: 'manual-unroll pair memo shared across functions of a broken tree',
+      900012479: "a PM_KERNEL kernel's body edited: the fast path's lookup must know the kernels",
+      4125150401: 'a name declared at namespace scope by broken pasted code (cache key: items digest)',
     };
     for (const [seed, what] of Object.entries(seeds)) {
       const f = runCase(ck, generateCase(Number(seed)));
