@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { COMMANDS } from '../../src/cli/main';
 
 /** The option rows of a help text, each as one line (its wrapped help folded): `--name` → text. */
-export function optionRowsOf(help: string): Map<string, string> {
+function optionRowsOf(help: string): Map<string, string> {
   const rows = new Map<string, string>();
   const options = help.slice(help.indexOf('\nOptions:\n') + '\nOptions:\n'.length, help.indexOf('\nExit codes:'));
   for (const row of options.split(/\n(?= {2}-)/)) {
