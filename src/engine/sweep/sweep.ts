@@ -441,7 +441,7 @@ function sweepNotes(r: SweepResult, space: SweepSpace, runner: SweepRunner): str
   if (same) {
     notes.push(
       `${same} of ${r.variants.length} variants ${same === 1 ? 'has' : 'have'} the same machine code as an earlier one` +
-        `${r.static ? '' : ' and reuse its timing'} (nvcc ignored or capped the request, or the change did not matter)`,
+        `${r.static ? '' : same === 1 ? ' and reuses its timing' : ' and reuse its timing'} (nvcc ignored or capped the request, or the change did not matter)`,
     );
   }
   const cached = r.variants.filter(v => v.cached).length;
