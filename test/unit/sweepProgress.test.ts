@@ -125,7 +125,7 @@ describe('the sweep progress counter (issue 27)', () => {
   });
 
   test('the words: the CLI lines and the bench line say ≤ only while the bound is above the count', () => {
-    assert.equal(progressLine(3, 38, 'L2 ×4', 'time', undefined, true), '[3/≤38] L2 ×4: timing under ncu');
+    assert.equal(progressLine(3, 38, 'L2 ×4', 'time', undefined, true), '[3/≤38] L2 ×4: timing on the GPU');
     assert.equal(
       progressLine(14, 14, null, 'done', '13 of 49 points + the file as written', true),
       '[14/14] done (13 of 49 points + the file as written)',
