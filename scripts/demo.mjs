@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `npm run demo`: the main job on the bundled cuda-samples/, as far as this machine allows:
 // scan every sample; with nvcc, the SASS of each unroll factor of two loops and the predicted
-// instruction-cache penalty of a third; with a GPU and
-// Nsight Compute, the benchmark of the instruction-cache cliff sample; last, a two-loop sweep of
+// instruction-cache penalty of a third; with a GPU (timed by the default CUPTI timer: no Nsight
+// Compute needed), the benchmark of the instruction-cache cliff sample; last, a two-loop sweep of
 // matvec (timed on the GPU where there is one, SASS only otherwise) with its HTML report.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';

@@ -103,8 +103,9 @@ if (stages.includes('unit')) {
 }
 
 if (stages.includes('slurm')) {
-  // A real single-node Slurm cluster started by the test itself (test/slurm/): skipped, with its
-  // reason, when not root or Slurm is missing, except under CI=true (.ci/run installs slurm-wlm).
+  // A real single-node Slurm cluster started by the test itself (test/slurm/): skipped, with every
+  // reason that holds (Slurm missing, not root: slurmSkipReason in test/slurm/cluster.ts), except
+  // under CI=true (.ci/run installs slurm-wlm).
   console.log('\n=== Slurm sweep against a real slurmctld + slurmd (test/slurm)');
   const tap = path.join(ARTIFACTS, 'slurm.tap');
   fs.rmSync(tap, { force: true });
@@ -117,7 +118,7 @@ if (stages.includes('slurm')) {
     ...findFiles(path.join(ROOT, 'out', 'test', 'slurm'), '.test.js'),
   ]);
   const c = tapCounts(tap, r.code);
-  // The test's own reason (`not root …`, `Slurm is not installed …`), as its TAP line records it.
+  // The test's own reason (`Slurm is not installed …`, `not root …`, or both), as its TAP line records it.
   const why = c.skipped ? (/# SKIP (.+)$/m.exec(fs.existsSync(tap) ? fs.readFileSync(tap, 'utf8') : '')?.[1] ?? 'reason not recorded') : '';
   record('slurm', c.pass, c.fail, why && `skipped: ${why}`, c.skipped);
 }

@@ -295,7 +295,7 @@ export const SETTINGS = {
     stalls: oneOf(['on', 'off'], {
       default: 'on',
       valueDescriptions: [
-        "Warp-stall reasons for every variant: ncu's warp-state metrics in its timed run, or CUPTI PC sampling in the CUPTI timer's first run.",
+        "Warp-stall reasons for every variant: CUPTI PC sampling in the CUPTI timer's first run, or ncu's warp-state metrics in its timed run with the ncu timer.",
         'Times only (faster: ncu collects durations and registers alone, the CUPTI timer does not sample).',
       ],
       description: 'Warp-stall reasons for every variant (on) or times only (off).',
@@ -350,7 +350,8 @@ export const SETTINGS = {
       pattern: '^\\s*(all|[0-9]+(\\s*,\\s*[0-9]+)*)?\\s*$',
       patternErrorMessage: 'empty (the default device), all, or a comma list of CUDA device indices such as 0,1',
       description:
-        'GPUs benchmarks and GPU sweeps spread variants over, with CUDA_VISIBLE_DEVICES per ncu process (profilesPerGpu on each): empty = the default device, ' +
+        'GPUs benchmarks and GPU sweeps spread variants over, with CUDA_VISIBLE_DEVICES set for each timed process: each program run ' +
+        '(the CUPTI timer, one per GPU at a time) or, with the ncu timer, each ncu process (profilesPerGpu on each): empty = the default device, ' +
         '"all" = every GPU nvidia-smi lists, or a comma list of CUDA device indices such as "0,1". ' +
         'The same kernel on different GPUs of one model may still differ slightly: compare within one run.',
     }),
@@ -360,7 +361,7 @@ export const SETTINGS = {
       restricted: true,
       description:
         'Folder on storage every GPU node sees, for runs through a launcher (srun …): programs are built in its builds/ subfolder, ' +
-        'ncu reports and run files go to runs/ and measurements are cached in measurements/. ' +
+        "run files (the CUPTI timer's records, or ncu reports with the ncu timer) go to runs/ and measurements are cached in measurements/. " +
         "Empty: the extension's build cache, with runs/ and measurements/ beside it (runs go to the system temp folder when there is no launcher).",
     }),
     profilesPerGpu: integer({
@@ -368,7 +369,9 @@ export const SETTINGS = {
       minimum: 1,
       maximum: 8,
       description:
-        'ncu processes in flight per GPU during a benchmark or a GPU sweep (a sweep of template parameters runs one). They take turns at profiling (ncu serialises it), while one ' +
+        'With the ncu timer (timer: ncu): ncu processes in flight per GPU during a benchmark or a GPU sweep (a sweep of template parameters runs one). ' +
+        'The CUPTI timer, the default, ignores it and runs one program per GPU at a time (two would share the GPU and slow each other). ' +
+        'ncu processes take turns at profiling (ncu serialises it), while one ' +
         "process's start-up and program set-up overlap another's profiling: 2 measured faster than 1 with the same medians. " +
         'A variant that fails while others share its GPU is measured again alone; set 1 for programs that need most of the GPU memory.',
     }),

@@ -95,7 +95,9 @@ export const benchCommand = defineCommand({
     },
     'source-stalls': {
       type: 'boolean',
-      help: "also sample warp stalls per source line of the file as written (from the timed run's PC samples with --timer cupti, else one extra ncu run)",
+      help:
+        "also sample warp stalls per source line of the file as written (the timed run's CUPTI PC samples; one extra ncu run with " +
+        '--timer ncu or --stalls off, or when the samples give none)',
     },
     ...KEEP_REPORTS_OPTION,
     ...PROJECT_OPTIONS,

@@ -72,15 +72,15 @@ export const GPU_RUN_OPTIONS = {
     type: 'string',
     value: 'on|off',
     setting: SETTINGS.profile.stalls,
-    help: 'on: warp-stall reasons for every variant (ncu metrics, or CUPTI PC sampling with --timer cupti); off: times only, faster',
+    help: "on: warp-stall reasons for every variant (CUPTI PC sampling; with --timer ncu, ncu's warp-state metrics); off: times only, faster",
   },
   counters: {
     type: 'string',
     value: 'on|off',
     setting: SETTINGS.profile.counters,
     help:
-      'with --timer cupti: on also counts executed instructions and achieved occupancy of every timed kernel (one extra ncu run per variant; ' +
-      'the ncu timer has them anyway)',
+      'with the CUPTI timer (the default): on also counts executed instructions and achieved occupancy of every timed kernel ' +
+      '(one extra ncu run per variant; --timer ncu has them anyway)',
   },
   elements: {
     type: 'string',

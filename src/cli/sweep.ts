@@ -134,7 +134,9 @@ export const sweepCommand = defineCommand({
     ...PROJECT_OPTIONS,
     'source-stalls': {
       type: 'boolean',
-      help: "also sample warp stalls per source line of the file as written (from the timed run's PC samples with --timer cupti, else one extra ncu run; GPU sweeps; with --slurm, by the task measuring the file as written)",
+      help:
+        "also sample warp stalls per source line of the file as written (the timed run's CUPTI PC samples; one extra ncu run with " +
+        '--timer ncu or --stalls off, or when the samples give none; GPU sweeps; with --slurm, by the task measuring the file as written)',
     },
   },
   exitCodes: [

@@ -17,11 +17,27 @@ function onPath(name: string): string | null {
   return null;
 }
 
+/**
+ * Why the real-Slurm test cannot run, from the effective user id (undefined: not known) and the
+ * Slurm programs not found; null when it can. Every reason that holds is given, and only those:
+ * root is never told it is not root, and a user without Slurm hears both.
+ */
+export function slurmSkipReason(uid: number | undefined, missing: readonly string[]): string | null {
+  const reasons: string[] = [];
+  if (missing.length) {
+    const install = `${uid === 0 ? '' : 'sudo '}apt-get install slurm-wlm munge`;
+    reasons.push(`Slurm is not installed (${missing.join(', ')} missing; ${install})`);
+  }
+  if (uid !== 0) reasons.push(`not root (${uid === undefined ? 'user id not known' : `uid ${uid}`}; slurmd must run as root)`);
+  return reasons.length ? reasons.join(', and ') : null;
+}
+
 /** Why the real-Slurm test cannot run here, or null. */
 export function slurmMissing(): string | null {
-  if (process.getuid?.() !== 0) return 'not root (slurmd must run as root)';
-  const missing = DAEMONS.filter(d => !onPath(d));
-  return missing.length ? `Slurm is not installed (${missing.join(', ')} missing; apt-get install slurm-wlm munge)` : null;
+  return slurmSkipReason(
+    process.geteuid?.(),
+    DAEMONS.filter(d => !onPath(d)),
+  );
 }
 
 /** Slurm's plugin folder holds auth_none.so (Slurm before 23.11): no munge needed. */

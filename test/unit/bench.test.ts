@@ -694,7 +694,7 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
     );
     assert.ok(done[2].etaS !== null && done[2].etaS! >= 0, 'time left is estimated once a variant is measured');
     assert.ok(events.every((e, i) => i === 0 || e.elapsedS! >= events[i - 1].elapsedS!));
-    assert.match(timed[timed.length - 1].message, /^\[2\/3\] ×4: timing under ncu \(\d+\/20 samples\)/);
+    assert.match(timed[timed.length - 1].message, /^\[2\/3\] ×4: timing on the GPU \(\d+\/20 samples\)/);
   });
 
   test('program runs follow the launches one run gives: one launch past the warm-up, 20 runs for 20 samples', async t => {

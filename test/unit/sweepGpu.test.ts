@@ -176,6 +176,27 @@ describe('GPU sweep on recorded H100 outputs (matvec_warp_per_row, loop c: defau
     assert.equal(third.calls.filter(x => x[0] === '/fake/ncu' && x.includes('--metrics')).length, 2);
   });
 
+  test('one variant with the same code as an earlier one: "1 of 3 variants has … and reuses its timing"', async t => {
+    if (skip) return t.skip(skip);
+    const { runner } = replay(() => ({ stdout: rec('matvec.stdout') }), ncuOk);
+    const o = await options(runner, { factors: UnrollFactors.parse('4,full') });
+    const r = await runSweep(o);
+    // `full` on a runtime trip count: nvcc unrolls ×4, the same code as unroll 4
+    assert.deepEqual(
+      r.variants.map(v => [v.id, v.identicalTo]),
+      [
+        ['as-written', null],
+        [`${o.c}=4`, null],
+        [`${o.c}=full`, `${o.c}=4`],
+      ],
+    );
+    const note = r.notes.find(n => n.includes('the same machine code as an earlier one'));
+    assert.equal(
+      note,
+      '1 of 3 variants has the same machine code as an earlier one and reuses its timing (nvcc ignored or capped the request, or the change did not matter)',
+    );
+  });
+
   test('each distinct program checked and timed once; identical code reuses the timing; speedups and stalls', async t => {
     if (skip) return t.skip(skip);
     const { runner, calls } = replay(() => ({ stdout: rec('matvec.stdout') }), ncuOk);

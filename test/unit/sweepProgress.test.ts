@@ -12,6 +12,7 @@ import { SweepPoint } from '../../src/engine/sweep/space';
 import { coordinate, exhaustive, Score, Strategy } from '../../src/engine/sweep/strategies';
 import { progressLine } from '../../src/engine/sweep/observers/observer';
 import { benchProgressLine } from '../../src/cli/progress';
+import { sweepText } from '../../src/engine/report/sweepText';
 import type { SweepProgress } from '../../src/schema/progress';
 import type { FileAnalysis } from '../../src/engine/parse/model';
 import type { Toolchain } from '../../src/engine/toolchain/toolchain';
@@ -60,7 +61,10 @@ const separable = (f: string[]) => COST[f[0]] + 0.5 * COST[f[1]];
 // the best factor of one loop depends on the other's (a shared register budget)
 const coupled = (f: string[]) => separable(f) + (f[0] === '8' && f[1] === '8' ? 0.6 : 0) + (f[0] === '4' && f[1] === '16' ? -0.3 : 0);
 
-async function sweep(strategy: string, ms: (f: string[]) => number): Promise<{ progress: SweepProgress[]; evaluations: number }> {
+async function sweep(
+  strategy: string,
+  ms: (f: string[]) => number,
+): Promise<{ progress: SweepProgress[]; evaluations: number; header: string }> {
   const progress: SweepProgress[] = [];
   const o: SweepOptions = {
     file: '/tmp/progress/k.cu',
@@ -78,7 +82,10 @@ async function sweep(strategy: string, ms: (f: string[]) => number): Promise<{ p
   };
   const r = await runSweep(o, { onProgress: p => progress.push(p) });
   assert.equal(r.complete, true);
-  return { progress, evaluations: r.evaluations };
+  // the count the table's header gives (`… · coordinate: 19 of 49 points + the file as written`)
+  const header = /· \w+: (\d+ of \d+ points[^·\n]*)/.exec(sweepText(r).split('\n')[0])?.[1];
+  assert.ok(header, sweepText(r).split('\n')[0]);
+  return { progress, evaluations: r.evaluations, header: header.trim() };
 }
 
 describe('the sweep progress counter (issue 27)', () => {
@@ -87,7 +94,7 @@ describe('the sweep progress counter (issue 27)', () => {
     ['coupled', coupled],
   ] as const)
     test(`coordinate (${name}): a real upper bound shown as one, never growing, ending at n/n`, async () => {
-      const { progress, evaluations } = await sweep('coordinate', ms);
+      const { progress, evaluations, header } = await sweep('coordinate', ms);
       const first = progress[0];
       // the file as written + at most 1 + 3 passes × (6 + 6) points of the 7 × 7 space
       assert.equal(first.total, 1 + coordinate.maxEvaluations({ sizes: [7, 7], start: [0, 0] }));
@@ -101,22 +108,28 @@ describe('the sweep progress counter (issue 27)', () => {
         assert.equal(p.message.startsWith(`[${p.done}/${p.atMost ? '≤' : ''}${p.total}]`), true, p.message);
       }
       const last = progress.at(-1)!;
-      assert.equal(last.message, `[${evaluations}/${evaluations}] done (${evaluations} variants)`);
+      // the counter counts the file as written among the variants; the last line says so in the header's words
+      assert.equal(header, `${evaluations - 1} of 49 points + the file as written`);
+      assert.equal(last.message, `[${evaluations}/${evaluations}] done (${header})`);
       assert.equal(last.atMost, undefined);
       assert.ok(evaluations < 38, `${evaluations}`);
     });
 
   test('exhaustive: the count is known from the start, shown plain', async () => {
-    const { progress, evaluations } = await sweep('exhaustive', separable);
+    const { progress, evaluations, header } = await sweep('exhaustive', separable);
     assert.equal(evaluations, 50);
     assert.ok(progress.every(p => p.total === 50 && p.atMost === undefined && !p.message.includes('≤')));
     assert.equal(progress[0].message, '[0/50] starting (49 points, exhaustive)');
-    assert.equal(progress.at(-1)!.message, '[50/50] done (50 variants)');
+    assert.equal(header, '49 of 49 points + the file as written');
+    assert.equal(progress.at(-1)!.message, `[50/50] done (${header})`);
   });
 
   test('the words: the CLI lines and the bench line say ≤ only while the bound is above the count', () => {
-    assert.equal(progressLine(3, 38, 'L2 ×4', 'time', undefined, true), '[3/≤38] L2 ×4: timing under ncu');
-    assert.equal(progressLine(14, 14, null, 'done', '14 variants', true), '[14/14] done (14 variants)');
+    assert.equal(progressLine(3, 38, 'L2 ×4', 'time', undefined, true), '[3/≤38] L2 ×4: timing on the GPU');
+    assert.equal(
+      progressLine(14, 14, null, 'done', '13 of 49 points + the file as written', true),
+      '[14/14] done (13 of 49 points + the file as written)',
+    );
     assert.equal(progressLine(3, 8, null, 'build'), '[3/8] building');
     const p: SweepProgress = { message: '', phase: 'build', variant: null, done: 3, total: 38, atMost: true, elapsedS: 1 };
     assert.match(benchProgressLine(p), /^\[3\/≤38\] · build/);

@@ -9,6 +9,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { pathToFileURL } from 'url';
 import { REPO_ROOT } from './helpers';
+import { slurmSkipReason } from '../slurm/cluster';
 
 type Tool = { path: string | null; why: string | null; how: string | null };
 type Available = { chromium: Tool; codeServer: Tool };
@@ -203,5 +204,29 @@ describe('test-all.mjs with the webview stage and no browser', () => {
       /webview +0 passed, 1 failed {2}\(no Chromium \(UNROLL_LENS_CHROMIUM=\/nonexistent does not exist\); CI must have every test tool\)/,
     );
     assert.doesNotMatch(r.out, /^skipped /m);
+  });
+});
+
+describe("the Slurm stage's skip reason (test/slurm/cluster.ts)", () => {
+  const ALL = ['slurmctld', 'slurmd', 'sbatch', 'squeue', 'scancel', 'sinfo'];
+
+  test('root with Slurm installed: runs', () => {
+    assert.equal(slurmSkipReason(0, []), null);
+  });
+
+  test('root without Slurm: what is missing and how to install it, never "not root"', () => {
+    const why = slurmSkipReason(0, ALL)!;
+    assert.equal(why, `Slurm is not installed (${ALL.join(', ')} missing; apt-get install slurm-wlm munge)`);
+    assert.doesNotMatch(why, /not root/);
+    assert.doesNotMatch(slurmSkipReason(0, ['sinfo'])!, /not root/);
+  });
+
+  test('another user: not root, with its uid; without Slurm, both reasons', () => {
+    assert.equal(slurmSkipReason(1000, []), 'not root (uid 1000; slurmd must run as root)');
+    assert.equal(
+      slurmSkipReason(1000, ['slurmd']),
+      'Slurm is not installed (slurmd missing; sudo apt-get install slurm-wlm munge), and not root (uid 1000; slurmd must run as root)',
+    );
+    assert.equal(slurmSkipReason(undefined, []), 'not root (user id not known; slurmd must run as root)');
   });
 });

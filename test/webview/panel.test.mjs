@@ -499,7 +499,11 @@ async function checkCharts(page, r) {
     );
     return charts;
   }
-  assert.ok(res.legend.includes('Achieved occupancy (%, ncu)'), 'achieved occupancy');
+  // achieved occupancy only where ncu counted some (the CUPTI timer alone counts none), its source in the caption
+  const counted = r.variants.some(v => isNum(v.achievedOccupancy) || v.instantiations?.some(x => isNum(x.achievedOccupancy)));
+  assert.equal(res.legend.includes('Achieved occupancy (%, ncu)'), counted, `achieved occupancy in the legend: ${res.legend.join(', ')}`);
+  const resCaption = await page.locator('figure[data-chart="resources"] figcaption').textContent();
+  assert.match(resCaption, counted ? /; achieved occupancy (measured|counted) by ncu / : /; no achieved occupancy/);
   const st = charts.stalls;
   const { groups } = stallGroups(r);
   assert.equal(st.legend[0], 'no_instruction (i-cache miss)', 'no_instruction first in the stack');
@@ -1330,10 +1334,23 @@ describe('kernel comparison', () => {
       caption,
     );
     assert.equal((first / last).toFixed(0), '12');
-    // without the counters (the CUPTI timer's replay), no such chart
+    // achieved occupancy: counted by ncu in the extra counter run beside the CUPTI timer's
+    const resources = (await readCharts(page)).resources;
+    assert.ok(resources.legend.includes('Achieved occupancy (%, ncu)'), resources.legend.join(', '));
+    assert.match(
+      await page.locator('figure[data-chart="resources"] figcaption').textContent(),
+      /^Registers per thread of each kernel; achieved occupancy counted by ncu in an extra run beside the CUPTI timer's \(--counters on/,
+    );
+    // without the counters (the CUPTI timer's replay), no such chart, and no achieved occupancy drawn
     await postResult(page, r);
     assert.equal(await page.locator('figure[data-chart="executed"]').count(), 0, 'no executed chart without counters');
-    assert.ok(!('executed' in (await readCharts(page))));
+    const uncounted = await readCharts(page);
+    assert.ok(!('executed' in uncounted));
+    assert.deepEqual(uncounted.resources.legend, ['Registers / thread', 'Spill bytes (stores + loads)', 'Theoretical occupancy (%)']);
+    assert.match(
+      await page.locator('figure[data-chart="resources"] figcaption').textContent(),
+      /; no achieved occupancy: the CUPTI timer counts it only with --counters on/,
+    );
     await assertClean(page, log);
   });
 });

@@ -4,6 +4,7 @@ import type { ChartConfiguration, ChartDataset, Scale } from 'chart.js';
 import { fmtBytes, fmtCompact, fmtFactor, fmtInt, fmtPercent, fmtRange, fmtRatio, fmtShare, fmtSpeedup, fmtUs } from './format';
 import { NO_INSTRUCTION, OTHER_STALLS, stallLabel } from './model';
 import type { VariantView, ViewModel } from './model';
+import { achievedSeries } from './occupancy';
 import { faded, hatched } from './theme';
 import type { Theme } from './theme';
 import type { DecorOptions, LegendEntry, RefLine } from './chartDecor';
@@ -234,13 +235,12 @@ export function resourcesChart(k: ChartKit): ChartConfiguration {
   const spillAxis = spills.some(v => v !== null && v > 0);
   const registers = m.variants.map(x => (x.ok ? x.num('registers') : null));
   const datasets = resourceDatasets(k, registers, spills, spillAxis);
+  const achieved = achievedSeries(m);
   const legend: LegendEntry[] = [
     { text: 'Registers / thread', fill: t.blue, datasetIndex: 0 },
     { text: 'Spill bytes (stores + loads)', fill: t.red, datasetIndex: 1 },
     { text: 'Theoretical occupancy (%)', fill: 'transparent', stroke: t.green, lineWidth: 2, datasetIndex: 2 },
-    ...(m.gpu
-      ? [{ text: 'Achieved occupancy (%, ncu)', fill: 'transparent', stroke: t.yellow, lineWidth: 2, lineDash: [5, 3], datasetIndex: 3 }]
-      : []),
+    ...(achieved ? [{ text: achieved, fill: 'transparent', stroke: t.yellow, lineWidth: 2, lineDash: [5, 3], datasetIndex: 3 }] : []),
   ];
   return {
     type: 'bar',
@@ -256,6 +256,7 @@ export function resourcesChart(k: ChartKit): ChartConfiguration {
 /** Registers and spill bars (spills on their own axis `ys` when any), occupancy lines on the right axis. */
 function resourceDatasets(k: ChartKit, registers: (number | null)[], spills: (number | null)[], spillAxis: boolean): ChartDataset<'bar'>[] {
   const { m, t } = k;
+  const achieved = achievedSeries(m);
   const outline = k.outline();
   const bar = (label: string, colour: string, data: (number | null)[], axis: string): ChartDataset<'bar'> => ({
     label,
@@ -294,7 +295,7 @@ function resourceDatasets(k: ChartKit, registers: (number | null)[], spills: (nu
       },
       [],
     ),
-    ...(m.gpu ? [line('Achieved occupancy (%, ncu)', t.yellow, x => x.num('achievedOccupancy'), [5, 3])] : []),
+    ...(achieved ? [line(achieved, t.yellow, x => x.num('achievedOccupancy'), [5, 3])] : []),
   ] as ChartDataset<'bar'>[];
 }
 

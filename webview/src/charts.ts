@@ -26,6 +26,7 @@ import { baseOptions, decoratedOptions, MANY_VARIANTS, outline } from './chartOp
 import type { PointerHandlers } from './chartOptions';
 import { executedChart, icacheChart, resourcesChart, sizeChart, speedupChart, stallsChart, unrollChart } from './chartConfigs';
 import type { ChartKit } from './chartConfigs';
+import { resourcesCaption } from './occupancy';
 import { heatmapOf } from './heatmap';
 import type { Heatmap } from './heatmap';
 import { HeatmapView } from './heatmapView';
@@ -255,9 +256,7 @@ export class ChartPanel {
       case 'size':
         return `Loop bytes = loop SASS instructions × 16. I-cache budget ${fmtBytes(r.icacheBudgetBytes)}: ${r.icacheBudgetNote}`;
       case 'resources':
-        return m.gpu
-          ? 'Theoretical occupancy from registers and shared memory; achieved occupancy measured by ncu (% of peak warps).'
-          : 'Theoretical occupancy from registers and shared memory at the block size of the estimate.';
+        return resourcesCaption(m);
       case 'unroll':
         return "Copies of one loop iteration in the hot machine-code loop (nvcc's effective unroll); crosses mark the factor requested.";
     }
@@ -307,7 +306,7 @@ function comparisonCaption(id: ChartId, m: ViewModel): string | null {
     case 'size':
       return `Kernel bytes = SASS instructions of each kernel × 16. I-cache budget ${fmtBytes(m.result.icacheBudgetBytes)}: ${m.result.icacheBudgetNote}`;
     case 'resources':
-      return 'Registers per thread of each kernel; achieved occupancy measured by ncu (% of peak warps; none with the CUPTI timer).';
+      return resourcesCaption(m);
     default:
       return null;
   }
@@ -357,8 +356,9 @@ function staticNotice(): HTMLElement {
       text:
         'These numbers come from the compiler alone: SASS size, registers, spills, theoretical occupancy and the unroll ' +
         'factor nvcc really applied. A GPU run adds kernel timings (median and interquartile range of repeated launches), ' +
-        'the speedup of every variant over the file as written with a noise check, achieved occupancy, and warp-stall ' +
-        'reasons (no_instruction shows instruction-cache misses from code bloat).',
+        'the speedup of every variant over the file as written with a noise check, warp-stall reasons (no_instruction ' +
+        'shows instruction-cache misses from code bloat) and, where ncu counts them (the ncu timer, or counters on), ' +
+        'achieved occupancy and executed instructions.',
     }),
     h('p', {
       text:

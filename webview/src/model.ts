@@ -57,6 +57,11 @@ export interface ViewModel {
   comparison: boolean;
   /** Some row has executed instructions (ncu): the table shows the column. */
   executed: boolean;
+  /**
+   * Some row has an achieved occupancy (ncu counts it: in its timed runs, or in the extra counter
+   * run beside the CUPTI timer's): the resources chart draws it.
+   */
+  achieved: boolean;
   variants: VariantView[];
   byId: Map<string, VariantView>;
   /** Loop lines as the variant records key them ("72"). */
@@ -106,6 +111,7 @@ export function buildModel(recorded: SweepResult): ViewModel {
     result,
     comparison,
     executed: views.some(x => x.num('executedInstructions') !== null),
+    achieved: views.some(x => x.num('achievedOccupancy') !== null),
     variants: views,
     byId,
     loopLines,

@@ -27,6 +27,7 @@ import { exhaustive, Score, SearchSpace, Strategy, strategyByName } from './stra
 import { CodeRegistry } from './variant';
 import { sha256 } from './applyTarget';
 import { conditionsText } from '../../schema/measurementText';
+import { pointsText } from '../../schema/sweepCounts';
 import { sweepConfidence } from './confidence';
 import { sampleUntilCertain } from './adaptive';
 import { remedies } from '../base/remedies';
@@ -214,7 +215,7 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
   result.notes = sweepNotes(result, space, runner);
   if (runner.demangled) result.demangled = runner.demangled;
   if (launchWarps) result.notes.push(`instruction-cache model at ${launchWarps.warpsPerSm} warps/SM, from ${launchWarps.source}`);
-  progress('done', null, null, result.complete ? `${result.evaluations} variants` : 'cancelled');
+  progress('done', null, null, `${result.complete ? '' : 'cancelled after '}${pointsText(result)}`);
   return result;
 }
 
@@ -441,7 +442,7 @@ function sweepNotes(r: SweepResult, space: SweepSpace, runner: SweepRunner): str
   if (same) {
     notes.push(
       `${same} of ${r.variants.length} variants ${same === 1 ? 'has' : 'have'} the same machine code as an earlier one` +
-        `${r.static ? '' : ' and reuse its timing'} (nvcc ignored or capped the request, or the change did not matter)`,
+        `${r.static ? '' : same === 1 ? ' and reuses its timing' : ' and reuse its timing'} (nvcc ignored or capped the request, or the change did not matter)`,
     );
   }
   const cached = r.variants.filter(v => v.cached).length;

@@ -31,7 +31,7 @@ const PHASE_TEXT: Record<SweepProgress['phase'], string> = {
   build: 'building',
   disassemble: 'reading SASS',
   check: 'checking the result',
-  time: 'timing under ncu',
+  time: 'timing on the GPU',
   stalls: 'sampling stalls',
   'source-stalls': 'sampling stalls per source line',
   reuse: 'same machine code as an earlier variant',
