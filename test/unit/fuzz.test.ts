@@ -28,6 +28,7 @@ describe('fuzz: incremental documents and the language server', () => {
       3458115460: 'manual-unroll pair memo shared across functions of a broken tree',
       900012479: "a PM_KERNEL kernel's body edited: the fast path's lookup must know the kernels",
       4125150401: 'a name declared at namespace scope by broken pasted code (cache key: items digest)',
+      242106343: "U+FEFF typed between items: JavaScript's white space, not the grammar's (fast path)",
     };
     for (const [seed, what] of Object.entries(seeds)) {
       const f = runCase(ck, generateCase(Number(seed)));

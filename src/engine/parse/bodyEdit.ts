@@ -65,14 +65,15 @@ const ITEM_LISTS = new Set([
  * changed nothing but that white space: no item's text, kind or column changed.
  */
 function betweenItems(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit, changed: ChangedRange[], read: TextReader): boolean {
-  if (/\S/.test(edit.removed) || /\S/.test(edit.inserted)) return false;
+  // The grammar's white space, not JavaScript's `\s` (which takes U+FEFF, a syntax error to tree-sitter).
+  if (/[^ \t\r\n\f\v]/.test(edit.removed) || /[^ \t\r\n\f\v]/.test(edit.inserted)) return false;
   if (changed.some(r => r.startIndex < edit.start || r.endIndex > edit.newEnd)) return false;
   if (prev.functions.some(f => f.start <= edit.start && edit.start < f.end)) return false;
   const around = tree.rootNode.descendantForIndex(Math.max(0, edit.start - 1), edit.newEnd);
   if (!around || !ITEM_LISTS.has(around.type)) return false;
   const rest = read(edit.newEnd, edit.newEnd + 4096);
   const lineEnd = rest.indexOf('\n');
-  return /^[^\S\n]*(\/\/.*)?$/.test(lineEnd === -1 ? rest : rest.slice(0, lineEnd));
+  return /^[ \t\r\f\v]*(\/\/.*)?$/.test(lineEnd === -1 ? rest : rest.slice(0, lineEnd));
 }
 
 /** Characters [start, end) of the document after the edit, as written. */

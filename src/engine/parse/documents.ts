@@ -375,7 +375,7 @@ function keepsBranchSelection(text: SegmentedText, changes: TextChange[]): boole
   if (lineStart >= 2 && text.slice(lineStart - 2, lineStart - 1) === '\\') return false;
   if (lineStart >= 3 && text.slice(lineStart - 3, lineStart - 1) === '\\\r') return false;
   // White space changes no code character, so none before a group either.
-  if (!/\S/.test(c.text) && !/\S/.test(removed)) return true;
+  if (!/[^ \t\r\f\v]/.test(c.text) && !/[^ \t\r\f\v]/.test(removed)) return true;
   const after = text.slice(c.start + c.length, c.start + c.length + 512);
   const next = /\S/.exec(after);
   // A comment between: the last code character before a group may be the edited one.
