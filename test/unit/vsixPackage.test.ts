@@ -12,11 +12,11 @@ import { REPO_ROOT } from './helpers';
 
 /**
  * The .vsix in bytes. Measured 3,191,177 before issue 27 (13 files, two thirds of it the README's
- * seven screenshots, embedded as data: URLs) and 1,878,483 after (the same 13 files, the
- * screenshots as palette PNGs); the budget is that plus about 6 %. docs/measurements.md,
- * "Issue 27: the package".
+ * seven screenshots, embedded as data: URLs) and 1,322,920 after (19 files, one screenshot); with
+ * issue 43's second README picture (the first session's CodeLens) 1,589,209, and the budget is
+ * that plus about 10 %. docs/measurements.md, "Issue 27: the package".
  */
-const VSIX_BUDGET_BYTES = 1_450_000;
+const VSIX_BUDGET_BYTES = 1_750_000;
 
 interface PackagedFile {
   /** Archive entry: extension/dist/server.js. */
