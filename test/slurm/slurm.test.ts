@@ -129,22 +129,30 @@ test('a GPU sweep through real Slurm: one task scancelled midway, the re-run sub
 
     // 1: submitted; the array's running task is scancelled once the first of its points has landed
     let killed = '';
+    /** Tasks cancelled too late: they had written their result. */
+    const missed: string[] = [];
     const results = () =>
       (fs.readdirSync(path.join(shared, 'slurm'), { recursive: true }) as string[]).filter(f => /results\/[0-9a-f]+\.json$/.test(f));
+    const jobsWithResults = () =>
+      results().map(f => {
+        const sealed = JSON.parse(fs.readFileSync(path.join(shared, 'slurm', f), 'utf8')) as { body: string };
+        return (JSON.parse(sealed.body) as { measuredOn: { job: string } }).measuredOn.job;
+      });
     const first = await sweep(root, slurmArgs, { ...cluster.env, UL_PHASE: 'first' }, async () => {
       const end = Date.now() + 300_000;
       while (!killed && Date.now() < end) {
         await new Promise(r => setTimeout(r, 300));
         if (!fs.existsSync(path.join(shared, 'slurm')) || results().length < 2) continue;
         // a task still measuring: RUNNING, and no result of it yet (one that has written its result may still be listed)
-        const done = results().map(f => {
-          const sealed = JSON.parse(fs.readFileSync(path.join(shared, 'slurm', f), 'utf8')) as { body: string };
-          return (JSON.parse(sealed.body) as { measuredOn: { job: string } }).measuredOn.job;
-        });
-        const running = squeue(cluster.env).find(([id, state]) => state === 'RUNNING' && !done.includes(id));
+        const done = jobsWithResults();
+        const running = squeue(cluster.env).find(([id, state]) => state === 'RUNNING' && !done.includes(id) && !missed.includes(id));
         if (running) {
-          killed = running[0];
-          execFileSync('scancel', [killed], { env: { ...process.env, ...cluster.env } });
+          execFileSync('scancel', [running[0]], { env: { ...process.env, ...cluster.env } });
+          // The task may have written its result between the look and the cancel (its point is
+          // not lost then): only a task with no result a moment after the cancel counts.
+          await new Promise(r => setTimeout(r, 1500));
+          if (jobsWithResults().includes(running[0])) missed.push(running[0]);
+          else killed = running[0];
         }
       }
     });
