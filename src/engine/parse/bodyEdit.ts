@@ -100,11 +100,8 @@ function reanalyzeOneBody(
     // Typing inside a comment (a file's header comment, a note between functions) changes
     // nothing but the offsets after it.
     if (insideOneComment(tree, edit, changed)) {
-      const functions = prev.functions.map(g =>
-        g.start < edit.start
-          ? g
-          : { ...g, start: g.start + delta, end: g.end + delta, bodyStart: g.bodyStart + delta, bodyEnd: g.bodyEnd + delta },
-      );
+      // One line: no line moves, only offsets.
+      const functions = prev.functions.map(g => (g.start < edit.start ? g : movedByEdit(g, delta, 0)));
       return { ...prev, functions, defs: defsMoved(prev.defs, edit) };
     }
     // White space typed between items (a blank line between functions, an indent before a
