@@ -35,8 +35,11 @@ function walked(root: Node) {
   };
 }
 
+// The first 32 lookups of a kind read the places that spell the name; later ones read an index of
+// the whole file built in one walk (fileIndex.ts WALK_LOOKUPS): files with more names test both.
 test('lookups by name find exactly the nodes, in the order, that a walk of the whole tree finds', async () => {
   const parser = await createCudaParser();
+  let pastWalkLimit = 0;
   const files = execFileSync('git', ['ls-files', '*.cu', '*.cuh'], { cwd: REPO_ROOT, encoding: 'utf8' }).split('\n').filter(Boolean);
   let names = 0;
   for (const rel of files) {
@@ -46,6 +49,7 @@ test('lookups by name find exactly the nodes, in the order, that a walk of the w
       const index = new FileIndex(tree.rootNode, new Map());
       // Every name a walk finds, and names it does not (a substring, a keyword, an unused name).
       const probes = new Set([...want.call.keys(), ...want.function.keys(), ...want.template.keys(), 'i', 'a', 'for', 'x_never_used']);
+      if (probes.size > 40) pastWalkLimit++;
       for (const name of probes) {
         const ids = (nodes: Node[]) => nodes.map(n => n.id);
         assert.deepEqual(ids(index.callsNamed(name)), want.call.get(name) ?? [], `${rel}: calls of ${name}`);
@@ -58,4 +62,28 @@ test('lookups by name find exactly the nodes, in the order, that a walk of the w
     }
   }
   assert.ok(names > 500, `only ${names} names compared`);
+  assert.ok(pastWalkLimit >= 5, `only ${pastWalkLimit} files look up more names than the walk limit`);
+});
+
+test('a name looked up again after the whole-file index exists gives the same nodes, and the empty name none', async () => {
+  const parser = await createCudaParser();
+  const calls = Array.from({ length: 40 }, (_, i) => `  f${i}(x);`).join('\n');
+  const tree = parser.parse(`__device__ void g(int x) {\n${calls}\n  f3(x); ns::f3(x); obj.f3(x); f3<8>(x);\n}\n`)!;
+  try {
+    const index = new FileIndex(tree.rootNode, new Map());
+    const early = index.callsNamed('f3').map(n => n.text);
+    for (let i = 0; i < 40; i++) index.callsNamed(`f${i}`);
+    index.callsNamed('never_called');
+    const fresh = new FileIndex(tree.rootNode, new Map());
+    for (let i = 0; i < 40; i++) fresh.callsNamed(`f${i + 100}`);
+    assert.deepEqual(early, ['f3(x)', 'f3(x)', 'ns::f3(x)', 'obj.f3(x)', 'f3<8>(x)']);
+    assert.deepEqual(
+      fresh.callsNamed('f3').map(n => n.text),
+      early,
+      'from the whole-file index',
+    );
+    assert.deepEqual(fresh.callsNamed(''), []);
+  } finally {
+    tree.delete();
+  }
 });

@@ -8,6 +8,8 @@ import { named } from './syntaxTree';
 export const CLASS_TYPES = new Set(['struct_specifier', 'class_specifier', 'union_specifier']);
 /** A character that continues an identifier token (or a number's). */
 const IDENT_CHAR = /^[A-Za-z0-9_$]$/;
+/** Lookups of one kind by walking the text before the whole file is indexed for that kind. */
+const WALK_LOOKUPS = 32;
 
 /** One class (or specialisation) in the file. */
 interface ClassInfo {
@@ -89,17 +91,43 @@ export class FileIndex {
   private text: string | null = null;
   private readonly named = new Map<string, Node[]>();
 
+  /** Lookups by name that walked the text, by kind: past WALK_LOOKUPS, the kind is indexed whole. */
+  private readonly lookups = new Map<string, number>();
+  /** Every node of a kind by the name `keyOf` gives it, built in one walk (see byName). */
+  private readonly wholeIndex = new Map<string, Map<string, Node[]>>();
+
   /**
-   * The nodes of `type` that `accept` takes, among the ancestors of each place the file's text
-   * spells `name`, in document order. Every node a lookup by name wants has the name's text inside
-   * it (a call's callee, a definition's declarator, a template-id's name), so this finds exactly
-   * the nodes a walk of the whole tree would, reading only the few places that spell the name: a
-   * walk visits every node of the file, tens of ms on each keystroke in a 5,000-line one.
+   * The nodes of `type` whose name (`keyOf`) is `name`, in document order. Every such node has the
+   * name's text inside it (a call's callee, a definition's declarator, a template-id's name), so
+   * the first lookups of a kind read only the few places that spell the name, among their
+   * ancestors: a walk visits every node of the file, tens of ms on each keystroke in a 5,000-line
+   * one. A whole-file analysis looks up hundreds of names in one file (CUTLASS's GMMA headers:
+   * thousands of class templates, each searched for over 40,000 lines), so past WALK_LOOKUPS
+   * lookups of a kind one walk of the tree indexes every node of it by name: the same nodes, as
+   * a walk finds them.
    */
-  private byName(kind: string, name: string, type: string, accept: (n: Node) => boolean): Node[] {
+  private byName(kind: string, name: string, type: string, keyOf: (n: Node) => string | undefined): Node[] {
     const key = `${kind}\u0000${name}`;
     const known = this.named.get(key);
     if (known) return known;
+    if (!name) return [];
+    const whole = this.wholeIndex.get(kind);
+    if (whole) return whole.get(name) ?? [];
+    const count = (this.lookups.get(kind) ?? 0) + 1;
+    this.lookups.set(kind, count);
+    if (count > WALK_LOOKUPS) {
+      const index = new Map<string, Node[]>();
+      for (const n of this.root.descendantsOfType(type)) {
+        if (!n) continue;
+        const k = keyOf(n);
+        if (k === undefined) continue;
+        const list = index.get(k);
+        if (list) list.push(n);
+        else index.set(k, [n]);
+      }
+      this.wholeIndex.set(kind, index);
+      return index.get(name) ?? [];
+    }
     const out: Node[] = [];
     const seen = new Set<number>();
     this.text ??= this.root.text;
@@ -109,13 +137,13 @@ export class FileIndex {
     // place where the text goes on with one (`offset` in `offsets`) is inside a longer token.
     const checkBefore = IDENT_CHAR.test(name[0] ?? '');
     const checkAfter = IDENT_CHAR.test(name[name.length - 1] ?? '');
-    for (let i = name ? text.indexOf(name) : -1; i !== -1; i = text.indexOf(name, i + 1)) {
+    for (let i = text.indexOf(name); i !== -1; i = text.indexOf(name, i + 1)) {
       if ((checkBefore && IDENT_CHAR.test(text[i - 1] ?? '')) || (checkAfter && IDENT_CHAR.test(text[i + name.length] ?? ''))) continue;
       const start = base + i;
       for (let n: Node | null = this.root.descendantForIndex(start, start + name.length - 1); n; n = n.parent) {
         if (n.type !== type || seen.has(n.id)) continue;
         seen.add(n.id);
-        if (accept(n)) out.push(n);
+        if (keyOf(n) === name) out.push(n);
       }
     }
     // Document order, as a walk finds them: by start, the enclosing node first.
@@ -126,7 +154,7 @@ export class FileIndex {
 
   /** Every `Name<…>` in the file (template-ids naming a type), by name. */
   templateTypesNamed(name: string): Node[] {
-    return this.byName('template', name, 'template_type', n => n.childForFieldName('name')?.text === name);
+    return this.byName('template', name, 'template_type', n => n.childForFieldName('name')?.text);
   }
 
   classesNamed(name: string): ClassInfo[] {
@@ -159,14 +187,14 @@ export class FileIndex {
       let f = n.childForFieldName('function');
       if (f?.type === 'field_expression') f = f.childForFieldName('field');
       if (f?.type === 'template_function') f = f.childForFieldName('name');
-      return f?.text.split('::').pop() === name;
+      return f?.text.split('::').pop();
     });
   }
 
   functionsNamed(name: string): Node[] {
     return this.byName('function', name, 'function_definition', n => {
       const decl = n.childForFieldName('declarator');
-      return decl?.type === 'function_declarator' && decl.childForFieldName('declarator')?.text.split('::').pop() === name;
+      return decl?.type === 'function_declarator' ? decl.childForFieldName('declarator')?.text.split('::').pop() : undefined;
     });
   }
 
