@@ -363,6 +363,30 @@ __global__ void k(float* x) { Tile<8> t; t.run(x); }`;
     assert.deepEqual(f.instantiations, [{ N: 8 }]);
   });
 
+  test('every member of a class template takes the same instantiations; a member defined outside is no instantiation', async () => {
+    // scopes.ts reads a class's instantiations once and gives them to each member (cached by
+    // class); \`Tile<N, M>::both\` names the template itself, not an instantiation with N and M unknown
+    const src = `template <int N, int M> struct Tile {
+  __device__ void run(float* x) { for (int i = 0; i < N; ++i) x[i] = 0; }
+  __device__ void cols(float* x) { for (int j = 0; j < M; ++j) x[j] = 0; }
+  __device__ void both(float* x);
+};
+template <int N, int M> __device__ void Tile<N, M>::both(float* x) { for (int k = 0; k < N * M; ++k) x[k] = 0; }
+__global__ void k(float* x) { Tile<8, 2> a; a.run(x); Tile<4, 3>::cols(x); Tile<8, 2> b; b.both(x); }`;
+    const a = await analyze(src);
+    const byInst = (name: string) => kernel(a, name).loops.map(l => l.tripCountByInstantiation?.map(b => b.tripCount));
+    assert.deepEqual(kernel(a, 'run').instantiations, [
+      { N: 8, M: 2 },
+      { N: 4, M: 3 },
+    ]);
+    assert.deepEqual(kernel(a, 'cols').instantiations, [
+      { N: 8, M: 2 },
+      { N: 4, M: 3 },
+    ]);
+    assert.deepEqual(byInst('run'), [[8, 4]]);
+    assert.deepEqual(byInst('cols'), [[2, 3]]);
+  });
+
   test('wmma num_elements, CuTe static shapes, sizeof and constexpr functions are compile-time', async () => {
     const src = `constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
 struct Cfg { int n; };

@@ -86,6 +86,22 @@ function isClassView(t: TypeResult): t is ClassView {
   return typeof t === 'object';
 }
 
+/**
+ * `Tile<N, M>` in `template <int N, int M> void Tile<N, M>::run(…) {…}` (or a static member's
+ * `int Tile<N>::count = …`): the definition of a member outside its class names the class
+ * template with its own parameters. That is the template itself, not an instantiation of it.
+ */
+function namesOutOfClassMember(n: Node): boolean {
+  const q = n.parent;
+  if (q?.type !== 'qualified_identifier' || q.childForFieldName('scope')?.id !== n.id) return false;
+  let d: Node = q;
+  while (d.parent && d.parent.type === 'qualified_identifier') d = d.parent;
+  const owner = d.parent;
+  if (!owner || owner.childForFieldName('declarator')?.id !== d.id) return false;
+  if (owner.type === 'function_declarator') return owner.parent?.type === 'function_definition' || owner.parent?.type === 'declaration';
+  return owner.type === 'init_declarator' || owner.type === 'declaration';
+}
+
 function bindingKey(b: Map<string, number>): string {
   return [...b].map(([k, v]) => `${k}=${v}`).join(',');
 }
@@ -96,6 +112,8 @@ export class ScopeLookup {
   /** plainWrites per function and parameter name. */
   private paramWrites = new Map<string, { end: number; value: Node }[] | null>();
   private active = new Set<string>();
+  /** classInstantiations by class node id. */
+  private classInsts = new Map<number, Map<string, number>[]>();
 
   /** Start offsets of the file's __global__ functions: their parameters are launch arguments, run-time values. */
   readonly kernelStarts = new Set<number>();
@@ -186,11 +204,24 @@ export class ScopeLookup {
   classInstantiations(classes: ClassView[]): Map<string, number>[] {
     const info = classes[0]?.info;
     if (!info || !info.templateParams.length || info.specArgs) return [];
+    // The same for every member function of the class (read from the places that name it): each
+    // of a class template's members asked again, a walk of every `tvec<T, N>` in the file each
+    // (tiny-cuda-nn's vec.h). Kept only when asked outside any evaluation, whose recursion guard
+    // could have left an argument unevaluated.
+    const cached = this.classInsts.get(info.node.id);
+    if (cached) return cached;
+    const out = this.readClassInstantiations(info);
+    if (!this.active.size) this.classInsts.set(info.node.id, out);
+    return out;
+  }
+
+  private readClassInstantiations(info: ClassView['info']): Map<string, number>[] {
     const out: Map<string, number>[] = [];
     const seen = new Set<string>();
     for (const n of this.index.templateTypesNamed(info.name)) {
       if (n.parent && CLASS_TYPES.has(n.parent.type) && n.parent.childForFieldName('name')?.id === n.id) continue;
       if (n.startIndex >= info.node.startIndex && n.endIndex <= info.node.endIndex) continue;
+      if (namesOutOfClassMember(n)) continue;
       const args = named(n.childForFieldName('arguments'));
       const key = args.map(a => a.text.replace(/\s+/g, '')).join(',');
       if (seen.has(key)) continue;
