@@ -11,6 +11,7 @@ import {
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import {
   CudaDocuments,
+  type FileAnalysis,
   MacroTable,
   defaultCacheDir,
   fromLoopReport,
@@ -19,7 +20,7 @@ import {
   processGuard,
   useRemedies,
 } from '../engine';
-import { codeLenses, diagnostics, hover, projectRunConfigured } from './features';
+import { codeLenses, diagnostics, hover, outlineCodeLenses, projectRunConfigured, resolveCodeLens } from './features';
 import {
   AnalysisStatusNotification,
   BenchLoopRequest,
@@ -32,6 +33,7 @@ import {
   LoadResultRequest,
   InitializationOptions,
   LoopVariantsRequest,
+  LoopSummaryLensData,
   PragmaEditsRequest,
   SassListingRequest,
   Settings,
@@ -76,8 +78,40 @@ docsReady.catch(e => connection.console.error(`Unroll Lens: cannot load the CUDA
 
 /** Document events must apply in order: offsets of an edit refer to the text after the previous one. */
 let syncQueue: Promise<unknown> = Promise.resolve();
-function inOrder(task: () => Promise<void>): void {
-  syncQueue = syncQueue.then(task).catch(e => connection.console.error(`Unroll Lens: ${e instanceof Error ? e.stack : e}`));
+/**
+ * Settles once every document event received so far has its text parsed: an open's analysis may
+ * still be running then (CodeLens answers from the parse meanwhile). A task calls `parsed` when it
+ * has; the end of the task counts as that.
+ */
+let parsedQueue: Promise<unknown> = Promise.resolve();
+function inOrder(task: (parsed: () => void) => Promise<void>): void {
+  let parsed!: () => void;
+  parsedQueue = new Promise<void>(resolve => (parsed = resolve));
+  syncQueue = syncQueue
+    .then(() => task(parsed))
+    .catch(e => connection.console.error(`Unroll Lens: ${e instanceof Error ? e.stack : e}`))
+    .finally(parsed);
+}
+
+/** How long an open analyses before it lets requests that came meanwhile be answered. */
+const OPEN_STEP_MS = 15;
+const nextTurn = () => new Promise<void>(resolve => setImmediate(resolve));
+
+/**
+ * Analyses a document just opened (docs.openParsed) one function at a time, letting the event loop
+ * answer requests every OPEN_STEP_MS: a CodeLens request that came with the open is answered from
+ * the parse at once (outlineCodeLenses), the loops' summaries resolved when this is done.
+ */
+async function analyseOpened(docs: CudaDocuments, uri: string): Promise<FileAnalysis | null> {
+  const steps = docs.analysisSteps(uri);
+  await nextTurn();
+  let until = performance.now() + OPEN_STEP_MS;
+  for (let r = steps.next(); ; r = steps.next()) {
+    if (r.done) return r.value ?? docs.analysis(uri);
+    if (performance.now() < until) continue;
+    await nextTurn();
+    until = performance.now() + OPEN_STEP_MS;
+  }
 }
 
 function log(message: string): void {
@@ -98,7 +132,7 @@ connection.onInitialize((params): InitializeResult => {
   log(`server ${process.version} pid ${process.pid} started for ${params.clientInfo?.name ?? 'unknown client'}`);
   return {
     capabilities: {
-      codeLensProvider: { resolveProvider: false },
+      codeLensProvider: { resolveProvider: true },
       codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
       hoverProvider: true,
       textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental, save: { includeText: false } },
@@ -233,7 +267,7 @@ function refuseOversized(docs: CudaDocuments, uri: string, text: string): boolea
 }
 
 connection.onDidOpenTextDocument(({ textDocument }) =>
-  inOrder(async () => {
+  inOrder(async parsed => {
     const t0 = performance.now();
     texts.set(textDocument.uri, TextDocument.create(textDocument.uri, textDocument.languageId, textDocument.version, textDocument.text));
     const docs = await docsReady;
@@ -253,7 +287,10 @@ connection.onDidOpenTextDocument(({ textDocument }) =>
     // The first reading of a file's headers can take a second (all of CUB): the file opens with
     // the built-in table and gets its own right after; queued once the requests that came with
     // the open (CodeLens, hover) are in line, so they do not wait for it.
-    const a = docs.open(textDocument.uri, textDocument.text, file ?? textDocument.uri, known ?? MacroTable.builtin);
+    docs.openParsed(textDocument.uri, textDocument.text, file ?? textDocument.uri, known ?? MacroTable.builtin);
+    parsed();
+    const a = await analyseOpened(docs, textDocument.uri);
+    if (!a) return;
     if (!known)
       setTimeout(
         () =>
@@ -360,14 +397,24 @@ connection.onDidCloseTextDocument(({ textDocument }) =>
 );
 
 connection.onCodeLens(async ({ textDocument }) => {
-  await syncQueue;
+  const uri = textDocument.uri;
+  await parsedQueue;
   const docs = await docsReady;
-  const analysis = docs.analysis(textDocument.uri);
+  // An open still analysing (analyseOpened): the lenses the parse gives, summaries resolved later.
+  const analysis = docs.analysed(uri);
+  const outline = analysis ? null : docs.outline(uri);
   // a file that builds a program by itself (or through the project's compile command) can compare its kernels
-  const program = docs.definesMain(textDocument.uri) || settings.profile.compileCommand.length > 0 || projectRunConfigured(settings);
-  return analysis
-    ? codeLenses(textDocument.uri, analysis, settings, sassFacts(textDocument.uri), headerUnit(textDocument.uri), program)
-    : [];
+  const main = analysis ? docs.definesMain(uri) : (outline?.definesMain ?? false);
+  const program = main || settings.profile.compileCommand.length > 0 || projectRunConfigured(settings);
+  if (analysis) return codeLenses(uri, analysis, settings, sassFacts(uri), headerUnit(uri), program);
+  return outline ? outlineCodeLenses(uri, outline, settings, sassFacts(uri), headerUnit(uri), program) : [];
+});
+
+connection.onCodeLensResolve(async lens => {
+  await syncQueue;
+  const uri = (lens.data as LoopSummaryLensData | undefined)?.uri;
+  const analysis = uri === undefined ? null : (await docsReady).analysis(uri);
+  return analysis ? resolveCodeLens(lens, analysis) : lens;
 });
 
 connection.onHover(async ({ textDocument, position }) => {
