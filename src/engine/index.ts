@@ -34,6 +34,7 @@ export type { ToolSurvey, Toolchain } from './toolchain/toolchain';
 // parse/ — CUDA source: kernels, loops, pragmas, launches, the workspace scan, editor documents.
 export { kernelLabel, loopHoverMarkdown, loopLensSummary, manualUnrollHoverMarkdown, manualUnrollSummary } from './parse/describe';
 export { CudaDocuments } from './parse/documents';
+export { SegmentedText } from './parse/segmentedText';
 export { computeFindings } from './parse/findings';
 export { findLaunches, launchesIn } from './parse/launches';
 export type { KernelLaunch } from './parse/launches';

@@ -8,7 +8,6 @@ import {
   InitializeResult,
   TextDocumentSyncKind,
 } from 'vscode-languageserver/node';
-import { TextDocument } from 'vscode-languageserver-textdocument';
 import {
   CudaDocuments,
   type FileAnalysis,
@@ -61,11 +60,13 @@ import * as path from 'path';
 import { pathToFileURL } from 'url';
 import { EDITOR_REMEDIES } from './remedies';
 import { oversizedBytes, oversizedDiagnostic, oversizedText } from './oversized';
+import { ServerText } from './serverText';
 
 // The engine's messages name the editor's settings here, not the command line's environment.
 useRemedies(EDITOR_REMEDIES);
 const connection = createServerConnection();
-const texts = new Map<string, TextDocument>();
+/** Open documents' texts, kept in segments (serverText.ts). */
+const texts = new Map<string, ServerText>();
 let settings: Settings = { ...DEFAULT_SETTINGS };
 let hasConfiguration = false;
 let workspaceRoots: string[] = [];
@@ -240,7 +241,8 @@ const results = new ResultsService(
 );
 
 function sassFacts(uri: string) {
-  const text = texts.get(uri)?.getText();
+  // (the whole text is made only when there are facts to match it with)
+  const text = facts.has(uri) ? texts.get(uri)?.getText() : undefined;
   return text === undefined ? null : facts.get(uri, text);
 }
 
@@ -248,14 +250,15 @@ async function publish(uri: string, elapsedMs: number): Promise<void> {
   const docs = await docsReady;
   const analysis = docs.analysis(uri);
   if (!analysis) return;
-  const text = texts.get(uri)?.getText() ?? '';
-  connection.sendDiagnostics({ uri, diagnostics: [...diagnostics(analysis, settings), ...sass.diagnostics(uri, text, analysis)] });
+  const text = facts.has(uri) ? (texts.get(uri)?.getText() ?? '') : null;
+  const sassDiagnostics = text === null ? [] : sass.diagnostics(uri, text, analysis);
+  connection.sendDiagnostics({ uri, diagnostics: [...diagnostics(analysis, settings), ...sassDiagnostics] });
   connection.sendNotification(AnalysisStatusNotification, toAnalysisStatus(uri, analysis, elapsedMs));
 }
 
 /** Over the source cap: not analysed (any state dropped), said once as a warning and as the file's diagnostic. */
 const warnedOversized = new Set<string>();
-function refuseOversized(docs: CudaDocuments, uri: string, text: string): boolean {
+function refuseOversized(docs: CudaDocuments, uri: string, text: string | ServerText): boolean {
   const bytes = oversizedBytes(text);
   if (bytes === null) return false;
   if (docs.text(uri) !== undefined) docs.close(uri);
@@ -269,7 +272,7 @@ function refuseOversized(docs: CudaDocuments, uri: string, text: string): boolea
 connection.onDidOpenTextDocument(({ textDocument }) =>
   inOrder(async parsed => {
     const t0 = performance.now();
-    texts.set(textDocument.uri, TextDocument.create(textDocument.uri, textDocument.languageId, textDocument.version, textDocument.text));
+    texts.set(textDocument.uri, ServerText.create(textDocument.uri, textDocument.languageId, textDocument.version, textDocument.text));
     const docs = await docsReady;
     if (refuseOversized(docs, textDocument.uri, textDocument.text)) return;
     // An untitled buffer is analysed too; its URI stands in for the path.
@@ -338,8 +341,7 @@ connection.onDidChangeTextDocument(({ textDocument, contentChanges }) =>
     if (!doc) return;
     if (!docs.has(textDocument.uri)) {
       // A header not served yet: start serving it once it holds device code.
-      doc = TextDocument.update(doc, contentChanges, textDocument.version);
-      texts.set(textDocument.uri, doc);
+      doc = doc.update(contentChanges, textDocument.version);
       if (refuseOversized(docs, textDocument.uri, doc.getText())) return;
       const file = uriToPath(textDocument.uri);
       const table = macros.tableFor(file, doc.getText());
@@ -353,16 +355,15 @@ connection.onDidChangeTextDocument(({ textDocument, contentChanges }) =>
       if ('range' in change) {
         const start = doc.offsetAt(change.range.start);
         const end = doc.offsetAt(change.range.end);
-        directivesTouched ||= editMayChangeMacros(doc.getText(), start, end - start, change.text);
+        directivesTouched ||= editMayChangeMacros(doc.text, start, end - start, change.text);
         docs.update(textDocument.uri, [{ start, length: end - start, text: change.text }]);
       } else {
         directivesTouched = true;
         docs.replace(textDocument.uri, change.text);
       }
-      doc = TextDocument.update(doc, [change], textDocument.version);
+      doc = doc.update([change], textDocument.version);
     }
-    texts.set(textDocument.uri, doc);
-    if (refuseOversized(docs, textDocument.uri, doc.getText())) return;
+    if (refuseOversized(docs, textDocument.uri, doc)) return;
     // An edited #define or #include may change what a macro means (the table is reused when not).
     if (directivesTouched) docs.setMacros(textDocument.uri, macros.tableFor(uriToPath(textDocument.uri), doc.getText()));
     await publish(textDocument.uri, performance.now() - t0);
@@ -420,10 +421,10 @@ connection.onCodeLensResolve(async lens => {
 connection.onHover(async ({ textDocument, position }) => {
   await syncQueue;
   const analysis = (await docsReady).analysis(textDocument.uri);
-  const text = texts.get(textDocument.uri)?.getText();
   const known = sassFacts(textDocument.uri);
   // Answered from what is known: the i-cache prediction needs the build of this text, so without
   // one there is nothing to read the launches for; a build still running is said, not waited for.
+  const text = known?.file ? texts.get(textDocument.uri)?.getText() : undefined;
   const icache = analysis && text !== undefined && known?.file ? sass.icacheContext(text, analysis, textDocument.uri) : null;
   const h = analysis
     ? hover(analysis, position, known, headerUnit(textDocument.uri), textDocument.uri, icache, sass.building(textDocument.uri))
