@@ -41,7 +41,7 @@ export type { KernelLaunch } from './parse/launches';
 export { mayHoldDeviceCode } from './parse/libraryMacros';
 export { MacroTable, MacroTables, preprocessOptionsFromFlags, scanFallbackDirs, toolkitIncludeDirs } from './parse/macros';
 export type { FileAnalysis, Kernel, Loop, SourceSpan } from './parse/model';
-export type { FileOutline, OutlineKernel, OutlineLoop } from './parse/outline';
+export type { FileOutline, OutlineKernel } from './parse/outline';
 export { ScanInputError, collectScanFiles, projectScanMacros, toScanJson } from './parse/scan';
 export type { SkippedFile } from './parse/scan';
 export { scanInParallel } from './parse/scanPool';

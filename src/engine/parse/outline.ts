@@ -10,7 +10,7 @@ import { collectFunctions } from './deviceFunctions';
 import { bodyNodesByType, collectLoops } from './bodyLoops';
 import { definesMainIn } from './callGraph';
 
-export interface OutlineLoop extends Pick<Loop, 'line'> {
+interface OutlineLoop extends Pick<Loop, 'line'> {
   /** The unroll pragma before the loop (its line), as `Loop.pragma`. */
   pragma: { line: number } | null;
 }
