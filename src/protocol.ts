@@ -55,6 +55,21 @@ export function foundContextKey(id: ToolCheckId): string {
   return `unrollLens.found.${id}`;
 }
 
+/**
+ * The `data` of a loop's summary CodeLens sent before the file's analysis is done (the server
+ * answers a CodeLens request during an open from the parse alone): codeLens/resolve gives its
+ * title from the analysis. The client passes it back unread.
+ */
+export interface LoopSummaryLensData {
+  uri: string;
+  /** Index of the function in the file's analysis, and its 1-based line (checked when resolving). */
+  kernel: number;
+  kernelLine: number;
+  /** Index of the loop in the function, and its 1-based line. */
+  loop: number;
+  line: number;
+}
+
 /** Arguments of "Show SASS" (CodeLens, hover link, palette). */
 export interface ShowSassArgs {
   uri: string;

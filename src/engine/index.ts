@@ -34,12 +34,14 @@ export type { ToolSurvey, Toolchain } from './toolchain/toolchain';
 // parse/ — CUDA source: kernels, loops, pragmas, launches, the workspace scan, editor documents.
 export { kernelLabel, loopHoverMarkdown, loopLensSummary, manualUnrollHoverMarkdown, manualUnrollSummary } from './parse/describe';
 export { CudaDocuments } from './parse/documents';
+export { SegmentedText } from './parse/segmentedText';
 export { computeFindings } from './parse/findings';
 export { findLaunches, launchesIn } from './parse/launches';
 export type { KernelLaunch } from './parse/launches';
 export { mayHoldDeviceCode } from './parse/libraryMacros';
 export { MacroTable, MacroTables, preprocessOptionsFromFlags, scanFallbackDirs, toolkitIncludeDirs } from './parse/macros';
 export type { FileAnalysis, Kernel, Loop, SourceSpan } from './parse/model';
+export type { FileOutline, OutlineKernel } from './parse/outline';
 export { ScanInputError, collectScanFiles, projectScanMacros, toScanJson } from './parse/scan';
 export type { SkippedFile } from './parse/scan';
 export { scanInParallel } from './parse/scanPool';

@@ -60,6 +60,11 @@ export class DocumentFactsStore {
   /** `onChange` runs after every record: the server republishes diagnostics and CodeLens. */
   constructor(private readonly onChange: (uri: string) => void) {}
 
+  /** Whether any facts are kept for the document (of whichever text). */
+  has(uri: string): boolean {
+    return this.byUri.has(uri);
+  }
+
   /** The facts measured on exactly this text, or null. */
   get(uri: string, text: string): DocumentFacts | null {
     const facts = this.byUri.get(uri);

@@ -1,6 +1,6 @@
 // LSP features computed from one file's analysis. Pure functions (no connection) so unit
 // tests and benchmarks exercise exactly what the server sends.
-import { CodeLens, Diagnostic, DiagnosticSeverity, Hover, MarkupKind, Position, Range } from 'vscode-languageserver';
+import { CodeLens, Command, Diagnostic, DiagnosticSeverity, Hover, MarkupKind, Position, Range } from 'vscode-languageserver';
 import {
   IcacheContext,
   benchMarkdown,
@@ -14,13 +14,24 @@ import {
   manualUnrollHoverMarkdown,
   writtenLoopWarps,
   type FileAnalysis,
+  type FileOutline,
+  type OutlineKernel,
   type Kernel,
   type Loop,
   type SassFacts,
   type SourceSpan,
 } from '../engine';
 import { recommendedFactorMarkdown } from './recommendHover';
-import { BenchmarkLoopArgs, Commands, CompareKernelsArgs, DIAGNOSTIC_SOURCE, Settings, ShowSassArgs, SweepKernelArgs } from '../protocol';
+import {
+  BenchmarkLoopArgs,
+  Commands,
+  CompareKernelsArgs,
+  DIAGNOSTIC_SOURCE,
+  LoopSummaryLensData,
+  Settings,
+  ShowSassArgs,
+  SweepKernelArgs,
+} from '../protocol';
 import type { SourceLineStalls, SweepResult } from '../schema/types';
 import { HeaderUnit, NO_UNIT_HINT } from './headers';
 import * as path from 'path';
@@ -53,12 +64,53 @@ export function codeLenses(
   header: HeaderUnit | null = null,
   program = false,
 ): CodeLens[] {
+  return lensesOf(uri, analysis.kernels, settings, sass, header, program, (k, loop) => summaryCommand(uri, k, loop));
+}
+
+/**
+ * The same lenses from what the parse alone gives (a file being opened, its analysis running):
+ * each loop's summary, which needs the analysis, is left to codeLens/resolve (resolveCodeLens).
+ */
+export function outlineCodeLenses(
+  uri: string,
+  outline: FileOutline,
+  settings: Settings,
+  sass: SassFacts | null = null,
+  header: HeaderUnit | null = null,
+  program = false,
+): CodeLens[] {
+  return lensesOf(uri, outline.kernels, settings, sass, header, program, null);
+}
+
+/** A summary lens of outlineCodeLenses with its title from the analysis; as it was when the file changed since. */
+export function resolveCodeLens(lens: CodeLens, analysis: FileAnalysis): CodeLens {
+  const d = lens.data as LoopSummaryLensData | undefined;
+  const k = d ? analysis.kernels[d.kernel] : undefined;
+  const loop = k?.loops[d!.loop];
+  if (!d || !k || !loop || k.line !== d.kernelLine || loop.line !== d.line) return lens;
+  return { range: lens.range, command: summaryCommand(d.uri, k, loop) };
+}
+
+function summaryCommand(uri: string, k: Kernel, loop: Loop): Command {
+  return { title: loopLensSummary(k, loop), command: Commands.showLoops, arguments: [{ uri, line: loop.line }] };
+}
+
+/** `summary`: the loop summary's command, or null to leave it for codeLens/resolve. */
+function lensesOf<K extends OutlineKernel>(
+  uri: string,
+  kernels: K[],
+  settings: Settings,
+  sass: SassFacts | null,
+  header: HeaderUnit | null,
+  program: boolean,
+  summary: ((k: K, loop: K['loops'][number]) => Command) | null,
+): CodeLens[] {
   if (!settings.codeLensEnabled) return [];
   const lenses: CodeLens[] = [];
   // A program with several kernels (a ladder of techniques, one kernel per coarsening factor): one
   // lens, above the first kernel, times them side by side (issue 26). `program`: the file builds a
   // program (it has main, or a compile command builds one), as a GPU run needs.
-  const globals = analysis.kernels.filter(k => k.qualifier === 'global');
+  const globals = kernels.filter(k => k.qualifier === 'global');
   if (program && !header && new Set(globals.map(k => k.name)).size >= 2) {
     const args: CompareKernelsArgs = { uri };
     lenses.push({
@@ -66,30 +118,24 @@ export function codeLenses(
       command: { title: 'Compare kernels in this file', command: Commands.compareKernels, arguments: [args] },
     });
   }
-  for (const k of analysis.kernels) {
+  kernels.forEach((k, kernel) => {
     if (k.qualifier === 'global' && !header) {
       const args: SweepKernelArgs = { uri, line: k.line, kernel: k.name };
-      lenses.push(CodeLens.create(lineRange(k.line)));
       // a kernel without loops sweeps only its template or macro values
       const title = k.loops.length ? 'Sweep unroll factors' : 'Sweep template or macro values';
-      lenses[lenses.length - 1].command = { title, command: Commands.sweepKernel, arguments: [args] };
+      lenses.push({ range: lineRange(k.line), command: { title, command: Commands.sweepKernel, arguments: [args] } });
     }
-    for (const loop of k.loops) {
+    k.loops.forEach((loop, index) => {
       // Put the lens above the pragma when there is one, so it does not split pragma and loop.
-      const line = loop.pragma ? Math.min(loop.pragma.line, loop.line) : loop.line;
+      const range = lineRange(loop.pragma ? Math.min(loop.pragma.line, loop.line) : loop.line);
       const args: BenchmarkLoopArgs = { uri, line: loop.line, kernel: k.name };
       // a header's loop is benchmarked through the project's own build and run (unrollLens.project.*)
       if (!header || projectRunConfigured(settings))
-        lenses.push({
-          range: lineRange(line),
-          command: { title: 'Benchmark this loop', command: Commands.benchmarkLoop, arguments: [args] },
-        });
+        lenses.push({ range, command: { title: 'Benchmark this loop', command: Commands.benchmarkLoop, arguments: [args] } });
+      const data: LoopSummaryLensData = { uri, kernel, kernelLine: k.line, loop: index, line: loop.line };
+      lenses.push(summary ? { range, command: summary(k, loop) } : { range, data });
       lenses.push({
-        range: lineRange(line),
-        command: { title: loopLensSummary(k, loop), command: Commands.showLoops, arguments: [{ uri, line: loop.line }] },
-      });
-      lenses.push({
-        range: lineRange(line),
+        range,
         command:
           header && !header.unit
             ? { title: 'SASS: choose a translation unit for this header…', command: Commands.chooseTranslationUnit, arguments: [{ uri }] }
@@ -97,11 +143,11 @@ export function codeLenses(
       });
       if (!header || header.unit)
         lenses.push({
-          range: lineRange(line),
+          range,
           command: { title: 'Show SASS', command: Commands.showSass, arguments: [{ uri, line: loop.line } satisfies ShowSassArgs] },
         });
-    }
-  }
+    });
+  });
   return lenses;
 }
 

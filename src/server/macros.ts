@@ -4,6 +4,7 @@
 // so this works the same in an untrusted workspace.
 import * as path from 'path';
 import { DEFAULT_ARCH, MacroTable, MacroTables, preprocessOptionsFromFlags, scanFallbackDirs, toolkitIncludeDirs } from '../engine';
+import type { SegmentedText } from '../engine';
 import type { Settings } from '../protocol';
 import type { ServerToolchain } from './toolchain';
 
@@ -98,7 +99,12 @@ export class MacroService {
  * Whether an edit may change what the file's directives say: it adds or removes a line, or its
  * line (before or after) is a directive. Other edits keep the macro table as it is.
  */
-export function editMayChangeMacros(oldText: string, start: number, length: number, inserted: string): boolean {
+export function editMayChangeMacros(
+  oldText: Pick<string, 'slice' | 'lastIndexOf'> | SegmentedText,
+  start: number,
+  length: number,
+  inserted: string,
+): boolean {
   const removed = oldText.slice(start, start + length);
   if (inserted.includes('\n') || removed.includes('\n') || inserted.includes('#') || removed.includes('#')) return true;
   // A block comment opened or closed (`/*`, `*/`, before or after) may hide or reveal directives below.

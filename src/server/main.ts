@@ -8,9 +8,9 @@ import {
   InitializeResult,
   TextDocumentSyncKind,
 } from 'vscode-languageserver/node';
-import { TextDocument } from 'vscode-languageserver-textdocument';
 import {
   CudaDocuments,
+  type FileAnalysis,
   MacroTable,
   defaultCacheDir,
   fromLoopReport,
@@ -19,7 +19,7 @@ import {
   processGuard,
   useRemedies,
 } from '../engine';
-import { codeLenses, diagnostics, hover, projectRunConfigured } from './features';
+import { codeLenses, diagnostics, hover, outlineCodeLenses, projectRunConfigured, resolveCodeLens } from './features';
 import {
   AnalysisStatusNotification,
   BenchLoopRequest,
@@ -32,6 +32,7 @@ import {
   LoadResultRequest,
   InitializationOptions,
   LoopVariantsRequest,
+  LoopSummaryLensData,
   PragmaEditsRequest,
   SassListingRequest,
   Settings,
@@ -59,11 +60,13 @@ import * as path from 'path';
 import { pathToFileURL } from 'url';
 import { EDITOR_REMEDIES } from './remedies';
 import { oversizedBytes, oversizedDiagnostic, oversizedText } from './oversized';
+import { ServerText } from './serverText';
 
 // The engine's messages name the editor's settings here, not the command line's environment.
 useRemedies(EDITOR_REMEDIES);
 const connection = createServerConnection();
-const texts = new Map<string, TextDocument>();
+/** Open documents' texts, kept in segments (serverText.ts). */
+const texts = new Map<string, ServerText>();
 let settings: Settings = { ...DEFAULT_SETTINGS };
 let hasConfiguration = false;
 let workspaceRoots: string[] = [];
@@ -76,8 +79,40 @@ docsReady.catch(e => connection.console.error(`Unroll Lens: cannot load the CUDA
 
 /** Document events must apply in order: offsets of an edit refer to the text after the previous one. */
 let syncQueue: Promise<unknown> = Promise.resolve();
-function inOrder(task: () => Promise<void>): void {
-  syncQueue = syncQueue.then(task).catch(e => connection.console.error(`Unroll Lens: ${e instanceof Error ? e.stack : e}`));
+/**
+ * Settles once every document event received so far has its text parsed: an open's analysis may
+ * still be running then (CodeLens answers from the parse meanwhile). A task calls `parsed` when it
+ * has; the end of the task counts as that.
+ */
+let parsedQueue: Promise<unknown> = Promise.resolve();
+function inOrder(task: (parsed: () => void) => Promise<void>): void {
+  let parsed!: () => void;
+  parsedQueue = new Promise<void>(resolve => (parsed = resolve));
+  syncQueue = syncQueue
+    .then(() => task(parsed))
+    .catch(e => connection.console.error(`Unroll Lens: ${e instanceof Error ? e.stack : e}`))
+    .finally(parsed);
+}
+
+/** How long an open analyses before it lets requests that came meanwhile be answered. */
+const OPEN_STEP_MS = 15;
+const nextTurn = () => new Promise<void>(resolve => setImmediate(resolve));
+
+/**
+ * Analyses a document just opened (docs.openParsed) one function at a time, letting the event loop
+ * answer requests every OPEN_STEP_MS: a CodeLens request that came with the open is answered from
+ * the parse at once (outlineCodeLenses), the loops' summaries resolved when this is done.
+ */
+async function analyseOpened(docs: CudaDocuments, uri: string): Promise<FileAnalysis | null> {
+  const steps = docs.analysisSteps(uri);
+  await nextTurn();
+  let until = performance.now() + OPEN_STEP_MS;
+  for (let r = steps.next(); ; r = steps.next()) {
+    if (r.done) return r.value ?? docs.analysis(uri);
+    if (performance.now() < until) continue;
+    await nextTurn();
+    until = performance.now() + OPEN_STEP_MS;
+  }
 }
 
 function log(message: string): void {
@@ -98,7 +133,7 @@ connection.onInitialize((params): InitializeResult => {
   log(`server ${process.version} pid ${process.pid} started for ${params.clientInfo?.name ?? 'unknown client'}`);
   return {
     capabilities: {
-      codeLensProvider: { resolveProvider: false },
+      codeLensProvider: { resolveProvider: true },
       codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
       hoverProvider: true,
       textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental, save: { includeText: false } },
@@ -206,7 +241,8 @@ const results = new ResultsService(
 );
 
 function sassFacts(uri: string) {
-  const text = texts.get(uri)?.getText();
+  // (the whole text is made only when there are facts to match it with)
+  const text = facts.has(uri) ? texts.get(uri)?.getText() : undefined;
   return text === undefined ? null : facts.get(uri, text);
 }
 
@@ -214,14 +250,15 @@ async function publish(uri: string, elapsedMs: number): Promise<void> {
   const docs = await docsReady;
   const analysis = docs.analysis(uri);
   if (!analysis) return;
-  const text = texts.get(uri)?.getText() ?? '';
-  connection.sendDiagnostics({ uri, diagnostics: [...diagnostics(analysis, settings), ...sass.diagnostics(uri, text, analysis)] });
+  const text = facts.has(uri) ? (texts.get(uri)?.getText() ?? '') : null;
+  const sassDiagnostics = text === null ? [] : sass.diagnostics(uri, text, analysis);
+  connection.sendDiagnostics({ uri, diagnostics: [...diagnostics(analysis, settings), ...sassDiagnostics] });
   connection.sendNotification(AnalysisStatusNotification, toAnalysisStatus(uri, analysis, elapsedMs));
 }
 
 /** Over the source cap: not analysed (any state dropped), said once as a warning and as the file's diagnostic. */
 const warnedOversized = new Set<string>();
-function refuseOversized(docs: CudaDocuments, uri: string, text: string): boolean {
+function refuseOversized(docs: CudaDocuments, uri: string, text: string | ServerText): boolean {
   const bytes = oversizedBytes(text);
   if (bytes === null) return false;
   if (docs.text(uri) !== undefined) docs.close(uri);
@@ -233,9 +270,9 @@ function refuseOversized(docs: CudaDocuments, uri: string, text: string): boolea
 }
 
 connection.onDidOpenTextDocument(({ textDocument }) =>
-  inOrder(async () => {
+  inOrder(async parsed => {
     const t0 = performance.now();
-    texts.set(textDocument.uri, TextDocument.create(textDocument.uri, textDocument.languageId, textDocument.version, textDocument.text));
+    texts.set(textDocument.uri, ServerText.create(textDocument.uri, textDocument.languageId, textDocument.version, textDocument.text));
     const docs = await docsReady;
     if (refuseOversized(docs, textDocument.uri, textDocument.text)) return;
     // An untitled buffer is analysed too; its URI stands in for the path.
@@ -253,7 +290,10 @@ connection.onDidOpenTextDocument(({ textDocument }) =>
     // The first reading of a file's headers can take a second (all of CUB): the file opens with
     // the built-in table and gets its own right after; queued once the requests that came with
     // the open (CodeLens, hover) are in line, so they do not wait for it.
-    const a = docs.open(textDocument.uri, textDocument.text, file ?? textDocument.uri, known ?? MacroTable.builtin);
+    docs.openParsed(textDocument.uri, textDocument.text, file ?? textDocument.uri, known ?? MacroTable.builtin);
+    parsed();
+    const a = await analyseOpened(docs, textDocument.uri);
+    if (!a) return;
     if (!known)
       setTimeout(
         () =>
@@ -301,8 +341,7 @@ connection.onDidChangeTextDocument(({ textDocument, contentChanges }) =>
     if (!doc) return;
     if (!docs.has(textDocument.uri)) {
       // A header not served yet: start serving it once it holds device code.
-      doc = TextDocument.update(doc, contentChanges, textDocument.version);
-      texts.set(textDocument.uri, doc);
+      doc = doc.update(contentChanges, textDocument.version);
       if (refuseOversized(docs, textDocument.uri, doc.getText())) return;
       const file = uriToPath(textDocument.uri);
       const table = macros.tableFor(file, doc.getText());
@@ -316,16 +355,15 @@ connection.onDidChangeTextDocument(({ textDocument, contentChanges }) =>
       if ('range' in change) {
         const start = doc.offsetAt(change.range.start);
         const end = doc.offsetAt(change.range.end);
-        directivesTouched ||= editMayChangeMacros(doc.getText(), start, end - start, change.text);
+        directivesTouched ||= editMayChangeMacros(doc.text, start, end - start, change.text);
         docs.update(textDocument.uri, [{ start, length: end - start, text: change.text }]);
       } else {
         directivesTouched = true;
         docs.replace(textDocument.uri, change.text);
       }
-      doc = TextDocument.update(doc, [change], textDocument.version);
+      doc = doc.update([change], textDocument.version);
     }
-    texts.set(textDocument.uri, doc);
-    if (refuseOversized(docs, textDocument.uri, doc.getText())) return;
+    if (refuseOversized(docs, textDocument.uri, doc)) return;
     // An edited #define or #include may change what a macro means (the table is reused when not).
     if (directivesTouched) docs.setMacros(textDocument.uri, macros.tableFor(uriToPath(textDocument.uri), doc.getText()));
     await publish(textDocument.uri, performance.now() - t0);
@@ -360,23 +398,33 @@ connection.onDidCloseTextDocument(({ textDocument }) =>
 );
 
 connection.onCodeLens(async ({ textDocument }) => {
-  await syncQueue;
+  const uri = textDocument.uri;
+  await parsedQueue;
   const docs = await docsReady;
-  const analysis = docs.analysis(textDocument.uri);
+  // An open still analysing (analyseOpened): the lenses the parse gives, summaries resolved later.
+  const analysis = docs.analysed(uri);
+  const outline = analysis ? null : docs.outline(uri);
   // a file that builds a program by itself (or through the project's compile command) can compare its kernels
-  const program = docs.definesMain(textDocument.uri) || settings.profile.compileCommand.length > 0 || projectRunConfigured(settings);
-  return analysis
-    ? codeLenses(textDocument.uri, analysis, settings, sassFacts(textDocument.uri), headerUnit(textDocument.uri), program)
-    : [];
+  const main = analysis ? docs.definesMain(uri) : (outline?.definesMain ?? false);
+  const program = main || settings.profile.compileCommand.length > 0 || projectRunConfigured(settings);
+  if (analysis) return codeLenses(uri, analysis, settings, sassFacts(uri), headerUnit(uri), program);
+  return outline ? outlineCodeLenses(uri, outline, settings, sassFacts(uri), headerUnit(uri), program) : [];
+});
+
+connection.onCodeLensResolve(async lens => {
+  await syncQueue;
+  const uri = (lens.data as LoopSummaryLensData | undefined)?.uri;
+  const analysis = uri === undefined ? null : (await docsReady).analysis(uri);
+  return analysis ? resolveCodeLens(lens, analysis) : lens;
 });
 
 connection.onHover(async ({ textDocument, position }) => {
   await syncQueue;
   const analysis = (await docsReady).analysis(textDocument.uri);
-  const text = texts.get(textDocument.uri)?.getText();
   const known = sassFacts(textDocument.uri);
   // Answered from what is known: the i-cache prediction needs the build of this text, so without
   // one there is nothing to read the launches for; a build still running is said, not waited for.
+  const text = known?.file ? texts.get(textDocument.uri)?.getText() : undefined;
   const icache = analysis && text !== undefined && known?.file ? sass.icacheContext(text, analysis, textDocument.uri) : null;
   const h = analysis
     ? hover(analysis, position, known, headerUnit(textDocument.uri), textDocument.uri, icache, sass.building(textDocument.uri))

@@ -7,10 +7,10 @@ import { MAX_SOURCE_BYTES } from '../schema/ranges';
 const MIB = 1024 * 1024;
 
 /** The text's size in bytes when it is over the cap, else null (the byte count is taken only near it). */
-export function oversizedBytes(text: string): number | null {
+export function oversizedBytes(text: { length: number; toString(): string }): number | null {
   // UTF-8 takes at most 3 bytes for a UTF-16 unit: shorter texts cannot be over.
   if (text.length * 3 <= MAX_SOURCE_BYTES) return null;
-  const bytes = Buffer.byteLength(text, 'utf8');
+  const bytes = Buffer.byteLength(text.toString(), 'utf8');
   return bytes > MAX_SOURCE_BYTES ? bytes : null;
 }
 

@@ -162,14 +162,18 @@ async function hoverBench(text: string) {
     // What the editor does on open: the file, then its CodeLens (the first lens the user sees).
     const opened = performance.now();
     conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'cuda-cpp', version: 1, text } });
-    const first = (await conn.sendRequest('textDocument/codeLens', { textDocument: { uri } })) as unknown[];
+    const first = (await conn.sendRequest('textDocument/codeLens', { textDocument: { uri } })) as { command?: unknown }[];
     const firstLens = performance.now() - opened;
+    // Answered from the parse while the open is analysed: the loop summaries come by codeLens/resolve.
+    const unresolved = first.filter(l => !l.command);
     row(
-      `first CodeLens after open over LSP IPC (${first.length} lenses)`,
+      `first CodeLens after open over LSP IPC (${first.length} lenses, ${unresolved.length} to resolve)`,
       `${firstLens.toFixed(1)} ms`,
       '< 300 ms',
       firstLens < 300 && first.length > 0,
     );
+    await Promise.all(unresolved.map(l => conn.sendRequest('codeLens/resolve', l)));
+    row('… every lens of it resolved (the whole analysis)', `${(performance.now() - opened).toFixed(1)} ms`, '', null);
     // Hover every loop header line: what a user pointing at loops does.
     const lines = text.split('\n');
     const targets: { line: number; character: number }[] = [];

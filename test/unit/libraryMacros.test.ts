@@ -424,6 +424,8 @@ describe('language server: headers are served only while they hold device code',
       });
       const lenses = (uri: string) => conn.sendRequest('textDocument/codeLens', { textDocument: { uri } }) as Promise<unknown[] | null>;
       assert.ok(((await lenses(dev)) ?? []).length > 0, 'the device header gets CodeLenses');
+      // CodeLens may answer from the parse while the open is analysed; a hover waits for the analysis (and its diagnostics)
+      await conn.sendRequest('textDocument/hover', { textDocument: { uri: dev }, position: { line: 0, character: 0 } });
       assert.equal(diagnostics.get(dev)?.length, 1, 'full unroll of a runtime trip count');
       assert.deepEqual((await lenses(host)) ?? [], []);
       assert.equal(diagnostics.has(host), false);

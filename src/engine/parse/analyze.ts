@@ -44,7 +44,26 @@ export function analyzeTreeWithSnapshot(
   cache?: FunctionCache,
   table: MacroTable = MacroTable.builtin,
 ): AnalysisSnapshot {
-  return withMacros(table, () => analyzeWholeTree(tree, path, cache));
+  const steps = analysisSteps(tree, path, cache);
+  return withMacros(table, () => {
+    for (;;) {
+      const r = steps.next();
+      if (r.done) return r.value;
+    }
+  });
+}
+
+/**
+ * The same analysis one device function at a time: a caller may answer other requests between
+ * steps (the language server's open of a large file). The tree must not change meanwhile.
+ */
+export function* analyzeTreeInSteps(tree: Tree, path: string, cache: FunctionCache, table: MacroTable): Generator<void, AnalysisSnapshot> {
+  const steps = analysisSteps(tree, path, cache);
+  for (;;) {
+    const r = withMacros(table, () => steps.next());
+    if (r.done) return r.value;
+    yield;
+  }
 }
 
 /** Device functions the file defines that the analysis does not list (unparsedFunctions.ts). */
@@ -54,7 +73,8 @@ function lostFunctions(root: Tree['rootNode'], top: TopLevel, failed: UnparsedFu
   return unparsedFunctions(root.text, root, [...parsed, ...listed], listed, failed);
 }
 
-function analyzeWholeTree(tree: Tree, path: string, cache?: FunctionCache): AnalysisSnapshot {
+/** Yields after each function: each step runs under the file's macro table (withMacros). */
+function* analysisSteps(tree: Tree, path: string, cache?: FunctionCache): Generator<void, AnalysisSnapshot> {
   const root = tree.rootNode;
   const top = scanTopLevel(root);
   const fileScope: ConstScope = { values: new Map(), unboundTemplateParams: new Set() };
@@ -127,6 +147,7 @@ function analyzeWholeTree(tree: Tree, path: string, cache?: FunctionCache): Anal
       // A function the walker cannot handle is skipped, never fatal, and named.
       failed.push({ name: fn.name, line: fn.node.startPosition.row + 1, reason: `the analysis failed (${(e as Error).message})` });
     }
+    yield;
   }
   cache?.commit();
   const mention = fileMentions(templates, functions);

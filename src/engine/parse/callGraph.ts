@@ -64,16 +64,25 @@ export function definitionsOf(top: TopLevel): { defs: FunctionDef[]; texts: stri
       fn: -1,
     });
   };
-  for (const f of top.functions) {
-    const lambda = f.node.type !== 'function_definition';
-    add(f.node, f.text, lambda ? null : functionName(f.node.childForFieldName('declarator')), f.qualifier === 'global', f.templateDecl);
-  }
+  for (const f of top.functions) add(f.node, f.text, definedName(f.node), f.qualifier === 'global', f.templateDecl);
   for (const o of top.others) {
     if (o.node.type !== 'function_definition') continue;
     const head = o.node.parent?.type === 'template_declaration' ? o.node.parent : null;
-    add(o.node, o.text, functionName(o.node.childForFieldName('declarator')), false, head);
+    add(o.node, o.text, definedName(o.node), false, head);
   }
   return { defs, texts, byNode };
+}
+
+/** The name a top-level definition is declared with (null for a device lambda). */
+function definedName(node: Node): string | null {
+  return node.type === 'function_definition' ? functionName(node.childForFieldName('declarator')) : null;
+}
+
+/** Whether the file defines a function named `main` (a program by itself), as definitionsOf names them. */
+export function definesMainIn(top: TopLevel): boolean {
+  for (const f of top.functions) if (definedName(f.node)?.split('::').pop() === 'main') return true;
+  for (const o of top.others) if (o.node.type === 'function_definition' && definedName(o.node)?.split('::').pop() === 'main') return true;
+  return false;
 }
 
 /** Name-keyed call graph of one file's definitions. */

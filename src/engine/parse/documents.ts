@@ -3,12 +3,14 @@
 import type { Parser, Tree, Edit, Point } from './parser';
 import { createCudaParser, pointAt } from './parser';
 import type { AnalysisSnapshot } from './analysisSnapshot';
-import { analyzeTree, analyzeTreeWithSnapshot } from './analyze';
+import { analyzeTree, analyzeTreeInSteps, analyzeTreeWithSnapshot } from './analyze';
 import { reanalyzeBodyEdit } from './bodyEdit';
 import { FunctionCache } from './functionCache';
 import type { FileAnalysis } from './model';
 import { MacroTable } from './macros/table';
 import { SegmentedText } from './segmentedText';
+import { FileOutline, outlineOf } from './outline';
+import { withMacros } from './macroContext';
 
 /** An edit as LSP and VS Code describe it: a range in the old text replaced by new text. */
 export interface TextChange {
@@ -30,6 +32,8 @@ interface Entry {
   macros: MacroTable;
   tree: Tree;
   analysis: FileAnalysis | null;
+  /** What the parse says about the functions and loops (outline.ts), once asked for; null after an edit. */
+  outline: FileOutline | null;
   path: string;
   /** Per-function results of the last analysis: an edit re-analyses only what it touched. */
   cache: FunctionCache;
@@ -139,6 +143,15 @@ export class CudaDocuments {
 
   /** Parses a whole document from scratch (open, or a change we cannot apply incrementally). */
   open(key: string, text: string, path = key, macros: MacroTable = MacroTable.builtin): FileAnalysis {
+    this.openParsed(key, text, path, macros);
+    return this.analysis(key)!;
+  }
+
+  /**
+   * Parses a whole document from scratch and does not analyse it yet: the analysis runs on the
+   * first `analysis`, or step by step (analysisSteps).
+   */
+  openParsed(key: string, text: string, path = key, macros: MacroTable = MacroTable.builtin): void {
     this.close(key);
     const masked = macros.maskForParse(text);
     const tree = this.parser.parse(masked);
@@ -150,13 +163,13 @@ export class CudaDocuments {
       macros,
       tree,
       analysis: null,
+      outline: null,
       path,
       cache: new FunctionCache(),
       snapshot: null,
       pending: null,
       dirty: true,
     });
-    return this.analysis(key)!;
   }
 
   /** Applies edits in order (each relative to the text after the previous one) and reparses incrementally. */
@@ -232,6 +245,7 @@ export class CudaDocuments {
     entry.text = text;
     entry.masked = masked;
     entry.analysis = null;
+    entry.outline = null;
   }
 
   /** Replaces the whole text (e.g. full-sync clients); still reuses the old tree where it can. */
@@ -270,12 +284,52 @@ export class CudaDocuments {
         }
       }
       snap ??= analyzeTreeWithSnapshot(entry.tree, entry.path, entry.cache, entry.macros);
-      entry.snapshot = snap;
-      entry.pending = null;
-      entry.dirty = false;
-      entry.analysis = snap.analysis;
+      this.keep(entry, snap);
     }
     return entry.analysis;
+  }
+
+  private keep(entry: Entry, snap: AnalysisSnapshot): void {
+    entry.snapshot = snap;
+    entry.pending = null;
+    entry.dirty = false;
+    entry.analysis = snap.analysis;
+  }
+
+  /**
+   * The analysis of a document just opened (openParsed), one device function a step, so that a
+   * server can answer requests between steps; the same as `analysis`. Returns null when the
+   * document was edited, re-read or closed meanwhile (its next `analysis` is then made whole).
+   */
+  *analysisSteps(key: string): Generator<void, FileAnalysis | null> {
+    const entry = this.entries.get(key);
+    if (!entry) return null;
+    if (entry.analysis || entry.pending || entry.snapshot) return this.analysis(key);
+    const tree = entry.tree;
+    const steps = analyzeTreeInSteps(tree, entry.path, entry.cache, entry.macros);
+    for (;;) {
+      const r = steps.next();
+      if (r.done) {
+        if (!entry.analysis) this.keep(entry, r.value);
+        return entry.analysis;
+      }
+      yield;
+      // Edited, re-read or closed: stop before the old tree (deleted by then) is read again.
+      if (this.entries.get(key) !== entry || entry.tree !== tree) return null;
+    }
+  }
+
+  /** The analysis when it is made, else null: never analyses. */
+  analysed(key: string): FileAnalysis | null {
+    return this.entries.get(key)?.analysis ?? null;
+  }
+
+  /** The document's device functions and loops as the parse alone gives them (outline.ts), without analysing. */
+  outline(key: string): FileOutline | null {
+    const entry = this.entries.get(key);
+    if (!entry) return null;
+    entry.outline ??= withMacros(entry.macros, () => outlineOf(entry.tree));
+    return entry.outline;
   }
 
   /**
@@ -296,6 +350,7 @@ export class CudaDocuments {
       selects: macros.selectBranches(text) !== text,
       macros,
       analysis: null,
+      outline: null,
       cache: new FunctionCache(),
       snapshot: null,
       pending: null,

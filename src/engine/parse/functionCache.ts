@@ -42,12 +42,17 @@ export function shiftResult(r: FunctionResult, d: number): FunctionResult {
  */
 export class FunctionCache {
   private entries = new Map<string, FunctionResult>();
+  /**
+   * What the analysis before the latest used: a character typed that error recovery spreads over
+   * the rest of the file changes every function's text, and its undo brings them back.
+   */
+  private previous = new Map<string, FunctionResult>();
   private next = new Map<string, FunctionResult>();
   hits = 0;
   misses = 0;
 
   get(key: string, line: number): FunctionResult | undefined {
-    const r = this.entries.get(key);
+    const r = this.entries.get(key) ?? this.previous.get(key);
     if (!r) return undefined;
     this.next.set(key, r);
     return shiftResult(r, line - r.kernel.line);
@@ -57,8 +62,9 @@ export class FunctionCache {
     this.next.set(key, r);
   }
 
-  /** Keep only what the latest analysis used, so the cache never outgrows the document. */
+  /** Keep only what the latest two analyses used, so the cache never outgrows twice the document. */
   commit(): void {
+    this.previous = this.entries;
     this.entries = this.next;
     this.next = new Map();
   }

@@ -20,7 +20,7 @@ function kernelOf(file: FileSassReport, kernelName: string | null) {
 }
 
 /** e.g. "SASS 148 instr · 28 regs · nvcc unrolled ×4"; a call to action before any build. */
-export function loopSassLensTitle(sass: SassFacts | null, _kernel: Kernel, loop: Loop): string {
+export function loopSassLensTitle(sass: SassFacts | null, _kernel: Pick<Kernel, 'name'>, loop: Pick<Loop, 'line'>): string {
   const f = sass?.file;
   if (!f) return 'SASS: build variants';
   if (f.status !== 'ok') return `SASS: file does not compile (${f.failure?.kind ?? f.status})`;
