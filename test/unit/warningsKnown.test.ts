@@ -179,4 +179,91 @@ __global__ void guarded(float* out, int n) {
       ['full-unroll-dependent-trip', 'full-unroll-runtime-trip'],
     );
   });
+
+  test('an update through a lambda or function that takes the counter by reference: its constant step is read, anything else is not evaluated', async () => {
+    const src = `template <unsigned SHAPE_K, unsigned BLOCK_K>
+__global__ void pipe(float* out, unsigned shape_k, unsigned n) {
+  shape_k = SHAPE_K != 0 ? SHAPE_K : shape_k;
+  const unsigned num_k_blocks = (shape_k + BLOCK_K - 1) / BLOCK_K;
+  unsigned stage = 0, phase = 0;
+  auto advance = [&](unsigned& k) {
+    ++k;
+    stage = stage == 3 ? 0 : stage + 1;
+    phase ^= stage == 0;
+  };
+  auto back = [&](int& k) { k -= 2; };
+  auto maybe = [&](unsigned& k) { if (stage) ++k; };
+  auto twice = [&](unsigned& k) { ++k; k++; };
+#pragma unroll
+  for (unsigned k = 0; k < num_k_blocks; advance(k)) out[k] = stage + phase;
+#pragma unroll
+  for (int k = 16; k > 0; back(k)) out[k] = 0.f;
+#pragma unroll
+  for (unsigned k = 0; k < 16; maybe(k)) out[k] = 0.f;
+#pragma unroll
+  for (unsigned k = 0; k < 16; twice(k)) out[k] = 0.f;
+#pragma unroll
+  for (unsigned k = 0; k < 16; k = next(k)) out[k] = 0.f;
+#pragma unroll
+  for (unsigned k = 0; k < n; opaque(k)) out[k] = 0.f;
+}
+template __global__ void pipe<0, 128>(float*, unsigned, unsigned);
+template __global__ void pipe<1024, 128>(float*, unsigned, unsigned);
+
+__device__ __forceinline__ void step2(unsigned& k) { k += 2; }
+__global__ void by_function(float* out) {
+#pragma unroll
+  for (unsigned k = 0; k < 16; step2(k)) out[k] = 0.f;
+}
+`;
+    const a = await analyze(src, 'pipe.cu');
+    const k = kernel(a, 'pipe');
+    const loop = (needle: string) => k.loops.find(l => l.line === lineOf(src, needle))!;
+    const pipeline = loop('advance(k)) out');
+    assert.equal(pipeline.tripCount, 'dependent');
+    assert.deepEqual(
+      pipeline.tripCountByInstantiation?.map(b => b.tripCount),
+      ['runtime', 8],
+      'run time where SHAPE_K is 0, 1024 / 128 = 8 trips where it is 1024',
+    );
+    assert.equal(pipeline.inductionVariable, 'k');
+    assert.equal(loop('back(k)) out').tripCount, 8, 'a decrement by 2 from 16');
+    assert.equal(loop('maybe(k)) out').tripCount, 'dependent', 'a conditional increment is not read: not evaluated');
+    assert.equal(loop('twice(k)) out').tripCount, 'dependent', 'two writes are not read: not evaluated');
+    assert.equal(loop('k = next(k)').tripCount, 'dependent', 'an update it cannot read, to a constant bound: not evaluated');
+    assert.equal(loop('opaque(k)').tripCount, 'runtime', 'a run-time bound is run time whatever the update');
+    assert.equal(kernel(a, 'by_function').loops[0].tripCount, 8, 'a __device__ function that adds 2: 16 / 2 trips');
+    const findings = computeFindings(a).map(f => [f.span.line + 1, f.code]);
+    assert.deepEqual(findings, [
+      [lineOf(src, 'advance(k)) out'), 'full-unroll-dependent-trip'],
+      [lineOf(src, 'opaque(k)'), 'full-unroll-runtime-trip'],
+    ]);
+    assert.match(
+      computeFindings(a)[0].message,
+      /depends on `BLOCK_K`, `SHAPE_K`: the instantiations in this file give 8, a run-time count/,
+    );
+  });
+
+  test('DeepGEMM: the write of the parameter under the `#if` around the body is seen, and the lambda the update calls names nothing', async () => {
+    const src = `template <unsigned SHAPE_K, unsigned BLOCK_K, unsigned kNumStages>
+__global__ void pipe(float* out, unsigned shape_k) {
+#if defined(__CUDA_ARCH__)
+  shape_k = SHAPE_K != 0 ? SHAPE_K : shape_k;
+  const unsigned num_k_blocks = math::ceil_div(shape_k, BLOCK_K);
+  unsigned stage = 0;
+  auto advance = [&](unsigned& k) { ++k; stage = stage == kNumStages - 1 ? 0 : stage + 1; };
+#pragma unroll
+  for (unsigned k = 0; k < num_k_blocks; advance(k)) out[k] = stage;
+#endif
+}
+`;
+    const a = await analyze(src, 'deepgemm.cu');
+    const loop = kernel(a, 'pipe').loops[0];
+    assert.equal(loop.tripCount, 'dependent');
+    assert.deepEqual(loop.tripDependsOn, ['BLOCK_K', 'SHAPE_K']);
+    assert.deepEqual(
+      computeFindings(a).map(f => f.code),
+      ['full-unroll-dependent-trip'],
+    );
+  });
 });

@@ -133,7 +133,7 @@ function analyzeLoops(rawLoops: RawLoop[], scopes: FunctionScopes, instantiation
     for (let p = raw.parent; p; p = p.parent) {
       const t = trips.get(p.node.id);
       if (p.pragma?.pragma.kind !== 'full' || t === undefined || t === 'runtime' || p.node.type !== 'for_statement') continue;
-      const v = forLoopShape(p.node)?.variable;
+      const v = forLoopShape(p.node, scopes.baseScope.callee)?.variable;
       if (v) out.push(v);
     }
     return out;
@@ -141,7 +141,7 @@ function analyzeLoops(rawLoops: RawLoop[], scopes: FunctionScopes, instantiation
   const loops: Loop[] = rawLoops.map(raw => {
     let scope = scopes.locals.length ? scopeAt(scopes, raw.startIndex) : scopes.baseScope;
     // a loop that declares its own counter of the same name (`for (int i …)` in `for (int i …)`) hides the outer one
-    const own = raw.node.type === 'for_statement' ? forLoopShape(raw.node)?.variable : undefined;
+    const own = raw.node.type === 'for_statement' ? forLoopShape(raw.node, scope.callee)?.variable : undefined;
     const outer = unrolledVariables(raw).filter(v => v !== own || !declaresOwnCounter(raw.node));
     // The lookup's own context too: a local initialised from the outer counter (`c1 = c0 + CH`)
     // is evaluated through it, and must see the counter as a per-copy constant as well.
@@ -175,7 +175,7 @@ function loopRecord(
   instantiations: Instantiation[],
 ): Loop {
   const dependsOn = trip === 'dependent' ? dependsOnNames(raw.node, scope) : [];
-  const shape = raw.node.type === 'for_statement' ? forLoopShape(raw.node) : null;
+  const shape = raw.node.type === 'for_statement' ? forLoopShape(raw.node, scope.callee) : null;
   return {
     line: raw.node.startPosition.row + 1,
     kind: raw.kind,
@@ -219,7 +219,8 @@ function dependsOnNames(loop: Node, scope: ConstScope): string[] {
       for (const id of [part, ...part.descendantsOfType('identifier')]) {
         if (!id || id.type !== 'identifier' || unbound.has(id.text)) continue;
         const init = scope.initializer?.(id);
-        if (!init) continue;
+        // a lambda the update calls (`advance(k)`): its body is no part of the bound
+        if (!init || init.type === 'lambda_expression') continue;
         for (const n of init.text.match(/\b[A-Za-z_]\w*\b/g) ?? []) if (unbound.has(n)) out.add(n);
         next.push(init);
       }

@@ -3,7 +3,7 @@
 import type { Node } from './parser';
 import type { LoopKind, TripCount } from './model';
 import { ConstScope, EvalResult, combine, evalConst } from './constEval';
-import { LoopShape, bodyWritesVariable, forLoopShape } from './loopShape';
+import { LoopShape, bodyWritesVariable, forLoopCondition, forLoopShape } from './loopShape';
 import { pragmaFromNode } from './pragmas';
 import { isComment, named } from './syntaxTree';
 
@@ -72,7 +72,7 @@ function countTrips(start: number, bound: number, op: string, updateOp: LoopShap
  */
 export function constantExtent(loop: Node, scope: ConstScope): number | null {
   if (loop.type !== 'for_statement') return null;
-  const shape = forLoopShape(loop);
+  const shape = forLoopShape(loop, scope.callee);
   if (!shape || shape.updateOp !== '+' || !shape.start || !shape.bound) return null;
   const a = evalConst(shape.start, scope);
   const b = evalConst(shape.bound, scope);
@@ -174,9 +174,15 @@ export function tripCountUnder(loop: Node, kind: LoopKind, scope: ConstScope): T
     const right = loop.childForFieldName('right');
     return right?.type === 'initializer_list' ? named(right).filter(n => !isComment(n)).length : 'dependent';
   }
-  const shape = forLoopShape(loop);
-  const start = shape ? (shape.start ?? startBefore(loop, shape.variable)) : null;
-  if (!shape || !start) {
+  const shape = forLoopShape(loop, scope.callee);
+  // An update this reader does not follow (`k = next(k)`, a call it cannot see into): the trip
+  // count is not evaluated, unless the bound is a run-time value.
+  if (!shape) {
+    const c = forLoopCondition(loop);
+    return c?.bound && evalConst(c.bound, scope) !== 'runtime' ? 'dependent' : 'runtime';
+  }
+  const start = shape.start ?? startBefore(loop, shape.variable);
+  if (!start) {
     return shape?.bound && notRuntime(evalConst(shape.bound, scope)) ? 'dependent' : 'runtime';
   }
   if (bodyWritesVariable(loop.childForFieldName('body'), shape.variable)) return 'runtime';
