@@ -266,4 +266,51 @@ __global__ void pipe(float* out, unsigned shape_k) {
       ['full-unroll-dependent-trip'],
     );
   });
+
+  test('an unsigned counter from a run-time start to a run-time bound with a compile-time ceiling is not "run time" (nvcc 13.0 unrolls it to guarded copies)', async () => {
+    // Checked with nvcc 13.0, sm_90: lay<128, 8, 64> (ceiling 128 * 8 / 4 = 256, step 64) became 5
+    // guarded copies with no back edge, sfb<512, …> 2; sfb<0, …> (run-time shape) stayed a loop.
+    const src = `template <unsigned BLOCK_MN, unsigned SF_K, unsigned kNumThreads>
+__global__ void lay(float* out, unsigned mn) {
+  const auto in_block_mn = min(BLOCK_MN, mn - blockIdx.x * BLOCK_MN);
+  const auto num_uint4 = in_block_mn * SF_K / 4;
+#pragma unroll
+  for (uint32_t i = threadIdx.x; i < in_block_mn * SF_K; i += kNumThreads) out[i] = 0.f;
+#pragma unroll
+  for (uint32_t i = threadIdx.x; i < num_uint4; i += kNumThreads) out[i] = 0.f;
+#pragma unroll
+  for (int i = threadIdx.x; i < in_block_mn * SF_K; i += kNumThreads) out[i] = 0.f;
+#pragma unroll
+  for (uint32_t i = threadIdx.x; i < mn * SF_K; i += kNumThreads) out[i] = 0.f;
+#pragma unroll
+  for (uint32_t i = threadIdx.x; i < min(1024u, mn); ++i) out[i] = 0.f;
+}
+template <unsigned SHAPE_K, unsigned BLOCK_K, unsigned kNumMathThreads>
+__global__ void sfb(float* out, unsigned shape_k, unsigned n_block) {
+  shape_k = SHAPE_K != 0 ? SHAPE_K : shape_k;
+  const unsigned scales = (shape_k + BLOCK_K - 1) / BLOCK_K;
+  unsigned former = n_block % 8, full = n_block / 8;
+  unsigned num_sfb = scales * (former >= full ? 1 : 2);
+#pragma unroll
+  for (uint32_t i = threadIdx.x - 32; i < num_sfb; i += kNumMathThreads - 32) out[i] = 0.f;
+}
+`;
+    const a = await analyze(src, 'layout.cu');
+    const k = kernel(a, 'lay');
+    const trip = (n: number) => k.loops[n].tripCount;
+    assert.equal(trip(0), 'dependent', 'i < min(BLOCK_MN, …) * SF_K');
+    assert.equal(trip(1), 'dependent', 'i < min(BLOCK_MN, …) * SF_K / 4');
+    assert.equal(trip(2), 'runtime', 'a signed counter from threadIdx.x stays a loop');
+    assert.equal(trip(3), 'runtime', 'no ceiling on mn * SF_K');
+    assert.equal(trip(4), 'runtime', 'a ceiling of 1024 trips is too many to unroll');
+    const sfb = kernel(a, 'sfb').loops[0];
+    assert.equal(sfb.tripCount, 'dependent', 'scales * (c ? 1 : 2): no more than twice the scales');
+    assert.deepEqual(sfb.tripDependsOn, ['kNumMathThreads', 'BLOCK_K', 'SHAPE_K'], 'SHAPE_K, three constants away from the header');
+    assert.deepEqual(
+      computeFindings(a)
+        .filter(f => f.code === 'full-unroll-runtime-trip')
+        .map(f => f.span.line + 1),
+      [lineOf(src, 'int i = threadIdx.x; i < in_block_mn'), lineOf(src, 'i < mn * SF_K'), lineOf(src, 'min(1024u, mn)')],
+    );
+  });
 });

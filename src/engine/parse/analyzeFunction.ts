@@ -203,7 +203,8 @@ function declaresOwnCounter(loop: Node): boolean {
 /**
  * The template parameters (and enclosing unrolled counters) a dependent trip count comes from: those
  * the loop's header names, and those named by the initialisers of the constants it names
- * (`i0 < DVp/2` with `constexpr int DVp = (DV + …)`), two levels deep.
+ * (`i0 < DVp/2` with `constexpr int DVp = (DV + …)`), four levels deep (DeepGEMM: `num_sfb` from
+ * `shape_k_scales` from `shape_k` from `SHAPE_K`).
  */
 function dependsOnNames(loop: Node, scope: ConstScope): string[] {
   const unbound = scope.unboundTemplateParams;
@@ -213,7 +214,7 @@ function dependsOnNames(loop: Node, scope: ConstScope): string[] {
     const n = loop.childForFieldName(f);
     return n ? [n] : [];
   });
-  for (let level = 0; level < 2 && frontier.length; level++) {
+  for (let level = 0; level < 4 && frontier.length; level++) {
     const next: Node[] = [];
     for (const part of frontier)
       for (const id of [part, ...part.descendantsOfType('identifier')]) {

@@ -192,6 +192,11 @@ export function tripCountUnder(loop: Node, kind: LoopKind, scope: ConstScope): T
   const s = shape.stepValue ?? evalConst(shape.step, scope);
   if (a === 'runtime' && b !== 'runtime' && s !== 'runtime' && upperBoundUnrollable(loop, shape, b, s)) return 'dependent';
   if (s !== 'runtime' && boundedByConstant(shape, start, a, b, s, scope)) return 'dependent';
+  // `for (uint32_t i = threadIdx.x; i < min(BLOCK, n - base) * K; i += T)`: both rules at once
+  if (a === 'runtime' && b === 'runtime' && s !== 'runtime') {
+    const limit = upperBound(shape.bound!, scope, 0);
+    if (limit !== null && upperBoundUnrollable(loop, shape, limit === 'bounded' ? 'dependent' : limit, s)) return 'dependent';
+  }
   for (const v of [a, b, s]) if (v === 'runtime') return 'runtime';
   for (const v of [a, b, s]) if (notRuntime(v)) return 'dependent';
   const n = countTrips(a as number, b as number, shape.op, shape.updateOp, s as number);
@@ -237,7 +242,10 @@ function boundedByConstant(shape: LoopShape, start: Node, a: EvalResult, b: Eval
   return false;
 }
 
-/** A compile-time upper bound of a run-time value (`min(8, n)`, `min(K, n) - 1`): the number, 'bounded' when not evaluated, else null. */
+/**
+ * A compile-time upper bound of a run-time value (`min(8, n)`, `min(K, n) - 1`, `min(K, n) * 4`,
+ * `c ? 1 : 2`): the number, 'bounded' when not evaluated, else null.
+ */
 function upperBound(n: Node, scope: ConstScope, depth: number): number | 'bounded' | null {
   if (depth > 8) return null;
   switch (n.type) {
@@ -255,9 +263,13 @@ function upperBound(n: Node, scope: ConstScope, depth: number): number | 'bounde
     }
     case 'binary_expression': {
       const op = n.childForFieldName('operator')?.text ?? '';
-      const left = n.childForFieldName('left');
-      const right = evalConst(n.childForFieldName('right'), scope);
-      if (!left || right === 'runtime' || !['+', '-', '/', '>>'].includes(op)) return null;
+      let left = n.childForFieldName('left');
+      let rightNode = n.childForFieldName('right');
+      // `K * min(B, n)`: the constant factor on either side
+      if (op === '*' && evalConst(left, scope) !== 'runtime') [left, rightNode] = [rightNode, left];
+      const right = evalConst(rightNode, scope);
+      if (!left || right === 'runtime' || !['+', '-', '*', '/', '>>'].includes(op)) return null;
+      if (op === '*' && typeof right === 'number' && right < 0) return null;
       const l = upperBound(left, scope, depth + 1);
       if (l === null) return null;
       if (l === 'bounded' || typeof right !== 'number') return 'bounded';
@@ -265,11 +277,23 @@ function upperBound(n: Node, scope: ConstScope, depth: number): number | 'bounde
         ? l + right
         : op === '-'
           ? l - right
-          : op === '/'
-            ? right > 0
-              ? Math.trunc(l / right)
-              : null
-            : Math.floor(l / 2 ** right);
+          : op === '*'
+            ? l * right
+            : op === '/'
+              ? right > 0
+                ? Math.trunc(l / right)
+                : null
+              : Math.floor(l / 2 ** right);
+    }
+    case 'conditional_expression': {
+      // `c ? 1 : 2`: no more than the larger branch
+      const branches = ['consequence', 'alternative'].map(f => n.childForFieldName(f));
+      const bounds = branches.map(b => {
+        const v = b ? evalConst(b, scope) : 'runtime';
+        return typeof v === 'number' ? v : v !== 'runtime' ? 'bounded' : b ? upperBound(b, scope, depth + 1) : null;
+      });
+      if (bounds.includes(null)) return null;
+      return bounds.includes('bounded') ? 'bounded' : Math.max(...(bounds as number[]));
     }
     case 'call_expression': {
       const f = n.childForFieldName('function');
