@@ -5,6 +5,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze, kernel, lineOf } from './helpers';
 import { computeFindings } from '../../src/engine/parse/findings';
+import { CudaDocuments, TextChange } from '../../src/engine/parse/documents';
 
 const SRC = `template <int SHAPE_K>
 __global__ void gemm_tail(float * out, int n) {
@@ -143,7 +144,7 @@ __global__ void tile(const float * s, float * d) {
     assert.deepEqual(inner.tripDependsOn, ['warp_size', 'DV']);
     assert.equal(inner.unevaluatedInstantiations, 1);
     const f = computeFindings(a).find(x => x.span.line + 1 === lineOf(src, 'i0 < DVp/2'))!;
-    assert.match(f.message, /depends on `warp_size`, `DV`: the one instantiation in this file has arguments that could not be evaluated/);
+    assert.match(f.message, /depends on `warp_size`, `DV`: the one instantiation in this file leaves `warp_size`, `DV` unevaluated/);
     const t = kernel(a, 'tile');
     assert.equal(t.loops.find(l => l.line === lineOf(src, 'int i = 0; i < 4'))?.tripCount, 4, 'its own i, not the outer counter');
   });
@@ -312,5 +313,107 @@ __global__ void sfb(float* out, unsigned shape_k, unsigned n_block) {
         .map(f => f.span.line + 1),
       [lineOf(src, 'int i = threadIdx.x; i < in_block_mn'), lineOf(src, 'i < mn * SF_K'), lineOf(src, 'min(1024u, mn)')],
     );
+  });
+
+  test("an instantiation written inside another template takes that template's instantiations (ggml mmq.cuh: launch<8> -> mmq<J> -> tile<J>)", async () => {
+    const src = `template <int J> __device__ void tile(float* d) {
+#pragma unroll
+  for (int j = 0; j < J; j += 4) d[j] = 0;
+}
+template <int J> __global__ void mmq_like(float* d) {
+#pragma unroll
+  for (int j = 0; j < J; j += 8) d[j] = 0;
+  tile<J>(d);
+}
+template <int J> void launch(float* d) { mmq_like<J><<<1, 32>>>(d); }
+void run(float* d, int n) {
+  if (n) launch<8>(d); else launch<16>(d);
+}
+template <int N, int M> __device__ void two(float* d) {
+#pragma unroll
+  for (int j = 0; j < N * M; ++j) d[j] = 0;
+}
+template <int N> __device__ void one(float* d) { two<N, 4>(d); }
+template <int N> __device__ void never(float* d) { two<N, N>(d); }
+__global__ void entry(float* d) { one<2>(d); }
+template <typename T, int ne> __device__ void deq(T* d) {
+#pragma unroll
+  for (int i = 0; i < ne; ++i) d[i] = 0;
+}
+template <typename T, int ne> __global__ void copy(float* d) { d[0] = 0; }
+void host(float* d) { copy<deq<float, 32>, 32><<<1, 1>>>(d); }
+template <int ncols> __device__ void open_only(float* d) {
+#pragma unroll
+  for (int i = 0; i < ncols; ++i) d[i] = 0;
+}
+template <int ncols> __global__ void caller(float* d) { open_only<ncols>(d); }
+`;
+    const a = await analyze(src, 'chain.cu');
+    const trips = (name: string) => kernel(a, name).loops[0].tripCountByInstantiation?.map(b => b.tripCount);
+    assert.deepEqual(trips('tile'), [2, 4], 'J = 8, 16 through mmq_like<J> and launch<J>');
+    assert.deepEqual(trips('mmq_like'), [1, 2]);
+    assert.deepEqual(trips('two'), [8, 'dependent'], 'two<2, 4> through one<2>; never<N> has no instantiation');
+    assert.equal(kernel(a, 'deq').loops[0].tripCount, 32, 'a function template handed to another as a template argument');
+    const open = kernel(a, 'open_only').loops[0];
+    assert.equal(open.unevaluatedInstantiations, 1);
+    const messages = computeFindings(a).map(f => f.message);
+    assert.ok(messages.some(m => /depends on `J`: the instantiations in this file give 2, 4\./.test(m)));
+    assert.ok(messages.some(m => /depends on `ncols`: the one instantiation in this file leaves `ncols` unevaluated\./.test(m)));
+    assert.ok(!messages.some(m => /no instantiation visible/.test(m)), 'each of these functions is instantiated in the file');
+  });
+
+  test('a template whose name the file uses only where no instantiation is read (a macro) is not said to have none', async () => {
+    const src = `template <int N> __global__ void by_macro(float* d) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) d[i] = 0;
+}
+#define CASE(kernel, n) kernel<n><<<1, 32>>>(d)
+void host(float* d) { CASE(by_macro, 64); }
+template <typename T> __device__ T sum(T x) {
+#pragma unroll
+  for (int o = 0; o < sizeof(T); ++o) x += x;
+  return x;
+}
+__device__ float2 sum(float2 a) { return a; } // an overload and a comment naming sum are no use
+static_assert(true, "sum");
+`;
+    const a = await analyze(src, 'macro.cu');
+    const messages = computeFindings(a).map(f => [f.kernel ?? '', f.message]);
+    assert.match(
+      messages.find(m => m[0] === 'by_macro')![1],
+      /depends on `N`: its name is used elsewhere in this file \(a macro, a function pointer\) where no instantiation was read/,
+    );
+    assert.match(messages.find(m => m[0] === 'sum')![1], /depends on `T`, with no instantiation visible in this file\./);
+  });
+
+  test('an edit to an instantiation further out in a chain, or to a use the reader does not read, equals a fresh analysis', async () => {
+    const src = `template <int J> __device__ void tile(float* d) {
+#pragma unroll
+  for (int j = 0; j < J; j += 4) d[j] = 0;
+}
+template <int J> void launch(float* d) { tile_kernel<J><<<1, 32>>>(d); }
+template <int J> __global__ void tile_kernel(float* d) { tile<J>(d); }
+void run(float* d) { launch<8>(d); }
+template <int N> __global__ void by_macro(float* d) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) d[i] = 0;
+}
+#define CASE(kernel, n) kernel<n><<<1, 32>>>(d)
+void host(float* d) { CASE(by_macro, 64); }
+`;
+    for (const [from, to] of [
+      ['launch<8>', 'launch<32>'],
+      ['CASE(by_macro, 64)', 'CASE(other, 64)'],
+    ]) {
+      for (const wholeFile of [false, true]) {
+        const docs = await CudaDocuments.create();
+        docs.open('u', src, 'u');
+        docs.analysis('u');
+        const changes: TextChange[] = [{ start: src.indexOf(from), length: from.length, text: to }];
+        if (wholeFile) changes.push({ start: 0, length: 0, text: '' });
+        docs.update('u', changes);
+        assert.deepEqual(docs.analysis('u'), docs.analyzeOnce(docs.text('u')!, 'u'), `${from} → ${to}`);
+      }
+    }
   });
 });

@@ -159,8 +159,10 @@ function analyzeLoops(rawLoops: RawLoop[], scopes: FunctionScopes, instantiation
     trips.set(raw.node.id, trip);
     const loop = loopRecord(raw, scope, trip, byInstantiation, instantiations);
     // (not when an enclosing unrolled counter is what keeps each instantiation's count open)
-    if (trip === 'dependent' && !byInstantiation && instantiations.length && !loop.tripDependsOn?.some(n => outer.includes(n)))
+    if (trip === 'dependent' && !byInstantiation && instantiations.length && !loop.tripDependsOn?.some(n => outer.includes(n))) {
       loop.unevaluatedInstantiations = instantiations.length;
+      loop.unevaluatedParameters = (loop.tripDependsOn ?? []).filter(n => instantiations.some(inst => !inst.has(n)));
+    }
     return loop;
   });
   loops.sort((a, b) => a.line - b.line || a.span.column - b.span.column);
