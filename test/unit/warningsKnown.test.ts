@@ -286,6 +286,15 @@ __global__ void lay(float* out, unsigned mn) {
 #pragma unroll
   for (uint32_t i = threadIdx.x; i < min(1024u, mn); ++i) out[i] = 0.f;
 }
+__global__ void signed_ceiling(float* out, int n, int m) {
+#pragma unroll
+  for (int k = 0; k < min(4, n) * 2; ++k) out[k] = 0.f;
+#pragma unroll
+  for (int k = 0; k < (n > 3 ? 4 : 8); ++k) out[k] = 0.f;
+  const int c = n > 3 ? min(m, 3) : 5;
+#pragma unroll
+  for (int k = 0; k < c; ++k) out[k] = 0.f;
+}
 template <unsigned SHAPE_K, unsigned BLOCK_K, unsigned kNumMathThreads>
 __global__ void sfb(float* out, unsigned shape_k, unsigned n_block) {
   shape_k = SHAPE_K != 0 ? SHAPE_K : shape_k;
@@ -304,6 +313,12 @@ __global__ void sfb(float* out, unsigned shape_k, unsigned n_block) {
     assert.equal(trip(2), 'runtime', 'a signed counter from threadIdx.x stays a loop');
     assert.equal(trip(3), 'runtime', 'no ceiling on mn * SF_K');
     assert.equal(trip(4), 'runtime', 'a ceiling of 1024 trips is too many to unroll');
+    const signed = kernel(a, 'signed_ceiling').loops.map(l => l.tripCount);
+    assert.deepEqual(
+      signed,
+      ['runtime', 'dependent', 'runtime'],
+      'from 0, signed: min(4, n) * 2 and c ? min(m, 3) : 5 stayed loops, c ? 4 : 8 was unrolled',
+    );
     const sfb = kernel(a, 'sfb').loops[0];
     assert.equal(sfb.tripCount, 'dependent', 'scales * (c ? 1 : 2): no more than twice the scales');
     assert.deepEqual(sfb.tripDependsOn, ['kNumMathThreads', 'BLOCK_K', 'SHAPE_K'], 'SHAPE_K, three constants away from the header');
@@ -311,7 +326,13 @@ __global__ void sfb(float* out, unsigned shape_k, unsigned n_block) {
       computeFindings(a)
         .filter(f => f.code === 'full-unroll-runtime-trip')
         .map(f => f.span.line + 1),
-      [lineOf(src, 'int i = threadIdx.x; i < in_block_mn'), lineOf(src, 'i < mn * SF_K'), lineOf(src, 'min(1024u, mn)')],
+      [
+        lineOf(src, 'int i = threadIdx.x; i < in_block_mn'),
+        lineOf(src, 'i < mn * SF_K'),
+        lineOf(src, 'min(1024u, mn)'),
+        lineOf(src, 'k < min(4, n) * 2'),
+        lineOf(src, 'k < c;'),
+      ],
     );
   });
 

@@ -194,7 +194,7 @@ export function tripCountUnder(loop: Node, kind: LoopKind, scope: ConstScope): T
   if (s !== 'runtime' && boundedByConstant(shape, start, a, b, s, scope)) return 'dependent';
   // `for (uint32_t i = threadIdx.x; i < min(BLOCK, n - base) * K; i += T)`: both rules at once
   if (a === 'runtime' && b === 'runtime' && s !== 'runtime') {
-    const limit = upperBound(shape.bound!, scope, 0);
+    const limit = upperBound(shape.bound!, scope, 0, true);
     if (limit !== null && upperBoundUnrollable(loop, shape, limit === 'bounded' ? 'dependent' : limit, s)) return 'dependent';
   }
   for (const v of [a, b, s]) if (v === 'runtime') return 'runtime';
@@ -243,23 +243,25 @@ function boundedByConstant(shape: LoopShape, start: Node, a: EvalResult, b: Eval
 }
 
 /**
- * A compile-time upper bound of a run-time value (`min(8, n)`, `min(K, n) - 1`, `min(K, n) * 4`,
- * `c ? 1 : 2`): the number, 'bounded' when not evaluated, else null.
+ * A compile-time upper bound of a run-time value (`min(8, n)`, `min(K, n) - 1`, `c ? 4 : 8`): the
+ * number, 'bounded' when not evaluated, else null. For an unsigned counter from a run-time start
+ * also `min(K, n) * 4` and `c ? min(K, n) : 2`: nvcc 13.0 (sm_90) fully unrolled those there, but
+ * left `int k = 0; k < min(4, n) * 2` and `k < (c ? min(m, 3) : 5)` rolled (`c ? 4 : 8`: unrolled).
  */
-function upperBound(n: Node, scope: ConstScope, depth: number): number | 'bounded' | null {
+function upperBound(n: Node, scope: ConstScope, depth: number, unsignedCounter = false): number | 'bounded' | null {
   if (depth > 8) return null;
   switch (n.type) {
     case 'parenthesized_expression': {
       const inner = named(n).filter(c => !isComment(c));
-      return inner.length === 1 ? upperBound(inner[0], scope, depth + 1) : null;
+      return inner.length === 1 ? upperBound(inner[0], scope, depth + 1, unsignedCounter) : null;
     }
     case 'cast_expression': {
       const v = n.childForFieldName('value');
-      return v ? upperBound(v, scope, depth + 1) : null;
+      return v ? upperBound(v, scope, depth + 1, unsignedCounter) : null;
     }
     case 'identifier': {
       const init = scope.initializer?.(n);
-      return init ? upperBound(init, scope, depth + 1) : null;
+      return init ? upperBound(init, scope, depth + 1, unsignedCounter) : null;
     }
     case 'binary_expression': {
       const op = n.childForFieldName('operator')?.text ?? '';
@@ -268,9 +270,9 @@ function upperBound(n: Node, scope: ConstScope, depth: number): number | 'bounde
       // `K * min(B, n)`: the constant factor on either side
       if (op === '*' && evalConst(left, scope) !== 'runtime') [left, rightNode] = [rightNode, left];
       const right = evalConst(rightNode, scope);
-      if (!left || right === 'runtime' || !['+', '-', '*', '/', '>>'].includes(op)) return null;
+      if (!left || right === 'runtime' || !['+', '-', '*', '/', '>>'].includes(op) || (op === '*' && !unsignedCounter)) return null;
       if (op === '*' && typeof right === 'number' && right < 0) return null;
-      const l = upperBound(left, scope, depth + 1);
+      const l = upperBound(left, scope, depth + 1, unsignedCounter);
       if (l === null) return null;
       if (l === 'bounded' || typeof right !== 'number') return 'bounded';
       return op === '+'
@@ -290,7 +292,13 @@ function upperBound(n: Node, scope: ConstScope, depth: number): number | 'bounde
       const branches = ['consequence', 'alternative'].map(f => n.childForFieldName(f));
       const bounds = branches.map(b => {
         const v = b ? evalConst(b, scope) : 'runtime';
-        return typeof v === 'number' ? v : v !== 'runtime' ? 'bounded' : b ? upperBound(b, scope, depth + 1) : null;
+        return typeof v === 'number'
+          ? v
+          : v !== 'runtime'
+            ? 'bounded'
+            : b && unsignedCounter
+              ? upperBound(b, scope, depth + 1, true)
+              : null;
       });
       if (bounds.includes(null)) return null;
       return bounds.includes('bounded') ? 'bounded' : Math.max(...(bounds as number[]));
@@ -299,12 +307,12 @@ function upperBound(n: Node, scope: ConstScope, depth: number): number | 'bounde
       const f = n.childForFieldName('function');
       const name = (f?.type === 'template_function' ? f.childForFieldName('name')?.text : f?.text)?.split('::').pop();
       const args = named(n.childForFieldName('arguments')).filter(c => !isComment(c));
-      if (f?.type === 'primitive_type' && args.length === 1) return upperBound(args[0], scope, depth + 1);
+      if (f?.type === 'primitive_type' && args.length === 1) return upperBound(args[0], scope, depth + 1, unsignedCounter);
       if (name !== 'min' || args.length < 2) return null;
       let best: number | 'bounded' | null = null;
       for (const arg of args) {
         const v = evalConst(arg, scope);
-        const u = typeof v === 'number' ? v : v !== 'runtime' ? 'bounded' : upperBound(arg, scope, depth + 1);
+        const u = typeof v === 'number' ? v : v !== 'runtime' ? 'bounded' : upperBound(arg, scope, depth + 1, unsignedCounter);
         if (u === null) continue;
         best = best === null || best === 'bounded' ? u : u === 'bounded' ? best : Math.min(best, u);
       }
