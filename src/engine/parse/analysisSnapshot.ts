@@ -20,7 +20,7 @@ export interface AnalysisSnapshot {
   errorScope?: { start: number; end: number };
   /** Their call graph, built on first use and kept while edits only move definitions. */
   graph?: CallGraph;
-  /** Matches text that names one of the file's templates with `<` (a possible instantiation); group 1 is the name. */
+  /** Matches text that names one of the file's templates with `<` (a possible instantiation), or at all for one with none read (Kernel.usedUnread). */
   templateMention: RegExp | null;
   /** Matches text that calls one of the file's non-kernel functions (`f(`, `f<`); group 1 is the name. */
   calleeMention: RegExp | null;

@@ -90,7 +90,8 @@ function* analysisSteps(tree: Tree, path: string, cache?: FunctionCache): Genera
       if (!templates.has(f.name)) templates.set(f.name, []);
       templates.get(f.name)!.push(f);
     }
-  const inst = templates.size ? collectInstantiations(top, templates) : new Map<string, string[][]>();
+  const followed = new Set<string>();
+  const inst = templates.size ? collectInstantiations(top, templates, followed) : new Map<string, string[][]>();
   const lookup = new ScopeLookup(new FileIndex(root, fileScope.values));
   for (const f of functions) if (f.qualifier === 'global') lookup.kernelStarts.add(f.node.startIndex);
   // A function's trip counts depend on the classes of the file too (members, specialisations).
@@ -106,6 +107,8 @@ function* analysisSteps(tree: Tree, path: string, cache?: FunctionCache): Genera
           .dependencies(k)
           .map(d => (hashes[d] ??= textHash(texts[d])))
           .join(',');
+  let codeText: string | null = null;
+  const code = () => (codeText ??= withoutCommentsAndStrings(root.text));
   const kernels: Kernel[] = [];
   const strayPragmas: StrayPragma[] = [];
   const snapshotFunctions: AnalysisSnapshot['functions'] = [];
@@ -113,18 +116,20 @@ function* analysisSteps(tree: Tree, path: string, cache?: FunctionCache): Genera
   for (const fn of functions) {
     try {
       const args = fn.templateParams.length ? inst.get(fn.name) : undefined;
+      const unread = fn.templateParams.length && !args ? usedOutside(fn, code(), functions) : false;
       let r: FunctionResult | undefined;
       let key = '';
       if (cache) {
         // …and on the functions that reach its result through calls (callGraph.ts): callers'
         // arguments read in their scopes, bodies of one-return functions it evaluates.
         const calls = dependencyKey(byNode.get(fn.node.id));
-        key = `${fn.node.startPosition.column}\u0000${calls}\u0000${constantsKey}\u0000${JSON.stringify(args ?? null)}\u0000${fn.headMacros ?? ''}\u0000${fn.templateParams.map(p => `${p.name}=${p.defaultValue?.text ?? ''}`).join(',')}\u0000${fn.text}`;
+        key = `${fn.node.startPosition.column}\u0000${calls}\u0000${constantsKey}\u0000${JSON.stringify(args ?? null)}${unread ? '+' : ''}\u0000${fn.headMacros ?? ''}\u0000${fn.templateParams.map(p => `${p.name}=${p.defaultValue?.text ?? ''}`).join(',')}\u0000${fn.text}`;
         r = cache.get(key, fn.node.startPosition.row + 1);
         if (r) cache.hits++;
       }
       if (!r) {
         r = analyzeFunction(fn, fileScope, args, lookup);
+        if (unread) r = { ...r, kernel: { ...r.kernel, usedUnread: true } };
         if (cache) {
           cache.misses++;
           cache.set(key, r);
@@ -150,7 +155,11 @@ function* analysisSteps(tree: Tree, path: string, cache?: FunctionCache): Genera
     yield;
   }
   cache?.commit();
-  const mention = fileMentions(templates, functions);
+  const mention = fileMentions(
+    [...templates.keys(), ...followed],
+    [...templates.keys()].filter(n => !inst.has(n)),
+    functions,
+  );
   const hasSyntaxErrors = hasRealSyntaxErrors(root);
   const unparsed = hasSyntaxErrors || failed.length ? lostFunctions(root, top, failed) : [];
   return {
@@ -164,16 +173,40 @@ function* analysisSteps(tree: Tree, path: string, cache?: FunctionCache): Genera
   };
 }
 
-/** Regexes for text that names one of the file's templates with `<`, or calls one of its non-kernel functions. */
+/**
+ * Regexes for text that names one of the file's templates with `<` (or at all, for one with no
+ * instantiation read: a use of it decides Kernel.usedUnread), or calls one of its non-kernel functions.
+ */
 function fileMentions(
-  templates: Map<string, FunctionInfo[]>,
+  templates: string[],
+  uninstantiated: string[],
   functions: FunctionInfo[],
 ): Pick<AnalysisSnapshot, 'templateMention' | 'calleeMention'> {
   const escape = (n: string) => n.replace(/[$^*+?.()|[\]{}\\]/g, '\\$&');
-  const names = [...templates.keys()].map(escape);
+  const names = templates.map(escape);
+  const bare = uninstantiated.length ? `|\\b(${uninstantiated.map(escape).join('|')})\\b` : '';
   const callees = [...new Set(functions.filter(f => f.qualifier !== 'global' && /^[A-Za-z_$]\w*$/.test(f.name)).map(f => escape(f.name)))];
   return {
-    templateMention: names.length ? new RegExp(`\\b(${names.join('|')})\\s*<`) : null,
+    templateMention: names.length ? new RegExp(`\\b(${names.join('|')})\\s*<${bare}`) : null,
     calleeMention: callees.length ? new RegExp(`\\b(${callees.join('|')})\\s*[<(]`) : null,
   };
+}
+
+/** The text with comments and string literals blanked (same offsets). */
+function withoutCommentsAndStrings(text: string): string {
+  return text.replace(/\/\/[^\n]*|\/\*[\s\S]*?\*\/|"(?:\\.|[^"\\\n])*"/g, m => m.replace(/[^\n]/g, ' '));
+}
+
+/**
+ * Does the code name the function outside its own definition and those of its overloads (a
+ * macro body, a function pointer)?
+ */
+function usedOutside(fn: FunctionInfo, code: string, functions: FunctionInfo[]): boolean {
+  const own = functions.filter(f => f.name === fn.name).map(f => f.node);
+  const re = new RegExp(`\\b${fn.name.replace(/[$]/g, '\\$&')}\\b`, 'g');
+  for (let m = re.exec(code); m; m = re.exec(code)) {
+    const at = m.index;
+    if (!own.some(n => n.startIndex <= at && at < n.endIndex)) return true;
+  }
+  return false;
 }

@@ -133,7 +133,7 @@ function analyzeLoops(rawLoops: RawLoop[], scopes: FunctionScopes, instantiation
     for (let p = raw.parent; p; p = p.parent) {
       const t = trips.get(p.node.id);
       if (p.pragma?.pragma.kind !== 'full' || t === undefined || t === 'runtime' || p.node.type !== 'for_statement') continue;
-      const v = forLoopShape(p.node)?.variable;
+      const v = forLoopShape(p.node, scopes.baseScope.callee)?.variable;
       if (v) out.push(v);
     }
     return out;
@@ -141,7 +141,7 @@ function analyzeLoops(rawLoops: RawLoop[], scopes: FunctionScopes, instantiation
   const loops: Loop[] = rawLoops.map(raw => {
     let scope = scopes.locals.length ? scopeAt(scopes, raw.startIndex) : scopes.baseScope;
     // a loop that declares its own counter of the same name (`for (int i …)` in `for (int i …)`) hides the outer one
-    const own = raw.node.type === 'for_statement' ? forLoopShape(raw.node)?.variable : undefined;
+    const own = raw.node.type === 'for_statement' ? forLoopShape(raw.node, scope.callee)?.variable : undefined;
     const outer = unrolledVariables(raw).filter(v => v !== own || !declaresOwnCounter(raw.node));
     // The lookup's own context too: a local initialised from the outer counter (`c1 = c0 + CH`)
     // is evaluated through it, and must see the counter as a per-copy constant as well.
@@ -159,8 +159,10 @@ function analyzeLoops(rawLoops: RawLoop[], scopes: FunctionScopes, instantiation
     trips.set(raw.node.id, trip);
     const loop = loopRecord(raw, scope, trip, byInstantiation, instantiations);
     // (not when an enclosing unrolled counter is what keeps each instantiation's count open)
-    if (trip === 'dependent' && !byInstantiation && instantiations.length && !loop.tripDependsOn?.some(n => outer.includes(n)))
+    if (trip === 'dependent' && !byInstantiation && instantiations.length && !loop.tripDependsOn?.some(n => outer.includes(n))) {
       loop.unevaluatedInstantiations = instantiations.length;
+      loop.unevaluatedParameters = (loop.tripDependsOn ?? []).filter(n => instantiations.some(inst => !inst.has(n)));
+    }
     return loop;
   });
   loops.sort((a, b) => a.line - b.line || a.span.column - b.span.column);
@@ -175,7 +177,7 @@ function loopRecord(
   instantiations: Instantiation[],
 ): Loop {
   const dependsOn = trip === 'dependent' ? dependsOnNames(raw.node, scope) : [];
-  const shape = raw.node.type === 'for_statement' ? forLoopShape(raw.node) : null;
+  const shape = raw.node.type === 'for_statement' ? forLoopShape(raw.node, scope.callee) : null;
   return {
     line: raw.node.startPosition.row + 1,
     kind: raw.kind,
@@ -203,7 +205,8 @@ function declaresOwnCounter(loop: Node): boolean {
 /**
  * The template parameters (and enclosing unrolled counters) a dependent trip count comes from: those
  * the loop's header names, and those named by the initialisers of the constants it names
- * (`i0 < DVp/2` with `constexpr int DVp = (DV + …)`), two levels deep.
+ * (`i0 < DVp/2` with `constexpr int DVp = (DV + …)`), four levels deep (DeepGEMM: `num_sfb` from
+ * `shape_k_scales` from `shape_k` from `SHAPE_K`).
  */
 function dependsOnNames(loop: Node, scope: ConstScope): string[] {
   const unbound = scope.unboundTemplateParams;
@@ -213,13 +216,14 @@ function dependsOnNames(loop: Node, scope: ConstScope): string[] {
     const n = loop.childForFieldName(f);
     return n ? [n] : [];
   });
-  for (let level = 0; level < 2 && frontier.length; level++) {
+  for (let level = 0; level < 4 && frontier.length; level++) {
     const next: Node[] = [];
     for (const part of frontier)
       for (const id of [part, ...part.descendantsOfType('identifier')]) {
         if (!id || id.type !== 'identifier' || unbound.has(id.text)) continue;
         const init = scope.initializer?.(id);
-        if (!init) continue;
+        // a lambda the update calls (`advance(k)`): its body is no part of the bound
+        if (!init || init.type === 'lambda_expression') continue;
         for (const n of init.text.match(/\b[A-Za-z_]\w*\b/g) ?? []) if (unbound.has(n)) out.add(n);
         next.push(init);
       }

@@ -31,6 +31,11 @@ export interface ConstScope {
    * `int c = min(K, n);` gives `min(K, n)`. Used to see run-time values with a compile-time bound.
    */
   initializer?: (name: Node) => Node | null;
+  /**
+   * What a call by a plain name goes to: a lambda held by a local that keeps its value
+   * (`auto step = [&](int& k) {…};`) or the one function of that name the file defines; else null.
+   */
+  callee?: (call: Node) => Node | null;
 }
 
 const BUILTIN_SIZES: Record<string, number> = {

@@ -122,6 +122,20 @@ function qualifierMacrosText(kernel: Pick<Kernel, 'qualifierMacros' | 'qualifier
 }
 
 /** Markdown for hovering a loop or its pragma. */
+/**
+ * `the 48 instantiations in this file leave \`type\` unevaluated`: why the instantiations the file
+ * shows give no trip count (loop.unevaluatedInstantiations), naming what they leave open.
+ */
+export function unevaluatedInstantiationsText(loop: Loop): string {
+  const n = loop.unevaluatedInstantiations ?? 0;
+  const subject = n === 1 ? 'the one instantiation in this file' : `the ${n} instantiations in this file`;
+  const open = loop.unevaluatedParameters;
+  if (!open) return `${subject} ${n === 1 ? 'has' : 'have'} arguments that could not be evaluated`;
+  return open.length
+    ? `${subject} ${n === 1 ? 'leaves' : 'leave'} ${open.map(x => `\`${x}\``).join(', ')} unevaluated`
+    : `${subject} ${n === 1 ? 'binds' : 'bind'} what the trip count names, but it uses a value this file cannot evaluate`;
+}
+
 export function loopHoverMarkdown(kernel: Kernel, loop: Loop): string {
   const rows: [string, string][] = [];
   rows.push([
@@ -138,7 +152,7 @@ export function loopHoverMarkdown(kernel: Kernel, loop: Loop): string {
       ? `by instantiation: ${tripCountText(loop)}`
       : loop.tripDependsOn?.length
         ? loop.unevaluatedInstantiations
-          ? `${tripCountText(loop)} (${loop.unevaluatedInstantiations === 1 ? 'the one instantiation in this file has' : `the ${loop.unevaluatedInstantiations} instantiations in this file have`} arguments that could not be evaluated)`
+          ? `${tripCountText(loop)} (${unevaluatedInstantiationsText(loop)})`
           : `${tripCountText(loop)} (template parameters with no instantiation visible in this file)`
         : 'not evaluated: a value this file does not let Unroll Lens derive (a constant from a header it could not read, a CuTe shape, wmma `num_elements`); nothing shows it to be a run-time value';
   rows.push(['Trip count', trip]);

@@ -1,7 +1,7 @@
 // Static findings about unrolling, computed from the analysis alone (no compiler needed).
 // The language server turns them into diagnostics; the CLI can print them.
 import type { FileAnalysis, Kernel, Loop, ManualUnroll, SourceSpan } from './model';
-import { pragmaAsWritten } from './describe';
+import { pragmaAsWritten, unevaluatedInstantiationsText } from './describe';
 
 type FindingCode =
   | 'pragma-without-loop'
@@ -99,8 +99,11 @@ function enclosingCounters(kernel: Kernel, loop: Loop): Map<string, number> {
   return out;
 }
 
-function instantiationsText(byInst: NonNullable<Loop['tripCountByInstantiation']>): string {
-  if (!byInst.length) return ', with no instantiation visible in this file.';
+function instantiationsText(byInst: NonNullable<Loop['tripCountByInstantiation']>, kernel: Kernel): string {
+  if (!byInst.length)
+    return kernel.usedUnread
+      ? ': its name is used elsewhere in this file (a macro, a function pointer) where no instantiation was read, so none is evaluated.'
+      : ', with no instantiation visible in this file.';
   const numbers = [...new Set(byInst.map(b => b.tripCount).filter((t): t is number => typeof t === 'number'))];
   const runtime = byInst.some(b => b.tripCount === 'runtime');
   const rest = byInst.filter(b => typeof b.tripCount !== 'number' && b.tripCount !== 'runtime').length;
@@ -164,11 +167,7 @@ export function computeFindings(analysis: FileAnalysis, options: FindingOptions 
               'copy of the unrolled loop around it, so each copy is unrolled; its code size grows with the trip counts.'
             : (p.form === 'macro' ? `${pragmaAsWritten(p)}: full` : 'Full') +
               ` unroll of a loop whose trip count depends on ${names}` +
-              (loop.unevaluatedInstantiations
-                ? loop.unevaluatedInstantiations === 1
-                  ? ': the one instantiation in this file has arguments that could not be evaluated.'
-                  : `: the ${loop.unevaluatedInstantiations} instantiations in this file have arguments that could not be evaluated.`
-                : instantiationsText(byInst ?? [])) +
+              (loop.unevaluatedInstantiations ? `: ${unevaluatedInstantiationsText(loop)}.` : instantiationsText(byInst ?? [], kernel)) +
               ' Each instantiation is unrolled separately; its code size grows with the trip count.',
         });
       }

@@ -3,6 +3,7 @@ import type { Node } from './parser';
 import { repairLessThan } from './misparse';
 import { named } from './syntaxTree';
 import { declaredName } from './declaratorNames';
+import { parseNumberLiteral } from './constEval';
 
 export interface LoopShape {
   variable: string;
@@ -18,7 +19,14 @@ export interface LoopShape {
 
 const FLIP: Record<string, string> = { '<': '>', '<=': '>=', '>': '<', '>=': '<=', '!=': '!=' };
 
-export function forLoopShape(loop: Node): LoopShape | null {
+/** What a call in the update goes to (ConstScope.callee): a lambda or a function definition. */
+type CalleeOf = (call: Node) => Node | null;
+
+/**
+ * The loop's header; `callee` lets an update that is a call (`advance(k)`, the counter passed by
+ * reference to a lambda or function that increments it) be read through (stepThroughCall).
+ */
+export function forLoopShape(loop: Node, callee?: CalleeOf): LoopShape | null {
   const init = loop.childForFieldName('initializer');
   const cond = loop.childForFieldName('condition');
   let update = loop.childForFieldName('update');
@@ -32,9 +40,16 @@ export function forLoopShape(loop: Node): LoopShape | null {
     update = onlyWriteOf(update, variable);
     if (!update) return null;
   }
-  const stepping = updateStep(update, variable);
+  const stepping = update.type === 'call_expression' ? stepThroughCall(update, variable, callee) : updateStep(update, variable);
   if (!stepping) return null;
   return { variable, start: startValue(init, variable), bound, op, ...stepping };
+}
+
+/** The condition alone (`k < n`) of a loop whose update forLoopShape does not read. */
+export function forLoopCondition(loop: Node): Pick<LoopShape, 'variable' | 'bound' | 'op'> | null {
+  const cond = loop.childForFieldName('condition');
+  const update = loop.childForFieldName('update');
+  return cond && update ? comparison(cond, counterName(loop.childForFieldName('initializer'), update)) : null;
 }
 
 /**
@@ -127,6 +142,46 @@ function updateStep(update: Node, variable: string): Pick<LoopShape, 'updateOp' 
     }
   }
   return updateOp ? { updateOp, step, stepValue } : null;
+}
+
+/**
+ * `advance(k)` with `auto advance = [&](uint32_t& k) { ++k; … };` (or a `__device__` function
+ * taking `int& k`): the step the callee moves its by-reference parameter by. Only one
+ * unconditional `++k`, `--k`, `k += c` or `k -= c` with `c` a constant, in the callee's own body
+ * before any `return`, and nothing else that writes `k` (no other assignment, no `&k`, no call it
+ * is passed to); else null (not read: the trip count is not evaluated, see tripCountUnder).
+ */
+function stepThroughCall(call: Node, variable: string, callee?: CalleeOf): Pick<LoopShape, 'updateOp' | 'step' | 'stepValue'> | null {
+  const args = named(call.childForFieldName('arguments')).filter(a => a.type !== 'comment');
+  const at = args.findIndex(a => a.type === 'identifier' && a.text === variable);
+  if (at < 0 || args.some((a, i) => i !== at && new RegExp(`\\b${variable}\\b`).test(a.text))) return null;
+  const def = callee?.(call);
+  const declarator = def?.type === 'lambda_expression' ? def.childForFieldName('declarator') : def?.childForFieldName('declarator');
+  const params = named(declarator?.childForFieldName('parameters')).filter(p => p.type === 'parameter_declaration');
+  const ref = params[at]?.childForFieldName('declarator');
+  const param = ref?.type === 'reference_declarator' ? named(ref).find(n => n.type === 'identifier')?.text : undefined;
+  const body = def?.childForFieldName('body');
+  if (!param || !body || (param !== variable && bodyWritesVariable(body, variable))) return null;
+  const uses = body.descendantsOfType('identifier').filter(n => n?.text === param) as Node[];
+  const writes = uses.filter(n => !readOnly(n));
+  if (writes.length !== 1 || uses.some(n => n.parent?.type === 'declaration' || n.parent?.type === 'init_declarator')) return null;
+  const statement = writes[0].parent?.parent;
+  if (statement?.type !== 'expression_statement' || statement.parent?.id !== body.id) return null;
+  if (body.descendantsOfType('return_statement').some(r => r && r.startIndex < statement.startIndex)) return null;
+  const stepping = updateStep(writes[0].parent!, param);
+  if (!stepping || (stepping.updateOp !== '+' && stepping.updateOp !== '-')) return null;
+  if (stepping.stepValue !== null) return stepping;
+  const c = stepping.step?.type === 'number_literal' ? parseNumberLiteral(stepping.step.text) : null;
+  return c === null ? null : { updateOp: stepping.updateOp, step: stepping.step, stepValue: c };
+}
+
+/** Is this use of a name a plain read (not written, not passed on, not its address taken)? */
+function readOnly(n: Node): boolean {
+  const p = n.parent;
+  if (!p) return true;
+  if (p.type === 'update_expression' || p.type === 'argument_list') return false;
+  if (p.type === 'assignment_expression') return p.childForFieldName('left')?.id !== n.id;
+  return !(p.type === 'pointer_expression' && p.childForFieldName('operator')?.text === '&');
 }
 
 /** Start: declaration `int i = a` or assignment `i = a`; an empty initializer starts at an unknown value. */

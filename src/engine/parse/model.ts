@@ -111,6 +111,13 @@ export interface Loop {
    * template) none of whose arguments evaluate here, so no trip count per instantiation.
    */
   unevaluatedInstantiations?: number;
+  /**
+   * With unevaluatedInstantiations: the names the trip count depends on that some of those
+   * instantiations leave unbound (`type` of `mmq<type, 8>` written in another template whose
+   * own instantiations this file does not show); empty when each binds them all and a constant
+   * this file cannot evaluate keeps the count open.
+   */
+  unevaluatedParameters?: string[];
   span: SourceSpan;
   /** Induction variable when the loop has the canonical `for (int i = a; i < b; i += s)` shape. */
   inductionVariable: string | null;
@@ -180,6 +187,11 @@ export interface Kernel {
   launchBounds: string[] | null;
   /** Template arguments of each instantiation visible in the file, by parameter name. */
   instantiations: Record<string, number>[];
+  /**
+   * A template with no instantiation read whose name the file still uses outside its definition
+   * (in a macro, as a pointer): its instantiations may be there, unread, so none is claimed absent.
+   */
+  usedUnread?: true;
   loops: Loop[];
   manualUnrolls: ManualUnroll[];
 }

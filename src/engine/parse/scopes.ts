@@ -21,7 +21,7 @@ import { named } from './syntaxTree';
 
 /**
  * The writes of parameter `name` in `fn`'s body, in order, when every one is a `name = expr;`
- * standing directly in the body (so it always runs): each with its end and right-hand side; null
+ * standing directly in the body, or in the first branch of an `#if` there (so it always runs): each with its end and right-hand side; null
  * when it has a write of another kind (a compound assignment, under a condition or in a loop: the
  * caller's value and the old rule). Read once per function and name (a lookup runs per use).
  */
@@ -34,11 +34,14 @@ function plainWrites(fn: Node, name: string): { end: number; value: Node }[] | n
     const target = n.type === 'assignment_expression' ? n.childForFieldName('left') : n.childForFieldName('argument');
     if (target?.text !== name) continue;
     const value = n.childForFieldName('right');
+    // (an `#if`/`#ifdef` around it, DeepGEMM's `#if defined(__CUDA_ARCH__)` body: its first branch, the one the scan follows)
+    let holder = n.parent?.parent;
+    while (holder && (holder.type === 'preproc_if' || holder.type === 'preproc_ifdef')) holder = holder.parent;
     const plain =
       n.type === 'assignment_expression' &&
       n.childForFieldName('operator')?.text === '=' &&
       n.parent?.type === 'expression_statement' &&
-      n.parent.parent?.id === body.id;
+      holder?.id === body.id;
     if (!plain || !value) return null;
     out.push({ end: n.endIndex, value });
   }
@@ -131,6 +134,15 @@ export class ScopeLookup {
         const d = this.declared(node.text, node.startIndex, ctx.fn);
         if (d?.kind === 'param') return this.lastPlainWrite(ctx.fn, node.text, node.startIndex);
         return d?.init && (d.kind === 'const' || d.unmodified) ? d.init : null;
+      },
+      callee: call => {
+        const f = call.childForFieldName('function');
+        const name = f?.type === 'identifier' || f?.type === 'qualified_identifier' ? f.text.split('::').pop()! : null;
+        if (!name || ctx.values.has(name)) return null;
+        const d = f!.type === 'identifier' ? this.declared(name, f!.startIndex, ctx.fn) : null;
+        if (d) return d.init?.type === 'lambda_expression' && (d.kind === 'const' || d.unmodified) ? d.init : null;
+        const defs = this.index.functionsNamed(name);
+        return defs.length === 1 ? defs[0] : null;
       },
     };
   }

@@ -3,7 +3,7 @@
 import type { Node } from './parser';
 import type { LoopKind, TripCount } from './model';
 import { ConstScope, EvalResult, combine, evalConst } from './constEval';
-import { LoopShape, bodyWritesVariable, forLoopShape } from './loopShape';
+import { LoopShape, bodyWritesVariable, forLoopCondition, forLoopShape } from './loopShape';
 import { pragmaFromNode } from './pragmas';
 import { isComment, named } from './syntaxTree';
 
@@ -72,7 +72,7 @@ function countTrips(start: number, bound: number, op: string, updateOp: LoopShap
  */
 export function constantExtent(loop: Node, scope: ConstScope): number | null {
   if (loop.type !== 'for_statement') return null;
-  const shape = forLoopShape(loop);
+  const shape = forLoopShape(loop, scope.callee);
   if (!shape || shape.updateOp !== '+' || !shape.start || !shape.bound) return null;
   const a = evalConst(shape.start, scope);
   const b = evalConst(shape.bound, scope);
@@ -174,9 +174,15 @@ export function tripCountUnder(loop: Node, kind: LoopKind, scope: ConstScope): T
     const right = loop.childForFieldName('right');
     return right?.type === 'initializer_list' ? named(right).filter(n => !isComment(n)).length : 'dependent';
   }
-  const shape = forLoopShape(loop);
-  const start = shape ? (shape.start ?? startBefore(loop, shape.variable)) : null;
-  if (!shape || !start) {
+  const shape = forLoopShape(loop, scope.callee);
+  // An update this reader does not follow (`k = next(k)`, a call it cannot see into): the trip
+  // count is not evaluated, unless the bound is a run-time value.
+  if (!shape) {
+    const c = forLoopCondition(loop);
+    return c?.bound && evalConst(c.bound, scope) !== 'runtime' ? 'dependent' : 'runtime';
+  }
+  const start = shape.start ?? startBefore(loop, shape.variable);
+  if (!start) {
     return shape?.bound && notRuntime(evalConst(shape.bound, scope)) ? 'dependent' : 'runtime';
   }
   if (bodyWritesVariable(loop.childForFieldName('body'), shape.variable)) return 'runtime';
@@ -186,6 +192,11 @@ export function tripCountUnder(loop: Node, kind: LoopKind, scope: ConstScope): T
   const s = shape.stepValue ?? evalConst(shape.step, scope);
   if (a === 'runtime' && b !== 'runtime' && s !== 'runtime' && upperBoundUnrollable(loop, shape, b, s)) return 'dependent';
   if (s !== 'runtime' && boundedByConstant(shape, start, a, b, s, scope)) return 'dependent';
+  // `for (uint32_t i = threadIdx.x; i < min(BLOCK, n - base) * K; i += T)`: both rules at once
+  if (a === 'runtime' && b === 'runtime' && s !== 'runtime') {
+    const limit = upperBound(shape.bound!, scope, 0, true);
+    if (limit !== null && upperBoundUnrollable(loop, shape, limit === 'bounded' ? 'dependent' : limit, s)) return 'dependent';
+  }
   for (const v of [a, b, s]) if (v === 'runtime') return 'runtime';
   for (const v of [a, b, s]) if (notRuntime(v)) return 'dependent';
   const n = countTrips(a as number, b as number, shape.op, shape.updateOp, s as number);
@@ -231,50 +242,77 @@ function boundedByConstant(shape: LoopShape, start: Node, a: EvalResult, b: Eval
   return false;
 }
 
-/** A compile-time upper bound of a run-time value (`min(8, n)`, `min(K, n) - 1`): the number, 'bounded' when not evaluated, else null. */
-function upperBound(n: Node, scope: ConstScope, depth: number): number | 'bounded' | null {
+/**
+ * A compile-time upper bound of a run-time value (`min(8, n)`, `min(K, n) - 1`, `c ? 4 : 8`): the
+ * number, 'bounded' when not evaluated, else null. For an unsigned counter from a run-time start
+ * also `min(K, n) * 4` and `c ? min(K, n) : 2`: nvcc 13.0 (sm_90) fully unrolled those there, but
+ * left `int k = 0; k < min(4, n) * 2` and `k < (c ? min(m, 3) : 5)` rolled (`c ? 4 : 8`: unrolled).
+ */
+function upperBound(n: Node, scope: ConstScope, depth: number, unsignedCounter = false): number | 'bounded' | null {
   if (depth > 8) return null;
   switch (n.type) {
     case 'parenthesized_expression': {
       const inner = named(n).filter(c => !isComment(c));
-      return inner.length === 1 ? upperBound(inner[0], scope, depth + 1) : null;
+      return inner.length === 1 ? upperBound(inner[0], scope, depth + 1, unsignedCounter) : null;
     }
     case 'cast_expression': {
       const v = n.childForFieldName('value');
-      return v ? upperBound(v, scope, depth + 1) : null;
+      return v ? upperBound(v, scope, depth + 1, unsignedCounter) : null;
     }
     case 'identifier': {
       const init = scope.initializer?.(n);
-      return init ? upperBound(init, scope, depth + 1) : null;
+      return init ? upperBound(init, scope, depth + 1, unsignedCounter) : null;
     }
     case 'binary_expression': {
       const op = n.childForFieldName('operator')?.text ?? '';
-      const left = n.childForFieldName('left');
-      const right = evalConst(n.childForFieldName('right'), scope);
-      if (!left || right === 'runtime' || !['+', '-', '/', '>>'].includes(op)) return null;
-      const l = upperBound(left, scope, depth + 1);
+      let left = n.childForFieldName('left');
+      let rightNode = n.childForFieldName('right');
+      // `K * min(B, n)`: the constant factor on either side
+      if (op === '*' && evalConst(left, scope) !== 'runtime') [left, rightNode] = [rightNode, left];
+      const right = evalConst(rightNode, scope);
+      if (!left || right === 'runtime' || !['+', '-', '*', '/', '>>'].includes(op) || (op === '*' && !unsignedCounter)) return null;
+      if (op === '*' && typeof right === 'number' && right < 0) return null;
+      const l = upperBound(left, scope, depth + 1, unsignedCounter);
       if (l === null) return null;
       if (l === 'bounded' || typeof right !== 'number') return 'bounded';
       return op === '+'
         ? l + right
         : op === '-'
           ? l - right
-          : op === '/'
-            ? right > 0
-              ? Math.trunc(l / right)
-              : null
-            : Math.floor(l / 2 ** right);
+          : op === '*'
+            ? l * right
+            : op === '/'
+              ? right > 0
+                ? Math.trunc(l / right)
+                : null
+              : Math.floor(l / 2 ** right);
+    }
+    case 'conditional_expression': {
+      // `c ? 1 : 2`: no more than the larger branch
+      const branches = ['consequence', 'alternative'].map(f => n.childForFieldName(f));
+      const bounds = branches.map(b => {
+        const v = b ? evalConst(b, scope) : 'runtime';
+        return typeof v === 'number'
+          ? v
+          : v !== 'runtime'
+            ? 'bounded'
+            : b && unsignedCounter
+              ? upperBound(b, scope, depth + 1, true)
+              : null;
+      });
+      if (bounds.includes(null)) return null;
+      return bounds.includes('bounded') ? 'bounded' : Math.max(...(bounds as number[]));
     }
     case 'call_expression': {
       const f = n.childForFieldName('function');
       const name = (f?.type === 'template_function' ? f.childForFieldName('name')?.text : f?.text)?.split('::').pop();
       const args = named(n.childForFieldName('arguments')).filter(c => !isComment(c));
-      if (f?.type === 'primitive_type' && args.length === 1) return upperBound(args[0], scope, depth + 1);
+      if (f?.type === 'primitive_type' && args.length === 1) return upperBound(args[0], scope, depth + 1, unsignedCounter);
       if (name !== 'min' || args.length < 2) return null;
       let best: number | 'bounded' | null = null;
       for (const arg of args) {
         const v = evalConst(arg, scope);
-        const u = typeof v === 'number' ? v : v !== 'runtime' ? 'bounded' : upperBound(arg, scope, depth + 1);
+        const u = typeof v === 'number' ? v : v !== 'runtime' ? 'bounded' : upperBound(arg, scope, depth + 1, unsignedCounter);
         if (u === null) continue;
         best = best === null || best === 'bounded' ? u : u === 'bounded' ? best : Math.min(best, u);
       }
