@@ -57,6 +57,22 @@ export function enclosingFunction(node: Node): Node | null {
   return null;
 }
 
+/**
+ * `Tile<N, M>` in `template <int N, int M> void Tile<N, M>::run(…) {…}` (or a static member's
+ * `int Tile<N>::count = …`): the definition of a member outside its class names the class
+ * template with its own parameters. That is the template itself, not an instantiation of it.
+ */
+export function namesOutOfClassMember(n: Node): boolean {
+  const q = n.parent;
+  if (q?.type !== 'qualified_identifier' || q.childForFieldName('scope')?.id !== n.id) return false;
+  let d: Node = q;
+  while (d.parent && d.parent.type === 'qualified_identifier') d = d.parent;
+  const owner = d.parent;
+  if (!owner || owner.childForFieldName('declarator')?.id !== d.id) return false;
+  if (owner.type === 'function_declarator') return owner.parent?.type === 'function_definition' || owner.parent?.type === 'declaration';
+  return owner.type === 'init_declarator' || owner.type === 'declaration';
+}
+
 /** The enclosing classes of a node, innermost first. */
 export function enclosingClasses(node: Node): ClassInfo[] {
   const nodes: Node[] = [];

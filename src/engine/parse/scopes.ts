@@ -14,7 +14,15 @@
 // Nodes are only read, never kept past the analysis of the tree they belong to.
 import type { Node } from './parser';
 import { combine, evalConst, mentionsAny, type ConstScope, type EvalResult } from './constEval';
-import { type ClassView, type FileIndex, type Member, CLASS_TYPES, enclosingClasses, enclosingFunction } from './fileIndex';
+import {
+  type ClassView,
+  type FileIndex,
+  type Member,
+  CLASS_TYPES,
+  enclosingClasses,
+  enclosingFunction,
+  namesOutOfClassMember,
+} from './fileIndex';
 import { declaredName, templateParamNames } from './declaratorNames';
 import { type Declared, functionDeclarations } from './localDeclarations';
 import { named } from './syntaxTree';
@@ -87,22 +95,6 @@ const SCALAR_TYPE =
 
 function isClassView(t: TypeResult): t is ClassView {
   return typeof t === 'object';
-}
-
-/**
- * `Tile<N, M>` in `template <int N, int M> void Tile<N, M>::run(…) {…}` (or a static member's
- * `int Tile<N>::count = …`): the definition of a member outside its class names the class
- * template with its own parameters. That is the template itself, not an instantiation of it.
- */
-function namesOutOfClassMember(n: Node): boolean {
-  const q = n.parent;
-  if (q?.type !== 'qualified_identifier' || q.childForFieldName('scope')?.id !== n.id) return false;
-  let d: Node = q;
-  while (d.parent && d.parent.type === 'qualified_identifier') d = d.parent;
-  const owner = d.parent;
-  if (!owner || owner.childForFieldName('declarator')?.id !== d.id) return false;
-  if (owner.type === 'function_declarator') return owner.parent?.type === 'function_definition' || owner.parent?.type === 'declaration';
-  return owner.type === 'init_declarator' || owner.type === 'declaration';
 }
 
 function bindingKey(b: Map<string, number>): string {
