@@ -223,3 +223,23 @@ __global__ void k(float* x) {
     assert.match(f.message, /give 4 \(and 1 whose arguments could not be evaluated\)\./);
   });
 });
+
+describe('full-unroll-runtime-trip quotes what makes the trip count run time', () => {
+  test('a counter from threadIdx.x to a constant: the start is quoted with the condition', async () => {
+    // ggml lightning-indexer.cu's shape: the bound is a constant, the start is not
+    const src = `__global__ void k(float* x) {
+  constexpr int N_Q_TILE = 64;
+  const int tid = threadIdx.x;
+  #pragma unroll
+  for (int i_q = tid; i_q < N_Q_TILE; i_q += 32) x[i_q] = 0.f;
+  #pragma unroll
+  for (; tid < N_Q_TILE;) x[tid] = 1.f;
+}`;
+    const found = computeFindings(await analyze(src)).filter(x => x.code === 'full-unroll-runtime-trip');
+    assert.equal(found.length, 2);
+    assert.match(found[0].message, /this for loop \(`int i_q = tid; i_q < N_Q_TILE`\) is not a compile-time constant/);
+    assert.match(found[0].message, /or leaves it a loop\.$/);
+    // no initializer: the condition alone, as before
+    assert.match(found[1].message, /this for loop \(`tid < N_Q_TILE`\) is not/);
+  });
+});

@@ -191,10 +191,17 @@ function loopRecord(
     span: spanOf(raw.node),
     inductionVariable: shape?.variable ?? null,
     conditionText: (raw.node.childForFieldName('condition')?.text ?? '').replace(/^\((.*)\)$/s, '$1').replace(/\s+/g, ' '),
+    ...initTextOf(raw.node),
     parentLine: raw.parent ? raw.parent.node.startPosition.row + 1 : null,
     bodyStatements: countStatements(raw.node.childForFieldName('body')),
     constantExtent: constantExtent(raw.node, scope),
   };
+}
+
+function initTextOf(node: Node): Pick<Loop, 'initText'> {
+  const init = node.type === 'for_statement' ? node.childForFieldName('initializer')?.text : undefined;
+  const text = init?.replace(/;\s*$/, '').replace(/\s+/g, ' ').trim();
+  return text ? { initText: text } : {};
 }
 
 /** `for (int i = …)`: the loop declares its counter (rather than assigning an outer variable). */

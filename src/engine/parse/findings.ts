@@ -116,6 +116,12 @@ function instantiationsText(byInst: NonNullable<Loop['tripCountByInstantiation']
   return `: the instantiations in this file give ${parts.join(', ')}${rest ? ` (and ${unevaluated})` : ''}.`;
 }
 
+/** The loop's start and condition as written (`i_q = tid; i_q < N_Q_TILE`): the run-time part may be either. */
+function loopHeader(loop: Loop): string {
+  const parts = [loop.initText, loop.conditionText].filter(Boolean);
+  return parts.length ? ` (\`${parts.join('; ')}\`)` : '';
+}
+
 export function computeFindings(analysis: FileAnalysis, options: FindingOptions = DEFAULT_FINDING_OPTIONS): Finding[] {
   const out: Finding[] = [];
   for (const s of analysis.strayPragmas) {
@@ -147,8 +153,8 @@ export function computeFindings(analysis: FileAnalysis, options: FindingOptions 
           kernel: kernel.name,
           message:
             `${pragmaAsWritten(p)} asks for a full unroll, but the trip count of this ${loop.kind} loop` +
-            (loop.conditionText ? ` (\`${loop.conditionText}\`)` : '') +
-            ' is not a compile-time constant: nvcc cannot fully unroll it; it unrolls it partially by its own choice, or leaves it rolled (a run-time step).',
+            loopHeader(loop) +
+            ' is not a compile-time constant: nvcc cannot fully unroll it; it unrolls it partially by its own choice, or leaves it a loop.',
         });
       } else if (p?.kind === 'full' && loop.tripCount === 'dependent' && loop.tripDependsOn?.length) {
         // Only where a template argument decides the trip count: a constant we merely cannot

@@ -123,6 +123,11 @@ export interface Loop {
   inductionVariable: string | null;
   /** Source text of the condition, for hover. */
   conditionText: string;
+  /**
+   * Source text of a `for` loop's initializer (`int i = tid`), when it has one: a warning that the
+   * trip count is run time quotes it with the condition, since the run-time part may be the start.
+   */
+  initText?: string;
   /** Line of the enclosing loop, or null at depth 0. */
   parentLine: number | null;
   /** Statements in the body (nested loops count as one statement each). */
