@@ -29,6 +29,7 @@ describe('fuzz: incremental documents and the language server', () => {
       900012479: "a PM_KERNEL kernel's body edited: the fast path's lookup must know the kernels",
       4125150401: 'a name declared at namespace scope by broken pasted code (cache key: items digest)',
       242106343: "U+FEFF typed between items: JavaScript's white space, not the grammar's (fast path)",
+      3732631596: '`#define` typed after `case 8:` turns the launch of `coarsen_potential<8>` into a macro value (fast path)',
     };
     for (const [seed, what] of Object.entries(seeds)) {
       const f = runCase(ck, generateCase(Number(seed)));

@@ -139,8 +139,20 @@ function textBefore(text: string, offset: number, edit: BodyEdit): string {
   return text.slice(0, offset) + edit.removed + text.slice(offset + edit.inserted.length);
 }
 
-/** The edit leaves every `name<…>` of the file's templates as it was: the instantiations stand. */
-function sameInstantiations(prev: AnalysisSnapshot, before: string, after: string): boolean {
+/**
+ * The edit leaves every `name<…>` of the file's templates as it was: the instantiations stand.
+ * Not when the edited line holds a `#`, before or after: the grammar reads `#define` even after
+ * `case 8:`, and the rest of that line, `coarsen_potential<8><<<…>>>` included, becomes the
+ * macro's value, with the same text (fuzz seed 3732631596).
+ */
+function sameInstantiations(prev: AnalysisSnapshot, before: string, after: string, offset: number, edit: BodyEdit): boolean {
+  const lineOf = (t: string, from: number, to: number) =>
+    t.slice(t.lastIndexOf('\n', from - 1) + 1, (t.indexOf('\n', to) + 1 || t.length + 1) - 1);
+  if (
+    lineOf(after, offset, offset + edit.inserted.length).includes('#') ||
+    lineOf(before, offset, offset + edit.removed.length).includes('#')
+  )
+    return false;
   const a = templateReferences(before, prev.templateMention);
   const b = templateReferences(after, prev.templateMention);
   return a.length === b.length && a.every((x, k) => x === b[k]);
@@ -273,7 +285,7 @@ function hostBodyEdit(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit, change
     return null;
   const text = host.text;
   const before = textBefore(text, edit.start - host.startIndex, edit);
-  if (!sameInstantiations(prev, before, text)) return null;
+  if (!sameInstantiations(prev, before, text, edit.start - host.startIndex, edit)) return null;
   const calls = calledNames(text);
   const oneReturn = mayBeOneReturn(text);
   if (oneReturn !== mayBeOneReturn(before)) return null;
@@ -305,7 +317,7 @@ function deviceBodyEdit(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit, chan
   if (k === -1) return null;
   const text = node.text;
   const before = textBefore(text, edit.start - f.start, edit);
-  if (!sameInstantiations(prev, before, text)) return null;
+  if (!sameInstantiations(prev, before, text, edit.start - f.start, edit)) return null;
   // A body that becomes, or stops being, one `return …;` changes what its callers read.
   const calls = calledNames(text);
   if (mayBeOneReturn(text) !== prev.defs[k].oneReturn) return null;
