@@ -28,7 +28,7 @@ describe('static findings', () => {
       f.map(x => [x.code, x.span.line]),
       [['full-unroll-runtime-trip', 2]],
     );
-    assert.match(f[0].message, /`i < n`/);
+    assert.match(f[0].message, /`int i = 0; i < n`/);
   });
 
   test('full unroll with an unresolved template trip count is information, not a warning', async () => {
