@@ -10,10 +10,10 @@
 // and exits non-zero on any failure.
 //
 //   UNROLL_LENS_TEST_STAGES=unit node scripts/test-all.mjs   # only some stages (comma list)
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { availableTools, countSuiteTests, failNote, lacking, planStages, readManifest, skipLines, toolsDirOf } from './test-plan.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -25,19 +25,47 @@ const stages = (process.env.UNROLL_LENS_TEST_STAGES ?? 'unit,slurm,webview,integ
   .map(s => s.trim())
   .filter(Boolean);
 
+// node:test flags of every stage. A file whose process does not end stalls the whole run:
+// test-exit-guard.mjs ends a file's process 30 s after its tests are done, and --test-timeout fails
+// a test (a file included) that runs 15 minutes, naming it (the slowest unit suite takes 146 s on
+// a 2-core machine).
+const NODE_TEST = ['--test', '--import', pathToFileURL(path.join(ROOT, 'scripts', 'test-exit-guard.mjs')).href, '--test-timeout=900000'];
+
+/** After this long without output, the process tree is printed (what a stalled stage is waiting on). */
+const SILENCE_MS = 5 * 60_000;
+
+function printProcessTree(why) {
+  const ps = spawnSync('ps', ['-eo', 'pid,ppid,stat,etime,args', '--forest'], { encoding: 'utf8' });
+  console.log(`\n[test-all] ${why}; processes:\n${(ps.stdout || ps.error?.message || '').slice(0, 20_000)}`);
+}
+
 /** Runs a command, echoing its output, and resolves with exit code and captured text. */
 function run(cmd, args, opts = {}) {
   return new Promise(resolve => {
     const child = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], ...opts });
     let text = '';
+    let silence;
+    const quiet = () => {
+      clearTimeout(silence);
+      silence = setTimeout(() => {
+        printProcessTree(`no output for ${SILENCE_MS / 60_000} minutes`);
+        quiet();
+      }, SILENCE_MS);
+    };
+    quiet();
     const onData = stream => chunk => {
       text += chunk;
       stream.write(chunk);
+      quiet();
     };
     child.stdout.on('data', onData(process.stdout));
     child.stderr.on('data', onData(process.stderr));
-    child.on('close', code => resolve({ code: code ?? 1, text }));
-    child.on('error', e => resolve({ code: 1, text: String(e) }));
+    const done = r => {
+      clearTimeout(silence);
+      resolve(r);
+    };
+    child.on('close', code => done({ code: code ?? 1, text }));
+    child.on('error', e => done({ code: 1, text: String(e) }));
   });
 }
 
@@ -91,7 +119,7 @@ if (stages.includes('unit')) {
   const files = findFiles(path.join(ROOT, 'out', 'test', 'unit'), '.test.js');
   const tap = path.join(ARTIFACTS, 'unit.tap');
   const r = await run(process.execPath, [
-    '--test',
+    ...NODE_TEST,
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
     '--test-reporter=tap',
@@ -110,7 +138,7 @@ if (stages.includes('slurm')) {
   const tap = path.join(ARTIFACTS, 'slurm.tap');
   fs.rmSync(tap, { force: true });
   const r = await run(process.execPath, [
-    '--test',
+    ...NODE_TEST,
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
     '--test-reporter=tap',
@@ -159,7 +187,7 @@ if (planOf('webview')) {
     const tap = path.join(ARTIFACTS, 'webview.tap');
     fs.rmSync(tap, { force: true }); // a crashed run must not report the last run's counts
     const r = await run(process.execPath, [
-      '--test',
+      ...NODE_TEST,
       '--test-reporter=spec',
       '--test-reporter-destination=stdout',
       '--test-reporter=tap',
