@@ -161,7 +161,11 @@ function analyzeLoops(rawLoops: RawLoop[], scopes: FunctionScopes, instantiation
     // (not when an enclosing unrolled counter is what keeps each instantiation's count open)
     if (trip === 'dependent' && !byInstantiation && instantiations.length && !loop.tripDependsOn?.some(n => outer.includes(n))) {
       loop.unevaluatedInstantiations = instantiations.length;
-      loop.unevaluatedParameters = (loop.tripDependsOn ?? []).filter(n => instantiations.some(inst => !inst.has(n)));
+      // What every instantiation leaves open is what stops the count (`type` from a macro-written
+      // instantiation, where `J` is bound by all but one); else what some leave open.
+      const open = (loop.tripDependsOn ?? []).filter(n => instantiations.some(inst => !inst.has(n)));
+      const everywhere = open.filter(n => instantiations.every(inst => !inst.has(n)));
+      loop.unevaluatedParameters = everywhere.length ? everywhere : open;
     }
     return loop;
   });

@@ -123,17 +123,18 @@ function qualifierMacrosText(kernel: Pick<Kernel, 'qualifierMacros' | 'qualifier
 
 /** Markdown for hovering a loop or its pragma. */
 /**
- * `the 48 instantiations in this file leave \`type\` unevaluated`: why the instantiations the file
- * shows give no trip count (loop.unevaluatedInstantiations), naming what they leave open.
+ * `the instantiations in this file leave \`type\` unevaluated`: why the instantiations the file
+ * shows give no trip count (loop.unevaluatedInstantiations), naming what they leave open. No
+ * count: one instantiation written inside another template stands for as many as that template
+ * has in other files, and the file's own are read up to a cap, so a number here would be a guess.
  */
 export function unevaluatedInstantiationsText(loop: Loop): string {
-  const n = loop.unevaluatedInstantiations ?? 0;
-  const subject = n === 1 ? 'the one instantiation in this file' : `the ${n} instantiations in this file`;
+  const subject = 'the instantiations in this file';
   const open = loop.unevaluatedParameters;
-  if (!open) return `${subject} ${n === 1 ? 'has' : 'have'} arguments that could not be evaluated`;
+  if (!open) return `${subject} have arguments that could not be evaluated`;
   return open.length
-    ? `${subject} ${n === 1 ? 'leaves' : 'leave'} ${open.map(x => `\`${x}\``).join(', ')} unevaluated`
-    : `${subject} ${n === 1 ? 'binds' : 'bind'} what the trip count names, but it uses a value this file cannot evaluate`;
+    ? `${subject} leave ${open.map(x => `\`${x}\``).join(', ')} unevaluated`
+    : `${subject} bind what the trip count names, but it uses a value this file cannot evaluate`;
 }
 
 export function loopHoverMarkdown(kernel: Kernel, loop: Loop): string {

@@ -37,23 +37,83 @@ export function collectFileConstants(nodes: Node[], values: Map<string, number>)
   visit(nodes, 0);
 }
 
+/** Binary operators of macro bodies and template arguments, by C precedence (lowest first). */
+const PRECEDENCE: Record<string, number> = {
+  '||': 1,
+  '&&': 2,
+  '|': 3,
+  '^': 4,
+  '&': 5,
+  '==': 6,
+  '!=': 6,
+  '<': 7,
+  '>': 7,
+  '<=': 7,
+  '>=': 7,
+  '<<': 8,
+  '>>': 8,
+  '+': 9,
+  '-': 9,
+  '*': 10,
+  '/': 10,
+  '%': 10,
+};
+
+/** `a op b` as C computes it on integers (comparisons give 1 or 0); null for a division by zero. */
+function applyBinary(op: string, a: number, b: number): number | null {
+  switch (op) {
+    case '+':
+      return a + b;
+    case '-':
+      return a - b;
+    case '*':
+      return a * b;
+    case '/':
+      return b === 0 ? null : Math.trunc(a / b);
+    case '%':
+      return b === 0 ? null : a % b;
+    case '<<':
+      return a * 2 ** b;
+    case '>>':
+      return Math.floor(a / 2 ** b);
+    case '&':
+      return a & b;
+    case '|':
+      return a | b;
+    case '^':
+      return a ^ b;
+  }
+  const r: Record<string, boolean> = {
+    '==': a === b,
+    '!=': a !== b,
+    '<': a < b,
+    '>': a > b,
+    '<=': a <= b,
+    '>=': a >= b,
+    '&&': !!a && !!b,
+    '||': !!a || !!b,
+  };
+  return Number(r[op]);
+}
+
 /** Macro bodies are raw text; evaluate simple arithmetic over numbers and known names. */
 export function evalMacroBody(text: string, scope: ConstScope): number | null {
   const t = text
     .replace(/\/\*.*?\*\//gs, ' ')
     .replace(/\/\/.*$/s, '')
     .trim();
-  if (!/^[\w\s()+\-*/%<>&|^~.']+$/.test(t)) return null;
+  if (!/^[\w\s()+\-*/%<>&|^~.'=!]+$/.test(t)) return null;
   const expr = t.replace(/\b([A-Za-z_]\w*)\b/g, name => {
-    const v = scope.values.get(name);
+    // (bool literals: a template argument `false`, or `(DKQ == 576)` with DKQ bound)
+    const v = name === 'true' ? 1 : name === 'false' ? 0 : scope.values.get(name);
     return v === undefined ? '\u0000' : String(v);
   });
   if (expr.includes('\u0000')) return null;
-  const tokens = expr.match(/0[xX][0-9a-fA-F]+[uUlL]*|\d+(\.\d+)?[uUlLfF]*|<<|>>|[()+\-*/%&|^~]/g);
+  const tokens = expr.match(/0[xX][0-9a-fA-F]+[uUlL]*|\d+(\.\d+)?[uUlLfF]*|<<|>>|<=|>=|==|!=|&&|\|\||[()+\-*/%&|^~!<>]/g);
   if (!tokens || tokens.join('') !== expr.replace(/\s+/g, '')) return null;
-  // Recursive descent over + - * / % << >> & | ^ with C precedence.
+  // Recursive descent with C precedence.
   let i = 0;
-  const prec: Record<string, number> = { '|': 1, '^': 2, '&': 3, '<<': 4, '>>': 4, '+': 5, '-': 5, '*': 6, '/': 6, '%': 6 };
+  const prec = PRECEDENCE;
   const primary = (): number | null => {
     const tok = tokens[i++];
     if (tok === undefined) return null;
@@ -71,6 +131,10 @@ export function evalMacroBody(text: string, scope: ConstScope): number | null {
       const v = primary();
       return v === null ? null : ~v;
     }
+    if (tok === '!') {
+      const v = primary();
+      return v === null ? null : Number(!v);
+    }
     return parseNumberLiteral(tok);
   };
   const binary = (min: number): number | null => {
@@ -79,40 +143,7 @@ export function evalMacroBody(text: string, scope: ConstScope): number | null {
       const op = tokens[i++];
       const right = binary(prec[op]);
       if (right === null) return null;
-      switch (op) {
-        case '+':
-          left += right;
-          break;
-        case '-':
-          left -= right;
-          break;
-        case '*':
-          left *= right;
-          break;
-        case '/':
-          if (right === 0) return null;
-          left = Math.trunc(left / right);
-          break;
-        case '%':
-          if (right === 0) return null;
-          left %= right;
-          break;
-        case '<<':
-          left = left * 2 ** right;
-          break;
-        case '>>':
-          left = Math.floor(left / 2 ** right);
-          break;
-        case '&':
-          left &= right;
-          break;
-        case '|':
-          left |= right;
-          break;
-        case '^':
-          left ^= right;
-          break;
-      }
+      left = applyBinary(op, left, right);
     }
     return left;
   };

@@ -108,12 +108,9 @@ function instantiationsText(byInst: NonNullable<Loop['tripCountByInstantiation']
   const runtime = byInst.some(b => b.tripCount === 'runtime');
   const rest = byInst.filter(b => typeof b.tripCount !== 'number' && b.tripCount !== 'runtime').length;
   const parts = [...numbers.map(String), ...(runtime ? ['a run-time count'] : [])];
-  const unevaluated = `${rest} whose arguments could not be evaluated`;
-  if (!parts.length)
-    return byInst.length === 1
-      ? ': the one instantiation in this file has arguments that could not be evaluated.'
-      : `: the ${byInst.length} instantiations in this file have arguments that could not be evaluated.`;
-  return `: the instantiations in this file give ${parts.join(', ')}${rest ? ` (and ${unevaluated})` : ''}.`;
+  // (no count of them: see unevaluatedInstantiationsText)
+  if (!parts.length) return ': the instantiations in this file have arguments that could not be evaluated.';
+  return `: the instantiations in this file give ${parts.join(', ')}${rest ? ' (and some whose arguments could not be evaluated)' : ''}.`;
 }
 
 /** The loop's start and condition as written (`i_q = tid; i_q < N_Q_TILE`): the run-time part may be either. */

@@ -11,7 +11,7 @@ import type { TopLevel } from './topLevel';
 export type Instantiation = Map<string, number>;
 
 /** How deep a chain of templates (`launch<8>` -> `mmq<J>` -> `tile<J>`) is followed; how many instantiations a function takes from it. */
-const MAX_CHAIN = 4;
+const MAX_CHAIN = 8;
 const MAX_INSTANTIATIONS = 64;
 
 /** An instantiation as written, and the template around it whose parameters its arguments name. */
@@ -52,11 +52,16 @@ export function collectInstantiations(
         const name = n.childForFieldName('name')?.text;
         const list = n.childForFieldName('arguments');
         if (!name || !list || !wanted.has(name) || insideTemplateOf(n, name)) continue;
-        const texts = named(list).map(a => a.text);
-        const key = `${name}<${texts.join(',')}>`;
+        const texts = withLocalConstants(
+          n,
+          named(list).map(a => a.text),
+        );
+        const from = enclosingTemplate(n, texts);
+        // The same text in two templates (`get_util_funcs<type, J>` in get_vdr and in
+        // get_write_back) stands for each one's instantiations.
+        const key = `${name}<${texts.join(',')}>@${from?.name ?? ''}`;
         if (seen.has(key)) continue;
         seen.add(key);
-        const from = enclosingTemplate(n, texts);
         if (!written.has(name)) written.set(name, []);
         written.get(name)!.push({ args: texts, from });
         if (from && !written.has(from.name) && !templates.has(from.name) && !wanted.has(from.name)) next.add(from.name);
@@ -68,6 +73,64 @@ export function collectInstantiations(
   const args = new Map<string, string[][]>();
   for (const name of templates.keys()) if (written.has(name)) args.set(name, expand(name, written, new Set()));
   return args;
+}
+
+/**
+ * The argument texts with the local constants they name replaced by their initialisers: the same
+ * spelling `impl<D, cols_per_block>` written in two blocks whose `constexpr int cols_per_block`
+ * are 1 and 2 is two instantiations (ggml's fattn-vec.cuh), not one read at file scope. A template
+ * argument is a constant expression, so a local it names is a constant; a name declared again
+ * without `const` in a nearer block is left as written.
+ */
+function withLocalConstants(n: Node, texts: string[]): string[] {
+  const locals = localConstants(n);
+  if (!locals.size) return texts;
+  const names = [...locals.keys()].filter(k => locals.get(k) !== null);
+  if (!names.length) return texts;
+  // Not a member or qualified name (`t.cols`, `Cfg::cols`), which a local does not bind.
+  const ref = new RegExp(`(?<!(?:::|\\.|->)\\s*)\\b(${names.join('|')})\\b`, 'g');
+  return texts.map(t => {
+    // Initialisers may name earlier locals (`constexpr int nw = cols * 2;`): a few rounds.
+    for (let round = 0; round < 4; round++) {
+      const next = t.replace(ref, m => `(${locals.get(m)!})`);
+      if (next === t) break;
+      t = next;
+    }
+    return t;
+  });
+}
+
+/** Statement lists a declaration can stand in: a block, and a preprocessor group inside one (`#ifdef FLASH_ATTN_AVAILABLE`). */
+const BLOCKS = new Set(['compound_statement', 'preproc_if', 'preproc_ifdef', 'preproc_else', 'preproc_elif', 'preproc_elifdef']);
+
+/** Names declared before `n` in the blocks around it, innermost first: a constant's initialiser text, or null (not a constant). */
+function localConstants(n: Node): Map<string, string | null> {
+  const out = new Map<string, string | null>();
+  const declare = (s: Node) => {
+    const constant = named(s).some(q => q.type === 'type_qualifier' && (q.text === 'constexpr' || q.text === 'const'));
+    for (const d of s.childrenForFieldName('declarator')) {
+      const id = d?.type === 'init_declarator' ? d.childForFieldName('declarator') : d;
+      if (id?.type !== 'identifier' || out.has(id.text)) continue;
+      const value = d!.type === 'init_declarator' ? d!.childForFieldName('value') : null;
+      const list = value?.type === 'initializer_list' ? named(value) : null;
+      out.set(id.text, constant && value && (!list || list.length === 1) ? (list ? list[0].text : value.text) : null);
+    }
+  };
+  for (let child: Node = n, p = n.parent; p && p.type !== 'function_definition'; child = p, p = p.parent) {
+    if (!BLOCKS.has(p.type)) continue;
+    // In the #else of a group, its first branch's declarations are not there.
+    if (p.type !== 'compound_statement' && p.childForFieldName('alternative')?.id === child.id) continue;
+    // Nearest first, so a later declaration of a name in the same list is the one that counts.
+    const before = named(p)
+      .filter(s => s.startIndex < child.startIndex)
+      .reverse();
+    for (const s of before) {
+      if (s.type === 'declaration') declare(s);
+      // A group before the call: the declarations of its first branch (the one the scan follows).
+      else if (s.type === 'preproc_if' || s.type === 'preproc_ifdef') for (const d of named(s)) if (d.type === 'declaration') declare(d);
+    }
+  }
+  return out;
 }
 
 /** The template function around `n` whose parameters the arguments name, if any. */

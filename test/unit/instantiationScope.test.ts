@@ -1,0 +1,177 @@
+// Template arguments are read where they are written (issue 40): the same spelling
+// `impl<D, cols_per_block>` in two blocks whose `constexpr int cols_per_block` differ is two
+// instantiations, not "the one instantiation" read at file scope (ggml's fattn-vec.cuh and
+// fattn-tile.cuh, found false by an independent reader). Minimal repros in that style.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { analyze, kernel } from './helpers';
+import { computeFindings } from '../../src/engine/parse/findings';
+import { evalTextConst } from '../../src/engine/parse/fileConstants';
+
+const trips = (a: Awaited<ReturnType<typeof analyze>>, name: string) =>
+  kernel(a, name).loops[0].tripCountByInstantiation?.map(b => [b.instantiation, b.tripCount]);
+
+describe('template arguments in the scope of the call', () => {
+  test('one spelling in two blocks with different block-local constants: two instantiations', async () => {
+    const src = `template <int D, int ncols>
+__global__ void vec(float * x) {
+#pragma unroll
+  for (int j = 0; j < ncols; ++j) x[j] += D;
+}
+template <int D, int cols_per_block>
+void impl(float * x) { vec<D, cols_per_block><<<1, 1>>>(x); }
+template <int D>
+void pick(float * x, int n) {
+  if (n == 1) {
+    constexpr int cols_per_block = 1;
+    impl<D, cols_per_block>(x);
+    return;
+  }
+  constexpr int cols_per_block = 2;
+  impl<D, cols_per_block>(x);
+}
+template void pick<64>(float *, int);
+`;
+    const a = await analyze(src, 'pick.cu');
+    assert.deepEqual(trips(a, 'vec'), [
+      [{ D: 64, ncols: 1 }, 1],
+      [{ D: 64, ncols: 2 }, 2],
+    ]);
+    const m = computeFindings(a).map(f => f.message);
+    assert.ok(
+      m.some(x => /the instantiations in this file give 1, 2\./.test(x)),
+      m.join('\n'),
+    );
+  });
+
+  test('a local initialised from another, a template parameter, a braced initialiser', async () => {
+    const src = `template <int N>
+__device__ void body(float * x) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) x[i] = 0;
+}
+template <int W>
+__global__ void k(float * x) {
+  constexpr int half = W / 2;
+  {
+    constexpr int quarter{half / 2};
+    body<quarter>(x);
+  }
+  const int twice = half * 4;
+  body<twice>(x);
+}
+template __global__ void k<32>(float *);
+`;
+    const a = await analyze(src, 'chain.cu');
+    assert.deepEqual(
+      trips(a, 'body')?.map(([, t]) => t),
+      [8, 64],
+    );
+  });
+
+  test('a declaration in a block that closed before the call does not reach it', async () => {
+    const src = `template <int N>
+__device__ void body(float * x) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) x[i] = 0;
+}
+__global__ void k(float * x) {
+  constexpr int m = 3;
+  {
+    constexpr int m = 5;
+    body<m>(x);
+  }
+  body<m>(x);
+}
+`;
+    const a = await analyze(src, 'closed.cu');
+    assert.deepEqual(
+      trips(a, 'body')?.map(([, t]) => t),
+      [5, 3],
+    );
+  });
+});
+
+describe('template arguments in the scope of the call, through preprocessor groups', () => {
+  test('a local declared in the #ifdef around the body counts; one in the other branch does not', async () => {
+    const src = `template <int W, int N>
+__device__ void iter(float * x) {
+#pragma unroll
+  for (int i = 0; i < N; i += W) x[i] = 0;
+}
+template <int N>
+__global__ void tile(float * x) {
+#ifdef FLASH_ATTN_AVAILABLE
+  constexpr int warp_size = 32;
+  iter<warp_size, N>(x);
+#else
+  iter<warp_size, N>(x);
+#endif
+}
+template __global__ void tile<128>(float *);
+`;
+    const a = await analyze(src, 'tile.cu');
+    const byInst = kernel(a, 'iter').loops[0].tripCountByInstantiation ?? [];
+    assert.deepEqual(
+      byInst.map(b => [b.instantiation.W, b.tripCount]),
+      [
+        [32, 4],
+        [undefined, 'dependent'],
+      ],
+    );
+  });
+});
+
+describe('bool template arguments', () => {
+  test('true, false and comparisons in an argument are values (`fallback`, `DKQ == 576`)', async () => {
+    const src = `template <bool fallback, int J, bool view>
+__global__ void k(float * x) {
+#pragma unroll
+  for (int i = 0; i < (fallback ? J / 2 : J) + view; ++i) x[i] = 0;
+}
+template <int J>
+void launch(float * x) {
+  k<false, J, J == 8><<<1, 1>>>(x);
+  constexpr bool fallback = true;
+  k<fallback, J, !(J != 16)><<<1, 1>>>(x);
+}
+template void launch<8>(float *);
+template void launch<16>(float *);
+`;
+    const a = await analyze(src, 'bools.cu');
+    assert.deepEqual(
+      kernel(a, 'k').loops[0].tripCountByInstantiation?.map(b => b.tripCount),
+      [9, 16, 4, 9],
+    );
+  });
+});
+
+describe('evalTextConst: the operators a template argument or a macro body may use', () => {
+  test('C precedence and results, bool literals, and nothing where C gives nothing', () => {
+    const scope = {
+      values: new Map([
+        ['DKQ', 576],
+        ['J', 8],
+      ]),
+      unboundTemplateParams: new Set<string>(),
+    };
+    const cases: [string, number | null][] = [
+      ['(false)', 0],
+      ['true', 1],
+      ['DKQ == 576', 1],
+      ['DKQ != 576', 0],
+      ['J < 16 && J > 4', 1],
+      ['J <= 4 || J >= 8', 1],
+      ['!J', 0],
+      ['1 << 3 == 8', 1],
+      ['2 + 3 * 4', 14],
+      ['1 | 2 == 2', 1],
+      ['J / 0', null],
+      ['J % 0 == 0', null],
+      ['type', null],
+      ['a<b>', null],
+      ['J = 4', null],
+    ];
+    for (const [text, want] of cases) assert.equal(evalTextConst(text, scope), want, text);
+  });
+});
