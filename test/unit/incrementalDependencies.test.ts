@@ -167,7 +167,7 @@ describe('a keystroke keeps the #if branches a fresh reading selects', () => {
 });
 
 describe('SegmentedText reads as the string it stands for', () => {
-  test('after any sequence of replacements: slice, chunk, indexOf, lastIndexOf, pointAt', () => {
+  test('after any sequence of replacements: slice, chunk, indexOf, lastIndexOf, pointAt, find, charCodeAt', () => {
     const alphabet = fc.constantFrom('a', 'b', '\n', ' ', '{', '}', 'é', '😀');
     const text = fc.array(alphabet, { maxLength: 9000 }).map(a => a.join(''));
     const edit = fc.record({ at: fc.nat(), len: fc.nat({ max: 5000 }), ins: fc.array(alphabet, { maxLength: 3000 }).map(a => a.join('')) });
@@ -191,6 +191,12 @@ describe('SegmentedText reads as the string it stands for', () => {
           assert.equal(seg.indexOf('\n', a), plain.indexOf('\n', a));
           assert.equal(seg.lastIndexOf('\n', a), plain.lastIndexOf('\n', a));
           assert.deepEqual(seg.pointAt(a), pointAt(plain, a));
+          // find: a needle taken from the text (so it is there, often across a segment's end) and one that may not be
+          const needle = plain.slice(b, b + 1 + (p % 6));
+          assert.equal(seg.find(needle, a), plain.indexOf(needle, a));
+          assert.equal(seg.find('}\n{', a), plain.indexOf('}\n{', a));
+          assert.equal(seg.charCodeAt(a), plain.charCodeAt(a));
+          assert.equal(seg.charCodeAt(a - 1), plain.charCodeAt(a - 1));
         }
         assert.equal(seg.toString(), plain);
       }),

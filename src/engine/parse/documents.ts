@@ -283,7 +283,7 @@ export class CudaDocuments {
           snap = null; // any doubt: analyse the whole file
         }
       }
-      snap ??= analyzeTreeWithSnapshot(entry.tree, entry.path, entry.cache, entry.macros);
+      snap ??= analyzeTreeWithSnapshot(entry.tree, entry.path, entry.cache, entry.macros, entry.masked);
       this.keep(entry, snap);
     }
     return entry.analysis;
@@ -306,7 +306,7 @@ export class CudaDocuments {
     if (!entry) return null;
     if (entry.analysis || entry.pending || entry.snapshot) return this.analysis(key);
     const tree = entry.tree;
-    const steps = analyzeTreeInSteps(tree, entry.path, entry.cache, entry.macros);
+    const steps = analyzeTreeInSteps(tree, entry.path, entry.cache, entry.macros, entry.masked);
     for (;;) {
       const r = steps.next();
       if (r.done) {

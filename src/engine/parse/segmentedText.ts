@@ -99,6 +99,37 @@ export class SegmentedText {
     return -1;
   }
 
+  /**
+   * The first `needle` (any length) at or after `from`, or -1: String.indexOf over the whole text
+   * without joining it (on a 200 KB file with any non-ASCII character, a join costs 2 ms).
+   */
+  find(needle: string, from = 0): number {
+    if (this.flat !== null) return this.flat.indexOf(needle, from);
+    from = Math.max(0, from);
+    if (needle.length === 0) return Math.min(from, this.length);
+    for (let k = this.segmentAt(from); k < this.segs.length; k++) {
+      const s = this.segs[k];
+      const base = this.starts[k];
+      const i = s.indexOf(needle, Math.max(0, from - base));
+      if (i !== -1) return base + i;
+      // One that starts in this segment's last characters and ends in the next ones.
+      if (k + 1 < this.segs.length && needle.length > 1) {
+        const tail = Math.max(from, base + s.length - (needle.length - 1));
+        const j = this.slice(tail, base + s.length + needle.length - 1).indexOf(needle);
+        if (j !== -1) return tail + j;
+      }
+    }
+    return -1;
+  }
+
+  /** The UTF-16 code unit at `index` (NaN outside the text), as String.charCodeAt. */
+  charCodeAt(index: number): number {
+    if (this.flat !== null) return this.flat.charCodeAt(index);
+    if (index < 0 || index >= this.length) return NaN;
+    const k = this.segmentAt(index);
+    return this.segs[k].charCodeAt(index - this.starts[k]);
+  }
+
   /** The last `ch` (one character) at or before `from`, or -1. */
   lastIndexOf(ch: string, from = this.length): number {
     if (from < 0) return -1;
