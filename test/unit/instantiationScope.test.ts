@@ -175,3 +175,25 @@ describe('evalTextConst: the operators a template argument or a macro body may u
     for (const [text, want] of cases) assert.equal(evalTextConst(text, scope), want, text);
   });
 });
+
+describe('a member is not the template parameter of the same name', () => {
+  test('`tile_A::J` in a bound is no dependence on the function template `J` (ggml mmq-vec-dot.cuh)', async () => {
+    const src = `template <int I_, int J_> struct tile { static constexpr int I = I_; static constexpr int J = J_; };
+template <int J>
+__device__ void vec_dot(float * x) {
+  typedef tile<16, 8> tile_A;
+  constexpr int nfrags = 32 / tile_A::J;
+#pragma unroll
+  for (int frag = 0; frag < nfrags; ++frag) x[frag] = 0;
+#pragma unroll
+  for (int j = 0; j < J; ++j) x[j] += 1;
+}
+`;
+    const a = await analyze(src, 'member.cu');
+    const [frags, js] = kernel(a, 'vec_dot').loops;
+    assert.ok(!frags.tripDependsOn?.includes('J'), JSON.stringify(frags.tripDependsOn));
+    assert.deepEqual(js.tripDependsOn, ['J']);
+    const m = computeFindings(a).map(f => f.message);
+    assert.ok(!m.some(x => x.includes('depends on `J`') && x.includes('frag')), m.join('\n'));
+  });
+});

@@ -12,7 +12,7 @@ import { Instantiation, bindInstantiation } from './instantiations';
 import { forLoopShape } from './loopShape';
 import { buildPragma } from './pragmas';
 import { RawLoop, bodyNodesByType, collectLocalConsts, collectLoops, collectPragmas, countStatements, depthOf } from './bodyLoops';
-import { constantExtent, namesInLoopHeader, tripCountUnder } from './tripCount';
+import { constantExtent, namesInLoopHeader, tripCountUnder, UNQUALIFIED_NAME } from './tripCount';
 import { spanOf } from './syntaxTree';
 
 function qualifierMacrosOf(text: string, headMacros: string | undefined): Pick<Kernel, 'qualifierMacros' | 'qualifierMacroUses'> {
@@ -235,7 +235,7 @@ function dependsOnNames(loop: Node, scope: ConstScope): string[] {
         const init = scope.initializer?.(id);
         // a lambda the update calls (`advance(k)`): its body is no part of the bound
         if (!init || init.type === 'lambda_expression') continue;
-        for (const n of init.text.match(/\b[A-Za-z_]\w*\b/g) ?? []) if (unbound.has(n)) out.add(n);
+        for (const n of init.text.match(UNQUALIFIED_NAME) ?? []) if (unbound.has(n)) out.add(n);
         next.push(init);
       }
     frontier = next;

@@ -325,5 +325,11 @@ function upperBound(n: Node, scope: ConstScope, depth: number, unsignedCounter =
 /** The distinct identifiers of a loop's header (initializer, condition, update), in order. */
 export function namesInLoopHeader(loop: Node): string[] {
   const text = ['initializer', 'condition', 'update'].map(f => loop.childForFieldName(f)?.text ?? '').join(' ');
-  return [...new Set(text.match(/\b[A-Za-z_]\w*\b/g) ?? [])];
+  return [...new Set(text.match(UNQUALIFIED_NAME) ?? [])];
 }
+
+/**
+ * A name that is not a member (`tile_A::J`, `cfg.J`, `p->J`): a class's `J` is not the template
+ * parameter `J` of the function around it (ggml's mmq-vec-dot.cuh: `MMQ_TILE_NE_K / tile_A::J`).
+ */
+export const UNQUALIFIED_NAME = /(?<!(?:::|\.|->)\s*)\b[A-Za-z_]\w*\b/g;
