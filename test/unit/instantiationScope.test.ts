@@ -4,7 +4,11 @@
 // fattn-tile.cuh, found false by an independent reader). Minimal repros in that style.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { analyze, kernel } from './helpers';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { analyze, documents, kernel } from './helpers';
+import { MacroTables, optionsFromProject } from '../../src/engine/parse/macros';
 import { computeFindings } from '../../src/engine/parse/findings';
 import { evalTextConst } from '../../src/engine/parse/fileConstants';
 
@@ -195,5 +199,57 @@ __device__ void vec_dot(float * x) {
     assert.deepEqual(js.tripDependsOn, ['J']);
     const m = computeFindings(a).map(f => f.message);
     assert.ok(!m.some(x => x.includes('depends on `J`') && x.includes('frag')), m.join('\n'));
+  });
+});
+
+describe('instantiations written through the file’s macros', () => {
+  test('an extern list from nested macros (ggml fattn-vec.cuh) and a header macro as an argument (wkv.cu)', async () => {
+    const src = `#define WKV_BLOCK 64
+template <int D, int ncols>
+__global__ void vec(float * x) {
+#pragma unroll
+  for (int j = 0; j < D / 32; ++j) x[j] += ncols;
+}
+template <int D>
+void vec_case(float * x) { vec<D, 1><<<1, 1>>>(x); }
+#define DECL_VEC_CASE(D) template void vec_case<D>(float * x)
+#define EXTERN_DECL_VEC_CASES(D) extern DECL_VEC_CASE(D); extern DECL_VEC_CASE(D * 2)
+EXTERN_DECL_VEC_CASES(64)
+EXTERN_DECL_VEC_CASES(WKV_BLOCK * 4)
+`;
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ul-macro-inst-')), 'vec.cu');
+    fs.writeFileSync(file, src);
+    const { table } = new MacroTables().tableFor(file, src, optionsFromProject(path.dirname(file), null, 'sm_90', [])(file));
+    const a = (await documents()).analyzeOnce(src, 'vec.cu', table);
+    assert.deepEqual(
+      kernel(a, 'vec')
+        .loops[0].tripCountByInstantiation?.map(b => b.tripCount)
+        .sort((x, y) => Number(x) - Number(y)),
+      [2, 4, 8, 16],
+    );
+    // Without the file's macros (the built-in table) nothing is expanded: no instantiation, not a wrong one.
+    const plain = await analyze(src, 'vec.cu');
+    assert.equal(kernel(plain, 'vec').loops[0].tripCountByInstantiation, undefined);
+    fs.rmSync(path.dirname(file), { recursive: true, force: true });
+  });
+
+  test('more than 64 distinct instantiations: the note says the first 64', async () => {
+    const lines = Array.from({ length: 80 }, (_, i) => `template __global__ void k<${i + 1}>(float *);`).join('\n');
+    const src = `template <int N>
+__global__ void k(float * x) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) x[i] = 0;
+}
+${lines}
+`;
+    const a = await analyze(src, 'many.cu');
+    const loop = kernel(a, 'k').loops[0];
+    assert.equal(loop.instantiationsCapped, 64);
+    assert.equal(loop.tripCountByInstantiation?.length, 64);
+    const m = computeFindings(a).map(f => f.message);
+    assert.ok(
+      m.some(x => /the first 64 instantiations read in this file \(it shows more\) give 1, 2, /.test(x)),
+      m.join('\n'),
+    );
   });
 });

@@ -220,7 +220,7 @@ __global__ void k(float* x) {
     const f = computeFindings(await analyze(src)).find(x => x.code === 'full-unroll-dependent-trip');
     assert.ok(f);
     assert.doesNotMatch(f.message, /give[^.]*dependent/);
-    assert.match(f.message, /give 4 \(and some whose arguments could not be evaluated\)\./);
+    assert.match(f.message, /give 4 \(and some whose arguments Unroll Lens could not evaluate\)\./);
   });
 });
 

@@ -96,6 +96,10 @@ function instScope(scopes: FunctionScopes, scope: ConstScope, inst: Instantiatio
   return scopes.lookup.scope(instCtx);
 }
 
+/** Instantiations a function is analysed for; CAPPED: the lists that had more (their notes say "the first 64"). */
+const MAX_BINDINGS = 64;
+const CAPPED = new WeakSet<Instantiation[]>();
+
 /**
  * The instantiations of a function that the file shows: its own (or its defaults), times those
  * of the class template it is a member of.
@@ -108,7 +112,22 @@ function instantiationsOf(
   classes: ClassView[],
   templateNames: Set<string>,
 ): Instantiation[] {
-  const instantiations: Instantiation[] = (instantiationArgs ?? []).map(a => bindInstantiation(fn, a, fileScope));
+  // One binding once: `<(64), 1>` and `<64, (1)>` are one instantiation, and so are lists that
+  // differ only in arguments this file cannot evaluate (an enum from a header).
+  const distinct = new Map<string, Instantiation>();
+  let capped = false;
+  for (const a of instantiationArgs ?? []) {
+    const b = bindInstantiation(fn, a, fileScope);
+    const key = JSON.stringify([...b]);
+    if (distinct.has(key)) continue;
+    if (distinct.size === MAX_BINDINGS) {
+      capped = true;
+      break;
+    }
+    distinct.set(key, b);
+  }
+  const instantiations: Instantiation[] = [...distinct.values()];
+  if (capped) CAPPED.add(instantiations);
   if (!instantiations.length && fn.templateParams.length && fn.templateParams.every(p => p.defaultValue)) {
     instantiations.push(bindInstantiation(fn, [], fileScope));
   }
@@ -118,7 +137,10 @@ function instantiationsOf(
     const classInsts = lookup.classInstantiations(classes);
     if (classInsts.length) {
       const own = instantiations.length ? instantiations.splice(0) : [new Map<string, number>()];
-      for (const c of classInsts) for (const o of own) if (instantiations.length < 64) instantiations.push(new Map([...c, ...o]));
+      for (const c of classInsts)
+        for (const o of own)
+          if (instantiations.length < MAX_BINDINGS) instantiations.push(new Map([...c, ...o]));
+          else CAPPED.add(instantiations);
     }
   }
   return instantiations;
@@ -149,7 +171,8 @@ function analyzeLoops(rawLoops: RawLoop[], scopes: FunctionScopes, instantiation
       scope = scopes.lookup.scope({ ...scopes.ctx, values: scope.values, unbound: new Set([...scope.unboundTemplateParams, ...outer]) });
     let trip = tripCountUnder(raw.node, raw.kind, scope);
     let byInstantiation: Loop['tripCountByInstantiation'];
-    if (trip === 'dependent' && instantiations.length) {
+    const byTemplate = trip === 'dependent' && instantiations.length > 0;
+    if (byTemplate) {
       const perInst = instantiations.map(inst => tripCountUnder(raw.node, raw.kind, instScope(scopes, scope, inst)));
       trip = new Set(perInst).size === 1 ? perInst[0] : 'dependent';
       // Shown one by one where at least one instantiation gives an answer.
@@ -158,6 +181,7 @@ function analyzeLoops(rawLoops: RawLoop[], scopes: FunctionScopes, instantiation
     }
     trips.set(raw.node.id, trip);
     const loop = loopRecord(raw, scope, trip, byInstantiation, instantiations);
+    if (byTemplate && CAPPED.has(instantiations)) loop.instantiationsCapped = MAX_BINDINGS;
     // (not when an enclosing unrolled counter is what keeps each instantiation's count open)
     if (trip === 'dependent' && !byInstantiation && instantiations.length && !loop.tripDependsOn?.some(n => outer.includes(n))) {
       loop.unevaluatedInstantiations = instantiations.length;

@@ -58,6 +58,11 @@ export function tripCountSummary(loop: Loop): string {
  * it; "not evaluated" for a value we cannot derive here (a header's constant, a CuTe shape).
  */
 function tripCountText(loop: Loop): string {
+  const first = loop.instantiationsCapped ? ` (the first ${loop.instantiationsCapped} instantiations read; the file shows more)` : '';
+  return tripCountWords(loop) + first;
+}
+
+function tripCountWords(loop: Loop): string {
   if (loop.tripCount !== 'dependent') return String(loop.tripCount);
   const byInst = loop.tripCountByInstantiation;
   const known = byInst?.filter(b => b.tripCount !== 'dependent') ?? [];
@@ -123,18 +128,19 @@ function qualifierMacrosText(kernel: Pick<Kernel, 'qualifierMacros' | 'qualifier
 
 /** Markdown for hovering a loop or its pragma. */
 /**
- * `the instantiations in this file leave \`type\` unevaluated`: why the instantiations the file
+ * `Unroll Lens could not evaluate \`type\` in the instantiations in this file`: why the instantiations the file
  * shows give no trip count (loop.unevaluatedInstantiations), naming what they leave open. No
  * count: one instantiation written inside another template stands for as many as that template
  * has in other files, and the file's own are read up to a cap, so a number here would be a guess.
  */
 export function unevaluatedInstantiationsText(loop: Loop): string {
-  const subject = 'the instantiations in this file';
+  // Said of what Unroll Lens could read, never of the file: the file may well fix `nwarps`
+  // through a constexpr function or a header's enum that is not read here.
   const open = loop.unevaluatedParameters;
-  if (!open) return `${subject} have arguments that could not be evaluated`;
+  if (!open) return 'Unroll Lens could not evaluate the arguments of the instantiations in this file';
   return open.length
-    ? `${subject} leave ${open.map(x => `\`${x}\``).join(', ')} unevaluated`
-    : `${subject} bind what the trip count names, but it uses a value this file cannot evaluate`;
+    ? `Unroll Lens could not evaluate ${open.map(x => `\`${x}\``).join(', ')} in the instantiations in this file`
+    : 'the instantiations in this file bind what the trip count names, but Unroll Lens could not evaluate a value it uses';
 }
 
 export function loopHoverMarkdown(kernel: Kernel, loop: Loop): string {

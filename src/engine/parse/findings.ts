@@ -99,7 +99,7 @@ function enclosingCounters(kernel: Kernel, loop: Loop): Map<string, number> {
   return out;
 }
 
-function instantiationsText(byInst: NonNullable<Loop['tripCountByInstantiation']>, kernel: Kernel): string {
+function instantiationsText(byInst: NonNullable<Loop['tripCountByInstantiation']>, kernel: Kernel, capped?: number): string {
   if (!byInst.length)
     return kernel.usedUnread
       ? ': its name is used elsewhere in this file (a macro, a function pointer) where no instantiation was read, so none is evaluated.'
@@ -109,8 +109,9 @@ function instantiationsText(byInst: NonNullable<Loop['tripCountByInstantiation']
   const rest = byInst.filter(b => typeof b.tripCount !== 'number' && b.tripCount !== 'runtime').length;
   const parts = [...numbers.map(String), ...(runtime ? ['a run-time count'] : [])];
   // (no count of them: see unevaluatedInstantiationsText)
-  if (!parts.length) return ': the instantiations in this file have arguments that could not be evaluated.';
-  return `: the instantiations in this file give ${parts.join(', ')}${rest ? ' (and some whose arguments could not be evaluated)' : ''}.`;
+  if (!parts.length) return ': Unroll Lens could not evaluate the arguments of the instantiations in this file.';
+  const subject = capped ? `the first ${capped} instantiations read in this file (it shows more)` : 'the instantiations in this file';
+  return `: ${subject} give ${parts.join(', ')}${rest ? ' (and some whose arguments Unroll Lens could not evaluate)' : ''}.`;
 }
 
 /** The loop's start and condition as written (`i_q = tid; i_q < N_Q_TILE`): the run-time part may be either. */
@@ -170,7 +171,9 @@ export function computeFindings(analysis: FileAnalysis, options: FindingOptions 
               'copy of the unrolled loop around it, so each copy is unrolled; its code size grows with the trip counts.'
             : (p.form === 'macro' ? `${pragmaAsWritten(p)}: full` : 'Full') +
               ` unroll of a loop whose trip count depends on ${names}` +
-              (loop.unevaluatedInstantiations ? `: ${unevaluatedInstantiationsText(loop)}.` : instantiationsText(byInst ?? [], kernel)) +
+              (loop.unevaluatedInstantiations
+                ? `: ${unevaluatedInstantiationsText(loop)}.`
+                : instantiationsText(byInst ?? [], kernel, loop.instantiationsCapped)) +
               ' Each instantiation is unrolled separately; its code size grows with the trip count.',
         });
       }

@@ -6,13 +6,15 @@ import { FunctionInfo, functionName } from './deviceFunctions';
 import { evalTextConst } from './fileConstants';
 import { named } from './syntaxTree';
 import { templateParamNames } from './declaratorNames';
+import { activeMacros } from './macroContext';
 import type { TopLevel } from './topLevel';
 
 export type Instantiation = Map<string, number>;
 
 /** How deep a chain of templates (`launch<8>` -> `mmq<J>` -> `tile<J>`) is followed; how many instantiations a function takes from it. */
 const MAX_CHAIN = 8;
-const MAX_INSTANTIATIONS = 64;
+/** Argument lists read per template (texts; analyzeFunction keeps up to 64 distinct bindings of them). */
+const MAX_INSTANTIATIONS = 4096;
 
 /** An instantiation as written, and the template around it whose parameters its arguments name. */
 interface Written {
@@ -67,12 +69,116 @@ export function collectInstantiations(
         if (from && !written.has(from.name) && !templates.has(from.name) && !wanted.has(from.name)) next.add(from.name);
       }
     }
+    for (const w of macroWritten(top.defines, candidates, wanted)) {
+      const key = `${w.name}<${w.args.join(',')}>@${w.from?.name ?? ''}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      if (!written.has(w.name)) written.set(w.name, []);
+      written.get(w.name)!.push({ args: w.args, from: w.from });
+      const from = w.from;
+      if (from && !written.has(from.name) && !templates.has(from.name) && !wanted.has(from.name)) next.add(from.name);
+    }
     for (const n of next) followed.add(n);
     wanted = next;
   }
   const args = new Map<string, string[][]>();
   for (const name of templates.keys()) if (written.has(name)) args.set(name, expand(name, written, new Set()));
   return args;
+}
+
+/** How many macro invocations a file's instantiations are read from, and how long one's expansion may be. */
+const MAX_MACRO_CALLS = 256;
+const MAX_EXPANSION = 200_000;
+
+/**
+ * Instantiations written through macros the file sees: ggml's
+ * `EXTERN_DECL_FATTN_VEC_CASES(64, GGML_TYPE_F16)` expands to seven
+ * `extern template void ggml_cuda_flash_attn_ext_vec_case<64, GGML_TYPE_F16, …>(…);`. Only
+ * invocations of function-like macros whose expansion can name a wanted template are expanded.
+ */
+function macroWritten(
+  defineNodes: Node[],
+  candidates: { node: Node; text: string }[],
+  wanted: Set<string>,
+): { name: string; args: string[]; from: Written['from'] }[] {
+  const macros = activeMacros();
+  const out: { name: string; args: string[]; from: Written['from'] }[] = [];
+  if (!wanted.size || !defineNodes.length) return out;
+  // The file's own function-like macros whose body names a wanted template, or such a macro.
+  const defines = new Map<string, string>();
+  for (const node of defineNodes) {
+    const name = node.childForFieldName('name')?.text;
+    if (name && macros.macroParams(name)) defines.set(name, node.text);
+  }
+  if (!defines.size) return out;
+  const mentions = new Set<string>();
+  const names = [...wanted];
+  for (let grown = true; grown;) {
+    grown = false;
+    for (const [name, text] of defines)
+      if (
+        !mentions.has(name) &&
+        [...names, ...mentions].some(w =>
+          new RegExp(`\\b${w.replace(/[$]/g, '\\$&')}\\b`).test(text.slice(text.indexOf(name) + name.length)),
+        )
+      ) {
+        mentions.add(name);
+        grown = true;
+      }
+  }
+  if (!mentions.size) return out;
+  const call = new RegExp(`\\b(${[...mentions].join('|')})\\s*\\(`, 'g');
+  let calls = 0;
+  for (const { node, text } of candidates) {
+    for (let m = call.exec(text); m && calls < MAX_MACRO_CALLS; m = call.exec(text)) {
+      const end = closingParen(text, m.index + m[0].length - 1);
+      if (end === -1) continue;
+      calls++;
+      const expansion = macros.expand(text.slice(m.index, end + 1));
+      if (expansion === null || expansion.length > MAX_EXPANSION) continue;
+      const at = node.descendantForIndex(node.startIndex + m.index);
+      for (const w of templateUses(expansion, wanted)) out.push({ ...w, from: at ? enclosingTemplate(at, w.args) : null });
+    }
+  }
+  return out;
+}
+
+/** The offset of the `)` closing the `(` at `open`, or -1. */
+function closingParen(text: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    const c = text[i];
+    if (c === '(') depth++;
+    else if (c === ')' && --depth === 0) return i;
+  }
+  return -1;
+}
+
+/** `name<args>` of a wanted template in expanded text, its arguments split at top-level commas. */
+function templateUses(text: string, wanted: Set<string>): { name: string; args: string[] }[] {
+  const out: { name: string; args: string[] }[] = [];
+  const re = new RegExp(`\\b(${[...wanted].map(n => n.replace(/[$]/g, '\\$&')).join('|')})\\s*<`, 'g');
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    const args: string[] = [];
+    let depth = 0;
+    let start = m.index + m[0].length;
+    let i = start;
+    for (; i < text.length; i++) {
+      const c = text[i];
+      if (c === '<' || c === '(' || c === '[' || c === '{') depth++;
+      else if ((c === '>' || c === ')' || c === ']' || c === '}') && depth > 0) depth--;
+      else if (c === '>' && depth === 0) break;
+      else if (c === ',' && depth === 0) {
+        args.push(text.slice(start, i).trim());
+        start = i + 1;
+      } else if (c === ';' || (c === ')' && depth === 0)) break;
+    }
+    if (i < text.length && text[i] === '>') {
+      args.push(text.slice(start, i).trim());
+      if (args.every(a => a.length)) out.push({ name: m[1], args });
+    }
+  }
+  return out;
 }
 
 /**
@@ -178,6 +284,11 @@ export function bindInstantiation(fn: FunctionInfo, argTexts: string[], fileScop
     let v: number | null = null;
     if (text !== undefined) {
       v = evalTextConst(text, fileScope);
+      // A macro from a header (`rwkv_wkv_f32<CUDA_WKV_BLOCK_SIZE * 2>`): its expansion.
+      if (v === null && /[A-Za-z_]/.test(text)) {
+        const expanded = activeMacros().expand(text, 2000);
+        if (expanded !== null && expanded !== text) v = evalTextConst(expanded, fileScope);
+      }
     } else if (p.defaultValue) {
       const r = evalConst(p.defaultValue, { values: new Map([...fileScope.values, ...binding]), unboundTemplateParams: new Set() });
       v = typeof r === 'number' ? r : null;

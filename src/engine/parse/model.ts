@@ -118,6 +118,8 @@ export interface Loop {
    * this file cannot evaluate keeps the count open.
    */
   unevaluatedParameters?: string[];
+  /** The file shows more instantiations than were read: the trip counts given are those of the first N. */
+  instantiationsCapped?: number;
   span: SourceSpan;
   /** Induction variable when the loop has the canonical `for (int i = a; i < b; i += s)` shape. */
   inductionVariable: string | null;

@@ -38,10 +38,12 @@ export interface TopLevel {
   constants: Node[];
   /** Everything else, with its text: where template instantiations may appear. */
   others: { node: Node; text: string }[];
+  /** Function-like `#define`s: instantiations may be written through them (instantiations.ts). */
+  defines: Node[];
 }
 
 export function scanTopLevel(root: Node): TopLevel {
-  const out: TopLevel = { functions: [], constants: [], others: [] };
+  const out: TopLevel = { functions: [], constants: [], others: [], defines: [] };
   const cursor = root.walk();
   try {
     new TopLevelScanner(cursor, out).visitChildren(null, 0);
@@ -87,7 +89,9 @@ class TopLevelScanner {
         this.topLevelFunction(templateDecl, depth);
       } else if (type === 'preproc_def' || type === 'enum_specifier') {
         out.constants.push(cursor.currentNode);
-      } else if (type === 'preproc_include' || type === 'preproc_call' || type === 'preproc_function_def') {
+      } else if (type === 'preproc_function_def') {
+        out.defines.push(cursor.currentNode);
+      } else if (type === 'preproc_include' || type === 'preproc_call') {
         // no constants, no instantiations
       } else {
         const node = cursor.currentNode;

@@ -108,6 +108,27 @@ export class MacroTable {
   }
 
   /**
+   * `text` with the macros the file sees expanded (`CUDA_WKV_BLOCK_SIZE * 2` → `64 * 2`, a list of
+   * explicit instantiations written through a macro), or null: no macros read (the built-in
+   * table), or the expansion ran past its budget.
+   */
+  expand(text: string, budget = 20000): string | null {
+    const defs = this.defs;
+    if (!defs) return null;
+    try {
+      return render(expandTokens(tokenize(text), { get: n => defs.get(n) }, budget));
+    } catch (e) {
+      if (e instanceof ExpansionLimit) return null;
+      throw e;
+    }
+  }
+
+  /** The parameters of a function-like macro the file sees (null: none, or object-like). */
+  macroParams(name: string): string[] | null {
+    return this.defs?.get(name)?.params ?? null;
+  }
+
+  /**
    * The macro a call statement's callee stands for, or null. Object-like pragma macros reach the
    * parser masked (maskForParse: `CUTLASS_PRAGMA_UNROLL` → `CUTLASS_PRAGMA_UNR();`), so a callee
    * may be a masked name; a function-like one must have its argument when it takes one.
