@@ -8,7 +8,7 @@ import type { ClassView } from './fileIndex';
 import type { EvalContext, ScopeLookup } from './scopes';
 import { activeMacros, qualifierMacrosIn } from './macroContext';
 import { FunctionInfo } from './deviceFunctions';
-import { Instantiation, bindInstantiation } from './instantiations';
+import { Instantiation, TRUNCATED, bindInstantiation } from './instantiations';
 import { forLoopShape } from './loopShape';
 import { buildPragma } from './pragmas';
 import { RawLoop, bodyNodesByType, collectLocalConsts, collectLoops, collectPragmas, countStatements, depthOf } from './bodyLoops';
@@ -48,7 +48,7 @@ export function analyzeFunction(
   const rawLoops = body ? collectLoops(body, byType) : [];
   const locals = body ? collectLocalConsts(body, byType, baseScope) : [];
   const scopes: FunctionScopes = { lookup, ctx, baseScope, locals };
-  const loops = analyzeLoops(rawLoops, scopes, instantiations);
+  const loops = analyzeLoops(rawLoops, scopes, instantiations, new Set(fn.templateParams.map(p => p.name)));
   const manualUnrolls = body ? manualUnrollsIn(body, scopes) : [];
 
   const attached = new Set(rawLoops.flatMap(l => (l.pragma ? [l.pragma, ...l.alternatives] : [])).map(p => p.node.id));
@@ -127,7 +127,7 @@ function instantiationsOf(
     distinct.set(key, b);
   }
   const instantiations: Instantiation[] = [...distinct.values()];
-  if (capped) CAPPED.add(instantiations);
+  if (capped || (instantiationArgs && TRUNCATED.has(instantiationArgs))) CAPPED.add(instantiations);
   if (!instantiations.length && fn.templateParams.length && fn.templateParams.every(p => p.defaultValue)) {
     instantiations.push(bindInstantiation(fn, [], fileScope));
   }
@@ -146,7 +146,7 @@ function instantiationsOf(
   return instantiations;
 }
 
-function analyzeLoops(rawLoops: RawLoop[], scopes: FunctionScopes, instantiations: Instantiation[]): Loop[] {
+function analyzeLoops(rawLoops: RawLoop[], scopes: FunctionScopes, instantiations: Instantiation[], ownParams: Set<string>): Loop[] {
   // In each copy of a fully unrolled loop with a compile-time trip count, its induction variable
   // is a compile-time constant: inner bounds that use it (`j < i`, `j = 1 & i`) are not run-time.
   const trips = new Map<number, TripCount>();
@@ -173,7 +173,18 @@ function analyzeLoops(rawLoops: RawLoop[], scopes: FunctionScopes, instantiation
     let byInstantiation: Loop['tripCountByInstantiation'];
     const byTemplate = trip === 'dependent' && instantiations.length > 0;
     if (byTemplate) {
-      const perInst = instantiations.map(inst => tripCountUnder(raw.node, raw.kind, instScope(scopes, scope, inst)));
+      // Instantiations that agree on every argument the count can read give the same count: each
+      // is evaluated once (ggml's flash-attention kernels: 64 bindings, 4 arguments read).
+      const reads = tripArguments(raw.node, scope, ownParams, instantiations);
+      const byKey = new Map<string, TripCount>();
+      const perInst = instantiations.map(inst => {
+        const key = reads ? [...reads].map(n => `${n}=${inst.get(n) ?? '?'}`).join(',') : null;
+        const known = key === null ? undefined : byKey.get(key);
+        if (known !== undefined) return known;
+        const t = tripCountUnder(raw.node, raw.kind, instScope(scopes, scope, inst));
+        if (key !== null) byKey.set(key, t);
+        return t;
+      });
       trip = new Set(perInst).size === 1 ? perInst[0] : 'dependent';
       // Shown one by one where at least one instantiation gives an answer.
       if (trip === 'dependent' && perInst.some(t => t !== 'dependent'))
@@ -195,6 +206,36 @@ function analyzeLoops(rawLoops: RawLoop[], scopes: FunctionScopes, instantiation
   });
   loops.sort((a, b) => a.line - b.line || a.span.column - b.span.column);
   return loops;
+}
+
+/**
+ * The template arguments a loop's header can read, by name: those its text names, and those the
+ * initialisers of the locals it uses name, followed to the end (null when that takes more than 8
+ * steps: not sure). A class template's parameters are always in: a member reads them without
+ * naming them (`kSize`).
+ */
+function tripArguments(loop: Node, scope: ConstScope, own: Set<string>, insts: Instantiation[]): Set<string> | null {
+  const params = new Set<string>();
+  for (const i of insts) for (const k of i.keys()) params.add(k);
+  const out = new Set([...params].filter(n => !own.has(n)));
+  const seen = new Set<number>();
+  let frontier: Node[] = ['initializer', 'condition', 'update'].flatMap(f => loop.childForFieldName(f) ?? []);
+  for (let level = 0; frontier.length; level++) {
+    if (level === 8) return null;
+    const next: Node[] = [];
+    for (const part of frontier) {
+      for (const n of part.text.match(/[A-Za-z_]\w*/g) ?? []) if (params.has(n)) out.add(n);
+      for (const id of [part, ...part.descendantsOfType('identifier')]) {
+        if (!id || id.type !== 'identifier') continue;
+        const init = scope.initializer?.(id);
+        if (!init || seen.has(init.id)) continue;
+        seen.add(init.id);
+        next.push(init);
+      }
+    }
+    frontier = next;
+  }
+  return out;
 }
 
 function loopRecord(

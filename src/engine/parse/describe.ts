@@ -58,7 +58,10 @@ export function tripCountSummary(loop: Loop): string {
  * it; "not evaluated" for a value we cannot derive here (a header's constant, a CuTe shape).
  */
 function tripCountText(loop: Loop): string {
-  const first = loop.instantiationsCapped ? ` (the first ${loop.instantiationsCapped} instantiations read; the file shows more)` : '';
+  // Said where numbers are given: those are the first instantiations' (not where none evaluates).
+  const numbers = typeof loop.tripCount === 'number' || loop.tripCountByInstantiation?.some(b => typeof b.tripCount === 'number');
+  const first =
+    loop.instantiationsCapped && numbers ? ` (the first ${loop.instantiationsCapped} instantiations read; the file shows more)` : '';
   return tripCountWords(loop) + first;
 }
 

@@ -13,8 +13,12 @@ export type Instantiation = Map<string, number>;
 
 /** How deep a chain of templates (`launch<8>` -> `mmq<J>` -> `tile<J>`) is followed; how many instantiations a function takes from it. */
 const MAX_CHAIN = 8;
-/** Argument lists read per template (texts; analyzeFunction keeps up to 64 distinct bindings of them). */
-const MAX_INSTANTIATIONS = 4096;
+/**
+ * Argument lists read per template (texts; analyzeFunction keeps up to 64 distinct bindings of
+ * them). A list cut short is in TRUNCATED: its function's notes say "the first …".
+ */
+const MAX_INSTANTIATIONS = 1024;
+export const TRUNCATED = new WeakSet<string[][]>();
 
 /** An instantiation as written, and the template around it whose parameters its arguments name. */
 interface Written {
@@ -82,7 +86,8 @@ export function collectInstantiations(
     wanted = next;
   }
   const args = new Map<string, string[][]>();
-  for (const name of templates.keys()) if (written.has(name)) args.set(name, expand(name, written, new Set()));
+  const memo = new Map<string, string[][]>();
+  for (const name of templates.keys()) if (written.has(name)) args.set(name, expand(name, written, new Set(), memo));
   return args;
 }
 
@@ -248,24 +253,51 @@ function enclosingTemplate(n: Node, texts: string[]): Written['from'] {
   return name && params.some(t => texts.some(a => new RegExp(`\\b${t}\\b`).test(a))) ? { name, params } : null;
 }
 
-function expand(name: string, written: Map<string, Written[]>, chain: Set<string>): string[][] {
+function expand(name: string, written: Map<string, Written[]>, chain: Set<string>, memo = new Map<string, string[][]>()): string[][] {
+  // The same template is reached by many paths (each call site of a chain): its list is made once
+  // per set of templates already on the path (which decides where a cycle stops).
+  const memoKey = `${name}\u0000${[...chain].sort().join(',')}`;
+  const known = memo.get(memoKey);
+  if (known) return known;
   const out = new Map<string, string[]>();
+  let cut = false;
   const add = (a: string[]) => {
     if (out.size < MAX_INSTANTIATIONS) out.set(a.join('\u0000'), a);
+    else cut = true;
   };
   for (const w of written.get(name) ?? []) {
+    if (out.size >= MAX_INSTANTIATIONS) {
+      cut = true;
+      break;
+    }
     const outer =
       w.from && chain.size < MAX_CHAIN && !chain.has(w.from.name) && written.has(w.from.name)
-        ? expand(w.from.name, written, new Set([...chain, name]))
+        ? expand(w.from.name, written, new Set([...chain, name]), memo)
         : [];
+    if (TRUNCATED.has(outer)) cut = true;
     if (!outer.length) add(w.args);
+    if (!outer.length) continue;
+    const params = w.from!.params;
+    const bound = new RegExp(`\\b(${params.join('|')})\\b`, 'g');
     for (const o of outer) {
-      const params = w.from!.params;
-      const bound = new RegExp(`\\b(${params.join('|')})\\b`, 'g');
-      add(w.args.map(t => t.replace(bound, m => (o[params.indexOf(m)] !== undefined ? `(${o[params.indexOf(m)]})` : m))));
+      if (out.size >= MAX_INSTANTIATIONS) {
+        cut = true;
+        break;
+      }
+      add(w.args.map(t => t.replace(bound, m => substituted(o[params.indexOf(m)], m))));
     }
   }
-  return [...out.values()];
+  const list = [...out.values()];
+  if (cut) TRUNCATED.add(list);
+  memo.set(memoKey, list);
+  return list;
+}
+
+/** An outer argument put in place of its parameter: parenthesised unless it is one token (`8`, `true`, `(8)`). */
+function substituted(value: string | undefined, param: string): string {
+  if (value === undefined) return param;
+  const token = /^\(?\s*([\w.]+)\s*\)?$/.exec(value);
+  return token && value.startsWith('(') === value.endsWith(')') ? token[1] : `(${value})`;
 }
 
 /** A recursive self-reference inside the template (k<B/2>) is not a visible instantiation. */
