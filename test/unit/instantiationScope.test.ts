@@ -253,3 +253,32 @@ ${lines}
     );
   });
 });
+
+describe('an edit to a macro invocation that writes instantiations', () => {
+  test('inside a host function: the incremental analysis equals a fresh one', async () => {
+    const src = `template <int N>
+__global__ void k(float * x) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) x[i] = 0;
+}
+#define LAUNCH(n) k<n><<<1, 1>>>(x)
+void host(float * x) {
+  LAUNCH(8);
+}
+`;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-macro-edit-'));
+    const file = path.join(dir, 'k.cu');
+    fs.writeFileSync(file, src);
+    const { table } = new MacroTables().tableFor(file, src, optionsFromProject(dir, null, 'sm_90', [])(file));
+    const docs = await documents();
+    docs.open('edit', src, 'k.cu', table);
+    assert.equal(kernel(docs.analysis('edit')!, 'k').loops[0].tripCount, 8);
+    const at = src.indexOf('LAUNCH(8)') + 'LAUNCH('.length;
+    docs.update('edit', [{ start: at, length: 1, text: '16' }]);
+    const after = docs.text('edit')!;
+    assert.equal(kernel(docs.analysis('edit')!, 'k').loops[0].tripCount, 16);
+    assert.deepEqual(docs.analysis('edit'), docs.analyzeOnce(after, 'k.cu', table));
+    docs.close('edit');
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});

@@ -98,7 +98,8 @@ function* analysisSteps(tree: Tree, path: string, cache?: FunctionCache, source?
       templates.get(f.name)!.push(f);
     }
   const followed = new Set<string>();
-  const inst = templates.size ? collectInstantiations(top, templates, followed) : new Map<string, string[][]>();
+  const instantiatingMacros = new Set<string>();
+  const inst = templates.size ? collectInstantiations(top, templates, followed, instantiatingMacros) : new Map<string, string[][]>();
   const lookup = new ScopeLookup(new FileIndex(root, fileScope.values));
   for (const f of functions) if (f.qualifier === 'global') lookup.kernelStarts.add(f.node.startIndex);
   // A function's trip counts depend on the classes of the file too (members, specialisations).
@@ -166,6 +167,7 @@ function* analysisSteps(tree: Tree, path: string, cache?: FunctionCache, source?
     [...templates.keys(), ...followed],
     [...templates.keys()].filter(n => !inst.has(n)),
     functions,
+    [...instantiatingMacros],
   );
   const hasSyntaxErrors = hasRealSyntaxErrors(root);
   const unparsed = hasSyntaxErrors || failed.length ? lostFunctions(root, top, failed) : [];
@@ -182,19 +184,24 @@ function* analysisSteps(tree: Tree, path: string, cache?: FunctionCache, source?
 
 /**
  * Regexes for text that names one of the file's templates with `<` (or at all, for one with no
- * instantiation read: a use of it decides Kernel.usedUnread), or calls one of its non-kernel functions.
+ * instantiation read: a use of it decides Kernel.usedUnread; or invokes a macro that writes
+ * instantiations), or calls one of its non-kernel functions.
  */
 function fileMentions(
   templates: string[],
   uninstantiated: string[],
   functions: FunctionInfo[],
+  /** Macros whose invocations were read for instantiations (`EXTERN_DECL_CASES(64)`): an edit to one is an edit to them. */
+  macros: string[] = [],
 ): Pick<AnalysisSnapshot, 'templateMention' | 'calleeMention'> {
   const escape = (n: string) => n.replace(/[$^*+?.()|[\]{}\\]/g, '\\$&');
   const names = templates.map(escape);
   const bare = uninstantiated.length ? `|\\b(${uninstantiated.map(escape).join('|')})\\b` : '';
   const callees = [...new Set(functions.filter(f => f.qualifier !== 'global' && /^[A-Za-z_$]\w*$/.test(f.name)).map(f => escape(f.name)))];
   return {
-    templateMention: names.length ? new RegExp(`\\b(${names.join('|')})\\s*<${bare}`) : null,
+    templateMention: names.length
+      ? new RegExp(`\\b(${names.join('|')})\\s*<${bare}${macros.length ? `|\\b(${macros.map(escape).join('|')})\\s*\\(` : ''}`)
+      : null,
     calleeMention: callees.length ? new RegExp(`\\b(${callees.join('|')})\\s*[<(]`) : null,
   };
 }

@@ -37,6 +37,8 @@ export function collectInstantiations(
   templates: Map<string, FunctionInfo[]>,
   /** Filled with the other templates (host ones: `launch<J>`) whose instantiations were followed. */
   followed: Set<string> = new Set(),
+  /** Filled with the macros whose invocations were read for instantiations. */
+  macrosRead: Set<string> = new Set(),
 ): Map<string, string[][]> {
   const written = new Map<string, Written[]>();
   const seen = new Set<string>();
@@ -73,7 +75,7 @@ export function collectInstantiations(
         if (from && !written.has(from.name) && !templates.has(from.name) && !wanted.has(from.name)) next.add(from.name);
       }
     }
-    for (const w of macroWritten(top.defines, candidates, wanted)) {
+    for (const w of macroWritten(top.defines, candidates, wanted, macrosRead)) {
       const key = `${w.name}<${w.args.join(',')}>@${w.from?.name ?? ''}`;
       if (seen.has(key)) continue;
       seen.add(key);
@@ -105,6 +107,7 @@ function macroWritten(
   defineNodes: Node[],
   candidates: { node: Node; text: string }[],
   wanted: Set<string>,
+  macrosRead: Set<string>,
 ): { name: string; args: string[]; from: Written['from'] }[] {
   const macros = activeMacros();
   const out: { name: string; args: string[]; from: Written['from'] }[] = [];
@@ -132,6 +135,7 @@ function macroWritten(
       }
   }
   if (!mentions.size) return out;
+  for (const m of mentions) macrosRead.add(m);
   const call = new RegExp(`\\b(${[...mentions].join('|')})\\s*\\(`, 'g');
   let calls = 0;
   for (const { node, text } of candidates) {
