@@ -282,3 +282,39 @@ void host(float * x) {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });
+
+describe("a header's object-like macro in a bound", () => {
+  test('WARP_SIZE from an included header is its number (ggml solve_tri.cu: 32 per instantiation)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-macro-num-'));
+    fs.writeFileSync(path.join(dir, 'common.cuh'), '#pragma once\n#define WARP_SIZE 32\n#define MAX_N (2 * WARP_SIZE)\n');
+    const src = `#include "common.cuh"
+template <int n_template>
+__global__ void solve(float * x, int n_arg) {
+  const int n = n_template == 0 ? n_arg : n_template;
+  const int half = WARP_SIZE;
+#pragma unroll
+  for (int row = half; row < n; ++row) x[row] = 0;
+#pragma unroll
+  for (int i = 0; i < MAX_N; ++i) x[i] += 1;
+}
+void host(float * x, int n) {
+  if (n == 64) solve<64><<<1, 32>>>(x, 0);
+  else solve<0><<<1, 32>>>(x, n);
+}
+`;
+    const file = path.join(dir, 'solve.cu');
+    fs.writeFileSync(file, src);
+    const { table } = new MacroTables().tableFor(file, src, optionsFromProject(dir, null, 'sm_90', [])(file));
+    const a = (await documents()).analyzeOnce(src, 'solve.cu', table);
+    const [rows, all] = kernel(a, 'solve').loops;
+    assert.deepEqual(
+      rows.tripCountByInstantiation?.map(b => b.tripCount),
+      [32, 'runtime'],
+    );
+    assert.equal(all.tripCount, 64);
+    // The built-in table knows no WARP_SIZE: not evaluated, never a guess.
+    const plain = await analyze(src, 'solve.cu');
+    assert.notEqual(kernel(plain, 'solve').loops[1].tripCount, 64);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});

@@ -380,7 +380,9 @@ template <int ncols> __global__ void caller(float* d) { open_only<ncols>(d); }
     assert.equal(open.unevaluatedInstantiations, 1);
     const messages = computeFindings(a).map(f => f.message);
     assert.ok(messages.some(m => /depends on `J`: the instantiations in this file give 2, 4\./.test(m)));
-    assert.ok(messages.some(m => /depends on `ncols`: Unroll Lens could not evaluate `ncols` in the instantiations in this file\./.test(m)));
+    assert.ok(
+      messages.some(m => /depends on `ncols`: Unroll Lens could not evaluate `ncols` in the instantiations in this file\./.test(m)),
+    );
     assert.ok(!messages.some(m => /no instantiation visible/.test(m)), 'each of these functions is instantiated in the file');
   });
 

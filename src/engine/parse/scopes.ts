@@ -26,6 +26,7 @@ import {
 import { declaredName, templateParamNames } from './declaratorNames';
 import { type Declared, functionDeclarations } from './localDeclarations';
 import { named } from './syntaxTree';
+import { orMacro } from './macroNumbers';
 
 /**
  * The writes of parameter `name` in `fn`'s body, in order, when every one is a `name = expr;`
@@ -254,7 +255,7 @@ export class ScopeLookup {
     if (depth > MAX_DEPTH) return 'unknown';
     switch (node.type) {
       case 'identifier':
-        return this.lookupName(node.text, node.startIndex, ctx, depth);
+        return orMacro(this.lookupName(node.text, node.startIndex, ctx, depth), node.text);
       case 'qualified_identifier':
         return this.resolveQualified(node, ctx, depth);
       case 'field_expression':
@@ -269,8 +270,7 @@ export class ScopeLookup {
     return undefined;
   }
 
-  // -------------------------------------------------------------------------------------------
-  // Unqualified names
+  // ---- Unqualified names -------------------------------------------------------------------
 
   private declarations(fn: Node): Map<string, Declared[]> {
     let m = this.decls.get(fn.id);
