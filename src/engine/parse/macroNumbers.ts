@@ -8,7 +8,7 @@ import type { MacroTable } from './macros/table';
 /** Per macro table (the macros one file sees), each name's value once: null when it is none. */
 const VALUES = new WeakMap<MacroTable, Map<string, number | null>>();
 
-export function macroNumber(name: string): number | null {
+function macroNumber(name: string): number | null {
   const table = activeMacros();
   let values = VALUES.get(table);
   if (!values) VALUES.set(table, (values = new Map()));
