@@ -116,7 +116,7 @@ function* analysisSteps(tree: Tree, path: string, cache?: FunctionCache, source?
           .map(d => (hashes[d] ??= textHash(texts[d])))
           .join(',');
   let codeText: CodeText | null = null;
-  const code = () => (codeText ??= codeTextOf(source ?? root.text));
+  const code = () => (codeText ??= { text: source ?? root.text, ignored: null });
   const kernels: Kernel[] = [];
   const strayPragmas: StrayPragma[] = [];
   const snapshotFunctions: AnalysisSnapshot['functions'] = [];
@@ -228,10 +228,6 @@ interface CodeText {
  * once per analysis. (Blanking them in a copy of the text cost a whole-file analysis a fifth of
  * its time on a 200 KB file, and most names are found nowhere but in their own definition.)
  */
-function codeTextOf(text: TextSource): CodeText {
-  return { text, ignored: null };
-}
-
 function ignoredRanges(code: CodeText): number[] {
   if (code.ignored) return code.ignored;
   const ignored: number[] = [];

@@ -52,6 +52,16 @@ export function collectInstantiations(
     // text mentions `name<` can hold an instantiation, and a regex over text is nearly free.
     const mention = new RegExp(`\\b(${[...wanted].map(n => n.replace(/[$]/g, '\\$&')).join('|')})\\s*<`);
     const next = new Set<string>();
+    const record = (name: string, args: string[], from: Written['from']) => {
+      // The same text in two templates (`get_util_funcs<type, J>` in get_vdr and in
+      // get_write_back) stands for each one's instantiations.
+      const key = `${name}<${args.join(',')}>@${from?.name ?? ''}`;
+      if (seen.has(key)) return;
+      seen.add(key);
+      if (!written.has(name)) written.set(name, []);
+      written.get(name)!.push({ args, from });
+      if (from && !written.has(from.name) && !templates.has(from.name) && !wanted.has(from.name)) next.add(from.name);
+    };
     for (const { node, text } of candidates) {
       if (!mention.test(text)) continue;
       // (`cpy_q<cpy_blck<deq, 32>, 32>`: a function template handed to another as a template argument reads as a type)
@@ -64,26 +74,10 @@ export function collectInstantiations(
           n,
           named(list).map(a => a.text),
         );
-        const from = enclosingTemplate(n, texts);
-        // The same text in two templates (`get_util_funcs<type, J>` in get_vdr and in
-        // get_write_back) stands for each one's instantiations.
-        const key = `${name}<${texts.join(',')}>@${from?.name ?? ''}`;
-        if (seen.has(key)) continue;
-        seen.add(key);
-        if (!written.has(name)) written.set(name, []);
-        written.get(name)!.push({ args: texts, from });
-        if (from && !written.has(from.name) && !templates.has(from.name) && !wanted.has(from.name)) next.add(from.name);
+        record(name, texts, enclosingTemplate(n, texts));
       }
     }
-    for (const w of macroWritten(top.defines, candidates, wanted, macrosRead)) {
-      const key = `${w.name}<${w.args.join(',')}>@${w.from?.name ?? ''}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      if (!written.has(w.name)) written.set(w.name, []);
-      written.get(w.name)!.push({ args: w.args, from: w.from });
-      const from = w.from;
-      if (from && !written.has(from.name) && !templates.has(from.name) && !wanted.has(from.name)) next.add(from.name);
-    }
+    for (const w of macroWritten(top.defines, candidates, wanted, macrosRead)) record(w.name, w.args, w.from);
     for (const n of next) followed.add(n);
     wanted = next;
   }
@@ -120,16 +114,11 @@ function macroWritten(
   }
   if (!defines.size) return out;
   const mentions = new Set<string>();
-  const names = [...wanted];
   for (let grown = true; grown;) {
     grown = false;
+    const mentioned = new RegExp(`\\b(${[...wanted, ...mentions].map(w => w.replace(/[$]/g, '\\$&')).join('|')})\\b`);
     for (const [name, text] of defines)
-      if (
-        !mentions.has(name) &&
-        [...names, ...mentions].some(w =>
-          new RegExp(`\\b${w.replace(/[$]/g, '\\$&')}\\b`).test(text.slice(text.indexOf(name) + name.length)),
-        )
-      ) {
+      if (!mentions.has(name) && mentioned.test(text.slice(text.indexOf(name) + name.length))) {
         mentions.add(name);
         grown = true;
       }
