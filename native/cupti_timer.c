@@ -23,6 +23,10 @@
  * free, so the next run's start-up (CUDA context, the program's own set-up) hides behind this one's
  * work without two programs' kernels sharing the GPU. It writes {"held":<ns waited>} when let go.
  *
+ * With UNROLL_LENS_GPU_TIME=1 it also reads each kernel's gpu__time_duration (ncu's duration) with
+ * CUPTI's range profiler: {"gt":<ns>,"gi":<launch index>} lines, {"gterror":...}, a {"gtend":...}
+ * summary (see "GPU time" below). Built as C++: cupti_profiler_host.h includes <string>.
+ *
  * "n" pairs index "reasons"; "pc" is the offset in the function. The summary also gives the host time
  * spent enabling and finishing sampling (enableMs, finishMs). UNROLL_LENS_PC_HW_BUFFER_MB and
  * UNROLL_LENS_PC_SLEEP_MS set CUPTI's hardware buffer size (default 64 MB, measured in
@@ -38,6 +42,15 @@
  */
 #include <cupti.h>
 #include <cupti_pcsampling.h>
+#if defined(__has_include)
+#if __has_include(<cupti_range_profiler.h>)
+#define UL_HAVE_RANGE_PROFILER 1
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_target.h>
+#endif
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -420,6 +433,271 @@ static void ul_pc_write(void) {
           ul_pc_total, ul_pc_dropped, ul_pc_non_user, ul_pc_hw_full, ul_pc_lost, ul_pc_enable_ns / 1e6, ul_pc_finish_ns / 1e6);
 }
 
+
+/* ---- GPU time: ncu's own counter, gpu__time_duration, per kernel ------------------------------ */
+/*
+ * UNROLL_LENS_GPU_TIME=1: CUPTI's range profiler, one range a kernel (auto range, kernel replay),
+ * reads gpu__time_duration.sum, the counter ncu reports as a kernel's duration. The activity
+ * record's start and end read about 0.6 us a launch longer on an H200 (docs/measurements.md,
+ * issue 42), which decides the answer on a 5 us kernel; this counter matched ncu's within 32 ns
+ * (one tick of the GPU's timer) on most kernels. User replay was measured too: its auto ranges read
+ * 0.8 us longer than ncu, so it is not offered. One pass suffices for this one metric: nothing is
+ * replayed. Each range is written, in launch order (one context), as
+ *   {"gt":12345.0,"gi":0}
+ * a failure as {"gterror":"..."} (the activity records stay valid), and at exit
+ *   {"gtend":1,"ranges":42,"dropped":0,"prepareMs":400.0,"enableMs":20.0,"hostMs":430.5}
+ * Kernel replay has a price, measured on an H200: the run's kernel records then read start = end = 0
+ * and PC sampling gets no samples, so Unroll Lens samples stalls in a run of its own.
+ */
+#define UL_GT_RANGES 128u
+#ifdef UL_HAVE_RANGE_PROFILER
+typedef struct {
+  CUcontext ctx;
+  CUpti_RangeProfiler_Object *object;
+  CUpti_Profiler_Host_Object *host;
+  uint8_t *config, *data;
+  size_t config_size, data_size;
+  const char *chip; /* CUPTI's name of the context's chip (kept by CUPTI) */
+  unsigned pending;  /* kernels launched since the last collection */
+  int prepared, running, failed;
+} UlGpuTime;
+
+static int ul_gt_mode = 0; /* 1: on */
+static int ul_gt_initialised = 0;
+static UlGpuTime ul_gt[UL_MAX_CONTEXTS];
+static unsigned long long ul_gt_index = 0, ul_gt_dropped = 0;
+/* host time in the profiler's calls: all, the host side's set-up (before a hold), turning it on (after) */
+static uint64_t ul_gt_ns = 0, ul_gt_prepare_ns = 0, ul_gt_enable_ns = 0;
+static const char *ul_gt_metrics[] = {"gpu__time_duration.sum"};
+
+static int ul_gt_check(UlGpuTime *g, const char *what, CUptiResult r) {
+  if (r == CUPTI_SUCCESS) return 1;
+  const char *text = NULL;
+  if (cuptiGetResultString(r, &text) != CUPTI_SUCCESS || !text) text = "unknown CUPTI error";
+  if (ul_out) {
+    fprintf(ul_out, "{\"gterror\":\"%s: %s\"}\n", what, text);
+    fflush(ul_out);
+  }
+  if (g) g->failed = 1;
+  return 0;
+}
+
+static int ul_gt_start(UlGpuTime *g) {
+  CUpti_RangeProfiler_CounterDataImage_Initialize_Params ci = {CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
+  ci.pRangeProfilerObject = g->object;
+  ci.counterDataSize = g->data_size;
+  ci.pCounterData = g->data;
+  if (!ul_gt_check(g, "cuptiRangeProfilerCounterDataImageInitialize", cuptiRangeProfilerCounterDataImageInitialize(&ci))) return 0;
+  CUpti_RangeProfiler_SetConfig_Params sc = {CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
+  sc.pRangeProfilerObject = g->object;
+  sc.configSize = g->config_size;
+  sc.pConfig = g->config;
+  sc.counterDataImageSize = g->data_size;
+  sc.pCounterDataImage = g->data;
+  sc.range = CUPTI_AutoRange;
+  sc.replayMode = CUPTI_KernelReplay;
+  sc.maxRangesPerPass = UL_GT_RANGES;
+  sc.numNestingLevels = 1;
+  sc.minNestingLevel = 1;
+  sc.passIndex = 0;
+  sc.targetNestingLevel = 1;
+  if (!ul_gt_check(g, "cuptiRangeProfilerSetConfig", cuptiRangeProfilerSetConfig(&sc))) return 0;
+  CUpti_RangeProfiler_Start_Params st = {CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+  st.pRangeProfilerObject = g->object;
+  if (!ul_gt_check(g, "cuptiRangeProfilerStart", cuptiRangeProfilerStart(&st))) return 0;
+  g->running = 1;
+  g->pending = 0;
+  return 1;
+}
+
+/*
+ * The host side of the range profiler for a context, at its first launch: before a held run waits
+ * (UNROLL_LENS_HOLD), so this part (its metric tables: most of the set-up's half second on an
+ * H200) hides behind the run before it, as the program's own start-up does.
+ */
+static int ul_gt_host(UlGpuTime *g, const uint8_t *available, int report);
+
+static void ul_gt_prepare(CUcontext ctx) {
+  UlGpuTime *g = NULL;
+  for (int i = 0; i < UL_MAX_CONTEXTS && !g; ++i)
+    if (ul_gt[i].ctx == ctx) return;
+    else if (!ul_gt[i].ctx) g = &ul_gt[i];
+  if (!g) {
+    ul_gt_check(NULL, "more CUDA contexts than the GPU timer profiles", CUPTI_ERROR_MAX_LIMIT_REACHED);
+    return;
+  }
+  g->ctx = ctx;
+  uint64_t t0 = ul_now_ns();
+  if (!ul_gt_initialised) {
+    CUpti_Profiler_Initialize_Params ip = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+    if (!ul_gt_check(g, "cuptiProfilerInitialize", cuptiProfilerInitialize(&ip))) return;
+    ul_gt_initialised = 1;
+  }
+  uint32_t device = 0;
+  if (!ul_gt_check(g, "cuptiGetDeviceId", cuptiGetDeviceId(ctx, &device))) return;
+  CUpti_Device_GetChipName_Params cn = {CUpti_Device_GetChipName_Params_STRUCT_SIZE};
+  cn.deviceIndex = device;
+  if (!ul_gt_check(g, "cuptiDeviceGetChipName", cuptiDeviceGetChipName(&cn))) return;
+  g->chip = cn.pChipName;
+  /* No counter availability image here: reading it while another process samples or profiles the GPU
+   * (the run before, while this one is held) fails with CUPTI_ERROR_HARDWARE_BUSY (measured on an
+   * H200). The host side is set up without it, and with it after the hold if CUPTI wants it. */
+  ul_gt_host(g, NULL, 0);
+  ul_gt_prepare_ns += ul_now_ns() - t0;
+  ul_gt_ns += ul_now_ns() - t0;
+}
+
+/* The host object and the config image for gpu__time_duration; `report`: a failure is the run's error. */
+static int ul_gt_host(UlGpuTime *g, const uint8_t *available, int report) {
+  CUpti_Profiler_Host_Initialize_Params hi = {CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
+  hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+  hi.pChipName = g->chip;
+  hi.pCounterAvailabilityImage = available;
+  CUptiResult r = cuptiProfilerHostInitialize(&hi);
+  if (r != CUPTI_SUCCESS) return report ? ul_gt_check(g, "cuptiProfilerHostInitialize", r) : 0;
+  g->host = hi.pHostObject;
+  CUpti_Profiler_Host_ConfigAddMetrics_Params am = {CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
+  am.pHostObject = g->host;
+  am.ppMetricNames = ul_gt_metrics;
+  am.numMetrics = 1;
+  if (!ul_gt_check(g, "cuptiProfilerHostConfigAddMetrics", cuptiProfilerHostConfigAddMetrics(&am))) return 0;
+  CUpti_Profiler_Host_GetConfigImageSize_Params cs = {CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
+  cs.pHostObject = g->host;
+  if (!ul_gt_check(g, "cuptiProfilerHostGetConfigImageSize", cuptiProfilerHostGetConfigImageSize(&cs))) return 0;
+  g->config_size = cs.configImageSize;
+  g->config = (uint8_t *)malloc(g->config_size);
+  CUpti_Profiler_Host_GetConfigImage_Params gi = {CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
+  gi.pHostObject = g->host;
+  gi.configImageSize = g->config_size;
+  gi.pConfigImage = g->config;
+  if (!g->config || !ul_gt_check(g, "cuptiProfilerHostGetConfigImage", cuptiProfilerHostGetConfigImage(&gi))) return 0;
+  CUpti_Profiler_Host_GetNumOfPasses_Params np = {CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
+  np.configImageSize = g->config_size;
+  np.pConfigImage = g->config;
+  if (!ul_gt_check(g, "cuptiProfilerHostGetNumOfPasses", cuptiProfilerHostGetNumOfPasses(&np))) return 0;
+  if (np.numOfPasses != 1) {
+    /* a replayed kernel would run more than once: not the program as itself */
+    ul_gt_check(g, "gpu__time_duration needs more than one pass on this GPU", CUPTI_ERROR_NOT_SUPPORTED);
+    return 0;
+  }
+  g->prepared = 1;
+  return 1;
+}
+
+/* The profiler on, on the GPU, once the run has the GPU (after any hold): from this launch on, one range each. */
+static void ul_gt_enable(CUcontext ctx) {
+  UlGpuTime *g = NULL;
+  for (int i = 0; i < UL_MAX_CONTEXTS && !g; ++i)
+    if (ul_gt[i].ctx == ctx) g = &ul_gt[i];
+  if (!g || !g->chip || g->object || g->failed) return;
+  uint64_t t0 = ul_now_ns();
+  if (!g->prepared) {
+    /* CUPTI wanted the counter availability image: read now that the GPU is this run's */
+    CUpti_Profiler_GetCounterAvailability_Params ca = {CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
+    ca.ctx = ctx;
+    if (!ul_gt_check(g, "cuptiProfilerGetCounterAvailability (size)", cuptiProfilerGetCounterAvailability(&ca))) return;
+    uint8_t *available = (uint8_t *)malloc(ca.counterAvailabilityImageSize);
+    ca.pCounterAvailabilityImage = available;
+    int ok = available && ul_gt_check(g, "cuptiProfilerGetCounterAvailability", cuptiProfilerGetCounterAvailability(&ca)) &&
+             ul_gt_host(g, available, 1);
+    free(available);
+    if (!ok) return;
+  }
+  CUpti_RangeProfiler_Enable_Params en = {CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
+  en.ctx = ctx;
+  if (!ul_gt_check(g, "cuptiRangeProfilerEnable", cuptiRangeProfilerEnable(&en))) return;
+  g->object = en.pRangeProfilerObject;
+  CUpti_RangeProfiler_GetCounterDataSize_Params ds = {CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+  ds.pRangeProfilerObject = g->object;
+  ds.pMetricNames = ul_gt_metrics;
+  ds.numMetrics = 1;
+  ds.maxNumOfRanges = UL_GT_RANGES;
+  ds.maxNumRangeTreeNodes = UL_GT_RANGES;
+  if (!ul_gt_check(g, "cuptiRangeProfilerGetCounterDataSize", cuptiRangeProfilerGetCounterDataSize(&ds))) return;
+  g->data_size = ds.counterDataSize;
+  g->data = (uint8_t *)malloc(g->data_size);
+  if (!g->data) {
+    ul_gt_check(g, "counter data image", CUPTI_ERROR_OUT_OF_MEMORY);
+    return;
+  }
+  ul_gt_start(g);
+  ul_gt_enable_ns += ul_now_ns() - t0;
+  ul_gt_ns += ul_now_ns() - t0;
+}
+
+/* Stops the pass, writes every range's gpu__time_duration, and starts again unless the context goes. */
+static void ul_gt_collect(UlGpuTime *g, int restart) {
+  if (!g->running || g->failed) return;
+  uint64_t t0 = ul_now_ns();
+  g->running = 0;
+  CUpti_RangeProfiler_Stop_Params sp = {CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+  sp.pRangeProfilerObject = g->object;
+  if (!ul_gt_check(g, "cuptiRangeProfilerStop", cuptiRangeProfilerStop(&sp))) return;
+  CUpti_RangeProfiler_DecodeData_Params dd = {CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
+  dd.pRangeProfilerObject = g->object;
+  if (!ul_gt_check(g, "cuptiRangeProfilerDecodeData", cuptiRangeProfilerDecodeData(&dd))) return;
+  ul_gt_dropped += dd.numOfRangeDropped;
+  CUpti_RangeProfiler_GetCounterDataInfo_Params di = {CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
+  di.pCounterDataImage = g->data;
+  di.counterDataImageSize = g->data_size;
+  if (!ul_gt_check(g, "cuptiRangeProfilerGetCounterDataInfo", cuptiRangeProfilerGetCounterDataInfo(&di))) return;
+  for (size_t r = 0; r < di.numTotalRanges; ++r) {
+    double value = 0;
+    CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = {CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
+    ev.pHostObject = g->host;
+    ev.pCounterDataImage = g->data;
+    ev.counterDataImageSize = g->data_size;
+    ev.rangeIndex = r;
+    ev.ppMetricNames = ul_gt_metrics;
+    ev.numMetrics = 1;
+    ev.pMetricValues = &value;
+    if (!ul_gt_check(g, "cuptiProfilerHostEvaluateToGpuValues", cuptiProfilerHostEvaluateToGpuValues(&ev))) return;
+    if (ul_out) {
+      fprintf(ul_out, "{\"gt\":%.1f,\"gi\":%llu}\n", value, ul_gt_index);
+    }
+    ++ul_gt_index;
+  }
+  if (ul_out) fflush(ul_out);
+  if (restart) ul_gt_start(g);
+  ul_gt_ns += ul_now_ns() - t0;
+}
+
+static void ul_gt_finish(UlGpuTime *g) {
+  if (!g->ctx || !g->object) return;
+  ul_gt_collect(g, 0);
+  CUpti_RangeProfiler_Disable_Params dp = {CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
+  dp.pRangeProfilerObject = g->object;
+  ul_gt_check(g, "cuptiRangeProfilerDisable", cuptiRangeProfilerDisable(&dp));
+  g->object = NULL;
+}
+
+static UlGpuTime *ul_gt_context(CUcontext ctx) {
+  for (int i = 0; i < UL_MAX_CONTEXTS; ++i)
+    if (ul_gt[i].ctx == ctx) return &ul_gt[i];
+  return NULL;
+}
+#else
+/* CUPTI before CUDA 12.6 has no range profiler: the kernel records alone time the run. */
+typedef struct {
+  int running;
+  unsigned pending;
+} UlGpuTime;
+static int ul_gt_mode = 0;
+static UlGpuTime ul_gt[UL_MAX_CONTEXTS];
+static unsigned long long ul_gt_index = 0, ul_gt_dropped = 0;
+static uint64_t ul_gt_ns = 0, ul_gt_prepare_ns = 0, ul_gt_enable_ns = 0;
+static int ul_gt_check(UlGpuTime *g, const char *what, CUptiResult r) {
+  (void)g;
+  if (ul_out) fprintf(ul_out, "{\"gterror\":\"%s: CUPTI %d\"}\n", what, (int)r);
+  return 0;
+}
+static void ul_gt_prepare(CUcontext ctx) { (void)ctx; }
+static void ul_gt_enable(CUcontext ctx) { (void)ctx; }
+static void ul_gt_collect(UlGpuTime *g, int restart) { (void)g, (void)restart; }
+static void ul_gt_finish(UlGpuTime *g) { (void)g; }
+static UlGpuTime *ul_gt_context(CUcontext ctx) { (void)ctx; return NULL; }
+#endif
+
 /* A context about to go (cudaDeviceReset, the program's own teardown): its records first. */
 static void CUPTIAPI ul_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void *data) {
   (void)userdata;
@@ -440,9 +718,12 @@ static void CUPTIAPI ul_callback(void *userdata, CUpti_CallbackDomain domain, CU
       if (r != CUPTI_SUCCESS) ul_error("cuptiActivityFlushAll (context destroy)", r);
       UlSamplingContext *c = ul_context(rd->context);
       if (c) ul_pc_finish(c);
+      UlGpuTime *g = ul_gt_context(rd->context);
+      if (g) ul_gt_finish(g);
     }
   } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
     const CUpti_CallbackData *cd = (const CUpti_CallbackData *)data;
+    if (cd->callbackSite == CUPTI_API_ENTER && ul_gt_mode) ul_gt_prepare(cd->context);
     if (cd->callbackSite == CUPTI_API_ENTER && ul_hold) {
       /* the first launch: wait for the GPU to be ours (polling each 0.2 ms; the runner's timeout bounds it) */
       const char *hold = ul_hold;
@@ -458,7 +739,12 @@ static void CUPTIAPI ul_callback(void *userdata, CUpti_CallbackDomain domain, CU
         ul_pc_start(ul_pc_pending);
         ul_pc_pending = NULL;
       }
-      return;
+    }
+    if (ul_gt_mode) {
+      /* the profiler on from the context's first launch; its ranges read before they run out */
+      if (cd->callbackSite == CUPTI_API_ENTER) ul_gt_enable(cd->context);
+      UlGpuTime *g = cd->callbackSite == CUPTI_API_EXIT ? ul_gt_context(cd->context) : NULL;
+      if (g && g->running && ++g->pending >= UL_GT_RANGES) ul_gt_collect(g, 1);
     }
     /* after a launch, now and then: CUPTI's parsed PCs into the table before its buffer fills */
     if (cd->callbackSite != CUPTI_API_EXIT || !ul_pc_period) return;
@@ -477,6 +763,10 @@ static void ul_at_exit(void) {
   uint64_t t0 = ul_now_ns();
   for (int i = 0; i < UL_MAX_CONTEXTS; ++i) ul_pc_finish(&ul_contexts[i]);
   ul_pc_finish_ns += ul_now_ns() - t0;
+  for (int i = 0; i < UL_MAX_CONTEXTS; ++i) ul_gt_finish(&ul_gt[i]);
+  if (ul_out && ul_gt_mode)
+    fprintf(ul_out, "{\"gtend\":1,\"ranges\":%llu,\"dropped\":%llu,\"prepareMs\":%.1f,\"enableMs\":%.1f,\"hostMs\":%.1f}\n", ul_gt_index,
+            ul_gt_dropped, ul_gt_prepare_ns / 1e6, ul_gt_enable_ns / 1e6, ul_gt_ns / 1e6);
   CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (r != CUPTI_SUCCESS) ul_error("cuptiActivityFlushAll (exit)", r);
   ul_pc_write();
@@ -487,6 +777,10 @@ static void ul_at_exit(void) {
   }
 }
 
+/* Built as C++ (cupti_profiler_host.h includes <string>); the driver looks this name up unmangled. */
+#ifdef __cplusplus
+extern "C"
+#endif
 int InitializeInjection(void) {
   const char *path = getenv("UNROLL_LENS_TIMER_OUT");
   if (!path || !*path) return 1; /* nothing asked for: load, record nothing */
@@ -526,7 +820,14 @@ int InitializeInjection(void) {
   if (r != CUPTI_SUCCESS) ul_error("cuptiSubscribe (context destroy)", r);
   const char *hold = getenv("UNROLL_LENS_HOLD");
   if (hold && *hold) ul_hold = hold;
-  if (r == CUPTI_SUCCESS && (ul_pc_period || ul_hold)) {
+  const char *gpu_time = getenv("UNROLL_LENS_GPU_TIME");
+#ifdef UL_HAVE_RANGE_PROFILER
+  if (gpu_time && strcmp(gpu_time, "1") == 0) ul_gt_mode = 1;
+#else
+  if (gpu_time && strcmp(gpu_time, "1") == 0) ul_gt_check(NULL, "this CUPTI has no range profiler (CUDA 12.6 or newer has)", CUPTI_ERROR_NOT_SUPPORTED);
+#endif
+  else if (gpu_time && *gpu_time && strcmp(gpu_time, "0") != 0) ul_gt_check(NULL, "UNROLL_LENS_GPU_TIME must be 0 or 1", CUPTI_ERROR_INVALID_PARAMETER);
+  if (r == CUPTI_SUCCESS && (ul_pc_period || ul_hold || ul_gt_mode)) {
     static const CUpti_CallbackId launches[] = {
         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
@@ -540,6 +841,7 @@ int InitializeInjection(void) {
       c = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, launches[i]);
     /* a hold that cannot be kept would let two programs share the GPU: the run's times are not trusted */
     if (c != CUPTI_SUCCESS && ul_hold) ul_error("cuptiEnableCallback (hold at the first launch)", c);
+    else if (c != CUPTI_SUCCESS && ul_gt_mode) ul_gt_check(NULL, "cuptiEnableCallback (GPU time)", c);
     else if (c != CUPTI_SUCCESS) ul_pc_error("cuptiEnableCallback (PC sampling)", c);
   }
   atexit(ul_at_exit);

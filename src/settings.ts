@@ -286,7 +286,7 @@ export const SETTINGS = {
       default: 'cupti',
       valueDescriptions: [
         'Time each launch under Nsight Compute with the warp-stall reasons; caches as cacheControl says (flushed before each launch by default), clocks as clockControl says.',
-        "Run each variant's program as itself with Unroll Lens' CUPTI kernel timer (built once with your nvcc): caches warm and clocks as the GPU sets them, as the program really runs; stall reasons from CUPTI PC sampling in the same run. Neither ncu nor permission to read the GPU performance counters is needed for the times.",
+        "Run each variant's program as itself with Unroll Lens' CUPTI kernel timer (built once with your nvcc): caches warm and clocks as the GPU sets them, as the program really runs; each launch's gpu__time_duration (the counter ncu reports) read by CUPTI's range profiler; stall reasons from CUPTI PC sampling in a run of their own. ncu is not needed; without permission to read the GPU performance counters the times come from CUPTI's kernel records, about 0.6 µs a launch long, and the result says so.",
       ],
       description:
         'What times the kernels: ncu (under its cache and clock control) or cupti (the program as it really runs). Both give the stall reasons unless stalls is off. ' +

@@ -8,6 +8,15 @@ const TOOL_WORDS: Record<MeasurementConditions['tool'], { name: string; chart: s
   cupti: { name: 'CUPTI timer, program run as itself', chart: 'CUPTI timer (program run as itself)', warm: 'caches warm' },
 };
 
+/** The CUPTI timer's clock in words (measurement.duration); "" where none was recorded. */
+const DURATION_WORDS: Record<NonNullable<MeasurementConditions['duration']>, string> = {
+  'gpu-time': 'gpu__time_duration per launch',
+  'kernel-record': 'kernel records: ~0.6 µs a launch over ncu, short kernels read long',
+  mixed: 'gpu__time_duration for some variants, kernel records for others',
+};
+const durationWords = (m: MeasurementConditions | undefined): string =>
+  m?.duration && Object.prototype.hasOwnProperty.call(DURATION_WORDS, m.duration) ? DURATION_WORDS[m.duration] : '';
+
 /** The recorded tool's words; none for a result saved before conditions were kept (ncu's) or a tool not known here. */
 function toolWords(m: MeasurementConditions | undefined): (typeof TOOL_WORDS)[keyof typeof TOOL_WORDS] | undefined {
   return m && Object.prototype.hasOwnProperty.call(TOOL_WORDS, m.tool) ? TOOL_WORDS[m.tool] : undefined;
@@ -23,7 +32,9 @@ export function conditionsText(m: MeasurementConditions | undefined, samples: nu
   const tool = words?.name ?? TOOL_WORDS.ncu.name;
   const base = m ? m.clocks === 'base' : clockControl !== 'none';
   const caches = m?.caches !== 'warm' ? 'caches flushed before each launch' : (words?.warm ?? TOOL_WORDS.cupti.warm);
-  return `${tool}, ${samples} samples; clocks ${base ? 'locked to base' : 'not locked'}, ${caches}`;
+  const clock = durationWords(m);
+  const timer = clock ? tool.replace(/^CUPTI timer/, `CUPTI timer (${clock})`) : tool;
+  return `${timer}, ${samples} samples; clocks ${base ? 'locked to base' : 'not locked'}, ${caches}`;
 }
 
 /**
@@ -39,5 +50,6 @@ export function chartConditionsText(r: Pick<SweepResult, 'static' | 'gpu' | 'arc
   const clocksBase = m ? m.clocks === 'base' : r.clockControl ? r.clockControl === 'base' : null;
   const clocks = clocksBase === null ? 'clocks not recorded' : clocksBase ? 'clocks locked to base' : 'clocks as-is (not locked)';
   const caches = m?.caches === 'warm' ? 'caches warm (as the program runs)' : 'caches flushed before each launch';
-  return [r.gpu ?? 'GPU not named', tool, clocks, caches].join(' · ');
+  const clock = durationWords(m);
+  return [r.gpu ?? 'GPU not named', clock ? `${tool}: ${clock}` : tool, clocks, caches].join(' · ');
 }

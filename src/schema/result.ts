@@ -283,6 +283,7 @@ const sweepResult = object<SweepResult>({
       tool: oneOf(['ncu', 'cupti'] as const),
       clocks: oneOf(['base', 'as-is'] as const),
       caches: oneOf(['flushed', 'warm'] as const),
+      duration: optional(oneOf(['gpu-time', 'kernel-record', 'mixed'] as const)),
     }),
   ),
   demangled: optional(record(str)),

@@ -200,6 +200,13 @@ export interface MeasurementConditions {
   clocks: 'base' | 'as-is';
   /** flushed: every cache emptied before each timed launch (ncu's default); warm: as the program leaves them between launches. */
   caches: 'flushed' | 'warm';
+  /**
+   * The CUPTI timer's clock: gpu-time, each launch's gpu__time_duration (the counter ncu reports)
+   * read in the program's own run; kernel-record, CUPTI's kernel record's span (about 0.6 µs a
+   * launch longer than ncu on an H200, docs/measurements.md: short kernels read long); mixed, some
+   * variants each. Absent: ncu, or a result saved before it was recorded.
+   */
+  duration?: 'gpu-time' | 'kernel-record' | 'mixed';
 }
 
 /** One kernel's (and block size's) timing within a variant, when a benchmark times every kernel holding the loop. */

@@ -403,14 +403,21 @@ describe('the timer library and a bench with it', () => {
         [`${line}=4`, 'ok', 20],
       ],
     );
-    assert.deepEqual(r.measurement, { tool: 'cupti', clocks: 'as-is', caches: 'warm' });
+    assert.deepEqual(r.measurement, { tool: 'cupti', clocks: 'as-is', caches: 'warm', duration: 'kernel-record' }); // recorded before the range profiler
     // the replayed records carry no PC samples although sampling was asked for: said, not hidden (pcStalls.test.ts has real ones)
     assert.equal(r.variants[0].stallShare, null, 'no PC samples in these records');
     assert.ok(
       r.notes.includes('stall reasons unknown for 3 variants: the CUPTI timer wrote no PC samples (the run did not sample)'),
       r.notes.join('\n'),
     );
-    assert.match(r.bestBasis!, /CUPTI timer, program run as itself, 20 samples; clocks not locked, caches warm/);
+    assert.match(
+      r.bestBasis!,
+      /CUPTI timer \(kernel records: ~0\.6 µs a launch over ncu, short kernels read long\), program run as itself, 20 samples; clocks not locked, caches warm/,
+    );
+    assert.ok(
+      r.notes.some(n => n.startsWith('gpu__time_duration') && /unknown for 3 variants: the run did not read gpu__time_duration/.test(n)),
+      r.notes.join('\n'),
+    );
     assert.ok(r.notes.some(n => /timed by the CUPTI kernel timer/.test(n)));
     const j = benchJson(r);
     assert.equal(j.variants[0].medianMs, recorded.variants.find(v => v.label === 'as-written')!.medianMs);

@@ -14,6 +14,7 @@ import { analyze, REPO_ROOT, SAMPLES } from './helpers';
 import { detectToolchain, Toolchain } from '../../src/engine/toolchain/toolchain';
 import { flagsFromSettings } from '../../src/engine/toolchain/flags';
 import type { ProcessResult, ProcessRunner } from '../../src/engine/toolchain/process';
+import { underProfiler } from './gpuTimeReplay';
 import { parseTimerRecords } from '../../src/engine/gpu/cupti/timerRecords';
 import { pcLineStalls, pcSassStalls } from '../../src/engine/gpu/cupti/pcLines';
 import { sourceLineRows } from '../../src/engine/gpu/cupti/pcSourceStalls';
@@ -83,7 +84,8 @@ function replay(records: string, calls: string[][]): ProcessRunner {
       if (o.signal?.aborted) return ok({ exitCode: null, signal: 'SIGKILL', cancelled: true });
       await new Promise(r => setTimeout(r, 2));
     }
-    fs.appendFileSync(out, records);
+    // a timed run reads gpu__time_duration (its samples come from the stall run before it)
+    fs.appendFileSync(out, o.env.UNROLL_LENS_GPU_TIME === '1' ? underProfiler(records) : records);
     return ok({ stdout: fs.readFileSync(path.join(H100, 'matmul_unroll.stdout'), 'utf8') });
   };
 }

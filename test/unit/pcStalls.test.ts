@@ -98,18 +98,24 @@ describe('the time stage with PC sampling', () => {
   const program = { label: 'as-written', program: '/x/prog', file: path.join(SAMPLES, 'matmul_unroll.cu') };
   const options = { launcher: [], args: [], samples: 40, warmup: 2, timeoutMs: 10_000, library: '/lib/timer.so' };
 
-  test('samples in the first run only; every timed kernel gets its mix; the durations are the records', async () => {
+  test('without gpu__time_duration: samples in the first run only; every timed kernel gets its mix; the durations are the records', async () => {
     const periods: (string | undefined)[] = [];
     const toolchain = {
       runner: async (_c: string, _a: string[], o?: { env?: Record<string, string> }) => {
         periods.push(o!.env!.UNROLL_LENS_PCSAMPLING);
+        assert.equal(o!.env!.UNROLL_LENS_GPU_TIME, '0');
         fs.appendFileSync(o!.env!.UNROLL_LENS_TIMER_OUT, o!.env!.UNROLL_LENS_PCSAMPLING ? sampled : timedOnly);
         return ok('checksum=1\n');
       },
     } as unknown as Toolchain;
-    const t = await timeNative(program, { kernel: BASIC, kernels: [BASIC, PRAGMA2] }, { ...options, toolchain, stallSampling: true });
+    const t = await timeNative(
+      program,
+      { kernel: BASIC, kernels: [BASIC, PRAGMA2] },
+      { ...options, toolchain, stallSampling: true, gpuTime: false },
+    );
     assert.equal(t.status, 'ok', t.message ?? '');
     assert.deepEqual(periods, [String(PC_SAMPLING_PERIOD), undefined], '24 launches a run past the warm-up: a second run, not sampled');
+    assert.ok([...t.groups.values()].every(g => g.durationSource === 'kernel-record'));
     assert.equal(t.stallProblem, null);
     for (const k of [BASIC, PRAGMA2]) {
       const g = t.groups.get(k)!;

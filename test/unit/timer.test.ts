@@ -64,8 +64,9 @@ describe('what each timer records and says', () => {
     );
     assert.equal(
       timerFor({ timer: 'cupti' }).note(RUN, 'NVIDIA H200'),
-      "timed by the CUPTI kernel timer in the program's own runs on NVIDIA H200, 20 launches per variant after 2 warm-up: clocks as the GPU sets them, " +
-        `caches warm between launches, stall reasons from CUPTI PC sampling (every 2^${PC_SAMPLING_PERIOD} cycles, first run)`,
+      "timed by the CUPTI kernel timer in the program's own runs on NVIDIA H200, 20 launches per variant after 2 warm-up: " +
+        "each launch's gpu__time_duration (ncu's counter) read by CUPTI's range profiler, clocks as the GPU sets them, " +
+        `caches warm between launches, stall reasons from CUPTI PC sampling (every 2^${PC_SAMPLING_PERIOD} cycles, in a run of their own before the timed runs)`,
     );
     assert.match(timerFor({ timer: 'cupti' }).note({ ...RUN, stalls: false }, null), /no stall reasons \(--stalls off\)$/);
   });
@@ -75,12 +76,13 @@ describe('what each timer records and says', () => {
     assert.equal(ncu.cacheMethod({}), `combined:${PROFILE_METRICS.join(',')}`);
     assert.equal(ncu.cacheMethod({ passes: 'split' }), `split:${['gpu__time_duration.sum', ...STALL_METRICS].join(',')}`);
     assert.equal(ncu.cacheMethod({ stalls: false }), `combined:${TIME_ONLY_METRICS.join(',')}`);
+    // v4: durations are gpu__time_duration per launch (issue 42); entries of v3 are measured again
     const cupti = timerFor({ timer: 'cupti' });
-    assert.equal(cupti.cacheMethod({ timerLibrary: '/c/lib.so' }), `cupti-timer:v3:/c/lib.so:pc-sampling-2^${PC_SAMPLING_PERIOD}`);
-    assert.equal(cupti.cacheMethod({ stalls: false }), 'cupti-timer:v3::times-only');
+    assert.equal(cupti.cacheMethod({ timerLibrary: '/c/lib.so' }), `cupti-timer:v4:/c/lib.so:pc-sampling-2^${PC_SAMPLING_PERIOD}`);
+    assert.equal(cupti.cacheMethod({ stalls: false }), 'cupti-timer:v4::times-only');
     assert.equal(
       cupti.cacheMethod({ counters: true, stalls: false }),
-      `cupti-timer:v3::times-only+ncu-counters:${PROFILE_METRICS.join(',')}`,
+      `cupti-timer:v4::times-only+ncu-counters:${PROFILE_METRICS.join(',')}`,
     );
   });
 

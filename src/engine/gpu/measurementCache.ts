@@ -47,7 +47,14 @@ interface MeasurementKeyParts {
 
 /** What a measurement leaves: the launches per kernel group and the program's output (its checksums). */
 export interface StoredMeasurement {
-  groups: { key: string; kernel: string; blockSize: string | null; durations: number[]; last: KernelProfile | null }[];
+  groups: {
+    key: string;
+    kernel: string;
+    blockSize: string | null;
+    durations: number[];
+    durationSource?: KernelSamples['durationSource'];
+    last: KernelProfile | null;
+  }[];
   /** The program's stdout (ncu's own lines removed). */
   stdout: string;
   /** Warp-stall samples per source line (a source-stalls entry). */
@@ -103,6 +110,7 @@ function validMeasurement(m: unknown): m is StoredMeasurement {
       g &&
       typeof g.key === 'string' &&
       Array.isArray(g.durations) &&
+      (g.durationSource === undefined || g.durationSource === 'gpu-time' || g.durationSource === 'kernel-record') &&
       g.durations.every(d => typeof d === 'number' && Number.isFinite(d) && d >= 0),
   );
 }
@@ -292,11 +300,29 @@ export function measurementKeyFor(o: MeasuredWith, program: string, gpu: number 
 
 export function storedMeasurement(groups: Map<string, KernelSamples>, stdout: string): StoredMeasurement {
   return {
-    groups: [...groups].map(([key, g]) => ({ key, kernel: g.kernel, blockSize: g.blockSize, durations: g.durations, last: g.last })),
+    groups: [...groups].map(([key, g]) => ({
+      key,
+      kernel: g.kernel,
+      blockSize: g.blockSize,
+      durations: g.durations,
+      ...(g.durationSource ? { durationSource: g.durationSource } : {}),
+      last: g.last,
+    })),
     stdout,
   };
 }
 
 export function measuredGroups(m: StoredMeasurement): Map<string, KernelSamples> {
-  return new Map(m.groups.map(g => [g.key, { kernel: g.kernel, blockSize: g.blockSize, durations: g.durations, last: g.last }]));
+  return new Map(
+    m.groups.map(g => [
+      g.key,
+      {
+        kernel: g.kernel,
+        blockSize: g.blockSize,
+        durations: g.durations,
+        ...(g.durationSource ? { durationSource: g.durationSource } : {}),
+        last: g.last,
+      },
+    ]),
+  );
 }

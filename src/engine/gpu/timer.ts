@@ -25,7 +25,7 @@ type TimedWith = Pick<GpuRunConfig, 'samples' | 'warmup' | 'stalls' | 'clockCont
 type KeyedWith = Pick<GpuRunConfig, 'passes' | 'stalls' | 'counters'> & { timerLibrary?: string };
 
 /** Bumped when the CUPTI timer's records change meaning (native/cupti_timer.c). */
-const CUPTI_TIMER_VERSION = 3; // 3: serialized kernel records (no per-block instrumentation)
+const CUPTI_TIMER_VERSION = 4; // 3: serialized kernel records (no per-block instrumentation); 4: gpu__time_duration per launch
 
 export interface KernelTimer {
   readonly name: TimerName;
@@ -103,10 +103,11 @@ const CUPTI_TIMER: KernelTimer = {
   clockControl: () => 'none',
   note: (g, gpu) =>
     `timed by the CUPTI kernel timer in the program's own runs on ${gpu ?? 'the GPU'}, ${launchesText(g)} ` +
-    `after ${g.warmup} warm-up: clocks as the GPU sets them, caches warm between launches, ` +
+    `after ${g.warmup} warm-up: each launch's gpu__time_duration (ncu's counter) read by CUPTI's range profiler, ` +
+    `clocks as the GPU sets them, caches warm between launches, ` +
     (g.stalls === false
       ? 'no stall reasons (--stalls off)'
-      : `stall reasons from CUPTI PC sampling (every 2^${PC_SAMPLING_PERIOD} cycles, first run)`),
+      : `stall reasons from CUPTI PC sampling (every 2^${PC_SAMPLING_PERIOD} cycles, in a run of their own before the timed runs)`),
   cacheMethod: o =>
     `cupti-timer:v${CUPTI_TIMER_VERSION}:${o.timerLibrary ?? ''}:${o.stalls !== false ? `pc-sampling-2^${PC_SAMPLING_PERIOD}` : 'times-only'}` +
     // counted by ncu besides (runners/counters.ts): an entry with counters is another answer

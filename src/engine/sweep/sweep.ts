@@ -118,6 +118,12 @@ function refuseTooLarge(space: SweepSpace, strategy: Strategy, maxPoints: number
     );
 }
 
+/** The clock the CUPTI timer's durations came from (measurement.duration), known once they ran. */
+function recordClock(result: SweepResult, runner: SweepRunner): void {
+  const duration = runner.durationSource?.();
+  if (duration && result.measurement) result.measurement.duration = duration;
+}
+
 export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): Promise<SweepResult> {
   const space = o.space ?? resolveSpace(o.analysis, o.file, o);
   const strategy = typeof o.strategy === 'string' ? strategyByName(o.strategy) : (o.strategy ?? exhaustive);
@@ -141,6 +147,7 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
       result.bestBasis =
         staticBasis(rule, space.loops.length > 0) + (broken ? ' (no variant met every condition: the one breaking fewest)' : '');
     } else {
+      recordClock(result, runner);
       result.bestBasis = `fastest median kernel time${runner.gpu ? ` on ${runner.gpu}` : ''} (${conditionsText(result.measurement, best.samples)})`;
     }
     if (!runner.static) setConfidence(result);
@@ -193,7 +200,6 @@ export async function runSweep(o: SweepOptions, observer: SweepObserver = {}): P
     });
   counter.atMost(0); // the strategy returned: it asks for nothing more
   if (baselinePending && !o.signal?.aborted) await runner.measure([AS_WRITTEN], ctx);
-
   chooseBest();
   await sampleLeaders(o, result, runner, ctx, changed => {
     for (const v of result.variants) if (runner.comparable?.(v) !== false) relate(v, v.id === AS_WRITTEN_ID ? v : baseline());

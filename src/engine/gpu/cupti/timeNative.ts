@@ -34,6 +34,12 @@ export type NativeTimeOptions = LaunchOptions &
      */
     stallSampling?: boolean;
     /**
+     * Read each launch's gpu__time_duration (ncu's duration) with CUPTI's range profiler in the same
+     * run (default on): the kernel records' span reads ~0.6 µs a launch longer on an H200, over 1 %
+     * of any kernel under 60 µs (docs/measurements.md, issue 42). Off, or refused: the records time it.
+     */
+    gpuTime?: boolean;
+    /**
      * Program runs an earlier variant of the same program needed: with 2 or more, the second run
      * starts during the first (held at its first launch), as every later run does during the one before.
      */
@@ -77,27 +83,43 @@ export async function timeNative(
   let stalls: Map<string, StallBreakdown> | null = null;
   let stallProblem: string | null = null;
   let pcSampling: PcSampling | null = null;
+  const sources = new DurationSources();
   // The next run starts while this one is timed, held at its first kernel launch until this one
   // has exited (UNROLL_LENS_HOLD): its start-up (CUDA context, the program's own set-up) hides
   // behind this run's work, and no two programs' kernels share the GPU.
   let next: Started | null = null;
+  // gpu__time_duration's profiler (kernel replay) leaves a run without PC samples and its kernel
+  // records without times (measured on an H200): stalls are then sampled in a run of their own, first
+  let gpuTime = o.gpuTime !== false;
+  const separateSampling = gpuTime && !!o.stallSampling;
   try {
-    let runsWanted = Math.max(1, Math.min(MAX_PROGRAM_RUNS, o.expectedRuns ?? 1));
+    let runsWanted = Math.max(1, Math.min(MAX_PROGRAM_RUNS, o.expectedRuns ?? 1)) + (separateSampling ? 1 : 0);
     for (let run = 0; least() < o.samples && run < runsWanted; run++) {
       const have = least();
       progress?.(`${p.label}: timing (${have}/${o.samples} samples${runsWanted > 1 ? `, run ${run + 1} of ${runsWanted}` : ''})`);
       o.onSamples?.(have, o.samples, 'time');
       const sample = run === 0 && !!o.stallSampling;
-      const current: Started = next ?? (run === 0 && o.ahead ? o.ahead : startRun(p, o, work, run, sample, false));
+      const timed = !(sample && separateSampling);
+      const current: Started = next ?? (run === 0 && o.ahead ? o.ahead : startRun(p, o, work, run, sample, false, gpuTime && !sample));
       current.go();
-      next = run + 1 < runsWanted ? startRun(p, o, work, run + 1, false, true) : null;
+      next = run + 1 < runsWanted ? startRun(p, o, work, run + 1, false, true, gpuTime) : null;
       const r = await current.outcome;
       if ('status' in r) return { ...r, groups, stdout: run === 0 ? r.stdout : stdout };
       if (run === 0) stdout = r.stdout;
       kernels.push(...moreOfSameTemplate(target.sameTemplate ?? [], kernels, new Set(r.records.launches.map(l => l.kernel))));
       if (sample) ({ stalls, problem: stallProblem } = stallsOf(r.records, kernels));
       if (sample) pcSampling = r.records.pcSampling;
-      for (const k of kernels) addLaunches(groups, k, r.records.launches, o);
+      if (!timed) continue;
+      sources.run(r.records.gpuTimeProblem);
+      if (untimed(r.records)) {
+        // the profiler was on and its ranges cannot be read: the records carry no times either; again without it
+        gpuTime = false;
+        if (next) await next.stop();
+        next = null;
+        runsWanted = Math.min(MAX_PROGRAM_RUNS + 1, runsWanted + 1);
+        continue;
+      }
+      for (const k of kernels) addLaunches(groups, k, r.records.launches, o, sources);
       if (least() === have) {
         // nothing new: a kernel this run never launched (past its warm-up) will not come later
         const missing = kernels.filter(k => count(k) === 0);
@@ -106,14 +128,17 @@ export async function timeNative(
           return fail('profile', `the program launched ${missing.join(', ')} no more than ${o.warmup} times (the warm-up) in a run`);
         break;
       }
-      if (run === 0 && least() < o.samples) {
-        runsWanted = Math.min(MAX_PROGRAM_RUNS, 1 + Math.ceil((o.samples - least()) / Math.max(1, least())));
-        if (!next && runsWanted > 1) next = startRun(p, o, work, 1, false, true);
+      if (have === 0 && least() < o.samples) {
+        // the first timed run says how many launches a run gives
+        runsWanted = run + Math.min(MAX_PROGRAM_RUNS, 1 + Math.ceil((o.samples - least()) / Math.max(1, least())));
+        if (!next && runsWanted > run + 1) next = startRun(p, o, work, run + 1, false, true, gpuTime);
       }
     }
     o.onSamples?.(least(), o.samples, 'time');
     if (stalls) withStalls(groups, stalls);
-    return { status: 'ok', message: null, groups, stdout, programFailed: null, stallProblem, runs: runsWanted, pcSampling };
+    const gpuTimeProblem = sources.settle(groups);
+    const runs = runsWanted - (separateSampling ? 1 : 0);
+    return { status: 'ok', message: null, groups, stdout, programFailed: null, stallProblem, runs, pcSampling, gpuTimeProblem };
   } finally {
     // a run started ahead and not needed (enough samples, or a failure): stopped before its first launch
     if (next) await next.stop();
@@ -147,12 +172,52 @@ function withStalls(groups: Map<string, KernelSamples>, stalls: Map<string, Stal
   }
 }
 
+/**
+ * Which clock each group's durations came from. A launch is timed by its gpu__time_duration when
+ * its run read them, else by its record's span; a group whose runs differ falls back to the
+ * records for every sample (one clock per median), and the first run's reason is kept.
+ */
+class DurationSources {
+  private problem: string | null = null;
+  private readonly records = new Map<string, number[]>();
+  private readonly mixed = new Set<string>();
+  /** A run's reason its launches have no gpu__time_duration (null: they all have one). */
+  run(problem: string | null): void {
+    this.problem ??= problem;
+  }
+  add(key: string, g: KernelSamples, l: KernelLaunch): void {
+    const source = l.gpuTimeNs !== null ? 'gpu-time' : 'kernel-record';
+    if (g.durationSource && g.durationSource !== source) this.mixed.add(key);
+    g.durationSource = source;
+    const r = this.records.get(key) ?? [];
+    r.push(l.durationNs / 1e6);
+    this.records.set(key, r);
+  }
+  /** Groups timed by both clocks go back to their records; returns why any group is not timed by gpu__time_duration. */
+  settle(groups: Map<string, KernelSamples>): string | null {
+    for (const key of this.mixed) {
+      const g = groups.get(key);
+      if (!g) continue;
+      g.durations = this.records.get(key) ?? g.durations;
+      g.durationSource = 'kernel-record';
+      if (g.last) g.last.durationNs = Math.round((g.durations.at(-1) ?? 0) * 1e6);
+    }
+    return [...groups.values()].some(g => g.durationSource === 'kernel-record') ? (this.problem ?? 'some runs did not read it') : null;
+  }
+}
+
+/** A run whose launches have neither a gpu__time_duration nor a record's span (the profiler was on and failed). */
+function untimed(r: TimerRecords): boolean {
+  return r.gpuTimeProblem !== null && r.launches.some(l => l.gpuTimeNs === null && l.durationNs === 0);
+}
+
 /** This run's launches of kernel k past the warm-up, up to what is still wanted, in launch order. */
 function addLaunches(
   groups: Map<string, KernelSamples>,
   k: string,
   launches: KernelLaunch[],
   o: Pick<BenchOptions, 'samples' | 'warmup'>,
+  sources: DurationSources,
 ): void {
   const mine = launches.filter(l => l.kernel === k).sort((a, b) => a.startNs - b.startNs);
   const several = new Set(mine.map(blockText)).size > 1;
@@ -161,11 +226,13 @@ function addLaunches(
     const key = several ? `${k} ${block}` : k;
     const g = groups.get(key) ?? { kernel: k, blockSize: several ? block : null, durations: [], last: null };
     if (g.durations.length >= o.samples) continue;
-    g.durations.push(l.durationNs / 1e6);
+    const ns = l.gpuTimeNs ?? l.durationNs;
+    g.durations.push(ns / 1e6);
+    sources.add(key, g, l);
     g.last = {
       name: k,
       id: null,
-      durationNs: l.durationNs,
+      durationNs: ns,
       stalls: {},
       stallShare: {},
       stallSource: 'none',
@@ -192,7 +259,7 @@ export type AheadRun = Started;
  */
 export function startAhead(p: VariantProgram, o: NativeTimeOptions): AheadRun {
   const work = scratchDir(o.runDir, 'unroll-lens-ahead-');
-  const started = startRun(p, o, work, 0, !!o.stallSampling, true);
+  const started = startRun(p, o, work, 0, !!o.stallSampling, true, o.gpuTime !== false && !o.stallSampling);
   const clean = () => fs.rmSync(work, { recursive: true, force: true });
   started.outcome.then(clean, clean);
   return started;
@@ -209,7 +276,15 @@ interface Started {
  * Starts run `run` of the program; `held`: it waits at its first kernel launch until go(). A held
  * run's time limit is twice the run's, since it may wait for a whole run before its own starts.
  */
-function startRun(p: VariantProgram, o: NativeTimeOptions, work: string, run: number, sample: boolean, held: boolean): Started {
+function startRun(
+  p: VariantProgram,
+  o: NativeTimeOptions,
+  work: string,
+  run: number,
+  sample: boolean,
+  held: boolean,
+  gpuTime: boolean,
+): Started {
   const gate = path.join(work, `go-${run}`);
   const local = new AbortController();
   const abort = () => local.abort();
@@ -220,7 +295,7 @@ function startRun(p: VariantProgram, o: NativeTimeOptions, work: string, run: nu
     p,
     { ...o, signal: local.signal, timeoutMs: held ? o.timeoutMs * 2 : o.timeoutMs },
     path.join(work, `run-${run}.jsonl`),
-    sample,
+    { sample, gpuTime },
     held ? { gate, released: () => released } : null,
   ).finally(() => o.signal?.removeEventListener('abort', abort));
   outcome.catch(() => undefined); // awaited by the caller, or stopped
@@ -247,7 +322,7 @@ async function runOnce(
   p: VariantProgram,
   o: NativeTimeOptions,
   out: string,
-  sample: boolean,
+  mode: { sample: boolean; gpuTime: boolean },
   hold: { gate: string; released: () => number | null } | null,
 ): Promise<{ stdout: string; records: TimerRecords } | (Omit<TimeResult, 'groups' | 'stdout'> & { stdout: string | null })> {
   const startMs = Date.now();
@@ -259,8 +334,9 @@ async function runOnce(
       ...o.env,
       CUDA_INJECTION64_PATH: o.library,
       UNROLL_LENS_TIMER_OUT: out,
-      ...(sample ? { UNROLL_LENS_PCSAMPLING: String(PC_SAMPLING_PERIOD) } : {}),
+      ...(mode.sample ? { UNROLL_LENS_PCSAMPLING: String(PC_SAMPLING_PERIOD) } : {}),
       ...(hold ? { UNROLL_LENS_HOLD: hold.gate } : {}),
+      UNROLL_LENS_GPU_TIME: mode.gpuTime ? '1' : '0',
     },
   });
   // a held run has the GPU from when it was let go; one stopped before that never had it

@@ -182,7 +182,8 @@ async function buildPrivately(o: TimerLibraryOptions, source: string, cupti: { i
   const work = processGuard.privateDir('timer-build-');
   try {
     fs.writeFileSync(path.join(work, 'cupti_timer.c'), source);
-    const args = ['-shared', '-Xcompiler', '-fPIC', '-O2', '-I', cupti.include, '-L', cupti.lib, '-lcupti'];
+    // as C++: CUPTI's profiler host header (the range profiler's gpu__time_duration) includes <string>
+    const args = ['-x', 'c++', '-shared', '-Xcompiler', '-fPIC', '-O2', '-I', cupti.include, '-L', cupti.lib, '-lcupti'];
     args.push('-Xlinker', `-rpath,${cupti.lib}`, '-o', LIBRARY, 'cupti_timer.c');
     const unsafe = shellUnsafeArgument(args);
     if (unsafe)

@@ -17,6 +17,11 @@ export interface KernelLaunch {
   registers: number;
   staticSharedBytes: number;
   dynamicSharedBytes: number;
+  /**
+   * ncu's duration of this launch, gpu__time_duration (ns, the GPU's timer in 32 ns ticks), read by
+   * CUPTI's range profiler in the same run; null when the run did not read it (gpuTimeProblem says why).
+   */
+  gpuTimeNs: number | null;
 }
 
 /** One sampled PC of one function: its stall-reason sample counts, summed over the run. */
@@ -64,6 +69,10 @@ export interface TimerRecords {
   pcSampling: PcSampling | null;
   /** A run started early and held at its first launch (UNROLL_LENS_HOLD): how long it waited, ns; null otherwise. */
   heldNs: number | null;
+  /** Why the launches have no gpuTimeNs (not asked for, the profiler refused, ranges lost); null when every launch has one. */
+  gpuTimeProblem: string | null;
+  /** Host time the range profiler took in the program (setting up, reading ranges), ms; null without it. */
+  gpuTimeHostMs: number | null;
 }
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
@@ -72,7 +81,17 @@ const triple = (v: unknown): [number, number, number] | null =>
 
 /** Parses the timer's output; a line that is not one of its records is an error of the run, not skipped silently. */
 export function parseTimerRecords(text: string): TimerRecords {
-  const out: TimerRecords = { launches: [], errors: [], end: null, initialised: false, pcSampling: null, heldNs: null };
+  const out: TimerRecords = {
+    launches: [],
+    errors: [],
+    end: null,
+    initialised: false,
+    pcSampling: null,
+    heldNs: null,
+    gpuTimeProblem: null,
+    gpuTimeHostMs: null,
+  };
+  const gpu: GpuTimeLines = { ns: new Map(), errors: [], end: null };
   const sampling = (): PcSampling =>
     (out.pcSampling ??= {
       period: null,
@@ -103,6 +122,13 @@ export function parseTimerRecords(text: string): TimerRecords {
     if (r.init === 1) out.initialised = true;
     else if (typeof r.error === 'string') out.errors.push(r.error);
     else if (typeof r.pcerror === 'string') sampling().errors.push(r.pcerror);
+    else if (typeof r.gterror === 'string') gpu.errors.push(r.gterror);
+    else if (typeof r.gt === 'number') {
+      const index = num(r.gi);
+      if (index === null || index < 0 || r.gt < 0 || gpu.ns.has(index))
+        out.errors.push(`timer line ${i + 1}: a GPU time without a valid index`);
+      else gpu.ns.set(index, r.gt);
+    } else if (r.gtend === 1) gpu.end = { ranges: num(r.ranges) ?? 0, dropped: num(r.dropped) ?? 0, hostMs: num(r.hostMs) ?? 0 };
     else if (typeof r.held === 'number') out.heldNs = r.held;
     else if (typeof r.pc === 'number') {
       const pc = pcSampleOf(r);
@@ -138,11 +164,67 @@ export function parseTimerRecords(text: string): TimerRecords {
         registers: num(r.r) ?? 0,
         staticSharedBytes: num(r.ss) ?? 0,
         dynamicSharedBytes: num(r.ds) ?? 0,
+        gpuTimeNs: null,
       });
     } else out.errors.push(`timer line ${i + 1}: not a timer record`);
   });
+  withGpuTimes(out, gpu);
   return out;
 }
+
+/** The range profiler's lines of a run: each range's gpu__time_duration by launch index, its errors and its end line. */
+interface GpuTimeLines {
+  ns: Map<number, number>;
+  errors: string[];
+  end: { ranges: number; dropped: number; hostMs: number } | null;
+}
+
+/**
+ * Gives each launch its gpu__time_duration: the profiler's ranges are the launches in launch order
+ * (one range a kernel), so they pair with the records sorted by start, but only when nothing can
+ * have shifted the pairing: no profiler error, every range read, one per record, one device.
+ */
+function withGpuTimes(out: TimerRecords, gpu: GpuTimeLines): void {
+  if (gpu.end) out.gpuTimeHostMs = gpu.end.hostMs;
+  const problem =
+    gpu.errors.length > 0
+      ? `CUPTI's range profiler reported: ${gpu.errors.slice(0, 2).join('; ')}`
+      : !gpu.end && gpu.ns.size === 0
+        ? 'the run did not read gpu__time_duration (no range profiler output)'
+        : !gpu.end
+          ? 'the range profiler did not finish (no end line)'
+          : gpu.end.dropped > 0
+            ? `the range profiler dropped ${gpu.end.dropped} ranges`
+            : gpu.ns.size !== gpu.end.ranges || gpu.ns.size !== out.launches.length
+              ? `the range profiler read ${gpu.ns.size} ranges of ${gpu.end.ranges} for ${out.launches.length} kernel records`
+              : new Set(out.launches.map(l => l.device)).size > 1
+                ? 'kernels ran on several devices: ranges cannot be paired with launches'
+                : null;
+  out.gpuTimeProblem = problem;
+  if (problem) return;
+  // by start (stable: records that all read 0 keep CUPTI's order, which is launch order for serialized kernels)
+  const ordered = [...out.launches].sort((a, b) => a.startNs - b.startNs);
+  for (let i = 0; i < ordered.length; i++) {
+    const ns = gpu.ns.get(i);
+    if (ns === undefined) {
+      out.gpuTimeProblem = `the range profiler has no range ${i}`;
+      for (const l of ordered) l.gpuTimeNs = null;
+      return;
+    }
+    // a pairing shifted by a launch shows as a range far from its record (they differ by ~0.6 µs on an
+    // H200); under the profiler's kernel replay the records read 0 and only the counts can be checked
+    const du = ordered[i]!.durationNs;
+    if (du > 0 && Math.abs(ns - du) > Math.max(PAIRING_SLACK_NS, 0.1 * du)) {
+      out.gpuTimeProblem = `the range profiler's range ${i} (${ns} ns) does not match its kernel record (${du} ns)`;
+      for (const l of ordered) l.gpuTimeNs = null;
+      return;
+    }
+    ordered[i]!.gpuTimeNs = ns;
+  }
+}
+
+/** How far a launch's gpu__time_duration may be from its record's span before the pairing is not trusted. */
+const PAIRING_SLACK_NS = 3000;
 
 function pcSampleOf(r: Record<string, unknown>): PcSample | null {
   const offset = num(r.pc);

@@ -34,6 +34,12 @@ export interface KernelSamples {
   /** `(x, y, z)` when the kernel runs with several block sizes, else null. */
   blockSize: string | null;
   durations: number[];
+  /**
+   * The clock of `durations` under the CUPTI timer: gpu-time, each launch's gpu__time_duration
+   * (the counter ncu reports) read in the program's run; kernel-record, CUPTI's kernel record's
+   * span (~0.6 µs a launch longer on an H200). Absent under ncu (its gpu__time_duration).
+   */
+  durationSource?: 'gpu-time' | 'kernel-record';
   /** The profile of the last launch read. */
   last: KernelProfile | null;
 }
@@ -67,6 +73,8 @@ export interface TimeResult {
    * file as written's per-line stalls come from them (native/pcSourceStalls.ts), no ncu run.
    */
   pcSampling?: PcSampling | null;
+  /** Why the CUPTI timer's durations are its kernel records' spans, not gpu__time_duration (null: every one is). */
+  gpuTimeProblem?: string | null;
 }
 
 /** One ncu process on the GPU, for the run's cost accounting. */

@@ -6,7 +6,7 @@
 // under ncu. Programs of a batch build in parallel; the file as written runs first, then the
 // other points spread over the selected GPUs (one process per GPU, CUDA_VISIBLE_DEVICES).
 import * as os from 'os';
-import type { InstantiationTiming, RunTiming, SweepVariant } from '../../../schema/types';
+import type { InstantiationTiming, MeasurementConditions, RunTiming, SweepVariant } from '../../../schema/types';
 import type { GpuRunConfig } from '../../gpu/options';
 import { KernelTimer, timerFor } from '../../gpu/timer';
 import { defaultLockRoot, GpuClock, GpuSlot, gpuSlots, GpuTurns, PROFILES_PER_GPU } from '../../gpu/slots';
@@ -21,6 +21,10 @@ import { GpuRun, KernelSamples, TimeResult } from '../../gpu/stages/time';
 import { sourceLineRows } from '../../gpu/cupti/pcSourceStalls';
 import { deferred, latch, settledNow, streamSass, whileRunning } from './pipelining';
 import { COUNTERS, countersOf, spillsOf } from './counters';
+
+/** How a variant timed by kernel records instead of gpu__time_duration is said (the note counts them). */
+const GPU_TIME =
+  "gpu__time_duration (the durations are CUPTI's kernel records instead: about 0.6 µs a launch longer than ncu on an H200, over 1 % of a kernel under 60 µs; docs/measurements.md)";
 import { PcSamples, timingFor, TimingStage, VariantTiming } from './timing';
 import { defaultRunDir } from '../../gpu/selection';
 import { MeasurementCache, measuredGroups, measurementKeyFor, storedMeasurement } from '../../gpu/measurementCache';
@@ -113,6 +117,8 @@ export class GpuRunner implements SweepRunner {
   private baselinePc: PcSamples | null = null;
   /** Why stall reasons or counters asked for are missing ("what\nwhy"), and for how many variants. */
   private readonly stallProblems = new Map<string, number>();
+  /** The CUPTI timer's clocks of the variants timed (KernelSamples.durationSource). */
+  private readonly clocks = new Set<NonNullable<KernelSamples['durationSource']>>();
 
   constructor(private readonly o: GpuRunnerOptions) {
     this.timer = timerFor(o.gpu);
@@ -181,6 +187,11 @@ export class GpuRunner implements SweepRunner {
       gpuRuns: this.clock.count,
       gpus: [...new Set(this.slots.map(s => s.gpu))],
     };
+  }
+
+  durationSource(): MeasurementConditions['duration'] | null {
+    if (this.clocks.size === 0) return null;
+    return this.clocks.size > 1 ? 'mixed' : [...this.clocks][0]!;
   }
 
   notes(): string[] {
@@ -479,7 +490,10 @@ export class GpuRunner implements SweepRunner {
     const hit = key ? this.cache!.get(key) : null;
     if (hit) ctx.onPhase?.(point, 'cached', undefined, { gpu: slot.gpu });
     let check: CheckResult;
-    let timing: Pick<TimeResult, 'status' | 'message' | 'groups' | 'stallProblem' | 'countersProblem' | 'pcSampling'> | null = null;
+    let timing: Pick<
+      TimeResult,
+      'status' | 'message' | 'groups' | 'stallProblem' | 'countersProblem' | 'pcSampling' | 'gpuTimeProblem'
+    > | null = null;
     if (this.folded && !hit) {
       // The program's output in its ncu run is its check: no plain run on a GPU another process is profiling on.
       if (isBaseline) this.baselineStarted.resolve();
@@ -511,7 +525,9 @@ export class GpuRunner implements SweepRunner {
     const missing = [
       timing.stallProblem && `stall reasons\n${timing.stallProblem}`,
       timing.countersProblem && `${COUNTERS}\n${timing.countersProblem}`,
+      timing.gpuTimeProblem && `${GPU_TIME}\n${timing.gpuTimeProblem}`,
     ];
+    for (const g of timing.groups.values()) if (g.durationSource) this.clocks.add(g.durationSource);
     for (const m of missing) if (m) this.stallProblems.set(m, (this.stallProblems.get(m) ?? 0) + 1);
     if (key && !hit && timing.status === 'ok' && !missing.some(Boolean) && check.stdout !== null)
       this.cache!.put(key, storedMeasurement(timing.groups, check.stdout));

@@ -1,5 +1,5 @@
 // A runner turns sweep points into measured variants: statically (SASS only) or on a GPU.
-import type { RunTiming, SassStalls, SourceLineStalls, SweepVariant } from '../../../schema/types';
+import type { MeasurementConditions, RunTiming, SassStalls, SourceLineStalls, SweepVariant } from '../../../schema/types';
 import type { SweepPoint } from '../space';
 import type { CodeRegistry } from '../variant';
 import type { SweepPhase } from '../../../schema/progress';
@@ -43,6 +43,8 @@ export interface SweepRunner {
    * ran on different GPU models: only those on the file as written's model); absent: all do.
    */
   comparable?(v: SweepVariant): boolean;
+  /** The CUPTI timer's clock over every variant timed so far (measurement.duration); absent or null: not the CUPTI timer. */
+  durationSource?(): MeasurementConditions['duration'] | null;
   /** What the result should say about how it measured (a missing disassembler, …). */
   notes(): string[];
   /** Mangled → demangled name of every kernel a benchmark timed; absent otherwise. */
