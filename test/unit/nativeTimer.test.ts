@@ -418,6 +418,11 @@ describe('the timer library and a bench with it', () => {
       r.notes.some(n => n.startsWith('gpu__time_duration') && /unknown for 3 variants: the run did not read gpu__time_duration/.test(n)),
       r.notes.join('\n'),
     );
+    // the H100's 55–57 µs kernels, timed by their records: flagged, each with its shortest median
+    assert.ok(
+      r.notes.some(n => /^short kernels timed by their records, .*: _Z12matmul_basicPKfS0_Pfi \(5\d\.\d µs\)$/.test(n)),
+      r.notes.join('\n'),
+    );
     assert.ok(r.notes.some(n => /timed by the CUPTI kernel timer/.test(n)));
     const j = benchJson(r);
     assert.equal(j.variants[0].medianMs, recorded.variants.find(v => v.label === 'as-written')!.medianMs);

@@ -22,6 +22,22 @@ import { sourceLineRows } from '../../gpu/cupti/pcSourceStalls';
 import { deferred, latch, settledNow, streamSass, whileRunning } from './pipelining';
 import { COUNTERS, countersOf, spillsOf } from './counters';
 
+/** Under this median a kernel record's extra ~0.6 µs a launch (H200) is over 1 % of the kernel. */
+const SHORT_ON_RECORDS_MS = 0.06;
+
+/** The short kernels timed by their records, each with its median: the ones whose times read long. */
+function shortOnRecords(timings: Iterable<{ groups: Map<string, KernelSamples> }>): string[] {
+  const short = new Map<string, number>();
+  for (const t of timings)
+    for (const [key, g] of t.groups) {
+      const median = g.durationSource === 'kernel-record' ? summarize(g.durations).medianMs : null;
+      if (median !== null && median < SHORT_ON_RECORDS_MS) short.set(key, Math.min(median, short.get(key) ?? Infinity));
+    }
+  if (!short.size) return [];
+  const list = [...short].map(([k, ms]) => `${k} (${(ms * 1000).toFixed(1)} µs)`);
+  return [`short kernels timed by their records, which read long by ~0.6 µs a launch (over 1 % under 60 µs): ${list.join(', ')}`];
+}
+
 /** How a variant timed by kernel records instead of gpu__time_duration is said (the note counts them). */
 const GPU_TIME =
   "gpu__time_duration (the durations are CUPTI's kernel records instead: about 0.6 µs a launch longer than ncu on an H200, over 1 % of a kernel under 60 µs; docs/measurements.md)";
@@ -203,6 +219,7 @@ export class GpuRunner implements SweepRunner {
           ]
         : []),
       ...[...this.stallProblems].map(([m, n]) => `${m.split('\n')[0]} unknown for ${n} variant${n > 1 ? 's' : ''}: ${m.split('\n')[1]}`),
+      ...shortOnRecords(this.timings.values()),
       ...(this.target ? targetNotes(this.target, !!this.o.everyKernel && 'named' in this.o.everyKernel) : []),
       ...(this.project?.note() ? [this.project.note()!] : []),
       ...(this.otherUnits.size ? [otherUnitsNote([...this.otherUnits], this.target?.demangled)] : []),
