@@ -584,11 +584,15 @@ static int ul_gt_host(UlGpuTime *g, const uint8_t *available, int report) {
   return 1;
 }
 
+static UlGpuTime *ul_gt_context(CUcontext ctx) {
+  for (int i = 0; i < UL_MAX_CONTEXTS; ++i)
+    if (ul_gt[i].ctx == ctx) return &ul_gt[i];
+  return NULL;
+}
+
 /* The profiler on, on the GPU, once the run has the GPU (after any hold): from this launch on, one range each. */
 static void ul_gt_enable(CUcontext ctx) {
-  UlGpuTime *g = NULL;
-  for (int i = 0; i < UL_MAX_CONTEXTS && !g; ++i)
-    if (ul_gt[i].ctx == ctx) g = &ul_gt[i];
+  UlGpuTime *g = ul_gt_context(ctx);
   if (!g || !g->chip || g->object || g->failed) return;
   uint64_t t0 = ul_now_ns();
   if (!g->prepared) {
@@ -669,12 +673,6 @@ static void ul_gt_finish(UlGpuTime *g) {
   dp.pRangeProfilerObject = g->object;
   ul_gt_check(g, "cuptiRangeProfilerDisable", cuptiRangeProfilerDisable(&dp));
   g->object = NULL;
-}
-
-static UlGpuTime *ul_gt_context(CUcontext ctx) {
-  for (int i = 0; i < UL_MAX_CONTEXTS; ++i)
-    if (ul_gt[i].ctx == ctx) return &ul_gt[i];
-  return NULL;
 }
 #else
 /* CUPTI before CUDA 12.6 has no range profiler: the kernel records alone time the run. */

@@ -156,3 +156,26 @@ describe('the time stage reading gpu__time_duration', () => {
     assert.match(t.gpuTimeProblem!, /did not read gpu__time_duration/);
   });
 });
+
+describe("both clocks in one variant, the profiled run's records reading 0 (as kernel replay leaves them)", () => {
+  test('only the records that hold a time are kept: fewer samples, never a zero', async () => {
+    const program = { label: 'as-written', program: '/x/prog', file: path.join(SAMPLES, 'matmul_unroll.cu') };
+    let n = 0;
+    const toolchain = {
+      runner: async (_c: string, _a: string[], o?: { env?: Record<string, string> }) => {
+        fs.appendFileSync(o!.env!.UNROLL_LENS_TIMER_OUT, n++ === 0 ? underProfiler(timedOnly) : timedOnly);
+        return ok('checksum=1\n');
+      },
+    } as unknown as Toolchain;
+    const t = await timeNative(
+      program,
+      { kernel: BASIC, kernels: [BASIC] },
+      { launcher: [], args: [], samples: 40, warmup: 2, timeoutMs: 10_000, library: '/lib/timer.so', toolchain, stallSampling: false },
+    );
+    assert.equal(t.status, 'ok', t.message ?? '');
+    const g = t.groups.get(BASIC)!;
+    assert.equal(g.durationSource, 'kernel-record');
+    assert.equal(g.durations.length, 16, "the second run's 16 wanted samples; the first run's records read 0");
+    assert.ok(g.durations.every(d => d > 0.4));
+  });
+});

@@ -189,11 +189,15 @@ class DurationSources {
     const source = l.gpuTimeNs !== null ? 'gpu-time' : 'kernel-record';
     if (g.durationSource && g.durationSource !== source) this.mixed.add(key);
     g.durationSource = source;
+    // a record under the profiler's kernel replay reads 0: no time to fall back on
     const r = this.records.get(key) ?? [];
-    r.push(l.durationNs / 1e6);
+    if (l.durationNs > 0) r.push(l.durationNs / 1e6);
     this.records.set(key, r);
   }
-  /** Groups timed by both clocks go back to their records; returns why any group is not timed by gpu__time_duration. */
+  /**
+   * Groups timed by both clocks go back to the records that hold a time (fewer samples when a
+   * profiled run's records read 0); returns why any group is not timed by gpu__time_duration.
+   */
   settle(groups: Map<string, KernelSamples>): string | null {
     for (const key of this.mixed) {
       const g = groups.get(key);
