@@ -186,4 +186,47 @@ template <int N> __global__ void k(float* x) {
     assert.deepEqual(docs.analysis('m.cu')!.kernels, docs.analyzeOnce(src, 'm.cu').kernels);
     docs.close('m.cu');
   });
+
+  test('an edit of a directive line (a #define body, a continuation, a name) reparses as a fresh parse does', async () => {
+    // Edits of non-conditional directives skip re-reading the branches (documents.ts); one that
+    // makes a conditional (`#  define C` → `#  if define C`) opens a group with the stray #else
+    // and #endif below, whose branches do not balance: the branches must be read again.
+    const src = `#define A 1
+#  define B 2 \\
+     + 3
+__global__ void k(float* x) {
+#ifdef A
+  x[1] = 2.f;
+#endif
+#pragma unroll
+  for (int i = 0; i < 4; ++i) x[i] = 0.f;
+}
+#  define C 4
+#else
+__global__ void k2(float* x) {
+#endif
+#pragma unroll 2
+  for (int i = 0; i < 8; ++i) x[i] = 1.f;
+}
+`;
+    const docs = await documents();
+    const directiveLines = [...src.matchAll(/^#.*(?:\\\n.*)*$/gm)].map(m => [m.index, m.index + m[0].length]);
+    let checked = 0;
+    for (const [from, to] of directiveLines)
+      for (let at = from; at <= to; at++)
+        for (const text of ['x', 'if ', ' ', 'else ', 'endif', 'e']) {
+          docs.open('d.cu', src);
+          docs.analysis('d.cu');
+          docs.update('d.cu', [{ start: at, length: 0, text }]);
+          const edited = src.slice(0, at) + text + src.slice(at);
+          assert.deepEqual(
+            docs.analysis('d.cu')!.kernels,
+            docs.analyzeOnce(edited, 'd.cu').kernels,
+            JSON.stringify(edited.slice(at - 10, at + 15)),
+          );
+          docs.close('d.cu');
+          checked++;
+        }
+    assert.ok(checked > 500, `${checked} edits`);
+  });
 });

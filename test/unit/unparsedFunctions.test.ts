@@ -2,7 +2,12 @@
 // silently; a qualifier macro on the line before `template <…>` keeps its function.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { analyze, kernel, lineOf } from './helpers';
+import { execFileSync } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+import fc from 'fast-check';
+import { analyze, documents, kernel, lineOf, REPO_ROOT } from './helpers';
+import { functionDefinitions, Ranges } from '../../src/engine/parse/unparsedFunctions';
 import { computeFindings } from '../../src/engine/parse/findings';
 import { toScanJson } from '../../src/engine/parse/scan';
 
@@ -96,5 +101,50 @@ LIB_HOST_API void host_with_error(int* a) { a[0] = ((1; }
       [['lost_kernel', lineOf(src, 'lost_kernel')]],
     );
     assert.match(a.unparsedFunctions![0].reason, /LIB_KERNEL_ATTRS before it is a macro whose definition was not read/);
+  });
+});
+
+describe('the lookups behind the lost-function search (issue 41: a keystroke with a syntax error)', () => {
+  // every tracked CUDA file, whole and with characters typed that break it, against a full walk
+  test('functionDefinitions holds exactly the offsets every function_definition does', async () => {
+    const files = execFileSync('git', ['ls-files', '*.cu', '*.cuh'], { cwd: REPO_ROOT, encoding: 'utf8' }).split('\n').filter(Boolean);
+    const docs = await documents();
+    let trees = 0;
+    for (const f of files) {
+      const src = fs.readFileSync(path.join(REPO_ROOT, f), 'utf8');
+      for (const at of [-1, Math.floor(src.length / 3), Math.floor((src.length * 2) / 3)]) {
+        const text = at < 0 ? src : src.slice(0, at) + ') x {' + src.slice(at);
+        docs.open('t.cu', text);
+        const root = docs.tree('t.cu')!.rootNode;
+        const every = root.descendantsOfType('function_definition').flatMap(n => (n ? [{ start: n.startIndex, end: n.endIndex }] : []));
+        const outer = functionDefinitions(root);
+        const a = new Ranges(every);
+        const b = new Ranges(outer);
+        for (const r of [...every, ...outer])
+          for (const x of [r.start - 1, r.start, r.end - 1, r.end]) assert.equal(b.has(x), a.has(x), `${f} (${at}): offset ${x}`);
+        assert.ok(
+          outer.every(o => every.some(e => e.start === o.start && e.end === o.end)),
+          `${f}: only function_definitions`,
+        );
+        docs.close('t.cu');
+        trees++;
+      }
+    }
+    assert.ok(trees > 30, `${trees} trees`);
+  });
+
+  test('Ranges.has answers as a search of every range does, nested and overlapping ones too', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.nat(300), fc.nat(60))), fc.array(fc.integer({ min: -5, max: 370 })), (pairs, probes) => {
+        const ranges = pairs.map(([s, n]) => ({ start: s, end: s + n }));
+        const r = new Ranges(ranges);
+        for (const at of probes)
+          assert.equal(
+            r.has(at),
+            ranges.some(x => x.start <= at && at < x.end),
+            `${at}`,
+          );
+      }),
+    );
   });
 });

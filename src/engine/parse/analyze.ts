@@ -16,7 +16,7 @@ import { collectInstantiations } from './instantiations';
 import { hasRealSyntaxErrors } from './syntaxErrors';
 import { TopLevel, scanTopLevel } from './topLevel';
 import type { UnparsedFunction } from './model';
-import { unparsedFunctions } from './unparsedFunctions';
+import { functionDefinitions, unparsedFunctions } from './unparsedFunctions';
 import { CallGraph, definitionsOf, textHash } from './callGraph';
 
 /**
@@ -76,8 +76,7 @@ export function* analyzeTreeInSteps(
 /** Device functions the file defines that the analysis does not list (unparsedFunctions.ts). */
 function lostFunctions(root: Tree['rootNode'], top: TopLevel, failed: UnparsedFunction[]): UnparsedFunction[] {
   const listed = top.functions.map(f => ({ start: f.node.startIndex, end: f.node.endIndex }));
-  const parsed = root.descendantsOfType('function_definition').flatMap(n => (n ? [{ start: n.startIndex, end: n.endIndex }] : []));
-  return unparsedFunctions(root.text, root, [...parsed, ...listed], listed, failed);
+  return unparsedFunctions(root.text, root, [...functionDefinitions(root), ...listed], listed, failed);
 }
 
 /** Yields after each function: each step runs under the file's macro table (withMacros). */

@@ -44,6 +44,25 @@ export function mayBeOneReturn(text: string): boolean {
 }
 
 /**
+ * What definitionsOf reads from a function's text, by that text: a whole-file analysis (a
+ * keystroke outside any body) found them again for every function, 2 ms a keystroke in a
+ * 5,000-line file (docs/measurements.md, issue 41). A function of the text alone: a hit is the
+ * fresh answer. Cleared when full, so it holds about one large file's functions.
+ */
+const TEXT_FACTS = new Map<string, { calls: readonly string[]; oneReturn: boolean }>();
+const TEXT_FACTS_MAX = 8192;
+
+function textFacts(text: string): { calls: readonly string[]; oneReturn: boolean } {
+  let f = TEXT_FACTS.get(text);
+  if (!f) {
+    if (TEXT_FACTS.size >= TEXT_FACTS_MAX) TEXT_FACTS.clear();
+    f = { calls: calledNames(text), oneReturn: mayBeOneReturn(text) };
+    TEXT_FACTS.set(text, f);
+  }
+  return f;
+}
+
+/**
  * The definitions of a scanned file, with the text each one's dependents are keyed on (a
  * template's head too: its parameter names are read in the caller's scope).
  */
@@ -54,13 +73,14 @@ export function definitionsOf(top: TopLevel): { defs: FunctionDef[]; texts: stri
   const add = (node: Node, text: string, name: string | null, kernel: boolean, head: Node | null) => {
     byNode.set(node.id, defs.length);
     texts.push(head ? head.text : text);
+    const facts = textFacts(text);
     defs.push({
       name: name?.split('::').pop() ?? null,
       start: node.startIndex,
       end: node.endIndex,
       kernel,
-      oneReturn: mayBeOneReturn(text),
-      calls: calledNames(text),
+      oneReturn: facts.oneReturn,
+      calls: [...facts.calls],
       fn: -1,
     });
   };

@@ -415,6 +415,20 @@ export class CudaDocuments {
  * (or a continuation of one), and, unless it is white space, no directive or comment follows it
  * with nothing but white space between.
  */
+const DIRECTIVE = /^[ \t\f\v\r]*#[ \t]*([A-Za-z_]*)/;
+const CONDITIONAL_NAME = /^(?:if|elif|else|endif)/;
+
+/** The start of the logical line holding the physical line at `lineStart` (`\` continuations, 256 at most). */
+function logicalLineStart(text: SegmentedText, lineStart: number): number {
+  for (let k = 0; k < 256 && lineStart > 0; k++) {
+    const end = lineStart - 1; // its `\n`
+    const last = text.slice(Math.max(0, end - 2), end);
+    if (!last.endsWith('\\') && !last.endsWith('\\\r')) break;
+    lineStart = text.lastIndexOf('\n', end - 1) + 1;
+  }
+  return lineStart;
+}
+
 function keepsBranchSelection(text: SegmentedText, changes: TextChange[]): boolean {
   if (changes.length !== 1) return false;
   const c = changes[0];
@@ -425,10 +439,19 @@ function keepsBranchSelection(text: SegmentedText, changes: TextChange[]): boole
   if (/[#/*\\"'R]/.test(text.slice(Math.max(0, c.start - 1), c.start) + text.slice(c.start + c.length, c.start + c.length + 1)))
     return false;
   const lineStart = text.lastIndexOf('\n', c.start - 1) + 1;
-  const line = text.slice(lineStart, Math.min(text.length, lineStart + 4096));
-  if (/^\s*#/.test(line)) return false;
-  if (lineStart >= 2 && text.slice(lineStart - 2, lineStart - 1) === '\\') return false;
-  if (lineStart >= 3 && text.slice(lineStart - 3, lineStart - 1) === '\\\r') return false;
+  const logical = logicalLineStart(text, lineStart);
+  const line = text.slice(logical, Math.min(text.length, logical + 4096));
+  const directive = DIRECTIVE.exec(line);
+  // The reading skips every directive but the conditionals, whose text it never looks into: an
+  // edit of a `#define`, `#include` or `#pragma` (its body, a continuation line, its name) that
+  // leaves it no conditional changes nothing it reads. The conditions are decided by the
+  // document's macro table, which an edit does not change (the server re-reads it: setMacros).
+  if (directive) {
+    const at = c.start - logical;
+    const edited = DIRECTIVE.exec(line.slice(0, at) + c.text + line.slice(at + c.length));
+    return !CONDITIONAL_NAME.test(directive[1]) && edited !== null && !CONDITIONAL_NAME.test(edited[1]);
+  }
+  if (logical !== lineStart) return false;
   // White space changes no code character, so none before a group either.
   if (!/[^ \t\r\f\v]/.test(c.text) && !/[^ \t\r\f\v]/.test(removed)) return true;
   const after = text.slice(c.start + c.length, c.start + c.length + 512);

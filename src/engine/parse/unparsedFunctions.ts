@@ -35,8 +35,73 @@ interface Range {
   end: number;
 }
 
-function inside(ranges: Range[], at: number): boolean {
-  return ranges.some(r => r.start <= at && at < r.end);
+/** Ranges merged where they overlap or nest, in order: `inside` is then a binary search. */
+export class Ranges {
+  private readonly starts: number[] = [];
+  private readonly ends: number[] = [];
+
+  constructor(ranges: Range[]) {
+    for (const r of [...ranges].sort((a, b) => a.start - b.start)) {
+      const last = this.ends.length - 1;
+      if (r.start >= r.end) continue;
+      if (last >= 0 && r.start < this.ends[last]) this.ends[last] = Math.max(this.ends[last], r.end);
+      else {
+        this.starts.push(r.start);
+        this.ends.push(r.end);
+      }
+    }
+  }
+
+  /** Whether some range holds `at` (start <= at < end). */
+  has(at: number): boolean {
+    let lo = 0;
+    let hi = this.starts.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.starts[mid] > at) hi = mid - 1;
+      else if (this.ends[mid] <= at) lo = mid + 1;
+      else return true;
+    }
+    return false;
+  }
+}
+
+/**
+ * The ranges of every function_definition, outermost only: one that holds another already
+ * holds every offset of it, so the walk never enters one. Most of a file's nodes are in
+ * function bodies: a walk of the whole tree (descendantsOfType) took 8 ms a keystroke in a
+ * 5,000-line file with a syntax error (docs/measurements.md, issue 41).
+ */
+export function functionDefinitions(root: Node): Range[] {
+  const out: Range[] = [];
+  const cursor = root.walk();
+  try {
+    for (;;) {
+      if (cursor.nodeType === 'function_definition') out.push({ start: cursor.startIndex, end: cursor.endIndex });
+      else if (cursor.gotoFirstChild()) continue;
+      while (!cursor.gotoNextSibling()) if (!cursor.gotoParent()) return out;
+    }
+  } finally {
+    cursor.delete();
+  }
+}
+
+const isBlank = (c: number) => c === 32 || c === 9;
+
+/** Only blanks between the line's start (or 200 characters back) and `at`. */
+function firstOnLine(text: string, at: number): boolean {
+  for (let i = at - 1, lo = Math.max(0, at - 200); i >= lo; i--) {
+    const c = text.charCodeAt(i);
+    if (c === 10) return true;
+    if (!isBlank(c)) return false;
+  }
+  return true;
+}
+
+/** A blank, then a letter or `_`, at `at`: a word (the return type) after the qualifier. */
+function followedByWord(text: string, at: number): boolean {
+  const c = text.charCodeAt(at + 1);
+  return isBlank(text.charCodeAt(at)) && ((c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95);
 }
 
 /** The index after the `)` matching the `(` at `open`, or -1. */
@@ -143,6 +208,8 @@ export function unparsedFunctions(
 ): UnparsedFunction[] {
   const out: UnparsedFunction[] = [...failed];
   if (!root.hasError) return out;
+  const parsedRanges = new Ranges(parsed);
+  const listedRanges = new Ranges(listed);
   const { ranges, rows } = syntaxErrors(root);
   const macros = activeMacros();
   /** Definitions named so far, by their body's `{`: the entry (in out) and whether an unknown macro found it. */
@@ -151,7 +218,7 @@ export function unparsedFunctions(
   let counted = 0;
   QUALIFIER.lastIndex = 0;
   for (let m = QUALIFIER.exec(text); m; m = QUALIFIER.exec(text)) {
-    const inParsed = inside(parsed, m.index);
+    const inParsed = parsedRanges.has(m.index);
     const word = m[0].startsWith('[[') ? macros.unmask(m[0]).slice(2, -2) : m[0];
     const known = /^__(global|device)__$/.test(word) ? 'device' : macros.qualifier(word)?.qualifier;
     // A macro we do not know (defined in a header not read) before a definition: device code when
@@ -160,14 +227,14 @@ export function unparsedFunctions(
     const unknown =
       known === undefined &&
       !m[0].startsWith('[[') &&
-      !macros.pragma(word) &&
-      /(?:^|\n)[ \t]*$/.test(text.slice(Math.max(0, m.index - 200), m.index)) &&
-      /^[ \t]+[A-Za-z_]/.test(text.slice(m.index + m[0].length, m.index + m[0].length + 2));
+      followedByWord(text, m.index + m[0].length) &&
+      firstOnLine(text, m.index) &&
+      !macros.pragma(word);
     if (known !== 'global' && known !== 'device' && !unknown) continue;
     // a parsed definition counts as lost only for a macro we do not know with an error in its head
     if (inParsed && !unknown) continue;
     const def = definitionAt(text, m.index + m[0].length);
-    if (!def || inside(listed, def.brace)) continue;
+    if (!def || listedRanges.has(def.brace)) continue;
     // a definition found through an unknown macro is named at its known qualifier when it has one
     const before = seen.get(def.brace);
     if (before && (unknown || !before.unknown)) continue;
