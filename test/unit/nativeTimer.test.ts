@@ -285,6 +285,95 @@ describe('runs started ahead, held at their first launch', () => {
   });
 });
 
+describe('a variant started ahead with stalls sampled in a run of their own', () => {
+  // the stall run and the timed run (gpu__time_duration) both start ahead, held; each is let go in turn
+  function runner(log: string[], dirs: Set<string>) {
+    let n = 0;
+    return {
+      runner: async (_c: string, _a: string[], o?: { env?: Record<string, string>; signal?: AbortSignal }) => {
+        const id = n++;
+        const env = o!.env!;
+        const kind = env.UNROLL_LENS_PCSAMPLING ? 'stalls' : env.UNROLL_LENS_GPU_TIME === '1' ? 'timed' : 'other';
+        dirs.add(path.dirname(env.UNROLL_LENS_TIMER_OUT));
+        log.push(`start ${kind}${env.UNROLL_LENS_HOLD ? ' held' : ''}`);
+        while (env.UNROLL_LENS_HOLD && !fs.existsSync(env.UNROLL_LENS_HOLD)) {
+          if (o!.signal?.aborted) {
+            log.push(`stopped ${kind}`);
+            return ok({ exitCode: null, signal: 'SIGKILL', cancelled: true });
+          }
+          await new Promise(r => setTimeout(r, 2));
+        }
+        log.push(`go ${kind}`);
+        await new Promise(r => setTimeout(r, 20));
+        fs.appendFileSync(env.UNROLL_LENS_TIMER_OUT, records('as-written'));
+        // as the library does at exit: its output written, then the file the next run waits on; then the teardown
+        if (env.UNROLL_LENS_DONE) fs.writeFileSync(env.UNROLL_LENS_DONE, '');
+        await new Promise(r => setTimeout(r, 30));
+        log.push(`end ${kind} ${id}`);
+        return ok({ stdout: 'checksum=1\n' });
+      },
+    } as unknown as Toolchain;
+  }
+  const p = { label: 'x', program: '/x/prog', file: path.join(SAMPLES, 'matmul_unroll.cu') };
+  const base = { launcher: [], args: [], samples: 20, warmup: 2, timeoutMs: 10_000, library: '/lib/t.so', stallSampling: true };
+
+  test('the timed run starts with the stall run, held until that one has written its output; no third run', async () => {
+    const log: string[] = [];
+    const dirs = new Set<string>();
+    const o = { ...base, toolchain: runner(log, dirs) };
+    const ahead = startAhead(p, o);
+    assert.ok(ahead.then, 'the timed run started ahead too');
+    await new Promise(r => setTimeout(r, 30));
+    assert.deepEqual(log, ['start stalls held', 'start timed held'], 'both wait at their first launch');
+    const t = await timeNative(p, { kernel: KERNEL, kernels: [KERNEL] }, { ...o, ahead });
+    assert.equal(t.status, 'ok');
+    assert.equal(t.groups.get(KERNEL)!.durations.length, 20);
+    // let go when the stall run's output is written, during its teardown: never before
+    assert.deepEqual(log, ['start stalls held', 'start timed held', 'go stalls', 'go timed', 'end stalls 0', 'end timed 1']);
+    await new Promise(r => setTimeout(r, 10));
+    for (const d of dirs) assert.ok(!fs.existsSync(d), `its folder removed once both ended: ${d}`);
+  });
+
+  test('a timing that starts its own stall run holds its timed run the same way', async () => {
+    const log: string[] = [];
+    const t = await timeNative(p, { kernel: KERNEL, kernels: [KERNEL] }, { ...base, toolchain: runner(log, new Set()) });
+    assert.equal(t.status, 'ok');
+    assert.deepEqual(log, ['start stalls', 'go stalls', 'start timed held', 'go timed', 'end stalls 0', 'end timed 1']);
+  });
+
+  test('a stall run that ends without writing the file (killed before its exit handlers) lets the timed run go when it has exited', async () => {
+    const log: string[] = [];
+    const toolchain = runner(log, new Set());
+    const quiet = {
+      runner: (c: string, a: string[], o?: { env?: Record<string, string> }) =>
+        toolchain.runner(c, a, { ...o, env: Object.fromEntries(Object.entries(o!.env!).filter(([k]) => k !== 'UNROLL_LENS_DONE')) }),
+    } as unknown as Toolchain;
+    const t = await timeNative(p, { kernel: KERNEL, kernels: [KERNEL] }, { ...base, toolchain: quiet });
+    assert.equal(t.status, 'ok');
+    assert.deepEqual(log, ['start stalls', 'go stalls', 'start timed held', 'end stalls 0', 'go timed', 'end timed 1']);
+  });
+
+  test('never taken: stopping it stops both before their first launch and removes their folder', async () => {
+    const log: string[] = [];
+    const dirs = new Set<string>();
+    const ahead = startAhead(p, { ...base, toolchain: runner(log, dirs) });
+    await new Promise(r => setTimeout(r, 30));
+    await ahead.stop();
+    assert.deepEqual(log.sort(), ['start stalls held', 'start timed held', 'stopped stalls', 'stopped timed']);
+    await new Promise(r => setTimeout(r, 10));
+    for (const d of dirs) assert.ok(!fs.existsSync(d), d);
+  });
+
+  test('without stall sampling, or with the GPU time off, one run starts ahead as before', () => {
+    for (const o of [{ stallSampling: false }, { gpuTime: false }]) {
+      const log: string[] = [];
+      const ahead = startAhead(p, { ...base, ...o, toolchain: runner(log, new Set()) });
+      assert.equal(ahead.then, null);
+      void ahead.stop();
+    }
+  });
+});
+
 describe('a first run started ahead that fails before its first launch', () => {
   test('the timing that takes it reports the failure (no GPU, a crash), never an error of its own', async () => {
     const toolchain = {
