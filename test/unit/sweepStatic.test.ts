@@ -1,7 +1,7 @@
 // A real static sweep: nvcc builds every point of matvec_warp_per_row's two loops × three
 // factors; cuobjdump/nvdisasm read them back. Skips without nvcc outside CI, like variants.test.
 import { pointsText } from '../../src/schema/sweepCounts';
-import { test, describe, before } from 'node:test';
+import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as os from 'os';
@@ -168,8 +168,11 @@ __global__ void tiny(float* a, int n) {
   a[0] = s;
 }
 `;
+  const made: string[] = [];
+  after(() => made.forEach(d => fs.rmSync(d, { recursive: true, force: true })));
   async function tiny(over: Partial<SweepOptions>): Promise<SweepOptions> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-sweep-tiny-'));
+    made.push(dir);
     const file = path.join(dir, 'tiny.cu');
     fs.writeFileSync(file, TINY);
     return {
