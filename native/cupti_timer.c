@@ -22,9 +22,6 @@
  * Unroll Lens starts the next run while the current one is timed and lets it go when the GPU is
  * free, so the next run's start-up (CUDA context, the program's own set-up) hides behind this one's
  * work without two programs' kernels sharing the GPU. It writes {"held":<ns waited>} when let go.
- * With UNROLL_LENS_DONE=<path> it creates that file at exit, once its sampling has ended and its
- * output is written: a run held on it (its UNROLL_LENS_HOLD) starts while this one's CUDA teardown
- * still runs (a stall run and the timed run after it, src/engine/gpu/cupti/timeNative.ts).
  *
  * With UNROLL_LENS_GPU_TIME=1 it also reads each kernel's gpu__time_duration (ncu's duration) with
  * CUPTI's range profiler: {"gt":<ns>,"gi":<launch index>} lines, {"gterror":...}, a {"gtend":...}
@@ -59,7 +56,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #if CUPTI_API_VERSION >= 130000
@@ -165,7 +161,6 @@ static char *ul_reason_names[UL_MAX_REASONS];
 static unsigned ul_reason_count = 0;
 static UlSamplingContext ul_contexts[UL_MAX_CONTEXTS];
 static uint64_t ul_last_drain = 0;
-static const char *ul_done = NULL; /* UNROLL_LENS_DONE: created at exit, after the output */
 static const char *ul_hold = NULL; /* UNROLL_LENS_HOLD: wait at the first launch until this file exists */
 static CUcontext ul_pc_pending = NULL; /* created while held: sampling starts when the hold is let go */
 /* Host time spent enabling (per context) and finishing (drain, disable) sampling: its cost, reported. */
@@ -778,11 +773,6 @@ static void ul_at_exit(void) {
     fclose(ul_out);
     ul_out = NULL;
   }
-  if (ul_done) {
-    /* a new file only, never through a link: the path is in Unroll Lens's own scratch folder */
-    int fd = open(ul_done, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd >= 0) close(fd);
-  }
 }
 
 /* Built as C++ (cupti_profiler_host.h includes <string>); the driver looks this name up unmangled. */
@@ -828,8 +818,6 @@ int InitializeInjection(void) {
   if (r != CUPTI_SUCCESS) ul_error("cuptiSubscribe (context destroy)", r);
   const char *hold = getenv("UNROLL_LENS_HOLD");
   if (hold && *hold) ul_hold = hold;
-  const char *done = getenv("UNROLL_LENS_DONE");
-  if (done && *done) ul_done = done;
   const char *gpu_time = getenv("UNROLL_LENS_GPU_TIME");
 #ifdef UL_HAVE_RANGE_PROFILER
   if (gpu_time && strcmp(gpu_time, "1") == 0) ul_gt_mode = 1;

@@ -100,14 +100,9 @@ export async function timeNative(
       o.onSamples?.(have, o.samples, 'time');
       const sample = run === 0 && !!o.stallSampling;
       const timed = !(sample && separateSampling);
-      const sampled = sample && separateSampling ? sampledFile(work) : undefined;
-      const current: Started =
-        next ?? (run === 0 && o.ahead ? o.ahead : startRun(p, o, work, run, sample, false, gpuTime && !sample, { sampled }));
+      const current: Started = next ?? (run === 0 && o.ahead ? o.ahead : startRun(p, o, work, run, sample, false, gpuTime && !sample));
       current.go();
-      // a run started ahead may bring the timed run after its stall run, started with it
-      const then = run === 0 && current === o.ahead ? o.ahead.then : null;
-      if (then && run + 1 >= runsWanted) await then.stop();
-      next = run + 1 < runsWanted ? (then ?? startRun(p, o, work, run + 1, false, true, gpuTime, { gate: sampled })) : null;
+      next = run + 1 < runsWanted ? startRun(p, o, work, run + 1, false, true, gpuTime) : null;
       const r = await current.outcome;
       if ('status' in r) return { ...r, groups, stdout: run === 0 ? r.stdout : stdout };
       if (run === 0) stdout = r.stdout;
@@ -257,48 +252,21 @@ function addLaunches(
 
 type RunOutcome = Awaited<ReturnType<typeof runOnce>>;
 
-/**
- * The file a stall run sampled in its own run (gpuTime on) creates once its sampling has ended
- * and its output is written (UNROLL_LENS_DONE, at its exit): the timed run after it is held until
- * then, not until the process has gone. Its CUDA teardown (60-140 ms on an H200 host) then
- * overlaps the timed run's profiler set-up, which launches no kernel (docs/measurements.md,
- * issue 42). A run that ends without it (a crash) lets the next go when it has exited, as before.
- */
-function sampledFile(work: string): string {
-  return path.join(work, 'sampled-0');
-}
-
-/**
- * A variant's first run started ahead of its turn (startAhead), and with stalls sampled in a run of
- * their own the timed run after it (`then`); `stop` ends both if they are never used.
- */
-export type AheadRun = Started & { then: Started | null };
+/** A variant's first run started ahead of its turn (startAhead); `stop` ends it if it is never used. */
+export type AheadRun = Started;
 
 /**
  * Starts a variant's first run now, held at its first kernel launch until the timing that takes
  * it (timeNative with `ahead`) lets it go: its start-up hides behind the variant timed before it.
- * When stalls get a run of their own, the timed run is started too, held until the stall run has
- * exited: started only when the stall run was let go, its start-up (about 0.55 s on an H200 host,
- * the profiler's host side included) outlasted the stall run (about 0.4 s), and the GPU waited
- * 0.1-0.23 s a variant for it (docs/measurements.md, issue 42). `o` must be the options that
- * timing will use. Their files live in a folder of their own, removed once both have ended.
+ * `o` must be the options that timing will use. Its files live in a folder of their own, removed
+ * once the run has ended.
  */
 export function startAhead(p: VariantProgram, o: NativeTimeOptions): AheadRun {
   const work = scratchDir(o.runDir, 'unroll-lens-ahead-');
-  const separate = o.gpuTime !== false && !!o.stallSampling;
-  const sampled = separate ? sampledFile(work) : undefined;
-  const first = startRun(p, o, work, 0, !!o.stallSampling, true, o.gpuTime !== false && !o.stallSampling, { sampled });
-  // it waits for the stall run too: its time limit covers one run more
-  const then = separate ? startRun(p, o, work, 1, false, true, true, { heldLimit: 3, gate: sampled }) : null;
+  const started = startRun(p, o, work, 0, !!o.stallSampling, true, o.gpuTime !== false && !o.stallSampling);
   const clean = () => fs.rmSync(work, { recursive: true, force: true });
-  void Promise.allSettled([first.outcome, then?.outcome]).then(clean);
-  return {
-    ...first,
-    then,
-    stop: async () => {
-      await Promise.all([first.stop(), then?.stop()]);
-    },
-  };
+  started.outcome.then(clean, clean);
+  return started;
 }
 
 /** A run under way: `go` lets a held run past its first launch; `stop` ends one never let go. */
@@ -310,7 +278,7 @@ interface Started {
 
 /**
  * Starts run `run` of the program; `held`: it waits at its first kernel launch until go(). A held
- * run's time limit is `heldLimit` times the run's, since it may wait for whole runs before its own starts.
+ * run's time limit is twice the run's, since it may wait for a whole run before its own starts.
  */
 function startRun(
   p: VariantProgram,
@@ -320,10 +288,8 @@ function startRun(
   sample: boolean,
   held: boolean,
   gpuTime: boolean,
-  more: { heldLimit?: number; gate?: string; sampled?: string } = {},
 ): Started {
-  const heldLimit = more.heldLimit ?? 2;
-  const gate = more.gate ?? path.join(work, `go-${run}`);
+  const gate = path.join(work, `go-${run}`);
   const local = new AbortController();
   const abort = () => local.abort();
   o.signal?.addEventListener('abort', abort);
@@ -331,9 +297,9 @@ function startRun(
   let released: number | null = null;
   const outcome = runOnce(
     p,
-    { ...o, signal: local.signal, timeoutMs: held ? o.timeoutMs * heldLimit : o.timeoutMs },
+    { ...o, signal: local.signal, timeoutMs: held ? o.timeoutMs * 2 : o.timeoutMs },
     path.join(work, `run-${run}.jsonl`),
-    { sample, gpuTime, sampled: more.sampled },
+    { sample, gpuTime },
     held ? { gate, released: () => released } : null,
   ).finally(() => o.signal?.removeEventListener('abort', abort));
   outcome.catch(() => undefined); // awaited by the caller, or stopped
@@ -360,7 +326,7 @@ async function runOnce(
   p: VariantProgram,
   o: NativeTimeOptions,
   out: string,
-  mode: { sample: boolean; gpuTime: boolean; sampled?: string },
+  mode: { sample: boolean; gpuTime: boolean },
   hold: { gate: string; released: () => number | null } | null,
 ): Promise<{ stdout: string; records: TimerRecords } | (Omit<TimeResult, 'groups' | 'stdout'> & { stdout: string | null })> {
   const startMs = Date.now();
@@ -374,7 +340,6 @@ async function runOnce(
       UNROLL_LENS_TIMER_OUT: out,
       ...(mode.sample ? { UNROLL_LENS_PCSAMPLING: String(PC_SAMPLING_PERIOD) } : {}),
       ...(hold ? { UNROLL_LENS_HOLD: hold.gate } : {}),
-      ...(mode.sampled ? { UNROLL_LENS_DONE: mode.sampled } : {}),
       UNROLL_LENS_GPU_TIME: mode.gpuTime ? '1' : '0',
     },
   });
