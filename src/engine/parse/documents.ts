@@ -406,15 +406,6 @@ export class CudaDocuments {
   }
 }
 
-/**
- * Whether edits to `text` leave the branches an unbalanced `#if` group selects as they were
- * (macros/branches.ts), so the whole-file reading can be skipped: a file that selected none
- * still selects none. That reading depends on directive lines, brackets, quotes and comments,
- * and on the last code character before each group. An edit qualifies when neither its old nor
- * its new text holds any of those characters nor stands next to one, its line is no directive
- * (or a continuation of one), and, unless it is white space, no directive or comment follows it
- * with nothing but white space between.
- */
 const DIRECTIVE = /^[ \t\f\v\r]*#[ \t]*([A-Za-z_]*)/;
 const CONDITIONAL_NAME = /^(?:if|elif|else|endif)/;
 
@@ -429,6 +420,16 @@ function logicalLineStart(text: SegmentedText, lineStart: number): number {
   return lineStart;
 }
 
+/**
+ * Whether edits to `text` leave the branches an unbalanced `#if` group selects as they were
+ * (macros/branches.ts), so the whole-file reading can be skipped: a file that selected none
+ * still selects none. That reading depends on directive lines, brackets, quotes and comments,
+ * and on the last code character before each group. An edit qualifies when neither its old nor
+ * its new text holds any of those characters nor stands next to one, and either its (logical)
+ * line is a directive that is no conditional before or after the edit, or its line is no directive
+ * nor a continuation and, unless the edit is white space, no directive or comment follows it with
+ * nothing but white space between.
+ */
 function keepsBranchSelection(text: SegmentedText, changes: TextChange[]): boolean {
   if (changes.length !== 1) return false;
   const c = changes[0];
