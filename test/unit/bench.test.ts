@@ -479,6 +479,46 @@ describe('fast sweeps: identical code, measurement cache, several GPUs, a launch
     assert.equal(rawPageOf('kernel=x checksum=1\n==PROF== Disconnected\n'), '', 'no page: nothing profiled');
   });
 
+  test('the cubins build while the kernel search reads the file as written, which is compiled once', async t => {
+    if (skip) return t.skip(skip);
+    // nvcc logged: each cubin compile's source (read when it starts) and when it started and ended
+    const cubins: { source: string; start: number; end: number }[] = [];
+    const logged: ProcessRunner = async (cmd, args, o) => {
+      if (cmd !== real!.nvcc.path || !args.includes('-cubin')) return real!.runner(cmd, args, o);
+      const input = args.find(a => /\.(cu|cuh)$/.test(a) && fs.existsSync(path.resolve(o?.cwd ?? '.', a)))!;
+      const c = { source: fs.readFileSync(path.resolve(o?.cwd ?? '.', input), 'utf8'), start: Date.now(), end: Infinity };
+      cubins.push(c);
+      try {
+        return await real!.runner(cmd, args, o);
+      } finally {
+        c.end = Date.now();
+      }
+    };
+    const { runner } = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncuOk);
+    const both: ProcessRunner = (cmd, args, o) => (cmd === real!.nvcc.path ? logged(cmd, args, o) : runner(cmd, args, o));
+    // a cache of its own: every cubin is compiled in this run
+    const cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-bench-prefetch-'));
+    t.after(() => fs.rmSync(cacheDir, { recursive: true, force: true }));
+    const { o, file, text, analysis } = await options(both, { cacheDir, factors: UnrollFactors.of([2, 4]) });
+    const r = await benchLoop(file, text, analysis, o);
+    assert.deepEqual(
+      r.variants.map(v => [v.label, v.status]),
+      [
+        ['as-written', 'ok'],
+        ['2', 'ok'],
+        ['4', 'ok'],
+      ],
+    );
+    // the file as written, 2, 4 and the rolled baseline effective unroll is read against: each once
+    // (the kernel search joins the SASS side's build of the file as written instead of its own)
+    assert.equal(cubins.length, 4, 'four cubins');
+    assert.equal(new Set(cubins.map(c => c.source)).size, 4, 'no source compiled twice');
+    // the first two (the file as written and the rolled baseline, first in the queue) run together:
+    // the baseline does not wait for the kernel search to end
+    const [first, second] = [...cubins].sort((a, b) => a.start - b.start);
+    assert.ok(second.start < first.end, 'the second cubin started before the first one ended');
+  });
+
   test('the same machine code is measured once and reported with identicalTo', async t => {
     if (skip) return t.skip(skip);
     const { runner, calls } = replay(() => ({ stdout: rec('matmul_unroll.stdout') }), ncuOk);

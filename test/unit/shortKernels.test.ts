@@ -7,6 +7,8 @@
 //
 // The target: every median within max(1 %, 0.2 µs) of ncu's, every speedup within 1 %. The length curve
 // meets it. The ladder meets it but for the misses listed below, each asserted with its measured cause.
+// Two recordings, each a whole run of the script on one machine: short-kernels/ (2026-12-02, with the
+// first probe and ncu's own spread) and short-kernels-2/ (2026-12-03, with the bench:gpu of that run).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'fs';
@@ -14,8 +16,12 @@ import * as path from 'path';
 import { REPO_ROOT } from './helpers';
 import { parseTimerRecords } from '../../src/engine/gpu/cupti/timerRecords';
 
-const DIR = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h200', 'short-kernels');
-const read = (f: string) => fs.readFileSync(path.join(DIR, f), 'utf8');
+const FIXTURES = path.join(REPO_ROOT, 'test', 'fixtures', 'gpu', 'h200');
+const RUNS = ['short-kernels', 'short-kernels-2'] as const;
+type Run = (typeof RUNS)[number];
+const readIn = (run: Run, f: string) => fs.readFileSync(path.join(FIXTURES, run, f), 'utf8');
+/** The first recording: its probe and ncu-spread/ are read by name. */
+const read = (f: string) => readIn('short-kernels', f);
 /** One tick of the GPU timer behind gpu__time_duration: every value here is a multiple of it. */
 const TICK_NS = 32;
 
@@ -62,9 +68,9 @@ interface Compared {
   speedupDiff: number;
 }
 
-function compared(program: string, round: number): Compared[] {
-  const j = JSON.parse(read(`${program}.cupti.${round}.json`)) as { kernels: Row[]; measurement: Record<string, string> };
-  const ref = ncuMedians(read(`${program}.ncu.${round}.csv`));
+function compared(run: Run, program: string, round: number): Compared[] {
+  const j = JSON.parse(readIn(run, `${program}.cupti.${round}.json`)) as { kernels: Row[]; measurement: Record<string, string> };
+  const ref = ncuMedians(readIn(run, `${program}.ncu.${round}.csv`));
   const base = j.kernels[0]!;
   const baseRef = ref.get(nameOf(base.demangled))!;
   return j.kernels.map(k => {
@@ -85,54 +91,75 @@ function compared(program: string, round: number): Compared[] {
 
 describe('short kernels against ncu on an H200 (gpu__time_duration in the program run)', () => {
   test('every result says it timed with gpu__time_duration, and names the kernels timed', () => {
-    for (const program of ['transpose_ladder', 'kernel_lengths'])
-      for (const round of [1, 2]) {
-        const j = JSON.parse(read(`${program}.cupti.${round}.json`)) as { measurement: unknown; notes: string[] };
-        assert.deepEqual(j.measurement, { tool: 'cupti', clocks: 'as-is', caches: 'warm', duration: 'gpu-time' });
-        assert.ok(!j.notes.some(n => n.startsWith('gpu__time_duration')), j.notes.join('\n'));
-      }
-    assert.match(read('gpu.txt'), /^NVIDIA H200, 580\./);
+    for (const run of RUNS) {
+      for (const program of ['transpose_ladder', 'kernel_lengths'])
+        for (const round of [1, 2]) {
+          const j = JSON.parse(readIn(run, `${program}.cupti.${round}.json`)) as { measurement: unknown; notes: string[] };
+          assert.deepEqual(j.measurement, { tool: 'cupti', clocks: 'as-is', caches: 'warm', duration: 'gpu-time' });
+          assert.ok(!j.notes.some(n => n.startsWith('gpu__time_duration')), j.notes.join('\n'));
+        }
+      assert.match(readIn(run, 'gpu.txt'), /^NVIDIA H200, 580\./);
+    }
   });
 
   test('the length curve, 2.6 µs to 1.2 ms: every median within max(1 %, 0.2 µs) of ncu and every speedup within 1 %, both rounds', () => {
-    for (const round of [1, 2]) {
-      const rows = compared('kernel_lengths', round);
-      assert.equal(rows.length, 10);
-      assert.ok(Math.min(...rows.map(r => r.ncu)) < 3000 && Math.max(...rows.map(r => r.ncu)) > 1e6);
-      for (const r of rows) {
-        assert.ok(r.medianOk, `round ${round} ${r.name}: ${r.ours} ns against ncu ${r.ncu} ns`);
-        assert.ok(Math.abs(r.speedupDiff) <= 0.01, `round ${round} ${r.name}: speedup ${(r.speedupDiff * 100).toFixed(2)} % off ncu's`);
+    for (const run of RUNS)
+      for (const round of [1, 2]) {
+        const rows = compared(run, 'kernel_lengths', round);
+        assert.equal(rows.length, 10);
+        assert.ok(Math.min(...rows.map(r => r.ncu)) < 3000 && Math.max(...rows.map(r => r.ncu)) > 1e6);
+        for (const r of rows) {
+          assert.ok(r.medianOk, `${run} round ${round} ${r.name}: ${r.ours} ns against ncu ${r.ncu} ns`);
+          const off = `${run} round ${round} ${r.name}: speedup ${(r.speedupDiff * 100).toFixed(2)} % off ncu's`;
+          assert.ok(Math.abs(r.speedupDiff) <= 0.01, off);
+        }
       }
-    }
   });
 
   test('the transpose ladder, 3–18 µs: within target but for the known misses, each a tick of the timer or naive’s own spread', () => {
-    const misses: string[] = [];
-    const rounds = [1, 2].map(round => compared('transpose_ladder', round));
-    rounds.forEach((rows, i) => {
-      assert.equal(rows.length, 8);
-      for (const r of rows) {
-        if (!r.medianOk) misses.push(`${i + 1} median ${r.name}`);
-        if (Math.abs(r.speedupDiff) > 0.01) misses.push(`${i + 1} speedup ${r.name}`);
-      }
-    });
-    // any change to this list, better or worse, is a finding: docs/measurements.md says why each is here
-    assert.deepEqual(misses, ['1 median naive', '1 speedup naive', '1 speedup tiled<1, 16, 0>', '2 speedup copy_shared']);
-    // The one-tick misses: each kernel's median is within one 32 ns tick of ncu's; at 3 µs a tick is 1.05 %,
-    // and ncu's own two rounds differ by a tick on these kernels too.
-    for (const [round, name] of [
-      [1, 'tiled<1, 16, 0>'],
-      [2, 'copy_shared'],
-    ] as const) {
-      const r = rounds[round - 1]!.find(x => x.name === name)!;
-      assert.ok(Math.abs(r.ours - r.ncu) <= TICK_NS && r.ncu < 3200, `${name}: ${r.ours} against ${r.ncu}`);
-    }
+    const missesOf = (run: Run) => {
+      const misses: string[] = [];
+      const rounds = [1, 2].map(round => compared(run, 'transpose_ladder', round));
+      rounds.forEach((rows, i) => {
+        assert.equal(rows.length, 8);
+        for (const r of rows) {
+          if (!r.medianOk) misses.push(`${i + 1} median ${r.name}`);
+          if (Math.abs(r.speedupDiff) > 0.01) misses.push(`${i + 1} speedup ${r.name}`);
+        }
+        // every miss but naive's is a tick: this kernel's median and the first kernel's (every
+        // speedup's base) each within one 32 ns tick of ncu's, at 3 µs a tick being 1.05 %
+        for (const r of rows.filter(x => x.name !== 'naive' && (!x.medianOk || Math.abs(x.speedupDiff) > 0.01))) {
+          assert.ok(Math.abs(r.ours - r.ncu) <= TICK_NS && Math.abs(rows[0]!.ours - rows[0]!.ncu) <= TICK_NS, `${run} ${r.name}`);
+          assert.ok(r.ncu < 3200 || rows[0]!.ncu < 3200, `${run} ${r.name}: a tick is over 1 % only under 3.2 µs`);
+        }
+      });
+      return { misses, rounds };
+    };
+    // any change to these lists, better or worse, is a finding: docs/measurements.md says why each is here
+    const first = missesOf('short-kernels');
+    assert.deepEqual(first.misses, ['1 median naive', '1 speedup naive', '1 speedup tiled<1, 16, 0>', '2 speedup copy_shared']);
     const ncuOwn = [1, 2].map(round => ncuMedians(read(`transpose_ladder.ncu.${round}.csv`)));
     assert.equal(Math.abs(ncuOwn[0]!.get('copy_shared')! - ncuOwn[1]!.get('copy_shared')!), TICK_NS);
-    // naive (strided writes) runs at a speed of its own in each process: ncu alone, in nine processes of
-    // the same program this session (ncu-spread/: an earlier recording's ncu runs), gave medians 352 ns
-    // apart, more than our miss of it
-    const naive = rounds[0]!.find(x => x.name === 'naive')!;
+    // The second recording: in its round 1 ncu read the base kernel (copy_rows, 3 µs) one tick under
+    // ours, so six speedups moved by 1.05–1.08 % at once; every median but naive's is within a tick.
+    const second = missesOf('short-kernels-2');
+    assert.deepEqual(second.misses, [
+      '1 speedup copy_shared',
+      '1 median naive',
+      '1 speedup naive',
+      '1 speedup tiled<1, 16, 0>',
+      '1 speedup tiled<1, 2, 0>',
+      '1 speedup tiled<1, 8, 0>',
+      '1 speedup tiled<0, 8, 0>',
+      '2 median naive',
+      '2 speedup naive',
+    ]);
+    const base = second.rounds[0]![0]!;
+    assert.equal(base.ncu - base.ours, -TICK_NS);
+    // naive (strided writes, 18 µs): ncu alone, in nine processes of the same program (the first
+    // recording's ncu-spread/, probe and rounds), gave medians 352 ns apart, more than our miss of it
+    // in the first recording; in the second ours read 336 and 432 ns under ncu. Ours is under ncu's
+    // in all four rounds of both recordings (160–432 ns): more than a spread, an open finding.
     const ncuNaive = [
       ...ncuOwn.map(m => m.get('naive')!),
       ncuMedians(read('probe/transpose_ladder.ncu.1.csv')).get('naive')!,
@@ -141,28 +168,32 @@ describe('short kernels against ncu on an H200 (gpu__time_duration in the progra
     ];
     assert.equal(ncuNaive.length, 9);
     const spread = Math.max(...ncuNaive) - Math.min(...ncuNaive);
+    const naive = first.rounds[0]!.find(x => x.name === 'naive')!;
     assert.ok(spread > Math.abs(naive.ours - naive.ncu), `ncu's own spread ${spread} ns, ours off by ${naive.ours - naive.ncu} ns`);
+    const under = [first, second].flatMap(r => r.rounds.map(rows => rows.find(x => x.name === 'naive')!)).map(n => n.ncu - n.ours);
+    assert.deepEqual(under, [240, 160, 336, 432]);
   });
 
   test("the product's medians are its timed run's gpu__time_duration, paired launch by launch; stalls came from a run of their own", () => {
-    for (const program of ['transpose_ladder', 'kernel_lengths'])
-      for (const round of [1, 2]) {
-        const timed = parseTimerRecords(read(`${program}.timed.${round}.timer.jsonl`));
-        assert.equal(timed.gpuTimeProblem, null);
-        assert.ok(timed.launches.length > 0 && timed.launches.every(l => l.gpuTimeNs !== null && l.gpuTimeNs > 0));
-        // under the profiler's kernel replay the records carry no times: the counter is the only clock
-        assert.ok(timed.launches.every(l => l.durationNs === 0));
-        assert.equal(timed.pcSampling, null);
-        const j = JSON.parse(read(`${program}.cupti.${round}.json`)) as { kernels: Row[] };
-        for (const k of j.kernels) {
-          const ns = timed.launches.filter(l => l.kernel === k.kernel).map(l => l.gpuTimeNs!);
-          assert.equal(median(ns.slice(2, 22)), Math.round(k.medianMs * 1e6), k.kernel);
-        }
-        const stalls = parseTimerRecords(read(`${program}.stalls.${round}.timer.jsonl`));
-        assert.ok(stalls.pcSampling && stalls.pcSampling.total > 0);
-        assert.ok(stalls.launches.every(l => l.durationNs > 0 && l.gpuTimeNs === null));
-        assert.match(stalls.gpuTimeProblem!, /did not read gpu__time_duration/);
+    for (const [run, program, round] of RUNS.flatMap(run =>
+      ['transpose_ladder', 'kernel_lengths'].flatMap(program => [1, 2].map(round => [run, program, round] as const)),
+    )) {
+      const timed = parseTimerRecords(readIn(run, `${program}.timed.${round}.timer.jsonl`));
+      assert.equal(timed.gpuTimeProblem, null);
+      assert.ok(timed.launches.length > 0 && timed.launches.every(l => l.gpuTimeNs !== null && l.gpuTimeNs > 0));
+      // under the profiler's kernel replay the records carry no times: the counter is the only clock
+      assert.ok(timed.launches.every(l => l.durationNs === 0));
+      assert.equal(timed.pcSampling, null);
+      const j = JSON.parse(readIn(run, `${program}.cupti.${round}.json`)) as { kernels: Row[] };
+      for (const k of j.kernels) {
+        const ns = timed.launches.filter(l => l.kernel === k.kernel).map(l => l.gpuTimeNs!);
+        assert.equal(median(ns.slice(2, 22)), Math.round(k.medianMs * 1e6), k.kernel);
       }
+      const stalls = parseTimerRecords(readIn(run, `${program}.stalls.${round}.timer.jsonl`));
+      assert.ok(stalls.pcSampling && stalls.pcSampling.total > 0);
+      assert.ok(stalls.launches.every(l => l.durationNs > 0 && l.gpuTimeNs === null));
+      assert.match(stalls.gpuTimeProblem!, /did not read gpu__time_duration/);
+    }
   });
 
   test('why not the records or user replay: the first probe (same GPU class), short kernels against ncu', () => {
@@ -206,16 +237,21 @@ describe('short kernels against ncu on an H200 (gpu__time_duration in the progra
     }
   });
 
-  test('npm run bench:gpu in the same session: timing only within 0.25× the hand loop, with stalls 0.209× (over 0.2×: the stall run)', () => {
-    const wall = (f: string) => Number(read(`bench-gpu/${f}.wall_s`));
-    const summary = JSON.parse(read('bench-gpu/summary.json')) as { factors: { factor: string; diff: number | null }[] };
+  test('npm run bench:gpu in the same session as the second recording: with stalls 0.198× and timing only 0.202× the hand loop', () => {
+    const bench = (f: string) => readIn('short-kernels-2', `bench-gpu/${f}`);
+    const wall = (f: string) => Number(bench(`${f}.wall_s`));
+    const summary = JSON.parse(bench('summary.json')) as { factors: { factor: string; diff: number | null }[] };
     // every factor's median within 0.5 % of the hand-run ncu's (--cache-control none), 56–87 µs kernels
     const diffs = summary.factors.filter(f => f.diff !== null).map(f => f.diff!);
     assert.ok(diffs.length >= 6 && diffs.every(d => d <= 0.005), diffs.join(', '));
-    const md = read('bench-gpu/summary.md');
-    assert.match(md, /ratio, timing only \| 0\.210 \| ≤ 0\.25 \| PASS/);
-    assert.match(md, /ratio ours \/ hand \| 0\.209 \| ≤ 0\.2 \| MISS/);
-    assert.match(md, /cached re-run \| 1\.30 s, 0 GPU runs/);
+    const md = bench('summary.md');
+    // the summary's ratios, recomputed from the wall times it read
+    const hand = (what: string) => Number(new RegExp(`\\| hand loop wall \\(${what}\\) \\| ([\\d.]+) s`).exec(md)![1]);
+    assert.equal((wall('ours-cold') / hand('durations and stall metrics')).toFixed(3), '0.198');
+    assert.equal((wall('ours-nostall') / hand('durations only')).toFixed(3), '0.202');
+    assert.match(md, /ratio, timing only \| 0\.202 \| ≤ 0\.25 \| PASS/);
+    assert.match(md, /ratio ours \/ hand \| 0\.198 \| ≤ 0\.2 \| PASS/);
+    assert.match(md, /cached re-run \| 1\.27 s, 0 GPU runs/);
     assert.ok(wall('ours-nostall') < wall('ours-cold'));
   });
 });

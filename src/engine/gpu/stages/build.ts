@@ -62,6 +62,27 @@ interface TargetOptions {
   nvccTimeoutMs?: number;
   /** A header's unit (it includes the header and instantiates its kernels). */
   translationUnit?: string;
+  /** Build and read through this inspector (the SASS side's, whose build of the file as written may be under way). */
+  inspector?: VariantInspector;
+}
+
+function inspectorOf(o: TargetOptions): VariantInspector {
+  return (
+    o.inspector ??
+    new VariantInspector({
+      toolchain: o.toolchain,
+      builder: new VariantBuilder({
+        nvcc: o.toolchain.nvcc,
+        arch: o.arch,
+        flags: o.flags,
+        cacheDir: o.cacheDir,
+        runner: o.toolchain.runner,
+        timeoutMs: o.nvccTimeoutMs,
+        translationUnit: o.translationUnit,
+      }),
+      arch: o.arch,
+    })
+  );
 }
 
 /**
@@ -71,19 +92,7 @@ interface TargetOptions {
  * compiler's complaint); no kernel at all (kernels empty) when none holds the loop's lines.
  */
 export async function findTargetKernels(src: BenchSource, o: TargetOptions): Promise<BenchTarget> {
-  const inspector = new VariantInspector({
-    toolchain: o.toolchain,
-    builder: new VariantBuilder({
-      nvcc: o.toolchain.nvcc,
-      arch: o.arch,
-      flags: o.flags,
-      cacheDir: o.cacheDir,
-      runner: o.toolchain.runner,
-      timeoutMs: o.nvccTimeoutMs,
-      translationUnit: o.translationUnit,
-    }),
-    arch: o.arch,
-  });
+  const inspector = inspectorOf(o);
   const { holding, asWritten } = await inspector.kernelsHoldingLoop(src.file, src.text, src.analysis, src.focus, { signal: o.signal });
   const kernels = o.kernel
     ? holding.filter(k => k.name === o.kernel || k.demangled.includes(o.kernel!)).map(k => k.name)
@@ -116,19 +125,7 @@ export async function findNamedKernels(
   names: string[],
   o: Omit<TargetOptions, 'kernel'>,
 ): Promise<BenchTarget> {
-  const inspector = new VariantInspector({
-    toolchain: o.toolchain,
-    builder: new VariantBuilder({
-      nvcc: o.toolchain.nvcc,
-      arch: o.arch,
-      flags: o.flags,
-      cacheDir: o.cacheDir,
-      runner: o.toolchain.runner,
-      timeoutMs: o.nvccTimeoutMs,
-      translationUnit: o.translationUnit,
-    }),
-    arch: o.arch,
-  });
+  const inspector = inspectorOf(o);
   const { kernels, available, asWritten } = await inspector.kernelsNamed(src.file, src.text, src.analysis, names, { signal: o.signal });
   if (asWritten.status === 'failed')
     throw fileDoesNotCompile(src.file, { kind: asWritten.failureKind ?? 'internal', messages: asWritten.messages }, o.flags);

@@ -173,13 +173,9 @@ export class GpuRunner implements SweepRunner {
     this.project = o.project ? new ProjectPrograms({ ...o, project: o.project, runner: o.toolchain.runner }) : null;
   }
 
-  /** The SASS side, made at the first batch: a benchmark's measures the kernel it times (found first). */
+  /** The SASS side, made at the first batch: a benchmark's measures the kernel it times (narrowed to it once found). */
   private get sass(): PreparedPrograms['sass'] {
-    if (!this.sassRunner) {
-      const kernelFilter = this.target?.kernel || this.o.kernelFilter;
-      this.sassRunner =
-        this.o.prepared?.sass ?? new StaticRunner({ ...this.o, kernelFilter, identity: this.o.everyKernel ? 'cubin' : 'kernel' });
-    }
+    this.sassRunner ??= this.o.prepared?.sass ?? new StaticRunner({ ...this.o, identity: this.o.everyKernel ? 'cubin' : 'kernel' });
     return this.sassRunner;
   }
 
@@ -296,13 +292,17 @@ export class GpuRunner implements SweepRunner {
     const every = this.o.everyKernel;
     if (!every || this.target) return;
     const src = { file: this.o.file, text: this.o.text, analysis: this.o.analysis };
+    // the SASS side's inspector: its build of the file as written, already under way (prefetch), is this one
+    const sass = this.sass instanceof StaticRunner ? this.sass : null;
+    const inspector = sass?.inspectorFor({});
     this.target =
       'named' in every
-        ? await findNamedKernels(src, every.named, { ...this.o, signal, nvccTimeoutMs: this.o.timeoutMs })
+        ? await findNamedKernels(src, every.named, { ...this.o, signal, nvccTimeoutMs: this.o.timeoutMs, inspector })
         : await findTargetKernels(
             { ...src, focus: every.focus },
-            { ...this.o, kernel: every.kernel, signal, nvccTimeoutMs: this.o.timeoutMs },
+            { ...this.o, kernel: every.kernel, signal, nvccTimeoutMs: this.o.timeoutMs, inspector },
           );
+    if (this.target.kernel) sass?.narrowTo(this.target.kernel);
     // a project's run launches whichever of them its tests or benchmarks reach: each that ran is a
     // row, with the instantiations of the loop's own kernel template that other units built
     if (this.project && this.target.kernels.length) {
@@ -330,6 +330,9 @@ export class GpuRunner implements SweepRunner {
         : this.builds.start(points, ctx, local.signal);
     // the CUPTI timer's library builds beside the programs (once per toolkit; its failure is each point's, in time())
     this.timing.prepare(ctx.signal);
+    // the cubins too, while the file as written's is searched for the kernels to time (measured on
+    // an H200: the SASS side otherwise started its builds only then, and the first GPU run waited 1.7 s for them)
+    const cubins = this.sass instanceof StaticRunner ? this.sass.prefetch(points, local.signal) : Promise.resolve();
     try {
       await this.findTarget(ctx.signal);
       // SASS of every point (parallel builds), identical code marked against everything so far;
@@ -343,6 +346,7 @@ export class GpuRunner implements SweepRunner {
     } catch (e) {
       stop();
       await building;
+      await cubins;
       throw e;
     } finally {
       ctx.signal?.removeEventListener('abort', stop);

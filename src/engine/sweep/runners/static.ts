@@ -13,7 +13,7 @@ import type { InstantiationChoice, KernelVariant } from '../../variants/reports'
 import type { KernelFilter } from '../../variants/kernelChoice';
 import { VariantInspector } from '../../variants/inspect';
 import { instantiationNote } from '../../variants/instantiation';
-import { variantKey, variantSource } from '../../variants/rewrite';
+import { VariantFactors, variantKey, variantSource } from '../../variants/rewrite';
 import { AS_WRITTEN_ID, defineArgs, pointId, SweepPoint, templateArgs, variantFactorsOf } from '../space';
 import { isInstantiation, notInstantiatedMessage } from '../template';
 import { compilerMessage, emptyVariant } from '../variant';
@@ -112,18 +112,27 @@ export class StaticRunner implements SweepRunner {
    * never compare different instantiations unless a template parameter is swept.
    */
   private readonly pinned = new Map<string, InstantiationChoice>();
+  /** o.kernelFilter, or the kernel a benchmark found it times (narrowTo) before its first measure. */
+  private kernelFilter: string | undefined;
 
   constructor(private readonly o: StaticRunnerOptions) {
     this.jobs = Math.max(1, o.jobs || os.cpus().length);
     this.limited = limitProcesses(o.toolchain.runner, this.jobs);
+    this.kernelFilter = o.kernelFilter;
+  }
+
+  /** Measure this kernel (mangled): the one a benchmark times, known only once the file as written is built. */
+  narrowTo(kernel: string): void {
+    this.kernelFilter = kernel;
   }
 
   /** One builder per parameter combination: its -D flags are part of the flags (and of the cache key). */
   private readonly builders = new Map<string, VariantBuilder>();
-  /** Points whose cubin's nvcc time startBuilds counted already. */
+  /** Points (and build hashes) whose cubin's nvcc time startBuilds counted already. */
   private readonly counted = new Set<string>();
 
-  private inspectorFor(params: Record<string, string>): VariantInspector {
+  /** The inspector (and its builder) of one parameter combination: a benchmark's kernel search shares the file as written's build with it. */
+  inspectorFor(params: Record<string, string>): VariantInspector {
     const defines = defineArgs(params, this.o.templateParams);
     const key = defines.join(' ');
     let inspector = this.inspectors.get(key);
@@ -159,7 +168,7 @@ export class StaticRunner implements SweepRunner {
       this.disassembler === 'nvdisasm' || !this.o.loops.length
         ? []
         : ['effective unroll needs nvdisasm (line info): only instruction counts are available'];
-    const why = instantiationNote([...this.pinned.values()], (this.o.templateParams ?? []).length > 0, !!this.o.kernelFilter);
+    const why = instantiationNote([...this.pinned.values()], (this.o.templateParams ?? []).length > 0, !!this.kernelFilter);
     return why ? [why, ...notes] : notes;
   }
 
@@ -169,7 +178,10 @@ export class StaticRunner implements SweepRunner {
     const first = points.findIndex(p => pointId(p) === AS_WRITTEN_ID);
     if (first >= 0 && points.length > 1) {
       const rest = points.filter((_, i) => i !== first);
-      this.startBuilds(rest, ctx.signal);
+      void this.startBuilds(
+        rest.map(p => ({ params: p.params, factors: variantFactorsOf(p), id: pointId(p) })),
+        ctx.signal,
+      );
       const [asWritten] = await this.measureBatch([points[first]], ctx);
       const others = await this.measureBatch(rest, ctx);
       return points.map((_, i) => (i === first ? asWritten : others[i < first ? i : i - 1]));
@@ -177,25 +189,47 @@ export class StaticRunner implements SweepRunner {
     return this.measureBatch(points, ctx);
   }
 
+  /**
+   * The points' cubins and each group's rolled baseline (every swept loop at 1: effective unroll
+   * is read against it), started now, the file as written first, so that they build while a
+   * benchmark searches the file as written for its kernels and its programs build; settles when
+   * every one has. measure() joins builds under way (the builder compiles the same source once).
+   */
+  prefetch(points: SweepPoint[], signal: AbortSignal | undefined): Promise<void> {
+    const rolled: VariantFactors = new Map(this.o.loops.map(l => [l, 1]));
+    const builds = points.map(p => ({ params: p.params, factors: variantFactorsOf(p), id: pointId(p) }));
+    const asWritten = builds.filter(b => b.id === AS_WRITTEN_ID);
+    const groups = new Map(points.map(p => [defineArgs(p.params, this.o.templateParams).join(' '), p.params]));
+    const baselines = [...groups].map(([defines, params]) => ({ params, factors: rolled, id: `rolled ${defines}` }));
+    const order = [...asWritten, ...baselines, ...builds.filter(b => b.id !== AS_WRITTEN_ID)];
+    return Promise.all(this.startBuilds(order, signal)).then(() => undefined);
+  }
+
   /** The points' cubins, started now (the builder joins a build already under way when the same source is asked for again). */
-  private startBuilds(points: SweepPoint[], signal: AbortSignal | undefined): void {
-    for (const p of points) {
-      this.inspectorFor(p.params);
-      const vf = variantFactorsOf(p);
-      const builder = this.builders.get(defineArgs(p.params, this.o.templateParams).join(' '))!;
-      const id = pointId(p);
-      const req = { key: variantKey(vf), source: variantSource(this.o.text, this.o.analysis, vf, this.o.file), originalPath: this.o.file };
-      builder
+  private startBuilds(
+    builds: { params: Record<string, string>; factors: VariantFactors; id: string }[],
+    signal: AbortSignal | undefined,
+  ): Promise<void>[] {
+    return builds.map(({ params, factors, id }) => {
+      this.inspectorFor(params);
+      const builder = this.builders.get(defineArgs(params, this.o.templateParams).join(' '))!;
+      const req = {
+        key: variantKey(factors),
+        source: variantSource(this.o.text, this.o.analysis, factors, this.o.file),
+        originalPath: this.o.file,
+      };
+      return builder
         .buildAll([req], { signal })
         .then(([b]) => {
           // its nvcc time, counted here once (its measurement may find it in the cache by then)
-          if (b && !b.cached && b.status !== 'cancelled') {
-            this.compileMs += b.compileMs;
-            this.counted.add(id);
+          // (a build joined by two requests, the same source, is one compile)
+          if (b && !b.cached && b.status !== 'cancelled' && !this.counted.has(id)) {
+            if (!this.counted.has(b.hash)) this.compileMs += b.compileMs;
+            this.counted.add(id).add(b.hash);
           }
         })
         .catch(() => undefined); // its measurement reports any failure
-    }
+    });
   }
 
   private async measureBatch(points: SweepPoint[], ctx: RunnerContext): Promise<SweepVariant[]> {
@@ -234,7 +268,7 @@ export class StaticRunner implements SweepRunner {
         const parameters = kernel?.templateParameters ?? [];
         const filter: KernelFilter | undefined = Object.keys(tvalues).length
           ? (_mangled, demangled) => isInstantiation(demangled, this.o.kernel, parameters, tvalues)
-          : this.o.kernelFilter;
+          : this.kernelFilter;
         const byKey = new Map(idx.map(i => [variantKey(variantFactorsOf(points[i])), i]));
         const pinKey = JSON.stringify(Object.entries(tvalues));
         await this.inspectorFor(params).inspectKernelVariants(
@@ -258,7 +292,11 @@ export class StaticRunner implements SweepRunner {
             },
             onMeasured: (j, kv) => {
               const i = idx[j];
-              if (!kv.cached && kv.status !== 'cancelled' && !this.counted.has(pointId(points[i]))) this.compileMs += kv.compileMs;
+              // counted once, whichever of this and a started build's own count comes first
+              if (!kv.cached && kv.status !== 'cancelled' && !this.counted.has(pointId(points[i]))) {
+                this.compileMs += kv.compileMs;
+                this.counted.add(pointId(points[i]));
+              }
               hashes[i] = this.o.identity === 'cubin' ? (kv.machineCode ?? null) : kv.codeHash;
               this.codeHashes.set(pointId(points[i]), hashes[i]);
               if (kv.kernelSizes) this.kernelSizes.set(pointId(points[i]), kv.kernelSizes);
