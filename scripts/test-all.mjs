@@ -12,6 +12,7 @@
 //   UNROLL_LENS_TEST_STAGES=unit node scripts/test-all.mjs   # only some stages (comma list)
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { availableTools, countSuiteTests, failNote, lacking, planStages, readManifest, skipLines, toolsDirOf } from './test-plan.mjs';
@@ -20,6 +21,11 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // (the TAP files; test/unit/testPlan.test.ts runs this script with its own folder)
 const ARTIFACTS = process.env.UNROLL_LENS_TEST_ARTIFACTS || path.join(ROOT, '.test-artifacts');
 fs.mkdirSync(ARTIFACTS, { recursive: true });
+// Every test's temporary folders go under one folder of this run, removed when it ends: the unit
+// stage alone used to leave about 100 folders in /tmp a run (ul-reads-*, ul-cache-*, …).
+const RUN_TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-test-run-'));
+process.env.TMPDIR = RUN_TMP;
+process.on('exit', () => fs.rmSync(RUN_TMP, { recursive: true, force: true }));
 const stages = (process.env.UNROLL_LENS_TEST_STAGES ?? 'unit,slurm,webview,integration,ui')
   .split(',')
   .map(s => s.trim())
