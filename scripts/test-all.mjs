@@ -23,8 +23,15 @@ const ARTIFACTS = process.env.UNROLL_LENS_TEST_ARTIFACTS || path.join(ROOT, '.te
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 // Every test's temporary folders go under one folder of this run, removed when it ends: the unit
 // stage alone used to leave about 100 folders in /tmp a run (ul-reads-*, ul-cache-*, …).
+// (Not for the VS Code stages: their harness keeps its socket paths short under the system's.)
+const SYSTEM_TMPDIR = process.env.TMPDIR;
 const RUN_TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-test-run-'));
 process.env.TMPDIR = RUN_TMP;
+const systemTmpEnv = () => {
+  const env = { ...process.env, TMPDIR: SYSTEM_TMPDIR };
+  if (SYSTEM_TMPDIR === undefined) delete env.TMPDIR;
+  return env;
+};
 process.on('exit', () => fs.rmSync(RUN_TMP, { recursive: true, force: true }));
 const stages = (process.env.UNROLL_LENS_TEST_STAGES ?? 'unit,slurm,webview,integration,ui')
   .split(',')
@@ -224,7 +231,7 @@ if (planOf('integration')) {
     record('integration', 0, 0, `skipped: ${lacking(p)}`, n);
   } else {
     console.log('\n=== integration tests inside VS Code (code-server + headless Chromium)');
-    const r = await run(process.execPath, [path.join(ROOT, 'test', 'integration', 'launch-offline.mjs')]);
+    const r = await run(process.execPath, [path.join(ROOT, 'test', 'integration', 'launch-offline.mjs')], { env: systemTmpEnv() });
     const passing = Number(/(\d+) passing/.exec(r.text)?.[1] ?? 0);
     const failing = Number(/(\d+) failing/.exec(r.text)?.[1] ?? 0);
     record('integration', passing, r.code !== 0 && failing === 0 ? 1 : failing, r.code !== 0 ? `exit ${r.code}` : '');
@@ -241,7 +248,8 @@ if (planOf('ui')) {
   } else {
     console.log('\n=== UI check: packaged .vsix in code-server, CodeLens, SASS listing and SASS diff screenshots');
     const pack = await run(process.execPath, [path.join(ROOT, 'scripts', 'package-vsix.mjs')]);
-    const r = pack.code === 0 ? await run(process.execPath, [path.join(ROOT, 'test', 'ui', 'screenshot.mjs')]) : pack;
+    const r =
+      pack.code === 0 ? await run(process.execPath, [path.join(ROOT, 'test', 'ui', 'screenshot.mjs')], { env: systemTmpEnv() }) : pack;
     record('ui', r.code === 0 ? 1 : 0, r.code === 0 ? 0 : 1, r.code === 0 ? 'screenshot in .test-artifacts/' : `exit ${r.code}`);
   }
 }
