@@ -342,6 +342,7 @@ export class GpuRunner implements SweepRunner {
       const out = await this.onGpus(points, sass.each, programs, ctx);
       await sass.all;
       await building;
+      await cubins; // (joined by the SASS side's measurements: settled by now)
       return out;
     } catch (e) {
       stop();
