@@ -61,6 +61,7 @@ import { pathToFileURL } from 'url';
 import { EDITOR_REMEDIES } from './remedies';
 import { oversizedBytes, oversizedDiagnostic, oversizedText } from './oversized';
 import { ServerText } from './serverText';
+import { compileWasmWithBaselineOnly } from './wasmTiers';
 
 // The engine's messages name the editor's settings here, not the command line's environment.
 useRemedies(EDITOR_REMEDIES);
@@ -74,6 +75,7 @@ let workspaceRoots: string[] = [];
 let cacheDir = defaultCacheDir();
 /** The extension's global storage (null: the client gave none, so there is no editor cache to clear). */
 let storagePath: string | null = null;
+compileWasmWithBaselineOnly();
 const docsReady = CudaDocuments.create();
 docsReady.catch(e => connection.console.error(`Unroll Lens: cannot load the CUDA parser: ${e}`));
 

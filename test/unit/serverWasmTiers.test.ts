@@ -1,0 +1,67 @@
+// The language server keeps the parser's WebAssembly on V8's baseline compiler (wasmTiers.ts): by
+// default the first parse of any file makes V8 optimise the parser's largest functions in the
+// background, about a second of CPU that on a machine with few cores delays the next file's first
+// CodeLens. V8's own trace of each function it compiles says which compiler did it.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { fork, spawn } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+import { pathToFileURL } from 'url';
+import { IPCMessageReader, IPCMessageWriter, createMessageConnection } from 'vscode-jsonrpc/node';
+import { SAMPLES } from './helpers';
+
+const TRACE = '--trace-wasm-compilation-times';
+const OPTIMISED = /using TurboFan/;
+const BASELINE = /using Liftoff/;
+/** Long enough for a background optimisation the parse started to finish and be traced. */
+const SETTLE_MS = 3000;
+const SAMPLE = path.join(SAMPLES, 'matmul_unroll.cu');
+
+describe('language server: the parser stays on the baseline compiler', () => {
+  test('without the flag, a first parse makes V8 optimise parser functions (what the server avoids)', async () => {
+    const parserModule = path.join(__dirname, '..', '..', 'src', 'engine', 'parse', 'parser.js');
+    const script = `require(${JSON.stringify(parserModule)}).createCudaParser().then(p => {
+      p.parse(require('fs').readFileSync(${JSON.stringify(SAMPLE)}, 'utf8'));
+      setTimeout(() => {}, ${SETTLE_MS});
+    });`;
+    const child = spawn(process.execPath, [TRACE, '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    await new Promise(resolve => child.on('exit', resolve));
+    assert.match(out, BASELINE, 'the trace names the compiler');
+    assert.match(out, OPTIMISED);
+  });
+
+  test('the server parses and analyses a file with no function optimised', async () => {
+    const server = fork(path.join(__dirname, '..', '..', 'src', 'server', 'main.js'), ['--node-ipc'], {
+      execArgv: [TRACE],
+      stdio: ['ignore', 'pipe', 'ignore', 'ipc'],
+    });
+    let out = '';
+    server.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    const conn = createMessageConnection(new IPCMessageReader(server), new IPCMessageWriter(server));
+    conn.onNotification(() => undefined);
+    conn.onRequest(() => null);
+    conn.listen();
+    try {
+      await conn.sendRequest('initialize', { processId: process.pid, rootUri: null, capabilities: {} });
+      conn.sendNotification('initialized', {});
+      const uri = pathToFileURL(SAMPLE).href;
+      conn.sendNotification('textDocument/didOpen', {
+        textDocument: { uri, languageId: 'cuda-cpp', version: 1, text: fs.readFileSync(SAMPLE, 'utf8') },
+      });
+      const lenses = (await conn.sendRequest('textDocument/codeLens', { textDocument: { uri } })) as { command?: unknown }[];
+      assert.ok(lenses.length > 0, 'lenses for the sample');
+      await Promise.all(lenses.filter(l => !l.command).map(l => conn.sendRequest('codeLens/resolve', l)));
+      await new Promise(resolve => setTimeout(resolve, SETTLE_MS));
+    } finally {
+      await conn.sendRequest('shutdown').catch(() => undefined);
+      conn.sendNotification('exit');
+      await new Promise(resolve => server.on('exit', resolve));
+      conn.dispose();
+    }
+    assert.match(out, BASELINE, 'the trace names the compiler');
+    assert.doesNotMatch(out, OPTIMISED);
+  });
+});
