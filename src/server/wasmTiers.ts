@@ -9,7 +9,7 @@
 import * as v8 from 'v8';
 
 /** The V8 flag that keeps WebAssembly on the baseline compiler. */
-export const BASELINE_WASM_FLAG = '--liftoff-only';
+const BASELINE_WASM_FLAG = '--liftoff-only';
 
 /** Must run before the parser's WebAssembly is compiled (CudaDocuments.create): V8 reads the flag then. */
 export function compileWasmWithBaselineOnly(): void {
