@@ -26,6 +26,8 @@ fs.mkdirSync(ARTIFACTS, { recursive: true });
 // (Not for the VS Code stages: their harness keeps its socket paths short under the system's.)
 const SYSTEM_TMPDIR = process.env.TMPDIR;
 const RUN_TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-test-run-'));
+// as /tmp is: tests that run a script as another user (setupTestTools: as nobody) reach their folders
+fs.chmodSync(RUN_TMP, 0o1777);
 process.env.TMPDIR = RUN_TMP;
 const systemTmpEnv = () => {
   const env = { ...process.env, TMPDIR: SYSTEM_TMPDIR };
