@@ -174,14 +174,11 @@ export class StaticRunner implements SweepRunner {
 
   async measure(points: SweepPoint[], ctx: RunnerContext): Promise<SweepVariant[]> {
     // The file as written alone first: it pins the instantiation every later point measures (and
-    // the others' cubins build meanwhile, so nvcc never waits for it).
+    // the others' cubins and the rolled baselines build meanwhile, so nvcc never waits for it).
     const first = points.findIndex(p => pointId(p) === AS_WRITTEN_ID);
     if (first >= 0 && points.length > 1) {
       const rest = points.filter((_, i) => i !== first);
-      void this.startBuilds(
-        rest.map(p => ({ params: p.params, factors: variantFactorsOf(p), id: pointId(p) })),
-        ctx.signal,
-      );
+      void this.prefetch(rest, ctx.signal);
       const [asWritten] = await this.measureBatch([points[first]], ctx);
       const others = await this.measureBatch(rest, ctx);
       return points.map((_, i) => (i === first ? asWritten : others[i < first ? i : i - 1]));
