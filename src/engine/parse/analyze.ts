@@ -16,7 +16,7 @@ import { collectInstantiations } from './instantiations';
 import { hasRealSyntaxErrors } from './syntaxErrors';
 import { TopLevel, scanTopLevel } from './topLevel';
 import type { UnparsedFunction } from './model';
-import { functionDefinitions, unparsedFunctions } from './unparsedFunctions';
+import { functionDefinitions, Ranges, unparsedFunctions } from './unparsedFunctions';
 import { CallGraph, definitionsOf, textHash } from './callGraph';
 
 /**
@@ -216,10 +216,10 @@ export interface TextSource {
   toString(): string;
 }
 
-/** The file's text, and where its comments and string literals lie (start, end pairs in order; found when first asked). */
+/** The file's text, and where its comments and string literals lie (found when first asked). */
 interface CodeText {
   text: TextSource;
-  ignored: number[] | null;
+  ignored: Ranges | null;
 }
 
 /**
@@ -227,31 +227,18 @@ interface CodeText {
  * once per analysis. (Blanking them in a copy of the text cost a whole-file analysis a fifth of
  * its time on a 200 KB file, and most names are found nowhere but in their own definition.)
  */
-function ignoredRanges(code: CodeText): number[] {
+function ignoredRanges(code: CodeText): Ranges {
   if (code.ignored) return code.ignored;
-  const ignored: number[] = [];
+  const ignored: { start: number; end: number }[] = [];
   const text = code.text.toString();
   const re = /\/\/[^\n]*|\/\*[\s\S]*?\*\/|"(?:\\.|[^"\\\n])*"/g;
-  for (let m = re.exec(text); m; m = re.exec(text)) ignored.push(m.index, m.index + m[0].length);
-  return (code.ignored = ignored);
+  for (let m = re.exec(text); m; m = re.exec(text)) ignored.push({ start: m.index, end: m.index + m[0].length });
+  return (code.ignored = new Ranges(ignored));
 }
 
 /** [A-Za-z0-9_], as the regex `\b` reads a word (NaN, before the start or past the end, is not). */
 function isWordChar(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
-}
-
-/** Whether `at` lies in a comment or a string literal (binary search over the pairs). */
-function inIgnored(code: CodeText, at: number): boolean {
-  const r = ignoredRanges(code);
-  let lo = 0;
-  let hi = r.length / 2;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (r[2 * mid + 1] <= at) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < r.length / 2 && r[2 * lo] <= at;
 }
 
 /**
@@ -267,7 +254,7 @@ function usedOutside(fn: FunctionInfo, code: CodeText, functions: FunctionInfo[]
   const find = (from: number) => (text.find ? text.find(name, from) : text.indexOf(name, from));
   for (let at = find(0); at !== -1; at = find(at + 1)) {
     if (isWordChar(text.charCodeAt(at - 1)) || isWordChar(text.charCodeAt(at + name.length))) continue;
-    if (!own.some(n => n.startIndex <= at && at < n.endIndex) && !inIgnored(code, at)) return true;
+    if (!own.some(n => n.startIndex <= at && at < n.endIndex) && !ignoredRanges(code).has(at)) return true;
   }
   return false;
 }
