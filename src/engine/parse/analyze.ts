@@ -11,7 +11,7 @@ import { FunctionResult, analyzeFunction } from './analyzeFunction';
 import type { AnalysisSnapshot } from './analysisSnapshot';
 import { FunctionInfo, collectFunctions } from './deviceFunctions';
 import { collectFileConstants } from './fileConstants';
-import type { FunctionCache } from './functionCache';
+import type { FunctionCache, ItemTexts } from './functionCache';
 import { collectInstantiations } from './instantiations';
 import { hasRealSyntaxErrors } from './syntaxErrors';
 import { TopLevel, scanTopLevel } from './topLevel';
@@ -20,14 +20,16 @@ import { functionDefinitions, Ranges, unparsedFunctions } from './unparsedFuncti
 import { CallGraph, definitionsOf, textHash } from './callGraph';
 
 /**
- * A digest of the file's items other than function definitions (cache key): a class member's
- * value may change any trip count, and a name declared at namespace scope (a variable, or what
- * error recovery reads as one) changes what a bound's name means (ScopeLookup.isGlobalVariable).
+ * The file's items other than function definitions, against which a cached result is checked: a
+ * class member's value may change any trip count, and a name declared at namespace scope (a
+ * variable, or what error recovery reads as one) changes what a bound's name means
+ * (ScopeLookup.isGlobalVariable). Only the items that spell a name the function's lookups asked
+ * for count (functionCache.ts).
  */
-function itemsDigest(top: TopLevel): string {
-  const parts: string[] = [];
-  for (const { node, text } of top.others) if (node.type !== 'function_definition') parts.push(textHash(text));
-  return parts.join('');
+function itemTexts(top: TopLevel, cache: FunctionCache): ItemTexts {
+  const texts: string[] = [];
+  for (const { node, text } of top.others) if (node.type !== 'function_definition') texts.push(text);
+  return cache.items(texts, texts.map(textHash));
 }
 
 export function analyzeTree(tree: Tree, path: string, cache?: FunctionCache, table: MacroTable = MacroTable.builtin): FileAnalysis {
@@ -102,7 +104,8 @@ function* analysisSteps(tree: Tree, path: string, cache?: FunctionCache, source?
   const lookup = new ScopeLookup(new FileIndex(root, fileScope.values));
   for (const f of functions) if (f.qualifier === 'global') lookup.kernelStarts.add(f.node.startIndex);
   // A function's trip counts depend on the classes of the file too (members, specialisations).
-  const constantsKey = cache ? JSON.stringify([...fileScope.values]) + itemsDigest(top) : '';
+  const constantsKey = cache ? JSON.stringify([...fileScope.values]) : '';
+  const items = cache ? itemTexts(top, cache) : null;
   // Only a kept document (a cache) re-analyses: a one-off scan needs no call graph.
   const { defs, texts, byNode } = cache ? definitionsOf(top) : { defs: [], texts: [], byNode: new Map<number, number>() };
   const graph = new CallGraph(defs);
@@ -126,20 +129,26 @@ function* analysisSteps(tree: Tree, path: string, cache?: FunctionCache, source?
       const unread = fn.templateParams.length && !args ? usedOutside(fn, code(), functions) : false;
       let r: FunctionResult | undefined;
       let key = '';
+      let reads = new Set<string>();
       if (cache) {
         // …and on the functions that reach its result through calls (callGraph.ts): callers'
         // arguments read in their scopes, bodies of one-return functions it evaluates.
         const calls = dependencyKey(byNode.get(fn.node.id));
         key = `${fn.node.startPosition.column}\u0000${calls}\u0000${constantsKey}\u0000${JSON.stringify(args ?? null)}${unread ? '+' : ''}\u0000${fn.headMacros ?? ''}\u0000${fn.templateParams.map(p => `${p.name}=${p.defaultValue?.text ?? ''}`).join(',')}\u0000${fn.text}`;
-        r = cache.get(key, fn.node.startPosition.row + 1);
+        r = cache.get(key, fn.node.startPosition.row + 1, items);
         if (r) cache.hits++;
       }
       if (!r) {
-        r = analyzeFunction(fn, fileScope, args, lookup);
+        if (cache) lookup.index.reads.begin();
+        try {
+          r = analyzeFunction(fn, fileScope, args, lookup);
+        } finally {
+          reads = cache ? lookup.index.reads.end() : reads;
+        }
         if (unread) r = { ...r, kernel: { ...r.kernel, usedUnread: true } };
         if (cache) {
           cache.misses++;
-          cache.set(key, r);
+          cache.set(key, r, reads, items);
         }
       }
       kernels.push(r.kernel);

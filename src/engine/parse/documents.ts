@@ -153,13 +153,14 @@ export class CudaDocuments {
    */
   openParsed(key: string, text: string, path = key, macros: MacroTable = MacroTable.builtin): void {
     this.close(key);
-    const masked = macros.maskForParse(text);
+    const selected = macros.selectBranches(text);
+    const masked = macros.maskSelected(selected);
     const tree = this.parser.parse(masked);
     if (!tree) throw new Error('tree-sitter returned no tree');
     this.entries.set(key, {
       text: SegmentedText.of(text),
       masked: SegmentedText.of(masked),
-      selects: macros.selectBranches(text) !== text,
+      selects: selected !== text,
       macros,
       tree,
       analysis: null,
@@ -208,7 +209,7 @@ export class CudaDocuments {
       const flat = text.toString();
       const selected = entry.macros.selectBranches(flat);
       if (entry.selects || selected !== flat) {
-        const full = entry.macros.maskForParse(flat);
+        const full = entry.macros.maskSelected(selected);
         reselected = markDifference(entry.tree, masked.toString(), full, flat);
         masked = SegmentedText.of(full);
         entry.selects = selected !== flat;
@@ -340,14 +341,15 @@ export class CudaDocuments {
     const entry = this.entries.get(key);
     if (!entry || entry.macros === macros) return false;
     const text = entry.text.toString();
-    const masked = macros.maskForParse(text);
+    const selected = macros.selectBranches(text);
+    const masked = macros.maskSelected(selected);
     const tree = this.parser.parse(masked);
     if (!tree) throw new Error('tree-sitter returned no tree');
     entry.tree.delete();
     Object.assign(entry, {
       tree,
       masked: SegmentedText.of(masked),
-      selects: macros.selectBranches(text) !== text,
+      selects: selected !== text,
       macros,
       analysis: null,
       outline: null,

@@ -89,6 +89,37 @@ export function enclosingClasses(node: Node): ClassInfo[] {
 }
 
 /**
+ * The names the lookups of one function's analysis asked the file about (FileIndex's queries by
+ * name), for its cache entry (functionCache.ts): outside the function and its call-graph
+ * dependencies, everything a lookup reads lies in a top-level item that spells the name it was
+ * asked for (a class, a namespace variable, a call), so the result holds while those items do.
+ * Nested: what an inner span asks (a memoised member value) is asked by the outer one too.
+ */
+export class NameReads {
+  private readonly open: Set<string>[] = [];
+
+  note(name: string): void {
+    this.open[this.open.length - 1]?.add(name);
+  }
+
+  noteAll(names: Iterable<string> | undefined): void {
+    const top = this.open[this.open.length - 1];
+    if (top && names) for (const n of names) top.add(n);
+  }
+
+  begin(): void {
+    this.open.push(new Set());
+  }
+
+  /** Closes the innermost span: its names, also added to the span around it. */
+  end(): Set<string> {
+    const names = this.open.pop() ?? new Set<string>();
+    this.noteAll(names);
+    return names;
+  }
+}
+
+/**
  * Everything a lookup may need from the whole file, built on first use: classes by name,
  * functions by name (constexpr ones are evaluated), non-const variables at namespace scope.
  */
@@ -96,6 +127,7 @@ export class FileIndex {
   private classes: Map<string, ClassInfo[]> | null = null;
   private globals: Set<string> | null = null;
   private members = new Map<number, Map<string, Member>>();
+  readonly reads = new NameReads();
 
   constructor(
     private readonly root: Node,
@@ -123,6 +155,7 @@ export class FileIndex {
    * a walk finds them.
    */
   private byName(kind: string, name: string, type: string, keyOf: (n: Node) => string | undefined): Node[] {
+    this.reads.note(name);
     const key = `${kind}\u0000${name}`;
     const known = this.named.get(key);
     if (known) return known;
@@ -174,6 +207,7 @@ export class FileIndex {
   }
 
   classesNamed(name: string): ClassInfo[] {
+    this.reads.note(name);
     if (!this.classes) {
       this.classes = new Map();
       const byId = new Map<number, ClassInfo>();
@@ -216,6 +250,7 @@ export class FileIndex {
 
   /** Non-const variables declared at namespace scope (`__device__ int g_count;`): run-time values. */
   isGlobalVariable(name: string): boolean {
+    this.reads.note(name);
     if (!this.globals) {
       this.globals = new Set();
       const visit = (n: Node, depth: number) => {
@@ -241,6 +276,8 @@ export class FileIndex {
 
   /** Members of a class by name (data members, enumerators, type aliases, nested classes). */
   membersOf(info: ClassInfo): Map<string, Member> {
+    // The class's item spells its name (a nested class's, its outer class's item).
+    this.reads.note(info.name);
     let m = this.members.get(info.node.id);
     if (m) return m;
     m = new Map();

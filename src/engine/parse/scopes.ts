@@ -105,6 +105,11 @@ function bindingKey(b: Map<string, number>): string {
 export class ScopeLookup {
   private decls = new Map<number, Map<string, Declared[]>>();
   private memo = new Map<string, EvalResult>();
+  /**
+   * What computing each memo entry asked the file (NameReads): a function that reuses an entry
+   * asked it too, so its cache entry depends on those names as if it had computed it.
+   */
+  private memoReads = new Map<string | number, Set<string>>();
   /** plainWrites per function and parameter name. */
   private paramWrites = new Map<string, { end: number; value: Node }[] | null>();
   private active = new Set<string>();
@@ -115,6 +120,23 @@ export class ScopeLookup {
   readonly kernelStarts = new Set<number>();
 
   constructor(readonly index: FileIndex) {}
+
+  /** A memo entry, its names noted as asked again. */
+  private recall(key: string): EvalResult | undefined {
+    const r = this.memo.get(key);
+    if (r !== undefined) this.index.reads.noteAll(this.memoReads.get(key));
+    return r;
+  }
+
+  /** Runs `compute` in a span of its own and keeps what it asked the file with its key. */
+  private reading<T>(key: string | number, compute: () => T): T {
+    this.index.reads.begin();
+    try {
+      return compute();
+    } finally {
+      this.memoReads.set(key, this.index.reads.end());
+    }
+  }
 
   /** The scope evalConst needs for this context. */
   scope(ctx: EvalContext): ConstScope {
@@ -214,8 +236,11 @@ export class ScopeLookup {
     // (tiny-cuda-nn's vec.h). Kept only when asked outside any evaluation, whose recursion guard
     // could have left an argument unevaluated.
     const cached = this.classInsts.get(info.node.id);
-    if (cached) return cached;
-    const out = this.readClassInstantiations(info);
+    if (cached) {
+      this.index.reads.noteAll(this.memoReads.get(info.node.id));
+      return cached;
+    }
+    const out = this.reading(info.node.id, () => this.readClassInstantiations(info));
     if (!this.active.size) this.classInsts.set(info.node.id, out);
     return out;
   }
@@ -339,11 +364,12 @@ export class ScopeLookup {
     const index = params.findIndex(p => declaredName(p.childForFieldName('declarator')) === name);
     if (!fname || index < 0) return 'runtime';
     const key = `param|${fn.id}|${index}`;
-    const cached = this.memo.get(key);
+    const cached = this.recall(key);
     if (cached !== undefined) return cached;
     if (this.active.has(key)) return 'runtime';
     this.active.add(key);
     let r: EvalResult = 'runtime';
+    this.index.reads.begin();
     try {
       for (const call of this.index.callsNamed(fname)) {
         if (call.startIndex >= fn.startIndex && call.endIndex <= fn.endIndex) continue; // recursion
@@ -366,6 +392,7 @@ export class ScopeLookup {
       }
     } finally {
       this.active.delete(key);
+      this.memoReads.set(key, this.index.reads.end());
     }
     this.memo.set(key, r);
     return r;
@@ -385,8 +412,15 @@ export class ScopeLookup {
     const body = ctx.fn?.childForFieldName('body');
     if (!variable || !body || depth > MAX_DEPTH / 2) return 'runtime';
     const key = `lambda|${lambda.node.id}|${lambda.index}`;
-    const cached = this.memo.get(key);
+    const cached = this.recall(key);
     if (cached !== undefined) return cached;
+    const r = this.reading(key, () => this.lambdaCalls(lambda, variable, body, ctx, depth));
+    this.memo.set(key, r);
+    return r;
+  }
+
+  /** lambdaParameterValue's reading of the calls of the lambda's variable in `body`. */
+  private lambdaCalls(lambda: NonNullable<Declared['lambda']>, variable: string, body: Node, ctx: EvalContext, depth: number): EvalResult {
     let r: EvalResult = 'runtime';
     for (const call of body.descendantsOfType('call_expression')) {
       if (!call) continue;
@@ -407,7 +441,6 @@ export class ScopeLookup {
         break;
       }
     }
-    this.memo.set(key, r);
     return r;
   }
 
@@ -457,11 +490,12 @@ export class ScopeLookup {
     if (m.kind === 'type' || m.kind === 'class') return 'unknown';
     const view = chain[0];
     const key = `${view.info.node.id}|${bindingKey(view.bindings)}|${name}`;
-    const cached = this.memo.get(key);
+    const cached = this.recall(key);
     if (cached !== undefined) return cached;
     if (this.active.has(key)) return 'unknown';
     this.active.add(key);
     let r: EvalResult;
+    this.index.reads.begin();
     try {
       const ctx = this.classContext(chain);
       if (m.kind === 'enumerator') {
@@ -474,6 +508,7 @@ export class ScopeLookup {
       else r = this.evalIn(m.value, ctx, depth + 1);
     } finally {
       this.active.delete(key);
+      this.memoReads.set(key, this.index.reads.end());
     }
     this.memo.set(key, r);
     return r;

@@ -128,9 +128,22 @@ function literalLast(text: string, i: number): number {
   return close === -1 ? text.length - 1 : close + raw[0].length;
 }
 
-/** Blanks [start, end) of `chars`, keeping line breaks. */
-function blank(chars: string[], start: number, end: number): void {
-  for (let i = start; i < end; i++) if (chars[i] !== '\n' && chars[i] !== '\r') chars[i] = ' ';
+/**
+ * `text` with each range of `ranges` blanked, line breaks kept: slices joined, not a character
+ * array (a keystroke before a selected group re-reads a 200 KB file; splitting it cost 30 ms).
+ */
+function blankRanges(text: string, ranges: [number, number][]): string {
+  const sorted = [...ranges].sort((x, y) => x[0] - y[0]);
+  const parts: string[] = [];
+  let at = 0;
+  for (const [s, e] of sorted) {
+    const start = Math.max(s, at);
+    if (e <= start) continue;
+    parts.push(text.slice(at, start), text.slice(start, e).replace(/[^\r\n]/g, ' '));
+    at = e;
+  }
+  parts.push(text.slice(at));
+  return parts.join('');
 }
 
 const ANY_CONDITIONAL = /^[ \t]*#[ \t]*if/m;
@@ -234,8 +247,5 @@ export function selectUnbalancedBranches(text: string, decide: ConditionOracle):
     return chosen === -1 ? null : g.branches[chosen];
   }
 
-  if (!blanks.length) return text;
-  const chars = text.split('');
-  for (const [s, e] of blanks) blank(chars, s, e);
-  return chars.join('');
+  return blanks.length ? blankRanges(text, blanks) : text;
 }

@@ -149,7 +149,12 @@ export class MacroTable {
    * the configuration takes (branches.ts).
    */
   maskForParse(text: string): string {
-    return maskText(this.selectBranches(text), this.oracle, this.masked);
+    return this.maskSelected(this.selectBranches(text));
+  }
+
+  /** maskForParse of a text whose branches selectBranches has already selected (a document reads both). */
+  maskSelected(selected: string): string {
+    return maskText(selected, this.oracle, this.masked);
   }
 
   /** `text` with the branches of unbalanced `#if` groups that the configuration does not take blanked. */
