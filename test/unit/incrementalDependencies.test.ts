@@ -9,7 +9,8 @@ import { CudaDocuments, TextChange } from '../../src/engine/parse/documents';
 import { SegmentedText } from '../../src/engine/parse/segmentedText';
 import { pointAt } from '../../src/engine/parse/parser';
 import { MacroTable } from '../../src/engine/parse/macros/table';
-import { MacroTables } from '../../src/engine/parse/macros';
+import { MacroTables, optionsFromProject } from '../../src/engine/parse/macros';
+import * as os from 'os';
 import * as fs from 'fs';
 import * as path from 'path';
 import { SAMPLES } from './helpers';
@@ -113,6 +114,73 @@ __global__ void k(float *a) {
     );
     docs.update('u', [{ start: at, length: 1, text: '' }]);
     assert.deepEqual(docs.analysis('u'), docs.analyzeOnce(CALLER_LOCAL, 'u'));
+  });
+});
+
+describe("a keystroke in a function-like #define's value", () => {
+  /** The cache's hit count: a whole-file analysis reads every function through it, the fast path none. */
+  const hits = (docs: CudaDocuments) => (docs as unknown as { entries: Map<string, { cache: { hits: number } }> }).entries.get('u')!.cache.hits;
+
+  test("an error-check macro's line: no function analysed again, the answer a fresh one's", async () => {
+    const src = `#define CHECK(call)                                   \\
+  do {                                                  \\
+    cudaError_t err_ = (call);                          \\
+    if (err_ != cudaSuccess) exit(1);                   \\
+  } while (0)
+template <int N> __global__ void k(float *a) {
+  for (int i = 0; i < N; ++i) a[i] = 0;
+}
+__global__ void h(float *a, int n) {
+  for (int i = 0; i < n; ++i) a[i] = 0;
+}
+void run(float *a) { k<4><<<1, 1>>>(a); CHECK(cudaDeviceSynchronize()); }
+`;
+    for (const [from, to] of [
+      ['exit(1)', 'exit(2)'],
+      ['(call)', '(calls)'],
+      ['err_ != cudaSuccess', 'err_ != cudaSuccess && 1'],
+    ]) {
+      const docs = await CudaDocuments.create();
+      docs.open('u', src);
+      docs.analysis('u');
+      const before = hits(docs);
+      const at = src.lastIndexOf(from);
+      docs.update('u', [{ start: at, length: from.length, text: to }]);
+      assert.deepEqual(docs.analysis('u'), docs.analyzeOnce(docs.text('u')!, 'u'), `${from} → ${to}`);
+      assert.equal(hits(docs), before, `${from} → ${to}: the fast path`);
+    }
+  });
+
+  test('a macro that writes instantiations, or comes to: the whole file, equal to a fresh analysis', async () => {
+    const src = `template <int N> __global__ void k(float *a) {
+  for (int i = 0; i < N; ++i) a[i] = 0;
+}
+#define LAUNCH(n) k<n><<<1, 1>>>(a)
+#define OTHER(n) run_other(n)
+void run(float *a) { LAUNCH(4); OTHER(8); }
+`;
+    // Expansion reads the file's macros (as the server's table holds them until it reads them again).
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-define-edit-'));
+    const file = path.join(dir, 'k.cu');
+    fs.writeFileSync(file, src);
+    const { table } = new MacroTables().tableFor(file, src, optionsFromProject(dir, null, 'sm_90', [])(file));
+    try {
+      for (const [from, to] of [
+        ['k<n><<<', 'k<n * 2><<<'],
+        ['run_other', 'k<n><<<1, 1>>>'],
+      ]) {
+        const docs = await CudaDocuments.create();
+        docs.open('u', src, 'u', table);
+        assert.equal(docs.analysis('u')!.kernels[0].loops[0].tripCount, 4);
+        const before = hits(docs);
+        const at = src.indexOf(from);
+        docs.update('u', [{ start: at, length: from.length, text: to }]);
+        assert.deepEqual(docs.analysis('u'), docs.analyzeOnce(docs.text('u')!, 'u', table), `${from} → ${to}`);
+        assert.ok(hits(docs) > before, `${from} → ${to}: the whole file`);
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

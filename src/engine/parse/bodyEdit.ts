@@ -45,6 +45,43 @@ function insideOneComment(
   return changed.every(r => r.startIndex >= n.startIndex && r.endIndex <= n.endIndex);
 }
 
+/** Where a `#define` stands between items of the file: not in a function or a class. */
+const FILE_LEVEL = new Set([
+  'translation_unit',
+  'preproc_if',
+  'preproc_ifdef',
+  'preproc_else',
+  'preproc_elif',
+  'preproc_elifdef',
+  'namespace_definition',
+  'declaration_list',
+  'linkage_specification',
+]);
+
+/**
+ * The edit lies inside the value of one function-like `#define` at file level, on one line, and
+ * every syntax change with it (the value is one opaque token to the grammar: no error, no item
+ * changes). Only instantiations read such a macro (instantiations.ts, written through it, and
+ * Kernel.usedUnread by text): when neither its old nor its new text names a template of the file
+ * or a macro read for instantiations, no function's result can change. Object-like `#define`s
+ * are constants and do not take this path. (A project's error-check macros, `CHECK(call)` with
+ * its `\` lines, were a fifth of the bench's random keystrokes, each a whole-file analysis.)
+ */
+function insideOneDefine(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit, changed: ChangedRange[], read: TextReader): boolean {
+  for (const t of [edit.removed, edit.inserted]) if (/[\n\r\\]/.test(t)) return false;
+  const arg = tree.rootNode.descendantForIndex(edit.start, Math.max(edit.start, edit.newEnd - 1));
+  const def = arg?.parent;
+  if (arg?.type !== 'preproc_arg' || def?.type !== 'preproc_function_def') return false;
+  if (!(arg.startIndex <= edit.start && edit.newEnd <= arg.endIndex)) return false;
+  if (changed.some(r => r.startIndex < def.startIndex || r.endIndex > def.endIndex)) return false;
+  for (let p = def.parent; p; p = p.parent) if (!FILE_LEVEL.has(p.type)) return false;
+  if (!prev.templateMention) return true;
+  const after = read(def.startIndex, def.endIndex);
+  const at = edit.start - def.startIndex;
+  const before = after.slice(0, at) + edit.removed + after.slice(at + edit.inserted.length);
+  return !prev.templateMention.test(after) && !prev.templateMention.test(before);
+}
+
 /** Nodes whose children are items: white space between two of them is in no item's text. */
 const ITEM_LISTS = new Set([
   'translation_unit',
@@ -103,6 +140,11 @@ function reanalyzeOneBody(
       // One line: no line moves, only offsets.
       const functions = prev.functions.map(g => (g.start < edit.start ? g : movedByEdit(g, delta, 0)));
       return { ...prev, functions, defs: defsMoved(prev.defs, edit) };
+    }
+    // Typing in an error-check macro's body: nothing the analysis reads changed; no line moves.
+    if (insideOneDefine(tree, prev, edit, changed, read)) {
+      const functions = prev.functions.map(g => (g.start < edit.start ? g : movedByEdit(g, delta, 0)));
+      return { ...prev, functions, defs: defsMoved(prev.defs, edit), analysis: analysisOf(prev.analysis.path, functions, null) };
     }
     // White space typed between items (a blank line between functions, an indent before a
     // comment, a trailing space after a member): every item parses and reads as before, only
