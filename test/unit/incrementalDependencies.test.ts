@@ -119,7 +119,8 @@ __global__ void k(float *a) {
 
 describe("a keystroke in a function-like #define's value", () => {
   /** The cache's hit count: a whole-file analysis reads every function through it, the fast path none. */
-  const hits = (docs: CudaDocuments) => (docs as unknown as { entries: Map<string, { cache: { hits: number } }> }).entries.get('u')!.cache.hits;
+  const hits = (docs: CudaDocuments) =>
+    (docs as unknown as { entries: Map<string, { cache: { hits: number } }> }).entries.get('u')!.cache.hits;
 
   test("an error-check macro's line: no function analysed again, the answer a fresh one's", async () => {
     const src = `#define CHECK(call)                                   \\

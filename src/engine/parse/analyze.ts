@@ -4,7 +4,7 @@ import type { Tree } from './parser';
 import type { FileAnalysis, Kernel, StrayPragma } from './model';
 import type { ConstScope } from './constEval';
 import { MacroTable } from './macros/table';
-import { FileIndex } from './fileIndex';
+import { FileIndex, type NameReads } from './fileIndex';
 import { ScopeLookup } from './scopes';
 import { activeMacros, withMacros } from './macroContext';
 import { FunctionResult, analyzeFunction } from './analyzeFunction';
@@ -75,6 +75,43 @@ export function* analyzeTreeInSteps(
   }
 }
 
+function analyzeOne(
+  fn: FunctionInfo,
+  fileScope: ConstScope,
+  args: string[][] | undefined,
+  lookup: ScopeLookup,
+  unread: boolean,
+): FunctionResult {
+  const r = analyzeFunction(fn, fileScope, args, lookup);
+  return unread ? { ...r, kernel: { ...r.kernel, usedUnread: true } } : r;
+}
+
+/** A function's result from the cache, or `analyze`d with the names its lookups asked the file (`reads`) kept beside it. */
+function cachedAnalysis(
+  cache: FunctionCache,
+  key: string,
+  at: { items: ItemTexts | null; line: number; reads: NameReads },
+  analyze: () => FunctionResult,
+): FunctionResult {
+  const hit = cache.get(key, at.line, at.items);
+  if (hit) {
+    cache.hits++;
+    return hit;
+  }
+  at.reads.begin();
+  let r: FunctionResult;
+  let names: Set<string>;
+  try {
+    r = analyze();
+  } finally {
+    // Closed on a throw too: the span of the next function must not nest in this one.
+    names = at.reads.end();
+  }
+  cache.misses++;
+  cache.set(key, r, names, at.items);
+  return r;
+}
+
 /** Device functions the file defines that the analysis does not list (unparsedFunctions.ts). */
 function lostFunctions(root: Tree['rootNode'], top: TopLevel, failed: UnparsedFunction[]): UnparsedFunction[] {
   const listed = top.functions.map(f => ({ start: f.node.startIndex, end: f.node.endIndex }));
@@ -127,30 +164,15 @@ function* analysisSteps(tree: Tree, path: string, cache?: FunctionCache, source?
     try {
       const args = fn.templateParams.length ? inst.get(fn.name) : undefined;
       const unread = fn.templateParams.length && !args ? usedOutside(fn, code(), functions) : false;
-      let r: FunctionResult | undefined;
-      let key = '';
-      let reads = new Set<string>();
+      let r: FunctionResult;
       if (cache) {
         // …and on the functions that reach its result through calls (callGraph.ts): callers'
         // arguments read in their scopes, bodies of one-return functions it evaluates.
         const calls = dependencyKey(byNode.get(fn.node.id));
-        key = `${fn.node.startPosition.column}\u0000${calls}\u0000${constantsKey}\u0000${JSON.stringify(args ?? null)}${unread ? '+' : ''}\u0000${fn.headMacros ?? ''}\u0000${fn.templateParams.map(p => `${p.name}=${p.defaultValue?.text ?? ''}`).join(',')}\u0000${fn.text}`;
-        r = cache.get(key, fn.node.startPosition.row + 1, items);
-        if (r) cache.hits++;
-      }
-      if (!r) {
-        if (cache) lookup.index.reads.begin();
-        try {
-          r = analyzeFunction(fn, fileScope, args, lookup);
-        } finally {
-          reads = cache ? lookup.index.reads.end() : reads;
-        }
-        if (unread) r = { ...r, kernel: { ...r.kernel, usedUnread: true } };
-        if (cache) {
-          cache.misses++;
-          cache.set(key, r, reads, items);
-        }
-      }
+        const key = `${fn.node.startPosition.column}\u0000${calls}\u0000${constantsKey}\u0000${JSON.stringify(args ?? null)}${unread ? '+' : ''}\u0000${fn.headMacros ?? ''}\u0000${fn.templateParams.map(p => `${p.name}=${p.defaultValue?.text ?? ''}`).join(',')}\u0000${fn.text}`;
+        const at = { items, line: fn.node.startPosition.row + 1, reads: lookup.index.reads };
+        r = cachedAnalysis(cache, key, at, () => analyzeOne(fn, fileScope, args, lookup, unread));
+      } else r = analyzeOne(fn, fileScope, args, lookup, unread);
       kernels.push(r.kernel);
       strayPragmas.push(...r.stray);
       const body = fn.node.childForFieldName('body');

@@ -120,6 +120,41 @@ export class NameReads {
 }
 
 /**
+ * What computing each entry of a memo shared by a file's functions asked the file (NameReads): a
+ * function that reuses an entry asked it too, so its cache entry depends on those names as if it
+ * had computed the entry itself.
+ */
+export class MemoReads {
+  private readonly byKey = new Map<string | number, Set<string>>();
+
+  constructor(private readonly reads: NameReads) {}
+
+  /** Entry `key` was reused: its names are asked again. */
+  reused(key: string | number): void {
+    this.reads.noteAll(this.byKey.get(key));
+  }
+
+  /** Opens entry `key`'s computation (closed by `end`). */
+  begin(): void {
+    this.reads.begin();
+  }
+
+  end(key: string | number): void {
+    this.byKey.set(key, this.reads.end());
+  }
+
+  /** `compute` as entry `key`'s computation. */
+  run<T>(key: string | number, compute: () => T): T {
+    this.begin();
+    try {
+      return compute();
+    } finally {
+      this.end(key);
+    }
+  }
+}
+
+/**
  * Everything a lookup may need from the whole file, built on first use: classes by name,
  * functions by name (constexpr ones are evaluated), non-const variables at namespace scope.
  */

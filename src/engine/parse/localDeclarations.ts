@@ -106,3 +106,32 @@ export function functionDeclarations(fn: Node): Map<string, Declared[]> {
   }
   return m;
 }
+
+/**
+ * The writes of parameter `name` in `fn`'s body, in order, when every one is a `name = expr;`
+ * standing directly in the body, or in the first branch of an `#if` there (so it always runs): each with its end and right-hand side; null
+ * when it has a write of another kind (a compound assignment, under a condition or in a loop: the
+ * caller's value and the old rule). Read once per function and name (a lookup runs per use).
+ */
+export function plainWrites(fn: Node, name: string): { end: number; value: Node }[] | null {
+  const body = fn.childForFieldName('body');
+  if (!body) return [];
+  const out: { end: number; value: Node }[] = [];
+  for (const n of body.descendantsOfType(['assignment_expression', 'update_expression'])) {
+    if (!n) continue;
+    const target = n.type === 'assignment_expression' ? n.childForFieldName('left') : n.childForFieldName('argument');
+    if (target?.text !== name) continue;
+    const value = n.childForFieldName('right');
+    // (an `#if`/`#ifdef` around it, DeepGEMM's `#if defined(__CUDA_ARCH__)` body: its first branch, the one the scan follows)
+    let holder = n.parent?.parent;
+    while (holder && (holder.type === 'preproc_if' || holder.type === 'preproc_ifdef')) holder = holder.parent;
+    const plain =
+      n.type === 'assignment_expression' &&
+      n.childForFieldName('operator')?.text === '=' &&
+      n.parent?.type === 'expression_statement' &&
+      holder?.id === body.id;
+    if (!plain || !value) return null;
+    out.push({ end: n.endIndex, value });
+  }
+  return out;
+}

@@ -17,6 +17,7 @@ import { combine, evalConst, mentionsAny, type ConstScope, type EvalResult } fro
 import {
   type ClassView,
   type FileIndex,
+  MemoReads,
   type Member,
   CLASS_TYPES,
   enclosingClasses,
@@ -24,38 +25,9 @@ import {
   namesOutOfClassMember,
 } from './fileIndex';
 import { declaredName, templateParamNames } from './declaratorNames';
-import { type Declared, functionDeclarations } from './localDeclarations';
+import { type Declared, functionDeclarations, plainWrites } from './localDeclarations';
 import { named } from './syntaxTree';
 import { orMacro } from './macroNumbers';
-
-/**
- * The writes of parameter `name` in `fn`'s body, in order, when every one is a `name = expr;`
- * standing directly in the body, or in the first branch of an `#if` there (so it always runs): each with its end and right-hand side; null
- * when it has a write of another kind (a compound assignment, under a condition or in a loop: the
- * caller's value and the old rule). Read once per function and name (a lookup runs per use).
- */
-function plainWrites(fn: Node, name: string): { end: number; value: Node }[] | null {
-  const body = fn.childForFieldName('body');
-  if (!body) return [];
-  const out: { end: number; value: Node }[] = [];
-  for (const n of body.descendantsOfType(['assignment_expression', 'update_expression'])) {
-    if (!n) continue;
-    const target = n.type === 'assignment_expression' ? n.childForFieldName('left') : n.childForFieldName('argument');
-    if (target?.text !== name) continue;
-    const value = n.childForFieldName('right');
-    // (an `#if`/`#ifdef` around it, DeepGEMM's `#if defined(__CUDA_ARCH__)` body: its first branch, the one the scan follows)
-    let holder = n.parent?.parent;
-    while (holder && (holder.type === 'preproc_if' || holder.type === 'preproc_ifdef')) holder = holder.parent;
-    const plain =
-      n.type === 'assignment_expression' &&
-      n.childForFieldName('operator')?.text === '=' &&
-      n.parent?.type === 'expression_statement' &&
-      holder?.id === body.id;
-    if (!plain || !value) return null;
-    out.push({ end: n.endIndex, value });
-  }
-  return out;
-}
 
 /** CUDA's pure integer intrinsics (32-bit), which nvcc folds on constant arguments. */
 const PURE_INTRINSICS: Record<string, (...a: number[]) => number> = {
@@ -105,11 +77,8 @@ function bindingKey(b: Map<string, number>): string {
 export class ScopeLookup {
   private decls = new Map<number, Map<string, Declared[]>>();
   private memo = new Map<string, EvalResult>();
-  /**
-   * What computing each memo entry asked the file (NameReads): a function that reuses an entry
-   * asked it too, so its cache entry depends on those names as if it had computed it.
-   */
-  private memoReads = new Map<string | number, Set<string>>();
+  /** What computing each memo entry (and classInsts') asked the file: a function reusing one asked it too. */
+  private readonly memoReads: MemoReads;
   /** plainWrites per function and parameter name. */
   private paramWrites = new Map<string, { end: number; value: Node }[] | null>();
   private active = new Set<string>();
@@ -119,23 +88,15 @@ export class ScopeLookup {
   /** Start offsets of the file's __global__ functions: their parameters are launch arguments, run-time values. */
   readonly kernelStarts = new Set<number>();
 
-  constructor(readonly index: FileIndex) {}
+  constructor(readonly index: FileIndex) {
+    this.memoReads = new MemoReads(index.reads);
+  }
 
   /** A memo entry, its names noted as asked again. */
   private recall(key: string): EvalResult | undefined {
     const r = this.memo.get(key);
-    if (r !== undefined) this.index.reads.noteAll(this.memoReads.get(key));
+    if (r !== undefined) this.memoReads.reused(key);
     return r;
-  }
-
-  /** Runs `compute` in a span of its own and keeps what it asked the file with its key. */
-  private reading<T>(key: string | number, compute: () => T): T {
-    this.index.reads.begin();
-    try {
-      return compute();
-    } finally {
-      this.memoReads.set(key, this.index.reads.end());
-    }
   }
 
   /** The scope evalConst needs for this context. */
@@ -237,10 +198,10 @@ export class ScopeLookup {
     // could have left an argument unevaluated.
     const cached = this.classInsts.get(info.node.id);
     if (cached) {
-      this.index.reads.noteAll(this.memoReads.get(info.node.id));
+      this.memoReads.reused(info.node.id);
       return cached;
     }
-    const out = this.reading(info.node.id, () => this.readClassInstantiations(info));
+    const out = this.memoReads.run(info.node.id, () => this.readClassInstantiations(info));
     if (!this.active.size) this.classInsts.set(info.node.id, out);
     return out;
   }
@@ -369,7 +330,7 @@ export class ScopeLookup {
     if (this.active.has(key)) return 'runtime';
     this.active.add(key);
     let r: EvalResult = 'runtime';
-    this.index.reads.begin();
+    this.memoReads.begin();
     try {
       for (const call of this.index.callsNamed(fname)) {
         if (call.startIndex >= fn.startIndex && call.endIndex <= fn.endIndex) continue; // recursion
@@ -392,7 +353,7 @@ export class ScopeLookup {
       }
     } finally {
       this.active.delete(key);
-      this.memoReads.set(key, this.index.reads.end());
+      this.memoReads.end(key);
     }
     this.memo.set(key, r);
     return r;
@@ -414,7 +375,7 @@ export class ScopeLookup {
     const key = `lambda|${lambda.node.id}|${lambda.index}`;
     const cached = this.recall(key);
     if (cached !== undefined) return cached;
-    const r = this.reading(key, () => this.lambdaCalls(lambda, variable, body, ctx, depth));
+    const r = this.memoReads.run(key, () => this.lambdaCalls(lambda, variable, body, ctx, depth));
     this.memo.set(key, r);
     return r;
   }
@@ -495,7 +456,7 @@ export class ScopeLookup {
     if (this.active.has(key)) return 'unknown';
     this.active.add(key);
     let r: EvalResult;
-    this.index.reads.begin();
+    this.memoReads.begin();
     try {
       const ctx = this.classContext(chain);
       if (m.kind === 'enumerator') {
@@ -508,7 +469,7 @@ export class ScopeLookup {
       else r = this.evalIn(m.value, ctx, depth + 1);
     } finally {
       this.active.delete(key);
-      this.memoReads.set(key, this.index.reads.end());
+      this.memoReads.end(key);
     }
     this.memo.set(key, r);
     return r;
