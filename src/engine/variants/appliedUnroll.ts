@@ -87,7 +87,8 @@ export interface AppliedUnroll {
    * Instructions of the loop's machine code: everything inside its machine loops (main and
    * remainder loops, whatever line the scheduler gave them) plus its straight-line remainder;
    * unrolled completely, the instructions of its lines in one pass of the enclosing machine loop
-   * (or in the function). Setup before the loop is not counted.
+   * (or in the function), plus its straight-line copies outside that loop. Setup before the loop
+   * is not counted.
    */
   instructions: number;
   /** Local-memory instructions among those: LDL and STL (spills, or an array the loop indexes moved to the stack). */
@@ -436,6 +437,14 @@ function unrolledCompletely(
     copies = null;
     unknown = `no machine loop is left, but the enclosing loop was unrolled completely too: the code's ×${body} counts the copies of both, and this loop's trip count is not known`;
   } else if (copies === null) unknown ??= 'no machine loop is left, and neither the trip count nor the copies in the code are known';
+  // Its code outside the enclosing machine loop counts too when it holds a straight-line copy of
+  // the work (at least half an iteration's), as beside a remaining machine loop: a pass peeled
+  // after the loop, or a second inlined copy the line table files under the same call site (ggml's
+  // fattn-tile.cuh:609 at full unroll: the bounds-checked tail call's copy carries the main call's
+  // chain, issue 40). Setup and single instructions the scheduler moved out are not counted.
+  const outside = (i: SassInstruction) => !region(i);
+  const straight = enclosing && per ? copiesOf(per.counts, profile(fn, file, loop, per.classes, outside), STRAIGHT_COPY_SHARE) : 0;
+  const counted = mine.filter(i => region(i) || (straight > 0 && !isHeaderOnly(i, file, kernel, loop)));
   return {
     loops: [],
     copies: mine.length ? copies : null,
@@ -445,8 +454,8 @@ function unrolledCompletely(
     fullyUnrolled: mine.length > 0,
     remainder: null,
     enclosing,
-    instructions: mine.filter(region).length,
-    local: localTraffic(mine.filter(region)),
+    instructions: counted.length,
+    local: localTraffic(counted),
     sameSiteCopies: 0,
   };
 }
