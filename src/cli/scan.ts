@@ -53,7 +53,7 @@ export const scanCommand = defineCommand({
     const progress = new Progress('scan', files.length, io.isTTY && !json ? io.err : null);
     // Headers nothing else finds are looked for in the scanned folders (and their include/).
     const scanRoots = positionals.filter(isDirectory).map(p => path.resolve(p));
-    const results = await scanInParallel(files, texts, { cwd: process.cwd(), scanRoots, headers }, f => progress.tick(f));
+    const results = await scanInParallel(files, texts, { cwd: process.cwd(), scanRoots, headers, exitsAfter: true }, f => progress.tick(f));
     progress.done();
     io.out(json ? JSON.stringify(toScanJson(results, skipped), null, 2) + '\n' : renderTable(results, skipped));
     const findings = results.reduce((n, r) => n + computeFindings(r).length, 0);

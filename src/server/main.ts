@@ -10,6 +10,7 @@ import {
 } from 'vscode-languageserver/node';
 import {
   CudaDocuments,
+  compileWasmWithBaselineOnly,
   type FileAnalysis,
   MacroTable,
   defaultCacheDir,
@@ -61,7 +62,6 @@ import { pathToFileURL } from 'url';
 import { EDITOR_REMEDIES } from './remedies';
 import { oversizedBytes, oversizedDiagnostic, oversizedText } from './oversized';
 import { ServerText } from './serverText';
-import { compileWasmWithBaselineOnly } from './wasmTiers';
 
 // The engine's messages name the editor's settings here, not the command line's environment.
 useRemedies(EDITOR_REMEDIES);

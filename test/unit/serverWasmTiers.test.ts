@@ -72,3 +72,17 @@ describe('language server: the parser stays on the baseline compiler', () => {
     assert.doesNotMatch(out, OPTIMISED);
   });
 });
+
+describe('CLI scan: one thread, baseline code (the exit would wait for the compile)', () => {
+  test('a scan of one file optimises no function', async () => {
+    const bin = path.join(__dirname, '..', '..', '..', 'bin', 'unroll-lens.js');
+    const child = spawn(process.execPath, [TRACE, bin, 'scan', '--json', SAMPLE], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const code = await new Promise(resolve => child.on('exit', resolve));
+    assert.equal(code, 0);
+    assert.match(out, /"kernels"/, 'the scan answered');
+    assert.match(out, BASELINE, 'the trace names the compiler');
+    assert.doesNotMatch(out, OPTIMISED);
+  });
+});

@@ -7,12 +7,15 @@ import { Worker } from 'worker_threads';
 import type { FileAnalysis } from './model';
 import { CudaDocuments } from './documents';
 import { projectScanMacros, scanFiles, ScanInputError } from './scan';
+import { compileWasmWithBaselineOnly } from './wasmTiers';
 
 export interface ScanWorkerData {
   cwd: string;
   scanRoots: string[];
   /** Read headers (false: --builtin-macros). */
   headers: boolean;
+  /** The process ends with this scan (the CLI): a scan on one thread keeps the parser on baseline code (wasmTiers.ts). */
+  exitsAfter?: boolean;
 }
 
 export interface ScanChunk {
@@ -49,6 +52,7 @@ export async function scanInParallel(
   onFile: (file: string) => void,
 ): Promise<FileAnalysis[]> {
   const threads = scanThreads(files.length);
+  if (threads === 1 && options.exitsAfter) compileWasmWithBaselineOnly();
   const chunks: ScanChunk[] = [];
   for (let i = 0; i < files.length; i += CHUNK) chunks.push({ id: chunks.length, files: files.slice(i, i + CHUNK), texts: [] });
   const results: FileAnalysis[][] = [];
