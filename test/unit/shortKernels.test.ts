@@ -245,11 +245,13 @@ describe('short kernels against ncu on an H200 (gpu__time_duration in the progra
     }
   });
 
-  test('npm run bench:gpu in the same session as the second recording, and once more: with stalls 0.198× and 0.203× the hand loop, timing only 0.202× and 0.196×', () => {
+  test('npm run bench:gpu in the same session as the second recording, and twice more: with stalls 0.198×, 0.203× and 0.194× the hand loop, timing only 0.202×, 0.196× and 0.206×', () => {
     for (const [dir, withStalls, timingOnly, cached] of [
       ['bench-gpu', '0.198', '0.202', '1.27'],
       // again later the same day, on another H200 host (its hand loop 58.0 s against 55.7 s)
       ['bench-gpu-again', '0.203', '0.196', '1.36'],
+      // the next session's build (2026-12-03, 09:39), another H200 host again (hand loop 59.0 s)
+      ['bench-gpu-third', '0.194', '0.206', '1.47'],
     ] as const) {
       const bench = (f: string) => readIn('short-kernels-2', `${dir}/${f}`);
       const wall = (f: string) => Number(bench(`${f}.wall_s`));
