@@ -134,17 +134,11 @@ function reanalyzeOneBody(
   if (prev.analysis.unparsedFunctions?.length) return null;
   const delta = edit.newEnd - edit.oldEnd;
   if (!prev.analysis.hasSyntaxErrors) {
-    // Typing inside a comment (a file's header comment, a note between functions) changes
-    // nothing but the offsets after it.
-    if (insideOneComment(tree, edit, changed)) {
-      // One line: no line moves, only offsets.
+    // Typing inside a comment (a file's header comment, a note between functions), or in an
+    // error-check macro's value, changes nothing but the offsets after it. One line: no line moves.
+    if (insideOneComment(tree, edit, changed) || insideOneDefine(tree, prev, edit, changed, read)) {
       const functions = prev.functions.map(g => (g.start < edit.start ? g : movedByEdit(g, delta, 0)));
       return { ...prev, functions, defs: defsMoved(prev.defs, edit) };
-    }
-    // Typing in an error-check macro's body: nothing the analysis reads changed; no line moves.
-    if (insideOneDefine(tree, prev, edit, changed, read)) {
-      const functions = prev.functions.map(g => (g.start < edit.start ? g : movedByEdit(g, delta, 0)));
-      return { ...prev, functions, defs: defsMoved(prev.defs, edit), analysis: analysisOf(prev.analysis.path, functions, null) };
     }
     // White space typed between items (a blank line between functions, an indent before a
     // comment, a trailing space after a member): every item parses and reads as before, only

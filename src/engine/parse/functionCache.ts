@@ -36,7 +36,7 @@ export function shiftResult(r: FunctionResult, d: number): FunctionResult {
   };
 }
 
-/** A character that starts an identifier: a name looked up by anything else is matched against every item. */
+/** An identifier: a name looked up that is anything else (`operator()`) is matched against every item. */
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
 /**
