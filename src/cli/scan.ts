@@ -6,9 +6,11 @@ import {
   SkippedFile,
   collectScanFiles,
   computeFindings,
+  defaultCacheDir,
   kernelLabel,
   loopLensSummary,
   manualUnrollSummary,
+  scanCacheBeside,
   scanInParallel,
   toScanJson,
   type FileAnalysis,
@@ -21,7 +23,7 @@ import { Progress } from './progress';
 export const scanCommand = defineCommand({
   name: 'scan',
   summary: 'List kernels, device functions, loops, unroll pragmas, trip counts and manual unrolls in .cu/.cuh files (no compiler needed).',
-  synopsis: '<files|dirs>... [--json] [--strict] [--builtin-macros]',
+  synopsis: '<files|dirs>... [--json] [--strict] [--builtin-macros] [--fresh]',
   description:
     'Parses each file with tree-sitter, the same analysis as the editor. Directories are searched recursively for .cu and\n' +
     '.cuh files, and .h/.hpp/.inl headers that hold device code, also through qualifier macros the tree defines\n' +
@@ -30,11 +32,14 @@ export const scanCommand = defineCommand({
     "own and its headers', found through compile_commands.json (from the current directory up), the CUDA toolkit's\n" +
     "include directories, then the scanned directories and their include/ folders, with #if taken as for nvcc's device\n" +
     'pass. Names no readable header defines fall back to a built-in table of the CCCL, CUTLASS, CuTe and PyTorch\n' +
-    'macros. Nothing is run. The table ends each file with the diagnostics the editor shows.',
+    'macros. Nothing is run. The table ends each file with the diagnostics the editor shows. Each analysis is kept in\n' +
+    '$XDG_CACHE_HOME/unroll-lens/scans (default ~/.cache/unroll-lens/scans) and used again only while the file, every\n' +
+    'header it read, every place its include search looked, its flags and this build of Unroll Lens are as they were.',
   options: {
     json: { type: 'boolean', help: 'machine-readable output (contract: docs/cli.md)' },
     strict: { type: 'boolean', help: 'exit 1 when a diagnostic is found (for CI gates)' },
     'builtin-macros': { type: 'boolean', help: 'do not read headers: recognise library macros from the built-in table only (faster)' },
+    fresh: { type: 'boolean', help: 'analyse every file again: the scan cache is neither read nor written' },
   },
   exitCodes: [
     [EXIT.ok, 'scanned'],
@@ -53,7 +58,14 @@ export const scanCommand = defineCommand({
     const progress = new Progress('scan', files.length, io.isTTY && !json ? io.err : null);
     // Headers nothing else finds are looked for in the scanned folders (and their include/).
     const scanRoots = positionals.filter(isDirectory).map(p => path.resolve(p));
-    const results = await scanInParallel(files, texts, { cwd: process.cwd(), scanRoots, headers, exitsAfter: true }, f => progress.tick(f));
+    const cache = options.fresh ? null : scanCacheBeside(defaultCacheDir());
+    const results = await scanInParallel(
+      files,
+      texts,
+      { cwd: process.cwd(), scanRoots, headers, exitsAfter: true },
+      f => progress.tick(f),
+      cache,
+    );
     progress.done();
     io.out(json ? JSON.stringify(toScanJson(results, skipped), null, 2) + '\n' : renderTable(results, skipped));
     const findings = results.reduce((n, r) => n + computeFindings(r).length, 0);

@@ -45,6 +45,7 @@ export type { FileOutline, OutlineKernel } from './parse/outline';
 export { ScanInputError, collectScanFiles, projectScanMacros, toScanJson } from './parse/scan';
 export type { SkippedFile } from './parse/scan';
 export { scanInParallel } from './parse/scanPool';
+export { scanCacheBeside } from './parse/scanCache';
 export { compileWasmWithBaselineOnly } from './parse/wasmTiers';
 
 // occupancy/ — Occupancy and warps per SM.

@@ -379,7 +379,9 @@ describe('unroll-lens cache', () => {
     assert.equal(clear.code, 0, clear.err);
     assert.match(
       clear.out,
-      new RegExp(`^cleared .*: ${parsed.entries} entries, [\\d.]+ [KM]iB\ncleared .*measurements: 1 measurements\n$`),
+      new RegExp(
+        `^cleared .*: ${parsed.entries} entries, [\\d.]+ [KM]iB\ncleared .*measurements: 1 measurements\ncleared .*scans: 0 analyses\n$`,
+      ),
     );
     assert.equal(
       (JSON.parse(cliSync(['cache', 'info', '--json'], home).out) as { measurements: { entries: number } }).measurements.entries,

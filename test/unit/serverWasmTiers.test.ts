@@ -76,7 +76,7 @@ describe('language server: the parser stays on the baseline compiler', () => {
 describe('CLI scan: one thread, baseline code (the exit would wait for the compile)', () => {
   test('a scan of one file optimises no function', async () => {
     const bin = path.join(__dirname, '..', '..', '..', 'bin', 'unroll-lens.js');
-    const child = spawn(process.execPath, [TRACE, bin, 'scan', '--json', SAMPLE], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [TRACE, bin, 'scan', '--json', '--fresh', SAMPLE], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     const code = await new Promise(resolve => child.on('exit', resolve));

@@ -8,7 +8,7 @@ import * as path from 'path';
 
 const CACHE_MARKER = '.unroll-lens-cache';
 
-export type CacheKind = 'build' | 'measurement';
+export type CacheKind = 'build' | 'measurement' | 'scan';
 
 /** A folder that is not a cache of ours: the message names it and says nothing was deleted. */
 export class NotOurCacheError extends Error {}

@@ -20,12 +20,20 @@ function findWasm(fileName: string, specifier: string): string {
   }
 }
 
+/** The parser's runtime and the CUDA grammar, as files (what a cached analysis was computed with, besides our code). */
+export function parserWasmFiles(): [runtime: string, grammar: string] {
+  return [
+    findWasm('tree-sitter.wasm', 'web-tree-sitter/tree-sitter.wasm'),
+    findWasm('tree-sitter-cuda.wasm', 'tree-sitter-cuda/tree-sitter-cuda.wasm'),
+  ];
+}
+
 function loadCudaLanguage(): Promise<Language> {
   if (!loaded) {
     loaded = (async () => {
-      const runtimeWasm = findWasm('tree-sitter.wasm', 'web-tree-sitter/tree-sitter.wasm');
+      const [runtimeWasm, grammar] = parserWasmFiles();
       await Parser.init({ locateFile: () => runtimeWasm });
-      return Language.load(findWasm('tree-sitter-cuda.wasm', 'tree-sitter-cuda/tree-sitter-cuda.wasm'));
+      return Language.load(grammar);
     })();
     loaded.catch(() => (loaded = undefined));
   }

@@ -7,6 +7,8 @@ import { mayHoldDeviceCode } from './libraryMacros';
 import { MacroTables, optionsFromProject, PreprocessOptions } from './macros';
 import { DEFAULT_ARCH } from '../toolchain/toolchain';
 import { BoundedReadError, READ_CAPS, ReadBudget, readBoundedBuffer, readBoundedText } from '../base/boundedRead';
+import type { DependencyPacker, DependentCache } from '../base/dependentCache';
+import { scanDependencies, serializeAnalysis } from './scanCache';
 
 const CUDA_EXTENSIONS = ['.cu', '.cuh'];
 
@@ -207,15 +209,26 @@ export function projectScanMacros(cwd: string, arch: string | null, scanRoots: s
   return { tables: new MacroTables(), optionsFor: optionsFromProject(cwd, arch, DEFAULT_ARCH, scanRoots) };
 }
 
-/** `texts`: files already read (collectScanFiles), not read again. */
+/**
+ * Where a scan stores what it analyses (scanCache.ts): the cache, this thread's packer, and each
+ * file's entry (its key and the hash of the text it is given; null: not stored).
+ */
+export interface ScanStore {
+  cache: DependentCache;
+  packer: DependencyPacker;
+  entries: ({ key: string; input: string } | null)[];
+}
+
+/** `texts`: files already read (collectScanFiles), not read again; `store`: each complete analysis is kept there. */
 export async function scanFiles(
   files: string[],
   docs?: CudaDocuments,
   macros?: ScanMacros,
   texts?: ReadonlyMap<string, string>,
+  store?: ScanStore | null,
 ): Promise<FileAnalysis[]> {
   const d = docs ?? (await CudaDocuments.create());
-  return files.map(f => {
+  return files.map((f, i) => {
     let text = texts?.get(f);
     if (text === undefined) {
       try {
@@ -228,6 +241,10 @@ export async function scanFiles(
     const analysis = d.analyzeOnce(text, f, m?.table);
     // Out-of-range include work is said, not silently cut (environment.ts MAX_INCLUDE_VISITS).
     if (m?.env.truncated) analysis.readWarnings = [m.env.truncated];
+    const entry = store?.entries[i];
+    const dependencies = entry && scanDependencies(m?.env);
+    if (store && entry && dependencies)
+      store.cache.put(entry.key, entry.input, store.packer.pack(dependencies), serializeAnalysis(analysis));
     return analysis;
   });
 }

@@ -6,8 +6,11 @@ import * as path from 'path';
 import { Worker } from 'worker_threads';
 import type { FileAnalysis } from './model';
 import { CudaDocuments } from './documents';
-import { projectScanMacros, scanFiles, ScanInputError } from './scan';
+import { projectScanMacros, scanFiles, ScanInputError, type ScanMacros } from './scan';
+import { deserializeAnalysis, scanCacheKey, scanInputHash } from './scanCache';
 import { compileWasmWithBaselineOnly } from './wasmTiers';
+import { DependencyPacker, type DependentCache } from '../base/dependentCache';
+import { READ_CAPS, readBoundedText } from '../base/boundedRead';
 
 export interface ScanWorkerData {
   cwd: string;
@@ -16,6 +19,8 @@ export interface ScanWorkerData {
   headers: boolean;
   /** The process ends with this scan (the CLI): a scan on one thread keeps the parser on baseline code (wasmTiers.ts). */
   exitsAfter?: boolean;
+  /** The scan cache's folder, where each thread stores its analyses; set by scanInParallel when it has one. */
+  cacheDir?: string;
 }
 
 export interface ScanChunk {
@@ -23,6 +28,8 @@ export interface ScanChunk {
   files: string[];
   /** Each file's text when already read, else null. */
   texts: (string | null)[];
+  /** Each file's scan cache entry (ScanStore.entries). */
+  entries: ({ key: string; input: string } | null)[];
 }
 
 export type ScanWorkerReply = { id: number; results: FileAnalysis[] } | { id: number; error: string; inputError: boolean };
@@ -43,18 +50,79 @@ function scanThreads(files: number): number {
 /**
  * Analyses `files` in order (results in the same order) on scanThreads() threads, this one
  * included; `texts` holds those already read and is emptied as files are handed out; `onFile` is
- * told of each finished file.
+ * told of each finished file. With `cache`, a file whose entry still holds (same text, options,
+ * headers and code: scanCache.ts) is answered from it, and every complete new analysis is stored.
  */
 export async function scanInParallel(
   files: string[],
   texts: Map<string, string>,
   options: ScanWorkerData,
   onFile: (file: string) => void,
+  cache?: DependentCache | null,
+): Promise<FileAnalysis[]> {
+  const macros = options.headers ? projectScanMacros(options.cwd, null, options.scanRoots) : undefined;
+  const answers: (FileAnalysis | undefined)[] = [];
+  const keys: ({ key: string; input: string } | null)[] = [];
+  if (cache) {
+    files.forEach((f, i) => {
+      const text = textOf(f, texts);
+      if (text === null) return void (keys[i] = null);
+      keys[i] = { key: scanCacheKey(f, macros ? macros.optionsFor(f) : null), input: scanInputHash(text) };
+      const stored = cache.get(keys[i].key, keys[i].input);
+      const a = stored && deserializeAnalysis(stored);
+      if (a) {
+        answers[i] = a;
+        texts.delete(f);
+        onFile(f);
+      }
+    });
+  }
+  const todo = files.flatMap((f, i) => (answers[i] ? [] : [i]));
+  if (!todo.length) return answers as FileAnalysis[];
+  const entries = new Map(todo.map(i => [files[i], keys[i] ?? null]));
+  const scanned = await scanPool(
+    todo.map(i => files[i]),
+    texts,
+    { ...options, cacheDir: cache?.dir },
+    macros,
+    entries,
+    cache ?? null,
+    onFile,
+  );
+  todo.forEach((i, n) => (answers[i] = scanned[n]));
+  cache?.prune();
+  return answers as FileAnalysis[];
+}
+
+/** The text a scan analyses: already read, or read now (null when it cannot be: the scan then says why). */
+function textOf(f: string, texts: Map<string, string>): string | null {
+  const known = texts.get(f);
+  if (known !== undefined) return known;
+  try {
+    const text = readBoundedText(f, { maxBytes: READ_CAPS.source, what: 'source file' });
+    texts.set(f, text);
+    return text;
+  } catch {
+    return null;
+  }
+}
+
+async function scanPool(
+  files: string[],
+  texts: Map<string, string>,
+  options: ScanWorkerData,
+  macros: ScanMacros | undefined,
+  entries: Map<string, { key: string; input: string } | null>,
+  cache: DependentCache | null,
+  onFile: (file: string) => void,
 ): Promise<FileAnalysis[]> {
   const threads = scanThreads(files.length);
   if (threads === 1 && options.exitsAfter) compileWasmWithBaselineOnly();
   const chunks: ScanChunk[] = [];
-  for (let i = 0; i < files.length; i += CHUNK) chunks.push({ id: chunks.length, files: files.slice(i, i + CHUNK), texts: [] });
+  for (let i = 0; i < files.length; i += CHUNK) {
+    const part = files.slice(i, i + CHUNK);
+    chunks.push({ id: chunks.length, files: part, texts: [], entries: part.map(f => entries.get(f) ?? null) });
+  }
   const results: FileAnalysis[][] = [];
   let next = 0;
   const take = (): ScanChunk | null => {
@@ -66,7 +134,7 @@ export async function scanInParallel(
   };
   // This thread is one of the `threads`: it takes chunks between the workers' replies.
   const docs = await CudaDocuments.create();
-  const macros = options.headers ? projectScanMacros(options.cwd, null, options.scanRoots) : undefined;
+  const packer = new DependencyPacker();
   const workers: Worker[] = [];
   let failure: Error | null = null;
   let outstanding = 0;
@@ -101,7 +169,7 @@ export async function scanInParallel(
     }
     for (let c = take(); c && !failure; c = take()) {
       const own = new Map(c.files.map((f, i) => [f, c.texts[i]] as const).filter(([, t]) => t !== null) as [string, string][]);
-      results[c.id] = await scanFiles(c.files, docs, macros, own);
+      results[c.id] = await scanFiles(c.files, docs, macros, own, cache && { cache, packer, entries: c.entries });
       for (const f of c.files) onFile(f);
       // Let the workers' replies in (they get their next chunk from there).
       await new Promise(r => setImmediate(r));

@@ -6,6 +6,7 @@
 // Cost: a header's directives are read once per process and re-read only when its size or mtime
 // changes (revalidate). The state after each header a file includes directly is memoised, so files
 // that start with the same includes (every CUB header includes <cub/config.cuh> first) share it.
+import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import { MacroDefinition, parseDefine, expandTokens } from './expand';
@@ -39,6 +40,14 @@ export interface MacroEnvironment {
   macros: { get(name: string): MacroDefinition | undefined; has(name: string): boolean };
   /** The headers that were read (resolved paths), so a change to one can invalidate this. */
   headers: string[];
+  /** sha256 of each header's bytes as read, in `headers` order (null: it could not be read). */
+  headerHashes: (string | null)[];
+  /**
+   * Every path the include search looked at (live or in a replayed header), with whether it was
+   * a regular file: a header created where the search looked first changes the answer. Worked
+   * out when asked (a persistent cache asks; the editor does not).
+   */
+  probes(): ReadonlyMap<string, boolean>;
   /** `#include` spellings found nowhere on the include path (first few). */
   unresolved: string[];
   /**
@@ -105,6 +114,8 @@ const ONCE_MARK: MacroDefinition = { name: ONCE, params: null, variadic: false, 
 /** A file's directives as read from disk, with what decides a re-read. */
 interface HeaderInfo {
   directives: Directive[];
+  /** sha256 of the bytes read (what a persistent cache checks the file against). */
+  sha256: string;
   guard: string | null;
   size: number;
   mtimeMs: number;
@@ -127,6 +138,13 @@ interface Effect {
   reads: Map<string, MacroDefinition | null>;
   /** Names it defines or undefines (directly or through headers it includes). */
   writes: Set<string>;
+  /**
+   * Paths the include search looked at while recording it, itself (its nested headers' are in
+   * their effects, reached through its `include` ops): a replay depends on them as well.
+   */
+  probes: string[];
+  /** Its probes and every nested header's, each once: worked out on first use (an effect never changes once recorded). */
+  closure?: string[];
 }
 
 /** `include`: the effect the nested header had then, replayed as is while the enclosing one matches. */
@@ -209,107 +227,6 @@ function predefinedMacros(options: Pick<PreprocessOptions, 'arch' | 'cudaVersion
   ];
 }
 
-/**
- * The toolkit's include directories (`…/include`, `…/include/cccl`, also under `targets/<arch>/`),
- * from the nvcc path (a wrapper script's directory does not count: only one holding
- * cuda_runtime.h is the toolkit's), the CUDA home, `$CUDA_HOME`/`$CUDA_PATH` and /usr/local/cuda.
- * Found by looking, never by running nvcc.
- */
-export function toolkitIncludeDirs(nvccPath: string | null, cudaHome?: string | null): string[] {
-  const roots: string[] = [];
-  if (nvccPath) {
-    let real = nvccPath;
-    try {
-      real = fs.realpathSync(nvccPath);
-    } catch {
-      // keep the path as given
-    }
-    roots.push(path.dirname(path.dirname(real)));
-  }
-  for (const r of [cudaHome, process.env.CUDA_HOME, process.env.CUDA_PATH]) if (r) roots.push(r);
-  // nvcc on PATH (looked up, not run), then the usual install places, newest version first.
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    if (dir && isFile(path.join(dir, 'nvcc'))) {
-      try {
-        roots.push(path.dirname(path.dirname(fs.realpathSync(path.join(dir, 'nvcc')))));
-      } catch {
-        // unreadable: skip
-      }
-    }
-  }
-  roots.push(
-    '/usr/local/cuda',
-    ...safeReaddir('/usr/local')
-      .filter(d => /^cuda-\d/.test(d))
-      .sort()
-      .reverse()
-      .map(d => path.join('/usr/local', d)),
-  );
-  const out: string[] = [];
-  for (const root of roots) {
-    const includes = [
-      path.join(root, 'include'),
-      ...safeReaddir(path.join(root, 'targets')).map(t => path.join(root, 'targets', t, 'include')),
-    ];
-    for (const inc of includes) {
-      if (!isFile(path.join(inc, 'cuda_runtime.h'))) continue;
-      for (const d of [inc, path.join(inc, 'cccl')]) if (isDir(d) && !out.includes(d)) out.push(d);
-    }
-    if (out.length) break;
-  }
-  return out;
-}
-
-function isFile(p: string): boolean {
-  try {
-    return fs.statSync(p).isFile();
-  } catch {
-    return false;
-  }
-}
-
-function safeReaddir(dir: string): string[] {
-  try {
-    return fs.readdirSync(dir);
-  } catch {
-    return [];
-  }
-}
-
-function isDir(p: string): boolean {
-  try {
-    return fs.statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-/** Include directories and defines out of nvcc flags (`-I`, `-isystem`, `-D`, `-U`), relative to `cwd`. */
-export function preprocessInputsFromFlags(
-  args: string[],
-  cwd: string,
-): Pick<PreprocessOptions, 'includeDirs' | 'systemIncludeDirs' | 'defines'> {
-  const includeDirs: string[] = [];
-  const systemIncludeDirs: string[] = [];
-  const defines: string[] = [];
-  const abs = (p: string) => (path.isAbsolute(p) ? p : path.resolve(cwd, p));
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    const value = (short: string, long?: string): string | null => {
-      if (a === short || (long && a === long)) return args[++i] ?? null;
-      if (a.startsWith(short) && a.length > short.length) return a.slice(short.length).replace(/^=/, '');
-      if (long && a.startsWith(long + '=')) return a.slice(long.length + 1);
-      return null;
-    };
-    let v: string | null;
-    if ((v = value('-isystem')) !== null) systemIncludeDirs.push(abs(v));
-    else if ((v = value('-I', '--include-path')) !== null) includeDirs.push(abs(v));
-    else if ((v = value('-D', '--define-macro')) !== null) defines.push(v);
-    else if ((v = value('-U', '--undefine-macro')) !== null) defines.push('-' + v);
-  }
-  return { includeDirs, systemIncludeDirs, defines };
-}
-
 /** What a definition means, for comparing reads across contexts. */
 function defKey(d: MacroDefinition | undefined): string | null {
   if (!d) return null;
@@ -322,6 +239,14 @@ interface Snapshot {
   /** Frozen: never written again. */
   macros: MacroMap;
   headers: string[];
+  /** What the include search looked at to reach this state. */
+  probes: ProbeLog;
+}
+
+/** Where a run's include search looked: its own lookups, and the recorded ones of what it replayed. */
+interface ProbeLog {
+  live: string[];
+  replayed: Effect[];
 }
 
 const MAX_SNAPSHOTS = 64;
@@ -348,9 +273,11 @@ export class Preprocessor {
         st = null;
       }
       if (!h ? st?.isFile() : !st || st.size !== h.size || st.mtimeMs !== h.mtimeMs) {
-        if (h && st?.isFile() && st.size <= MAX_HEADER_BYTES && sameDirectives(h.directives, p)) {
+        const same = h && st?.isFile() && st.size <= MAX_HEADER_BYTES ? sameDirectives(h.directives, p) : null;
+        if (h && st && same) {
           h.size = st.size;
           h.mtimeMs = st.mtimeMs;
+          h.sha256 = same;
           continue;
         }
         this.headers.delete(p);
@@ -384,13 +311,26 @@ export class Preprocessor {
       const text = readBoundedText(p, { maxBytes: MAX_HEADER_BYTES, what: 'header', budget }, 'latin1');
       const st = fs.statSync(p);
       const directives = readDirectives(text);
-      info = { directives, guard: includeGuard(directives), size: st.size, mtimeMs: st.mtimeMs, effects: [], onceKey: ONCE + p };
+      info = {
+        directives,
+        sha256: latin1Sha256(text),
+        guard: includeGuard(directives),
+        size: st.size,
+        mtimeMs: st.mtimeMs,
+        effects: [],
+        onceKey: ONCE + p,
+      };
     } catch (e) {
       if (e instanceof BoundedReadError && e.reason === 'budget') return null;
       info = null;
     }
     this.headers.set(p, info);
     return info;
+  }
+
+  /** @internal The hash of a header read before (null: unreadable or never read). */
+  headerHash(p: string): string | null {
+    return this.headers.get(p)?.sha256 ?? null;
   }
 
   /** @internal */
@@ -431,19 +371,34 @@ export class Preprocessor {
   }
 }
 
-/** Whether the file at `p` now has the same directives (same text, same lines) as `before`. */
-function sameDirectives(before: Directive[], p: string): boolean {
+/** sha256 of the bytes a header was read from (latin1 maps each byte to one character and back). */
+function latin1Sha256(text: string): string {
+  return crypto.createHash('sha256').update(Buffer.from(text, 'latin1')).digest('hex');
+}
+
+/** An effect's probes and those of the headers it included, each once (memoised on the effect). */
+function closureOf(e: Effect): string[] {
+  if (e.closure) return e.closure;
+  const all = new Set<string>(e.probes);
+  for (const op of e.ops) if ('include' in op && op.effect) for (const p of closureOf(op.effect)) all.add(p);
+  return (e.closure = [...all]);
+}
+
+/** The new hash when the file at `p` now has the same directives (same text, same lines) as `before`, else null. */
+function sameDirectives(before: Directive[], p: string): string | null {
   let now: Directive[];
+  let text: string | null;
   try {
-    const text = tryReadBoundedText(p, { maxBytes: MAX_HEADER_BYTES, what: 'header' }, 'latin1');
-    if (text === null) return false;
+    text = tryReadBoundedText(p, { maxBytes: MAX_HEADER_BYTES, what: 'header' }, 'latin1');
+    if (text === null) return null;
     now = readDirectives(text);
   } catch {
-    return false;
+    return null;
   }
-  return (
-    now.length === before.length && now.every((d, i) => d.name === before[i].name && d.rest === before[i].rest && d.line === before[i].line)
-  );
+  const same =
+    now.length === before.length &&
+    now.every((d, i) => d.name === before[i].name && d.rest === before[i].rest && d.line === before[i].line);
+  return same ? latin1Sha256(text) : null;
 }
 
 /** Parsed once per directive: the same object each time a header is read again. */
@@ -483,6 +438,12 @@ class Run {
   private visits = 0;
   /** Bytes and files this run reads from disk (headers read before by this process cost nothing). */
   private readonly budget = new ReadBudget();
+  /** Paths this run's include search looked at itself (MacroEnvironment.probes). */
+  private readonly live: string[] = [];
+  /** Effects replayed (their probes, and their nested headers', count as this run's). */
+  private readonly replayed = new Set<Effect>();
+  /** Snapshots started from. */
+  private readonly snapshotProbes: ProbeLog[] = [];
 
   constructor(
     private readonly pp: Preprocessor,
@@ -522,7 +483,36 @@ class Run {
   runMain(text: string): MacroEnvironment {
     this.processDirectives(this.file, readDirectives(text), 0, -1);
     const st = this.state;
-    return { macros: st.macros, headers: [...st.headers], unresolved: st.unresolved, truncated: st.truncated };
+    const headers = [...st.headers];
+    return {
+      macros: st.macros,
+      headers,
+      headerHashes: headers.map(h => this.pp.headerHash(h)),
+      probes: () => this.allProbes(),
+      unresolved: st.unresolved,
+      truncated: st.truncated,
+    };
+  }
+
+  /** Whether `p` is a regular file, recorded as a probe of this run and of the effects being recorded. */
+  private isFile(p: string): boolean {
+    const e = this.pp.isFile(p);
+    this.live.push(p);
+    this.recording[this.recording.length - 1]?.effect.probes.push(p);
+    return e;
+  }
+
+  /** Every path looked at: its own lookups, and those recorded in what it replayed and the headers those included. */
+  private allProbes(): Map<string, boolean> {
+    const out = new Map<string, boolean>();
+    const paths = (list: string[]) => {
+      for (const p of list) if (!out.has(p)) out.set(p, this.pp.isFile(p));
+    };
+    for (const log of [...this.snapshotProbes, { live: this.live, replayed: [...this.replayed] }]) {
+      paths(log.live);
+      for (const e of log.replayed) paths(closureOf(e));
+    }
+    return out;
   }
 
   /** Stops every further include: the run ends with what it has, and says so. */
@@ -572,14 +562,14 @@ class Run {
     next: boolean,
     foundAt: number,
   ): { path: string; index: number } | null {
-    if (path.isAbsolute(spelling)) return this.pp.isFile(spelling) ? { path: spelling, index: -1 } : null;
+    if (path.isAbsolute(spelling)) return this.isFile(spelling) ? { path: spelling, index: -1 } : null;
     if (!angled && !next) {
       const p = path.join(path.dirname(fromFile), spelling);
-      if (this.pp.isFile(p)) return { path: p, index: -1 };
+      if (this.isFile(p)) return { path: p, index: -1 };
     }
     for (let i = next ? foundAt + 1 : 0; i < this.searchDirs.length; i++) {
       const p = path.join(this.searchDirs[i], spelling);
-      if (this.pp.isFile(p)) return { path: p, index: i };
+      if (this.isFile(p)) return { path: p, index: i };
     }
     if (next) return null;
     // Not on the include path: a header-only library read without its build flags includes its
@@ -587,7 +577,7 @@ class Run {
     // file's ancestors are tried last.
     for (const dir of this.ancestors) {
       const p = path.join(dir, spelling);
-      if (this.pp.isFile(p)) return { path: p, index: this.searchDirs.length };
+      if (this.isFile(p)) return { path: p, index: this.searchDirs.length };
     }
     return null;
   }
@@ -631,17 +621,22 @@ class Run {
       if (snap) {
         st.macros = snap.macros.child();
         for (const h of snap.headers) st.headers.add(h);
+        this.snapshotProbes.push(snap.probes);
         st.id = snap.id;
         return;
       }
       const before = st.headers.size;
+      const liveBefore = this.live.length;
+      const replayedBefore = this.replayed.size;
       this.includeFile(found.path, depth + 1, found.index);
       if (st.truncated) return;
       // Headers are added in order, so the new ones are the tail.
       const headers = [...st.headers].slice(before);
+      // Lookups and replays are logged in order and never removed: the new ones are the tail as well.
+      const probes = { live: this.live.slice(liveBefore), replayed: [...this.replayed].slice(replayedBefore) };
       const frozen = st.macros;
       st.macros = frozen.child();
-      st.id = this.pp.remember(key, { macros: frozen, headers });
+      st.id = this.pp.remember(key, { macros: frozen, headers, probes });
       return;
     }
     const effect = this.includeFile(found.path, depth + 1, found.index);
@@ -669,12 +664,13 @@ class Run {
     // (`known`: the enclosing header matched, so what it saw of this one holds as well).
     for (const e of known ? [known] : info.effects) {
       if (e === known || this.matches(e)) {
+        this.replayed.add(e);
         this.replay(e, depth);
         this.absorb(e);
         return e;
       }
     }
-    const effect: Effect = { ops: [], reads: new Map(), writes: new Set() };
+    const effect: Effect = { ops: [], reads: new Map(), writes: new Set(), probes: [] };
     this.recording.push({ effect });
     try {
       this.processDirectives(file, info.directives, depth, foundAt);

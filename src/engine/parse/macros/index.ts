@@ -2,21 +2,15 @@
 // changes: what the language server and the scanner hand to the analyser.
 import * as fs from 'fs';
 import * as path from 'path';
-import {
-  DeadlineExceeded,
-  MacroEnvironment,
-  PreprocessOptions,
-  Preprocessor,
-  preprocessInputsFromFlags,
-  toolkitIncludeDirs,
-} from './environment';
+import { DeadlineExceeded, MacroEnvironment, PreprocessOptions, Preprocessor } from './environment';
+import { preprocessInputsFromFlags, toolkitIncludeDirs } from './includePaths';
 import { resolveCompileFlags } from '../../toolchain/flags';
 import { readDirectives } from './directives';
 import { MacroTable } from './table';
 
 export { MacroTable } from './table';
 export type { PreprocessOptions } from './environment';
-export { toolkitIncludeDirs } from './environment';
+export { toolkitIncludeDirs } from './includePaths';
 
 export interface FileMacros {
   table: MacroTable;
