@@ -224,6 +224,22 @@ describe('scan cache: the folder', () => {
     assert.deepEqual(fs.readdirSync(scans), ['notes.txt']);
   });
 
+  test('a temporary file a killed scan left is removed by a later scan that writes; a fresh one stays', async () => {
+    const root = project();
+    await scan(root, '--json');
+    const shard = path.dirname(entries()[0]);
+    const name = (pid: number) => path.join(shard, `${path.basename(shard)}${'0'.repeat(62)}.json.${pid}.0badf00d.tmp`);
+    fs.writeFileSync(name(1), 'half');
+    const old = new Date(Date.now() - 2 * 3600_000);
+    fs.utimesSync(name(1), old, old);
+    fs.writeFileSync(name(2), 'being written');
+    write(root, 'src/new.cu', '__global__ void n() {}\n');
+    await scan(root, '--json');
+    assert.equal(fs.existsSync(name(1)), false, 'the stale one is gone');
+    assert.equal(fs.existsSync(name(2)), true, 'a recent one may be a live writer’s');
+    fs.rmSync(name(2));
+  });
+
   test('cache info counts the scans and cache clear deletes them', async () => {
     const root = project();
     await scan(root, '--json');

@@ -49,6 +49,8 @@ const ENTRY_FILE = /^[0-9a-f]{64}\.json$/;
 const TMP_FILE = /^[0-9a-f]{64}\.json\.\d+\.[0-9a-f]{8}\.tmp$/;
 /** An entry holds one file's analysis and its dependency list; a bigger file is not ours. */
 const MAX_ENTRY_BYTES = 64 * 1024 ** 2;
+/** A temporary entry file this old was left by a process that died before renaming it. */
+const STALE_TMP_MS = 60 * 60 * 1000;
 /** Total size kept by default: past it, the least recently used entries go (prune). */
 const DEFAULT_DEPENDENT_CACHE_BYTES = 256 * 1024 ** 2;
 
@@ -284,6 +286,15 @@ export class DependentCache {
    */
   prune(maxBytes = DEFAULT_DEPENDENT_CACHE_BYTES): number {
     if (ownership(this.dir, this.kind) !== 'ours') return 0;
+    // A temporary file left by a process killed between its write and its rename (a write takes
+    // milliseconds: one an hour old is nobody's any more).
+    for (const f of this.ownFiles(TMP_FILE)) {
+      try {
+        if (Date.now() - fs.lstatSync(f).mtimeMs > STALE_TMP_MS) fs.rmSync(f, { force: true });
+      } catch {
+        /* removed meanwhile */
+      }
+    }
     const s = this.sizes();
     let total = s.reduce((n, e) => n + e.bytes, 0);
     if (total <= maxBytes) return 0;
