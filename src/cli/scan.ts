@@ -67,6 +67,10 @@ export const scanCommand = defineCommand({
       cache,
     );
     progress.done();
+    if (cache && !cache.usable)
+      io.err(
+        `unroll-lens: warning: ${cache.dir} is not an Unroll Lens scan cache (it holds other files and no marker of ours): analyses are not cached there\n`,
+      );
     io.out(json ? JSON.stringify(toScanJson(results, skipped), null, 2) + '\n' : renderTable(results, skipped));
     const findings = results.reduce((n, r) => n + computeFindings(r).length, 0);
     return options.strict && findings ? EXIT.failed : EXIT.ok;

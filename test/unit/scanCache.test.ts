@@ -215,8 +215,10 @@ describe('scan cache: the folder', () => {
     const cwd = process.cwd();
     process.chdir(root);
     try {
-      const code = await main(['scan', '.', '--json'], { out: () => {}, err: () => {}, isTTY: false });
+      let err = '';
+      const code = await main(['scan', '.', '--json'], { out: () => {}, err: s => (err += s), isTTY: false });
       assert.equal(code, 0);
+      assert.match(err, /scans is not an Unroll Lens scan cache .*: analyses are not cached there\n$/);
     } finally {
       process.chdir(cwd);
       process.env.XDG_CACHE_HOME = saved;
