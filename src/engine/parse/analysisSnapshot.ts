@@ -4,6 +4,7 @@ import type { ConstScope } from './constEval';
 import type { MacroTable } from './macros/table';
 import type { FunctionResult } from './analyzeFunction';
 import type { CallGraph, FunctionDef } from './callGraph';
+import type { OutsideBodies } from './fileIndex';
 
 /**
  * What an analysis was computed from, so that an edit inside one function body can re-analyse
@@ -13,6 +14,8 @@ export interface AnalysisSnapshot {
   analysis: FileAnalysis;
   functions: { start: number; end: number; bodyStart: number; bodyEnd: number; name: string; result: FunctionResult }[];
   fileScope: ConstScope;
+  /** What its file index read outside function bodies: kept by edits inside a body (bodyEdit.ts). */
+  outsideBodies: OutsideBodies;
   instantiations: Map<string, string[][]>;
   /** The file's function definitions as the call graph sees them (callGraph.ts), in the analysed text's offsets. */
   defs: FunctionDef[];

@@ -138,7 +138,8 @@ function* analysisSteps(tree: Tree, path: string, cache?: FunctionCache, source?
   const followed = new Set<string>();
   const instantiatingMacros = new Set<string>();
   const inst = templates.size ? collectInstantiations(top, templates, followed, instantiatingMacros) : new Map<string, string[][]>();
-  const lookup = new ScopeLookup(new FileIndex(root, fileScope.values));
+  const index = new FileIndex(root, fileScope.values);
+  const lookup = new ScopeLookup(index);
   for (const f of functions) if (f.qualifier === 'global') lookup.kernelStarts.add(f.node.startIndex);
   // A function's trip counts depend on the classes of the file too (members, specialisations).
   const constantsKey = cache ? JSON.stringify([...fileScope.values]) : '';
@@ -205,6 +206,7 @@ function* analysisSteps(tree: Tree, path: string, cache?: FunctionCache, source?
     analysis: { path, kernels, strayPragmas, hasSyntaxErrors, ...(unparsed.length ? { unparsedFunctions: unparsed } : {}) },
     functions: snapshotFunctions,
     fileScope,
+    outsideBodies: index.outside,
     instantiations: inst,
     defs,
     ...mention,

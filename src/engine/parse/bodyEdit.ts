@@ -34,14 +34,15 @@ export function reanalyzeBodyEdit(
  * analysis cannot have changed. (A comment inside a `#define` is part of its value token, not a
  * comment node, so constants never take this path.)
  */
-function insideOneComment(
-  tree: Tree,
-  edit: { start: number; newEnd: number; removed: string; inserted: string },
-  changed: { startIndex: number; endIndex: number }[],
-): boolean {
-  for (const t of [edit.removed, edit.inserted]) if (t.includes('\n') || t.includes('*/') || t.includes('/*')) return false;
+function insideOneComment(tree: Tree, edit: BodyEdit, changed: ChangedRange[], read: TextReader): boolean {
+  // A backslash typed or removed at a line's end splices the next line into a `//` comment.
+  for (const t of [edit.removed, edit.inserted]) if (/[\n\r\\]|\*\/|\/\*/.test(t)) return false;
   const n = tree.rootNode.descendantForIndex(edit.start, Math.max(edit.start, edit.newEnd - 1));
-  if (!n || n.type !== 'comment' || !(n.startIndex + 1 < edit.start && edit.newEnd < n.endIndex - 1)) return false;
+  if (!n || n.type !== 'comment' || !(n.startIndex + 1 < edit.start)) return false;
+  // A `/* */` comment: before its `*/`. A `//` comment runs to its line's end, which the edit
+  // may reach (a digit changed at the end of a note).
+  const end = read(n.startIndex, n.startIndex + 2) === '//' ? n.endIndex : n.endIndex - 2;
+  if (edit.newEnd > end) return false;
   return changed.every(r => r.startIndex >= n.startIndex && r.endIndex <= n.endIndex);
 }
 
@@ -106,11 +107,45 @@ function betweenItems(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit, change
   if (/[^ \t\r\n\f\v]/.test(edit.removed) || /[^ \t\r\n\f\v]/.test(edit.inserted)) return false;
   if (changed.some(r => r.startIndex < edit.start || r.endIndex > edit.newEnd)) return false;
   if (prev.functions.some(f => f.start <= edit.start && edit.start < f.end)) return false;
-  const around = tree.rootNode.descendantForIndex(Math.max(0, edit.start - 1), edit.newEnd);
+  const around = whiteSpaceParent(tree, edit);
   if (!around || !ITEM_LISTS.has(around.type)) return false;
+  return restOfLineIsTrivia(edit, read);
+}
+
+/**
+ * The smallest node around the white space of an edit: the characters on both sides of what was
+ * typed, or of where text was deleted (a deletion has no character of its own to look at).
+ */
+function whiteSpaceParent(tree: Tree, edit: BodyEdit): Node | null {
+  return tree.rootNode.descendantForIndex(Math.max(0, edit.start - 1), Math.max(edit.newEnd, edit.start + 1));
+}
+
+/** Nothing but white space or a `//` comment follows the edit on its line: no column there moves. */
+function restOfLineIsTrivia(edit: BodyEdit, read: TextReader): boolean {
   const rest = read(edit.newEnd, edit.newEnd + 4096);
   const lineEnd = rest.indexOf('\n');
   return /^[ \t\r\f\v]*(\/\/.*)?$/.test(lineEnd === -1 ? rest : rest.slice(0, lineEnd));
+}
+
+/**
+ * White space replaced with white space at the end of a line in a device function's body,
+ * between two statements of a block (a space typed after `;`, a trailing space deleted), on one
+ * line, and the parse changed nothing but that white space: no statement's text, line or column
+ * changed, so the function reads as before. Not on a line with a directive, a quote, a
+ * backslash or a block comment, before the edit or after it: a directive's value, a string or a
+ * spliced line holds its white space.
+ */
+function afterStatementLine(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit, changed: ChangedRange[], read: TextReader): boolean {
+  if (edit.lineDelta !== 0 || /[^ \t\f\v]/.test(edit.removed) || /[^ \t\f\v]/.test(edit.inserted)) return false;
+  if (changed.some(r => r.startIndex < edit.start || r.endIndex > edit.newEnd)) return false;
+  if (!prev.functions.some(f => f.bodyStart < edit.start && edit.oldEnd < f.bodyEnd - 1)) return false;
+  const around = whiteSpaceParent(tree, edit);
+  if (around?.type !== 'compound_statement' || !restOfLineIsTrivia(edit, read)) return false;
+  // The line before the edit (what follows it is white space or a `//` comment, checked above).
+  const head = read(Math.max(0, edit.start - 4096), edit.start);
+  const lineStart = head.lastIndexOf('\n');
+  if (lineStart === -1 && edit.start > 4096) return false;
+  return !/[#"'\\]|\/\*|\*\//.test(head.slice(lineStart + 1));
 }
 
 /** Characters [start, end) of the document after the edit, as written. */
@@ -132,21 +167,20 @@ function reanalyzeOneBody(
   if (prev.analysis.hasSyntaxErrors && !prev.errorScope) return null;
   // A function the analysis could not read is named; it is read again with the whole file.
   if (prev.analysis.unparsedFunctions?.length) return null;
-  const delta = edit.newEnd - edit.oldEnd;
-  if (!prev.analysis.hasSyntaxErrors) {
-    // Typing inside a comment (a file's header comment, a note between functions), or in an
-    // error-check macro's value, changes nothing but the offsets after it. One line: no line moves.
-    if (insideOneComment(tree, edit, changed) || insideOneDefine(tree, prev, edit, changed, read)) {
-      const functions = prev.functions.map(g => (g.start < edit.start ? g : movedByEdit(g, delta, 0)));
-      return { ...prev, functions, defs: defsMoved(prev.defs, edit) };
-    }
-    // White space typed between items (a blank line between functions, an indent before a
-    // comment, a trailing space after a member): every item parses and reads as before, only
-    // later lines move.
-    if (betweenItems(tree, prev, edit, changed, read)) {
-      const functions = prev.functions.map(g => (g.start < edit.start ? g : movedByEdit(g, delta, edit.lineDelta)));
-      return { ...prev, functions, defs: defsMoved(prev.defs, edit), analysis: analysisOf(prev.analysis.path, functions, null) };
-    }
+  // Keystrokes that change no item: typing inside a comment (a file's header comment, a note
+  // between functions) or in an error-check macro's value, on one line; white space between items
+  // (a blank line between functions, an indent before a comment, a trailing space after a
+  // member) or at the end of a statement's line in a device function. Every function reads as
+  // before: only the ones after the edit move.
+  if (
+    !prev.analysis.hasSyntaxErrors &&
+    (insideOneComment(tree, edit, changed, read) ||
+      insideOneDefine(tree, prev, edit, changed, read) ||
+      betweenItems(tree, prev, edit, changed, read) ||
+      afterStatementLine(tree, prev, edit, changed, read))
+  ) {
+    const functions = prev.functions.map(g => movedByTrivia(g, edit));
+    return { ...prev, functions, defs: defsMoved(prev.defs, edit), analysis: analysisOf(prev.analysis.path, functions, null) };
   }
   const i = prev.functions.findIndex(f => edit.start > f.bodyStart && edit.oldEnd < f.bodyEnd - 1 && edit.start >= f.start);
   return i === -1 ? hostBodyEdit(tree, prev, edit, changed) : deviceBodyEdit(tree, prev, edit, changed, i);
@@ -177,21 +211,35 @@ function textBefore(text: string, offset: number, edit: BodyEdit): string {
 
 /**
  * The edit leaves every `name<…>` of the file's templates as it was: the instantiations stand.
- * Not when the edited line holds a `#`, before or after: the grammar reads `#define` even after
- * `case 8:`, and the rest of that line, `coarsen_potential<8><<<…>>>` included, becomes the
- * macro's value, with the same text (fuzz seed 3732631596).
+ * Not when the edited line holds a `#`, before or after, unless it is a `#pragma` line both
+ * times: the grammar reads `#define` even after `case 8:`, and the rest of that line,
+ * `coarsen_potential<8><<<…>>>` included, becomes the macro's value, with the same text (fuzz
+ * seed 3732631596).
  */
 function sameInstantiations(prev: AnalysisSnapshot, before: string, after: string, offset: number, edit: BodyEdit): boolean {
   const lineOf = (t: string, from: number, to: number) =>
     t.slice(t.lastIndexOf('\n', from - 1) + 1, (t.indexOf('\n', to) + 1 || t.length + 1) - 1);
-  if (
-    lineOf(after, offset, offset + edit.inserted.length).includes('#') ||
-    lineOf(before, offset, offset + edit.removed.length).includes('#')
-  )
+  // A `#pragma` line stays one (a factor typed): it defines nothing and holds no launch.
+  const directive = (line: string) => line.includes('#') && !/^[ \t]*#[ \t]*pragma[ \t][^#]*$/.test(line);
+  if (directive(lineOf(after, offset, offset + edit.inserted.length)) || directive(lineOf(before, offset, offset + edit.removed.length)))
     return false;
   const a = templateReferences(before, prev.templateMention);
   const b = templateReferences(after, prev.templateMention);
   return a.length === b.length && a.every((x, k) => x === b[k]);
+}
+
+/**
+ * A function after an edit that changed no item (comment text, white space between items or
+ * statements): one before it stays, one after it moves, one holding it (on one line: the
+ * callers make sure) grows. Its result stands: no line or column it names moved.
+ */
+function movedByTrivia(g: SnapshotFunction, edit: BodyEdit): SnapshotFunction {
+  const delta = edit.newEnd - edit.oldEnd;
+  if (g.end <= edit.start) return g;
+  if (g.start >= edit.start) return movedByEdit(g, delta, edit.lineDelta);
+  if (edit.lineDelta !== 0) throw new Error('a line break inside a function is not trivia'); // the caller analyses the file
+  const at = (p: number) => (p < edit.start ? p : p + delta);
+  return { ...g, bodyStart: at(g.bodyStart), bodyEnd: g.bodyEnd + delta, end: g.end + delta };
 }
 
 /** A function after the edit, which moves by the edit's length and line delta. */
@@ -232,7 +280,7 @@ function graphOf(prev: AnalysisSnapshot): CallGraph {
 
 /** Scope lookup over the new tree, which knows the file's kernels as the whole-file analysis does (their parameters are run-time values). */
 function lookupAfter(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit): ScopeLookup {
-  const lookup = new ScopeLookup(new FileIndex(tree.rootNode, prev.fileScope.values));
+  const lookup = new ScopeLookup(new FileIndex(tree.rootNode, prev.fileScope.values, prev.outsideBodies));
   const delta = edit.newEnd - edit.oldEnd;
   prev.functions.forEach((g, j) => {
     if (prev.analysis.kernels[j].qualifier === 'global') lookup.kernelStarts.add(g.start < edit.start ? g.start : g.start + delta);
