@@ -113,14 +113,15 @@ export function functionDeclarations(fn: Node): Map<string, Declared[]> {
  * when it has a write of another kind (a compound assignment, under a condition or in a loop: the
  * caller's value and the old rule). Read once per function and name (a lookup runs per use).
  */
-export function plainWrites(fn: Node, name: string): { end: number; value: Node }[] | null {
+export function plainWrites(
+  fn: Node,
+  name: string,
+  writes: Map<string, Node[]> = writesByTarget(fn),
+): { end: number; value: Node }[] | null {
   const body = fn.childForFieldName('body');
   if (!body) return [];
   const out: { end: number; value: Node }[] = [];
-  for (const n of body.descendantsOfType(['assignment_expression', 'update_expression'])) {
-    if (!n) continue;
-    const target = n.type === 'assignment_expression' ? n.childForFieldName('left') : n.childForFieldName('argument');
-    if (target?.text !== name) continue;
+  for (const n of writes.get(name) ?? []) {
     const value = n.childForFieldName('right');
     // (an `#if`/`#ifdef` around it, DeepGEMM's `#if defined(__CUDA_ARCH__)` body: its first branch, the one the scan follows)
     let holder = n.parent?.parent;
@@ -132,6 +133,24 @@ export function plainWrites(fn: Node, name: string): { end: number; value: Node 
       holder?.id === body.id;
     if (!plain || !value) return null;
     out.push({ end: n.endIndex, value });
+  }
+  return out;
+}
+
+/**
+ * The assignments and ++/-- of a function's body by the text they write (`x`, `a[i]`), in order:
+ * one walk of the body for every parameter plainWrites is asked about.
+ */
+export function writesByTarget(fn: Node): Map<string, Node[]> {
+  const out = new Map<string, Node[]>();
+  for (const n of fn.childForFieldName('body')?.descendantsOfType(['assignment_expression', 'update_expression']) ?? []) {
+    if (!n) continue;
+    const target = n.type === 'assignment_expression' ? n.childForFieldName('left') : n.childForFieldName('argument');
+    if (!target) continue;
+    const t = target.text;
+    const list = out.get(t);
+    if (list) list.push(n);
+    else out.set(t, [n]);
   }
   return out;
 }

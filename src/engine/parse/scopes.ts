@@ -25,7 +25,7 @@ import {
   namesOutOfClassMember,
 } from './fileIndex';
 import { declaredName, templateParamNames } from './declaratorNames';
-import { type Declared, functionDeclarations, plainWrites } from './localDeclarations';
+import { type Declared, functionDeclarations, plainWrites, writesByTarget } from './localDeclarations';
 import { named } from './syntaxTree';
 import { orMacro } from './macroNumbers';
 
@@ -79,8 +79,9 @@ export class ScopeLookup {
   private memo = new Map<string, EvalResult>();
   /** What computing each memo entry (and classInsts') asked the file: a function reusing one asked it too. */
   private readonly memoReads: MemoReads;
-  /** plainWrites per function and parameter name. */
+  /** plainWrites per function and parameter name; writesByTarget per function. */
   private paramWrites = new Map<string, { end: number; value: Node }[] | null>();
+  private bodyWrites = new Map<number, Map<string, Node[]>>();
   private active = new Set<string>();
   /** classInstantiations by class node id. */
   private classInsts = new Map<number, Map<string, number>[]>();
@@ -410,7 +411,10 @@ export class ScopeLookup {
     if (!fn) return null;
     const key = `${fn.id}|${name}`;
     let writes = this.paramWrites.get(key);
-    if (writes === undefined) this.paramWrites.set(key, (writes = plainWrites(fn, name)));
+    if (writes === undefined) {
+      if (!this.bodyWrites.has(fn.id)) this.bodyWrites.set(fn.id, writesByTarget(fn));
+      this.paramWrites.set(key, (writes = plainWrites(fn, name, this.bodyWrites.get(fn.id))));
+    }
     let last: Node | null = null;
     for (const w of writes ?? []) if (w.end <= at) last = w.value;
     return last;
