@@ -113,5 +113,9 @@ export function editMayChangeMacros(
   const lineStart = oldText.lastIndexOf('\n', start - 1) + 1;
   // A continuation line of a multi-line #define: the line before it ends with a backslash.
   if (lineStart > 0 && /\\\r?$/.test(oldText.slice(oldText.lastIndexOf('\n', lineStart - 2) + 1, lineStart - 1))) return true;
-  return /^[ \t]*#/.test(oldText.slice(lineStart, start + length + 1)) || oldText.slice(lineStart, start).trimEnd().endsWith('\\');
+  const before = oldText.slice(lineStart, start);
+  // The line was a directive, or becomes one: what stood before a `#` deleted (`}#if 0`, fuzz seed 4135269002).
+  if (/^[ \t]*#/.test(before + removed + oldText.slice(start + length, start + length + 1))) return true;
+  if (/^[ \t]*$/.test(before + inserted) && /^[ \t]*#/.test(oldText.slice(start + length, start + length + 256))) return true;
+  return before.trimEnd().endsWith('\\');
 }

@@ -30,6 +30,7 @@ describe('fuzz: incremental documents and the language server', () => {
       4125150401: 'a name declared at namespace scope by broken pasted code (cache key: items digest)',
       242106343: "U+FEFF typed between items: JavaScript's white space, not the grammar's (fast path)",
       3732631596: '`#define` typed after `case 8:` turns the launch of `coarsen_potential<8>` into a macro value (fast path)',
+      4135269002: 'backspaces make `}#if 0` an `#if` at its line start (server: editMayChangeMacros)',
     };
     for (const [seed, what] of Object.entries(seeds)) {
       const f = runCase(ck, generateCase(Number(seed)));

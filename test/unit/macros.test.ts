@@ -279,6 +279,11 @@ describe('macro environments: headers, #if for the device pass, reuse', () => {
     assert.equal(editMayChangeMacros(c, c.indexOf('*/'), 1, ''), true, "breaks a comment's end");
     assert.equal(editMayChangeMacros(c, c.indexOf('/*'), 0, '*'), true, 'after a slash');
     assert.equal(editMayChangeMacros(c, c.indexOf('y'), 1, 'z'), false, 'inside a comment');
+    // What stood before a `#` on its line deleted: the line is a directive now (fuzz seed 4135269002).
+    const d = '__global__ void k() {}\n}  #if 0\nint x;\n#endif\n';
+    assert.equal(editMayChangeMacros(d, d.indexOf('}  #'), 1, ''), true, 'the `#if` starts its line now');
+    assert.equal(editMayChangeMacros(d, d.indexOf('}  #'), 1, ' '), true, 'blanks only before it');
+    assert.equal(editMayChangeMacros(d, d.indexOf('}  #'), 1, 'x'), false, 'still a token before it');
   });
 });
 

@@ -8,9 +8,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import fc from 'fast-check';
 import { CudaDocuments } from '../../src/engine/parse/documents';
-import * as analyzeModule from '../../src/engine/parse/analyze';
-import type { TextChange } from '../../src/engine/parse/documents';
 import { SAMPLES } from './helpers';
+import { opened, step, wholeFileAnalyses } from './editSteps';
 
 const SRC = `__global__ void k(float* a, int n) {
   // a note about k
@@ -29,41 +28,6 @@ __global__ void m(float* a) {
   for (int j = 0; j < 8; ++j) a[j] = 2;
 }
 `;
-
-async function opened(text: string) {
-  const docs = await CudaDocuments.create();
-  docs.open('u', text);
-  return docs;
-}
-
-/** How many whole-file analyses `run` made (CommonJS exports: documents.ts calls through them). */
-function wholeFileAnalyses<T>(run: () => T): { value: T; count: number } {
-  const mod = analyzeModule as unknown as Record<string, (...a: unknown[]) => unknown>;
-  const real = mod.analyzeTreeWithSnapshot;
-  let count = 0;
-  mod.analyzeTreeWithSnapshot = (...a: unknown[]) => {
-    count++;
-    return real(...a);
-  };
-  try {
-    const value = run();
-    return { value, count };
-  } finally {
-    mod.analyzeTreeWithSnapshot = real;
-  }
-}
-
-/**
- * Applies one change and checks the analysis against a fresh one; returns the kernels before and
- * after, and whether the whole file was analysed again.
- */
-function step(docs: CudaDocuments, change: TextChange) {
-  const before = docs.analysis('u')!.kernels;
-  docs.update('u', [change]);
-  const { value: after, count } = wholeFileAnalyses(() => docs.analysis('u')!);
-  assert.deepEqual(after, docs.analyzeOnce(docs.text('u')!, 'u'), JSON.stringify(change));
-  return { before, after: after.kernels, wholeFile: count > 0 };
-}
 
 describe('trivia keystrokes: answers as a fresh parse, from what was known', () => {
   test('a space typed at the end of a statement in a device function, and deleted: no function analysed again', async () => {

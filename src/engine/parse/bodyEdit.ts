@@ -1,7 +1,7 @@
 // Re-analysis after an edit inside one function body (or a comment, or a host function's body):
 // the fast path for typing, which leaves everything at file level as it was.
 import type { Node, Tree } from './parser';
-import type { FileAnalysis } from './model';
+import type { FileAnalysis, KernelQualifier } from './model';
 import type { AnalysisSnapshot } from './analysisSnapshot';
 import { analyzeFunction } from './analyzeFunction';
 import { functionInfo, functionName } from './deviceFunctions';
@@ -183,7 +183,11 @@ function reanalyzeOneBody(
     return { ...prev, functions, defs: defsMoved(prev.defs, edit), analysis: analysisOf(prev.analysis.path, functions, null) };
   }
   const i = prev.functions.findIndex(f => edit.start > f.bodyStart && edit.oldEnd < f.bodyEnd - 1 && edit.start >= f.start);
-  return i === -1 ? hostBodyEdit(tree, prev, edit, changed) : deviceBodyEdit(tree, prev, edit, changed, i);
+  if (i !== -1) return deviceBodyEdit(tree, prev, edit, changed, i);
+  // In a device function's head (a parameter typed, a type changed): that function and what
+  // depends on it, as for its body, while it keeps its name and qualifier.
+  const h = prev.functions.findIndex(f => edit.start > f.start && edit.oldEnd <= f.bodyStart);
+  return h === -1 ? hostBodyEdit(tree, prev, edit, changed) : deviceBodyEdit(tree, prev, edit, changed, h);
 }
 
 /**
@@ -240,6 +244,16 @@ function movedByTrivia(g: SnapshotFunction, edit: BodyEdit): SnapshotFunction {
   if (edit.lineDelta !== 0) throw new Error('a line break inside a function is not trivia'); // the caller analyses the file
   const at = (p: number) => (p < edit.start ? p : p + delta);
   return { ...g, bodyStart: at(g.bodyStart), bodyEnd: g.bodyEnd + delta, end: g.end + delta };
+}
+
+/**
+ * The head of a function before the edit and after it (its text up to the body's brace) gives the
+ * qualifier the snapshot has: a head edit that writes or removes `__global__`, `__device__` or a
+ * qualifier macro is a new function, read with the whole file.
+ */
+function sameQualifier(qualifier: KernelQualifier | null, before: string, after: string): boolean {
+  const head = (t: string) => (t.indexOf('{') === -1 ? t : t.slice(0, t.indexOf('{')));
+  return activeMacros().headQualifier(head(before)) === qualifier && activeMacros().headQualifier(head(after)) === qualifier;
 }
 
 /** A function after the edit, which moves by the edit's length and line delta. */
@@ -343,7 +357,10 @@ function functionsAfter(prev: AnalysisSnapshot, edit: BodyEdit, results: Map<num
   const delta = edit.newEnd - edit.oldEnd;
   return prev.functions.map((g, j) => {
     const r = results.get(j);
-    if (j === edited) return { ...g, end: g.end + delta, bodyEnd: g.bodyEnd + delta, result: r! };
+    if (j === edited) {
+      const bodyStart = g.bodyStart < edit.start ? g.bodyStart : g.bodyStart + delta; // a head edit moves the body
+      return { ...g, bodyStart, end: g.end + delta, bodyEnd: g.bodyEnd + delta, result: r! };
+    }
     if (g.start < edit.start) return r ? { ...g, result: r } : g;
     return r ? { ...movedByEdit(g, delta, 0), result: r } : movedByEdit(g, delta, edit.lineDelta);
   });
@@ -355,11 +372,12 @@ function hostBodyEdit(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit, change
   let host: Node | null = tree.rootNode.descendantForIndex(edit.start, edit.start);
   while (host && host.type !== 'function_definition') host = host.parent;
   const body = host?.childForFieldName('body');
-  if (!host || !body || !(edit.start > body.startIndex && edit.newEnd < body.endIndex - 1)) return null;
+  if (!host || !body || !(edit.start > host.startIndex && edit.newEnd < body.endIndex - 1)) return null;
+  const inHead = edit.start <= body.startIndex;
   // The host body may now hold the file's only syntax errors.
   const errors = errorsAfter(prev, host, delta);
   if (errors === undefined) return null;
-  if (changed.some(r => r.startIndex < body.startIndex || r.endIndex > body.endIndex)) return null;
+  if (changed.some(r => r.startIndex < (inHead ? host.startIndex : body.startIndex) || r.endIndex > body.endIndex)) return null;
   if (prev.functions.some(f => f.start <= edit.start && edit.start < f.end)) return null;
   // A device lambda in the host body (deviceLambdas), before or after the edit.
   if (
@@ -376,6 +394,8 @@ function hostBodyEdit(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit, change
   // A member function is no definition of the graph's (class bodies are keyed whole): it joins for this question.
   const k = prev.defs.findIndex(d => d.start === host.startIndex && d.end === host.endIndex - delta);
   const name = functionName(host.childForFieldName('declarator'))?.split('::').pop() ?? null;
+  // A head edit keeps a host function of the graph's, with its name, and no qualifier makes it device code.
+  if (inHead && (k === -1 || prev.defs[k].name !== name || !sameQualifier(null, before, text))) return null;
   const defs =
     k === -1 ? [...prev.defs, { name, start: host.startIndex, end: host.endIndex, kernel: false, oneReturn, calls, fn: -1 }] : prev.defs;
   const results = new Map<number, FunctionResult>();
@@ -392,8 +412,9 @@ function deviceBodyEdit(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit, chan
   const delta = edit.newEnd - edit.oldEnd;
   const f = prev.functions[i];
   const newEnd = f.end + delta;
-  if (changed.some(r => r.startIndex < f.bodyStart || r.endIndex > newEnd)) return null;
-  const node = definitionAt(tree, f.start, f.bodyStart);
+  const inHead = edit.start <= f.bodyStart;
+  if (changed.some(r => r.startIndex < (inHead ? f.start : f.bodyStart) || r.endIndex > newEnd)) return null;
+  const node = definitionAt(tree, f.start, inHead ? f.bodyStart + delta : f.bodyStart);
   if (!node || node.endIndex !== newEnd) return null;
   const errors = errorsAfter(prev, node, delta);
   if (errors === undefined) return null;
@@ -402,6 +423,7 @@ function deviceBodyEdit(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit, chan
   const text = node.text;
   const before = textBefore(text, edit.start - f.start, edit);
   if (!sameInstantiations(prev, before, text, edit.start - f.start, edit)) return null;
+  if (inHead && !sameQualifier(prev.analysis.kernels[i].qualifier, before, text)) return null;
   // A body that becomes, or stops being, one `return …;` changes what its callers read.
   const calls = calledNames(text);
   if (mayBeOneReturn(text) !== prev.defs[k].oneReturn) return null;
