@@ -21,6 +21,7 @@ import {
   useRemedies,
 } from '../engine';
 import { codeLenses, diagnostics, hover, outlineCodeLenses, projectRunConfigured, resolveCodeLens } from './features';
+import { LensStore } from './lensStore';
 import {
   AnalysisStatusNotification,
   BenchLoopRequest,
@@ -394,11 +395,14 @@ connection.onDidCloseTextDocument(({ textDocument }) =>
     texts.delete(textDocument.uri);
     sass.close(textDocument.uri);
     facts.delete(textDocument.uri);
+    lensStore.forget(textDocument.uri);
     (await docsReady).close(textDocument.uri);
     connection.sendDiagnostics({ uri: textDocument.uri, diagnostics: [] });
   }),
 );
 
+/** Each document's latest CodeLens answers: the client resolves the lenses it shows. */
+const lensStore = new LensStore();
 connection.onCodeLens(async ({ textDocument }) => {
   const uri = textDocument.uri;
   await parsedQueue;
@@ -409,11 +413,13 @@ connection.onCodeLens(async ({ textDocument }) => {
   // a file that builds a program by itself (or through the project's compile command) can compare its kernels
   const main = analysis ? docs.definesMain(uri) : (outline?.definesMain ?? false);
   const program = main || settings.profile.compileCommand.length > 0 || projectRunConfigured(settings);
-  if (analysis) return codeLenses(uri, analysis, settings, sassFacts(uri), headerUnit(uri), program);
-  return outline ? outlineCodeLenses(uri, outline, settings, sassFacts(uri), headerUnit(uri), program) : [];
+  if (analysis) return lensStore.hold(uri, codeLenses(uri, analysis, settings, sassFacts(uri), headerUnit(uri), program));
+  return lensStore.hold(uri, outline ? outlineCodeLenses(uri, outline, settings, sassFacts(uri), headerUnit(uri), program) : []);
 });
 
 connection.onCodeLensResolve(async lens => {
+  const held = lensStore.resolve(lens);
+  if (held) return held;
   await syncQueue;
   const uri = (lens.data as LoopSummaryLensData | undefined)?.uri;
   const analysis = uri === undefined ? null : (await docsReady).analysis(uri);

@@ -69,9 +69,9 @@ async function request<T>(s: Server, method: string, params: unknown, ms = 20000
 }
 
 /**
- * A document's code lenses as an editor shows them: those the server sends unresolved while an open
- * is analysed (a loop's summary) resolved. The open's diagnostics are published by then (a hover
- * waits for the open).
+ * A document's code lenses as an editor shows them: each resolved (the server sends their
+ * commands on codeLens/resolve, and a loop's summary while an open is analysed from the analysis).
+ * The open's diagnostics are published by then (a hover waits for the open).
  */
 async function resolvedLenses(s: Server, uri: string): Promise<unknown[]> {
   const lenses = (await request<{ command?: unknown }[] | null>(s, 'textDocument/codeLens', { textDocument: { uri } })) ?? [];
@@ -175,7 +175,7 @@ export async function fuzzServer(opts: {
           }
           if (s.dead) break;
           if (opts.checkEachStep) {
-            const a = await request(s, 'textDocument/codeLens', { textDocument: { uri } });
+            const a = await resolvedLenses(s, uri);
             const probe = `${freshUri}-${events}`;
             s.conn.sendNotification('textDocument/didOpen', {
               textDocument: { uri: probe, languageId: 'cuda-cpp', version: 1, text: doc.getText() },
@@ -192,7 +192,7 @@ export async function fuzzServer(opts: {
             }
           }
         }
-        const lenses = await request(s, 'textDocument/codeLens', { textDocument: { uri } });
+        const lenses = await resolvedLenses(s, uri);
         s.conn.sendNotification('textDocument/didOpen', {
           textDocument: { uri: freshUri, languageId: 'cuda-cpp', version: 1, text: doc.getText() },
         });
