@@ -1,5 +1,6 @@
-// Re-analysis after an edit inside one function body (or a comment, or a host function's body):
-// the fast path for typing, which leaves everything at file level as it was.
+// Re-analysis after an edit inside one function (its body or its head), a comment, or white space
+// between items or at a statement's end: the fast path for typing, which leaves everything at file
+// level as it was.
 import type { Node, Tree } from './parser';
 import type { FileAnalysis, KernelQualifier } from './model';
 import type { AnalysisSnapshot } from './analysisSnapshot';
@@ -14,9 +15,11 @@ import type { FunctionResult } from './analyzeFunction';
 import { CallGraph, FunctionDef, calledNames, mayBeOneReturn, templateReferences } from './callGraph';
 
 /**
- * Fast path for typing inside one function body: when the edit and every syntax change stay
- * within that body, nothing at file level changed (constants, instantiations, other
- * functions), so only that function is analysed again and the others move by the line delta.
+ * Fast path for typing inside one function (its body, or its head while its name and qualifier
+ * stand): when the edit and every syntax change stay within it, nothing at file level changed
+ * (constants, instantiations, other functions), so only that function and what reads it through
+ * calls are analysed again and the others move by the line delta. An edit that changes no item
+ * (comment text, white space between items or at a statement's end) analyses nothing.
  * Returns null when the edit does not qualify; the caller then analyses the whole file.
  */
 export function reanalyzeBodyEdit(
@@ -131,9 +134,9 @@ function restOfLineIsTrivia(edit: BodyEdit, read: TextReader): boolean {
  * White space replaced with white space at the end of a line in a device function's body,
  * between two statements of a block (a space typed after `;`, a trailing space deleted), on one
  * line, and the parse changed nothing but that white space: no statement's text, line or column
- * changed, so the function reads as before. Not on a line with a directive, a quote, a
- * backslash or a block comment, before the edit or after it: a directive's value, a string or a
- * spliced line holds its white space.
+ * changed, so the function reads as before. Not when the line before the edit holds a
+ * directive, a quote, a backslash or a block comment: a directive's value, a string or a spliced
+ * line holds its white space.
  */
 function afterStatementLine(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit, changed: ChangedRange[], read: TextReader): boolean {
   if (edit.lineDelta !== 0 || /[^ \t\f\v]/.test(edit.removed) || /[^ \t\f\v]/.test(edit.inserted)) return false;
