@@ -113,11 +113,7 @@ export function functionDeclarations(fn: Node): Map<string, Declared[]> {
  * when it has a write of another kind (a compound assignment, under a condition or in a loop: the
  * caller's value and the old rule). Read once per function and name (a lookup runs per use).
  */
-export function plainWrites(
-  fn: Node,
-  name: string,
-  writes: Map<string, Node[]> = writesByTarget(fn),
-): { end: number; value: Node }[] | null {
+export function plainWrites(fn: Node, name: string, writes: Map<string, Node[]>): { end: number; value: Node }[] | null {
   const body = fn.childForFieldName('body');
   if (!body) return [];
   const out: { end: number; value: Node }[] = [];

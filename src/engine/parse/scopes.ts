@@ -413,7 +413,7 @@ export class ScopeLookup {
     let writes = this.paramWrites.get(key);
     if (writes === undefined) {
       if (!this.bodyWrites.has(fn.id)) this.bodyWrites.set(fn.id, writesByTarget(fn));
-      this.paramWrites.set(key, (writes = plainWrites(fn, name, this.bodyWrites.get(fn.id))));
+      this.paramWrites.set(key, (writes = plainWrites(fn, name, this.bodyWrites.get(fn.id)!)));
     }
     let last: Node | null = null;
     for (const w of writes ?? []) if (w.end <= at) last = w.value;
