@@ -192,3 +192,25 @@ __global__ void k(float* a) {
     assert.deepEqual(trips(), ['runtime', 'runtime']);
   });
 });
+
+describe('what a re-analysed function keeps from outside it', () => {
+  // ggml's style: a kernel template launched only from a host template, so no instantiation is read.
+  const UNREAD = `template <class T>
+static __global__ void k(const T* x, T* dst, int n) {
+  for (int i = 0; i < n; ++i) dst[i] = x[i];
+}
+
+template <class T>
+static void launch(const T* x, T* dst, int n) {
+  k<<<1, 1>>>(x, dst, n);
+}
+`;
+
+  test('a template whose instantiations are unread stays so through an edit of its body (found on ggml clamp.cu)', async () => {
+    const docs = await opened(UNREAD);
+    assert.equal(docs.analysis('u')!.kernels[0].usedUnread, true);
+    const at = UNREAD.indexOf('i = 0') + 4;
+    assert.equal(step(docs, { start: at, length: 1, text: '1' }).wholeFile, false);
+    assert.equal(docs.analysis('u')!.kernels[0].usedUnread, true);
+  });
+});

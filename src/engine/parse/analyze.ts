@@ -75,7 +75,8 @@ export function* analyzeTreeInSteps(
   }
 }
 
-function analyzeOne(
+/** A function's result; `unread`: a template whose instantiations the file may hold unread (Kernel.usedUnread). */
+export function analyzeOne(
   fn: FunctionInfo,
   fileScope: ConstScope,
   args: string[][] | undefined,

@@ -4,7 +4,7 @@
 import type { Node, Tree } from './parser';
 import type { FileAnalysis, KernelQualifier } from './model';
 import type { AnalysisSnapshot } from './analysisSnapshot';
-import { analyzeFunction } from './analyzeFunction';
+import { analyzeOne } from './analyze';
 import { functionInfo, functionName } from './deviceFunctions';
 import { shiftResult } from './functionCache';
 import { activeMacros, qualifierMacrosIn, withMacros } from './macroContext';
@@ -322,7 +322,9 @@ function reanalyze(node: Node, prev: AnalysisSnapshot, j: number, lookup: ScopeL
   const headMacros = (old.qualifierMacros ?? []).filter(m => !ownHead.includes(m)).join(' ');
   const info = functionInfo(node, templateDecl, old.qualifier, text, headMacros || undefined);
   if (!info || info.name !== prev.functions[j].name) return null;
-  return analyzeFunction(info, prev.fileScope, info.templateParams.length ? prev.instantiations.get(info.name) : undefined, lookup);
+  // usedUnread reads the file outside this function (its name's mentions), which the fast path keeps as it was.
+  const args = info.templateParams.length ? prev.instantiations.get(info.name) : undefined;
+  return analyzeOne(info, prev.fileScope, args, lookup, old.usedUnread === true);
 }
 
 /**
