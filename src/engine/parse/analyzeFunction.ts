@@ -11,7 +11,7 @@ import { FunctionInfo } from './deviceFunctions';
 import { Instantiation, TRUNCATED, bindInstantiation } from './instantiations';
 import { forLoopShape } from './loopShape';
 import { buildPragma } from './pragmas';
-import { RawLoop, bodyNodesByType, collectLocalConsts, collectLoops, collectPragmas, countStatements, depthOf } from './bodyLoops';
+import { RawLoop, collectLocalConsts, collectLoops, collectPragmas, countStatements, depthOf } from './bodyLoops';
 import { constantExtent, namesInLoopHeader, tripCountUnder, UNQUALIFIED_NAME } from './tripCount';
 import { spanOf } from './syntaxTree';
 
@@ -44,7 +44,7 @@ export function analyzeFunction(
   const baseScope: ConstScope = lookup.scope(ctx);
   const instantiations = instantiationsOf(fn, fileScope, instantiationArgs, lookup, classes, templateNames);
 
-  const byType = body ? bodyNodesByType(body) : new Map<string, Node[]>();
+  const byType = body ? lookup.bodyNodes(body) : new Map<string, Node[]>();
   const rawLoops = body ? collectLoops(body, byType) : [];
   const locals = body ? collectLocalConsts(body, byType, baseScope) : [];
   const scopes: FunctionScopes = { lookup, ctx, baseScope, locals };

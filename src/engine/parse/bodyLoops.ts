@@ -119,15 +119,17 @@ const PRAGMA_TEXT = /_Pragma|UNROLL|_CCCL_PRAGMA|CUTLASS_PRAGMA|CUTE_(NO_)?UNRO/
 
 /**
  * The body's nodes that collectLoops, collectPragmas and collectLocalConsts look at, by type, in
- * document order: one walk of the body instead of one per kind (walks dominate on large bodies).
+ * document order, plus those of `extra`'s types under the key it gives each (several types under
+ * one key stay in document order): one walk of the body instead of one per kind (walks dominate
+ * on large bodies).
  */
-export function bodyNodesByType(body: Node): Map<string, Node[]> {
-  const types = [...LOOP_TYPE_LIST, 'preproc_call', 'declaration'];
+export function bodyNodesByType(body: Node, extra: Readonly<Record<string, string>> = {}): Map<string, Node[]> {
+  const types = [...LOOP_TYPE_LIST, 'preproc_call', 'declaration', ...Object.keys(extra)];
   if (PRAGMA_TEXT.test(body.text)) types.push('expression_statement');
-  const out = new Map<string, Node[]>([...types, LOOPS].map(t => [t, []]));
+  const out = new Map<string, Node[]>([...types, LOOPS, ...Object.values(extra)].map(t => [t, []]));
   for (const n of body.descendantsOfType(types)) {
     if (!n) continue;
-    out.get(LOOP_TYPES[n.type] ? LOOPS : n.type)?.push(n);
+    out.get(LOOP_TYPES[n.type] ? LOOPS : (extra[n.type] ?? n.type))?.push(n);
   }
   return out;
 }

@@ -2,6 +2,7 @@
 import type { Node } from './parser';
 import { declaredName } from './declaratorNames';
 import { named } from './syntaxTree';
+import { bodyNodesByType } from './bodyLoops';
 
 export interface Declared {
   at: number;
@@ -25,14 +26,30 @@ function lambdaOf(p: Node): Declared['lambda'] {
 }
 
 /**
+ * The body nodes these reads need, by the key bodyNodesByType files them under: parameters
+ * declared in the body (a lambda's), and the writes (assignments, ++/--, pointer expressions
+ * for an address taken), each group in document order. The analysis of a function walks its body
+ * once for these and its loops, pragmas and declarations together (ScopeLookup.bodyNodes).
+ */
+export const SCOPE_NODE_GROUPS: Readonly<Record<string, string>> = {
+  parameter_declaration: 'params',
+  optional_parameter_declaration: 'params',
+  assignment_expression: 'writes',
+  update_expression: 'writes',
+  pointer_expression: 'writes',
+};
+
+/** A function body's nodes by group (bodyNodesByType with SCOPE_NODE_GROUPS). */
+export type BodyNodes = Map<string, Node[]>;
+
+/**
  * The writes in a function body, by the name written: an assignment, a compound assignment,
  * ++/--, or an address taken (a write may follow), each with its start offset. Collected in one
  * pass per body (a body with many locals would otherwise be walked once per local).
  */
-function writesIn(body: Node): Map<string, number[]> {
+function writesIn(nodes: BodyNodes): Map<string, number[]> {
   const out = new Map<string, number[]>();
-  for (const n of body.descendantsOfType(['assignment_expression', 'update_expression', 'pointer_expression'])) {
-    if (!n) continue;
+  for (const n of nodes.get('writes') ?? []) {
     let target: Node | null;
     if (n.type === 'assignment_expression') target = n.childForFieldName('left');
     else if (n.type === 'update_expression') target = n.childForFieldName('argument');
@@ -55,8 +72,11 @@ function writtenOutside(writes: Map<string, number[]>, name: string, from: numbe
   return (writes.get(name) ?? []).some(at => at < from || at >= to);
 }
 
-/** The parameters and locals of a function by name (a name may be declared again in another scope). */
-export function functionDeclarations(fn: Node): Map<string, Declared[]> {
+/**
+ * The parameters and locals of a function by name (a name may be declared again in another
+ * scope), given its body's nodes (empty without a body).
+ */
+export function functionDeclarations(fn: Node, nodes: BodyNodes): Map<string, Declared[]> {
   const m = new Map<string, Declared[]>();
   const add = (name: string | null | undefined, d: Declared) => {
     if (!name) return;
@@ -64,7 +84,7 @@ export function functionDeclarations(fn: Node): Map<string, Declared[]> {
     m.get(name)!.push(d);
   };
   const params = fn.childForFieldName('declarator');
-  const inBody = fn.childForFieldName('body')?.descendantsOfType(['parameter_declaration', 'optional_parameter_declaration']) ?? [];
+  const inBody = nodes.get('params') ?? [];
   for (const p of [...(params?.descendantsOfType(['parameter_declaration', 'optional_parameter_declaration']) ?? []), ...inBody]) {
     if (!p) continue;
     const lambda = inBody.includes(p) ? lambdaOf(p) : undefined;
@@ -77,21 +97,21 @@ export function functionDeclarations(fn: Node): Map<string, Declared[]> {
     });
   }
   let writes: Map<string, number[]> | null = null;
-  for (const d of fn.childForFieldName('body')?.descendantsOfType('declaration') ?? []) {
-    if (!d) continue;
-    const isConst = named(d).some(k => k.type === 'type_qualifier' && /^(const|constexpr)$/.test(k.text));
-    for (const k of named(d)) {
+  for (const d of nodes.get('declaration') ?? []) {
+    const kids = named(d);
+    const isConst = kids.some(k => k.type === 'type_qualifier' && /^(const|constexpr)$/.test(k.text));
+    for (const k of kids) {
       if (k.type === 'init_declarator') {
-        const name = declaredName(k.childForFieldName('declarator'));
+        const declarator = k.childForFieldName('declarator');
+        const name = declaredName(declarator);
         const init = k.childForFieldName('value');
-        const body = fn.childForFieldName('body');
         add(name, {
           at: d.startIndex,
           kind: isConst ? 'const' : 'var',
           init,
           type: d.childForFieldName('type'),
-          ...(!isConst && init && name && body && k.childForFieldName('declarator')?.type === 'identifier'
-            ? { unmodified: !writtenOutside((writes ??= writesIn(body)), name, k.startIndex, k.endIndex) }
+          ...(!isConst && init && name && declarator?.type === 'identifier'
+            ? { unmodified: !writtenOutside((writes ??= writesIn(nodes)), name, k.startIndex, k.endIndex) }
             : {}),
         });
       } else if (
@@ -137,10 +157,10 @@ export function plainWrites(fn: Node, name: string, writes: Map<string, Node[]>)
  * The assignments and ++/-- of a function's body by the text they write (`x`, `a[i]`), in order:
  * one walk of the body for every parameter plainWrites is asked about.
  */
-export function writesByTarget(fn: Node): Map<string, Node[]> {
+export function writesByTarget(nodes: BodyNodes): Map<string, Node[]> {
   const out = new Map<string, Node[]>();
-  for (const n of fn.childForFieldName('body')?.descendantsOfType(['assignment_expression', 'update_expression']) ?? []) {
-    if (!n) continue;
+  for (const n of nodes.get('writes') ?? []) {
+    if (n.type === 'pointer_expression') continue;
     const target = n.type === 'assignment_expression' ? n.childForFieldName('left') : n.childForFieldName('argument');
     if (!target) continue;
     const t = target.text;
@@ -149,4 +169,58 @@ export function writesByTarget(fn: Node): Map<string, Node[]> {
     else out.set(t, [n]);
   }
   return out;
+}
+
+/**
+ * The locals, parameters and writes of the functions of one tree, each read once: a lookup runs
+ * per use of a name. A function body's nodes come from one walk (bodyNodes), which its analysis
+ * (loops, pragmas, const locals) shares.
+ */
+export class FunctionLocals {
+  private readonly nodesOfBody = new Map<number, BodyNodes>();
+  private readonly decls = new Map<number, Map<string, Declared[]>>();
+  /** writesByTarget per function, and plainWrites per function and parameter name. */
+  private readonly bodyWrites = new Map<number, Map<string, Node[]>>();
+  private readonly paramWrites = new Map<string, { end: number; value: Node }[] | null>();
+
+  bodyNodes(body: Node): BodyNodes {
+    let m = this.nodesOfBody.get(body.id);
+    if (!m) {
+      m = bodyNodesByType(body, SCOPE_NODE_GROUPS);
+      this.nodesOfBody.set(body.id, m);
+    }
+    return m;
+  }
+
+  private nodesOf(fn: Node): BodyNodes {
+    const body = fn.childForFieldName('body');
+    return body ? this.bodyNodes(body) : new Map();
+  }
+
+  /** The declaration of `name` that is visible at `at` in `fn` (the last one before it), else its first. */
+  declared(name: string, at: number, fn: Node | null): Declared | null {
+    if (!fn) return null;
+    let m = this.decls.get(fn.id);
+    if (!m) this.decls.set(fn.id, (m = functionDeclarations(fn, this.nodesOf(fn))));
+    const list = m.get(name);
+    if (!list?.length) return null;
+    let best: Declared | null = null;
+    for (const d of list) if (d.at <= at && (!best || d.at >= best.at)) best = d;
+    return best ?? list[0];
+  }
+
+  /** The value the last plain write of parameter `name` before `at` gives it (plainWrites), or null. */
+  lastPlainWrite(fn: Node | null, name: string, at: number): Node | null {
+    if (!fn) return null;
+    const key = `${fn.id}|${name}`;
+    let writes = this.paramWrites.get(key);
+    if (writes === undefined) {
+      let byTarget = this.bodyWrites.get(fn.id);
+      if (!byTarget) this.bodyWrites.set(fn.id, (byTarget = writesByTarget(this.nodesOf(fn))));
+      this.paramWrites.set(key, (writes = plainWrites(fn, name, byTarget)));
+    }
+    let last: Node | null = null;
+    for (const w of writes ?? []) if (w.end <= at) last = w.value;
+    return last;
+  }
 }

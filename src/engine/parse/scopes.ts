@@ -25,7 +25,7 @@ import {
   namesOutOfClassMember,
 } from './fileIndex';
 import { declaredName, templateParamNames } from './declaratorNames';
-import { type Declared, functionDeclarations, plainWrites, writesByTarget } from './localDeclarations';
+import { type BodyNodes, type Declared, FunctionLocals } from './localDeclarations';
 import { named } from './syntaxTree';
 import { orMacro } from './macroNumbers';
 
@@ -75,13 +75,11 @@ function bindingKey(b: Map<string, number>): string {
 }
 
 export class ScopeLookup {
-  private decls = new Map<number, Map<string, Declared[]>>();
+  /** The locals, parameters and writes of the functions looked into. */
+  private readonly locals = new FunctionLocals();
   private memo = new Map<string, EvalResult>();
   /** What computing each memo entry (and classInsts') asked the file: a function reusing one asked it too. */
   private readonly memoReads: MemoReads;
-  /** plainWrites per function and parameter name; writesByTarget per function. */
-  private paramWrites = new Map<string, { end: number; value: Node }[] | null>();
-  private bodyWrites = new Map<number, Map<string, Node[]>>();
   private active = new Set<string>();
   /** classInstantiations by class node id. */
   private classInsts = new Map<number, Map<string, number>[]>();
@@ -108,15 +106,15 @@ export class ScopeLookup {
       resolve: (node, depth) => this.resolve(node, ctx, depth),
       initializer: node => {
         if (node.type !== 'identifier' || ctx.values.has(node.text)) return null;
-        const d = this.declared(node.text, node.startIndex, ctx.fn);
-        if (d?.kind === 'param') return this.lastPlainWrite(ctx.fn, node.text, node.startIndex);
+        const d = this.locals.declared(node.text, node.startIndex, ctx.fn);
+        if (d?.kind === 'param') return this.locals.lastPlainWrite(ctx.fn, node.text, node.startIndex);
         return d?.init && (d.kind === 'const' || d.unmodified) ? d.init : null;
       },
       callee: call => {
         const f = call.childForFieldName('function');
         const name = f?.type === 'identifier' || f?.type === 'qualified_identifier' ? f.text.split('::').pop()! : null;
         if (!name || ctx.values.has(name)) return null;
-        const d = f!.type === 'identifier' ? this.declared(name, f!.startIndex, ctx.fn) : null;
+        const d = f!.type === 'identifier' ? this.locals.declared(name, f!.startIndex, ctx.fn) : null;
         if (d) return d.init?.type === 'lambda_expression' && (d.kind === 'const' || d.unmodified) ? d.init : null;
         const defs = this.index.functionsNamed(name);
         return defs.length === 1 ? defs[0] : null;
@@ -259,36 +257,23 @@ export class ScopeLookup {
 
   // ---- Unqualified names -------------------------------------------------------------------
 
-  private declarations(fn: Node): Map<string, Declared[]> {
-    let m = this.decls.get(fn.id);
-    if (!m) {
-      m = functionDeclarations(fn);
-      this.decls.set(fn.id, m);
-    }
-    return m;
-  }
-
-  private declared(name: string, at: number, fn: Node | null): Declared | null {
-    if (!fn) return null;
-    const list = this.declarations(fn).get(name);
-    if (!list?.length) return null;
-    let best: Declared | null = null;
-    for (const d of list) if (d.at <= at && (!best || d.at >= best.at)) best = d;
-    return best ?? list[0];
+  /** A function body's nodes (FunctionLocals.bodyNodes): its analysis reads them too. */
+  bodyNodes(body: Node): BodyNodes {
+    return this.locals.bodyNodes(body);
   }
 
   lookupName(name: string, at: number, ctx: EvalContext, depth: number): EvalResult {
     const v = ctx.values.get(name);
     if (v !== undefined) return v;
     if (ctx.unbound.has(name)) return 'dependent';
-    const d = this.declared(name, at, ctx.fn);
+    const d = this.locals.declared(name, at, ctx.fn);
     if (d) {
       // `int width = 32;` / `auto M = size<1>(A);` that nothing writes afterwards: nvcc folds it,
       // so it is as constant as its initialiser (a full unroll over it works).
       if (d.kind === 'param' && d.lambda) return this.lambdaParameterValue(d.lambda, ctx, depth);
       if (d.kind === 'param') {
         // `shape_k = SHAPE_K != 0 ? SHAPE_K : shape_k;` before the use: the value is that, not the caller's
-        const w = this.lastPlainWrite(ctx.fn, name, at);
+        const w = this.locals.lastPlainWrite(ctx.fn, name, at);
         return w ? this.evalIn(w, ctx, depth + 1) : this.parameterValue(name, ctx, depth);
       }
       if (!d.init || (d.kind !== 'const' && !d.unmodified)) return 'runtime';
@@ -406,20 +391,6 @@ export class ScopeLookup {
     return r;
   }
 
-  /** The value the last plain write of parameter `name` before `at` gives it (plainWrites), or null. */
-  private lastPlainWrite(fn: Node | null, name: string, at: number): Node | null {
-    if (!fn) return null;
-    const key = `${fn.id}|${name}`;
-    let writes = this.paramWrites.get(key);
-    if (writes === undefined) {
-      if (!this.bodyWrites.has(fn.id)) this.bodyWrites.set(fn.id, writesByTarget(fn));
-      this.paramWrites.set(key, (writes = plainWrites(fn, name, this.bodyWrites.get(fn.id)!)));
-    }
-    let last: Node | null = null;
-    for (const w of writes ?? []) if (w.end <= at) last = w.value;
-    return last;
-  }
-
   private evalIn(node: Node, ctx: EvalContext, depth: number): EvalResult {
     return evalConst(node, this.scope(ctx), depth + 1);
   }
@@ -519,7 +490,7 @@ export class ScopeLookup {
     if (ctx.unbound.has(name)) return 'dependent';
     if (ctx.fn) {
       // A local `using X = …` is not modelled.
-      const d = this.declared(name, Number.MAX_SAFE_INTEGER, ctx.fn);
+      const d = this.locals.declared(name, Number.MAX_SAFE_INTEGER, ctx.fn);
       if (d) return 'unknown';
     }
     for (let i = 0; i < ctx.classes.length; i++) {
@@ -632,7 +603,7 @@ export class ScopeLookup {
   /** The type an object name was declared with (a local, a parameter or a data member). */
   private typeOfObject(obj: Node, ctx: EvalContext): { type: Node | null; init: Node | null; ctx: EvalContext } | null {
     if (obj.type !== 'identifier') return null;
-    const d = this.declared(obj.text, obj.startIndex, ctx.fn);
+    const d = this.locals.declared(obj.text, obj.startIndex, ctx.fn);
     if (d) return { type: d.type, init: d.init, ctx };
     for (let i = 0; i < ctx.classes.length; i++) {
       const m = this.index.membersOf(ctx.classes[i].info).get(obj.text);
@@ -751,7 +722,7 @@ export class ScopeLookup {
 
   private shapeOfObject(arg: Node, ctx: EvalContext, depth: number): Shape | null {
     if (arg.type !== 'identifier') return this.shapeOf(arg, ctx, depth);
-    const d = this.declared(arg.text, arg.startIndex, ctx.fn);
+    const d = this.locals.declared(arg.text, arg.startIndex, ctx.fn);
     return d?.init ? this.shapeOf(d.init, ctx, depth + 1) : null;
   }
 
