@@ -220,6 +220,9 @@ function evalSizeof(node: Node, scope: ConstScope): EvalResult {
 
 function evalBinary(node: Node, scope: ConstScope, depth: number): EvalResult {
   const a = evalConst(node.childForFieldName('left'), scope, depth + 1);
+  // A run-time operand makes the whole run-time whatever the other is (combine): not evaluated,
+  // which is most of a kernel's const locals (`const float dx = coorx - atom.x;`).
+  if (a === 'runtime') return a;
   const b = evalConst(node.childForFieldName('right'), scope, depth + 1);
   const bad = combine(a, b);
   if (bad) return bad;
@@ -275,6 +278,7 @@ function evalCall(node: Node, scope: ConstScope, depth: number): EvalResult {
   const args = node.childForFieldName('arguments')?.namedChildren ?? [];
   if (/^(std::)?(min|max)$/.test(fn) && args.length === 2) {
     const a = evalConst(args[0], scope, depth + 1);
+    if (a === 'runtime') return a;
     const b = evalConst(args[1], scope, depth + 1);
     const bad = combine(a, b);
     if (bad) return bad;
