@@ -7,6 +7,7 @@ import { createCudaParser, type Node } from '../../src/engine/parse/parser';
 import { FileIndex } from '../../src/engine/parse/fileIndex';
 import { MacroTable } from '../../src/engine/parse/macros';
 import { REPO_ROOT } from './helpers';
+import { SegmentedText } from '../../src/engine/parse/segmentedText';
 
 /** The lookups as a walk of every node of the file gives them (what FileIndex did before issue 41). */
 function walked(root: Node) {
@@ -43,10 +44,13 @@ test('lookups by name find exactly the nodes, in the order, that a walk of the w
   const files = execFileSync('git', ['ls-files', '*.cu', '*.cuh'], { cwd: REPO_ROOT, encoding: 'utf8' }).split('\n').filter(Boolean);
   let names = 0;
   for (const rel of files) {
-    const tree = parser.parse(MacroTable.builtin.maskForParse(fs.readFileSync(path.join(REPO_ROOT, rel), 'utf8')))!;
+    const masked = MacroTable.builtin.maskForParse(fs.readFileSync(path.join(REPO_ROOT, rel), 'utf8'));
+    const tree = parser.parse(masked)!;
     try {
       const want = walked(tree.rootNode);
+      // Searching the root's text, and the document's segmented text (what an editor keystroke uses).
       const index = new FileIndex(tree.rootNode, new Map());
+      const segmented = new FileIndex(tree.rootNode, new Map(), undefined, SegmentedText.of(masked));
       // Every name a walk finds, and names it does not (a substring, a keyword, an unused name).
       const probes = new Set([...want.call.keys(), ...want.function.keys(), ...want.template.keys(), 'i', 'a', 'for', 'x_never_used']);
       if (probes.size > 40) pastWalkLimit++;
@@ -55,6 +59,8 @@ test('lookups by name find exactly the nodes, in the order, that a walk of the w
         assert.deepEqual(ids(index.callsNamed(name)), want.call.get(name) ?? [], `${rel}: calls of ${name}`);
         assert.deepEqual(ids(index.functionsNamed(name)), want.function.get(name) ?? [], `${rel}: functions named ${name}`);
         assert.deepEqual(ids(index.templateTypesNamed(name)), want.template.get(name) ?? [], `${rel}: ${name}<…>`);
+        assert.deepEqual(ids(segmented.callsNamed(name)), want.call.get(name) ?? [], `${rel}: calls of ${name}, segmented`);
+        assert.deepEqual(ids(segmented.functionsNamed(name)), want.function.get(name) ?? [], `${rel}: functions named ${name}, segmented`);
         names++;
       }
     } finally {
@@ -83,6 +89,33 @@ test('a name looked up again after the whole-file index exists gives the same no
       'from the whole-file index',
     );
     assert.deepEqual(fresh.callsNamed(''), []);
+  } finally {
+    tree.delete();
+  }
+});
+
+test('a lookup in a file that starts with blank lines and ends past its last item finds its names at both ends', async () => {
+  // The root's text starts at the first item; the source text at offset 0 (FileIndex's search base).
+  const parser = await createCudaParser();
+  const text = `\n\n   \nf(1);__device__ void g() { f(2); }\n__device__ void f(int) {}f(3);\n\n`;
+  const tree = parser.parse(text)!;
+  try {
+    const want = walked(tree.rootNode);
+    for (const index of [
+      new FileIndex(tree.rootNode, new Map()),
+      new FileIndex(tree.rootNode, new Map(), undefined, SegmentedText.of(text)),
+    ]) {
+      assert.deepEqual(
+        index.callsNamed('f').map(n => n.id),
+        want.call.get('f'),
+      );
+      assert.deepEqual(
+        index.functionsNamed('f').map(n => n.text),
+        ['__device__ void f(int) {}'],
+      );
+    }
+    assert.equal(want.call.get('f')?.length, 3, 'f(1) (the root starts there), f(2), f(3)');
+    assert.equal(tree.rootNode.startIndex, 6);
   } finally {
     tree.delete();
   }

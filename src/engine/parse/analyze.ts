@@ -4,6 +4,7 @@ import type { Tree } from './parser';
 import type { FileAnalysis, Kernel, StrayPragma } from './model';
 import type { ConstScope } from './constEval';
 import { MacroTable } from './macros/table';
+import type { TextSource } from './segmentedText';
 import { FileIndex, type NameReads } from './fileIndex';
 import { ScopeLookup } from './scopes';
 import { activeMacros, withMacros } from './macroContext';
@@ -139,7 +140,7 @@ function* analysisSteps(tree: Tree, path: string, cache?: FunctionCache, source?
   const followed = new Set<string>();
   const instantiatingMacros = new Set<string>();
   const inst = templates.size ? collectInstantiations(top, templates, followed, instantiatingMacros) : new Map<string, string[][]>();
-  const index = new FileIndex(root, fileScope.values);
+  const index = new FileIndex(root, fileScope.values, undefined, source);
   const lookup = new ScopeLookup(index);
   for (const f of functions) if (f.qualifier === 'global') lookup.kernelStarts.add(f.node.startIndex);
   // A function's trip counts depend on the classes of the file too (members, specialisations).
@@ -237,17 +238,6 @@ function fileMentions(
       : null,
     calleeMention: callees.length ? new RegExp(`\\b(${callees.join('|')})\\s*[<(]`) : null,
   };
-}
-
-/**
- * The text the tree was parsed from, searched without being made one string: a document's
- * SegmentedText (whose root.text tree-sitter would assemble from the parse's chunks), or a string.
- */
-export interface TextSource {
-  find?(needle: string, from: number): number;
-  indexOf(needle: string, from?: number): number;
-  charCodeAt(index: number): number;
-  toString(): string;
 }
 
 /** The file's text, and where its comments and string literals lie (found when first asked). */

@@ -13,6 +13,7 @@ import { ScopeLookup } from './scopes';
 import { hasRealSyntaxErrors } from './syntaxErrors';
 import type { FunctionResult } from './analyzeFunction';
 import { CallGraph, FunctionDef, calledNames, mayBeOneReturn, templateReferences } from './callGraph';
+import type { TextSource } from './segmentedText';
 
 /**
  * Fast path for typing inside one function (its body, or its head while its name and qualifier
@@ -21,6 +22,7 @@ import { CallGraph, FunctionDef, calledNames, mayBeOneReturn, templateReferences
  * calls are analysed again and the others move by the line delta. An edit that changes no item
  * (comment text, white space between items or at a statement's end) analyses nothing.
  * Returns null when the edit does not qualify; the caller then analyses the whole file.
+ * `parsed`: the text the tree was parsed from (lookups by name search it; see FileIndex).
  */
 export function reanalyzeBodyEdit(
   tree: Tree,
@@ -28,8 +30,9 @@ export function reanalyzeBodyEdit(
   edit: BodyEdit,
   changed: ChangedRange[],
   read: TextReader,
+  parsed?: TextSource,
 ): AnalysisSnapshot | null {
-  return withMacros(prev.macros, () => reanalyzeOneBody(tree, prev, edit, changed, read));
+  return withMacros(prev.macros, () => reanalyzeOneBody(tree, prev, edit, changed, read, parsed));
 }
 
 /**
@@ -160,6 +163,7 @@ function reanalyzeOneBody(
   edit: BodyEdit,
   changed: ChangedRange[],
   read: TextReader,
+  parsed?: TextSource,
 ): AnalysisSnapshot | null {
   // Error recovery can re-shape code far from the edit (an unbalanced brace swallows the next
   // function): the fast path is only trusted while every real error lies in one function body
@@ -186,11 +190,11 @@ function reanalyzeOneBody(
     return { ...prev, functions, defs: defsMoved(prev.defs, edit), analysis: analysisOf(prev.analysis.path, functions, null) };
   }
   const i = prev.functions.findIndex(f => edit.start > f.bodyStart && edit.oldEnd < f.bodyEnd - 1 && edit.start >= f.start);
-  if (i !== -1) return deviceBodyEdit(tree, prev, edit, changed, i);
+  if (i !== -1) return deviceBodyEdit(tree, prev, edit, changed, i, parsed);
   // In a device function's head (a parameter typed, a type changed): that function and what
   // depends on it, as for its body, while it keeps its name and qualifier.
   const h = prev.functions.findIndex(f => edit.start > f.start && edit.oldEnd <= f.bodyStart);
-  return h === -1 ? hostBodyEdit(tree, prev, edit, changed) : deviceBodyEdit(tree, prev, edit, changed, h);
+  return h === -1 ? hostBodyEdit(tree, prev, edit, changed, parsed) : deviceBodyEdit(tree, prev, edit, changed, h, parsed);
 }
 
 /**
@@ -296,8 +300,8 @@ function graphOf(prev: AnalysisSnapshot): CallGraph {
 }
 
 /** Scope lookup over the new tree, which knows the file's kernels as the whole-file analysis does (their parameters are run-time values). */
-function lookupAfter(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit): ScopeLookup {
-  const lookup = new ScopeLookup(new FileIndex(tree.rootNode, prev.fileScope.values, prev.outsideBodies));
+function lookupAfter(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit, parsed: TextSource | undefined): ScopeLookup {
+  const lookup = new ScopeLookup(new FileIndex(tree.rootNode, prev.fileScope.values, prev.outsideBodies, parsed));
   const delta = edit.newEnd - edit.oldEnd;
   prev.functions.forEach((g, j) => {
     if (prev.analysis.kernels[j].qualifier === 'global') lookup.kernelStarts.add(g.start < edit.start ? g.start : g.start + delta);
@@ -372,7 +376,13 @@ function functionsAfter(prev: AnalysisSnapshot, edit: BodyEdit, results: Map<num
 }
 
 /** An edit inside a host function's body: device code moves, and what it reaches through calls is analysed again. */
-function hostBodyEdit(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit, changed: ChangedRange[]): AnalysisSnapshot | null {
+function hostBodyEdit(
+  tree: Tree,
+  prev: AnalysisSnapshot,
+  edit: BodyEdit,
+  changed: ChangedRange[],
+  parsed: TextSource | undefined,
+): AnalysisSnapshot | null {
   const delta = edit.newEnd - edit.oldEnd;
   let host: Node | null = tree.rootNode.descendantForIndex(edit.start, edit.start);
   while (host && host.type !== 'function_definition') host = host.parent;
@@ -404,7 +414,7 @@ function hostBodyEdit(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit, change
   const defs =
     k === -1 ? [...prev.defs, { name, start: host.startIndex, end: host.endIndex, kernel: false, oneReturn, calls, fn: -1 }] : prev.defs;
   const results = new Map<number, FunctionResult>();
-  const lookup = lookupAfter(tree, prev, edit);
+  const lookup = lookupAfter(tree, prev, edit, parsed);
   const edited = { defs, k: k === -1 ? defs.length - 1 : k, calls: [...calls, ...calledNames(before)] };
   if (!reanalyzeDependents(tree, prev, edited, edit, results, lookup)) return null;
   const functions = functionsAfter(prev, edit, results, -1);
@@ -413,7 +423,14 @@ function hostBodyEdit(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit, change
 }
 
 /** An edit inside the body of the device function `i`: it and what it reaches through calls are analysed again. */
-function deviceBodyEdit(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit, changed: ChangedRange[], i: number): AnalysisSnapshot | null {
+function deviceBodyEdit(
+  tree: Tree,
+  prev: AnalysisSnapshot,
+  edit: BodyEdit,
+  changed: ChangedRange[],
+  i: number,
+  parsed: TextSource | undefined,
+): AnalysisSnapshot | null {
   const delta = edit.newEnd - edit.oldEnd;
   const f = prev.functions[i];
   const newEnd = f.end + delta;
@@ -432,7 +449,7 @@ function deviceBodyEdit(tree: Tree, prev: AnalysisSnapshot, edit: BodyEdit, chan
   // A body that becomes, or stops being, one `return …;` changes what its callers read.
   const calls = calledNames(text);
   if (mayBeOneReturn(text) !== prev.defs[k].oneReturn) return null;
-  const lookup = lookupAfter(tree, prev, edit);
+  const lookup = lookupAfter(tree, prev, edit, parsed);
   const own = reanalyze(node, prev, i, lookup);
   if (!own) return null;
   const results = new Map([[i, own]]);

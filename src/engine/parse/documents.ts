@@ -279,7 +279,7 @@ export class CudaDocuments {
         const p = entry.pending;
         try {
           const text = entry.text;
-          snap = reanalyzeBodyEdit(entry.tree, entry.snapshot, p, p.changed, (a, b) => text.slice(a, b));
+          snap = reanalyzeBodyEdit(entry.tree, entry.snapshot, p, p.changed, (a, b) => text.slice(a, b), entry.masked);
         } catch {
           snap = null; // any doubt: analyse the whole file
         }
