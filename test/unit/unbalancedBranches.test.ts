@@ -229,4 +229,58 @@ __global__ void k2(float* x) {
         }
     assert.ok(checked > 500, `${checked} edits`);
   });
+
+  test('an edit in a `//` comment line before a group (a digit typed over one, a character typed or deleted) reparses as a fresh parse does', async () => {
+    // A comment line's text is no code (documents.ts keepsBranchSelection skips reading the
+    // branches again for it), except where the edit makes the comment go on: the `x` after its
+    // `\\` deleted, the next line (`3;`) is comment too and the group stands inside h's
+    // declaration (its first branch is read then, and no kernel comes of it).
+    const src = `__device__ int h = 2 +
+//   tiles 1/2/4/8 "q" 'c' #x R"(*/ \\x
+3;
+#if A
+__global__ void k1(float* x) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) x[i] = 0.f;
+}
+#else
+__global__ void k2(float* x) {
+#pragma unroll 2
+  for (int i = 0; i < 8; ++i) x[i] = 1.f;
+}
+#endif
+`;
+    const docs = await documents();
+    const from = src.indexOf('//');
+    const to = src.indexOf('\n', from);
+    assert.deepEqual(
+      docs.analyzeOnce(src, 'c.cu').kernels.map(k => k.name),
+      ['k1', 'k2'],
+    );
+    assert.deepEqual(
+      docs.analyzeOnce(src.slice(0, to - 1) + src.slice(to), 'c.cu').kernels.map(k => k.name),
+      [],
+    );
+    let checked = 0;
+    for (let at = from; at <= to; at++)
+      for (const [length, text] of [
+        [0, 'x'],
+        [1, '7'],
+        [1, ''],
+      ] as const) {
+        if (length && at === to) continue;
+        docs.open('c.cu', src);
+        docs.analysis('c.cu');
+        docs.update('c.cu', [{ start: at, length, text }]);
+        const edited = src.slice(0, at) + text + src.slice(at + length);
+        assert.deepEqual(
+          docs.analysis('c.cu')!.kernels.map(k => k.name),
+          docs.analyzeOnce(edited, 'c.cu').kernels.map(k => k.name),
+          JSON.stringify(edited.slice(at - 10, at + 10)),
+        );
+        docs.close('c.cu');
+        checked++;
+      }
+    assert.ok(checked > 100, `${checked} edits`);
+  });
 });

@@ -438,12 +438,21 @@ function keepsBranchSelection(text: SegmentedText, changes: TextChange[]): boole
   const removed = text.slice(c.start, c.start + c.length);
   const risky = /[#{}()[\]"'/*\\\n;:]/;
   if (risky.test(c.text) || risky.test(removed)) return false;
-  // Nor may it join or split one: `/` and `*` of a comment mark, a `\` before a newline or a quote, a raw string's prefix.
-  if (/[#/*\\"'R]/.test(text.slice(Math.max(0, c.start - 1), c.start) + text.slice(c.start + c.length, c.start + c.length + 1)))
-    return false;
   const lineStart = text.lastIndexOf('\n', c.start - 1) + 1;
   const logical = logicalLineStart(text, lineStart);
   const line = text.slice(logical, Math.min(text.length, logical + 4096));
+  // Text of a line that is a `//` comment (or inside a block comment): never code, so never the
+  // last code character before a group, and no quote or `#` beside it means anything (a `\` does:
+  // a character typed between it and the line's end ends the comment there).
+  const comment = logical === lineStart ? /^[ \t\f\v\r]*\/\//.exec(line) : null;
+  const inComment = comment !== null && c.start - lineStart >= comment[0].length;
+  // Nor may it join or split one: `/` and `*` of a comment mark, a `\` before a newline or a quote, a raw string's prefix.
+  // A replacement (a digit typed over another) keeps a character of neither kind between its
+  // neighbours, so a `/` or `*` beside it joins or splits no mark (`gj_rows1/2/4/8`).
+  const replacement = c.text.length > 0 && c.length > 0;
+  const neighbours = inComment ? (replacement ? null : /[/*\\]/) : replacement ? /[#\\"'R]/ : /[#/*\\"'R]/;
+  if (neighbours?.test(text.slice(Math.max(0, c.start - 1), c.start) + text.slice(c.start + c.length, c.start + c.length + 1))) return false;
+  if (inComment) return true;
   const directive = DIRECTIVE.exec(line);
   // The reading skips every directive but the conditionals, whose text it never looks into: an
   // edit of a `#define`, `#include` or `#pragma` (its body, a continuation line, its name) that
