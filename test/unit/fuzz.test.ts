@@ -31,6 +31,7 @@ describe('fuzz: incremental documents and the language server', () => {
       242106343: "U+FEFF typed between items: JavaScript's white space, not the grammar's (fast path)",
       3732631596: '`#define` typed after `case 8:` turns the launch of `coarsen_potential<8>` into a macro value (fast path)',
       4135269002: 'backspaces make `}#if 0` an `#if` at its line start (server: editMayChangeMacros)',
+      319748645: 'a declaration inside an ERROR node comes out of it unchanged: a namespace variable now (cache key: items digest)',
     };
     for (const [seed, what] of Object.entries(seeds)) {
       const f = runCase(ck, generateCase(Number(seed)));

@@ -29,7 +29,8 @@ import { CallGraph, definitionsOf, textHash } from './callGraph';
  */
 function itemTexts(top: TopLevel, cache: FunctionCache): ItemTexts {
   const texts: string[] = [];
-  for (const { node, text } of top.others) if (node.type !== 'function_definition') texts.push(text);
+  // An item's place counts too: the same declaration inside an ERROR node declares no namespace variable.
+  for (const { node, text, hidden } of top.others) if (node.type !== 'function_definition') texts.push(hidden ? `\u0001${text}` : text);
   return cache.items(texts, texts.map(textHash));
 }
 

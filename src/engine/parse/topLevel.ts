@@ -19,6 +19,17 @@ const CONTAINERS = new Set([
   'field_declaration_list',
 ]);
 
+/** The containers whose declarations FileIndex.isGlobalVariable reads (the root's too). */
+const NAMESPACE_SCOPES = new Set([
+  'preproc_if',
+  'preproc_ifdef',
+  'preproc_else',
+  'preproc_elif',
+  'namespace_definition',
+  'declaration_list',
+  'linkage_specification',
+]);
+
 /** Class bodies hold member functions (CUB's and CUTLASS's device code is mostly members). */
 const CLASS_TYPES = new Set(['struct_specifier', 'class_specifier', 'union_specifier']);
 
@@ -36,8 +47,12 @@ export interface TopLevel {
   }[];
   /** Nodes that may define constants: #define, const/constexpr declarations, enums, structs. */
   constants: Node[];
-  /** Everything else, with its text: where template instantiations may appear. */
-  others: { node: Node; text: string }[];
+  /**
+   * Everything else, with its text: where template instantiations may appear. `hidden`: the
+   * item stands where a namespace-scope variable cannot (inside an ERROR node error recovery
+   * made, a template declaration, a class), as FileIndex.isGlobalVariable reads the file.
+   */
+  others: { node: Node; text: string; hidden?: true }[];
   /** Function-like `#define`s: instantiations may be written through them (instantiations.ts). */
   defines: Node[];
 }
@@ -59,6 +74,8 @@ type TreeCursor = ReturnType<Node['walk']>;
 class TopLevelScanner {
   /** A qualifier macro written on the line before the `template <…>` being visited (mask.ts). */
   private leading: string | null = null;
+  /** Inside a container that isGlobalVariable does not read (TopLevel.others' `hidden`). */
+  private hidden = false;
 
   constructor(
     private readonly cursor: TreeCursor,
@@ -74,12 +91,17 @@ class TopLevelScanner {
       const type = cursor.nodeType;
       const wasLeading: string | null = leading;
       leading = null;
+      const hidden = this.hidden;
       if (CONTAINERS.has(type) && depth < 16) {
+        this.hidden = hidden || !NAMESPACE_SCOPES.has(type);
         this.visitChildren(null, depth + 1);
+        this.hidden = hidden;
       } else if (type === 'template_declaration' && depth < 16) {
         const node = cursor.currentNode;
         this.leading = wasLeading;
+        this.hidden = true;
         this.visitChildren(node, depth + 1);
+        this.hidden = hidden;
         this.leading = null;
       } else if (type === 'comment') {
         // Only a short one can be masking's (`/*CUTLASS_HOST_DE*\/`): others are not materialised.
@@ -97,7 +119,7 @@ class TopLevelScanner {
         const node = cursor.currentNode;
         const text = node.text;
         if (/\b(const|constexpr|enum)\b/.test(text)) out.constants.push(node);
-        out.others.push({ node, text });
+        out.others.push(hidden ? { node, text, hidden } : { node, text });
         if (CLASS_TYPES.has(type) && depth < 16 && activeMacros().mentionsDeviceCode(text)) this.visitClassBody(depth + 1);
       }
     } while (cursor.gotoNextSibling());
