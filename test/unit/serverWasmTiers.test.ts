@@ -6,6 +6,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { fork, spawn } from 'child_process';
 import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
 import { pathToFileURL } from 'url';
 import { IPCMessageReader, IPCMessageWriter, createMessageConnection } from 'vscode-jsonrpc/node';
@@ -84,5 +85,28 @@ describe('CLI scan: one thread, baseline code (the exit would wait for the compi
     assert.match(out, /"kernels"/, 'the scan answered');
     assert.match(out, BASELINE, 'the trace names the compiler');
     assert.doesNotMatch(out, OPTIMISED);
+  });
+
+  test('a scan of many small files on two threads stays on baseline code too (under BASELINE_SCAN_BYTES of source)', async () => {
+    // Two threads on a 2-core machine: the optimising compile took the second core (100 files,
+    // 1.4 MB: 10 % slower than on baseline code; scanPool.ts).
+    const bin = path.join(__dirname, '..', '..', '..', 'bin', 'unroll-lens.js');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ul-wasm-tiers-'));
+    try {
+      for (let i = 0; i < 16; i++) fs.copyFileSync(SAMPLE, path.join(dir, `${i}.cu`));
+      const child = spawn(process.execPath, [TRACE, bin, 'scan', '--json', '--fresh', dir], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+        env: { ...process.env, UNROLL_LENS_SCAN_THREADS: '2' },
+      });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      const code = await new Promise(resolve => child.on('exit', resolve));
+      assert.equal(code, 0);
+      assert.equal(out.match(/"path":/g)?.length, 16, 'every file scanned');
+      assert.match(out, BASELINE, 'the trace names the compiler');
+      assert.doesNotMatch(out, OPTIMISED);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
