@@ -59,6 +59,16 @@ function smallerThan(files: string[], texts: Map<string, string>, limit: number)
 
 /** Files per chunk: neighbours share headers, small enough to balance the threads' load. */
 const CHUNK = 8;
+/**
+ * The next chunk's size: a share of the files left, CHUNK at most, 2 at least. The last chunks
+ * are small, so that no thread waits long at the end for one still scanning (a worker holds two
+ * chunks in flight): with 8-file chunks to the end, 100 files on two threads idled the main
+ * thread 50-120 ms while the worker finished.
+ */
+function chunkSize(left: number, threads: number): number {
+  return Math.min(left, Math.max(2, Math.min(CHUNK, Math.ceil(left / (3 * threads)))));
+}
+
 /** Below this many files a thread's start-up (the parser, the toolkit's headers) costs more than it saves. */
 const MIN_FILES_PER_WORKER = 48;
 
@@ -142,8 +152,9 @@ async function scanPool(
   const threads = scanThreads(files.length);
   if (options.exitsAfter && (threads === 1 || smallerThan(files, texts, BASELINE_SCAN_BYTES))) compileWasmWithBaselineOnly();
   const chunks: ScanChunk[] = [];
-  for (let i = 0; i < files.length; i += CHUNK) {
-    const part = files.slice(i, i + CHUNK);
+  for (let i = 0, size = CHUNK; i < files.length; i += size) {
+    size = chunkSize(files.length - i, threads);
+    const part = files.slice(i, i + size);
     chunks.push({ id: chunks.length, files: part, texts: [], entries: part.map(f => entries.get(f) ?? null) });
   }
   const results: FileAnalysis[][] = [];
