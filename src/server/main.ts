@@ -413,8 +413,10 @@ connection.onCodeLens(async ({ textDocument }) => {
   // a file that builds a program by itself (or through the project's compile command) can compare its kernels
   const main = analysis ? docs.definesMain(uri) : (outline?.definesMain ?? false);
   const program = main || settings.profile.compileCommand.length > 0 || projectRunConfigured(settings);
-  if (analysis) return lensStore.hold(uri, codeLenses(uri, analysis, settings, sassFacts(uri), headerUnit(uri), program));
-  return lensStore.hold(uri, outline ? outlineCodeLenses(uri, outline, settings, sassFacts(uri), headerUnit(uri), program) : []);
+  // What the lenses are built from, as it is now: a resolve builds them again from the same.
+  const [now, sass, header] = [settings, sassFacts(uri), headerUnit(uri)];
+  if (analysis) return lensStore.hold(uri, () => codeLenses(uri, analysis, now, sass, header, program));
+  return lensStore.hold(uri, () => (outline ? outlineCodeLenses(uri, outline, now, sass, header, program) : []));
 });
 
 connection.onCodeLensResolve(async lens => {
