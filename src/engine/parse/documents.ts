@@ -451,7 +451,8 @@ function keepsBranchSelection(text: SegmentedText, changes: TextChange[]): boole
   // neighbours, so a `/` or `*` beside it joins or splits no mark (`gj_rows1/2/4/8`).
   const replacement = c.text.length > 0 && c.length > 0;
   const neighbours = inComment ? (replacement ? null : /[/*\\]/) : replacement ? /[#\\"'R]/ : /[#/*\\"'R]/;
-  if (neighbours?.test(text.slice(Math.max(0, c.start - 1), c.start) + text.slice(c.start + c.length, c.start + c.length + 1))) return false;
+  if (neighbours?.test(text.slice(Math.max(0, c.start - 1), c.start) + text.slice(c.start + c.length, c.start + c.length + 1)))
+    return false;
   if (inComment) return true;
   const directive = DIRECTIVE.exec(line);
   // The reading skips every directive but the conditionals, whose text it never looks into: an

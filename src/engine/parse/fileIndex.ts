@@ -248,7 +248,8 @@ export class FileIndex {
     const checkBefore = IDENT_CHAR.test(name[0] ?? '');
     const checkAfter = IDENT_CHAR.test(name[name.length - 1] ?? '');
     for (let i = find(first); i !== -1 && i + name.length <= end; i = find(i + 1)) {
-      if ((checkBefore && isIdentChar(source.charCodeAt(i - 1))) || (checkAfter && isIdentChar(source.charCodeAt(i + name.length)))) continue;
+      if ((checkBefore && isIdentChar(source.charCodeAt(i - 1))) || (checkAfter && isIdentChar(source.charCodeAt(i + name.length))))
+        continue;
       const start = base + i;
       for (let n: Node | null = this.root.descendantForIndex(start, start + name.length - 1); n; n = n.parent) {
         if (n.type !== type || seen.has(n.id)) continue;

@@ -31,7 +31,7 @@ function lambdaOf(p: Node): Declared['lambda'] {
  * for an address taken), each group in document order. The analysis of a function walks its body
  * once for these and its loops, pragmas and declarations together (ScopeLookup.bodyNodes).
  */
-export const SCOPE_NODE_GROUPS: Readonly<Record<string, string>> = {
+const SCOPE_NODE_GROUPS: Readonly<Record<string, string>> = {
   parameter_declaration: 'params',
   optional_parameter_declaration: 'params',
   assignment_expression: 'writes',
@@ -76,7 +76,7 @@ function writtenOutside(writes: Map<string, number[]>, name: string, from: numbe
  * The parameters and locals of a function by name (a name may be declared again in another
  * scope), given its body's nodes (empty without a body).
  */
-export function functionDeclarations(fn: Node, nodes: BodyNodes): Map<string, Declared[]> {
+function functionDeclarations(fn: Node, nodes: BodyNodes): Map<string, Declared[]> {
   const m = new Map<string, Declared[]>();
   const add = (name: string | null | undefined, d: Declared) => {
     if (!name) return;
@@ -133,7 +133,7 @@ export function functionDeclarations(fn: Node, nodes: BodyNodes): Map<string, De
  * when it has a write of another kind (a compound assignment, under a condition or in a loop: the
  * caller's value and the old rule). Read once per function and name (a lookup runs per use).
  */
-export function plainWrites(fn: Node, name: string, writes: Map<string, Node[]>): { end: number; value: Node }[] | null {
+function plainWrites(fn: Node, name: string, writes: Map<string, Node[]>): { end: number; value: Node }[] | null {
   const body = fn.childForFieldName('body');
   if (!body) return [];
   const out: { end: number; value: Node }[] = [];
@@ -157,7 +157,7 @@ export function plainWrites(fn: Node, name: string, writes: Map<string, Node[]>)
  * The assignments and ++/-- of a function's body by the text they write (`x`, `a[i]`), in order:
  * one walk of the body for every parameter plainWrites is asked about.
  */
-export function writesByTarget(nodes: BodyNodes): Map<string, Node[]> {
+function writesByTarget(nodes: BodyNodes): Map<string, Node[]> {
   const out = new Map<string, Node[]>();
   for (const n of nodes.get('writes') ?? []) {
     if (n.type === 'pointer_expression') continue;
