@@ -146,6 +146,55 @@ test('results: sealed, whole; a re-run adopts tasks still queued instead of subm
   }
 });
 
+test('a task still ending when its result lands gets a few seconds to leave the queue: its folder goes with it', async () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'unroll-lens-slurmq-'));
+  try {
+    const spec = {
+      file: '/f.cu',
+      text: 'x',
+      arch: 'sm_90',
+      flags: { args: [], arch: null, source: '', directory: '/', warnings: [] },
+      cacheDir: root,
+      gpu: { args: [], samples: 5, warmup: 1, clockControl: 'base', cacheControl: 'all', timeoutMs: 1000, launcher: [] },
+      tools: { ncu: null },
+      versions: { nvcc: '13.0', ncu: null },
+    } as never;
+    // RUNNING until the result lands, then COMPLETING for two looks (slurmd writing the log), then gone
+    let landed = false;
+    let looksSinceLanding = 0;
+    const run: ProcessRunner = async cmd => {
+      if (cmd === 'squeue') {
+        if (!landed) return result('9_0|RUNNING|n|None\n');
+        return result(++looksSinceLanding <= 2 ? '9_0|COMPLETING|n|None\n' : '9_0|COMPLETED|n|None\n');
+      }
+      return result('', 1, 'unexpected');
+    };
+    const runner = new SlurmRunner({ spec, sharedRoot: root, slurm: OPTS, command: ['node', 'cli'], run });
+    const folder = path.join(runner.dir, 'jobs', 'mx7ymhke-6d4942');
+    fs.mkdirSync(path.join(folder, 'logs'), { recursive: true });
+    for (const f of ['manifest.json', 'job.sh', 'logs/9_0.out']) fs.writeFileSync(path.join(folder, f), 'x');
+    writeQueued(runner.dir, [{ job: '9', tasks: { '0': ['as-written'] }, folder, submittedAt: 1000 }]);
+    const landing = setTimeout(() => {
+      const v = { ...emptyVariant(AS_WRITTEN, 'ok'), medianMs: 1 };
+      writeResult(runner.dir, {
+        id: 'as-written',
+        variant: v,
+        codeHash: 'h',
+        measuredOn: { host: 'n', gpu: null, clocks: null, job: '9_0' },
+      });
+      landed = true;
+    }, 300);
+    const out = await runner.measure([AS_WRITTEN], { registry: new CodeRegistry(true) });
+    clearTimeout(landing);
+    assert.equal(out[0].status, 'ok');
+    assert.ok(looksSinceLanding >= 3, `the queue looked at until the task ended (${looksSinceLanding} looks)`);
+    assert.deepEqual(readQueued(runner.dir), []);
+    assert.equal(fs.existsSync(folder), false, 'the submission folder is removed');
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+});
+
 test('the run cost of a Slurm sweep says whose each number is, never a zero for what nobody measured', () => {
   const t = { wallS: 120, compileS: 3, checkS: 1.5, profileS: 40, gpuIdleS: 2, gpuRuns: 6, gpus: [] };
   assert.equal(

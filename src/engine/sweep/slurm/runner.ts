@@ -74,6 +74,9 @@ const UNKNOWN = 'unknown GPU';
 const taskId = (t: Pick<Tracked, 'job' | 'index'>) => `${t.job}_${t.index}`;
 /** Polls a task may be missing from squeue and sacct before it counts as ended (a queue just written). */
 const MISSING_POLLS = 3;
+/** How long a sweep whose points all settled waits for its tasks to leave the queue (settle), and how often it looks. */
+const SETTLE_MS = 15_000;
+const SETTLE_POLL_MS = 1_000;
 
 export class SlurmRunner implements SweepRunner {
   readonly static = false;
@@ -192,6 +195,7 @@ export class SlurmRunner implements SweepRunner {
     const out = new Emitter(points, ctx, local, (v, r) => this.landed(v, r));
     try {
       await this.poll(points, tracked, results, failed, out, ctx);
+      await this.settle(points, tracked, ctx);
     } finally {
       if (ctx.signal?.aborted) await this.cancel(tracked);
       this.forget(tracked);
@@ -394,6 +398,24 @@ export class SlurmRunner implements SweepRunner {
       }
       out.flush(results, failed);
       if (open() && !ctx.signal?.aborted) await sleep(this.o.slurm.pollSeconds * 1000, ctx.signal);
+    }
+  }
+
+  /**
+   * Every point settled: the tasks still ending (a result written, the task not yet out of the
+   * queue: RUNNING, COMPLETING) get a few seconds to end, so that `forget` removes their folders
+   * too; one still live then stays in `queued.json` for the next run. The test cluster's task
+   * ended a moment after the sweep returned, and its submission folder was left behind.
+   */
+  private async settle(points: SweepPoint[], tracked: Tracked[], ctx: RunnerContext): Promise<void> {
+    const byId = new Map(points.map(p => [pointId(p), p]));
+    const deadline = Date.now() + SETTLE_MS;
+    for (;;) {
+      const live = tracked.filter(t => t.state && !isTerminal(t.state));
+      if (!live.length || ctx.signal?.aborted || Date.now() >= deadline) return;
+      await sleep(Math.min(this.o.slurm.pollSeconds * 1000, SETTLE_POLL_MS), ctx.signal);
+      const states = await queueState(this.run, [...new Set(live.map(t => t.job))], ctx.signal);
+      for (const t of live) this.update(t, states.get(taskId(t)), byId, ctx);
     }
   }
 
