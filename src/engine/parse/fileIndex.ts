@@ -7,10 +7,20 @@ import { templateParamNames } from './declaratorNames';
 import { named } from './syntaxTree';
 
 export const CLASS_TYPES = new Set(['struct_specifier', 'class_specifier', 'union_specifier']);
-/** A character that continues an identifier token (or a number's). */
-const IDENT_CHAR = /^[A-Za-z0-9_$]$/;
-
-/** IDENT_CHAR by character code (NaN, before the start or past the end, is none). */
+/**
+ * The containers whose declarations isGlobalVariable reads (the root's too); the function cache
+ * keys an item's place by the same set (topLevel.ts TopLevel.others' `hidden`).
+ */
+export const NAMESPACE_SCOPES = new Set([
+  'preproc_if',
+  'preproc_ifdef',
+  'preproc_else',
+  'preproc_elif',
+  'namespace_definition',
+  'declaration_list',
+  'linkage_specification',
+]);
+/** A character that continues an identifier token (or a number's), by code: [A-Za-z0-9_$] (NaN, before the start or past the end, is none). */
 function isIdentChar(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 36;
 }
@@ -245,8 +255,8 @@ export class FileIndex {
     const [first, end] = [this.root.startIndex - base, this.root.endIndex - base];
     // A name that starts or ends with an identifier character is a token of its own there: a
     // place where the text goes on with one (`offset` in `offsets`) is inside a longer token.
-    const checkBefore = IDENT_CHAR.test(name[0] ?? '');
-    const checkAfter = IDENT_CHAR.test(name[name.length - 1] ?? '');
+    const checkBefore = isIdentChar(name.charCodeAt(0));
+    const checkAfter = isIdentChar(name.charCodeAt(name.length - 1));
     for (let i = find(first); i !== -1 && i + name.length <= end; i = find(i + 1)) {
       if ((checkBefore && isIdentChar(source.charCodeAt(i - 1))) || (checkAfter && isIdentChar(source.charCodeAt(i + name.length))))
         continue;
@@ -330,8 +340,7 @@ export class FileIndex {
             const id = d.type === 'init_declarator' ? d.childForFieldName('declarator') : d;
             if (id?.type === 'identifier') globals.add(id.text);
           }
-        } else if (/^(namespace_definition|declaration_list|linkage_specification|preproc_(if|ifdef|else|elif))$/.test(c.type))
-          visit(c, depth + 1);
+        } else if (NAMESPACE_SCOPES.has(c.type)) visit(c, depth + 1);
       }
     };
     visit(this.root, 0);

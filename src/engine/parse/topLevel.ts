@@ -5,6 +5,7 @@
 import type { Node } from './parser';
 import type { KernelQualifier } from './model';
 import { activeMacros, qualifierMacrosIn } from './macroContext';
+import { CLASS_TYPES, NAMESPACE_SCOPES } from './fileIndex';
 
 const CONTAINERS = new Set([
   'preproc_if',
@@ -19,19 +20,7 @@ const CONTAINERS = new Set([
   'field_declaration_list',
 ]);
 
-/** The containers whose declarations FileIndex.isGlobalVariable reads (the root's too). */
-const NAMESPACE_SCOPES = new Set([
-  'preproc_if',
-  'preproc_ifdef',
-  'preproc_else',
-  'preproc_elif',
-  'namespace_definition',
-  'declaration_list',
-  'linkage_specification',
-]);
-
 /** Class bodies hold member functions (CUB's and CUTLASS's device code is mostly members). */
-const CLASS_TYPES = new Set(['struct_specifier', 'class_specifier', 'union_specifier']);
 
 export interface TopLevel {
   /** function_definition nodes whose head names __global__/__device__, with their template and text. */
